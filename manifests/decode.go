@@ -1,0 +1,191 @@
+package manifests
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// decoder turns a YAML node tree into a Manifest, refusing unknown keys and
+// wrong types, and records the line of every key it saw.
+type decoder struct {
+	file  string
+	lines map[string]int // dotted path -> line of its key
+}
+
+func (d *decoder) errorf(line int, path, format string, args ...any) error {
+	return &Error{Problems: []string{fmt.Sprintf("%s:%d: field %q: %s", d.file, line, path, fmt.Sprintf(format, args...))}}
+}
+
+// at formats the position of a path for validation messages.
+func (d *decoder) at(path string) string {
+	for p := path; p != ""; p = parent(p) {
+		if line, ok := d.lines[p]; ok {
+			return fmt.Sprintf("%s:%d", d.file, line)
+		}
+	}
+	return d.file
+}
+
+func (d *decoder) given(path string) bool {
+	_, ok := d.lines[path]
+	return ok
+}
+
+func parent(path string) string {
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		return path[:i]
+	}
+	return ""
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// decode fills v from n. help describes what v allows, for messages.
+func (d *decoder) decode(n *yaml.Node, v reflect.Value, path, help string) error {
+	for n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		return d.decode(n, v.Elem(), path, help)
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return d.errorf(n.Line, path, "expected %s, got %s", help, describe(n))
+		}
+		t := v.Type()
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			f, ok := fieldByKey(t, k.Value)
+			if !ok {
+				return d.errorf(k.Line, join(path, k.Value), "unknown key %q; allowed keys here: %s", k.Value, strings.Join(keys(t), ", "))
+			}
+			p := join(path, k.Value)
+			d.lines[p] = k.Line
+			if err := d.decode(val, v.FieldByIndex(f.Index), p, f.Tag.Get("help")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if n.Kind != yaml.ScalarNode {
+		return d.errorf(n.Line, path, "expected %s, got %s", help, describe(n))
+	}
+	tag := n.ShortTag()
+	switch v.Kind() {
+	case reflect.Int:
+		i, err := strconv.ParseInt(n.Value, 0, 64)
+		if tag != "!!int" || err != nil {
+			return d.errorf(n.Line, path, "expected %s, got %s", help, describe(n))
+		}
+		v.SetInt(i)
+	case reflect.Float64:
+		f, err := strconv.ParseFloat(n.Value, 64)
+		if (tag != "!!int" && tag != "!!float") || err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return d.errorf(n.Line, path, "expected %s, got %s", help, describe(n))
+		}
+		v.SetFloat(f)
+	case reflect.String:
+		if tag != "!!str" {
+			return d.errorf(n.Line, path, "expected %s, got %s", help, describe(n))
+		}
+		v.SetString(n.Value)
+	default:
+		panic("manifests: no decoder for " + v.Kind().String())
+	}
+	return nil
+}
+
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	switch n.ShortTag() {
+	case "!!null":
+		return "an empty value"
+	case "!!str":
+		return fmt.Sprintf("the string %q", n.Value)
+	}
+	return fmt.Sprintf("%q", n.Value)
+}
+
+func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name == key && name != "-" {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+func keys(t reflect.Type) []string {
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); name != "-" {
+			out = append(out, name)
+		}
+	}
+	if t == reflect.TypeOf(Manifest{}) {
+		out = append(out, "sweep")
+	}
+	sort.Strings(out)
+	return out
+}
+
+// decodeManifest decodes a root mapping (without its sweep block), fills
+// defaults and validates.
+func decodeManifest(file string, root *yaml.Node) (*Manifest, error) {
+	d := &decoder{file: file, lines: map[string]int{}}
+	var m Manifest
+	if err := d.decode(root, reflect.ValueOf(&m).Elem(), "", "a mapping of manifest fields"); err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, p := range required {
+		if !d.given(p) {
+			missing = append(missing, fmt.Sprintf("%s: field %q is required: %s", d.at(p), p, helpFor(p)))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, &Error{Problems: missing}
+	}
+	m.fillDefaults(d.given)
+	if err := m.validate(d.at); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// helpFor returns the help text of a dotted path of Manifest.
+func helpFor(path string) string {
+	t := reflect.TypeOf(Manifest{})
+	help := ""
+	for _, key := range strings.Split(path, ".") {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		f, ok := fieldByKey(t, key)
+		if !ok {
+			return ""
+		}
+		help, t = f.Tag.Get("help"), f.Type
+	}
+	return help
+}

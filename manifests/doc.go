@@ -1,0 +1,12 @@
+// Package manifests reads sweep manifests: strict YAML decoding with errors
+// that name the file, line and field; defaults; validation; expansion of the
+// sweep block into cells; and the canonical manifest hash.
+//
+// Data model: a Manifest is one experiment configuration plus an optional
+// Sweep (dotted field paths to lists of values). Parse normalises it (defaults
+// filled in, sweep values normalised, axes sorted by path) and expands the
+// cartesian product of the axes into Cells, each a complete Manifest without a
+// sweep. The hash is the sha256 of the canonical JSON of the normalised
+// manifest and the schema version, so key order and explicit defaults do not
+// change it.
+package manifests

@@ -1,0 +1,165 @@
+package manifests
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// TestGoldenExpansion compares each testdata manifest's normalised plan
+// (manifest, hash and cells) with its golden file.
+func TestGoldenExpansion(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no testdata manifests")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			plan, err := Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.MarshalIndent(plan, "", "  ")
+			golden := strings.TrimSuffix(f, ".yaml") + ".golden.json"
+			if *update {
+				if err := os.WriteFile(golden, append(got, '\n'), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./manifests -update to create it)", err)
+			}
+			if strings.TrimSpace(string(want)) != string(got) {
+				t.Errorf("plan differs from %s:\n%s", golden, got)
+			}
+		})
+	}
+}
+
+func TestExpansionOrderAndCount(t *testing.T) {
+	plan, err := Load("testdata/quadratic-check.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Cells) != 4 {
+		t.Fatalf("got %d cells, want 2 algorithms x 2 seeds = 4", len(plan.Cells))
+	}
+	want := []struct {
+		alg  string
+		seed int
+	}{{"d-sum", 1}, {"d-sum", 2}, {"gt-dsum", 1}, {"gt-dsum", 2}}
+	for i, c := range plan.Cells {
+		if c.Config.Algorithm.Name != want[i].alg || c.Config.Seed != want[i].seed || c.Index != i {
+			t.Errorf("cell %d = %s seed %d, want %s seed %d", i, c.Config.Algorithm.Name, c.Config.Seed, want[i].alg, want[i].seed)
+		}
+		if c.Config.Sweep != nil {
+			t.Errorf("cell %d still has a sweep", i)
+		}
+	}
+	gt := plan.Cells[2].Config.Algorithm
+	if *gt.Beta != 0.5 || *gt.Lambda != 0.8 || gt.TrackerInit != "paper" {
+		t.Errorf("gt-dsum cell algorithm = %+v, want beta 0.5, lambda 0.8, tracker_init paper", gt)
+	}
+}
+
+func TestHashStability(t *testing.T) {
+	a, err := Load("testdata/quadratic-check.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Load("testdata/quadratic-check-reordered.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Hash != b.Hash {
+		t.Errorf("reordered keys / explicit defaults changed the hash: %s vs %s", a.Hash, b.Hash)
+	}
+	for i := range a.Cells {
+		if string(a.Cells[i].Spec()) != string(b.Cells[i].Spec()) {
+			t.Errorf("cell %d spec differs:\n%s\n%s", i, a.Cells[i].Spec(), b.Cells[i].Spec())
+		}
+	}
+	// A real change changes the hash.
+	src, _ := os.ReadFile("testdata/quadratic-check.yaml")
+	c, err := Parse("changed.yaml", []byte(strings.Replace(string(src), "lr: 0.05", "lr: 0.04", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Hash == a.Hash {
+		t.Error("changing lr kept the hash")
+	}
+	// The normalised manifest parses to itself: same hash, same cells.
+	again, err := Parse("normalised", CanonicalJSON(a.Manifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Hash != a.Hash || len(again.Cells) != len(a.Cells) {
+		t.Errorf("reparsing the normalised manifest gave hash %s (%d cells), want %s (%d)", again.Hash, len(again.Cells), a.Hash, len(a.Cells))
+	}
+	for i := range a.Cells {
+		if string(again.Cells[i].Spec()) != string(a.Cells[i].Spec()) {
+			t.Errorf("cell %d differs after reparsing the normalised manifest", i)
+		}
+	}
+}
+
+const valid = `version: 1
+name: errs
+task: {dataset: quadratic}
+rounds: 5
+lr: 0.1
+algorithm: {name: d-sum}
+`
+
+// TestErrors checks that each kind of bad input names the file, the line,
+// the field and what is allowed.
+func TestErrors(t *testing.T) {
+	cases := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"unknown key", valid + "wrkers: 4\n", []string{"bad.yaml:7:", `"wrkers"`, "allowed keys here:", "workers"}},
+		{"unknown nested key", strings.Replace(valid, "{name: d-sum}", "{name: d-sum, betta: 0.5}", 1), []string{"bad.yaml:6:", `"algorithm.betta"`, "alpha, beta"}},
+		{"wrong type int", valid + "workers: ten\n", []string{"bad.yaml:7:", `"workers"`, "expected the number of workers", `"ten"`}},
+		{"float for int", valid + "workers: 2.5\n", []string{"bad.yaml:7:", `"workers"`, "integer"}},
+		{"wrong type float", strings.Replace(valid, "lr: 0.1", "lr: fast", 1), []string{"bad.yaml:5:", `"lr"`, "positive number"}},
+		{"mapping expected", strings.Replace(valid, "task: {dataset: quadratic}", "task: quadratic", 1), []string{"bad.yaml:3:", `"task"`, "expected a mapping"}},
+		{"out of range", valid + "workers: 0\n", []string{"bad.yaml:7:", `"workers"`, "out of range", "1 to 1024"}},
+		{"beta range", strings.Replace(valid, "{name: d-sum}", "{name: d-sum, beta: 1}", 1), []string{"bad.yaml:6:", `"algorithm.beta"`, "[0, 1)"}},
+		{"lambda range", strings.Replace(valid, "{name: d-sum}", "{name: gt-dsum, lambda: 1.5}", 1), []string{"bad.yaml:6:", `"algorithm.lambda"`, "[0, 1]"}},
+		{"negative lr", strings.Replace(valid, "lr: 0.1", "lr: -0.1", 1), []string{"bad.yaml:5:", `"lr"`, "positive"}},
+		{"infinite lr", strings.Replace(valid, "lr: 0.1", "lr: .inf", 1), []string{"bad.yaml:5:", `"lr"`}},
+		{"unknown enum", valid + "topology: {kind: star}\n", []string{"bad.yaml:7:", `"topology.kind"`, "ring, full"}},
+		{"unknown algorithm", strings.Replace(valid, "d-sum}", "adam}", 1), []string{"bad.yaml:6:", `"algorithm.name"`, "d-sum, gt-dsum"}},
+		{"param not taken", strings.Replace(valid, "{name: d-sum}", "{name: d-sum, lambda: 0.5}", 1), []string{"bad.yaml:6:", "d-sum does not take lambda"}},
+		{"missing required", strings.Replace(valid, "rounds: 5\n", "", 1), []string{"bad.yaml", `"rounds" is required`}},
+		{"version", strings.Replace(valid, "version: 1", "version: 2", 1), []string{"bad.yaml:1:", `"version"`, "version 1"}},
+		{"bad yaml", "version: 1\n  name: x: y\n", []string{"bad.yaml", "not valid YAML", "line 2"}},
+		{"empty", "", []string{"bad.yaml", "empty"}},
+		{"sweep not list", valid + "sweep: {seed: 3}\n", []string{"bad.yaml:7:", `"sweep.seed"`, "list"}},
+		{"sweep unknown path", valid + "sweep:\n  algorithm.betta: [0.1]\n", []string{"bad.yaml:8:", `"sweep.algorithm.betta"`, "not a manifest field"}},
+		{"sweep bad value", valid + "sweep:\n  algorithm.beta:\n    - 0.5\n    - 1.5\n", []string{"bad.yaml:10:", `"algorithm.beta"`, "[0, 1)"}},
+		{"sweep name", valid + "sweep: {name: [a, b]}\n", []string{"bad.yaml:7:", "cannot be swept"}},
+		{"sweep duplicate", valid + "sweep:\n  algorithm:\n    - {name: d-sum}\n    - {name: d-sum, alpha: 2}\n", []string{"bad.yaml:10:", "repeats value 1"}},
+		{"sweep overlap", valid + "sweep:\n  algorithm: [{name: d-sum}]\n  algorithm.beta: [0.1]\n", []string{"bad.yaml:9:", "overlaps"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("bad.yaml", []byte(c.yaml))
+			if err == nil {
+				t.Fatalf("no error for:\n%s", c.yaml)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}

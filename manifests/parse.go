@@ -1,0 +1,294 @@
+package manifests
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Plan is a parsed manifest: the normalised manifest, its hash and its cells.
+type Plan struct {
+	Manifest Manifest `json:"manifest"`
+	Hash     string   `json:"hash"`
+	Cells    []Cell   `json:"cells"`
+}
+
+// Cell is one point of the sweep: a complete configuration without a sweep.
+type Cell struct {
+	Index  int               `json:"index"`
+	Label  map[string]string `json:"label"` // swept path -> canonical value
+	Config Manifest          `json:"config"`
+}
+
+// LabelString renders the swept values as "path=value ..." in path order.
+func (c Cell) LabelString() string {
+	paths := make([]string, 0, len(c.Label))
+	for p := range c.Label {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	parts := make([]string, len(paths))
+	for i, p := range paths {
+		parts[i] = p + "=" + c.Label[p]
+	}
+	if len(parts) == 0 {
+		return "(single cell)"
+	}
+	return strings.Join(parts, " ")
+}
+
+// Spec is the cell's canonical JSON without the manifest's name: everything
+// that determines the cell's results. It enters the cell key.
+func (c Cell) Spec() []byte {
+	cfg := c.Config
+	cfg.Name, cfg.Sweep = "", nil
+	return CanonicalJSON(cfg)
+}
+
+// Load reads and parses a manifest file.
+func Load(path string) (*Plan, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading manifest: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// unsweepable lists fields a sweep may not vary.
+var unsweepable = map[string]bool{"version": true, "name": true}
+
+// Parse decodes, validates, normalises and expands a manifest. file names the
+// source in error messages.
+func Parse(file string, data []byte) (*Plan, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, &Error{Problems: []string{fmt.Sprintf("%s: not valid YAML: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))}}
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return nil, &Error{Problems: []string{fmt.Sprintf("%s: the manifest is empty; it needs at least version, name, task, rounds, lr and algorithm", file)}}
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, &Error{Problems: []string{fmt.Sprintf("%s:%d: a manifest is a mapping of fields (version, name, task, ...)", file, root.Line)}}
+	}
+	base := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: root.Line}
+	var sweep *yaml.Node
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == "sweep" {
+			sweep = root.Content[i+1]
+			continue
+		}
+		base.Content = append(base.Content, root.Content[i], root.Content[i+1])
+	}
+	m, err := decodeManifest(file, base)
+	if err != nil {
+		return nil, err
+	}
+	axes, err := sweepAxes(file, base, sweep)
+	if err != nil {
+		return nil, err
+	}
+	plan := &Plan{Manifest: *m}
+	for _, a := range axes {
+		if plan.Manifest.Sweep == nil {
+			plan.Manifest.Sweep = map[string][]json.RawMessage{}
+		}
+		for _, v := range a.values {
+			plan.Manifest.Sweep[a.path] = append(plan.Manifest.Sweep[a.path], json.RawMessage(v))
+		}
+	}
+	sum := sha256.Sum256(CanonicalJSON(struct {
+		Schema   int      `json:"schema"`
+		Manifest Manifest `json:"manifest"`
+	}{SchemaVersion, plan.Manifest}))
+	plan.Hash = hex.EncodeToString(sum[:])
+
+	// Expand the cartesian product, the last axis varying fastest.
+	idx := make([]int, len(axes))
+	for {
+		cell := Cell{Index: len(plan.Cells), Label: map[string]string{}, Config: *m}
+		cell.Config.Sweep = nil
+		if len(axes) > 0 {
+			node := base
+			for k, a := range axes {
+				if node, err = withPath(file, node, a.path, a.nodes[idx[k]], a.nodes[idx[k]].Line); err != nil {
+					return nil, err
+				}
+				cell.Label[a.path] = labelValue(a.values[idx[k]])
+			}
+			c, err := decodeManifest(file, node)
+			if err != nil {
+				return nil, fmt.Errorf("sweep cell %s: %w", labelOf(axes, idx), err)
+			}
+			cell.Config = *c
+		}
+		plan.Cells = append(plan.Cells, cell)
+		k := len(axes) - 1
+		for ; k >= 0; k-- {
+			if idx[k]++; idx[k] < len(axes[k].nodes) {
+				break
+			}
+			idx[k] = 0
+		}
+		if k < 0 {
+			break
+		}
+	}
+	return plan, nil
+}
+
+type axis struct {
+	path   string
+	line   int
+	nodes  []*yaml.Node
+	values []string // canonical JSON of each value after normalisation
+}
+
+// sweepAxes checks the sweep block and normalises each value in the context
+// of the base manifest. Axes come back sorted by path.
+func sweepAxes(file string, base, sweep *yaml.Node) ([]axis, error) {
+	if sweep == nil {
+		return nil, nil
+	}
+	if sweep.Kind != yaml.MappingNode {
+		return nil, &Error{Problems: []string{fmt.Sprintf("%s:%d: field \"sweep\": expected a mapping of field paths to lists of values (e.g. seed: [1, 2]), got %s", file, sweep.Line, describe(sweep))}}
+	}
+	var axes []axis
+	for i := 0; i+1 < len(sweep.Content); i += 2 {
+		k, v := sweep.Content[i], sweep.Content[i+1]
+		path := k.Value
+		where := fmt.Sprintf("%s:%d: field %q", file, k.Line, "sweep."+path)
+		if unsweepable[path] || path == "sweep" {
+			return nil, &Error{Problems: []string{fmt.Sprintf("%s: %s cannot be swept", where, path)}}
+		}
+		if helpFor(path) == "" {
+			return nil, &Error{Problems: []string{fmt.Sprintf("%s: %q is not a manifest field; use a dotted path such as algorithm.beta or seed", where, path)}}
+		}
+		if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+			return nil, &Error{Problems: []string{fmt.Sprintf("%s: expected a non-empty list of values for %s (%s), got %s", where, path, helpFor(path), describe(v))}}
+		}
+		a := axis{path: path, line: k.Line, nodes: v.Content}
+		seen := map[string]int{}
+		for j, vn := range v.Content {
+			node, err := withPath(file, base, path, vn, vn.Line)
+			if err != nil {
+				return nil, err
+			}
+			m, err := decodeManifest(file, node)
+			if err != nil {
+				return nil, err
+			}
+			value := valueAt(m, path)
+			if first, dup := seen[value]; dup {
+				return nil, &Error{Problems: []string{fmt.Sprintf("%s:%d: field %q: value %d repeats value %d (%s) once defaults are filled in; list each value once", file, vn.Line, "sweep."+path, j+1, first+1, value)}}
+			}
+			seen[value] = j
+			a.values = append(a.values, value)
+		}
+		axes = append(axes, a)
+	}
+	sort.Slice(axes, func(i, j int) bool { return axes[i].path < axes[j].path })
+	for i := 1; i < len(axes); i++ {
+		if strings.HasPrefix(axes[i].path, axes[i-1].path+".") {
+			return nil, &Error{Problems: []string{fmt.Sprintf("%s:%d: field %q: overlaps the swept field %q; sweep one or the other", file, axes[i].line, "sweep."+axes[i].path, axes[i-1].path)}}
+		}
+	}
+	return axes, nil
+}
+
+// withPath returns a copy of root with the dotted path set to value. The key
+// it sets or creates gets the given line (the swept value's), so messages
+// point at the sweep.
+func withPath(file string, root *yaml.Node, path string, value *yaml.Node, line int) (*yaml.Node, error) {
+	head, rest, nested := strings.Cut(path, ".")
+	out := *root
+	out.Content = append([]*yaml.Node(nil), root.Content...)
+	for i := 0; i+1 < len(out.Content); i += 2 {
+		if out.Content[i].Value != head {
+			continue
+		}
+		if !nested {
+			key := *out.Content[i]
+			key.Line = line
+			out.Content[i], out.Content[i+1] = &key, value
+			return &out, nil
+		}
+		child := out.Content[i+1]
+		if child.Kind != yaml.MappingNode {
+			return nil, &Error{Problems: []string{fmt.Sprintf("%s:%d: field %q: expected a mapping to sweep %q inside it, got %s", file, child.Line, head, path, describe(child))}}
+		}
+		sub, err := withPath(file, child, rest, value, line)
+		if err != nil {
+			return nil, err
+		}
+		out.Content[i+1] = sub
+		return &out, nil
+	}
+	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: head, Line: line}
+	if !nested {
+		out.Content = append(out.Content, key, value)
+		return &out, nil
+	}
+	sub, err := withPath(file, &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: line}, rest, value, line)
+	if err != nil {
+		return nil, err
+	}
+	out.Content = append(out.Content, key, sub)
+	return &out, nil
+}
+
+// valueAt returns the canonical JSON of the field at a dotted path.
+func valueAt(m *Manifest, path string) string {
+	var tree any
+	if err := json.Unmarshal(CanonicalJSON(m), &tree); err != nil {
+		panic(err)
+	}
+	for _, key := range strings.Split(path, ".") {
+		obj, _ := tree.(map[string]any)
+		tree = obj[key]
+	}
+	return string(CanonicalJSON(tree))
+}
+
+func labelValue(canonical string) string {
+	var s string
+	if json.Unmarshal([]byte(canonical), &s) == nil {
+		return s
+	}
+	return canonical
+}
+
+func labelOf(axes []axis, idx []int) string {
+	parts := make([]string, len(axes))
+	for k, a := range axes {
+		parts[k] = a.path + "=" + labelValue(a.values[idx[k]])
+	}
+	return strings.Join(parts, " ")
+}
+
+// CanonicalJSON encodes v with object keys sorted, no insignificant space
+// and numbers in Go's shortest round-trip form.
+func CanonicalJSON(v any) []byte {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("manifests: canonical JSON: %v", err))
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		panic(err)
+	}
+	out, err := json.Marshal(tree)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
