@@ -1,0 +1,9 @@
+// Package artifacts stores blobs by content and reads and writes tables.
+//
+// Data model: a blob is an immutable byte string named by a Ref (its sha256
+// digest and size). A Store puts and gets blobs; every Get verifies the digest
+// and size, so a corrupt or truncated blob is reported, never returned.
+// Implementations: Local (a directory, the default; atomic temp-then-rename
+// writes) and Memory (for unit tests). A Table is a list of typed columns
+// (int64, float64 or string) written as Arrow IPC files or CSV.
+package artifacts

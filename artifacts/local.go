@@ -1,0 +1,111 @@
+package artifacts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Local stores blobs as files under a directory: sha256/<2 hex>/<64 hex>.
+type Local struct{ dir string }
+
+var _ Store = (*Local)(nil)
+
+// tmpPrefix marks files being written; RemoveTemp deletes leftovers.
+const tmpPrefix = ".tmp-"
+
+// NewLocal returns a store rooted at dir, creating it if needed.
+func NewLocal(dir string) (*Local, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("artifact store: %w", err)
+	}
+	return &Local{dir: dir}, nil
+}
+
+func (s *Local) path(ref Ref) (string, error) {
+	h, err := ref.hex()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(s.dir, "sha256", h[:2], h), nil
+}
+
+// Put writes data to a temporary file, syncs it and renames it into place.
+func (s *Local) Put(ctx context.Context, data []byte) (Ref, error) {
+	ref := RefOf(data)
+	p, _ := s.path(ref)
+	if old, err := os.ReadFile(p); err == nil && verify(ref, old, p) == nil {
+		return ref, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return Ref{}, fmt.Errorf("artifact store: %w", err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(p), tmpPrefix+"*")
+	if err != nil {
+		return Ref{}, fmt.Errorf("artifact store: %w", err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(p))
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return Ref{}, fmt.Errorf("artifact store: writing %s: %w", p, err)
+	}
+	return ref, nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// Get reads and verifies a blob.
+func (s *Local) Get(ctx context.Context, ref Ref) ([]byte, error) {
+	p, err := s.path(ref)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s (expected at %s)", ErrNotFound, ref.Digest, p)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("artifact store: %w", err)
+	}
+	if err := verify(ref, data, p); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// RemoveTemp deletes temporary files left by writers that were killed.
+// Call it only while holding the store's exclusive lock.
+func (s *Local) RemoveTemp() error {
+	return filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasPrefix(d.Name(), tmpPrefix) {
+			return os.Remove(p)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,62 @@
+package artifacts
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Ref names a blob by content.
+type Ref struct {
+	Digest string `json:"digest"` // "sha256:<64 hex digits>"
+	Size   int64  `json:"size"`
+}
+
+func (r Ref) String() string { return fmt.Sprintf("%s (%d bytes)", r.Digest, r.Size) }
+
+// hex returns the digest's hex part, or an error for a malformed digest.
+func (r Ref) hex() (string, error) {
+	h, ok := strings.CutPrefix(r.Digest, "sha256:")
+	if !ok || len(h) != 64 {
+		return "", fmt.Errorf("malformed artifact digest %q: want sha256:<64 hex digits>", r.Digest)
+	}
+	if _, err := hex.DecodeString(h); err != nil {
+		return "", fmt.Errorf("malformed artifact digest %q: %w", r.Digest, err)
+	}
+	return h, nil
+}
+
+// RefOf computes the ref of data.
+func RefOf(data []byte) Ref {
+	sum := sha256.Sum256(data)
+	return Ref{Digest: "sha256:" + hex.EncodeToString(sum[:]), Size: int64(len(data))}
+}
+
+// ErrNotFound is returned (wrapped) by Get for a blob the store lacks.
+var ErrNotFound = errors.New("artifact not found")
+
+// ErrCorrupt is returned (wrapped) by Get for a blob whose bytes do not
+// match its ref.
+var ErrCorrupt = errors.New("artifact corrupt")
+
+// Store is a content-addressed blob store.
+//
+// Contract: all methods are safe for concurrent use. Put is idempotent: it
+// returns RefOf(data) and, once it returns nil, Get(ref) yields data even
+// after a crash; a Put over a corrupt copy replaces it. Get verifies size and
+// digest and returns an error wrapping ErrNotFound or ErrCorrupt otherwise.
+type Store interface {
+	Put(ctx context.Context, data []byte) (Ref, error)
+	Get(ctx context.Context, ref Ref) ([]byte, error)
+}
+
+// verify checks data against ref; where names the blob's location.
+func verify(ref Ref, data []byte, where string) error {
+	if got := RefOf(data); got != ref {
+		return fmt.Errorf("%w: %s holds %d bytes with digest %s, want %s", ErrCorrupt, where, got.Size, got.Digest, ref)
+	}
+	return nil
+}

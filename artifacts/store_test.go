@@ -1,0 +1,156 @@
+package artifacts
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// storeUnderTest is one implementation plus a way to damage a stored blob.
+type storeUnderTest struct {
+	store   Store
+	corrupt func(t *testing.T, ref Ref)
+}
+
+// runConformance checks the Store contract; every implementation runs it.
+func runConformance(t *testing.T, open func(t *testing.T) storeUnderTest) {
+	ctx := context.Background()
+	t.Run("put get", func(t *testing.T) {
+		s := open(t).store
+		data := []byte("hello, blobs")
+		ref, err := s.Put(ctx, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref != RefOf(data) {
+			t.Fatalf("Put returned %v, want %v", ref, RefOf(data))
+		}
+		got, err := s.Get(ctx, ref)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("Get = %q, %v; want %q", got, err, data)
+		}
+		again, err := s.Put(ctx, data)
+		if err != nil || again != ref {
+			t.Fatalf("second Put = %v, %v; want %v", again, err, ref)
+		}
+	})
+	t.Run("empty blob", func(t *testing.T) {
+		s := open(t).store
+		ref, err := s.Put(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Get(ctx, ref)
+		if err != nil || len(got) != 0 {
+			t.Fatalf("Get(empty) = %q, %v", got, err)
+		}
+	})
+	t.Run("not found", func(t *testing.T) {
+		s := open(t).store
+		_, err := s.Get(ctx, RefOf([]byte("never stored")))
+		if !errors.Is(err, ErrNotFound) {
+			t.Fatalf("Get of a missing blob: %v, want ErrNotFound", err)
+		}
+	})
+	t.Run("corrupt detected and replaced", func(t *testing.T) {
+		u := open(t)
+		data := bytes.Repeat([]byte("checkpoint "), 1000)
+		ref, err := u.store.Put(ctx, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.corrupt(t, ref)
+		if _, err := u.store.Get(ctx, ref); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("Get of a corrupt blob: %v, want ErrCorrupt", err)
+		}
+		if _, err := u.store.Put(ctx, data); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := u.store.Get(ctx, ref); err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("Get after re-Put: %v", err)
+		}
+	})
+	t.Run("concurrent", func(t *testing.T) {
+		s := open(t).store
+		var wg sync.WaitGroup
+		errs := make(chan error, 64)
+		for i := 0; i < 64; i++ {
+			wg.Add(1)
+			go func(i int) {
+				defer wg.Done()
+				data := []byte(fmt.Sprintf("blob %d", i%8))
+				ref, err := s.Put(ctx, data)
+				if err == nil {
+					var got []byte
+					got, err = s.Get(ctx, ref)
+					if err == nil && !bytes.Equal(got, data) {
+						err = fmt.Errorf("got %q want %q", got, data)
+					}
+				}
+				errs <- err
+			}(i)
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	t.Run("malformed digest", func(t *testing.T) {
+		s := open(t).store
+		if _, err := s.Get(ctx, Ref{Digest: "md5:abc"}); err == nil {
+			t.Fatal("Get accepted a malformed digest")
+		}
+	})
+}
+
+func TestLocalConformance(t *testing.T) {
+	runConformance(t, func(t *testing.T) storeUnderTest {
+		s, err := NewLocal(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return storeUnderTest{store: s, corrupt: func(t *testing.T, ref Ref) {
+			p, _ := s.path(ref)
+			if err := os.WriteFile(p, []byte("garbage"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}}
+	})
+}
+
+func TestMemoryConformance(t *testing.T) {
+	runConformance(t, func(t *testing.T) storeUnderTest {
+		s := NewMemory()
+		return storeUnderTest{store: s, corrupt: func(t *testing.T, ref Ref) {
+			s.mu.Lock()
+			s.blobs[ref.Digest][0] ^= 0xff
+			s.mu.Unlock()
+		}}
+	})
+}
+
+func TestLocalRemoveTemp(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := NewLocal(dir)
+	ref, _ := s.Put(context.Background(), []byte("kept"))
+	leftover := filepath.Join(dir, "sha256", "ab", tmpPrefix+"123")
+	os.MkdirAll(filepath.Dir(leftover), 0o755)
+	os.WriteFile(leftover, []byte("half"), 0o644)
+	if err := s.RemoveTemp(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(leftover); !os.IsNotExist(err) {
+		t.Error("temporary file survived RemoveTemp")
+	}
+	if _, err := s.Get(context.Background(), ref); err != nil {
+		t.Errorf("RemoveTemp damaged a blob: %v", err)
+	}
+}

@@ -1,0 +1,175 @@
+package artifacts
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Column is a named column; exactly one of Ints, Floats, Strings is used.
+type Column struct {
+	Name    string
+	Ints    []int64
+	Floats  []float64
+	Strings []string
+}
+
+// Len returns the number of values in the column.
+func (c *Column) Len() int { return max(len(c.Ints), len(c.Floats), len(c.Strings)) }
+
+// Table is a list of equally long columns.
+type Table struct{ Columns []Column }
+
+// Rows returns the number of rows.
+func (t *Table) Rows() int {
+	if len(t.Columns) == 0 {
+		return 0
+	}
+	return t.Columns[0].Len()
+}
+
+// Column returns the column with the given name, or nil.
+func (t *Table) Column(name string) *Column {
+	for i := range t.Columns {
+		if t.Columns[i].Name == name {
+			return &t.Columns[i]
+		}
+	}
+	return nil
+}
+
+func (t *Table) check() error {
+	for _, c := range t.Columns {
+		if c.Len() != t.Rows() {
+			return fmt.Errorf("table column %q has %d values, want %d", c.Name, c.Len(), t.Rows())
+		}
+	}
+	return nil
+}
+
+// WriteArrow encodes the table as an Arrow IPC file.
+func WriteArrow(t *Table) ([]byte, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	mem := memory.NewGoAllocator()
+	fields := make([]arrow.Field, len(t.Columns))
+	arrays := make([]arrow.Array, len(t.Columns))
+	for i, c := range t.Columns {
+		switch {
+		case c.Ints != nil:
+			b := array.NewInt64Builder(mem)
+			b.AppendValues(c.Ints, nil)
+			fields[i], arrays[i] = arrow.Field{Name: c.Name, Type: arrow.PrimitiveTypes.Int64}, b.NewArray()
+		case c.Strings != nil:
+			b := array.NewStringBuilder(mem)
+			b.AppendValues(c.Strings, nil)
+			fields[i], arrays[i] = arrow.Field{Name: c.Name, Type: arrow.BinaryTypes.String}, b.NewArray()
+		default:
+			b := array.NewFloat64Builder(mem)
+			b.AppendValues(c.Floats, nil)
+			fields[i], arrays[i] = arrow.Field{Name: c.Name, Type: arrow.PrimitiveTypes.Float64}, b.NewArray()
+		}
+		defer arrays[i].Release()
+	}
+	schema := arrow.NewSchema(fields, nil)
+	rec := array.NewRecordBatch(schema, arrays, int64(t.Rows()))
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Write(rec); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// ReadArrow decodes an Arrow IPC file written by WriteArrow (or any IPC
+// file of int64, float64 and string columns).
+func ReadArrow(data []byte) (*Table, error) {
+	r, err := ipc.NewFileReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("reading Arrow table: %w", err)
+	}
+	defer r.Close()
+	schema := r.Schema()
+	t := &Table{Columns: make([]Column, schema.NumFields())}
+	for i, f := range schema.Fields() {
+		t.Columns[i].Name = f.Name
+		switch f.Type.ID() {
+		case arrow.INT64:
+			t.Columns[i].Ints = []int64{}
+		case arrow.FLOAT64:
+			t.Columns[i].Floats = []float64{}
+		case arrow.STRING:
+			t.Columns[i].Strings = []string{}
+		default:
+			return nil, fmt.Errorf("reading Arrow table: column %q has unsupported type %s", f.Name, f.Type)
+		}
+	}
+	for k := 0; k < r.NumRecords(); k++ {
+		rec, err := r.RecordBatch(k)
+		if err != nil {
+			return nil, fmt.Errorf("reading Arrow table: %w", err)
+		}
+		for i := range t.Columns {
+			c := &t.Columns[i]
+			switch a := rec.Column(i).(type) {
+			case *array.Int64:
+				c.Ints = append(c.Ints, a.Int64Values()...)
+			case *array.Float64:
+				c.Floats = append(c.Floats, a.Float64Values()...)
+			case *array.String:
+				for j := 0; j < a.Len(); j++ {
+					c.Strings = append(c.Strings, a.Value(j))
+				}
+			}
+		}
+	}
+	return t, t.check()
+}
+
+// WriteCSV writes the table with a header row. Floats use Go's shortest
+// round-trip form, so the CSV holds the exact values.
+func WriteCSV(w io.Writer, t *Table) error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	cw := csv.NewWriter(w)
+	row := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		row[i] = c.Name
+	}
+	if err := cw.Write(row); err != nil {
+		return err
+	}
+	for r := 0; r < t.Rows(); r++ {
+		for i, c := range t.Columns {
+			switch {
+			case c.Ints != nil:
+				row[i] = strconv.FormatInt(c.Ints[r], 10)
+			case c.Strings != nil:
+				row[i] = c.Strings[r]
+			default:
+				row[i] = strconv.FormatFloat(c.Floats[r], 'g', -1, 64)
+			}
+		}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
