@@ -1,0 +1,9 @@
+// Package stages defines the one contract every pipeline stage implements,
+// and the subpackages implement it: partition, topology, train, evaluate.
+//
+// Data model: a Stage turns a cell's configuration plus its upstream
+// stages' Results into a Result: named artifact refs (blobs in the store)
+// and a small JSON summary. What a stage depends on is exactly its Params
+// and its upstream outputs; the pipeline hashes both into the stage's cache
+// key, so a stage must read nothing else.
+package stages
