@@ -51,15 +51,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		return nil, fmt.Errorf("evaluate: checkpoint %s holds no parameters x", up.Outputs["checkpoint"].Digest)
 	}
 	row := train.QuadraticMetrics(train.NewQuadratic(cfg), st.Round, x)
-	t := &artifacts.Table{}
-	for k, name := range train.QuadraticColumns {
-		if name == "round" {
-			t.Columns = append(t.Columns, artifacts.Column{Name: name, Ints: []int64{int64(row[k])}})
-		} else {
-			t.Columns = append(t.Columns, artifacts.Column{Name: name, Floats: []float64{row[k]}})
-		}
-	}
-	ref, err := stages.PutTable(ctx, env.Store, t)
+	ref, err := stages.PutTable(ctx, env.Store, train.MetricsTable(train.QuadraticColumns, [][]float64{row}))
 	if err != nil {
 		return nil, err
 	}

@@ -157,7 +157,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	if lastCheckpoint.Digest == "" { // resumed from the final checkpoint
 		lastCheckpoint = env.Resume.Ref
 	}
-	rounds, err := stages.PutTable(ctx, env.Store, rowsTable(st))
+	rounds, err := stages.PutTable(ctx, env.Store, MetricsTable(st.Columns, st.Rows))
 	if err != nil {
 		return nil, err
 	}
@@ -206,20 +206,21 @@ func finite(x [][]float32) bool {
 	return true
 }
 
-// rowsTable turns metric rows into the rounds table.
-func rowsTable(st *State) *artifacts.Table {
+// MetricsTable turns metric rows into a table: "round" as int64, the
+// other columns as float64.
+func MetricsTable(columns []string, rows [][]float64) *artifacts.Table {
 	t := &artifacts.Table{}
-	for k, name := range st.Columns {
+	for k, name := range columns {
 		if name == "round" {
-			c := artifacts.Column{Name: name, Ints: make([]int64, len(st.Rows))}
-			for r, row := range st.Rows {
+			c := artifacts.Column{Name: name, Ints: make([]int64, len(rows))}
+			for r, row := range rows {
 				c.Ints[r] = int64(row[k])
 			}
 			t.Columns = append(t.Columns, c)
 			continue
 		}
-		c := artifacts.Column{Name: name, Floats: make([]float64, len(st.Rows))}
-		for r, row := range st.Rows {
+		c := artifacts.Column{Name: name, Floats: make([]float64, len(rows))}
+		for r, row := range rows {
 			c.Floats[r] = row[k]
 		}
 		t.Columns = append(t.Columns, c)

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/pipeline"
+	"github.com/urfave/cli/v2"
+)
+
+func exportCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "export",
+		Usage: "write a table of a manifest's cells (parameter columns + figures) as CSV or Arrow IPC",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "manifest", Required: true, Usage: "manifest hash or unique prefix"},
+			&cli.StringFlag{Name: "table", Value: "rounds", Usage: "rounds (per-round metrics) or final (one row per cell)"},
+			&cli.StringFlag{Name: "format", Value: "csv", Usage: "csv or arrow"},
+			&cli.StringFlag{Name: "out", Required: true, Usage: "output file, or - for stdout"},
+		},
+		Action: func(c *cli.Context) error {
+			return runExport(c.Context, globalsOf(c), exportOptions{manifest: c.String("manifest"),
+				table: c.String("table"), format: c.String("format"), out: c.String("out")}, c.App.Writer, c.App.ErrWriter)
+		},
+	}
+}
+
+type exportOptions struct{ manifest, table, format, out string }
+
+func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr io.Writer) error {
+	if o.format != "csv" && o.format != "arrow" {
+		return badInput{fmt.Errorf("--format %q: use csv or arrow", o.format)}
+	}
+	if o.table != "rounds" && o.table != "final" {
+		return badInput{fmt.Errorf("--table %q: use one of %s", o.table, strings.Join(pipeline.TableNames(), ", "))}
+	}
+	store, err := openStore(g, "ump export")
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	reg, err := findManifest(store, o.manifest)
+	if err != nil {
+		return err
+	}
+	rep, err := store.Report(reg)
+	if err != nil {
+		return err
+	}
+	table, skipped, err := store.Export(ctx, rep, o.table)
+	if err != nil {
+		return err
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(stderr, "export: left out %s\n", s)
+	}
+	var data []byte
+	if o.format == "arrow" {
+		if data, err = artifacts.WriteArrow(table); err != nil {
+			return err
+		}
+	} else {
+		var b strings.Builder
+		if err := artifacts.WriteCSV(&b, table); err != nil {
+			return err
+		}
+		data = []byte(b.String())
+	}
+	if o.out == "-" {
+		_, err = stdout.Write(data)
+		return err
+	}
+	tmp := o.out + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, o.out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "wrote %d rows of %s to %s\n", table.Rows(), o.table, o.out)
+	return nil
+}

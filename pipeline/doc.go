@@ -1,0 +1,12 @@
+// Package pipeline runs manifests: every cell runs the stages in order,
+// each stage is skipped when its cache key has a completed event whose
+// blobs verify, and training resumes from its last checkpoint.
+//
+// Data model: a Store is a directory holding the event log (Badger,
+// events/), the blobs (artifacts.Local, blobs/), a lock file naming the
+// process that holds it (lock) and the running process's status snapshot
+// (status.json). The log is append-only: key ev/<seq, big-endian uint64>
+// holds one JSON Event; index keys ix/<m|c|s|k>/<manifest|cell|stage key|
+// kind>/<seq> point into it. Every state the pipeline shows (what is done,
+// where to resume) is a fold over events, never a stored flag.
+package pipeline

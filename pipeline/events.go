@@ -1,0 +1,157 @@
+package pipeline
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/ump-lab/ump/artifacts"
+)
+
+// Event kinds.
+const (
+	ManifestRegistered = "ManifestRegistered"
+	CellStarted        = "CellStarted"
+	StageStarted       = "StageStarted"
+	RoundCompleted     = "RoundCompleted"
+	StageCompleted     = "StageCompleted"
+	StageFailed        = "StageFailed"
+	CellCompleted      = "CellCompleted"
+)
+
+// Event is one immutable record of the log.
+type Event struct {
+	Seq      uint64                   `json:"seq"`
+	Time     time.Time                `json:"time"`
+	Kind     string                   `json:"kind"`
+	Manifest string                   `json:"manifest,omitempty"`
+	Cell     string                   `json:"cell,omitempty"`
+	Stage    string                   `json:"stage,omitempty"`
+	StageKey string                   `json:"stage_key,omitempty"`
+	Round    int                      `json:"round,omitempty"`
+	Inputs   []string                 `json:"inputs,omitempty"`
+	Outputs  map[string]artifacts.Ref `json:"outputs,omitempty"`
+	Payload  json.RawMessage          `json:"payload,omitempty"`
+}
+
+// Log is the append-only event log.
+//
+// Contract: Append is safe for concurrent use; an appended event is durable
+// (synced) when Append returns; events are never rewritten or deleted.
+type Log struct {
+	db   *badger.DB
+	mu   sync.Mutex // serialises Append, which owns next
+	next uint64
+}
+
+// openLog opens (creating) the Badger database in dir. The caller holds the
+// store lock, so no other process writes it.
+func openLog(dir string) (*Log, error) {
+	opts := badger.DefaultOptions(dir).
+		WithLogger(nil).
+		WithSyncWrites(true).
+		WithMemTableSize(8 << 20).
+		WithValueLogFileSize(32 << 20).
+		WithNumVersionsToKeep(1)
+	db, err := badger.Open(opts)
+	if err != nil {
+		return nil, fmt.Errorf("opening event log %s: %w", dir, err)
+	}
+	l := &Log{db: db, next: 1}
+	err = db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: []byte("ev/")})
+		defer it.Close()
+		it.Seek([]byte("ev/\xff"))
+		if it.Valid() {
+			l.next = binary.BigEndian.Uint64(it.Item().Key()[3:]) + 1
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *Log) close() error { return l.db.Close() }
+
+func seqKey(prefix string, seq uint64) []byte {
+	k := make([]byte, len(prefix)+8)
+	copy(k, prefix)
+	binary.BigEndian.PutUint64(k[len(prefix):], seq)
+	return k
+}
+
+// Append assigns the next sequence number and the time, and writes the
+// event with its index keys in one transaction.
+func (l *Log) Append(ev *Event) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	err := l.db.Update(func(txn *badger.Txn) error {
+		ev.Seq = l.next
+		ev.Time = time.Now().UTC()
+		val, err := json.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		if err := txn.Set(seqKey("ev/", ev.Seq), val); err != nil {
+			return err
+		}
+		for _, ix := range indexes(ev) {
+			if err := txn.Set(seqKey(ix, ev.Seq), nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		l.next++
+	}
+	return err
+}
+
+func indexes(ev *Event) []string {
+	ix := []string{"ix/k/" + ev.Kind + "/"}
+	if ev.Manifest != "" {
+		ix = append(ix, "ix/m/"+ev.Manifest+"/")
+	}
+	if ev.Cell != "" {
+		ix = append(ix, "ix/c/"+ev.Cell+"/")
+	}
+	if ev.StageKey != "" {
+		ix = append(ix, "ix/s/"+ev.StageKey+"/")
+	}
+	return ix
+}
+
+// ByKind, ByManifest, ByCell and ByStage return events in sequence order.
+func (l *Log) ByKind(kind string) ([]Event, error)  { return l.scan("ix/k/" + kind + "/") }
+func (l *Log) ByManifest(h string) ([]Event, error) { return l.scan("ix/m/" + h + "/") }
+func (l *Log) ByCell(key string) ([]Event, error)   { return l.scan("ix/c/" + key + "/") }
+func (l *Log) ByStage(key string) ([]Event, error)  { return l.scan("ix/s/" + key + "/") }
+
+func (l *Log) scan(prefix string) ([]Event, error) {
+	var out []Event
+	err := l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefix)})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			key := it.Item().Key()
+			item, err := txn.Get(seqKey("ev/", binary.BigEndian.Uint64(key[len(key)-8:])))
+			if err != nil {
+				return fmt.Errorf("event log index %q points at a missing event: %w", key, err)
+			}
+			var ev Event
+			if err := item.Value(func(v []byte) error { return json.Unmarshal(v, &ev) }); err != nil {
+				return err
+			}
+			out = append(out, ev)
+		}
+		return nil
+	})
+	return out, err
+}

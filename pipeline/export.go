@@ -1,0 +1,169 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/stages"
+)
+
+// Tables that Export builds: the stage and output each comes from.
+var tableSources = map[string][2]string{
+	"rounds": {"train", "rounds"},
+	"final":  {"evaluate", "final"},
+}
+
+// TableNames lists the exportable tables.
+func TableNames() []string { return sortedKeys(tableSources) }
+
+// Export builds one table over a manifest's cells: the cell parameter
+// columns, then the stage's own columns, cells in order. Cells without the
+// table (pending, failed) are left out and listed in skipped. The rounds
+// table also gets wall_seconds: cumulative compute time from the
+// RoundCompleted events (the one column that differs between runs).
+func (s *Store) Export(ctx context.Context, rep *Report, table string) (t *artifacts.Table, skipped []string, err error) {
+	src, ok := tableSources[table]
+	if !ok {
+		return nil, nil, fmt.Errorf("unknown table %q; use one of: %v", table, TableNames())
+	}
+	out := &artifacts.Table{}
+	for i, cell := range rep.Cells {
+		c := &rep.Plan.Cells[i]
+		st := cell.Stage(src[0])
+		if st == nil || st.Status != Completed {
+			skipped = append(skipped, fmt.Sprintf("cell %d (%s): %s", i+1, c.LabelString(), cell.Status))
+			continue
+		}
+		data, err := s.Blobs.Get(ctx, st.Result.Outputs[src[1]])
+		if err != nil {
+			return nil, nil, fmt.Errorf("cell %d: %w", i+1, err)
+		}
+		own, err := artifacts.ReadArrow(data)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cell %d: %w", i+1, err)
+		}
+		cols := paramColumns(rep.Plan.Hash, c, cell, own.Rows())
+		cols = append(cols, own.Columns...)
+		if table == "rounds" {
+			cols = append(cols, wallSeconds(cell, st.Key, own.Column("round").Ints))
+		}
+		if err := appendColumns(out, cols); err != nil {
+			return nil, nil, fmt.Errorf("cell %d: %w", i+1, err)
+		}
+	}
+	return out, skipped, nil
+}
+
+// paramColumns repeats a cell's parameters over rows.
+func paramColumns(hash string, c *manifests.Cell, cell *CellView, rows int) []artifacts.Column {
+	cfg := c.Config
+	num := func(p *float64) float64 {
+		if p == nil {
+			return math.NaN()
+		}
+		return *p
+	}
+	strs := []struct{ name, v string }{
+		{"manifest", hash}, {"cell_key", cell.Key}, {"status", cell.Status}, {"dataset", cfg.Task.Dataset},
+		{"algorithm", cfg.Algorithm.Name}, {"topology", cfg.Topology.Kind}, {"tracker_init", cfg.Algorithm.TrackerInit}}
+	ints := []struct {
+		name string
+		v    int
+	}{{"cell", c.Index}, {"workers", cfg.Workers}, {"seed", cfg.Seed}, {"local_steps", cfg.LocalSteps}, {"rounds", cfg.Rounds}}
+	floats := []struct {
+		name string
+		v    float64
+	}{{"lr", cfg.LR}, {"alpha", num(cfg.Algorithm.Alpha)}, {"beta", num(cfg.Algorithm.Beta)}, {"lambda", num(cfg.Algorithm.Lambda)}}
+	var cols []artifacts.Column
+	for _, s := range strs {
+		col := artifacts.Column{Name: s.name, Strings: make([]string, rows)}
+		for r := range col.Strings {
+			col.Strings[r] = s.v
+		}
+		cols = append(cols, col)
+	}
+	for _, n := range ints {
+		col := artifacts.Column{Name: n.name, Ints: make([]int64, rows)}
+		for r := range col.Ints {
+			col.Ints[r] = int64(n.v)
+		}
+		cols = append(cols, col)
+	}
+	for _, f := range floats {
+		col := artifacts.Column{Name: f.name, Floats: make([]float64, rows)}
+		for r := range col.Floats {
+			col.Floats[r] = f.v
+		}
+		cols = append(cols, col)
+	}
+	return cols
+}
+
+// wallSeconds sums, for each round, the seconds of the latest report of
+// every round up to it.
+func wallSeconds(cell *CellView, skey string, rounds []int64) artifacts.Column {
+	secs := map[int]float64{}
+	for _, ev := range cell.Events {
+		if ev.Kind == RoundCompleted && ev.StageKey == skey {
+			var r stages.RoundReport
+			json.Unmarshal(ev.Payload, &r)
+			secs[r.Round] = r.Seconds
+		}
+	}
+	reported := sortedInts(secs)
+	col := artifacts.Column{Name: "wall_seconds", Floats: make([]float64, len(rounds))}
+	cum, k := 0.0, 0
+	for i, round := range rounds { // ascending
+		for ; k < len(reported) && reported[k] <= int(round); k++ {
+			cum += secs[reported[k]]
+		}
+		col.Floats[i] = cum
+	}
+	return col
+}
+
+func sortedInts(m map[int]float64) []int {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	return keys
+}
+
+// appendColumns appends a cell's columns to the table, which must have the
+// same columns in the same order (or none yet).
+func appendColumns(t *artifacts.Table, cols []artifacts.Column) error {
+	if len(t.Columns) == 0 {
+		t.Columns = cols
+		return nil
+	}
+	if len(cols) != len(t.Columns) {
+		return fmt.Errorf("has %d columns, earlier cells %d", len(cols), len(t.Columns))
+	}
+	for i := range cols {
+		dst := &t.Columns[i]
+		if dst.Name != cols[i].Name {
+			return fmt.Errorf("column %d is %q, earlier cells have %q", i, cols[i].Name, dst.Name)
+		}
+		dst.Ints = append(dst.Ints, cols[i].Ints...)
+		dst.Floats = append(dst.Floats, cols[i].Floats...)
+		dst.Strings = append(dst.Strings, cols[i].Strings...)
+	}
+	return nil
+}
+
+// ParamColumns names the cell parameter columns every exported table
+// starts with.
+func ParamColumns() []string {
+	var names []string
+	for _, c := range paramColumns("", &manifests.Cell{}, &CellView{}, 0) {
+		names = append(names, c.Name)
+	}
+	return names
+}

@@ -1,0 +1,336 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/stages/evaluate"
+	"github.com/ump-lab/ump/stages/partition"
+	"github.com/ump-lab/ump/stages/topology"
+	"github.com/ump-lab/ump/stages/train"
+)
+
+// DefaultStages are the stages every cell runs, in order.
+func DefaultStages() []stages.Stage {
+	return []stages.Stage{partition.Stage{}, topology.Stage{}, train.Stage{}, evaluate.Stage{}}
+}
+
+// Runner runs plans against a store.
+type Runner struct {
+	Store    *Store
+	Stages   []stages.Stage
+	Progress io.Writer // human progress lines (stderr); nil for none
+}
+
+// Outcome counts the cells of a run by final status.
+type Outcome struct {
+	Cells, Completed, Diverged, Failed, Cached int
+}
+
+// ErrInterrupted is returned by Run when its context was cancelled; the
+// store is consistent and the same command resumes.
+var ErrInterrupted = errors.New("interrupted")
+
+// CellKey is the hash of the cell's spec, its data digest and its engine.
+func CellKey(c *manifests.Cell) (string, error) {
+	digest, err := stages.DatasetDigest(&c.Config)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(string(c.Spec()) + "\n" + digest + "\n" + stages.Engine(&c.Config)))
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// stageKey hashes a stage's identity, its params and its upstream outputs.
+func stageKey(st stages.Stage, cfg *manifests.Manifest, upstream map[string]*stages.Result) string {
+	ups := map[string]map[string]string{}
+	for name, r := range upstream {
+		ups[name] = map[string]string{}
+		for out, ref := range r.Outputs {
+			ups[name][out] = ref.Digest
+		}
+	}
+	sum := sha256.Sum256(manifests.CanonicalJSON(map[string]any{
+		"stage": st.Name(), "version": st.Version(), "params": st.Params(cfg), "upstream": ups}))
+	return hex.EncodeToString(sum[:])
+}
+
+// inputs lists upstream outputs as "stage/output=digest", sorted.
+func inputs(upstream map[string]*stages.Result) []string {
+	var in []string
+	for name, r := range upstream {
+		for out, ref := range r.Outputs {
+			in = append(in, name+"/"+out+"="+ref.Digest)
+		}
+	}
+	sort.Strings(in)
+	return in
+}
+
+// Register records the plan (once per hash and set of cell keys) and
+// returns its cell keys.
+func (r *Runner) Register(plan *manifests.Plan) (*Registration, error) {
+	reg := &Registration{Plan: *plan}
+	for i := range plan.Cells {
+		key, err := CellKey(&plan.Cells[i])
+		if err != nil {
+			return nil, fmt.Errorf("cell %d: %w", i, err)
+		}
+		reg.CellKeys = append(reg.CellKeys, key)
+	}
+	payload, _ := json.Marshal(reg)
+	evs, err := r.Store.Log.ByManifest(plan.Hash)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Kind == ManifestRegistered {
+			if string(evs[i].Payload) == string(payload) {
+				return reg, nil
+			}
+			break
+		}
+	}
+	return reg, r.Store.Log.Append(&Event{Kind: ManifestRegistered, Manifest: plan.Hash, Payload: payload})
+}
+
+// Run runs every cell of the plan. It returns ErrInterrupted (wrapped) when
+// ctx is cancelled, after the running stage reached a safe point.
+func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error) {
+	reg, err := r.Register(plan)
+	if err != nil {
+		return Outcome{}, err
+	}
+	p := newProgress(r.Progress, r.Store.Dir, plan)
+	defer p.finish()
+	out := Outcome{Cells: len(plan.Cells)}
+	for i := range plan.Cells {
+		if ctx.Err() != nil {
+			p.state("interrupted")
+			return out, ErrInterrupted
+		}
+		status, cached, err := r.runCell(ctx, plan, &plan.Cells[i], reg.CellKeys[i], p)
+		if errors.Is(err, ErrInterrupted) {
+			p.state("interrupted")
+			return out, err
+		}
+		if err != nil {
+			p.state("failed")
+			return out, err
+		}
+		switch status {
+		case Completed:
+			out.Completed++
+		case Diverged:
+			out.Diverged++
+		case Failed:
+			out.Failed++
+		}
+		if cached {
+			out.Cached++
+		}
+		p.cellDone(status, cached)
+	}
+	p.state("finished")
+	return out, nil
+}
+
+// runCell runs one cell's stages; err is only for interruption or a broken
+// store, a failing stage gives status Failed.
+func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manifests.Cell, key string, p *progress) (status string, cached bool, err error) {
+	view, err := r.Store.Cell(key)
+	if err != nil {
+		return "", false, err
+	}
+	p.cellStart(cell)
+	appended := false
+	appendCell := func(ev *Event) error {
+		if !appended {
+			appended = true
+			fp, _ := json.Marshal(Fingerprint(&cell.Config))
+			start := &Event{Kind: CellStarted, Manifest: plan.Hash, Cell: key, Payload: fp}
+			if err := r.Store.Log.Append(start); err != nil {
+				return err
+			}
+		}
+		ev.Manifest, ev.Cell = plan.Hash, key
+		return r.Store.Log.Append(ev)
+	}
+	results := map[string]*stages.Result{}
+	status, diverged := Completed, false
+	var failure string
+	for _, st := range r.Stages {
+		skey := stageKey(st, &cell.Config, results)
+		res, own, err := r.cached(ctx, skey, key, p, st.Name())
+		if err != nil {
+			return "", false, err
+		}
+		if res != nil {
+			results[st.Name()] = res
+			diverged = diverged || res.Diverged
+			if !own {
+				if err := appendCell(completedEvent(st.Name(), skey, res, true)); err != nil {
+					return "", false, err
+				}
+			}
+			p.stageCached(st.Name())
+			continue
+		}
+		res, err = r.runStage(ctx, st, cell, skey, results, appendCell, p)
+		if errors.Is(err, stages.ErrInterrupted) || (err != nil && ctx.Err() != nil) {
+			return "", false, fmt.Errorf("%w in cell %d (%s), stage %s", ErrInterrupted, cell.Index+1, cell.LabelString(), st.Name())
+		}
+		if err != nil {
+			msg, _ := json.Marshal(err.Error())
+			if aerr := appendCell(&Event{Kind: StageFailed, Stage: st.Name(), StageKey: skey, Payload: msg}); aerr != nil {
+				return "", false, aerr
+			}
+			status, failure = Failed, fmt.Sprintf("stage %s: %v", st.Name(), err)
+			p.stageFailed(st.Name(), err)
+			break
+		}
+		results[st.Name()] = res
+		diverged = diverged || res.Diverged
+	}
+	if status == Completed && diverged {
+		status = Diverged
+	}
+	if appended || view.Status != status {
+		payload, _ := json.Marshal(cellPayload{Status: status, Error: failure})
+		if err := appendCell(&Event{Kind: CellCompleted, Payload: payload}); err != nil {
+			return "", false, err
+		}
+	}
+	return status, !appended, nil
+}
+
+// cached returns the result of a completed run of stage key skey whose
+// outputs all verify, or nil. own reports whether cell key already
+// recorded it.
+func (r *Runner) cached(ctx context.Context, skey, cellKey string, p *progress, name string) (res *stages.Result, own bool, err error) {
+	evs, err := r.Store.Log.ByStage(skey)
+	if err != nil {
+		return nil, false, err
+	}
+	for i := len(evs) - 1; i >= 0; i-- {
+		ev := evs[i]
+		if ev.Kind != StageCompleted {
+			continue
+		}
+		if err := r.verifyOutputs(ctx, ev.Outputs); err != nil {
+			p.printf("  %s: cached output unusable (%v); recomputing\n", name, err)
+			return nil, false, nil
+		}
+		var pl completedPayload
+		json.Unmarshal(ev.Payload, &pl)
+		for _, e := range evs {
+			own = own || (e.Kind == StageCompleted && e.Cell == cellKey)
+		}
+		return &stages.Result{Outputs: ev.Outputs, Summary: pl.Summary, Diverged: pl.Diverged}, own, nil
+	}
+	return nil, false, nil
+}
+
+func (r *Runner) verifyOutputs(ctx context.Context, outs map[string]artifacts.Ref) error {
+	for name, ref := range outs {
+		if _, err := r.Store.Blobs.Get(ctx, ref); err != nil {
+			return fmt.Errorf("output %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func completedEvent(stage, skey string, res *stages.Result, cached bool) *Event {
+	payload, _ := json.Marshal(completedPayload{Summary: res.Summary, Diverged: res.Diverged, Cached: cached})
+	return &Event{Kind: StageCompleted, Stage: stage, StageKey: skey, Outputs: res.Outputs, Payload: payload}
+}
+
+// runStage executes a stage, resuming from its last verified checkpoint.
+func (r *Runner) runStage(ctx context.Context, st stages.Stage, cell *manifests.Cell, skey string,
+	upstream map[string]*stages.Result, appendCell func(*Event) error, p *progress) (*stages.Result, error) {
+	resume, err := r.lastCheckpoint(ctx, skey)
+	if err != nil {
+		return nil, err
+	}
+	ups := map[string]*stages.Result{}
+	for k, v := range upstream {
+		ups[k] = v
+	}
+	if err := appendCell(&Event{Kind: StageStarted, Stage: st.Name(), StageKey: skey, Inputs: inputs(upstream)}); err != nil {
+		return nil, err
+	}
+	p.stageStart(st.Name(), resume)
+	env := &stages.Env{Cell: cell, Store: r.Store.Blobs, Upstream: ups, Resume: resume,
+		Report: func(rep stages.RoundReport) error {
+			payload, _ := json.Marshal(rep)
+			ev := &Event{Kind: RoundCompleted, Stage: st.Name(), StageKey: skey, Round: rep.Round, Payload: payload}
+			if rep.Checkpoint != nil {
+				ev.Outputs = map[string]artifacts.Ref{"checkpoint": *rep.Checkpoint}
+			}
+			if err := appendCell(ev); err != nil {
+				return err
+			}
+			p.round(rep)
+			return nil
+		}}
+	res, err := st.Run(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	if err := appendCell(completedEvent(st.Name(), skey, res, false)); err != nil {
+		return nil, err
+	}
+	p.stageDone(st.Name(), res)
+	return res, nil
+}
+
+// lastCheckpoint returns the furthest checkpoint recorded for a stage key
+// whose blob verifies, or nil.
+func (r *Runner) lastCheckpoint(ctx context.Context, skey string) (*stages.Checkpoint, error) {
+	evs, err := r.Store.Log.ByStage(skey)
+	if err != nil {
+		return nil, err
+	}
+	var found []stages.Checkpoint
+	for _, ev := range evs {
+		if ref, ok := ev.Outputs["checkpoint"]; ok && ev.Kind == RoundCompleted {
+			found = append(found, stages.Checkpoint{Round: ev.Round, Ref: ref})
+		}
+	}
+	sort.SliceStable(found, func(i, j int) bool { return found[i].Round > found[j].Round })
+	for _, c := range found {
+		if _, err := r.Store.Blobs.Get(ctx, c.Ref); err == nil {
+			return &c, nil
+		}
+	}
+	return nil, nil
+}
+
+// Fingerprint describes the environment a cell runs in.
+func Fingerprint(cfg *manifests.Manifest) map[string]string {
+	cpu := "unknown"
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return map[string]string{"go": runtime.Version(), "os": runtime.GOOS + "/" + runtime.GOARCH,
+		"engine": stages.Engine(cfg), "blas": "none", "cpu": cpu, "gpu": "none",
+		"cpus": fmt.Sprint(runtime.NumCPU()), "time": time.Now().UTC().Format(time.RFC3339)}
+}

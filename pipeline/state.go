@@ -1,0 +1,199 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/stages"
+)
+
+// Cell outcomes, as folded from events.
+const (
+	Pending    = "pending"    // no event yet
+	Incomplete = "incomplete" // started, not finished (running or interrupted)
+	Completed  = "completed"
+	Diverged   = "diverged"
+	Failed     = "failed"
+)
+
+// Registration is a manifest as registered: the plan and its cell keys.
+type Registration struct {
+	Plan     manifests.Plan `json:"plan"`
+	CellKeys []string       `json:"cell_keys"`
+}
+
+// Manifests returns the latest registration of every manifest, oldest
+// first.
+func (s *Store) Manifests() ([]Registration, error) {
+	evs, err := s.Log.ByKind(ManifestRegistered)
+	if err != nil {
+		return nil, err
+	}
+	latest := map[string]int{}
+	var out []Registration
+	for _, ev := range evs {
+		var r Registration
+		if err := json.Unmarshal(ev.Payload, &r); err != nil {
+			return nil, fmt.Errorf("event %d: %w", ev.Seq, err)
+		}
+		if i, ok := latest[ev.Manifest]; ok {
+			out[i] = r
+			continue
+		}
+		latest[ev.Manifest] = len(out)
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// FindManifest returns the registration whose hash is or starts with
+// prefix; the prefix must be unique.
+func (s *Store) FindManifest(prefix string) (*Registration, error) {
+	all, err := s.Manifests()
+	if err != nil {
+		return nil, err
+	}
+	var found []Registration
+	for _, r := range all {
+		if strings.HasPrefix(r.Plan.Hash, prefix) {
+			found = append(found, r)
+		}
+	}
+	switch {
+	case prefix == "" || len(found) == 0:
+		return nil, fmt.Errorf("no manifest %q in store %s; `ump status` lists the manifests it holds", prefix, s.Dir)
+	case len(found) > 1:
+		return nil, fmt.Errorf("manifest prefix %q is ambiguous (%d matches); give more digits", prefix, len(found))
+	}
+	return &found[0], nil
+}
+
+// StageView is the fold of one stage's events within a cell.
+type StageView struct {
+	Name     string
+	Key      string
+	Status   string // running (started, not finished), completed, failed
+	Cached   bool   // completed by reusing another cell's result
+	Inputs   []string
+	Result   *stages.Result
+	Error    string
+	Round    int // last reported round
+	Rounds   int
+	Restarts int // StageStarted events beyond the first
+}
+
+// CellView is the fold of one cell's events.
+type CellView struct {
+	Key    string
+	Status string
+	Stages []*StageView // in the order they first appear
+	Events []Event
+}
+
+// completedPayload is the payload of StageCompleted.
+type completedPayload struct {
+	Summary  json.RawMessage `json:"summary,omitempty"`
+	Diverged bool            `json:"diverged,omitempty"`
+	Cached   bool            `json:"cached,omitempty"`
+}
+
+// cellPayload is the payload of CellCompleted.
+type cellPayload struct {
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Cell folds the events of a cell key.
+func (s *Store) Cell(key string) (*CellView, error) {
+	evs, err := s.Log.ByCell(key)
+	if err != nil {
+		return nil, err
+	}
+	return foldCell(key, evs), nil
+}
+
+func foldCell(key string, evs []Event) *CellView {
+	v := &CellView{Key: key, Status: Pending, Events: evs}
+	byName := map[string]*StageView{}
+	stage := func(name string) *StageView {
+		if st, ok := byName[name]; ok {
+			return st
+		}
+		st := &StageView{Name: name}
+		byName[name] = st
+		v.Stages = append(v.Stages, st)
+		return st
+	}
+	for _, ev := range evs {
+		switch ev.Kind {
+		case CellStarted:
+			v.Status = Incomplete
+		case CellCompleted:
+			var p cellPayload
+			json.Unmarshal(ev.Payload, &p)
+			v.Status = p.Status
+		case StageStarted:
+			st := stage(ev.Stage)
+			if st.Key != "" {
+				st.Restarts++
+			}
+			st.Key, st.Status, st.Inputs, st.Error, st.Cached = ev.StageKey, "running", ev.Inputs, "", false
+		case RoundCompleted:
+			var r stages.RoundReport
+			json.Unmarshal(ev.Payload, &r)
+			st := stage(ev.Stage)
+			st.Round, st.Rounds = r.Round, r.Rounds
+		case StageCompleted:
+			var p completedPayload
+			json.Unmarshal(ev.Payload, &p)
+			st := stage(ev.Stage)
+			st.Key, st.Status, st.Cached = ev.StageKey, Completed, p.Cached
+			st.Result = &stages.Result{Outputs: ev.Outputs, Summary: p.Summary, Diverged: p.Diverged}
+		case StageFailed:
+			st := stage(ev.Stage)
+			st.Status = Failed
+			json.Unmarshal(ev.Payload, &st.Error)
+		}
+	}
+	return v
+}
+
+// Stage returns the view of a named stage, or nil.
+func (v *CellView) Stage(name string) *StageView {
+	for _, st := range v.Stages {
+		if st.Name == name {
+			return st
+		}
+	}
+	return nil
+}
+
+// Report is a manifest with the fold of each of its cells.
+type Report struct {
+	Registration
+	Cells []*CellView
+}
+
+// Report folds every cell of a registered manifest.
+func (s *Store) Report(r *Registration) (*Report, error) {
+	rep := &Report{Registration: *r}
+	for _, key := range r.CellKeys {
+		v, err := s.Cell(key)
+		if err != nil {
+			return nil, err
+		}
+		rep.Cells = append(rep.Cells, v)
+	}
+	return rep, nil
+}
+
+// Counts returns how many cells have each status.
+func (r *Report) Counts() map[string]int {
+	c := map[string]int{}
+	for _, v := range r.Cells {
+		c[v.Status]++
+	}
+	return c
+}

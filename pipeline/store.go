@@ -1,0 +1,110 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ump-lab/ump/artifacts"
+)
+
+// Store is an opened store directory: event log, blobs and the lock.
+type Store struct {
+	Dir   string
+	Log   *Log
+	Blobs *artifacts.Local
+	lock  *os.File
+}
+
+// ErrBusy is returned (wrapped) by Open when another process holds the store.
+var ErrBusy = errors.New("store is in use")
+
+// Open locks the store directory (creating it) and opens its event log and
+// blobs. command describes the holder to anyone who finds the store busy.
+func Open(dir, command string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("store %s: %w", dir, err)
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", dir, err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := os.ReadFile(lock.Name())
+		lock.Close()
+		pid, what, _ := strings.Cut(strings.TrimSpace(string(holder)), "\n")
+		return nil, fmt.Errorf("%w: store %s is in use by PID %s (%s); wait for it to finish, or use another --store. `ump status` works meanwhile", ErrBusy, dir, pid, what)
+	}
+	lock.Truncate(0)
+	lock.WriteAt([]byte(fmt.Sprintf("%d\n%s since %s\n", os.Getpid(), command, time.Now().UTC().Format(time.RFC3339))), 0)
+	s := &Store{Dir: dir, lock: lock}
+	if s.Blobs, err = artifacts.NewLocal(filepath.Join(dir, "blobs")); err == nil {
+		err = s.Blobs.RemoveTemp()
+	}
+	if err == nil {
+		s.Log, err = openLog(filepath.Join(dir, "events"))
+	}
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close closes the log and releases the lock.
+func (s *Store) Close() error {
+	err := s.Log.close()
+	s.lock.Close()
+	return err
+}
+
+// Snapshot is what a running process publishes about itself for
+// `ump status`, which cannot open the locked log.
+type Snapshot struct {
+	PID        int       `json:"pid"`
+	State      string    `json:"state"` // running, finished, interrupted, failed
+	Manifest   string    `json:"manifest"`
+	Name       string    `json:"name"`
+	Started    time.Time `json:"started"`
+	Updated    time.Time `json:"updated"`
+	Cells      int       `json:"cells"`
+	CellsDone  int       `json:"cells_done"`
+	Cell       int       `json:"cell"` // 1-based index of the cell running
+	Label      string    `json:"label,omitempty"`
+	Stage      string    `json:"stage,omitempty"`
+	Round      int       `json:"round,omitempty"`
+	Rounds     int       `json:"rounds,omitempty"`
+	ETASeconds float64   `json:"eta_seconds,omitempty"`
+}
+
+func snapshotPath(dir string) string { return filepath.Join(dir, "status.json") }
+
+// writeSnapshot replaces the snapshot atomically.
+func writeSnapshot(dir string, s *Snapshot) error {
+	s.Updated = time.Now().UTC()
+	data, _ := json.MarshalIndent(s, "", "  ")
+	tmp := snapshotPath(dir) + ".tmp-" + strconv.Itoa(os.Getpid())
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, snapshotPath(dir))
+}
+
+// ReadSnapshot returns the last snapshot a run published in dir.
+func ReadSnapshot(dir string) (*Snapshot, error) {
+	data, err := os.ReadFile(snapshotPath(dir))
+	if err != nil {
+		return nil, err
+	}
+	var s Snapshot
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", snapshotPath(dir), err)
+	}
+	return &s, nil
+}

@@ -1,0 +1,106 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/stages"
+)
+
+// OutputCheck compares one recomputed output with the recorded one.
+type OutputCheck struct {
+	Stage, Output string
+	Recorded, Got string // digests; Recorded is empty when nothing was recorded
+}
+
+// OK reports whether the digests match.
+func (c OutputCheck) OK() bool { return c.Recorded != "" && c.Recorded == c.Got }
+
+// CellCheck is the verification of one cell.
+type CellCheck struct {
+	Index  int
+	Label  string
+	Checks []OutputCheck
+	Err    error // the recomputation failed
+}
+
+// OK reports whether every output matched.
+func (c CellCheck) OK() bool {
+	if c.Err != nil || len(c.Checks) == 0 {
+		return false
+	}
+	for _, o := range c.Checks {
+		if !o.OK() {
+			return false
+		}
+	}
+	return true
+}
+
+// Verify recomputes every cell of a registered manifest from scratch, with
+// caching off and blobs kept in memory (the store is only read), and
+// compares each stage's output digests with the ones the log recorded for
+// the same stage key.
+func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stage, progress io.Writer) ([]CellCheck, error) {
+	var out []CellCheck
+	for i := range reg.Plan.Cells {
+		cell := &reg.Plan.Cells[i]
+		check := CellCheck{Index: i, Label: cell.LabelString()}
+		if progress != nil {
+			fmt.Fprintf(progress, "verifying cell %d/%d %s\n", i+1, len(reg.Plan.Cells), check.Label)
+		}
+		mem := artifacts.NewMemory()
+		results := map[string]*stages.Result{}
+		for _, st := range stgs {
+			skey := stageKey(st, &cell.Config, results)
+			env := &stages.Env{Cell: cell, Store: mem, Upstream: results,
+				Report: func(stages.RoundReport) error { return ctx.Err() }}
+			res, err := st.Run(ctx, env)
+			if ctx.Err() != nil {
+				return out, ErrInterrupted
+			}
+			if err != nil {
+				check.Err = fmt.Errorf("stage %s: %w", st.Name(), err)
+				break
+			}
+			recorded, err := s.recordedOutputs(skey)
+			if err != nil {
+				return out, err
+			}
+			for _, name := range sortedKeys(res.Outputs) {
+				check.Checks = append(check.Checks, OutputCheck{Stage: st.Name(), Output: name,
+					Recorded: recorded[name].Digest, Got: res.Outputs[name].Digest})
+			}
+			results[st.Name()] = res
+		}
+		out = append(out, check)
+	}
+	return out, nil
+}
+
+// recordedOutputs returns the outputs of the last StageCompleted event of a
+// stage key, or nil.
+func (s *Store) recordedOutputs(skey string) (map[string]artifacts.Ref, error) {
+	evs, err := s.Log.ByStage(skey)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Kind == StageCompleted {
+			return evs[i].Outputs, nil
+		}
+	}
+	return nil, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
