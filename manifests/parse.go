@@ -257,12 +257,36 @@ func valueAt(m *Manifest, path string) string {
 	return string(CanonicalJSON(tree))
 }
 
+// labelValue renders a canonical JSON value for people: strings bare,
+// objects as name(key=value,...) in key order.
 func labelValue(canonical string) string {
-	var s string
-	if json.Unmarshal([]byte(canonical), &s) == nil {
-		return s
+	var v any
+	if err := json.Unmarshal([]byte(canonical), &v); err != nil {
+		return canonical
+	}
+	switch x := v.(type) {
+	case string:
+		return x
+	case map[string]any:
+		name, _ := x["name"].(string)
+		var parts []string
+		for _, k := range sortedKeys(x) {
+			if k != "name" {
+				parts = append(parts, k+"="+labelValue(string(CanonicalJSON(x[k]))))
+			}
+		}
+		return name + "(" + strings.Join(parts, ",") + ")"
 	}
 	return canonical
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func labelOf(axes []axis, idx []int) string {

@@ -59,7 +59,8 @@ func (s *Store) Export(ctx context.Context, rep *Report, table string) (t *artif
 	return out, skipped, nil
 }
 
-// paramColumns repeats a cell's parameters over rows.
+// paramColumns repeats a cell's parameters over rows. Parameters an
+// algorithm does not take are NaN (numbers) or empty (strings).
 func paramColumns(hash string, c *manifests.Cell, cell *CellView, rows int) []artifacts.Column {
 	cfg := c.Config
 	num := func(p *float64) float64 {
@@ -68,40 +69,35 @@ func paramColumns(hash string, c *manifests.Cell, cell *CellView, rows int) []ar
 		}
 		return *p
 	}
-	strs := []struct{ name, v string }{
-		{"manifest", hash}, {"cell_key", cell.Key}, {"status", cell.Status}, {"dataset", cfg.Task.Dataset},
-		{"algorithm", cfg.Algorithm.Name}, {"topology", cfg.Topology.Kind}, {"tracker_init", cfg.Algorithm.TrackerInit}}
-	ints := []struct {
-		name string
-		v    int
-	}{{"cell", c.Index}, {"workers", cfg.Workers}, {"seed", cfg.Seed}, {"local_steps", cfg.LocalSteps}, {"rounds", cfg.Rounds}}
-	floats := []struct {
-		name string
-		v    float64
-	}{{"lr", cfg.LR}, {"alpha", num(cfg.Algorithm.Alpha)}, {"beta", num(cfg.Algorithm.Beta)}, {"lambda", num(cfg.Algorithm.Lambda)}}
-	var cols []artifacts.Column
-	for _, s := range strs {
-		col := artifacts.Column{Name: s.name, Strings: make([]string, rows)}
+	str := func(name, v string) artifacts.Column {
+		col := artifacts.Column{Name: name, Strings: make([]string, rows)}
 		for r := range col.Strings {
-			col.Strings[r] = s.v
+			col.Strings[r] = v
 		}
-		cols = append(cols, col)
+		return col
 	}
-	for _, n := range ints {
-		col := artifacts.Column{Name: n.name, Ints: make([]int64, rows)}
+	integer := func(name string, v int) artifacts.Column {
+		col := artifacts.Column{Name: name, Ints: make([]int64, rows)}
 		for r := range col.Ints {
-			col.Ints[r] = int64(n.v)
+			col.Ints[r] = int64(v)
 		}
-		cols = append(cols, col)
+		return col
 	}
-	for _, f := range floats {
-		col := artifacts.Column{Name: f.name, Floats: make([]float64, rows)}
+	float := func(name string, v float64) artifacts.Column {
+		col := artifacts.Column{Name: name, Floats: make([]float64, rows)}
 		for r := range col.Floats {
-			col.Floats[r] = f.v
+			col.Floats[r] = v
 		}
-		cols = append(cols, col)
+		return col
 	}
-	return cols
+	a := cfg.Algorithm
+	return []artifacts.Column{
+		str("manifest", hash), integer("cell", c.Index), str("cell_key", cell.Key), str("status", cell.Status),
+		str("dataset", cfg.Task.Dataset), str("algorithm", a.Name), integer("workers", cfg.Workers),
+		str("topology", cfg.Topology.Kind), float("lr", cfg.LR), integer("seed", cfg.Seed),
+		integer("local_steps", cfg.LocalSteps), integer("rounds", cfg.Rounds), float("alpha", num(a.Alpha)),
+		float("beta", num(a.Beta)), float("lambda", num(a.Lambda)), str("tracker_init", a.TrackerInit),
+	}
 }
 
 // wallSeconds sums, for each round, the seconds of the latest report of

@@ -1,0 +1,263 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/stages/train"
+)
+
+const smallManifest = `version: 1
+name: small
+task: {dataset: quadratic, quadratic: {dim: 50, sigma: 0.1}}
+workers: 6
+rounds: 40
+local_steps: 3
+lr: 0.05
+algorithm: {name: d-sum}
+sweep:
+  algorithm: [{name: d-sum}, {name: gt-dsum}]
+evaluate: {every: 2}
+checkpoint: {every: 10}
+`
+
+func parse(t *testing.T, src string) *manifests.Plan {
+	t.Helper()
+	plan, err := manifests.Parse("test.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
+func countKind(t *testing.T, s *Store, kind string) int {
+	t.Helper()
+	evs, err := s.Log.ByKind(kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(evs)
+}
+
+// withoutWall drops the one column that differs between runs.
+func withoutWall(tab *artifacts.Table) *artifacts.Table {
+	out := &artifacts.Table{}
+	for _, c := range tab.Columns {
+		if c.Name != "wall_seconds" {
+			out.Columns = append(out.Columns, c)
+		}
+	}
+	return out
+}
+
+func sameTables(t *testing.T, a, b *artifacts.Table) {
+	t.Helper()
+	da, _ := artifacts.WriteArrow(withoutWall(a))
+	db, _ := artifacts.WriteArrow(withoutWall(b))
+	if string(da) != string(db) {
+		t.Fatalf("tables differ:\n%+v\n%+v", a, b)
+	}
+}
+
+func TestRerunIsAllCacheHits(t *testing.T) {
+	plan := parse(t, smallManifest)
+	s := openTestStore(t)
+	r := &Runner{Store: s, Stages: DefaultStages()}
+	if out, err := r.Run(context.Background(), plan); err != nil || out.Completed != 2 || out.Cached != 0 {
+		t.Fatalf("first run: %+v %v", out, err)
+	}
+	before := exportTable(t, s, plan.Hash, "rounds")
+	started, total := countKind(t, s, StageStarted), countKind(t, s, CellCompleted)
+	out, err := r.Run(context.Background(), plan)
+	if err != nil || out.Cached != 2 || out.Completed != 2 {
+		t.Fatalf("rerun: %+v %v", out, err)
+	}
+	if n := countKind(t, s, StageStarted); n != started {
+		t.Errorf("rerun started %d stages, want none", n-started)
+	}
+	if n := countKind(t, s, CellCompleted); n != total {
+		t.Errorf("rerun appended %d CellCompleted events, want none", n-total)
+	}
+	sameTables(t, before, exportTable(t, s, plan.Hash, "rounds"))
+	if rows := before.Rows(); rows != 2*20 {
+		t.Errorf("rounds table has %d rows, want 2 cells x 20 evaluations", rows)
+	}
+}
+
+func blobPath(s *Store, ref artifacts.Ref) string {
+	h := strings.TrimPrefix(ref.Digest, "sha256:")
+	return filepath.Join(s.Dir, "blobs", "sha256", h[:2], h)
+}
+
+func TestCorruptBlobIsDetectedAndRecomputed(t *testing.T) {
+	plan := parse(t, smallManifest)
+	s := openTestStore(t)
+	r := &Runner{Store: s, Stages: DefaultStages()}
+	if _, err := r.Run(context.Background(), plan); err != nil {
+		t.Fatal(err)
+	}
+	before := exportTable(t, s, plan.Hash, "rounds")
+	reg, _ := s.FindManifest(plan.Hash)
+	rep, _ := s.Report(reg)
+	trainOut := rep.Cells[0].Stage("train").Result.Outputs
+	// Damage the rounds table and truncate the final checkpoint: train must
+	// rerun, resume from the checkpoint after round 30 and reproduce both.
+	if err := os.WriteFile(blobPath(s, trainOut["rounds"]), []byte("not arrow"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(blobPath(s, trainOut["checkpoint"]), 100); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Blobs.Get(context.Background(), trainOut["rounds"]); !errors.Is(err, artifacts.ErrCorrupt) {
+		t.Fatalf("damaged blob not detected: %v", err)
+	}
+	var progress strings.Builder
+	r.Progress = &progress
+	started := countKind(t, s, StageStarted)
+	out, err := r.Run(context.Background(), plan)
+	if err != nil || out.Completed != 2 {
+		t.Fatalf("rerun: %+v %v", out, err)
+	}
+	for _, want := range []string{"cached output unusable", "resuming from the checkpoint after round 30"} {
+		if !strings.Contains(progress.String(), want) {
+			t.Errorf("progress lacks %q:\n%s", want, progress.String())
+		}
+	}
+	if n := countKind(t, s, StageStarted) - started; n != 1 {
+		t.Errorf("rerun started %d stages, want only train of cell 1", n)
+	}
+	for name, ref := range trainOut {
+		if _, err := s.Blobs.Get(context.Background(), ref); err != nil {
+			t.Errorf("output %s not restored: %v", name, err)
+		}
+	}
+	sameTables(t, before, exportTable(t, s, plan.Hash, "rounds"))
+}
+
+// interruptAt wraps the train stage and cancels the run after a round.
+type interruptAt struct {
+	train.Stage
+	cell, round int
+	cancel      context.CancelFunc
+}
+
+func (s interruptAt) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
+	if env.Cell.Index == s.cell {
+		report := env.Report
+		env.Report = func(r stages.RoundReport) error {
+			if r.Round == s.round {
+				s.cancel()
+			}
+			return report(r)
+		}
+	}
+	return s.Stage.Run(ctx, env)
+}
+
+func TestInterruptedRunResumesBitIdentical(t *testing.T) {
+	plan := parse(t, smallManifest)
+	clean := openTestStore(t)
+	if _, err := (&Runner{Store: clean, Stages: DefaultStages()}).Run(context.Background(), plan); err != nil {
+		t.Fatal(err)
+	}
+	s := openTestStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stgs := DefaultStages()
+	stgs[2] = interruptAt{cell: 1, round: 24, cancel: cancel}
+	_, err := (&Runner{Store: s, Stages: stgs}).Run(ctx, plan)
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("run: %v, want ErrInterrupted", err)
+	}
+	reg, _ := s.FindManifest(plan.Hash)
+	rep, _ := s.Report(reg)
+	// Cancelled while reporting round 24, training finishes round 25 (the
+	// next safe point) and checkpoints there.
+	if st := rep.Cells[1].Stage("train"); rep.Cells[1].Status != Incomplete || st.Round != 25 {
+		t.Fatalf("after interruption cell 2 is %s at round %d, want incomplete at 25", rep.Cells[1].Status, st.Round)
+	}
+	var progress strings.Builder
+	out, err := (&Runner{Store: s, Stages: DefaultStages(), Progress: &progress}).Run(context.Background(), plan)
+	if err != nil || out.Completed != 2 {
+		t.Fatalf("resumed run: %+v %v", out, err)
+	}
+	if !strings.Contains(progress.String(), "resuming from the checkpoint after round 25") {
+		t.Errorf("did not resume from the interruption point:\n%s", progress.String())
+	}
+	sameTables(t, exportTable(t, clean, plan.Hash, "rounds"), exportTable(t, s, plan.Hash, "rounds"))
+	sameTables(t, exportTable(t, clean, plan.Hash, "final"), exportTable(t, s, plan.Hash, "final"))
+}
+
+func TestDivergedCellIsRecorded(t *testing.T) {
+	src := strings.Replace(smallManifest, "lr: 0.05", "lr: 3", 1)
+	plan := parse(t, src)
+	s := openTestStore(t)
+	out, err := (&Runner{Store: s, Stages: DefaultStages()}).Run(context.Background(), plan)
+	if err != nil || out.Diverged != 2 {
+		t.Fatalf("run: %+v %v, want 2 diverged cells", out, err)
+	}
+	final := exportTable(t, s, plan.Hash, "final")
+	for r, status := range final.Column("status").Strings {
+		gap := final.Column("objective_gap").Floats[r]
+		if status != Diverged || !(math.IsNaN(gap) || math.IsInf(gap, 0)) {
+			t.Errorf("row %d: status %s, gap %v; want diverged with a non-finite gap", r, status, gap)
+		}
+	}
+	rounds := exportTable(t, s, plan.Hash, "rounds").Column("round").Ints
+	if last := rounds[len(rounds)-1]; last >= 40 {
+		t.Errorf("diverged training ran to round %d, want it stopped early", last)
+	}
+}
+
+// failFirstCell wraps a stage and fails it for cell 0.
+type failFirstCell struct{ stages.Stage }
+
+func (s failFirstCell) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
+	if env.Cell.Index == 0 {
+		return nil, errors.New("injected failure")
+	}
+	return s.Stage.Run(ctx, env)
+}
+
+func TestFailedStageIsRecordedAndOthersRun(t *testing.T) {
+	plan := parse(t, smallManifest)
+	s := openTestStore(t)
+	stgs := DefaultStages()
+	stgs[3] = failFirstCell{stgs[3]}
+	out, err := (&Runner{Store: s, Stages: stgs}).Run(context.Background(), plan)
+	if err != nil || out.Failed != 1 || out.Completed != 1 {
+		t.Fatalf("run: %+v %v, want 1 failed and 1 completed", out, err)
+	}
+	reg, _ := s.FindManifest(plan.Hash)
+	rep, _ := s.Report(reg)
+	st := rep.Cells[0].Stage("evaluate")
+	if rep.Cells[0].Status != Failed || st.Status != Failed || !strings.Contains(st.Error, "injected failure") {
+		t.Fatalf("cell 1: %s, evaluate %s %q", rep.Cells[0].Status, st.Status, st.Error)
+	}
+	// Fixed code: the rerun reuses train and completes the cell.
+	started := countKind(t, s, StageStarted)
+	out, err = (&Runner{Store: s, Stages: DefaultStages()}).Run(context.Background(), plan)
+	if err != nil || out.Completed != 2 {
+		t.Fatalf("rerun: %+v %v", out, err)
+	}
+	if n := countKind(t, s, StageStarted) - started; n != 1 {
+		t.Errorf("rerun started %d stages, want 1 (evaluate of cell 1)", n)
+	}
+}
+
+func TestSecondOpenNamesHolder(t *testing.T) {
+	s := openTestStore(t)
+	_, err := Open(s.Dir, "second")
+	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "PID "+strconv.Itoa(os.Getpid())) {
+		t.Fatalf("second Open: %v; want ErrBusy naming PID %d", err, os.Getpid())
+	}
+}
