@@ -163,3 +163,22 @@ func TestErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestEmbeddedManifests(t *testing.T) {
+	names := Embedded()
+	if len(names) == 0 || names[0] != "quickstart" {
+		t.Fatalf("embedded manifests = %v, want quickstart among them", names)
+	}
+	for _, name := range names {
+		plan, err := Open(name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(plan.Cells) == 0 {
+			t.Errorf("%s expands to no cells", name)
+		}
+	}
+	if _, err := Open("no-such-manifest"); err == nil || !strings.Contains(err.Error(), "quickstart") {
+		t.Errorf("unknown name: %v; want an error listing the embedded manifests", err)
+	}
+}

@@ -14,7 +14,7 @@ func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "run every cell of a manifest (cached stages are skipped, interrupted training resumes)",
-		ArgsUsage: "MANIFEST.yaml",
+		ArgsUsage: "MANIFEST.yaml | EMBEDDED-NAME",
 		Description: "Prints `manifest <hash>` as the first line of stdout, progress on stderr, and the\n" +
 			"final metrics of every cell at the end (diverged cells show *).",
 		Action: func(c *cli.Context) error {
@@ -28,7 +28,7 @@ func runCommand() *cli.Command {
 }
 
 func runRun(ctx context.Context, g globals, path string, stdout, stderr io.Writer) error {
-	plan, err := manifests.Load(path)
+	plan, err := manifests.Open(path)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 )
@@ -66,8 +68,8 @@ func runShow(ctx context.Context, g globals, hash string, events, manifestOnly b
 				fmt.Fprintf(w, "    input  %s\n", in)
 			}
 			if st.Result != nil {
-				for name, ref := range st.Result.Outputs {
-					fmt.Fprintf(w, "    output %s = %s\n", name, ref)
+				for _, name := range slices.Sorted(maps.Keys(st.Result.Outputs)) {
+					fmt.Fprintf(w, "    output %s = %s\n", name, st.Result.Outputs[name])
 				}
 				if len(st.Result.Summary) > 0 {
 					fmt.Fprintf(w, "    summary %s\n", st.Result.Summary)

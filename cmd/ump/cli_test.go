@@ -1,0 +1,309 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ump-lab/ump/pipeline"
+)
+
+var umpBin string
+
+// TestMain builds the ump binary once: the tests drive it as a user does,
+// including killing it.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ump-cli-test")
+	if err != nil {
+		panic(err)
+	}
+	umpBin = filepath.Join(dir, "ump")
+	if out, err := exec.Command("go", "build", "-o", umpBin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building ump: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func ump(t *testing.T, store string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(umpBin, append([]string{"--store", store}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// longManifest trains long enough (about a second per cell) to be
+// interrupted; sigma > 0 exercises the counter-based noise streams.
+const longManifest = `version: 1
+name: long
+task: {dataset: quadratic, quadratic: {dim: 30000, sigma: 0.5}}
+workers: 8
+rounds: 120
+local_steps: 2
+lr: 0.02
+algorithm: {name: gt-dsum}
+sweep:
+  seed: [1, 2]
+evaluate: {every: 3}
+checkpoint: {every: 10}
+`
+
+var hashLine = regexp.MustCompile(`^manifest ([0-9a-f]{64})\n`)
+
+func hashOf(t *testing.T, r result) string {
+	t.Helper()
+	m := hashLine.FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("first stdout line is not `manifest <hash>`:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	return m[1]
+}
+
+// exportCSV exports a table and drops wall_seconds, the one column that
+// differs between runs.
+func exportCSV(t *testing.T, store, hash, table string) string {
+	t.Helper()
+	r := ump(t, store, "export", "--manifest", hash, "--table", table, "--out", "-")
+	if r.code != 0 {
+		t.Fatalf("export: %d %s", r.code, r.stderr)
+	}
+	rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	drop := -1
+	for i, name := range rows[0] {
+		if name == "wall_seconds" {
+			drop = i
+		}
+	}
+	var b strings.Builder
+	for _, row := range rows {
+		for i, v := range row {
+			if i != drop {
+				b.WriteString(v + ",")
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// outputsOf lists the output digests `ump show` reports.
+func outputsOf(t *testing.T, store, hash string) string {
+	t.Helper()
+	r := ump(t, store, "show", hash)
+	var lines []string
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if strings.Contains(l, "output ") {
+			lines = append(lines, strings.TrimSpace(l))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func TestRunShowsHashTableAndCaches(t *testing.T) {
+	store := t.TempDir()
+	m := writeFile(t, "m.yaml", strings.Replace(longManifest, "dim: 30000", "dim: 30", 1))
+	first := ump(t, store, "run", m)
+	if first.code != 0 {
+		t.Fatalf("run exited %d: %s", first.code, first.stderr)
+	}
+	hash := hashOf(t, first)
+	if !strings.Contains(first.stdout, "objective_gap") || !strings.Contains(first.stderr, "round 120/120") {
+		t.Errorf("run output lacks the final table or progress:\n%s\n%s", first.stdout, first.stderr)
+	}
+	again := ump(t, store, "run", m)
+	if again.code != 0 || hashOf(t, again) != hash || !strings.Contains(again.stderr, "(2 fully cached)") ||
+		strings.Contains(again.stderr, "done") {
+		t.Errorf("rerun was not all cache hits:\n%s", again.stderr)
+	}
+	if again.stdout != first.stdout {
+		t.Errorf("rerun printed a different table:\n%s\nvs\n%s", again.stdout, first.stdout)
+	}
+	st := ump(t, store, "status", hash[:8])
+	if st.code != 0 || !strings.Contains(st.stdout, "2 completed") {
+		t.Errorf("status: %d %s %s", st.code, st.stdout, st.stderr)
+	}
+	v := ump(t, store, "verify", hash[:10])
+	if v.code != 0 || strings.Count(v.stdout, ": ok,") != 2 {
+		t.Errorf("verify: %d\n%s\n%s", v.code, v.stdout, v.stderr)
+	}
+	arrowPath := filepath.Join(t.TempDir(), "rounds.arrow")
+	if r := ump(t, store, "export", "--manifest", hash, "--format", "arrow", "--out", arrowPath); r.code != 0 {
+		t.Fatalf("export arrow: %s", r.stderr)
+	}
+	if data, _ := os.ReadFile(arrowPath); !bytes.HasPrefix(data, []byte("ARROW1")) {
+		t.Error("arrow export is not an Arrow IPC file")
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	store := t.TempDir()
+	bad := writeFile(t, "bad.yaml", "version: 1\nname: bad\ntask: {dataset: quadratic}\nrounds: 5\nlr: 0.1\nalgorithm: {name: d-sum}\nworkers: many\n")
+	if r := ump(t, store, "run", bad); r.code != 2 || !strings.Contains(r.stderr, "bad.yaml:7:") || !strings.Contains(r.stderr, `"workers"`) {
+		t.Errorf("bad manifest: exit %d, stderr %q; want 2 naming bad.yaml:7 and workers", r.code, r.stderr)
+	}
+	if r := ump(t, store, "run", filepath.Join(t.TempDir(), "missing.yaml")); r.code == 0 {
+		t.Errorf("missing manifest exited 0")
+	}
+	diverging := writeFile(t, "div.yaml", strings.NewReplacer("dim: 30000", "dim: 10", "lr: 0.02", "lr: 3").Replace(longManifest))
+	r := ump(t, store, "run", diverging)
+	if r.code != 1 || !strings.Contains(r.stdout, "diverged") || !strings.Contains(r.stdout, "*") {
+		t.Errorf("diverging manifest: exit %d, stdout:\n%s", r.code, r.stdout)
+	}
+	if r := ump(t, store, "show", "0000000"); r.code != 2 || !strings.Contains(r.stderr, "no manifest") {
+		t.Errorf("unknown hash: exit %d, %q", r.code, r.stderr)
+	}
+	if r := ump(t, store, "export", "--manifest", hashOf(t, ump(t, store, "run", diverging)), "--table", "nope", "--out", "-"); r.code != 2 {
+		t.Errorf("bad --table: exit %d", r.code)
+	}
+	if r := ump(t, store, "help"); r.code != 0 || !strings.Contains(r.stdout, "EXIT CODES") {
+		t.Errorf("help lacks exit codes: %s", r.stdout)
+	}
+}
+
+func snapshot(store string) *pipeline.Snapshot {
+	s, err := pipeline.ReadSnapshot(store)
+	if err != nil {
+		return nil
+	}
+	return s
+}
+
+// TestKillAnywhereThenResumeIsBitIdentical SIGKILLs a run again and again
+// at growing delays, then lets it finish, and compares every table and
+// output digest with an uninterrupted run.
+func TestKillAnywhereThenResumeIsBitIdentical(t *testing.T) {
+	m := writeFile(t, "long.yaml", longManifest)
+	clean := t.TempDir()
+	ref := ump(t, clean, "run", m)
+	if ref.code != 0 {
+		t.Fatalf("clean run: %s", ref.stderr)
+	}
+	hash := hashOf(t, ref)
+
+	store := t.TempDir()
+	midTraining, finished := 0, false
+	for delay := 150 * time.Millisecond; delay < 5*time.Second && !finished; delay += 120 * time.Millisecond {
+		cmd := exec.Command(umpBin, "--store", store, "run", m)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("run exited on its own with %v", err)
+			}
+			finished = true
+		case <-time.After(delay):
+			if s := snapshot(store); s != nil && s.PID == cmd.Process.Pid && s.State == "running" && s.Stage == "train" {
+				midTraining++
+				if midTraining == 1 {
+					st := ump(t, store, "status")
+					if st.code != 0 || !strings.Contains(st.stdout, fmt.Sprintf("run running by PID %d", cmd.Process.Pid)) {
+						t.Errorf("status during a run: %d %q %q", st.code, st.stdout, st.stderr)
+					}
+				}
+			}
+			cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+		}
+	}
+	if midTraining < 2 {
+		t.Fatalf("only %d kills landed during training; the test did not exercise resume", midTraining)
+	}
+	t.Logf("killed %d times during training", midTraining)
+	final := ump(t, store, "run", m)
+	if final.code != 0 {
+		t.Fatalf("final run: %d %s", final.code, final.stderr)
+	}
+	for _, table := range []string{"rounds", "final"} {
+		if a, b := exportCSV(t, clean, hash, table), exportCSV(t, store, hash, table); a != b {
+			t.Errorf("%s table differs after kills:\n%s\nvs\n%s", table, a, b)
+		}
+	}
+	if a, b := outputsOf(t, clean, hash), outputsOf(t, store, hash); a != b || a == "" {
+		t.Errorf("output digests differ after kills:\n%s\nvs\n%s", a, b)
+	}
+	if v := ump(t, store, "verify", hash); v.code != 0 {
+		t.Errorf("verify after kills: %s", v.stdout)
+	}
+}
+
+// TestCtrlCStopsCleanlyAndSecondProcessIsRefused interrupts a run with
+// SIGINT after a second process was refused the store.
+func TestCtrlCStopsCleanlyAndSecondProcessIsRefused(t *testing.T) {
+	m := writeFile(t, "long.yaml", longManifest)
+	store := t.TempDir()
+	cmd := exec.Command(umpBin, "--store", store, "run", m)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if s := snapshot(store); s != nil && s.PID == cmd.Process.Pid && s.Stage == "train" && s.Round >= 6 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run never reached training: %s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	second := ump(t, store, "run", m)
+	if second.code != 3 || !strings.Contains(second.stderr, fmt.Sprintf("in use by PID %d", cmd.Process.Pid)) {
+		t.Errorf("second process: exit %d, %q; want 3 naming PID %d", second.code, second.stderr, cmd.Process.Pid)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 || !strings.Contains(stderr.String(), "stopped at a safe point") {
+		t.Fatalf("after SIGINT: %v\n%s", err, stderr.String())
+	}
+	if s := snapshot(store); s == nil || s.State != "interrupted" {
+		t.Errorf("snapshot after SIGINT: %+v", s)
+	}
+	resumed := ump(t, store, "run", m)
+	if resumed.code != 0 || !strings.Contains(resumed.stderr, "resuming from the checkpoint after round") {
+		t.Errorf("rerun did not resume: %d\n%s", resumed.code, resumed.stderr)
+	}
+}
