@@ -3,7 +3,6 @@ package algorithms
 import (
 	"fmt"
 	"runtime"
-	"sort"
 	"sync"
 )
 
@@ -53,16 +52,6 @@ func New(cfg Config, n int, x0 []float32) (Optimizer, error) {
 		return newGTDSUM(cfg, n, x0), nil
 	}
 	return nil, fmt.Errorf("unknown algorithm %q", cfg.Name)
-}
-
-// StateNames returns an optimizer's state names in sorted order.
-func StateNames(o Optimizer) []string {
-	var names []string
-	for k := range o.State() {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // vectors returns n copies of x0 (or zeros when x0 is nil) of length dim.

@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -29,11 +31,7 @@ type Cell struct {
 
 // LabelString renders the swept values as "path=value ..." in path order.
 func (c Cell) LabelString() string {
-	paths := make([]string, 0, len(c.Label))
-	for p := range c.Label {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
+	paths := slices.Sorted(maps.Keys(c.Label))
 	parts := make([]string, len(paths))
 	for i, p := range paths {
 		parts[i] = p + "=" + c.Label[p]
@@ -270,7 +268,7 @@ func labelValue(canonical string) string {
 	case map[string]any:
 		name, _ := x["name"].(string)
 		var parts []string
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			if k != "name" {
 				parts = append(parts, k+"="+labelValue(string(CanonicalJSON(x[k]))))
 			}
@@ -278,15 +276,6 @@ func labelValue(canonical string) string {
 		return name + "(" + strings.Join(parts, ",") + ")"
 	}
 	return canonical
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func labelOf(axes []axis, idx []int) string {

@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
@@ -19,7 +20,7 @@ var tableSources = map[string][2]string{
 }
 
 // TableNames lists the exportable tables.
-func TableNames() []string { return sortedKeys(tableSources) }
+func TableNames() []string { return slices.Sorted(maps.Keys(tableSources)) }
 
 // Export builds one table over a manifest's cells: the cell parameter
 // columns, then the stage's own columns, cells in order. Cells without the
@@ -111,7 +112,7 @@ func wallSeconds(cell *CellView, skey string, rounds []int64) artifacts.Column {
 			secs[r.Round] = r.Seconds
 		}
 	}
-	reported := sortedInts(secs)
+	reported := slices.Sorted(maps.Keys(secs))
 	col := artifacts.Column{Name: "wall_seconds", Floats: make([]float64, len(rounds))}
 	cum, k := 0.0, 0
 	for i, round := range rounds { // ascending
@@ -121,15 +122,6 @@ func wallSeconds(cell *CellView, skey string, rounds []int64) artifacts.Column {
 		col.Floats[i] = cum
 	}
 	return col
-}
-
-func sortedInts(m map[int]float64) []int {
-	keys := make([]int, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Ints(keys)
-	return keys
 }
 
 // appendColumns appends a cell's columns to the table, which must have the

@@ -36,10 +36,9 @@ func Open(dir, command string) (*Store, error) {
 		return nil, fmt.Errorf("store %s: %w", dir, err)
 	}
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		holder, _ := os.ReadFile(lock.Name())
 		lock.Close()
-		pid, what, _ := strings.Cut(strings.TrimSpace(string(holder)), "\n")
-		return nil, fmt.Errorf("%w: store %s is in use by PID %s (%s); wait for it to finish, or use another --store. `ump status` works meanwhile", ErrBusy, dir, pid, what)
+		pid, what := Holder(dir)
+		return nil, fmt.Errorf("%w: store %s is in use by PID %d (%s); wait for it to finish, or use another --store. `ump status` works meanwhile", ErrBusy, dir, pid, what)
 	}
 	lock.Truncate(0)
 	lock.WriteAt([]byte(fmt.Sprintf("%d\n%s since %s\n", os.Getpid(), command, time.Now().UTC().Format(time.RFC3339))), 0)
@@ -55,6 +54,15 @@ func Open(dir, command string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// Holder returns the PID and command line recorded by the last process
+// that locked the store in dir.
+func Holder(dir string) (pid int, what string) {
+	data, _ := os.ReadFile(filepath.Join(dir, "lock"))
+	first, what, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
+	pid, _ = strconv.Atoi(first)
+	return pid, what
 }
 
 // Close closes the log and releases the lock.

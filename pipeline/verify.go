@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/stages"
@@ -70,7 +71,7 @@ func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stag
 			if err != nil {
 				return out, err
 			}
-			for _, name := range sortedKeys(res.Outputs) {
+			for _, name := range slices.Sorted(maps.Keys(res.Outputs)) {
 				check.Checks = append(check.Checks, OutputCheck{Stage: st.Name(), Output: name,
 					Recorded: recorded[name].Digest, Got: res.Outputs[name].Digest})
 			}
@@ -94,13 +95,4 @@ func (s *Store) recordedOutputs(skey string) (map[string]artifacts.Ref, error) {
 		}
 	}
 	return nil, nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -28,9 +28,11 @@ func statusCommand() *cli.Command {
 func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 	store, err := openStore(g, "ump status")
 	if errors.Is(err, pipeline.ErrBusy) {
+		// The holder may be a run (it publishes a snapshot) or a short
+		// command such as export (it does not).
 		snap, serr := pipeline.ReadSnapshot(g.store)
-		if serr != nil {
-			return fmt.Errorf("%w (and no status snapshot: %v)", err, serr)
+		if pid, _ := pipeline.Holder(g.store); serr != nil || snap.PID != pid {
+			return err
 		}
 		printSnapshot(w, snap)
 		return nil

@@ -95,7 +95,6 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return badInput{fmt.Errorf("%w (see ump help %s)", err, c.Command.Name)}
 		},
-		CustomAppHelpTemplate: cli.AppHelpTemplate,
 	}
 }
 
