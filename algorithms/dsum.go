@@ -2,38 +2,37 @@ package algorithms
 
 // dsum is D-SUM (paper Algorithm 1): SUM local steps, then gossip of x and v.
 type dsum struct {
-	cfg        Config
-	x, v, g    [][]float32
-	mixX, mixV [][]float32 // gossip destinations, swapped in after mixing
+	cfg  Config
+	x, v gossiped
+	g    [][]float32
 }
 
 func newDSUM(cfg Config, n int, x0 []float32) *dsum {
-	d := len(x0)
-	return &dsum{cfg: cfg, x: vectors(n, d, x0), v: vectors(n, d, x0), g: vectors(n, d, nil),
-		mixX: vectors(n, d, nil), mixV: vectors(n, d, nil)}
+	return &dsum{cfg: cfg, x: newGossiped(n, x0), v: newGossiped(n, x0), g: vectors(n, len(x0), nil)}
 }
 
-func (o *dsum) X() [][]float32 { return o.x }
+func (o *dsum) X() [][]float32 { return o.x.cur }
 
-func (o *dsum) State() map[string][][]float32 { return map[string][][]float32{"x": o.x, "v": o.v} }
+func (o *dsum) State() map[string][][]float32 {
+	return map[string][][]float32{"x": o.x.cur, "v": o.v.cur}
+}
 
 func (o *dsum) Round(r *Round) error {
 	eta, alpha, beta := float32(r.LR), float32(o.cfg.Alpha), float32(o.cfg.Beta)
-	err := parallelErr(len(o.x), func(i int) error {
+	err := parallelErr(len(o.g), func(i int) error {
+		x, v, g := o.x.cur[i], o.v.cur[i], o.g[i]
 		for tau := 0; tau < r.K; tau++ {
-			if err := r.Grad(i, tau, o.x[i], o.g[i]); err != nil {
+			if err := r.Grad(i, tau, x, g); err != nil {
 				return err
 			}
-			sumStep(o.x[i], o.v[i], o.g[i], eta, alpha, beta)
+			sumStep(x, v, g, eta, alpha, beta)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	r.Mix.Apply(o.mixX, o.x)
-	r.Mix.Apply(o.mixV, o.v)
-	o.x, o.mixX = o.mixX, o.x
-	o.v, o.mixV = o.mixV, o.v
+	o.x.mix(r.Mix)
+	o.v.mix(r.Mix)
 	return nil
 }

@@ -4,31 +4,29 @@ package algorithms
 // lambda g + (1-lambda) y, gossip of x and v, then a gradient-tracking
 // update of y from the round's model displacement d.
 type gtdsum struct {
-	cfg                  Config
-	x, v, y, dPrev, g, m [][]float32
-	start, mixX, mixV    [][]float32 // x at round start; gossip destinations
-	track, mixY          [][]float32 // y + d - d_prev before gossip; y after
+	cfg                Config
+	x, v, y            gossiped
+	dPrev, g, m, start [][]float32 // start: x at the round's start
 }
 
 func newGTDSUM(cfg Config, n int, x0 []float32) *gtdsum {
 	d := len(x0)
-	z := func() [][]float32 { return vectors(n, d, nil) }
-	return &gtdsum{cfg: cfg, x: vectors(n, d, x0), v: vectors(n, d, x0), y: z(), dPrev: z(), g: z(), m: z(),
-		start: z(), mixX: z(), mixV: z(), track: z(), mixY: z()}
+	return &gtdsum{cfg: cfg, x: newGossiped(n, x0), v: newGossiped(n, x0), y: newGossiped(n, make([]float32, d)),
+		dPrev: vectors(n, d, nil), g: vectors(n, d, nil), m: vectors(n, d, nil), start: vectors(n, d, nil)}
 }
 
-func (o *gtdsum) X() [][]float32 { return o.x }
+func (o *gtdsum) X() [][]float32 { return o.x.cur }
 
 func (o *gtdsum) State() map[string][][]float32 {
-	return map[string][][]float32{"x": o.x, "v": o.v, "y": o.y, "d_prev": o.dPrev}
+	return map[string][][]float32{"x": o.x.cur, "v": o.v.cur, "y": o.y.cur, "d_prev": o.dPrev}
 }
 
 func (o *gtdsum) Round(r *Round) error {
 	eta, alpha, beta := float32(r.LR), float32(o.cfg.Alpha), float32(o.cfg.Beta)
 	lambda := float32(o.cfg.Lambda)
-	err := parallelErr(len(o.x), func(i int) error {
-		copy(o.start[i], o.x[i])
-		x, v, y, g, m := o.x[i], o.v[i], o.y[i], o.g[i], o.m[i]
+	err := parallelErr(len(o.g), func(i int) error {
+		x, v, y, g, m := o.x.cur[i], o.v.cur[i], o.y.cur[i], o.g[i], o.m[i]
+		copy(o.start[i], x)
 		for tau := 0; tau < r.K; tau++ {
 			if err := r.Grad(i, tau, x, g); err != nil {
 				return err
@@ -50,20 +48,18 @@ func (o *gtdsum) Round(r *Round) error {
 	if err != nil {
 		return err
 	}
-	r.Mix.Apply(o.mixX, o.x)
-	r.Mix.Apply(o.mixV, o.v)
-	o.x, o.mixX = o.mixX, o.x
-	o.v, o.mixV = o.mixV, o.v
+	o.x.mix(r.Mix)
+	o.v.mix(r.Mix)
+	// y = mix(y + d - d_prev) with d = (x_start - x) / (K eta); d_prev = d.
 	scale := float32(1 / (float64(r.K) * r.LR))
-	parallel(len(o.x), func(i int) {
-		start, x, y, dPrev, t := o.start[i], o.x[i], o.y[i], o.dPrev[i], o.track[i]
-		for k := range t {
+	parallel(len(o.g), func(i int) {
+		start, x, y, dPrev := o.start[i], o.x.cur[i], o.y.cur[i], o.dPrev[i]
+		for k := range y {
 			d := (start[k] - x[k]) * scale
-			t[k] = y[k] + d - dPrev[k]
+			y[k] = y[k] + d - dPrev[k]
 			dPrev[k] = d
 		}
 	})
-	r.Mix.Apply(o.mixY, o.track)
-	o.y, o.mixY = o.mixY, o.y
+	o.y.mix(r.Mix)
 	return nil
 }

@@ -56,3 +56,17 @@ func (m Mixing) Apply(dst, src [][]float32) {
 		}
 	})
 }
+
+// gossiped holds per-worker vectors that are mixed every round, plus a
+// spare set to mix into.
+type gossiped struct{ cur, spare [][]float32 }
+
+func newGossiped(n int, x0 []float32) gossiped {
+	return gossiped{cur: vectors(n, len(x0), x0), spare: vectors(n, len(x0), nil)}
+}
+
+// mix replaces the vectors with their mixture.
+func (g *gossiped) mix(m Mixing) {
+	m.Apply(g.spare, g.cur)
+	g.cur, g.spare = g.spare, g.cur
+}
