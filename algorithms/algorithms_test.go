@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func ringMixing(t *testing.T, n int) Mixing {
+func ringMixing(t testing.TB, n int) Mixing {
 	w := make([][]float64, n)
 	for i := range w {
 		w[i] = make([]float64, n)

@@ -10,15 +10,7 @@ import (
 // gradient so the optimizer's own work dominates.
 func BenchmarkRound(b *testing.B) {
 	const n, dim, k = 10, 100_000, 5
-	w := make([][]float64, n)
-	for i := range w {
-		w[i] = make([]float64, n)
-		w[i][i], w[i][(i+1)%n], w[i][(i+n-1)%n] = 1.0/3, 1.0/3, 1.0/3
-	}
-	mix, err := NewMixing(w)
-	if err != nil {
-		b.Fatal(err)
-	}
+	mix := ringMixing(b, n)
 	grad := func(worker, step int, x, g []float32) error {
 		for j := range g {
 			g[j] = x[j] - 1

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -210,7 +211,7 @@ func (m *Manifest) validate(at func(path string) string) error {
 		given := map[string]bool{"alpha": a.Alpha != nil, "beta": a.Beta != nil,
 			"lambda": a.Lambda != nil, "tracker_init": a.TrackerInit != ""}
 		for _, p := range []string{"alpha", "beta", "lambda", "tracker_init"} {
-			if given[p] && !contains(takes, p) {
+			if given[p] && !slices.Contains(takes, p) {
 				bad("algorithm."+p, "%s does not take %s; its parameters are: %s", a.Name, p, strings.Join(takes, ", "))
 			}
 		}
@@ -231,15 +232,6 @@ func (m *Manifest) validate(at func(path string) string) error {
 		return &Error{Problems: errs}
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Error lists every problem found in a manifest, one per line.
