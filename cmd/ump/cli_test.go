@@ -159,6 +159,12 @@ func TestRunShowsHashTableAndCaches(t *testing.T) {
 	if st.code != 0 || !strings.Contains(st.stdout, "2 completed") {
 		t.Errorf("status: %d %s %s", st.code, st.stdout, st.stderr)
 	}
+	show := ump(t, store, "show", hash[:8])
+	for _, want := range []string{"stage train: completed, round 120/120", "cache key ", "input  topology/mixing=sha256:", "output rounds = sha256:", "RoundCompleted"} {
+		if !strings.Contains(show.stdout, want) {
+			t.Errorf("show lacks %q:\n%s", want, show.stdout)
+		}
+	}
 	v := ump(t, store, "verify", hash[:10])
 	if v.code != 0 || strings.Count(v.stdout, ": ok,") != 2 {
 		t.Errorf("verify: %d\n%s\n%s", v.code, v.stdout, v.stderr)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 )
@@ -84,6 +85,18 @@ func runShow(ctx context.Context, g globals, hash string, events, manifestOnly b
 				line, _ := json.Marshal(ev)
 				fmt.Fprintf(w, "  %s\n", line)
 			}
+			continue
+		}
+		counts := map[string]int{}
+		for _, ev := range cell.Events {
+			counts[ev.Kind]++
+		}
+		var parts []string
+		for _, kind := range slices.Sorted(maps.Keys(counts)) {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[kind], kind))
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(w, "  events: %s (--events lists them)\n", strings.Join(parts, ", "))
 		}
 	}
 	return nil
