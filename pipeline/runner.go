@@ -265,15 +265,11 @@ func (r *Runner) runStage(ctx context.Context, st stages.Stage, cell *manifests.
 	if err != nil {
 		return nil, err
 	}
-	ups := map[string]*stages.Result{}
-	for k, v := range upstream {
-		ups[k] = v
-	}
 	if err := appendCell(&Event{Kind: StageStarted, Stage: st.Name(), StageKey: skey, Inputs: inputs(upstream)}); err != nil {
 		return nil, err
 	}
 	p.stageStart(st.Name(), resume)
-	env := &stages.Env{Cell: cell, Store: r.Store.Blobs, Upstream: ups, Resume: resume,
+	env := &stages.Env{Cell: cell, Store: r.Store.Blobs, Upstream: upstream, Resume: resume,
 		Report: func(rep stages.RoundReport) error {
 			payload, _ := json.Marshal(rep)
 			ev := &Event{Kind: RoundCompleted, Stage: st.Name(), StageKey: skey, Round: rep.Round, Payload: payload}

@@ -30,7 +30,7 @@ type Stage interface {
 type Env struct {
 	Cell     *manifests.Cell
 	Store    artifacts.Store
-	Upstream map[string]*Result // completed earlier stages, by name
+	Upstream map[string]*Result // completed earlier stages, by name; read only
 	// Resume is the last verified checkpoint of an interrupted run of this
 	// very stage (same cache key), or nil to start from scratch.
 	Resume *Checkpoint

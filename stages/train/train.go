@@ -95,15 +95,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		return nil, err
 	}
 	a := cfg.Algorithm
-	acfg := algorithms.Config{Name: a.Name, TrackerInit: a.TrackerInit}
-	for _, p := range []struct {
-		dst *float64
-		src *float64
-	}{{&acfg.Alpha, a.Alpha}, {&acfg.Beta, a.Beta}, {&acfg.Lambda, a.Lambda}} {
-		if p.src != nil {
-			*p.dst = *p.src
-		}
-	}
+	acfg := algorithms.Config{Name: a.Name, Alpha: orZero(a.Alpha), Beta: orZero(a.Beta), Lambda: orZero(a.Lambda), TrackerInit: a.TrackerInit}
 	opt, err := algorithms.New(acfg, cfg.Workers, make([]float32, q.Dim))
 	if err != nil {
 		return nil, err
@@ -193,6 +185,14 @@ func restore(ctx context.Context, env *stages.Env, opt algorithms.Optimizer, st 
 	}
 	st.Round, st.Rows = saved.Round, saved.Rows
 	return nil
+}
+
+// orZero reads a parameter the algorithm may not take.
+func orZero(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 func finite(x [][]float32) bool {
