@@ -3,9 +3,9 @@ package manifests
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -17,13 +17,14 @@ const SchemaVersion = 1
 type Manifest struct {
 	Version    int        `yaml:"version" json:"version" help:"the schema version, 1"`
 	Name       string     `yaml:"name" json:"name" help:"a name of letters, digits, '.', '_' or '-'"`
-	Task       Task       `yaml:"task" json:"task" help:"a mapping: {dataset: quadratic, quadratic: {...}}"`
+	Task       Task       `yaml:"task" json:"task" help:"a mapping: {dataset: mnist, model: lenet} or {dataset: quadratic, quadratic: {...}}"`
 	Workers    int        `yaml:"workers" json:"workers" help:"the number of workers, an integer from 1 to 1024"`
 	Rounds     int        `yaml:"rounds" json:"rounds" help:"the number of communication rounds, a positive integer"`
 	LocalSteps int        `yaml:"local_steps" json:"local_steps" help:"local steps per round (K), a positive integer"`
 	LR         float64    `yaml:"lr" json:"lr" help:"the learning rate, a positive number"`
 	Seed       int        `yaml:"seed" json:"seed" help:"the cell seed, a non-negative integer"`
-	Topology   Topology   `yaml:"topology" json:"topology" help:"a mapping: {kind: ring|full, weights: metropolis-hastings}"`
+	Partition  *Partition `yaml:"partition" json:"partition,omitempty" help:"a mapping: {kind: iid|dirichlet|shards, ...parameters}"`
+	Topology   Topology   `yaml:"topology" json:"topology" help:"a mapping: {kind: ring|mesh-to-ring|..., weights: metropolis-hastings|uniform, ...parameters}"`
 	Algorithm  Algorithm  `yaml:"algorithm" json:"algorithm" help:"a mapping: {name: d-sum|gt-dsum, ...parameters}"`
 	Evaluate   Evaluate   `yaml:"evaluate" json:"evaluate" help:"a mapping: {every: N}"`
 	Checkpoint Checkpoint `yaml:"checkpoint" json:"checkpoint" help:"a mapping: {every: N}"`
@@ -32,11 +33,56 @@ type Manifest struct {
 	Sweep map[string][]json.RawMessage `yaml:"-" json:"sweep,omitempty"`
 }
 
-// Task names the data set (or synthetic objective) and its parameters.
+// Task names the data set (or synthetic objective), the model and their
+// parameters.
 type Task struct {
-	Dataset   string     `yaml:"dataset" json:"dataset" help:"one of: quadratic"`
+	Dataset   string     `yaml:"dataset" json:"dataset" help:"a data set name (see Datasets)"`
+	Model     string     `yaml:"model" json:"model,omitempty" help:"one of: lenet, cnn, embedding-bag, mlp, logreg"`
 	Quadratic *Quadratic `yaml:"quadratic" json:"quadratic,omitempty" help:"a mapping: {dim, zeta, kappa, sigma}"`
+	Synthetic *Synthetic `yaml:"synthetic" json:"synthetic,omitempty" help:"a mapping: {dims, classes, train, test, separation}"`
 }
+
+// Datasets are the values of task.dataset: the quadratic objective, the
+// synthetic Gaussian mixture and the data sets the datasets package loads.
+var Datasets = []string{"quadratic", "synthetic", "mnist", "fashion-mnist", "cifar10", "agnews",
+	"emnist-byclass", "emnist-bymerge", "emnist-balanced", "emnist-letters", "emnist-digits", "emnist-mnist"}
+
+// Models are the values of task.model.
+var Models = []string{"lenet", "cnn", "embedding-bag", "mlp", "logreg"}
+
+// defaultModel is the model of the paper for each data set.
+func defaultModel(dataset string) string {
+	switch {
+	case dataset == "agnews":
+		return "embedding-bag"
+	case strings.HasPrefix(dataset, "emnist-"):
+		return "cnn"
+	case dataset == "synthetic":
+		return "mlp"
+	}
+	return "lenet"
+}
+
+// Synthetic parameterises the seeded Gaussian-mixture classification task.
+type Synthetic struct {
+	Dims       int     `yaml:"dims" json:"dims" help:"the input dimension, a positive integer"`
+	Classes    int     `yaml:"classes" json:"classes" help:"the number of classes, an integer >= 2"`
+	Train      int     `yaml:"train" json:"train" help:"the training samples, a positive integer"`
+	Test       int     `yaml:"test" json:"test" help:"the test samples, a positive integer"`
+	Separation float64 `yaml:"separation" json:"separation" help:"the spread of the class means, a number > 0"`
+}
+
+// Partition chooses how training samples are split over workers. Kinds
+// take their own parameters (partitionParams).
+type Partition struct {
+	Kind    string   `yaml:"kind" json:"kind" help:"one of: iid, dirichlet, shards"`
+	Alpha   *float64 `yaml:"alpha" json:"alpha,omitempty" help:"the Dirichlet concentration (non-IID degree, the paper uses 0.1, 1, 10), a number > 0"`
+	MinSize *int     `yaml:"min_size" json:"min_size,omitempty" help:"the fewest samples a worker may hold, a positive integer"`
+	Shards  *int     `yaml:"shards" json:"shards,omitempty" help:"label-sorted shards per worker, a positive integer"`
+}
+
+// partitionParams lists, per partition kind, the parameters it takes.
+var partitionParams = map[string][]string{"iid": nil, "dirichlet": {"alpha", "min_size"}, "shards": {"shards"}}
 
 // Quadratic parameterises the heterogeneous quadratic of spec/algorithms.md.
 type Quadratic struct {
@@ -46,10 +92,22 @@ type Quadratic struct {
 	Sigma float64 `yaml:"sigma" json:"sigma" help:"the gradient noise, a number >= 0"`
 }
 
-// Topology chooses the communication graph and its mixing weights.
+// Topology chooses the communication graph (static, or a schedule over
+// rounds) and its mixing weights. Kinds take their own parameters
+// (topologyParams).
 type Topology struct {
-	Kind    string `yaml:"kind" json:"kind" help:"one of: ring, full"`
-	Weights string `yaml:"weights" json:"weights" help:"one of: metropolis-hastings"`
+	Kind    string   `yaml:"kind" json:"kind" help:"one of: ring, torus, full, star, exponential, erdos-renyi, random-regular, mesh-to-ring, time-varying-ring, one-peer-exponential"`
+	Weights string   `yaml:"weights" json:"weights" help:"one of: metropolis-hastings, uniform"`
+	P       *float64 `yaml:"p" json:"p,omitempty" help:"the edge probability of erdos-renyi, a number in (0, 1]"`
+	Degree  *int     `yaml:"degree" json:"degree,omitempty" help:"the degree of random-regular, an integer from 2 to workers-1"`
+	Rows    *int     `yaml:"rows" json:"rows,omitempty" help:"the rows of the torus, a divisor of workers"`
+}
+
+// topologyParams lists, per topology kind, the parameters it takes.
+var topologyParams = map[string][]string{
+	"ring": nil, "torus": {"rows"}, "full": nil, "star": nil, "exponential": nil,
+	"erdos-renyi": {"p"}, "random-regular": {"degree"},
+	"mesh-to-ring": nil, "time-varying-ring": nil, "one-peer-exponential": nil,
 }
 
 // Algorithm names the optimizer and its parameters. Parameters that the
@@ -101,11 +159,19 @@ func (m *Manifest) fillDefaults(given func(path string) bool) {
 			*p = &v
 		}
 	}
+	setIntPtr := func(p **int, v int) {
+		if *p == nil {
+			*p = &v
+		}
+	}
 	setInt("workers", &m.Workers, 10)
 	setInt("local_steps", &m.LocalSteps, 1)
 	setInt("seed", &m.Seed, 1)
 	setStr("topology.kind", &m.Topology.Kind, "ring")
 	setStr("topology.weights", &m.Topology.Weights, "metropolis-hastings")
+	if m.Topology.Kind == "torus" {
+		setIntPtr(&m.Topology.Rows, torusRows(m.Workers))
+	}
 	setInt("evaluate.every", &m.Evaluate.Every, 1)
 	setInt("checkpoint.every", &m.Checkpoint.Every, 10)
 	if m.Task.Dataset == "quadratic" {
@@ -117,6 +183,30 @@ func (m *Manifest) fillDefaults(given func(path string) bool) {
 		setInt("task.quadratic.kappa", &q.Kappa, 4)
 		if !given("task.quadratic.zeta") {
 			q.Zeta = 1
+		}
+	} else if m.Task.Dataset != "" {
+		setStr("task.model", &m.Task.Model, defaultModel(m.Task.Dataset))
+		if m.Partition == nil {
+			m.Partition = &Partition{Kind: "iid"}
+		}
+		switch m.Partition.Kind {
+		case "dirichlet":
+			setIntPtr(&m.Partition.MinSize, 10)
+		case "shards":
+			setIntPtr(&m.Partition.Shards, 2)
+		}
+	}
+	if m.Task.Dataset == "synthetic" {
+		if m.Task.Synthetic == nil {
+			m.Task.Synthetic = &Synthetic{}
+		}
+		s := m.Task.Synthetic
+		setInt("task.synthetic.dims", &s.Dims, 20)
+		setInt("task.synthetic.classes", &s.Classes, 4)
+		setInt("task.synthetic.train", &s.Train, 4000)
+		setInt("task.synthetic.test", &s.Test, 1000)
+		if !given("task.synthetic.separation") {
+			s.Separation = 0.5
 		}
 	}
 	a := &m.Algorithm
@@ -140,7 +230,7 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 // position of a field path for error messages.
 func (m *Manifest) validate(at func(path string) string) error {
 	var errs []string
-	bad := func(path, format string, args ...any) {
+	var bad complaint = func(path, format string, args ...any) {
 		errs = append(errs, fmt.Sprintf("%s: field %q: %s", at(path), path, fmt.Sprintf(format, args...)))
 	}
 	oneOf := func(path, v string, allowed ...string) {
@@ -157,22 +247,39 @@ func (m *Manifest) validate(at func(path string) string) error {
 	if !nameRE.MatchString(m.Name) {
 		bad("name", "%q is not allowed; use letters, digits, '.', '_' or '-'", m.Name)
 	}
-	oneOf("task.dataset", m.Task.Dataset, "quadratic")
-	if q := m.Task.Quadratic; q != nil {
-		if m.Task.Dataset != "quadratic" {
-			bad("task.quadratic", "only allowed with dataset: quadratic")
+	// onlyTakes reports parameters given to a kind that does not take them.
+	onlyTakes := func(path, kind string, takes []string, given map[string]bool) {
+		for _, p := range slices.Sorted(maps.Keys(given)) {
+			if given[p] && !slices.Contains(takes, p) {
+				list := strings.Join(takes, ", ")
+				if list == "" {
+					list = "none"
+				}
+				bad(path+"."+p, "%s does not take %s; its parameters are: %s", kind, p, list)
+			}
 		}
-		if q.Dim < 1 {
-			bad("task.quadratic.dim", "%d is out of range; use a positive integer", q.Dim)
+	}
+	oneOf("task.dataset", m.Task.Dataset, Datasets...)
+	m.validateTask(bad, oneOf)
+	if pt := m.Partition; pt != nil {
+		takes, known := partitionParams[pt.Kind]
+		if !known {
+			oneOf("partition.kind", pt.Kind, slices.Sorted(maps.Keys(partitionParams))...)
 		}
-		if q.Kappa < 1 {
-			bad("task.quadratic.kappa", "%d is out of range; use a positive integer", q.Kappa)
+		if known {
+			onlyTakes("partition", pt.Kind, takes, map[string]bool{"alpha": pt.Alpha != nil, "min_size": pt.MinSize != nil, "shards": pt.Shards != nil})
 		}
-		if q.Zeta < 0 {
-			bad("task.quadratic.zeta", "%g is out of range; use a number >= 0", q.Zeta)
+		if pt.Kind == "dirichlet" && pt.Alpha == nil {
+			bad("partition.alpha", "dirichlet needs alpha, the non-IID degree (the paper uses 0.1, 1 and 10)")
 		}
-		if q.Sigma < 0 {
-			bad("task.quadratic.sigma", "%g is out of range; use a number >= 0", q.Sigma)
+		if pt.Alpha != nil && !(*pt.Alpha > 0) {
+			bad("partition.alpha", "%g is out of range; use a number > 0", *pt.Alpha)
+		}
+		if pt.MinSize != nil && *pt.MinSize < 1 {
+			bad("partition.min_size", "%d is out of range; use a positive integer", *pt.MinSize)
+		}
+		if pt.Shards != nil && *pt.Shards < 1 {
+			bad("partition.shards", "%d is out of range; use a positive integer", *pt.Shards)
 		}
 	}
 	if m.Workers < 1 || m.Workers > 1024 {
@@ -190,8 +297,7 @@ func (m *Manifest) validate(at func(path string) string) error {
 	if m.Seed < 0 {
 		bad("seed", "%d is out of range; use a non-negative integer", m.Seed)
 	}
-	oneOf("topology.kind", m.Topology.Kind, "ring", "full")
-	oneOf("topology.weights", m.Topology.Weights, "metropolis-hastings")
+	m.validateTopology(bad, oneOf, onlyTakes)
 	if m.Evaluate.Every < 1 {
 		bad("evaluate.every", "%d is out of range; use a positive integer", m.Evaluate.Every)
 	}
@@ -201,20 +307,10 @@ func (m *Manifest) validate(at func(path string) string) error {
 	a := m.Algorithm
 	takes, known := algorithmParams[a.Name]
 	if !known {
-		names := make([]string, 0, len(algorithmParams))
-		for n := range algorithmParams {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		oneOf("algorithm.name", a.Name, names...)
+		oneOf("algorithm.name", a.Name, slices.Sorted(maps.Keys(algorithmParams))...)
 	} else {
-		given := map[string]bool{"alpha": a.Alpha != nil, "beta": a.Beta != nil,
-			"lambda": a.Lambda != nil, "tracker_init": a.TrackerInit != ""}
-		for _, p := range []string{"alpha", "beta", "lambda", "tracker_init"} {
-			if given[p] && !slices.Contains(takes, p) {
-				bad("algorithm."+p, "%s does not take %s; its parameters are: %s", a.Name, p, strings.Join(takes, ", "))
-			}
-		}
+		onlyTakes("algorithm", a.Name, takes, map[string]bool{"alpha": a.Alpha != nil, "beta": a.Beta != nil,
+			"lambda": a.Lambda != nil, "tracker_init": a.TrackerInit != ""})
 	}
 	if a.Alpha != nil && !(*a.Alpha >= 0) {
 		bad("algorithm.alpha", "%g is out of range; use a number >= 0", *a.Alpha)
@@ -232,6 +328,117 @@ func (m *Manifest) validate(at func(path string) string) error {
 		return &Error{Problems: errs}
 	}
 	return nil
+}
+
+type complaint func(path, format string, args ...any)
+
+// validateTask checks the data set's own block and the model.
+func (m *Manifest) validateTask(bad complaint, oneOf func(path, v string, allowed ...string)) {
+	t := m.Task
+	if t.Dataset == "quadratic" {
+		if t.Model != "" {
+			bad("task.model", "the quadratic task has no model; remove it")
+		}
+		if m.Partition != nil {
+			bad("partition", "the quadratic task gives worker i its own objective f_i; remove partition")
+		}
+	} else if t.Model != "" {
+		oneOf("task.model", t.Model, Models...)
+		switch {
+		case t.Dataset == "agnews" && t.Model != "embedding-bag":
+			bad("task.model", "agnews is text; use embedding-bag")
+		case t.Dataset != "agnews" && t.Model == "embedding-bag":
+			bad("task.model", "embedding-bag reads token bags; %s is not text (use lenet, cnn, mlp or logreg)", t.Dataset)
+		case t.Dataset == "synthetic" && (t.Model == "lenet" || t.Model == "cnn"):
+			bad("task.model", "%s needs images; synthetic gives vectors (use mlp or logreg)", t.Model)
+		case t.Dataset == "cifar10" && t.Model == "cnn":
+			bad("task.model", "cnn is the EMNIST model for 1x28x28 images; cifar10 is 3x32x32 (use lenet, mlp or logreg)")
+		}
+	}
+	if q := t.Quadratic; q != nil {
+		if t.Dataset != "quadratic" {
+			bad("task.quadratic", "only allowed with dataset: quadratic")
+		}
+		if q.Dim < 1 {
+			bad("task.quadratic.dim", "%d is out of range; use a positive integer", q.Dim)
+		}
+		if q.Kappa < 1 {
+			bad("task.quadratic.kappa", "%d is out of range; use a positive integer", q.Kappa)
+		}
+		if q.Zeta < 0 {
+			bad("task.quadratic.zeta", "%g is out of range; use a number >= 0", q.Zeta)
+		}
+		if q.Sigma < 0 {
+			bad("task.quadratic.sigma", "%g is out of range; use a number >= 0", q.Sigma)
+		}
+	}
+	if s := t.Synthetic; s != nil {
+		if t.Dataset != "synthetic" {
+			bad("task.synthetic", "only allowed with dataset: synthetic")
+		}
+		for _, f := range []struct {
+			name string
+			v    int
+			min  int
+		}{{"dims", s.Dims, 1}, {"classes", s.Classes, 2}, {"train", s.Train, 1}, {"test", s.Test, 1}} {
+			if f.v < f.min {
+				bad("task.synthetic."+f.name, "%d is out of range; use an integer >= %d", f.v, f.min)
+			}
+		}
+		if !(s.Separation > 0) {
+			bad("task.synthetic.separation", "%g is out of range; use a number > 0", s.Separation)
+		}
+	}
+}
+
+// validateTopology checks the topology kind, its parameters and weights.
+func (m *Manifest) validateTopology(bad complaint, oneOf func(path, v string, allowed ...string),
+	onlyTakes func(path, kind string, takes []string, given map[string]bool)) {
+	tp, n := m.Topology, m.Workers
+	takes, known := topologyParams[tp.Kind]
+	if !known {
+		oneOf("topology.kind", tp.Kind, slices.Sorted(maps.Keys(topologyParams))...)
+	} else {
+		onlyTakes("topology", tp.Kind, takes, map[string]bool{"p": tp.P != nil, "degree": tp.Degree != nil, "rows": tp.Rows != nil})
+	}
+	oneOf("topology.weights", tp.Weights, "metropolis-hastings", "uniform")
+	switch tp.Kind {
+	case "erdos-renyi":
+		if tp.P == nil {
+			bad("topology.p", "erdos-renyi needs p, the edge probability in (0, 1]")
+		} else if !(*tp.P > 0 && *tp.P <= 1) {
+			bad("topology.p", "%g is out of range; use a number in (0, 1]", *tp.P)
+		}
+	case "random-regular":
+		if tp.Degree == nil {
+			bad("topology.degree", "random-regular needs degree, an integer from 2 to workers-1")
+		} else if d := *tp.Degree; d < 2 || d > n-1 || d*n%2 != 0 {
+			bad("topology.degree", "%d is out of range for %d workers; use an integer from 2 to %d with workers*degree even", d, n, n-1)
+		}
+	case "torus":
+		if tp.Rows != nil && (*tp.Rows < 1 || n%*tp.Rows != 0) {
+			bad("topology.rows", "%d does not divide %d workers; use a divisor of workers", *tp.Rows, n)
+		}
+	case "one-peer-exponential":
+		if n&(n-1) != 0 || n < 2 {
+			bad("topology.kind", "one-peer-exponential pairs each worker with one peer per round and needs a power of 2 workers (got %d); use exponential or time-varying-ring", n)
+		}
+	}
+	if tp.Weights == "uniform" && (tp.Kind == "star" || tp.Kind == "erdos-renyi") {
+		bad("topology.weights", "uniform weights 1/(deg+1) are doubly stochastic only on regular graphs and %s is not regular; use metropolis-hastings", tp.Kind)
+	}
+}
+
+// torusRows is the default torus shape: the largest divisor of n that is
+// at most its square root.
+func torusRows(n int) int {
+	rows := 1
+	for r := 1; r*r <= n; r++ {
+		if n%r == 0 {
+			rows = r
+		}
+	}
+	return rows
 }
 
 // Error lists every problem found in a manifest, one per line.
