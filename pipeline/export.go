@@ -15,8 +15,10 @@ import (
 
 // Tables that Export builds: the stage and output each comes from.
 var tableSources = map[string][2]string{
-	"rounds": {"train", "rounds"},
-	"final":  {"evaluate", "final"},
+	"partition": {"partition", "histogram"},
+	"topology":  {"topology", "mixing"},
+	"rounds":    {"train", "rounds"},
+	"final":     {"evaluate", "final"},
 }
 
 // TableNames lists the exportable tables.
@@ -40,7 +42,12 @@ func (s *Store) Export(ctx context.Context, rep *Report, table string) (t *artif
 			skipped = append(skipped, fmt.Sprintf("cell %d (%s): %s", i+1, c.LabelString(), cell.Status))
 			continue
 		}
-		data, err := s.Blobs.Get(ctx, st.Result.Outputs[src[1]])
+		ref, ok := st.Result.Outputs[src[1]]
+		if !ok {
+			skipped = append(skipped, fmt.Sprintf("cell %d (%s): stage %s has no %s output", i+1, c.LabelString(), src[0], src[1]))
+			continue
+		}
+		data, err := s.Blobs.Get(ctx, ref)
 		if err != nil {
 			return nil, nil, fmt.Errorf("cell %d: %w", i+1, err)
 		}
@@ -92,9 +99,14 @@ func paramColumns(hash string, c *manifests.Cell, cell *CellView, rows int) []ar
 		return col
 	}
 	a := cfg.Algorithm
+	partition, partitionAlpha := "", math.NaN()
+	if p := cfg.Partition; p != nil {
+		partition, partitionAlpha = p.Kind, num(p.Alpha)
+	}
 	return []artifacts.Column{
 		str("manifest", hash), integer("cell", c.Index), str("cell_key", cell.Key), str("status", cell.Status),
-		str("dataset", cfg.Task.Dataset), str("algorithm", a.Name), integer("workers", cfg.Workers),
+		str("dataset", cfg.Task.Dataset), str("model", cfg.Task.Model), str("partition", partition),
+		float("partition_alpha", partitionAlpha), str("algorithm", a.Name), integer("workers", cfg.Workers),
 		str("topology", cfg.Topology.Kind), float("lr", cfg.LR), integer("seed", cfg.Seed),
 		integer("local_steps", cfg.LocalSteps), integer("rounds", cfg.Rounds), float("alpha", num(a.Alpha)),
 		float("beta", num(a.Beta)), float("lambda", num(a.Lambda)), str("tracker_init", a.TrackerInit),

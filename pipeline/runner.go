@@ -10,11 +10,13 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/stages/evaluate"
@@ -32,12 +34,17 @@ func DefaultStages() []stages.Stage {
 type Runner struct {
 	Store    *Store
 	Stages   []stages.Stage
+	Data     *datasets.Library
 	Progress io.Writer // human progress lines (stderr); nil for none
+	// Until, when set, names the last stage to run in each cell; the cell
+	// stays incomplete and a later run without Until finishes it.
+	Until string
 }
 
 // Outcome counts the cells of a run by final status.
 type Outcome struct {
 	Cells, Completed, Diverged, Failed, Cached int
+	Stopped                                    int // cells that ran up to Until
 }
 
 // ErrInterrupted is returned by Run when its context was cancelled; the
@@ -45,8 +52,8 @@ type Outcome struct {
 var ErrInterrupted = errors.New("interrupted")
 
 // CellKey is the hash of the cell's spec, its data digest and its engine.
-func CellKey(c *manifests.Cell) (string, error) {
-	digest, err := stages.DatasetDigest(&c.Config)
+func CellKey(c *manifests.Cell, data *datasets.Library) (string, error) {
+	digest, err := stages.DatasetDigest(&c.Config, data)
 	if err != nil {
 		return "", err
 	}
@@ -85,7 +92,7 @@ func inputs(upstream map[string]*stages.Result) []string {
 func (r *Runner) Register(plan *manifests.Plan) (*Registration, error) {
 	reg := &Registration{Plan: *plan}
 	for i := range plan.Cells {
-		key, err := CellKey(&plan.Cells[i])
+		key, err := CellKey(&plan.Cells[i], r.Data)
 		if err != nil {
 			return nil, fmt.Errorf("cell %d: %w", i, err)
 		}
@@ -110,6 +117,9 @@ func (r *Runner) Register(plan *manifests.Plan) (*Registration, error) {
 // Run runs every cell of the plan. It returns ErrInterrupted (wrapped) when
 // ctx is cancelled, after the running stage reached a safe point.
 func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error) {
+	if r.Until != "" && !slices.ContainsFunc(r.Stages, func(st stages.Stage) bool { return st.Name() == r.Until }) {
+		return Outcome{}, fmt.Errorf("no stage %q; the stages are: %s", r.Until, strings.Join(StageNames(r.Stages), ", "))
+	}
 	reg, err := r.Register(plan)
 	if err != nil {
 		return Outcome{}, err
@@ -138,6 +148,8 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 			out.Diverged++
 		case Failed:
 			out.Failed++
+		case Incomplete:
+			out.Stopped++
 		}
 		if cached {
 			out.Cached++
@@ -179,31 +191,36 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 			return "", false, err
 		}
 		if res != nil {
-			results[st.Name()] = res
-			diverged = diverged || res.Diverged
 			if !own {
 				if err := appendCell(completedEvent(st.Name(), skey, res, true)); err != nil {
 					return "", false, err
 				}
 			}
 			p.stageCached(st.Name())
-			continue
-		}
-		res, err = r.runStage(ctx, st, cell, skey, results, appendCell, p)
-		if errors.Is(err, stages.ErrInterrupted) || (err != nil && ctx.Err() != nil) {
-			return "", false, fmt.Errorf("%w in cell %d (%s), stage %s", ErrInterrupted, cell.Index+1, cell.LabelString(), st.Name())
-		}
-		if err != nil {
-			msg, _ := json.Marshal(err.Error())
-			if aerr := appendCell(&Event{Kind: StageFailed, Stage: st.Name(), StageKey: skey, Payload: msg}); aerr != nil {
-				return "", false, aerr
+		} else {
+			res, err = r.runStage(ctx, st, cell, skey, results, appendCell, p)
+			if errors.Is(err, stages.ErrInterrupted) || (err != nil && ctx.Err() != nil) {
+				return "", false, fmt.Errorf("%w in cell %d (%s), stage %s", ErrInterrupted, cell.Index+1, cell.LabelString(), st.Name())
 			}
-			status, failure = Failed, fmt.Sprintf("stage %s: %v", st.Name(), err)
-			p.stageFailed(st.Name(), err)
-			break
+			if err != nil {
+				msg, _ := json.Marshal(err.Error())
+				if aerr := appendCell(&Event{Kind: StageFailed, Stage: st.Name(), StageKey: skey, Payload: msg}); aerr != nil {
+					return "", false, aerr
+				}
+				status, failure = Failed, fmt.Sprintf("stage %s: %v", st.Name(), err)
+				p.stageFailed(st.Name(), err)
+				break
+			}
 		}
 		results[st.Name()] = res
 		diverged = diverged || res.Diverged
+		if st.Name() == r.Until {
+			status = Incomplete
+			break
+		}
+	}
+	if status == Incomplete {
+		return status, !appended, nil
 	}
 	if status == Completed && diverged {
 		status = Diverged
@@ -269,7 +286,7 @@ func (r *Runner) runStage(ctx context.Context, st stages.Stage, cell *manifests.
 		return nil, err
 	}
 	p.stageStart(st.Name(), resume)
-	env := &stages.Env{Cell: cell, Store: r.Store.Blobs, Upstream: upstream, Resume: resume,
+	env := &stages.Env{Cell: cell, Store: r.Store.Blobs, Data: r.Data, Upstream: upstream, Resume: resume,
 		Report: func(rep stages.RoundReport) error {
 			payload, _ := json.Marshal(rep)
 			ev := &Event{Kind: RoundCompleted, Stage: st.Name(), StageKey: skey, Round: rep.Round, Payload: payload}
@@ -313,6 +330,15 @@ func (r *Runner) lastCheckpoint(ctx context.Context, skey string) (*stages.Check
 		}
 	}
 	return nil, nil
+}
+
+// StageNames lists the names of stages in order.
+func StageNames(stgs []stages.Stage) []string {
+	names := make([]string, len(stgs))
+	for i, st := range stgs {
+		names[i] = st.Name()
+	}
+	return names
 }
 
 // Fingerprint describes the environment a cell runs in.

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/stages"
 )
 
@@ -45,7 +46,7 @@ func (c CellCheck) OK() bool {
 // caching off and blobs kept in memory (the store is only read), and
 // compares each stage's output digests with the ones the log recorded for
 // the same stage key.
-func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stage, progress io.Writer) ([]CellCheck, error) {
+func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stage, data *datasets.Library, progress io.Writer) ([]CellCheck, error) {
 	var out []CellCheck
 	for i := range reg.Plan.Cells {
 		cell := &reg.Plan.Cells[i]
@@ -57,7 +58,7 @@ func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stag
 		results := map[string]*stages.Result{}
 		for _, st := range stgs {
 			skey := stageKey(st, &cell.Config, results)
-			env := &stages.Env{Cell: cell, Store: mem, Upstream: results,
+			env := &stages.Env{Cell: cell, Store: mem, Data: data, Upstream: results,
 				Report: func(stages.RoundReport) error { return ctx.Err() }}
 			res, err := st.Run(ctx, env)
 			if ctx.Err() != nil {

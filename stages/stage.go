@@ -30,6 +30,7 @@ type Stage interface {
 type Env struct {
 	Cell     *manifests.Cell
 	Store    artifacts.Store
+	Data     *datasets.Library
 	Upstream map[string]*Result // completed earlier stages, by name; read only
 	// Resume is the last verified checkpoint of an interrupted run of this
 	// very stage (same cache key), or nil to start from scratch.
@@ -96,13 +97,24 @@ func Engine(cfg *manifests.Manifest) string { return "go-cpu-float32/v1" }
 
 // DatasetDigest identifies the content of a cell's data; it enters the cell
 // key.
-func DatasetDigest(cfg *manifests.Manifest) (string, error) {
-	switch cfg.Task.Dataset {
-	case "quadratic":
-		q := cfg.Task.Quadratic
+func DatasetDigest(cfg *manifests.Manifest, lib *datasets.Library) (string, error) {
+	if q := cfg.Task.Quadratic; cfg.Task.Dataset == "quadratic" {
 		return datasets.QuadraticDigest(cfg.Workers, q.Dim, q.Zeta, q.Kappa), nil
 	}
-	return "", fmt.Errorf("no data set %q", cfg.Task.Dataset)
+	d, err := LoadData(cfg, lib)
+	if err != nil {
+		return "", err
+	}
+	return d.Digest, nil
+}
+
+// LoadData loads the data set of a cell (not the quadratic task).
+func LoadData(cfg *manifests.Manifest, lib *datasets.Library) (*datasets.Dataset, error) {
+	var synth datasets.Synthetic
+	if s := cfg.Task.Synthetic; s != nil {
+		synth = datasets.Synthetic{Dims: s.Dims, Classes: s.Classes, Train: s.Train, Test: s.Test, Separation: s.Separation}
+	}
+	return lib.Load(cfg.Task.Dataset, synth)
 }
 
 // ReadTable loads an Arrow table output of an upstream stage.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/ump-lab/ump/artifacts"
@@ -18,7 +19,7 @@ func exportCommand() *cli.Command {
 		Usage: "write a table of a manifest's cells (parameter columns + figures) as CSV or Arrow IPC",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "manifest", Required: true, Usage: "manifest hash or unique prefix"},
-			&cli.StringFlag{Name: "table", Value: "rounds", Usage: "rounds (per-round metrics) or final (one row per cell)"},
+			&cli.StringFlag{Name: "table", Value: "rounds", Usage: "rounds (per-round metrics), final (one row per cell), partition (worker, class, count) or topology (round, i, j, weight, spectral_gap)"},
 			&cli.StringFlag{Name: "format", Value: "csv", Usage: "csv or arrow"},
 			&cli.StringFlag{Name: "out", Required: true, Usage: "output file, or - for stdout"},
 		},
@@ -35,7 +36,7 @@ func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr i
 	if o.format != "csv" && o.format != "arrow" {
 		return badInput{fmt.Errorf("--format %q: use csv or arrow", o.format)}
 	}
-	if o.table != "rounds" && o.table != "final" {
+	if !slices.Contains(pipeline.TableNames(), o.table) {
 		return badInput{fmt.Errorf("--table %q: use one of %s", o.table, strings.Join(pipeline.TableNames(), ", "))}
 	}
 	store, err := openStore(g, "ump export")

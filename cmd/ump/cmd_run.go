@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
@@ -17,20 +19,28 @@ func runCommand() *cli.Command {
 		ArgsUsage: "MANIFEST.yaml | EMBEDDED-NAME",
 		Description: "Prints `manifest <hash>` as the first line of stdout, progress on stderr, and the\n" +
 			"final metrics of every cell at the end (diverged cells show *).",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "until", Usage: "run each cell's stages up to and including `STAGE` (partition, topology, train), " +
+				"to inspect them with `ump show` before training; a plain rerun continues from there"},
+		},
 		Action: func(c *cli.Context) error {
 			path, err := oneArg(c, "the manifest file")
 			if err != nil {
 				return err
 			}
-			return runRun(c.Context, globalsOf(c), path, c.App.Writer, c.App.ErrWriter)
+			return runRun(c.Context, globalsOf(c), path, c.String("until"), c.App.Writer, c.App.ErrWriter)
 		},
 	}
 }
 
-func runRun(ctx context.Context, g globals, path string, stdout, stderr io.Writer) error {
+func runRun(ctx context.Context, g globals, path, until string, stdout, stderr io.Writer) error {
 	plan, err := manifests.Open(path)
 	if err != nil {
 		return err
+	}
+	stgs := pipeline.DefaultStages()
+	if names := pipeline.StageNames(stgs); until != "" && !slices.Contains(names, until) {
+		return badInput{fmt.Errorf("--until %q: use one of %s", until, strings.Join(names, ", "))}
 	}
 	store, err := pipeline.Open(g.store, "ump run "+path)
 	if err != nil {
@@ -38,13 +48,21 @@ func runRun(ctx context.Context, g globals, path string, stdout, stderr io.Write
 	}
 	defer store.Close()
 	fmt.Fprintf(stdout, "manifest %s\n", plan.Hash)
-	runner := &pipeline.Runner{Store: store, Stages: pipeline.DefaultStages(), Progress: stderr}
+	runner := &pipeline.Runner{Store: store, Stages: stgs, Data: g.data, Progress: stderr, Until: until}
 	out, err := runner.Run(ctx, plan)
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "stopped at a safe point; rerun `ump run %s` to resume\n", path)
 		}
 		return err
+	}
+	if until != "" {
+		fmt.Fprintf(stderr, "%d cells ran up to %s (%d failed); `ump show %.12s` shows them, `ump run %s` continues\n",
+			out.Cells, until, out.Failed, plan.Hash, path)
+		if out.Failed > 0 {
+			return errCells
+		}
+		return nil
 	}
 	fmt.Fprintf(stderr, "%d cells: %d completed, %d diverged, %d failed (%d fully cached)\n",
 		out.Cells, out.Completed, out.Diverged, out.Failed, out.Cached)

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/pipeline"
 	"github.com/urfave/cli/v2"
 )
 
@@ -75,6 +77,9 @@ func runShow(ctx context.Context, g globals, hash string, events, manifestOnly b
 				if len(st.Result.Summary) > 0 {
 					fmt.Fprintf(w, "    summary %s\n", st.Result.Summary)
 				}
+				if err := showTables(ctx, w, store, st.Name, st.Result.Outputs); err != nil {
+					return err
+				}
 			}
 			if st.Error != "" {
 				fmt.Fprintf(w, "    error %s\n", st.Error)
@@ -97,6 +102,73 @@ func runShow(ctx context.Context, g globals, hash string, events, manifestOnly b
 		}
 		if len(parts) > 0 {
 			fmt.Fprintf(w, "  events: %s (--events lists them)\n", strings.Join(parts, ", "))
+		}
+	}
+	return nil
+}
+
+// showLimit caps the rows printed for histograms and schedules.
+const showLimit = 40
+
+// showTables prints what a user checks before training: the class
+// histogram of the partition and the spectral gaps of the topology.
+func showTables(ctx context.Context, w io.Writer, store *pipeline.Store, stage string, outputs map[string]artifacts.Ref) error {
+	read := func(name string) (*artifacts.Table, error) {
+		data, err := store.Blobs.Get(ctx, outputs[name])
+		if err != nil {
+			return nil, fmt.Errorf("%s/%s: %w", stage, name, err)
+		}
+		return artifacts.ReadArrow(data)
+	}
+	switch _, ok := outputs["histogram"]; {
+	case stage == "partition" && ok:
+		t, err := read("histogram")
+		if err != nil {
+			return err
+		}
+		workers, classes, counts := t.Column("worker").Ints, t.Column("class").Ints, t.Column("count").Ints
+		nc := int(slices.Max(classes)) + 1
+		fmt.Fprintf(w, "    class histogram (samples per worker and class):\n    %6s", "worker")
+		for c := 0; c < nc; c++ {
+			fmt.Fprintf(w, " %5d", c)
+		}
+		fmt.Fprintf(w, " %6s\n", "total")
+		for r := 0; r < len(counts); r += nc {
+			if r/nc == showLimit {
+				fmt.Fprintf(w, "    ... %d more workers (ump export --table partition has them all)\n", len(counts)/nc-showLimit)
+				break
+			}
+			fmt.Fprintf(w, "    %6d", workers[r])
+			total := int64(0)
+			for c := 0; c < nc; c++ {
+				fmt.Fprintf(w, " %5d", counts[r+c])
+				total += counts[r+c]
+			}
+			fmt.Fprintf(w, " %6d\n", total)
+		}
+	case stage == "topology":
+		t, err := read("mixing")
+		if err != nil {
+			return err
+		}
+		rounds, gaps, is, js := t.Column("round").Ints, t.Column("spectral_gap").Floats, t.Column("i").Ints, t.Column("j").Ints
+		fmt.Fprintf(w, "    mixing matrices (spectral gap rho = 1 - max(|lambda_2|, |lambda_n|)^2):\n")
+		shown := 0
+		for r := 0; r < len(rounds); {
+			end := r
+			edges := 0
+			for ; end < len(rounds) && rounds[end] == rounds[r]; end++ {
+				if is[end] < js[end] {
+					edges++
+				}
+			}
+			if shown == showLimit {
+				fmt.Fprintf(w, "    ... more matrices (ump export --table topology has them all)\n")
+				break
+			}
+			fmt.Fprintf(w, "    from round %4d: %4d edges, spectral gap %.6f\n", rounds[r], edges, gaps[r])
+			shown++
+			r = end
 		}
 	}
 	return nil

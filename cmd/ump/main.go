@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/urfave/cli/v2"
@@ -74,9 +75,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // globals are the options every command shares.
 type globals struct {
 	store string
+	data  *datasets.Library
 }
 
-func globalsOf(c *cli.Context) globals { return globals{store: c.String("store")} }
+func globalsOf(c *cli.Context) globals {
+	return globals{store: c.String("store"), data: datasets.NewLibrary(c.String("data-dir"))}
+}
 
 func newApp(stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
@@ -89,8 +93,10 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "store", Value: "./.ump", EnvVars: []string{"UMP_STORE"},
 				Usage: "store directory (event log, blobs)"},
+			&cli.StringFlag{Name: "data-dir", Value: datasets.DefaultDir(), EnvVars: []string{"UMP_DATA"},
+				Usage: "data directory, one subdirectory per data set (`ump data fetch` fills it)"},
 		},
-		Commands:       []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand()},
+		Commands:       []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand()},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return badInput{fmt.Errorf("%w (see ump help %s)", err, c.Command.Name)}

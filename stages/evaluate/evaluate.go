@@ -32,7 +32,7 @@ func (Stage) Params(cfg *manifests.Manifest) any {
 func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	cfg := &env.Cell.Config
 	if cfg.Task.Dataset != "quadratic" {
-		return nil, fmt.Errorf("evaluate: no evaluator for data set %q", cfg.Task.Dataset)
+		return nil, fmt.Errorf("evaluate: this version evaluates only the quadratic task, not %s", cfg.Task.Dataset)
 	}
 	up, ok := env.Upstream["train"]
 	if !ok {

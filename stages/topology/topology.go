@@ -1,8 +1,23 @@
-// Package topology is the stage that builds the cell's communication graph
-// and its mixing matrix W (Metropolis-Hastings weights), records W as an
-// Arrow table (from_round, i, j, weight; non-zeros only, i then j
-// ascending) and reports the spectral gap 1 - max(|lambda_2|, |lambda_n|).
-// Static topologies have one matrix, from round 0.
+// Package topology is the stage that builds the cell's communication graphs
+// and their mixing matrices, and records them as one Arrow table
+// ("mixing": round, i, j, weight, spectral_gap; non-zeros only, i then j
+// ascending). A matrix applies from its round (1-based) until the next
+// matrix's round; static topologies have one matrix from round 1.
+//
+// Schedules: mesh-to-ring uses the circulant graphs C_n(1..h) (i linked to
+// i±1..i±h) for h = floor(n/2) (the full mesh) down to 1 (the ring), each
+// for an equal share of the rounds: h = floor(n/2)-p during rounds
+// floor(p*R/H)+1 .. floor((p+1)*R/H), H = floor(n/2) (phases without a
+// round are skipped). time-varying-ring links a seeded random relabelling
+// of the ring each round. one-peer-exponential pairs i with i XOR 2^(t mod
+// log2 n) in round t+1 (n a power of 2), so log2 n rounds average exactly.
+//
+// Weights: metropolis-hastings w_ij = min(1/(deg_i+1), 1/(deg_j+1)),
+// w_ii = 1 - sum; uniform w_ij = 1/(deg_i+1), only on regular graphs. Every
+// matrix is checked symmetric and doubly stochastic to 1e-12; its spectral
+// gap is rho = 1 - max(|lambda_2|, |lambda_n|)^2 (the paper's). A
+// disconnected static graph, or a schedule whose union is disconnected, is
+// an error.
 package topology
 
 import (
@@ -12,6 +27,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
@@ -24,100 +40,121 @@ type Stage struct{}
 var _ stages.Stage = Stage{}
 
 func (Stage) Name() string { return "topology" }
-func (Stage) Version() int { return 1 }
+func (Stage) Version() int { return 2 }
 
+// Params holds the rounds only for schedules and the seed only for random
+// kinds, so that identical graphs share one cache entry.
 func (Stage) Params(cfg *manifests.Manifest) any {
-	return struct {
+	p := struct {
 		Topology manifests.Topology `json:"topology"`
 		Workers  int                `json:"workers"`
-	}{cfg.Topology, cfg.Workers}
+		Rounds   int                `json:"rounds,omitempty"`
+		Seed     int                `json:"seed,omitempty"`
+	}{Topology: cfg.Topology, Workers: cfg.Workers}
+	switch cfg.Topology.Kind {
+	case "mesh-to-ring", "one-peer-exponential":
+		p.Rounds = cfg.Rounds
+	case "time-varying-ring":
+		p.Rounds, p.Seed = cfg.Rounds, cfg.Seed
+	case "erdos-renyi", "random-regular":
+		p.Seed = cfg.Seed
+	}
+	return p
 }
 
 // Summary is the stage's JSON summary.
 type Summary struct {
-	SpectralGap float64 `json:"spectral_gap"`
-	Edges       int     `json:"edges"`
+	Matrices       int     `json:"matrices"`
+	MinSpectralGap float64 `json:"min_spectral_gap"`
+	MaxSpectralGap float64 `json:"max_spectral_gap"`
+	MaxEdges       int     `json:"max_edges"`
+	MinEdges       int     `json:"min_edges"`
 }
 
 func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	cfg := &env.Cell.Config
-	adj, err := Graph(cfg.Topology.Kind, cfg.Workers)
+	steps, err := Schedule(cfg.Topology, cfg.Workers, cfg.Rounds, uint64(cfg.Seed))
 	if err != nil {
 		return nil, err
 	}
-	w := MetropolisHastings(adj)
-	ref, err := stages.PutTable(ctx, env.Store, ToTable(w))
-	if err != nil {
-		return nil, err
+	union := newGraph(cfg.Workers)
+	sum := Summary{Matrices: len(steps), MinSpectralGap: math.Inf(1), MinEdges: math.MaxInt}
+	t := &table{}
+	var relabelledRingGap *float64 // every time-varying ring has the ring's spectrum
+	if cfg.Topology.Kind == "time-varying-ring" {
+		w, _ := Weights(cfg.Topology.Weights, circulant(cfg.Workers, 1))
+		gap := SpectralGap(w)
+		relabelledRingGap = &gap
 	}
-	edges := 0
-	for i := range adj {
-		for j := i + 1; j < len(adj); j++ {
-			if adj[i][j] {
-				edges++
+	for _, st := range steps {
+		for i := range st.Graph {
+			for j, e := range st.Graph[i] {
+				if e {
+					union.link(i, j)
+				}
 			}
 		}
+		w, err := Weights(cfg.Topology.Weights, st.Graph)
+		if err != nil {
+			return nil, fmt.Errorf("round %d: %w", st.From, err)
+		}
+		if _, err := algorithms.NewMixing(w); err != nil {
+			return nil, fmt.Errorf("round %d: %w", st.From, err)
+		}
+		var gap float64
+		if relabelledRingGap != nil {
+			gap = *relabelledRingGap
+		} else {
+			gap = SpectralGap(w)
+		}
+		t.add(st.From, w, gap)
+		sum.MinSpectralGap, sum.MaxSpectralGap = math.Min(sum.MinSpectralGap, gap), math.Max(sum.MaxSpectralGap, gap)
+		edges := st.Graph.Edges()
+		sum.MinEdges, sum.MaxEdges = min(sum.MinEdges, edges), max(sum.MaxEdges, edges)
 	}
-	summary, _ := json.Marshal(Summary{SpectralGap: SpectralGap(w), Edges: edges})
+	if !union.Connected() {
+		return nil, fmt.Errorf("the %s graph on %d workers is disconnected; workers could never agree", cfg.Topology.Kind, cfg.Workers)
+	}
+	ref, err := stages.PutTable(ctx, env.Store, t.table())
+	if err != nil {
+		return nil, err
+	}
+	summary, _ := json.Marshal(sum)
 	return &stages.Result{Outputs: map[string]artifacts.Ref{"mixing": ref}, Summary: summary}, nil
 }
 
-// Graph returns the adjacency matrix (no self loops) of a static topology.
-func Graph(kind string, n int) ([][]bool, error) {
-	adj := make([][]bool, n)
-	for i := range adj {
-		adj[i] = make([]bool, n)
-	}
-	link := func(i, j int) {
-		if i != j {
-			adj[i][j], adj[j][i] = true, true
-		}
-	}
-	switch kind {
-	case "ring":
-		for i := 0; i < n; i++ {
-			link(i, (i+1)%n)
-		}
-	case "full":
-		for i := 0; i < n; i++ {
-			for j := i + 1; j < n; j++ {
-				link(i, j)
-			}
-		}
-	default:
-		return nil, fmt.Errorf("unknown topology kind %q (use ring or full)", kind)
-	}
-	return adj, nil
-}
-
-// MetropolisHastings returns w_ij = min(1/(deg i + 1), 1/(deg j + 1)) for
-// each edge and w_ii = 1 - sum_{j != i} w_ij (paper, Section 6).
-func MetropolisHastings(adj [][]bool) [][]float64 {
-	n := len(adj)
-	deg := make([]int, n)
-	for i := range adj {
-		for _, e := range adj[i] {
-			if e {
-				deg[i]++
-			}
-		}
-	}
+// Weights returns the mixing matrix of a graph.
+func Weights(kind string, g Graph) ([][]float64, error) {
+	n := len(g)
+	deg := g.Degrees()
 	w := make([][]float64, n)
 	for i := range w {
 		w[i] = make([]float64, n)
 		off := 0.0
 		for j := 0; j < n; j++ {
-			if adj[i][j] {
-				w[i][j] = math.Min(1/float64(deg[i]+1), 1/float64(deg[j]+1))
-				off += w[i][j]
+			if !g[i][j] {
+				continue
 			}
+			switch kind {
+			case "metropolis-hastings":
+				w[i][j] = math.Min(1/float64(deg[i]+1), 1/float64(deg[j]+1))
+			case "uniform":
+				if deg[i] != deg[j] {
+					return nil, fmt.Errorf("uniform weights need a regular graph, but workers %d and %d have degrees %d and %d; use metropolis-hastings", i, j, deg[i], deg[j])
+				}
+				w[i][j] = 1 / float64(deg[i]+1)
+			default:
+				return nil, fmt.Errorf("unknown weights %q", kind)
+			}
+			off += w[i][j]
 		}
 		w[i][i] = 1 - off
 	}
-	return w
+	return w, nil
 }
 
-// SpectralGap returns 1 - max(|lambda_2|, |lambda_n|) of a symmetric W.
+// SpectralGap returns rho = 1 - max(|lambda_2|, |lambda_n|)^2 of a
+// symmetric W.
 func SpectralGap(w [][]float64) float64 {
 	n := len(w)
 	if n == 1 {
@@ -135,44 +172,101 @@ func SpectralGap(w [][]float64) float64 {
 	}
 	vals := eig.Values(nil)
 	sort.Float64s(vals) // ascending: vals[n-1] is 1
-	return 1 - math.Max(math.Abs(vals[n-2]), math.Abs(vals[0]))
+	m := math.Max(math.Abs(vals[n-2]), math.Abs(vals[0]))
+	return 1 - m*m
 }
 
-// ToTable records a static W as non-zeros from round 0.
-func ToTable(w [][]float64) *artifacts.Table {
-	from, is, js, ws := []int64{}, []int64{}, []int64{}, []float64{}
+// table accumulates the mixing table.
+type table struct {
+	round, i, j []int64
+	weight, gap []float64
+}
+
+func (t *table) add(round int, w [][]float64, gap float64) {
 	for i := range w {
 		for j, v := range w[i] {
 			if v != 0 {
-				from, is, js, ws = append(from, 0), append(is, int64(i)), append(js, int64(j)), append(ws, v)
+				t.round, t.i, t.j = append(t.round, int64(round)), append(t.i, int64(i)), append(t.j, int64(j))
+				t.weight, t.gap = append(t.weight, v), append(t.gap, gap)
 			}
 		}
 	}
-	return &artifacts.Table{Columns: []artifacts.Column{
-		{Name: "from_round", Ints: from}, {Name: "i", Ints: is}, {Name: "j", Ints: js}, {Name: "weight", Floats: ws}}}
 }
 
-// FromTable reads the matrix in force from round 0 back from a table.
-func FromTable(t *artifacts.Table, n int) ([][]float64, error) {
-	cols := []string{"from_round", "i", "j", "weight"}
-	for _, c := range cols {
+func (t *table) table() *artifacts.Table {
+	return &artifacts.Table{Columns: []artifacts.Column{
+		{Name: "round", Ints: t.round}, {Name: "i", Ints: t.i}, {Name: "j", Ints: t.j},
+		{Name: "weight", Floats: t.weight}, {Name: "spectral_gap", Floats: t.gap}}}
+}
+
+// Mixings is a schedule of mixing matrices: ws[k] applies from round
+// from[k] (1-based) until from[k+1].
+type Mixings struct {
+	from []int
+	ws   []algorithms.Mixing
+}
+
+// At returns the matrix of round r (1-based).
+func (m *Mixings) At(r int) algorithms.Mixing {
+	k := sort.Search(len(m.from), func(k int) bool { return m.from[k] > r }) - 1
+	return m.ws[k]
+}
+
+// Len is the number of matrices.
+func (m *Mixings) Len() int { return len(m.ws) }
+
+// ReadMixings reads a mixing table back, checking every matrix.
+func ReadMixings(t *artifacts.Table, n int) (*Mixings, error) {
+	from, ws, err := matrices(t, n)
+	if err != nil {
+		return nil, err
+	}
+	return &Mixings{from: from, ws: ws}, nil
+}
+
+func matrices(t *artifacts.Table, n int) (from []int, ws []algorithms.Mixing, err error) {
+	for _, c := range []string{"round", "i", "j", "weight"} {
 		if t.Column(c) == nil {
-			return nil, fmt.Errorf("mixing table lacks column %q", c)
+			return nil, nil, fmt.Errorf("mixing table lacks column %q", c)
 		}
 	}
-	w := make([][]float64, n)
-	for i := range w {
-		w[i] = make([]float64, n)
+	rounds, is, js, vals := t.Column("round").Ints, t.Column("i").Ints, t.Column("j").Ints, t.Column("weight").Floats
+	var dense [][]float64
+	flush := func() error {
+		if dense == nil {
+			return nil
+		}
+		m, err := algorithms.NewMixing(dense)
+		if err != nil {
+			return fmt.Errorf("mixing table, matrix from round %d: %w", from[len(from)-1], err)
+		}
+		ws = append(ws, m)
+		return nil
 	}
-	from, is, js, ws := t.Column("from_round").Ints, t.Column("i").Ints, t.Column("j").Ints, t.Column("weight").Floats
-	for r := range from {
-		if from[r] != 0 {
-			continue
+	for r := range rounds {
+		if len(from) == 0 || int(rounds[r]) != from[len(from)-1] {
+			if err := flush(); err != nil {
+				return nil, nil, err
+			}
+			if len(from) > 0 && int(rounds[r]) < from[len(from)-1] {
+				return nil, nil, fmt.Errorf("mixing table row %d: round %d after round %d", r, rounds[r], from[len(from)-1])
+			}
+			from = append(from, int(rounds[r]))
+			dense = make([][]float64, n)
+			for i := range dense {
+				dense[i] = make([]float64, n)
+			}
 		}
 		if is[r] < 0 || is[r] >= int64(n) || js[r] < 0 || js[r] >= int64(n) {
-			return nil, fmt.Errorf("mixing table row %d: index (%d,%d) outside %d workers", r, is[r], js[r], n)
+			return nil, nil, fmt.Errorf("mixing table row %d: index (%d,%d) outside %d workers", r, is[r], js[r], n)
 		}
-		w[is[r]][js[r]] = ws[r]
+		dense[is[r]][js[r]] = vals[r]
 	}
-	return w, nil
+	if err := flush(); err != nil {
+		return nil, nil, err
+	}
+	if len(from) == 0 || from[0] != 1 {
+		return nil, nil, fmt.Errorf("mixing table has no matrix from round 1")
+	}
+	return from, ws, nil
 }

@@ -79,18 +79,14 @@ func QuadraticMetrics(q *datasets.Quadratic, round int, x [][]float32) []float64
 func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	cfg := &env.Cell.Config
 	if cfg.Task.Dataset != "quadratic" {
-		return nil, fmt.Errorf("train: no trainer for data set %q", cfg.Task.Dataset)
+		return nil, fmt.Errorf("train: this version trains only the quadratic task, not %s; `ump run --until topology` inspects its partition and topology", cfg.Task.Dataset)
 	}
 	q := NewQuadratic(cfg)
 	tab, err := stages.ReadTable(ctx, env, "topology", "mixing")
 	if err != nil {
 		return nil, err
 	}
-	w, err := topology.FromTable(tab, cfg.Workers)
-	if err != nil {
-		return nil, err
-	}
-	mix, err := algorithms.NewMixing(w)
+	mixings, err := topology.ReadMixings(tab, cfg.Workers)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +106,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	diverged := !finite(opt.X()) // a resumed run may restore a diverged state
 	last := time.Now()
 	for t := st.Round; t < cfg.Rounds && !diverged; t++ {
-		round := &algorithms.Round{T: t, K: cfg.LocalSteps, LR: cfg.LR, Mix: mix,
+		round := &algorithms.Round{T: t, K: cfg.LocalSteps, LR: cfg.LR, Mix: mixings.At(t + 1),
 			Grad: func(i, step int, x, g []float32) error { q.Grad(i, t, step, x, g); return nil }}
 		if err := opt.Round(round); err != nil {
 			return nil, fmt.Errorf("round %d: %w", t+1, err)

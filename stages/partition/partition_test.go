@@ -1,0 +1,132 @@
+package partition
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/nn/rng"
+)
+
+func intp(v int) *int           { return &v }
+func floatp(v float64) *float64 { return &v }
+
+// labels returns n labels of 10 classes in random order.
+func labels(n int) []int32 {
+	r := rng.New(1, "test-labels")
+	out := make([]int32, n)
+	for i := range out {
+		out[i] = int32(r.IntN(10))
+	}
+	return out
+}
+
+// checkExact fails unless every sample is on exactly one worker.
+func checkExact(t *testing.T, parts [][]int, total int) {
+	t.Helper()
+	seen := make([]int, total)
+	for _, p := range parts {
+		if !slices.IsSorted(p) {
+			t.Fatal("a worker's samples are not ascending")
+		}
+		for _, s := range p {
+			seen[s]++
+		}
+	}
+	for s, k := range seen {
+		if k != 1 {
+			t.Fatalf("sample %d is on %d workers", s, k)
+		}
+	}
+}
+
+// classesHeld is the mean number of classes a worker holds.
+func classesHeld(parts [][]int, lab []int32) float64 {
+	sum := 0
+	for _, p := range parts {
+		seen := map[int32]bool{}
+		for _, s := range p {
+			seen[lab[s]] = true
+		}
+		sum += len(seen)
+	}
+	return float64(sum) / float64(len(parts))
+}
+
+func TestEveryKindAssignsEachSampleOnce(t *testing.T) {
+	lab := labels(6000)
+	for _, p := range []*manifests.Partition{
+		{Kind: "iid"},
+		{Kind: "dirichlet", Alpha: floatp(0.1), MinSize: intp(10)},
+		{Kind: "dirichlet", Alpha: floatp(100), MinSize: intp(10)},
+		{Kind: "shards", Shards: intp(2)},
+	} {
+		parts, _, err := Assign(lab, 10, 10, 1, p)
+		if err != nil {
+			t.Fatalf("%s: %v", p.Kind, err)
+		}
+		checkExact(t, parts, len(lab))
+		again, _, _ := Assign(lab, 10, 10, 1, p)
+		other, _, _ := Assign(lab, 10, 10, 2, p)
+		if !slices.EqualFunc(parts, again, slices.Equal) {
+			t.Errorf("%s: the same seed gave another partition", p.Kind)
+		}
+		if slices.EqualFunc(parts, other, slices.Equal) {
+			t.Errorf("%s: seeds 1 and 2 gave the same partition", p.Kind)
+		}
+	}
+}
+
+func TestDirichletSkewAndMinSize(t *testing.T) {
+	lab := labels(6000)
+	skewed, draws, err := Assign(lab, 10, 10, 1, &manifests.Partition{Kind: "dirichlet", Alpha: floatp(0.1), MinSize: intp(50)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range skewed {
+		if len(p) < 50 {
+			t.Errorf("worker %d holds %d samples, below min_size 50 (after %d draws)", i, len(p), draws)
+		}
+	}
+	even, _, _ := Assign(lab, 10, 10, 1, &manifests.Partition{Kind: "dirichlet", Alpha: floatp(100), MinSize: intp(10)})
+	if s, e := classesHeld(skewed, lab), classesHeld(even, lab); !(s < 6 && e == 10) {
+		t.Errorf("mean classes per worker: %.1f at alpha 0.1, %.1f at alpha 100; want few vs all 10", s, e)
+	}
+	_, _, err = Assign(lab, 10, 100, 1, &manifests.Partition{Kind: "dirichlet", Alpha: floatp(0.01), MinSize: intp(50)})
+	if err == nil || !strings.Contains(err.Error(), "raise partition.alpha, lower partition.min_size or use fewer workers") {
+		t.Errorf("impossible draw: got %v", err)
+	}
+	_, _, err = Assign(lab, 10, 1000, 1, &manifests.Partition{Kind: "dirichlet", Alpha: floatp(1), MinSize: intp(10)})
+	if err == nil || !strings.Contains(err.Error(), "6000 samples cannot give 1000 workers at least 10 each") {
+		t.Errorf("too few samples: got %v", err)
+	}
+}
+
+func TestShardsDealLabelSortedShards(t *testing.T) {
+	lab := labels(6000)
+	parts, _, err := Assign(lab, 10, 10, 1, &manifests.Partition{Kind: "shards", Shards: intp(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range parts {
+		if len(p) != 600 {
+			t.Errorf("worker %d holds %d samples, want 2 shards of 300", i, len(p))
+		}
+	}
+	if c := classesHeld(parts, lab); c > 4 {
+		t.Errorf("workers hold %.1f classes on average; two label-sorted shards give at most 4", c)
+	}
+}
+
+// BenchmarkDirichlet60kOver1000 partitions an MNIST-sized label set over
+// 1,000 workers (the target is under a second).
+func BenchmarkDirichlet60kOver1000(b *testing.B) {
+	lab := labels(60000)
+	p := &manifests.Partition{Kind: "dirichlet", Alpha: floatp(0.5), MinSize: intp(10)}
+	for b.Loop() {
+		if _, _, err := Assign(lab, 10, 1000, 1, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
