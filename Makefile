@@ -1,14 +1,18 @@
-# ump: `make run` builds and runs the quickstart sweep; `make test` runs
-# every test. See README.md.
+# ump: `make run` builds, fetches the default data and runs the quickstart
+# sweep; `make test` runs every test. See README.md.
 GO ?= go
 STORE ?= ./.ump
 
-.PHONY: build run test bench
+.PHONY: build data run test bench
 
 build:
 	$(GO) build -o bin/ump ./cmd/ump
 
-run: build
+# The default data sets (into --data-dir: $UMP_DATA or ~/.cache/ump/data).
+data: build
+	./bin/ump data fetch mnist fashion-mnist
+
+run: data
 	./bin/ump --store $(STORE) run quickstart
 
 test:

