@@ -1,0 +1,209 @@
+package nn
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/nn/rng"
+)
+
+// Engine computes the workers' gradients and evaluates parameters. Each
+// worker's parameters are one flat float32 vector (Params long). Results
+// depend only on the parameters, the samples and (seed, worker, round,
+// local step) — never on how the work is spread over threads. Calls must
+// not overlap; an engine parallelises inside each call.
+type Engine interface {
+	// Name identifies the engine and its numerics; it enters the cell key.
+	Name() string
+	// Params is the length of a parameter vector.
+	Params() int
+	// Init writes the common initial parameters.
+	Init(p []float32)
+	// Gradients computes, for every worker i, the mean loss of params[i]
+	// on the training samples batches[i] and its gradient into grads[i].
+	Gradients(at Step, params, grads [][]float32, batches [][]int, losses []float64)
+	// Evaluate scores each parameter vector on a whole split.
+	Evaluate(params [][]float32, split *datasets.Split) []Score
+}
+
+// Step names a local step: dropout masks of worker i come from the stream
+// (seed, "dropout", i, Round, Local).
+type Step struct{ Round, Local int }
+
+// Score is a model's mean loss and accuracy on a split.
+type Score struct{ Loss, Accuracy float64 }
+
+// evalBatch is the batch size of evaluation.
+const evalBatch = 256
+
+// CPU is the float32 CPU engine: one goroutine per core, each running whole
+// workers (im2col + sgemm layers, OpenBLAS with one thread when present).
+type CPU struct {
+	model *Model
+	data  *datasets.Dataset
+	seed  uint64
+	lut   [][256]float32 // per channel: pixel byte -> standardised input
+	procs int
+	mu    sync.Mutex
+	nets  map[int][]*net // by batch capacity: one per goroutine
+}
+
+var _ Engine = (*CPU)(nil)
+
+// NewCPU builds the engine for a model on a data set. Image inputs are
+// standardised per channel with the training split's mean and standard
+// deviation (pixels scaled to [0, 1] first).
+func NewCPU(model string, data *datasets.Dataset, seed uint64) (*CPU, error) {
+	m, err := NewModel(model, Input{Shape: data.Shape, Classes: data.Classes, Vocab: len(data.Vocab)})
+	if err != nil {
+		return nil, err
+	}
+	e := &CPU{model: m, data: data, seed: seed, procs: runtime.GOMAXPROCS(0), nets: map[int][]*net{}}
+	if len(data.Shape) == 3 {
+		e.lut = standardise(&data.Train, data.Shape[0])
+	}
+	return e, nil
+}
+
+// standardise returns, per channel, the map from a pixel byte to
+// (v/255 - mean) / std over the training split.
+func standardise(s *datasets.Split, channels int) [][256]float32 {
+	plane := len(s.Pixels) / max(1, s.Len()) / channels
+	lut := make([][256]float32, channels)
+	for c := range lut {
+		var hist [256]int64
+		for i := 0; i < s.Len(); i++ {
+			for _, v := range s.Pixels[(i*channels+c)*plane:][:plane] {
+				hist[v]++
+			}
+		}
+		n, sum, sq := 0.0, 0.0, 0.0
+		for v, k := range hist {
+			x := float64(v) / 255
+			n += float64(k)
+			sum += float64(k) * x
+			sq += float64(k) * x * x
+		}
+		mean := sum / n
+		std := max(1e-6, math.Sqrt(max(0, sq/n-mean*mean)))
+		for v := range lut[c] {
+			lut[c][v] = float32((float64(v)/255 - mean) / std)
+		}
+	}
+	return lut
+}
+
+func (e *CPU) Name() string  { return "go-cpu-float32/v1 " + BLAS() }
+func (e *CPU) Params() int   { return e.model.Params }
+func (e *CPU) Model() *Model { return e.model }
+
+func (e *CPU) Init(p []float32) { e.model.Init(p, e.seed) }
+
+// netsFor returns one net per goroutine for batches of up to b samples.
+func (e *CPU) netsFor(b int) []*net {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if nets, ok := e.nets[b]; ok {
+		return nets
+	}
+	nets := make([]*net, e.procs)
+	for g := range nets {
+		nets[g] = newNet(e.model, b)
+	}
+	e.nets[b] = nets
+	return nets
+}
+
+// each runs f(goroutine, i) for i in [0, n) on e.procs goroutines.
+func (e *CPU) each(n int, f func(g, i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for g := 0; g < min(e.procs, n); g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(g, i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func (e *CPU) Gradients(at Step, params, grads [][]float32, batches [][]int, losses []float64) {
+	b := 0
+	for _, batch := range batches {
+		b = max(b, len(batch))
+	}
+	nets := e.netsFor(b)
+	e.each(len(params), func(g, i int) {
+		n := nets[g]
+		s := &step{batch: len(batches[i]), train: true,
+			dropout: rng.New(e.seed, "dropout", uint64(i), uint64(at.Round), uint64(at.Local))}
+		labels := e.gather(n, &e.data.Train, batches[i], s)
+		losses[i] = n.lossGrad(params[i], grads[i], labels, s)
+	})
+}
+
+func (e *CPU) Evaluate(params [][]float32, split *datasets.Split) []Score {
+	scores := make([]Score, len(params))
+	nets := e.netsFor(evalBatch)
+	e.each(len(params), func(g, i int) {
+		n := nets[g]
+		idx := make([]int, 0, evalBatch)
+		loss, correct := 0.0, 0
+		for start := 0; start < split.Len(); start += evalBatch {
+			idx = idx[:0]
+			for k := start; k < min(start+evalBatch, split.Len()); k++ {
+				idx = append(idx, k)
+			}
+			s := &step{batch: len(idx)}
+			labels := e.gather(n, split, idx, s)
+			l, c := crossEntropy(n.forward(params[i], s), labels, e.model.Classes, nil)
+			loss += l * float64(len(idx))
+			correct += c
+		}
+		scores[i] = Score{Loss: loss / float64(split.Len()), Accuracy: float64(correct) / float64(split.Len())}
+	})
+	return scores
+}
+
+// gather loads samples idx of a split into the net's input (or the step's
+// bags) and returns their labels.
+func (e *CPU) gather(n *net, split *datasets.Split, idx []int, s *step) []int32 {
+	labels := n.labels[:len(idx)]
+	for k, i := range idx {
+		labels[k] = split.Labels[i]
+	}
+	x := n.acts[0]
+	in := e.model.in
+	switch {
+	case e.model.text:
+		n.tokens, n.offsets = n.tokens[:0], append(n.offsets[:0], 0)
+		for _, i := range idx {
+			n.tokens = append(n.tokens, split.Tokens[split.Offsets[i]:split.Offsets[i+1]]...)
+			n.offsets = append(n.offsets, int64(len(n.tokens)))
+		}
+		s.tokens, s.offsets = n.tokens, n.offsets
+	case in.Spatial: // C x B x H x W
+		hw := in.H * in.W
+		for c := 0; c < in.C; c++ {
+			lut := &e.lut[c]
+			for k, i := range idx {
+				dst := x[(c*len(idx)+k)*hw:][:hw]
+				for j, v := range split.Pixels[(i*in.C+c)*hw:][:hw] {
+					dst[j] = lut[v]
+				}
+			}
+		}
+	default: // B x D
+		d := in.C
+		for k, i := range idx {
+			copy(x[k*d:][:d], split.Features[i*d:][:d])
+		}
+	}
+	return labels
+}
