@@ -1,0 +1,187 @@
+package nn
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/nn/rng"
+)
+
+var (
+	peer       = flag.Bool("peer", false, "compare the engine with PyTorch (make bench)")
+	peerModels = flag.String("peer.models", "lenet-mnist,lenet-cifar10,cnn-emnist,embedding-bag-agnews", "the models to compare")
+)
+
+// workload is the round the engine and the PyTorch peer both time: n
+// workers, K local steps of batch B, plain SGD, random data.
+var workload = struct {
+	Workers, LocalSteps, Batch, Rounds, Vocab, BagLen int
+}{10, 10, 128, 5, 95812, 40}
+
+// workloads pairs the peer's model names with the engine's model and a
+// data set of the right shape.
+var workloads = []struct {
+	peer, model string
+	shape       []int
+	classes     int
+}{
+	{"lenet-mnist", "lenet", []int{1, 28, 28}, 10},
+	{"lenet-cifar10", "lenet", []int{3, 32, 32}, 10},
+	{"cnn-emnist", "cnn", []int{1, 28, 28}, 62},
+	{"embedding-bag-agnews", "embedding-bag", nil, 4},
+}
+
+// randomData makes a data set of random samples of the given shape.
+func randomData(shape []int, classes, samples, vocab, bagLen int) *datasets.Dataset {
+	r := rng.New(1, "peer-data")
+	d := &datasets.Dataset{Classes: classes, Shape: shape}
+	s := &d.Train
+	s.Labels = make([]int32, samples)
+	for i := range s.Labels {
+		s.Labels[i] = int32(r.IntN(classes))
+	}
+	if shape == nil {
+		d.Vocab = make([]string, vocab)
+		s.Offsets = []int64{0}
+		for i := 0; i < samples; i++ {
+			for j := 0; j < bagLen; j++ {
+				s.Tokens = append(s.Tokens, int32(r.IntN(vocab)))
+			}
+			s.Offsets = append(s.Offsets, int64(len(s.Tokens)))
+		}
+		return d
+	}
+	size := 1
+	for _, v := range shape {
+		size *= v
+	}
+	s.Pixels = make([]uint8, samples*size)
+	for i := range s.Pixels {
+		s.Pixels[i] = uint8(r.IntN(256))
+	}
+	return d
+}
+
+// engineRates times rounds of the workload on the engine: samples/s of
+// each round after a warm-up round.
+func engineRates(t *testing.T, model string, data *datasets.Dataset) ([]float64, *Model) {
+	e, err := NewCPU(model, data, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := workload
+	params, grads := make([][]float32, w.Workers), make([][]float32, w.Workers)
+	for i := range params {
+		params[i], grads[i] = make([]float32, e.Params()), make([]float32, e.Params())
+		e.Init(params[i])
+	}
+	losses := make([]float64, w.Workers)
+	batches := make([][]int, w.Workers)
+	r := rng.New(1, "peer-batches")
+	for i := range batches {
+		batches[i] = r.Perm(data.Train.Len())[:w.Batch]
+	}
+	var rates []float64
+	for round := 0; round <= w.Rounds; round++ {
+		start := time.Now()
+		for k := 0; k < w.LocalSteps; k++ {
+			e.Gradients(Step{Round: round, Local: k}, params, grads, batches, losses)
+			e.each(w.Workers, func(_, i int) {
+				for j, g := range grads[i] {
+					params[i][j] -= 0.01 * g
+				}
+			})
+		}
+		if round > 0 {
+			rates = append(rates, float64(w.Workers*w.LocalSteps*w.Batch)/time.Since(start).Seconds())
+		}
+	}
+	return rates, e.model
+}
+
+// sgemmCeiling measures one core's sgemm GFLOP/s on large square matrices.
+func sgemmCeiling() float64 {
+	const n = 1024
+	a, b, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
+	for i := range a {
+		a[i], b[i] = float32(i%7), float32(i%5)
+	}
+	var best time.Duration
+	for rep := 0; rep < 5; rep++ {
+		start := time.Now()
+		gemm(false, false, n, n, n, 1, a, n, b, n, 0, c, n)
+		if d := time.Since(start); rep == 0 || d < best {
+			best = d
+		}
+	}
+	return 2 * n * n * n / best.Seconds() / 1e9
+}
+
+func median(v []float64) float64 {
+	s := slices.Sorted(slices.Values(v))
+	return s[len(s)/2]
+}
+
+// TestPeerComparison prints the engine against PyTorch on the same
+// workload; `make bench` runs it. It measures, it asserts nothing about
+// speed.
+func TestPeerComparison(t *testing.T) {
+	if !*peer {
+		t.Skip("a benchmark: make bench runs it with -peer")
+	}
+	cfg, _ := json.Marshal(map[string]any{"threads": procs(), "workers": workload.Workers, "local_steps": workload.LocalSteps,
+		"batch": workload.Batch, "rounds": workload.Rounds, "vocab": workload.Vocab, "bag_len": workload.BagLen,
+		"models": strings.Split(*peerModels, ",")})
+	peerRates := map[string]float64{}
+	cmd := exec.Command("/usr/bin/python3", "peerbench/torch_peer.py", string(cfg))
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, os.Stderr
+	peerErr := cmd.Run()
+	if peerErr == nil {
+		sc := bufio.NewScanner(strings.NewReader(out.String()))
+		for sc.Scan() {
+			var line struct {
+				Model string
+				Rates []float64 `json:"samples_per_s"`
+			}
+			if json.Unmarshal(sc.Bytes(), &line) == nil {
+				peerRates[line.Model] = median(line.Rates)
+			}
+		}
+	}
+	ceiling := sgemmCeiling()
+	fmt.Printf("\nengine %s vs PyTorch (python3-torch, torch.set_num_threads(%d), one nn.Module per worker)\n", (&CPU{}).Name(), procs())
+	fmt.Printf("workload: %d workers x %d local steps x batch %d, random data, SGD; medians of %d rounds after a warm-up\n",
+		workload.Workers, workload.LocalSteps, workload.Batch, workload.Rounds)
+	fmt.Printf("sgemm ceiling: %.1f GFLOP/s per core (1024^3), %d cores\n\n", ceiling, procs())
+	fmt.Printf("%-22s %14s %14s %7s %12s %10s\n", "model", "ump samples/s", "torch samples/s", "ratio", "ump GFLOP/s", "of ceiling")
+	for _, pm := range workloads {
+		if !slices.Contains(strings.Split(*peerModels, ","), pm.peer) {
+			continue
+		}
+		data := randomData(pm.shape, pm.classes, 4*workload.Batch, workload.Vocab, workload.BagLen)
+		rates, m := engineRates(t, pm.model, data)
+		ours := median(rates)
+		gflops := ours * m.FLOPs() / 1e9
+		torch, ratio := "n/a", "n/a"
+		if p, ok := peerRates[pm.peer]; ok {
+			torch, ratio = fmt.Sprintf("%.0f", p), fmt.Sprintf("%.2fx", ours/p)
+		}
+		fmt.Printf("%-22s %14.0f %14s %7s %12.1f %9.0f%%\n", pm.peer, ours, torch, ratio, gflops, 100*gflops/(ceiling*float64(procs())))
+	}
+	if peerErr != nil {
+		fmt.Printf("\nPyTorch peer did not run (%v): install Debian's python3-torch\n", peerErr)
+	}
+}
+
+func procs() int { return runtime.GOMAXPROCS(0) }
