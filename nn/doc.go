@@ -1,4 +1,15 @@
-// Package nn will hold the training engine (tensors, layers, models, BLAS
-// binding) behind one Engine interface. For now it holds only rng, the
-// counter-based random streams every stage draws from.
+// Package nn is the training engine: the paper's models over one flat
+// float32 parameter vector per worker, behind the Engine interface (the CPU
+// engine now, a GPU engine later).
+//
+// Data model: a Model is a list of layers (Conv2d, MaxPool2d, ReLU,
+// Dropout, Flatten, Linear, EmbeddingBag) with each layer's parameters a
+// view into the flat vector, followed by softmax cross-entropy. A batch's
+// spatial activations are stored C x B x H x W so that a convolution is
+// im2col plus one GEMM per cache-sized chunk of the batch; flat
+// activations are B x F. GEMMs go to OpenBLAS's cblas_sgemm (loaded at run
+// time through cgo, one BLAS thread) or, without it, gonum's pure-Go sgemm.
+// The CPU engine runs whole workers on one goroutine per core with buffers
+// allocated once; dropout masks come from counter-based streams (rng), so
+// gradients are bit-identical whatever the number of goroutines.
 package nn

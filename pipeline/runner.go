@@ -18,6 +18,7 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/nn"
 	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/stages/evaluate"
 	"github.com/ump-lab/ump/stages/partition"
@@ -353,6 +354,6 @@ func Fingerprint(cfg *manifests.Manifest) map[string]string {
 		}
 	}
 	return map[string]string{"go": runtime.Version(), "os": runtime.GOOS + "/" + runtime.GOARCH,
-		"engine": stages.Engine(cfg), "blas": "none", "cpu": cpu, "gpu": "none",
+		"engine": stages.Engine(cfg), "blas": nn.BLAS(), "cpu": cpu, "gpu": "none",
 		"cpus": fmt.Sprint(runtime.NumCPU()), "time": time.Now().UTC().Format(time.RFC3339)}
 }

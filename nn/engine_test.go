@@ -1,0 +1,120 @@
+package nn
+
+import (
+	"math"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/nn/rng"
+)
+
+// gradientsWith runs one Gradients call of 5 workers on procs goroutines.
+func gradientsWith(t *testing.T, model string, data *datasets.Dataset, procs int) [][]float32 {
+	t.Helper()
+	e, err := NewCPU(model, data, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.procs = procs
+	const n = 5
+	params, grads := make([][]float32, n), make([][]float32, n)
+	batches := make([][]int, n)
+	r := rng.New(1, "batches")
+	for i := range params {
+		params[i], grads[i] = make([]float32, e.Params()), make([]float32, e.Params())
+		e.Init(params[i])
+		for j := range params[i] { // workers hold different parameters
+			params[i][j] += float32(i) * 1e-3 * float32(j%7)
+		}
+		batches[i] = r.Perm(data.Train.Len())[:20+i]
+	}
+	e.Gradients(Step{Round: 3, Local: 1}, params, grads, batches, make([]float64, n))
+	return grads
+}
+
+func TestGradientsDoNotDependOnGoroutines(t *testing.T) {
+	for _, c := range []struct {
+		model string
+		data  *datasets.Dataset
+	}{
+		{"lenet", randomData([]int{1, 28, 28}, 10, 64, 0, 0)},
+		{"cnn", randomData([]int{1, 28, 28}, 62, 64, 0, 0)},
+		{"embedding-bag", randomData(nil, 4, 64, 500, 12)},
+	} {
+		one := gradientsWith(t, c.model, c.data, 1)
+		for _, procs := range []int{2, 3} {
+			many := gradientsWith(t, c.model, c.data, procs)
+			for i := range one {
+				if !slices.Equal(one[i], many[i]) {
+					t.Errorf("%s: worker %d's gradient differs between 1 and %d goroutines", c.model, i, procs)
+				}
+			}
+		}
+	}
+}
+
+func TestSteadyStateAllocatesNoBuffers(t *testing.T) {
+	data := randomData([]int{1, 28, 28}, 10, 256, 0, 0)
+	e, _ := NewCPU("lenet", data, 1)
+	const n = 10
+	params, grads := make([][]float32, n), make([][]float32, n)
+	batches := make([][]int, n)
+	for i := range params {
+		params[i], grads[i] = make([]float32, e.Params()), make([]float32, e.Params())
+		e.Init(params[i])
+		batches[i] = rng.New(1, "b", uint64(i)).Perm(256)[:128]
+	}
+	losses := make([]float64, n)
+	e.Gradients(Step{}, params, grads, batches, losses) // allocates the buffers
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const steps = 20
+	for k := 0; k < steps; k++ {
+		e.Gradients(Step{Local: k}, params, grads, batches, losses)
+	}
+	runtime.ReadMemStats(&after)
+	perStep := float64(after.TotalAlloc-before.TotalAlloc) / steps
+	// The buffers of one net are megabytes; what a step may allocate is
+	// goroutine and random-stream bookkeeping.
+	if perStep > 32<<10 {
+		t.Errorf("a step of %d workers allocates %.0f bytes; buffers are not being reused", n, perStep)
+	}
+	t.Logf("%.0f bytes allocated per step of %d workers", perStep, n)
+}
+
+// TestLeNetLearnsRealMNIST trains one worker with SGD and momentum on the
+// real MNIST training set and checks test accuracy.
+func TestLeNetLearnsRealMNIST(t *testing.T) {
+	dir := datasets.DefaultDir()
+	if info, _ := datasets.Lookup("mnist"); !info.Installed(dir) {
+		t.Skipf("mnist is not installed in %s (run `ump data fetch mnist`; CI does)", dir)
+	}
+	data, err := datasets.NewLibrary(dir).Load("mnist", datasets.Synthetic{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewCPU("lenet", data, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, g, v := make([]float32, e.Params()), make([]float32, e.Params()), make([]float32, e.Params())
+	e.Init(p)
+	order := rng.New(1, "mnist-order").Perm(data.Train.Len())
+	const steps, batch, lr, beta = 400, 128, 0.05, 0.9
+	loss := []float64{0}
+	for k := 0; k < steps; k++ {
+		idx := order[(k*batch)%len(order):][:batch]
+		e.Gradients(Step{Local: k}, [][]float32{p}, [][]float32{g}, [][]int{idx}, loss)
+		for j := range p {
+			v[j] = beta*v[j] + g[j]
+			p[j] -= lr * v[j]
+		}
+	}
+	score := e.Evaluate([][]float32{p}, &data.Test)[0]
+	t.Logf("LeNet, %d steps of %d: test accuracy %.4f, loss %.4f (last training loss %.4f)", steps, batch, score.Accuracy, score.Loss, loss[0])
+	if score.Accuracy <= 0.97 || math.IsNaN(score.Loss) {
+		t.Errorf("test accuracy %.4f, want > 0.97", score.Accuracy)
+	}
+}
