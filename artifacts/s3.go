@@ -1,0 +1,233 @@
+package artifacts
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+)
+
+// S3 stores blobs as objects PREFIX/sha256/<2 hex>/<64 hex> of a bucket on
+// an S3-compatible server, each with its sha256 in the object's user
+// metadata. Transient errors (network, 5xx, throttling) are retried by
+// minio-go with exponential backoff and jitter.
+type S3 struct {
+	client   *minio.Client
+	bucket   string
+	prefix   string
+	endpoint string
+	partSize uint64 // objects larger than this upload in parts
+}
+
+var _ Store = (*S3)(nil)
+
+// S3Config says where the store is and how to reach it.
+type S3Config struct {
+	URL       string // s3://BUCKET/PREFIX
+	Endpoint  string // host:port of the server
+	AccessKey string
+	SecretKey string
+	Insecure  bool // plain HTTP instead of HTTPS
+}
+
+// retries is how many times minio-go retries a transient failure.
+const retries = 5
+
+// checkTimeout bounds the checks OpenS3 makes before any work starts.
+const checkTimeout = 20 * time.Second
+
+// OpenS3 connects to the store and checks, before anything else runs, that
+// the endpoint answers, the credentials are accepted, the bucket exists
+// and a blob can be written and read back.
+func OpenS3(ctx context.Context, cfg S3Config) (*S3, error) {
+	u, err := url.Parse(cfg.URL)
+	if err != nil || u.Scheme != "s3" || u.Host == "" {
+		return nil, fmt.Errorf("artifact store %q: want s3://BUCKET/PREFIX", cfg.URL)
+	}
+	if cfg.Endpoint == "" {
+		return nil, fmt.Errorf("artifact store %s: set UMP_S3_ENDPOINT to the server's host:port", cfg.URL)
+	}
+	if cfg.AccessKey == "" || cfg.SecretKey == "" {
+		return nil, fmt.Errorf("artifact store %s: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", cfg.URL)
+	}
+	client, err := minio.New(cfg.Endpoint, &minio.Options{
+		Creds:      credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, ""),
+		Secure:     !cfg.Insecure,
+		MaxRetries: retries,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("artifact store %s at %s: %w", cfg.URL, cfg.Endpoint, err)
+	}
+	prefix := strings.Trim(u.Path, "/")
+	if prefix != "" {
+		prefix += "/"
+	}
+	s := &S3{client: client, bucket: u.Host, prefix: prefix, endpoint: cfg.Endpoint, partSize: 16 << 20}
+	if err := s.check(ctx, cfg); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// check is OpenS3's preflight.
+func (s *S3) check(ctx context.Context, cfg S3Config) error {
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	where := fmt.Sprintf("artifact store %s at %s", cfg.URL, cfg.Endpoint)
+	ok, err := s.client.BucketExists(ctx, s.bucket)
+	if err != nil {
+		return fmt.Errorf("%s: %s", where, explain(err, cfg))
+	}
+	if !ok {
+		return fmt.Errorf("%s: bucket %q does not exist; create it first", where, s.bucket)
+	}
+	probe := []byte("ump artifact store probe\n")
+	ref, err := s.Put(ctx, probe)
+	if err == nil {
+		_, err = s.Get(ctx, ref)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: writing and reading back a probe blob failed: %s", where, explain(err, cfg))
+	}
+	return nil
+}
+
+// explain turns an S3 failure into what the user should check.
+func explain(err error, cfg S3Config) string {
+	var netErr net.Error
+	var urlErr *url.Error
+	switch code := minio.ToErrorResponse(err).Code; {
+	case code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "AccessDenied":
+		return fmt.Sprintf("the server rejected the credentials (%s); check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", code)
+	case errors.As(err, &netErr), errors.As(err, &urlErr), errors.Is(err, context.DeadlineExceeded):
+		hint := "check UMP_S3_ENDPOINT"
+		if !cfg.Insecure {
+			hint += " (and --s3-insecure if the server speaks plain HTTP)"
+		}
+		return fmt.Sprintf("cannot reach the endpoint: %v; %s", err, hint)
+	default:
+		return err.Error()
+	}
+}
+
+func (s *S3) key(ref Ref) (string, error) {
+	h, err := ref.hex()
+	if err != nil {
+		return "", err
+	}
+	return s.prefix + "sha256/" + h[:2] + "/" + h, nil
+}
+
+// Put uploads data (in parts above partSize) and then checks that the
+// stored object has the right size and sha256 metadata. It always uploads,
+// so a Put over a damaged copy replaces it.
+func (s *S3) Put(ctx context.Context, data []byte) (Ref, error) {
+	ref := RefOf(data)
+	key, _ := s.key(ref)
+	h, _ := ref.hex()
+	_, err := s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{
+		UserMetadata: map[string]string{"sha256": h},
+		ContentType:  "application/octet-stream",
+		PartSize:     s.partSize,
+	})
+	if err != nil {
+		return Ref{}, fmt.Errorf("artifact store: uploading %s to s3://%s/%s: %w", ref.Digest, s.bucket, key, err)
+	}
+	info, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
+	if err != nil {
+		return Ref{}, fmt.Errorf("artifact store: checking the upload of %s: %w", ref.Digest, err)
+	}
+	if info.Size != ref.Size || metadata(info, "sha256") != h {
+		return Ref{}, fmt.Errorf("artifact store: upload of %s not verified: server holds %d bytes with sha256 %q",
+			ref, info.Size, metadata(info, "sha256"))
+	}
+	return ref, nil
+}
+
+// metadata reads a user metadata value, whatever the server's key case.
+func metadata(info minio.ObjectInfo, name string) string {
+	for k, v := range info.UserMetadata {
+		if strings.EqualFold(strings.TrimPrefix(strings.ToLower(k), "x-amz-meta-"), name) {
+			return v
+		}
+	}
+	return ""
+}
+
+// Get downloads and verifies a blob.
+func (s *S3) Get(ctx context.Context, ref Ref) ([]byte, error) {
+	key, err := s.key(ref)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := s.client.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("artifact store: %w", err)
+	}
+	defer obj.Close()
+	data, err := io.ReadAll(obj)
+	if code := minio.ToErrorResponse(err).Code; code == "NoSuchKey" || code == "NotFound" {
+		return nil, fmt.Errorf("%w: %s (expected at s3://%s/%s)", ErrNotFound, ref.Digest, s.bucket, key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("artifact store: downloading s3://%s/%s: %w", s.bucket, key, err)
+	}
+	if err := verify(ref, data, "s3://"+s.bucket+"/"+key); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// Has reports whether a blob is stored with the right size (without
+// downloading it).
+func (s *S3) Has(ctx context.Context, ref Ref) (bool, error) {
+	key, err := s.key(ref)
+	if err != nil {
+		return false, err
+	}
+	info, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
+	if code := minio.ToErrorResponse(err).Code; code == "NoSuchKey" || code == "NotFound" {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("artifact store: %w", err)
+	}
+	return info.Size == ref.Size, nil
+}
+
+func (s *S3) String() string { return fmt.Sprintf("s3://%s/%s at %s", s.bucket, s.prefix, s.endpoint) }
+
+// PutNamed stores data under PREFIX/NAME (not content-addressed: a
+// manifest's event index for `ump push`).
+func (s *S3) PutNamed(ctx context.Context, name string, data []byte) error {
+	_, err := s.client.PutObject(ctx, s.bucket, s.prefix+name, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{})
+	if err != nil {
+		return fmt.Errorf("artifact store: uploading s3://%s/%s%s: %w", s.bucket, s.prefix, name, err)
+	}
+	return nil
+}
+
+// GetNamed reads PREFIX/NAME; a missing object is ErrNotFound.
+func (s *S3) GetNamed(ctx context.Context, name string) ([]byte, error) {
+	obj, err := s.client.GetObject(ctx, s.bucket, s.prefix+name, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("artifact store: %w", err)
+	}
+	defer obj.Close()
+	data, err := io.ReadAll(obj)
+	if code := minio.ToErrorResponse(err).Code; code == "NoSuchKey" || code == "NotFound" {
+		return nil, fmt.Errorf("%w: s3://%s/%s%s", ErrNotFound, s.bucket, s.prefix, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("artifact store: downloading s3://%s/%s%s: %w", s.bucket, s.prefix, name, err)
+	}
+	return data, nil
+}
