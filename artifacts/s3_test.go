@@ -5,112 +5,30 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/ump-lab/ump/artifacts/s3test"
 )
 
-// s3Server is an S3 server this test started on 127.0.0.1.
-type s3Server struct {
-	name, endpoint, access, secret string
-}
-
-// findBinary looks on PATH, then in Go's install directory.
-func findBinary(name string) string {
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	out, _ := exec.Command("go", "env", "GOPATH").Output()
-	p := filepath.Join(strings.TrimSpace(string(out)), "bin", name)
-	if _, err := os.Stat(p); err == nil {
-		return p
-	}
-	return ""
-}
-
-func freePort(t *testing.T) string {
+// s3config makes a fresh bucket on srv and configures a store in it.
+func s3config(t *testing.T, srv s3test.Server, bucket string) S3Config {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// startS3Servers starts versitygw (and MinIO, when a minio binary is on
-// PATH), each stopped when the test ends. It skips only when neither exists.
-func startS3Servers(t *testing.T) []s3Server {
-	t.Helper()
-	var servers []s3Server
-	const access, secret = "umptestaccess", "umptestsecret1234"
-	start := func(name string, cmd *exec.Cmd, addr string) {
-		var logs bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &logs, &logs
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("starting %s: %v", name, err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			if c, err := net.Dial("tcp", addr); err == nil {
-				c.Close()
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s did not listen on %s:\n%s", name, addr, logs.String())
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		servers = append(servers, s3Server{name: name, endpoint: addr, access: access, secret: secret})
-	}
-	if bin := findBinary("versitygw"); bin != "" {
-		addr, dir := freePort(t), t.TempDir()
-		cmd := exec.Command(bin, "--port", addr, "posix", dir)
-		cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+access, "ROOT_SECRET_KEY="+secret)
-		start("versitygw", cmd, addr)
-	}
-	if bin := findBinary("minio"); bin != "" {
-		addr := freePort(t)
-		cmd := exec.Command(bin, "server", t.TempDir(), "--address", addr)
-		cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+access, "MINIO_ROOT_PASSWORD="+secret)
-		start("minio", cmd, addr)
-	}
-	if len(servers) == 0 {
-		t.Skip("no S3 server: install versitygw (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0; .ci/run does) or minio")
-	}
-	return servers
-}
-
-// makeBucket creates a fresh bucket and returns the config of a store in it.
-func (srv s3Server) makeBucket(t *testing.T, bucket string) S3Config {
-	t.Helper()
-	c, err := minio.New(srv.endpoint, &minio.Options{Creds: credentials.NewStaticV4(srv.access, srv.secret, "")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.MakeBucket(context.Background(), bucket, minio.MakeBucketOptions{}); err != nil {
-		t.Fatalf("%s: creating bucket %s: %v", srv.name, bucket, err)
-	}
-	return S3Config{URL: "s3://" + bucket + "/runs/x", Endpoint: srv.endpoint, AccessKey: srv.access, SecretKey: srv.secret, Insecure: true}
+	srv.MakeBucket(t, bucket)
+	return S3Config{URL: "s3://" + bucket + "/runs/x", Endpoint: srv.Endpoint, AccessKey: srv.Access, SecretKey: srv.Secret, Insecure: true}
 }
 
 func TestS3(t *testing.T) {
-	servers := startS3Servers(t)
+	servers := s3test.Start(t)
 	ctx := context.Background()
 	for _, srv := range servers {
-		t.Run(srv.name, func(t *testing.T) {
+		t.Run(srv.Name, func(t *testing.T) {
 			n := 0
 			runConformance(t, func(t *testing.T) storeUnderTest {
 				n++
-				cfg := srv.makeBucket(t, fmt.Sprintf("conf%d", n))
+				cfg := s3config(t, srv, fmt.Sprintf("conf%d", n))
 				s, err := OpenS3(ctx, cfg)
 				if err != nil {
 					t.Fatal(err)
@@ -124,7 +42,7 @@ func TestS3(t *testing.T) {
 				}}
 			})
 			t.Run("multipart", func(t *testing.T) {
-				s, err := OpenS3(ctx, srv.makeBucket(t, "multipart"))
+				s, err := OpenS3(ctx, s3config(t, srv, "multipart"))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -145,7 +63,7 @@ func TestS3(t *testing.T) {
 				}
 			})
 			t.Run("preflight errors", func(t *testing.T) {
-				good := srv.makeBucket(t, "preflight")
+				good := s3config(t, srv, "preflight")
 				for _, c := range []struct {
 					name string
 					edit func(*S3Config)
@@ -153,7 +71,7 @@ func TestS3(t *testing.T) {
 				}{
 					{"wrong secret", func(c *S3Config) { c.SecretKey = "wrong" }, "rejected the credentials"},
 					{"missing bucket", func(c *S3Config) { c.URL = "s3://nosuchbucket/x" }, `bucket "nosuchbucket" does not exist`},
-					{"unreachable", func(c *S3Config) { c.Endpoint = freePort(t) }, "cannot reach the endpoint"},
+					{"unreachable", func(c *S3Config) { c.Endpoint = s3test.FreePort(t) }, "cannot reach the endpoint"},
 					{"no endpoint", func(c *S3Config) { c.Endpoint = "" }, "set UMP_S3_ENDPOINT"},
 					{"bad url", func(c *S3Config) { c.URL = "http://bucket" }, "want s3://BUCKET/PREFIX"},
 				} {
@@ -171,7 +89,7 @@ func TestS3(t *testing.T) {
 				}
 			})
 			t.Run("named objects", func(t *testing.T) {
-				s, err := OpenS3(ctx, srv.makeBucket(t, "named"))
+				s, err := OpenS3(ctx, s3config(t, srv, "named"))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -89,27 +89,45 @@ func seqKey(prefix string, seq uint64) []byte {
 // Append assigns the next sequence number and the time, and writes the
 // event with its index keys in one transaction.
 func (l *Log) Append(ev *Event) error {
+	ev.Time = time.Now().UTC()
+	return l.write([]*Event{ev})
+}
+
+// Import appends events from another store, keeping their times, in one
+// transaction: all of them or none.
+func (l *Log) Import(evs []Event) error {
+	ptrs := make([]*Event, len(evs))
+	for i := range evs {
+		ptrs[i] = &evs[i]
+	}
+	return l.write(ptrs)
+}
+
+// write gives the events the next sequence numbers and writes them with
+// their index keys in one transaction.
+func (l *Log) write(evs []*Event) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	err := l.db.Update(func(txn *badger.Txn) error {
-		ev.Seq = l.next
-		ev.Time = time.Now().UTC()
-		val, err := json.Marshal(ev)
-		if err != nil {
-			return err
-		}
-		if err := txn.Set(seqKey("ev/", ev.Seq), val); err != nil {
-			return err
-		}
-		for _, ix := range indexes(ev) {
-			if err := txn.Set(seqKey(ix, ev.Seq), nil); err != nil {
+		for k, ev := range evs {
+			ev.Seq = l.next + uint64(k)
+			val, err := json.Marshal(ev)
+			if err != nil {
 				return err
+			}
+			if err := txn.Set(seqKey("ev/", ev.Seq), val); err != nil {
+				return err
+			}
+			for _, ix := range indexes(ev) {
+				if err := txn.Set(seqKey(ix, ev.Seq), nil); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
 	})
 	if err == nil {
-		l.next++
+		l.next += uint64(len(evs))
 	}
 	return err
 }

@@ -15,10 +15,13 @@ import (
 )
 
 // Store is an opened store directory: event log, blobs and the lock.
+// Blobs is where artifacts go: the directory's Local blobs unless the
+// caller points it elsewhere (an S3 store) right after Open.
 type Store struct {
 	Dir   string
 	Log   *Log
-	Blobs *artifacts.Local
+	Local *artifacts.Local
+	Blobs artifacts.Store
 	lock  *os.File
 }
 
@@ -43,9 +46,10 @@ func Open(dir, command string) (*Store, error) {
 	lock.Truncate(0)
 	lock.WriteAt([]byte(fmt.Sprintf("%d\n%s since %s\n", os.Getpid(), command, time.Now().UTC().Format(time.RFC3339))), 0)
 	s := &Store{Dir: dir, lock: lock}
-	if s.Blobs, err = artifacts.NewLocal(filepath.Join(dir, "blobs")); err == nil {
-		err = s.Blobs.RemoveTemp()
+	if s.Local, err = artifacts.NewLocal(filepath.Join(dir, "blobs")); err == nil {
+		err = s.Local.RemoveTemp()
 	}
+	s.Blobs = s.Local
 	if err == nil {
 		s.Log, err = openLog(filepath.Join(dir, "events"))
 	}

@@ -43,7 +43,14 @@ type result struct {
 
 func ump(t *testing.T, store string, args ...string) result {
 	t.Helper()
+	return umpEnv(t, nil, store, args...)
+}
+
+// umpEnv runs ump with extra environment variables.
+func umpEnv(t *testing.T, env []string, store string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(umpBin, append([]string{"--store", store}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

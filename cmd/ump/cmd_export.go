@@ -39,7 +39,7 @@ func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr i
 	if !slices.Contains(pipeline.TableNames(), o.table) {
 		return badInput{fmt.Errorf("--table %q: use one of %s", o.table, strings.Join(pipeline.TableNames(), ", "))}
 	}
-	store, err := openStore(g, "ump export")
+	store, err := openStore(ctx, g, "ump export")
 	if err != nil {
 		return err
 	}

@@ -47,6 +47,9 @@ func runRun(ctx context.Context, g globals, path, until string, stdout, stderr i
 		return err
 	}
 	defer store.Close()
+	if err := useArtifacts(ctx, g, store); err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "manifest %s\n", plan.Hash)
 	runner := &pipeline.Runner{Store: store, Stages: stgs, Data: g.data, Progress: stderr, Until: until}
 	out, err := runner.Run(ctx, plan)

@@ -34,7 +34,7 @@ func showCommand() *cli.Command {
 }
 
 func runShow(ctx context.Context, g globals, hash string, events, manifestOnly bool, w io.Writer) error {
-	store, err := openStore(g, "ump show")
+	store, err := openStore(ctx, g, "ump show")
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,8 @@ func statusCommand() *cli.Command {
 }
 
 func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
-	store, err := openStore(g, "ump status")
+	g.artifacts = "" // status reads only the event log
+	store, err := openStore(ctx, g, "ump status")
 	if errors.Is(err, pipeline.ErrBusy) {
 		// The holder may be a run (it publishes a snapshot) or a short
 		// command such as export (it does not).

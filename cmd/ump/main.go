@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
@@ -74,12 +75,39 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // globals are the options every command shares.
 type globals struct {
-	store string
-	data  *datasets.Library
+	store     string
+	data      *datasets.Library
+	artifacts string // s3://BUCKET/PREFIX, or "" for the store's own blobs
+	insecure  bool
 }
 
 func globalsOf(c *cli.Context) globals {
-	return globals{store: c.String("store"), data: datasets.NewLibrary(c.String("data-dir"))}
+	return globals{store: c.String("store"), data: datasets.NewLibrary(c.String("data-dir")),
+		artifacts: c.String("artifacts"), insecure: c.Bool("s3-insecure")}
+}
+
+// s3 connects to the S3 artifact store named by --artifacts, checking it
+// first (endpoint, credentials, bucket, a probe write).
+func (g globals) s3(ctx context.Context) (*artifacts.S3, error) {
+	if g.artifacts == "" {
+		return nil, badInput{fmt.Errorf("no S3 artifact store: set --artifacts s3://BUCKET/PREFIX (or UMP_ARTIFACTS)")}
+	}
+	return artifacts.OpenS3(ctx, artifacts.S3Config{URL: g.artifacts, Endpoint: os.Getenv("UMP_S3_ENDPOINT"),
+		AccessKey: os.Getenv("AWS_ACCESS_KEY_ID"), SecretKey: os.Getenv("AWS_SECRET_ACCESS_KEY"), Insecure: g.insecure})
+}
+
+// useArtifacts points the store's blobs at the S3 store when --artifacts
+// is set.
+func useArtifacts(ctx context.Context, g globals, store *pipeline.Store) error {
+	if g.artifacts == "" {
+		return nil
+	}
+	s3, err := g.s3(ctx)
+	if err != nil {
+		return err
+	}
+	store.Blobs = s3
+	return nil
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {
@@ -95,8 +123,12 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				Usage: "store directory (event log, blobs)"},
 			&cli.StringFlag{Name: "data-dir", Value: datasets.DefaultDir(), EnvVars: []string{"UMP_DATA"},
 				Usage: "data directory, one subdirectory per data set (`ump data fetch` fills it)"},
+			&cli.StringFlag{Name: "artifacts", EnvVars: []string{"UMP_ARTIFACTS"},
+				Usage: "keep artifacts in S3 at `s3://BUCKET/PREFIX` (endpoint from UMP_S3_ENDPOINT, credentials from " +
+					"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY); the event log stays in --store"},
+			&cli.BoolFlag{Name: "s3-insecure", Usage: "talk to the S3 endpoint over plain HTTP"},
 		},
-		Commands:       []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand()},
+		Commands:       []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand()},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return badInput{fmt.Errorf("%w (see ump help %s)", err, c.Command.Name)}
@@ -112,12 +144,21 @@ func oneArg(c *cli.Context, what string) (string, error) {
 	return c.Args().First(), nil
 }
 
-// openStore opens an existing store for a reading command.
-func openStore(g globals, command string) (*pipeline.Store, error) {
+// openStore opens an existing store for a reading command, with its
+// artifacts where --artifacts says.
+func openStore(ctx context.Context, g globals, command string) (*pipeline.Store, error) {
 	if _, err := os.Stat(g.store); err != nil {
 		return nil, badInput{fmt.Errorf("no store at %s (set --store or UMP_STORE; `ump run` creates one)", g.store)}
 	}
-	return pipeline.Open(g.store, command)
+	store, err := pipeline.Open(g.store, command)
+	if err != nil {
+		return nil, err
+	}
+	if err := useArtifacts(ctx, g, store); err != nil {
+		store.Close()
+		return nil, err
+	}
+	return store, nil
 }
 
 // findManifest resolves a hash (or unique prefix) to a registration.

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ump-lab/ump/artifacts/s3test"
+)
+
+// TestS3PushPullAndRemoteArtifacts runs a manifest, pushes it to a real S3
+// server, pulls it into an empty store and compares the exports; then runs
+// with the artifacts in S3 directly; then checks that a bad credential
+// stops a run before it records anything.
+func TestS3PushPullAndRemoteArtifacts(t *testing.T) {
+	srv := s3test.Start(t)[0]
+	srv.MakeBucket(t, "team")
+	env := []string{"UMP_S3_ENDPOINT=" + srv.Endpoint, "AWS_ACCESS_KEY_ID=" + srv.Access, "AWS_SECRET_ACCESS_KEY=" + srv.Secret,
+		"UMP_ARTIFACTS=s3://team/ump"}
+	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 20").Replace(longManifest))
+
+	mine := t.TempDir()
+	run := ump(t, mine, "run", m)
+	if run.code != 0 {
+		t.Fatalf("run: %s", run.stderr)
+	}
+	hash := hashOf(t, run)
+	push := umpEnv(t, env, mine, "--s3-insecure", "push", hash[:12])
+	if push.code != 0 || !strings.Contains(push.stdout, "pushed manifest "+hash) {
+		t.Fatalf("push: exit %d\n%s\n%s", push.code, push.stdout, push.stderr)
+	}
+	again := umpEnv(t, env, mine, "--s3-insecure", "push", hash)
+	if !strings.Contains(again.stdout, "0 blobs uploaded") {
+		t.Errorf("second push uploaded again: %s", again.stdout)
+	}
+
+	theirs := t.TempDir()
+	if r := umpEnv(t, env, theirs, "--s3-insecure", "pull", hash[:12]); r.code != 2 || !strings.Contains(r.stderr, "full 64-digit") {
+		t.Errorf("pull with a prefix: exit %d %s", r.code, r.stderr)
+	}
+	pull := umpEnv(t, env, theirs, "--s3-insecure", "pull", hash)
+	if pull.code != 0 || !strings.Contains(pull.stdout, "pulled manifest") {
+		t.Fatalf("pull: exit %d\n%s\n%s", pull.code, pull.stdout, pull.stderr)
+	}
+	for _, table := range []string{"rounds", "final"} {
+		a := ump(t, mine, "export", "--manifest", hash, "--table", table, "--out", "-")
+		b := ump(t, theirs, "export", "--manifest", hash, "--table", table, "--out", "-")
+		if a.stdout == "" || a.stdout != b.stdout {
+			t.Errorf("%s export differs after push and pull", table)
+		}
+	}
+	if r := ump(t, theirs, "run", m); !strings.Contains(r.stderr, "(2 fully cached)") {
+		t.Errorf("running the pulled manifest was not all cache hits:\n%s", r.stderr)
+	}
+	if r := umpEnv(t, env, theirs, "--s3-insecure", "pull", hash); !strings.Contains(r.stdout, "0 blobs downloaded") || !strings.Contains(r.stdout, "0 new events") {
+		t.Errorf("second pull: %s", r.stdout)
+	}
+
+	remote := t.TempDir()
+	r := umpEnv(t, env, remote, "--s3-insecure", "run", m)
+	if r.code != 0 {
+		t.Fatalf("run with S3 artifacts: %s", r.stderr)
+	}
+	blobs, _ := filepath.Glob(filepath.Join(remote, "blobs", "sha256", "*", "*"))
+	if len(blobs) != 0 {
+		t.Errorf("a run with --artifacts s3://... wrote %d local blobs", len(blobs))
+	}
+	if e := umpEnv(t, env, remote, "--s3-insecure", "export", "--manifest", hash, "--table", "final", "--out", "-"); e.code != 0 ||
+		e.stdout != ump(t, mine, "export", "--manifest", hash, "--table", "final", "--out", "-").stdout {
+		t.Errorf("export from S3 artifacts: exit %d %s", e.code, e.stderr)
+	}
+
+	bad := t.TempDir()
+	r = umpEnv(t, append(env, "AWS_SECRET_ACCESS_KEY=wrong"), bad, "--s3-insecure", "run", m)
+	if r.code == 0 || !strings.Contains(r.stderr, "rejected the credentials") {
+		t.Errorf("bad credentials: exit %d %s", r.code, r.stderr)
+	}
+	if st := ump(t, bad, "status"); strings.Contains(st.stdout, hash[:12]) {
+		t.Errorf("a run refused by S3 registered the manifest:\n%s", st.stdout)
+	}
+	os.RemoveAll(bad)
+}
