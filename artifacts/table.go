@@ -11,6 +11,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // Column is a named column; exactly one of Ints, Floats, Strings is used.
@@ -54,8 +57,8 @@ func (t *Table) check() error {
 	return nil
 }
 
-// WriteArrow encodes the table as an Arrow IPC file.
-func WriteArrow(t *Table) ([]byte, error) {
+// record builds the table's Arrow record batch; the caller releases it.
+func (t *Table) record() (arrow.RecordBatch, error) {
 	if err := t.check(); err != nil {
 		return nil, err
 	}
@@ -79,11 +82,18 @@ func WriteArrow(t *Table) ([]byte, error) {
 		}
 		defer arrays[i].Release()
 	}
-	schema := arrow.NewSchema(fields, nil)
-	rec := array.NewRecordBatch(schema, arrays, int64(t.Rows()))
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), arrays, int64(t.Rows())), nil
+}
+
+// WriteArrow encodes the table as an Arrow IPC file.
+func WriteArrow(t *Table) ([]byte, error) {
+	rec, err := t.record()
+	if err != nil {
+		return nil, err
+	}
 	defer rec.Release()
 	var buf bytes.Buffer
-	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(memory.NewGoAllocator()))
 	if err != nil {
 		return nil, err
 	}
@@ -94,6 +104,20 @@ func WriteArrow(t *Table) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// WriteParquet writes the table as a Parquet file (Snappy-compressed, one
+// row group).
+func WriteParquet(w io.Writer, t *Table) error {
+	rec, err := t.record()
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	tbl := array.NewTableFromRecords(rec.Schema(), []arrow.RecordBatch{rec})
+	defer tbl.Release()
+	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy))
+	return pqarrow.WriteTable(tbl, w, max(1, tbl.NumRows()), props, pqarrow.DefaultWriterProps())
 }
 
 // ReadArrow decodes an Arrow IPC file written by WriteArrow (or any IPC

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -16,11 +17,11 @@ import (
 func exportCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "export",
-		Usage: "write a table of a manifest's cells (parameter columns + figures) as CSV or Arrow IPC",
+		Usage: "write a table of a manifest's cells (parameter columns + figures) as CSV, Arrow IPC or Parquet",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "manifest", Required: true, Usage: "manifest hash or unique prefix"},
 			&cli.StringFlag{Name: "table", Value: "rounds", Usage: "rounds (per-round metrics), final (one row per cell), partition (worker, class, count) or topology (round, i, j, weight, spectral_gap)"},
-			&cli.StringFlag{Name: "format", Value: "csv", Usage: "csv or arrow"},
+			&cli.StringFlag{Name: "format", Value: "csv", Usage: "csv, arrow (IPC file) or parquet"},
 			&cli.StringFlag{Name: "out", Required: true, Usage: "output file, or - for stdout"},
 		},
 		Action: func(c *cli.Context) error {
@@ -33,8 +34,8 @@ func exportCommand() *cli.Command {
 type exportOptions struct{ manifest, table, format, out string }
 
 func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr io.Writer) error {
-	if o.format != "csv" && o.format != "arrow" {
-		return badInput{fmt.Errorf("--format %q: use csv or arrow", o.format)}
+	if !slices.Contains([]string{"csv", "arrow", "parquet"}, o.format) {
+		return badInput{fmt.Errorf("--format %q: use csv, arrow or parquet", o.format)}
 	}
 	if !slices.Contains(pipeline.TableNames(), o.table) {
 		return badInput{fmt.Errorf("--table %q: use one of %s", o.table, strings.Join(pipeline.TableNames(), ", "))}
@@ -60,16 +61,23 @@ func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr i
 		fmt.Fprintf(stderr, "export: left out %s\n", s)
 	}
 	var data []byte
-	if o.format == "arrow" {
+	switch o.format {
+	case "arrow":
 		if data, err = artifacts.WriteArrow(table); err != nil {
 			return err
 		}
-	} else {
-		var b strings.Builder
+	case "parquet":
+		var b bytes.Buffer
+		if err := artifacts.WriteParquet(&b, table); err != nil {
+			return err
+		}
+		data = b.Bytes()
+	default:
+		var b bytes.Buffer
 		if err := artifacts.WriteCSV(&b, table); err != nil {
 			return err
 		}
-		data = []byte(b.String())
+		data = b.Bytes()
 	}
 	if o.out == "-" {
 		_, err = stdout.Write(data)

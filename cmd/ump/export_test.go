@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ump-lab/ump/pipeline"
+)
+
+// TestExportsReadByIndependentReaders exports the rounds table as Arrow
+// IPC and Parquet and reads both with npm apache-arrow and parquet-wasm:
+// the same columns (cell parameters first) and values as the CSV export.
+func TestExportsReadByIndependentReaders(t *testing.T) {
+	modules, _ := filepath.Abs("../../.npm-tools/node_modules")
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node is not installed; .ci/run installs it")
+	}
+	if _, err := os.Stat(filepath.Join(modules, "parquet-wasm")); err != nil {
+		t.Skipf("npm readers are not in %s (.ci/run installs them)", modules)
+	}
+	store := t.TempDir()
+	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 12").Replace(longManifest))
+	hash := hashOf(t, ump(t, store, "run", m))
+	csvRows, err := csv.NewReader(strings.NewReader(ump(t, store, "export", "--manifest", hash, "--out", "-").stdout)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(csvRows[0][:len(pipeline.ParamColumns())], pipeline.ParamColumns()) {
+		t.Fatalf("CSV columns %v do not start with the cell parameter columns %v", csvRows[0], pipeline.ParamColumns())
+	}
+	for _, format := range []string{"arrow", "parquet"} {
+		out := filepath.Join(t.TempDir(), "rounds."+format)
+		if r := ump(t, store, "export", "--manifest", hash, "--format", format, "--out", out); r.code != 0 {
+			t.Fatalf("export %s: %s", format, r.stderr)
+		}
+		cmd := exec.Command("node", "../../artifacts/testdata/read_table.js", format, out)
+		cmd.Env = append(os.Environ(), "NODE_PATH="+modules)
+		data, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s reader: %v\n%s", format, err, data)
+		}
+		var got struct {
+			Rows    int
+			Columns []struct {
+				Name   string
+				Values []any
+			}
+		}
+		if err := json.Unmarshal(data, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Rows != len(csvRows)-1 || len(got.Columns) != len(csvRows[0]) {
+			t.Fatalf("%s: %d rows x %d columns, CSV has %d x %d", format, got.Rows, len(got.Columns), len(csvRows)-1, len(csvRows[0]))
+		}
+		for i, c := range got.Columns {
+			if c.Name != csvRows[0][i] {
+				t.Errorf("%s: column %d is %q, CSV has %q", format, i, c.Name, csvRows[0][i])
+			}
+			for r, v := range c.Values {
+				want := csvRows[r+1][i]
+				same := false
+				switch v := v.(type) {
+				case float64:
+					w, err := strconv.ParseFloat(want, 64)
+					same = err == nil && w == v
+				case string: // strings, int64 (as decimal text), NaN and infinities
+					same = v == want
+				}
+				if !same {
+					t.Errorf("%s: %s row %d = %v, CSV has %s", format, c.Name, r, v, want)
+				}
+			}
+		}
+	}
+}
+// closeTo compares a JSON number with the CSV's shortest form.
+func closeTo(f float64, s string) bool {
+	b, _ := json.Marshal(f)
+	return string(b) == s || strings.EqualFold(strings.Replace(string(b), "e-0", "e-", 1), strings.Replace(s, "e-0", "e-", 1))
+}
