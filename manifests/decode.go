@@ -81,6 +81,18 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path, help string) error
 		}
 		return nil
 	}
+	if v.Kind() == reflect.Slice {
+		if n.Kind != yaml.SequenceNode {
+			return d.errorf(n.Line, path, "expected %s, got %s", help, describe(n))
+		}
+		v.Set(reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content)))
+		for i, item := range n.Content {
+			if err := d.decode(item, v.Index(i), fmt.Sprintf("%s[%d]", path, i), help); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if n.Kind != yaml.ScalarNode {
 		return d.errorf(n.Line, path, "expected %s, got %s", help, describe(n))
 	}

@@ -147,6 +147,10 @@ func TestErrors(t *testing.T) {
 		{"dirichlet alpha", strings.Replace(valid, "dataset: quadratic", "dataset: mnist", 1) + "partition: {kind: dirichlet}\n", []string{"bad.yaml:7:", `"partition.alpha"`, "0.1, 1 and 10"}},
 		{"partition param not taken", strings.Replace(valid, "dataset: quadratic", "dataset: mnist", 1) + "partition: {kind: iid, shards: 2}\n", []string{"bad.yaml:7:", `"partition.shards"`, "iid does not take shards"}},
 		{"model mismatch", strings.Replace(valid, "dataset: quadratic", "dataset: agnews, model: lenet", 1), []string{"bad.yaml:3:", `"task.model"`, "embedding-bag"}},
+		{"table path", valid + "table: {rows: [algorithm.betta], value: objective_gap}\n", []string{"bad.yaml:7:", `"table.rows"`, "not a manifest path"}},
+		{"table best", valid + "table: {rows: [algorithm], value: objective_gap, best: highest}\n", []string{"bad.yaml:7:", `"table.best"`, "max, min"}},
+		{"table rows type", valid + "table: {rows: algorithm, value: x}\n", []string{"bad.yaml:7:", `"table.rows"`, "expected a list"}},
+		{"sweep table", valid + "sweep: {table.value: [a, b]}\n", []string{"bad.yaml:7:", "cannot be swept"}},
 		{"synthetic classes", strings.Replace(valid, "dataset: quadratic", "dataset: synthetic, synthetic: {classes: 1}", 1), []string{"bad.yaml:3:", `"task.synthetic.classes"`, ">= 2"}},
 		{"unknown algorithm", strings.Replace(valid, "d-sum}", "adam}", 1), []string{"bad.yaml:6:", `"algorithm.name"`, "d-sum, gt-dsum"}},
 		{"param not taken", strings.Replace(valid, "{name: d-sum}", "{name: d-sum, lambda: 0.5}", 1), []string{"bad.yaml:6:", "d-sum does not take lambda"}},
@@ -192,5 +196,29 @@ func TestEmbeddedManifests(t *testing.T) {
 	}
 	if _, err := Open("no-such-manifest"); err == nil || !strings.Contains(err.Error(), "quickstart") {
 		t.Errorf("unknown name: %v; want an error listing the embedded manifests", err)
+	}
+}
+
+// TestTableBlockIsNotPartOfCells keeps presentation out of the cells: a
+// table block changes the manifest hash but no cell's spec.
+func TestTableBlockIsNotPartOfCells(t *testing.T) {
+	plain, err := Parse("a.yaml", []byte(valid+"sweep: {seed: [1, 2]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tabled, err := Parse("b.yaml", []byte(valid+"sweep: {seed: [1, 2]}\ntable: {rows: [algorithm], value: objective_gap}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Hash == tabled.Hash {
+		t.Error("the table block did not change the manifest hash")
+	}
+	if tabled.Manifest.Table == nil || tabled.Manifest.Table.Best != "min" || tabled.Manifest.Table.Digits != 4 {
+		t.Errorf("table defaults: %+v (objective_gap is best when smallest)", tabled.Manifest.Table)
+	}
+	for i := range plain.Cells {
+		if string(plain.Cells[i].Spec()) != string(tabled.Cells[i].Spec()) || tabled.Cells[i].Config.Table != nil {
+			t.Errorf("cell %d changed with the table block", i)
+		}
 	}
 }

@@ -60,7 +60,7 @@ func Load(path string) (*Plan, error) {
 }
 
 // unsweepable lists fields a sweep may not vary.
-var unsweepable = map[string]bool{"version": true, "name": true}
+var unsweepable = map[string]bool{"version": true, "name": true, "table": true}
 
 // Parse decodes, validates, normalises and expands a manifest. file names the
 // source in error messages.
@@ -112,7 +112,7 @@ func Parse(file string, data []byte) (*Plan, error) {
 	idx := make([]int, len(axes))
 	for {
 		cell := Cell{Index: len(plan.Cells), Label: map[string]string{}, Config: *m}
-		cell.Config.Sweep = nil
+		cell.Config.Sweep, cell.Config.Table = nil, nil
 		if len(axes) > 0 {
 			node := base
 			for k, a := range axes {
@@ -126,6 +126,7 @@ func Parse(file string, data []byte) (*Plan, error) {
 				return nil, fmt.Errorf("sweep cell %s: %w", labelOf(axes, idx), err)
 			}
 			cell.Config = *c
+			cell.Config.Table = nil
 		}
 		plan.Cells = append(plan.Cells, cell)
 		k := len(axes) - 1
@@ -163,7 +164,7 @@ func sweepAxes(file string, base, sweep *yaml.Node) ([]axis, error) {
 		k, v := sweep.Content[i], sweep.Content[i+1]
 		path := k.Value
 		where := fmt.Sprintf("%s:%d: field %q", file, k.Line, "sweep."+path)
-		if unsweepable[path] || path == "sweep" {
+		if unsweepable[path] || strings.HasPrefix(path, "table.") || path == "sweep" {
 			return nil, &Error{Problems: []string{fmt.Sprintf("%s: %s cannot be swept", where, path)}}
 		}
 		if helpFor(path) == "" {
@@ -254,6 +255,10 @@ func valueAt(m *Manifest, path string) string {
 	}
 	return string(CanonicalJSON(tree))
 }
+
+// ValueAt renders the value of a dotted path of a cell for people, as
+// sweep labels are rendered ("0.1", "d-sum(alpha=2,beta=0.9)").
+func (c Cell) ValueAt(path string) string { return labelValue(valueAt(&c.Config, path)) }
 
 // labelValue renders a canonical JSON value for people: strings bare,
 // objects as name(key=value,...) in key order.

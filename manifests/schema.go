@@ -28,6 +28,9 @@ type Manifest struct {
 	Algorithm  Algorithm  `yaml:"algorithm" json:"algorithm" help:"a mapping: {name: d-sum|gt-dsum, ...parameters}"`
 	Evaluate   Evaluate   `yaml:"evaluate" json:"evaluate" help:"a mapping: {every: N}"`
 	Checkpoint Checkpoint `yaml:"checkpoint" json:"checkpoint" help:"a mapping: {every: N}"`
+	// Table says how `ump table` presents the results; it is not part of
+	// any cell.
+	Table *Table `yaml:"table" json:"table,omitempty" help:"a mapping: {rows: [...], columns: [...], value, best, select}"`
 	// Sweep maps dotted field paths to their normalised values (canonical
 	// JSON). Parse fills it from the file's sweep block.
 	Sweep map[string][]json.RawMessage `yaml:"-" json:"sweep,omitempty"`
@@ -121,6 +124,18 @@ type Algorithm struct {
 	TrackerInit string   `yaml:"tracker_init" json:"tracker_init,omitempty" help:"one of: paper, unbiased"`
 }
 
+// Table chooses how `ump table` lays out the final results: row and column
+// labels are the values of manifest paths, each entry aggregates the seeds
+// (mean ± std), and a select path (lr) is tuned per entry.
+type Table struct {
+	Rows    []string `yaml:"rows" json:"rows" help:"a list of manifest paths whose values label the rows, e.g. [algorithm]"`
+	Columns []string `yaml:"columns" json:"columns,omitempty" help:"a list of manifest paths whose values label the columns, e.g. [partition.alpha]"`
+	Value   string   `yaml:"value" json:"value" help:"a column of the final table, e.g. test_acc_mean or objective_gap"`
+	Best    string   `yaml:"best" json:"best" help:"max or min: which value is better (default: min for losses, gaps, distances and norms, else max)"`
+	Select  string   `yaml:"select" json:"select,omitempty" help:"a swept path tuned per entry by the value, e.g. lr"`
+	Digits  int      `yaml:"digits" json:"digits" help:"decimals shown, an integer from 0 to 12 (default 4)"`
+}
+
 // Evaluate sets how often per-round metrics are computed.
 type Evaluate struct {
 	Every int `yaml:"every" json:"every" help:"evaluate every N rounds (and at the last), a positive integer"`
@@ -195,6 +210,17 @@ func (m *Manifest) fillDefaults(given func(path string) bool) {
 		case "shards":
 			setIntPtr(&m.Partition.Shards, 2)
 		}
+	}
+	if t := m.Table; t != nil {
+		if !given("table.best") {
+			t.Best = "max"
+			for _, suffix := range []string{"loss", "gap", "distance", "norm_sq"} {
+				if strings.HasSuffix(t.Value, suffix) {
+					t.Best = "min"
+				}
+			}
+		}
+		setInt("table.digits", &t.Digits, 4)
 	}
 	if m.Task.Dataset == "synthetic" {
 		if m.Task.Synthetic == nil {
@@ -298,6 +324,33 @@ func (m *Manifest) validate(at func(path string) string) error {
 		bad("seed", "%d is out of range; use a non-negative integer", m.Seed)
 	}
 	m.validateTopology(bad, oneOf, onlyTakes)
+	if t := m.Table; t != nil {
+		if len(t.Rows) == 0 {
+			bad("table.rows", "list at least one manifest path, e.g. [algorithm]")
+		}
+		for i, p := range slices.Concat(t.Rows, t.Columns, []string{t.Select}) {
+			field := "table.rows"
+			if i >= len(t.Rows) {
+				field = "table.columns"
+			}
+			if i == len(t.Rows)+len(t.Columns) {
+				field = "table.select"
+				if p == "" {
+					continue
+				}
+			}
+			if helpFor(p) == "" || p == "table" || strings.HasPrefix(p, "table.") || p == "name" || p == "version" {
+				bad(field, "%q is not a manifest path of a cell; use a dotted path such as algorithm, lr or partition.alpha", p)
+			}
+		}
+		if t.Value == "" {
+			bad("table.value", "name a column of the final table, e.g. test_acc_mean or objective_gap")
+		}
+		oneOf("table.best", t.Best, "max", "min")
+		if t.Digits < 0 || t.Digits > 12 {
+			bad("table.digits", "%d is out of range; use an integer from 0 to 12", t.Digits)
+		}
+	}
 	if m.Evaluate.Every < 1 {
 		bad("evaluate.every", "%d is out of range; use a positive integer", m.Evaluate.Every)
 	}

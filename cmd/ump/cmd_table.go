@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/pipeline"
+	"github.com/urfave/cli/v2"
+)
+
+func tableCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "table",
+		Usage:     "print a manifest's results as a paper-style table (Markdown, LaTeX or CSV)",
+		ArgsUsage: "HASH",
+		Description: "The manifest's table block chooses rows, columns, the value, which value is best and\n" +
+			"the path tuned per entry (select: lr); seeds are aggregated as mean ± std. Without a\n" +
+			"block: a row per swept setting, lr tuned when swept, test_acc_mean (objective_gap for\n" +
+			"the quadratic task). Diverged entries show *, entries not run yet –.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "latex", Usage: "booktabs LaTeX, the best entry of each column in bold"},
+			&cli.BoolFlag{Name: "csv", Usage: "one CSV row per entry"},
+		},
+		Action: func(c *cli.Context) error {
+			hash, err := oneArg(c, "a manifest hash or unique prefix")
+			if err != nil {
+				return err
+			}
+			if c.Bool("latex") && c.Bool("csv") {
+				return badInput{fmt.Errorf("choose one of --latex and --csv")}
+			}
+			return runTable(c.Context, globalsOf(c), hash, c.Bool("latex"), c.Bool("csv"), c.App.Writer)
+		},
+	}
+}
+
+func runTable(ctx context.Context, g globals, hash string, latex, csv bool, w io.Writer) error {
+	store, err := openStore(ctx, g, "ump table")
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	reg, err := findManifest(store, hash)
+	if err != nil {
+		return err
+	}
+	rep, err := store.Report(reg)
+	if err != nil {
+		return err
+	}
+	spec := pipeline.DefaultTable(&reg.Plan, "test_acc_mean")
+	if reg.Plan.Manifest.Task.Dataset == "quadratic" {
+		spec = pipeline.DefaultTable(&reg.Plan, "objective_gap")
+	}
+	if t := reg.Plan.Manifest.Table; t != nil {
+		spec = *t
+	}
+	grid, err := store.Grid(ctx, rep, spec)
+	if err != nil {
+		return badInput{err}
+	}
+	switch {
+	case latex:
+		_, err = io.WriteString(w, grid.LaTeX())
+	case csv:
+		var b bytes.Buffer
+		if err = artifacts.WriteCSV(&b, grid.Table()); err == nil {
+			_, err = w.Write(b.Bytes())
+		}
+	default:
+		_, err = io.WriteString(w, grid.Markdown())
+	}
+	return err
+}

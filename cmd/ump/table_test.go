@@ -1,0 +1,108 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const tableManifest = `version: 1
+name: quad-table
+task: {dataset: quadratic, quadratic: {dim: 10, sigma: 0.3}}
+workers: 6
+rounds: 15
+local_steps: 2
+lr: 0.05
+algorithm: {name: d-sum}
+sweep:
+  algorithm: [{name: d-sum}, {name: d-sum, alpha: 0}]
+  seed: [1, 2, 3]
+  lr: [0.02, 0.05, 5]
+  topology.kind: [ring, full]
+table: {rows: [algorithm], columns: [topology.kind], value: objective_gap, select: lr}
+`
+
+// TestTableAggregatesSeedsAndTunesLR checks every entry of ump table
+// against the per-cell final export: the best lr's mean ± sample std over
+// seeds, diverged learning rates never chosen.
+func TestTableAggregatesSeedsAndTunesLR(t *testing.T) {
+	store := t.TempDir()
+	m := writeFile(t, "m.yaml", tableManifest)
+	run := ump(t, store, "run", m)
+	hash := hashOf(t, run)
+	md := ump(t, store, "table", hash[:8])
+	if md.code != 0 {
+		t.Fatalf("table: %d %s", md.code, md.stderr)
+	}
+	final, err := csv.NewReader(strings.NewReader(exportCSV(t, store, hash, "final"))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, name := range final[0] {
+		col[name] = i
+	}
+	// Recompute every entry from the cells.
+	type key struct{ alg, topo, lr string }
+	vals := map[key][]float64{}
+	for _, row := range final[1:] {
+		if row[col["status"]] != "completed" {
+			continue // lr 5 diverges
+		}
+		alg := fmt.Sprintf("d-sum(alpha=%s,beta=%s)", row[col["alpha"]], row[col["beta"]])
+		v, _ := strconv.ParseFloat(row[col["objective_gap"]], 64)
+		k := key{alg, row[col["topology"]], row[col["lr"]]}
+		vals[k] = append(vals[k], v)
+	}
+	for _, alg := range []string{"d-sum(alpha=2,beta=0.9)", "d-sum(alpha=0,beta=0.9)"} {
+		for _, topo := range []string{"ring", "full"} {
+			bestLR, bestMean, bestStd := "", math.Inf(1), 0.0
+			for _, lr := range []string{"0.02", "0.05", "5"} {
+				v := vals[key{alg, topo, lr}]
+				if len(v) != 3 {
+					continue
+				}
+				mean := (v[0] + v[1] + v[2]) / 3
+				std := math.Sqrt(((v[0]-mean)*(v[0]-mean) + (v[1]-mean)*(v[1]-mean) + (v[2]-mean)*(v[2]-mean)) / 2)
+				if mean < bestMean {
+					bestLR, bestMean, bestStd = lr, mean, std
+				}
+			}
+			want := fmt.Sprintf("%.4f ± %.4f", bestMean, bestStd)
+			line := ""
+			for _, l := range strings.Split(md.stdout, "\n") {
+				if strings.HasPrefix(l, "| "+alg+" |") {
+					line = l
+				}
+			}
+			if !strings.Contains(line, want) || !strings.Contains(line, "(lr="+bestLR+")") {
+				t.Errorf("%s on %s: want %s (lr=%s) in\n%s", alg, topo, want, bestLR, md.stdout)
+			}
+		}
+	}
+	if !strings.Contains(md.stdout, "| algorithm | topology.kind=ring | topology.kind=full |") || !strings.Contains(md.stdout, "**") {
+		t.Errorf("header or bold best missing:\n%s", md.stdout)
+	}
+	tex := ump(t, store, "table", "--latex", hash[:8])
+	for _, want := range []string{`\toprule`, `\midrule`, `\bottomrule`, `\textbf{`, `$\pm$`} {
+		if !strings.Contains(tex.stdout, want) {
+			t.Errorf("LaTeX lacks %s:\n%s", want, tex.stdout)
+		}
+	}
+
+	// Only a diverging lr: every entry is *.
+	diverging := writeFile(t, "d.yaml", strings.Replace(tableManifest, "lr: [0.02, 0.05, 5]", "lr: [1000]", 1))
+	dh := hashOf(t, ump(t, store, "run", diverging))
+	if r := ump(t, store, "table", dh[:8]); strings.Count(r.stdout, "| * ") != 4 {
+		t.Errorf("all-diverged table:\n%s", r.stdout)
+	}
+	// A swept path the table does not place is an error naming it.
+	unplaced := writeFile(t, "u.yaml", strings.Replace(tableManifest, "columns: [topology.kind], ", "", 1))
+	uh := hashOf(t, ump(t, store, "run", unplaced))
+	if r := ump(t, store, "table", uh[:8]); r.code != 2 || !strings.Contains(r.stderr, "the sweep varies topology.kind") {
+		t.Errorf("unplaced sweep path: exit %d %s", r.code, r.stderr)
+	}
+}

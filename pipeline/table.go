@@ -1,0 +1,343 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/manifests"
+)
+
+// Entry is one entry of a results table: a value aggregated over seeds.
+type Entry struct {
+	Mean, Std float64
+	Seeds     int
+	Select    string // the chosen value of the select path, or ""
+	Diverged  bool   // every choice had a diverged seed: shown as *
+	Missing   bool   // no choice had all its cells finished
+}
+
+// Grid is a results table: rows x columns of entries.
+type Grid struct {
+	Spec      manifests.Table
+	RowLabels [][]string // the values of the row paths, per row
+	ColLabels [][]string // the values of the column paths, per column
+	Entries   [][]Entry  // [row][column]
+}
+
+// DefaultTable is the layout when a manifest has no table block: a row per
+// swept setting (all swept paths but seed and lr), the lr tuned when it is
+// swept, the first figure of the final table.
+func DefaultTable(plan *manifests.Plan, value string) manifests.Table {
+	t := manifests.Table{Value: value, Best: "max", Digits: 4}
+	for _, suffix := range []string{"loss", "gap", "distance", "norm_sq"} {
+		if strings.HasSuffix(value, suffix) {
+			t.Best = "min"
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(plan.Manifest.Sweep)) {
+		switch p {
+		case "seed":
+		case "lr":
+			t.Select = "lr"
+		default:
+			t.Rows = append(t.Rows, p)
+		}
+	}
+	if len(t.Rows) == 0 {
+		t.Rows = []string{"algorithm"}
+	}
+	return t
+}
+
+// finalTable reads a cell's final table, or nil when it has none yet.
+func (s *Store) finalTable(ctx context.Context, cell *CellView) (*artifacts.Table, error) {
+	st := cell.Stage("evaluate")
+	if st == nil || st.Status != Completed || st.Result == nil {
+		return nil, nil
+	}
+	data, err := s.Blobs.Get(ctx, st.Result.Outputs["final"])
+	if err != nil {
+		return nil, err
+	}
+	return artifacts.ReadArrow(data)
+}
+
+// Grid lays out a manifest's final results as spec says. Every swept path
+// must be a row or column path, the select path, or seed (aggregated).
+func (s *Store) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*Grid, error) {
+	plan := &rep.Plan
+	placed := slices.Concat(spec.Rows, spec.Columns, []string{spec.Select, "seed"})
+	for path := range plan.Manifest.Sweep {
+		covered := slices.ContainsFunc(placed, func(p string) bool {
+			return p != "" && (p == path || strings.HasPrefix(path, p+".") || strings.HasPrefix(p, path+"."))
+		})
+		if !covered {
+			return nil, fmt.Errorf("table: the sweep varies %s, which is neither a row, a column, the select path nor seed; add it to table.rows or table.columns", path)
+		}
+	}
+	g := &Grid{Spec: spec}
+	type group struct {
+		row, col int
+		choices  map[string][]int // select value -> cell indexes
+		order    []string
+	}
+	groups := map[[2]int]*group{}
+	index := func(labels *[][]string, l []string) int {
+		i := slices.IndexFunc(*labels, func(x []string) bool { return slices.Equal(x, l) })
+		if i < 0 {
+			*labels = append(*labels, l)
+			i = len(*labels) - 1
+		}
+		return i
+	}
+	labels := func(c *manifests.Cell, paths []string) []string {
+		out := make([]string, len(paths))
+		for i, p := range paths {
+			out[i] = c.ValueAt(p)
+		}
+		return out
+	}
+	for i := range plan.Cells {
+		c := &plan.Cells[i]
+		r, col := index(&g.RowLabels, labels(c, spec.Rows)), index(&g.ColLabels, labels(c, spec.Columns))
+		gr := groups[[2]int{r, col}]
+		if gr == nil {
+			gr = &group{row: r, col: col, choices: map[string][]int{}}
+			groups[[2]int{r, col}] = gr
+		}
+		choice := ""
+		if spec.Select != "" {
+			choice = c.ValueAt(spec.Select)
+		}
+		if _, ok := gr.choices[choice]; !ok {
+			gr.order = append(gr.order, choice)
+		}
+		gr.choices[choice] = append(gr.choices[choice], i)
+	}
+	g.Entries = make([][]Entry, len(g.RowLabels))
+	for r := range g.Entries {
+		g.Entries[r] = make([]Entry, len(g.ColLabels))
+		for c := range g.Entries[r] {
+			g.Entries[r][c] = Entry{Missing: true}
+		}
+	}
+	better := func(a, b float64) bool { return (spec.Best == "min" && a < b) || (spec.Best != "min" && a > b) }
+	for _, gr := range groups {
+		best := Entry{Missing: true}
+		for _, choice := range gr.order {
+			var vals []float64
+			diverged, missing := false, false
+			for _, i := range gr.choices[choice] {
+				cell := rep.Cells[i]
+				if cell.Status != Completed && cell.Status != Diverged {
+					missing = true
+					break
+				}
+				t, err := s.finalTable(ctx, cell)
+				if err != nil {
+					return nil, fmt.Errorf("cell %d: %w", i+1, err)
+				}
+				if t == nil {
+					missing = true
+					break
+				}
+				col := t.Column(spec.Value)
+				if col == nil || col.Floats == nil {
+					var names []string
+					for _, c := range t.Columns {
+						names = append(names, c.Name)
+					}
+					return nil, fmt.Errorf("table.value %q is not a figure of the final table; its columns are: %s", spec.Value, strings.Join(names, ", "))
+				}
+				v := col.Floats[0]
+				if cell.Status == Diverged || math.IsNaN(v) || math.IsInf(v, 0) {
+					diverged = true
+				}
+				vals = append(vals, v)
+			}
+			switch {
+			case missing:
+				continue
+			case diverged:
+				if best.Missing {
+					best = Entry{Diverged: true, Select: choice}
+				}
+				continue
+			}
+			e := Entry{Seeds: len(vals), Select: choice}
+			for _, v := range vals {
+				e.Mean += v
+			}
+			e.Mean /= float64(len(vals))
+			for _, v := range vals {
+				e.Std += (v - e.Mean) * (v - e.Mean)
+			}
+			if len(vals) > 1 {
+				e.Std = math.Sqrt(e.Std / float64(len(vals)-1))
+			}
+			if best.Missing || best.Diverged || better(e.Mean, best.Mean) {
+				best = e
+			}
+		}
+		g.Entries[gr.row][gr.col] = best
+	}
+	return g, nil
+}
+
+// bestRow returns, per column, the row with the best mean (-1 if none).
+func (g *Grid) bestRow() []int {
+	out := make([]int, len(g.ColLabels))
+	for c := range out {
+		out[c] = -1
+		for r := range g.RowLabels {
+			e := g.Entries[r][c]
+			if e.Missing || e.Diverged {
+				continue
+			}
+			if out[c] < 0 || (g.Spec.Best == "min" && e.Mean < g.Entries[out[c]][c].Mean) ||
+				(g.Spec.Best != "min" && e.Mean > g.Entries[out[c]][c].Mean) {
+				out[c] = r
+			}
+		}
+	}
+	return out
+}
+
+// text renders an entry: mean ± std (select=value), * or –.
+func (g *Grid) text(e Entry, pm string) string {
+	switch {
+	case e.Diverged:
+		return "*"
+	case e.Missing:
+		return "–"
+	}
+	s := fmt.Sprintf("%.*f", g.Spec.Digits, e.Mean)
+	if e.Seeds > 1 {
+		s += fmt.Sprintf(" %s %.*f", pm, g.Spec.Digits, e.Std)
+	}
+	return s
+}
+
+func (g *Grid) selectNote(e Entry) string {
+	if g.Spec.Select == "" || e.Missing || e.Diverged {
+		return ""
+	}
+	return fmt.Sprintf(" (%s=%s)", g.Spec.Select, e.Select)
+}
+
+func (g *Grid) colHeader(c int) string {
+	if len(g.Spec.Columns) == 0 {
+		return g.Spec.Value
+	}
+	parts := make([]string, len(g.Spec.Columns))
+	for i, p := range g.Spec.Columns {
+		parts[i] = p + "=" + g.ColLabels[c][i]
+	}
+	return strings.Join(parts, " ")
+}
+
+// Legend explains the entries in one line.
+func (g *Grid) Legend() string {
+	s := fmt.Sprintf("%s of the final round, mean ± std over seeds (best: %s, in bold)", g.Spec.Value, g.Spec.Best)
+	if g.Spec.Select != "" {
+		s += fmt.Sprintf("; %s chosen per entry by the %s mean", g.Spec.Select, g.Spec.Best)
+	}
+	return s + "; * diverged, – not run yet"
+}
+
+// Markdown renders the grid as a Markdown table.
+func (g *Grid) Markdown() string {
+	var b strings.Builder
+	best := g.bestRow()
+	b.WriteString("| " + strings.Join(g.Spec.Rows, " / "))
+	for c := range g.ColLabels {
+		b.WriteString(" | " + g.colHeader(c))
+	}
+	b.WriteString(" |\n|" + strings.Repeat("---|", len(g.ColLabels)+1) + "\n")
+	for r, labels := range g.RowLabels {
+		b.WriteString("| " + strings.Join(labels, " / "))
+		for c, e := range g.Entries[r] {
+			cell := g.text(e, "±")
+			if best[c] == r {
+				cell = "**" + cell + "**"
+			}
+			b.WriteString(" | " + cell + g.selectNote(e))
+		}
+		b.WriteString(" |\n")
+	}
+	b.WriteString("\n" + g.Legend() + "\n")
+	return b.String()
+}
+
+// latexEscape escapes the characters LaTeX treats specially in labels.
+var latexEscape = strings.NewReplacer(`\`, `\textbackslash{}`, "_", `\_`, "%", `\%`, "&", `\&`, "#", `\#`, "$", `\$`, "{", `\{`, "}", `\}`, "^", `\^{}`, "~", `\~{}`)
+
+// LaTeX renders the grid as a booktabs tabular, the best entry of each
+// column in bold as the paper does.
+func (g *Grid) LaTeX() string {
+	var b strings.Builder
+	best := g.bestRow()
+	b.WriteString("% " + g.Legend() + "\n")
+	b.WriteString(`\begin{tabular}{l` + strings.Repeat("c", len(g.ColLabels)) + "}\n\\toprule\n")
+	b.WriteString(latexEscape.Replace(strings.Join(g.Spec.Rows, " / ")))
+	for c := range g.ColLabels {
+		b.WriteString(" & " + latexEscape.Replace(g.colHeader(c)))
+	}
+	b.WriteString(` \\` + "\n\\midrule\n")
+	for r, labels := range g.RowLabels {
+		b.WriteString(latexEscape.Replace(strings.Join(labels, " / ")))
+		for c, e := range g.Entries[r] {
+			cell := g.text(e, `$\pm$`)
+			if best[c] == r {
+				cell = `\textbf{` + cell + `}`
+			}
+			b.WriteString(" & " + cell + latexEscape.Replace(g.selectNote(e)))
+		}
+		b.WriteString(` \\` + "\n")
+	}
+	b.WriteString("\\bottomrule\n\\end{tabular}\n")
+	return b.String()
+}
+
+// Table returns the grid as a flat table: the row and column paths, then
+// mean, std, seeds, the selected value and the status of each entry.
+func (g *Grid) Table() *artifacts.Table {
+	t := &artifacts.Table{}
+	paths := slices.Concat(g.Spec.Rows, g.Spec.Columns)
+	for _, p := range paths {
+		t.Columns = append(t.Columns, artifacts.Column{Name: p, Strings: []string{}})
+	}
+	mean := artifacts.Column{Name: g.Spec.Value + "_mean", Floats: []float64{}}
+	std := artifacts.Column{Name: g.Spec.Value + "_std", Floats: []float64{}}
+	seeds := artifacts.Column{Name: "seeds", Ints: []int64{}}
+	sel := artifacts.Column{Name: "selected_" + g.Spec.Select, Strings: []string{}}
+	status := artifacts.Column{Name: "status", Strings: []string{}}
+	for r, rl := range g.RowLabels {
+		for c, cl := range g.ColLabels {
+			for i, v := range slices.Concat(rl, cl) {
+				t.Columns[i].Strings = append(t.Columns[i].Strings, v)
+			}
+			e := g.Entries[r][c]
+			st := Completed
+			switch {
+			case e.Diverged:
+				st, e.Mean, e.Std = Diverged, math.NaN(), math.NaN()
+			case e.Missing:
+				st, e.Mean, e.Std = Pending, math.NaN(), math.NaN()
+			}
+			mean.Floats, std.Floats = append(mean.Floats, e.Mean), append(std.Floats, e.Std)
+			seeds.Ints, sel.Strings, status.Strings = append(seeds.Ints, int64(e.Seeds)), append(sel.Strings, e.Select), append(status.Strings, st)
+		}
+	}
+	t.Columns = append(t.Columns, mean, std, seeds)
+	if g.Spec.Select != "" {
+		t.Columns = append(t.Columns, sel)
+	}
+	t.Columns = append(t.Columns, status)
+	return t
+}
