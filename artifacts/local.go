@@ -109,3 +109,36 @@ func (s *Local) RemoveTemp() error {
 		return nil
 	})
 }
+
+// List returns every stored blob (digests from the file names, sizes from
+// the files).
+func (s *Local) List() ([]Ref, error) {
+	var refs []Ref
+	err := filepath.WalkDir(filepath.Join(s.dir, "sha256"), func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), tmpPrefix) {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		refs = append(refs, Ref{Digest: "sha256:" + d.Name(), Size: info.Size()})
+		return nil
+	})
+	return refs, err
+}
+
+// Remove deletes a blob; removing an absent blob is not an error.
+func (s *Local) Remove(ref Ref) error {
+	p, err := s.path(ref)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("artifact store: %w", err)
+	}
+	return nil
+}

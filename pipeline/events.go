@@ -152,6 +152,9 @@ func (l *Log) ByManifest(h string) ([]Event, error) { return l.scan("ix/m/" + h 
 func (l *Log) ByCell(key string) ([]Event, error)   { return l.scan("ix/c/" + key + "/") }
 func (l *Log) ByStage(key string) ([]Event, error)  { return l.scan("ix/s/" + key + "/") }
 
+// All returns every event in sequence order.
+func (l *Log) All() ([]Event, error) { return l.scan("ev/") }
+
 func (l *Log) scan(prefix string) ([]Event, error) {
 	var out []Event
 	err := l.db.View(func(txn *badger.Txn) error {

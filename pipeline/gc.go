@@ -1,0 +1,53 @@
+package pipeline
+
+import (
+	"github.com/ump-lab/ump/artifacts"
+)
+
+// GCStats says what a collection found.
+type GCStats struct {
+	Kept, Removed           int
+	KeptBytes, RemovedBytes int64
+}
+
+// GC removes the store's local blobs that no event refers to (a checkpoint
+// superseded by a crash before its event, the outputs of a stage whose
+// event was never written). Every blob an event names — the outputs of
+// every completed stage and every recorded checkpoint — is kept. With
+// dryRun nothing is removed. The caller holds the store (Open), so no run
+// is writing meanwhile.
+func (s *Store) GC(dryRun bool) (GCStats, error) {
+	var st GCStats
+	evs, err := s.Log.All()
+	if err != nil {
+		return st, err
+	}
+	keep := map[string]bool{}
+	for _, ref := range referenced(evs) {
+		keep[ref.Digest] = true
+	}
+	blobs, err := s.Local.List()
+	if err != nil {
+		return st, err
+	}
+	var drop []artifacts.Ref
+	for _, ref := range blobs {
+		if keep[ref.Digest] {
+			st.Kept++
+			st.KeptBytes += ref.Size
+			continue
+		}
+		drop = append(drop, ref)
+		st.Removed++
+		st.RemovedBytes += ref.Size
+	}
+	if dryRun {
+		return st, nil
+	}
+	for _, ref := range drop {
+		if err := s.Local.Remove(ref); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
