@@ -40,19 +40,11 @@ func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr i
 	if !slices.Contains(pipeline.TableNames(), o.table) {
 		return badInput{fmt.Errorf("--table %q: use one of %s", o.table, strings.Join(pipeline.TableNames(), ", "))}
 	}
-	store, err := openStore(ctx, g, "ump export")
+	store, rep, err := openReport(ctx, g, o.manifest, "ump export")
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	reg, err := findManifest(store, o.manifest)
-	if err != nil {
-		return err
-	}
-	rep, err := store.Report(reg)
-	if err != nil {
-		return err
-	}
 	table, skipped, err := store.Export(ctx, rep, o.table)
 	if err != nil {
 		return err

@@ -57,27 +57,12 @@ func runPlot(ctx context.Context, g globals, hash string, o plotOptions, w io.Wr
 	default:
 		return badInput{fmt.Errorf("--x %q: use round or bits", o.x)}
 	}
-	store, err := openStore(ctx, g, "ump plot")
+	store, rep, err := openReport(ctx, g, hash, "ump plot")
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	reg, err := findManifest(store, hash)
-	if err != nil {
-		return err
-	}
-	rep, err := store.Report(reg)
-	if err != nil {
-		return err
-	}
-	value := "test_acc_mean"
-	if reg.Plan.Manifest.Task.Dataset == "quadratic" {
-		value = "objective_gap"
-	}
-	spec := pipeline.DefaultTable(&reg.Plan, value)
-	if t := reg.Plan.Manifest.Table; t != nil {
-		spec = *t
-	}
+	spec := layout(&rep.Plan)
 	if o.y == "" {
 		o.y = spec.Value
 	}
@@ -130,7 +115,7 @@ func runPlot(ctx context.Context, g globals, hash string, o plotOptions, w io.Wr
 		if err != nil {
 			return err
 		}
-		title := fmt.Sprintf("partition of cell %d: %s", i+1, reg.Plan.Cells[i].LabelString())
+		title := fmt.Sprintf("partition of cell %d: %s", i+1, rep.Plan.Cells[i].LabelString())
 		if err := save(fmt.Sprintf("partition-cell%d", i+1), func(path string) error { return pipeline.SaveHistogram(t, title, path) }); err != nil {
 			return err
 		}

@@ -34,27 +34,19 @@ func showCommand() *cli.Command {
 }
 
 func runShow(ctx context.Context, g globals, hash string, events, manifestOnly bool, w io.Writer) error {
-	store, err := openStore(ctx, g, "ump show")
+	store, rep, err := openReport(ctx, g, hash, "ump show")
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	reg, err := findManifest(store, hash)
-	if err != nil {
-		return err
-	}
 	if manifestOnly {
-		data, _ := json.MarshalIndent(reg.Plan.Manifest, "", "  ")
+		data, _ := json.MarshalIndent(rep.Plan.Manifest, "", "  ")
 		fmt.Fprintln(w, string(data))
 		return nil
 	}
-	rep, err := store.Report(reg)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "manifest %s (%s): %s\n", reg.Plan.Hash, reg.Plan.Manifest.Name, countLine(rep))
+	fmt.Fprintf(w, "manifest %s (%s): %s\n", rep.Plan.Hash, rep.Plan.Manifest.Name, countLine(rep))
 	for i, cell := range rep.Cells {
-		fmt.Fprintf(w, "\ncell %d %s\n  key %s\n  status %s\n", i+1, reg.Plan.Cells[i].LabelString(), cell.Key, cell.Status)
+		fmt.Fprintf(w, "\ncell %d %s\n  key %s\n  status %s\n", i+1, rep.Plan.Cells[i].LabelString(), cell.Key, cell.Status)
 		for _, st := range cell.Stages {
 			fmt.Fprintf(w, "  stage %s: %s", st.Name, st.Status)
 			if st.Cached {

@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/ump-lab/ump/artifacts"
-	"github.com/ump-lab/ump/pipeline"
 	"github.com/urfave/cli/v2"
 )
 
@@ -38,27 +37,12 @@ func tableCommand() *cli.Command {
 }
 
 func runTable(ctx context.Context, g globals, hash string, latex, csv bool, w io.Writer) error {
-	store, err := openStore(ctx, g, "ump table")
+	store, rep, err := openReport(ctx, g, hash, "ump table")
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	reg, err := findManifest(store, hash)
-	if err != nil {
-		return err
-	}
-	rep, err := store.Report(reg)
-	if err != nil {
-		return err
-	}
-	spec := pipeline.DefaultTable(&reg.Plan, "test_acc_mean")
-	if reg.Plan.Manifest.Task.Dataset == "quadratic" {
-		spec = pipeline.DefaultTable(&reg.Plan, "objective_gap")
-	}
-	if t := reg.Plan.Manifest.Table; t != nil {
-		spec = *t
-	}
-	grid, err := store.Grid(ctx, rep, spec)
+	grid, err := store.Grid(ctx, rep, layout(&rep.Plan))
 	if err != nil {
 		return badInput{err}
 	}

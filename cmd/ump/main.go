@@ -161,6 +161,37 @@ func openStore(ctx context.Context, g globals, command string) (*pipeline.Store,
 	return store, nil
 }
 
+// openReport opens the store and folds the events of the manifest whose
+// hash is or starts with hash. The caller closes the store.
+func openReport(ctx context.Context, g globals, hash, command string) (*pipeline.Store, *pipeline.Report, error) {
+	store, err := openStore(ctx, g, command)
+	if err != nil {
+		return nil, nil, err
+	}
+	reg, err := findManifest(store, hash)
+	if err == nil {
+		var rep *pipeline.Report
+		if rep, err = store.Report(reg); err == nil {
+			return store, rep, nil
+		}
+	}
+	store.Close()
+	return nil, nil, err
+}
+
+// layout is how table and plot arrange a manifest's results: its table
+// block, else pipeline.DefaultTable on test_acc_mean (objective_gap for
+// the quadratic task).
+func layout(plan *manifests.Plan) manifests.Table {
+	if t := plan.Manifest.Table; t != nil {
+		return *t
+	}
+	if plan.Manifest.Task.Dataset == "quadratic" {
+		return pipeline.DefaultTable(plan, "objective_gap")
+	}
+	return pipeline.DefaultTable(plan, "test_acc_mean")
+}
+
 // findManifest resolves a hash (or unique prefix) to a registration.
 func findManifest(s *pipeline.Store, hash string) (*pipeline.Registration, error) {
 	reg, err := s.FindManifest(hash)
