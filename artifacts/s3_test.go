@@ -5,7 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -86,6 +92,36 @@ func TestS3(t *testing.T) {
 					if d := time.Since(start); d > checkTimeout+5*time.Second {
 						t.Errorf("%s took %v", c.name, d)
 					}
+				}
+			})
+			t.Run("transient errors are retried", func(t *testing.T) {
+				cfg := s3config(t, srv, "flaky")
+				// A proxy that answers every other request with 503 Slow Down.
+				target, _ := url.Parse("http://" + srv.Endpoint)
+				proxy := httputil.NewSingleHostReverseProxy(target)
+				var requests, failed atomic.Int64
+				flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if requests.Add(1)%2 == 1 {
+						failed.Add(1)
+						w.WriteHeader(http.StatusServiceUnavailable)
+						io.WriteString(w, "<Error><Code>SlowDown</Code><Message>try again</Message></Error>")
+						return
+					}
+					proxy.ServeHTTP(w, r)
+				}))
+				defer flaky.Close()
+				cfg.Endpoint = strings.TrimPrefix(flaky.URL, "http://")
+				s, err := OpenS3(ctx, cfg)
+				if err != nil {
+					t.Fatalf("through a flaky proxy: %v", err)
+				}
+				data := []byte("survives 503s")
+				ref, err := s.Put(ctx, data)
+				if err == nil {
+					_, err = s.Get(ctx, ref)
+				}
+				if err != nil || failed.Load() == 0 {
+					t.Fatalf("put/get through the flaky proxy: %v (%d requests failed)", err, failed.Load())
 				}
 			})
 			t.Run("named objects", func(t *testing.T) {

@@ -78,6 +78,10 @@ func Fetch(ctx context.Context, dataDir, name string, log io.Writer) error {
 		}
 		if err == nil {
 			err = os.Rename(tmp, dst)
+			if err != nil && info.verify(dst) == nil { // another fetch got there first
+				os.RemoveAll(tmp)
+				err = nil
+			}
 		}
 		if err == nil {
 			fmt.Fprintf(log, "%s: verified and stored in %s\n", name, dst)
