@@ -162,12 +162,8 @@ func metadata(info minio.ObjectInfo, name string) string {
 	return ""
 }
 
-// Get downloads and verifies a blob.
-func (s *S3) Get(ctx context.Context, ref Ref) ([]byte, error) {
-	key, err := s.key(ref)
-	if err != nil {
-		return nil, err
-	}
+// download reads an object whole; a missing object is ErrNotFound.
+func (s *S3) download(ctx context.Context, key string) ([]byte, error) {
 	obj, err := s.client.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("artifact store: %w", err)
@@ -175,10 +171,23 @@ func (s *S3) Get(ctx context.Context, ref Ref) ([]byte, error) {
 	defer obj.Close()
 	data, err := io.ReadAll(obj)
 	if code := minio.ToErrorResponse(err).Code; code == "NoSuchKey" || code == "NotFound" {
-		return nil, fmt.Errorf("%w: %s (expected at s3://%s/%s)", ErrNotFound, ref.Digest, s.bucket, key)
+		return nil, fmt.Errorf("%w: s3://%s/%s", ErrNotFound, s.bucket, key)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("artifact store: downloading s3://%s/%s: %w", s.bucket, key, err)
+	}
+	return data, nil
+}
+
+// Get downloads and verifies a blob.
+func (s *S3) Get(ctx context.Context, ref Ref) ([]byte, error) {
+	key, err := s.key(ref)
+	if err != nil {
+		return nil, err
+	}
+	data, err := s.download(ctx, key)
+	if err != nil {
+		return nil, err
 	}
 	if err := verify(ref, data, "s3://"+s.bucket+"/"+key); err != nil {
 		return nil, err
@@ -217,17 +226,5 @@ func (s *S3) PutNamed(ctx context.Context, name string, data []byte) error {
 
 // GetNamed reads PREFIX/NAME; a missing object is ErrNotFound.
 func (s *S3) GetNamed(ctx context.Context, name string) ([]byte, error) {
-	obj, err := s.client.GetObject(ctx, s.bucket, s.prefix+name, minio.GetObjectOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("artifact store: %w", err)
-	}
-	defer obj.Close()
-	data, err := io.ReadAll(obj)
-	if code := minio.ToErrorResponse(err).Code; code == "NoSuchKey" || code == "NotFound" {
-		return nil, fmt.Errorf("%w: s3://%s/%s%s", ErrNotFound, s.bucket, s.prefix, name)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("artifact store: downloading s3://%s/%s%s: %w", s.bucket, s.prefix, name, err)
-	}
-	return data, nil
+	return s.download(ctx, s.prefix+name)
 }

@@ -128,9 +128,11 @@ func (l *Library) Load(name string, synth Synthetic) (*Dataset, error) {
 		return d, nil
 	}
 	var d *Dataset
-	var err error
 	if name == "synthetic" {
-		d, err = NewSynthetic(synth)
+		var err error
+		if d, err = NewSynthetic(synth); err != nil {
+			return nil, err
+		}
 	} else {
 		info, ok := Lookup(name)
 		if !ok {
@@ -141,13 +143,10 @@ func (l *Library) Load(name string, synth Synthetic) (*Dataset, error) {
 			return nil, fmt.Errorf("data set %s is not in %s: run `ump data fetch %s` (or place the files by hand: %s)",
 				name, dir, name, info.Files)
 		}
-		d, err = info.load(dir)
-		if err != nil {
+		var err error
+		if d, err = info.load(dir); err != nil {
 			return nil, fmt.Errorf("data set %s: %w", name, err)
 		}
-	}
-	if err != nil {
-		return nil, err
 	}
 	d.Name = name
 	d.Digest = d.digest()

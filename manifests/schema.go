@@ -212,14 +212,7 @@ func (m *Manifest) fillDefaults(given func(path string) bool) {
 		}
 	}
 	if t := m.Table; t != nil {
-		if !given("table.best") {
-			t.Best = "max"
-			for _, suffix := range []string{"loss", "gap", "distance", "norm_sq"} {
-				if strings.HasSuffix(t.Value, suffix) {
-					t.Best = "min"
-				}
-			}
-		}
+		setStr("table.best", &t.Best, BestFor(t.Value))
 		setInt("table.digits", &t.Digits, 4)
 	}
 	if m.Task.Dataset == "synthetic" {
@@ -480,6 +473,17 @@ func (m *Manifest) validateTopology(bad complaint, oneOf func(path, v string, al
 	if tp.Weights == "uniform" && (tp.Kind == "star" || tp.Kind == "erdos-renyi") {
 		bad("topology.weights", "uniform weights 1/(deg+1) are doubly stochastic only on regular graphs and %s is not regular; use metropolis-hastings", tp.Kind)
 	}
+}
+
+// BestFor says which value of a figure is better: min for losses, gaps,
+// distances and norms, max otherwise (accuracies).
+func BestFor(value string) string {
+	for _, suffix := range []string{"loss", "gap", "distance", "norm_sq"} {
+		if strings.HasSuffix(value, suffix) {
+			return "min"
+		}
+	}
+	return "max"
 }
 
 // torusRows is the default torus shape: the largest divisor of n that is

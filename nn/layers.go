@@ -79,7 +79,7 @@ func (l conv2d) bind(in shape, maxBatch int) kernel {
 	o := l.out(in)
 	rows := in.C * l.k * l.k
 	chunk := min(maxBatch, max(1, colFloats/(rows*o.H*o.W)))
-	return &convKernel{l: l, in: in, o: o, rows: rows, chunk: chunk, maxBatch: maxBatch}
+	return &convKernel{l: l, in: in, o: o, rows: rows, chunk: chunk}
 }
 
 type convKernel struct {
@@ -87,7 +87,6 @@ type convKernel struct {
 	in, o    shape
 	rows     int // C*k*k
 	chunk    int // samples per im2col and GEMM
-	maxBatch int
 	// cols holds one im2col block per chunk: training keeps them all from
 	// forward for backward, evaluation reuses the first.
 	cols [][]float32

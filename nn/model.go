@@ -144,7 +144,6 @@ func (m *Model) FLOPs() float64 {
 // layer and every activation buffer, allocated once and reused.
 type net struct {
 	m        *Model
-	maxBatch int
 	kernels  []kernel
 	acts     [][]float32 // acts[i] is layer i's input, acts[len] the logits
 	dacts    [][]float32
@@ -154,7 +153,7 @@ type net struct {
 }
 
 func newNet(m *Model, maxBatch int) *net {
-	n := &net{m: m, maxBatch: maxBatch, labels: make([]int32, maxBatch)}
+	n := &net{m: m, labels: make([]int32, maxBatch)}
 	for i, l := range m.layers {
 		n.kernels = append(n.kernels, l.bind(m.shapes[i], maxBatch))
 	}

@@ -118,8 +118,8 @@ func (r *Runner) Register(plan *manifests.Plan) (*Registration, error) {
 // Run runs every cell of the plan. It returns ErrInterrupted (wrapped) when
 // ctx is cancelled, after the running stage reached a safe point.
 func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error) {
-	if r.Until != "" && !slices.ContainsFunc(r.Stages, func(st stages.Stage) bool { return st.Name() == r.Until }) {
-		return Outcome{}, fmt.Errorf("no stage %q; the stages are: %s", r.Until, strings.Join(StageNames(r.Stages), ", "))
+	if err := CheckUntil(r.Stages, r.Until); err != nil {
+		return Outcome{}, err
 	}
 	reg, err := r.Register(plan)
 	if err != nil {
@@ -333,13 +333,16 @@ func (r *Runner) lastCheckpoint(ctx context.Context, skey string) (*stages.Check
 	return nil, nil
 }
 
-// StageNames lists the names of stages in order.
-func StageNames(stgs []stages.Stage) []string {
+// CheckUntil accepts "" or the name of one of the stages.
+func CheckUntil(stgs []stages.Stage, until string) error {
 	names := make([]string, len(stgs))
 	for i, st := range stgs {
 		names[i] = st.Name()
 	}
-	return names
+	if until != "" && !slices.Contains(names, until) {
+		return fmt.Errorf("--until %q: use one of %s", until, strings.Join(names, ", "))
+	}
+	return nil
 }
 
 // Fingerprint describes the environment a cell runs in.

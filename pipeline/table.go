@@ -33,12 +33,7 @@ type Grid struct {
 // swept setting (all swept paths but seed and lr), the lr tuned when it is
 // swept, the first figure of the final table.
 func DefaultTable(plan *manifests.Plan, value string) manifests.Table {
-	t := manifests.Table{Value: value, Best: "max", Digits: 4}
-	for _, suffix := range []string{"loss", "gap", "distance", "norm_sq"} {
-		if strings.HasSuffix(value, suffix) {
-			t.Best = "min"
-		}
-	}
+	t := manifests.Table{Value: value, Best: manifests.BestFor(value), Digits: 4}
 	for _, p := range slices.Sorted(maps.Keys(plan.Manifest.Sweep)) {
 		switch p {
 		case "seed":
@@ -95,16 +90,9 @@ func (s *Store) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*G
 		}
 		return i
 	}
-	labels := func(c *manifests.Cell, paths []string) []string {
-		out := make([]string, len(paths))
-		for i, p := range paths {
-			out[i] = c.ValueAt(p)
-		}
-		return out
-	}
 	for i := range plan.Cells {
 		c := &plan.Cells[i]
-		r, col := index(&g.RowLabels, labels(c, spec.Rows)), index(&g.ColLabels, labels(c, spec.Columns))
+		r, col := index(&g.RowLabels, valuesAt(c, spec.Rows)), index(&g.ColLabels, valuesAt(c, spec.Columns))
 		gr := groups[[2]int{r, col}]
 		if gr == nil {
 			gr = &group{row: r, col: col, choices: map[string][]int{}}

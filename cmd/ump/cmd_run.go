@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
@@ -39,8 +37,8 @@ func runRun(ctx context.Context, g globals, path, until string, stdout, stderr i
 		return err
 	}
 	stgs := pipeline.DefaultStages()
-	if names := pipeline.StageNames(stgs); until != "" && !slices.Contains(names, until) {
-		return badInput{fmt.Errorf("--until %q: use one of %s", until, strings.Join(names, ", "))}
+	if err := pipeline.CheckUntil(stgs, until); err != nil {
+		return badInput{err}
 	}
 	store, err := pipeline.Open(g.store, "ump run "+path)
 	if err != nil {
