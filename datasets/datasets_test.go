@@ -284,7 +284,7 @@ func TestSyntheticDeterministic(t *testing.T) {
 // failing is a source that cannot deliver; badFiles delivers garbage.
 type failing struct{}
 
-func (failing) describe() string                     { return "an unreachable mirror" }
+func (failing) describe() string                    { return "an unreachable mirror" }
 func (failing) fetch(context.Context, string) error { return os.ErrNotExist }
 
 type badFiles struct{}

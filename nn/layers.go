@@ -83,10 +83,10 @@ func (l conv2d) bind(in shape, maxBatch int) kernel {
 }
 
 type convKernel struct {
-	l        conv2d
-	in, o    shape
-	rows     int // C*k*k
-	chunk    int // samples per im2col and GEMM
+	l     conv2d
+	in, o shape
+	rows  int // C*k*k
+	chunk int // samples per im2col and GEMM
 	// cols holds one im2col block per chunk: training keeps them all from
 	// forward for backward, evaluation reuses the first.
 	cols [][]float32
@@ -282,10 +282,10 @@ func fill(v []float32, x float32) {
 
 type maxPool2 struct{}
 
-func (maxPool2) out(in shape) shape { return shape{C: in.C, H: in.H / 2, W: in.W / 2, Spatial: true} }
-func (maxPool2) params(shape) int   { return 0 }
+func (maxPool2) out(in shape) shape                { return shape{C: in.C, H: in.H / 2, W: in.W / 2, Spatial: true} }
+func (maxPool2) params(shape) int                  { return 0 }
 func (maxPool2) init([]float32, shape, *rand.Rand) {}
-func (l maxPool2) bind(in shape, _ int) kernel { return poolKernel{in: in, o: l.out(in)} }
+func (l maxPool2) bind(in shape, _ int) kernel     { return poolKernel{in: in, o: l.out(in)} }
 
 type poolKernel struct{ in, o shape }
 
@@ -340,8 +340,8 @@ func (k poolKernel) backward(_, _, x, y, dy, dx []float32, s *step) {
 
 type relu struct{}
 
-func (relu) out(in shape) shape { return in }
-func (relu) params(shape) int   { return 0 }
+func (relu) out(in shape) shape                { return in }
+func (relu) params(shape) int                  { return 0 }
 func (relu) init([]float32, shape, *rand.Rand) {}
 func (relu) bind(in shape, _ int) kernel {
 	return reluKernel{n: in.size()}
@@ -370,8 +370,8 @@ func (k reluKernel) backward(_, _, _, y, dy, dx []float32, s *step) {
 
 type dropout struct{ p float64 }
 
-func (dropout) out(in shape) shape { return in }
-func (dropout) params(shape) int   { return 0 }
+func (dropout) out(in shape) shape                { return in }
+func (dropout) params(shape) int                  { return 0 }
 func (dropout) init([]float32, shape, *rand.Rand) {}
 func (l dropout) bind(in shape, maxBatch int) kernel {
 	return &dropoutKernel{n: in.size(), mask: make([]float32, in.size()*maxBatch),
@@ -424,10 +424,10 @@ func (k *dropoutKernel) backward(_, _, _, _, dy, dx []float32, s *step) {
 
 type flatten struct{}
 
-func (flatten) out(in shape) shape { return shape{C: in.size(), H: 1, W: 1} }
-func (flatten) params(shape) int   { return 0 }
+func (flatten) out(in shape) shape                { return shape{C: in.size(), H: 1, W: 1} }
+func (flatten) params(shape) int                  { return 0 }
 func (flatten) init([]float32, shape, *rand.Rand) {}
-func (flatten) bind(in shape, _ int) kernel { return flattenKernel{in: in} }
+func (flatten) bind(in shape, _ int) kernel       { return flattenKernel{in: in} }
 
 type flattenKernel struct{ in shape }
 
@@ -453,8 +453,8 @@ func (k flattenKernel) backward(_, _, _, _, dy, dx []float32, s *step) {
 
 type linear struct{ outF int }
 
-func (l linear) out(shape) shape      { return shape{C: l.outF, H: 1, W: 1} }
-func (l linear) params(in shape) int  { return l.outF*in.size() + l.outF }
+func (l linear) out(shape) shape     { return shape{C: l.outF, H: 1, W: 1} }
+func (l linear) params(in shape) int { return l.outF*in.size() + l.outF }
 func (l linear) init(p []float32, in shape, r *rand.Rand) {
 	kaimingUniform(p[:l.outF*in.size()], p[l.outF*in.size():], in.size(), r)
 }

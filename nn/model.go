@@ -38,6 +38,7 @@ type Input struct {
 //
 // A ReLU followed by a max-pool runs as the pool then the ReLU: the same
 // function and gradient (both are monotone), on a quarter of the values.
+//
 //	embedding-bag: embeddingbag(vocab, 64, mean) dense(classes) dropout(.5)
 //	mlp:   flatten dense(200) relu dense(classes)
 //	logreg: flatten dense(classes)
@@ -143,13 +144,13 @@ func (m *Model) FLOPs() float64 {
 // net runs a model for batches of up to maxBatch samples: one kernel per
 // layer and every activation buffer, allocated once and reused.
 type net struct {
-	m        *Model
-	kernels  []kernel
-	acts     [][]float32 // acts[i] is layer i's input, acts[len] the logits
-	dacts    [][]float32
-	labels   []int32
-	tokens   []int32 // the batch's bags, for text models
-	offsets  []int64
+	m       *Model
+	kernels []kernel
+	acts    [][]float32 // acts[i] is layer i's input, acts[len] the logits
+	dacts   [][]float32
+	labels  []int32
+	tokens  []int32 // the batch's bags, for text models
+	offsets []int64
 }
 
 func newNet(m *Model, maxBatch int) *net {

@@ -80,6 +80,7 @@ func TestExportsReadByIndependentReaders(t *testing.T) {
 		}
 	}
 }
+
 // closeTo compares a JSON number with the CSV's shortest form.
 func closeTo(f float64, s string) bool {
 	b, _ := json.Marshal(f)
