@@ -3,15 +3,40 @@ package algorithms
 import (
 	"math"
 	"runtime"
+	"strings"
 	"testing"
+
+	"github.com/ump-lab/ump/datasets"
 )
 
-func ringMixing(t testing.TB, n int) Mixing {
-	w := make([][]float64, n)
-	for i := range w {
-		w[i] = make([]float64, n)
-		w[i][i], w[i][(i+1)%n], w[i][(i+n-1)%n] = 1.0/3, 1.0/3, 1.0/3
+// allConfigs has one configuration of every algorithm with non-trivial
+// parameters; the ones defined for K = 1 only are marked.
+var allConfigs = []Config{
+	{Name: "d-sum", Alpha: 2, Beta: 0.9},
+	{Name: "gt-dsum", Alpha: 2, Beta: 0.5, Lambda: 0.8, TrackerInit: "paper"},
+	{Name: "gt-dsum", Alpha: 2, Beta: 0.5, Lambda: 0.8, TrackerInit: "unbiased"},
+	{Name: "dpsgd"},
+	{Name: "dsgdm", Beta: 0.9},
+	{Name: "dsgdm", Beta: 0.9, Nesterov: true},
+	{Name: "local-sgd-m", Beta: 0.9},
+	{Name: "qg-dsgdm", Beta: 0.9, Mu: 0.9},
+	{Name: "qg-dsgdm", Beta: 0.9, Mu: 0.9, Nesterov: true},
+	{Name: "slowmo", BaseBeta: 0.5, SlowBeta: 0.5, SlowAlpha: 1},
+	{Name: "dsgt", WeightDecay: 1e-3},
+	{Name: "d2"},
+}
+
+func stepsFor(cfg Config, k int) int {
+	for _, name := range OneLocalStep {
+		if cfg.Name == name {
+			return 1
+		}
 	}
+	return k
+}
+
+func mixingOf(t testing.TB, w [][]float64) Mixing {
+	t.Helper()
 	m, err := NewMixing(w)
 	if err != nil {
 		t.Fatal(err)
@@ -19,37 +44,255 @@ func ringMixing(t testing.TB, n int) Mixing {
 	return m
 }
 
-// run trains a small quadratic and returns the final x of every worker.
-func run(t *testing.T, cfg Config, procs int) [][]float32 {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-	const n, dim = 7, 33
-	opt, err := New(cfg, n, make([]float32, dim))
-	if err != nil {
-		t.Fatal(err)
+func ringMixing(t testing.TB, n int) Mixing {
+	w := make([][]float64, n)
+	for i := range w {
+		w[i] = make([]float64, n)
+		w[i][i], w[i][(i+1)%n], w[i][(i+n-1)%n] = 1.0/3, 1.0/3, 1.0/3
 	}
-	grad := func(i, step int, x, g []float32) error {
-		for j := range g {
-			g[j] = float32(1+(i+j)%3) * (x[j] - float32(math.Cos(float64(i+2*j))))
+	return mixingOf(t, w)
+}
+
+func uniformMixing(t testing.TB, n int) Mixing {
+	w := make([][]float64, n)
+	for i := range w {
+		w[i] = make([]float64, n)
+		for j := range w[i] {
+			w[i][j] = 1 / float64(n)
+		}
+	}
+	return mixingOf(t, w)
+}
+
+func identityMixing(t testing.TB, n int) Mixing {
+	w := make([][]float64, n)
+	for i := range w {
+		w[i] = make([]float64, n)
+		w[i][i] = 1
+	}
+	return mixingOf(t, w)
+}
+
+// quadraticGrads is the gradient of the spec's heterogeneous quadratic.
+func quadraticGrads(q *datasets.Quadratic, round int) Grads {
+	return func(step int, x, g [][]float32) error {
+		for i := range x {
+			q.Grad(i, round, step, x[i], g[i])
 		}
 		return nil
 	}
-	for r := 0; r < 20; r++ {
-		if err := opt.Round(&Round{T: r, K: 3, LR: 0.05, Grad: grad, Mix: ringMixing(t, n)}); err != nil {
+}
+
+// train runs rounds of cfg on the quadratic and returns the optimizer.
+func train(t *testing.T, cfg Config, q *datasets.Quadratic, mix Mixing, rounds, k int, lr float64) Optimizer {
+	t.Helper()
+	opt, err := New(cfg, q.N, make([]float32, q.Dim))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := 0; r < rounds; r++ {
+		if err := opt.Round(&Round{T: r, K: k, LR: lr, Grad: quadraticGrads(q, r), Mix: mix}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return opt.X()
+	return opt
+}
+
+func mean(x [][]float32) []float64 {
+	m := make([]float64, len(x[0]))
+	for i := range x {
+		for k, v := range x[i] {
+			m[k] += float64(v) / float64(len(x))
+		}
+	}
+	return m
 }
 
 func TestResultsDoNotDependOnParallelism(t *testing.T) {
-	for _, cfg := range []Config{{Name: "d-sum", Alpha: 2, Beta: 0.9}, {Name: "gt-dsum", Alpha: 2, Beta: 0.5, Lambda: 0.8, TrackerInit: "unbiased"}} {
-		a, b := run(t, cfg, 1), run(t, cfg, 4)
+	q := datasets.NewQuadratic(7, 33, 1, 3, 0.1, 5)
+	for _, cfg := range allConfigs {
+		k := stepsFor(cfg, 3)
+		runWith := func(procs int) [][]float32 {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			return train(t, cfg, q, ringMixing(t, q.N), 20, k, 0.05).X()
+		}
+		a, b := runWith(1), runWith(4)
 		for i := range a {
 			for k := range a[i] {
 				if math.Float32bits(a[i][k]) != math.Float32bits(b[i][k]) {
 					t.Fatalf("%s: worker %d x[%d] = %v with 1 thread, %v with 4", cfg.Name, i, k, a[i][k], b[i][k])
 				}
 			}
+		}
+	}
+}
+
+// TestEveryAlgorithmConverges checks that each algorithm cuts the
+// objective gap of the heterogeneous quadratic (noise-free) from x0 = 0 at
+// least 100-fold. Local steps on heterogeneous data leave a bias that
+// shrinks with the learning rate, hence the small one.
+func TestEveryAlgorithmConverges(t *testing.T) {
+	q := datasets.NewQuadratic(8, 20, 1, 4, 0, 1)
+	start := q.Gap(make([]float64, q.Dim))
+	for _, cfg := range allConfigs {
+		k := stepsFor(cfg, 5)
+		opt := train(t, cfg, q, ringMixing(t, q.N), 1000, k, 0.002)
+		gap := q.Gap(mean(opt.X()))
+		t.Logf("%s %s nesterov=%v: gap %.3g", cfg.Name, cfg.TrackerInit, cfg.Nesterov, gap)
+		if cfg.TrackerInit == "paper" {
+			continue // see TestGTDSUMPaperTrackerKeepsAnOffset
+		}
+		if !(gap < start*1e-2) {
+			t.Errorf("%s (nesterov %v): objective gap %g after 1000 rounds, started at %g", cfg.Name, cfg.Nesterov, gap, start)
+		}
+	}
+}
+
+// heavyBallOrNesterov runs the paper's single-sequence forms on one worker
+// in float64: eq. (momentum_hb_one) and eq. (momentum_nesterov_one), with
+// x^(-1) = x^(0) and g^(-1) = 0 (D-SUM's v starts at x0).
+func heavyBallOrNesterov(q *datasets.Quadratic, worker, steps int, eta, beta float64, nesterov bool) []float64 {
+	x := make([]float64, q.Dim)
+	prev := make([]float64, q.Dim)
+	gPrev := make([]float64, q.Dim)
+	for s := 0; s < steps; s++ {
+		g := make([]float64, q.Dim)
+		for j := range g {
+			g[j] = q.A[worker][j] * (x[j] - q.B[worker][j])
+		}
+		next := make([]float64, q.Dim)
+		for j := range x {
+			if nesterov {
+				next[j] = x[j] - eta*g[j] + beta*(x[j]-eta*g[j]-prev[j]+eta*gPrev[j])
+			} else {
+				next[j] = x[j] - eta*g[j] + beta*(x[j]-prev[j])
+			}
+		}
+		prev, x, gPrev = x, next, g
+	}
+	return x
+}
+
+func TestDSUMAlphaZeroIsHeavyBallAndAlphaOneIsNesterov(t *testing.T) {
+	q := datasets.NewQuadratic(3, 16, 1, 4, 0, 1)
+	const rounds, k, eta, beta = 12, 5, 0.05, 0.9
+	for _, c := range []struct {
+		alpha    float64
+		nesterov bool
+	}{{0, false}, {1, true}} {
+		// With W = I, v's gossip is the identity, so D-SUM's rounds form one
+		// sequence of K*rounds local steps per worker.
+		opt := train(t, Config{Name: "d-sum", Alpha: c.alpha, Beta: beta}, q, identityMixing(t, q.N), rounds, k, eta)
+		for i, x := range opt.X() {
+			want := heavyBallOrNesterov(q, i, rounds*k, eta, beta, c.nesterov)
+			for j := range want {
+				if d := math.Abs(float64(x[j]) - want[j]); d > 1e-5*(1+math.Abs(want[j])) {
+					t.Fatalf("alpha=%g worker %d x[%d] = %.8g, single-sequence form %.8g", c.alpha, i, j, x[j], want[j])
+				}
+			}
+		}
+	}
+}
+
+func TestGTDSUMWithLambdaOneIsDSUM(t *testing.T) {
+	q := datasets.NewQuadratic(6, 20, 1, 4, 0.3, 9)
+	for _, init := range []string{"paper", "unbiased"} {
+		a := train(t, Config{Name: "gt-dsum", Alpha: 2, Beta: 0.9, Lambda: 1, TrackerInit: init}, q, ringMixing(t, q.N), 15, 4, 0.03).X()
+		b := train(t, Config{Name: "d-sum", Alpha: 2, Beta: 0.9}, q, ringMixing(t, q.N), 15, 4, 0.03).X()
+		for i := range a {
+			for k := range a[i] {
+				if math.Float32bits(a[i][k]) != math.Float32bits(b[i][k]) {
+					t.Fatalf("tracker_init %s: worker %d x[%d]: gt-dsum %v, d-sum %v", init, i, k, a[i][k], b[i][k])
+				}
+			}
+		}
+	}
+}
+
+func TestDPSGDWithFullAveragingIsCentralizedSGD(t *testing.T) {
+	q := datasets.NewQuadratic(5, 12, 1, 3, 0, 2)
+	const rounds, eta = 40, 0.1
+	opt := train(t, Config{Name: "dpsgd"}, q, uniformMixing(t, q.N), rounds, 1, eta)
+	x := make([]float64, q.Dim) // mini-batch SGD on the mean gradient, float64
+	for r := 0; r < rounds; r++ {
+		g := make([]float64, q.Dim)
+		for i := 0; i < q.N; i++ {
+			for j := range g {
+				g[j] += q.A[i][j] * (x[j] - q.B[i][j]) / float64(q.N)
+			}
+		}
+		for j := range x {
+			x[j] -= eta * g[j]
+		}
+	}
+	for i, xi := range opt.X() {
+		for j := range x {
+			if d := math.Abs(float64(xi[j]) - x[j]); d > 1e-5*(1+math.Abs(x[j])) {
+				t.Fatalf("worker %d x[%d] = %.8g, centralized SGD %.8g", i, j, xi[j], x[j])
+			}
+		}
+	}
+}
+
+func TestGradientTrackingReachesTheOptimumWhereDPSGDStalls(t *testing.T) {
+	q := datasets.NewQuadratic(10, 20, 1, 4, 0, 1)
+	const rounds, eta = 3000, 0.05
+	stall := q.Gap(mean(train(t, Config{Name: "dpsgd"}, q, ringMixing(t, q.N), rounds, 1, eta).X()))
+	if !(stall > 1e-4) {
+		t.Errorf("dpsgd objective gap %g: expected it to stall at a positive gap on heterogeneous data", stall)
+	}
+	for _, name := range []string{"dsgt", "d2"} {
+		gap := q.Gap(mean(train(t, Config{Name: name}, q, ringMixing(t, q.N), rounds, 1, eta).X()))
+		if !(gap < 1e-10) {
+			t.Errorf("%s objective gap %g after %d rounds, want < 1e-10 (dpsgd stalls at %g)", name, gap, rounds, stall)
+		}
+		t.Logf("%s gap %.3g, dpsgd %.3g", name, gap, stall)
+	}
+}
+
+func TestLocalSGDAndSlowMoEndRoundsInAgreement(t *testing.T) {
+	q := datasets.NewQuadratic(6, 10, 1, 4, 0.2, 3)
+	for _, cfg := range []Config{{Name: "local-sgd-m", Beta: 0.9}, {Name: "slowmo", SlowBeta: 0.5, SlowAlpha: 1}} {
+		x := train(t, cfg, q, ringMixing(t, q.N), 5, 4, 0.05).X()
+		for i := range x {
+			for k := range x[i] {
+				if x[i][k] != x[0][k] {
+					t.Fatalf("%s: worker %d x[%d] = %v, worker 0 %v; an exact average leaves all workers equal", cfg.Name, i, k, x[i][k], x[0][k])
+				}
+			}
+		}
+	}
+}
+
+func TestParameterErrors(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Name: "adam"}, `unknown algorithm "adam"`},
+		{Config{Name: "d-sum", Alpha: -1, Beta: 0.5}, "alpha = -1"},
+		{Config{Name: "d-sum", Alpha: 1, Beta: 1}, "beta = 1 is out of range; use a number in [0, 1)"},
+		{Config{Name: "gt-dsum", Alpha: 1, Beta: 0.5, Lambda: 1.5, TrackerInit: "paper"}, "lambda = 1.5"},
+		{Config{Name: "gt-dsum", Alpha: 1, Beta: 0.5, Lambda: 0.5, TrackerInit: "zero"}, `tracker_init "zero"`},
+		{Config{Name: "dsgdm", Beta: -0.1}, "beta = -0.1"},
+		{Config{Name: "qg-dsgdm", Beta: 0.9, Mu: 1}, "mu = 1"},
+		{Config{Name: "slowmo", SlowBeta: 0.5, SlowAlpha: 0}, "slow_alpha = 0"},
+		{Config{Name: "slowmo", SlowBeta: 0.5, SlowAlpha: 1, BaseBeta: 1}, "base_beta = 1"},
+		{Config{Name: "dpsgd", WeightDecay: -1}, "weight_decay = -1"},
+	} {
+		_, err := New(c.cfg, 2, make([]float32, 3))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want it to contain %q", c.cfg, err, c.want)
+		}
+	}
+	for _, name := range OneLocalStep {
+		opt, err := New(Config{Name: name}, 2, make([]float32, 3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = opt.Round(&Round{K: 5, LR: 0.1, Mix: identityMixing(t, 2), Grad: func(int, [][]float32, [][]float32) error { return nil }})
+		if err == nil || !strings.Contains(err.Error(), "use local_steps: 1") {
+			t.Errorf("%s with K=5: error %v", name, err)
 		}
 	}
 }
@@ -67,11 +310,39 @@ func TestNewMixingRejectsBadMatrices(t *testing.T) {
 	}
 }
 
-func TestUnknownAlgorithm(t *testing.T) {
-	if _, err := New(Config{Name: "adam"}, 2, make([]float32, 3)); err == nil {
-		t.Error("unknown algorithm accepted")
+// TestGTDSUMPaperTrackerKeepsAnOffset checks the invariant behind the
+// spec's tracker_init: mean(y) - mean(d_prev) stays mean_i g_i(x0) with
+// the paper's d_prev = 0 and 0 with the unbiased start, and that the paper's
+// offset leaves a gap that a smaller learning rate does not remove.
+func TestGTDSUMPaperTrackerKeepsAnOffset(t *testing.T) {
+	q := datasets.NewQuadratic(8, 20, 1, 4, 0, 1)
+	g0 := make([]float64, q.Dim) // mean_i g_i(0)
+	for i := 0; i < q.N; i++ {
+		for j := range g0 {
+			g0[j] -= q.A[i][j] * q.B[i][j] / float64(q.N)
+		}
 	}
-	if _, err := New(Config{Name: "gt-dsum", TrackerInit: "zero"}, 2, make([]float32, 3)); err == nil {
-		t.Error("unknown tracker_init accepted")
+	gaps := map[string][]float64{}
+	for _, init := range []string{"paper", "unbiased"} {
+		for _, lr := range []float64{0.002, 0.0005} {
+			cfg := Config{Name: "gt-dsum", Alpha: 2, Beta: 0.5, Lambda: 0.8, TrackerInit: init}
+			opt := train(t, cfg, q, ringMixing(t, q.N), 1000, 5, lr)
+			st := opt.State()
+			y, d := mean(st["y"]), mean(st["d_prev"])
+			for j := range y {
+				want := 0.0
+				if init == "paper" {
+					want = g0[j]
+				}
+				if diff := y[j] - d[j]; math.Abs(diff-want) > 1e-4 {
+					t.Fatalf("%s lr %g: mean(y)-mean(d_prev) [%d] = %.6g, want %.6g", init, lr, j, diff, want)
+				}
+			}
+			gaps[init] = append(gaps[init], q.Gap(mean(opt.X())))
+		}
+	}
+	t.Logf("gaps at lr 0.002, 0.0005: paper %.3g, unbiased %.3g", gaps["paper"], gaps["unbiased"])
+	if p := gaps["paper"]; !(p[1] > 0.5*p[0] && p[1] > 10*gaps["unbiased"][1]) {
+		t.Errorf("paper tracker: gaps %v do not stay put as lr shrinks (unbiased %v)", p, gaps["unbiased"])
 	}
 }

@@ -1,24 +1,33 @@
 package algorithms
 
 import (
-	"fmt"
 	"testing"
 )
 
 // BenchmarkRound measures one round (K=5 local steps on 10 workers, then
-// gossip on a ring) of each optimizer over 100k parameters, with a cheap
-// gradient so the optimizer's own work dominates.
+// communication on a ring) of each optimizer over 100k parameters, with a
+// cheap gradient so the optimizer's own work dominates.
 func BenchmarkRound(b *testing.B) {
-	const n, dim, k = 10, 100_000, 5
+	const n, dim = 10, 100_000
 	mix := ringMixing(b, n)
-	grad := func(worker, step int, x, g []float32) error {
-		for j := range g {
-			g[j] = x[j] - 1
+	grad := func(_ int, x, g [][]float32) error {
+		for i := range x {
+			for j := range g[i] {
+				g[i][j] = x[i][j] - 1
+			}
 		}
 		return nil
 	}
-	for _, cfg := range []Config{{Name: "d-sum", Alpha: 2, Beta: 0.9}, {Name: "gt-dsum", Alpha: 2, Beta: 0.9, Lambda: 0.8, TrackerInit: "paper"}} {
-		b.Run(cfg.Name, func(b *testing.B) {
+	for _, cfg := range allConfigs {
+		k := stepsFor(cfg, 5)
+		name := cfg.Name
+		if cfg.Nesterov {
+			name += "-N"
+		}
+		if cfg.TrackerInit == "unbiased" {
+			continue
+		}
+		b.Run(name, func(b *testing.B) {
 			opt, err := New(cfg, n, make([]float32, dim))
 			if err != nil {
 				b.Fatal(err)
@@ -29,7 +38,7 @@ func BenchmarkRound(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			b.ReportMetric(float64(n*k*dim)*float64(b.N)/b.Elapsed().Seconds()/1e6, fmt.Sprint("Mparam-steps/s"))
+			b.ReportMetric(float64(n*k*dim)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mparam-steps/s")
 		})
 	}
 }

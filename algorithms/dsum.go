@@ -19,15 +19,8 @@ func (o *dsum) State() map[string][][]float32 {
 
 func (o *dsum) Round(r *Round) error {
 	eta, alpha, beta := float32(r.LR), float32(o.cfg.Alpha), float32(o.cfg.Beta)
-	err := parallelErr(len(o.g), func(i int) error {
-		x, v, g := o.x.cur[i], o.v.cur[i], o.g[i]
-		for tau := 0; tau < r.K; tau++ {
-			if err := r.Grad(i, tau, x, g); err != nil {
-				return err
-			}
-			sumStep(x, v, g, eta, alpha, beta)
-		}
-		return nil
+	err := localSteps(r, o.cfg.WeightDecay, o.x.cur, o.g, func(i, _ int) {
+		sumStep(o.x.cur[i], o.v.cur[i], o.g[i], eta, alpha, beta)
 	})
 	if err != nil {
 		return err

@@ -24,26 +24,20 @@ func (o *gtdsum) State() map[string][][]float32 {
 func (o *gtdsum) Round(r *Round) error {
 	eta, alpha, beta := float32(r.LR), float32(o.cfg.Alpha), float32(o.cfg.Beta)
 	lambda := float32(o.cfg.Lambda)
-	err := parallelErr(len(o.g), func(i int) error {
-		x, v, y, g, m := o.x.cur[i], o.v.cur[i], o.y.cur[i], o.g[i], o.m[i]
-		copy(o.start[i], x)
-		for tau := 0; tau < r.K; tau++ {
-			if err := r.Grad(i, tau, x, g); err != nil {
-				return err
+	copyAll(o.start, o.x.cur)
+	err := localSteps(r, o.cfg.WeightDecay, o.x.cur, o.g, func(i, tau int) {
+		y, g, m := o.y.cur[i], o.g[i], o.m[i]
+		if r.T == 0 && tau == 0 {
+			// y^(0) is the first local step's gradient (Algorithm 2 input).
+			copy(y, g)
+			if o.cfg.TrackerInit == "unbiased" {
+				copy(o.dPrev[i], g)
 			}
-			if r.T == 0 && tau == 0 {
-				// y^(0) is the first local step's gradient (Algorithm 2 input).
-				copy(y, g)
-				if o.cfg.TrackerInit == "unbiased" {
-					copy(o.dPrev[i], g)
-				}
-			}
-			for k := range m {
-				m[k] = lambda*g[k] + (1-lambda)*y[k]
-			}
-			sumStep(x, v, m, eta, alpha, beta)
 		}
-		return nil
+		for k := range m {
+			m[k] = lambda*g[k] + (1-lambda)*y[k]
+		}
+		sumStep(o.x.cur[i], o.v.cur[i], m, eta, alpha, beta)
 	})
 	if err != nil {
 		return err

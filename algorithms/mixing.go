@@ -70,3 +70,21 @@ func (g *gossiped) mix(m Mixing) {
 	m.Apply(g.spare, g.cur)
 	g.cur, g.spare = g.spare, g.cur
 }
+
+// average replaces every worker's vector with the exact mean over workers
+// (an all-reduce), summed in float64 with j ascending.
+func (g *gossiped) average() {
+	n, dim := len(g.cur), len(g.cur[0])
+	const chunk = 4096
+	mean := g.spare[0]
+	parallel((dim+chunk-1)/chunk, func(c int) {
+		for k := c * chunk; k < min(dim, (c+1)*chunk); k++ {
+			s := 0.0
+			for j := 0; j < n; j++ {
+				s += float64(g.cur[j][k])
+			}
+			mean[k] = float32(s / float64(n))
+		}
+	})
+	parallel(n, func(i int) { copy(g.cur[i], mean) })
+}

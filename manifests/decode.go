@@ -110,6 +110,12 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path, help string) error
 			return d.errorf(n.Line, path, "expected %s, got %s", help, describe(n))
 		}
 		v.SetFloat(f)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(n.Value)
+		if tag != "!!bool" || err != nil {
+			return d.errorf(n.Line, path, "expected %s, got %s", help, describe(n))
+		}
+		v.SetBool(b)
 	case reflect.String:
 		if tag != "!!str" {
 			return d.errorf(n.Line, path, "expected %s, got %s", help, describe(n))

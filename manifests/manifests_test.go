@@ -109,6 +109,52 @@ func TestHashStability(t *testing.T) {
 	}
 }
 
+// TestAlgorithmDefaults checks each algorithm's defaults: mu follows the
+// cell's beta (also when beta is swept), nesterov is false, SlowMo's
+// parameters are the spec's, and an explicit constant schedule is the
+// default (same hash).
+func TestAlgorithmDefaults(t *testing.T) {
+	plan, err := Parse("defaults.yaml", []byte(valid+`sweep:
+  algorithm:
+    - {name: qg-dsgdm, beta: 0.5}
+    - {name: qg-dsgdm}
+    - {name: slowmo}
+    - {name: dsgdm}
+    - {name: dpsgd}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := func(i int) Algorithm { return plan.Cells[i].Config.Algorithm }
+	if *a(0).Mu != 0.5 || *a(1).Mu != 0.9 || *a(1).Nesterov {
+		t.Errorf("qg-dsgdm defaults: %+v / %+v, want mu = beta and nesterov false", a(0), a(1))
+	}
+	if s := a(2); *s.BaseBeta != 0 || *s.SlowBeta != 0.5 || *s.SlowAlpha != 1 || s.Beta != nil {
+		t.Errorf("slowmo defaults: %+v", s)
+	}
+	if d := a(3); *d.Beta != 0.9 || *d.Nesterov || d.Alpha != nil {
+		t.Errorf("dsgdm defaults: %+v", d)
+	}
+	if got := string(CanonicalJSON(a(4))); got != `{"name":"dpsgd"}` {
+		t.Errorf("dpsgd takes no parameters, got %s", got)
+	}
+	explicit, err := Parse("explicit.yaml", []byte(valid+"lr_schedule: {kind: constant}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := Parse("plain.yaml", []byte(valid))
+	if explicit.Hash != plain.Hash {
+		t.Error("an explicit constant schedule changed the hash")
+	}
+	step, err := Parse("step.yaml", []byte(valid+"lr_schedule: {kind: step, milestones: [2, 4]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := step.Cells[0].Config.LRSchedule.Gamma; g == nil || *g != 0.1 {
+		t.Errorf("step gamma default: %v", g)
+	}
+}
+
 const valid = `version: 1
 name: errs
 task: {dataset: quadratic}
@@ -125,7 +171,7 @@ func TestErrors(t *testing.T) {
 		want       []string
 	}{
 		{"unknown key", valid + "wrkers: 4\n", []string{"bad.yaml:7:", `"wrkers"`, "allowed keys here:", "workers"}},
-		{"unknown nested key", strings.Replace(valid, "{name: d-sum}", "{name: d-sum, betta: 0.5}", 1), []string{"bad.yaml:6:", `"algorithm.betta"`, "alpha, beta"}},
+		{"unknown nested key", strings.Replace(valid, "{name: d-sum}", "{name: d-sum, betta: 0.5}", 1), []string{"bad.yaml:6:", `"algorithm.betta"`, "alpha, base_beta, beta"}},
 		{"wrong type int", valid + "workers: ten\n", []string{"bad.yaml:7:", `"workers"`, "expected the number of workers", `"ten"`}},
 		{"float for int", valid + "workers: 2.5\n", []string{"bad.yaml:7:", `"workers"`, "integer"}},
 		{"wrong type float", strings.Replace(valid, "lr: 0.1", "lr: fast", 1), []string{"bad.yaml:5:", `"lr"`, "positive number"}},
@@ -152,7 +198,21 @@ func TestErrors(t *testing.T) {
 		{"table rows type", valid + "table: {rows: algorithm, value: x}\n", []string{"bad.yaml:7:", `"table.rows"`, "expected a list"}},
 		{"sweep table", valid + "sweep: {table.value: [a, b]}\n", []string{"bad.yaml:7:", "cannot be swept"}},
 		{"synthetic classes", strings.Replace(valid, "dataset: quadratic", "dataset: synthetic, synthetic: {classes: 1}", 1), []string{"bad.yaml:3:", `"task.synthetic.classes"`, ">= 2"}},
-		{"unknown algorithm", strings.Replace(valid, "d-sum}", "adam}", 1), []string{"bad.yaml:6:", `"algorithm.name"`, "d-sum, gt-dsum"}},
+		{"unknown algorithm", strings.Replace(valid, "d-sum}", "adam}", 1), []string{"bad.yaml:6:", `"algorithm.name"`, "d-sum, d2, dpsgd, dsgdm, dsgt, gt-dsum, local-sgd-m, qg-dsgdm, slowmo"}},
+		{"dsgt local steps", strings.Replace(valid, "{name: d-sum}", "{name: dsgt}\nlocal_steps: 5", 1), []string{"bad.yaml:7:", `"local_steps"`, "dsgt takes exactly one local step", "use local_steps: 1"}},
+		{"nesterov type", strings.Replace(valid, "{name: d-sum}", "{name: dsgdm, nesterov: yes please}", 1), []string{"bad.yaml:6:", `"algorithm.nesterov"`, "true or false"}},
+		{"nesterov not taken", strings.Replace(valid, "{name: d-sum}", "{name: slowmo, nesterov: true}", 1), []string{"bad.yaml:6:", "slowmo does not take nesterov"}},
+		{"mu range", strings.Replace(valid, "{name: d-sum}", "{name: qg-dsgdm, mu: 1}", 1), []string{"bad.yaml:6:", `"algorithm.mu"`, "[0, 1)"}},
+		{"slow_alpha range", strings.Replace(valid, "{name: d-sum}", "{name: slowmo, slow_alpha: 0}", 1), []string{"bad.yaml:6:", `"algorithm.slow_alpha"`, "> 0"}},
+		{"quadratic batch", valid + "batch_size: 32\n", []string{"bad.yaml:7:", `"batch_size"`, "no samples to batch"}},
+		{"batch size", strings.Replace(valid, "dataset: quadratic", "dataset: synthetic", 1) + "batch_size: 0\n", []string{"bad.yaml:7:", `"batch_size"`, "positive integer"}},
+		{"weight decay", valid + "weight_decay: -0.1\n", []string{"bad.yaml:7:", `"weight_decay"`, ">= 0"}},
+		{"schedule kind", valid + "lr_schedule: {kind: linear}\n", []string{"bad.yaml:7:", `"lr_schedule.kind"`, "constant, cosine, step"}},
+		{"schedule milestones", valid + "lr_schedule: {kind: step}\n", []string{"bad.yaml:7:", `"lr_schedule.milestones"`, "e.g. [50, 75]"}},
+		{"schedule order", valid + "lr_schedule: {kind: step, milestones: [3, 2]}\n", []string{"bad.yaml:7:", `"lr_schedule.milestones"`, "increasing round numbers from 1 to rounds-1 (4)"}},
+		{"schedule gamma", valid + "lr_schedule: {kind: step, milestones: [2], gamma: 2}\n", []string{"bad.yaml:7:", `"lr_schedule.gamma"`, "(0, 1]"}},
+		{"schedule warmup", valid + "lr_schedule: {kind: cosine, warmup: 5}\n", []string{"bad.yaml:7:", `"lr_schedule.warmup"`, "0 to rounds-1 (4)"}},
+		{"schedule param", valid + "lr_schedule: {kind: cosine, gamma: 0.5}\n", []string{"bad.yaml:7:", "cosine does not take gamma"}},
 		{"param not taken", strings.Replace(valid, "{name: d-sum}", "{name: d-sum, lambda: 0.5}", 1), []string{"bad.yaml:6:", "d-sum does not take lambda"}},
 		{"missing required", strings.Replace(valid, "rounds: 5\n", "", 1), []string{"bad.yaml", `"rounds" is required`}},
 		{"version", strings.Replace(valid, "version: 1", "version: 2", 1), []string{"bad.yaml:1:", `"version"`, "version 1"}},

@@ -15,19 +15,23 @@ const SchemaVersion = 1
 // Manifest is one experiment configuration. Field tags: yaml is the key in the
 // file, help says what is allowed (quoted in error messages).
 type Manifest struct {
-	Version    int        `yaml:"version" json:"version" help:"the schema version, 1"`
-	Name       string     `yaml:"name" json:"name" help:"a name of letters, digits, '.', '_' or '-'"`
-	Task       Task       `yaml:"task" json:"task" help:"a mapping: {dataset: mnist, model: lenet} or {dataset: quadratic, quadratic: {...}}"`
-	Workers    int        `yaml:"workers" json:"workers" help:"the number of workers, an integer from 1 to 1024"`
-	Rounds     int        `yaml:"rounds" json:"rounds" help:"the number of communication rounds, a positive integer"`
-	LocalSteps int        `yaml:"local_steps" json:"local_steps" help:"local steps per round (K), a positive integer"`
-	LR         float64    `yaml:"lr" json:"lr" help:"the learning rate, a positive number"`
-	Seed       int        `yaml:"seed" json:"seed" help:"the cell seed, a non-negative integer"`
-	Partition  *Partition `yaml:"partition" json:"partition,omitempty" help:"a mapping: {kind: iid|dirichlet|shards, ...parameters}"`
-	Topology   Topology   `yaml:"topology" json:"topology" help:"a mapping: {kind: ring|mesh-to-ring|..., weights: metropolis-hastings|uniform, ...parameters}"`
-	Algorithm  Algorithm  `yaml:"algorithm" json:"algorithm" help:"a mapping: {name: d-sum|gt-dsum, ...parameters}"`
-	Evaluate   Evaluate   `yaml:"evaluate" json:"evaluate" help:"a mapping: {every: N}"`
-	Checkpoint Checkpoint `yaml:"checkpoint" json:"checkpoint" help:"a mapping: {every: N}"`
+	Version    int     `yaml:"version" json:"version" help:"the schema version, 1"`
+	Name       string  `yaml:"name" json:"name" help:"a name of letters, digits, '.', '_' or '-'"`
+	Task       Task    `yaml:"task" json:"task" help:"a mapping: {dataset: mnist, model: lenet} or {dataset: quadratic, quadratic: {...}}"`
+	Workers    int     `yaml:"workers" json:"workers" help:"the number of workers, an integer from 1 to 1024"`
+	Rounds     int     `yaml:"rounds" json:"rounds" help:"the number of communication rounds, a positive integer"`
+	LocalSteps int     `yaml:"local_steps" json:"local_steps" help:"local steps per round (K), a positive integer"`
+	LR         float64 `yaml:"lr" json:"lr" help:"the learning rate, a positive number"`
+	// LRSchedule is nil for a constant learning rate without warmup.
+	LRSchedule  *Schedule  `yaml:"lr_schedule" json:"lr_schedule,omitempty" help:"a mapping: {kind: constant|step|cosine, warmup: ROUNDS, milestones: [ROUND, ...], gamma}"`
+	BatchSize   int        `yaml:"batch_size" json:"batch_size,omitempty" help:"samples per worker and local step, a positive integer (default 128; data sets only)"`
+	WeightDecay float64    `yaml:"weight_decay" json:"weight_decay,omitempty" help:"the L2 weight decay added to every gradient, a number >= 0"`
+	Seed        int        `yaml:"seed" json:"seed" help:"the cell seed, a non-negative integer"`
+	Partition   *Partition `yaml:"partition" json:"partition,omitempty" help:"a mapping: {kind: iid|dirichlet|shards, ...parameters}"`
+	Topology    Topology   `yaml:"topology" json:"topology" help:"a mapping: {kind: ring|mesh-to-ring|..., weights: metropolis-hastings|uniform, ...parameters}"`
+	Algorithm   Algorithm  `yaml:"algorithm" json:"algorithm" help:"a mapping: {name: d-sum|gt-dsum|dpsgd|dsgdm|local-sgd-m|qg-dsgdm|slowmo|dsgt|d2, ...parameters}"`
+	Evaluate    Evaluate   `yaml:"evaluate" json:"evaluate" help:"a mapping: {every: N}"`
+	Checkpoint  Checkpoint `yaml:"checkpoint" json:"checkpoint" help:"a mapping: {every: N}"`
 	// Table says how `ump table` presents the results; it is not part of
 	// any cell.
 	Table *Table `yaml:"table" json:"table,omitempty" help:"a mapping: {rows: [...], columns: [...], value, best, select}"`
@@ -117,12 +121,30 @@ var topologyParams = map[string][]string{
 // named algorithm does not take must be absent; the ones it takes get
 // defaults (see algorithmParams).
 type Algorithm struct {
-	Name        string   `yaml:"name" json:"name" help:"one of: d-sum, gt-dsum"`
+	Name        string   `yaml:"name" json:"name" help:"one of: d-sum, gt-dsum, dpsgd, dsgdm, local-sgd-m, qg-dsgdm, slowmo, dsgt, d2"`
 	Alpha       *float64 `yaml:"alpha" json:"alpha,omitempty" help:"a number >= 0"`
 	Beta        *float64 `yaml:"beta" json:"beta,omitempty" help:"a number in [0, 1)"`
 	Lambda      *float64 `yaml:"lambda" json:"lambda,omitempty" help:"a number in [0, 1]"`
 	TrackerInit string   `yaml:"tracker_init" json:"tracker_init,omitempty" help:"one of: paper, unbiased"`
+	Nesterov    *bool    `yaml:"nesterov" json:"nesterov,omitempty" help:"true or false"`
+	Mu          *float64 `yaml:"mu" json:"mu,omitempty" help:"a number in [0, 1) (default: beta)"`
+	BaseBeta    *float64 `yaml:"base_beta" json:"base_beta,omitempty" help:"a number in [0, 1)"`
+	SlowBeta    *float64 `yaml:"slow_beta" json:"slow_beta,omitempty" help:"a number in [0, 1)"`
+	SlowAlpha   *float64 `yaml:"slow_alpha" json:"slow_alpha,omitempty" help:"a number > 0"`
 }
+
+// Schedule shapes the learning rate over rounds: an optional linear warmup
+// (lr (t+1)/warmup in round t < warmup), then constant, step (times gamma
+// from each milestone round on) or cosine (down to 0 at the last round).
+type Schedule struct {
+	Kind       string   `yaml:"kind" json:"kind" help:"one of: constant, step, cosine"`
+	Warmup     int      `yaml:"warmup" json:"warmup,omitempty" help:"rounds of linear warmup, an integer >= 0"`
+	Milestones []int    `yaml:"milestones" json:"milestones,omitempty" help:"a list of increasing round numbers from 1 to rounds-1"`
+	Gamma      *float64 `yaml:"gamma" json:"gamma,omitempty" help:"the factor at each milestone, a number in (0, 1]"`
+}
+
+// scheduleParams lists, per schedule kind, the parameters it takes.
+var scheduleParams = map[string][]string{"constant": {"warmup"}, "step": {"warmup", "milestones", "gamma"}, "cosine": {"warmup"}}
 
 // Table chooses how `ump table` lays out the final results: row and column
 // labels are the values of manifest paths, each entry aggregates the seeds
@@ -147,11 +169,22 @@ type Checkpoint struct {
 }
 
 // algorithmParams lists, per algorithm, the parameters it takes and their
-// defaults (the paper's: alpha=2, beta=0.9, lambda=0.8).
+// defaults (the paper's: alpha=2, beta=0.9, lambda=0.8; mu = beta;
+// SlowMo's base_beta=0, slow_beta=0.5, slow_alpha=1).
 var algorithmParams = map[string][]string{
-	"d-sum":   {"alpha", "beta"},
-	"gt-dsum": {"alpha", "beta", "lambda", "tracker_init"},
+	"d-sum":       {"alpha", "beta"},
+	"gt-dsum":     {"alpha", "beta", "lambda", "tracker_init"},
+	"dpsgd":       nil,
+	"dsgdm":       {"beta", "nesterov"},
+	"local-sgd-m": {"beta", "nesterov"},
+	"qg-dsgdm":    {"beta", "nesterov", "mu"},
+	"slowmo":      {"base_beta", "slow_beta", "slow_alpha"},
+	"dsgt":        nil,
+	"d2":          nil,
 }
+
+// oneLocalStep lists the algorithms defined for local_steps = 1 only.
+var oneLocalStep = []string{"dsgt", "d2"}
 
 // required lists the fields that have no default.
 var required = []string{"version", "name", "task.dataset", "rounds", "lr", "algorithm.name"}
@@ -201,6 +234,7 @@ func (m *Manifest) fillDefaults(given func(path string) bool) {
 		}
 	} else if m.Task.Dataset != "" {
 		setStr("task.model", &m.Task.Model, defaultModel(m.Task.Dataset))
+		setInt("batch_size", &m.BatchSize, 128)
 		if m.Partition == nil {
 			m.Partition = &Partition{Kind: "iid"}
 		}
@@ -239,6 +273,26 @@ func (m *Manifest) fillDefaults(given func(path string) bool) {
 			setFloat(&a.Lambda, 0.8)
 		case "tracker_init":
 			setStr("algorithm.tracker_init", &a.TrackerInit, "paper")
+		case "nesterov":
+			if a.Nesterov == nil {
+				a.Nesterov = new(bool)
+			}
+		case "mu":
+			setFloat(&a.Mu, *a.Beta)
+		case "base_beta":
+			setFloat(&a.BaseBeta, 0)
+		case "slow_beta":
+			setFloat(&a.SlowBeta, 0.5)
+		case "slow_alpha":
+			setFloat(&a.SlowAlpha, 1)
+		}
+	}
+	if sc := m.LRSchedule; sc != nil {
+		if sc.Kind == "step" {
+			setFloat(&sc.Gamma, 0.1)
+		}
+		if sc.Kind == "constant" && sc.Warmup == 0 {
+			m.LRSchedule = nil // the default, written out
 		}
 	}
 }
@@ -350,13 +404,32 @@ func (m *Manifest) validate(at func(path string) string) error {
 	if m.Checkpoint.Every < 1 {
 		bad("checkpoint.every", "%d is out of range; use a positive integer", m.Checkpoint.Every)
 	}
+	m.validateSchedule(bad, oneOf, onlyTakes)
+	if !(m.WeightDecay >= 0) {
+		bad("weight_decay", "%g is out of range; use a number >= 0", m.WeightDecay)
+	}
 	a := m.Algorithm
 	takes, known := algorithmParams[a.Name]
 	if !known {
 		oneOf("algorithm.name", a.Name, slices.Sorted(maps.Keys(algorithmParams))...)
 	} else {
 		onlyTakes("algorithm", a.Name, takes, map[string]bool{"alpha": a.Alpha != nil, "beta": a.Beta != nil,
-			"lambda": a.Lambda != nil, "tracker_init": a.TrackerInit != ""})
+			"lambda": a.Lambda != nil, "tracker_init": a.TrackerInit != "", "nesterov": a.Nesterov != nil,
+			"mu": a.Mu != nil, "base_beta": a.BaseBeta != nil, "slow_beta": a.SlowBeta != nil, "slow_alpha": a.SlowAlpha != nil})
+	}
+	if slices.Contains(oneLocalStep, a.Name) && m.LocalSteps != 1 {
+		bad("local_steps", "%s takes exactly one local step per round; got %d (use local_steps: 1)", a.Name, m.LocalSteps)
+	}
+	for _, p := range []struct {
+		path string
+		v    *float64
+	}{{"algorithm.mu", a.Mu}, {"algorithm.base_beta", a.BaseBeta}, {"algorithm.slow_beta", a.SlowBeta}} {
+		if p.v != nil && !(*p.v >= 0 && *p.v < 1) {
+			bad(p.path, "%g is out of range; use a number in [0, 1)", *p.v)
+		}
+	}
+	if a.SlowAlpha != nil && !(*a.SlowAlpha > 0) {
+		bad("algorithm.slow_alpha", "%g is out of range; use a number > 0", *a.SlowAlpha)
 	}
 	if a.Alpha != nil && !(*a.Alpha >= 0) {
 		bad("algorithm.alpha", "%g is out of range; use a number >= 0", *a.Alpha)
@@ -388,6 +461,9 @@ func (m *Manifest) validateTask(bad complaint, oneOf func(path, v string, allowe
 		if m.Partition != nil {
 			bad("partition", "the quadratic task gives worker i its own objective f_i; remove partition")
 		}
+		if m.BatchSize != 0 {
+			bad("batch_size", "the quadratic task has no samples to batch; remove batch_size (task.quadratic.sigma sets the gradient noise)")
+		}
 	} else if t.Model != "" {
 		oneOf("task.model", t.Model, Models...)
 		switch {
@@ -400,6 +476,9 @@ func (m *Manifest) validateTask(bad complaint, oneOf func(path, v string, allowe
 		case t.Dataset == "cifar10" && t.Model == "cnn":
 			bad("task.model", "cnn is the EMNIST model for 1x28x28 images; cifar10 is 3x32x32 (use lenet, mlp or logreg)")
 		}
+	}
+	if t.Dataset != "quadratic" && t.Dataset != "" && m.BatchSize < 1 {
+		bad("batch_size", "%d is out of range; use a positive integer", m.BatchSize)
 	}
 	if q := t.Quadratic; q != nil {
 		if t.Dataset != "quadratic" {
@@ -438,6 +517,37 @@ func (m *Manifest) validateTask(bad complaint, oneOf func(path, v string, allowe
 }
 
 // validateTopology checks the topology kind, its parameters and weights.
+func (m *Manifest) validateSchedule(bad complaint, oneOf func(path, v string, allowed ...string),
+	onlyTakes func(path, kind string, takes []string, given map[string]bool)) {
+	sc := m.LRSchedule
+	if sc == nil {
+		return
+	}
+	takes, known := scheduleParams[sc.Kind]
+	if !known {
+		oneOf("lr_schedule.kind", sc.Kind, slices.Sorted(maps.Keys(scheduleParams))...)
+		return
+	}
+	onlyTakes("lr_schedule", sc.Kind, takes, map[string]bool{"warmup": sc.Warmup != 0, "milestones": sc.Milestones != nil, "gamma": sc.Gamma != nil})
+	if sc.Warmup < 0 || sc.Warmup >= max(1, m.Rounds) {
+		bad("lr_schedule.warmup", "%d is out of range; use an integer from 0 to rounds-1 (%d)", sc.Warmup, m.Rounds-1)
+	}
+	if sc.Kind == "step" {
+		if len(sc.Milestones) == 0 {
+			bad("lr_schedule.milestones", "step needs milestones, the rounds from which the rate is multiplied by gamma, e.g. [50, 75]")
+		}
+		for i, r := range sc.Milestones {
+			if r < 1 || r >= m.Rounds || (i > 0 && r <= sc.Milestones[i-1]) {
+				bad("lr_schedule.milestones", "%v is not allowed; use increasing round numbers from 1 to rounds-1 (%d)", sc.Milestones, m.Rounds-1)
+				break
+			}
+		}
+		if g := *sc.Gamma; !(g > 0 && g <= 1) {
+			bad("lr_schedule.gamma", "%g is out of range; use a number in (0, 1]", g)
+		}
+	}
+}
+
 func (m *Manifest) validateTopology(bad complaint, oneOf func(path, v string, allowed ...string),
 	onlyTakes func(path, kind string, takes []string, given map[string]bool)) {
 	tp, n := m.Topology, m.Workers

@@ -96,7 +96,10 @@ func standardise(s *datasets.Split, channels int) [][256]float32 {
 	return lut
 }
 
-func (e *CPU) Name() string  { return "go-cpu-float32/v1 " + BLAS() }
+// CPUName is the CPU engine's Name on this host: its numerics and BLAS.
+func CPUName() string { return "go-cpu-float32/v1 " + BLAS() }
+
+func (e *CPU) Name() string  { return CPUName() }
 func (e *CPU) Params() int   { return e.model.Params }
 func (e *CPU) Model() *Model { return e.model }
 

@@ -52,18 +52,29 @@ type Outcome struct {
 // store is consistent and the same command resumes.
 var ErrInterrupted = errors.New("interrupted")
 
-// CellKey is the hash of the cell's spec, its data digest and its engine.
+// CellKey is the hash of the cell's spec and its inputs (cellInputs).
 func CellKey(c *manifests.Cell, data *datasets.Library) (string, error) {
-	digest, err := stages.DatasetDigest(&c.Config, data)
+	inputs, err := cellInputs(&c.Config, data)
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256([]byte(string(c.Spec()) + "\n" + digest + "\n" + stages.Engine(&c.Config)))
+	sum := sha256.Sum256([]byte(string(c.Spec()) + "\n" + inputs))
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// stageKey hashes a stage's identity, its params and its upstream outputs.
-func stageKey(st stages.Stage, cfg *manifests.Manifest, upstream map[string]*stages.Result) string {
+// cellInputs is what a cell's results depend on beyond its spec: the
+// content digest of its data and the engine that computes it.
+func cellInputs(cfg *manifests.Manifest, data *datasets.Library) (string, error) {
+	digest, err := stages.DatasetDigest(cfg, data)
+	if err != nil {
+		return "", err
+	}
+	return digest + "\n" + stages.Engine(cfg), nil
+}
+
+// stageKey hashes a stage's identity, its params, the cell's inputs and
+// its upstream outputs.
+func stageKey(st stages.Stage, cfg *manifests.Manifest, inputs string, upstream map[string]*stages.Result) string {
 	ups := map[string]map[string]string{}
 	for name, r := range upstream {
 		ups[name] = map[string]string{}
@@ -72,7 +83,7 @@ func stageKey(st stages.Stage, cfg *manifests.Manifest, upstream map[string]*sta
 		}
 	}
 	sum := sha256.Sum256(manifests.CanonicalJSON(map[string]any{
-		"stage": st.Name(), "version": st.Version(), "params": st.Params(cfg), "upstream": ups}))
+		"stage": st.Name(), "version": st.Version(), "params": st.Params(cfg), "inputs": inputs, "upstream": ups}))
 	return hex.EncodeToString(sum[:])
 }
 
@@ -182,11 +193,15 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 		ev.Manifest, ev.Cell = plan.Hash, key
 		return r.Store.Log.Append(ev)
 	}
+	inputs, err := cellInputs(&cell.Config, r.Data)
+	if err != nil {
+		return "", false, err
+	}
 	results := map[string]*stages.Result{}
 	status, diverged := Completed, false
 	var failure string
 	for _, st := range r.Stages {
-		skey := stageKey(st, &cell.Config, results)
+		skey := stageKey(st, &cell.Config, inputs, results)
 		res, own, err := r.cached(ctx, skey, key, p, st.Name())
 		if err != nil {
 			return "", false, err

@@ -54,10 +54,14 @@ func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stag
 		if progress != nil {
 			fmt.Fprintf(progress, "verifying cell %d/%d %s\n", i+1, len(reg.Plan.Cells), check.Label)
 		}
+		inputs, err := cellInputs(&cell.Config, data)
+		if err != nil {
+			return out, err
+		}
 		mem := artifacts.NewMemory()
 		results := map[string]*stages.Result{}
 		for _, st := range stgs {
-			skey := stageKey(st, &cell.Config, results)
+			skey := stageKey(st, &cell.Config, inputs, results)
 			env := &stages.Env{Cell: cell, Store: mem, Data: data, Upstream: results,
 				Report: func(stages.RoundReport) error { return ctx.Err() }}
 			res, err := st.Run(ctx, env)

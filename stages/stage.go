@@ -11,6 +11,7 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/nn"
 )
 
 // Stage is one step of a cell.
@@ -92,8 +93,25 @@ func (m *Metric) UnmarshalJSON(b []byte) error {
 }
 
 // Engine identifies the code that computes a cell's numbers; it enters the
-// cell key.
-func Engine(cfg *manifests.Manifest) string { return "go-cpu-float32/v1" }
+// cell key. Data sets train on the nn CPU engine, whose name includes the
+// BLAS in use; the quadratic task is plain float32 Go.
+func Engine(cfg *manifests.Manifest) string {
+	if cfg.Task.Dataset == "quadratic" {
+		return "go-cpu-float32/v1"
+	}
+	return nn.CPUName()
+}
+
+// NewEngine builds the training engine of a data-set cell.
+func NewEngine(cfg *manifests.Manifest, data *datasets.Dataset) (nn.Engine, error) {
+	return nn.NewCPU(cfg.Task.Model, data, uint64(cfg.Seed))
+}
+
+// NewQuadratic builds the quadratic task of a cell.
+func NewQuadratic(cfg *manifests.Manifest) *datasets.Quadratic {
+	q := cfg.Task.Quadratic
+	return datasets.NewQuadratic(cfg.Workers, q.Dim, q.Zeta, q.Kappa, q.Sigma, uint64(cfg.Seed))
+}
 
 // DatasetDigest identifies the content of a cell's data; it enters the cell
 // key.

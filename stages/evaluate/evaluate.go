@@ -1,6 +1,8 @@
-// Package evaluate is the stage that loads the final checkpoint of training
-// and computes the cell's final metrics, recorded as a one-row Arrow table
-// ("final") with the same columns as the rounds table.
+// Package evaluate computes a cell's metrics: the functions the train stage
+// calls every evaluate.every rounds (Quadratic, Neural), and the stage that
+// loads the final checkpoint of training and records the cell's final
+// metrics as a one-row Arrow table ("final") with the same columns as the
+// rounds table.
 package evaluate
 
 import (
@@ -10,7 +12,6 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
-	"github.com/ump-lab/ump/stages/train"
 )
 
 // Stage evaluates the final model of a cell.
@@ -31,29 +32,44 @@ func (Stage) Params(cfg *manifests.Manifest) any {
 
 func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	cfg := &env.Cell.Config
-	if cfg.Task.Dataset != "quadratic" {
-		return nil, fmt.Errorf("evaluate: this version evaluates only the quadratic task, not %s", cfg.Task.Dataset)
-	}
 	up, ok := env.Upstream["train"]
 	if !ok {
 		return nil, fmt.Errorf("evaluate: train has not run")
 	}
-	data, err := env.Store.Get(ctx, up.Outputs["checkpoint"])
+	ref := up.Outputs["checkpoint"]
+	data, err := env.Store.Get(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	st, err := train.DecodeState(data)
+	st, err := stages.DecodeTrainState(data)
 	if err != nil {
 		return nil, err
 	}
 	x, ok := st.Vectors["x"]
 	if !ok {
-		return nil, fmt.Errorf("evaluate: checkpoint %s holds no parameters x", up.Outputs["checkpoint"].Digest)
+		return nil, fmt.Errorf("evaluate: checkpoint %s holds no parameters x", ref.Digest)
 	}
-	row := train.QuadraticMetrics(train.NewQuadratic(cfg), st.Round, x)
-	ref, err := stages.PutTable(ctx, env.Store, train.MetricsTable(train.QuadraticColumns, [][]float64{row}))
+	var table *artifacts.Table
+	if cfg.Task.Dataset == "quadratic" {
+		table = Table(QuadraticColumns, [][]float64{Quadratic(stages.NewQuadratic(cfg), st.Round, x)})
+	} else {
+		d, err := stages.LoadData(cfg, env.Data)
+		if err != nil {
+			return nil, err
+		}
+		engine, err := stages.NewEngine(cfg, d)
+		if err != nil {
+			return nil, err
+		}
+		if len(st.Rows) == 0 || int(st.Rows[len(st.Rows)-1][0]) != st.Round {
+			return nil, fmt.Errorf("evaluate: checkpoint %s has no metrics row for its round %d", ref.Digest, st.Round)
+		}
+		trainLoss := st.Rows[len(st.Rows)-1][1] // the last round's mini-batch loss
+		table = Table(NeuralColumns, [][]float64{Neural(engine, &d.Test, st.Round, trainLoss, x)})
+	}
+	out, err := stages.PutTable(ctx, env.Store, table)
 	if err != nil {
 		return nil, err
 	}
-	return &stages.Result{Outputs: map[string]artifacts.Ref{"final": ref}, Diverged: up.Diverged}, nil
+	return &stages.Result{Outputs: map[string]artifacts.Ref{"final": out}, Diverged: up.Diverged}, nil
 }

@@ -1,24 +1,27 @@
 // Package train is the stage that runs the cell's algorithm round by round:
-// K local steps on every worker, then communication with the round's mixing
-// matrix. It reports metrics every evaluate.every rounds, writes a
-// checkpoint every checkpoint.every rounds (and at the end, on divergence and
-// on interruption), resumes from the pipeline's last checkpoint, and
+// K local steps on every worker (mini-batches from each worker's partition
+// for data sets; the quadratic's gradients otherwise), then communication
+// with the round's mixing matrix, at the round's learning rate. It records
+// metrics every evaluate.every rounds (and at the last), writes a
+// checkpoint every checkpoint.every rounds (and at the end, on divergence
+// and on interruption), resumes from the pipeline's last checkpoint, and
 // outputs the per-round metrics table ("rounds") and the final checkpoint
-// ("checkpoint"). Non-finite parameters stop the run as diverged.
+// ("checkpoint"). A round with non-finite parameters, or a data-set round
+// whose mean mini-batch loss exceeds 100 ln(classes), stops the run as
+// diverged.
 package train
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/artifacts"
-	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/stages/evaluate"
 	"github.com/ump-lab/ump/stages/topology"
 )
 
@@ -28,7 +31,7 @@ type Stage struct{}
 var _ stages.Stage = Stage{}
 
 func (Stage) Name() string { return "train" }
-func (Stage) Version() int { return 1 }
+func (Stage) Version() int { return 2 }
 
 // Params is the whole cell configuration but its name.
 func (Stage) Params(cfg *manifests.Manifest) any {
@@ -43,45 +46,27 @@ type Summary struct {
 	DivergedRound int `json:"diverged_round,omitempty"`
 }
 
-// QuadraticColumns are the metric columns of the quadratic task.
-var QuadraticColumns = []string{"round", "train_loss", "consensus_distance", "objective_gap", "grad_norm_sq"}
-
-// NewQuadratic builds the cell's quadratic task.
-func NewQuadratic(cfg *manifests.Manifest) *datasets.Quadratic {
-	q := cfg.Task.Quadratic
-	return datasets.NewQuadratic(cfg.Workers, q.Dim, q.Zeta, q.Kappa, q.Sigma, uint64(cfg.Seed))
-}
-
-// QuadraticMetrics computes one metrics row (QuadraticColumns) after round.
-func QuadraticMetrics(q *datasets.Quadratic, round int, x [][]float32) []float64 {
-	n := len(x)
-	xbar := make([]float64, q.Dim)
-	loss := 0.0
-	for i := range x {
-		for k, v := range x[i] {
-			xbar[k] += float64(v)
+// AlgorithmConfig turns the manifest's algorithm block into the
+// optimizer's configuration.
+func AlgorithmConfig(cfg *manifests.Manifest) algorithms.Config {
+	a := cfg.Algorithm
+	num := func(p *float64) float64 {
+		if p == nil {
+			return 0
 		}
-		loss += q.Loss(i, x[i])
+		return *p
 	}
-	for k := range xbar {
-		xbar[k] /= float64(n)
-	}
-	cd := 0.0
-	for i := range x {
-		for k, v := range x[i] {
-			d := float64(v) - xbar[k]
-			cd += d * d
-		}
-	}
-	return []float64{float64(round), loss / float64(n), cd / float64(n), q.Gap(xbar), q.GradNormSq(xbar)}
+	return algorithms.Config{Name: a.Name, Alpha: num(a.Alpha), Beta: num(a.Beta), Lambda: num(a.Lambda),
+		TrackerInit: a.TrackerInit, Nesterov: a.Nesterov != nil && *a.Nesterov, Mu: num(a.Mu),
+		BaseBeta: num(a.BaseBeta), SlowBeta: num(a.SlowBeta), SlowAlpha: num(a.SlowAlpha), WeightDecay: cfg.WeightDecay}
 }
 
 func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	cfg := &env.Cell.Config
-	if cfg.Task.Dataset != "quadratic" {
-		return nil, fmt.Errorf("train: this version trains only the quadratic task, not %s; `ump run --until topology` inspects its partition and topology", cfg.Task.Dataset)
+	tk, err := newTask(ctx, env)
+	if err != nil {
+		return nil, err
 	}
-	q := NewQuadratic(cfg)
 	tab, err := stages.ReadTable(ctx, env, "topology", "mixing")
 	if err != nil {
 		return nil, err
@@ -90,33 +75,32 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := cfg.Algorithm
-	acfg := algorithms.Config{Name: a.Name, Alpha: orZero(a.Alpha), Beta: orZero(a.Beta), Lambda: orZero(a.Lambda), TrackerInit: a.TrackerInit}
-	opt, err := algorithms.New(acfg, cfg.Workers, make([]float32, q.Dim))
+	opt, err := algorithms.New(AlgorithmConfig(cfg), cfg.Workers, tk.x0())
 	if err != nil {
 		return nil, err
 	}
-	st := &State{Columns: QuadraticColumns}
+	st := &stages.TrainState{Columns: tk.columns()}
 	if env.Resume != nil {
 		if err := restore(ctx, env, opt, st); err != nil {
 			return nil, err
 		}
 	}
 	var lastCheckpoint artifacts.Ref
-	diverged := !finite(opt.X()) // a resumed run may restore a diverged state
+	diverged := st.Diverged // a resumed run may restore a diverged state
 	last := time.Now()
 	for t := st.Round; t < cfg.Rounds && !diverged; t++ {
-		round := &algorithms.Round{T: t, K: cfg.LocalSteps, LR: cfg.LR, Mix: mixings.At(t + 1),
-			Grad: func(i, step int, x, g []float32) error { q.Grad(i, t, step, x, g); return nil }}
+		round := &algorithms.Round{T: t, K: cfg.LocalSteps, LR: learningRate(cfg, t), Mix: mixings.At(t + 1),
+			Grad: tk.grads(t, cfg.LocalSteps)}
 		if err := opt.Round(round); err != nil {
 			return nil, fmt.Errorf("round %d: %w", t+1, err)
 		}
 		st.Round = t + 1
-		diverged = !finite(opt.X())
+		diverged = tk.diverged(opt.X())
+		st.Diverged = diverged
 		interrupted := ctx.Err() != nil
 		report := stages.RoundReport{Round: st.Round, Rounds: cfg.Rounds}
 		if st.Round%cfg.Evaluate.Every == 0 || st.Round == cfg.Rounds || diverged {
-			row := QuadraticMetrics(q, st.Round, opt.X())
+			row := tk.metrics(st.Round, opt.X())
 			st.Rows = append(st.Rows, row)
 			report.Metrics = map[string]stages.Metric{}
 			for k, name := range st.Columns[1:] {
@@ -145,7 +129,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	if lastCheckpoint.Digest == "" { // resumed from the final checkpoint
 		lastCheckpoint = env.Resume.Ref
 	}
-	rounds, err := stages.PutTable(ctx, env.Store, MetricsTable(st.Columns, st.Rows))
+	rounds, err := stages.PutTable(ctx, env.Store, evaluate.Table(st.Columns, st.Rows))
 	if err != nil {
 		return nil, err
 	}
@@ -158,12 +142,12 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		Summary: summary, Diverged: diverged}, nil
 }
 
-func restore(ctx context.Context, env *stages.Env, opt algorithms.Optimizer, st *State) error {
+func restore(ctx context.Context, env *stages.Env, opt algorithms.Optimizer, st *stages.TrainState) error {
 	data, err := env.Store.Get(ctx, env.Resume.Ref)
 	if err != nil {
 		return err
 	}
-	saved, err := DecodeState(data)
+	saved, err := stages.DecodeTrainState(data)
 	if err != nil {
 		return err
 	}
@@ -179,47 +163,6 @@ func restore(ctx context.Context, env *stages.Env, opt algorithms.Optimizer, st 
 			copy(dst[i], src[i])
 		}
 	}
-	st.Round, st.Rows = saved.Round, saved.Rows
+	st.Round, st.Rows, st.Diverged = saved.Round, saved.Rows, saved.Diverged
 	return nil
-}
-
-// orZero reads a parameter the algorithm may not take.
-func orZero(p *float64) float64 {
-	if p == nil {
-		return 0
-	}
-	return *p
-}
-
-func finite(x [][]float32) bool {
-	for _, v := range x {
-		for _, f := range v {
-			if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// MetricsTable turns metric rows into a table: "round" as int64, the
-// other columns as float64.
-func MetricsTable(columns []string, rows [][]float64) *artifacts.Table {
-	t := &artifacts.Table{}
-	for k, name := range columns {
-		if name == "round" {
-			c := artifacts.Column{Name: name, Ints: make([]int64, len(rows))}
-			for r, row := range rows {
-				c.Ints[r] = int64(row[k])
-			}
-			t.Columns = append(t.Columns, c)
-			continue
-		}
-		c := artifacts.Column{Name: name, Floats: make([]float64, len(rows))}
-		for r, row := range rows {
-			c.Floats[r] = row[k]
-		}
-		t.Columns = append(t.Columns, c)
-	}
-	return t
 }

@@ -1,4 +1,4 @@
-package train
+package stages
 
 import (
 	"bytes"
@@ -9,31 +9,33 @@ import (
 	"sort"
 )
 
-// State is everything needed to resume training after Round rounds: every
+// TrainState is everything needed to resume training after Round rounds: every
 // named optimizer vector of every worker and the metric rows so far.
-type State struct {
-	Round   int
-	Vectors map[string][][]float32 // name -> worker -> values
-	Columns []string               // metric column names, "round" first
-	Rows    [][]float64
+type TrainState struct {
+	Round    int
+	Diverged bool                   // training stopped at Round as diverged
+	Vectors  map[string][][]float32 // name -> worker -> values
+	Columns  []string               // metric column names, "round" first
+	Rows     [][]float64
 }
 
 const checkpointMagic = "UMPCKPT1"
 
 type checkpointHeader struct {
-	Round   int      `json:"round"`
-	Workers int      `json:"workers"`
-	Dim     int      `json:"dim"`
-	Names   []string `json:"names"`
-	Columns []string `json:"columns"`
-	Rows    int      `json:"rows"`
+	Round    int      `json:"round"`
+	Diverged bool     `json:"diverged,omitempty"`
+	Workers  int      `json:"workers"`
+	Dim      int      `json:"dim"`
+	Names    []string `json:"names"`
+	Columns  []string `json:"columns"`
+	Rows     int      `json:"rows"`
 }
 
 // Encode writes a checkpoint: magic, a length-prefixed JSON header, the
 // vectors (names sorted, workers in order) as little-endian float32, then
 // the metric rows as little-endian float64. Equal states give equal bytes.
-func (s *State) Encode() []byte {
-	h := checkpointHeader{Round: s.Round, Columns: s.Columns, Rows: len(s.Rows)}
+func (s *TrainState) Encode() []byte {
+	h := checkpointHeader{Round: s.Round, Diverged: s.Diverged, Columns: s.Columns, Rows: len(s.Rows)}
 	for name, vs := range s.Vectors {
 		h.Names = append(h.Names, name)
 		h.Workers = len(vs)
@@ -58,9 +60,9 @@ func (s *State) Encode() []byte {
 	return b.Bytes()
 }
 
-// DecodeState reads a checkpoint written by Encode.
-func DecodeState(data []byte) (*State, error) {
-	bad := func(why string) (*State, error) { return nil, fmt.Errorf("checkpoint: %s", why) }
+// DecodeTrainState reads a checkpoint written by Encode.
+func DecodeTrainState(data []byte) (*TrainState, error) {
+	bad := func(why string) (*TrainState, error) { return nil, fmt.Errorf("checkpoint: %s", why) }
 	if len(data) < len(checkpointMagic)+4 || string(data[:len(checkpointMagic)]) != checkpointMagic {
 		return bad("not an ump checkpoint (bad magic)")
 	}
@@ -79,7 +81,7 @@ func DecodeState(data []byte) (*State, error) {
 	if len(data) != want {
 		return bad(fmt.Sprintf("body has %d bytes, want %d", len(data), want))
 	}
-	s := &State{Round: h.Round, Vectors: map[string][][]float32{}, Columns: h.Columns}
+	s := &TrainState{Round: h.Round, Diverged: h.Diverged, Vectors: map[string][][]float32{}, Columns: h.Columns}
 	for _, name := range h.Names {
 		vs := make([][]float32, h.Workers)
 		for i := range vs {

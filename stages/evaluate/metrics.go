@@ -1,0 +1,105 @@
+package evaluate
+
+import (
+	"math"
+
+	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/nn"
+)
+
+// QuadraticColumns are the metric columns of the quadratic task.
+var QuadraticColumns = []string{"round", "train_loss", "consensus_distance", "objective_gap", "grad_norm_sq"}
+
+// Quadratic computes one metrics row (QuadraticColumns) after round:
+// train_loss is mean_i f_i(x_i), the gap and gradient norm are at xbar.
+func Quadratic(q *datasets.Quadratic, round int, x [][]float32) []float64 {
+	xbar := average(x)
+	loss := 0.0
+	for i := range x {
+		loss += q.Loss(i, x[i])
+	}
+	return []float64{float64(round), loss / float64(len(x)), consensusDistance(x, xbar), q.Gap(xbar), q.GradNormSq(xbar)}
+}
+
+// NeuralColumns are the metric columns of a data-set cell. test_* score
+// each worker's local model on the whole test split (the paper reports
+// test_acc_mean; std is over workers, ddof 0); consensus_* score the
+// average of the workers' parameters.
+var NeuralColumns = []string{"round", "train_loss", "test_loss_mean", "test_acc_mean", "test_acc_std",
+	"test_acc_min", "test_acc_max", "consensus_loss", "consensus_acc", "consensus_distance"}
+
+// Neural computes one metrics row (NeuralColumns) after round. trainLoss
+// is the round's mean mini-batch loss over workers and local steps. The n
+// local models and the averaged one are evaluated in one engine call (in
+// parallel, on the engine's reused buffers).
+func Neural(e nn.Engine, test *datasets.Split, round int, trainLoss float64, x [][]float32) []float64 {
+	xbar := average(x)
+	avg := make([]float32, len(xbar))
+	for k, v := range xbar {
+		avg[k] = float32(v)
+	}
+	scores := e.Evaluate(append(x[:len(x):len(x)], avg), test)
+	local, consensus := scores[:len(x)], scores[len(x)]
+	lossSum, accSum, accMin, accMax := 0.0, 0.0, math.Inf(1), math.Inf(-1)
+	for _, s := range local {
+		lossSum += s.Loss
+		accSum += s.Accuracy
+		accMin, accMax = min(accMin, s.Accuracy), max(accMax, s.Accuracy)
+	}
+	n := float64(len(x))
+	accMean, spread := accSum/n, 0.0
+	for _, s := range local {
+		spread += (s.Accuracy - accMean) * (s.Accuracy - accMean)
+	}
+	return []float64{float64(round), trainLoss, lossSum / n, accMean, math.Sqrt(spread / n), accMin, accMax,
+		consensus.Loss, consensus.Accuracy, consensusDistance(x, xbar)}
+}
+
+// average is mean_i x_i in float64, summed with i ascending.
+func average(x [][]float32) []float64 {
+	xbar := make([]float64, len(x[0]))
+	for i := range x {
+		for k, v := range x[i] {
+			xbar[k] += float64(v)
+		}
+	}
+	for k := range xbar {
+		xbar[k] /= float64(len(x))
+	}
+	return xbar
+}
+
+// consensusDistance is mean_i |x_i - xbar|^2.
+func consensusDistance(x [][]float32, xbar []float64) float64 {
+	cd := 0.0
+	for i := range x {
+		for k, v := range x[i] {
+			d := float64(v) - xbar[k]
+			cd += d * d
+		}
+	}
+	return cd / float64(len(x))
+}
+
+// Table turns metric rows into a table: "round" as int64, the other
+// columns as float64.
+func Table(columns []string, rows [][]float64) *artifacts.Table {
+	t := &artifacts.Table{}
+	for k, name := range columns {
+		if name == "round" {
+			c := artifacts.Column{Name: name, Ints: make([]int64, len(rows))}
+			for r, row := range rows {
+				c.Ints[r] = int64(row[k])
+			}
+			t.Columns = append(t.Columns, c)
+			continue
+		}
+		c := artifacts.Column{Name: name, Floats: make([]float64, len(rows))}
+		for r, row := range rows {
+			c.Floats[r] = row[k]
+		}
+		t.Columns = append(t.Columns, c)
+	}
+	return t
+}
