@@ -112,6 +112,10 @@ func (p *progress) count(round int, computed bool) {
 	}
 }
 
+// headlineMetrics are the figures a progress line shows when a round
+// reports them.
+var headlineMetrics = []string{"train_loss", "test_acc_mean", "objective_gap"}
+
 func (p *progress) round(rep stages.RoundReport) {
 	p.count(rep.Round, true)
 	p.snap.Round = rep.Round
@@ -121,7 +125,13 @@ func (p *progress) round(rep stages.RoundReport) {
 		if d, ok := p.eta(); ok {
 			eta = fmt.Sprintf(", ETA %s", d.Round(time.Second))
 		}
-		p.printf("  train: round %d/%d (sweep %d%%%s)\n", rep.Round, rep.Rounds, 100*p.done/max(p.total, 1), eta)
+		figures := ""
+		for _, name := range headlineMetrics {
+			if v, ok := rep.Metrics[name]; ok {
+				figures += fmt.Sprintf(" %s %.4g", name, float64(v))
+			}
+		}
+		p.printf("  train: round %d/%d%s (sweep %d%%%s)\n", rep.Round, rep.Rounds, figures, 100*p.done/max(p.total, 1), eta)
 	}
 	p.publish(false)
 }

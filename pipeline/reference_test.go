@@ -107,18 +107,43 @@ func refMix(w [][]float64, z [][]float64) [][]float64 {
 	return out
 }
 
-// refRun returns objective_gap after each round.
-func refRun(cfg manifests.Manifest) []float64 {
+func (q *refQuadratic) fi(i int, x []float64) float64 {
+	s := 0.0
+	for j := 0; j < q.d; j++ {
+		s += 0.5 * q.a[i][j] * (x[j] - q.b[i][j]) * (x[j] - q.b[i][j])
+	}
+	return s
+}
+
+func refMean(z [][]float64) []float64 {
+	m := make([]float64, len(z[0]))
+	for i := range z {
+		for k := range m {
+			m[k] += z[i][k] / float64(len(z))
+		}
+	}
+	return m
+}
+
+// refColumns are the figures refRun computes, as the rounds table names them.
+var refColumns = []string{"train_loss", "consensus_distance", "objective_gap", "grad_norm_sq"}
+
+// refRun runs a quadratic cell in float64 from the spec's formulas and
+// returns refColumns after each round.
+func refRun(cfg manifests.Manifest) [][]float64 {
 	qc := cfg.Task.Quadratic
 	q := newRefQuadratic(cfg.Workers, qc.Dim, qc.Zeta, qc.Kappa)
 	w := refMH(cfg.Topology.Kind, cfg.Workers)
 	n, d, K, eta := cfg.Workers, qc.Dim, cfg.LocalSteps, cfg.LR
 	alg := cfg.Algorithm
-	alpha, beta := *alg.Alpha, *alg.Beta
-	lambda := 1.0
-	if alg.Lambda != nil {
-		lambda = *alg.Lambda
+	num := func(p *float64) float64 {
+		if p == nil {
+			return 0
+		}
+		return *p
 	}
+	alpha, beta, lambda, mu := num(alg.Alpha), num(alg.Beta), num(alg.Lambda), num(alg.Mu)
+	nesterov := alg.Nesterov != nil && *alg.Nesterov
 	zeros := func() [][]float64 {
 		z := make([][]float64, n)
 		for i := range z {
@@ -126,57 +151,152 @@ func refRun(cfg manifests.Manifest) []float64 {
 		}
 		return z
 	}
-	x, v, y, dprev := zeros(), zeros(), zeros(), zeros()
+	copyOf := func(z [][]float64) [][]float64 {
+		c := zeros()
+		for i := range z {
+			copy(c[i], z[i])
+		}
+		return c
+	}
+	everyone := func(v []float64) [][]float64 {
+		z := zeros()
+		for i := range z {
+			copy(z[i], v)
+		}
+		return z
+	}
+	x, v, y, dprev, m, u, xPrev, gPrev := zeros(), zeros(), zeros(), zeros(), zeros(), zeros(), zeros(), zeros()
 	fstar := q.f(q.xstar())
-	var gaps []float64
+	var rows [][]float64
 	for t := 0; t < cfg.Rounds; t++ {
-		start := zeros()
-		for i := 0; i < n; i++ {
-			copy(start[i], x[i])
-			for tau := 0; tau < K; tau++ {
-				g := q.grad(i, x[i])
-				dir := g
-				if alg.Name == "gt-dsum" {
-					if t == 0 && tau == 0 {
+		start := copyOf(x)
+		switch alg.Name {
+		case "dsgt", "d2":
+			g := zeros()
+			for i := 0; i < n; i++ {
+				g[i] = q.grad(i, x[i])
+			}
+			z := zeros()
+			for i := 0; i < n; i++ {
+				for k := 0; k < d; k++ {
+					if alg.Name == "dsgt" {
+						if t == 0 {
+							y[i][k] = g[i][k]
+						} else {
+							y[i][k] += g[i][k] - gPrev[i][k]
+						}
+						z[i][k] = x[i][k] - eta*y[i][k]
+					} else if t == 0 {
+						z[i][k] = x[i][k] - eta*g[i][k]
+					} else {
+						z[i][k] = 2*x[i][k] - xPrev[i][k] - eta*(g[i][k]-gPrev[i][k])
+					}
+				}
+			}
+			xPrev, gPrev = copyOf(x), g
+			x = refMix(w, z)
+			if alg.Name == "dsgt" {
+				y = refMix(w, y)
+			}
+		default:
+			for i := 0; i < n; i++ {
+				for tau := 0; tau < K; tau++ {
+					g := q.grad(i, x[i])
+					if alg.Name == "gt-dsum" && t == 0 && tau == 0 {
 						copy(y[i], g)
 						if alg.TrackerInit == "unbiased" {
 							copy(dprev[i], g)
 						}
 					}
-					dir = make([]float64, d)
-					for k := range dir {
-						dir[k] = lambda*g[k] + (1-lambda)*y[i][k]
+					for k := 0; k < d; k++ {
+						switch alg.Name {
+						case "d-sum", "gt-dsum":
+							dir := g[k]
+							if alg.Name == "gt-dsum" {
+								dir = lambda*g[k] + (1-lambda)*y[i][k]
+							}
+							un := x[i][k] - eta*dir
+							vn := x[i][k] - alpha*eta*dir
+							x[i][k] = un + beta*(vn-v[i][k])
+							v[i][k] = vn
+						case "dpsgd":
+							x[i][k] -= eta * g[k]
+						case "dsgdm", "local-sgd-m":
+							m[i][k] = beta*m[i][k] + g[k]
+							step := m[i][k]
+							if nesterov {
+								step = g[k] + beta*m[i][k]
+							}
+							x[i][k] -= eta * step
+						case "qg-dsgdm":
+							mt := beta*m[i][k] + g[k]
+							step := mt
+							if nesterov {
+								step = g[k] + beta*mt
+							}
+							x[i][k] -= eta * step
+						case "slowmo":
+							m[i][k] = num(alg.BaseBeta)*m[i][k] + g[k]
+							x[i][k] -= eta * m[i][k]
+						}
 					}
 				}
-				for k := 0; k < d; k++ {
-					u := x[i][k] - eta*dir[k]
-					vn := x[i][k] - alpha*eta*dir[k]
-					x[i][k] = u + beta*(vn-v[i][k])
-					v[i][k] = vn
+			}
+			switch alg.Name {
+			case "local-sgd-m":
+				x = everyone(refMean(x))
+			case "slowmo":
+				xbar := refMean(x)
+				for i := 0; i < n; i++ {
+					for k := 0; k < d; k++ {
+						u[i][k] = num(alg.SlowBeta)*u[i][k] + (start[i][k]-xbar[k])/eta
+						x[i][k] = start[i][k] - num(alg.SlowAlpha)*eta*u[i][k]
+					}
+				}
+			default:
+				x = refMix(w, x)
+			}
+			switch alg.Name {
+			case "d-sum":
+				v = refMix(w, v)
+			case "gt-dsum":
+				v = refMix(w, v)
+				track := zeros()
+				for i := 0; i < n; i++ {
+					for k := 0; k < d; k++ {
+						di := (start[i][k] - x[i][k]) / (float64(K) * eta)
+						track[i][k] = y[i][k] + di - dprev[i][k]
+						dprev[i][k] = di
+					}
+				}
+				y = refMix(w, track)
+			case "qg-dsgdm":
+				for i := 0; i < n; i++ {
+					for k := 0; k < d; k++ {
+						m[i][k] = mu*m[i][k] + (1-mu)*(start[i][k]-x[i][k])/(float64(K)*eta)
+					}
 				}
 			}
 		}
-		x, v = refMix(w, x), refMix(w, v)
-		if alg.Name == "gt-dsum" {
-			track := zeros()
+		xbar := refMean(x)
+		loss, cd := 0.0, 0.0
+		for i := 0; i < n; i++ {
+			loss += q.fi(i, x[i]) / float64(n)
+			for k := 0; k < d; k++ {
+				cd += (x[i][k] - xbar[k]) * (x[i][k] - xbar[k]) / float64(n)
+			}
+		}
+		gn := 0.0
+		for k := 0; k < d; k++ {
+			gk := 0.0
 			for i := 0; i < n; i++ {
-				for k := 0; k < d; k++ {
-					di := (start[i][k] - x[i][k]) / (float64(K) * eta)
-					track[i][k] = y[i][k] + di - dprev[i][k]
-					dprev[i][k] = di
-				}
+				gk += q.a[i][k] * (xbar[k] - q.b[i][k]) / float64(n)
 			}
-			y = refMix(w, track)
+			gn += gk * gk
 		}
-		xbar := make([]float64, d)
-		for i := range x {
-			for k := range xbar {
-				xbar[k] += x[i][k] / float64(n)
-			}
-		}
-		gaps = append(gaps, q.f(xbar)-fstar)
+		rows = append(rows, []float64{loss, cd, q.f(xbar) - fstar, gn})
 	}
-	return gaps
+	return rows
 }
 
 const referenceManifest = `version: 1
@@ -195,42 +315,81 @@ sweep:
     - {name: d-sum, alpha: 0, beta: 0.5}
     - {name: gt-dsum, alpha: 2, beta: 0.5, lambda: 0.8}
     - {name: gt-dsum, alpha: 2, beta: 0.5, lambda: 0.8, tracker_init: unbiased}
+    - {name: dpsgd}
+    - {name: dsgdm, beta: 0.9}
+    - {name: dsgdm, beta: 0.9, nesterov: true}
+    - {name: local-sgd-m, beta: 0.9}
+    - {name: qg-dsgdm, beta: 0.9}
+    - {name: qg-dsgdm, beta: 0.5, mu: 0.8, nesterov: true}
+    - {name: slowmo}
+    - {name: slowmo, base_beta: 0.5, slow_beta: 0.7, slow_alpha: 0.5}
 evaluate: {every: 1}
 checkpoint: {every: 10}
 `
 
-// TestObjectiveGapMatchesReference runs the quadratic cells through the
-// whole pipeline (Badger log, local blobs) and compares every round's
-// objective_gap with the float64 reference to a relative 1e-5.
-func TestObjectiveGapMatchesReference(t *testing.T) {
-	plan, err := manifests.Parse("reference.yaml", []byte(referenceManifest))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := openTestStore(t)
-	runner := &Runner{Store: store, Stages: DefaultStages()}
-	out, err := runner.Run(context.Background(), plan)
-	if err != nil || out.Completed != len(plan.Cells) {
-		t.Fatalf("run: %+v, %v", out, err)
-	}
-	table := exportTable(t, store, plan.Hash, "rounds")
-	gaps, rounds, cells := table.Column("objective_gap").Floats, table.Column("round").Ints, table.Column("cell").Ints
-	row := 0
-	for i, cell := range plan.Cells {
-		want := refRun(cell.Config)
-		worst := 0.0
-		for r := range want {
-			if cells[row] != int64(i) || rounds[row] != int64(r+1) {
-				t.Fatalf("row %d is cell %d round %d, want cell %d round %d", row, cells[row], rounds[row], i, r+1)
-			}
-			rel := math.Abs(gaps[row]-want[r]) / math.Abs(want[r])
-			worst = math.Max(worst, rel)
-			if rel > 1e-5 {
-				t.Errorf("cell %s round %d: objective_gap %.10g, reference %.10g (relative error %.2g)", cell.LabelString(), r+1, gaps[row], want[r], rel)
-			}
-			row++
+// oneStepManifest holds the algorithms defined for K = 1, on a ring only:
+// on the full mesh D^2 converges so fast that float32 rounding of the
+// state soon outweighs 1e-5 of the vanishing gap (a float32 replay of the
+// spec's formulas shows the same drift); the algorithms tests check both
+// reach the exact optimum.
+const oneStepManifest = `version: 1
+name: reference-one-step
+task: {dataset: quadratic, quadratic: {dim: 20, zeta: 1.0, kappa: 4, sigma: 0}}
+workers: 10
+rounds: 200
+local_steps: 1
+lr: 0.05
+topology: {kind: ring, weights: metropolis-hastings}
+algorithm: {name: dsgt}
+sweep:
+  algorithm: [{name: dsgt}, {name: d2}, {name: dpsgd}]
+evaluate: {every: 1}
+checkpoint: {every: 10}
+`
+
+// TestFiguresMatchReference runs the quadratic cells of every algorithm
+// through the whole pipeline (Badger log, local blobs) and compares every
+// round's figures with the float64 reference: relative 1e-5, plus 1e-9
+// absolute for figures near zero, where the float32 rounding of the state
+// dominates (exact consensus after an average, the exact optimum that
+// gradient tracking reaches).
+func TestFiguresMatchReference(t *testing.T) {
+	for _, src := range []string{referenceManifest, oneStepManifest} {
+		plan, err := manifests.Parse("reference.yaml", []byte(src))
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Logf("cell %s: final gap %.6g, worst relative error %.2g", cell.LabelString(), want[len(want)-1], worst)
+		store := openTestStore(t)
+		runner := &Runner{Store: store, Stages: DefaultStages()}
+		out, err := runner.Run(context.Background(), plan)
+		if err != nil || out.Completed != len(plan.Cells) {
+			t.Fatalf("run: %+v, %v", out, err)
+		}
+		table := exportTable(t, store, plan.Hash, "rounds")
+		rounds, cells := table.Column("round").Ints, table.Column("cell").Ints
+		row := 0
+		for i, cell := range plan.Cells {
+			want := refRun(cell.Config)
+			worst := 0.0
+			for r := range want {
+				if cells[row] != int64(i) || rounds[row] != int64(r+1) {
+					t.Fatalf("row %d is cell %d round %d, want cell %d round %d", row, cells[row], rounds[row], i, r+1)
+				}
+				for k, name := range refColumns {
+					got := table.Column(name).Floats[row]
+					diff := math.Abs(got - want[r][k])
+					if diff > 1e-5*math.Abs(want[r][k])+1e-9 {
+						t.Errorf("cell %s round %d: %s %.10g, reference %.10g", cell.LabelString(), r+1, name, got, want[r][k])
+					}
+					if math.Abs(want[r][k]) > 1e-4 {
+						worst = math.Max(worst, diff/math.Abs(want[r][k]))
+					}
+				}
+				row++
+			}
+			last := want[len(want)-1]
+			t.Logf("cell %s: final gap %.6g, consensus distance %.3g, worst relative error where > 1e-4: %.2g", cell.LabelString(), last[2], last[1], worst)
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/pipeline"
 )
 
@@ -218,11 +219,46 @@ func snapshot(store string) *pipeline.Snapshot {
 	return s
 }
 
-// TestKillAnywhereThenResumeIsBitIdentical SIGKILLs a run again and again
-// at growing delays, then lets it finish, and compares every table and
-// output digest with an uninterrupted run.
+// TestKillAnywhereThenResumeIsBitIdentical SIGKILLs a quadratic sweep again
+// and again at growing delays, then lets it finish, and compares every
+// table and output digest with an uninterrupted run.
 func TestKillAnywhereThenResumeIsBitIdentical(t *testing.T) {
-	m := writeFile(t, "long.yaml", longManifest)
+	killThenResume(t, longManifest, 120*time.Millisecond)
+}
+
+// mnistKillManifest is a small version of the all-algorithms MNIST run:
+// LeNet, Dirichlet 0.1, ring, momentum and tracker state in the
+// checkpoints.
+const mnistKillManifest = `version: 1
+name: mnist-kill
+task: {dataset: mnist, model: lenet}
+workers: 4
+rounds: 12
+local_steps: 5
+batch_size: 64
+lr: 0.03
+partition: {kind: dirichlet, alpha: 0.1}
+topology: {kind: ring}
+algorithm: {name: d-sum}
+sweep:
+  algorithm: [{name: gt-dsum, beta: 0.5}, {name: qg-dsgdm}]
+evaluate: {every: 4}
+checkpoint: {every: 2}
+`
+
+// TestKillDuringMNISTTrainingThenResumeIsBitIdentical does the same on
+// real MNIST with LeNet.
+func TestKillDuringMNISTTrainingThenResumeIsBitIdentical(t *testing.T) {
+	if info, _ := datasets.Lookup("mnist"); !info.Installed(datasets.DefaultDir()) {
+		t.Skipf("mnist is not installed in %s (run `ump data fetch mnist`; CI does)", datasets.DefaultDir())
+	}
+	killThenResume(t, mnistKillManifest, 400*time.Millisecond)
+}
+
+// killThenResume kills runs of manifest after 150 ms, then step longer
+// each time, until one finishes.
+func killThenResume(t *testing.T, manifest string, step time.Duration) {
+	m := writeFile(t, "m.yaml", manifest)
 	clean := t.TempDir()
 	ref := ump(t, clean, "run", m)
 	if ref.code != 0 {
@@ -232,7 +268,7 @@ func TestKillAnywhereThenResumeIsBitIdentical(t *testing.T) {
 
 	store := t.TempDir()
 	midTraining, finished := 0, false
-	for delay := 150 * time.Millisecond; delay < 5*time.Second && !finished; delay += 120 * time.Millisecond {
+	for delay := 150 * time.Millisecond; delay < 20*time.Second && !finished; delay += step {
 		cmd := exec.Command(umpBin, "--store", store, "run", m)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

@@ -9,17 +9,20 @@ import (
 )
 
 // inspectManifest partitions a data set and builds its topology; the
-// synthetic task needs no files.
+// synthetic task needs no files. Its training is kept small (one local
+// step of 16 samples, one evaluation).
 const inspectManifest = `version: 1
 name: inspect
 task: {dataset: DATASET}
 workers: 10
 rounds: 30
-local_steps: 10
+local_steps: 1
+batch_size: 16
 lr: 0.1
 partition: {kind: dirichlet, alpha: 0.1}
 topology: {kind: mesh-to-ring, weights: metropolis-hastings}
 algorithm: {name: d-sum}
+evaluate: {every: 30}
 `
 
 func TestUntilTopologyThenShowExportAndContinue(t *testing.T) {
@@ -55,8 +58,8 @@ func TestUntilTopologyThenShowExportAndContinue(t *testing.T) {
 			}
 			// A plain rerun reuses partition and topology and goes on to train.
 			again := ump(t, store, "run", m)
-			if !strings.Contains(again.stderr, "partition: cached") || !strings.Contains(again.stderr, "topology: cached") || !strings.Contains(again.stderr, "train:") {
-				t.Errorf("rerun did not continue from the cached stages:\n%s", again.stderr)
+			if again.code != 0 || !strings.Contains(again.stderr, "partition: cached") || !strings.Contains(again.stderr, "topology: cached") || !strings.Contains(again.stderr, "train:") {
+				t.Errorf("rerun did not continue from the cached stages to the end: exit %d\n%s", again.code, again.stderr)
 			}
 		})
 	}
