@@ -3,6 +3,7 @@ package nn
 import (
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -96,8 +97,16 @@ func standardise(s *datasets.Split, channels int) [][256]float32 {
 	return lut
 }
 
-// CPUName is the CPU engine's Name on this host: its numerics and BLAS.
-func CPUName() string { return "go-cpu-float32/v1 " + BLAS() }
+// CPUName is the CPU engine's Name on this host: its numerics and BLAS
+// (OpenBLAS with its version and kernel, which set the summation order, or
+// gonum, the same numbers whatever the reason it was chosen).
+func CPUName() string {
+	blas := BLAS()
+	if strings.HasPrefix(blas, "gonum") {
+		blas = "gonum"
+	}
+	return "go-cpu-float32/v1 " + blas
+}
 
 func (e *CPU) Name() string  { return CPUName() }
 func (e *CPU) Params() int   { return e.model.Params }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
@@ -68,7 +69,9 @@ func (s *Store) Export(ctx context.Context, rep *Report, table string) (t *artif
 }
 
 // paramColumns repeats a cell's parameters over rows. Parameters an
-// algorithm does not take are NaN (numbers) or empty (strings).
+// algorithm does not take are NaN (numbers) or empty (strings); batch_size
+// is 0 for the quadratic task; lr_schedule is "constant" or the schedule's
+// canonical JSON.
 func paramColumns(hash string, c *manifests.Cell, cell *CellView, rows int) []artifacts.Column {
 	cfg := c.Config
 	num := func(p *float64) float64 {
@@ -99,6 +102,13 @@ func paramColumns(hash string, c *manifests.Cell, cell *CellView, rows int) []ar
 		return col
 	}
 	a := cfg.Algorithm
+	nesterov, schedule := "", "constant"
+	if a.Nesterov != nil {
+		nesterov = strconv.FormatBool(*a.Nesterov)
+	}
+	if sc := cfg.LRSchedule; sc != nil {
+		schedule = string(manifests.CanonicalJSON(sc))
+	}
 	partition, partitionAlpha := "", math.NaN()
 	if p := cfg.Partition; p != nil {
 		partition, partitionAlpha = p.Kind, num(p.Alpha)
@@ -110,6 +120,9 @@ func paramColumns(hash string, c *manifests.Cell, cell *CellView, rows int) []ar
 		str("topology", cfg.Topology.Kind), float("lr", cfg.LR), integer("seed", cfg.Seed),
 		integer("local_steps", cfg.LocalSteps), integer("rounds", cfg.Rounds), float("alpha", num(a.Alpha)),
 		float("beta", num(a.Beta)), float("lambda", num(a.Lambda)), str("tracker_init", a.TrackerInit),
+		str("nesterov", nesterov), float("mu", num(a.Mu)), float("base_beta", num(a.BaseBeta)),
+		float("slow_beta", num(a.SlowBeta)), float("slow_alpha", num(a.SlowAlpha)), integer("batch_size", cfg.BatchSize),
+		str("lr_schedule", schedule), float("weight_decay", cfg.WeightDecay),
 	}
 }
 

@@ -1,0 +1,66 @@
+package train
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/ump-lab/ump/manifests"
+)
+
+func TestSamplerCoversEachEpochOnce(t *testing.T) {
+	samples := []int{3, 8, 11, 12, 20, 21, 40, 41, 42, 99}
+	s := &sampler{seed: 7, worker: 2, samples: samples, size: 4}
+	var epochs [][]int
+	for step := 0; step < 9; step++ { // 3 batches per epoch: 4, 4, 2
+		b := s.batch(step)
+		if want := []int{4, 4, 2}[step%3]; len(b) != want {
+			t.Fatalf("step %d: batch of %d, want %d", step, len(b), want)
+		}
+		if step%3 == 0 {
+			epochs = append(epochs, nil)
+		}
+		epochs[len(epochs)-1] = append(epochs[len(epochs)-1], b...)
+	}
+	for e, got := range epochs {
+		sorted := slices.Sorted(slices.Values(got))
+		if !slices.Equal(sorted, samples) {
+			t.Errorf("epoch %d drew %v, want each of %v once", e, got, samples)
+		}
+	}
+	if slices.Equal(epochs[0], epochs[1]) {
+		t.Errorf("epochs 0 and 1 have the same order %v", epochs[0])
+	}
+	// A fresh sampler (a resumed run) gives the same batch for a step.
+	fresh := &sampler{seed: 7, worker: 2, samples: samples, size: 4}
+	if got, want := fresh.batch(7), s.batch(7); !slices.Equal(got, want) {
+		t.Errorf("resumed sampler: step 7 = %v, want %v", got, want)
+	}
+	other := &sampler{seed: 7, worker: 3, samples: samples, size: 4}
+	if slices.Equal(other.batch(0), (&sampler{seed: 7, worker: 2, samples: samples, size: 4}).batch(0)) {
+		t.Error("workers 2 and 3 share a shuffle")
+	}
+}
+
+func TestLearningRateSchedules(t *testing.T) {
+	gamma := 0.5
+	for _, c := range []struct {
+		sc   *manifests.Schedule
+		want []float64 // rounds 0..9 at lr 0.1
+	}{
+		{nil, []float64{0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1}},
+		{&manifests.Schedule{Kind: "constant", Warmup: 4}, []float64{0.025, 0.05, 0.075, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1}},
+		{&manifests.Schedule{Kind: "step", Milestones: []int{3, 6}, Gamma: &gamma}, []float64{0.1, 0.1, 0.1, 0.05, 0.05, 0.05, 0.025, 0.025, 0.025, 0.025}},
+		{&manifests.Schedule{Kind: "cosine", Warmup: 2}, []float64{0.05, 0.1, 0.1, half(1), half(2), half(3), 0.05, half(5), half(6), half(7)}},
+	} {
+		cfg := &manifests.Manifest{LR: 0.1, Rounds: 10, LRSchedule: c.sc}
+		for r, want := range c.want {
+			if got := learningRate(cfg, r); math.Abs(got-want) > 1e-15 {
+				t.Errorf("%+v round %d: lr %g, want %g", c.sc, r, got, want)
+			}
+		}
+	}
+}
+
+// half is the cosine schedule at lr 0.1 k/8 of the way after the warmup.
+func half(k int) float64 { return 0.1 * 0.5 * (1 + math.Cos(math.Pi*float64(k)/8)) }
