@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -242,8 +243,10 @@ func TestErrors(t *testing.T) {
 
 func TestEmbeddedManifests(t *testing.T) {
 	names := Embedded()
-	if len(names) == 0 || names[0] != "quickstart" {
-		t.Fatalf("embedded manifests = %v, want quickstart among them", names)
+	for _, want := range []string{"quickstart", "examples/algorithms-mnist", "examples/one-step-mnist"} {
+		if !slices.Contains(names, want) {
+			t.Fatalf("embedded manifests = %v, want %s among them", names, want)
+		}
 	}
 	for _, name := range names {
 		plan, err := Open(name)
