@@ -170,7 +170,7 @@ func (o *dsgt) Round(r *Round) error {
 	if err := requireOneStep("dsgt", r.K); err != nil {
 		return err
 	}
-	if err := gradients(r, 0, float32(o.cfg.WeightDecay), o.x.cur, o.g); err != nil {
+	if err := gradients(r, 0, o.cfg.WeightDecay, o.x.cur, o.g); err != nil {
 		return err
 	}
 	eta := float32(r.LR)
@@ -214,7 +214,7 @@ func (o *d2) Round(r *Round) error {
 	if err := requireOneStep("d2", r.K); err != nil {
 		return err
 	}
-	if err := gradients(r, 0, float32(o.cfg.WeightDecay), o.x.cur, o.g); err != nil {
+	if err := gradients(r, 0, o.cfg.WeightDecay, o.x.cur, o.g); err != nil {
 		return err
 	}
 	eta := float32(r.LR)

@@ -131,14 +131,15 @@ func (c Config) check() error {
 
 // gradients fills g with every worker's gradient at x for local step tau,
 // plus weight decay.
-func gradients(r *Round, tau int, wd float32, x, g [][]float32) error {
+func gradients(r *Round, tau int, wd float64, x, g [][]float32) error {
 	if err := r.Grad(tau, x, g); err != nil {
 		return fmt.Errorf("local step %d: %w", tau+1, err)
 	}
 	if wd != 0 {
+		w := float32(wd)
 		parallel(len(x), func(i int) {
 			for k, v := range x[i] {
-				g[i][k] += wd * v
+				g[i][k] += w * v
 			}
 		})
 	}
@@ -150,7 +151,7 @@ func gradients(r *Round, tau int, wd float32, x, g [][]float32) error {
 // parallel.
 func localSteps(r *Round, wd float64, x, g [][]float32, update func(i, tau int)) error {
 	for tau := 0; tau < r.K; tau++ {
-		if err := gradients(r, tau, float32(wd), x, g); err != nil {
+		if err := gradients(r, tau, wd, x, g); err != nil {
 			return err
 		}
 		parallel(len(x), func(i int) { update(i, tau) })

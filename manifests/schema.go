@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/ump-lab/ump/algorithms"
 )
 
 // SchemaVersion is the manifest schema this package reads; it enters the hash.
@@ -183,9 +185,6 @@ var algorithmParams = map[string][]string{
 	"d2":          nil,
 }
 
-// oneLocalStep lists the algorithms defined for local_steps = 1 only.
-var oneLocalStep = []string{"dsgt", "d2"}
-
 // required lists the fields that have no default.
 var required = []string{"version", "name", "task.dataset", "rounds", "lr", "algorithm.name"}
 
@@ -277,7 +276,7 @@ func (m *Manifest) fillDefaults(given func(path string) bool) {
 			if a.Nesterov == nil {
 				a.Nesterov = new(bool)
 			}
-		case "mu":
+		case "mu": // listed after beta, so beta is set
 			setFloat(&a.Mu, *a.Beta)
 		case "base_beta":
 			setFloat(&a.BaseBeta, 0)
@@ -417,7 +416,7 @@ func (m *Manifest) validate(at func(path string) string) error {
 			"lambda": a.Lambda != nil, "tracker_init": a.TrackerInit != "", "nesterov": a.Nesterov != nil,
 			"mu": a.Mu != nil, "base_beta": a.BaseBeta != nil, "slow_beta": a.SlowBeta != nil, "slow_alpha": a.SlowAlpha != nil})
 	}
-	if slices.Contains(oneLocalStep, a.Name) && m.LocalSteps != 1 {
+	if slices.Contains(algorithms.OneLocalStep, a.Name) && m.LocalSteps != 1 {
 		bad("local_steps", "%s takes exactly one local step per round; got %d (use local_steps: 1)", a.Name, m.LocalSteps)
 	}
 	for _, p := range []struct {

@@ -1,8 +1,7 @@
 // Package evaluate computes a cell's metrics: the functions the train stage
-// calls every evaluate.every rounds (Quadratic, Neural), and the stage that
-// loads the final checkpoint of training and records the cell's final
-// metrics as a one-row Arrow table ("final") with the same columns as the
-// rounds table.
+// calls every evaluate.every rounds and at its last round (Quadratic,
+// Neural), and the stage that records the final checkpoint's figures as a
+// one-row Arrow table ("final") with the same columns as the rounds table.
 package evaluate
 
 import (
@@ -31,7 +30,6 @@ func (Stage) Params(cfg *manifests.Manifest) any {
 }
 
 func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
-	cfg := &env.Cell.Config
 	up, ok := env.Upstream["train"]
 	if !ok {
 		return nil, fmt.Errorf("evaluate: train has not run")
@@ -45,28 +43,12 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	x, ok := st.Vectors["x"]
-	if !ok {
-		return nil, fmt.Errorf("evaluate: checkpoint %s holds no parameters x", ref.Digest)
+	// Training evaluates at its last round (also on divergence), so the
+	// checkpoint's last row holds the figures of its parameters.
+	if len(st.Rows) == 0 || int(st.Rows[len(st.Rows)-1][0]) != st.Round {
+		return nil, fmt.Errorf("evaluate: checkpoint %s has no metrics row for its round %d", ref.Digest, st.Round)
 	}
-	var table *artifacts.Table
-	if cfg.Task.Dataset == "quadratic" {
-		table = Table(QuadraticColumns, [][]float64{Quadratic(stages.NewQuadratic(cfg), st.Round, x)})
-	} else {
-		d, err := stages.LoadData(cfg, env.Data)
-		if err != nil {
-			return nil, err
-		}
-		engine, err := stages.NewEngine(cfg, d)
-		if err != nil {
-			return nil, err
-		}
-		if len(st.Rows) == 0 || int(st.Rows[len(st.Rows)-1][0]) != st.Round {
-			return nil, fmt.Errorf("evaluate: checkpoint %s has no metrics row for its round %d", ref.Digest, st.Round)
-		}
-		trainLoss := st.Rows[len(st.Rows)-1][1] // the last round's mini-batch loss
-		table = Table(NeuralColumns, [][]float64{Neural(engine, &d.Test, st.Round, trainLoss, x)})
-	}
+	table := Table(st.Columns, st.Rows[len(st.Rows)-1:])
 	out, err := stages.PutTable(ctx, env.Store, table)
 	if err != nil {
 		return nil, err

@@ -46,9 +46,9 @@ type Summary struct {
 	DivergedRound int `json:"diverged_round,omitempty"`
 }
 
-// AlgorithmConfig turns the manifest's algorithm block into the
+// algorithmConfig turns the manifest's algorithm block into the
 // optimizer's configuration.
-func AlgorithmConfig(cfg *manifests.Manifest) algorithms.Config {
+func algorithmConfig(cfg *manifests.Manifest) algorithms.Config {
 	a := cfg.Algorithm
 	num := func(p *float64) float64 {
 		if p == nil {
@@ -75,7 +75,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	opt, err := algorithms.New(AlgorithmConfig(cfg), cfg.Workers, tk.x0())
+	opt, err := algorithms.New(algorithmConfig(cfg), cfg.Workers, tk.x0())
 	if err != nil {
 		return nil, err
 	}
