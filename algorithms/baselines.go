@@ -5,16 +5,19 @@ package algorithms
 // momentum (the same local steps, then an exact average). The momentum m
 // stays local.
 type localMomentum struct {
-	cfg       Config
-	x         gossiped
-	m, g      [][]float32 // m is nil for D-PSGD
-	allReduce bool
+	cfg   Config
+	x     gossiped
+	m, g  [][]float32 // m is nil for D-PSGD
+	start [][]float32 // x at the round's start; nil unless all-reduce
 }
 
 func newLocalMomentum(cfg Config, n int, x0 []float32, momentum, allReduce bool) *localMomentum {
-	o := &localMomentum{cfg: cfg, x: newGossiped(n, x0), g: vectors(n, len(x0), nil), allReduce: allReduce}
+	o := &localMomentum{cfg: cfg, x: newGossiped("x", n, len(x0), x0), g: vectors(n, len(x0), nil)}
 	if momentum {
 		o.m = vectors(n, len(x0), nil)
+	}
+	if allReduce {
+		o.start = vectors(n, len(x0), nil)
 	}
 	return o
 }
@@ -30,6 +33,9 @@ func (o *localMomentum) State() map[string][][]float32 {
 
 func (o *localMomentum) Round(r *Round) error {
 	eta, beta := float32(r.LR), float32(o.cfg.Beta)
+	if o.start != nil {
+		copyAll(o.start, o.x.cur)
+	}
 	err := localSteps(r, o.cfg.WeightDecay, o.x.cur, o.g, func(i, _ int) {
 		x, g := o.x.cur[i], o.g[i]
 		if o.m == nil {
@@ -43,10 +49,10 @@ func (o *localMomentum) Round(r *Round) error {
 	if err != nil {
 		return err
 	}
-	if o.allReduce {
-		o.x.average()
+	if o.start != nil {
+		o.x.average(r, o.start)
 	} else {
-		o.x.mix(r.Mix)
+		o.x.mix(r)
 	}
 	return nil
 }
@@ -62,7 +68,7 @@ type qgdsgdm struct {
 
 func newQGDSGDm(cfg Config, n int, x0 []float32) *qgdsgdm {
 	d := len(x0)
-	return &qgdsgdm{cfg: cfg, x: newGossiped(n, x0), mh: vectors(n, d, nil), g: vectors(n, d, nil), start: vectors(n, d, nil)}
+	return &qgdsgdm{cfg: cfg, x: newGossiped("x", n, len(x0), x0), mh: vectors(n, d, nil), g: vectors(n, d, nil), start: vectors(n, d, nil)}
 }
 
 func (o *qgdsgdm) X() [][]float32 { return o.x.cur }
@@ -88,9 +94,9 @@ func (o *qgdsgdm) Round(r *Round) error {
 	if err != nil {
 		return err
 	}
-	o.x.mix(r.Mix)
+	o.x.mix(r)
 	scale := float32(1 / (float64(r.K) * r.LR))
-	parallel(len(o.g), func(i int) {
+	Parallel(len(o.g), func(i int) {
 		start, x, mh := o.start[i], o.x.cur[i], o.mh[i]
 		for k := range mh {
 			dx := (start[k] - x[k]) * scale
@@ -113,7 +119,7 @@ type slowmo struct {
 
 func newSlowMo(cfg Config, n int, x0 []float32) *slowmo {
 	d := len(x0)
-	return &slowmo{cfg: cfg, x: newGossiped(n, x0), m: vectors(n, d, nil), u: vectors(n, d, nil),
+	return &slowmo{cfg: cfg, x: newGossiped("x", n, len(x0), x0), m: vectors(n, d, nil), u: vectors(n, d, nil),
 		g: vectors(n, d, nil), start: vectors(n, d, nil)}
 }
 
@@ -133,9 +139,9 @@ func (o *slowmo) Round(r *Round) error {
 	if err != nil {
 		return err
 	}
-	o.x.average() // x = xbar on every worker
+	o.x.average(r, o.start) // x = xbar on every worker
 	inv := float32(1 / r.LR)
-	parallel(len(o.g), func(i int) {
+	Parallel(len(o.g), func(i int) {
 		start, x, u := o.start[i], o.x.cur[i], o.u[i]
 		for k := range u {
 			u[k] = slowBeta*u[k] + (start[k]-x[k])*inv
@@ -156,7 +162,7 @@ type dsgt struct {
 
 func newDSGT(cfg Config, n int, x0 []float32) *dsgt {
 	d := len(x0)
-	return &dsgt{cfg: cfg, x: newGossiped(n, x0), y: newGossiped(n, make([]float32, d)),
+	return &dsgt{cfg: cfg, x: newGossiped("x", n, len(x0), x0), y: newGossiped("y", n, d, nil),
 		g: vectors(n, d, nil), gPrev: vectors(n, d, nil)}
 }
 
@@ -174,7 +180,7 @@ func (o *dsgt) Round(r *Round) error {
 		return err
 	}
 	eta := float32(r.LR)
-	parallel(len(o.g), func(i int) {
+	Parallel(len(o.g), func(i int) {
 		x, y, g, gPrev := o.x.cur[i], o.y.cur[i], o.g[i], o.gPrev[i]
 		for k := range x {
 			if r.T == 0 {
@@ -186,8 +192,8 @@ func (o *dsgt) Round(r *Round) error {
 			x[k] -= eta * y[k]
 		}
 	})
-	o.x.mix(r.Mix)
-	o.y.mix(r.Mix)
+	o.x.mix(r)
+	o.y.mix(r)
 	return nil
 }
 
@@ -201,7 +207,7 @@ type d2 struct {
 
 func newD2(cfg Config, n int, x0 []float32) *d2 {
 	d := len(x0)
-	return &d2{cfg: cfg, x: newGossiped(n, x0), xPrev: vectors(n, d, nil), g: vectors(n, d, nil), gPrev: vectors(n, d, nil)}
+	return &d2{cfg: cfg, x: newGossiped("x", n, len(x0), x0), xPrev: vectors(n, d, nil), g: vectors(n, d, nil), gPrev: vectors(n, d, nil)}
 }
 
 func (o *d2) X() [][]float32 { return o.x.cur }
@@ -218,7 +224,7 @@ func (o *d2) Round(r *Round) error {
 		return err
 	}
 	eta := float32(r.LR)
-	parallel(len(o.g), func(i int) {
+	Parallel(len(o.g), func(i int) {
 		x, xPrev, g, gPrev := o.x.cur[i], o.xPrev[i], o.g[i], o.gPrev[i]
 		for k := range x {
 			z := x[k] - eta*g[k]
@@ -228,6 +234,6 @@ func (o *d2) Round(r *Round) error {
 			xPrev[k], gPrev[k], x[k] = x[k], g[k], z
 		}
 	})
-	o.x.mix(r.Mix)
+	o.x.mix(r)
 	return nil
 }

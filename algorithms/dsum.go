@@ -8,7 +8,7 @@ type dsum struct {
 }
 
 func newDSUM(cfg Config, n int, x0 []float32) *dsum {
-	return &dsum{cfg: cfg, x: newGossiped(n, x0), v: newGossiped(n, x0), g: vectors(n, len(x0), nil)}
+	return &dsum{cfg: cfg, x: newGossiped("x", n, len(x0), x0), v: newGossiped("v", n, len(x0), x0), g: vectors(n, len(x0), nil)}
 }
 
 func (o *dsum) X() [][]float32 { return o.x.cur }
@@ -25,7 +25,7 @@ func (o *dsum) Round(r *Round) error {
 	if err != nil {
 		return err
 	}
-	o.x.mix(r.Mix)
-	o.v.mix(r.Mix)
+	o.x.mix(r)
+	o.v.mix(r)
 	return nil
 }

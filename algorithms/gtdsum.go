@@ -11,7 +11,7 @@ type gtdsum struct {
 
 func newGTDSUM(cfg Config, n int, x0 []float32) *gtdsum {
 	d := len(x0)
-	return &gtdsum{cfg: cfg, x: newGossiped(n, x0), v: newGossiped(n, x0), y: newGossiped(n, make([]float32, d)),
+	return &gtdsum{cfg: cfg, x: newGossiped("x", n, d, x0), v: newGossiped("v", n, d, x0), y: newGossiped("y", n, d, nil),
 		dPrev: vectors(n, d, nil), g: vectors(n, d, nil), m: vectors(n, d, nil), start: vectors(n, d, nil)}
 }
 
@@ -42,11 +42,11 @@ func (o *gtdsum) Round(r *Round) error {
 	if err != nil {
 		return err
 	}
-	o.x.mix(r.Mix)
-	o.v.mix(r.Mix)
+	o.x.mix(r)
+	o.v.mix(r)
 	// y = mix(y + d - d_prev) with d = (x_start - x) / (K eta); d_prev = d.
 	scale := float32(1 / (float64(r.K) * r.LR))
-	parallel(len(o.g), func(i int) {
+	Parallel(len(o.g), func(i int) {
 		start, x, y, dPrev := o.start[i], o.x.cur[i], o.y.cur[i], o.dPrev[i]
 		for k := range y {
 			d := (start[k] - x[k]) * scale
@@ -54,6 +54,6 @@ func (o *gtdsum) Round(r *Round) error {
 			dPrev[k] = d
 		}
 	})
-	o.y.mix(r.Mix)
+	o.y.mix(r)
 	return nil
 }

@@ -44,7 +44,7 @@ func NewMixing(w [][]float64) (Mixing, error) {
 // Apply sets dst_i = sum_j w_ij src_j, summing in float64 with j ascending.
 // dst and src must not share vectors.
 func (m Mixing) Apply(dst, src [][]float32) {
-	parallel(len(dst), func(i int) {
+	Parallel(len(dst), func(i int) {
 		row := m.Rows[i]
 		d := dst[i]
 		for k := range d {
@@ -57,34 +57,69 @@ func (m Mixing) Apply(dst, src [][]float32) {
 	})
 }
 
-// gossiped holds per-worker vectors that are mixed every round, plus a
-// spare set to mix into.
-type gossiped struct{ cur, spare [][]float32 }
-
-func newGossiped(n int, x0 []float32) gossiped {
-	return gossiped{cur: vectors(n, len(x0), x0), spare: vectors(n, len(x0), nil)}
+// Comm is a round's communication. A nil Round.Comm is exact: gossip
+// x_i = mix(X)_i and all-reduce x_i = mean_j x_j. Another Comm may
+// approximate them (compression) but must keep the gossip's mean over
+// workers and leave every worker equal after an average. Calls come from
+// one goroutine.
+type Comm interface {
+	// Gossip replaces every worker's x_i by mix(X)_i under m, in round t.
+	// kind names the vector ("x", "v", "y"); start is every worker's value
+	// of it before round 0 (nil: zeros).
+	Gossip(t int, kind string, start []float32, x [][]float32, m Mixing)
+	// Average replaces every worker's x_i by mean_j x_j, in round t; from
+	// holds the workers' common value at the round's start.
+	Average(t int, kind string, x, from [][]float32)
 }
 
-// mix replaces the vectors with their mixture.
-func (g *gossiped) mix(m Mixing) {
-	m.Apply(g.spare, g.cur)
+// Mean sets dst to the exact mean over workers of x, summed in float64
+// with j ascending.
+func Mean(dst []float32, x [][]float32) {
+	n := len(x)
+	const chunk = 4096
+	Parallel((len(dst)+chunk-1)/chunk, func(c int) {
+		for k := c * chunk; k < min(len(dst), (c+1)*chunk); k++ {
+			s := 0.0
+			for j := 0; j < n; j++ {
+				s += float64(x[j][k])
+			}
+			dst[k] = float32(s / float64(n))
+		}
+	})
+}
+
+// gossiped holds per-worker vectors that are communicated every round,
+// plus a spare set to mix into.
+type gossiped struct {
+	kind       string
+	start      []float32 // the value before round 0; nil for zeros
+	cur, spare [][]float32
+}
+
+// newGossiped returns n copies of start (zeros when start is nil).
+func newGossiped(kind string, n, dim int, start []float32) gossiped {
+	return gossiped{kind: kind, start: start, cur: vectors(n, dim, start), spare: vectors(n, dim, nil)}
+}
+
+// mix replaces the vectors with their gossip mixture (r.Comm, or exact).
+func (g *gossiped) mix(r *Round) {
+	if r.Comm != nil {
+		r.Comm.Gossip(r.T, g.kind, g.start, g.cur, r.Mix)
+		return
+	}
+	r.Mix.Apply(g.spare, g.cur)
 	g.cur, g.spare = g.spare, g.cur
 }
 
-// average replaces every worker's vector with the exact mean over workers
-// (an all-reduce), summed in float64 with j ascending.
-func (g *gossiped) average() {
-	n, dim := len(g.cur), len(g.cur[0])
-	const chunk = 4096
+// average replaces every worker's vector with the mean over workers (an
+// all-reduce; r.Comm, or exact); from is the workers' common value at the
+// round's start.
+func (g *gossiped) average(r *Round, from [][]float32) {
+	if r.Comm != nil {
+		r.Comm.Average(r.T, g.kind, g.cur, from)
+		return
+	}
 	mean := g.spare[0]
-	parallel((dim+chunk-1)/chunk, func(c int) {
-		for k := c * chunk; k < min(dim, (c+1)*chunk); k++ {
-			s := 0.0
-			for j := 0; j < n; j++ {
-				s += float64(g.cur[j][k])
-			}
-			mean[k] = float32(s / float64(n))
-		}
-	})
-	parallel(n, func(i int) { copy(g.cur[i], mean) })
+	Mean(mean, g.cur)
+	Parallel(len(g.cur), func(i int) { copy(g.cur[i], mean) })
 }

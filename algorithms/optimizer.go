@@ -40,6 +40,7 @@ type Round struct {
 	LR   float64 // eta for this round
 	Grad Grads
 	Mix  Mixing
+	Comm Comm // nil: exact communication
 }
 
 // Optimizer advances n workers round by round.
@@ -137,7 +138,7 @@ func gradients(r *Round, tau int, wd float64, x, g [][]float32) error {
 	}
 	if wd != 0 {
 		w := float32(wd)
-		parallel(len(x), func(i int) {
+		Parallel(len(x), func(i int) {
 			for k, v := range x[i] {
 				g[i][k] += w * v
 			}
@@ -154,7 +155,7 @@ func localSteps(r *Round, wd float64, x, g [][]float32, update func(i, tau int))
 		if err := gradients(r, tau, wd, x, g); err != nil {
 			return err
 		}
-		parallel(len(x), func(i int) { update(i, tau) })
+		Parallel(len(x), func(i int) { update(i, tau) })
 	}
 	return nil
 }
@@ -179,11 +180,11 @@ func vectors(n, dim int, x0 []float32) [][]float32 {
 
 // copyAll copies every worker's src into dst.
 func copyAll(dst, src [][]float32) {
-	parallel(len(dst), func(i int) { copy(dst[i], src[i]) })
+	Parallel(len(dst), func(i int) { copy(dst[i], src[i]) })
 }
 
-// parallel runs f(0..n-1) on up to GOMAXPROCS goroutines.
-func parallel(n int, f func(i int)) {
+// Parallel runs f(0..n-1) on up to GOMAXPROCS goroutines.
+func Parallel(n int, f func(i int)) {
 	workers := min(runtime.GOMAXPROCS(0), n)
 	if workers <= 1 {
 		for i := 0; i < n; i++ {

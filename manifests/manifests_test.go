@@ -147,6 +147,20 @@ func TestAlgorithmDefaults(t *testing.T) {
 	if explicit.Hash != plain.Hash {
 		t.Error("an explicit constant schedule changed the hash")
 	}
+	if none, _ := Parse("none.yaml", []byte(valid+"compression: {codec: none}\n")); none == nil || none.Hash != plain.Hash {
+		t.Error("an explicit compression {codec: none} changed the hash")
+	}
+	codecs, err := Parse("codecs.yaml", []byte(valid+"compression: {codec: none}\nsweep:\n  compression: [{codec: topk}, {codec: qsgd}, {codec: powersgd}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{`{"codec":"topk","gamma":0.5,"memory":"residual","ratio":0.01}`,
+		`{"bucket":512,"codec":"qsgd","gamma":0.5,"levels":16,"memory":"residual"}`,
+		`{"codec":"powersgd","gamma":0.5,"memory":"residual","rank":1}`} {
+		if got := string(CanonicalJSON(codecs.Cells[i].Config.Compression)); got != want {
+			t.Errorf("compression defaults: %s, want %s", got, want)
+		}
+	}
 	step, err := Parse("step.yaml", []byte(valid+"lr_schedule: {kind: step, milestones: [2, 4]}\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -215,6 +229,16 @@ func TestErrors(t *testing.T) {
 		{"schedule warmup", valid + "lr_schedule: {kind: cosine, warmup: 5}\n", []string{"bad.yaml:7:", `"lr_schedule.warmup"`, "0 to rounds-1 (4)"}},
 		{"schedule param", valid + "lr_schedule: {kind: cosine, gamma: 0.5}\n", []string{"bad.yaml:7:", "cosine does not take gamma"}},
 		{"param not taken", strings.Replace(valid, "{name: d-sum}", "{name: d-sum, lambda: 0.5}", 1), []string{"bad.yaml:6:", "d-sum does not take lambda"}},
+		{"unknown codec", valid + "compression: {codec: gzip}\n", []string{"bad.yaml:7:", `"compression.codec"`, "efsign, fp16, natural, none"}},
+		{"codec ratio", valid + "compression: {codec: topk, ratio: 0}\n", []string{"bad.yaml:7:", `"compression.ratio"`, "(0, 1]"}},
+		{"codec ratio high", valid + "compression: {codec: randomk, ratio: 1.5}\n", []string{"bad.yaml:7:", `"compression.ratio"`, "(0, 1]"}},
+		{"codec levels", valid + "compression: {codec: qsgd, levels: 0}\n", []string{"bad.yaml:7:", `"compression.levels"`, "positive integer"}},
+		{"codec rank", valid + "compression: {codec: powersgd, rank: 0}\n", []string{"bad.yaml:7:", `"compression.rank"`, "positive integer"}},
+		{"codec param not taken", valid + "compression: {codec: sign, ratio: 0.1}\n", []string{"bad.yaml:7:", "sign does not take ratio; its parameters are: memory, gamma"}},
+		{"none takes nothing", valid + "compression: {codec: none, gamma: 0.5}\n", []string{"bad.yaml:7:", "none does not take gamma"}},
+		{"threshold tau", valid + "compression: {codec: threshold}\n", []string{"bad.yaml:7:", `"compression.tau"`, "threshold needs tau"}},
+		{"efsign memory", valid + "compression: {codec: efsign, memory: none}\n", []string{"bad.yaml:7:", `"compression.memory"`, "error feedback"}},
+		{"codec gamma", valid + "compression: {codec: fp16, gamma: 1.5}\n", []string{"bad.yaml:7:", `"compression.gamma"`, "(0, 1]"}},
 		{"missing required", strings.Replace(valid, "rounds: 5\n", "", 1), []string{"bad.yaml", `"rounds" is required`}},
 		{"version", strings.Replace(valid, "version: 1", "version: 2", 1), []string{"bad.yaml:1:", `"version"`, "version 1"}},
 		{"bad yaml", "version: 1\n  name: x: y\n", []string{"bad.yaml", "not valid YAML", "line 2"}},
@@ -243,7 +267,7 @@ func TestErrors(t *testing.T) {
 
 func TestEmbeddedManifests(t *testing.T) {
 	names := Embedded()
-	for _, want := range []string{"quickstart", "examples/algorithms-mnist", "examples/one-step-mnist"} {
+	for _, want := range []string{"quickstart", "examples/algorithms-mnist", "examples/one-step-mnist", "examples/compression-mnist"} {
 		if !slices.Contains(names, want) {
 			t.Fatalf("embedded manifests = %v, want %s among them", names, want)
 		}

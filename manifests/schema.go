@@ -32,8 +32,10 @@ type Manifest struct {
 	Partition   *Partition `yaml:"partition" json:"partition,omitempty" help:"a mapping: {kind: iid|dirichlet|shards, ...parameters}"`
 	Topology    Topology   `yaml:"topology" json:"topology" help:"a mapping: {kind: ring|mesh-to-ring|..., weights: metropolis-hastings|uniform, ...parameters}"`
 	Algorithm   Algorithm  `yaml:"algorithm" json:"algorithm" help:"a mapping: {name: d-sum|gt-dsum|dpsgd|dsgdm|local-sgd-m|qg-dsgdm|slowmo|dsgt|d2, ...parameters}"`
-	Evaluate    Evaluate   `yaml:"evaluate" json:"evaluate" help:"a mapping: {every: N}"`
-	Checkpoint  Checkpoint `yaml:"checkpoint" json:"checkpoint" help:"a mapping: {every: N}"`
+	// Compression is nil for exact communication (codec none).
+	Compression *Compression `yaml:"compression" json:"compression,omitempty" help:"a mapping: {codec: none|fp16|topk|randomk|threshold|qsgd|terngrad|sign|efsign|onebit|natural|powersgd, ...parameters, memory, gamma}"`
+	Evaluate    Evaluate     `yaml:"evaluate" json:"evaluate" help:"a mapping: {every: N}"`
+	Checkpoint  Checkpoint   `yaml:"checkpoint" json:"checkpoint" help:"a mapping: {every: N}"`
 	// Table says how `ump table` presents the results; it is not part of
 	// any cell.
 	Table *Table `yaml:"table" json:"table,omitempty" help:"a mapping: {rows: [...], columns: [...], value, best, select}"`
@@ -133,6 +135,31 @@ type Algorithm struct {
 	BaseBeta    *float64 `yaml:"base_beta" json:"base_beta,omitempty" help:"a number in [0, 1)"`
 	SlowBeta    *float64 `yaml:"slow_beta" json:"slow_beta,omitempty" help:"a number in [0, 1)"`
 	SlowAlpha   *float64 `yaml:"slow_alpha" json:"slow_alpha,omitempty" help:"a number > 0"`
+}
+
+// Compression chooses the codec of every message workers send (GRACE
+// names) and its parameters; memory and gamma apply to every codec but
+// none. Gossip algorithms use CHOCO-gossip with step gamma; all-reduce
+// algorithms (local-sgd-m, slowmo) compress the round's update, with error
+// feedback when memory is residual.
+type Compression struct {
+	Codec  string   `yaml:"codec" json:"codec" help:"one of: none, fp16, topk, randomk, threshold, qsgd, terngrad, sign, efsign, onebit, natural, powersgd"`
+	Ratio  *float64 `yaml:"ratio" json:"ratio,omitempty" help:"the fraction of entries sent (topk, randomk), a number in (0, 1]"`
+	Tau    *float64 `yaml:"tau" json:"tau,omitempty" help:"threshold sends the entries with |t| > tau, a number >= 0"`
+	Levels *int     `yaml:"levels" json:"levels,omitempty" help:"qsgd's quantization levels, a positive integer"`
+	Bucket *int     `yaml:"bucket" json:"bucket,omitempty" help:"qsgd's entries per norm, a positive integer"`
+	Rank   *int     `yaml:"rank" json:"rank,omitempty" help:"powersgd's rank, a positive integer"`
+	Memory string   `yaml:"memory" json:"memory,omitempty" help:"none or residual: error feedback of the all-reduce algorithms' messages"`
+	Gamma  *float64 `yaml:"gamma" json:"gamma,omitempty" help:"the CHOCO-gossip consensus step, a number in (0, 1]"`
+}
+
+// codecParams lists, per codec, the parameters it takes (with defaults
+// ratio 0.01, levels 16, bucket 512, rank 1, memory residual, gamma 0.5;
+// threshold needs tau).
+var codecParams = map[string][]string{
+	"none": nil, "fp16": nil, "topk": {"ratio"}, "randomk": {"ratio"}, "threshold": {"tau"},
+	"qsgd": {"levels", "bucket"}, "terngrad": nil, "sign": nil, "efsign": nil, "onebit": nil,
+	"natural": nil, "powersgd": {"rank"},
 }
 
 // Schedule shapes the learning rate over rounds: an optional linear warmup
@@ -286,6 +313,26 @@ func (m *Manifest) fillDefaults(given func(path string) bool) {
 			setFloat(&a.SlowAlpha, 1)
 		}
 	}
+	if c := m.Compression; c != nil {
+		if *c == (Compression{Codec: "none"}) {
+			m.Compression = nil // the default, written out
+		} else if _, known := codecParams[c.Codec]; known && c.Codec != "none" {
+			for _, p := range codecParams[c.Codec] {
+				switch p {
+				case "ratio":
+					setFloat(&c.Ratio, 0.01)
+				case "levels":
+					setIntPtr(&c.Levels, 16)
+				case "bucket":
+					setIntPtr(&c.Bucket, 512)
+				case "rank":
+					setIntPtr(&c.Rank, 1)
+				}
+			}
+			setStr("compression.memory", &c.Memory, "residual")
+			setFloat(&c.Gamma, 0.5)
+		}
+	}
 	if sc := m.LRSchedule; sc != nil {
 		if sc.Kind == "step" {
 			setFloat(&sc.Gamma, 0.1)
@@ -404,6 +451,7 @@ func (m *Manifest) validate(at func(path string) string) error {
 		bad("checkpoint.every", "%d is out of range; use a positive integer", m.Checkpoint.Every)
 	}
 	m.validateSchedule(bad, oneOf, onlyTakes)
+	m.validateCompression(bad, oneOf, onlyTakes)
 	if !(m.WeightDecay >= 0) {
 		bad("weight_decay", "%g is out of range; use a number >= 0", m.WeightDecay)
 	}
@@ -515,7 +563,52 @@ func (m *Manifest) validateTask(bad complaint, oneOf func(path, v string, allowe
 	}
 }
 
-// validateTopology checks the topology kind, its parameters and weights.
+// validateCompression checks the codec and its parameters.
+func (m *Manifest) validateCompression(bad complaint, oneOf func(path, v string, allowed ...string),
+	onlyTakes func(path, kind string, takes []string, given map[string]bool)) {
+	c := m.Compression
+	if c == nil {
+		return
+	}
+	takes, known := codecParams[c.Codec]
+	if !known {
+		oneOf("compression.codec", c.Codec, slices.Sorted(maps.Keys(codecParams))...)
+		return
+	}
+	if c.Codec != "none" {
+		takes = append(slices.Clone(takes), "memory", "gamma")
+	}
+	onlyTakes("compression", c.Codec, takes, map[string]bool{"ratio": c.Ratio != nil, "tau": c.Tau != nil,
+		"levels": c.Levels != nil, "bucket": c.Bucket != nil, "rank": c.Rank != nil, "memory": c.Memory != "", "gamma": c.Gamma != nil})
+	if c.Codec == "threshold" && c.Tau == nil {
+		bad("compression.tau", "threshold needs tau: entries with |t| > tau are sent, e.g. 0.001")
+	}
+	if c.Ratio != nil && !(*c.Ratio > 0 && *c.Ratio <= 1) {
+		bad("compression.ratio", "%g is out of range; use a number in (0, 1]", *c.Ratio)
+	}
+	if c.Tau != nil && !(*c.Tau >= 0) {
+		bad("compression.tau", "%g is out of range; use a number >= 0", *c.Tau)
+	}
+	for _, p := range []struct {
+		path string
+		v    *int
+	}{{"compression.levels", c.Levels}, {"compression.bucket", c.Bucket}, {"compression.rank", c.Rank}} {
+		if p.v != nil && *p.v < 1 {
+			bad(p.path, "%d is out of range; use a positive integer", *p.v)
+		}
+	}
+	if c.Memory != "" {
+		oneOf("compression.memory", c.Memory, "none", "residual")
+	}
+	if c.Codec == "efsign" && c.Memory == "none" {
+		bad("compression.memory", "efsign is sign with error feedback; use memory: residual, or codec: sign")
+	}
+	if c.Gamma != nil && !(*c.Gamma > 0 && *c.Gamma <= 1) {
+		bad("compression.gamma", "%g is out of range; use a number in (0, 1]", *c.Gamma)
+	}
+}
+
+// validateSchedule checks the learning-rate schedule.
 func (m *Manifest) validateSchedule(bad complaint, oneOf func(path, v string, allowed ...string),
 	onlyTakes func(path, kind string, takes []string, given map[string]bool)) {
 	sc := m.LRSchedule
@@ -547,6 +640,7 @@ func (m *Manifest) validateSchedule(bad complaint, oneOf func(path, v string, al
 	}
 }
 
+// validateTopology checks the topology kind, its parameters and weights.
 func (m *Manifest) validateTopology(bad complaint, oneOf func(path, v string, allowed ...string),
 	onlyTakes func(path, kind string, takes []string, given map[string]bool)) {
 	tp, n := m.Topology, m.Workers

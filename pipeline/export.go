@@ -71,7 +71,7 @@ func (s *Store) Export(ctx context.Context, rep *Report, table string) (t *artif
 // paramColumns repeats a cell's parameters over rows. Parameters an
 // algorithm does not take are NaN (numbers) or empty (strings); batch_size
 // is 0 for the quadratic task; lr_schedule is "constant" or the schedule's
-// canonical JSON.
+// canonical JSON; compression is "none" or the block's canonical JSON.
 func paramColumns(hash string, c *manifests.Cell, cell *CellView, rows int) []artifacts.Column {
 	cfg := c.Config
 	num := func(p *float64) float64 {
@@ -109,6 +109,10 @@ func paramColumns(hash string, c *manifests.Cell, cell *CellView, rows int) []ar
 	if sc := cfg.LRSchedule; sc != nil {
 		schedule = string(manifests.CanonicalJSON(sc))
 	}
+	codec, compression := "none", "none"
+	if c := cfg.Compression; c != nil {
+		codec, compression = c.Codec, string(manifests.CanonicalJSON(c))
+	}
 	partition, partitionAlpha := "", math.NaN()
 	if p := cfg.Partition; p != nil {
 		partition, partitionAlpha = p.Kind, num(p.Alpha)
@@ -122,7 +126,8 @@ func paramColumns(hash string, c *manifests.Cell, cell *CellView, rows int) []ar
 		float("beta", num(a.Beta)), float("lambda", num(a.Lambda)), str("tracker_init", a.TrackerInit),
 		str("nesterov", nesterov), float("mu", num(a.Mu)), float("base_beta", num(a.BaseBeta)),
 		float("slow_beta", num(a.SlowBeta)), float("slow_alpha", num(a.SlowAlpha)), integer("batch_size", cfg.BatchSize),
-		str("lr_schedule", schedule), float("weight_decay", cfg.WeightDecay),
+		str("lr_schedule", schedule), float("weight_decay", cfg.WeightDecay), str("codec", codec),
+		str("compression", compression),
 	}
 }
 

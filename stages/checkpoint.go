@@ -10,11 +10,13 @@ import (
 )
 
 // TrainState is everything needed to resume training after Round rounds: every
-// named optimizer vector of every worker and the metric rows so far.
+// named optimizer and exchange vector of every worker, the exchange's
+// counters and the metric rows so far.
 type TrainState struct {
 	Round    int
 	Diverged bool                   // training stopped at Round as diverged
 	Vectors  map[string][][]float32 // name -> worker -> values
+	Counters map[string]float64     // name -> value
 	Columns  []string               // metric column names, "round" first
 	Rows     [][]float64
 }
@@ -22,20 +24,21 @@ type TrainState struct {
 const checkpointMagic = "UMPCKPT1"
 
 type checkpointHeader struct {
-	Round    int      `json:"round"`
-	Diverged bool     `json:"diverged,omitempty"`
-	Workers  int      `json:"workers"`
-	Dim      int      `json:"dim"`
-	Names    []string `json:"names"`
-	Columns  []string `json:"columns"`
-	Rows     int      `json:"rows"`
+	Round    int                `json:"round"`
+	Diverged bool               `json:"diverged,omitempty"`
+	Workers  int                `json:"workers"`
+	Dim      int                `json:"dim"`
+	Names    []string           `json:"names"`
+	Counters map[string]float64 `json:"counters,omitempty"`
+	Columns  []string           `json:"columns"`
+	Rows     int                `json:"rows"`
 }
 
 // Encode writes a checkpoint: magic, a length-prefixed JSON header, the
 // vectors (names sorted, workers in order) as little-endian float32, then
 // the metric rows as little-endian float64. Equal states give equal bytes.
 func (s *TrainState) Encode() []byte {
-	h := checkpointHeader{Round: s.Round, Diverged: s.Diverged, Columns: s.Columns, Rows: len(s.Rows)}
+	h := checkpointHeader{Round: s.Round, Diverged: s.Diverged, Counters: s.Counters, Columns: s.Columns, Rows: len(s.Rows)}
 	for name, vs := range s.Vectors {
 		h.Names = append(h.Names, name)
 		h.Workers = len(vs)
@@ -81,7 +84,7 @@ func DecodeTrainState(data []byte) (*TrainState, error) {
 	if len(data) != want {
 		return bad(fmt.Sprintf("body has %d bytes, want %d", len(data), want))
 	}
-	s := &TrainState{Round: h.Round, Diverged: h.Diverged, Vectors: map[string][][]float32{}, Columns: h.Columns}
+	s := &TrainState{Round: h.Round, Diverged: h.Diverged, Vectors: map[string][][]float32{}, Counters: h.Counters, Columns: h.Columns}
 	for _, name := range h.Names {
 		vs := make([][]float32, h.Workers)
 		for i := range vs {

@@ -1,5 +1,6 @@
 // Package stages defines the one contract every pipeline stage implements,
-// and the subpackages implement it: partition, topology, train, evaluate.
+// and the subpackages implement it: partition, topology, train, evaluate
+// (compress is train's communication layer, not a stage of its own).
 //
 // Data model: a Stage turns a cell's configuration plus its upstream
 // stages' Results into a Result: named artifact refs (blobs in the store)

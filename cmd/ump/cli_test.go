@@ -221,9 +221,16 @@ func snapshot(store string) *pipeline.Snapshot {
 
 // TestKillAnywhereThenResumeIsBitIdentical SIGKILLs a quadratic sweep again
 // and again at growing delays, then lets it finish, and compares every
-// table and output digest with an uninterrupted run.
+// table and output digest with an uninterrupted run. The sweep compresses
+// with qsgd (random streams): D-SUM keeps CHOCO copies of x and v, SlowMo
+// an error-feedback residual, and the bit counters go through checkpoints.
 func TestKillAnywhereThenResumeIsBitIdentical(t *testing.T) {
-	killThenResume(t, longManifest, 120*time.Millisecond)
+	compressed := strings.Replace(longManifest, "algorithm: {name: gt-dsum}\nsweep:\n  seed: [1, 2]\n",
+		"algorithm: {name: d-sum}\ncompression: {codec: qsgd, levels: 8}\nsweep:\n  algorithm: [{name: d-sum}, {name: slowmo}]\n", 1)
+	if compressed == longManifest {
+		t.Fatal("the compressed variant of longManifest did not apply")
+	}
+	killThenResume(t, compressed, 120*time.Millisecond)
 }
 
 // mnistKillManifest is a small version of the all-algorithms MNIST run:

@@ -32,8 +32,15 @@ func TestPlotWritesCurvesAndHeatMaps(t *testing.T) {
 			t.Errorf("%s.svg lacks the drawing or the legend", name)
 		}
 	}
-	if r := ump(t, store, "plot", "--x", "bits", "--out", out, hash[:8]); r.code != 2 || !strings.Contains(r.stderr, `no column "bits_sent_per_worker"`) {
-		t.Errorf("--x bits without the column: exit %d %s", r.code, r.stderr)
+	bits := t.TempDir()
+	if r := ump(t, store, "plot", "--x", "bits", "--format", "svg", "--out", bits, hash[:8]); r.code != 0 {
+		t.Errorf("--x bits: exit %d %s", r.code, r.stderr)
+	}
+	if svg, _ := os.ReadFile(filepath.Join(bits, "curves-1-topology.kind=ring.svg")); !strings.Contains(string(svg), "bits_sent_per_worker") {
+		t.Errorf("--x bits: the figure's x axis is not bits_sent_per_worker")
+	}
+	if r := ump(t, store, "plot", "--y", "no_such_column", "--out", out, hash[:8]); r.code != 2 || !strings.Contains(r.stderr, `no column "no_such_column"`) {
+		t.Errorf("--y of a missing column: exit %d %s", r.code, r.stderr)
 	}
 
 	// The partition of a data set is drawn as a heat map, before training.

@@ -1,8 +1,10 @@
 // Package train is the stage that runs the cell's algorithm round by round:
 // K local steps on every worker (mini-batches from each worker's partition
 // for data sets; the quadratic's gradients otherwise), then communication
-// with the round's mixing matrix, at the round's learning rate. It records
-// metrics every evaluate.every rounds (and at the last), writes a
+// with the round's mixing matrix through the cell's compress.Exchange
+// (exact, or compressed with the bits counted), at the round's learning
+// rate. It records metrics every evaluate.every rounds (and at the last),
+// the exchange's bits and compression figures with them, writes a
 // checkpoint every checkpoint.every rounds (and at the end, on divergence
 // and on interruption), resumes from the pipeline's last checkpoint, and
 // outputs the per-round metrics table ("rounds") and the final checkpoint
@@ -15,12 +17,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/stages/compress"
 	"github.com/ump-lab/ump/stages/evaluate"
 	"github.com/ump-lab/ump/stages/topology"
 )
@@ -31,7 +35,7 @@ type Stage struct{}
 var _ stages.Stage = Stage{}
 
 func (Stage) Name() string { return "train" }
-func (Stage) Version() int { return 2 }
+func (Stage) Version() int { return 3 }
 
 // Params is the whole cell configuration but its name.
 func (Stage) Params(cfg *manifests.Manifest) any {
@@ -50,15 +54,30 @@ type Summary struct {
 // optimizer's configuration.
 func algorithmConfig(cfg *manifests.Manifest) algorithms.Config {
 	a := cfg.Algorithm
-	num := func(p *float64) float64 {
-		if p == nil {
-			return 0
-		}
-		return *p
+	return algorithms.Config{Name: a.Name, Alpha: orZero(a.Alpha), Beta: orZero(a.Beta), Lambda: orZero(a.Lambda),
+		TrackerInit: a.TrackerInit, Nesterov: orZero(a.Nesterov), Mu: orZero(a.Mu),
+		BaseBeta: orZero(a.BaseBeta), SlowBeta: orZero(a.SlowBeta), SlowAlpha: orZero(a.SlowAlpha), WeightDecay: cfg.WeightDecay}
+}
+
+// orZero is *p, or the zero value when p is nil.
+func orZero[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
 	}
-	return algorithms.Config{Name: a.Name, Alpha: num(a.Alpha), Beta: num(a.Beta), Lambda: num(a.Lambda),
-		TrackerInit: a.TrackerInit, Nesterov: a.Nesterov != nil && *a.Nesterov, Mu: num(a.Mu),
-		BaseBeta: num(a.BaseBeta), SlowBeta: num(a.SlowBeta), SlowAlpha: num(a.SlowAlpha), WeightDecay: cfg.WeightDecay}
+	return *p
+}
+
+// exchangeConfig turns the manifest's compression block into the
+// exchange's configuration (codec none without one).
+func exchangeConfig(cfg *manifests.Manifest) compress.Config {
+	c := cfg.Compression
+	if c == nil {
+		return compress.Config{Spec: compress.Spec{Codec: "none"}}
+	}
+	return compress.Config{Spec: compress.Spec{Codec: c.Codec, Ratio: orZero(c.Ratio), Tau: orZero(c.Tau), Levels: orZero(c.Levels),
+		Bucket: orZero(c.Bucket), Rank: orZero(c.Rank)}, Gamma: orZero(c.Gamma),
+		Residual: c.Memory == "residual", Seed: uint64(cfg.Seed)}
 }
 
 func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
@@ -75,13 +94,18 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	opt, err := algorithms.New(algorithmConfig(cfg), cfg.Workers, tk.x0())
+	x0 := tk.x0()
+	opt, err := algorithms.New(algorithmConfig(cfg), cfg.Workers, x0)
 	if err != nil {
 		return nil, err
 	}
-	st := &stages.TrainState{Columns: tk.columns()}
+	exchange, err := compress.NewExchange(exchangeConfig(cfg), cfg.Workers, len(x0))
+	if err != nil {
+		return nil, err
+	}
+	st := &stages.TrainState{Columns: append(tk.columns(), compress.Columns...)}
 	if env.Resume != nil {
-		if err := restore(ctx, env, opt, st); err != nil {
+		if err := restore(ctx, env, opt, exchange, st); err != nil {
 			return nil, err
 		}
 	}
@@ -90,7 +114,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	last := time.Now()
 	for t := st.Round; t < cfg.Rounds && !diverged; t++ {
 		round := &algorithms.Round{T: t, K: cfg.LocalSteps, LR: learningRate(cfg, t), Mix: mixings.At(t + 1),
-			Grad: tk.grads(t, cfg.LocalSteps)}
+			Grad: tk.grads(t, cfg.LocalSteps), Comm: exchange}
 		if err := opt.Round(round); err != nil {
 			return nil, fmt.Errorf("round %d: %w", t+1, err)
 		}
@@ -100,7 +124,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		interrupted := ctx.Err() != nil
 		report := stages.RoundReport{Round: st.Round, Rounds: cfg.Rounds}
 		if st.Round%cfg.Evaluate.Every == 0 || st.Round == cfg.Rounds || diverged {
-			row := tk.metrics(st.Round, opt.X())
+			row := append(tk.metrics(st.Round, opt.X()), exchange.Row()...)
 			st.Rows = append(st.Rows, row)
 			report.Metrics = map[string]stages.Metric{}
 			for k, name := range st.Columns[1:] {
@@ -109,6 +133,8 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		}
 		if st.Round%cfg.Checkpoint.Every == 0 || st.Round == cfg.Rounds || diverged || interrupted {
 			st.Vectors = opt.State()
+			maps.Copy(st.Vectors, exchange.State())
+			st.Counters = exchange.Counters()
 			ref, err := env.Store.Put(ctx, st.Encode())
 			if err != nil {
 				return nil, fmt.Errorf("writing checkpoint after round %d: %w", st.Round, err)
@@ -142,7 +168,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		Summary: summary, Diverged: diverged}, nil
 }
 
-func restore(ctx context.Context, env *stages.Env, opt algorithms.Optimizer, st *stages.TrainState) error {
+func restore(ctx context.Context, env *stages.Env, opt algorithms.Optimizer, exchange *compress.Exchange, st *stages.TrainState) error {
 	data, err := env.Store.Get(ctx, env.Resume.Ref)
 	if err != nil {
 		return err
@@ -162,6 +188,9 @@ func restore(ctx context.Context, env *stages.Env, opt algorithms.Optimizer, st 
 			}
 			copy(dst[i], src[i])
 		}
+	}
+	if err := exchange.Restore(saved.Vectors, saved.Counters); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", env.Resume.Ref.Digest, err)
 	}
 	st.Round, st.Rows, st.Diverged = saved.Round, saved.Rows, saved.Diverged
 	return nil

@@ -1,0 +1,291 @@
+package compress
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ump-lab/ump/algorithms"
+)
+
+// Kinds are the vectors algorithms send: the model x, D-SUM's v and the
+// trackers y. (All-reduce algorithms send x's change over the round.)
+var Kinds = []string{"x", "v", "y"}
+
+// Columns are the metric columns the exchange adds to a rounds table:
+// bits_sent_per_worker (cumulative, all kinds), then per kind its
+// cumulative bits, and over the rounds since the previous row its
+// compression ratio against float32 and its mean relative compression
+// error |C(t)-t|/|t| (NaN for kinds the algorithm does not send).
+var Columns = columns()
+
+func columns() []string {
+	cols := []string{"bits_sent_per_worker"}
+	for _, k := range Kinds {
+		cols = append(cols, "bits_"+k, "compression_ratio_"+k, "compression_error_"+k)
+	}
+	return cols
+}
+
+// Config is a cell's communication: the codec, CHOCO's gamma, whether
+// all-reduce messages carry error feedback, and the cell seed.
+type Config struct {
+	Spec     Spec
+	Gamma    float64
+	Residual bool
+	Seed     uint64
+}
+
+// Exchange implements algorithms.Comm for a cell and counts what it sends.
+// With codec none it is exact (the algorithms' own arithmetic, bit for bit)
+// and counts 32 bits per entry. Otherwise gossip is CHOCO-gossip: worker i
+// sends q_i = C(x_i - xh_i), every holder of the public copy xh_i adds q_i,
+// then x_i += gamma sum_j w_ij (xh_j - xh_i). An unbiased codec with
+// variance bound omega (qsgd, terngrad, natural) adds q_i / (1 + omega)
+// instead, CHOCO's rescaling that makes it contractive. An average sends
+// t_i = x_i - from_i (plus the residual e_i with error feedback, then
+// e_i = t_i - q_i) and every worker sets x_i = from_i + mean_j q_j.
+//
+// A message reaches every holder of the sender's copy and is counted once
+// per sender (bits per worker are the mean over workers). Its state
+// (copies, residuals, counters) goes into checkpoints through State and
+// Counters, and comes back with Restore.
+type Exchange struct {
+	cfg   Config
+	codec Codec // nil for none
+	dim   int
+	// copies and residuals per kind, created at a kind's first message.
+	copies, residuals map[string][][]float32
+	scratch           [][]float32
+	stats             map[string]*kindStats
+}
+
+var _ algorithms.Comm = (*Exchange)(nil)
+
+// kindStats counts one kind's messages: cumulative bits per worker, and
+// the window of rounds since the last Row.
+type kindStats struct {
+	bits                  float64 // cumulative, per worker
+	windowBits, windowRaw float64 // per worker; raw = 32 bits per entry
+	errSum                float64 // sum over the window's rounds of the mean relative error
+	rounds                int
+}
+
+// NewExchange returns the exchange of a cell whose workers hold dim-long vectors.
+func NewExchange(cfg Config, n, dim int) (*Exchange, error) {
+	e := &Exchange{cfg: cfg, dim: dim, copies: map[string][][]float32{}, residuals: map[string][][]float32{},
+		scratch: vectors(n, dim), stats: map[string]*kindStats{}}
+	if cfg.Spec.Codec != "none" {
+		c, err := NewCodec(cfg.Spec)
+		if err != nil {
+			return nil, err
+		}
+		e.codec = c
+	}
+	return e, nil
+}
+
+// Gossip is exact gossip (codec none) or CHOCO-gossip.
+func (e *Exchange) Gossip(t int, kind string, start []float32, x [][]float32, m algorithms.Mixing) {
+	if e.codec == nil {
+		m.Apply(e.scratch, x)
+		algorithms.Parallel(len(x), func(i int) { copy(x[i], e.scratch[i]) })
+		e.count(kind, float64(32*e.dim), 0)
+		return
+	}
+	xh, ok := e.copies[kind]
+	if !ok {
+		xh = vectors(len(x), e.dim)
+		for i := range xh {
+			copy(xh[i], start)
+		}
+		e.copies[kind] = xh
+	}
+	scale := float32(1)
+	if u, ok := e.codec.(unbiased); ok {
+		scale = float32(1 / (1 + u.omega(e.dim)))
+	}
+	bits, errs := make([]int, len(x)), make([]float64, len(x))
+	algorithms.Parallel(len(x), func(i int) {
+		diff, q := e.scratch[i], make([]float32, e.dim)
+		for k := range diff {
+			diff[k] = x[i][k] - xh[i][k]
+		}
+		bits[i], errs[i] = e.send(diff, q, Draw{Seed: e.cfg.Seed, Round: t, Kind: kind, Worker: i})
+		for k, v := range q {
+			xh[i][k] += v * scale
+		}
+	})
+	gamma := e.cfg.Gamma
+	algorithms.Parallel(len(x), func(i int) {
+		row := m.Rows[i]
+		for k := range x[i] {
+			s := 0.0
+			for _, en := range row {
+				s += en.W * (float64(xh[en.J][k]) - float64(xh[i][k]))
+			}
+			x[i][k] += float32(gamma * s)
+		}
+	})
+	e.countAll(kind, bits, errs)
+}
+
+// Average is the exact mean (codec none) or a compressed one, with error
+// feedback when configured.
+func (e *Exchange) Average(t int, kind string, x, from [][]float32) {
+	if e.codec == nil {
+		mean := e.scratch[0]
+		algorithms.Mean(mean, x)
+		algorithms.Parallel(len(x), func(i int) { copy(x[i], mean) })
+		e.count(kind, float64(32*e.dim), 0)
+		return
+	}
+	var res [][]float32
+	if e.cfg.Residual {
+		if res = e.residuals[kind]; res == nil {
+			res = vectors(len(x), e.dim)
+			e.residuals[kind] = res
+		}
+	}
+	bits, errs := make([]int, len(x)), make([]float64, len(x))
+	q := e.scratch // q_i overwrites x_i - from_i in place
+	algorithms.Parallel(len(x), func(i int) {
+		msg := make([]float32, e.dim)
+		for k := range msg {
+			msg[k] = x[i][k] - from[i][k]
+			if res != nil {
+				msg[k] += res[i][k]
+			}
+		}
+		bits[i], errs[i] = e.send(msg, q[i], Draw{Seed: e.cfg.Seed, Round: t, Kind: kind, Worker: i})
+		if res != nil {
+			for k := range msg {
+				res[i][k] = msg[k] - q[i][k]
+			}
+		}
+	})
+	mean := make([]float32, e.dim)
+	algorithms.Mean(mean, q)
+	algorithms.Parallel(len(x), func(i int) {
+		for k := range mean {
+			x[i][k] = from[i][k] + mean[k]
+		}
+	})
+	e.countAll(kind, bits, errs)
+}
+
+// send encodes t and decodes the message into q; it returns the message's
+// bits and the relative error |q - t| / |t| (0 when t = 0).
+func (e *Exchange) send(t, q []float32, at Draw) (int, float64) {
+	msg := e.codec.Encode(t, at)
+	e.codec.Decode(msg, at, q)
+	var diff, norm float64
+	for k, v := range t {
+		d := float64(q[k]) - float64(v)
+		diff += d * d
+		norm += float64(v) * float64(v)
+	}
+	if norm == 0 {
+		return msg.Bits, 0
+	}
+	return msg.Bits, math.Sqrt(diff / norm)
+}
+
+func (e *Exchange) countAll(kind string, bits []int, errs []float64) {
+	var b, r float64
+	for i := range bits {
+		b += float64(bits[i])
+		r += errs[i]
+	}
+	n := float64(len(bits))
+	e.count(kind, b/n, r/n)
+}
+
+// count records one round's message of a kind: bits per worker and the
+// mean relative error.
+func (e *Exchange) count(kind string, bits, relErr float64) {
+	s := e.stats[kind]
+	if s == nil {
+		s = &kindStats{}
+		e.stats[kind] = s
+	}
+	s.bits += bits
+	s.windowBits += bits
+	s.windowRaw += float64(32 * e.dim)
+	s.errSum += relErr
+	s.rounds++
+}
+
+// Row returns the values of Columns now and starts a new window.
+func (e *Exchange) Row() []float64 {
+	row := []float64{0}
+	for _, k := range Kinds {
+		s := e.stats[k]
+		if s == nil {
+			row = append(row, math.NaN(), math.NaN(), math.NaN())
+			continue
+		}
+		row[0] += s.bits
+		ratio, relErr := math.NaN(), math.NaN()
+		if s.rounds > 0 {
+			ratio, relErr = s.windowRaw/s.windowBits, s.errSum/float64(s.rounds)
+		}
+		row = append(row, s.bits, ratio, relErr)
+		s.windowBits, s.windowRaw, s.errSum, s.rounds = 0, 0, 0, 0
+	}
+	return row
+}
+
+// State returns the exchange's vectors by checkpoint name.
+func (e *Exchange) State() map[string][][]float32 {
+	out := map[string][][]float32{}
+	for k, v := range e.copies {
+		out["choco_"+k] = v
+	}
+	for k, v := range e.residuals {
+		out["residual_"+k] = v
+	}
+	return out
+}
+
+// Counters returns the counters a checkpoint keeps.
+func (e *Exchange) Counters() map[string]float64 {
+	out := map[string]float64{}
+	for k, s := range e.stats {
+		out["bits_"+k] = s.bits
+		out["window_bits_"+k] = s.windowBits
+		out["window_raw_"+k] = s.windowRaw
+		out["window_error_"+k] = s.errSum
+		out["window_rounds_"+k] = float64(s.rounds)
+	}
+	return out
+}
+
+// Restore loads what State and Counters saved; vectors of other names are
+// ignored.
+func (e *Exchange) Restore(vecs map[string][][]float32, counters map[string]float64) error {
+	for _, k := range Kinds {
+		for prefix, into := range map[string]map[string][][]float32{"choco_": e.copies, "residual_": e.residuals} {
+			v, ok := vecs[prefix+k]
+			if !ok {
+				continue
+			}
+			if len(v) != len(e.scratch) || len(v[0]) != e.dim {
+				return fmt.Errorf("checkpoint state %s%s has %d x %d entries, want %d x %d", prefix, k, len(v), len(v[0]), len(e.scratch), e.dim)
+			}
+			into[k] = v
+		}
+		if bits, ok := counters["bits_"+k]; ok {
+			e.stats[k] = &kindStats{bits: bits, windowBits: counters["window_bits_"+k], windowRaw: counters["window_raw_"+k],
+				errSum: counters["window_error_"+k], rounds: int(counters["window_rounds_"+k])}
+		}
+	}
+	return nil
+}
+
+func vectors(n, dim int) [][]float32 {
+	out := make([][]float32, n)
+	for i := range out {
+		out[i] = make([]float32, dim)
+	}
+	return out
+}
