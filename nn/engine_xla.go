@@ -1,0 +1,471 @@
+//go:build xla
+
+package nn
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/gomlx/gomlx/backends"
+	_ "github.com/gomlx/gomlx/backends/simplego" // "go": the pure-Go backend, for tests without a GPU
+	_ "github.com/gomlx/gomlx/backends/xla"      // "xla:/abs/path/plugin.so": PJRT, CUDA on GPU hosts
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/nn/rng"
+)
+
+// GPU is the GoMLX engine: the n workers' forward and backward passes are
+// one compiled program over a leading worker axis (convolutions as
+// im2col + one batched matrix product for all workers), run by a GoMLX
+// backend — XLA through a PJRT plugin (CUDA on GPU hosts) or GoMLX's
+// pure-Go backend. It uses the CPU engine's model, parameter layout,
+// input standardisation and dropout masks (drawn on the host from the same
+// streams), so on the same parameters and batches both compute the same
+// gradients up to floating-point rounding. Parameters are uploaded at
+// every call.
+type GPU struct {
+	model   *Model
+	data    *datasets.Dataset
+	seed    uint64
+	lut     [][256]float32
+	backend backends.Backend
+	name    string
+	mu      sync.Mutex
+	train   *Exec // (params, input..., labels, weights, masks...) -> (losses, grads)
+	eval    *Exec // (params, input..., labels, weights) -> (loss sums, correct counts)
+}
+
+var _ Engine = (*GPU)(nil)
+
+// NewGPU builds the GoMLX engine on the backend config names (GoMLX's
+// syntax: "xla:/abs/path/xla_cuda_plugin.so", or "go" for the pure-Go
+// backend); an empty config takes $GOMLX_BACKEND, else the CUDA plugin
+// FindCUDAPlugin finds.
+func NewGPU(model string, data *datasets.Dataset, seed uint64, config string) (*GPU, error) {
+	m, err := NewModel(model, Input{Shape: data.Shape, Classes: data.Classes, Vocab: len(data.Vocab)})
+	if err != nil {
+		return nil, err
+	}
+	backend, err := NewBackend(config)
+	if err != nil {
+		return nil, err
+	}
+	e := &GPU{model: m, data: data, seed: seed, backend: backend}
+	e.name = "gomlx-float32/v1 " + backend.Name() + " " + backend.DeviceDescription(0)
+	if len(data.Shape) == 3 {
+		e.lut = standardise(&data.Train, data.Shape[0])
+	}
+	if e.train, err = NewExec(backend, e.trainGraph); err != nil {
+		return nil, err
+	}
+	if e.eval, err = NewExec(backend, e.evalGraph); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// NewBackend opens a GoMLX backend (see NewGPU for config). It never
+// downloads plugins: GOMLX_NO_AUTO_INSTALL is set.
+func NewBackend(config string) (backends.Backend, error) {
+	os.Setenv("GOMLX_NO_AUTO_INSTALL", "1")
+	if config == "" {
+		config = os.Getenv("GOMLX_BACKEND")
+	}
+	if config == "" {
+		plugin, err := FindCUDAPlugin()
+		if err != nil {
+			return nil, err
+		}
+		config = "xla:" + plugin
+	}
+	if os.Getenv("XLA_FLAGS") == "" {
+		for _, dir := range []string{"/usr/local/cuda", "/usr/lib/cuda"} {
+			if _, err := os.Stat(filepath.Join(dir, "nvvm")); err == nil {
+				os.Setenv("XLA_FLAGS", "--xla_gpu_cuda_data_dir="+dir)
+				break
+			}
+		}
+	}
+	b, err := backends.NewWithConfig(config)
+	if err != nil {
+		return nil, fmt.Errorf("gpu engine: backend %q: %w", config, err)
+	}
+	if b == nil {
+		return nil, fmt.Errorf("gpu engine: backend %q gave no backend", config)
+	}
+	return b, nil
+}
+
+// FindCUDAPlugin returns the absolute path of the CUDA PJRT plugin of an
+// installed jax-cuda PJRT package (xla_cuda_plugin.so), or of go-xla's
+// own install, or an error saying where it looked.
+func FindCUDAPlugin() (string, error) {
+	home, _ := os.UserHomeDir()
+	patterns := []string{
+		"/opt/*/.venv/lib/python3*/site-packages/jax_plugins/xla_cuda*/xla_cuda_plugin.so",
+		"/usr/local/lib/python3*/dist-packages/jax_plugins/xla_cuda*/xla_cuda_plugin.so",
+		"/usr/local/lib/python3*/site-packages/jax_plugins/xla_cuda*/xla_cuda_plugin.so",
+		"/usr/lib/python3/dist-packages/jax_plugins/xla_cuda*/xla_cuda_plugin.so",
+		filepath.Join(home, ".local/lib/python3*/site-packages/jax_plugins/xla_cuda*/xla_cuda_plugin.so"),
+		filepath.Join(home, ".local/lib/go-xla/nvidia/pjrt_c_api_cuda_plugin.so"),
+	}
+	for _, p := range patterns {
+		found, _ := filepath.Glob(p)
+		sort.Strings(found)
+		if len(found) > 0 {
+			return found[len(found)-1], nil
+		}
+	}
+	return "", fmt.Errorf("gpu engine: no CUDA PJRT plugin found (looked for %v); install the jax-cuda PJRT package or set GOMLX_BACKEND=xla:/abs/path/xla_cuda_plugin.so", patterns)
+}
+
+func (e *GPU) Name() string     { return e.name }
+func (e *GPU) Params() int      { return e.model.Params }
+func (e *GPU) Init(p []float32) { e.model.Init(p, e.seed) }
+
+// Backend describes the backend and its device.
+func (e *GPU) Backend() string { return e.backend.Description() }
+
+// batchInput holds one call's host-side inputs, workers padded to the
+// largest batch.
+type batchInput struct {
+	n, b    int
+	x       []float32 // n x b x sample (images, features)
+	tokens  []int32   // n x b x L, indices into the n*vocab embedding rows
+	bagW    []float32 // n x b x L: 1/len(bag) for a bag's tokens, else 0
+	bagLen  int       // L
+	labels  []int32   // n x b
+	weights []float32 // n x b: 1/len(batch) for the worker's samples, else 0
+}
+
+// gatherBatches loads worker i's samples idx[i] of split into slot i;
+// shared loads one list of samples for every slot.
+func (e *GPU) gatherBatches(split *datasets.Split, idx [][]int, pad int) *batchInput {
+	n := len(idx)
+	in := &batchInput{n: n, b: pad}
+	in.labels, in.weights = make([]int32, n*pad), make([]float32, n*pad)
+	m := e.model
+	sample := m.in.C * m.in.H * m.in.W
+	if m.text {
+		for _, ids := range idx {
+			for _, s := range ids {
+				in.bagLen = max(in.bagLen, int(split.Offsets[s+1]-split.Offsets[s]))
+			}
+		}
+		in.bagLen = max(1, (in.bagLen+15)/16*16) // fewer distinct shapes to compile
+		in.tokens, in.bagW = make([]int32, n*pad*in.bagLen), make([]float32, n*pad*in.bagLen)
+	} else {
+		in.x = make([]float32, n*pad*sample)
+	}
+	vocab := int32(len(e.data.Vocab))
+	for w, ids := range idx {
+		for k, s := range ids {
+			slot := w*pad + k
+			in.labels[slot] = split.Labels[s]
+			in.weights[slot] = 1 / float32(len(ids))
+			switch {
+			case m.text:
+				bag := split.Tokens[split.Offsets[s]:split.Offsets[s+1]]
+				for j, t := range bag {
+					in.tokens[slot*in.bagLen+j] = int32(w)*vocab + t
+					in.bagW[slot*in.bagLen+j] = 1 / float32(len(bag))
+				}
+			case m.in.Spatial:
+				hw := m.in.H * m.in.W
+				for c := 0; c < m.in.C; c++ {
+					lut := &e.lut[c]
+					dst := in.x[slot*sample+c*hw:][:hw]
+					for j, v := range split.Pixels[(s*m.in.C+c)*hw:][:hw] {
+						dst[j] = lut[v]
+					}
+				}
+			default:
+				copy(in.x[slot*sample:][:sample], split.Features[s*sample:][:sample])
+			}
+		}
+	}
+	return in
+}
+
+// block is a consecutive part of the parameter vector that enters the
+// program as its own input: a layer's weights or its biases. (Gradients
+// are taken per input: slicing one big input would need a pad in the
+// backward pass.)
+type block struct{ layer, from, to int }
+
+// blocks lists the parameter blocks in vector order.
+func (e *GPU) blocks() []block {
+	m := e.model
+	var out []block
+	for i, l := range m.layers {
+		off, in := m.offsets[i], m.shapes[i]
+		switch l := l.(type) {
+		case conv2d:
+			w := l.outC * in.C * l.k * l.k
+			out = append(out, block{i, off, off + w}, block{i, off + w, m.offsets[i+1]})
+		case linear:
+			w := l.outF * in.size()
+			out = append(out, block{i, off, off + w}, block{i, off + w, m.offsets[i+1]})
+		case embeddingBag:
+			out = append(out, block{i, off, m.offsets[i+1]})
+		}
+	}
+	return out
+}
+
+// args are the tensors of a call: each parameter block of every model
+// [k, size], the input, labels, weights.
+func (e *GPU) args(params [][]float32, in *batchInput) []any {
+	m := e.model
+	var args []any
+	for _, bl := range e.blocks() {
+		p := make([]float32, 0, len(params)*(bl.to-bl.from))
+		for _, v := range params {
+			p = append(p, v[bl.from:bl.to]...)
+		}
+		args = append(args, tensors.FromFlatDataAndDimensions(p, len(params), bl.to-bl.from))
+	}
+	switch {
+	case m.text:
+		args = append(args, tensors.FromFlatDataAndDimensions(in.tokens, in.n, in.b, in.bagLen),
+			tensors.FromFlatDataAndDimensions(in.bagW, in.n, in.b, in.bagLen))
+	case m.in.Spatial:
+		args = append(args, tensors.FromFlatDataAndDimensions(in.x, in.n, in.b, m.in.C, m.in.H, m.in.W))
+	default:
+		args = append(args, tensors.FromFlatDataAndDimensions(in.x, in.n, in.b, m.in.C))
+	}
+	return append(args, tensors.FromFlatDataAndDimensions(in.labels, in.n, in.b),
+		tensors.FromFlatDataAndDimensions(in.weights, in.n, in.b))
+}
+
+// masks draws every dropout layer's masks on the host, as the CPU engine
+// does (stream (seed, "dropout", worker, round, local), layer by layer, in
+// the layer's C x B x H x W or B x F layout), and lays them out n x b x
+// (C x H x W | F) with zeros for padding.
+func (e *GPU) masks(at Step, batches [][]int, pad int) []any {
+	m := e.model
+	var out []any
+	streams := make([]*rand.Rand, len(batches))
+	for i := range batches {
+		streams[i] = rng.New(e.seed, "dropout", uint64(i), uint64(at.Round), uint64(at.Local))
+	}
+	for li, l := range m.layers {
+		d, ok := l.(dropout)
+		if !ok {
+			continue
+		}
+		s := m.shapes[li]
+		size, hw := s.size(), s.H*s.W
+		threshold, scale := uint64(math.Round(d.p*65536)), float32(1/(1-d.p))
+		all := make([]float32, len(batches)*pad*size)
+		for i, batch := range batches {
+			b := len(batch)
+			mask := make([]float32, size*b)
+			dropoutMask(streams[i], threshold, scale, mask)
+			for k := 0; k < b; k++ {
+				dst := all[(i*pad+k)*size:][:size]
+				if s.Spatial { // C x B x H x W -> per sample C x H x W
+					for c := 0; c < s.C; c++ {
+						copy(dst[c*hw:][:hw], mask[(c*b+k)*hw:][:hw])
+					}
+				} else {
+					copy(dst, mask[k*size:][:size])
+				}
+			}
+		}
+		dims := []int{len(batches), pad, size}
+		if s.Spatial {
+			dims = []int{len(batches), pad, s.C, s.H, s.W}
+		}
+		out = append(out, tensors.FromFlatDataAndDimensions(all, dims...))
+	}
+	return out
+}
+
+func (e *GPU) Gradients(at Step, params, grads [][]float32, batches [][]int, losses []float64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	pad := 0
+	for _, b := range batches {
+		pad = max(pad, len(b))
+	}
+	in := e.gatherBatches(&e.data.Train, batches, pad)
+	out, err := e.train.Exec(append(e.args(params, in), e.masks(at, batches, pad)...)...)
+	if err != nil {
+		panic(fmt.Sprintf("gpu engine: %v", err))
+	}
+	ls := tensors.MustCopyFlatData[float32](out[0])
+	g := tensors.MustCopyFlatData[float32](out[1])
+	for i := range params {
+		losses[i] = float64(ls[i])
+		copy(grads[i], g[i*e.model.Params:][:e.model.Params])
+	}
+	finalize(out)
+}
+
+func (e *GPU) Evaluate(params [][]float32, split *datasets.Split) []Score {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	k := len(params)
+	loss, correct := make([]float64, k), make([]float64, k)
+	for start := 0; start < split.Len(); start += evalBatch {
+		ids := make([]int, 0, evalBatch)
+		for s := start; s < min(start+evalBatch, split.Len()); s++ {
+			ids = append(ids, s)
+		}
+		idx := make([][]int, k)
+		for i := range idx {
+			idx[i] = ids
+		}
+		in := e.gatherBatches(split, idx, evalBatch)
+		out, err := e.eval.Exec(e.args(params, in)...)
+		if err != nil {
+			panic(fmt.Sprintf("gpu engine: %v", err))
+		}
+		l := tensors.MustCopyFlatData[float32](out[0])
+		c := tensors.MustCopyFlatData[float32](out[1])
+		for i := range k {
+			loss[i] += float64(l[i]) * float64(len(ids))
+			correct[i] += float64(c[i])
+		}
+		finalize(out)
+	}
+	scores := make([]Score, k)
+	for i := range scores {
+		scores[i] = Score{Loss: loss[i] / float64(split.Len()), Accuracy: correct[i] / float64(split.Len())}
+	}
+	return scores
+}
+
+func finalize(ts []*tensors.Tensor) {
+	for _, t := range ts {
+		t.FinalizeAll()
+	}
+}
+
+// trainGraph: inputs the parameter blocks ([n, size] each),
+// the input, labels [n,b], weights [n,b], then one mask per dropout layer;
+// outputs the per-worker mean losses [n] and their gradients [n,P].
+func (e *GPU) trainGraph(inputs []*Node) []*Node {
+	p, x, rest := e.split(inputs)
+	labels, weights, masks := rest[0], rest[1], rest[2:]
+	ce := e.crossEntropy(e.forward(p, x, masks), labels)
+	losses := ReduceSum(Mul(ce, weights), 1)
+	grads := Gradient(ReduceAllSum(losses), p...)
+	return []*Node{losses, Concatenate(grads, 1)}
+}
+
+// evalGraph: inputs params [k,P], the input, labels, weights (1 for a real
+// sample, 1/len as in training); outputs each model's mean loss over the
+// batch and its number of correct predictions.
+func (e *GPU) evalGraph(inputs []*Node) []*Node {
+	p, x, rest := e.split(inputs)
+	labels, weights := rest[0], rest[1]
+	logits := e.forward(p, x, nil)
+	losses := ReduceSum(Mul(e.crossEntropy(logits, labels), weights), 1)
+	valid := ConvertDType(GreaterThan(weights, ZerosLike(weights)), dtypes.Float32)
+	hit := ConvertDType(Equal(ArgMax(logits, -1, dtypes.Int32), labels), dtypes.Float32)
+	return []*Node{losses, ReduceSum(Mul(hit, valid), 1)}
+}
+
+// split separates the parameters and the model input (one node, or
+// tokens and bag weights for text) from the rest.
+func (e *GPU) split(inputs []*Node) (p, x, rest []*Node) {
+	k := len(e.blocks())
+	p, inputs = inputs[:k], inputs[k:]
+	if e.model.text {
+		return p, inputs[:2], inputs[2:]
+	}
+	return p, inputs[:1], inputs[1:]
+}
+
+// crossEntropy is the softmax cross-entropy [n,b] of logits [n,b,classes].
+func (e *GPU) crossEntropy(logits, labels *Node) *Node {
+	onehot := OneHot(labels, e.model.Classes, dtypes.Float32)
+	return Neg(ReduceSum(Mul(LogSoftmax(logits, -1), onehot), -1))
+}
+
+// forward runs the model for every worker; masks (training only) follow
+// the dropout layers. Activations are [n, b, C, H, W] or [n, b, F]. Only
+// operations every GoMLX backend differentiates are used (no slices of
+// values that need gradients: their gradient is a pad, which the pure-Go
+// backend lacks).
+func (e *GPU) forward(params []*Node, input []*Node, masks []*Node) *Node {
+	m := e.model
+	g := input[0].Graph()
+	n, b := input[0].Shape().Dimensions[0], input[0].Shape().Dimensions[1]
+	var x *Node
+	if !m.text {
+		x = input[0]
+	}
+	// next takes the next parameter block as [n, dims...].
+	next := func(dims ...int) *Node {
+		p := params[0]
+		params = params[1:]
+		return Reshape(p, append([]int{n}, dims...)...)
+	}
+	for i, l := range m.layers {
+		in, out := m.shapes[i], m.shapes[i+1]
+		switch l := l.(type) {
+		case conv2d:
+			if l.pad > 0 { // zero borders, by concatenation (every backend has it)
+				rows := Zeros(g, shapes.Make(dtypes.Float32, n, b, in.C, l.pad, in.W))
+				x = Concatenate([]*Node{rows, x, rows}, 3)
+				cols := Zeros(g, shapes.Make(dtypes.Float32, n, b, in.C, in.H+2*l.pad, l.pad))
+				x = Concatenate([]*Node{cols, x, cols}, 4)
+			}
+			// im2col by one gather: pixels [H*W, n*b*C] to patches
+			// [k*k, Ho*Wo, n, b, C], then one product with the kernels
+			// [n, O, C, k*k] batched over workers.
+			h, w := in.H+2*l.pad, in.W+2*l.pad
+			pixels := Reshape(TransposeAllAxes(x, 3, 4, 0, 1, 2), h*w, n*b*in.C)
+			idx := make([]int32, 0, l.k*l.k*out.H*out.W)
+			for di := 0; di < l.k; di++ {
+				for dj := 0; dj < l.k; dj++ {
+					for oi := 0; oi < out.H; oi++ {
+						for oj := 0; oj < out.W; oj++ {
+							idx = append(idx, int32((oi+di)*w+oj+dj))
+						}
+					}
+				}
+			}
+			at := Const(g, tensors.FromFlatDataAndDimensions(idx, len(idx), 1))
+			patches := Reshape(Gather(pixels, at), l.k*l.k, out.H*out.W, n, b, in.C)
+			y := Einsum("qpwbc,wocq->wbop", patches, next(l.outC, in.C, l.k*l.k))
+			y = Add(y, next(1, l.outC, 1))
+			x = Reshape(y, n, b, out.C, out.H, out.W)
+		case maxPool2:
+			if in.H%2 != 0 || in.W%2 != 0 { // the CPU engine drops the last odd row and column
+				x = Slice(x, AxisRange(), AxisRange(), AxisRange(), AxisRange(0, 2*out.H), AxisRange(0, 2*out.W))
+			}
+			x = ReduceMax(Reshape(x, n, b, in.C, out.H, 2, out.W, 2), 4, 6)
+		case relu:
+			x = Max(x, ZerosLike(x))
+		case flatten:
+			x = Reshape(x, n, b, in.size())
+		case linear:
+			w := next(l.outF, in.size())
+			x = Add(Einsum("wbi,woi->wbo", x, w), next(1, l.outF))
+		case dropout:
+			if masks != nil {
+				x = Mul(x, masks[0])
+				masks = masks[1:]
+			}
+		case embeddingBag:
+			emb := Reshape(next(l.vocab, l.dim), n*l.vocab, l.dim)
+			bag := input[0].Shape().Dimensions[2]
+			rows := Reshape(Gather(emb, Reshape(input[0], n*b*bag, 1)), n, b, bag, l.dim)
+			x = ReduceSum(Mul(rows, ExpandAxes(input[1], -1)), 2)
+		}
+	}
+	return x
+}

@@ -1,0 +1,120 @@
+//go:build xla
+
+package nn
+
+import (
+	"math"
+	"os"
+	"testing"
+
+	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/nn/rng"
+)
+
+// gpuBackends are the GoMLX backends the agreement test runs on: GoMLX's
+// pure-Go backend everywhere, and XLA on CUDA where a plugin is found
+// (GOMLX_BACKEND or FindCUDAPlugin).
+func gpuBackends(t *testing.T) map[string]string {
+	out := map[string]string{"gomlx-go": "go"}
+	if cfg := os.Getenv("GOMLX_BACKEND"); cfg != "" {
+		out["xla"] = cfg
+	} else if plugin, err := FindCUDAPlugin(); err == nil {
+		out["xla-cuda"] = "xla:" + plugin
+	} else {
+		t.Logf("no GPU: the XLA CUDA case is skipped (%v)", err)
+	}
+	return out
+}
+
+// textData is a random AG NEWS-shaped set: bags of 0 to 30 tokens.
+func textData(vocab, classes, samples int) *datasets.Dataset {
+	r := rng.New(2, "text-data")
+	d := &datasets.Dataset{Classes: classes, Vocab: make([]string, vocab)}
+	s := &d.Train
+	s.Offsets = []int64{0}
+	for range samples {
+		for range r.IntN(31) {
+			s.Tokens = append(s.Tokens, int32(r.IntN(vocab)))
+		}
+		s.Offsets = append(s.Offsets, int64(len(s.Tokens)))
+		s.Labels = append(s.Labels, int32(r.IntN(classes)))
+	}
+	return d
+}
+
+// TestGPUEngineMatchesCPU: on the same parameters, batches (of unequal
+// sizes) and dropout streams, the GoMLX engine's losses and gradients
+// match the CPU engine's to a relative 1e-4, for every model; so do the
+// evaluation scores.
+func TestGPUEngineMatchesCPU(t *testing.T) {
+	cases := []struct {
+		name, model string
+		data        *datasets.Dataset
+	}{
+		{"lenet-mnist", "lenet", randomData([]int{1, 28, 28}, 10, 64, 0, 0)},
+		{"lenet-cifar10", "lenet", randomData([]int{3, 32, 32}, 10, 64, 0, 0)},
+		{"cnn-emnist", "cnn", randomData([]int{1, 28, 28}, 62, 64, 0, 0)},
+		{"embedding-bag-agnews", "embedding-bag", textData(500, 4, 64)},
+		{"mlp-mnist", "mlp", randomData([]int{1, 28, 28}, 10, 64, 0, 0)},
+	}
+	for backendName, config := range gpuBackends(t) {
+		for _, c := range cases {
+			t.Run(backendName+"/"+c.name, func(t *testing.T) {
+				cpu, err := NewCPU(c.model, c.data, 7)
+				if err != nil {
+					t.Fatal(err)
+				}
+				gpu, err := NewGPU(c.model, c.data, 7, config)
+				if err != nil {
+					t.Fatal(err)
+				}
+				const n = 3
+				r := rng.New(3, "agreement")
+				params := make([][]float32, n)
+				for i := range params {
+					params[i] = make([]float32, cpu.Params())
+					cpu.Init(params[i])
+					for k := range params[i] { // workers differ
+						params[i][k] *= float32(1 + 0.1*r.NormFloat64())
+					}
+				}
+				batches := [][]int{r.Perm(64)[:16], r.Perm(64)[:16], r.Perm(64)[:11]}
+				at := Step{Round: 2, Local: 1}
+				grads := func(e Engine) ([][]float32, []float64) {
+					g := make([][]float32, n)
+					for i := range g {
+						g[i] = make([]float32, e.Params())
+					}
+					losses := make([]float64, n)
+					e.Gradients(at, params, g, batches, losses)
+					return g, losses
+				}
+				gc, lc := grads(cpu)
+				gg, lg := grads(gpu)
+				for i := range n {
+					if d := math.Abs(lc[i]-lg[i]) / math.Abs(lc[i]); d > 1e-4 {
+						t.Errorf("worker %d: loss %g (cpu) vs %g (gomlx), relative %g", i, lc[i], lg[i], d)
+					}
+					var diff, norm float64
+					for k := range gc[i] {
+						dd := float64(gc[i][k]) - float64(gg[i][k])
+						diff += dd * dd
+						norm += float64(gc[i][k]) * float64(gc[i][k])
+					}
+					rel := math.Sqrt(diff / norm)
+					if rel > 1e-4 {
+						t.Errorf("worker %d: gradients differ by %.3g relative (|g| = %.3g)", i, rel, math.Sqrt(norm))
+					}
+					t.Logf("worker %d: loss %.6f, gradient relative difference %.2g", i, lc[i], rel)
+				}
+				split := &c.data.Train
+				sc, sg := cpu.Evaluate(params, split), gpu.Evaluate(params, split)
+				for i := range sc {
+					if math.Abs(sc[i].Loss-sg[i].Loss) > 1e-4*math.Abs(sc[i].Loss) || math.Abs(sc[i].Accuracy-sg[i].Accuracy) > 1.5/float64(split.Len()) {
+						t.Errorf("model %d: evaluation %+v (cpu) vs %+v (gomlx)", i, sc[i], sg[i])
+					}
+				}
+			})
+		}
+	}
+}
