@@ -3,10 +3,14 @@
 GO ?= go
 STORE ?= ./.ump
 
-.PHONY: build data run test bench
+.PHONY: build build-gpu data run test bench bench-gpu
 
 build:
 	$(GO) build -o bin/ump ./cmd/ump
+
+# ump with the GPU engine (GoMLX on XLA/PJRT; see README, `ump doctor`).
+build-gpu:
+	$(GO) build -tags xla -o bin/ump-gpu ./cmd/ump
 
 # The default data sets (into --data-dir: $UMP_DATA or ~/.cache/ump/data).
 data: build
@@ -15,12 +19,22 @@ data: build
 run: data
 	./bin/ump --store $(STORE) run quickstart
 
+# Every test, then the GPU engine's build (-tags xla): its agreement with
+# the CPU engine and a pipeline run, on GoMLX's pure-Go backend (on a GPU
+# host the same tests also run on XLA/CUDA).
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
+	$(GO) vet -tags xla ./...
+	$(GO) test -count=1 -tags xla -run 'GPU' ./nn ./cmd/ump
 
 # Go benchmarks, then the CPU engine against PyTorch (python3-torch) on the
 # same round of training, with the machine's sgemm ceiling.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./...
 	$(GO) test -count=1 -run '^TestPeerComparison$$' -v ./nn -peer
+
+# On a GPU host: the GPU engine against a PyTorch loop over per-worker
+# modules on the same GPU (python3 with torch on the PATH).
+bench-gpu:
+	$(GO) test -tags xla -count=1 -run '^TestGPUPeerComparison$$' -v ./nn -gpu-peer

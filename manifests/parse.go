@@ -102,11 +102,7 @@ func Parse(file string, data []byte) (*Plan, error) {
 			plan.Manifest.Sweep[a.path] = append(plan.Manifest.Sweep[a.path], json.RawMessage(v))
 		}
 	}
-	sum := sha256.Sum256(CanonicalJSON(struct {
-		Schema   int      `json:"schema"`
-		Manifest Manifest `json:"manifest"`
-	}{SchemaVersion, plan.Manifest}))
-	plan.Hash = hex.EncodeToString(sum[:])
+	plan.Hash = hashOf(plan.Manifest)
 
 	// Expand the cartesian product, the last axis varying fastest.
 	idx := make([]int, len(axes))
@@ -141,6 +137,40 @@ func Parse(file string, data []byte) (*Plan, error) {
 		}
 	}
 	return plan, nil
+}
+
+// hashOf is the manifest hash: sha256 of the canonical JSON of the
+// normalised manifest and the schema version.
+func hashOf(m Manifest) string {
+	sum := sha256.Sum256(CanonicalJSON(struct {
+		Schema   int      `json:"schema"`
+		Manifest Manifest `json:"manifest"`
+	}{SchemaVersion, m}))
+	return hex.EncodeToString(sum[:])
+}
+
+// SetEngine sets the engine of the manifest and every cell, as if the file
+// said `engine: ENGINE` (the hash changes accordingly); it is what
+// `ump run --engine` does.
+func (p *Plan) SetEngine(engine string) error {
+	if _, swept := p.Manifest.Sweep["engine"]; swept {
+		return &Error{Problems: []string{"--engine: the manifest sweeps engine; remove the flag or the sweep"}}
+	}
+	if engine != "cpu" && engine != "gpu" {
+		return &Error{Problems: []string{fmt.Sprintf("--engine %q: use cpu or gpu", engine)}}
+	}
+	if p.Manifest.Task.Dataset == "quadratic" && engine == "gpu" {
+		return &Error{Problems: []string{"--engine gpu: the quadratic task runs on the CPU"}}
+	}
+	if engine == "cpu" {
+		engine = ""
+	}
+	p.Manifest.Engine = engine
+	for i := range p.Cells {
+		p.Cells[i].Config.Engine = engine
+	}
+	p.Hash = hashOf(p.Manifest)
+	return nil
 }
 
 type axis struct {

@@ -25,8 +25,10 @@ type Manifest struct {
 	LocalSteps int     `yaml:"local_steps" json:"local_steps" help:"local steps per round (K), a positive integer"`
 	LR         float64 `yaml:"lr" json:"lr" help:"the learning rate, a positive number"`
 	// LRSchedule is nil for a constant learning rate without warmup.
-	LRSchedule  *Schedule  `yaml:"lr_schedule" json:"lr_schedule,omitempty" help:"a mapping: {kind: constant|step|cosine, warmup: ROUNDS, milestones: [ROUND, ...], gamma}"`
-	BatchSize   int        `yaml:"batch_size" json:"batch_size,omitempty" help:"samples per worker and local step, a positive integer (default 128; data sets only)"`
+	LRSchedule *Schedule `yaml:"lr_schedule" json:"lr_schedule,omitempty" help:"a mapping: {kind: constant|step|cosine, warmup: ROUNDS, milestones: [ROUND, ...], gamma}"`
+	BatchSize  int       `yaml:"batch_size" json:"batch_size,omitempty" help:"samples per worker and local step, a positive integer (default 128; data sets only)"`
+	// Engine is "" for the CPU engine (the default) or "gpu".
+	Engine      string     `yaml:"engine" json:"engine,omitempty" help:"cpu or gpu: the training engine of data-set cells (gpu needs a build with -tags xla)"`
 	WeightDecay float64    `yaml:"weight_decay" json:"weight_decay,omitempty" help:"the L2 weight decay added to every gradient, a number >= 0"`
 	Seed        int        `yaml:"seed" json:"seed" help:"the cell seed, a non-negative integer"`
 	Partition   *Partition `yaml:"partition" json:"partition,omitempty" help:"a mapping: {kind: iid|dirichlet|shards, ...parameters}"`
@@ -313,6 +315,9 @@ func (m *Manifest) fillDefaults(given func(path string) bool) {
 			setFloat(&a.SlowAlpha, 1)
 		}
 	}
+	if m.Engine == "cpu" {
+		m.Engine = "" // the default, written out
+	}
 	if c := m.Compression; c != nil {
 		if *c == (Compression{Codec: "none"}) {
 			m.Compression = nil // the default, written out
@@ -522,6 +527,12 @@ func (m *Manifest) validateTask(bad complaint, oneOf func(path, v string, allowe
 			bad("task.model", "%s needs images; synthetic gives vectors (use mlp or logreg)", t.Model)
 		case t.Dataset == "cifar10" && t.Model == "cnn":
 			bad("task.model", "cnn is the EMNIST model for 1x28x28 images; cifar10 is 3x32x32 (use lenet, mlp or logreg)")
+		}
+	}
+	if m.Engine != "" {
+		oneOf("engine", m.Engine, "cpu", "gpu")
+		if t.Dataset == "quadratic" {
+			bad("engine", "the quadratic task runs on the CPU; remove engine")
 		}
 	}
 	if t.Dataset != "quadratic" && t.Dataset != "" && m.BatchSize < 1 {

@@ -1,6 +1,7 @@
 // Package nn is the training engine: the paper's models over one flat
-// float32 parameter vector per worker, behind the Engine interface (the CPU
-// engine now, a GPU engine later).
+// float32 parameter vector per worker, behind the Engine interface: the CPU
+// engine, and with the build tag xla the GoMLX engine (GPU), which runs
+// all workers as one compiled program over a leading worker axis.
 //
 // Data model: a Model is a list of layers (Conv2d, MaxPool2d, ReLU,
 // Dropout, Flatten, Linear, EmbeddingBag) with each layer's parameters a

@@ -15,8 +15,8 @@ import (
 	_ "github.com/gomlx/gomlx/backends/simplego" // "go": the pure-Go backend, for tests without a GPU
 	_ "github.com/gomlx/gomlx/backends/xla"      // "xla:/abs/path/plugin.so": PJRT, CUDA on GPU hosts
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/ump-lab/ump/datasets"
@@ -60,7 +60,7 @@ func NewGPU(model string, data *datasets.Dataset, seed uint64, config string) (*
 		return nil, err
 	}
 	e := &GPU{model: m, data: data, seed: seed, backend: backend}
-	e.name = "gomlx-float32/v1 " + backend.Name() + " " + backend.DeviceDescription(0)
+	e.name = gpuName(backend)
 	if len(data.Shape) == 3 {
 		e.lut = standardise(&data.Train, data.Shape[0])
 	}
@@ -73,12 +73,24 @@ func NewGPU(model string, data *datasets.Dataset, seed uint64, config string) (*
 	return e, nil
 }
 
-// NewBackend opens a GoMLX backend (see NewGPU for config). It never
-// downloads plugins: GOMLX_NO_AUTO_INSTALL is set.
+// opened holds the backends opened so far, by config: one PJRT client per
+// process (each client reserves most of the GPU's memory).
+var opened = struct {
+	sync.Mutex
+	m map[string]backends.Backend
+}{m: map[string]backends.Backend{}}
+
+// NewBackend opens a GoMLX backend (see NewGPU for config), once per
+// config. It never downloads plugins: GOMLX_NO_AUTO_INSTALL is set.
 func NewBackend(config string) (backends.Backend, error) {
 	os.Setenv("GOMLX_NO_AUTO_INSTALL", "1")
 	if config == "" {
 		config = os.Getenv("GOMLX_BACKEND")
+	}
+	opened.Lock()
+	defer opened.Unlock()
+	if b, ok := opened.m[config]; ok {
+		return b, nil
 	}
 	if config == "" {
 		plugin, err := FindCUDAPlugin()
@@ -87,14 +99,7 @@ func NewBackend(config string) (backends.Backend, error) {
 		}
 		config = "xla:" + plugin
 	}
-	if os.Getenv("XLA_FLAGS") == "" {
-		for _, dir := range []string{"/usr/local/cuda", "/usr/lib/cuda"} {
-			if _, err := os.Stat(filepath.Join(dir, "nvvm")); err == nil {
-				os.Setenv("XLA_FLAGS", "--xla_gpu_cuda_data_dir="+dir)
-				break
-			}
-		}
-	}
+	fp32Numerics()
 	b, err := backends.NewWithConfig(config)
 	if err != nil {
 		return nil, fmt.Errorf("gpu engine: backend %q: %w", config, err)
@@ -102,7 +107,35 @@ func NewBackend(config string) (backends.Backend, error) {
 	if b == nil {
 		return nil, fmt.Errorf("gpu engine: backend %q gave no backend", config)
 	}
+	opened.m[config] = b
 	return b, nil
+}
+
+// fp32Numerics sets, unless the user set them, the environment that keeps
+// float32 products in float32 on NVIDIA GPUs (XLA's default precision lets
+// cuBLAS and its Triton kernels use TF32, whose 10-bit mantissa put the
+// gradients 0.3-5% away from the CPU engine's): cuBLAS without TF32, no
+// Triton GEMMs, and the CUDA directory for XLA's compiler (go-xla would
+// otherwise guess one). GOPJRT_CUDA_CHECKS=0 quiets go-xla's library
+// layout warning; ump doctor reports what is found.
+func fp32Numerics() {
+	setDefault := func(k, v string) {
+		if os.Getenv(k) == "" {
+			os.Setenv(k, v)
+		}
+	}
+	setDefault("NVIDIA_TF32_OVERRIDE", "0")
+	setDefault("GOPJRT_CUDA_CHECKS", "0")
+	if os.Getenv("XLA_FLAGS") == "" {
+		flags := "--xla_gpu_enable_triton_gemm=false"
+		for _, dir := range []string{"/usr/local/cuda", "/usr/lib/cuda"} {
+			if _, err := os.Stat(filepath.Join(dir, "nvvm")); err == nil {
+				flags += " --xla_gpu_cuda_data_dir=" + dir
+				break
+			}
+		}
+		os.Setenv("XLA_FLAGS", flags)
+	}
 }
 
 // FindCUDAPlugin returns the absolute path of the CUDA PJRT plugin of an
@@ -128,12 +161,23 @@ func FindCUDAPlugin() (string, error) {
 	return "", fmt.Errorf("gpu engine: no CUDA PJRT plugin found (looked for %v); install the jax-cuda PJRT package or set GOMLX_BACKEND=xla:/abs/path/xla_cuda_plugin.so", patterns)
 }
 
+// GPUName is the GoMLX engine's Name on the default backend (see
+// NewBackend): it opens the backend.
+func GPUName() (string, error) {
+	b, err := NewBackend("")
+	if err != nil {
+		return "", err
+	}
+	return gpuName(b), nil
+}
+
+func gpuName(b backends.Backend) string {
+	return "gomlx-float32/v1 " + b.Name() + " " + b.DeviceDescription(0)
+}
+
 func (e *GPU) Name() string     { return e.name }
 func (e *GPU) Params() int      { return e.model.Params }
 func (e *GPU) Init(p []float32) { e.model.Init(p, e.seed) }
-
-// Backend describes the backend and its device.
-func (e *GPU) Backend() string { return e.backend.Description() }
 
 // batchInput holds one call's host-side inputs, workers padded to the
 // largest batch.

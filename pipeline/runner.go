@@ -69,7 +69,11 @@ func cellInputs(cfg *manifests.Manifest, data *datasets.Library) (string, error)
 	if err != nil {
 		return "", err
 	}
-	return digest + "\n" + stages.Engine(cfg), nil
+	engine, err := stages.Engine(cfg)
+	if err != nil {
+		return "", err
+	}
+	return digest + "\n" + engine, nil
 }
 
 // stageKey hashes a stage's identity, its params, the cell's inputs and
@@ -371,7 +375,11 @@ func Fingerprint(cfg *manifests.Manifest) map[string]string {
 			}
 		}
 	}
+	engine, err := stages.Engine(cfg)
+	if err != nil {
+		engine = err.Error()
+	}
 	return map[string]string{"go": runtime.Version(), "os": runtime.GOOS + "/" + runtime.GOARCH,
-		"engine": stages.Engine(cfg), "blas": nn.BLAS(), "cpu": cpu, "gpu": "none",
+		"engine": engine, "blas": nn.BLAS(), "cpu": cpu,
 		"cpus": fmt.Sprint(runtime.NumCPU()), "time": time.Now().UTC().Format(time.RFC3339)}
 }

@@ -94,16 +94,27 @@ func (m *Metric) UnmarshalJSON(b []byte) error {
 
 // Engine identifies the code that computes a cell's numbers; it enters the
 // cell key. Data sets train on the nn CPU engine, whose name includes the
-// BLAS in use; the quadratic task is plain float32 Go.
-func Engine(cfg *manifests.Manifest) string {
-	if cfg.Task.Dataset == "quadratic" {
-		return "go-cpu-float32/v1"
+// BLAS in use, or with engine: gpu on the GoMLX engine, whose name
+// includes the backend and device; the quadratic task is plain float32 Go.
+func Engine(cfg *manifests.Manifest) (string, error) {
+	switch {
+	case cfg.Task.Dataset == "quadratic":
+		return "go-cpu-float32/v1", nil
+	case cfg.Engine == "gpu":
+		return nn.GPUName()
 	}
-	return nn.CPUName()
+	return nn.CPUName(), nil
 }
 
 // NewEngine builds the training engine of a data-set cell.
 func NewEngine(cfg *manifests.Manifest, data *datasets.Dataset) (nn.Engine, error) {
+	if cfg.Engine == "gpu" {
+		e, err := nn.NewGPU(cfg.Task.Model, data, uint64(cfg.Seed), "")
+		if err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
 	return nn.NewCPU(cfg.Task.Model, data, uint64(cfg.Seed))
 }
 

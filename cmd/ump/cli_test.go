@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	umpBin = filepath.Join(dir, "ump")
-	if out, err := exec.Command("go", "build", "-o", umpBin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", append([]string{"build", "-o", umpBin}, append(buildTags, ".")...)...).CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building ump: %v\n%s", err, out)
 		os.Exit(1)
 	}

@@ -128,7 +128,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 					"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY); the event log stays in --store"},
 			&cli.BoolFlag{Name: "s3-insecure", Usage: "talk to the S3 endpoint over plain HTTP"},
 		},
-		Commands:       []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand(), tableCommand(), plotCommand(), gcCommand()},
+		Commands:       []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand(), tableCommand(), plotCommand(), gcCommand(), doctorCommand()},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return badInput{fmt.Errorf("%w (see ump help %s)", err, c.Command.Name)}

@@ -1,7 +1,8 @@
 """PyTorch peer for `make bench`: the same round as ump's CPU engine.
 
 n workers, each its own nn.Module and torch.optim.SGD (as researchers write
-it), K local steps of batch B on random data of the model's input shape.
+it), K local steps of batch B on random data of the model's input shape,
+on cfg["device"] (cpu by default; cuda for the GPU engine's comparison).
 Prints one JSON line per model: samples/s of each timed round.
 """
 import json
@@ -66,6 +67,10 @@ def main():
     torch.set_num_threads(cfg["threads"])
     torch.manual_seed(0)
     n, K, B, rounds = cfg["workers"], cfg["local_steps"], cfg["batch"], cfg["rounds"]
+    dev = torch.device(cfg.get("device", "cpu"))
+    # float32 throughout, as ump's engines (cuDNN would use TF32 for convolutions).
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
     for name in cfg["models"]:
         if name == "lenet-mnist":
             make, shape, classes = (lambda: LeNet(1, 2)), (1, 28, 28), 10
@@ -77,13 +82,14 @@ def main():
             make, shape, classes = (lambda: AGNewsBag(cfg["vocab"])), None, 4
         else:
             raise SystemExit("unknown model " + name)
-        models = [make() for _ in range(n)]
+        models = [make().to(dev) for _ in range(n)]
         opts = [torch.optim.SGD(m.parameters(), lr=0.01) for m in models]
         if shape is None:
             L = cfg["bag_len"]
-            data = [(torch.randint(cfg["vocab"], (B * L,)), torch.arange(0, B * L, L), torch.randint(classes, (B,))) for _ in range(K)]
+            data = [(torch.randint(cfg["vocab"], (B * L,), device=dev), torch.arange(0, B * L, L, device=dev),
+                     torch.randint(classes, (B,), device=dev)) for _ in range(K)]
         else:
-            data = [(torch.randn(B, *shape), torch.randint(classes, (B,))) for _ in range(K)]
+            data = [(torch.randn(B, *shape, device=dev), torch.randint(classes, (B,), device=dev)) for _ in range(K)]
         rates = []
         for r in range(rounds + 1):  # the first round warms up
             start = time.perf_counter()
@@ -94,6 +100,8 @@ def main():
                     loss = F.cross_entropy(m(*batch[:-1]), batch[-1])
                     loss.backward()
                     opt.step()
+            if dev.type == "cuda":
+                torch.cuda.synchronize()
             elapsed = time.perf_counter() - start
             if r > 0:
                 rates.append(n * K * B / elapsed)

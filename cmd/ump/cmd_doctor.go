@@ -1,0 +1,40 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/ump-lab/ump/nn"
+	"github.com/urfave/cli/v2"
+)
+
+func doctorCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "doctor",
+		Usage: "report which training engines work on this host, and why not",
+		Description: "cpu: the float32 CPU engine and its BLAS (OpenBLAS, or the pure-Go gonum fallback).\n" +
+			"gpu: the GoMLX engine (engine: gpu, or ump run --engine gpu): built with -tags xla, it opens\n" +
+			"the backend of $GOMLX_BACKEND (e.g. xla:/abs/path/xla_cuda_plugin.so, or go for GoMLX's\n" +
+			"pure-Go backend) or else the CUDA PJRT plugin of an installed jax-cuda package.",
+		Action: func(c *cli.Context) error { return runDoctor(c.App.Writer) },
+	}
+}
+
+func runDoctor(w io.Writer) error {
+	fmt.Fprintf(w, "cpu: works: %s\n", nn.CPUName())
+	if strings.HasPrefix(nn.BLAS(), "gonum") {
+		fmt.Fprintf(w, "  %s; install libopenblas-dev (Debian) for a faster sgemm\n", nn.BLAS())
+	}
+	name, err := nn.GPUName()
+	if err != nil {
+		fmt.Fprintf(w, "gpu: does not work here: %v\n", err)
+		return nil
+	}
+	fmt.Fprintf(w, "gpu: works: %s\n", name)
+	for _, k := range []string{"GOMLX_BACKEND", "XLA_FLAGS", "NVIDIA_TF32_OVERRIDE"} {
+		fmt.Fprintf(w, "  %s=%s\n", k, os.Getenv(k))
+	}
+	return nil
+}

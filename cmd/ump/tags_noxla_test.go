@@ -1,0 +1,33 @@
+//go:build !xla
+
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// buildTags are the tags the tests build ump with: those they are built with.
+var buildTags []string
+
+// TestGPUEngineNeedsTheXLABuild: without -tags xla, --engine gpu fails
+// with the way out, a bad --engine value is a usage error, and doctor
+// says which engines work.
+func TestGPUEngineNeedsTheXLABuild(t *testing.T) {
+	store := t.TempDir()
+	m := writeFile(t, "s.yaml", strings.Replace(inspectManifest, "DATASET", "synthetic", 1))
+	if r := ump(t, store, "run", "--engine", "gpu", m); r.code == 0 || !strings.Contains(r.stderr, "rebuild with -tags xla") {
+		t.Errorf("--engine gpu without the GPU build: exit %d, %s", r.code, r.stderr)
+	}
+	if r := ump(t, store, "run", "--engine", "tpu", m); r.code != 2 || !strings.Contains(r.stderr, "use cpu or gpu") {
+		t.Errorf("--engine tpu: exit %d, %s", r.code, r.stderr)
+	}
+	q := writeFile(t, "q.yaml", "version: 1\nname: q\ntask: {dataset: quadratic}\nrounds: 5\nlr: 0.1\nalgorithm: {name: d-sum}\nengine: gpu\n")
+	if r := ump(t, store, "run", q); r.code != 2 || !strings.Contains(r.stderr, `"engine": the quadratic task runs on the CPU`) {
+		t.Errorf("engine: gpu on the quadratic task: exit %d, %s", r.code, r.stderr)
+	}
+	r := ump(t, store, "doctor")
+	if r.code != 0 || !strings.Contains(r.stdout, "cpu: works: go-cpu-float32/v1") || !strings.Contains(r.stdout, "gpu: does not work here") {
+		t.Errorf("doctor: exit %d\n%s", r.code, r.stdout)
+	}
+}
