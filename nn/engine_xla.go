@@ -39,7 +39,6 @@ type GPU struct {
 	lut     [][256]float32
 	backend backends.Backend
 	name    string
-	mu      sync.Mutex
 	train   *Exec // (params, input..., labels, weights, masks...) -> (losses, grads)
 	eval    *Exec // (params, input..., labels, weights) -> (loss sums, correct counts)
 }
@@ -191,8 +190,8 @@ type batchInput struct {
 	weights []float32 // n x b: 1/len(batch) for the worker's samples, else 0
 }
 
-// gatherBatches loads worker i's samples idx[i] of split into slot i;
-// shared loads one list of samples for every slot.
+// gatherBatches loads the samples idx[i] of split into slot i, every slot
+// padded to pad samples.
 func (e *GPU) gatherBatches(split *datasets.Split, idx [][]int, pad int) *batchInput {
 	n := len(idx)
 	in := &batchInput{n: n, b: pad}
@@ -244,7 +243,7 @@ func (e *GPU) gatherBatches(split *datasets.Split, idx [][]int, pad int) *batchI
 // program as its own input: a layer's weights or its biases. (Gradients
 // are taken per input: slicing one big input would need a pad in the
 // backward pass.)
-type block struct{ layer, from, to int }
+type block struct{ from, to int }
 
 // blocks lists the parameter blocks in vector order.
 func (e *GPU) blocks() []block {
@@ -255,12 +254,12 @@ func (e *GPU) blocks() []block {
 		switch l := l.(type) {
 		case conv2d:
 			w := l.outC * in.C * l.k * l.k
-			out = append(out, block{i, off, off + w}, block{i, off + w, m.offsets[i+1]})
+			out = append(out, block{off, off + w}, block{off + w, m.offsets[i+1]})
 		case linear:
 			w := l.outF * in.size()
-			out = append(out, block{i, off, off + w}, block{i, off + w, m.offsets[i+1]})
+			out = append(out, block{off, off + w}, block{off + w, m.offsets[i+1]})
 		case embeddingBag:
-			out = append(out, block{i, off, m.offsets[i+1]})
+			out = append(out, block{off, m.offsets[i+1]})
 		}
 	}
 	return out
@@ -336,8 +335,6 @@ func (e *GPU) masks(at Step, batches [][]int, pad int) []any {
 }
 
 func (e *GPU) Gradients(at Step, params, grads [][]float32, batches [][]int, losses []float64) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	pad := 0
 	for _, b := range batches {
 		pad = max(pad, len(b))
@@ -357,8 +354,6 @@ func (e *GPU) Gradients(at Step, params, grads [][]float32, batches [][]int, los
 }
 
 func (e *GPU) Evaluate(params [][]float32, split *datasets.Split) []Score {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	k := len(params)
 	loss, correct := make([]float64, k), make([]float64, k)
 	for start := 0; start < split.Len(); start += evalBatch {
