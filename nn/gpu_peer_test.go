@@ -9,9 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"testing"
-	"time"
-
-	"github.com/ump-lab/ump/nn/rng"
 )
 
 var gpuPeer = flag.Bool("gpu-peer", false, "compare the GoMLX engine with PyTorch on CUDA (GPU hosts)")
@@ -69,38 +66,12 @@ func TestGPUPeerComparison(t *testing.T) {
 	}
 }
 
-// gpuRates times rounds of n workers on the GoMLX engine: samples/s of
-// each round after a warm-up round.
+// gpuRates times rounds of n workers on the GoMLX engine (roundRates).
 func gpuRates(t *testing.T, config string, n int) []float64 {
 	data := randomData([]int{1, 28, 28}, 10, 4*workload.Batch, 0, 0)
 	e, err := NewGPU("lenet", data, 1, config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	params, grads := make([][]float32, n), make([][]float32, n)
-	for i := range params {
-		params[i], grads[i] = make([]float32, e.Params()), make([]float32, e.Params())
-		e.Init(params[i])
-	}
-	losses, batches := make([]float64, n), make([][]int, n)
-	r := rng.New(1, "gpu-peer-batches")
-	for i := range batches {
-		batches[i] = r.Perm(data.Train.Len())[:workload.Batch]
-	}
-	var rates []float64
-	for round := 0; round <= workload.Rounds; round++ {
-		start := time.Now()
-		for k := 0; k < workload.LocalSteps; k++ {
-			e.Gradients(Step{Round: round, Local: k}, params, grads, batches, losses)
-			for i := range params {
-				for j, g := range grads[i] {
-					params[i][j] -= 0.01 * g
-				}
-			}
-		}
-		if round > 0 {
-			rates = append(rates, float64(n*workload.LocalSteps*workload.Batch)/time.Since(start).Seconds())
-		}
-	}
-	return rates
+	return roundRates(e, n, data)
 }

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,21 +72,28 @@ func randomData(shape []int, classes, samples, vocab, bagLen int) *datasets.Data
 	return d
 }
 
-// engineRates times rounds of the workload on the engine: samples/s of
-// each round after a warm-up round.
+// engineRates times rounds of the workload on the CPU engine: samples/s
+// of each round after a warm-up round.
 func engineRates(t *testing.T, model string, data *datasets.Dataset) ([]float64, *Model) {
 	e, err := NewCPU(model, data, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return roundRates(e, workload.Workers, data), e.model
+}
+
+// roundRates times rounds of n workers on an engine: K local steps of
+// batch B, each a Gradients call then an SGD update of every worker (in
+// parallel); samples/s of each round after a warm-up round.
+func roundRates(e Engine, n int, data *datasets.Dataset) []float64 {
 	w := workload
-	params, grads := make([][]float32, w.Workers), make([][]float32, w.Workers)
+	params, grads := make([][]float32, n), make([][]float32, n)
 	for i := range params {
 		params[i], grads[i] = make([]float32, e.Params()), make([]float32, e.Params())
 		e.Init(params[i])
 	}
-	losses := make([]float64, w.Workers)
-	batches := make([][]int, w.Workers)
+	losses := make([]float64, n)
+	batches := make([][]int, n)
 	r := rng.New(1, "peer-batches")
 	for i := range batches {
 		batches[i] = r.Perm(data.Train.Len())[:w.Batch]
@@ -95,17 +103,21 @@ func engineRates(t *testing.T, model string, data *datasets.Dataset) ([]float64,
 		start := time.Now()
 		for k := 0; k < w.LocalSteps; k++ {
 			e.Gradients(Step{Round: round, Local: k}, params, grads, batches, losses)
-			e.each(w.Workers, func(_, i int) {
-				for j, g := range grads[i] {
-					params[i][j] -= 0.01 * g
-				}
-			})
+			var wg sync.WaitGroup
+			for i := range params {
+				wg.Go(func() {
+					for j, g := range grads[i] {
+						params[i][j] -= 0.01 * g
+					}
+				})
+			}
+			wg.Wait()
 		}
 		if round > 0 {
-			rates = append(rates, float64(w.Workers*w.LocalSteps*w.Batch)/time.Since(start).Seconds())
+			rates = append(rates, float64(n*w.LocalSteps*w.Batch)/time.Since(start).Seconds())
 		}
 	}
-	return rates, e.model
+	return rates
 }
 
 // sgemmCeiling measures one core's sgemm GFLOP/s on large square matrices.
