@@ -68,7 +68,7 @@ type qgdsgdm struct {
 
 func newQGDSGDm(cfg Config, n int, x0 []float32) *qgdsgdm {
 	d := len(x0)
-	return &qgdsgdm{cfg: cfg, x: newGossiped("x", n, len(x0), x0), mh: vectors(n, d, nil), g: vectors(n, d, nil), start: vectors(n, d, nil)}
+	return &qgdsgdm{cfg: cfg, x: newGossiped("x", n, d, x0), mh: vectors(n, d, nil), g: vectors(n, d, nil), start: vectors(n, d, nil)}
 }
 
 func (o *qgdsgdm) X() [][]float32 { return o.x.cur }
@@ -119,7 +119,7 @@ type slowmo struct {
 
 func newSlowMo(cfg Config, n int, x0 []float32) *slowmo {
 	d := len(x0)
-	return &slowmo{cfg: cfg, x: newGossiped("x", n, len(x0), x0), m: vectors(n, d, nil), u: vectors(n, d, nil),
+	return &slowmo{cfg: cfg, x: newGossiped("x", n, d, x0), m: vectors(n, d, nil), u: vectors(n, d, nil),
 		g: vectors(n, d, nil), start: vectors(n, d, nil)}
 }
 
@@ -162,7 +162,7 @@ type dsgt struct {
 
 func newDSGT(cfg Config, n int, x0 []float32) *dsgt {
 	d := len(x0)
-	return &dsgt{cfg: cfg, x: newGossiped("x", n, len(x0), x0), y: newGossiped("y", n, d, nil),
+	return &dsgt{cfg: cfg, x: newGossiped("x", n, d, x0), y: newGossiped("y", n, d, nil),
 		g: vectors(n, d, nil), gPrev: vectors(n, d, nil)}
 }
 
@@ -207,7 +207,7 @@ type d2 struct {
 
 func newD2(cfg Config, n int, x0 []float32) *d2 {
 	d := len(x0)
-	return &d2{cfg: cfg, x: newGossiped("x", n, len(x0), x0), xPrev: vectors(n, d, nil), g: vectors(n, d, nil), gPrev: vectors(n, d, nil)}
+	return &d2{cfg: cfg, x: newGossiped("x", n, d, x0), xPrev: vectors(n, d, nil), g: vectors(n, d, nil), gPrev: vectors(n, d, nil)}
 }
 
 func (o *d2) X() [][]float32 { return o.x.cur }

@@ -4,7 +4,6 @@ package nn
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -308,7 +307,7 @@ func (e *GPU) masks(at Step, batches [][]int, pad int) []any {
 		}
 		s := m.shapes[li]
 		size, hw := s.size(), s.H*s.W
-		threshold, scale := uint64(math.Round(d.p*65536)), float32(1/(1-d.p))
+		threshold, scale := d.maskParams()
 		all := make([]float32, len(batches)*pad*size)
 		for i, batch := range batches {
 			b := len(batch)

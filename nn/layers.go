@@ -374,8 +374,14 @@ func (dropout) out(in shape) shape                { return in }
 func (dropout) params(shape) int                  { return 0 }
 func (dropout) init([]float32, shape, *rand.Rand) {}
 func (l dropout) bind(in shape, maxBatch int) kernel {
-	return &dropoutKernel{n: in.size(), mask: make([]float32, in.size()*maxBatch),
-		threshold: uint64(math.Round(l.p * 65536)), scale: float32(1 / (1 - l.p))}
+	threshold, scale := l.maskParams()
+	return &dropoutKernel{n: in.size(), mask: make([]float32, in.size()*maxBatch), threshold: threshold, scale: scale}
+}
+
+// maskParams are dropoutMask's threshold (a unit drops when its 16-bit
+// draw is below it) and the scale of kept units.
+func (l dropout) maskParams() (uint64, float32) {
+	return uint64(math.Round(l.p * 65536)), float32(1 / (1 - l.p))
 }
 
 type dropoutKernel struct {

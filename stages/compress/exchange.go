@@ -55,8 +55,10 @@ type Exchange struct {
 	dim   int
 	// copies and residuals per kind, created at a kind's first message.
 	copies, residuals map[string][][]float32
-	scratch           [][]float32
-	stats             map[string]*kindStats
+	// sent and decoded hold each worker's message before encoding and
+	// after decoding (scratch, reused every call).
+	sent, decoded [][]float32
+	stats         map[string]*kindStats
 }
 
 var _ algorithms.Comm = (*Exchange)(nil)
@@ -73,7 +75,7 @@ type kindStats struct {
 // NewExchange returns the exchange of a cell whose workers hold dim-long vectors.
 func NewExchange(cfg Config, n, dim int) (*Exchange, error) {
 	e := &Exchange{cfg: cfg, dim: dim, copies: map[string][][]float32{}, residuals: map[string][][]float32{},
-		scratch: vectors(n, dim), stats: map[string]*kindStats{}}
+		sent: vectors(n, dim), decoded: vectors(n, dim), stats: map[string]*kindStats{}}
 	if cfg.Spec.Codec != "none" {
 		c, err := NewCodec(cfg.Spec)
 		if err != nil {
@@ -87,8 +89,8 @@ func NewExchange(cfg Config, n, dim int) (*Exchange, error) {
 // Gossip is exact gossip (codec none) or CHOCO-gossip.
 func (e *Exchange) Gossip(t int, kind string, start []float32, x [][]float32, m algorithms.Mixing) {
 	if e.codec == nil {
-		m.Apply(e.scratch, x)
-		algorithms.Parallel(len(x), func(i int) { copy(x[i], e.scratch[i]) })
+		m.Apply(e.decoded, x)
+		algorithms.Parallel(len(x), func(i int) { copy(x[i], e.decoded[i]) })
 		e.count(kind, float64(32*e.dim), 0)
 		return
 	}
@@ -106,7 +108,7 @@ func (e *Exchange) Gossip(t int, kind string, start []float32, x [][]float32, m 
 	}
 	bits, errs := make([]int, len(x)), make([]float64, len(x))
 	algorithms.Parallel(len(x), func(i int) {
-		diff, q := e.scratch[i], make([]float32, e.dim)
+		diff, q := e.sent[i], e.decoded[i]
 		for k := range diff {
 			diff[k] = x[i][k] - xh[i][k]
 		}
@@ -133,7 +135,7 @@ func (e *Exchange) Gossip(t int, kind string, start []float32, x [][]float32, m 
 // feedback when configured.
 func (e *Exchange) Average(t int, kind string, x, from [][]float32) {
 	if e.codec == nil {
-		mean := e.scratch[0]
+		mean := e.decoded[0]
 		algorithms.Mean(mean, x)
 		algorithms.Parallel(len(x), func(i int) { copy(x[i], mean) })
 		e.count(kind, float64(32*e.dim), 0)
@@ -147,9 +149,9 @@ func (e *Exchange) Average(t int, kind string, x, from [][]float32) {
 		}
 	}
 	bits, errs := make([]int, len(x)), make([]float64, len(x))
-	q := e.scratch // q_i overwrites x_i - from_i in place
+	q := e.decoded
 	algorithms.Parallel(len(x), func(i int) {
-		msg := make([]float32, e.dim)
+		msg := e.sent[i]
 		for k := range msg {
 			msg[k] = x[i][k] - from[i][k]
 			if res != nil {
@@ -163,7 +165,7 @@ func (e *Exchange) Average(t int, kind string, x, from [][]float32) {
 			}
 		}
 	})
-	mean := make([]float32, e.dim)
+	mean := e.sent[0] // the messages are sent
 	algorithms.Mean(mean, q)
 	algorithms.Parallel(len(x), func(i int) {
 		for k := range mean {
@@ -269,8 +271,8 @@ func (e *Exchange) Restore(vecs map[string][][]float32, counters map[string]floa
 			if !ok {
 				continue
 			}
-			if len(v) != len(e.scratch) || len(v[0]) != e.dim {
-				return fmt.Errorf("checkpoint state %s%s has %d x %d entries, want %d x %d", prefix, k, len(v), len(v[0]), len(e.scratch), e.dim)
+			if len(v) != len(e.sent) || len(v[0]) != e.dim {
+				return fmt.Errorf("checkpoint state %s%s has %d x %d entries, want %d x %d", prefix, k, len(v), len(v[0]), len(e.sent), e.dim)
 			}
 			into[k] = v
 		}
