@@ -196,6 +196,11 @@ func TestErrors(t *testing.T) {
 		{"lambda range", strings.Replace(valid, "{name: d-sum}", "{name: gt-dsum, lambda: 1.5}", 1), []string{"bad.yaml:6:", `"algorithm.lambda"`, "[0, 1]"}},
 		{"negative lr", strings.Replace(valid, "lr: 0.1", "lr: -0.1", 1), []string{"bad.yaml:5:", `"lr"`, "positive"}},
 		{"infinite lr", strings.Replace(valid, "lr: 0.1", "lr: .inf", 1), []string{"bad.yaml:5:", `"lr"`}},
+		{"scale zero", valid + "scale: 0\n", []string{"bad.yaml:7:", `"scale"`, "(0, 1]", "raise rounds"}},
+		{"scale above one", valid + "scale: 2\n", []string{"bad.yaml:7:", `"scale"`, "(0, 1]"}},
+		{"scale swept", valid + "sweep: {scale: [0.5, 1]}\n", []string{"bad.yaml:7:", `"sweep.scale"`, "cannot be swept"}},
+		{"milestone beyond the scaled rounds", strings.Replace(valid, "rounds: 5", "rounds: 100", 1) + "scale: 0.1\nlr_schedule: {kind: step, milestones: [50]}\n",
+			[]string{"bad.yaml:8:", `"lr_schedule.milestones"`, "rounds-1 (9 at scale 0.1)"}},
 		{"unknown enum", valid + "topology: {kind: hypercube}\n", []string{"bad.yaml:7:", `"topology.kind"`, "erdos-renyi, exponential, full"}},
 		{"topology param not taken", valid + "topology: {kind: ring, p: 0.5}\n", []string{"bad.yaml:7:", `"topology.p"`, "ring does not take p; its parameters are: none"}},
 		{"erdos-renyi needs p", valid + "topology: {kind: erdos-renyi}\n", []string{"bad.yaml:7:", `"topology.p"`, "needs p"}},
@@ -307,5 +312,62 @@ func TestTableBlockIsNotPartOfCells(t *testing.T) {
 		if string(plain.Cells[i].Spec()) != string(tabled.Cells[i].Spec()) || tabled.Cells[i].Config.Table != nil {
 			t.Errorf("cell %d changed with the table block", i)
 		}
+	}
+}
+
+// TestScale checks that scale shrinks every cell's rounds and nothing else,
+// enters the manifest hash, and that SetScale (ump run --scale) is the same
+// as writing the field.
+func TestScale(t *testing.T) {
+	base := strings.Replace(valid, "rounds: 5", "rounds: 100", 1) + "topology: {kind: mesh-to-ring}\nsweep: {rounds: [100, 30]}\n"
+	full, err := Parse("a.yaml", []byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scaled, err := Parse("b.yaml", []byte(base+"scale: 0.1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if scaled.Hash == full.Hash {
+		t.Fatal("scale 0.1 left the manifest hash unchanged")
+	}
+	for i, want := range []int{10, 3} {
+		c := scaled.Cells[i]
+		if c.Config.Rounds != want || c.Config.Scale != nil {
+			t.Errorf("cell %d: rounds %d scale %v; want %d rounds and no scale", i, c.Config.Rounds, c.Config.Scale, want)
+		}
+		// The cell is the unscaled cell with fewer rounds: same spec, so the
+		// same cell key and cache entries.
+		want := full.Cells[i].Config
+		want.Rounds = c.Config.Rounds
+		if got := c.Spec(); string(got) != string((Cell{Config: want}).Spec()) {
+			t.Errorf("cell %d spec %s; want %s", i, got, (Cell{Config: want}).Spec())
+		}
+	}
+	one, err := Parse("c.yaml", []byte(base+"scale: 1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.Hash != full.Hash {
+		t.Error("scale: 1 (the default, written out) changed the hash")
+	}
+	if err := full.SetScale(0.1); err != nil {
+		t.Fatal(err)
+	}
+	if full.Hash != scaled.Hash || full.Cells[1].Config.Rounds != 3 {
+		t.Errorf("SetScale(0.1): hash %s, rounds %d; want %s and 3 as with scale: 0.1 in the file", full.Hash, full.Cells[1].Config.Rounds, scaled.Hash)
+	}
+	if err := full.SetScale(1); err != nil || full.Hash != one.Hash || full.Cells[0].Config.Rounds != 100 {
+		t.Errorf("SetScale(1) after SetScale(0.1): %v, hash %s rounds %d; want the unscaled manifest back", err, full.Hash, full.Cells[0].Config.Rounds)
+	}
+	if err := full.SetScale(1.5); err == nil || !strings.Contains(err.Error(), "--scale 1.5") {
+		t.Errorf("SetScale(1.5) = %v; want an error naming --scale", err)
+	}
+	stepped, err := Parse("d.yaml", []byte(base+"lr_schedule: {kind: step, milestones: [20]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stepped.SetScale(0.1); err == nil || !strings.Contains(err.Error(), "--scale") || !strings.Contains(err.Error(), "milestones") {
+		t.Errorf("SetScale(0.1) with a milestone at round 20: %v; want an error naming --scale and the milestones", err)
 	}
 }

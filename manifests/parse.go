@@ -27,6 +27,10 @@ type Cell struct {
 	Index  int               `json:"index"`
 	Label  map[string]string `json:"label"` // swept path -> canonical value
 	Config Manifest          `json:"config"`
+	// Config holds the rounds the cell runs, without a scale, so a scaled
+	// cell is the same cell as an unscaled one of that many rounds;
+	// rounds is the unscaled number, for SetScale.
+	rounds int
 }
 
 // LabelString renders the swept values as "path=value ..." in path order.
@@ -60,7 +64,7 @@ func Load(path string) (*Plan, error) {
 }
 
 // unsweepable lists fields a sweep may not vary.
-var unsweepable = map[string]bool{"version": true, "name": true, "table": true}
+var unsweepable = map[string]bool{"version": true, "name": true, "table": true, "scale": true}
 
 // Parse decodes, validates, normalises and expands a manifest. file names the
 // source in error messages.
@@ -124,6 +128,8 @@ func Parse(file string, data []byte) (*Plan, error) {
 			cell.Config = *c
 			cell.Config.Table = nil
 		}
+		cell.rounds = cell.Config.Rounds
+		cell.Config.Rounds, cell.Config.Scale = cell.Config.ScaledRounds(), nil
 		plan.Cells = append(plan.Cells, cell)
 		k := len(axes) - 1
 		for ; k >= 0; k-- {
@@ -170,6 +176,31 @@ func (p *Plan) SetEngine(engine string) error {
 		p.Cells[i].Config.Engine = engine
 	}
 	p.Hash = hashOf(p.Manifest)
+	return nil
+}
+
+// SetScale sets the scale of the manifest, as if the file said
+// `scale: SCALE` (the hash changes accordingly): every cell runs its rounds
+// times scale. It is what `ump run --scale` does.
+func (p *Plan) SetScale(scale float64) error {
+	if !(scale > 0 && scale <= 1) {
+		return &Error{Problems: []string{fmt.Sprintf("--scale %g: use a number in (0, 1] (to run longer, raise rounds in the manifest)", scale)}}
+	}
+	m := p.Manifest
+	m.Scale = &scale
+	if scale == 1 {
+		m.Scale = nil // the default, written out
+	}
+	cells := slices.Clone(p.Cells)
+	for i := range cells {
+		c := &cells[i].Config
+		c.Rounds, c.Scale = cells[i].rounds, m.Scale
+		if err := c.validate(func(string) string { return "--scale" }); err != nil {
+			return err
+		}
+		c.Rounds, c.Scale = c.ScaledRounds(), nil
+	}
+	p.Manifest, p.Cells, p.Hash = m, cells, hashOf(m)
 	return nil
 }
 

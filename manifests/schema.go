@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,13 +18,16 @@ const SchemaVersion = 1
 // Manifest is one experiment configuration. Field tags: yaml is the key in the
 // file, help says what is allowed (quoted in error messages).
 type Manifest struct {
-	Version    int     `yaml:"version" json:"version" help:"the schema version, 1"`
-	Name       string  `yaml:"name" json:"name" help:"a name of letters, digits, '.', '_' or '-'"`
-	Task       Task    `yaml:"task" json:"task" help:"a mapping: {dataset: mnist, model: lenet} or {dataset: quadratic, quadratic: {...}}"`
-	Workers    int     `yaml:"workers" json:"workers" help:"the number of workers, an integer from 1 to 1024"`
-	Rounds     int     `yaml:"rounds" json:"rounds" help:"the number of communication rounds, a positive integer"`
-	LocalSteps int     `yaml:"local_steps" json:"local_steps" help:"local steps per round (K), a positive integer"`
-	LR         float64 `yaml:"lr" json:"lr" help:"the learning rate, a positive number"`
+	Version int    `yaml:"version" json:"version" help:"the schema version, 1"`
+	Name    string `yaml:"name" json:"name" help:"a name of letters, digits, '.', '_' or '-'"`
+	Task    Task   `yaml:"task" json:"task" help:"a mapping: {dataset: mnist, model: lenet} or {dataset: quadratic, quadratic: {...}}"`
+	Workers int    `yaml:"workers" json:"workers" help:"the number of workers, an integer from 1 to 1024"`
+	Rounds  int    `yaml:"rounds" json:"rounds" help:"the number of communication rounds, a positive integer"`
+	// Scale is nil when rounds run in full (scale 1, the default); a plan's
+	// cells run ScaledRounds rounds.
+	Scale      *float64 `yaml:"scale" json:"scale,omitempty" help:"a number in (0, 1]: every cell runs rounds x scale rounds (rounded, at least 1) for a quick look (default 1)"`
+	LocalSteps int      `yaml:"local_steps" json:"local_steps" help:"local steps per round (K), a positive integer"`
+	LR         float64  `yaml:"lr" json:"lr" help:"the learning rate, a positive number"`
 	// LRSchedule is nil for a constant learning rate without warmup.
 	LRSchedule *Schedule `yaml:"lr_schedule" json:"lr_schedule,omitempty" help:"a mapping: {kind: constant|step|cosine, warmup: ROUNDS, milestones: [ROUND, ...], gamma}"`
 	BatchSize  int       `yaml:"batch_size" json:"batch_size,omitempty" help:"samples per worker and local step, a positive integer (default 128; data sets only)"`
@@ -318,6 +322,9 @@ func (m *Manifest) fillDefaults(given func(path string) bool) {
 	if m.Engine == "cpu" {
 		m.Engine = "" // the default, written out
 	}
+	if m.Scale != nil && *m.Scale == 1 {
+		m.Scale = nil // the default, written out
+	}
 	if c := m.Compression; c != nil {
 		if *c == (Compression{Codec: "none"}) {
 			m.Compression = nil // the default, written out
@@ -411,6 +418,9 @@ func (m *Manifest) validate(at func(path string) string) error {
 	}
 	if m.Rounds < 1 {
 		bad("rounds", "%d is out of range; use a positive integer", m.Rounds)
+	}
+	if m.Scale != nil && !(*m.Scale > 0 && *m.Scale <= 1) {
+		bad("scale", "%g is out of range; use a number in (0, 1] (to run longer, raise rounds)", *m.Scale)
 	}
 	if m.LocalSteps < 1 {
 		bad("local_steps", "%d is out of range; use a positive integer", m.LocalSteps)
@@ -619,7 +629,17 @@ func (m *Manifest) validateCompression(bad complaint, oneOf func(path, v string,
 	}
 }
 
-// validateSchedule checks the learning-rate schedule.
+// ScaledRounds is the number of rounds a cell runs: rounds x scale,
+// rounded to the nearest integer and at least 1.
+func (m *Manifest) ScaledRounds() int {
+	if m.Scale == nil {
+		return m.Rounds
+	}
+	return max(1, int(math.Round(float64(m.Rounds)**m.Scale)))
+}
+
+// validateSchedule checks the learning-rate schedule against the rounds
+// cells run.
 func (m *Manifest) validateSchedule(bad complaint, oneOf func(path, v string, allowed ...string),
 	onlyTakes func(path, kind string, takes []string, given map[string]bool)) {
 	sc := m.LRSchedule
@@ -632,16 +652,20 @@ func (m *Manifest) validateSchedule(bad complaint, oneOf func(path, v string, al
 		return
 	}
 	onlyTakes("lr_schedule", sc.Kind, takes, map[string]bool{"warmup": sc.Warmup != 0, "milestones": sc.Milestones != nil, "gamma": sc.Gamma != nil})
-	if sc.Warmup < 0 || sc.Warmup >= max(1, m.Rounds) {
-		bad("lr_schedule.warmup", "%d is out of range; use an integer from 0 to rounds-1 (%d)", sc.Warmup, m.Rounds-1)
+	rounds, note := m.ScaledRounds(), ""
+	if m.Scale != nil {
+		note = fmt.Sprintf(" at scale %g", *m.Scale)
+	}
+	if sc.Warmup < 0 || sc.Warmup >= max(1, rounds) {
+		bad("lr_schedule.warmup", "%d is out of range; use an integer from 0 to rounds-1 (%d%s)", sc.Warmup, rounds-1, note)
 	}
 	if sc.Kind == "step" {
 		if len(sc.Milestones) == 0 {
 			bad("lr_schedule.milestones", "step needs milestones, the rounds from which the rate is multiplied by gamma, e.g. [50, 75]")
 		}
 		for i, r := range sc.Milestones {
-			if r < 1 || r >= m.Rounds || (i > 0 && r <= sc.Milestones[i-1]) {
-				bad("lr_schedule.milestones", "%v is not allowed; use increasing round numbers from 1 to rounds-1 (%d)", sc.Milestones, m.Rounds-1)
+			if r < 1 || r >= rounds || (i > 0 && r <= sc.Milestones[i-1]) {
+				bad("lr_schedule.milestones", "%v is not allowed; use increasing round numbers from 1 to rounds-1 (%d%s)", sc.Milestones, rounds-1, note)
 				break
 			}
 		}

@@ -15,35 +15,56 @@ func runCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "run every cell of a manifest (cached stages are skipped, interrupted training resumes)",
 		ArgsUsage: "MANIFEST.yaml | EMBEDDED-NAME",
-		Description: "Prints `manifest <hash>` as the first line of stdout, progress on stderr, and the\n" +
-			"final metrics of every cell at the end (diverged cells show *).",
+		Description: "Prints `manifest <hash>` as the first line of stdout, progress on stderr, and at the\n" +
+			"end the final metrics of every cell (diverged cells show *) and the manifest's table\n" +
+			"(as `ump table HASH` prints it).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "until", Usage: "run each cell's stages up to and including `STAGE` (partition, topology, train), " +
 				"to inspect them with `ump show` before training; a plain rerun continues from there"},
 			&cli.StringFlag{Name: "engine", Usage: "train data-set cells on `ENGINE` (cpu or gpu), as if the manifest said engine: ENGINE " +
 				"(part of the hash; gpu needs a build with -tags xla, see `ump doctor`)"},
+			&cli.Float64Flag{Name: "scale", Value: 1, Usage: "run every cell for rounds x `SCALE` rounds (a number in (0, 1]), as if the manifest said " +
+				"scale: SCALE (part of the hash), for a quick look"},
 		},
 		Action: func(c *cli.Context) error {
 			path, err := oneArg(c, "the manifest file")
 			if err != nil {
 				return err
 			}
-			return runRun(c.Context, globalsOf(c), path, c.String("until"), c.String("engine"), c.App.Writer, c.App.ErrWriter)
+			opts := runOptions{until: c.String("until"), engine: c.String("engine")}
+			if c.IsSet("scale") {
+				opts.scale = c.Float64("scale")
+			}
+			return runRun(c.Context, globalsOf(c), path, opts, c.App.Writer, c.App.ErrWriter)
 		},
 	}
 }
 
-func runRun(ctx context.Context, g globals, path, until, engine string, stdout, stderr io.Writer) error {
+// runOptions are the flags of `ump run`; zero values leave the manifest as
+// it is.
+type runOptions struct {
+	until, engine string
+	scale         float64
+}
+
+func runRun(ctx context.Context, g globals, path string, opts runOptions, stdout, stderr io.Writer) error {
 	plan, err := manifests.Open(path)
 	if err != nil {
 		return err
 	}
+	until := opts.until
 	rerun := path // the arguments of `ump run` that rerun this
-	if engine != "" {
-		if err := plan.SetEngine(engine); err != nil {
+	if opts.engine != "" {
+		if err := plan.SetEngine(opts.engine); err != nil {
 			return badInput{err}
 		}
-		rerun = "--engine " + engine + " " + path
+		rerun = "--engine " + opts.engine + " " + rerun
+	}
+	if opts.scale != 0 {
+		if err := plan.SetScale(opts.scale); err != nil {
+			return badInput{err}
+		}
+		rerun = fmt.Sprintf("--scale %g %s", opts.scale, rerun)
 	}
 	stgs := pipeline.DefaultStages()
 	if err := pipeline.CheckUntil(stgs, until); err != nil {
@@ -81,6 +102,9 @@ func runRun(ctx context.Context, g globals, path, until, engine string, stdout, 
 		return err
 	}
 	if err := printFinal(ctx, stdout, store, reg); err != nil {
+		return err
+	}
+	if err := printTable(ctx, stdout, store, reg); err != nil {
 		return err
 	}
 	if out.Diverged+out.Failed > 0 {

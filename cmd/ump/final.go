@@ -63,3 +63,18 @@ func printFinal(ctx context.Context, w io.Writer, store *pipeline.Store, reg *pi
 	}
 	return tw.Flush()
 }
+
+// printTable prints the manifest's table, as `ump table HASH` does.
+func printTable(ctx context.Context, w io.Writer, store *pipeline.Store, reg *pipeline.Registration) error {
+	rep, err := store.Report(reg)
+	if err != nil {
+		return err
+	}
+	grid, err := store.Grid(ctx, rep, layout(&reg.Plan))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\ntable (ump table %.12s):\n", reg.Plan.Hash)
+	_, err = io.WriteString(w, grid.Markdown())
+	return err
+}
