@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-//go:embed quickstart.yaml examples/*.yaml
+//go:embed quickstart.yaml examples/*.yaml paper/*.yaml
 var embedded embed.FS
 
 // Open parses a manifest file, or, when no such file exists, the embedded

@@ -3,6 +3,8 @@ package manifests
 import (
 	"encoding/json"
 	"flag"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -272,7 +274,7 @@ func TestErrors(t *testing.T) {
 
 func TestEmbeddedManifests(t *testing.T) {
 	names := Embedded()
-	for _, want := range []string{"quickstart", "examples/algorithms-mnist", "examples/one-step-mnist", "examples/compression-mnist"} {
+	for _, want := range []string{"quickstart", "examples/quadratic", "examples/algorithms-mnist", "examples/one-step-mnist", "examples/compression-mnist"} {
 		if !slices.Contains(names, want) {
 			t.Fatalf("embedded manifests = %v, want %s among them", names, want)
 		}
@@ -369,5 +371,105 @@ func TestScale(t *testing.T) {
 	}
 	if err := stepped.SetScale(0.1); err == nil || !strings.Contains(err.Error(), "--scale") || !strings.Contains(err.Error(), "milestones") {
 		t.Errorf("SetScale(0.1) with a milestone at round 20: %v; want an error naming --scale and the milestones", err)
+	}
+}
+
+// TestPaperManifests lists the cell count of every paper manifest, checks
+// the paper's settings in every cell (10 workers, K=10, batch 128 or 256
+// on CIFAR-10, mesh-to-ring Metropolis-Hastings, the lr grid, seeds 1-3)
+// unless the manifest sweeps that setting, and that the quickstart is
+// Table 1's MNIST row at non-IID 0.1.
+func TestPaperManifests(t *testing.T) {
+	want := map[string]int{
+		// 5 algorithms x 3 non-IID degrees x 4 learning rates x 3 seeds
+		"paper/table1-mnist": 180, "paper/table1-fashion-mnist": 180, "paper/table1-emnist": 180,
+		"paper/table1-cifar10": 180, "paper/table1-agnews": 180,
+		// 2 algorithms x 10 alphas x 4 x 3
+		"paper/table2-mnist": 240, "paper/table2-emnist": 240, "paper/table2-cifar10": 240, "paper/table2-agnews": 240,
+		// 3 algorithms x 5 K x 4 x 3
+		"paper/fig-local-steps-mnist": 180, "paper/fig-local-steps-emnist": 180,
+		"paper/fig-local-steps-cifar10": 180, "paper/fig-local-steps-agnews": 180,
+		// 3 algorithms x 5 betas x 4 x 3
+		"paper/fig-momentum-mnist": 180, "paper/fig-momentum-emnist": 180,
+		"paper/fig-momentum-cifar10": 180, "paper/fig-momentum-agnews": 180,
+		// 3 algorithms x 4 worker counts x 4 x 3
+		"paper/fig-workers-mnist": 144, "paper/fig-workers-emnist": 144,
+		"paper/fig-workers-cifar10": 144, "paper/fig-workers-agnews": 144,
+		// 2 algorithms x 6 codecs x 4 x 3
+		"paper/compression-mnist": 144,
+	}
+	var got []string
+	for _, name := range Embedded() {
+		if strings.HasPrefix(name, "paper/") {
+			got = append(got, name)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("embedded paper manifests %v; want the %d of this test", got, len(want))
+	}
+	lrGrid := []float64{0.01, math.Pow(10, -1.5), 0.1, math.Pow(10, -0.5)}
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		plan, err := Open(name)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		t.Logf("%-32s %4d cells, %3d rounds each (hash %.12s)", name, len(plan.Cells), plan.Manifest.Rounds, plan.Hash)
+		if len(plan.Cells) != want[name] {
+			t.Errorf("%s: %d cells, want %d", name, len(plan.Cells), want[name])
+		}
+		if plan.Manifest.Table == nil || plan.Manifest.Table.Select != "lr" {
+			t.Errorf("%s: want a table block that tunes lr per entry", name)
+		}
+		swept := plan.Manifest.Sweep
+		lrs, seeds := map[float64]bool{}, map[int]bool{}
+		for _, c := range plan.Cells {
+			m := c.Config
+			lrs[m.LR], seeds[m.Seed] = true, true
+			batch := 128
+			if m.Task.Dataset == "cifar10" {
+				batch = 256
+			}
+			if (swept["workers"] == nil && m.Workers != 10) || (swept["local_steps"] == nil && m.LocalSteps != 10) ||
+				m.BatchSize != batch || m.Topology.Kind != "mesh-to-ring" || m.Topology.Weights != "metropolis-hastings" ||
+				m.Partition.Kind != "dirichlet" || m.Engine != "" {
+				t.Errorf("%s cell %d (%s): not the paper's settings: %s", name, c.Index, c.LabelString(), CanonicalJSON(m))
+			}
+			if a := m.Algorithm; a.Name == "gt-dsum" && (*a.Lambda != 0.8 || a.TrackerInit != "paper") {
+				t.Errorf("%s cell %d: gt-dsum with lambda %g, tracker_init %s", name, c.Index, *a.Lambda, a.TrackerInit)
+			}
+		}
+		for _, lr := range lrGrid {
+			if !lrs[lr] {
+				t.Errorf("%s: lr %g of the paper's grid is not swept (have %v)", name, lr, lrs)
+			}
+		}
+		if len(lrs) != 4 || len(seeds) != 3 || !seeds[1] || !seeds[2] || !seeds[3] {
+			t.Errorf("%s: lrs %v seeds %v; want the 4-point grid and seeds 1-3", name, lrs, seeds)
+		}
+	}
+
+	quick, err := Open("quickstart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table1, err := Open("paper/table1-mnist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := table1.SetScale(0.3); err != nil {
+		t.Fatal(err)
+	}
+	specs := map[string]bool{}
+	for _, c := range table1.Cells {
+		specs[string(c.Spec())] = true
+	}
+	for _, c := range quick.Cells {
+		if !specs[string(c.Spec())] {
+			t.Errorf("quickstart cell %s is not a cell of paper/table1-mnist at scale 0.3", c.LabelString())
+		}
+	}
+	if len(quick.Cells) != 5 {
+		t.Errorf("quickstart has %d cells; want the five algorithms", len(quick.Cells))
 	}
 }
