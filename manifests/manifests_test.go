@@ -274,7 +274,7 @@ func TestErrors(t *testing.T) {
 
 func TestEmbeddedManifests(t *testing.T) {
 	names := Embedded()
-	for _, want := range []string{"quickstart", "examples/quadratic", "examples/algorithms-mnist", "examples/one-step-mnist", "examples/compression-mnist"} {
+	for _, want := range []string{"quickstart", "examples/quadratic", "examples/algorithms-mnist", "examples/one-step-mnist", "examples/compression-mnist", "examples/gt-dsum-stability"} {
 		if !slices.Contains(names, want) {
 			t.Fatalf("embedded manifests = %v, want %s among them", names, want)
 		}
