@@ -186,6 +186,33 @@ func TestRunShowsHashTableAndCaches(t *testing.T) {
 	}
 }
 
+// TestRunScale runs a manifest with --scale: fewer rounds, a new hash, the
+// table printed, and cells shared with the unscaled manifest of that many
+// rounds (all cache hits).
+func TestRunScale(t *testing.T) {
+	store := t.TempDir()
+	small := strings.Replace(longManifest, "dim: 30000", "dim: 30", 1)
+	m := writeFile(t, "m.yaml", small)
+	scaled := ump(t, store, "run", "--scale", "0.25", m)
+	if scaled.code != 0 {
+		t.Fatalf("run --scale 0.25 exited %d: %s", scaled.code, scaled.stderr)
+	}
+	if !strings.Contains(scaled.stderr, "round 30/30") || strings.Contains(scaled.stderr, "/120") {
+		t.Errorf("--scale 0.25 of 120 rounds did not run 30:\n%s", scaled.stderr)
+	}
+	if !strings.Contains(scaled.stdout, "table (ump table ") || !strings.Contains(scaled.stdout, "| objective_gap |") {
+		t.Errorf("run did not print the manifest's table:\n%s", scaled.stdout)
+	}
+	short := ump(t, store, "run", writeFile(t, "short.yaml", strings.Replace(small, "rounds: 120", "rounds: 30", 1)))
+	if short.code != 0 || hashOf(t, short) == hashOf(t, scaled) || !strings.Contains(short.stderr, "(2 fully cached)") {
+		t.Errorf("the 30-round manifest: exit %d, hash equal to the scaled one: %v; want a different hash and every cell cached:\n%s",
+			short.code, hashOf(t, short) == hashOf(t, scaled), short.stderr)
+	}
+	if bad := ump(t, store, "run", "--scale", "0", m); bad.code != 2 || !strings.Contains(bad.stderr, "--scale 0: use a number in (0, 1]") {
+		t.Errorf("--scale 0: exit %d, %s; want exit 2 naming the flag", bad.code, bad.stderr)
+	}
+}
+
 func TestExitCodes(t *testing.T) {
 	store := t.TempDir()
 	bad := writeFile(t, "bad.yaml", "version: 1\nname: bad\ntask: {dataset: quadratic}\nrounds: 5\nlr: 0.1\nalgorithm: {name: d-sum}\nworkers: many\n")

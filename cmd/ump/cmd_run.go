@@ -33,7 +33,8 @@ func runCommand() *cli.Command {
 			}
 			opts := runOptions{until: c.String("until"), engine: c.String("engine")}
 			if c.IsSet("scale") {
-				opts.scale = c.Float64("scale")
+				scale := c.Float64("scale")
+				opts.scale = &scale
 			}
 			return runRun(c.Context, globalsOf(c), path, opts, c.App.Writer, c.App.ErrWriter)
 		},
@@ -44,7 +45,7 @@ func runCommand() *cli.Command {
 // it is.
 type runOptions struct {
 	until, engine string
-	scale         float64
+	scale         *float64
 }
 
 func runRun(ctx context.Context, g globals, path string, opts runOptions, stdout, stderr io.Writer) error {
@@ -60,11 +61,11 @@ func runRun(ctx context.Context, g globals, path string, opts runOptions, stdout
 		}
 		rerun = "--engine " + opts.engine + " " + rerun
 	}
-	if opts.scale != 0 {
-		if err := plan.SetScale(opts.scale); err != nil {
+	if opts.scale != nil {
+		if err := plan.SetScale(*opts.scale); err != nil {
 			return badInput{err}
 		}
-		rerun = fmt.Sprintf("--scale %g %s", opts.scale, rerun)
+		rerun = fmt.Sprintf("--scale %g %s", *opts.scale, rerun)
 	}
 	stgs := pipeline.DefaultStages()
 	if err := pipeline.CheckUntil(stgs, until); err != nil {
