@@ -204,11 +204,20 @@ func (g *Grid) text(e Entry, pm string) string {
 	case e.Missing:
 		return "–"
 	}
-	s := fmt.Sprintf("%.*f", g.Spec.Digits, e.Mean)
+	s := g.number(e.Mean)
 	if e.Seeds > 1 {
-		s += fmt.Sprintf(" %s %.*f", pm, g.Spec.Digits, e.Std)
+		s += " " + pm + " " + g.number(e.Std)
 	}
 	return s
+}
+
+// number renders a value with the table's decimals, in scientific
+// notation from 1e6 on (a blown-up but finite run).
+func (g *Grid) number(v float64) string {
+	if math.Abs(v) >= 1e6 {
+		return fmt.Sprintf("%.*e", g.Spec.Digits, v)
+	}
+	return fmt.Sprintf("%.*f", g.Spec.Digits, v)
 }
 
 func (g *Grid) selectNote(e Entry) string {
