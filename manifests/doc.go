@@ -8,5 +8,10 @@
 // cartesian product of the axes into Cells, each a complete Manifest without a
 // sweep. The hash is the sha256 of the canonical JSON of the normalised
 // manifest and the schema version, so key order and explicit defaults do not
-// change it.
+// change it. A scale shrinks every cell's rounds (Cell.Config holds the
+// rounds a cell runs, without the scale, so a scaled cell is the unscaled
+// cell of that many rounds); the scale stays in the manifest and its hash.
+//
+// Embedded manifests (Open by name): quickstart, examples/*, and paper/*,
+// one per experiment of the paper (see REPRODUCING.md).
 package manifests
