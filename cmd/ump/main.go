@@ -19,15 +19,16 @@ import (
 // Exit codes, documented in `ump help`.
 const (
 	exitOK          = 0
-	exitCells       = 1 // a cell failed or diverged, verify found a mismatch, or another error
+	exitCells       = 1 // a cell failed, verify found a mismatch, or another error
 	exitBadInput    = 2
 	exitStore       = 3
 	exitInterrupted = 130
 )
 
 const exitCodesHelp = `EXIT CODES:
-   0    every cell completed (run), every output matched (verify), or the command succeeded
-   1    some cell failed or diverged, verify found a mismatch, or an unexpected error
+   0    every cell completed or diverged (run), every output matched (verify), or the command succeeded
+   1    some cell failed (a diverged cell is a result: exit 0), verify found a mismatch,
+        or an unexpected error
    2    bad input: a manifest error (file, line and field are named), a bad flag, an unknown hash
    3    the store is unavailable: another process holds it (its PID is named) or it cannot be opened
    130  interrupted (Ctrl-C) at a safe point; rerun the same command to resume`
@@ -37,8 +38,8 @@ type badInput struct{ error }
 
 func (e badInput) Unwrap() error { return e.error }
 
-// errCells reports that some cells did not complete.
-var errCells = errors.New("some cells failed or diverged")
+// errCells reports that some cells failed.
+var errCells = errors.New("some cells failed")
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
