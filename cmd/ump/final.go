@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"text/tabwriter"
 
@@ -11,7 +12,9 @@ import (
 )
 
 // printFinal prints one line per cell: its swept values, status and final
-// figures. Diverged cells show * for every figure, as the paper's tables do.
+// figures (those that are not NaN in every cell shown, e.g. the bits of a
+// vector no algorithm sends). Diverged cells show * for every figure, as the
+// paper's tables do.
 func printFinal(ctx context.Context, w io.Writer, store *pipeline.Store, reg *pipeline.Registration) error {
 	rep, err := store.Report(reg)
 	if err != nil {
@@ -25,16 +28,20 @@ func printFinal(ctx context.Context, w io.Writer, store *pipeline.Store, reg *pi
 	for _, name := range pipeline.ParamColumns() {
 		params[name] = true
 	}
-	var figures []string
-	for _, c := range final.Columns {
-		if !params[c.Name] {
-			figures = append(figures, c.Name)
-		}
-	}
 	rowOf := map[int64]int{}
+	var shown []int // the rows printed with their figures (not diverged)
 	if cells := final.Column("cell"); cells != nil {
 		for r, idx := range cells.Ints {
 			rowOf[idx] = r
+			if rep.Cells[idx].Status != pipeline.Diverged {
+				shown = append(shown, r)
+			}
+		}
+	}
+	var figures []string
+	for _, c := range final.Columns {
+		if !params[c.Name] && !allNaN(c.Floats, shown) {
+			figures = append(figures, c.Name)
 		}
 	}
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
@@ -77,4 +84,17 @@ func printTable(ctx context.Context, w io.Writer, store *pipeline.Store, reg *pi
 	fmt.Fprintf(w, "\ntable (ump table %.12s):\n", reg.Plan.Hash)
 	_, err = io.WriteString(w, grid.Markdown())
 	return err
+}
+
+// allNaN reports whether a float column is NaN in every given row.
+func allNaN(values []float64, rows []int) bool {
+	if values == nil {
+		return false // an integer column
+	}
+	for _, r := range rows {
+		if !math.IsNaN(values[r]) {
+			return false
+		}
+	}
+	return true
 }
