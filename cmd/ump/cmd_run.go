@@ -102,10 +102,14 @@ func runRun(ctx context.Context, g globals, path string, opts runOptions, stdout
 	if err != nil {
 		return err
 	}
-	if err := printFinal(ctx, stdout, store, reg); err != nil {
+	rep, err := store.Report(reg)
+	if err != nil {
 		return err
 	}
-	if err := printTable(ctx, stdout, store, reg); err != nil {
+	if err := printFinal(ctx, stdout, store, rep); err != nil {
+		return err
+	}
+	if err := printTable(ctx, stdout, store, rep); err != nil {
 		return err
 	}
 	if out.Failed > 0 { // a diverged cell is a result (the paper's *), not a failure

@@ -15,11 +15,7 @@ import (
 // figures (those that are not NaN in every cell shown, e.g. the bits of a
 // vector no algorithm sends). Diverged cells show * for every figure, as the
 // paper's tables do.
-func printFinal(ctx context.Context, w io.Writer, store *pipeline.Store, reg *pipeline.Registration) error {
-	rep, err := store.Report(reg)
-	if err != nil {
-		return err
-	}
+func printFinal(ctx context.Context, w io.Writer, store *pipeline.Store, rep *pipeline.Report) error {
 	final, _, err := store.Export(ctx, rep, "final")
 	if err != nil {
 		return err
@@ -51,7 +47,7 @@ func printFinal(ctx context.Context, w io.Writer, store *pipeline.Store, reg *pi
 	}
 	fmt.Fprintln(tw)
 	for i, cell := range rep.Cells {
-		fmt.Fprintf(tw, "%d\t%s\t%s", i+1, reg.Plan.Cells[i].LabelString(), cell.Status)
+		fmt.Fprintf(tw, "%d\t%s\t%s", i+1, rep.Plan.Cells[i].LabelString(), cell.Status)
 		r, ok := rowOf[int64(i)]
 		for _, f := range figures {
 			c := final.Column(f)
@@ -72,16 +68,12 @@ func printFinal(ctx context.Context, w io.Writer, store *pipeline.Store, reg *pi
 }
 
 // printTable prints the manifest's table, as `ump table HASH` does.
-func printTable(ctx context.Context, w io.Writer, store *pipeline.Store, reg *pipeline.Registration) error {
-	rep, err := store.Report(reg)
+func printTable(ctx context.Context, w io.Writer, store *pipeline.Store, rep *pipeline.Report) error {
+	grid, err := store.Grid(ctx, rep, layout(&rep.Plan))
 	if err != nil {
 		return err
 	}
-	grid, err := store.Grid(ctx, rep, layout(&reg.Plan))
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\ntable (ump table %.12s):\n", reg.Plan.Hash)
+	fmt.Fprintf(w, "\ntable (ump table %.12s):\n", rep.Plan.Hash)
 	_, err = io.WriteString(w, grid.Markdown())
 	return err
 }
