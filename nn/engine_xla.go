@@ -15,7 +15,6 @@ import (
 	_ "github.com/gomlx/gomlx/backends/xla"      // "xla:/abs/path/plugin.so": PJRT, CUDA on GPU hosts
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
-	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/ump-lab/ump/datasets"
@@ -238,44 +237,15 @@ func (e *GPU) gatherBatches(split *datasets.Split, idx [][]int, pad int) *batchI
 	return in
 }
 
-// block is a consecutive part of the parameter vector that enters the
-// program as its own input: a layer's weights or its biases. (Gradients
-// are taken per input: slicing one big input would need a pad in the
-// backward pass.)
-type block struct{ from, to int }
-
-// blocks lists the parameter blocks in vector order.
-func (e *GPU) blocks() []block {
-	m := e.model
-	var out []block
-	for i, l := range m.layers {
-		off, in := m.offsets[i], m.shapes[i]
-		switch l := l.(type) {
-		case conv2d:
-			w := l.outC * in.C * l.k * l.k
-			out = append(out, block{off, off + w}, block{off + w, m.offsets[i+1]})
-		case linear:
-			w := l.outF * in.size()
-			out = append(out, block{off, off + w}, block{off + w, m.offsets[i+1]})
-		case embeddingBag:
-			out = append(out, block{off, m.offsets[i+1]})
-		}
-	}
-	return out
-}
-
 // args are the tensors of a call: each parameter block of every model
 // [k, size], the input, labels, weights.
 func (e *GPU) args(params [][]float32, in *batchInput) []any {
 	m := e.model
-	var args []any
-	for _, bl := range e.blocks() {
-		p := make([]float32, 0, len(params)*(bl.to-bl.from))
-		for _, v := range params {
-			p = append(p, v[bl.from:bl.to]...)
-		}
-		args = append(args, tensors.FromFlatDataAndDimensions(p, len(params), bl.to-bl.from))
+	p := make([]float32, 0, len(params)*m.Params)
+	for _, v := range params {
+		p = append(p, v...)
 	}
+	args := []any{tensors.FromFlatDataAndDimensions(p, len(params), m.Params)}
 	switch {
 	case m.text:
 		args = append(args, tensors.FromFlatDataAndDimensions(in.tokens, in.n, in.b, in.bagLen),
@@ -390,120 +360,34 @@ func finalize(ts []*tensors.Tensor) {
 	}
 }
 
-// trainGraph: inputs the parameter blocks ([n, size] each),
-// the input, labels [n,b], weights [n,b], then one mask per dropout layer;
-// outputs the per-worker mean losses [n] and their gradients [n,P].
+// trainGraph: inputs the parameters [n,P], the input, labels [n,b],
+// weights [n,b], then one mask per dropout layer; outputs the per-worker
+// mean losses [n] and their gradients [n,P].
 func (e *GPU) trainGraph(inputs []*Node) []*Node {
-	p, x, rest := e.split(inputs)
+	p, in, rest := e.split(inputs)
 	labels, weights, masks := rest[0], rest[1], rest[2:]
-	ce := e.crossEntropy(e.forward(p, x, masks), labels)
-	losses := ReduceSum(Mul(ce, weights), 1)
-	grads := Gradient(ReduceAllSum(losses), p...)
-	return []*Node{losses, Concatenate(grads, 1)}
+	t := e.model.graphForward(p, in, masks)
+	loss, dlogits, _ := crossEntropyGraph(t.acts[len(t.acts)-1], labels, weights, e.model.Classes)
+	return []*Node{loss, e.model.graphBackward(p, t, dlogits)}
 }
 
 // evalGraph: inputs params [k,P], the input, labels, weights (1 for a real
 // sample, 1/len as in training); outputs each model's mean loss over the
 // batch and its number of correct predictions.
 func (e *GPU) evalGraph(inputs []*Node) []*Node {
-	p, x, rest := e.split(inputs)
+	p, in, rest := e.split(inputs)
 	labels, weights := rest[0], rest[1]
-	logits := e.forward(p, x, nil)
-	losses := ReduceSum(Mul(e.crossEntropy(logits, labels), weights), 1)
+	t := e.model.graphForward(p, in, nil)
+	loss, _, hits := crossEntropyGraph(t.acts[len(t.acts)-1], labels, weights, e.model.Classes)
 	valid := ConvertDType(GreaterThan(weights, ZerosLike(weights)), dtypes.Float32)
-	hit := ConvertDType(Equal(ArgMax(logits, -1, dtypes.Int32), labels), dtypes.Float32)
-	return []*Node{losses, ReduceSum(Mul(hit, valid), 1)}
+	return []*Node{loss, ReduceSum(Mul(ConvertDType(hits, dtypes.Float32), valid), 1)}
 }
 
-// split separates the parameters and the model input (one node, or
-// tokens and bag weights for text) from the rest.
-func (e *GPU) split(inputs []*Node) (p, x, rest []*Node) {
-	k := len(e.blocks())
-	p, inputs = inputs[:k], inputs[k:]
+// split separates the parameters and the model input from the rest.
+func (e *GPU) split(inputs []*Node) (p *Node, in graphInput, rest []*Node) {
+	p, inputs = inputs[0], inputs[1:]
 	if e.model.text {
-		return p, inputs[:2], inputs[2:]
+		return p, graphInput{rows: inputs[0], bagW: inputs[1]}, inputs[2:]
 	}
-	return p, inputs[:1], inputs[1:]
-}
-
-// crossEntropy is the softmax cross-entropy [n,b] of logits [n,b,classes].
-func (e *GPU) crossEntropy(logits, labels *Node) *Node {
-	onehot := OneHot(labels, e.model.Classes, dtypes.Float32)
-	return Neg(ReduceSum(Mul(LogSoftmax(logits, -1), onehot), -1))
-}
-
-// forward runs the model for every worker; masks (training only) follow
-// the dropout layers. Activations are [n, b, C, H, W] or [n, b, F]. Only
-// operations every GoMLX backend differentiates are used (no slices of
-// values that need gradients: their gradient is a pad, which the pure-Go
-// backend lacks).
-func (e *GPU) forward(params []*Node, input []*Node, masks []*Node) *Node {
-	m := e.model
-	g := input[0].Graph()
-	n, b := input[0].Shape().Dimensions[0], input[0].Shape().Dimensions[1]
-	var x *Node
-	if !m.text {
-		x = input[0]
-	}
-	// next takes the next parameter block as [n, dims...].
-	next := func(dims ...int) *Node {
-		p := params[0]
-		params = params[1:]
-		return Reshape(p, append([]int{n}, dims...)...)
-	}
-	for i, l := range m.layers {
-		in, out := m.shapes[i], m.shapes[i+1]
-		switch l := l.(type) {
-		case conv2d:
-			if l.pad > 0 { // zero borders, by concatenation (every backend has it)
-				rows := Zeros(g, shapes.Make(dtypes.Float32, n, b, in.C, l.pad, in.W))
-				x = Concatenate([]*Node{rows, x, rows}, 3)
-				cols := Zeros(g, shapes.Make(dtypes.Float32, n, b, in.C, in.H+2*l.pad, l.pad))
-				x = Concatenate([]*Node{cols, x, cols}, 4)
-			}
-			// im2col by one gather: pixels [H*W, n*b*C] to patches
-			// [k*k, Ho*Wo, n, b, C], then one product with the kernels
-			// [n, O, C, k*k] batched over workers.
-			h, w := in.H+2*l.pad, in.W+2*l.pad
-			pixels := Reshape(TransposeAllAxes(x, 3, 4, 0, 1, 2), h*w, n*b*in.C)
-			idx := make([]int32, 0, l.k*l.k*out.H*out.W)
-			for di := 0; di < l.k; di++ {
-				for dj := 0; dj < l.k; dj++ {
-					for oi := 0; oi < out.H; oi++ {
-						for oj := 0; oj < out.W; oj++ {
-							idx = append(idx, int32((oi+di)*w+oj+dj))
-						}
-					}
-				}
-			}
-			at := Const(g, tensors.FromFlatDataAndDimensions(idx, len(idx), 1))
-			patches := Reshape(Gather(pixels, at), l.k*l.k, out.H*out.W, n, b, in.C)
-			y := Einsum("qpwbc,wocq->wbop", patches, next(l.outC, in.C, l.k*l.k))
-			y = Add(y, next(1, l.outC, 1))
-			x = Reshape(y, n, b, out.C, out.H, out.W)
-		case maxPool2:
-			if in.H%2 != 0 || in.W%2 != 0 { // the CPU engine drops the last odd row and column
-				x = Slice(x, AxisRange(), AxisRange(), AxisRange(), AxisRange(0, 2*out.H), AxisRange(0, 2*out.W))
-			}
-			x = ReduceMax(Reshape(x, n, b, in.C, out.H, 2, out.W, 2), 4, 6)
-		case relu:
-			x = Max(x, ZerosLike(x))
-		case flatten:
-			x = Reshape(x, n, b, in.size())
-		case linear:
-			w := next(l.outF, in.size())
-			x = Add(Einsum("wbi,woi->wbo", x, w), next(1, l.outF))
-		case dropout:
-			if masks != nil {
-				x = Mul(x, masks[0])
-				masks = masks[1:]
-			}
-		case embeddingBag:
-			emb := Reshape(next(l.vocab, l.dim), n*l.vocab, l.dim)
-			bag := input[0].Shape().Dimensions[2]
-			rows := Reshape(Gather(emb, Reshape(input[0], n*b*bag, 1)), n, b, bag, l.dim)
-			x = ReduceSum(Mul(rows, ExpandAxes(input[1], -1)), 2)
-		}
-	}
-	return x
+	return p, graphInput{x: inputs[0]}, inputs[1:]
 }
