@@ -1,0 +1,755 @@
+//go:build xla
+
+package nn
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/ump-lab/ump/algorithms"
+	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/nn/rng"
+)
+
+// Cohort trains cells that share their shapes on one device, in lockstep:
+// every cell's workers and optimizer state stay on the device, and a round
+// of every cell — K local steps (batch gather, forward, backward, weight
+// decay, the algorithm's update), the gossip and the algorithm's
+// post-round step — is one execution of one compiled program over a
+// leading axis of cells × workers models. Per-cell numbers (learning
+// rate, the algorithm's parameters, batches, dropout masks, the mixing
+// matrix) are inputs, so one compilation serves every cell of the shape.
+// The training and test splits are uploaded once. A round sends the
+// batches' sample indices and bit-packed dropout masks (drawn on the host
+// from the CPU engine's streams) and returns the per-step losses and a
+// finite flag per cell; state comes back only when State is called.
+type Cohort struct {
+	shape   CohortShape
+	model   *Model
+	data    *datasets.Dataset
+	backend backends.Backend
+	names   []string // the algorithm's state vectors, x first
+	round   *Exec
+	eval    *Exec
+	state   []*tensors.Tensor // per name: [cells*workers, Params] on the device
+	train   splitTensors
+	test    splitTensors
+	evalB   int // test samples per evaluation call
+}
+
+// CohortShape is what the cells of a cohort share: everything that fixes
+// the program's shapes and its update rule.
+type CohortShape struct {
+	Model      string
+	Algorithm  string
+	Cells      int
+	Workers    int
+	LocalSteps int
+	Batch      int
+}
+
+// CellRound is one cell's part of a round.
+type CellRound struct {
+	// Active: a frozen cell (diverged, finished, or an empty slot) keeps
+	// its state; nothing else of it is read.
+	Active bool
+	Config algorithms.Config // the algorithm's parameters (Name is the cohort's)
+	Seed   uint64            // the cell's seed: names its dropout streams
+	Round  int               // from 0
+	LR     float64
+	Mix    algorithms.Mixing
+	// Batches[i][k] are worker i's sample indices at local step k.
+	Batches [][][]int
+}
+
+// CellScores is one cell's evaluation: each worker's local model and the
+// average model on the test split, and mean_i |x_i - xbar|^2.
+type CellScores struct {
+	Local             []Score
+	Consensus         Score
+	ConsensusDistance float64
+}
+
+// splitTensors is a split resident on the device (uploaded at the first
+// call): pixels [N, sample] uint8, features [N, D] float32, or token bags
+// [N, L] with weights 1/len; labels [N]; the standardisation table.
+type splitTensors struct {
+	len                 int
+	x, bagW, labels, lut *tensors.Tensor
+}
+
+// Scalars of a cell, in the program's [cells, cellScalars] input.
+const (
+	sEta = iota
+	sAlphaEta
+	sBeta
+	sLambda
+	sOneMinusLambda
+	sMu
+	sOneMinusMu
+	sBaseBeta
+	sSlowBeta
+	sSlowAlphaEta
+	sWD
+	sInvKEta
+	sInvEta
+	sNesterov
+	sUnbiased
+	sFirst
+	sActive
+	cellScalars
+)
+
+// StateNames are the state vectors of an algorithm, as its CPU
+// optimizer's State names them (checkpoints are interchangeable).
+func StateNames(algorithm string) ([]string, error) {
+	switch algorithm {
+	case "d-sum":
+		return []string{"x", "v"}, nil
+	case "gt-dsum":
+		return []string{"x", "v", "y", "d_prev"}, nil
+	case "dpsgd":
+		return []string{"x"}, nil
+	case "dsgdm", "local-sgd-m":
+		return []string{"x", "m"}, nil
+	case "qg-dsgdm":
+		return []string{"x", "m_hat"}, nil
+	case "slowmo":
+		return []string{"x", "m", "u"}, nil
+	case "dsgt":
+		return []string{"x", "y", "g_prev"}, nil
+	case "d2":
+		return []string{"x", "x_prev", "g_prev"}, nil
+	}
+	return nil, fmt.Errorf("gpu engine: unknown algorithm %q", algorithm)
+}
+
+// NewCohort builds a cohort on the backend config names (see NewGPU) and
+// compiles nothing yet (the first Round does). Every cell starts at x0 of
+// its seed; SetState replaces a cell's state (resume).
+func NewCohort(config string, data *datasets.Dataset, shape CohortShape, seeds []uint64) (*Cohort, error) {
+	m, err := NewModel(shape.Model, Input{Shape: data.Shape, Classes: data.Classes, Vocab: len(data.Vocab)})
+	if err != nil {
+		return nil, err
+	}
+	names, err := StateNames(shape.Algorithm)
+	if err != nil {
+		return nil, err
+	}
+	if len(seeds) != shape.Cells || shape.Workers < 1 || shape.LocalSteps < 1 || shape.Batch < 1 {
+		return nil, fmt.Errorf("gpu engine: cohort %+v with %d seeds", shape, len(seeds))
+	}
+	backend, err := NewBackend(config)
+	if err != nil {
+		return nil, err
+	}
+	c := &Cohort{shape: shape, model: m, data: data, backend: backend, names: names}
+	var lut [][256]float32
+	if len(data.Shape) == 3 {
+		lut = standardise(&data.Train, data.Shape[0])
+	}
+	c.evalB = max(1, min(evalBatch, 32768/(shape.Cells*(shape.Workers+1))))
+	c.train = c.resident(&data.Train, lut, 1)
+	c.test = c.resident(&data.Test, lut, c.evalB)
+	if c.round, err = NewExec(backend, c.roundGraph); err != nil {
+		return nil, err
+	}
+	if c.eval, err = NewExec(backend, c.evalGraph); err != nil {
+		return nil, err
+	}
+	rows := shape.Cells * shape.Workers
+	for _, name := range names {
+		flat := make([]float32, rows*m.Params)
+		if name == "x" || name == "v" {
+			x0 := make([]float32, m.Params)
+			for cell, seed := range seeds {
+				m.Init(x0, seed)
+				for i := range shape.Workers {
+					copy(flat[(cell*shape.Workers+i)*m.Params:][:m.Params], x0)
+				}
+			}
+		}
+		c.state = append(c.state, tensors.FromFlatDataAndDimensions(flat, rows, m.Params))
+	}
+	return c, nil
+}
+
+// Name is the engine's name (see GPUName).
+func (c *Cohort) Name() string { return gpuName(c.backend) }
+
+// Params is the length of a parameter vector.
+func (c *Cohort) Params() int { return c.model.Params }
+
+// resident lays a split out for the device, padded with zeros to a
+// multiple of pad samples.
+func (c *Cohort) resident(s *datasets.Split, lut [][256]float32, pad int) splitTensors {
+	n := s.Len()
+	rows := (n + pad - 1) / pad * pad
+	out := splitTensors{len: n}
+	labels := make([]int32, rows)
+	copy(labels, s.Labels)
+	out.labels = tensors.FromFlatDataAndDimensions(labels, rows)
+	m := c.model
+	switch {
+	case m.text:
+		bag := 1
+		for i := 0; i < n; i++ {
+			bag = max(bag, int(s.Offsets[i+1]-s.Offsets[i]))
+		}
+		tokens, weights := make([]int32, rows*bag), make([]float32, rows*bag)
+		for i := 0; i < n; i++ {
+			b := s.Tokens[s.Offsets[i]:s.Offsets[i+1]]
+			copy(tokens[i*bag:], b)
+			for j := range b {
+				weights[i*bag+j] = 1 / float32(len(b))
+			}
+		}
+		out.x = tensors.FromFlatDataAndDimensions(tokens, rows, bag)
+		out.bagW = tensors.FromFlatDataAndDimensions(weights, rows, bag)
+	case m.in.Spatial:
+		size := m.in.C * m.in.H * m.in.W
+		pixels := make([]uint8, rows*size)
+		copy(pixels, s.Pixels)
+		out.x = tensors.FromFlatDataAndDimensions(pixels, rows, size)
+		flat := make([]float32, 0, 256*len(lut))
+		for _, t := range lut {
+			flat = append(flat, t[:]...)
+		}
+		out.lut = tensors.FromFlatDataAndDimensions(flat, len(flat))
+	default:
+		features := make([]float32, rows*m.in.C)
+		copy(features, s.Features)
+		out.x = tensors.FromFlatDataAndDimensions(features, rows, m.in.C)
+	}
+	return out
+}
+
+// args are a resident split's tensors, in the programs' order.
+func (s splitTensors) args() []any {
+	out := []any{s.x, s.labels}
+	if s.bagW != nil {
+		out = append(out, s.bagW)
+	}
+	if s.lut != nil {
+		out = append(out, s.lut)
+	}
+	return out
+}
+
+// dropoutLayers lists the dropout layers' indices.
+func (m *Model) dropoutLayers() []int {
+	var out []int
+	for i, l := range m.layers {
+		if _, ok := l.(dropout); ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// Round runs one round of every cell; cells[c] is cell slot c. It returns
+// each cell's per-worker, per-step mean mini-batch losses (worker-major)
+// and whether every parameter of the cell is finite afterwards.
+func (c *Cohort) Round(cells []CellRound) (losses [][]float64, finite []bool, err error) {
+	sh := c.shape
+	if len(cells) != sh.Cells {
+		return nil, nil, fmt.Errorf("gpu engine: a round of %d cells for a cohort of %d", len(cells), sh.Cells)
+	}
+	rows, k, b := sh.Cells*sh.Workers, sh.LocalSteps, sh.Batch
+	scalars := make([]float32, sh.Cells*cellScalars)
+	mix := make([]float64, sh.Cells*sh.Workers*sh.Workers)
+	idx := make([]int32, rows*k*b)
+	weights := make([]float32, rows*k*b)
+	drops := c.model.dropoutLayers()
+	words := make([]int, len(drops))
+	masks := make([][]uint16, len(drops))
+	for d, li := range drops {
+		words[d] = (c.model.shapes[li].size() + maskBits - 1) / maskBits
+		masks[d] = make([]uint16, rows*k*b*words[d])
+	}
+	for ci, cr := range cells {
+		if !cr.Active {
+			continue
+		}
+		if err := c.cellInputs(ci, &cr, scalars, mix, idx, weights); err != nil {
+			return nil, nil, err
+		}
+	}
+	c.drawMasks(cells, masks, words)
+	args := make([]any, 0, len(c.state)+8)
+	for _, t := range c.state {
+		d, err := DonateTensorBuffer(t, c.backend, 0)
+		if err != nil {
+			return nil, nil, fmt.Errorf("gpu engine: %w", err)
+		}
+		args = append(args, d)
+	}
+	args = append(args, tensors.FromFlatDataAndDimensions(scalars, sh.Cells, cellScalars),
+		tensors.FromFlatDataAndDimensions(mix, sh.Cells, sh.Workers, sh.Workers),
+		tensors.FromFlatDataAndDimensions(idx, rows, k, b), tensors.FromFlatDataAndDimensions(weights, rows, k, b))
+	for d := range drops {
+		args = append(args, tensors.FromFlatDataAndDimensions(masks[d], rows, k, b, words[d]))
+	}
+	args = append(args, c.train.args()...)
+	out, err := c.round.Exec(args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("gpu engine: round: %w", err)
+	}
+	c.state = out[:len(c.state)]
+	ls, fin := out[len(c.state)], out[len(c.state)+1]
+	l := tensors.MustCopyFlatData[float32](ls)
+	f := tensors.MustCopyFlatData[float32](fin)
+	finalize([]*tensors.Tensor{ls, fin})
+	losses, finite = make([][]float64, sh.Cells), make([]bool, sh.Cells)
+	for ci := range cells {
+		finite[ci] = f[ci] != 0
+		losses[ci] = make([]float64, sh.Workers*k)
+		for j := range losses[ci] {
+			losses[ci][j] = float64(l[ci*sh.Workers*k+j])
+		}
+	}
+	return losses, finite, nil
+}
+
+// cellInputs writes cell ci's scalars, mixing matrix, sample indices and
+// weights.
+func (c *Cohort) cellInputs(ci int, cr *CellRound, scalars []float32, mix []float64, idx []int32, weights []float32) error {
+	sh := c.shape
+	k, b := sh.LocalSteps, sh.Batch
+	a := cr.Config
+	eta := float32(cr.LR)
+	s := scalars[ci*cellScalars:][:cellScalars]
+	s[sEta], s[sAlphaEta], s[sBeta] = eta, float32(a.Alpha)*eta, float32(a.Beta)
+	s[sLambda], s[sOneMinusLambda] = float32(a.Lambda), 1-float32(a.Lambda)
+	s[sMu], s[sOneMinusMu] = float32(a.Mu), 1-float32(a.Mu)
+	s[sBaseBeta], s[sSlowBeta], s[sSlowAlphaEta] = float32(a.BaseBeta), float32(a.SlowBeta), float32(a.SlowAlpha)*eta
+	s[sWD] = float32(a.WeightDecay)
+	s[sInvKEta], s[sInvEta] = float32(1/(float64(k)*cr.LR)), float32(1/cr.LR)
+	s[sNesterov], s[sUnbiased], s[sFirst], s[sActive] = boolScalar(a.Nesterov), boolScalar(a.TrackerInit == "unbiased"), boolScalar(cr.Round == 0), 1
+	if len(cr.Mix.Rows) != sh.Workers || len(cr.Batches) != sh.Workers {
+		return fmt.Errorf("gpu engine: cell %d: %d mixing rows and %d workers' batches for %d workers", ci, len(cr.Mix.Rows), len(cr.Batches), sh.Workers)
+	}
+	for i, row := range cr.Mix.Rows {
+		for _, e := range row {
+			mix[(ci*sh.Workers+i)*sh.Workers+e.J] = e.W
+		}
+		if len(cr.Batches[i]) != k {
+			return fmt.Errorf("gpu engine: cell %d worker %d: %d batches for %d local steps", ci, i, len(cr.Batches[i]), k)
+		}
+		for step, batch := range cr.Batches[i] {
+			if len(batch) == 0 || len(batch) > b {
+				return fmt.Errorf("gpu engine: cell %d worker %d: a batch of %d samples (1..%d)", ci, i, len(batch), b)
+			}
+			at := ((ci*sh.Workers+i)*k + step) * b
+			for j, sample := range batch {
+				idx[at+j] = int32(sample)
+				weights[at+j] = 1 / float32(len(batch))
+			}
+		}
+	}
+	return nil
+}
+
+func boolScalar(b bool) float32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// drawMasks packs every active cell's dropout masks, drawn as the CPU
+// engine draws them (stream (seed, "dropout", worker, round, step), layer
+// by layer in its C x B x H x W or B x F order), into one bit per unit in
+// each sample's C x H x W order (bit j of word j/32).
+func (c *Cohort) drawMasks(cells []CellRound, masks [][]uint16, words []int) {
+	if len(masks) == 0 {
+		return
+	}
+	sh := c.shape
+	m := c.model
+	drops := m.dropoutLayers()
+	type job struct{ cell, worker int }
+	jobs := make(chan job)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf []float32
+			for j := range jobs {
+				cr := &cells[j.cell]
+				row := j.cell*sh.Workers + j.worker
+				for step, batch := range cr.Batches[j.worker] {
+					stream := rng.New(cr.Seed, "dropout", uint64(j.worker), uint64(cr.Round), uint64(step))
+					for d, li := range drops {
+						s := m.shapes[li]
+						threshold, scale := m.layers[li].(dropout).maskParams()
+						size, hw, bs := s.size(), s.H*s.W, len(batch)
+						buf = buf[:0]
+						buf = append(buf, make([]float32, size*bs)...)
+						dropoutMask(stream, threshold, scale, buf)
+						for k := 0; k < bs; k++ {
+							dst := masks[d][((row*sh.LocalSteps+step)*sh.Batch+k)*words[d]:][:words[d]]
+							for u := 0; u < size; u++ {
+								at := k*size + u // B x F
+								if s.Spatial {
+									at = ((u/hw)*bs+k)*hw + u%hw // C x B x H x W
+								}
+								if buf[at] != 0 {
+									dst[u/maskBits] |= 1 << (u % maskBits)
+								}
+							}
+						}
+					}
+				}
+			}
+		}()
+	}
+	for ci := range cells {
+		if cells[ci].Active {
+			for i := range sh.Workers {
+				jobs <- job{ci, i}
+			}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+}
+
+// State downloads cell ci's state vectors, by name, each [workers][Params].
+func (c *Cohort) State(ci int) (map[string][][]float32, error) {
+	out := map[string][][]float32{}
+	n, p := c.shape.Workers, c.model.Params
+	for k, name := range c.names {
+		flat, err := tensors.CopyFlatData[float32](c.state[k])
+		if err != nil {
+			return nil, fmt.Errorf("gpu engine: downloading %s: %w", name, err)
+		}
+		vs := make([][]float32, n)
+		for i := range vs {
+			vs[i] = append([]float32(nil), flat[(ci*n+i)*p:][:p]...)
+		}
+		out[name] = vs
+	}
+	return out, nil
+}
+
+// SetState uploads cell ci's state vectors (a checkpoint's, by name).
+func (c *Cohort) SetState(ci int, vectors map[string][][]float32) error {
+	n, p := c.shape.Workers, c.model.Params
+	for k, name := range c.names {
+		vs, ok := vectors[name]
+		if !ok || len(vs) != n {
+			return fmt.Errorf("gpu engine: the state lacks %q for %d workers", name, n)
+		}
+		flat, err := tensors.CopyFlatData[float32](c.state[k])
+		if err != nil {
+			return fmt.Errorf("gpu engine: downloading %s: %w", name, err)
+		}
+		for i, v := range vs {
+			if len(v) != p {
+				return fmt.Errorf("gpu engine: state %q has dimension %d, want %d", name, len(v), p)
+			}
+			copy(flat[(ci*n+i)*p:][:p], v)
+		}
+		c.state[k].FinalizeAll()
+		c.state[k] = tensors.FromFlatDataAndDimensions(flat, n*c.shape.Cells, p)
+	}
+	return nil
+}
+
+// Evaluate scores every cell's local models and average model on the
+// test split (on the device; only sums come back).
+func (c *Cohort) Evaluate() ([]CellScores, error) {
+	sh := c.shape
+	models := sh.Cells * (sh.Workers + 1)
+	loss, correct := make([]float64, models), make([]float64, models)
+	var distance []float64
+	for start := 0; start < c.test.len; start += c.evalB {
+		args := append([]any{c.state[0], int32(start)}, c.test.args()...)
+		out, err := c.eval.Exec(args...)
+		if err != nil {
+			return nil, fmt.Errorf("gpu engine: evaluation: %w", err)
+		}
+		l := tensors.MustCopyFlatData[float32](out[0])
+		h := tensors.MustCopyFlatData[float32](out[1])
+		if distance == nil {
+			distance = tensors.MustCopyFlatData[float64](out[2])
+		}
+		finalize(out)
+		for i := range models {
+			loss[i] += float64(l[i])
+			correct[i] += float64(h[i])
+		}
+	}
+	n := float64(c.test.len)
+	score := func(i int) Score { return Score{Loss: loss[i] / n, Accuracy: correct[i] / n} }
+	out := make([]CellScores, sh.Cells)
+	for ci := range out {
+		for i := range sh.Workers {
+			out[ci].Local = append(out[ci].Local, score(ci*sh.Workers+i))
+		}
+		out[ci].Consensus = score(sh.Cells*sh.Workers + ci)
+		out[ci].ConsensusDistance = distance[ci]
+	}
+	return out, nil
+}
+
+// Close frees the cohort's device memory.
+func (c *Cohort) Close() {
+	finalize(c.state)
+	for _, s := range []splitTensors{c.train, c.test} {
+		for _, t := range []*tensors.Tensor{s.x, s.bagW, s.labels, s.lut} {
+			if t != nil {
+				t.FinalizeAll()
+			}
+		}
+	}
+	c.round.Finalize()
+	c.eval.Finalize()
+}
+
+// gatherInput loads samples idx [models, b] of a resident split: images
+// standardised through the table, features, or token bags (rows into the
+// models' stacked embedding tables).
+func (c *Cohort) gatherInput(split []*Node, idx *Node) (graphInput, *Node) {
+	m := c.model
+	d := idx.Shape().Dimensions
+	models, b := d[0], d[1]
+	flat := Reshape(idx, models*b, 1)
+	labels := Reshape(Gather(split[1], flat), models, b)
+	switch {
+	case m.text:
+		tokens := Gather(split[0], flat) // [models*b, L]
+		bag := tokens.Shape().Dimensions[1]
+		tokens = Reshape(tokens, models, b, bag)
+		offset := MulScalar(Iota(idx.Graph(), shapes.Make(dtypes.Int32, models, b, bag), 0), len(c.data.Vocab))
+		bagW := Reshape(Gather(split[2], flat), models, b, bag)
+		return graphInput{rows: Add(tokens, offset), bagW: bagW}, labels
+	case m.in.Spatial:
+		in := m.in
+		pixels := ConvertDType(Gather(split[0], flat), dtypes.Int32) // [models*b, C*H*W]
+		channel := MulScalar(Iota(idx.Graph(), shapes.Make(dtypes.Int32, models*b, in.C, in.H*in.W), 1), 256)
+		at := Add(Reshape(pixels, models*b, in.C, in.H*in.W), channel)
+		x := Gather(split[2], Reshape(at, models*b*in.C*in.H*in.W, 1))
+		return graphInput{x: Reshape(x, models, b, in.C, in.H, in.W)}, labels
+	default:
+		return graphInput{x: Reshape(Gather(split[0], flat), models, b, m.in.C)}, labels
+	}
+}
+
+// splitNodes is the number of a resident split's inputs.
+func (c *Cohort) splitNodes() int {
+	if c.model.text || c.model.in.Spatial {
+		return 3
+	}
+	return 2
+}
+
+// roundGraph: inputs the state vectors [rows, P], the scalars [cells,
+// cellScalars], the mixing matrices [cells, n, n] (float64), sample
+// indices and weights [rows, K, b], one packed mask [rows, K, b, words]
+// per dropout layer, then the resident training split; outputs the new
+// state vectors, the losses [rows, K] and a finite flag per cell.
+func (c *Cohort) roundGraph(inputs []*Node) []*Node {
+	sh := c.shape
+	m := c.model
+	ns := len(c.names)
+	state := map[string]*Node{}
+	for k, name := range c.names {
+		state[name] = inputs[k]
+	}
+	old := append([]*Node(nil), inputs[:ns]...)
+	scal, mixing, idx, weights := inputs[ns], inputs[ns+1], inputs[ns+2], inputs[ns+3]
+	drops := m.dropoutLayers()
+	packed := inputs[ns+4 : ns+4+len(drops)]
+	split := inputs[ns+4+len(drops):]
+	rows := sh.Cells * sh.Workers
+	p := m.Params
+	// col is cell scalar s as a [rows, 1] column (one value per cell).
+	col := func(s int) *Node {
+		v := Slice(scal, AxisRange(), AxisElem(s)) // [cells, 1]
+		return Reshape(BroadcastToDims(Reshape(v, sh.Cells, 1, 1), sh.Cells, sh.Workers, 1), rows, 1)
+	}
+	is := func(s int) *Node { return BroadcastToDims(GreaterThan(col(s), ZerosLike(col(s))), rows, p) }
+	mix := func(x *Node) *Node {
+		x64 := Reshape(ConvertDType(x, dtypes.Float64), sh.Cells, sh.Workers, p)
+		return Reshape(ConvertDType(Einsum("cij,cjp->cip", mixing, x64), dtypes.Float32), rows, p)
+	}
+	average := func(x *Node) *Node {
+		x64 := Reshape(ConvertDType(x, dtypes.Float64), sh.Cells, sh.Workers, p)
+		mean := DivScalar(ReduceSum(x64, 1), float64(sh.Workers))
+		return Reshape(BroadcastToDims(ExpandAxes(ConvertDType(mean, dtypes.Float32), 1), sh.Cells, sh.Workers, p), rows, p)
+	}
+	eta, wd, beta := col(sEta), col(sWD), col(sBeta)
+	first, nesterov := is(sFirst), is(sNesterov)
+	start := state["x"]
+	var losses []*Node
+	for tau := 0; tau < sh.LocalSteps; tau++ {
+		stepIdx := Reshape(Slice(idx, AxisRange(), AxisElem(tau), AxisRange()), rows, sh.Batch)
+		stepW := Reshape(Slice(weights, AxisRange(), AxisElem(tau), AxisRange()), rows, sh.Batch)
+		in, labels := c.gatherInput(split, stepIdx)
+		var masks []*Node
+		for d, li := range drops {
+			masks = append(masks, unpackMask(packed[d], tau, m.shapes[li], m.layers[li].(dropout)))
+		}
+		x := state["x"]
+		t := m.graphForward(x, in, masks)
+		loss, dlogits, _ := crossEntropyGraph(t.acts[len(t.acts)-1], labels, stepW, m.Classes)
+		losses = append(losses, loss)
+		g := Add(m.graphBackward(x, t, dlogits), Mul(wd, x))
+		c.localStep(state, g, tau, eta, beta, first, nesterov, col)
+	}
+	c.communicate(state, start, col, mix, average)
+	outs := make([]*Node, 0, ns+2)
+	active := is(sActive)
+	for k, name := range c.names {
+		outs = append(outs, Where(active, state[name], old[k]))
+	}
+	fin := LogicalAll(IsFinite(Reshape(outs[0], sh.Cells, sh.Workers*p)), 1)
+	return append(outs, Stack(losses, 1), ConvertDType(fin, dtypes.Float32))
+}
+
+// maskBits is the number of mask bits per packed word.
+const maskBits = 16
+
+// unpackMask expands step tau's packed mask [rows, K, b, words] (uint16
+// words, bit j of word u/16 for unit u) into the layer's [rows, b, C, H, W]
+// or [rows, b, F] mask of 0 and the scale. Bits are read with float
+// arithmetic, exact for 16-bit words (every backend has it): bit j of v is
+// floor(v 2^-j) - 2 floor(v 2^-(j+1)).
+func unpackMask(packed *Node, tau int, s shape, d dropout) *Node {
+	dims := packed.Shape().Dimensions
+	rows, b, words := dims[0], dims[2], dims[3]
+	w := Reshape(Slice(packed, AxisRange(), AxisElem(tau), AxisRange(), AxisRange()), rows, b, words, 1)
+	w = ConvertDType(w, dtypes.Float32)
+	pow, pow2 := make([]float32, maskBits), make([]float32, maskBits)
+	for j := range pow {
+		pow[j], pow2[j] = float32(math.Ldexp(1, -j)), float32(math.Ldexp(1, -j-1))
+	}
+	g := packed.Graph()
+	at := func(v []float32) *Node { return Const(g, tensors.FromFlatDataAndDimensions(v, 1, 1, 1, maskBits)) }
+	bits := Sub(Floor(Mul(w, at(pow))), MulScalar(Floor(Mul(w, at(pow2))), 2))
+	bits = Slice(Reshape(bits, rows, b, words*maskBits), AxisRange(), AxisRange(), AxisRange(0, s.size()))
+	_, scale := d.maskParams()
+	mask := MulScalar(bits, float64(scale))
+	if s.Spatial {
+		return Reshape(mask, rows, b, s.C, s.H, s.W)
+	}
+	return Reshape(mask, rows, b, s.size())
+}
+
+// localStep applies the algorithm's local update with gradient g (weight
+// decay included) at local step tau (spec/algorithms.md).
+func (c *Cohort) localStep(st map[string]*Node, g *Node, tau int, eta, beta, first, nesterov *Node, col func(int) *Node) {
+	x := st["x"]
+	sum := func(dir *Node) { // SUM: u = x - eta d; vn = x - alpha eta d; x = u + beta (vn - v); v = vn
+		vn := Sub(x, Mul(col(sAlphaEta), dir))
+		st["x"] = Add(Sub(x, Mul(eta, dir)), Mul(beta, Sub(vn, st["v"])))
+		st["v"] = vn
+	}
+	momentum := func(name string, b *Node) { // m = b m + g; x -= eta (m, or g + b m with Nesterov)
+		mm := Add(Mul(b, st[name]), g)
+		st[name] = mm
+		st["x"] = Sub(x, Mul(eta, Where(nesterov, Add(g, Mul(b, mm)), mm)))
+	}
+	switch c.shape.Algorithm {
+	case "d-sum":
+		sum(g)
+	case "gt-dsum":
+		y := st["y"]
+		if tau == 0 { // y^(0) is the first local step's gradient
+			y = Where(first, g, y)
+			st["y"] = y
+			st["d_prev"] = Where(And(first, is1(col(sUnbiased), x)), g, st["d_prev"])
+		}
+		sum(Add(Mul(col(sLambda), g), Mul(col(sOneMinusLambda), y)))
+	case "dpsgd":
+		st["x"] = Sub(x, Mul(eta, g))
+	case "dsgdm", "local-sgd-m":
+		momentum("m", beta)
+	case "qg-dsgdm":
+		mt := Add(Mul(beta, st["m_hat"]), g)
+		st["x"] = Sub(x, Mul(eta, Where(nesterov, Add(g, Mul(beta, mt)), mt)))
+	case "slowmo":
+		mm := Add(Mul(col(sBaseBeta), st["m"]), g)
+		st["m"] = mm
+		st["x"] = Sub(x, Mul(eta, mm))
+	case "dsgt":
+		y := Where(first, g, Sub(Add(st["y"], g), st["g_prev"]))
+		st["y"], st["g_prev"] = y, g
+		st["x"] = Sub(x, Mul(eta, y))
+	case "d2":
+		z := Where(first, Sub(x, Mul(eta, g)), Sub(Sub(MulScalar(x, 2), st["x_prev"]), Mul(eta, Sub(g, st["g_prev"]))))
+		st["x_prev"], st["g_prev"], st["x"] = x, g, z
+	}
+}
+
+// is1 is a column scalar flag broadcast like like.
+func is1(v, like *Node) *Node {
+	return BroadcastToDims(GreaterThan(v, ZerosLike(v)), like.Shape().Dimensions...)
+}
+
+// communicate applies the round's communication and post-round step;
+// start is x at the round's start.
+func (c *Cohort) communicate(st map[string]*Node, start *Node, col func(int) *Node, mix, average func(*Node) *Node) {
+	switch c.shape.Algorithm {
+	case "d-sum":
+		st["x"], st["v"] = mix(st["x"]), mix(st["v"])
+	case "gt-dsum":
+		st["x"], st["v"] = mix(st["x"]), mix(st["v"])
+		d := Mul(Sub(start, st["x"]), col(sInvKEta))
+		y := Sub(Add(st["y"], d), st["d_prev"])
+		st["d_prev"], st["y"] = d, mix(y)
+	case "dpsgd", "dsgdm", "dsgt", "d2":
+		st["x"] = mix(st["x"])
+		if c.shape.Algorithm == "dsgt" {
+			st["y"] = mix(st["y"])
+		}
+	case "local-sgd-m":
+		st["x"] = average(st["x"])
+	case "qg-dsgdm":
+		st["x"] = mix(st["x"])
+		dx := Mul(Sub(start, st["x"]), col(sInvKEta))
+		st["m_hat"] = Add(Mul(col(sMu), st["m_hat"]), Mul(col(sOneMinusMu), dx))
+	case "slowmo":
+		xbar := average(st["x"])
+		u := Add(Mul(col(sSlowBeta), st["u"]), Mul(Sub(start, xbar), col(sInvEta)))
+		st["u"], st["x"] = u, Sub(start, Mul(col(sSlowAlphaEta), u))
+	}
+}
+
+// evalGraph: inputs the models x [rows, P], the first test sample of this
+// call, then the resident test split; outputs per model — the rows, then
+// each cell's average model — the sum of losses and the number of hits on
+// the call's samples, and each cell's mean_i |x_i - xbar|^2 (float64).
+func (c *Cohort) evalGraph(inputs []*Node) []*Node {
+	sh := c.shape
+	m := c.model
+	x, start, split := inputs[0], inputs[1], inputs[2:]
+	g := x.Graph()
+	p := m.Params
+	x64 := Reshape(ConvertDType(x, dtypes.Float64), sh.Cells, sh.Workers, p)
+	mean := DivScalar(ReduceSum(x64, 1), float64(sh.Workers)) // [cells, P]
+	dev := Sub(x64, ExpandAxes(mean, 1))
+	distance := DivScalar(ReduceSum(Mul(dev, dev), 1, 2), float64(sh.Workers))
+	models := Concatenate([]*Node{x, ConvertDType(mean, dtypes.Float32)}, 0)
+	k := sh.Cells * (sh.Workers + 1)
+	sample := Add(Iota(g, shapes.Make(dtypes.Int32, c.evalB), 0), start)
+	valid := ConvertDType(LessThan(sample, Const(g, int32(c.test.len))), dtypes.Float32)
+	idx := BroadcastToDims(ExpandAxes(sample, 0), k, c.evalB)
+	in, labels := c.gatherInput(split, idx)
+	t := m.graphForward(models, in, nil)
+	w := BroadcastToDims(ExpandAxes(valid, 0), k, c.evalB)
+	loss, _, hits := crossEntropyGraph(t.acts[len(t.acts)-1], labels, w, m.Classes)
+	correct := ReduceSum(Mul(ConvertDType(hits, dtypes.Float32), w), 1)
+	return []*Node{loss, correct, distance}
+}

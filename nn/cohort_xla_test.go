@@ -1,0 +1,282 @@
+//go:build xla
+
+package nn
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/ump-lab/ump/algorithms"
+	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/nn/rng"
+)
+
+// cohortCase is a small cohort: 3 cells of 4 workers on a ring, LeNet on
+// MNIST-shaped data (dropout on), batches of up to 8 with one worker's
+// smaller; the cells differ in seed, learning rate and one parameter.
+type cohortCase struct {
+	cfgs  []algorithms.Config
+	k     int
+	lrs   []float64
+	seeds []uint64
+}
+
+const (
+	cohortWorkers = 4
+	cohortBatch   = 8
+)
+
+func cohortData() *datasets.Dataset {
+	d := randomData([]int{1, 28, 28}, 10, 96, 0, 0)
+	d.Test = d.Train
+	d.Test.Labels = d.Train.Labels[:40]
+	d.Test.Pixels = d.Train.Pixels[:40*784]
+	return d
+}
+
+// ringMixing is Metropolis-Hastings on a ring of n (weights 1/3).
+func ringMixing(t *testing.T, n int) algorithms.Mixing {
+	w := make([][]float64, n)
+	for i := range w {
+		w[i] = make([]float64, n)
+		w[i][i] = 1.0 / 3
+		w[i][(i+1)%n] += 1.0 / 3
+		w[i][(i+n-1)%n] += 1.0 / 3
+	}
+	m, err := algorithms.NewMixing(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// cohortBatches are worker i's batches of round r, step k, for a cell.
+func cohortBatches(seed uint64, round, k int) [][][]int {
+	out := make([][][]int, cohortWorkers)
+	for i := range out {
+		r := rng.New(seed, "test-batches", uint64(i), uint64(round))
+		for range k {
+			size := cohortBatch
+			if i == 1 {
+				size = 5
+			}
+			out[i] = append(out[i], r.Perm(96)[:size])
+		}
+	}
+	return out
+}
+
+func algorithmCases() map[string]cohortCase {
+	three := func(c algorithms.Config, vary func(*algorithms.Config, int)) []algorithms.Config {
+		out := make([]algorithms.Config, 3)
+		for i := range out {
+			out[i] = c
+			vary(&out[i], i)
+		}
+		return out
+	}
+	lrs, seeds := []float64{0.05, 0.1, 0.02}, []uint64{1, 2, 3}
+	c := func(cfgs []algorithms.Config, k int) cohortCase { return cohortCase{cfgs, k, lrs, seeds} }
+	return map[string]cohortCase{
+		"d-sum": c(three(algorithms.Config{Name: "d-sum", Alpha: 2, Beta: 0.9}, func(c *algorithms.Config, i int) {
+			c.Alpha = float64(i)
+		}), 2),
+		"gt-dsum": c(three(algorithms.Config{Name: "gt-dsum", Alpha: 2, Beta: 0.9, Lambda: 0.8, TrackerInit: "paper"}, func(c *algorithms.Config, i int) {
+			if i == 1 {
+				c.TrackerInit = "unbiased"
+			}
+			c.WeightDecay = 1e-3 * float64(i)
+		}), 2),
+		"dpsgd": c(three(algorithms.Config{Name: "dpsgd"}, func(*algorithms.Config, int) {}), 2),
+		"dsgdm": c(three(algorithms.Config{Name: "dsgdm", Beta: 0.9}, func(c *algorithms.Config, i int) {
+			c.Nesterov = i == 1
+		}), 2),
+		"local-sgd-m": c(three(algorithms.Config{Name: "local-sgd-m", Beta: 0.9}, func(c *algorithms.Config, i int) {
+			c.Nesterov = i == 2
+		}), 2),
+		"qg-dsgdm": c(three(algorithms.Config{Name: "qg-dsgdm", Beta: 0.9, Mu: 0.9}, func(c *algorithms.Config, i int) {
+			c.Nesterov, c.Mu = i == 1, 0.5+0.2*float64(i)
+		}), 2),
+		"slowmo": c(three(algorithms.Config{Name: "slowmo", BaseBeta: 0.5, SlowBeta: 0.5, SlowAlpha: 1}, func(c *algorithms.Config, i int) {
+			c.SlowAlpha = 1 + 0.5*float64(i)
+		}), 2),
+		"dsgt": c(three(algorithms.Config{Name: "dsgt"}, func(*algorithms.Config, int) {}), 1),
+		"d2":   c(three(algorithms.Config{Name: "d2"}, func(*algorithms.Config, int) {}), 1),
+	}
+}
+
+// cpuRounds runs a cell on the CPU engine and the CPU optimizer: its state
+// and the per-round worker-major step losses.
+func cpuRounds(t *testing.T, data *datasets.Dataset, cfg algorithms.Config, seed uint64, lr float64, k, rounds int) (map[string][][]float32, [][]float64) {
+	e, err := NewCPU("lenet", data, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x0 := make([]float32, e.Params())
+	e.Init(x0)
+	opt, err := algorithms.New(cfg, cohortWorkers, x0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var losses [][]float64
+	for r := range rounds {
+		batches := cohortBatches(seed, r, k)
+		step := make([]float64, cohortWorkers*k)
+		grads := func(tau int, x, g [][]float32) error {
+			bs := make([][]int, cohortWorkers)
+			for i := range bs {
+				bs[i] = batches[i][tau]
+			}
+			l := make([]float64, cohortWorkers)
+			e.Gradients(Step{Round: r, Local: tau}, x, g, bs, l)
+			for i, v := range l {
+				step[i*k+tau] = v
+			}
+			return nil
+		}
+		if err := opt.Round(&algorithms.Round{T: r, K: k, LR: lr, Grad: grads, Mix: ringMixing(t, cohortWorkers)}); err != nil {
+			t.Fatal(err)
+		}
+		losses = append(losses, step)
+	}
+	return opt.State(), losses
+}
+
+// newTestCohort builds a cohort of a case's cells.
+func newTestCohort(t *testing.T, config string, data *datasets.Dataset, name string, cc cohortCase) *Cohort {
+	co, err := NewCohort(config, data, CohortShape{Model: "lenet", Algorithm: name, Cells: len(cc.cfgs), Workers: cohortWorkers,
+		LocalSteps: cc.k, Batch: cohortBatch}, cc.seeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return co
+}
+
+// cohortRound runs round r of a case's cells; frozen[c] freezes cell c.
+func cohortRound(t *testing.T, co *Cohort, cc cohortCase, r int, frozen []bool) [][]float64 {
+	cells := make([]CellRound, len(cc.cfgs))
+	for c := range cells {
+		cells[c] = CellRound{Active: frozen == nil || !frozen[c], Config: cc.cfgs[c], Seed: cc.seeds[c], Round: r,
+			LR: cc.lrs[c], Mix: ringMixing(t, cohortWorkers), Batches: cohortBatches(cc.seeds[c], r, cc.k)}
+	}
+	losses, finite, err := co.Round(cells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, f := range finite {
+		if !f {
+			t.Fatalf("round %d: cell %d has non-finite parameters", r+1, c)
+		}
+	}
+	return losses
+}
+
+// relDiff is |a - b| / |a| over whole vectors.
+func relDiff(a, b [][]float32) float64 {
+	var d, n float64
+	for i := range a {
+		for k := range a[i] {
+			e := float64(a[i][k]) - float64(b[i][k])
+			d += e * e
+			n += float64(a[i][k]) * float64(a[i][k])
+		}
+	}
+	if n == 0 {
+		return math.Sqrt(d)
+	}
+	return math.Sqrt(d / n)
+}
+
+// TestCohortMatchesCPU: after one round, every state vector of every cell
+// of a cohort equals the CPU engine's and CPU optimizer's to a relative
+// 1e-5, for every algorithm, and so do the step losses and the evaluation;
+// after a second round (which takes the algorithms' later-round branches)
+// to 1e-3: a ReLU or max-pool decision flipped by rounding may move a few
+// units further.
+func TestCohortMatchesCPU(t *testing.T) {
+	data := cohortData()
+	for backendName, config := range gpuBackends(t) {
+		for name, cc := range algorithmCases() {
+			t.Run(backendName+"/"+name, func(t *testing.T) {
+				co := newTestCohort(t, config, data, name, cc)
+				defer co.Close()
+				for r, tol := range []float64{1e-5, 1e-3} {
+					losses := cohortRound(t, co, cc, r, nil)
+					scores, err := co.Evaluate()
+					if err != nil {
+						t.Fatal(err)
+					}
+					for c, cfg := range cc.cfgs {
+						want, wantLosses := cpuRounds(t, data, cfg, cc.seeds[c], cc.lrs[c], cc.k, r+1)
+						got, err := co.State(c)
+						if err != nil {
+							t.Fatal(err)
+						}
+						for vec, w := range want {
+							if d := relDiff(w, got[vec]); d > tol {
+								t.Errorf("round %d cell %d: %s differs from the CPU's by %.3g relative", r+1, c, vec, d)
+							} else {
+								t.Logf("round %d cell %d: %s within %.2g of the CPU's", r+1, c, vec, d)
+							}
+						}
+						for j, l := range wantLosses[r] {
+							if math.Abs(l-losses[c][j]) > tol*math.Abs(l) {
+								t.Errorf("round %d cell %d: loss %d is %g, the CPU's %g", r+1, c, j, losses[c][j], l)
+							}
+						}
+						cpu, _ := NewCPU("lenet", data, cc.seeds[c])
+						for i, s := range cpu.Evaluate(want["x"], &data.Test) {
+							checkScore(t, fmt.Sprintf("round %d cell %d worker %d", r+1, c, i), s, scores[c].Local[i], data.Test.Len(), tol)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+func checkScore(t *testing.T, what string, want, got Score, n int, tol float64) {
+	t.Helper()
+	if math.Abs(want.Loss-got.Loss) > tol*math.Abs(want.Loss) || math.Abs(want.Accuracy-got.Accuracy) > 1.5/float64(n) {
+		t.Errorf("%s: evaluation %+v, the CPU's %+v", what, got, want)
+	}
+}
+
+// TestCohortEqualsCellsAlone: a cohort of 3 cells gives each cell exactly
+// the state it reaches in a cohort of its own, and a frozen cell keeps its
+// state bit for bit while the others train on.
+func TestCohortEqualsCellsAlone(t *testing.T) {
+	data := cohortData()
+	cc := algorithmCases()["gt-dsum"]
+	co := newTestCohort(t, "go", data, "gt-dsum", cc)
+	defer co.Close()
+	for r := range 3 {
+		cohortRound(t, co, cc, r, []bool{false, r > 0, false})
+	}
+	for c := range cc.cfgs {
+		alone := cohortCase{cfgs: cc.cfgs[c : c+1], k: cc.k, lrs: cc.lrs[c : c+1], seeds: cc.seeds[c : c+1]}
+		one := newTestCohort(t, "go", data, "gt-dsum", alone)
+		rounds := 3
+		if c == 1 {
+			rounds = 1 // frozen after its first round
+		}
+		for r := range rounds {
+			cohortRound(t, one, alone, r, nil)
+		}
+		want, err := one.State(0)
+		one.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := co.State(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for vec, w := range want {
+			if d := relDiff(w, got[vec]); d != 0 {
+				t.Errorf("cell %d: %s differs from the cell run alone by %.3g", c, vec, d)
+			}
+		}
+	}
+}
