@@ -5,6 +5,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 
@@ -14,12 +15,11 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
-	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/nn/rng"
 )
 
-// Cohort trains cells that share their shapes on one device, in lockstep:
+// xlaCohort trains cells that share their shapes on one device, in lockstep:
 // every cell's workers and optimizer state stay on the device, and a round
 // of every cell — K local steps (batch gather, forward, backward, weight
 // decay, the algorithm's update), the gossip and the algorithm's
@@ -31,7 +31,7 @@ import (
 // batches' sample indices and bit-packed dropout masks (drawn on the host
 // from the CPU engine's streams) and returns the per-step losses and a
 // finite flag per cell; state comes back only when State is called.
-type Cohort struct {
+type xlaCohort struct {
 	shape   CohortShape
 	model   *Model
 	data    *datasets.Dataset
@@ -39,50 +39,19 @@ type Cohort struct {
 	names   []string // the algorithm's state vectors, x first
 	round   *Exec
 	eval    *Exec
+	rows    *Exec             // (state [rows, P], indices [k, 1]) -> those rows
+	setRows *Exec             // (state, update [n, P], from [rows, 1], mine [rows, 1]) -> state with rows replaced
 	state   []*tensors.Tensor // per name: [cells*workers, Params] on the device
 	train   splitTensors
 	test    splitTensors
 	evalB   int // test samples per evaluation call
 }
 
-// CohortShape is what the cells of a cohort share: everything that fixes
-// the program's shapes and its update rule.
-type CohortShape struct {
-	Model      string
-	Algorithm  string
-	Cells      int
-	Workers    int
-	LocalSteps int
-	Batch      int
-}
-
-// CellRound is one cell's part of a round.
-type CellRound struct {
-	// Active: a frozen cell (diverged, finished, or an empty slot) keeps
-	// its state; nothing else of it is read.
-	Active bool
-	Config algorithms.Config // the algorithm's parameters (Name is the cohort's)
-	Seed   uint64            // the cell's seed: names its dropout streams
-	Round  int               // from 0
-	LR     float64
-	Mix    algorithms.Mixing
-	// Batches[i][k] are worker i's sample indices at local step k.
-	Batches [][][]int
-}
-
-// CellScores is one cell's evaluation: each worker's local model and the
-// average model on the test split, and mean_i |x_i - xbar|^2.
-type CellScores struct {
-	Local             []Score
-	Consensus         Score
-	ConsensusDistance float64
-}
-
 // splitTensors is a split resident on the device (uploaded at the first
 // call): pixels [N, sample] uint8, features [N, D] float32, or token bags
 // [N, L] with weights 1/len; labels [N]; the standardisation table.
 type splitTensors struct {
-	len                 int
+	len                  int
 	x, bagW, labels, lut *tensors.Tensor
 }
 
@@ -108,34 +77,12 @@ const (
 	cellScalars
 )
 
-// StateNames are the state vectors of an algorithm, as its CPU
-// optimizer's State names them (checkpoints are interchangeable).
-func StateNames(algorithm string) ([]string, error) {
-	switch algorithm {
-	case "d-sum":
-		return []string{"x", "v"}, nil
-	case "gt-dsum":
-		return []string{"x", "v", "y", "d_prev"}, nil
-	case "dpsgd":
-		return []string{"x"}, nil
-	case "dsgdm", "local-sgd-m":
-		return []string{"x", "m"}, nil
-	case "qg-dsgdm":
-		return []string{"x", "m_hat"}, nil
-	case "slowmo":
-		return []string{"x", "m", "u"}, nil
-	case "dsgt":
-		return []string{"x", "y", "g_prev"}, nil
-	case "d2":
-		return []string{"x", "x_prev", "g_prev"}, nil
-	}
-	return nil, fmt.Errorf("gpu engine: unknown algorithm %q", algorithm)
-}
+var _ Cohort = (*xlaCohort)(nil)
 
-// NewCohort builds a cohort on the backend config names (see NewGPU) and
-// compiles nothing yet (the first Round does). Every cell starts at x0 of
-// its seed; SetState replaces a cell's state (resume).
-func NewCohort(config string, data *datasets.Dataset, shape CohortShape, seeds []uint64) (*Cohort, error) {
+// NewCohort builds a cohort on the backend config names (see NewGPU);
+// every cell's state is zero until SetState. Programs compile at their
+// first use.
+func NewCohort(config string, data *datasets.Dataset, shape CohortShape) (Cohort, error) {
 	m, err := NewModel(shape.Model, Input{Shape: data.Shape, Classes: data.Classes, Vocab: len(data.Vocab)})
 	if err != nil {
 		return nil, err
@@ -144,14 +91,14 @@ func NewCohort(config string, data *datasets.Dataset, shape CohortShape, seeds [
 	if err != nil {
 		return nil, err
 	}
-	if len(seeds) != shape.Cells || shape.Workers < 1 || shape.LocalSteps < 1 || shape.Batch < 1 {
-		return nil, fmt.Errorf("gpu engine: cohort %+v with %d seeds", shape, len(seeds))
+	if shape.Cells < 1 || shape.Workers < 1 || shape.LocalSteps < 1 || shape.Batch < 1 {
+		return nil, fmt.Errorf("gpu engine: cohort %+v: every size must be at least 1", shape)
 	}
 	backend, err := NewBackend(config)
 	if err != nil {
 		return nil, err
 	}
-	c := &Cohort{shape: shape, model: m, data: data, backend: backend, names: names}
+	c := &xlaCohort{shape: shape, model: m, data: data, backend: backend, names: names}
 	var lut [][256]float32
 	if len(data.Shape) == 3 {
 		lut = standardise(&data.Train, data.Shape[0])
@@ -165,32 +112,28 @@ func NewCohort(config string, data *datasets.Dataset, shape CohortShape, seeds [
 	if c.eval, err = NewExec(backend, c.evalGraph); err != nil {
 		return nil, err
 	}
+	if c.rows, err = NewExec(backend, func(state, idx *Node) *Node { return Gather(state, idx) }); err != nil {
+		return nil, err
+	}
+	setRows := func(state, update, from, mine *Node) *Node {
+		return Where(BroadcastToDims(mine, state.Shape().Dimensions...), Gather(update, from), state)
+	}
+	if c.setRows, err = NewExec(backend, setRows); err != nil {
+		return nil, err
+	}
 	rows := shape.Cells * shape.Workers
-	for _, name := range names {
-		flat := make([]float32, rows*m.Params)
-		if name == "x" || name == "v" {
-			x0 := make([]float32, m.Params)
-			for cell, seed := range seeds {
-				m.Init(x0, seed)
-				for i := range shape.Workers {
-					copy(flat[(cell*shape.Workers+i)*m.Params:][:m.Params], x0)
-				}
-			}
-		}
-		c.state = append(c.state, tensors.FromFlatDataAndDimensions(flat, rows, m.Params))
+	for range names {
+		c.state = append(c.state, tensors.FromFlatDataAndDimensions(make([]float32, rows*m.Params), rows, m.Params))
 	}
 	return c, nil
 }
 
 // Name is the engine's name (see GPUName).
-func (c *Cohort) Name() string { return gpuName(c.backend) }
-
-// Params is the length of a parameter vector.
-func (c *Cohort) Params() int { return c.model.Params }
+func (c *xlaCohort) Name() string { return gpuName(c.backend) }
 
 // resident lays a split out for the device, padded with zeros to a
 // multiple of pad samples.
-func (c *Cohort) resident(s *datasets.Split, lut [][256]float32, pad int) splitTensors {
+func (c *xlaCohort) resident(s *datasets.Split, lut [][256]float32, pad int) splitTensors {
 	n := s.Len()
 	rows := (n + pad - 1) / pad * pad
 	out := splitTensors{len: n}
@@ -258,7 +201,7 @@ func (m *Model) dropoutLayers() []int {
 // Round runs one round of every cell; cells[c] is cell slot c. It returns
 // each cell's per-worker, per-step mean mini-batch losses (worker-major)
 // and whether every parameter of the cell is finite afterwards.
-func (c *Cohort) Round(cells []CellRound) (losses [][]float64, finite []bool, err error) {
+func (c *xlaCohort) Round(cells []CellRound) (losses [][]float64, finite []bool, err error) {
 	sh := c.shape
 	if len(cells) != sh.Cells {
 		return nil, nil, fmt.Errorf("gpu engine: a round of %d cells for a cohort of %d", len(cells), sh.Cells)
@@ -321,7 +264,7 @@ func (c *Cohort) Round(cells []CellRound) (losses [][]float64, finite []bool, er
 
 // cellInputs writes cell ci's scalars, mixing matrix, sample indices and
 // weights.
-func (c *Cohort) cellInputs(ci int, cr *CellRound, scalars []float32, mix []float64, idx []int32, weights []float32) error {
+func (c *xlaCohort) cellInputs(ci int, cr *CellRound, scalars []float32, mix []float64, idx []int32, weights []float32) error {
 	sh := c.shape
 	k, b := sh.LocalSteps, sh.Batch
 	a := cr.Config
@@ -369,7 +312,7 @@ func boolScalar(b bool) float32 {
 // engine draws them (stream (seed, "dropout", worker, round, step), layer
 // by layer in its C x B x H x W or B x F order), into one bit per unit in
 // each sample's C x H x W order (bit j of word j/32).
-func (c *Cohort) drawMasks(cells []CellRound, masks [][]uint16, words []int) {
+func (c *xlaCohort) drawMasks(cells []CellRound, masks [][]uint16, words []int) {
 	if len(masks) == 0 {
 		return
 	}
@@ -383,31 +326,15 @@ func (c *Cohort) drawMasks(cells []CellRound, masks [][]uint16, words []int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var buf []float32
 			for j := range jobs {
 				cr := &cells[j.cell]
 				row := j.cell*sh.Workers + j.worker
 				for step, batch := range cr.Batches[j.worker] {
 					stream := rng.New(cr.Seed, "dropout", uint64(j.worker), uint64(cr.Round), uint64(step))
 					for d, li := range drops {
-						s := m.shapes[li]
-						threshold, scale := m.layers[li].(dropout).maskParams()
-						size, hw, bs := s.size(), s.H*s.W, len(batch)
-						buf = buf[:0]
-						buf = append(buf, make([]float32, size*bs)...)
-						dropoutMask(stream, threshold, scale, buf)
-						for k := 0; k < bs; k++ {
-							dst := masks[d][((row*sh.LocalSteps+step)*sh.Batch+k)*words[d]:][:words[d]]
-							for u := 0; u < size; u++ {
-								at := k*size + u // B x F
-								if s.Spatial {
-									at = ((u/hw)*bs+k)*hw + u%hw // C x B x H x W
-								}
-								if buf[at] != 0 {
-									dst[u/maskBits] |= 1 << (u % maskBits)
-								}
-							}
-						}
+						threshold, _ := m.layers[li].(dropout).maskParams()
+						at := ((row*sh.LocalSteps + step) * sh.Batch) * words[d]
+						packMask(stream, threshold, m.shapes[li], len(batch), masks[d][at:at+len(batch)*words[d]], words[d])
 					}
 				}
 			}
@@ -424,51 +351,115 @@ func (c *Cohort) drawMasks(cells []CellRound, masks [][]uint16, words []int) {
 	wg.Wait()
 }
 
+// packMask draws one dropout layer's mask for a batch of bs samples as
+// dropoutMask does — a unit drops when its 16-bit draw, four to a Uint64,
+// is below threshold, in the layer's C x B x H x W (images) or B x F order
+// — and sets the kept units' bits in dst (per sample `words` words, unit
+// u of the sample's C x H x W or F order at bit u%16 of word u/16).
+func packMask(r *rand.Rand, threshold uint64, s shape, bs int, dst []uint16, words int) {
+	var bits uint64
+	left := 0
+	keep := func() bool {
+		if left == 0 {
+			bits, left = r.Uint64(), 4
+		}
+		v := bits & 0xffff
+		bits >>= 16
+		left--
+		return v >= threshold
+	}
+	if !s.Spatial {
+		for k := 0; k < bs; k++ {
+			w := dst[k*words:][:words]
+			for u := 0; u < s.size(); u++ {
+				if keep() {
+					w[u/maskBits] |= 1 << (u % maskBits)
+				}
+			}
+		}
+		return
+	}
+	hw := s.H * s.W
+	for c := 0; c < s.C; c++ {
+		for k := 0; k < bs; k++ {
+			w := dst[k*words:][:words]
+			for u := c * hw; u < (c+1)*hw; u++ {
+				if keep() {
+					w[u/maskBits] |= 1 << (u % maskBits)
+				}
+			}
+		}
+	}
+}
+
 // State downloads cell ci's state vectors, by name, each [workers][Params].
-func (c *Cohort) State(ci int) (map[string][][]float32, error) {
+func (c *xlaCohort) State(ci int) (map[string][][]float32, error) {
 	out := map[string][][]float32{}
 	n, p := c.shape.Workers, c.model.Params
 	for k, name := range c.names {
-		flat, err := tensors.CopyFlatData[float32](c.state[k])
+		rows := make([]int32, n)
+		for i := range rows {
+			rows[i] = int32(ci*n + i)
+		}
+		got, err := c.rows.Exec(c.state[k], tensors.FromFlatDataAndDimensions(rows, n, 1))
+		if err != nil {
+			return nil, fmt.Errorf("gpu engine: downloading %s: %w", name, err)
+		}
+		flat, err := tensors.CopyFlatData[float32](got[0])
+		finalize(got)
 		if err != nil {
 			return nil, fmt.Errorf("gpu engine: downloading %s: %w", name, err)
 		}
 		vs := make([][]float32, n)
 		for i := range vs {
-			vs[i] = append([]float32(nil), flat[(ci*n+i)*p:][:p]...)
+			vs[i] = flat[i*p : (i+1)*p : (i+1)*p]
 		}
 		out[name] = vs
 	}
 	return out, nil
 }
 
-// SetState uploads cell ci's state vectors (a checkpoint's, by name).
-func (c *Cohort) SetState(ci int, vectors map[string][][]float32) error {
+// SetState uploads cell ci's state vectors (a checkpoint's, or the
+// optimizer's initial state, by name).
+func (c *xlaCohort) SetState(ci int, vectors map[string][][]float32) error {
 	n, p := c.shape.Workers, c.model.Params
+	rows := c.shape.Cells * n
+	from := make([]int32, rows) // row r takes update row from[r] where mine[r]
+	mine := make([]bool, rows)
+	for r := range rows {
+		if r/n == ci {
+			from[r], mine[r] = int32(r%n), true
+		}
+	}
 	for k, name := range c.names {
 		vs, ok := vectors[name]
 		if !ok || len(vs) != n {
 			return fmt.Errorf("gpu engine: the state lacks %q for %d workers", name, n)
 		}
-		flat, err := tensors.CopyFlatData[float32](c.state[k])
-		if err != nil {
-			return fmt.Errorf("gpu engine: downloading %s: %w", name, err)
-		}
-		for i, v := range vs {
+		flat := make([]float32, 0, n*p)
+		for _, v := range vs {
 			if len(v) != p {
 				return fmt.Errorf("gpu engine: state %q has dimension %d, want %d", name, len(v), p)
 			}
-			copy(flat[(ci*n+i)*p:][:p], v)
+			flat = append(flat, v...)
 		}
-		c.state[k].FinalizeAll()
-		c.state[k] = tensors.FromFlatDataAndDimensions(flat, n*c.shape.Cells, p)
+		old, err := DonateTensorBuffer(c.state[k], c.backend, 0)
+		if err != nil {
+			return fmt.Errorf("gpu engine: uploading %s: %w", name, err)
+		}
+		out, err := c.setRows.Exec(old, tensors.FromFlatDataAndDimensions(flat, n, p),
+			tensors.FromFlatDataAndDimensions(from, rows, 1), tensors.FromFlatDataAndDimensions(mine, rows, 1))
+		if err != nil {
+			return fmt.Errorf("gpu engine: uploading %s: %w", name, err)
+		}
+		c.state[k] = out[0]
 	}
 	return nil
 }
 
 // Evaluate scores every cell's local models and average model on the
 // test split (on the device; only sums come back).
-func (c *Cohort) Evaluate() ([]CellScores, error) {
+func (c *xlaCohort) Evaluate() ([]CellScores, error) {
 	sh := c.shape
 	models := sh.Cells * (sh.Workers + 1)
 	loss, correct := make([]float64, models), make([]float64, models)
@@ -504,7 +495,7 @@ func (c *Cohort) Evaluate() ([]CellScores, error) {
 }
 
 // Close frees the cohort's device memory.
-func (c *Cohort) Close() {
+func (c *xlaCohort) Close() {
 	finalize(c.state)
 	for _, s := range []splitTensors{c.train, c.test} {
 		for _, t := range []*tensors.Tensor{s.x, s.bagW, s.labels, s.lut} {
@@ -513,14 +504,15 @@ func (c *Cohort) Close() {
 			}
 		}
 	}
-	c.round.Finalize()
-	c.eval.Finalize()
+	for _, e := range []*Exec{c.round, c.eval, c.rows, c.setRows} {
+		e.Finalize()
+	}
 }
 
 // gatherInput loads samples idx [models, b] of a resident split: images
-// standardised through the table, features, or token bags (rows into the
-// models' stacked embedding tables).
-func (c *Cohort) gatherInput(split []*Node, idx *Node) (graphInput, *Node) {
+// standardised through the table ([models, b, H, W, C]), features, or
+// token bags (rows into the models' stacked embedding tables).
+func (c *xlaCohort) gatherInput(split []*Node, idx *Node) (graphInput, *Node) {
 	m := c.model
 	d := idx.Shape().Dimensions
 	models, b := d[0], d[1]
@@ -540,14 +532,14 @@ func (c *Cohort) gatherInput(split []*Node, idx *Node) (graphInput, *Node) {
 		channel := MulScalar(Iota(idx.Graph(), shapes.Make(dtypes.Int32, models*b, in.C, in.H*in.W), 1), 256)
 		at := Add(Reshape(pixels, models*b, in.C, in.H*in.W), channel)
 		x := Gather(split[2], Reshape(at, models*b*in.C*in.H*in.W, 1))
-		return graphInput{x: Reshape(x, models, b, in.C, in.H, in.W)}, labels
+		return graphInput{x: TransposeAllAxes(Reshape(x, models, b, in.C, in.H, in.W), 0, 1, 3, 4, 2)}, labels
 	default:
 		return graphInput{x: Reshape(Gather(split[0], flat), models, b, m.in.C)}, labels
 	}
 }
 
 // splitNodes is the number of a resident split's inputs.
-func (c *Cohort) splitNodes() int {
+func (c *xlaCohort) splitNodes() int {
 	if c.model.text || c.model.in.Spatial {
 		return 3
 	}
@@ -559,7 +551,7 @@ func (c *Cohort) splitNodes() int {
 // indices and weights [rows, K, b], one packed mask [rows, K, b, words]
 // per dropout layer, then the resident training split; outputs the new
 // state vectors, the losses [rows, K] and a finite flag per cell.
-func (c *Cohort) roundGraph(inputs []*Node) []*Node {
+func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 	sh := c.shape
 	m := c.model
 	ns := len(c.names)
@@ -649,7 +641,7 @@ func unpackMask(packed *Node, tau int, s shape, d dropout) *Node {
 
 // localStep applies the algorithm's local update with gradient g (weight
 // decay included) at local step tau (spec/algorithms.md).
-func (c *Cohort) localStep(st map[string]*Node, g *Node, tau int, eta, beta, first, nesterov *Node, col func(int) *Node) {
+func (c *xlaCohort) localStep(st map[string]*Node, g *Node, tau int, eta, beta, first, nesterov *Node, col func(int) *Node) {
 	x := st["x"]
 	sum := func(dir *Node) { // SUM: u = x - eta d; vn = x - alpha eta d; x = u + beta (vn - v); v = vn
 		vn := Sub(x, Mul(col(sAlphaEta), dir))
@@ -700,7 +692,7 @@ func is1(v, like *Node) *Node {
 
 // communicate applies the round's communication and post-round step;
 // start is x at the round's start.
-func (c *Cohort) communicate(st map[string]*Node, start *Node, col func(int) *Node, mix, average func(*Node) *Node) {
+func (c *xlaCohort) communicate(st map[string]*Node, start *Node, col func(int) *Node, mix, average func(*Node) *Node) {
 	switch c.shape.Algorithm {
 	case "d-sum":
 		st["x"], st["v"] = mix(st["x"]), mix(st["v"])
@@ -731,7 +723,7 @@ func (c *Cohort) communicate(st map[string]*Node, start *Node, col func(int) *No
 // call, then the resident test split; outputs per model — the rows, then
 // each cell's average model — the sum of losses and the number of hits on
 // the call's samples, and each cell's mean_i |x_i - xbar|^2 (float64).
-func (c *Cohort) evalGraph(inputs []*Node) []*Node {
+func (c *xlaCohort) evalGraph(inputs []*Node) []*Node {
 	sh := c.shape
 	m := c.model
 	x, start, split := inputs[0], inputs[1], inputs[2:]

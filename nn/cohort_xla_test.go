@@ -35,22 +35,6 @@ func cohortData() *datasets.Dataset {
 	return d
 }
 
-// ringMixing is Metropolis-Hastings on a ring of n (weights 1/3).
-func ringMixing(t *testing.T, n int) algorithms.Mixing {
-	w := make([][]float64, n)
-	for i := range w {
-		w[i] = make([]float64, n)
-		w[i][i] = 1.0 / 3
-		w[i][(i+1)%n] += 1.0 / 3
-		w[i][(i+n-1)%n] += 1.0 / 3
-	}
-	m, err := algorithms.NewMixing(w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
 // cohortBatches are worker i's batches of round r, step k, for a cell.
 func cohortBatches(seed uint64, round, k int) [][][]int {
 	out := make([][][]int, cohortWorkers)
@@ -135,7 +119,7 @@ func cpuRounds(t *testing.T, data *datasets.Dataset, cfg algorithms.Config, seed
 			}
 			return nil
 		}
-		if err := opt.Round(&algorithms.Round{T: r, K: k, LR: lr, Grad: grads, Mix: ringMixing(t, cohortWorkers)}); err != nil {
+		if err := opt.Round(&algorithms.Round{T: r, K: k, LR: lr, Grad: grads, Mix: ringOf(cohortWorkers)}); err != nil {
 			t.Fatal(err)
 		}
 		losses = append(losses, step)
@@ -143,22 +127,35 @@ func cpuRounds(t *testing.T, data *datasets.Dataset, cfg algorithms.Config, seed
 	return opt.State(), losses
 }
 
-// newTestCohort builds a cohort of a case's cells.
-func newTestCohort(t *testing.T, config string, data *datasets.Dataset, name string, cc cohortCase) *Cohort {
+// newTestCohort builds a cohort of a case's cells, each at its optimizer's
+// initial state.
+func newTestCohort(t *testing.T, config string, data *datasets.Dataset, name string, cc cohortCase) Cohort {
 	co, err := NewCohort(config, data, CohortShape{Model: "lenet", Algorithm: name, Cells: len(cc.cfgs), Workers: cohortWorkers,
-		LocalSteps: cc.k, Batch: cohortBatch}, cc.seeds)
+		LocalSteps: cc.k, Batch: cohortBatch})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for c, cfg := range cc.cfgs {
+		cpu, _ := NewCPU("lenet", data, cc.seeds[c])
+		x0 := make([]float32, cpu.Params())
+		cpu.Init(x0)
+		opt, err := algorithms.New(cfg, cohortWorkers, x0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := co.SetState(c, opt.State()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return co
 }
 
 // cohortRound runs round r of a case's cells; frozen[c] freezes cell c.
-func cohortRound(t *testing.T, co *Cohort, cc cohortCase, r int, frozen []bool) [][]float64 {
+func cohortRound(t *testing.T, co Cohort, cc cohortCase, r int, frozen []bool) [][]float64 {
 	cells := make([]CellRound, len(cc.cfgs))
 	for c := range cells {
 		cells[c] = CellRound{Active: frozen == nil || !frozen[c], Config: cc.cfgs[c], Seed: cc.seeds[c], Round: r,
-			LR: cc.lrs[c], Mix: ringMixing(t, cohortWorkers), Batches: cohortBatches(cc.seeds[c], r, cc.k)}
+			LR: cc.lrs[c], Mix: ringOf(cohortWorkers), Batches: cohortBatches(cc.seeds[c], r, cc.k)}
 	}
 	losses, finite, err := co.Round(cells)
 	if err != nil {
@@ -244,39 +241,56 @@ func checkScore(t *testing.T, what string, want, got Score, n int, tol float64) 
 }
 
 // TestCohortEqualsCellsAlone: a cohort of 3 cells gives each cell exactly
-// the state it reaches in a cohort of its own, and a frozen cell keeps its
-// state bit for bit while the others train on.
+// the state it reaches in a cohort of its own, a frozen cell keeps its
+// state bit for bit while the others train on, and a second run of the
+// cohort gives the same bits (XLA on a GPU included).
 func TestCohortEqualsCellsAlone(t *testing.T) {
 	data := cohortData()
 	cc := algorithmCases()["gt-dsum"]
-	co := newTestCohort(t, "go", data, "gt-dsum", cc)
-	defer co.Close()
-	for r := range 3 {
-		cohortRound(t, co, cc, r, []bool{false, r > 0, false})
-	}
-	for c := range cc.cfgs {
-		alone := cohortCase{cfgs: cc.cfgs[c : c+1], k: cc.k, lrs: cc.lrs[c : c+1], seeds: cc.seeds[c : c+1]}
-		one := newTestCohort(t, "go", data, "gt-dsum", alone)
-		rounds := 3
-		if c == 1 {
-			rounds = 1 // frozen after its first round
-		}
+	run := func(config string, cc cohortCase, rounds int, frozen func(c, r int) bool) Cohort {
+		co := newTestCohort(t, config, data, "gt-dsum", cc)
 		for r := range rounds {
-			cohortRound(t, one, alone, r, nil)
+			fr := make([]bool, len(cc.cfgs))
+			for c := range fr {
+				fr[c] = frozen(c, r)
+			}
+			cohortRound(t, co, cc, r, fr)
 		}
-		want, err := one.State(0)
-		one.Close()
+		return co
+	}
+	same := func(what string, a, b Cohort, ca, cb int) {
+		want, err := a.State(ca)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := co.State(c)
+		got, err := b.State(cb)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for vec, w := range want {
 			if d := relDiff(w, got[vec]); d != 0 {
-				t.Errorf("cell %d: %s differs from the cell run alone by %.3g", c, vec, d)
+				t.Errorf("%s: %s differs by %.3g", what, vec, d)
 			}
 		}
+	}
+	for backendName, config := range gpuBackends(t) {
+		t.Run(backendName, func(t *testing.T) {
+			secondFrozen := func(c, r int) bool { return c == 1 && r > 0 }
+			co := run(config, cc, 3, secondFrozen)
+			defer co.Close()
+			again := run(config, cc, 3, secondFrozen)
+			defer again.Close()
+			for c := range cc.cfgs {
+				same(fmt.Sprintf("cell %d, second run", c), co, again, c, c)
+				alone := cohortCase{cfgs: cc.cfgs[c : c+1], k: cc.k, lrs: cc.lrs[c : c+1], seeds: cc.seeds[c : c+1]}
+				rounds := 3
+				if c == 1 {
+					rounds = 1 // frozen after its first round
+				}
+				one := run(config, alone, rounds, func(int, int) bool { return false })
+				same(fmt.Sprintf("cell %d, alone", c), one, co, 0, c)
+				one.Close()
+			}
+		})
 	}
 }

@@ -16,3 +16,6 @@ func GPUName() (string, error) { return "", errNoGPU }
 
 // NewGPU reports that the GPU engine is not built in.
 func NewGPU(string, *datasets.Dataset, uint64, string) (Engine, error) { return nil, errNoGPU }
+
+// NewCohort reports that the GPU engine is not built in.
+func NewCohort(string, *datasets.Dataset, CohortShape) (Cohort, error) { return nil, errNoGPU }

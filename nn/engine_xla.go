@@ -389,5 +389,8 @@ func (e *GPU) split(inputs []*Node) (p *Node, in graphInput, rest []*Node) {
 	if e.model.text {
 		return p, graphInput{rows: inputs[0], bagW: inputs[1]}, inputs[2:]
 	}
+	if e.model.in.Spatial {
+		return p, graphInput{x: TransposeAllAxes(inputs[0], 0, 1, 3, 4, 2)}, inputs[1:]
+	}
 	return p, graphInput{x: inputs[0]}, inputs[1:]
 }

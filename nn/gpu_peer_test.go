@@ -8,21 +8,61 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/ump-lab/ump/algorithms"
+	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/nn/rng"
 )
 
-var gpuPeer = flag.Bool("gpu-peer", false, "compare the GoMLX engine with PyTorch on CUDA (GPU hosts)")
+var (
+	gpuPeer  = flag.Bool("gpu-peer", false, "compare the GPU engine with JAX and PyTorch on CUDA (GPU hosts)")
+	gpuCases = flag.String("gpu-cases", "", "comma-separated benchmark cases (default: all)")
+)
 
-// TestGPUPeerComparison prints the GoMLX engine on XLA/CUDA against a
-// PyTorch loop over per-worker modules on the same GPU, for LeNet on
-// MNIST-shaped data, n = 10 and 64 workers, K = 10 steps of batch 128 per
-// round: samples/s (median of 5 rounds after a warm-up) and the ratio. The
-// engine's round includes uploading parameters, downloading gradients
-// and the SGD update on the host, as in training. It measures, it asserts
-// nothing about speed.
+// benchCase is one benchmark shape: a model on generated data of a data
+// set's shape, a cohort of cells × workers, K = 10 steps of batch b.
+type benchCase struct {
+	name, model  string
+	cells, n, b  int
+	data         func() *datasets.Dataset
+	peerModel    string // the peers' name for the model
+	perWorkerRef bool   // also time today's per-worker PyTorch loop
+}
+
+const (
+	benchK      = 10
+	benchRounds = 20 // timed rounds, after 2 warm-ups
+)
+
+func benchCases() []benchCase {
+	mnist := func() *datasets.Dataset { return randomData([]int{1, 28, 28}, 10, 60000, 0, 0) }
+	emnist := func() *datasets.Dataset { return randomData([]int{1, 28, 28}, 62, 60000, 0, 0) }
+	agnews := func() *datasets.Dataset { return randomData(nil, 4, 120000, 95812, 40) }
+	var out []benchCase
+	for _, n := range []int{10, 64} {
+		for _, c := range []int{1, 36, 180} {
+			out = append(out, benchCase{fmt.Sprintf("lenet-c%d-n%d", c, n), "lenet", c, n, 128, mnist, "lenet-mnist", c == 1})
+		}
+	}
+	return append(out,
+		benchCase{"cnn-c4-n10", "cnn", 4, 10, 128, emnist, "cnn-emnist", false},
+		benchCase{"embedding-bag-c2-n10", "embedding-bag", 2, 10, 128, agnews, "embedding-bag-agnews", false})
+}
+
+// TestGPUPeerComparison prints, for each benchmark case, the GPU engine's
+// D-SUM rounds (K = 10 steps, gossip on a ring, everything on the device
+// but the batches' indices and dropout masks) against a JAX peer
+// (jit + vmap + lax.scan, donated state) and a PyTorch torch.func peer
+// (vmap + functional_call, torch.compile) doing the same work on the same
+// GPU, and today's per-worker PyTorch loop: samples/s (median of 20
+// rounds after 2 warm-ups), compile time and peak device memory. TF32 is
+// off on every side. It measures; it asserts nothing about speed.
 func TestGPUPeerComparison(t *testing.T) {
 	if !*gpuPeer {
-		t.Skip("a benchmark for GPU hosts: go test -tags xla -run GPUPeer -gpu-peer ./nn")
+		t.Skip("a benchmark for GPU hosts: make bench-gpu")
 	}
 	config := os.Getenv("GOMLX_BACKEND")
 	if config == "" {
@@ -32,46 +72,159 @@ func TestGPUPeerComparison(t *testing.T) {
 		}
 		config = "xla:" + plugin
 	}
-	python, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("no python3 with PyTorch for the peer")
-	}
-	fmt.Printf("\nLeNet/MNIST shape, K=%d local steps of batch %d, SGD; samples/s, median of %d rounds after a warm-up\n",
-		workload.LocalSteps, workload.Batch, workload.Rounds)
-	fmt.Printf("%-8s %16s %16s %8s\n", "workers", "gomlx samples/s", "torch samples/s", "ratio")
-	for _, n := range []int{10, 64} {
-		cfg, _ := json.Marshal(map[string]any{"threads": procs(), "workers": n, "local_steps": workload.LocalSteps,
-			"batch": workload.Batch, "rounds": workload.Rounds, "device": "cuda", "models": []string{"lenet-mnist"}})
-		cmd := exec.Command(python, "peerbench/torch_peer.py", string(cfg))
-		cmd.Stderr = os.Stderr
-		out, err := cmd.Output()
-		var peer struct {
-			Rates []float64 `json:"samples_per_s"`
+	python, _ := exec.LookPath("python3")
+	fmt.Printf("\nD-SUM rounds: K=%d local steps, gossip on a ring; samples/s median of %d rounds after 2 warm-ups\n", benchK, benchRounds)
+	fmt.Printf("%-22s %-14s %14s %9s %10s %12s\n", "case", "engine", "samples/s", "vs ump", "compile s", "peak GiB")
+	for _, bc := range benchCases() {
+		if *gpuCases != "" && !strings.Contains(","+*gpuCases+",", ","+bc.name+",") {
+			continue
 		}
-		if err == nil {
-			err = json.Unmarshal(out, &peer)
-		}
-		torch := "n/a"
+		ours, compile, err := cohortRates(config, bc)
 		if err != nil {
-			t.Logf("PyTorch peer: %v", err)
-		} else {
-			torch = fmt.Sprintf("%.0f", median(peer.Rates))
+			fmt.Printf("%-22s %-14s %s\n", bc.name, "ump", firstLine(err))
+			continue
 		}
-		ours := median(gpuRates(t, config, n))
-		ratio := "n/a"
-		if err == nil {
-			ratio = fmt.Sprintf("%.2fx", ours/median(peer.Rates))
+		fmt.Printf("%-22s %-14s %14.0f %9s %10.1f %12s\n", bc.name, "ump", median(ours), "1.00x", compile, "n/a")
+		if python == "" {
+			continue
 		}
-		fmt.Printf("%-8d %16.0f %16s %8s\n", n, ours, torch, ratio)
+		peers := []string{"jax_cohort.py", "torch_cohort.py"}
+		for _, script := range peers {
+			peerRow(python, script, bc, median(ours))
+		}
+		if bc.perWorkerRef {
+			perWorkerRow(python, bc, median(ours))
+		}
 	}
 }
 
-// gpuRates times rounds of n workers on the GoMLX engine (roundRates).
-func gpuRates(t *testing.T, config string, n int) []float64 {
-	data := randomData([]int{1, 28, 28}, 10, 4*workload.Batch, 0, 0)
-	e, err := NewGPU("lenet", data, 1, config)
-	if err != nil {
-		t.Fatal(err)
+// peerRow runs a cohort peer script on a case and prints its row.
+func peerRow(python, script string, bc benchCase, ours float64) {
+	cfg, _ := json.Marshal(map[string]any{"model": bc.peerModel, "cells": bc.cells, "workers": bc.n, "local_steps": benchK,
+		"batch": bc.b, "rounds": benchRounds})
+	cmd := exec.Command(python, "peerbench/"+script, string(cfg))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	var peer struct {
+		Rates   []float64 `json:"samples_per_s"`
+		Compile float64   `json:"compile_s"`
+		Peak    float64   `json:"peak_bytes"`
+		Error   string    `json:"error"`
 	}
-	return roundRates(e, n, data)
+	if err == nil {
+		err = json.Unmarshal(out, &peer)
+	}
+	name := strings.TrimSuffix(script, "_cohort.py")
+	switch {
+	case err != nil:
+		fmt.Printf("%-22s %-14s %v\n", bc.name, name, err)
+	case peer.Error != "":
+		fmt.Printf("%-22s %-14s %s\n", bc.name, name, peer.Error)
+	default:
+		r := median(peer.Rates)
+		fmt.Printf("%-22s %-14s %14.0f %8.2fx %10.1f %12.2f\n", bc.name, name, r, r/ours, peer.Compile, peer.Peak/(1<<30))
+	}
+}
+
+// perWorkerRow times today's per-worker PyTorch loop (one module and
+// optimizer per worker, SGD) on the case's workers.
+func perWorkerRow(python string, bc benchCase, ours float64) {
+	cfg, _ := json.Marshal(map[string]any{"threads": procs(), "workers": bc.n, "local_steps": benchK,
+		"batch": bc.b, "rounds": 5, "device": "cuda", "models": []string{bc.peerModel}})
+	cmd := exec.Command(python, "peerbench/torch_peer.py", string(cfg))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	var peer struct {
+		Rates []float64 `json:"samples_per_s"`
+	}
+	if err == nil {
+		err = json.Unmarshal(out, &peer)
+	}
+	if err != nil {
+		fmt.Printf("%-22s %-14s %v\n", bc.name, "torch-loop", err)
+		return
+	}
+	r := median(peer.Rates)
+	fmt.Printf("%-22s %-14s %14.0f %8.2fx %10s %12s\n", bc.name, "torch-loop", r, r/ours, "-", "-")
+}
+
+func firstLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 160 {
+		s = s[:160] + "..."
+	}
+	return s
+}
+
+// cohortRates times D-SUM rounds of a case's cohort: samples/s of each
+// timed round, and the first round's time (compilation included).
+func cohortRates(config string, bc benchCase) ([]float64, float64, error) {
+	data := bc.data()
+	seeds := make([]uint64, bc.cells)
+	for i := range seeds {
+		seeds[i] = uint64(i + 1)
+	}
+	co, err := NewCohort(config, data, CohortShape{Model: bc.model, Algorithm: "d-sum", Cells: bc.cells, Workers: bc.n,
+		LocalSteps: benchK, Batch: bc.b})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer co.Close()
+	m, _ := NewModel(bc.model, Input{Shape: data.Shape, Classes: data.Classes, Vocab: len(data.Vocab)})
+	x0 := make([]float32, m.Params)
+	for c, seed := range seeds {
+		m.Init(x0, seed)
+		opt, err := algorithms.New(algorithms.Config{Name: "d-sum", Alpha: 2, Beta: 0.9}, bc.n, x0)
+		if err != nil {
+			return nil, 0, err
+		}
+		if err := co.SetState(c, opt.State()); err != nil {
+			return nil, 0, err
+		}
+	}
+	mix := ringOf(bc.n)
+	r := rng.New(1, "bench-batches")
+	var rates []float64
+	var compile float64
+	for round := 0; round < benchRounds+2; round++ {
+		cells := make([]CellRound, bc.cells)
+		for c := range cells {
+			batches := make([][][]int, bc.n)
+			for i := range batches {
+				for range benchK {
+					batches[i] = append(batches[i], r.Perm(data.Train.Len())[:bc.b])
+				}
+			}
+			cells[c] = CellRound{Active: true, Config: algorithms.Config{Name: "d-sum", Alpha: 2, Beta: 0.9}, Seed: seeds[c],
+				Round: round, LR: 0.01, Mix: mix, Batches: batches}
+		}
+		start := time.Now()
+		if _, _, err := co.Round(cells); err != nil {
+			return nil, 0, err
+		}
+		took := time.Since(start).Seconds()
+		switch {
+		case round == 0:
+			compile = took
+		case round >= 2:
+			rates = append(rates, float64(bc.cells*bc.n*benchK*bc.b)/took)
+		}
+	}
+	return rates, compile, nil
+}
+
+// ringOf is Metropolis-Hastings on a ring of n (1/3 each; n >= 3).
+func ringOf(n int) algorithms.Mixing {
+	w := make([][]float64, n)
+	for i := range w {
+		w[i] = make([]float64, n)
+		w[i][i] += 1.0 / 3
+		w[i][(i+1)%n] += 1.0 / 3
+		w[i][(i+n-1)%n] += 1.0 / 3
+	}
+	m, _ := algorithms.NewMixing(w)
+	return m
 }

@@ -6,16 +6,17 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
 )
 
 // The model as a GoMLX graph over a leading axis of models: every model's
-// parameters are a row of p [models, Params] in the CPU engine's layout,
-// activations are [models, b, C, H, W] or [models, b, F]. The backward
-// pass is written out layer by layer, as the CPU engine's is, so every
-// product — forward and backward — is one matrix product batched over
-// models (GoMLX's automatic gradient of a product is a broadcast multiply
-// and a reduction), and a round of K steps can be one program.
+// parameters are a row of p [models, Params] in the CPU engine's layout;
+// image activations are [models, b, H, W, C] (channels last, so that the
+// unfolded patches of a convolution are already in a matrix product's
+// layout: no transposes), flat ones [models, b, F]. The backward pass is
+// written out layer by layer, as the CPU engine's is, so every product —
+// forward and backward — is one matrix product batched over models
+// (GoMLX's automatic gradient of a product is a broadcast multiply and a
+// reduction), and a round of K steps can be one program.
 
 // graphInput is a batch of model inputs: x for images and features;
 // rows (indices into the models' stacked embedding tables) and bag
@@ -37,9 +38,10 @@ func (m *Model) block(p *Node, from, to int, dims ...int) *Node {
 }
 
 // graphForward runs every model on its batch; masks (training only)
-// follow the dropout layers.
+// follow the dropout layers, in the CPU engine's per-sample C x H x W or
+// F layout.
 func (m *Model) graphForward(p *Node, in graphInput, masks []*Node) *graphTape {
-	t := &graphTape{in: in, masks: masks}
+	t := &graphTape{in: in}
 	x := in.x
 	for i, l := range m.layers {
 		t.acts = append(t.acts, x)
@@ -47,26 +49,29 @@ func (m *Model) graphForward(p *Node, in graphInput, masks []*Node) *graphTape {
 		switch l := l.(type) {
 		case conv2d:
 			w := l.outC * s.C * l.k * l.k
-			patches := im2col(padHW(x, l.pad), l.k, out.H, out.W, false)
-			y := Einsum("qpwbc,wocq->wbop", patches, m.block(p, off, off+w, l.outC, s.C, l.k*l.k))
-			y = Add(y, m.block(p, off+w, m.offsets[i+1], 1, l.outC, 1))
-			dims := y.Shape().Dimensions
-			x = Reshape(y, dims[0], dims[1], out.C, out.H, out.W)
+			patches := unfold(padHW(x, l.pad), l.k, out.H, out.W) // [models, b, Ho, Wo, C, k*k]
+			x = Einsum("wbhvcq,wocq->wbhvo", patches, m.block(p, off, off+w, l.outC, s.C, l.k*l.k))
+			x = Add(x, m.block(p, off+w, m.offsets[i+1], 1, 1, 1, l.outC))
 		case maxPool2:
-			x = ReduceMax(pool5(x, s, out), 4, 6)
+			x = ReduceMax(pool6(x, s, out), 3, 5)
 		case relu:
 			x = Max(x, ZerosLike(x))
 		case flatten:
 			dims := x.Shape().Dimensions
-			x = Reshape(x, dims[0], dims[1], s.size())
+			x = Reshape(TransposeAllAxes(x, 0, 1, 4, 2, 3), dims[0], dims[1], s.size()) // C x H x W order
 		case linear:
 			w := l.outF * s.size()
 			x = Einsum("wbi,woi->wbo", x, m.block(p, off, off+w, l.outF, s.size()))
 			x = Add(x, m.block(p, off+w, m.offsets[i+1], 1, l.outF))
 		case dropout:
 			if masks != nil {
-				x = Mul(x, masks[0])
+				mask := masks[0]
 				masks = masks[1:]
+				if s.Spatial {
+					mask = TransposeAllAxes(mask, 0, 1, 3, 4, 2)
+				}
+				t.masks = append(t.masks, mask)
+				x = Mul(x, mask)
 			}
 		case embeddingBag:
 			models := p.Shape().Dimensions[0]
@@ -94,20 +99,17 @@ func (m *Model) graphBackward(p *Node, t *graphTape, dlogits *Node) *Node {
 		switch l := m.layers[i].(type) {
 		case conv2d:
 			w := l.outC * s.C * l.k * l.k
-			models, b := x.Shape().Dimensions[0], x.Shape().Dimensions[1]
-			d := Reshape(dy, models, b, out.C, out.H*out.W)
-			patches := im2col(padHW(x, l.pad), l.k, out.H, out.W, false)
-			dw := Einsum("wbop,qpwbc->wocq", d, patches)
-			grads = append(grads, Reshape(ReduceSum(d, 1, 3), models, l.outC), Reshape(dw, models, w))
+			models := x.Shape().Dimensions[0]
+			patches := unfold(padHW(x, l.pad), l.k, out.H, out.W)
+			dw := Einsum("wbhvo,wbhvcq->wocq", dy, patches)
+			grads = append(grads, ReduceSum(dy, 1, 2, 3), Reshape(dw, models, w))
 			if needDx {
-				// The input gradient is the full correlation of dy with the
-				// flipped kernels: dy padded by k-1, unfolded, one product.
-				h, wd := s.H+2*l.pad, s.W+2*l.pad
-				dpatches := im2col(padHW(dy, l.k-1), l.k, h, wd, true) // [k*k, h*w, models, b, O]
-				kern := m.block(p, off, off+w, l.outC, s.C, l.k*l.k)
-				dx = Reshape(Einsum("qpwbo,wocq->wbcp", dpatches, kern), models, b, s.C, h, wd)
+				// Each output's gradient spread over its patch, then the
+				// patches folded back onto the (padded) input.
+				dpatches := Einsum("wbhvo,wocq->wbhvcq", dy, m.block(p, off, off+w, l.outC, s.C, l.k*l.k))
+				dx = fold(dpatches, l.k, s.H+2*l.pad, s.W+2*l.pad)
 				if l.pad > 0 {
-					dx = Slice(dx, AxisRange(), AxisRange(), AxisRange(), AxisRange(l.pad, l.pad+s.H), AxisRange(l.pad, l.pad+s.W))
+					dx = Slice(dx, AxisRange(), AxisRange(), AxisRange(l.pad, l.pad+s.H), AxisRange(l.pad, l.pad+s.W), AxisRange())
 				}
 			}
 		case maxPool2:
@@ -120,8 +122,8 @@ func (m *Model) graphBackward(p *Node, t *graphTape, dlogits *Node) *Node {
 			}
 		case flatten:
 			if needDx {
-				dims := x.Shape().Dimensions
-				dx = Reshape(dy, dims...)
+				d := x.Shape().Dimensions
+				dx = TransposeAllAxes(Reshape(dy, d[0], d[1], s.C, s.H, s.W), 0, 1, 3, 4, 2)
 			}
 		case linear:
 			models := x.Shape().Dimensions[0]
@@ -132,7 +134,7 @@ func (m *Model) graphBackward(p *Node, t *graphTape, dlogits *Node) *Node {
 			}
 		case dropout:
 			if needDx {
-				if t.masks != nil {
+				if len(t.masks) > 0 {
 					masks--
 					dx = Mul(dy, t.masks[masks])
 				} else {
@@ -171,80 +173,103 @@ func crossEntropyGraph(logits, labels, weights *Node, classes int) (loss, dlogit
 	return loss, dlogits, hits
 }
 
-// padHW adds pad zeros around the last two axes of x [models, b, C, H, W]
+// padHW adds pad zeros around the spatial axes of x [models, b, H, W, C]
 // (by concatenation, which every backend has).
 func padHW(x *Node, pad int) *Node {
-	if pad == 0 {
-		return x
-	}
-	d := x.Shape().Dimensions
-	g := x.Graph()
-	rows := Zeros(g, shapes.Make(dtypes.Float32, d[0], d[1], d[2], pad, d[4]))
-	x = Concatenate([]*Node{rows, x, rows}, 3)
-	cols := Zeros(g, shapes.Make(dtypes.Float32, d[0], d[1], d[2], d[3]+2*pad, pad))
-	return Concatenate([]*Node{cols, x, cols}, 4)
+	return padSpatial(x, pad, pad, pad, pad)
 }
 
-// im2col unfolds x [models, b, C, h, w] into patches [k*k, ho*wo, models,
-// b, C] by one gather: patch q = (di, dj) at output (oi, oj) is pixel
-// (oi+di, oj+dj), or with flip pixel (oi+k-1-di, oj+k-1-dj).
-func im2col(x *Node, k, ho, wo int, flip bool) *Node {
+// padSpatial adds zeros above, below, left and right of the spatial axes
+// of x [models, b, H, W, C].
+func padSpatial(x *Node, top, bottom, left, right int) *Node {
+	g := x.Graph()
+	zeros := func(dims ...int) *Node { return Zeros(g, shapes.Make(dtypes.Float32, dims...)) }
 	d := x.Shape().Dimensions
-	models, b, c, h, w := d[0], d[1], d[2], d[3], d[4]
-	pixels := Reshape(TransposeAllAxes(x, 3, 4, 0, 1, 2), h*w, models*b*c)
-	idx := make([]int32, 0, k*k*ho*wo)
+	parts := []*Node{x}
+	if top > 0 {
+		parts = append([]*Node{zeros(d[0], d[1], top, d[3], d[4])}, parts...)
+	}
+	if bottom > 0 {
+		parts = append(parts, zeros(d[0], d[1], bottom, d[3], d[4]))
+	}
+	if len(parts) > 1 {
+		x = Concatenate(parts, 2)
+	}
+	d = x.Shape().Dimensions
+	parts = []*Node{x}
+	if left > 0 {
+		parts = append([]*Node{zeros(d[0], d[1], d[2], left, d[4])}, parts...)
+	}
+	if right > 0 {
+		parts = append(parts, zeros(d[0], d[1], d[2], right, d[4]))
+	}
+	if len(parts) > 1 {
+		x = Concatenate(parts, 3)
+	}
+	return x
+}
+
+// unfold returns the k x k patches of x [models, b, h, w, C] at the ho x wo
+// output positions as [models, b, ho, wo, C, k*k] (patch q = (di, dj) at
+// (oi, oj) is pixel (oi+di, oj+dj)): a stack of shifted slices.
+func unfold(x *Node, k, ho, wo int) *Node {
+	var shifted []*Node
 	for di := 0; di < k; di++ {
 		for dj := 0; dj < k; dj++ {
-			for oi := 0; oi < ho; oi++ {
-				for oj := 0; oj < wo; oj++ {
-					r, c := di, dj
-					if flip {
-						r, c = k-1-di, k-1-dj
-					}
-					idx = append(idx, int32((oi+r)*w+oj+c))
-				}
+			shifted = append(shifted, Slice(x, AxisRange(), AxisRange(), AxisRange(di, di+ho), AxisRange(dj, dj+wo), AxisRange()))
+		}
+	}
+	return Stack(shifted, 5)
+}
+
+// fold is unfold's transpose: it sums patches [models, b, ho, wo, C, k*k]
+// back onto an input of h x w.
+func fold(patches *Node, k, h, w int) *Node {
+	d := patches.Shape().Dimensions
+	ho, wo := d[2], d[3]
+	var sum *Node
+	for di := 0; di < k; di++ {
+		for dj := 0; dj < k; dj++ {
+			q := Reshape(Slice(patches, AxisRange(), AxisRange(), AxisRange(), AxisRange(), AxisRange(), AxisElem(di*k+dj)), d[0], d[1], ho, wo, d[4])
+			q = padSpatial(q, di, h-ho-di, dj, w-wo-dj)
+			if sum == nil {
+				sum = q
+			} else {
+				sum = Add(sum, q)
 			}
 		}
 	}
-	at := Const(x.Graph(), tensors.FromFlatDataAndDimensions(idx, len(idx), 1))
-	return Reshape(Gather(pixels, at), k*k, ho*wo, models, b, c)
+	return sum
 }
 
-// pool5 views x [models, b, C, H, W] as [models, b, C, H/2, 2, W/2, 2],
+// pool6 views x [models, b, H, W, C] as [models, b, H/2, 2, W/2, 2, C],
 // dropping an odd last row and column as the CPU engine does.
-func pool5(x *Node, in, out shape) *Node {
+func pool6(x *Node, in, out shape) *Node {
 	d := x.Shape().Dimensions
 	if in.H%2 != 0 || in.W%2 != 0 {
-		x = Slice(x, AxisRange(), AxisRange(), AxisRange(), AxisRange(0, 2*out.H), AxisRange(0, 2*out.W))
+		x = Slice(x, AxisRange(), AxisRange(), AxisRange(0, 2*out.H), AxisRange(0, 2*out.W), AxisRange())
 	}
-	return Reshape(x, d[0], d[1], in.C, out.H, 2, out.W, 2)
+	return Reshape(x, d[0], d[1], out.H, 2, out.W, 2, in.C)
 }
 
 // poolBackward routes each gradient to the first window position (row
 // major) holding the maximum, as the CPU engine does.
 func poolBackward(x, y, dy *Node, in, out shape) *Node {
-	x5 := pool5(x, in, out)
-	top, d := ExpandAxes(y, 4, 6), ExpandAxes(dy, 4, 6) // [models, b, C, Ho, 1, Wo, 1]
+	x6 := pool6(x, in, out)
+	top, d := ExpandAxes(y, 3, 5), ExpandAxes(dy, 3, 5) // [models, b, Ho, 1, Wo, 1, C]
 	taken := ConvertDType(ZerosLike(top), dtypes.Bool)
 	var rows []*Node
 	for a := range 2 {
 		var cols []*Node
 		for c := range 2 {
-			v := Slice(x5, AxisRange(), AxisRange(), AxisRange(), AxisRange(), AxisElem(a), AxisRange(), AxisElem(c))
+			v := Slice(x6, AxisRange(), AxisRange(), AxisRange(), AxisElem(a), AxisRange(), AxisElem(c), AxisRange())
 			hit := And(Equal(v, top), LogicalNot(taken))
 			taken = Or(taken, hit)
 			cols = append(cols, Mul(d, ConvertDType(hit, dtypes.Float32)))
 		}
-		rows = append(rows, Concatenate(cols, 6))
+		rows = append(rows, Concatenate(cols, 5))
 	}
 	dims := x.Shape().Dimensions
-	dx := Reshape(Concatenate(rows, 4), dims[0], dims[1], in.C, 2*out.H, 2*out.W)
-	g := x.Graph() // the dropped odd row and column get no gradient
-	if in.H%2 != 0 {
-		dx = Concatenate([]*Node{dx, Zeros(g, shapes.Make(dtypes.Float32, dims[0], dims[1], in.C, 1, 2*out.W))}, 3)
-	}
-	if in.W%2 != 0 {
-		dx = Concatenate([]*Node{dx, Zeros(g, shapes.Make(dtypes.Float32, dims[0], dims[1], in.C, in.H, 1))}, 4)
-	}
-	return dx
+	dx := Reshape(Concatenate(rows, 3), dims[0], dims[1], 2*out.H, 2*out.W, in.C)
+	return padSpatial(dx, 0, in.H-2*out.H, 0, in.W-2*out.W) // the dropped odd row and column get no gradient
 }
