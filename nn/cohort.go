@@ -83,3 +83,37 @@ func StateNames(algorithm string) ([]string, error) {
 	}
 	return nil, fmt.Errorf("gpu engine: unknown algorithm %q", algorithm)
 }
+
+// Sends are the vectors an algorithm communicates each round, in order
+// (what its CPU optimizer hands to algorithms.Comm).
+func Sends(algorithm string) ([]string, error) {
+	switch algorithm {
+	case "d-sum":
+		return []string{"x", "v"}, nil
+	case "gt-dsum":
+		return []string{"x", "v", "y"}, nil
+	case "dpsgd", "dsgdm", "local-sgd-m", "qg-dsgdm", "slowmo", "d2":
+		return []string{"x"}, nil
+	case "dsgt":
+		return []string{"x", "y"}, nil
+	}
+	return nil, fmt.Errorf("gpu engine: unknown algorithm %q", algorithm)
+}
+
+// CellBytes estimates the device memory one cell of a cohort takes: a
+// local step's activations, unfolded patches and their gradients for
+// every worker's batch, and the cell's state vectors (counted three times:
+// a round's inputs, its outputs and the gradients).
+func CellBytes(m *Model, algorithm string, workers, batch int) int64 {
+	perSample := 0
+	for i, l := range m.layers {
+		in, out := m.shapes[i], m.shapes[i+1]
+		perSample += 3 * out.size() // the activation, its gradient, a mask
+		if c, ok := l.(conv2d); ok {
+			perSample += 3 * in.C * c.k * c.k * out.H * out.W // patches, their reread, dpatches
+		}
+	}
+	names, _ := StateNames(algorithm)
+	state := int64(len(names)+1) * 3 * int64(workers) * int64(m.Params)
+	return 4 * (int64(workers)*int64(batch)*int64(perSample) + state)
+}

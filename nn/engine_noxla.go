@@ -19,3 +19,6 @@ func NewGPU(string, *datasets.Dataset, uint64, string) (Engine, error) { return 
 
 // NewCohort reports that the GPU engine is not built in.
 func NewCohort(string, *datasets.Dataset, CohortShape) (Cohort, error) { return nil, errNoGPU }
+
+// DeviceMemory is 0: there is no GPU engine.
+func DeviceMemory() int64 { return 0 }

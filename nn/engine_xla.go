@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/gomlx/gomlx/backends"
@@ -158,6 +161,18 @@ func FindCUDAPlugin() (string, error) {
 	return "", fmt.Errorf("gpu engine: no CUDA PJRT plugin found (looked for %v); install the jax-cuda PJRT package or set GOMLX_BACKEND=xla:/abs/path/xla_cuda_plugin.so", patterns)
 }
 
+// DeviceMemory is the GPU's memory in bytes as nvidia-smi reports it, or
+// 16 GiB when it cannot tell (another backend, no nvidia-smi).
+func DeviceMemory() int64 {
+	out, err := exec.Command("nvidia-smi", "--query-gpu=memory.total", "--format=csv,noheader,nounits").Output()
+	if err == nil {
+		if mib, err := strconv.ParseInt(strings.TrimSpace(strings.Split(string(out), "\n")[0]), 10, 64); err == nil && mib > 0 {
+			return mib << 20
+		}
+	}
+	return 16 << 30
+}
+
 // GPUName is the GoMLX engine's Name on the default backend (see
 // NewBackend): it opens the backend.
 func GPUName() (string, error) {
@@ -169,7 +184,7 @@ func GPUName() (string, error) {
 }
 
 func gpuName(b backends.Backend) string {
-	return "gomlx-float32/v1 " + b.Name() + " " + b.DeviceDescription(0)
+	return "gomlx-float32/v2 " + b.Name() + " " + b.DeviceDescription(0)
 }
 
 func (e *GPU) Name() string     { return e.name }

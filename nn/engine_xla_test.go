@@ -11,11 +11,16 @@ import (
 	"github.com/ump-lab/ump/nn/rng"
 )
 
+// goBackend is GoMLX's pure-Go backend, its ops run one after another (run
+// in parallel, a graph with several large products can deadlock its
+// worker pool).
+const goBackend = "go:ops_sequential"
+
 // gpuBackends are the GoMLX backends the agreement test runs on: GoMLX's
 // pure-Go backend everywhere, and XLA on CUDA where a plugin is found
 // (GOMLX_BACKEND or FindCUDAPlugin).
 func gpuBackends(t *testing.T) map[string]string {
-	out := map[string]string{"gomlx-go": "go"}
+	out := map[string]string{"gomlx-go": goBackend}
 	if cfg := os.Getenv("GOMLX_BACKEND"); cfg != "" {
 		out["xla"] = cfg
 	} else if plugin, err := FindCUDAPlugin(); err == nil {

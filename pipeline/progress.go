@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/ump-lab/ump/manifests"
@@ -12,8 +13,11 @@ import (
 
 // progress prints human progress lines and publishes the status snapshot.
 // Round lines and snapshots are throttled; stage and cell transitions are
-// always shown.
+// always shown. Cells may run concurrently (GPU cohorts): then every line
+// names its cell, and the snapshot shows the latest one reported.
 type progress struct {
+	mu         sync.Mutex
+	concurrent bool
 	w          io.Writer
 	dir        string
 	snap       Snapshot
@@ -23,11 +27,11 @@ type progress struct {
 	ran        int // rounds computed by this process
 	lastLine   time.Time
 	lastSnap   time.Time
-	cellRounds int // rounds of the current cell already counted
+	cellRounds map[int]int // per running cell: its rounds already counted
 }
 
 func newProgress(w io.Writer, dir string, plan *manifests.Plan) *progress {
-	p := &progress{w: w, dir: dir, start: time.Now()}
+	p := &progress{w: w, dir: dir, start: time.Now(), cellRounds: map[int]int{}}
 	for _, c := range plan.Cells {
 		p.total += c.Config.Rounds
 	}
@@ -64,51 +68,78 @@ func (p *progress) eta() (time.Duration, bool) {
 	return per * time.Duration(p.total-p.done), true
 }
 
+// setConcurrent says whether the next cells run concurrently.
+func (p *progress) setConcurrent(on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.concurrent = on
+}
+
+// cellf prints a line about a running cell: indented under its cell line,
+// or naming the cell when cells run concurrently.
+func (p *progress) cellf(c *manifests.Cell, format string, args ...any) {
+	if p.concurrent {
+		p.printf("  cell %d: "+format, append([]any{c.Index + 1}, args...)...)
+		return
+	}
+	p.printf("  "+format, args...)
+}
+
 func (p *progress) cellStart(c *manifests.Cell) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.snap.Cell, p.snap.Label, p.snap.Stage, p.snap.Round, p.snap.Rounds = c.Index+1, c.LabelString(), "", 0, c.Config.Rounds
-	p.cellRounds = 0
+	p.cellRounds[c.Index] = 0
 	p.printf("cell %d/%d %s\n", c.Index+1, p.snap.Cells, c.LabelString())
 	p.publish(true)
 }
 
-func (p *progress) stageStart(name string, resume *stages.Checkpoint) {
+func (p *progress) stageStart(c *manifests.Cell, name string, resume *stages.Checkpoint) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.snap.Stage = name
 	if resume != nil {
-		p.printf("  %s: resuming from the checkpoint after round %d\n", name, resume.Round)
-		p.count(resume.Round, false)
+		p.cellf(c, "%s: resuming from the checkpoint after round %d\n", name, resume.Round)
+		p.count(c, resume.Round, false)
 	}
 	p.publish(true)
 }
 
-func (p *progress) stageCached(name string) {
-	p.printf("  %s: cached\n", name)
+func (p *progress) stageCached(c *manifests.Cell, name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cellf(c, "%s: cached\n", name)
 	if name == "train" {
-		p.count(p.snap.Rounds, false)
+		p.count(c, c.Config.Rounds, false)
 	}
 }
 
-func (p *progress) stageDone(name string, res *stages.Result) {
+func (p *progress) stageDone(c *manifests.Cell, name string, res *stages.Result) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if res.Diverged {
-		p.printf("  %s: done, diverged\n", name)
+		p.cellf(c, "%s: done, diverged\n", name)
 	} else {
-		p.printf("  %s: done\n", name)
+		p.cellf(c, "%s: done\n", name)
 	}
 	p.publish(true)
 }
 
-func (p *progress) stageFailed(name string, err error) {
-	p.printf("  %s: FAILED: %v\n", name, err)
+func (p *progress) stageFailed(c *manifests.Cell, name string, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cellf(c, "%s: FAILED: %v\n", name, err)
 	p.publish(true)
 }
 
-// count marks the current cell's rounds up to round as accounted for.
-func (p *progress) count(round int, computed bool) {
-	if round > p.cellRounds {
+// count marks cell c's rounds up to round as accounted for.
+func (p *progress) count(c *manifests.Cell, round int, computed bool) {
+	if counted := p.cellRounds[c.Index]; round > counted {
 		if computed {
-			p.ran += round - p.cellRounds
+			p.ran += round - counted
 		}
-		p.done += round - p.cellRounds
-		p.cellRounds = round
+		p.done += round - counted
+		p.cellRounds[c.Index] = round
 	}
 }
 
@@ -116,9 +147,11 @@ func (p *progress) count(round int, computed bool) {
 // reports them.
 var headlineMetrics = []string{"train_loss", "test_acc_mean", "objective_gap"}
 
-func (p *progress) round(rep stages.RoundReport) {
-	p.count(rep.Round, true)
-	p.snap.Round = rep.Round
+func (p *progress) round(c *manifests.Cell, rep stages.RoundReport) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.count(c, rep.Round, true)
+	p.snap.Cell, p.snap.Label, p.snap.Round = c.Index+1, c.LabelString(), rep.Round
 	if time.Since(p.lastLine) >= time.Second || rep.Round == rep.Rounds {
 		p.lastLine = time.Now()
 		eta := ""
@@ -131,24 +164,37 @@ func (p *progress) round(rep stages.RoundReport) {
 				figures += fmt.Sprintf(" %s %.4g", name, float64(v))
 			}
 		}
-		p.printf("  train: round %d/%d%s (sweep %d%%%s)\n", rep.Round, rep.Rounds, figures, 100*p.done/max(p.total, 1), eta)
+		p.cellf(c, "train: round %d/%d%s (sweep %d%%%s)\n", rep.Round, rep.Rounds, figures, 100*p.done/max(p.total, 1), eta)
 	}
 	p.publish(false)
 }
 
-func (p *progress) cellDone(status string, cached bool) {
-	p.count(p.snap.Rounds, false)
+func (p *progress) cellDone(c *manifests.Cell, status string, cached bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.count(c, c.Config.Rounds, false)
+	delete(p.cellRounds, c.Index)
 	p.snap.CellsDone++
 	if cached {
 		status += " (cached)"
 	}
-	p.printf("  -> %s\n", status)
+	if p.concurrent {
+		p.printf("cell %d/%d -> %s\n", c.Index+1, p.snap.Cells, status)
+	} else {
+		p.printf("  -> %s\n", status)
+	}
 	p.publish(true)
 }
 
-func (p *progress) state(s string) { p.snap.State = s }
+func (p *progress) state(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.snap.State = s
+}
 
 func (p *progress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.snap.Stage = ""
 	if p.snap.State == "running" {
 		p.snap.State = "failed"

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ump-lab/ump/artifacts"
@@ -40,6 +41,10 @@ type Runner struct {
 	// Until, when set, names the last stage to run in each cell; the cell
 	// stays incomplete and a later run without Until finishes it.
 	Until string
+	// Cohort is how many GPU cells that share their shapes train at once,
+	// in one device program (stages.Lockstep); 0 sizes cohorts to the
+	// device's memory (nn.CohortSize).
+	Cohort int
 }
 
 // Outcome counts the cells of a run by final status.
@@ -130,8 +135,11 @@ func (r *Runner) Register(plan *manifests.Plan) (*Registration, error) {
 	return reg, r.Store.Log.Append(&Event{Kind: ManifestRegistered, Manifest: plan.Hash, Payload: payload})
 }
 
-// Run runs every cell of the plan. It returns ErrInterrupted (wrapped) when
-// ctx is cancelled, after the running stage reached a safe point.
+// Run runs every cell of the plan: one after another, except runs of
+// consecutive GPU cells that share their shapes, which run Cohort at a
+// time with their training in one device program. It returns
+// ErrInterrupted (wrapped) when ctx is cancelled, after the running stages
+// reached a safe point.
 func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error) {
 	if err := CheckUntil(r.Stages, r.Until); err != nil {
 		return Outcome{}, err
@@ -143,42 +151,103 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 	p := newProgress(r.Progress, r.Store.Dir, plan)
 	defer p.finish()
 	out := Outcome{Cells: len(plan.Cells)}
-	for i := range plan.Cells {
-		if ctx.Err() != nil {
-			p.state("interrupted")
-			return out, ErrInterrupted
+	for i := 0; i < len(plan.Cells); {
+		key := stages.CohortKey(&plan.Cells[i].Config)
+		j := i + 1
+		for key != "" && j < len(plan.Cells) && stages.CohortKey(&plan.Cells[j].Config) == key {
+			j++
 		}
-		status, cached, err := r.runCell(ctx, plan, &plan.Cells[i], reg.CellKeys[i], p)
-		if errors.Is(err, ErrInterrupted) {
-			p.state("interrupted")
+		size := 1
+		if key != "" {
+			size = r.Cohort
+			if size <= 0 {
+				size = stages.CohortSize(&plan.Cells[i].Config, r.Data)
+			}
+			size = min(size, j-i)
+			p.printf("cells %d-%d: cohorts of %d cells on the GPU\n", i+1, j, size)
+		}
+		if err := r.runCells(ctx, plan, reg, i, j, size, p, &out); err != nil {
+			if errors.Is(err, ErrInterrupted) {
+				p.state("interrupted")
+			} else {
+				p.state("failed")
+			}
 			return out, err
 		}
-		if err != nil {
-			p.state("failed")
-			return out, err
-		}
-		switch status {
-		case Completed:
-			out.Completed++
-		case Diverged:
-			out.Diverged++
-		case Failed:
-			out.Failed++
-		case Incomplete:
-			out.Stopped++
-		}
-		if cached {
-			out.Cached++
-		}
-		p.cellDone(status, cached)
+		i = j
 	}
 	p.state("finished")
 	return out, nil
 }
 
+// runCells runs cells [from, to) of the plan, size at a time (in one
+// cohort when size > 1), counting them into out. It stops taking cells at
+// the first error and returns it once the running cells have stopped.
+func (r *Runner) runCells(ctx context.Context, plan *manifests.Plan, reg *Registration, from, to, size int, p *progress, out *Outcome) error {
+	lock := stages.NewLockstep(size)
+	p.setConcurrent(size > 1)
+	var mu sync.Mutex
+	next := from
+	var first error
+	take := func() (int, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if next >= to || first != nil || ctx.Err() != nil {
+			return 0, false
+		}
+		next++
+		return next - 1, true
+	}
+	var wg sync.WaitGroup
+	for range size {
+		wg.Go(func() {
+			for i, ok := take(); ok; i, ok = take() {
+				cell := &plan.Cells[i]
+				seat := lock.Reserve(&cell.Config)
+				status, cached, err := r.runCell(ctx, plan, cell, reg.CellKeys[i], p, seat)
+				if seat != nil {
+					seat.Release()
+				}
+				mu.Lock()
+				if err != nil {
+					if first == nil || errors.Is(first, ErrInterrupted) && !errors.Is(err, ErrInterrupted) {
+						first = err
+					}
+				} else {
+					out.count(status, cached)
+					p.cellDone(cell, status, cached)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if first == nil && ctx.Err() != nil && next < to {
+		first = fmt.Errorf("%w before cell %d", ErrInterrupted, next+1)
+	}
+	return first
+}
+
+// count adds a finished cell.
+func (o *Outcome) count(status string, cached bool) {
+	switch status {
+	case Completed:
+		o.Completed++
+	case Diverged:
+		o.Diverged++
+	case Failed:
+		o.Failed++
+	case Incomplete:
+		o.Stopped++
+	}
+	if cached {
+		o.Cached++
+	}
+}
+
 // runCell runs one cell's stages; err is only for interruption or a broken
 // store, a failing stage gives status Failed.
-func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manifests.Cell, key string, p *progress) (status string, cached bool, err error) {
+func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manifests.Cell, key string, p *progress, seat *stages.Seat) (status string, cached bool, err error) {
 	view, err := r.Store.Cell(key)
 	if err != nil {
 		return "", false, err
@@ -206,7 +275,7 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 	var failure string
 	for _, st := range r.Stages {
 		skey := stageKey(st, &cell.Config, inputs, results)
-		res, own, err := r.cached(ctx, skey, key, p, st.Name())
+		res, own, err := r.cached(ctx, skey, key, p, cell, st.Name())
 		if err != nil {
 			return "", false, err
 		}
@@ -216,9 +285,9 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 					return "", false, err
 				}
 			}
-			p.stageCached(st.Name())
+			p.stageCached(cell, st.Name())
 		} else {
-			res, err = r.runStage(ctx, st, cell, skey, results, appendCell, p)
+			res, err = r.runStage(ctx, st, cell, skey, results, appendCell, p, seat)
 			if errors.Is(err, stages.ErrInterrupted) || (err != nil && ctx.Err() != nil) {
 				return "", false, fmt.Errorf("%w in cell %d (%s), stage %s", ErrInterrupted, cell.Index+1, cell.LabelString(), st.Name())
 			}
@@ -228,7 +297,7 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 					return "", false, aerr
 				}
 				status, failure = Failed, fmt.Sprintf("stage %s: %v", st.Name(), err)
-				p.stageFailed(st.Name(), err)
+				p.stageFailed(cell, st.Name(), err)
 				break
 			}
 		}
@@ -257,7 +326,7 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 // cached returns the result of a completed run of stage key skey whose
 // outputs all verify, or nil. own reports whether cell key already
 // recorded it.
-func (r *Runner) cached(ctx context.Context, skey, cellKey string, p *progress, name string) (res *stages.Result, own bool, err error) {
+func (r *Runner) cached(ctx context.Context, skey, cellKey string, p *progress, cell *manifests.Cell, name string) (res *stages.Result, own bool, err error) {
 	evs, err := r.Store.Log.ByStage(skey)
 	if err != nil {
 		return nil, false, err
@@ -268,7 +337,7 @@ func (r *Runner) cached(ctx context.Context, skey, cellKey string, p *progress, 
 			continue
 		}
 		if err := r.verifyOutputs(ctx, ev.Outputs); err != nil {
-			p.printf("  %s: cached output unusable (%v); recomputing\n", name, err)
+			p.cellf(cell, "%s: cached output unusable (%v); recomputing\n", name, err)
 			return nil, false, nil
 		}
 		var pl completedPayload
@@ -297,7 +366,7 @@ func completedEvent(stage, skey string, res *stages.Result, cached bool) *Event 
 
 // runStage executes a stage, resuming from its last verified checkpoint.
 func (r *Runner) runStage(ctx context.Context, st stages.Stage, cell *manifests.Cell, skey string,
-	upstream map[string]*stages.Result, appendCell func(*Event) error, p *progress) (*stages.Result, error) {
+	upstream map[string]*stages.Result, appendCell func(*Event) error, p *progress, seat *stages.Seat) (*stages.Result, error) {
 	resume, err := r.lastCheckpoint(ctx, skey)
 	if err != nil {
 		return nil, err
@@ -305,8 +374,8 @@ func (r *Runner) runStage(ctx context.Context, st stages.Stage, cell *manifests.
 	if err := appendCell(&Event{Kind: StageStarted, Stage: st.Name(), StageKey: skey, Inputs: inputs(upstream)}); err != nil {
 		return nil, err
 	}
-	p.stageStart(st.Name(), resume)
-	env := &stages.Env{Cell: cell, Store: r.Store.Blobs, Data: r.Data, Upstream: upstream, Resume: resume,
+	p.stageStart(cell, st.Name(), resume)
+	env := &stages.Env{Cell: cell, Store: r.Store.Blobs, Data: r.Data, Upstream: upstream, Resume: resume, Seat: seat,
 		Report: func(rep stages.RoundReport) error {
 			payload, _ := json.Marshal(rep)
 			ev := &Event{Kind: RoundCompleted, Stage: st.Name(), StageKey: skey, Round: rep.Round, Payload: payload}
@@ -316,7 +385,7 @@ func (r *Runner) runStage(ctx context.Context, st stages.Stage, cell *manifests.
 			if err := appendCell(ev); err != nil {
 				return err
 			}
-			p.round(rep)
+			p.round(cell, rep)
 			return nil
 		}}
 	res, err := st.Run(ctx, env)
@@ -326,7 +395,7 @@ func (r *Runner) runStage(ctx context.Context, st stages.Stage, cell *manifests.
 	if err := appendCell(completedEvent(st.Name(), skey, res, false)); err != nil {
 		return nil, err
 	}
-	p.stageDone(st.Name(), res)
+	p.stageDone(cell, st.Name(), res)
 	return res, nil
 }
 

@@ -39,6 +39,9 @@ type Env struct {
 	// Report records a finished round; the pipeline appends it to the event
 	// log before Run continues. Only rounded stages (train) call it.
 	Report func(RoundReport) error
+	// Seat is the cell's place in a GPU cohort (Lockstep.Reserve), or nil:
+	// a GPU cell then trains in a cohort of its own.
+	Seat *Seat
 }
 
 // Result is what a completed stage produced.

@@ -23,6 +23,8 @@ func runCommand() *cli.Command {
 				"to inspect them with `ump show` before training; a plain rerun continues from there"},
 			&cli.StringFlag{Name: "engine", Usage: "train data-set cells on `ENGINE` (cpu or gpu), as if the manifest said engine: ENGINE " +
 				"(part of the hash; gpu needs a build with -tags xla, see `ump doctor`)"},
+			&cli.IntFlag{Name: "cohort", Usage: "train up to `N` GPU cells that share their shapes at once, in one device program " +
+				"(default: as many as half the GPU's memory holds; results do not depend on it)"},
 			&cli.Float64Flag{Name: "scale", Value: 1, Usage: "run every cell for rounds x `SCALE` rounds (a number in (0, 1]), as if the manifest said " +
 				"scale: SCALE (part of the hash), for a quick look"},
 		},
@@ -31,7 +33,10 @@ func runCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			opts := runOptions{until: c.String("until"), engine: c.String("engine")}
+			opts := runOptions{until: c.String("until"), engine: c.String("engine"), cohort: c.Int("cohort")}
+			if opts.cohort < 0 {
+				return badInput{fmt.Errorf("--cohort %d: use a number of cells >= 1, or leave it out", opts.cohort)}
+			}
 			if c.IsSet("scale") {
 				scale := c.Float64("scale")
 				opts.scale = &scale
@@ -46,6 +51,7 @@ func runCommand() *cli.Command {
 type runOptions struct {
 	until, engine string
 	scale         *float64
+	cohort        int
 }
 
 func runRun(ctx context.Context, g globals, path string, opts runOptions, stdout, stderr io.Writer) error {
@@ -80,7 +86,7 @@ func runRun(ctx context.Context, g globals, path string, opts runOptions, stdout
 		return err
 	}
 	fmt.Fprintf(stdout, "manifest %s\n", plan.Hash)
-	runner := &pipeline.Runner{Store: store, Stages: stgs, Data: g.data, Progress: stderr, Until: until}
+	runner := &pipeline.Runner{Store: store, Stages: stgs, Data: g.data, Progress: stderr, Until: until, Cohort: opts.cohort}
 	out, err := runner.Run(ctx, plan)
 	if err != nil {
 		if ctx.Err() != nil {

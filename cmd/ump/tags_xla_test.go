@@ -14,12 +14,12 @@ import (
 var buildTags = []string{"-tags", "xla"}
 
 // TestGPUEngineThroughThePipeline trains a synthetic sweep with --engine
-// gpu on GoMLX's pure-Go backend (GOMLX_BACKEND=go; a GPU host runs the
+// gpu on GoMLX's pure-Go backend (GOMLX_BACKEND=go:ops_sequential; a GPU host runs the
 // same with XLA/CUDA) and with the CPU engine: both complete, the engine
 // enters the hash and the cell keys, and the final accuracies agree
 // closely (the engines differ in rounding only).
 func TestGPUEngineThroughThePipeline(t *testing.T) {
-	env := []string{"GOMLX_BACKEND=go"}
+	env := []string{"GOMLX_BACKEND=go:ops_sequential"}
 	m := writeFile(t, "s.yaml", strings.Replace(inspectManifest, "DATASET", "synthetic", 1))
 	store := t.TempDir()
 	gpu := umpEnv(t, env, store, "run", "--engine", "gpu", m)
@@ -46,7 +46,7 @@ func TestGPUEngineThroughThePipeline(t *testing.T) {
 	if a, b := acc(hg), acc(hc); a < 0.3 || b < 0.3 || a-b > 0.02 || b-a > 0.02 {
 		t.Errorf("final test_acc_mean: gpu engine %.4f, cpu engine %.4f", a, b)
 	}
-	if r := umpEnv(t, env, store, "doctor"); !strings.Contains(r.stdout, "gpu: works: gomlx-float32/v1 SimpleGo") {
-		t.Errorf("doctor with GOMLX_BACKEND=go:\n%s", r.stdout)
+	if r := umpEnv(t, env, store, "doctor"); !strings.Contains(r.stdout, "gpu: works: gomlx-float32/v2 SimpleGo") {
+		t.Errorf("doctor with GOMLX_BACKEND=go:ops_sequential:\n%s", r.stdout)
 	}
 }

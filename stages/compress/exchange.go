@@ -175,6 +175,11 @@ func (e *Exchange) Average(t int, kind string, x, from [][]float32) {
 	e.countAll(kind, bits, errs)
 }
 
+// CountExact counts one exact message of kind from every worker, as
+// Gossip and Average do with codec none, for a round whose communication
+// ran elsewhere (the GPU engine's device-resident rounds).
+func (e *Exchange) CountExact(kind string) { e.count(kind, float64(32*e.dim), 0) }
+
 // send encodes t and decodes the message into q; it returns the message's
 // bits and the relative error |q - t| / |t| (0 when t = 0).
 func (e *Exchange) send(t, q []float32, at Draw) (int, float64) {

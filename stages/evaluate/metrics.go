@@ -40,20 +40,25 @@ func Neural(e nn.Engine, test *datasets.Split, round int, trainLoss float64, x [
 		avg[k] = float32(v)
 	}
 	scores := e.Evaluate(append(x[:len(x):len(x)], avg), test)
-	local, consensus := scores[:len(x)], scores[len(x)]
+	return NeuralRow(round, trainLoss, nn.CellScores{Local: scores[:len(x)], Consensus: scores[len(x)],
+		ConsensusDistance: consensusDistance(x, xbar)})
+}
+
+// NeuralRow is the metrics row (NeuralColumns) of a round's scores.
+func NeuralRow(round int, trainLoss float64, s nn.CellScores) []float64 {
 	lossSum, accSum, accMin, accMax := 0.0, 0.0, math.Inf(1), math.Inf(-1)
-	for _, s := range local {
-		lossSum += s.Loss
-		accSum += s.Accuracy
-		accMin, accMax = min(accMin, s.Accuracy), max(accMax, s.Accuracy)
+	for _, l := range s.Local {
+		lossSum += l.Loss
+		accSum += l.Accuracy
+		accMin, accMax = min(accMin, l.Accuracy), max(accMax, l.Accuracy)
 	}
-	n := float64(len(x))
+	n := float64(len(s.Local))
 	accMean, spread := accSum/n, 0.0
-	for _, s := range local {
-		spread += (s.Accuracy - accMean) * (s.Accuracy - accMean)
+	for _, l := range s.Local {
+		spread += (l.Accuracy - accMean) * (l.Accuracy - accMean)
 	}
 	return []float64{float64(round), trainLoss, lossSum / n, accMean, math.Sqrt(spread / n), accMin, accMax,
-		consensus.Loss, consensus.Accuracy, consensusDistance(x, xbar)}
+		s.Consensus.Loss, s.Consensus.Accuracy, s.ConsensusDistance}
 }
 
 // average is mean_i x_i in float64, summed with i ascending.

@@ -32,7 +32,7 @@ func newTask(ctx context.Context, env *stages.Env) (task, error) {
 	if cfg.Task.Dataset == "quadratic" {
 		return &quadratic{q: stages.NewQuadratic(cfg)}, nil
 	}
-	data, err := stages.LoadData(cfg, env.Data)
+	data, samplers, err := loadPartition(ctx, env)
 	if err != nil {
 		return nil, err
 	}
@@ -40,30 +40,47 @@ func newTask(ctx context.Context, env *stages.Env) (task, error) {
 	if err != nil {
 		return nil, err
 	}
+	return &neural{engine: engine, data: data, samplers: samplers, batches: make([][]int, cfg.Workers),
+		losses: make([]float64, cfg.Workers), lossBound: lossBound(data)}, nil
+}
+
+// loadPartition loads a cell's data set and its workers' samplers from the
+// partition stage's assignment.
+func loadPartition(ctx context.Context, env *stages.Env) (*datasets.Dataset, []*sampler, error) {
+	cfg := &env.Cell.Config
+	data, err := stages.LoadData(cfg, env.Data)
+	if err != nil {
+		return nil, nil, err
+	}
 	tab, err := stages.ReadTable(ctx, env, "partition", "assignment")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	workers, samples := tab.Column("worker"), tab.Column("sample")
 	if workers == nil || samples == nil {
-		return nil, fmt.Errorf("train: the partition's assignment table lacks worker or sample columns")
+		return nil, nil, fmt.Errorf("train: the partition's assignment table lacks worker or sample columns")
 	}
 	parts := make([][]int, cfg.Workers)
 	for r, w := range workers.Ints {
 		if w < 0 || int(w) >= cfg.Workers {
-			return nil, fmt.Errorf("train: the partition assigns a sample to worker %d of %d", w, cfg.Workers)
+			return nil, nil, fmt.Errorf("train: the partition assigns a sample to worker %d of %d", w, cfg.Workers)
 		}
 		parts[w] = append(parts[w], int(samples.Ints[r]))
 	}
-	t := &neural{engine: engine, data: data, batches: make([][]int, cfg.Workers), losses: make([]float64, cfg.Workers),
-		lossBound: lossBoundFactor * math.Log(float64(data.Classes))}
+	var samplers []*sampler
 	for i, p := range parts {
 		if len(p) == 0 {
-			return nil, fmt.Errorf("train: worker %d holds no training samples; use fewer workers or another partition", i)
+			return nil, nil, fmt.Errorf("train: worker %d holds no training samples; use fewer workers or another partition", i)
 		}
-		t.samplers = append(t.samplers, &sampler{seed: uint64(cfg.Seed), worker: i, samples: p, size: cfg.BatchSize})
+		samplers = append(samplers, &sampler{seed: uint64(cfg.Seed), worker: i, samples: p, size: cfg.BatchSize})
 	}
-	return t, nil
+	return data, samplers, nil
+}
+
+// lossBound is the mean mini-batch loss above which a data-set round has
+// diverged: lossBoundFactor times the loss of a uniform guess.
+func lossBound(data *datasets.Dataset) float64 {
+	return lossBoundFactor * math.Log(float64(data.Classes))
 }
 
 // quadratic is the heterogeneous quadratic of spec/algorithms.md.

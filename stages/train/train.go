@@ -82,10 +82,6 @@ func exchangeConfig(cfg *manifests.Manifest) compress.Config {
 
 func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	cfg := &env.Cell.Config
-	tk, err := newTask(ctx, env)
-	if err != nil {
-		return nil, err
-	}
 	tab, err := stages.ReadTable(ctx, env, "topology", "mixing")
 	if err != nil {
 		return nil, err
@@ -94,37 +90,49 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	x0 := tk.x0()
-	opt, err := algorithms.New(algorithmConfig(cfg), cfg.Workers, x0)
+	var tr trainer
+	if stages.CohortKey(cfg) != "" {
+		tr, err = newDeviceTrainer(ctx, env)
+	} else {
+		tr, err = newHostTrainer(ctx, env)
+	}
 	if err != nil {
 		return nil, err
 	}
-	exchange, err := compress.NewExchange(exchangeConfig(cfg), cfg.Workers, len(x0))
-	if err != nil {
-		return nil, err
-	}
-	st := &stages.TrainState{Columns: append(tk.columns(), compress.Columns...)}
+	defer tr.close()
+	st := &stages.TrainState{Columns: append(tr.columns(), compress.Columns...)}
 	if env.Resume != nil {
-		if err := restore(ctx, env, opt, exchange, st); err != nil {
+		data, err := env.Store.Get(ctx, env.Resume.Ref)
+		if err != nil {
 			return nil, err
 		}
+		saved, err := stages.DecodeTrainState(data)
+		if err != nil {
+			return nil, err
+		}
+		if err := tr.restore(saved); err != nil {
+			return nil, fmt.Errorf("checkpoint %s: %w", env.Resume.Ref.Digest, err)
+		}
+		st.Round, st.Rows, st.Diverged = saved.Round, saved.Rows, saved.Diverged
 	}
 	var lastCheckpoint artifacts.Ref
 	diverged := st.Diverged // a resumed run may restore a diverged state
 	last := time.Now()
 	for t := st.Round; t < cfg.Rounds && !diverged; t++ {
-		round := &algorithms.Round{T: t, K: cfg.LocalSteps, LR: learningRate(cfg, t), Mix: mixings.At(t + 1),
-			Grad: tk.grads(t, cfg.LocalSteps), Comm: exchange}
-		if err := opt.Round(round); err != nil {
+		evaluate := (t+1)%cfg.Evaluate.Every == 0 || t+1 == cfg.Rounds
+		if err := tr.round(t, learningRate(cfg, t), mixings.At(t+1), evaluate); err != nil {
 			return nil, fmt.Errorf("round %d: %w", t+1, err)
 		}
 		st.Round = t + 1
-		diverged = tk.diverged(opt.X())
+		diverged = tr.diverged()
 		st.Diverged = diverged
 		interrupted := ctx.Err() != nil
 		report := stages.RoundReport{Round: st.Round, Rounds: cfg.Rounds}
-		if st.Round%cfg.Evaluate.Every == 0 || st.Round == cfg.Rounds || diverged {
-			row := append(tk.metrics(st.Round, opt.X()), exchange.Row()...)
+		if evaluate || diverged {
+			row, err := tr.metrics(st.Round)
+			if err != nil {
+				return nil, fmt.Errorf("round %d: %w", st.Round, err)
+			}
 			st.Rows = append(st.Rows, row)
 			report.Metrics = map[string]stages.Metric{}
 			for k, name := range st.Columns[1:] {
@@ -132,9 +140,9 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 			}
 		}
 		if st.Round%cfg.Checkpoint.Every == 0 || st.Round == cfg.Rounds || diverged || interrupted {
-			st.Vectors = opt.State()
-			maps.Copy(st.Vectors, exchange.State())
-			st.Counters = exchange.Counters()
+			if st.Vectors, st.Counters, err = tr.state(); err != nil {
+				return nil, fmt.Errorf("checkpoint after round %d: %w", st.Round, err)
+			}
 			ref, err := env.Store.Put(ctx, st.Encode())
 			if err != nil {
 				return nil, fmt.Errorf("writing checkpoint after round %d: %w", st.Round, err)
@@ -168,30 +176,95 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		Summary: summary, Diverged: diverged}, nil
 }
 
-func restore(ctx context.Context, env *stages.Env, opt algorithms.Optimizer, exchange *compress.Exchange, st *stages.TrainState) error {
-	data, err := env.Store.Get(ctx, env.Resume.Ref)
+// trainer advances a cell's training round by round: on the host (the
+// optimizers of package algorithms over an engine's gradients), or in a
+// device cohort (the GPU engine).
+type trainer interface {
+	// columns are the metric columns before the exchange's.
+	columns() []string
+	// round runs round t (from 0); evaluate says metrics will be asked
+	// for after it.
+	round(t int, lr float64, mix algorithms.Mixing, evaluate bool) error
+	// diverged reports whether the last round blew up: parameters that
+	// are not finite, or (data sets) a mean mini-batch loss above the
+	// bound.
+	diverged() bool
+	// metrics is the row after round (columns, then the exchange's).
+	metrics(round int) ([]float64, error)
+	// state returns every state vector by name and the exchange's counters.
+	state() (map[string][][]float32, map[string]float64, error)
+	// restore continues from a checkpoint's vectors and counters.
+	restore(saved *stages.TrainState) error
+	close()
+}
+
+// hostTrainer runs an algorithms.Optimizer on the host over a task's
+// gradients, communicating through the exchange.
+type hostTrainer struct {
+	tk       task
+	opt      algorithms.Optimizer
+	exchange *compress.Exchange
+	k        int
+}
+
+func newHostTrainer(ctx context.Context, env *stages.Env) (*hostTrainer, error) {
+	cfg := &env.Cell.Config
+	tk, err := newTask(ctx, env)
 	if err != nil {
+		return nil, err
+	}
+	x0 := tk.x0()
+	opt, err := algorithms.New(algorithmConfig(cfg), cfg.Workers, x0)
+	if err != nil {
+		return nil, err
+	}
+	exchange, err := compress.NewExchange(exchangeConfig(cfg), cfg.Workers, len(x0))
+	if err != nil {
+		return nil, err
+	}
+	return &hostTrainer{tk: tk, opt: opt, exchange: exchange, k: cfg.LocalSteps}, nil
+}
+
+func (h *hostTrainer) columns() []string { return h.tk.columns() }
+
+func (h *hostTrainer) round(t int, lr float64, mix algorithms.Mixing, _ bool) error {
+	return h.opt.Round(&algorithms.Round{T: t, K: h.k, LR: lr, Mix: mix, Grad: h.tk.grads(t, h.k), Comm: h.exchange})
+}
+
+func (h *hostTrainer) diverged() bool { return h.tk.diverged(h.opt.X()) }
+
+func (h *hostTrainer) metrics(round int) ([]float64, error) {
+	return append(h.tk.metrics(round, h.opt.X()), h.exchange.Row()...), nil
+}
+
+func (h *hostTrainer) state() (map[string][][]float32, map[string]float64, error) {
+	vectors := h.opt.State()
+	maps.Copy(vectors, h.exchange.State())
+	return vectors, h.exchange.Counters(), nil
+}
+
+func (h *hostTrainer) restore(saved *stages.TrainState) error {
+	if err := restoreVectors(h.opt.State(), saved.Vectors); err != nil {
 		return err
 	}
-	saved, err := stages.DecodeTrainState(data)
-	if err != nil {
-		return err
-	}
-	for name, dst := range opt.State() {
-		src, ok := saved.Vectors[name]
-		if !ok || len(src) != len(dst) {
-			return fmt.Errorf("checkpoint %s lacks state %q for %d workers", env.Resume.Ref.Digest, name, len(dst))
+	return h.exchange.Restore(saved.Vectors, saved.Counters)
+}
+
+func (h *hostTrainer) close() {}
+
+// restoreVectors copies a checkpoint's vectors into the optimizer's.
+func restoreVectors(dst, src map[string][][]float32) error {
+	for name, d := range dst {
+		s, ok := src[name]
+		if !ok || len(s) != len(d) {
+			return fmt.Errorf("lacks state %q for %d workers", name, len(d))
 		}
-		for i := range dst {
-			if len(src[i]) != len(dst[i]) {
-				return fmt.Errorf("checkpoint %s: state %q has dimension %d, want %d", env.Resume.Ref.Digest, name, len(src[i]), len(dst[i]))
+		for i := range d {
+			if len(s[i]) != len(d[i]) {
+				return fmt.Errorf("state %q has dimension %d, want %d", name, len(s[i]), len(d[i]))
 			}
-			copy(dst[i], src[i])
+			copy(d[i], s[i])
 		}
 	}
-	if err := exchange.Restore(saved.Vectors, saved.Counters); err != nil {
-		return fmt.Errorf("checkpoint %s: %w", env.Resume.Ref.Digest, err)
-	}
-	st.Round, st.Rows, st.Diverged = saved.Round, saved.Rows, saved.Diverged
 	return nil
 }

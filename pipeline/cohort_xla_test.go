@@ -1,0 +1,165 @@
+//go:build xla
+
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/manifests"
+)
+
+// cohortManifest is a GPU sweep of three cells that share their shapes
+// (LR is replaced per test).
+const cohortManifest = `version: 1
+name: cohort
+task: {dataset: synthetic, model: mlp}
+engine: gpu
+workers: 4
+rounds: 12
+local_steps: 2
+batch_size: 16
+lr: 0.1
+topology: {kind: ring}
+partition: {kind: dirichlet, alpha: 1}
+algorithm: {name: gt-dsum, alpha: 2, beta: 0.5, lambda: 0.8}
+evaluate: {every: 3}
+checkpoint: {every: 2}
+sweep:
+  lr: LRS
+`
+
+// runCohort runs a plan on a fresh store with cohorts of size cells (on
+// GoMLX's pure-Go backend) and returns the store.
+func runCohort(t *testing.T, plan *manifests.Plan, size int, ctx context.Context) (*Store, Outcome, error) {
+	t.Helper()
+	t.Setenv("GOMLX_BACKEND", "go:ops_sequential")
+	s := openTestStore(t)
+	r := &Runner{Store: s, Stages: DefaultStages(), Data: datasets.NewLibrary(t.TempDir()), Cohort: size}
+	out, err := r.Run(ctx, plan)
+	return s, out, err
+}
+
+// trainDigests are each cell's train output digests (rounds table and
+// final checkpoint), "" for a cell without them.
+func trainDigests(t *testing.T, s *Store, hash string) []string {
+	t.Helper()
+	reg, err := s.FindManifest(hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := s.Report(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, c := range rep.Cells {
+		st := c.Stage("train")
+		if st == nil || st.Result == nil {
+			out = append(out, "")
+			continue
+		}
+		out = append(out, st.Result.Outputs["rounds"].Digest+" "+st.Result.Outputs["checkpoint"].Digest)
+	}
+	return out
+}
+
+// TestCohortCellsEqualCellsAlone: three GPU cells trained in one cohort
+// record exactly the tables and checkpoints (same digests, same cell
+// keys) they record one at a time.
+func TestCohortCellsEqualCellsAlone(t *testing.T) {
+	plan := parse(t, strings.Replace(cohortManifest, "LRS", "[0.05, 0.1, 0.2]", 1))
+	together, out, err := runCohort(t, plan, 3, context.Background())
+	if err != nil || out.Completed != 3 {
+		t.Fatalf("cohort of 3: %+v %v", out, err)
+	}
+	alone, out, err := runCohort(t, plan, 1, context.Background())
+	if err != nil || out.Completed != 3 {
+		t.Fatalf("one at a time: %+v %v", out, err)
+	}
+	a, b := trainDigests(t, together, plan.Hash), trainDigests(t, alone, plan.Hash)
+	for i := range a {
+		if a[i] == "" || a[i] != b[i] {
+			t.Errorf("cell %d: train outputs %q in a cohort, %q alone", i+1, a[i], b[i])
+		}
+	}
+}
+
+// TestCohortFreezesADivergedCell: a cell that diverges in a cohort is
+// recorded as diverged while the others finish with exactly the results
+// they get without it.
+func TestCohortFreezesADivergedCell(t *testing.T) {
+	plan := parse(t, strings.Replace(cohortManifest, "LRS", "[0.05, 1000, 0.2]", 1))
+	s, out, err := runCohort(t, plan, 3, context.Background())
+	if err != nil || out.Completed != 2 || out.Diverged != 1 {
+		t.Fatalf("cohort with a diverging cell: %+v %v", out, err)
+	}
+	ref := parse(t, strings.Replace(cohortManifest, "LRS", "[0.05, 0.2]", 1))
+	alone, out, err := runCohort(t, ref, 1, context.Background())
+	if err != nil || out.Completed != 2 {
+		t.Fatalf("reference: %+v %v", out, err)
+	}
+	got, want := trainDigests(t, s, plan.Hash), trainDigests(t, alone, ref.Hash)
+	if got[0] != want[0] || got[2] != want[1] {
+		t.Errorf("the other cells' outputs changed: %q %q, want %q %q", got[0], got[2], want[0], want[1])
+	}
+}
+
+// TestCohortResumesEachCellFromItsCheckpoint: a cohort interrupted in the
+// middle of training resumes every cell from its own last checkpoint and
+// ends with exactly the outputs of an uninterrupted run.
+func TestCohortResumesEachCellFromItsCheckpoint(t *testing.T) {
+	plan := parse(t, strings.Replace(strings.Replace(cohortManifest, "LRS", "[0.05, 0.1, 0.2]", 1), "rounds: 12", "rounds: 60", 1))
+	t.Setenv("GOMLX_BACKEND", "go:ops_sequential")
+	s := openTestStore(t)
+	lib := datasets.NewLibrary(t.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { // interrupt once some cell has checkpointed after round 4
+		defer cancel()
+		for ctx.Err() == nil {
+			evs, _ := s.Log.ByKind(RoundCompleted)
+			for _, ev := range evs {
+				if ev.Round >= 4 && ev.Outputs["checkpoint"].Digest != "" {
+					return
+				}
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}()
+	r := &Runner{Store: s, Stages: DefaultStages(), Data: lib, Cohort: 3}
+	out, err := r.Run(ctx, plan)
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("the run was not interrupted (%+v, %v): make it longer", out, err)
+	}
+	evs, _ := s.Log.ByKind(RoundCompleted)
+	last := map[string]int{}
+	for _, ev := range evs {
+		last[ev.Cell] = max(last[ev.Cell], ev.Round)
+	}
+	unfinished := false
+	for _, r := range last {
+		unfinished = unfinished || r < 60
+	}
+	if !unfinished || len(last) == 0 {
+		t.Fatalf("interrupted with cells at rounds %v: nothing left to resume", last)
+	}
+	t.Logf("interrupted with cells at rounds %v", last)
+	out, err = r.Run(context.Background(), plan)
+	if err != nil || out.Completed != 3 {
+		t.Fatalf("resumed run: %+v %v", out, err)
+	}
+	whole, out, err := runCohort(t, plan, 3, context.Background())
+	if err != nil || out.Completed != 3 {
+		t.Fatalf("uninterrupted run: %+v %v", out, err)
+	}
+	got, want := trainDigests(t, s, plan.Hash), trainDigests(t, whole, plan.Hash)
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("cell %d: resumed outputs %q, uninterrupted %q", i+1, got[i], want[i])
+		}
+	}
+}
