@@ -135,9 +135,9 @@ func (r *Runner) Register(plan *manifests.Plan) (*Registration, error) {
 	return reg, r.Store.Log.Append(&Event{Kind: ManifestRegistered, Manifest: plan.Hash, Payload: payload})
 }
 
-// Run runs every cell of the plan: one after another, except runs of
-// consecutive GPU cells that share their shapes, which run Cohort at a
-// time with their training in one device program. It returns
+// Run runs every cell of the plan in plan order, except GPU cells that
+// share their shapes: at the first of them, all of them run, Cohort at a
+// time, with their training in one device program. It returns
 // ErrInterrupted (wrapped) when ctx is cancelled, after the running stages
 // reached a safe point.
 func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error) {
@@ -151,22 +151,27 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 	p := newProgress(r.Progress, r.Store.Dir, plan)
 	defer p.finish()
 	out := Outcome{Cells: len(plan.Cells)}
-	for i := 0; i < len(plan.Cells); {
-		key := stages.CohortKey(&plan.Cells[i].Config)
-		j := i + 1
-		for key != "" && j < len(plan.Cells) && stages.CohortKey(&plan.Cells[j].Config) == key {
-			j++
+	groups := map[string][]int{} // cohort key -> its cells, in plan order
+	for i := range plan.Cells {
+		if key := stages.CohortKey(&plan.Cells[i].Config); key != "" {
+			groups[key] = append(groups[key], i)
 		}
-		size := 1
+	}
+	for i := range plan.Cells {
+		key := stages.CohortKey(&plan.Cells[i].Config)
+		cells, size := []int{i}, 1
 		if key != "" {
+			if cells = groups[key]; cells[0] != i {
+				continue // ran with the first of its group
+			}
 			size = r.Cohort
 			if size <= 0 {
 				size = stages.CohortSize(&plan.Cells[i].Config, r.Data)
 			}
-			size = min(size, j-i)
-			p.printf("cells %d-%d: cohorts of %d cells on the GPU\n", i+1, j, size)
+			size = min(size, len(cells))
+			p.printf("%d cells (%s): cohorts of %d on the GPU\n", len(cells), key, size)
 		}
-		if err := r.runCells(ctx, plan, reg, i, j, size, p, &out); err != nil {
+		if err := r.runCells(ctx, plan, reg, cells, size, p, &out); err != nil {
 			if errors.Is(err, ErrInterrupted) {
 				p.state("interrupted")
 			} else {
@@ -174,29 +179,28 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 			}
 			return out, err
 		}
-		i = j
 	}
 	p.state("finished")
 	return out, nil
 }
 
-// runCells runs cells [from, to) of the plan, size at a time (in one
-// cohort when size > 1), counting them into out. It stops taking cells at
-// the first error and returns it once the running cells have stopped.
-func (r *Runner) runCells(ctx context.Context, plan *manifests.Plan, reg *Registration, from, to, size int, p *progress, out *Outcome) error {
+// runCells runs the plan's cells (indices), size at a time (in one cohort
+// when size > 1), counting them into out. It stops taking cells at the
+// first error and returns it once the running cells have stopped.
+func (r *Runner) runCells(ctx context.Context, plan *manifests.Plan, reg *Registration, cells []int, size int, p *progress, out *Outcome) error {
 	lock := stages.NewLockstep(size)
 	p.setConcurrent(size > 1)
 	var mu sync.Mutex
-	next := from
+	next := 0
 	var first error
 	take := func() (int, bool) {
 		mu.Lock()
 		defer mu.Unlock()
-		if next >= to || first != nil || ctx.Err() != nil {
+		if next >= len(cells) || first != nil || ctx.Err() != nil {
 			return 0, false
 		}
 		next++
-		return next - 1, true
+		return cells[next-1], true
 	}
 	var wg sync.WaitGroup
 	for range size {
@@ -222,8 +226,8 @@ func (r *Runner) runCells(ctx context.Context, plan *manifests.Plan, reg *Regist
 		})
 	}
 	wg.Wait()
-	if first == nil && ctx.Err() != nil && next < to {
-		first = fmt.Errorf("%w before cell %d", ErrInterrupted, next+1)
+	if first == nil && ctx.Err() != nil && next < len(cells) {
+		first = fmt.Errorf("%w before cell %d", ErrInterrupted, cells[next]+1)
 	}
 	return first
 }
