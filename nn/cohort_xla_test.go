@@ -240,10 +240,12 @@ func checkScore(t *testing.T, what string, want, got Score, n int, tol float64) 
 	}
 }
 
-// TestCohortEqualsCellsAlone: a cohort of 3 cells gives each cell exactly
-// the state it reaches in a cohort of its own, a frozen cell keeps its
-// state bit for bit while the others train on, and a second run of the
-// cohort gives the same bits (XLA on a GPU included).
+// TestCohortEqualsCellsAlone: a second run of a cohort gives the same bits
+// (XLA on a GPU included), a frozen cell keeps its state while the others
+// train on, and a cohort of 3 cells gives each cell the state it reaches
+// in a cohort of its own: exactly on GoMLX's Go backend; on a GPU to
+// float rounding (1e-5 relative), since cuBLAS picks its kernels by the
+// program's shapes.
 func TestCohortEqualsCellsAlone(t *testing.T) {
 	data := cohortData()
 	cc := algorithmCases()["gt-dsum"]
@@ -258,7 +260,7 @@ func TestCohortEqualsCellsAlone(t *testing.T) {
 		}
 		return co
 	}
-	same := func(what string, a, b Cohort, ca, cb int) {
+	same := func(t *testing.T, what string, a, b Cohort, ca, cb int, tol float64) {
 		want, err := a.State(ca)
 		if err != nil {
 			t.Fatal(err)
@@ -268,8 +270,10 @@ func TestCohortEqualsCellsAlone(t *testing.T) {
 			t.Fatal(err)
 		}
 		for vec, w := range want {
-			if d := relDiff(w, got[vec]); d != 0 {
+			if d := relDiff(w, got[vec]); d > tol {
 				t.Errorf("%s: %s differs by %.3g", what, vec, d)
+			} else if d != 0 {
+				t.Logf("%s: %s differs by %.3g", what, vec, d)
 			}
 		}
 	}
@@ -281,14 +285,18 @@ func TestCohortEqualsCellsAlone(t *testing.T) {
 			again := run(config, cc, 3, secondFrozen)
 			defer again.Close()
 			for c := range cc.cfgs {
-				same(fmt.Sprintf("cell %d, second run", c), co, again, c, c)
+				same(t, fmt.Sprintf("cell %d, second run", c), co, again, c, c, 0)
 				alone := cohortCase{cfgs: cc.cfgs[c : c+1], k: cc.k, lrs: cc.lrs[c : c+1], seeds: cc.seeds[c : c+1]}
 				rounds := 3
 				if c == 1 {
 					rounds = 1 // frozen after its first round
 				}
 				one := run(config, alone, rounds, func(int, int) bool { return false })
-				same(fmt.Sprintf("cell %d, alone", c), one, co, 0, c)
+				tol := 0.0
+				if backendName != "gomlx-go" {
+					tol = 1e-5
+				}
+				same(t, fmt.Sprintf("cell %d, alone", c), one, co, 0, c, tol)
 				one.Close()
 			}
 		})

@@ -127,7 +127,7 @@ func fp32Numerics() {
 	setDefault("NVIDIA_TF32_OVERRIDE", "0")
 	setDefault("GOPJRT_CUDA_CHECKS", "0")
 	if os.Getenv("XLA_FLAGS") == "" {
-		flags := "--xla_gpu_enable_triton_gemm=false"
+		flags := "--xla_gpu_enable_triton_gemm=false --xla_gpu_deterministic_ops=true"
 		for _, dir := range []string{"/usr/local/cuda", "/usr/lib/cuda"} {
 			if _, err := os.Stat(filepath.Join(dir, "nvvm")); err == nil {
 				flags += " --xla_gpu_cuda_data_dir=" + dir

@@ -20,6 +20,7 @@ import (
 var (
 	gpuPeer  = flag.Bool("gpu-peer", false, "compare the GPU engine with JAX and PyTorch on CUDA (GPU hosts)")
 	gpuCases = flag.String("gpu-cases", "", "comma-separated benchmark cases (default: all)")
+	gpuPeers = flag.String("gpu-peers", "jax,torch,torch-loop", "comma-separated peers to time beside the engine")
 )
 
 // benchCase is one benchmark shape: a model on generated data of a data
@@ -42,10 +43,8 @@ func benchCases() []benchCase {
 	emnist := func() *datasets.Dataset { return randomData([]int{1, 28, 28}, 62, 60000, 0, 0) }
 	agnews := func() *datasets.Dataset { return randomData(nil, 4, 120000, 95812, 40) }
 	var out []benchCase
-	for _, n := range []int{10, 64} {
-		for _, c := range []int{1, 36, 180} {
-			out = append(out, benchCase{fmt.Sprintf("lenet-c%d-n%d", c, n), "lenet", c, n, 128, mnist, "lenet-mnist", c == 1})
-		}
+	for _, c := range [][2]int{{1, 10}, {36, 10}, {1, 64}, {180, 10}, {36, 64}, {180, 64}} {
+		out = append(out, benchCase{fmt.Sprintf("lenet-c%d-n%d", c[0], c[1]), "lenet", c[0], c[1], 128, mnist, "lenet-mnist", c[0] == 1})
 	}
 	return append(out,
 		benchCase{"cnn-c4-n10", "cnn", 4, 10, 128, emnist, "cnn-emnist", false},
@@ -84,16 +83,22 @@ func TestGPUPeerComparison(t *testing.T) {
 			fmt.Printf("%-22s %-14s %s\n", bc.name, "ump", firstLine(err))
 			continue
 		}
-		fmt.Printf("%-22s %-14s %14.0f %9s %10.1f %12s\n", bc.name, "ump", median(ours), "1.00x", compile, "n/a")
+		m, _ := NewModel(bc.model, Input{Shape: []int{1, 28, 28}, Classes: 62, Vocab: 95812})
+		if bc.model == "embedding-bag" {
+			m, _ = NewModel(bc.model, Input{Classes: 4, Vocab: 95812})
+		}
+		est := float64(bc.cells) * float64(CellBytes(m, "d-sum", bc.n, bc.b)) / (1 << 30)
+		fmt.Printf("%-22s %-14s %14.0f %9s %10.1f %12s\n", bc.name, "ump", median(ours), "1.00x", compile, fmt.Sprintf("~%.1f est", est))
 		if python == "" {
 			continue
 		}
-		peers := []string{"jax_cohort.py", "torch_cohort.py"}
-		for _, script := range peers {
-			peerRow(python, script, bc, median(ours))
-		}
-		if bc.perWorkerRef {
-			perWorkerRow(python, bc, median(ours))
+		for _, peer := range strings.Split(*gpuPeers, ",") {
+			switch {
+			case peer == "jax" || peer == "torch":
+				peerRow(python, peer+"_cohort.py", bc, median(ours))
+			case peer == "torch-loop" && bc.perWorkerRef:
+				perWorkerRow(python, bc, median(ours))
+			}
 		}
 	}
 }

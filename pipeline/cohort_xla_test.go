@@ -70,7 +70,8 @@ func trainDigests(t *testing.T, s *Store, hash string) []string {
 
 // TestCohortCellsEqualCellsAlone: three GPU cells trained in one cohort
 // record exactly the tables and checkpoints (same digests, same cell
-// keys) they record one at a time.
+// keys) they record one at a time, and ump verify (which recomputes each
+// cell in a cohort of the size it trained in) agrees.
 func TestCohortCellsEqualCellsAlone(t *testing.T) {
 	plan := parse(t, strings.Replace(cohortManifest, "LRS", "[0.05, 0.1, 0.2]", 1))
 	together, out, err := runCohort(t, plan, 3, context.Background())
@@ -85,6 +86,24 @@ func TestCohortCellsEqualCellsAlone(t *testing.T) {
 	for i := range a {
 		if a[i] == "" || a[i] != b[i] {
 			t.Errorf("cell %d: train outputs %q in a cohort, %q alone", i+1, a[i], b[i])
+		}
+	}
+	reg, err := together.FindManifest(plan.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks, err := Verify(context.Background(), together, reg, DefaultStages(), datasets.NewLibrary(t.TempDir()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range checks {
+		if c.Err != nil {
+			t.Errorf("verify cell %d: %v", c.Index+1, c.Err)
+		}
+		for _, o := range c.Checks {
+			if o.Recorded != o.Got {
+				t.Errorf("verify cell %d: %s/%s recomputed as %s, recorded %s", c.Index+1, o.Stage, o.Output, o.Got, o.Recorded)
+			}
 		}
 	}
 }

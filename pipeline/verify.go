@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -62,19 +63,26 @@ func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stag
 		results := map[string]*stages.Result{}
 		for _, st := range stgs {
 			skey := stageKey(st, &cell.Config, inputs, results)
+			recorded, summary, err := s.recorded(skey)
+			if err != nil {
+				return out, err
+			}
 			env := &stages.Env{Cell: cell, Store: mem, Data: data, Upstream: results,
 				Report: func(stages.RoundReport) error { return ctx.Err() }}
+			var trained struct{ Cohort int }
+			if json.Unmarshal(summary, &trained) == nil && trained.Cohort > 1 { // as it trained: in a cohort of that size
+				env.Seat = stages.NewLockstep(trained.Cohort).Reserve(&cell.Config)
+			}
 			res, err := st.Run(ctx, env)
+			if env.Seat != nil {
+				env.Seat.Release()
+			}
 			if ctx.Err() != nil {
 				return out, ErrInterrupted
 			}
 			if err != nil {
 				check.Err = fmt.Errorf("stage %s: %w", st.Name(), err)
 				break
-			}
-			recorded, err := s.recordedOutputs(skey)
-			if err != nil {
-				return out, err
 			}
 			for _, name := range slices.Sorted(maps.Keys(res.Outputs)) {
 				check.Checks = append(check.Checks, OutputCheck{Stage: st.Name(), Output: name,
@@ -87,17 +95,19 @@ func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stag
 	return out, nil
 }
 
-// recordedOutputs returns the outputs of the last StageCompleted event of a
-// stage key, or nil.
-func (s *Store) recordedOutputs(skey string) (map[string]artifacts.Ref, error) {
+// recorded returns the outputs and summary of the last StageCompleted
+// event of a stage key, or nils.
+func (s *Store) recorded(skey string) (map[string]artifacts.Ref, json.RawMessage, error) {
 	evs, err := s.Log.ByStage(skey)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for i := len(evs) - 1; i >= 0; i-- {
 		if evs[i].Kind == StageCompleted {
-			return evs[i].Outputs, nil
+			var pl completedPayload
+			json.Unmarshal(evs[i].Payload, &pl) // a summary that does not decode verifies as recorded without one
+			return evs[i].Outputs, pl.Summary, nil
 		}
 	}
-	return nil, nil
+	return nil, nil, nil
 }

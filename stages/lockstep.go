@@ -79,6 +79,9 @@ func (l *Lockstep) Reserve(cfg *manifests.Manifest) *Seat {
 	return &Seat{g: g}
 }
 
+// Size is the number of cells of the seat's cohort.
+func (s *Seat) Size() int { return s.g.l.size }
+
 // Release gives the seat up (after the cell's stages, whether or not it
 // joined).
 func (s *Seat) Release() {

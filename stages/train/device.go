@@ -146,6 +146,8 @@ func (d *deviceTrainer) restore(saved *stages.TrainState) error {
 	return d.exchange.Restore(saved.Vectors, saved.Counters)
 }
 
+func (d *deviceTrainer) cohort() int { return d.seat.Size() }
+
 func (d *deviceTrainer) close() {
 	if d.m != nil {
 		d.m.Leave()

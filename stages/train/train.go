@@ -48,6 +48,10 @@ func (Stage) Params(cfg *manifests.Manifest) any {
 type Summary struct {
 	Rounds        int `json:"rounds"` // rounds completed
 	DivergedRound int `json:"diverged_round,omitempty"`
+	// Cohort is the size of the GPU cohort the cell trained in: a GPU's
+	// float rounding depends on the program's shape, so ump verify
+	// recomputes the cell in a cohort of this size.
+	Cohort int `json:"cohort,omitempty"`
 }
 
 // algorithmConfig turns the manifest's algorithm block into the
@@ -167,7 +171,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum := Summary{Rounds: st.Round}
+	sum := Summary{Rounds: st.Round, Cohort: tr.cohort()}
 	if diverged {
 		sum.DivergedRound = st.Round
 	}
@@ -195,6 +199,8 @@ type trainer interface {
 	state() (map[string][][]float32, map[string]float64, error)
 	// restore continues from a checkpoint's vectors and counters.
 	restore(saved *stages.TrainState) error
+	// cohort is the size of the device cohort it trains in (0 on the host).
+	cohort() int
 	close()
 }
 
@@ -249,6 +255,8 @@ func (h *hostTrainer) restore(saved *stages.TrainState) error {
 	}
 	return h.exchange.Restore(saved.Vectors, saved.Counters)
 }
+
+func (h *hostTrainer) cohort() int { return 0 }
 
 func (h *hostTrainer) close() {}
 
