@@ -23,8 +23,8 @@ run: build
 	./bin/ump --store $(STORE) run quickstart
 
 # Every test, then the GPU engine's build (-tags xla): its agreement with
-# the CPU engine and a pipeline run, on GoMLX's pure-Go backend (on a GPU
-# host the same tests also run on XLA/CUDA).
+# the CPU engine, cohorts in the pipeline and a CLI run, on GoMLX's
+# pure-Go backend (on a GPU host the nn tests also run on XLA/CUDA).
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
@@ -37,7 +37,8 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./...
 	$(GO) test -count=1 -run '^TestPeerComparison$$' -v ./nn -peer
 
-# On a GPU host: the GPU engine against a PyTorch loop over per-worker
-# modules on the same GPU (python3 with torch on the PATH).
+# On a GPU host: the GPU engine's cohorts against a JAX and a torch.func
+# peer and the per-worker PyTorch loop on the same GPU (python3 with jax
+# and torch on the PATH); -gpu-cases/-gpu-peers narrow it.
 bench-gpu:
 	$(GO) test -tags xla -count=1 -run '^TestGPUPeerComparison$$' -v ./nn -gpu-peer

@@ -538,14 +538,6 @@ func (c *xlaCohort) gatherInput(split []*Node, idx *Node) (graphInput, *Node) {
 	}
 }
 
-// splitNodes is the number of a resident split's inputs.
-func (c *xlaCohort) splitNodes() int {
-	if c.model.text || c.model.in.Spatial {
-		return 3
-	}
-	return 2
-}
-
 // roundGraph: inputs the state vectors [rows, P], the scalars [cells,
 // cellScalars], the mixing matrices [cells, n, n] (float64), sample
 // indices and weights [rows, K, b], one packed mask [rows, K, b, words]

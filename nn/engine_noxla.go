@@ -21,4 +21,4 @@ func NewGPU(string, *datasets.Dataset, uint64, string) (Engine, error) { return 
 func NewCohort(string, *datasets.Dataset, CohortShape) (Cohort, error) { return nil, errNoGPU }
 
 // DeviceMemory is 0: there is no GPU engine.
-func DeviceMemory() int64 { return 0 }
+func DeviceMemory() (bytes int64, measured bool) { return 0, false }

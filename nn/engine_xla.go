@@ -161,16 +161,17 @@ func FindCUDAPlugin() (string, error) {
 	return "", fmt.Errorf("gpu engine: no CUDA PJRT plugin found (looked for %v); install the jax-cuda PJRT package or set GOMLX_BACKEND=xla:/abs/path/xla_cuda_plugin.so", patterns)
 }
 
-// DeviceMemory is the GPU's memory in bytes as nvidia-smi reports it, or
-// 16 GiB when it cannot tell (another backend, no nvidia-smi).
-func DeviceMemory() int64 {
+// DeviceMemory is the GPU's memory in bytes as nvidia-smi reports it
+// (measured), or 16 GiB when it cannot tell (another backend, no
+// nvidia-smi).
+func DeviceMemory() (bytes int64, measured bool) {
 	out, err := exec.Command("nvidia-smi", "--query-gpu=memory.total", "--format=csv,noheader,nounits").Output()
 	if err == nil {
 		if mib, err := strconv.ParseInt(strings.TrimSpace(strings.Split(string(out), "\n")[0]), 10, 64); err == nil && mib > 0 {
-			return mib << 20
+			return mib << 20, true
 		}
 	}
-	return 16 << 30
+	return 16 << 30, false
 }
 
 // GPUName is the GoMLX engine's Name on the default backend (see

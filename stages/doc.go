@@ -7,4 +7,9 @@
 // and a small JSON summary. What a stage depends on is exactly its Params
 // and its upstream outputs; the pipeline hashes both into the stage's cache
 // key, so a stage must read nothing else.
+//
+// Lockstep lets the train stages of concurrently running GPU cells that
+// share their shapes train as one device cohort: the runner reserves each
+// cell's Seat, the train stage joins with it, and a round runs once every
+// member has asked for it.
 package stages

@@ -48,7 +48,8 @@ func CohortSize(cfg *manifests.Manifest, lib *datasets.Library) int {
 	if err != nil {
 		return 1
 	}
-	return int(max(1, nn.DeviceMemory()/2/nn.CellBytes(m, cfg.Algorithm.Name, cfg.Workers, cfg.BatchSize)))
+	memory, _ := nn.DeviceMemory()
+	return int(max(1, memory/2/nn.CellBytes(m, cfg.Algorithm.Name, cfg.Workers, cfg.BatchSize)))
 }
 
 // Seat is a cell's reserved place in its cohort: the runner reserves it

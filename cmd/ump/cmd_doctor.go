@@ -17,7 +17,8 @@ func doctorCommand() *cli.Command {
 		Description: "cpu: the float32 CPU engine and its BLAS (OpenBLAS, or the pure-Go gonum fallback).\n" +
 			"gpu: the GoMLX engine (engine: gpu, or ump run --engine gpu): built with -tags xla, it opens\n" +
 			"the backend of $GOMLX_BACKEND (e.g. xla:/abs/path/xla_cuda_plugin.so, or go for GoMLX's\n" +
-			"pure-Go backend) or else the CUDA PJRT plugin of an installed jax-cuda package.",
+			"pure-Go backend) or else the CUDA PJRT plugin of an installed jax-cuda package. GPU cells train\n" +
+			"on the device in cohorts; cells with compressed communication exchange on the host.",
 		Action: func(c *cli.Context) error { return runDoctor(c.App.Writer) },
 	}
 }
@@ -33,6 +34,13 @@ func runDoctor(w io.Writer) error {
 		return nil
 	}
 	fmt.Fprintf(w, "gpu: works: %s\n", name)
+	memory, measured := nn.DeviceMemory()
+	source := "nvidia-smi"
+	if !measured {
+		source = "assumed: nvidia-smi gave none"
+	}
+	fmt.Fprintf(w, "  cells train on the device in cohorts sized to half of its %.0f GiB (%s; ump run --cohort N overrides);\n"+
+		"  cells with compressed communication compute gradients on the device and exchange on the host\n", float64(memory)/(1<<30), source)
 	for _, k := range []string{"GOMLX_BACKEND", "XLA_FLAGS", "NVIDIA_TF32_OVERRIDE"} {
 		fmt.Fprintf(w, "  %s=%s\n", k, os.Getenv(k))
 	}

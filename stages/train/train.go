@@ -10,7 +10,9 @@
 // outputs the per-round metrics table ("rounds") and the final checkpoint
 // ("checkpoint"). A round with non-finite parameters, or a data-set round
 // whose mean mini-batch loss exceeds 100 ln(classes), stops the run as
-// diverged.
+// diverged. GPU cells without compression train in a device cohort
+// (stages.Lockstep, nn.Cohort): the same rounds, computed on the device,
+// recorded the same way.
 package train
 
 import (
