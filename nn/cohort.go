@@ -18,6 +18,8 @@ type Cohort interface {
 	// Evaluate scores every cell's local models and average model on the
 	// test split.
 	Evaluate() ([]CellScores, error)
+	// EvaluateCell scores one cell's (costing about 1/Cells of Evaluate).
+	EvaluateCell(c int) (CellScores, error)
 	// State downloads cell c's state vectors by name, each [workers][Params].
 	State(c int) (map[string][][]float32, error)
 	// SetState uploads cell c's state vectors (a checkpoint's, or the

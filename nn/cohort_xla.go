@@ -38,7 +38,8 @@ type xlaCohort struct {
 	backend backends.Backend
 	names   []string // the algorithm's state vectors, x first
 	round   *Exec
-	eval    *Exec
+	eval    *Exec             // every cell's models
+	evalOne *Exec             // one cell's
 	rows    *Exec             // (state [rows, P], indices [k, 1]) -> those rows
 	setRows *Exec             // (state, update [n, P], from [rows, 1], mine [rows, 1]) -> state with rows replaced
 	state   []*tensors.Tensor // per name: [cells*workers, Params] on the device
@@ -109,7 +110,10 @@ func NewCohort(config string, data *datasets.Dataset, shape CohortShape) (Cohort
 	if c.round, err = NewExec(backend, c.roundGraph); err != nil {
 		return nil, err
 	}
-	if c.eval, err = NewExec(backend, c.evalGraph); err != nil {
+	if c.eval, err = NewExec(backend, c.evalGraph(shape.Cells)); err != nil {
+		return nil, err
+	}
+	if c.evalOne, err = NewExec(backend, c.evalGraph(1)); err != nil {
 		return nil, err
 	}
 	if c.rows, err = NewExec(backend, func(state, idx *Node) *Node { return Gather(state, idx) }); err != nil {
@@ -460,13 +464,38 @@ func (c *xlaCohort) SetState(ci int, vectors map[string][][]float32) error {
 // Evaluate scores every cell's local models and average model on the
 // test split (on the device; only sums come back).
 func (c *xlaCohort) Evaluate() ([]CellScores, error) {
-	sh := c.shape
-	models := sh.Cells * (sh.Workers + 1)
+	return c.evaluate(c.eval, c.state[0], c.shape.Cells)
+}
+
+// EvaluateCell scores one cell's models (a program of one cell's shape,
+// on the cell's rows gathered on the device).
+func (c *xlaCohort) EvaluateCell(ci int) (CellScores, error) {
+	n := c.shape.Workers
+	rows := make([]int32, n)
+	for i := range rows {
+		rows[i] = int32(ci*n + i)
+	}
+	x, err := c.rows.Exec(c.state[0], tensors.FromFlatDataAndDimensions(rows, n, 1))
+	if err != nil {
+		return CellScores{}, fmt.Errorf("gpu engine: evaluation: %w", err)
+	}
+	defer finalize(x)
+	scores, err := c.evaluate(c.evalOne, x[0], 1)
+	if err != nil {
+		return CellScores{}, err
+	}
+	return scores[0], nil
+}
+
+// evaluate runs an evaluation program of `cells` cells on the models x
+// over the test split, one call per evalB samples.
+func (c *xlaCohort) evaluate(prog *Exec, x *tensors.Tensor, cells int) ([]CellScores, error) {
+	n := c.shape.Workers
+	models := cells * (n + 1)
 	loss, correct := make([]float64, models), make([]float64, models)
 	var distance []float64
 	for start := 0; start < c.test.len; start += c.evalB {
-		args := append([]any{c.state[0], int32(start)}, c.test.args()...)
-		out, err := c.eval.Exec(args...)
+		out, err := prog.Exec(append([]any{x, int32(start)}, c.test.args()...)...)
 		if err != nil {
 			return nil, fmt.Errorf("gpu engine: evaluation: %w", err)
 		}
@@ -481,14 +510,14 @@ func (c *xlaCohort) Evaluate() ([]CellScores, error) {
 			correct[i] += float64(h[i])
 		}
 	}
-	n := float64(c.test.len)
-	score := func(i int) Score { return Score{Loss: loss[i] / n, Accuracy: correct[i] / n} }
-	out := make([]CellScores, sh.Cells)
+	total := float64(c.test.len)
+	score := func(i int) Score { return Score{Loss: loss[i] / total, Accuracy: correct[i] / total} }
+	out := make([]CellScores, cells)
 	for ci := range out {
-		for i := range sh.Workers {
-			out[ci].Local = append(out[ci].Local, score(ci*sh.Workers+i))
+		for i := range n {
+			out[ci].Local = append(out[ci].Local, score(ci*n+i))
 		}
-		out[ci].Consensus = score(sh.Cells*sh.Workers + ci)
+		out[ci].Consensus = score(cells*n + ci)
 		out[ci].ConsensusDistance = distance[ci]
 	}
 	return out, nil
@@ -504,7 +533,7 @@ func (c *xlaCohort) Close() {
 			}
 		}
 	}
-	for _, e := range []*Exec{c.round, c.eval, c.rows, c.setRows} {
+	for _, e := range []*Exec{c.round, c.eval, c.evalOne, c.rows, c.setRows} {
 		e.Finalize()
 	}
 }
@@ -711,29 +740,32 @@ func (c *xlaCohort) communicate(st map[string]*Node, start *Node, col func(int) 
 	}
 }
 
-// evalGraph: inputs the models x [rows, P], the first test sample of this
-// call, then the resident test split; outputs per model — the rows, then
-// each cell's average model — the sum of losses and the number of hits on
-// the call's samples, and each cell's mean_i |x_i - xbar|^2 (float64).
-func (c *xlaCohort) evalGraph(inputs []*Node) []*Node {
-	sh := c.shape
-	m := c.model
-	x, start, split := inputs[0], inputs[1], inputs[2:]
-	g := x.Graph()
-	p := m.Params
-	x64 := Reshape(ConvertDType(x, dtypes.Float64), sh.Cells, sh.Workers, p)
-	mean := DivScalar(ReduceSum(x64, 1), float64(sh.Workers)) // [cells, P]
-	dev := Sub(x64, ExpandAxes(mean, 1))
-	distance := DivScalar(ReduceSum(Mul(dev, dev), 1, 2), float64(sh.Workers))
-	models := Concatenate([]*Node{x, ConvertDType(mean, dtypes.Float32)}, 0)
-	k := sh.Cells * (sh.Workers + 1)
-	sample := Add(Iota(g, shapes.Make(dtypes.Int32, c.evalB), 0), start)
-	valid := ConvertDType(LessThan(sample, Const(g, int32(c.test.len))), dtypes.Float32)
-	idx := BroadcastToDims(ExpandAxes(sample, 0), k, c.evalB)
-	in, labels := c.gatherInput(split, idx)
-	t := m.graphForward(models, in, nil)
-	w := BroadcastToDims(ExpandAxes(valid, 0), k, c.evalB)
-	loss, _, hits := crossEntropyGraph(t.acts[len(t.acts)-1], labels, w, m.Classes)
-	correct := ReduceSum(Mul(ConvertDType(hits, dtypes.Float32), w), 1)
-	return []*Node{loss, correct, distance}
+// evalGraph is the evaluation program of `cells` cells: inputs the models
+// x [cells*workers, P], the first test sample of this call, then the
+// resident test split; outputs per model — the rows, then each cell's
+// average model — the sum of losses and the number of hits on the call's
+// samples, and each cell's mean_i |x_i - xbar|^2 (float64).
+func (c *xlaCohort) evalGraph(cells int) func(inputs []*Node) []*Node {
+	return func(inputs []*Node) []*Node {
+		n := c.shape.Workers
+		m := c.model
+		x, start, split := inputs[0], inputs[1], inputs[2:]
+		g := x.Graph()
+		p := m.Params
+		x64 := Reshape(ConvertDType(x, dtypes.Float64), cells, n, p)
+		mean := DivScalar(ReduceSum(x64, 1), float64(n)) // [cells, P]
+		dev := Sub(x64, ExpandAxes(mean, 1))
+		distance := DivScalar(ReduceSum(Mul(dev, dev), 1, 2), float64(n))
+		models := Concatenate([]*Node{x, ConvertDType(mean, dtypes.Float32)}, 0)
+		k := cells * (n + 1)
+		sample := Add(Iota(g, shapes.Make(dtypes.Int32, c.evalB), 0), start)
+		valid := ConvertDType(LessThan(sample, Const(g, int32(c.test.len))), dtypes.Float32)
+		idx := BroadcastToDims(ExpandAxes(sample, 0), k, c.evalB)
+		in, labels := c.gatherInput(split, idx)
+		t := m.graphForward(models, in, nil)
+		w := BroadcastToDims(ExpandAxes(valid, 0), k, c.evalB)
+		loss, _, hits := crossEntropyGraph(t.acts[len(t.acts)-1], labels, w, m.Classes)
+		correct := ReduceSum(Mul(ConvertDType(hits, dtypes.Float32), w), 1)
+		return []*Node{loss, correct, distance}
+	}
 }

@@ -187,7 +187,8 @@ func relDiff(a, b [][]float32) float64 {
 
 // TestCohortMatchesCPU: after one round, every state vector of every cell
 // of a cohort equals the CPU engine's and CPU optimizer's to a relative
-// 1e-5, for every algorithm, and so do the step losses and the evaluation;
+// 1e-5, for every algorithm, and so do the step losses and the evaluation
+// (of the whole cohort, and of one cell);
 // after a second round (which takes the algorithms' later-round branches)
 // to 1e-3: a ReLU or max-pool decision flipped by rounding may move a few
 // units further.
@@ -223,8 +224,14 @@ func TestCohortMatchesCPU(t *testing.T) {
 							}
 						}
 						cpu, _ := NewCPU("lenet", data, cc.seeds[c])
+						one, err := co.EvaluateCell(c)
+						if err != nil {
+							t.Fatal(err)
+						}
 						for i, s := range cpu.Evaluate(want["x"], &data.Test) {
-							checkScore(t, fmt.Sprintf("round %d cell %d worker %d", r+1, c, i), s, scores[c].Local[i], data.Test.Len(), tol)
+							what := fmt.Sprintf("round %d cell %d worker %d", r+1, c, i)
+							checkScore(t, what, s, scores[c].Local[i], data.Test.Len(), tol)
+							checkScore(t, what+" (EvaluateCell)", s, one.Local[i], data.Test.Len(), tol)
 						}
 					}
 				}

@@ -170,16 +170,15 @@ func (m *Member) Round(req nn.CellRound, evaluate bool) (losses []float64, finit
 	return g.losses[m.slot], g.finite[m.slot], scores, nil
 }
 
-// Evaluate scores the member's models now (between its rounds; it
-// evaluates the whole cohort).
+// Evaluate scores the member's models now (between its rounds).
 func (m *Member) Evaluate() (*nn.CellScores, error) {
 	m.g.l.mu.Lock()
 	defer m.g.l.mu.Unlock()
-	scores, err := m.g.cohort.Evaluate()
+	scores, err := m.g.cohort.EvaluateCell(m.slot)
 	if err != nil {
 		return nil, err
 	}
-	return &scores[m.slot], nil
+	return &scores, nil
 }
 
 // State downloads the member's state vectors (between its rounds).
