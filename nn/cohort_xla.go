@@ -251,10 +251,11 @@ func (c *xlaCohort) Round(cells []CellRound) (losses [][]float64, finite []bool,
 		return nil, nil, fmt.Errorf("gpu engine: round: %w", err)
 	}
 	c.state = out[:len(c.state)]
-	ls, fin := out[len(c.state)], out[len(c.state)+1]
-	l := tensors.MustCopyFlatData[float32](ls)
-	f := tensors.MustCopyFlatData[float32](fin)
-	finalize([]*tensors.Tensor{ls, fin})
+	fl, err := download(out[len(c.state):])
+	if err != nil {
+		return nil, nil, err
+	}
+	l, f := fl[0], fl[1]
 	losses, finite = make([][]float64, sh.Cells), make([]bool, sh.Cells)
 	for ci := range cells {
 		finite[ci] = f[ci] != 0
@@ -499,12 +500,18 @@ func (c *xlaCohort) evaluate(prog *Exec, x *tensors.Tensor, cells int) ([]CellSc
 		if err != nil {
 			return nil, fmt.Errorf("gpu engine: evaluation: %w", err)
 		}
-		l := tensors.MustCopyFlatData[float32](out[0])
-		h := tensors.MustCopyFlatData[float32](out[1])
 		if distance == nil {
-			distance = tensors.MustCopyFlatData[float64](out[2])
+			if distance, err = tensors.CopyFlatData[float64](out[2]); err != nil {
+				finalize(out)
+				return nil, fmt.Errorf("gpu engine: downloading a result: %w", err)
+			}
 		}
-		finalize(out)
+		fl, err := download(out[:2])
+		finalize(out[2:])
+		if err != nil {
+			return nil, err
+		}
+		l, h := fl[0], fl[1]
 		for i := range models {
 			loss[i] += float64(l[i])
 			correct[i] += float64(h[i])

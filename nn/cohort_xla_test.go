@@ -113,7 +113,9 @@ func cpuRounds(t *testing.T, data *datasets.Dataset, cfg algorithms.Config, seed
 				bs[i] = batches[i][tau]
 			}
 			l := make([]float64, cohortWorkers)
-			e.Gradients(Step{Round: r, Local: tau}, x, g, bs, l)
+			if err := e.Gradients(Step{Round: r, Local: tau}, x, g, bs, l); err != nil {
+				return err
+			}
 			for i, v := range l {
 				step[i*k+tau] = v
 			}
@@ -228,7 +230,11 @@ func TestCohortMatchesCPU(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						for i, s := range cpu.Evaluate(want["x"], &data.Test) {
+						wantScores, err := cpu.Evaluate(want["x"], &data.Test)
+						if err != nil {
+							t.Fatal(err)
+						}
+						for i, s := range wantScores {
 							what := fmt.Sprintf("round %d cell %d worker %d", r+1, c, i)
 							checkScore(t, what, s, scores[c].Local[i], data.Test.Len(), tol)
 							checkScore(t, what+" (EvaluateCell)", s, one.Local[i], data.Test.Len(), tol)

@@ -25,9 +25,10 @@ type Engine interface {
 	Init(p []float32)
 	// Gradients computes, for every worker i, the mean loss of params[i]
 	// on the training samples batches[i] and its gradient into grads[i].
-	Gradients(at Step, params, grads [][]float32, batches [][]int, losses []float64)
+	// An error is the device's (the CPU engine returns none).
+	Gradients(at Step, params, grads [][]float32, batches [][]int, losses []float64) error
 	// Evaluate scores each parameter vector on a whole split.
-	Evaluate(params [][]float32, split *datasets.Split) []Score
+	Evaluate(params [][]float32, split *datasets.Split) ([]Score, error)
 }
 
 // Step names a local step: dropout masks of worker i come from the stream
@@ -145,7 +146,7 @@ func (e *CPU) each(n int, f func(g, i int)) {
 	wg.Wait()
 }
 
-func (e *CPU) Gradients(at Step, params, grads [][]float32, batches [][]int, losses []float64) {
+func (e *CPU) Gradients(at Step, params, grads [][]float32, batches [][]int, losses []float64) error {
 	b := 0
 	for _, batch := range batches {
 		b = max(b, len(batch))
@@ -158,9 +159,10 @@ func (e *CPU) Gradients(at Step, params, grads [][]float32, batches [][]int, los
 		labels := e.gather(n, &e.data.Train, batches[i], s)
 		losses[i] = n.lossGrad(params[i], grads[i], labels, s)
 	})
+	return nil
 }
 
-func (e *CPU) Evaluate(params [][]float32, split *datasets.Split) []Score {
+func (e *CPU) Evaluate(params [][]float32, split *datasets.Split) ([]Score, error) {
 	scores := make([]Score, len(params))
 	nets := e.netsFor(evalBatch)
 	e.each(len(params), func(g, i int) {
@@ -180,7 +182,7 @@ func (e *CPU) Evaluate(params [][]float32, split *datasets.Split) []Score {
 		}
 		scores[i] = Score{Loss: loss / float64(split.Len()), Accuracy: float64(correct) / float64(split.Len())}
 	})
-	return scores
+	return scores, nil
 }
 
 // gather loads samples idx of a split into the net's input (or the step's

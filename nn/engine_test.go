@@ -112,7 +112,11 @@ func TestLeNetLearnsRealMNIST(t *testing.T) {
 			p[j] -= lr * v[j]
 		}
 	}
-	score := e.Evaluate([][]float32{p}, &data.Test)[0]
+	scores, err := e.Evaluate([][]float32{p}, &data.Test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	score := scores[0]
 	t.Logf("LeNet, %d steps of %d: test accuracy %.4f, loss %.4f (last training loss %.4f)", steps, batch, score.Accuracy, score.Loss, loss[0])
 	if score.Accuracy <= 0.97 || math.IsNaN(score.Loss) {
 		t.Errorf("test accuracy %.4f, want > 0.97", score.Accuracy)

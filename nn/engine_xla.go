@@ -319,7 +319,7 @@ func (e *GPU) masks(at Step, batches [][]int, pad int) []any {
 	return out
 }
 
-func (e *GPU) Gradients(at Step, params, grads [][]float32, batches [][]int, losses []float64) {
+func (e *GPU) Gradients(at Step, params, grads [][]float32, batches [][]int, losses []float64) error {
 	pad := 0
 	for _, b := range batches {
 		pad = max(pad, len(b))
@@ -327,18 +327,21 @@ func (e *GPU) Gradients(at Step, params, grads [][]float32, batches [][]int, los
 	in := e.gatherBatches(&e.data.Train, batches, pad)
 	out, err := e.train.Exec(append(e.args(params, in), e.masks(at, batches, pad)...)...)
 	if err != nil {
-		panic(fmt.Sprintf("gpu engine: %v", err))
+		return fmt.Errorf("gpu engine: %w", err)
 	}
-	ls := tensors.MustCopyFlatData[float32](out[0])
-	g := tensors.MustCopyFlatData[float32](out[1])
+	fl, err := download(out)
+	if err != nil {
+		return err
+	}
+	ls, g := fl[0], fl[1]
 	for i := range params {
 		losses[i] = float64(ls[i])
 		copy(grads[i], g[i*e.model.Params:][:e.model.Params])
 	}
-	finalize(out)
+	return nil
 }
 
-func (e *GPU) Evaluate(params [][]float32, split *datasets.Split) []Score {
+func (e *GPU) Evaluate(params [][]float32, split *datasets.Split) ([]Score, error) {
 	k := len(params)
 	loss, correct := make([]float64, k), make([]float64, k)
 	for start := 0; start < split.Len(); start += evalBatch {
@@ -353,21 +356,36 @@ func (e *GPU) Evaluate(params [][]float32, split *datasets.Split) []Score {
 		in := e.gatherBatches(split, idx, evalBatch)
 		out, err := e.eval.Exec(e.args(params, in)...)
 		if err != nil {
-			panic(fmt.Sprintf("gpu engine: %v", err))
+			return nil, fmt.Errorf("gpu engine: %w", err)
 		}
-		l := tensors.MustCopyFlatData[float32](out[0])
-		c := tensors.MustCopyFlatData[float32](out[1])
+		fl, err := download(out)
+		if err != nil {
+			return nil, err
+		}
 		for i := range k {
-			loss[i] += float64(l[i]) * float64(len(ids))
-			correct[i] += float64(c[i])
+			loss[i] += float64(fl[0][i]) * float64(len(ids))
+			correct[i] += float64(fl[1][i])
 		}
-		finalize(out)
 	}
 	scores := make([]Score, k)
 	for i := range scores {
 		scores[i] = Score{Loss: loss[i] / float64(split.Len()), Accuracy: correct[i] / float64(split.Len())}
 	}
-	return scores
+	return scores, nil
+}
+
+// download copies float32 results to the host and frees them.
+func download(ts []*tensors.Tensor) ([][]float32, error) {
+	defer finalize(ts)
+	out := make([][]float32, len(ts))
+	for i, t := range ts {
+		v, err := tensors.CopyFlatData[float32](t)
+		if err != nil {
+			return nil, fmt.Errorf("gpu engine: downloading a result: %w", err)
+		}
+		out[i] = v
+	}
+	return out, nil
 }
 
 func finalize(ts []*tensors.Tensor) {

@@ -91,7 +91,9 @@ func TestGPUEngineMatchesCPU(t *testing.T) {
 						g[i] = make([]float32, e.Params())
 					}
 					losses := make([]float64, n)
-					e.Gradients(at, params, g, batches, losses)
+					if err := e.Gradients(at, params, g, batches, losses); err != nil {
+						t.Fatal(err)
+					}
 					return g, losses
 				}
 				gc, lc := grads(cpu)
@@ -113,7 +115,14 @@ func TestGPUEngineMatchesCPU(t *testing.T) {
 					t.Logf("worker %d: loss %.6f, gradient relative difference %.2g", i, lc[i], rel)
 				}
 				split := &c.data.Train
-				sc, sg := cpu.Evaluate(params, split), gpu.Evaluate(params, split)
+				sc, err := cpu.Evaluate(params, split)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sg, err := gpu.Evaluate(params, split)
+				if err != nil {
+					t.Fatal(err)
+				}
 				for i := range sc {
 					if math.Abs(sc[i].Loss-sg[i].Loss) > 1e-4*math.Abs(sc[i].Loss) || math.Abs(sc[i].Accuracy-sg[i].Accuracy) > 1.5/float64(split.Len()) {
 						t.Errorf("model %d: evaluation %+v (cpu) vs %+v (gomlx)", i, sc[i], sg[i])

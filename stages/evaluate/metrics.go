@@ -33,15 +33,18 @@ var NeuralColumns = []string{"round", "train_loss", "test_loss_mean", "test_acc_
 // is the round's mean mini-batch loss over workers and local steps. The n
 // local models and the averaged one are evaluated in one engine call (in
 // parallel, on the engine's reused buffers).
-func Neural(e nn.Engine, test *datasets.Split, round int, trainLoss float64, x [][]float32) []float64 {
+func Neural(e nn.Engine, test *datasets.Split, round int, trainLoss float64, x [][]float32) ([]float64, error) {
 	xbar := average(x)
 	avg := make([]float32, len(xbar))
 	for k, v := range xbar {
 		avg[k] = float32(v)
 	}
-	scores := e.Evaluate(append(x[:len(x):len(x)], avg), test)
+	scores, err := e.Evaluate(append(x[:len(x):len(x)], avg), test)
+	if err != nil {
+		return nil, err
+	}
 	return NeuralRow(round, trainLoss, nn.CellScores{Local: scores[:len(x)], Consensus: scores[len(x)],
-		ConsensusDistance: consensusDistance(x, xbar)})
+		ConsensusDistance: consensusDistance(x, xbar)}), nil
 }
 
 // NeuralRow is the metrics row (NeuralColumns) of a round's scores.

@@ -26,7 +26,17 @@ func TestNeuralRowAggregatesLocalAndAveragedModels(t *testing.T) {
 			x[i][k] = float32(math.Sin(float64(1 + 3*i + k))) // four different models
 		}
 	}
-	row := Neural(e, &data.Test, 7, 0.25, x)
+	row, err := Neural(e, &data.Test, 7, 0.25, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	score := func(x []float32) nn.Score {
+		s, err := e.Evaluate([][]float32{x}, &data.Test)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s[0]
+	}
 	got := map[string]float64{}
 	for k, name := range NeuralColumns {
 		got[name] = row[k]
@@ -34,7 +44,7 @@ func TestNeuralRowAggregatesLocalAndAveragedModels(t *testing.T) {
 	var acc []float64
 	lossSum := 0.0
 	for i := range x {
-		s := e.Evaluate([][]float32{x[i]}, &data.Test)[0]
+		s := score(x[i])
 		acc, lossSum = append(acc, s.Accuracy), lossSum+s.Loss
 	}
 	mean := (acc[0] + acc[1] + acc[2] + acc[3]) / 4
@@ -54,7 +64,7 @@ func TestNeuralRowAggregatesLocalAndAveragedModels(t *testing.T) {
 			cd += (float64(x[i][k]) - s/4) * (float64(x[i][k]) - s/4) / 4
 		}
 	}
-	consensus := e.Evaluate([][]float32{avg}, &data.Test)[0]
+	consensus := score(avg)
 	want := map[string]float64{"round": 7, "train_loss": 0.25, "test_loss_mean": lossSum / 4, "test_acc_mean": mean,
 		"test_acc_std": math.Sqrt(variance), "test_acc_min": min(acc[0], acc[1], acc[2], acc[3]),
 		"test_acc_max": max(acc[0], acc[1], acc[2], acc[3]), "consensus_loss": consensus.Loss,

@@ -24,7 +24,7 @@ type task interface {
 	// diverged reports a blown-up round: parameters that are not finite,
 	// or (data sets) a mean mini-batch loss above the bound.
 	diverged(x [][]float32) bool
-	metrics(round int, x [][]float32) []float64
+	metrics(round int, x [][]float32) ([]float64, error)
 }
 
 func newTask(ctx context.Context, env *stages.Env) (task, error) {
@@ -100,8 +100,8 @@ func (t *quadratic) grads(round, _ int) algorithms.Grads {
 
 func (t *quadratic) diverged(x [][]float32) bool { return !finite(x) }
 
-func (t *quadratic) metrics(round int, x [][]float32) []float64 {
-	return evaluate.Quadratic(t.q, round, x)
+func (t *quadratic) metrics(round int, x [][]float32) ([]float64, error) {
+	return evaluate.Quadratic(t.q, round, x), nil
 }
 
 // lossBoundFactor sets the divergence bound of a data-set cell: a round
@@ -135,7 +135,9 @@ func (t *neural) grads(round, k int) algorithms.Grads {
 		for i, s := range t.samplers {
 			t.batches[i] = s.batch(round*k + step)
 		}
-		t.engine.Gradients(nn.Step{Round: round, Local: step}, x, g, t.batches, t.losses)
+		if err := t.engine.Gradients(nn.Step{Round: round, Local: step}, x, g, t.batches, t.losses); err != nil {
+			return err
+		}
 		for _, l := range t.losses {
 			t.lossSum += l
 		}
@@ -152,7 +154,7 @@ func (t *neural) diverged(x [][]float32) bool {
 	return !(l <= t.lossBound) || !finite(x)
 }
 
-func (t *neural) metrics(round int, x [][]float32) []float64 {
+func (t *neural) metrics(round int, x [][]float32) ([]float64, error) {
 	return evaluate.Neural(t.engine, &t.data.Test, round, t.trainLoss(), x)
 }
 

@@ -242,7 +242,11 @@ func (h *hostTrainer) round(t int, lr float64, mix algorithms.Mixing, _ bool) er
 func (h *hostTrainer) diverged() bool { return h.tk.diverged(h.opt.X()) }
 
 func (h *hostTrainer) metrics(round int) ([]float64, error) {
-	return append(h.tk.metrics(round, h.opt.X()), h.exchange.Row()...), nil
+	row, err := h.tk.metrics(round, h.opt.X())
+	if err != nil {
+		return nil, err
+	}
+	return append(row, h.exchange.Row()...), nil
 }
 
 func (h *hostTrainer) state() (map[string][][]float32, map[string]float64, error) {
