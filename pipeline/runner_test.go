@@ -61,8 +61,14 @@ func withoutWall(tab *artifacts.Table) *artifacts.Table {
 
 func sameTables(t *testing.T, a, b *artifacts.Table) {
 	t.Helper()
-	da, _ := artifacts.WriteArrow(withoutWall(a))
-	db, _ := artifacts.WriteArrow(withoutWall(b))
+	da, err := artifacts.WriteArrow(withoutWall(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := artifacts.WriteArrow(withoutWall(b))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if string(da) != string(db) {
 		t.Fatalf("tables differ:\n%+v\n%+v", a, b)
 	}

@@ -19,24 +19,31 @@ func TestGCRemovesOnlyUnreferencedBlobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orphan, _ := s.Local.Put(context.Background(), []byte("a checkpoint whose event was never written"))
+	orphan, err := s.Local.Put(context.Background(), []byte("a checkpoint whose event was never written"))
 	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	dry := ump(t, store, "gc", "--dry-run")
 	if dry.code != 0 || !strings.HasPrefix(dry.stdout, "would remove 1 unreferenced blobs") {
 		t.Fatalf("gc --dry-run: %d %q", dry.code, dry.stdout)
 	}
-	if s, _ := pipeline.Open(store, "test"); s != nil {
-		if _, err := s.Local.Get(context.Background(), orphan); err != nil {
-			t.Errorf("--dry-run removed the blob: %v", err)
-		}
-		s.Close()
+	s, err = pipeline.Open(store, "test")
+	if err != nil {
+		t.Fatal(err)
 	}
+	if _, err := s.Local.Get(context.Background(), orphan); err != nil {
+		t.Errorf("--dry-run removed the blob: %v", err)
+	}
+	s.Close()
 	gc := ump(t, store, "gc")
 	if gc.code != 0 || !strings.HasPrefix(gc.stdout, "removed 1 unreferenced blobs") {
 		t.Fatalf("gc: %d %q", gc.code, gc.stdout)
 	}
-	s, _ = pipeline.Open(store, "test")
+	if s, err = pipeline.Open(store, "test"); err != nil {
+		t.Fatal(err)
+	}
 	_, err = s.Local.Get(context.Background(), orphan)
 	s.Close()
 	if err == nil || !strings.Contains(err.Error(), artifacts.ErrNotFound.Error()) {

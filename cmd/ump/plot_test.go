@@ -24,8 +24,10 @@ func TestPlotWritesCurvesAndHeatMaps(t *testing.T) {
 		}
 		img, err := png.Decode(f)
 		f.Close()
-		if err != nil || img.Bounds().Dx() < 500 {
-			t.Errorf("%s.png: %v, %v", name, err, img.Bounds())
+		if err != nil {
+			t.Errorf("%s.png: %v", name, err)
+		} else if img.Bounds().Dx() < 500 {
+			t.Errorf("%s.png: %v, want at least 500 pixels wide", name, img.Bounds())
 		}
 		svg, _ := os.ReadFile(filepath.Join(out, name+".svg"))
 		if !strings.Contains(string(svg), "<svg") || !strings.Contains(string(svg), "d-sum(alpha=0,beta=0.9) (3 seeds)") {
