@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/ump-lab/ump/nn/rng"
+	"github.com/ump-lab/ump/internal/rng"
 )
 
 // Quadratic is the heterogeneous quadratic task of spec/algorithms.md.

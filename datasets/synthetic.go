@@ -3,7 +3,7 @@ package datasets
 import (
 	"fmt"
 
-	"github.com/ump-lab/ump/nn/rng"
+	"github.com/ump-lab/ump/internal/rng"
 )
 
 // Synthetic parameterises the Gaussian-mixture classification task: class

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/ump-lab/ump/nn/rng"
+	"github.com/ump-lab/ump/internal/rng"
 	"gonum.org/v1/gonum/blas"
 )
 

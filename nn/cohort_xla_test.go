@@ -9,7 +9,7 @@ import (
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/datasets"
-	"github.com/ump-lab/ump/nn/rng"
+	"github.com/ump-lab/ump/internal/rng"
 )
 
 // cohortCase is a small cohort: 3 cells of 4 workers on a ring, LeNet on

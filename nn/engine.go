@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ump-lab/ump/datasets"
-	"github.com/ump-lab/ump/nn/rng"
+	"github.com/ump-lab/ump/internal/rng"
 )
 
 // Engine computes the workers' gradients and evaluates parameters. Each

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ump-lab/ump/datasets"
-	"github.com/ump-lab/ump/nn/rng"
+	"github.com/ump-lab/ump/internal/rng"
 )
 
 // gradientsWith runs one Gradients call of 5 workers on procs goroutines.

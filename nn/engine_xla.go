@@ -21,7 +21,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/ump-lab/ump/datasets"
-	"github.com/ump-lab/ump/nn/rng"
+	"github.com/ump-lab/ump/internal/rng"
 )
 
 // GPU is the GoMLX engine: the n workers' forward and backward passes are

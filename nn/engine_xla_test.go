@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ump-lab/ump/datasets"
-	"github.com/ump-lab/ump/nn/rng"
+	"github.com/ump-lab/ump/internal/rng"
 )
 
 // goBackend is GoMLX's pure-Go backend, its ops run one after another (run

@@ -14,7 +14,7 @@ import (
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/datasets"
-	"github.com/ump-lab/ump/nn/rng"
+	"github.com/ump-lab/ump/internal/rng"
 )
 
 var (

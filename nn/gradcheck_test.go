@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/ump-lab/ump/nn/rng"
+	"github.com/ump-lab/ump/internal/rng"
 )
 
 // The reference below is an independent float64 implementation of every

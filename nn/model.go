@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/ump-lab/ump/nn/rng"
+	"github.com/ump-lab/ump/internal/rng"
 )
 
 // Model is a network over one flat parameter vector: layer i owns

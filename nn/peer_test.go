@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/ump-lab/ump/datasets"
-	"github.com/ump-lab/ump/nn/rng"
+	"github.com/ump-lab/ump/internal/rng"
 )
 
 var (

@@ -9,8 +9,8 @@ import (
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/internal/rng"
 	"github.com/ump-lab/ump/nn"
-	"github.com/ump-lab/ump/nn/rng"
 )
 
 // benchWorkers, benchSteps and benchBatch are the MNIST examples' round:

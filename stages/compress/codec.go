@@ -8,7 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/ump-lab/ump/nn/rng"
+	"github.com/ump-lab/ump/internal/rng"
 )
 
 // Message is one encoded vector: the payload a worker would send and its

@@ -24,8 +24,8 @@ import (
 	"slices"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/internal/rng"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/nn/rng"
 	"github.com/ump-lab/ump/stages"
 )
 

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ump-lab/ump/internal/rng"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/nn/rng"
 )
 
 func intp(v int) *int           { return &v }

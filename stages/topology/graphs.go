@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math/bits"
 
+	"github.com/ump-lab/ump/internal/rng"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/nn/rng"
 )
 
 // Graph is an undirected graph without self loops as an adjacency matrix.

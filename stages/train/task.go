@@ -7,9 +7,9 @@ import (
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/internal/rng"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn"
-	"github.com/ump-lab/ump/nn/rng"
 	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/stages/evaluate"
 )
