@@ -24,15 +24,16 @@ import (
 	"github.com/ump-lab/ump/internal/rng"
 )
 
-// GPU is the GoMLX engine: the n workers' forward and backward passes are
-// one compiled program over a leading worker axis (convolutions as
-// im2col + one batched matrix product for all workers), run by a GoMLX
-// backend — XLA through a PJRT plugin (CUDA on GPU hosts) or GoMLX's
-// pure-Go backend. It uses the CPU engine's model, parameter layout,
-// input standardisation and dropout masks (drawn on the host from the same
-// streams), so on the same parameters and batches both compute the same
-// gradients up to floating-point rounding. Parameters are uploaded at
-// every call.
+// GPU is the GoMLX engine step by step: the n workers' forward and
+// backward passes (graph_xla.go) are one compiled program over a leading
+// worker axis, run by a GoMLX backend — XLA through a PJRT plugin (CUDA on
+// GPU hosts) or GoMLX's pure-Go backend. It uses the CPU engine's model,
+// parameter layout, input standardisation and dropout masks (drawn on the
+// host from the same streams), so on the same parameters and batches both
+// compute the same gradients up to floating-point rounding. Parameters are
+// uploaded and gradients downloaded at every call: it serves the cells
+// whose compressed communication runs on the host; every other GPU cell
+// trains in a Cohort.
 type GPU struct {
 	model   *Model
 	data    *datasets.Dataset
