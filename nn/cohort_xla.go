@@ -316,7 +316,7 @@ func boolScalar(b bool) float32 {
 // drawMasks packs every active cell's dropout masks, drawn as the CPU
 // engine draws them (stream (seed, "dropout", worker, round, step), layer
 // by layer in its C x B x H x W or B x F order), into one bit per unit in
-// each sample's C x H x W order (bit j of word j/32).
+// each sample's C x H x W or F order (packMask).
 func (c *xlaCohort) drawMasks(cells []CellRound, masks [][]uint16, words []int) {
 	if len(masks) == 0 {
 		return
