@@ -39,6 +39,12 @@ bench:
 
 # On a GPU host: the GPU engine's cohorts against a JAX and a torch.func
 # peer and the per-worker PyTorch loop on the same GPU (python3 with jax
-# and torch on the PATH); -gpu-cases/-gpu-peers narrow it.
-bench-gpu:
+# and torch on the PATH; -gpu-cases/-gpu-peers narrow it), then the wall
+# time of the full paper/table1-mnist in a fresh store.
+bench-gpu: build-gpu
 	$(GO) test -tags xla -count=1 -run '^TestGPUPeerComparison$$' -v ./nn -gpu-peer
+	./bin/ump-gpu data fetch mnist
+	store=$$(mktemp -d) && start=$$(date +%s) && \
+		./bin/ump-gpu --store $$store run --engine gpu paper/table1-mnist && \
+		echo "paper/table1-mnist on the GPU engine: $$(( $$(date +%s) - start )) s"; \
+		rc=$$?; rm -rf $$store; exit $$rc
