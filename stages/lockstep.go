@@ -19,11 +19,17 @@ type Lockstep struct {
 	size   int
 	mu     sync.Mutex
 	groups map[string]*group
+	// newCohort builds a cohort (nn.NewCohort on the default backend;
+	// tests put a fake here).
+	newCohort func(data *datasets.Dataset, shape nn.CohortShape) (nn.Cohort, error)
 }
 
 // NewLockstep returns a Lockstep whose cohorts hold size cells.
 func NewLockstep(size int) *Lockstep {
-	return &Lockstep{size: max(1, size), groups: map[string]*group{}}
+	return &Lockstep{size: max(1, size), groups: map[string]*group{},
+		newCohort: func(data *datasets.Dataset, shape nn.CohortShape) (nn.Cohort, error) {
+			return nn.NewCohort("", data, shape)
+		}}
 }
 
 // CohortKey is what cells must share to train in one cohort, or "" for a
@@ -116,7 +122,7 @@ func (s *Seat) Join(data *datasets.Dataset, shape nn.CohortShape, state map[stri
 	}
 	if g.cohort == nil {
 		shape.Cells = l.size
-		co, err := nn.NewCohort("", data, shape)
+		co, err := l.newCohort(data, shape)
 		if err != nil {
 			return nil, err
 		}
