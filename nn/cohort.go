@@ -9,8 +9,6 @@ import (
 // Cohort trains cells that share their shapes on one device in lockstep
 // (the GPU engine; NewCohort builds one). Calls must not overlap.
 type Cohort interface {
-	// Name is the engine's name; it enters the cell key.
-	Name() string
 	// Round runs one round of every cell; cells[c] is cell slot c. It
 	// returns each cell's per-worker, per-step mean mini-batch losses
 	// (worker-major) and whether all of the cell's parameters are finite.

@@ -132,9 +132,6 @@ func NewCohort(config string, data *datasets.Dataset, shape CohortShape) (Cohort
 	return c, nil
 }
 
-// Name is the engine's name (see GPUName).
-func (c *xlaCohort) Name() string { return gpuName(c.backend) }
-
 // resident lays a split out for the device, padded with zeros to a
 // multiple of pad samples.
 func (c *xlaCohort) resident(s *datasets.Split, lut [][256]float32, pad int) splitTensors {
@@ -626,7 +623,7 @@ func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 		loss, dlogits, _ := crossEntropyGraph(t.acts[len(t.acts)-1], labels, stepW, m.Classes)
 		losses = append(losses, loss)
 		g := Add(m.graphBackward(x, t, dlogits), Mul(wd, x))
-		c.localStep(state, g, tau, eta, beta, first, nesterov, col)
+		c.localStep(state, g, tau, eta, beta, first, nesterov, col, is)
 	}
 	c.communicate(state, start, col, mix, average)
 	outs := make([]*Node, 0, ns+2)
@@ -669,7 +666,7 @@ func unpackMask(packed *Node, tau int, s shape, d dropout) *Node {
 
 // localStep applies the algorithm's local update with gradient g (weight
 // decay included) at local step tau (spec/algorithms.md).
-func (c *xlaCohort) localStep(st map[string]*Node, g *Node, tau int, eta, beta, first, nesterov *Node, col func(int) *Node) {
+func (c *xlaCohort) localStep(st map[string]*Node, g *Node, tau int, eta, beta, first, nesterov *Node, col, is func(int) *Node) {
 	x := st["x"]
 	sum := func(dir *Node) { // SUM: u = x - eta d; vn = x - alpha eta d; x = u + beta (vn - v); v = vn
 		vn := Sub(x, Mul(col(sAlphaEta), dir))
@@ -689,7 +686,7 @@ func (c *xlaCohort) localStep(st map[string]*Node, g *Node, tau int, eta, beta, 
 		if tau == 0 { // y^(0) is the first local step's gradient
 			y = Where(first, g, y)
 			st["y"] = y
-			st["d_prev"] = Where(And(first, is1(col(sUnbiased), x)), g, st["d_prev"])
+			st["d_prev"] = Where(And(first, is(sUnbiased)), g, st["d_prev"])
 		}
 		sum(Add(Mul(col(sLambda), g), Mul(col(sOneMinusLambda), y)))
 	case "dpsgd":
@@ -711,11 +708,6 @@ func (c *xlaCohort) localStep(st map[string]*Node, g *Node, tau int, eta, beta, 
 		z := Where(first, Sub(x, Mul(eta, g)), Sub(Sub(MulScalar(x, 2), st["x_prev"]), Mul(eta, Sub(g, st["g_prev"]))))
 		st["x_prev"], st["g_prev"], st["x"] = x, g, z
 	}
-}
-
-// is1 is a column scalar flag broadcast like like.
-func is1(v, like *Node) *Node {
-	return BroadcastToDims(GreaterThan(v, ZerosLike(v)), like.Shape().Dimensions...)
 }
 
 // communicate applies the round's communication and post-round step;

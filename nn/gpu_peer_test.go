@@ -78,17 +78,12 @@ func TestGPUPeerComparison(t *testing.T) {
 		if *gpuCases != "" && !strings.Contains(","+*gpuCases+",", ","+bc.name+",") {
 			continue
 		}
-		ours, compile, err := cohortRates(config, bc)
+		ours, compile, est, err := cohortRates(config, bc)
 		if err != nil {
-			fmt.Printf("%-22s %-14s %s\n", bc.name, "ump", firstLine(err))
+			fmt.Printf("%-22s %-14s %s (estimate %.1f GiB)\n", bc.name, "ump", firstLine(err), float64(est)/(1<<30))
 			continue
 		}
-		m, _ := NewModel(bc.model, Input{Shape: []int{1, 28, 28}, Classes: 62, Vocab: 95812})
-		if bc.model == "embedding-bag" {
-			m, _ = NewModel(bc.model, Input{Classes: 4, Vocab: 95812})
-		}
-		est := float64(bc.cells) * float64(CellBytes(m, "d-sum", bc.n, bc.b)) / (1 << 30)
-		fmt.Printf("%-22s %-14s %14.0f %9s %10.1f %12s\n", bc.name, "ump", median(ours), "1.00x", compile, fmt.Sprintf("~%.1f est", est))
+		fmt.Printf("%-22s %-14s %14.0f %9s %10.1f %12s\n", bc.name, "ump", median(ours), "1.00x", compile, fmt.Sprintf("~%.1f est", float64(est)/(1<<30)))
 		if python == "" {
 			continue
 		}
@@ -165,9 +160,16 @@ func firstLine(err error) string {
 }
 
 // cohortRates times D-SUM rounds of a case's cohort: samples/s of each
-// timed round, and the first round's time (compilation included).
-func cohortRates(config string, bc benchCase) ([]float64, float64, error) {
+// timed round, the first round's time (compilation included), and the
+// cohort's estimated device memory (CellBytes).
+func cohortRates(config string, bc benchCase) (rates []float64, compile float64, est int64, err error) {
 	data := bc.data()
+	m, err := NewModel(bc.model, Input{Shape: data.Shape, Classes: data.Classes, Vocab: len(data.Vocab)})
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	est = int64(bc.cells) * CellBytes(m, "d-sum", bc.n, bc.b)
+	dsum := algorithms.Config{Name: "d-sum", Alpha: 2, Beta: 0.9}
 	seeds := make([]uint64, bc.cells)
 	for i := range seeds {
 		seeds[i] = uint64(i + 1)
@@ -175,25 +177,22 @@ func cohortRates(config string, bc benchCase) ([]float64, float64, error) {
 	co, err := NewCohort(config, data, CohortShape{Model: bc.model, Algorithm: "d-sum", Cells: bc.cells, Workers: bc.n,
 		LocalSteps: benchK, Batch: bc.b})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, est, err
 	}
 	defer co.Close()
-	m, _ := NewModel(bc.model, Input{Shape: data.Shape, Classes: data.Classes, Vocab: len(data.Vocab)})
 	x0 := make([]float32, m.Params)
 	for c, seed := range seeds {
 		m.Init(x0, seed)
-		opt, err := algorithms.New(algorithms.Config{Name: "d-sum", Alpha: 2, Beta: 0.9}, bc.n, x0)
+		opt, err := algorithms.New(dsum, bc.n, x0)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, est, err
 		}
 		if err := co.SetState(c, opt.State()); err != nil {
-			return nil, 0, err
+			return nil, 0, est, err
 		}
 	}
 	mix := ringOf(bc.n)
 	r := rng.New(1, "bench-batches")
-	var rates []float64
-	var compile float64
 	for round := 0; round < benchRounds+2; round++ {
 		cells := make([]CellRound, bc.cells)
 		for c := range cells {
@@ -203,12 +202,12 @@ func cohortRates(config string, bc benchCase) ([]float64, float64, error) {
 					batches[i] = append(batches[i], r.Perm(data.Train.Len())[:bc.b])
 				}
 			}
-			cells[c] = CellRound{Active: true, Config: algorithms.Config{Name: "d-sum", Alpha: 2, Beta: 0.9}, Seed: seeds[c],
+			cells[c] = CellRound{Active: true, Config: dsum, Seed: seeds[c],
 				Round: round, LR: 0.01, Mix: mix, Batches: batches}
 		}
 		start := time.Now()
 		if _, _, err := co.Round(cells); err != nil {
-			return nil, 0, err
+			return nil, 0, est, err
 		}
 		took := time.Since(start).Seconds()
 		switch {
@@ -218,7 +217,7 @@ func cohortRates(config string, bc benchCase) ([]float64, float64, error) {
 			rates = append(rates, float64(bc.cells*bc.n*benchK*bc.b)/took)
 		}
 	}
-	return rates, compile, nil
+	return rates, compile, est, nil
 }
 
 // ringOf is Metropolis-Hastings on a ring of n (1/3 each; n >= 3).

@@ -48,16 +48,8 @@ func runCohort(t *testing.T, plan *manifests.Plan, size int, ctx context.Context
 // final checkpoint), "" for a cell without them.
 func trainDigests(t *testing.T, s *Store, hash string) []string {
 	t.Helper()
-	reg, err := s.FindManifest(hash)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := s.Report(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []string
-	for _, c := range rep.Cells {
+	for _, c := range reportOf(t, s, hash).Cells {
 		st := c.Stage("train")
 		if st == nil || st.Result == nil {
 			out = append(out, "")

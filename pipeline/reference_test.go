@@ -403,7 +403,8 @@ func openTestStore(t *testing.T) *Store {
 	return s
 }
 
-func exportTable(t *testing.T, s *Store, hash, table string) *artifacts.Table {
+// reportOf is the store's report of a manifest.
+func reportOf(t *testing.T, s *Store, hash string) *Report {
 	t.Helper()
 	reg, err := s.FindManifest(hash)
 	if err != nil {
@@ -413,7 +414,12 @@ func exportTable(t *testing.T, s *Store, hash, table string) *artifacts.Table {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab, skipped, err := s.Export(context.Background(), rep, table)
+	return rep
+}
+
+func exportTable(t *testing.T, s *Store, hash, table string) *artifacts.Table {
+	t.Helper()
+	tab, skipped, err := s.Export(context.Background(), reportOf(t, s, hash), table)
 	if err != nil || len(skipped) > 0 {
 		t.Fatalf("export %s: skipped %v, %v", table, skipped, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/stages/train"
 )
 
 // OutputCheck compares one recomputed output with the recorded one.
@@ -69,7 +70,7 @@ func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stag
 			}
 			env := &stages.Env{Cell: cell, Store: mem, Data: data, Upstream: results,
 				Report: func(stages.RoundReport) error { return ctx.Err() }}
-			var trained struct{ Cohort int }
+			var trained train.Summary
 			if json.Unmarshal(summary, &trained) == nil && trained.Cohort > 1 { // as it trained: in a cohort of that size
 				env.Seat = stages.NewLockstep(trained.Cohort).Reserve(&cell.Config)
 			}

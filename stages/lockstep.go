@@ -150,9 +150,6 @@ func (s *Seat) Join(data *datasets.Dataset, shape nn.CohortShape, state map[stri
 	return &Member{g: g, slot: slot}, nil
 }
 
-// Name is the cohort's engine name.
-func (m *Member) Name() string { return m.g.cohort.Name() }
-
 // Round submits the member's round and waits for the cohort to run it;
 // with evaluate, the scores of its models after the round come back too.
 func (m *Member) Round(req nn.CellRound, evaluate bool) (losses []float64, finite bool, scores *nn.CellScores, err error) {

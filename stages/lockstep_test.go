@@ -23,8 +23,6 @@ type fakeCohort struct {
 	closed bool
 }
 
-func (f *fakeCohort) Name() string { return "fake" }
-
 func (f *fakeCohort) Round(cells []nn.CellRound) ([][]float64, []bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -2,7 +2,6 @@ package train
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/datasets"
@@ -126,10 +125,7 @@ func (d *deviceTrainer) metrics(round int) ([]float64, error) {
 }
 
 func (d *deviceTrainer) state() (map[string][][]float32, map[string]float64, error) {
-	if err := d.join(); err != nil { // resumed from the final checkpoint: nothing ran
-		return nil, nil, err
-	}
-	vectors, err := d.m.State()
+	vectors, err := d.m.State() // after a round: the cell has joined
 	if err != nil {
 		return nil, nil, err
 	}
@@ -137,9 +133,6 @@ func (d *deviceTrainer) state() (map[string][][]float32, map[string]float64, err
 }
 
 func (d *deviceTrainer) restore(saved *stages.TrainState) error {
-	if d.m != nil {
-		return fmt.Errorf("restore after the first round")
-	}
 	if err := restoreVectors(d.initial, saved.Vectors); err != nil {
 		return err
 	}
