@@ -4,9 +4,10 @@
 //
 // Data model: a Store is a directory holding the event log (Badger,
 // events/), the blobs (artifacts.Local, blobs/), a lock file naming the
-// process that holds it (lock) and the running process's status snapshot
-// (status.json). The log is append-only: key ev/<seq, big-endian uint64>
-// holds one JSON Event; index keys ix/<m|c|s|k>/<manifest|cell|stage key|
+// process that holds it (lock), the running process's status snapshot
+// (status.json) and the holder's published copy of the log (events.jsonl)
+// that OpenReader reads beside a running writer. The log is append-only:
+// key ev/<seq, big-endian uint64> holds one JSON Event; index keys ix/<m|c|s|k>/<manifest|cell|stage key|
 // kind>/<seq> point into it. Every state the pipeline shows (what is done,
 // where to resume) is a fold over events, never a stored flag.
 package pipeline

@@ -42,14 +42,16 @@ type Event struct {
 // Contract: Append is safe for concurrent use; an appended event is durable
 // (synced) when Append returns; events are never rewritten or deleted.
 type Log struct {
-	db   *badger.DB
-	mu   sync.Mutex // serialises Append, which owns next
-	next uint64
+	db        *badger.DB
+	mu        sync.Mutex // serialises Append, which owns next
+	next      uint64
+	published *publisher // copies committed events for readers beside the holder
 }
 
-// openLog opens (creating) the Badger database in dir. The caller holds the
-// store lock, so no other process writes it.
-func openLog(dir string) (*Log, error) {
+// openLog opens (creating) the Badger database in dir and republishes its
+// events in publishDir (publishedName). The caller holds the store lock,
+// so no other process writes either.
+func openLog(dir, publishDir string) (*Log, error) {
 	opts := badger.DefaultOptions(dir).
 		WithLogger(nil).
 		WithSyncWrites(true).
@@ -70,6 +72,13 @@ func openLog(dir string) (*Log, error) {
 		}
 		return nil
 	})
+	var evs []Event
+	if err == nil {
+		evs, err = l.All()
+	}
+	if err == nil {
+		l.published, err = publish(publishDir, evs)
+	}
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -77,7 +86,10 @@ func openLog(dir string) (*Log, error) {
 	return l, nil
 }
 
-func (l *Log) close() error { return l.db.Close() }
+func (l *Log) close() error {
+	l.published.close()
+	return l.db.Close()
+}
 
 func seqKey(prefix string, seq uint64) []byte {
 	k := make([]byte, len(prefix)+8)
@@ -128,6 +140,7 @@ func (l *Log) write(evs []*Event) error {
 	})
 	if err == nil {
 		l.next += uint64(len(evs))
+		l.published.append(evs)
 	}
 	return err
 }

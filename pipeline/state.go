@@ -27,7 +27,7 @@ type Registration struct {
 // Manifests returns the latest registration of every manifest, oldest
 // first.
 func (s *Store) Manifests() ([]Registration, error) {
-	evs, err := s.Log.ByKind(ManifestRegistered)
+	evs, err := s.Events.ByKind(ManifestRegistered)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ type cellPayload struct {
 
 // Cell folds the events of a cell key.
 func (s *Store) Cell(key string) (*CellView, error) {
-	evs, err := s.Log.ByCell(key)
+	evs, err := s.Events.ByCell(key)
 	if err != nil {
 		return nil, err
 	}

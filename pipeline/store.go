@@ -17,12 +17,18 @@ import (
 // Store is an opened store directory: event log, blobs and the lock.
 // Blobs is where artifacts go: the directory's Local blobs unless the
 // caller points it elsewhere (an S3 store) right after Open.
+//
+// A store opened by OpenReader beside a running writer has no Log and no
+// lock: Events are the events the writer had published when it was
+// opened, and Beside names the writer.
 type Store struct {
-	Dir   string
-	Log   *Log
-	Local *artifacts.Local
-	Blobs artifacts.Store
-	lock  *os.File
+	Dir    string
+	Log    *Log   // nil beside a writer
+	Events Events // the Log, or the writer's published events
+	Local  *artifacts.Local
+	Blobs  artifacts.Store
+	Beside string // "PID n (command)" of the writer, or ""
+	lock   *os.File
 }
 
 // ErrBusy is returned (wrapped) by Open when another process holds the store.
@@ -51,13 +57,39 @@ func Open(dir, command string) (*Store, error) {
 	}
 	s.Blobs = s.Local
 	if err == nil {
-		s.Log, err = openLog(filepath.Join(dir, "events"))
+		s.Log, err = openLog(filepath.Join(dir, "events"), dir)
 	}
 	if err != nil {
 		lock.Close()
 		return nil, err
 	}
+	s.Events = s.Log
 	return s, nil
+}
+
+// OpenReader opens the store for reading: like Open when no other process
+// holds it, else beside the holder, on the events it has published so far
+// (a consistent prefix of its log) and the blobs they name. It still
+// returns ErrBusy when the holder publishes nothing (a store written by an
+// older ump that is still running).
+func OpenReader(dir, command string) (*Store, error) {
+	s, err := Open(dir, command)
+	if !errors.Is(err, ErrBusy) {
+		return s, err
+	}
+	evs, perr := readPublished(dir)
+	if errors.Is(perr, os.ErrNotExist) {
+		return nil, err
+	}
+	if perr != nil {
+		return nil, perr
+	}
+	local, lerr := artifacts.NewLocal(filepath.Join(dir, "blobs"))
+	if lerr != nil {
+		return nil, lerr
+	}
+	pid, what := Holder(dir)
+	return &Store{Dir: dir, Events: evs, Local: local, Blobs: local, Beside: fmt.Sprintf("PID %d (%s)", pid, what)}, nil
 }
 
 // Holder returns the PID and command line recorded by the last process
@@ -69,8 +101,11 @@ func Holder(dir string) (pid int, what string) {
 	return pid, what
 }
 
-// Close closes the log and releases the lock.
+// Close closes the log and releases the lock (nothing beside a writer).
 func (s *Store) Close() error {
+	if s.Log == nil {
+		return nil
+	}
 	err := s.Log.close()
 	s.lock.Close()
 	return err

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -389,4 +390,60 @@ func TestCtrlCStopsCleanlyAndSecondProcessIsRefused(t *testing.T) {
 	if resumed.code != 0 || !strings.Contains(resumed.stderr, "resuming from the checkpoint after round") {
 		t.Errorf("rerun did not resume: %d\n%s", resumed.code, resumed.stderr)
 	}
+}
+
+// TestReadersBesideARun reads a store while a run holds it: status, show,
+// table and export answer from the events the run has published, with
+// the finished cell's results and the rest still pending, while a second
+// writer is still refused.
+func TestReadersBesideARun(t *testing.T) {
+	m := writeFile(t, "long.yaml", longManifest)
+	store := t.TempDir()
+	cmd := exec.Command(umpBin, "--store", store, "run", m)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if s := snapshot(store); s != nil && s.PID == cmd.Process.Pid && s.CellsDone == 1 && s.Stage == "train" && s.Round >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run never reached its second cell's training: %s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	hash := hashOf(t, result{stdout: stdout.String()})
+	holder := fmt.Sprintf("in use by PID %d", cmd.Process.Pid)
+
+	st := ump(t, store, "status")
+	if st.code != 0 || !strings.Contains(st.stdout, fmt.Sprintf("run running by PID %d", cmd.Process.Pid)) ||
+		!strings.Contains(st.stdout, "2 cells: 1 completed, 0 diverged, 0 failed, 1 incomplete, 0 pending") {
+		t.Errorf("status beside the run: exit %d\n%s%s", st.code, st.stdout, st.stderr)
+	}
+	show := ump(t, store, "show", hash[:12])
+	if show.code != 0 || !strings.Contains(show.stderr, holder) ||
+		!regexp.MustCompile(`(?s)cell 1 seed=1\n.*status completed.*cell 2 seed=2\n.*status incomplete.*stage train: running`).MatchString(show.stdout) {
+		t.Errorf("show beside the run: exit %d\n%s%s", show.code, show.stdout, show.stderr)
+	}
+	rows := exportRows(t, store, hash, "final")
+	seed := slices.Index(rows[0], "seed")
+	if len(rows) != 2 || seed < 0 || rows[1][seed] != "1" {
+		t.Errorf("final table beside the run: want the header and seed 1's row, got %v", rows)
+	}
+	table := ump(t, store, "table", hash)
+	if table.code != 0 || !strings.Contains(table.stderr, holder) || !strings.Contains(table.stdout, "objective_gap") {
+		t.Errorf("table beside the run: exit %d\n%s%s", table.code, table.stdout, table.stderr)
+	}
+	if second := ump(t, store, "run", m); second.code != 3 || !strings.Contains(second.stderr, holder) {
+		t.Errorf("second writer: exit %d %q; want 3 naming PID %d", second.code, second.stderr, cmd.Process.Pid)
+	}
+	if gc := ump(t, store, "gc"); gc.code != 3 {
+		t.Errorf("gc beside the run: exit %d; it removes blobs and must wait for the run", gc.code)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
 }

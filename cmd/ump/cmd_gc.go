@@ -27,7 +27,7 @@ func gcCommand() *cli.Command {
 
 func runGC(ctx context.Context, g globals, dryRun bool, w io.Writer) error {
 	g.artifacts = "" // the store's own blobs
-	store, err := openStore(ctx, g, "ump gc")
+	store, err := openStore(ctx, g, "ump gc", false)
 	if err != nil {
 		return err
 	}

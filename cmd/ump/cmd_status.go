@@ -26,11 +26,10 @@ func statusCommand() *cli.Command {
 }
 
 func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
-	g.artifacts = "" // status reads only the event log
-	store, err := openStore(ctx, g, "ump status")
+	g.artifacts, g.notes = "", nil // status reads only the event log, and says itself who holds the store
+	store, err := openStore(ctx, g, "ump status", true)
 	if errors.Is(err, pipeline.ErrBusy) {
-		// The holder may be a run (it publishes a snapshot) or a short
-		// command such as export (it does not).
+		// The holder publishes no events (an older ump): show its snapshot.
 		snap, serr := pipeline.ReadSnapshot(g.store)
 		if pid, _ := pipeline.Holder(g.store); serr != nil || snap.PID != pid {
 			return err
@@ -42,6 +41,16 @@ func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 		return err
 	}
 	defer store.Close()
+	if store.Beside != "" {
+		// The holder may be a run (it publishes a snapshot) or a short
+		// command such as gc (it does not).
+		snap, serr := pipeline.ReadSnapshot(g.store)
+		if pid, _ := pipeline.Holder(g.store); serr == nil && snap.PID == pid {
+			printSnapshot(w, snap)
+		} else {
+			fmt.Fprintf(w, "store in use by %s\n", store.Beside)
+		}
+	}
 	if hash == "" {
 		regs, err := store.Manifests()
 		if err != nil {

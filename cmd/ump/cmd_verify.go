@@ -25,7 +25,7 @@ func verifyCommand() *cli.Command {
 }
 
 func runVerify(ctx context.Context, g globals, hash string, stdout, stderr io.Writer) error {
-	store, err := openStore(ctx, g, "ump verify")
+	store, err := openStore(ctx, g, "ump verify", false)
 	if err != nil {
 		return err
 	}

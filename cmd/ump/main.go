@@ -80,11 +80,12 @@ type globals struct {
 	data      *datasets.Library
 	artifacts string // s3://BUCKET/PREFIX, or "" for the store's own blobs
 	insecure  bool
+	notes     io.Writer // stderr: says when a reader runs beside a writer; nil for none
 }
 
 func globalsOf(c *cli.Context) globals {
 	return globals{store: c.String("store"), data: datasets.NewLibrary(c.String("data-dir")),
-		artifacts: c.String("artifacts"), insecure: c.Bool("s3-insecure")}
+		artifacts: c.String("artifacts"), insecure: c.Bool("s3-insecure"), notes: c.App.ErrWriter}
 }
 
 // s3 connects to the S3 artifact store named by --artifacts, checking it
@@ -145,15 +146,23 @@ func oneArg(c *cli.Context, what string) (string, error) {
 	return c.Args().First(), nil
 }
 
-// openStore opens an existing store for a reading command, with its
-// artifacts where --artifacts says.
-func openStore(ctx context.Context, g globals, command string) (*pipeline.Store, error) {
+// openStore opens an existing store, with its artifacts where --artifacts
+// says: holding it (pipeline.Open), or for a reading command beside a run
+// that holds it (pipeline.OpenReader), which it notes on g.notes.
+func openStore(ctx context.Context, g globals, command string, beside bool) (*pipeline.Store, error) {
 	if _, err := os.Stat(g.store); err != nil {
 		return nil, badInput{fmt.Errorf("no store at %s (set --store or UMP_STORE; `ump run` creates one)", g.store)}
 	}
-	store, err := pipeline.Open(g.store, command)
+	open := pipeline.Open
+	if beside {
+		open = pipeline.OpenReader
+	}
+	store, err := open(g.store, command)
 	if err != nil {
 		return nil, err
+	}
+	if store.Beside != "" && g.notes != nil {
+		fmt.Fprintf(g.notes, "store %s is in use by %s: showing what it has recorded so far\n", g.store, store.Beside)
 	}
 	if err := useArtifacts(ctx, g, store); err != nil {
 		store.Close()
@@ -162,10 +171,10 @@ func openStore(ctx context.Context, g globals, command string) (*pipeline.Store,
 	return store, nil
 }
 
-// openReport opens the store and folds the events of the manifest whose
+// openReport opens the store beside any run and folds the events of the manifest whose
 // hash is or starts with hash. The caller closes the store.
 func openReport(ctx context.Context, g globals, hash, command string) (*pipeline.Store, *pipeline.Report, error) {
-	store, err := openStore(ctx, g, command)
+	store, err := openStore(ctx, g, command, true)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,149 @@
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Events are the queries every reader of the log uses. The Badger Log
+// answers them for the process that holds the store; a publishedLog
+// answers them beside a running writer.
+type Events interface {
+	All() ([]Event, error)
+	ByKind(kind string) ([]Event, error)
+	ByManifest(hash string) ([]Event, error)
+	ByCell(key string) ([]Event, error)
+	ByStage(key string) ([]Event, error)
+}
+
+var _ Events = (*Log)(nil)
+
+// publishedName is the file, in the store directory, where the process
+// holding the store publishes every committed event as one JSON line, in
+// sequence order, for readers that cannot take the lock.
+const publishedName = "events.jsonl"
+
+// publisher appends committed events to the published file. It is a copy
+// for readers, never the record: the holder rewrites it from the log when
+// it opens the store, so a crash between a commit and its line costs
+// nothing.
+type publisher struct {
+	path string
+	f    *os.File // nil once a write failed: readers then find no file
+}
+
+// publish rewrites the published file from the log's events (through a
+// temporary file and a rename, so readers see the old or the new whole)
+// and opens it for appending.
+func publish(dir string, evs []Event) (*publisher, error) {
+	path := filepath.Join(dir, publishedName)
+	tmp, err := os.CreateTemp(dir, publishedName+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("publishing events: %w", err)
+	}
+	w := bufio.NewWriter(tmp)
+	for i := range evs {
+		line, _ := json.Marshal(&evs[i])
+		w.Write(append(line, '\n'))
+	}
+	err = w.Flush()
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return nil, fmt.Errorf("publishing events to %s: %w", path, err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("publishing events: %w", err)
+	}
+	return &publisher{path: path, f: f}, nil
+}
+
+// append writes committed events in one write, so a reader sees whole
+// lines or none of a batch's last. A failed write removes the file: a
+// reader beside the writer is then told the store is busy instead of
+// reading a copy that stopped short.
+func (p *publisher) append(evs []*Event) {
+	if p == nil || p.f == nil {
+		return
+	}
+	var buf bytes.Buffer
+	for _, ev := range evs {
+		line, _ := json.Marshal(ev)
+		buf.Write(append(line, '\n'))
+	}
+	if _, err := p.f.Write(buf.Bytes()); err != nil {
+		p.f.Close()
+		p.f = nil
+		os.Remove(p.path)
+	}
+}
+
+func (p *publisher) close() {
+	if p != nil && p.f != nil {
+		p.f.Close()
+	}
+}
+
+// publishedLog is the published file as read at one moment.
+type publishedLog struct{ evs []Event }
+
+var _ Events = (*publishedLog)(nil)
+
+// readPublished reads the events the store's holder has published so far;
+// a last line still being written is left for the next read.
+func readPublished(dir string) (*publishedLog, error) {
+	path := filepath.Join(dir, publishedName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var evs []Event
+	r := bufio.NewReader(bytes.NewReader(data))
+	for n := 1; ; n++ {
+		line, err := r.ReadBytes('\n')
+		if err == io.EOF {
+			break // empty, or a line not finished yet
+		}
+		var ev Event
+		if err := json.Unmarshal(line, &ev); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		if ev.Seq != uint64(n) {
+			return nil, fmt.Errorf("%s:%d: event %d out of sequence; the store's holder rewrites the file when it opens the store", path, n, ev.Seq)
+		}
+		evs = append(evs, ev)
+	}
+	return &publishedLog{evs: evs}, nil
+}
+
+func (p *publishedLog) filter(index string) ([]Event, error) {
+	var out []Event
+	for i := range p.evs {
+		for _, ix := range indexes(&p.evs[i]) {
+			if ix == index {
+				out = append(out, p.evs[i])
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+func (p *publishedLog) All() ([]Event, error)               { return p.evs, nil }
+func (p *publishedLog) ByKind(kind string) ([]Event, error) { return p.filter("ix/k/" + kind + "/") }
+func (p *publishedLog) ByManifest(h string) ([]Event, error) {
+	return p.filter("ix/m/" + h + "/")
+}
+func (p *publishedLog) ByCell(key string) ([]Event, error)  { return p.filter("ix/c/" + key + "/") }
+func (p *publishedLog) ByStage(key string) ([]Event, error) { return p.filter("ix/s/" + key + "/") }
