@@ -46,6 +46,10 @@ type Log struct {
 	mu        sync.Mutex // serialises Append, which owns next
 	next      uint64
 	published *publisher // copies committed events for readers beside the holder
+	// fault, set only by tests, is asked before each write (committed
+	// false) and after each commit (true); an error it returns is the
+	// write's. It stands for a disk or process failing at that point.
+	fault func(committed bool) error
 }
 
 // openLog opens (creating) the Badger database in dir and republishes its
@@ -120,6 +124,11 @@ func (l *Log) Import(evs []Event) error {
 func (l *Log) write(evs []*Event) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.fault != nil {
+		if err := l.fault(false); err != nil {
+			return err
+		}
+	}
 	err := l.db.Update(func(txn *badger.Txn) error {
 		for k, ev := range evs {
 			ev.Seq = l.next + uint64(k)
@@ -141,6 +150,9 @@ func (l *Log) write(evs []*Event) error {
 	if err == nil {
 		l.next += uint64(len(evs))
 		l.published.append(evs)
+		if l.fault != nil {
+			err = l.fault(true)
+		}
 	}
 	return err
 }
