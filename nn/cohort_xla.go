@@ -80,10 +80,9 @@ const (
 
 var _ Cohort = (*xlaCohort)(nil)
 
-// NewCohort builds a cohort on the backend config names (see NewGPU);
-// every cell's state is zero until SetState. Programs compile at their
-// first use.
-func NewCohort(config string, data *datasets.Dataset, shape CohortShape) (Cohort, error) {
+// NewCohort builds a cohort on the device; every cell's state is zero
+// until SetState. Programs compile at their first use.
+func NewCohort(device *Device, data *datasets.Dataset, shape CohortShape) (Cohort, error) {
 	m, err := NewModel(shape.Model, Input{Shape: data.Shape, Classes: data.Classes, Vocab: len(data.Vocab)})
 	if err != nil {
 		return nil, err
@@ -95,7 +94,7 @@ func NewCohort(config string, data *datasets.Dataset, shape CohortShape) (Cohort
 	if shape.Cells < 1 || shape.Workers < 1 || shape.LocalSteps < 1 || shape.Batch < 1 {
 		return nil, fmt.Errorf("gpu engine: cohort %+v: every size must be at least 1", shape)
 	}
-	backend, err := NewBackend(config)
+	backend, err := device.Backend()
 	if err != nil {
 		return nil, err
 	}

@@ -131,8 +131,8 @@ func cpuRounds(t *testing.T, data *datasets.Dataset, cfg algorithms.Config, seed
 
 // newTestCohort builds a cohort of a case's cells, each at its optimizer's
 // initial state.
-func newTestCohort(t *testing.T, config string, data *datasets.Dataset, name string, cc cohortCase) Cohort {
-	co, err := NewCohort(config, data, CohortShape{Model: "lenet", Algorithm: name, Cells: len(cc.cfgs), Workers: cohortWorkers,
+func newTestCohort(t *testing.T, dev *Device, data *datasets.Dataset, name string, cc cohortCase) Cohort {
+	co, err := NewCohort(dev, data, CohortShape{Model: "lenet", Algorithm: name, Cells: len(cc.cfgs), Workers: cohortWorkers,
 		LocalSteps: cc.k, Batch: cohortBatch})
 	if err != nil {
 		t.Fatal(err)
@@ -196,10 +196,10 @@ func relDiff(a, b [][]float32) float64 {
 // units further.
 func TestCohortMatchesCPU(t *testing.T) {
 	data := cohortData()
-	for backendName, config := range gpuBackends(t) {
+	for backendName, dev := range gpuBackends(t) {
 		for name, cc := range algorithmCases() {
 			t.Run(backendName+"/"+name, func(t *testing.T) {
-				co := newTestCohort(t, config, data, name, cc)
+				co := newTestCohort(t, dev, data, name, cc)
 				defer co.Close()
 				for r, tol := range []float64{1e-5, 1e-3} {
 					losses := cohortRound(t, co, cc, r, nil)
@@ -262,8 +262,8 @@ func checkScore(t *testing.T, what string, want, got Score, n int, tol float64) 
 func TestCohortEqualsCellsAlone(t *testing.T) {
 	data := cohortData()
 	cc := algorithmCases()["gt-dsum"]
-	run := func(config string, cc cohortCase, rounds int, frozen func(c, r int) bool) Cohort {
-		co := newTestCohort(t, config, data, "gt-dsum", cc)
+	run := func(dev *Device, cc cohortCase, rounds int, frozen func(c, r int) bool) Cohort {
+		co := newTestCohort(t, dev, data, "gt-dsum", cc)
 		for r := range rounds {
 			fr := make([]bool, len(cc.cfgs))
 			for c := range fr {
@@ -290,12 +290,12 @@ func TestCohortEqualsCellsAlone(t *testing.T) {
 			}
 		}
 	}
-	for backendName, config := range gpuBackends(t) {
+	for backendName, dev := range gpuBackends(t) {
 		t.Run(backendName, func(t *testing.T) {
 			secondFrozen := func(c, r int) bool { return c == 1 && r > 0 }
-			co := run(config, cc, 3, secondFrozen)
+			co := run(dev, cc, 3, secondFrozen)
 			defer co.Close()
-			again := run(config, cc, 3, secondFrozen)
+			again := run(dev, cc, 3, secondFrozen)
 			defer again.Close()
 			for c := range cc.cfgs {
 				same(t, fmt.Sprintf("cell %d, second run", c), co, again, c, c, 0)
@@ -304,7 +304,7 @@ func TestCohortEqualsCellsAlone(t *testing.T) {
 				if c == 1 {
 					rounds = 1 // frozen after its first round
 				}
-				one := run(config, alone, rounds, func(int, int) bool { return false })
+				one := run(dev, alone, rounds, func(int, int) bool { return false })
 				tol := 0.0
 				if backendName != "gomlx-go" {
 					tol = 1e-5

@@ -3,6 +3,7 @@
 package nn
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -47,16 +48,13 @@ type GPU struct {
 
 var _ Engine = (*GPU)(nil)
 
-// NewGPU builds the GoMLX engine on the backend config names (GoMLX's
-// syntax: "xla:/abs/path/xla_cuda_plugin.so", or "go" for the pure-Go
-// backend); an empty config takes $GOMLX_BACKEND, else the CUDA plugin
-// FindCUDAPlugin finds.
-func NewGPU(model string, data *datasets.Dataset, seed uint64, config string) (*GPU, error) {
+// NewGPU builds the GoMLX engine on the device.
+func NewGPU(model string, data *datasets.Dataset, seed uint64, device *Device) (*GPU, error) {
 	m, err := NewModel(model, Input{Shape: data.Shape, Classes: data.Classes, Vocab: len(data.Vocab)})
 	if err != nil {
 		return nil, err
 	}
-	backend, err := NewBackend(config)
+	backend, err := device.Backend()
 	if err != nil {
 		return nil, err
 	}
@@ -74,69 +72,74 @@ func NewGPU(model string, data *datasets.Dataset, seed uint64, config string) (*
 	return e, nil
 }
 
-// opened holds the backends opened so far, by config: one PJRT client per
-// process (each client reserves most of the GPU's memory).
-var opened = struct {
-	sync.Mutex
-	m map[string]backends.Backend
-}{m: map[string]backends.Backend{}}
-
-// NewBackend opens a GoMLX backend (see NewGPU for config), once per
-// config. It never downloads plugins: GOMLX_NO_AUTO_INSTALL is set.
-func NewBackend(config string) (backends.Backend, error) {
-	os.Setenv("GOMLX_NO_AUTO_INSTALL", "1")
-	if config == "" {
-		config = os.Getenv("GOMLX_BACKEND")
-	}
-	opened.Lock()
-	defer opened.Unlock()
-	if b, ok := opened.m[config]; ok {
-		return b, nil
-	}
-	if config == "" {
-		plugin, err := FindCUDAPlugin()
-		if err != nil {
-			return nil, err
-		}
-		config = "xla:" + plugin
-	}
-	fp32Numerics()
-	b, err := backends.NewWithConfig(config)
-	if err != nil {
-		return nil, fmt.Errorf("gpu engine: backend %q: %w", config, err)
-	}
-	if b == nil {
-		return nil, fmt.Errorf("gpu engine: backend %q gave no backend", config)
-	}
-	opened.m[config] = b
-	return b, nil
+// Device is one GoMLX backend, opened at its first use and shared by the
+// engines and cohorts built on it (a PJRT client reserves most of the
+// GPU's memory, so a process opens one).
+type Device struct {
+	config  string
+	once    sync.Once
+	backend backends.Backend
+	err     error
 }
 
-// fp32Numerics sets, unless the user set them, the environment that keeps
-// float32 products in float32 on NVIDIA GPUs (XLA's default precision lets
-// cuBLAS and its Triton kernels use TF32, whose 10-bit mantissa put the
-// gradients 0.3-5% away from the CPU engine's): cuBLAS without TF32, no
-// Triton GEMMs, and the CUDA directory for XLA's compiler (go-xla would
-// otherwise guess one). GOPJRT_CUDA_CHECKS=0 quiets go-xla's library
-// layout warning; ump doctor reports what is found.
-func fp32Numerics() {
-	setDefault := func(k, v string) {
-		if os.Getenv(k) == "" {
-			os.Setenv(k, v)
-		}
+// NewDevice names the backend in GoMLX's syntax
+// ("xla:/abs/path/xla_cuda_plugin.so", or "go" for the pure-Go backend);
+// "" is the CUDA plugin FindCUDAPlugin finds. Nothing opens until first
+// use, and plugins are never downloaded.
+func NewDevice(config string) *Device { return &Device{config: config} }
+
+// Backend opens the backend once and returns it.
+func (d *Device) Backend() (backends.Backend, error) {
+	if d == nil {
+		return nil, errors.New("gpu engine: no device configured")
 	}
-	setDefault("NVIDIA_TF32_OVERRIDE", "0")
-	setDefault("GOPJRT_CUDA_CHECKS", "0")
-	if os.Getenv("XLA_FLAGS") == "" {
-		flags := "--xla_gpu_enable_triton_gemm=false --xla_gpu_deterministic_ops=true"
-		for _, dir := range []string{"/usr/local/cuda", "/usr/lib/cuda"} {
-			if _, err := os.Stat(filepath.Join(dir, "nvvm")); err == nil {
-				flags += " --xla_gpu_cuda_data_dir=" + dir
-				break
+	d.once.Do(func() {
+		config := d.config
+		if config == "" {
+			plugin, err := FindCUDAPlugin()
+			if err != nil {
+				d.err = err
+				return
 			}
+			config = "xla:" + plugin
 		}
-		os.Setenv("XLA_FLAGS", flags)
+		d.backend, d.err = backends.NewWithConfig(config)
+		if d.err != nil {
+			d.err = fmt.Errorf("gpu engine: backend %q: %w", config, d.err)
+		} else if d.backend == nil {
+			d.err = fmt.Errorf("gpu engine: backend %q gave no backend", config)
+		}
+	})
+	return d.backend, d.err
+}
+
+// Name is the GoMLX engine's Name on the device (it opens the device).
+func (d *Device) Name() (string, error) {
+	b, err := d.Backend()
+	if err != nil {
+		return "", err
 	}
+	return gpuName(b), nil
+}
+
+// GPUEnvironment is the environment the GPU engine needs, for the program
+// to set before it opens a device (XLA and cuBLAS read it when they load)
+// where the user has not: float32 products in float32 on NVIDIA GPUs
+// (XLA's default precision lets cuBLAS and its Triton kernels use TF32,
+// whose 10-bit mantissa put the gradients 0.3-5% away from the CPU
+// engine's): cuBLAS without TF32, no Triton GEMMs, deterministic ops and
+// the CUDA directory for XLA's compiler (go-xla would otherwise guess
+// one); GOPJRT_CUDA_CHECKS=0 quiets go-xla's library layout warning and
+// GOMLX_NO_AUTO_INSTALL=1 keeps GoMLX from downloading plugins.
+func GPUEnvironment() map[string]string {
+	flags := "--xla_gpu_enable_triton_gemm=false --xla_gpu_deterministic_ops=true"
+	for _, dir := range []string{"/usr/local/cuda", "/usr/lib/cuda"} {
+		if _, err := os.Stat(filepath.Join(dir, "nvvm")); err == nil {
+			flags += " --xla_gpu_cuda_data_dir=" + dir
+			break
+		}
+	}
+	return map[string]string{"NVIDIA_TF32_OVERRIDE": "0", "GOPJRT_CUDA_CHECKS": "0", "XLA_FLAGS": flags, "GOMLX_NO_AUTO_INSTALL": "1"}
 }
 
 // FindCUDAPlugin returns the absolute path of the CUDA PJRT plugin of an
@@ -173,16 +176,6 @@ func DeviceMemory() (bytes int64, measured bool) {
 		}
 	}
 	return 16 << 30, false
-}
-
-// GPUName is the GoMLX engine's Name on the default backend (see
-// NewBackend): it opens the backend.
-func GPUName() (string, error) {
-	b, err := NewBackend("")
-	if err != nil {
-		return "", err
-	}
-	return gpuName(b), nil
 }
 
 func gpuName(b backends.Backend) string {

@@ -16,15 +16,36 @@ import (
 // worker pool).
 const goBackend = "go:ops_sequential"
 
-// gpuBackends are the GoMLX backends the agreement test runs on: GoMLX's
+// TestMain sets the GPU engine's environment, as ump's main does.
+func TestMain(m *testing.M) {
+	for k, v := range GPUEnvironment() {
+		if os.Getenv(k) == "" {
+			os.Setenv(k, v)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// devices are the tests' devices by config, each opened once per process
+// as ump opens its one.
+var devices = map[string]*Device{}
+
+func device(config string) *Device {
+	if devices[config] == nil {
+		devices[config] = NewDevice(config)
+	}
+	return devices[config]
+}
+
+// gpuBackends are the GoMLX devices the agreement tests run on: GoMLX's
 // pure-Go backend everywhere, and XLA on CUDA where a plugin is found
 // (GOMLX_BACKEND or FindCUDAPlugin).
-func gpuBackends(t *testing.T) map[string]string {
-	out := map[string]string{"gomlx-go": goBackend}
+func gpuBackends(t *testing.T) map[string]*Device {
+	out := map[string]*Device{"gomlx-go": device(goBackend)}
 	if cfg := os.Getenv("GOMLX_BACKEND"); cfg != "" {
-		out["xla"] = cfg
+		out["xla"] = device(cfg)
 	} else if plugin, err := FindCUDAPlugin(); err == nil {
-		out["xla-cuda"] = "xla:" + plugin
+		out["xla-cuda"] = device("xla:" + plugin)
 	} else {
 		t.Logf("no GPU: the XLA CUDA case is skipped (%v)", err)
 	}
@@ -62,14 +83,14 @@ func TestGPUEngineMatchesCPU(t *testing.T) {
 		{"embedding-bag-agnews", "embedding-bag", textData(500, 4, 64)},
 		{"mlp-mnist", "mlp", randomData([]int{1, 28, 28}, 10, 64, 0, 0)},
 	}
-	for backendName, config := range gpuBackends(t) {
+	for backendName, dev := range gpuBackends(t) {
 		for _, c := range cases {
 			t.Run(backendName+"/"+c.name, func(t *testing.T) {
 				cpu, err := NewCPU(c.model, c.data, 7)
 				if err != nil {
 					t.Fatal(err)
 				}
-				gpu, err := NewGPU(c.model, c.data, 7, config)
+				gpu, err := NewGPU(c.model, c.data, 7, dev)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -78,7 +78,7 @@ func TestGPUPeerComparison(t *testing.T) {
 		if *gpuCases != "" && !strings.Contains(","+*gpuCases+",", ","+bc.name+",") {
 			continue
 		}
-		ours, compile, est, err := cohortRates(config, bc)
+		ours, compile, est, err := cohortRates(device(config), bc)
 		if err != nil {
 			fmt.Printf("%-22s %-14s %s (estimate %.1f GiB)\n", bc.name, "ump", firstLine(err), float64(est)/(1<<30))
 			continue
@@ -162,7 +162,7 @@ func firstLine(err error) string {
 // cohortRates times D-SUM rounds of a case's cohort: samples/s of each
 // timed round, the first round's time (compilation included), and the
 // cohort's estimated device memory (CellBytes).
-func cohortRates(config string, bc benchCase) (rates []float64, compile float64, est int64, err error) {
+func cohortRates(dev *Device, bc benchCase) (rates []float64, compile float64, est int64, err error) {
 	data := bc.data()
 	m, err := NewModel(bc.model, Input{Shape: data.Shape, Classes: data.Classes, Vocab: len(data.Vocab)})
 	if err != nil {
@@ -174,7 +174,7 @@ func cohortRates(config string, bc benchCase) (rates []float64, compile float64,
 	for i := range seeds {
 		seeds[i] = uint64(i + 1)
 	}
-	co, err := NewCohort(config, data, CohortShape{Model: bc.model, Algorithm: "d-sum", Cells: bc.cells, Workers: bc.n,
+	co, err := NewCohort(dev, data, CohortShape{Model: bc.model, Algorithm: "d-sum", Cells: bc.cells, Workers: bc.n,
 		LocalSteps: benchK, Batch: bc.b})
 	if err != nil {
 		return nil, 0, est, err

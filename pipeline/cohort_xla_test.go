@@ -11,7 +11,12 @@ import (
 
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/nn"
 )
+
+// goDevice is GoMLX's pure-Go backend with its ops run one after another
+// (run in parallel, its worker pool can deadlock), opened once.
+var goDevice = nn.NewDevice("go:ops_sequential")
 
 // cohortManifest is a GPU sweep of three cells that share their shapes
 // (LR is replaced per test).
@@ -37,9 +42,8 @@ sweep:
 // GoMLX's pure-Go backend) and returns the store.
 func runCohort(t *testing.T, plan *manifests.Plan, size int, ctx context.Context) (*Store, Outcome, error) {
 	t.Helper()
-	t.Setenv("GOMLX_BACKEND", "go:ops_sequential")
 	s := openTestStore(t)
-	r := &Runner{Store: s, Stages: DefaultStages(), Data: datasets.NewLibrary(t.TempDir()), Cohort: size}
+	r := &Runner{Store: s, Stages: DefaultStages(), Data: datasets.NewLibrary(t.TempDir()), Device: goDevice, Cohort: size}
 	out, err := r.Run(ctx, plan)
 	return s, out, err
 }
@@ -84,7 +88,7 @@ func TestCohortCellsEqualCellsAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checks, err := Verify(context.Background(), together, reg, DefaultStages(), datasets.NewLibrary(t.TempDir()), nil)
+	checks, err := Verify(context.Background(), together, reg, DefaultStages(), datasets.NewLibrary(t.TempDir()), goDevice, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +129,6 @@ func TestCohortFreezesADivergedCell(t *testing.T) {
 // ends with exactly the outputs of an uninterrupted run.
 func TestCohortResumesEachCellFromItsCheckpoint(t *testing.T) {
 	plan := parse(t, strings.Replace(strings.Replace(cohortManifest, "LRS", "[0.05, 0.1, 0.2]", 1), "rounds: 12", "rounds: 60", 1))
-	t.Setenv("GOMLX_BACKEND", "go:ops_sequential")
 	s := openTestStore(t)
 	lib := datasets.NewLibrary(t.TempDir())
 	ctx, cancel := context.WithCancel(context.Background())
@@ -141,7 +144,7 @@ func TestCohortResumesEachCellFromItsCheckpoint(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}()
-	r := &Runner{Store: s, Stages: DefaultStages(), Data: lib, Cohort: 3}
+	r := &Runner{Store: s, Stages: DefaultStages(), Data: lib, Device: goDevice, Cohort: 3}
 	out, err := r.Run(ctx, plan)
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("the run was not interrupted (%+v, %v): make it longer", out, err)

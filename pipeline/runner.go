@@ -37,6 +37,7 @@ type Runner struct {
 	Store    *Store
 	Stages   []stages.Stage
 	Data     *datasets.Library
+	Device   *nn.Device // where GPU cells train; nil where none is configured
 	Progress io.Writer // human progress lines (stderr); nil for none
 	// Until, when set, names the last stage to run in each cell; the cell
 	// stays incomplete and a later run without Until finishes it.
@@ -58,8 +59,8 @@ type Outcome struct {
 var ErrInterrupted = errors.New("interrupted")
 
 // CellKey is the hash of the cell's spec and its inputs (cellInputs).
-func CellKey(c *manifests.Cell, data *datasets.Library) (string, error) {
-	inputs, err := cellInputs(&c.Config, data)
+func CellKey(c *manifests.Cell, data *datasets.Library, device *nn.Device) (string, error) {
+	inputs, err := cellInputs(&c.Config, data, device)
 	if err != nil {
 		return "", err
 	}
@@ -69,12 +70,12 @@ func CellKey(c *manifests.Cell, data *datasets.Library) (string, error) {
 
 // cellInputs is what a cell's results depend on beyond its spec: the
 // content digest of its data and the engine that computes it.
-func cellInputs(cfg *manifests.Manifest, data *datasets.Library) (string, error) {
+func cellInputs(cfg *manifests.Manifest, data *datasets.Library, device *nn.Device) (string, error) {
 	digest, err := stages.DatasetDigest(cfg, data)
 	if err != nil {
 		return "", err
 	}
-	engine, err := stages.Engine(cfg)
+	engine, err := stages.Engine(cfg, device)
 	if err != nil {
 		return "", err
 	}
@@ -113,7 +114,7 @@ func inputs(upstream map[string]*stages.Result) []string {
 func (r *Runner) Register(plan *manifests.Plan) (*Registration, error) {
 	reg := &Registration{Plan: *plan}
 	for i := range plan.Cells {
-		key, err := CellKey(&plan.Cells[i], r.Data)
+		key, err := CellKey(&plan.Cells[i], r.Data, r.Device)
 		if err != nil {
 			return nil, fmt.Errorf("cell %d: %w", i, err)
 		}
@@ -188,7 +189,7 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 // when size > 1), counting them into out. It stops taking cells at the
 // first error and returns it once the running cells have stopped.
 func (r *Runner) runCells(ctx context.Context, plan *manifests.Plan, reg *Registration, cells []int, size int, p *progress, out *Outcome) error {
-	lock := stages.NewLockstep(size)
+	lock := stages.NewLockstep(size, r.Device)
 	p.setConcurrent(size > 1)
 	var mu sync.Mutex
 	next := 0
@@ -261,7 +262,7 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 	appendCell := func(ev *Event) error {
 		if !appended {
 			appended = true
-			fp, _ := json.Marshal(Fingerprint(&cell.Config))
+			fp, _ := json.Marshal(Fingerprint(&cell.Config, r.Device))
 			start := &Event{Kind: CellStarted, Manifest: plan.Hash, Cell: key, Payload: fp}
 			if err := r.Store.Log.Append(start); err != nil {
 				return err
@@ -270,7 +271,7 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 		ev.Manifest, ev.Cell = plan.Hash, key
 		return r.Store.Log.Append(ev)
 	}
-	inputs, err := cellInputs(&cell.Config, r.Data)
+	inputs, err := cellInputs(&cell.Config, r.Data, r.Device)
 	if err != nil {
 		return "", false, err
 	}
@@ -379,7 +380,7 @@ func (r *Runner) runStage(ctx context.Context, st stages.Stage, cell *manifests.
 		return nil, err
 	}
 	p.stageStart(cell, st.Name(), resume)
-	env := &stages.Env{Cell: cell, Store: r.Store.Blobs, Data: r.Data, Upstream: upstream, Resume: resume, Seat: seat,
+	env := &stages.Env{Cell: cell, Store: r.Store.Blobs, Data: r.Data, Device: r.Device, Upstream: upstream, Resume: resume, Seat: seat,
 		Report: func(rep stages.RoundReport) error {
 			payload, _ := json.Marshal(rep)
 			ev := &Event{Kind: RoundCompleted, Stage: st.Name(), StageKey: skey, Round: rep.Round, Payload: payload}
@@ -438,7 +439,7 @@ func CheckUntil(stgs []stages.Stage, until string) error {
 }
 
 // Fingerprint describes the environment a cell runs in.
-func Fingerprint(cfg *manifests.Manifest) map[string]string {
+func Fingerprint(cfg *manifests.Manifest, device *nn.Device) map[string]string {
 	cpu := "unknown"
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
@@ -448,7 +449,7 @@ func Fingerprint(cfg *manifests.Manifest) map[string]string {
 			}
 		}
 	}
-	engine, err := stages.Engine(cfg)
+	engine, err := stages.Engine(cfg, device)
 	if err != nil {
 		engine = err.Error()
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/nn"
 	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/stages/train"
 )
@@ -48,7 +49,7 @@ func (c CellCheck) OK() bool {
 // caching off and blobs kept in memory (the store is only read), and
 // compares each stage's output digests with the ones the log recorded for
 // the same stage key.
-func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stage, data *datasets.Library, progress io.Writer) ([]CellCheck, error) {
+func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stage, data *datasets.Library, device *nn.Device, progress io.Writer) ([]CellCheck, error) {
 	var out []CellCheck
 	for i := range reg.Plan.Cells {
 		cell := &reg.Plan.Cells[i]
@@ -56,7 +57,7 @@ func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stag
 		if progress != nil {
 			fmt.Fprintf(progress, "verifying cell %d/%d %s\n", i+1, len(reg.Plan.Cells), check.Label)
 		}
-		inputs, err := cellInputs(&cell.Config, data)
+		inputs, err := cellInputs(&cell.Config, data, device)
 		if err != nil {
 			return out, err
 		}
@@ -68,11 +69,11 @@ func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stag
 			if err != nil {
 				return out, err
 			}
-			env := &stages.Env{Cell: cell, Store: mem, Data: data, Upstream: results,
+			env := &stages.Env{Cell: cell, Store: mem, Data: data, Device: device, Upstream: results,
 				Report: func(stages.RoundReport) error { return ctx.Err() }}
 			var trained train.Summary
 			if json.Unmarshal(summary, &trained) == nil && trained.Cohort > 1 { // as it trained: in a cohort of that size
-				env.Seat = stages.NewLockstep(trained.Cohort).Reserve(&cell.Config)
+				env.Seat = stages.NewLockstep(trained.Cohort, device).Reserve(&cell.Config)
 			}
 			res, err := st.Run(ctx, env)
 			if env.Seat != nil {

@@ -19,16 +19,17 @@ type Lockstep struct {
 	size   int
 	mu     sync.Mutex
 	groups map[string]*group
-	// newCohort builds a cohort (nn.NewCohort on the default backend;
-	// tests put a fake here).
+	// newCohort builds a cohort (nn.NewCohort on the device; tests put a
+	// fake here).
 	newCohort func(data *datasets.Dataset, shape nn.CohortShape) (nn.Cohort, error)
 }
 
-// NewLockstep returns a Lockstep whose cohorts hold size cells.
-func NewLockstep(size int) *Lockstep {
+// NewLockstep returns a Lockstep whose cohorts hold size cells and train
+// on the device.
+func NewLockstep(size int, device *nn.Device) *Lockstep {
 	return &Lockstep{size: max(1, size), groups: map[string]*group{},
 		newCohort: func(data *datasets.Dataset, shape nn.CohortShape) (nn.Cohort, error) {
-			return nn.NewCohort("", data, shape)
+			return nn.NewCohort(device, data, shape)
 		}}
 }
 

@@ -60,7 +60,7 @@ func (f *fakeCohort) SetState(c int, v map[string][][]float32) error {
 func (f *fakeCohort) Close() { f.closed = true }
 
 func fakeLockstep(size int, f *fakeCohort) *Lockstep {
-	l := NewLockstep(size)
+	l := NewLockstep(size, nil)
 	l.newCohort = func(*datasets.Dataset, nn.CohortShape) (nn.Cohort, error) { return f, nil }
 	return l
 }

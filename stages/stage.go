@@ -42,6 +42,8 @@ type Env struct {
 	// Seat is the cell's place in a GPU cohort (Lockstep.Reserve), or nil:
 	// a GPU cell then trains in a cohort of its own.
 	Seat *Seat
+	// Device is where GPU cells train (nil where none is configured).
+	Device *nn.Device
 }
 
 // Result is what a completed stage produced.
@@ -99,20 +101,20 @@ func (m *Metric) UnmarshalJSON(b []byte) error {
 // cell key. Data sets train on the nn CPU engine, whose name includes the
 // BLAS in use, or with engine: gpu on the GoMLX engine, whose name
 // includes the backend and device; the quadratic task is plain float32 Go.
-func Engine(cfg *manifests.Manifest) (string, error) {
+func Engine(cfg *manifests.Manifest, device *nn.Device) (string, error) {
 	switch {
 	case cfg.Task.Dataset == "quadratic":
 		return "go-cpu-float32/v1", nil
 	case cfg.Engine == "gpu":
-		return nn.GPUName()
+		return device.Name()
 	}
 	return nn.CPUName(), nil
 }
 
 // NewEngine builds the training engine of a data-set cell.
-func NewEngine(cfg *manifests.Manifest, data *datasets.Dataset) (nn.Engine, error) {
+func NewEngine(cfg *manifests.Manifest, data *datasets.Dataset, device *nn.Device) (nn.Engine, error) {
 	if cfg.Engine == "gpu" {
-		e, err := nn.NewGPU(cfg.Task.Model, data, uint64(cfg.Seed), "")
+		e, err := nn.NewGPU(cfg.Task.Model, data, uint64(cfg.Seed), device)
 		if err != nil {
 			return nil, err
 		}

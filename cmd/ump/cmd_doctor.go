@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/ump-lab/ump/nn"
@@ -16,19 +18,19 @@ func doctorCommand() *cli.Command {
 		Usage: "report which training engines work on this host, and why not",
 		Description: "cpu: the float32 CPU engine and its BLAS (OpenBLAS, or the pure-Go gonum fallback).\n" +
 			"gpu: the GoMLX engine (engine: gpu, or ump run --engine gpu): built with -tags xla, it opens\n" +
-			"the backend of $GOMLX_BACKEND (e.g. xla:/abs/path/xla_cuda_plugin.so, or go for GoMLX's\n" +
-			"pure-Go backend) or else the CUDA PJRT plugin of an installed jax-cuda package. GPU cells train\n" +
+			"the backend of --gpu-backend or $GOMLX_BACKEND (e.g. xla:/abs/path/xla_cuda_plugin.so, or go for\n" +
+			"GoMLX's pure-Go backend) or else the CUDA PJRT plugin of an installed jax-cuda package. GPU cells train\n" +
 			"on the device in cohorts; cells with compressed communication exchange on the host.",
-		Action: func(c *cli.Context) error { return runDoctor(c.App.Writer) },
+		Action: func(c *cli.Context) error { return runDoctor(globalsOf(c).device, c.App.Writer) },
 	}
 }
 
-func runDoctor(w io.Writer) error {
+func runDoctor(device *nn.Device, w io.Writer) error {
 	fmt.Fprintf(w, "cpu: works: %s\n", nn.CPUName())
 	if strings.HasPrefix(nn.BLAS(), "gonum") {
 		fmt.Fprintf(w, "  %s; install libopenblas-dev (Debian) for a faster sgemm\n", nn.BLAS())
 	}
-	name, err := nn.GPUName()
+	name, err := device.Name()
 	if err != nil {
 		fmt.Fprintf(w, "gpu: does not work here: %v\n", err)
 		return nil
@@ -41,7 +43,7 @@ func runDoctor(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "  cells train on the device in cohorts sized to half of its %.0f GiB (%s; ump run --cohort N overrides);\n"+
 		"  cells with compressed communication compute gradients on the device and exchange on the host\n", float64(memory)/(1<<30), source)
-	for _, k := range []string{"GOMLX_BACKEND", "XLA_FLAGS", "NVIDIA_TF32_OVERRIDE"} {
+	for _, k := range slices.Sorted(maps.Keys(nn.GPUEnvironment())) {
 		fmt.Fprintf(w, "  %s=%s\n", k, os.Getenv(k))
 	}
 	return nil

@@ -86,7 +86,7 @@ func runRun(ctx context.Context, g globals, path string, opts runOptions, stdout
 		return err
 	}
 	fmt.Fprintf(stdout, "manifest %s\n", plan.Hash)
-	runner := &pipeline.Runner{Store: store, Stages: stgs, Data: g.data, Progress: stderr, Until: until, Cohort: opts.cohort}
+	runner := &pipeline.Runner{Store: store, Stages: stgs, Data: g.data, Device: g.device, Progress: stderr, Until: until, Cohort: opts.cohort}
 	out, err := runner.Run(ctx, plan)
 	if err != nil {
 		if ctx.Err() != nil {

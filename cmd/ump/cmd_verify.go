@@ -34,7 +34,7 @@ func runVerify(ctx context.Context, g globals, hash string, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
-	checks, err := pipeline.Verify(ctx, store, reg, pipeline.DefaultStages(), g.data, stderr)
+	checks, err := pipeline.Verify(ctx, store, reg, pipeline.DefaultStages(), g.data, g.device, stderr)
 	if err != nil {
 		return err
 	}

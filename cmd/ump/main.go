@@ -12,6 +12,7 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/nn"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/urfave/cli/v2"
 )
@@ -42,6 +43,13 @@ func (e badInput) Unwrap() error { return e.error }
 var errCells = errors.New("some cells failed")
 
 func main() {
+	// XLA and cuBLAS read their settings from the environment when they
+	// load: set the GPU engine's where the user has not, before any.
+	for k, v := range nn.GPUEnvironment() {
+		if _, set := os.LookupEnv(k); !set {
+			os.Setenv(k, v)
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()
@@ -81,11 +89,13 @@ type globals struct {
 	artifacts string // s3://BUCKET/PREFIX, or "" for the store's own blobs
 	insecure  bool
 	notes     io.Writer // stderr: says when a reader runs beside a writer; nil for none
+	device    *nn.Device
 }
 
 func globalsOf(c *cli.Context) globals {
 	return globals{store: c.String("store"), data: datasets.NewLibrary(c.String("data-dir")),
-		artifacts: c.String("artifacts"), insecure: c.Bool("s3-insecure"), notes: c.App.ErrWriter}
+		artifacts: c.String("artifacts"), insecure: c.Bool("s3-insecure"), notes: c.App.ErrWriter,
+		device: nn.NewDevice(c.String("gpu-backend"))}
 }
 
 // s3 connects to the S3 artifact store named by --artifacts, checking it
@@ -129,6 +139,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				Usage: "keep artifacts in S3 at `s3://BUCKET/PREFIX` (endpoint from UMP_S3_ENDPOINT, credentials from " +
 					"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY); the event log stays in --store"},
 			&cli.BoolFlag{Name: "s3-insecure", Usage: "talk to the S3 endpoint over plain HTTP"},
+			&cli.StringFlag{Name: "gpu-backend", EnvVars: []string{"GOMLX_BACKEND"},
+				Usage: "the GoMLX backend GPU cells train on: `xla:/abs/path/xla_cuda_plugin.so`, or go for GoMLX's " +
+					"pure-Go backend (default: the CUDA PJRT plugin of an installed jax-cuda package)"},
 		},
 		Commands:       []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand(), tableCommand(), plotCommand(), gcCommand(), doctorCommand()},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes

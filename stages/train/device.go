@@ -64,7 +64,7 @@ func newDeviceTrainer(ctx context.Context, env *stages.Env) (*deviceTrainer, err
 		sends: sends, initial: opt.State(), data: data, bound: lossBound(data), seat: env.Seat,
 		shape: nn.CohortShape{Model: cfg.Task.Model, Algorithm: acfg.Name, Workers: cfg.Workers, LocalSteps: cfg.LocalSteps, Batch: cfg.BatchSize}}
 	if d.seat == nil {
-		d.own = stages.NewLockstep(1).Reserve(cfg)
+		d.own = stages.NewLockstep(1, env.Device).Reserve(cfg)
 		d.seat = d.own
 	}
 	return d, nil

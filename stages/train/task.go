@@ -36,7 +36,7 @@ func newTask(ctx context.Context, env *stages.Env) (task, error) {
 	if err != nil {
 		return nil, err
 	}
-	engine, err := stages.NewEngine(cfg, data)
+	engine, err := stages.NewEngine(cfg, data, env.Device)
 	if err != nil {
 		return nil, err
 	}
