@@ -7,30 +7,29 @@ import (
 	"testing"
 
 	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/kinds"
 )
 
 // allConfigs has one configuration of every algorithm with non-trivial
 // parameters; the ones defined for K = 1 only are marked.
 var allConfigs = []Config{
-	{Name: "d-sum", Alpha: 2, Beta: 0.9},
-	{Name: "gt-dsum", Alpha: 2, Beta: 0.5, Lambda: 0.8, TrackerInit: "paper"},
-	{Name: "gt-dsum", Alpha: 2, Beta: 0.5, Lambda: 0.8, TrackerInit: "unbiased"},
+	{Name: "d-sum", Params: kinds.Values{"alpha": 2.0, "beta": 0.9}},
+	{Name: "gt-dsum", Params: kinds.Values{"alpha": 2.0, "beta": 0.5, "lambda": 0.8, "tracker_init": "paper"}},
+	{Name: "gt-dsum", Params: kinds.Values{"alpha": 2.0, "beta": 0.5, "lambda": 0.8, "tracker_init": "unbiased"}},
 	{Name: "dpsgd"},
-	{Name: "dsgdm", Beta: 0.9},
-	{Name: "dsgdm", Beta: 0.9, Nesterov: true},
-	{Name: "local-sgd-m", Beta: 0.9},
-	{Name: "qg-dsgdm", Beta: 0.9, Mu: 0.9},
-	{Name: "qg-dsgdm", Beta: 0.9, Mu: 0.9, Nesterov: true},
-	{Name: "slowmo", BaseBeta: 0.5, SlowBeta: 0.5, SlowAlpha: 1},
+	{Name: "dsgdm", Params: kinds.Values{"beta": 0.9}},
+	{Name: "dsgdm", Params: kinds.Values{"beta": 0.9, "nesterov": true}},
+	{Name: "local-sgd-m", Params: kinds.Values{"beta": 0.9}},
+	{Name: "qg-dsgdm", Params: kinds.Values{"beta": 0.9, "mu": 0.9}},
+	{Name: "qg-dsgdm", Params: kinds.Values{"beta": 0.9, "mu": 0.9, "nesterov": true}},
+	{Name: "slowmo", Params: kinds.Values{"base_beta": 0.5, "slow_beta": 0.5, "slow_alpha": 1.0}},
 	{Name: "dsgt", WeightDecay: 1e-3},
 	{Name: "d2"},
 }
 
 func stepsFor(cfg Config, k int) int {
-	for _, name := range OneLocalStep {
-		if cfg.Name == name {
-			return 1
-		}
+	if cfg.Name == "dsgt" || cfg.Name == "d2" {
+		return 1
 	}
 	return k
 }
@@ -138,12 +137,12 @@ func TestEveryAlgorithmConverges(t *testing.T) {
 		k := stepsFor(cfg, 5)
 		opt := train(t, cfg, q, ringMixing(t, q.N), 1000, k, 0.002)
 		gap := q.Gap(mean(opt.X()))
-		t.Logf("%s %s nesterov=%v: gap %.3g", cfg.Name, cfg.TrackerInit, cfg.Nesterov, gap)
-		if cfg.TrackerInit == "paper" {
+		t.Logf("%s %s nesterov=%v: gap %.3g", cfg.Name, cfg.Params.String("tracker_init"), cfg.Params.Bool("nesterov"), gap)
+		if cfg.Params.String("tracker_init") == "paper" {
 			continue // see TestGTDSUMPaperTrackerKeepsAnOffset
 		}
 		if !(gap < start*1e-2) {
-			t.Errorf("%s (nesterov %v): objective gap %g after 1000 rounds, started at %g", cfg.Name, cfg.Nesterov, gap, start)
+			t.Errorf("%s (nesterov %v): objective gap %g after 1000 rounds, started at %g", cfg.Name, cfg.Params.Bool("nesterov"), gap, start)
 		}
 	}
 }
@@ -182,7 +181,7 @@ func TestDSUMAlphaZeroIsHeavyBallAndAlphaOneIsNesterov(t *testing.T) {
 	}{{0, false}, {1, true}} {
 		// With W = I, v's gossip is the identity, so D-SUM's rounds form one
 		// sequence of K*rounds local steps per worker.
-		opt := train(t, Config{Name: "d-sum", Alpha: c.alpha, Beta: beta}, q, identityMixing(t, q.N), rounds, k, eta)
+		opt := train(t, Config{Name: "d-sum", Params: kinds.Values{"alpha": c.alpha, "beta": beta}}, q, identityMixing(t, q.N), rounds, k, eta)
 		for i, x := range opt.X() {
 			want := heavyBallOrNesterov(q, i, rounds*k, eta, beta, c.nesterov)
 			for j := range want {
@@ -197,8 +196,8 @@ func TestDSUMAlphaZeroIsHeavyBallAndAlphaOneIsNesterov(t *testing.T) {
 func TestGTDSUMWithLambdaOneIsDSUM(t *testing.T) {
 	q := datasets.NewQuadratic(6, 20, 1, 4, 0.3, 9)
 	for _, init := range []string{"paper", "unbiased"} {
-		a := train(t, Config{Name: "gt-dsum", Alpha: 2, Beta: 0.9, Lambda: 1, TrackerInit: init}, q, ringMixing(t, q.N), 15, 4, 0.03).X()
-		b := train(t, Config{Name: "d-sum", Alpha: 2, Beta: 0.9}, q, ringMixing(t, q.N), 15, 4, 0.03).X()
+		a := train(t, Config{Name: "gt-dsum", Params: kinds.Values{"alpha": 2.0, "beta": 0.9, "lambda": 1.0, "tracker_init": init}}, q, ringMixing(t, q.N), 15, 4, 0.03).X()
+		b := train(t, Config{Name: "d-sum", Params: kinds.Values{"alpha": 2.0, "beta": 0.9}}, q, ringMixing(t, q.N), 15, 4, 0.03).X()
 		for i := range a {
 			for k := range a[i] {
 				if math.Float32bits(a[i][k]) != math.Float32bits(b[i][k]) {
@@ -252,7 +251,7 @@ func TestGradientTrackingReachesTheOptimumWhereDPSGDStalls(t *testing.T) {
 
 func TestLocalSGDAndSlowMoEndRoundsInAgreement(t *testing.T) {
 	q := datasets.NewQuadratic(6, 10, 1, 4, 0.2, 3)
-	for _, cfg := range []Config{{Name: "local-sgd-m", Beta: 0.9}, {Name: "slowmo", SlowBeta: 0.5, SlowAlpha: 1}} {
+	for _, cfg := range []Config{{Name: "local-sgd-m", Params: kinds.Values{"beta": 0.9}}, {Name: "slowmo", Params: kinds.Values{"slow_beta": 0.5, "slow_alpha": 1.0}}} {
 		x := train(t, cfg, q, ringMixing(t, q.N), 5, 4, 0.05).X()
 		for i := range x {
 			for k := range x[i] {
@@ -270,14 +269,14 @@ func TestParameterErrors(t *testing.T) {
 		want string
 	}{
 		{Config{Name: "adam"}, `unknown algorithm "adam"`},
-		{Config{Name: "d-sum", Alpha: -1, Beta: 0.5}, "alpha = -1"},
-		{Config{Name: "d-sum", Alpha: 1, Beta: 1}, "beta = 1 is out of range; use a number in [0, 1)"},
-		{Config{Name: "gt-dsum", Alpha: 1, Beta: 0.5, Lambda: 1.5, TrackerInit: "paper"}, "lambda = 1.5"},
-		{Config{Name: "gt-dsum", Alpha: 1, Beta: 0.5, Lambda: 0.5, TrackerInit: "zero"}, `tracker_init "zero"`},
-		{Config{Name: "dsgdm", Beta: -0.1}, "beta = -0.1"},
-		{Config{Name: "qg-dsgdm", Beta: 0.9, Mu: 1}, "mu = 1"},
-		{Config{Name: "slowmo", SlowBeta: 0.5, SlowAlpha: 0}, "slow_alpha = 0"},
-		{Config{Name: "slowmo", SlowBeta: 0.5, SlowAlpha: 1, BaseBeta: 1}, "base_beta = 1"},
+		{Config{Name: "d-sum", Params: kinds.Values{"alpha": -1.0, "beta": 0.5}}, "alpha: -1 is out of range; use a number >= 0"},
+		{Config{Name: "d-sum", Params: kinds.Values{"alpha": 1.0, "beta": 1.0}}, "beta: 1 is out of range; use a number in [0, 1)"},
+		{Config{Name: "gt-dsum", Params: kinds.Values{"alpha": 1.0, "beta": 0.5, "lambda": 1.5, "tracker_init": "paper"}}, "lambda: 1.5 is out of range"},
+		{Config{Name: "gt-dsum", Params: kinds.Values{"alpha": 1.0, "beta": 0.5, "lambda": 0.5, "tracker_init": "zero"}}, `tracker_init: "zero" is not allowed; use one of: paper, unbiased`},
+		{Config{Name: "dsgdm", Params: kinds.Values{"beta": -0.1}}, "beta: -0.1 is out of range"},
+		{Config{Name: "qg-dsgdm", Params: kinds.Values{"beta": 0.9, "mu": 1.0}}, "mu: 1 is out of range"},
+		{Config{Name: "slowmo", Params: kinds.Values{"slow_beta": 0.5, "slow_alpha": 0.0}}, "slow_alpha: 0 is out of range; use a number > 0"},
+		{Config{Name: "slowmo", Params: kinds.Values{"slow_beta": 0.5, "slow_alpha": 1.0, "base_beta": 1.0}}, "base_beta: 1 is out of range"},
 		{Config{Name: "dpsgd", WeightDecay: -1}, "weight_decay = -1"},
 	} {
 		_, err := New(c.cfg, 2, make([]float32, 3))
@@ -285,7 +284,7 @@ func TestParameterErrors(t *testing.T) {
 			t.Errorf("%+v: error %v, want it to contain %q", c.cfg, err, c.want)
 		}
 	}
-	for _, name := range OneLocalStep {
+	for _, name := range []string{"dsgt", "d2"} {
 		opt, err := New(Config{Name: name}, 2, make([]float32, 3))
 		if err != nil {
 			t.Fatal(err)
@@ -325,7 +324,7 @@ func TestGTDSUMPaperTrackerKeepsAnOffset(t *testing.T) {
 	gaps := map[string][]float64{}
 	for _, init := range []string{"paper", "unbiased"} {
 		for _, lr := range []float64{0.002, 0.0005} {
-			cfg := Config{Name: "gt-dsum", Alpha: 2, Beta: 0.5, Lambda: 0.8, TrackerInit: init}
+			cfg := Config{Name: "gt-dsum", Params: kinds.Values{"alpha": 2.0, "beta": 0.5, "lambda": 0.8, "tracker_init": init}}
 			opt := train(t, cfg, q, ringMixing(t, q.N), 1000, 5, lr)
 			st := opt.State()
 			y, d := mean(st["y"]), mean(st["d_prev"])

@@ -32,7 +32,7 @@ func (o *localMomentum) State() map[string][][]float32 {
 }
 
 func (o *localMomentum) Round(r *Round) error {
-	eta, beta := float32(r.LR), float32(o.cfg.Beta)
+	eta, beta := float32(r.LR), float32(o.cfg.Params.Float("beta"))
 	if o.start != nil {
 		copyAll(o.start, o.x.cur)
 	}
@@ -44,7 +44,7 @@ func (o *localMomentum) Round(r *Round) error {
 			}
 			return
 		}
-		momentumStep(x, o.m[i], g, eta, beta, o.cfg.Nesterov)
+		momentumStep(x, o.m[i], g, eta, beta, o.cfg.Params.Bool("nesterov"))
 	})
 	if err != nil {
 		return err
@@ -66,7 +66,7 @@ type qgdsgdm struct {
 	mh, g, start [][]float32
 }
 
-func newQGDSGDm(cfg Config, n int, x0 []float32) *qgdsgdm {
+func newQGDSGDm(cfg Config, n int, x0 []float32) Optimizer {
 	d := len(x0)
 	return &qgdsgdm{cfg: cfg, x: newGossiped("x", n, d, x0), mh: vectors(n, d, nil), g: vectors(n, d, nil), start: vectors(n, d, nil)}
 }
@@ -78,14 +78,14 @@ func (o *qgdsgdm) State() map[string][][]float32 {
 }
 
 func (o *qgdsgdm) Round(r *Round) error {
-	eta, beta, mu := float32(r.LR), float32(o.cfg.Beta), float32(o.cfg.Mu)
+	eta, beta, mu := float32(r.LR), float32(o.cfg.Params.Float("beta")), float32(o.cfg.Params.Float("mu"))
 	copyAll(o.start, o.x.cur)
 	err := localSteps(r, o.cfg.WeightDecay, o.x.cur, o.g, func(i, _ int) {
 		x, mh, g := o.x.cur[i], o.mh[i], o.g[i]
 		for k := range x {
 			mt := beta*mh[k] + g[k]
 			d := mt
-			if o.cfg.Nesterov {
+			if o.cfg.Params.Bool("nesterov") {
 				d = g[k] + beta*mt
 			}
 			x[k] -= eta * d
@@ -117,7 +117,7 @@ type slowmo struct {
 	m, u, g, start [][]float32
 }
 
-func newSlowMo(cfg Config, n int, x0 []float32) *slowmo {
+func newSlowMo(cfg Config, n int, x0 []float32) Optimizer {
 	d := len(x0)
 	return &slowmo{cfg: cfg, x: newGossiped("x", n, d, x0), m: vectors(n, d, nil), u: vectors(n, d, nil),
 		g: vectors(n, d, nil), start: vectors(n, d, nil)}
@@ -130,8 +130,8 @@ func (o *slowmo) State() map[string][][]float32 {
 }
 
 func (o *slowmo) Round(r *Round) error {
-	eta, baseBeta := float32(r.LR), float32(o.cfg.BaseBeta)
-	slowBeta, slowAlpha := float32(o.cfg.SlowBeta), float32(o.cfg.SlowAlpha)
+	eta, baseBeta := float32(r.LR), float32(o.cfg.Params.Float("base_beta"))
+	slowBeta, slowAlpha := float32(o.cfg.Params.Float("slow_beta")), float32(o.cfg.Params.Float("slow_alpha"))
 	copyAll(o.start, o.x.cur)
 	err := localSteps(r, o.cfg.WeightDecay, o.x.cur, o.g, func(i, _ int) {
 		momentumStep(o.x.cur[i], o.m[i], o.g[i], eta, baseBeta, false)
@@ -160,7 +160,7 @@ type dsgt struct {
 	g, gPrev [][]float32
 }
 
-func newDSGT(cfg Config, n int, x0 []float32) *dsgt {
+func newDSGT(cfg Config, n int, x0 []float32) Optimizer {
 	d := len(x0)
 	return &dsgt{cfg: cfg, x: newGossiped("x", n, d, x0), y: newGossiped("y", n, d, nil),
 		g: vectors(n, d, nil), gPrev: vectors(n, d, nil)}
@@ -205,7 +205,7 @@ type d2 struct {
 	xPrev, g, gPrev [][]float32
 }
 
-func newD2(cfg Config, n int, x0 []float32) *d2 {
+func newD2(cfg Config, n int, x0 []float32) Optimizer {
 	d := len(x0)
 	return &d2{cfg: cfg, x: newGossiped("x", n, d, x0), xPrev: vectors(n, d, nil), g: vectors(n, d, nil), gPrev: vectors(n, d, nil)}
 }

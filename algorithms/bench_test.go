@@ -21,10 +21,10 @@ func BenchmarkRound(b *testing.B) {
 	for _, cfg := range allConfigs {
 		k := stepsFor(cfg, 5)
 		name := cfg.Name
-		if cfg.Nesterov {
+		if cfg.Params.Bool("nesterov") {
 			name += "-N"
 		}
-		if cfg.TrackerInit == "unbiased" {
+		if cfg.Params.String("tracker_init") == "unbiased" {
 			continue
 		}
 		b.Run(name, func(b *testing.B) {

@@ -1,7 +1,9 @@
 // Package algorithms implements the decentralized optimizers of
 // spec/algorithms.md over flat float32 parameter vectors: D-SUM, GT-DSUM
 // and the baselines D-PSGD, DSGDm, Local SGD with momentum, QG-DSGDm,
-// SlowMo, DSGT and D^2.
+// SlowMo, DSGT and D^2. Family declares each with its parameters (the
+// paper's defaults, ranges, docs) and constructor; a Config carries the
+// parameters by name.
 //
 // Data model: n workers each hold named state vectors (x, v, y, m, ...) of
 // one length. An Optimizer advances all workers by one round: K local

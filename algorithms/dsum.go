@@ -7,7 +7,7 @@ type dsum struct {
 	g    [][]float32
 }
 
-func newDSUM(cfg Config, n int, x0 []float32) *dsum {
+func newDSUM(cfg Config, n int, x0 []float32) Optimizer {
 	return &dsum{cfg: cfg, x: newGossiped("x", n, len(x0), x0), v: newGossiped("v", n, len(x0), x0), g: vectors(n, len(x0), nil)}
 }
 
@@ -18,7 +18,7 @@ func (o *dsum) State() map[string][][]float32 {
 }
 
 func (o *dsum) Round(r *Round) error {
-	eta, alpha, beta := float32(r.LR), float32(o.cfg.Alpha), float32(o.cfg.Beta)
+	eta, alpha, beta := float32(r.LR), float32(o.cfg.Params.Float("alpha")), float32(o.cfg.Params.Float("beta"))
 	err := localSteps(r, o.cfg.WeightDecay, o.x.cur, o.g, func(i, _ int) {
 		sumStep(o.x.cur[i], o.v.cur[i], o.g[i], eta, alpha, beta)
 	})

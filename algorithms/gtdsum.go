@@ -9,7 +9,7 @@ type gtdsum struct {
 	dPrev, g, m, start [][]float32 // start: x at the round's start
 }
 
-func newGTDSUM(cfg Config, n int, x0 []float32) *gtdsum {
+func newGTDSUM(cfg Config, n int, x0 []float32) Optimizer {
 	d := len(x0)
 	return &gtdsum{cfg: cfg, x: newGossiped("x", n, d, x0), v: newGossiped("v", n, d, x0), y: newGossiped("y", n, d, nil),
 		dPrev: vectors(n, d, nil), g: vectors(n, d, nil), m: vectors(n, d, nil), start: vectors(n, d, nil)}
@@ -22,15 +22,15 @@ func (o *gtdsum) State() map[string][][]float32 {
 }
 
 func (o *gtdsum) Round(r *Round) error {
-	eta, alpha, beta := float32(r.LR), float32(o.cfg.Alpha), float32(o.cfg.Beta)
-	lambda := float32(o.cfg.Lambda)
+	eta, alpha, beta := float32(r.LR), float32(o.cfg.Params.Float("alpha")), float32(o.cfg.Params.Float("beta"))
+	lambda := float32(o.cfg.Params.Float("lambda"))
 	copyAll(o.start, o.x.cur)
 	err := localSteps(r, o.cfg.WeightDecay, o.x.cur, o.g, func(i, tau int) {
 		y, g, m := o.y.cur[i], o.g[i], o.m[i]
 		if r.T == 0 && tau == 0 {
 			// y^(0) is the first local step's gradient (Algorithm 2 input).
 			copy(y, g)
-			if o.cfg.TrackerInit == "unbiased" {
+			if o.cfg.Params.String("tracker_init") == "unbiased" {
 				copy(o.dPrev[i], g)
 			}
 		}

@@ -2,31 +2,71 @@ package algorithms
 
 import (
 	"fmt"
+	"maps"
 	"runtime"
 	"sync"
+
+	"github.com/ump-lab/ump/kinds"
 )
 
-// Config selects an optimizer and its parameters (spec/algorithms.md).
-// Parameters an algorithm does not take are ignored.
+// Config selects an optimizer and its parameters (spec/algorithms.md):
+// Params as Family declares them for the named algorithm; missing ones
+// take their defaults.
 type Config struct {
 	Name        string
-	Alpha       float64 // d-sum, gt-dsum
-	Beta        float64 // d-sum, gt-dsum, dsgdm, local-sgd-m, qg-dsgdm
-	Lambda      float64 // gt-dsum
-	TrackerInit string  // gt-dsum: "paper" or "unbiased"
-	Nesterov    bool    // dsgdm, local-sgd-m, qg-dsgdm
-	Mu          float64 // qg-dsgdm: the quasi-global buffer's averaging weight
-	BaseBeta    float64 // slowmo: local momentum of the base optimizer
-	SlowBeta    float64 // slowmo
-	SlowAlpha   float64 // slowmo
+	Params      kinds.Values
 	WeightDecay float64 // every algorithm: g = grad + wd * x
 }
 
-// Names lists the algorithms New builds.
-var Names = []string{"d-sum", "gt-dsum", "dpsgd", "dsgdm", "local-sgd-m", "qg-dsgdm", "slowmo", "dsgt", "d2"}
+// newOptimizer is an algorithm's constructor.
+type newOptimizer func(cfg Config, n int, x0 []float32) Optimizer
 
-// OneLocalStep lists the algorithms defined for K = 1 only.
-var OneLocalStep = []string{"dsgt", "d2"}
+// The parameters, shared by the algorithms that take them.
+var (
+	alpha    = kinds.Param{Name: "alpha", Type: kinds.Float, Range: "[0, inf)", Default: 2.0, Doc: "SUM's step to the momentum"}
+	beta     = kinds.Param{Name: "beta", Type: kinds.Float, Range: "[0, 1)", Default: 0.9, Doc: "the momentum"}
+	lambda   = kinds.Param{Name: "lambda", Type: kinds.Float, Range: "[0, 1]", Default: 0.8, Doc: "the weight of the fresh gradient against the tracker"}
+	tracker  = kinds.Param{Name: "tracker_init", Type: kinds.String, Choices: []string{"paper", "unbiased"}, Default: "paper", Doc: "the first round's tracker"}
+	nesterov = kinds.Param{Name: "nesterov", Type: kinds.Bool, Default: false, Doc: "Nesterov momentum"}
+	mu       = kinds.Param{Name: "mu", Type: kinds.Float, Range: "[0, 1)", Doc: "the quasi-global buffer's averaging weight (default: beta)",
+		DefaultOf: func(v kinds.Values, _ kinds.Cell) any { return v.Float("beta") }}
+	baseBeta  = kinds.Param{Name: "base_beta", Type: kinds.Float, Range: "[0, 1)", Default: 0.0, Doc: "the base optimizer's local momentum"}
+	slowBeta  = kinds.Param{Name: "slow_beta", Type: kinds.Float, Range: "[0, 1)", Default: 0.5, Doc: "the slow momentum"}
+	slowAlpha = kinds.Param{Name: "slow_alpha", Type: kinds.Float, Range: "(0, inf)", Default: 1.0, Doc: "the slow learning rate"}
+)
+
+// oneLocalStep is the rule of the algorithms defined for K = 1 only.
+func oneLocalStep(name string) func(kinds.Values, kinds.Cell) []kinds.Problem {
+	return func(_ kinds.Values, c kinds.Cell) []kinds.Problem {
+		if c.LocalSteps != 1 {
+			return []kinds.Problem{{Cell: "local_steps", Msg: fmt.Sprintf("%s takes exactly one local step per round; got %d (use local_steps: 1)", name, c.LocalSteps)}}
+		}
+		return nil
+	}
+}
+
+// Family declares every algorithm: its parameters (the paper's defaults)
+// and its constructor.
+var Family = kinds.Family[newOptimizer]{Field: "algorithm", Key: "name", Kinds: []kinds.Kind[newOptimizer]{
+	{Name: "d-sum", Doc: "D-SUM (paper Algorithm 1): SUM local steps, gossip of x and v",
+		Params: []kinds.Param{alpha, beta}, New: newDSUM},
+	{Name: "gt-dsum", Doc: "GT-DSUM (paper Algorithm 2): SUM along lambda g + (1-lambda) y, gradient tracker y",
+		Params: []kinds.Param{alpha, beta, lambda, tracker}, New: newGTDSUM},
+	{Name: "dpsgd", Doc: "D-PSGD: K SGD steps, gossip",
+		New: func(cfg Config, n int, x0 []float32) Optimizer { return newLocalMomentum(cfg, n, x0, false, false) }},
+	{Name: "dsgdm", Doc: "DSGDm: local heavy ball, gossip; momentum stays local",
+		Params: []kinds.Param{beta, nesterov},
+		New:    func(cfg Config, n int, x0 []float32) Optimizer { return newLocalMomentum(cfg, n, x0, true, false) }},
+	{Name: "local-sgd-m", Doc: "Local SGD with momentum: local steps as dsgdm, then an exact average",
+		Params: []kinds.Param{beta, nesterov},
+		New:    func(cfg Config, n int, x0 []float32) Optimizer { return newLocalMomentum(cfg, n, x0, true, true) }},
+	{Name: "qg-dsgdm", Doc: "QG-DSGDm: quasi-global momentum from the round's displacement",
+		Params: []kinds.Param{beta, nesterov, mu}, New: newQGDSGDm},
+	{Name: "slowmo", Doc: "SlowMo: K SGD steps with base_beta momentum, exact average, slow momentum",
+		Params: []kinds.Param{baseBeta, slowBeta, slowAlpha}, New: newSlowMo},
+	{Name: "dsgt", Doc: "gradient tracking (Pu & Nedic)", Check: oneLocalStep("dsgt"), New: newDSGT},
+	{Name: "d2", Doc: "D2 / exact diffusion", Check: oneLocalStep("d2"), New: newD2},
+}}
 
 // Grads writes, for every worker i, the stochastic gradient at x[i] into
 // g[i] for local step `step` (0..K-1) of the round. It is called once per
@@ -56,78 +96,32 @@ type Optimizer interface {
 }
 
 // New returns the optimizer cfg names, for n workers starting at x0, after
-// checking its parameters.
+// filling its parameters' defaults and checking them.
 func New(cfg Config, n int, x0 []float32) (Optimizer, error) {
-	if err := cfg.check(); err != nil {
-		return nil, err
+	k, ok := Family.Lookup(cfg.Name)
+	if !ok {
+		return nil, fmt.Errorf("unknown algorithm %q; use one of %v", cfg.Name, Family.Names())
 	}
-	switch cfg.Name {
-	case "d-sum":
-		return newDSUM(cfg, n, x0), nil
-	case "gt-dsum":
-		return newGTDSUM(cfg, n, x0), nil
-	case "dpsgd":
-		return newLocalMomentum(cfg, n, x0, false, false), nil
-	case "dsgdm":
-		return newLocalMomentum(cfg, n, x0, true, false), nil
-	case "local-sgd-m":
-		return newLocalMomentum(cfg, n, x0, true, true), nil
-	case "qg-dsgdm":
-		return newQGDSGDm(cfg, n, x0), nil
-	case "slowmo":
-		return newSlowMo(cfg, n, x0), nil
-	case "dsgt":
-		return newDSGT(cfg, n, x0), nil
-	case "d2":
-		return newD2(cfg, n, x0), nil
+	cfg = cfg.WithDefaults()
+	if problems := k.ValidateParams(cfg.Params); len(problems) > 0 {
+		return nil, fmt.Errorf("%s: %s: %s", cfg.Name, problems[0].Param, problems[0].Msg)
 	}
-	return nil, fmt.Errorf("unknown algorithm %q; use one of %v", cfg.Name, Names)
+	if !(cfg.WeightDecay >= 0) {
+		return nil, fmt.Errorf("%s: weight_decay = %g is out of range; use a number >= 0", cfg.Name, cfg.WeightDecay)
+	}
+	return k.New(cfg, n, x0), nil
 }
 
-// check validates the parameters the named algorithm takes.
-func (c Config) check() error {
-	in := func(name string, v, lo, hi float64, hiOpen bool) error {
-		if v < lo || v > hi || (hiOpen && v == hi) || v != v {
-			closing := "]"
-			if hiOpen {
-				closing = ")"
-			}
-			return fmt.Errorf("%s: %s = %g is out of range; use a number in [%g, %g%s", c.Name, name, v, lo, hi, closing)
-		}
-		return nil
+// WithDefaults returns cfg with a copy of its parameters in which every
+// parameter the algorithm takes and cfg lacks has its default.
+func (cfg Config) WithDefaults() Config {
+	params := kinds.Values{}
+	maps.Copy(params, cfg.Params)
+	if k, ok := Family.Lookup(cfg.Name); ok {
+		k.Fill(params, kinds.Cell{})
 	}
-	var errs []error
-	switch c.Name {
-	case "d-sum", "gt-dsum":
-		if !(c.Alpha >= 0) {
-			errs = append(errs, fmt.Errorf("%s: alpha = %g is out of range; use a number >= 0", c.Name, c.Alpha))
-		}
-		errs = append(errs, in("beta", c.Beta, 0, 1, true))
-		if c.Name == "gt-dsum" {
-			errs = append(errs, in("lambda", c.Lambda, 0, 1, false))
-			if c.TrackerInit != "paper" && c.TrackerInit != "unbiased" {
-				errs = append(errs, fmt.Errorf("gt-dsum: tracker_init %q: use paper or unbiased", c.TrackerInit))
-			}
-		}
-	case "dsgdm", "local-sgd-m":
-		errs = append(errs, in("beta", c.Beta, 0, 1, true))
-	case "qg-dsgdm":
-		errs = append(errs, in("beta", c.Beta, 0, 1, true), in("mu", c.Mu, 0, 1, true))
-	case "slowmo":
-		errs = append(errs, in("base_beta", c.BaseBeta, 0, 1, true), in("slow_beta", c.SlowBeta, 0, 1, true))
-		if !(c.SlowAlpha > 0) {
-			errs = append(errs, fmt.Errorf("slowmo: slow_alpha = %g is out of range; use a number > 0", c.SlowAlpha))
-		}
-	}
-	if !(c.WeightDecay >= 0) {
-		errs = append(errs, fmt.Errorf("%s: weight_decay = %g is out of range; use a number >= 0", c.Name, c.WeightDecay))
-	}
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	cfg.Params = params
+	return cfg
 }
 
 // gradients fills g with every worker's gradient at x for local step tau,

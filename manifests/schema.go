@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ump-lab/ump/algorithms"
+	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/kinds"
+	"github.com/ump-lab/ump/nn"
 )
 
 // SchemaVersion is the manifest schema this package reads; it enters the hash.
@@ -35,11 +37,11 @@ type Manifest struct {
 	Engine      string     `yaml:"engine" json:"engine,omitempty" help:"cpu or gpu: the training engine of data-set cells (gpu needs a build with -tags xla)"`
 	WeightDecay float64    `yaml:"weight_decay" json:"weight_decay,omitempty" help:"the L2 weight decay added to every gradient, a number >= 0"`
 	Seed        int        `yaml:"seed" json:"seed" help:"the cell seed, a non-negative integer"`
-	Partition   *Partition `yaml:"partition" json:"partition,omitempty" help:"a mapping: {kind: iid|dirichlet|shards, ...parameters}"`
-	Topology    Topology   `yaml:"topology" json:"topology" help:"a mapping: {kind: ring|mesh-to-ring|..., weights: metropolis-hastings|uniform, ...parameters}"`
-	Algorithm   Algorithm  `yaml:"algorithm" json:"algorithm" help:"a mapping: {name: d-sum|gt-dsum|dpsgd|dsgdm|local-sgd-m|qg-dsgdm|slowmo|dsgt|d2, ...parameters}"`
+	Partition   *Partition `yaml:"partition" json:"partition,omitempty" help:"a mapping: {kind: iid, dirichlet or shards, ...its parameters}"`
+	Topology    Topology   `yaml:"topology" json:"topology" help:"a mapping: {kind: a topology, weights, ...its parameters}"`
+	Algorithm   Algorithm  `yaml:"algorithm" json:"algorithm" help:"a mapping: {name: an algorithm, ...its parameters}"`
 	// Compression is nil for exact communication (codec none).
-	Compression *Compression `yaml:"compression" json:"compression,omitempty" help:"a mapping: {codec: none|fp16|topk|randomk|threshold|qsgd|terngrad|sign|efsign|onebit|natural|powersgd, ...parameters, memory, gamma}"`
+	Compression *Compression `yaml:"compression" json:"compression,omitempty" help:"a mapping: {codec: a codec, ...its parameters, memory, gamma}"`
 	Evaluate    Evaluate     `yaml:"evaluate" json:"evaluate" help:"a mapping: {every: N}"`
 	Checkpoint  Checkpoint   `yaml:"checkpoint" json:"checkpoint" help:"a mapping: {every: N}"`
 	// Table says how `ump table` presents the results; it is not part of
@@ -61,23 +63,18 @@ type Task struct {
 
 // Datasets are the values of task.dataset: the quadratic objective, the
 // synthetic Gaussian mixture and the data sets the datasets package loads.
-var Datasets = []string{"quadratic", "synthetic", "mnist", "fashion-mnist", "cifar10", "agnews",
-	"emnist-byclass", "emnist-bymerge", "emnist-balanced", "emnist-letters", "emnist-digits", "emnist-mnist"}
+var Datasets = append([]string{"quadratic", "synthetic"}, datasets.Names()...)
 
-// Models are the values of task.model.
-var Models = []string{"lenet", "cnn", "embedding-bag", "mlp", "logreg"}
+// Models are the values of task.model, the models nn builds.
+var Models = nn.Models()
 
-// defaultModel is the model of the paper for each data set.
+// defaultModel is the model of the paper for each data set (mlp for the
+// synthetic one).
 func defaultModel(dataset string) string {
-	switch {
-	case dataset == "agnews":
-		return "embedding-bag"
-	case strings.HasPrefix(dataset, "emnist-"):
-		return "cnn"
-	case dataset == "synthetic":
-		return "mlp"
+	if info, ok := datasets.Lookup(dataset); ok {
+		return info.Model
 	}
-	return "lenet"
+	return "mlp"
 }
 
 // Synthetic parameterises the seeded Gaussian-mixture classification task.
@@ -89,17 +86,12 @@ type Synthetic struct {
 	Separation float64 `yaml:"separation" json:"separation" help:"the spread of the class means, a number > 0"`
 }
 
-// Partition chooses how training samples are split over workers. Kinds
-// take their own parameters (partitionParams).
+// Partition chooses how training samples are split over workers: a kind
+// of split.Partitions and its parameters.
 type Partition struct {
-	Kind    string   `yaml:"kind" json:"kind" help:"one of: iid, dirichlet, shards"`
-	Alpha   *float64 `yaml:"alpha" json:"alpha,omitempty" help:"the Dirichlet concentration (non-IID degree, the paper uses 0.1, 1, 10), a number > 0"`
-	MinSize *int     `yaml:"min_size" json:"min_size,omitempty" help:"the fewest samples a worker may hold, a positive integer"`
-	Shards  *int     `yaml:"shards" json:"shards,omitempty" help:"label-sorted shards per worker, a positive integer"`
+	Kind   string
+	Params kinds.Values
 }
-
-// partitionParams lists, per partition kind, the parameters it takes.
-var partitionParams = map[string][]string{"iid": nil, "dirichlet": {"alpha", "min_size"}, "shards": {"shards"}}
 
 // Quadratic parameterises the heterogeneous quadratic of spec/algorithms.md.
 type Quadratic struct {
@@ -110,62 +102,29 @@ type Quadratic struct {
 }
 
 // Topology chooses the communication graph (static, or a schedule over
-// rounds) and its mixing weights. Kinds take their own parameters
-// (topologyParams).
+// rounds) and its mixing weights: a kind of graphs.Topologies and its
+// parameters.
 type Topology struct {
-	Kind    string   `yaml:"kind" json:"kind" help:"one of: ring, torus, full, star, exponential, erdos-renyi, random-regular, mesh-to-ring, time-varying-ring, one-peer-exponential"`
-	Weights string   `yaml:"weights" json:"weights" help:"one of: metropolis-hastings, uniform"`
-	P       *float64 `yaml:"p" json:"p,omitempty" help:"the edge probability of erdos-renyi, a number in (0, 1]"`
-	Degree  *int     `yaml:"degree" json:"degree,omitempty" help:"the degree of random-regular, an integer from 2 to workers-1"`
-	Rows    *int     `yaml:"rows" json:"rows,omitempty" help:"the rows of the torus, a divisor of workers"`
+	Kind   string
+	Params kinds.Values
 }
 
-// topologyParams lists, per topology kind, the parameters it takes.
-var topologyParams = map[string][]string{
-	"ring": nil, "torus": {"rows"}, "full": nil, "star": nil, "exponential": nil,
-	"erdos-renyi": {"p"}, "random-regular": {"degree"},
-	"mesh-to-ring": nil, "time-varying-ring": nil, "one-peer-exponential": nil,
-}
-
-// Algorithm names the optimizer and its parameters. Parameters that the
-// named algorithm does not take must be absent; the ones it takes get
-// defaults (see algorithmParams).
+// Algorithm names the optimizer, one of algorithms.Family, and its
+// parameters. Parameters that the named algorithm does not take must be
+// absent; the ones it takes get their declared defaults.
 type Algorithm struct {
-	Name        string   `yaml:"name" json:"name" help:"one of: d-sum, gt-dsum, dpsgd, dsgdm, local-sgd-m, qg-dsgdm, slowmo, dsgt, d2"`
-	Alpha       *float64 `yaml:"alpha" json:"alpha,omitempty" help:"a number >= 0"`
-	Beta        *float64 `yaml:"beta" json:"beta,omitempty" help:"a number in [0, 1)"`
-	Lambda      *float64 `yaml:"lambda" json:"lambda,omitempty" help:"a number in [0, 1]"`
-	TrackerInit string   `yaml:"tracker_init" json:"tracker_init,omitempty" help:"one of: paper, unbiased"`
-	Nesterov    *bool    `yaml:"nesterov" json:"nesterov,omitempty" help:"true or false"`
-	Mu          *float64 `yaml:"mu" json:"mu,omitempty" help:"a number in [0, 1) (default: beta)"`
-	BaseBeta    *float64 `yaml:"base_beta" json:"base_beta,omitempty" help:"a number in [0, 1)"`
-	SlowBeta    *float64 `yaml:"slow_beta" json:"slow_beta,omitempty" help:"a number in [0, 1)"`
-	SlowAlpha   *float64 `yaml:"slow_alpha" json:"slow_alpha,omitempty" help:"a number > 0"`
+	Name   string
+	Params kinds.Values
 }
 
 // Compression chooses the codec of every message workers send (GRACE
-// names) and its parameters; memory and gamma apply to every codec but
-// none. Gossip algorithms use CHOCO-gossip with step gamma; all-reduce
-// algorithms (local-sgd-m, slowmo) compress the round's update, with error
-// feedback when memory is residual.
+// names, compress.Codecs) and its parameters; memory and gamma apply to
+// every codec but none. Gossip algorithms use CHOCO-gossip with step
+// gamma; all-reduce algorithms (local-sgd-m, slowmo) compress the round's
+// update, with error feedback when memory is residual.
 type Compression struct {
-	Codec  string   `yaml:"codec" json:"codec" help:"one of: none, fp16, topk, randomk, threshold, qsgd, terngrad, sign, efsign, onebit, natural, powersgd"`
-	Ratio  *float64 `yaml:"ratio" json:"ratio,omitempty" help:"the fraction of entries sent (topk, randomk), a number in (0, 1]"`
-	Tau    *float64 `yaml:"tau" json:"tau,omitempty" help:"threshold sends the entries with |t| > tau, a number >= 0"`
-	Levels *int     `yaml:"levels" json:"levels,omitempty" help:"qsgd's quantization levels, a positive integer"`
-	Bucket *int     `yaml:"bucket" json:"bucket,omitempty" help:"qsgd's entries per norm, a positive integer"`
-	Rank   *int     `yaml:"rank" json:"rank,omitempty" help:"powersgd's rank, a positive integer"`
-	Memory string   `yaml:"memory" json:"memory,omitempty" help:"none or residual: error feedback of the all-reduce algorithms' messages"`
-	Gamma  *float64 `yaml:"gamma" json:"gamma,omitempty" help:"the CHOCO-gossip consensus step, a number in (0, 1]"`
-}
-
-// codecParams lists, per codec, the parameters it takes (with defaults
-// ratio 0.01, levels 16, bucket 512, rank 1, memory residual, gamma 0.5;
-// threshold needs tau).
-var codecParams = map[string][]string{
-	"none": nil, "fp16": nil, "topk": {"ratio"}, "randomk": {"ratio"}, "threshold": {"tau"},
-	"qsgd": {"levels", "bucket"}, "terngrad": nil, "sign": nil, "efsign": nil, "onebit": nil,
-	"natural": nil, "powersgd": {"rank"},
+	Codec  string
+	Params kinds.Values
 }
 
 // Schedule shapes the learning rate over rounds: an optional linear warmup
@@ -203,21 +162,6 @@ type Checkpoint struct {
 	Every int `yaml:"every" json:"every" help:"checkpoint every N rounds (and at the last), a positive integer"`
 }
 
-// algorithmParams lists, per algorithm, the parameters it takes and their
-// defaults (the paper's: alpha=2, beta=0.9, lambda=0.8; mu = beta;
-// SlowMo's base_beta=0, slow_beta=0.5, slow_alpha=1).
-var algorithmParams = map[string][]string{
-	"d-sum":       {"alpha", "beta"},
-	"gt-dsum":     {"alpha", "beta", "lambda", "tracker_init"},
-	"dpsgd":       nil,
-	"dsgdm":       {"beta", "nesterov"},
-	"local-sgd-m": {"beta", "nesterov"},
-	"qg-dsgdm":    {"beta", "nesterov", "mu"},
-	"slowmo":      {"base_beta", "slow_beta", "slow_alpha"},
-	"dsgt":        nil,
-	"d2":          nil,
-}
-
 // required lists the fields that have no default.
 var required = []string{"version", "name", "task.dataset", "rounds", "lr", "algorithm.name"}
 
@@ -239,19 +183,12 @@ func (m *Manifest) fillDefaults(given func(path string) bool) {
 			*p = &v
 		}
 	}
-	setIntPtr := func(p **int, v int) {
-		if *p == nil {
-			*p = &v
-		}
-	}
 	setInt("workers", &m.Workers, 10)
 	setInt("local_steps", &m.LocalSteps, 1)
 	setInt("seed", &m.Seed, 1)
+	cell := kinds.Cell{Workers: m.Workers, LocalSteps: m.LocalSteps, Rounds: m.Rounds}
 	setStr("topology.kind", &m.Topology.Kind, "ring")
-	setStr("topology.weights", &m.Topology.Weights, "metropolis-hastings")
-	if m.Topology.Kind == "torus" {
-		setIntPtr(&m.Topology.Rows, torusRows(m.Workers))
-	}
+	fillBlock(&m.Topology, cell)
 	setInt("evaluate.every", &m.Evaluate.Every, 1)
 	setInt("checkpoint.every", &m.Checkpoint.Every, 10)
 	if m.Task.Dataset == "quadratic" {
@@ -270,12 +207,7 @@ func (m *Manifest) fillDefaults(given func(path string) bool) {
 		if m.Partition == nil {
 			m.Partition = &Partition{Kind: "iid"}
 		}
-		switch m.Partition.Kind {
-		case "dirichlet":
-			setIntPtr(&m.Partition.MinSize, 10)
-		case "shards":
-			setIntPtr(&m.Partition.Shards, 2)
-		}
+		fillBlock(m.Partition, cell)
 	}
 	if t := m.Table; t != nil {
 		setStr("table.best", &t.Best, BestFor(t.Value))
@@ -294,31 +226,7 @@ func (m *Manifest) fillDefaults(given func(path string) bool) {
 			s.Separation = 0.5
 		}
 	}
-	a := &m.Algorithm
-	for _, p := range algorithmParams[a.Name] {
-		switch p {
-		case "alpha":
-			setFloat(&a.Alpha, 2)
-		case "beta":
-			setFloat(&a.Beta, 0.9)
-		case "lambda":
-			setFloat(&a.Lambda, 0.8)
-		case "tracker_init":
-			setStr("algorithm.tracker_init", &a.TrackerInit, "paper")
-		case "nesterov":
-			if a.Nesterov == nil {
-				a.Nesterov = new(bool)
-			}
-		case "mu": // listed after beta, so beta is set
-			setFloat(&a.Mu, *a.Beta)
-		case "base_beta":
-			setFloat(&a.BaseBeta, 0)
-		case "slow_beta":
-			setFloat(&a.SlowBeta, 0.5)
-		case "slow_alpha":
-			setFloat(&a.SlowAlpha, 1)
-		}
-	}
+	fillBlock(&m.Algorithm, cell)
 	if m.Engine == "cpu" {
 		m.Engine = "" // the default, written out
 	}
@@ -326,23 +234,10 @@ func (m *Manifest) fillDefaults(given func(path string) bool) {
 		m.Scale = nil // the default, written out
 	}
 	if c := m.Compression; c != nil {
-		if *c == (Compression{Codec: "none"}) {
+		if c.Codec == "none" && len(c.Params) == 0 {
 			m.Compression = nil // the default, written out
-		} else if _, known := codecParams[c.Codec]; known && c.Codec != "none" {
-			for _, p := range codecParams[c.Codec] {
-				switch p {
-				case "ratio":
-					setFloat(&c.Ratio, 0.01)
-				case "levels":
-					setIntPtr(&c.Levels, 16)
-				case "bucket":
-					setIntPtr(&c.Bucket, 512)
-				case "rank":
-					setIntPtr(&c.Rank, 1)
-				}
-			}
-			setStr("compression.memory", &c.Memory, "residual")
-			setFloat(&c.Gamma, 0.5)
+		} else {
+			fillBlock(c, cell)
 		}
 	}
 	if sc := m.LRSchedule; sc != nil {
@@ -392,26 +287,9 @@ func (m *Manifest) validate(at func(path string) string) error {
 	}
 	oneOf("task.dataset", m.Task.Dataset, Datasets...)
 	m.validateTask(bad, oneOf)
-	if pt := m.Partition; pt != nil {
-		takes, known := partitionParams[pt.Kind]
-		if !known {
-			oneOf("partition.kind", pt.Kind, slices.Sorted(maps.Keys(partitionParams))...)
-		}
-		if known {
-			onlyTakes("partition", pt.Kind, takes, map[string]bool{"alpha": pt.Alpha != nil, "min_size": pt.MinSize != nil, "shards": pt.Shards != nil})
-		}
-		if pt.Kind == "dirichlet" && pt.Alpha == nil {
-			bad("partition.alpha", "dirichlet needs alpha, the non-IID degree (the paper uses 0.1, 1 and 10)")
-		}
-		if pt.Alpha != nil && !(*pt.Alpha > 0) {
-			bad("partition.alpha", "%g is out of range; use a number > 0", *pt.Alpha)
-		}
-		if pt.MinSize != nil && *pt.MinSize < 1 {
-			bad("partition.min_size", "%d is out of range; use a positive integer", *pt.MinSize)
-		}
-		if pt.Shards != nil && *pt.Shards < 1 {
-			bad("partition.shards", "%d is out of range; use a positive integer", *pt.Shards)
-		}
+	cell := kinds.Cell{Workers: m.Workers, LocalSteps: m.LocalSteps, Rounds: m.Rounds}
+	if m.Partition != nil {
+		validateBlock(m.Partition, cell, bad, oneOf)
 	}
 	if m.Workers < 1 || m.Workers > 1024 {
 		bad("workers", "%d is out of range; use an integer from 1 to 1024", m.Workers)
@@ -431,7 +309,7 @@ func (m *Manifest) validate(at func(path string) string) error {
 	if m.Seed < 0 {
 		bad("seed", "%d is out of range; use a non-negative integer", m.Seed)
 	}
-	m.validateTopology(bad, oneOf, onlyTakes)
+	validateBlock(&m.Topology, cell, bad, oneOf)
 	if t := m.Table; t != nil {
 		if len(t.Rows) == 0 {
 			bad("table.rows", "list at least one manifest path, e.g. [algorithm]")
@@ -466,45 +344,13 @@ func (m *Manifest) validate(at func(path string) string) error {
 		bad("checkpoint.every", "%d is out of range; use a positive integer", m.Checkpoint.Every)
 	}
 	m.validateSchedule(bad, oneOf, onlyTakes)
-	m.validateCompression(bad, oneOf, onlyTakes)
+	if m.Compression != nil {
+		validateBlock(m.Compression, cell, bad, oneOf)
+	}
 	if !(m.WeightDecay >= 0) {
 		bad("weight_decay", "%g is out of range; use a number >= 0", m.WeightDecay)
 	}
-	a := m.Algorithm
-	takes, known := algorithmParams[a.Name]
-	if !known {
-		oneOf("algorithm.name", a.Name, slices.Sorted(maps.Keys(algorithmParams))...)
-	} else {
-		onlyTakes("algorithm", a.Name, takes, map[string]bool{"alpha": a.Alpha != nil, "beta": a.Beta != nil,
-			"lambda": a.Lambda != nil, "tracker_init": a.TrackerInit != "", "nesterov": a.Nesterov != nil,
-			"mu": a.Mu != nil, "base_beta": a.BaseBeta != nil, "slow_beta": a.SlowBeta != nil, "slow_alpha": a.SlowAlpha != nil})
-	}
-	if slices.Contains(algorithms.OneLocalStep, a.Name) && m.LocalSteps != 1 {
-		bad("local_steps", "%s takes exactly one local step per round; got %d (use local_steps: 1)", a.Name, m.LocalSteps)
-	}
-	for _, p := range []struct {
-		path string
-		v    *float64
-	}{{"algorithm.mu", a.Mu}, {"algorithm.base_beta", a.BaseBeta}, {"algorithm.slow_beta", a.SlowBeta}} {
-		if p.v != nil && !(*p.v >= 0 && *p.v < 1) {
-			bad(p.path, "%g is out of range; use a number in [0, 1)", *p.v)
-		}
-	}
-	if a.SlowAlpha != nil && !(*a.SlowAlpha > 0) {
-		bad("algorithm.slow_alpha", "%g is out of range; use a number > 0", *a.SlowAlpha)
-	}
-	if a.Alpha != nil && !(*a.Alpha >= 0) {
-		bad("algorithm.alpha", "%g is out of range; use a number >= 0", *a.Alpha)
-	}
-	if a.Beta != nil && !(*a.Beta >= 0 && *a.Beta < 1) {
-		bad("algorithm.beta", "%g is out of range; use a number in [0, 1)", *a.Beta)
-	}
-	if a.Lambda != nil && !(*a.Lambda >= 0 && *a.Lambda <= 1) {
-		bad("algorithm.lambda", "%g is out of range; use a number in [0, 1]", *a.Lambda)
-	}
-	if a.TrackerInit != "" {
-		oneOf("algorithm.tracker_init", a.TrackerInit, "paper", "unbiased")
-	}
+	validateBlock(&m.Algorithm, cell, bad, oneOf)
 	if len(errs) > 0 {
 		return &Error{Problems: errs}
 	}
@@ -584,51 +430,6 @@ func (m *Manifest) validateTask(bad complaint, oneOf func(path, v string, allowe
 	}
 }
 
-// validateCompression checks the codec and its parameters.
-func (m *Manifest) validateCompression(bad complaint, oneOf func(path, v string, allowed ...string),
-	onlyTakes func(path, kind string, takes []string, given map[string]bool)) {
-	c := m.Compression
-	if c == nil {
-		return
-	}
-	takes, known := codecParams[c.Codec]
-	if !known {
-		oneOf("compression.codec", c.Codec, slices.Sorted(maps.Keys(codecParams))...)
-		return
-	}
-	if c.Codec != "none" {
-		takes = append(slices.Clone(takes), "memory", "gamma")
-	}
-	onlyTakes("compression", c.Codec, takes, map[string]bool{"ratio": c.Ratio != nil, "tau": c.Tau != nil,
-		"levels": c.Levels != nil, "bucket": c.Bucket != nil, "rank": c.Rank != nil, "memory": c.Memory != "", "gamma": c.Gamma != nil})
-	if c.Codec == "threshold" && c.Tau == nil {
-		bad("compression.tau", "threshold needs tau: entries with |t| > tau are sent, e.g. 0.001")
-	}
-	if c.Ratio != nil && !(*c.Ratio > 0 && *c.Ratio <= 1) {
-		bad("compression.ratio", "%g is out of range; use a number in (0, 1]", *c.Ratio)
-	}
-	if c.Tau != nil && !(*c.Tau >= 0) {
-		bad("compression.tau", "%g is out of range; use a number >= 0", *c.Tau)
-	}
-	for _, p := range []struct {
-		path string
-		v    *int
-	}{{"compression.levels", c.Levels}, {"compression.bucket", c.Bucket}, {"compression.rank", c.Rank}} {
-		if p.v != nil && *p.v < 1 {
-			bad(p.path, "%d is out of range; use a positive integer", *p.v)
-		}
-	}
-	if c.Memory != "" {
-		oneOf("compression.memory", c.Memory, "none", "residual")
-	}
-	if c.Codec == "efsign" && c.Memory == "none" {
-		bad("compression.memory", "efsign is sign with error feedback; use memory: residual, or codec: sign")
-	}
-	if c.Gamma != nil && !(*c.Gamma > 0 && *c.Gamma <= 1) {
-		bad("compression.gamma", "%g is out of range; use a number in (0, 1]", *c.Gamma)
-	}
-}
-
 // ScaledRounds is the number of rounds a cell runs: rounds x scale,
 // rounded to the nearest integer and at least 1.
 func (m *Manifest) ScaledRounds() int {
@@ -675,44 +476,6 @@ func (m *Manifest) validateSchedule(bad complaint, oneOf func(path, v string, al
 	}
 }
 
-// validateTopology checks the topology kind, its parameters and weights.
-func (m *Manifest) validateTopology(bad complaint, oneOf func(path, v string, allowed ...string),
-	onlyTakes func(path, kind string, takes []string, given map[string]bool)) {
-	tp, n := m.Topology, m.Workers
-	takes, known := topologyParams[tp.Kind]
-	if !known {
-		oneOf("topology.kind", tp.Kind, slices.Sorted(maps.Keys(topologyParams))...)
-	} else {
-		onlyTakes("topology", tp.Kind, takes, map[string]bool{"p": tp.P != nil, "degree": tp.Degree != nil, "rows": tp.Rows != nil})
-	}
-	oneOf("topology.weights", tp.Weights, "metropolis-hastings", "uniform")
-	switch tp.Kind {
-	case "erdos-renyi":
-		if tp.P == nil {
-			bad("topology.p", "erdos-renyi needs p, the edge probability in (0, 1]")
-		} else if !(*tp.P > 0 && *tp.P <= 1) {
-			bad("topology.p", "%g is out of range; use a number in (0, 1]", *tp.P)
-		}
-	case "random-regular":
-		if tp.Degree == nil {
-			bad("topology.degree", "random-regular needs degree, an integer from 2 to workers-1")
-		} else if d := *tp.Degree; d < 2 || d > n-1 || d*n%2 != 0 {
-			bad("topology.degree", "%d is out of range for %d workers; use an integer from 2 to %d with workers*degree even", d, n, n-1)
-		}
-	case "torus":
-		if tp.Rows != nil && (*tp.Rows < 1 || n%*tp.Rows != 0) {
-			bad("topology.rows", "%d does not divide %d workers; use a divisor of workers", *tp.Rows, n)
-		}
-	case "one-peer-exponential":
-		if n&(n-1) != 0 || n < 2 {
-			bad("topology.kind", "one-peer-exponential pairs each worker with one peer per round and needs a power of 2 workers (got %d); use exponential or time-varying-ring", n)
-		}
-	}
-	if tp.Weights == "uniform" && (tp.Kind == "star" || tp.Kind == "erdos-renyi") {
-		bad("topology.weights", "uniform weights 1/(deg+1) are doubly stochastic only on regular graphs and %s is not regular; use metropolis-hastings", tp.Kind)
-	}
-}
-
 // BestFor says which value of a figure is better: min for losses, gaps,
 // distances and norms, max otherwise (accuracies).
 func BestFor(value string) string {
@@ -722,18 +485,6 @@ func BestFor(value string) string {
 		}
 	}
 	return "max"
-}
-
-// torusRows is the default torus shape: the largest divisor of n that is
-// at most its square root.
-func torusRows(n int) int {
-	rows := 1
-	for r := 1; r*r <= n; r++ {
-		if n%r == 0 {
-			rows = r
-		}
-	}
-	return rows
 }
 
 // Error lists every problem found in a manifest, one per line.

@@ -35,8 +35,8 @@ func (r *recordingComm) Average(_ int, kind string, x, _ [][]float32) {
 // of what each algorithm sends and keeps are what the CPU optimizers send
 // and checkpoint.
 func TestSendsAndStateNamesMatchTheOptimizers(t *testing.T) {
-	for _, name := range algorithms.Names {
-		cfg := algorithms.Config{Name: name, Alpha: 2, Beta: 0.9, Lambda: 0.8, TrackerInit: "paper", Mu: 0.9, SlowBeta: 0.5, SlowAlpha: 1}
+	for _, name := range algorithms.Family.Names() {
+		cfg := algorithms.Config{Name: name}
 		opt, err := algorithms.New(cfg, 3, make([]float32, 4))
 		if err != nil {
 			t.Fatal(err)

@@ -268,16 +268,16 @@ func (c *xlaCohort) Round(cells []CellRound) (losses [][]float64, finite []bool,
 func (c *xlaCohort) cellInputs(ci int, cr *CellRound, scalars []float32, mix []float64, idx []int32, weights []float32) error {
 	sh := c.shape
 	k, b := sh.LocalSteps, sh.Batch
-	a := cr.Config
+	a := cr.Config.WithDefaults()
 	eta := float32(cr.LR)
 	s := scalars[ci*cellScalars:][:cellScalars]
-	s[sEta], s[sAlphaEta], s[sBeta] = eta, float32(a.Alpha)*eta, float32(a.Beta)
-	s[sLambda], s[sOneMinusLambda] = float32(a.Lambda), 1-float32(a.Lambda)
-	s[sMu], s[sOneMinusMu] = float32(a.Mu), 1-float32(a.Mu)
-	s[sBaseBeta], s[sSlowBeta], s[sSlowAlphaEta] = float32(a.BaseBeta), float32(a.SlowBeta), float32(a.SlowAlpha)*eta
+	s[sEta], s[sAlphaEta], s[sBeta] = eta, float32(a.Params.Float("alpha"))*eta, float32(a.Params.Float("beta"))
+	s[sLambda], s[sOneMinusLambda] = float32(a.Params.Float("lambda")), 1-float32(a.Params.Float("lambda"))
+	s[sMu], s[sOneMinusMu] = float32(a.Params.Float("mu")), 1-float32(a.Params.Float("mu"))
+	s[sBaseBeta], s[sSlowBeta], s[sSlowAlphaEta] = float32(a.Params.Float("base_beta")), float32(a.Params.Float("slow_beta")), float32(a.Params.Float("slow_alpha"))*eta
 	s[sWD] = float32(a.WeightDecay)
 	s[sInvKEta], s[sInvEta] = float32(1/(float64(k)*cr.LR)), float32(1/cr.LR)
-	s[sNesterov], s[sUnbiased], s[sFirst], s[sActive] = boolScalar(a.Nesterov), boolScalar(a.TrackerInit == "unbiased"), boolScalar(cr.Round == 0), 1
+	s[sNesterov], s[sUnbiased], s[sFirst], s[sActive] = boolScalar(a.Params.Bool("nesterov")), boolScalar(a.Params.String("tracker_init") == "unbiased"), boolScalar(cr.Round == 0), 1
 	if len(cr.Mix.Rows) != sh.Workers || len(cr.Batches) != sh.Workers {
 		return fmt.Errorf("gpu engine: cell %d: %d mixing rows and %d workers' batches for %d workers", ci, len(cr.Mix.Rows), len(cr.Batches), sh.Workers)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/internal/rng"
+	"github.com/ump-lab/ump/kinds"
 )
 
 // cohortCase is a small cohort: 3 cells of 4 workers on a ring, LeNet on
@@ -52,41 +53,42 @@ func cohortBatches(seed uint64, round, k int) [][][]int {
 }
 
 func algorithmCases() map[string]cohortCase {
-	three := func(c algorithms.Config, vary func(*algorithms.Config, int)) []algorithms.Config {
+	three := func(c algorithms.Config, vary func(c *algorithms.Config, v kinds.Values, i int)) []algorithms.Config {
 		out := make([]algorithms.Config, 3)
 		for i := range out {
-			out[i] = c
-			vary(&out[i], i)
+			out[i] = c.WithDefaults() // its own copy of the parameters
+			vary(&out[i], out[i].Params, i)
 		}
 		return out
 	}
 	lrs, seeds := []float64{0.05, 0.1, 0.02}, []uint64{1, 2, 3}
 	c := func(cfgs []algorithms.Config, k int) cohortCase { return cohortCase{cfgs, k, lrs, seeds} }
+	same := func(*algorithms.Config, kinds.Values, int) {}
 	return map[string]cohortCase{
-		"d-sum": c(three(algorithms.Config{Name: "d-sum", Alpha: 2, Beta: 0.9}, func(c *algorithms.Config, i int) {
-			c.Alpha = float64(i)
+		"d-sum": c(three(algorithms.Config{Name: "d-sum"}, func(_ *algorithms.Config, v kinds.Values, i int) {
+			v["alpha"] = float64(i)
 		}), 2),
-		"gt-dsum": c(three(algorithms.Config{Name: "gt-dsum", Alpha: 2, Beta: 0.9, Lambda: 0.8, TrackerInit: "paper"}, func(c *algorithms.Config, i int) {
+		"gt-dsum": c(three(algorithms.Config{Name: "gt-dsum"}, func(c *algorithms.Config, v kinds.Values, i int) {
 			if i == 1 {
-				c.TrackerInit = "unbiased"
+				v["tracker_init"] = "unbiased"
 			}
 			c.WeightDecay = 1e-3 * float64(i)
 		}), 2),
-		"dpsgd": c(three(algorithms.Config{Name: "dpsgd"}, func(*algorithms.Config, int) {}), 2),
-		"dsgdm": c(three(algorithms.Config{Name: "dsgdm", Beta: 0.9}, func(c *algorithms.Config, i int) {
-			c.Nesterov = i == 1
+		"dpsgd": c(three(algorithms.Config{Name: "dpsgd"}, same), 2),
+		"dsgdm": c(three(algorithms.Config{Name: "dsgdm"}, func(_ *algorithms.Config, v kinds.Values, i int) {
+			v["nesterov"] = i == 1
 		}), 2),
-		"local-sgd-m": c(three(algorithms.Config{Name: "local-sgd-m", Beta: 0.9}, func(c *algorithms.Config, i int) {
-			c.Nesterov = i == 2
+		"local-sgd-m": c(three(algorithms.Config{Name: "local-sgd-m"}, func(_ *algorithms.Config, v kinds.Values, i int) {
+			v["nesterov"] = i == 2
 		}), 2),
-		"qg-dsgdm": c(three(algorithms.Config{Name: "qg-dsgdm", Beta: 0.9, Mu: 0.9}, func(c *algorithms.Config, i int) {
-			c.Nesterov, c.Mu = i == 1, 0.5+0.2*float64(i)
+		"qg-dsgdm": c(three(algorithms.Config{Name: "qg-dsgdm"}, func(_ *algorithms.Config, v kinds.Values, i int) {
+			v["nesterov"], v["mu"] = i == 1, 0.5+0.2*float64(i)
 		}), 2),
-		"slowmo": c(three(algorithms.Config{Name: "slowmo", BaseBeta: 0.5, SlowBeta: 0.5, SlowAlpha: 1}, func(c *algorithms.Config, i int) {
-			c.SlowAlpha = 1 + 0.5*float64(i)
+		"slowmo": c(three(algorithms.Config{Name: "slowmo", Params: kinds.Values{"base_beta": 0.5}}, func(_ *algorithms.Config, v kinds.Values, i int) {
+			v["slow_alpha"] = 1 + 0.5*float64(i)
 		}), 2),
-		"dsgt": c(three(algorithms.Config{Name: "dsgt"}, func(*algorithms.Config, int) {}), 1),
-		"d2":   c(three(algorithms.Config{Name: "d2"}, func(*algorithms.Config, int) {}), 1),
+		"dsgt": c(three(algorithms.Config{Name: "dsgt"}, same), 1),
+		"d2":   c(three(algorithms.Config{Name: "d2"}, same), 1),
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/internal/rng"
+	"github.com/ump-lab/ump/kinds"
 )
 
 var (
@@ -169,7 +170,7 @@ func cohortRates(dev *Device, bc benchCase) (rates []float64, compile float64, e
 		return nil, 0, 0, err
 	}
 	est = int64(bc.cells) * CellBytes(m, "d-sum", bc.n, bc.b)
-	dsum := algorithms.Config{Name: "d-sum", Alpha: 2, Beta: 0.9}
+	dsum := algorithms.Config{Name: "d-sum", Params: kinds.Values{"alpha": 2.0, "beta": 0.9}}
 	seeds := make([]uint64, bc.cells)
 	for i := range seeds {
 		seeds[i] = uint64(i + 1)

@@ -44,7 +44,6 @@ type Input struct {
 //	logreg: flatten dense(classes)
 func NewModel(name string, in Input) (*Model, error) {
 	m := &Model{Name: name, Classes: in.Classes}
-	image := len(in.Shape) == 3
 	switch len(in.Shape) {
 	case 3:
 		m.in = shape{C: in.Shape[0], H: in.Shape[1], W: in.Shape[2], Spatial: true}
@@ -53,42 +52,78 @@ func NewModel(name string, in Input) (*Model, error) {
 	case 0:
 		m.text = true
 	}
-	flat := func(rest ...layer) []layer {
-		if image {
-			return append([]layer{flatten{}}, rest...)
+	var decl *modelKind
+	for i := range modelKinds {
+		if modelKinds[i].name == name {
+			decl = &modelKinds[i]
 		}
-		return rest
 	}
-	switch name {
-	case "lenet":
-		if !image || m.in.H != m.in.W || m.in.H > 32 || (32-m.in.H)%2 != 0 {
-			return nil, fmt.Errorf("lenet needs square images of side 28 or 32, not %v", in.Shape)
-		}
-		m.layers = []layer{conv2d{6, 5, (32 - m.in.H) / 2}, maxPool2{}, relu{}, conv2d{16, 5, 0}, maxPool2{}, relu{},
-			flatten{}, linear{120}, relu{}, linear{84}, relu{}, dropout{0.5}, linear{in.Classes}}
-	case "cnn":
-		if !image || m.in.H != 28 || m.in.W != 28 {
-			return nil, fmt.Errorf("cnn is the EMNIST model for 28x28 images, not %v", in.Shape)
-		}
-		m.layers = []layer{conv2d{32, 3, 0}, relu{}, conv2d{64, 3, 0}, maxPool2{}, relu{}, dropout{0.25},
-			flatten{}, linear{128}, relu{}, dropout{0.5}, linear{in.Classes}}
-	case "embedding-bag":
-		if !m.text {
-			return nil, fmt.Errorf("embedding-bag reads token bags, not inputs of shape %v", in.Shape)
-		}
-		m.layers = []layer{embeddingBag{in.Vocab, 64}, linear{in.Classes}, dropout{0.5}}
-	case "mlp":
-		m.layers = flat(linear{200}, relu{}, linear{in.Classes})
-	case "logreg":
-		m.layers = flat(linear{in.Classes})
-	default:
-		return nil, fmt.Errorf("unknown model %q", name)
+	if decl == nil {
+		return nil, fmt.Errorf("unknown model %q; use one of %v", name, Models())
 	}
+	layers, err := decl.layers(m, in)
+	if err != nil {
+		return nil, err
+	}
+	m.layers = layers
 	if m.text && name != "embedding-bag" {
 		return nil, fmt.Errorf("%s cannot read token bags; use embedding-bag", name)
 	}
 	m.layout()
 	return m, nil
+}
+
+// modelKind declares a model: its name and its layers for an input.
+type modelKind struct {
+	name   string
+	layers func(m *Model, input Input) ([]layer, error) // m holds the input shape
+}
+
+// flat puts a flatten before dense layers that read images.
+func flat(image bool, rest ...layer) []layer {
+	if image {
+		return append([]layer{flatten{}}, rest...)
+	}
+	return rest
+}
+
+// modelKinds are the models, as NewModel's doc draws them.
+var modelKinds = []modelKind{
+	{"lenet", func(m *Model, input Input) ([]layer, error) {
+		if in := m.in; !in.Spatial || in.H != in.W || in.H > 32 || (32-in.H)%2 != 0 {
+			return nil, fmt.Errorf("lenet needs square images of side 28 or 32, not %v", input.Shape)
+		}
+		return []layer{conv2d{6, 5, (32 - m.in.H) / 2}, maxPool2{}, relu{}, conv2d{16, 5, 0}, maxPool2{}, relu{},
+			flatten{}, linear{120}, relu{}, linear{84}, relu{}, dropout{0.5}, linear{input.Classes}}, nil
+	}},
+	{"cnn", func(m *Model, input Input) ([]layer, error) {
+		if in := m.in; !in.Spatial || in.H != 28 || in.W != 28 {
+			return nil, fmt.Errorf("cnn is the EMNIST model for 28x28 images, not %v", input.Shape)
+		}
+		return []layer{conv2d{32, 3, 0}, relu{}, conv2d{64, 3, 0}, maxPool2{}, relu{}, dropout{0.25},
+			flatten{}, linear{128}, relu{}, dropout{0.5}, linear{input.Classes}}, nil
+	}},
+	{"embedding-bag", func(m *Model, input Input) ([]layer, error) {
+		if !m.text {
+			return nil, fmt.Errorf("embedding-bag reads token bags, not inputs of shape %v", input.Shape)
+		}
+		return []layer{embeddingBag{input.Vocab, 64}, linear{input.Classes}, dropout{0.5}}, nil
+	}},
+	{"mlp", func(m *Model, input Input) ([]layer, error) {
+		return flat(m.in.Spatial, linear{200}, relu{}, linear{input.Classes}), nil
+	}},
+	{"logreg", func(m *Model, input Input) ([]layer, error) {
+		return flat(m.in.Spatial, linear{input.Classes}), nil
+	}},
+}
+
+// Models lists the models NewModel builds.
+func Models() []string {
+	names := make([]string, len(modelKinds))
+	for i, k := range modelKinds {
+		names[i] = k.name
+	}
+	return names
 }
 
 // layout computes each layer's input shape and parameter offset.

@@ -7,9 +7,10 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 
+	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
 )
@@ -68,18 +69,14 @@ func (s *Store) Export(ctx context.Context, rep *Report, table string) (t *artif
 	return out, skipped, nil
 }
 
-// paramColumns repeats a cell's parameters over rows. Parameters an
-// algorithm does not take are NaN (numbers) or empty (strings); batch_size
+// paramColumns repeats a cell's parameters over rows, with a column for
+// every parameter algorithms.Family declares (numbers as float64, the
+// others as strings). Parameters an algorithm does not take are NaN
+// (numbers) or empty (strings); batch_size
 // is 0 for the quadratic task; lr_schedule is "constant" or the schedule's
 // canonical JSON; compression is "none" or the block's canonical JSON.
 func paramColumns(hash string, c *manifests.Cell, cell *CellView, rows int) []artifacts.Column {
 	cfg := c.Config
-	num := func(p *float64) float64 {
-		if p == nil {
-			return math.NaN()
-		}
-		return *p
-	}
 	str := func(name, v string) artifacts.Column {
 		col := artifacts.Column{Name: name, Strings: make([]string, rows)}
 		for r := range col.Strings {
@@ -101,11 +98,7 @@ func paramColumns(hash string, c *manifests.Cell, cell *CellView, rows int) []ar
 		}
 		return col
 	}
-	a := cfg.Algorithm
-	nesterov, schedule := "", "constant"
-	if a.Nesterov != nil {
-		nesterov = strconv.FormatBool(*a.Nesterov)
-	}
+	schedule := "constant"
 	if sc := cfg.LRSchedule; sc != nil {
 		schedule = string(manifests.CanonicalJSON(sc))
 	}
@@ -115,20 +108,36 @@ func paramColumns(hash string, c *manifests.Cell, cell *CellView, rows int) []ar
 	}
 	partition, partitionAlpha := "", math.NaN()
 	if p := cfg.Partition; p != nil {
-		partition, partitionAlpha = p.Kind, num(p.Alpha)
+		partition, partitionAlpha = p.Kind, param(p.Params, "alpha")
 	}
-	return []artifacts.Column{
+	cols := []artifacts.Column{
 		str("manifest", hash), integer("cell", c.Index), str("cell_key", cell.Key), str("status", cell.Status),
 		str("dataset", cfg.Task.Dataset), str("model", cfg.Task.Model), str("partition", partition),
-		float("partition_alpha", partitionAlpha), str("algorithm", a.Name), integer("workers", cfg.Workers),
+		float("partition_alpha", partitionAlpha), str("algorithm", cfg.Algorithm.Name), integer("workers", cfg.Workers),
 		str("topology", cfg.Topology.Kind), float("lr", cfg.LR), integer("seed", cfg.Seed),
-		integer("local_steps", cfg.LocalSteps), integer("rounds", cfg.Rounds), float("alpha", num(a.Alpha)),
-		float("beta", num(a.Beta)), float("lambda", num(a.Lambda)), str("tracker_init", a.TrackerInit),
-		str("nesterov", nesterov), float("mu", num(a.Mu)), float("base_beta", num(a.BaseBeta)),
-		float("slow_beta", num(a.SlowBeta)), float("slow_alpha", num(a.SlowAlpha)), integer("batch_size", cfg.BatchSize),
-		str("lr_schedule", schedule), float("weight_decay", cfg.WeightDecay), str("codec", codec),
-		str("compression", compression),
+		integer("local_steps", cfg.LocalSteps), integer("rounds", cfg.Rounds),
 	}
+	for _, p := range algorithms.Family.Params() { // as declared
+		if p.Type == kinds.Float || p.Type == kinds.Int {
+			cols = append(cols, float(p.Name, param(cfg.Algorithm.Params, p.Name)))
+			continue
+		}
+		given := ""
+		if v, ok := cfg.Algorithm.Params[p.Name]; ok {
+			given = fmt.Sprint(v) // true, false, paper, ...
+		}
+		cols = append(cols, str(p.Name, given))
+	}
+	return append(cols, integer("batch_size", cfg.BatchSize), str("lr_schedule", schedule),
+		float("weight_decay", cfg.WeightDecay), str("codec", codec), str("compression", compression))
+}
+
+// param is a numeric parameter, or NaN when the kind does not take it.
+func param(v kinds.Values, name string) float64 {
+	if _, ok := v[name]; !ok {
+		return math.NaN()
+	}
+	return v.Float(name)
 }
 
 // wallSeconds sums, for each round, the seconds of the latest report of

@@ -135,15 +135,9 @@ func refRun(cfg manifests.Manifest) [][]float64 {
 	q := newRefQuadratic(cfg.Workers, qc.Dim, qc.Zeta, qc.Kappa)
 	w := refMH(cfg.Topology.Kind, cfg.Workers)
 	n, d, K, eta := cfg.Workers, qc.Dim, cfg.LocalSteps, cfg.LR
-	alg := cfg.Algorithm
-	num := func(p *float64) float64 {
-		if p == nil {
-			return 0
-		}
-		return *p
-	}
-	alpha, beta, lambda, mu := num(alg.Alpha), num(alg.Beta), num(alg.Lambda), num(alg.Mu)
-	nesterov := alg.Nesterov != nil && *alg.Nesterov
+	alg := cfg.Algorithm.Params
+	alpha, beta, lambda, mu := alg.Float("alpha"), alg.Float("beta"), alg.Float("lambda"), alg.Float("mu")
+	nesterov := alg.Bool("nesterov")
 	zeros := func() [][]float64 {
 		z := make([][]float64, n)
 		for i := range z {
@@ -170,7 +164,7 @@ func refRun(cfg manifests.Manifest) [][]float64 {
 	var rows [][]float64
 	for t := 0; t < cfg.Rounds; t++ {
 		start := copyOf(x)
-		switch alg.Name {
+		switch cfg.Algorithm.Name {
 		case "dsgt", "d2":
 			g := zeros()
 			for i := 0; i < n; i++ {
@@ -179,7 +173,7 @@ func refRun(cfg manifests.Manifest) [][]float64 {
 			z := zeros()
 			for i := 0; i < n; i++ {
 				for k := 0; k < d; k++ {
-					if alg.Name == "dsgt" {
+					if cfg.Algorithm.Name == "dsgt" {
 						if t == 0 {
 							y[i][k] = g[i][k]
 						} else {
@@ -195,24 +189,24 @@ func refRun(cfg manifests.Manifest) [][]float64 {
 			}
 			xPrev, gPrev = copyOf(x), g
 			x = refMix(w, z)
-			if alg.Name == "dsgt" {
+			if cfg.Algorithm.Name == "dsgt" {
 				y = refMix(w, y)
 			}
 		default:
 			for i := 0; i < n; i++ {
 				for tau := 0; tau < K; tau++ {
 					g := q.grad(i, x[i])
-					if alg.Name == "gt-dsum" && t == 0 && tau == 0 {
+					if cfg.Algorithm.Name == "gt-dsum" && t == 0 && tau == 0 {
 						copy(y[i], g)
-						if alg.TrackerInit == "unbiased" {
+						if alg.String("tracker_init") == "unbiased" {
 							copy(dprev[i], g)
 						}
 					}
 					for k := 0; k < d; k++ {
-						switch alg.Name {
+						switch cfg.Algorithm.Name {
 						case "d-sum", "gt-dsum":
 							dir := g[k]
-							if alg.Name == "gt-dsum" {
+							if cfg.Algorithm.Name == "gt-dsum" {
 								dir = lambda*g[k] + (1-lambda)*y[i][k]
 							}
 							un := x[i][k] - eta*dir
@@ -236,27 +230,27 @@ func refRun(cfg manifests.Manifest) [][]float64 {
 							}
 							x[i][k] -= eta * step
 						case "slowmo":
-							m[i][k] = num(alg.BaseBeta)*m[i][k] + g[k]
+							m[i][k] = alg.Float("base_beta")*m[i][k] + g[k]
 							x[i][k] -= eta * m[i][k]
 						}
 					}
 				}
 			}
-			switch alg.Name {
+			switch cfg.Algorithm.Name {
 			case "local-sgd-m":
 				x = everyone(refMean(x))
 			case "slowmo":
 				xbar := refMean(x)
 				for i := 0; i < n; i++ {
 					for k := 0; k < d; k++ {
-						u[i][k] = num(alg.SlowBeta)*u[i][k] + (start[i][k]-xbar[k])/eta
-						x[i][k] = start[i][k] - num(alg.SlowAlpha)*eta*u[i][k]
+						u[i][k] = alg.Float("slow_beta")*u[i][k] + (start[i][k]-xbar[k])/eta
+						x[i][k] = start[i][k] - alg.Float("slow_alpha")*eta*u[i][k]
 					}
 				}
 			default:
 				x = refMix(w, x)
 			}
-			switch alg.Name {
+			switch cfg.Algorithm.Name {
 			case "d-sum":
 				v = refMix(w, v)
 			case "gt-dsum":

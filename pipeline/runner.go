@@ -38,7 +38,7 @@ type Runner struct {
 	Stages   []stages.Stage
 	Data     *datasets.Library
 	Device   *nn.Device // where GPU cells train; nil where none is configured
-	Progress io.Writer // human progress lines (stderr); nil for none
+	Progress io.Writer  // human progress lines (stderr); nil for none
 	// Until, when set, names the last stage to run in each cell; the cell
 	// stays incomplete and a later run without Until finishes it.
 	Until string

@@ -3,11 +3,7 @@ package stages
 import (
 	"encoding/json"
 	"math"
-	"slices"
 	"testing"
-
-	"github.com/ump-lab/ump/datasets"
-	"github.com/ump-lab/ump/manifests"
 )
 
 func TestMetricJSONCarriesNonFinite(t *testing.T) {
@@ -22,14 +18,5 @@ func TestMetricJSONCarriesNonFinite(t *testing.T) {
 	}
 	if out["a"] != 0.1 || !math.IsNaN(float64(out["nan"])) || !math.IsInf(float64(out["inf"]), 1) || !math.IsInf(float64(out["ninf"]), -1) {
 		t.Errorf("round trip %s gave %v", data, out)
-	}
-}
-
-// TestManifestDatasetsMatchCatalog keeps the manifest schema's list of data
-// sets in step with what the datasets package loads.
-func TestManifestDatasetsMatchCatalog(t *testing.T) {
-	want := append([]string{"quadratic", "synthetic"}, datasets.Names()...)
-	if got := slices.Sorted(slices.Values(manifests.Datasets)); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
-		t.Errorf("manifests.Datasets = %v, want %v", got, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/internal/rng"
+	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/nn"
 )
 
@@ -44,7 +45,7 @@ func lenetRound(b *testing.B) (float64, [][]float32) {
 		}
 		x0 := make([]float32, e.Params())
 		e.Init(x0)
-		opt, err := algorithms.New(algorithms.Config{Name: "d-sum", Alpha: 2, Beta: 0.9}, benchWorkers, x0)
+		opt, err := algorithms.New(algorithms.Config{Name: "d-sum", Params: kinds.Values{"alpha": 2.0, "beta": 0.9}}, benchWorkers, x0)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -89,16 +90,16 @@ func benchRing(n int) algorithms.Mixing {
 // communication (10 workers, K = 10, batch 128) measured in the same run.
 func BenchmarkCommunication(b *testing.B) {
 	round, x := lenetRound(b)
-	specs := []Spec{{Codec: "none"}, {Codec: "fp16"}, {Codec: "topk", Ratio: 0.1}, {Codec: "topk", Ratio: 0.01},
-		{Codec: "randomk", Ratio: 0.01}, {Codec: "threshold", Tau: 0.01}, {Codec: "qsgd", Levels: 16, Bucket: 512},
-		{Codec: "terngrad"}, {Codec: "sign"}, {Codec: "onebit"}, {Codec: "natural"}, {Codec: "powersgd", Rank: 1}}
+	specs := []Spec{{Codec: "none"}, {Codec: "fp16"}, {Codec: "topk", Params: kinds.Values{"ratio": 0.1}}, {Codec: "topk", Params: kinds.Values{"ratio": 0.01}},
+		{Codec: "randomk", Params: kinds.Values{"ratio": 0.01}}, {Codec: "threshold", Params: kinds.Values{"tau": 0.01}}, {Codec: "qsgd", Params: kinds.Values{"levels": 16, "bucket": 512}},
+		{Codec: "terngrad"}, {Codec: "sign"}, {Codec: "onebit"}, {Codec: "natural"}, {Codec: "powersgd", Params: kinds.Values{"rank": 1}}}
 	for _, spec := range specs {
 		name := spec.Codec
-		if spec.Ratio > 0 {
-			name += "-" + strconv.FormatFloat(spec.Ratio, 'g', -1, 64)
+		if ratio := spec.Params.Float("ratio"); ratio > 0 {
+			name += "-" + strconv.FormatFloat(ratio, 'g', -1, 64)
 		}
 		b.Run(name, func(b *testing.B) {
-			ex, err := NewExchange(Config{Spec: spec, Gamma: 0.5, Seed: 1}, benchWorkers, len(x[0]))
+			ex, err := NewExchange(Config{Spec: spec, Seed: 1}, benchWorkers, len(x[0]))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -3,12 +3,14 @@ package compress
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
 
 	"github.com/ump-lab/ump/internal/rng"
+	"github.com/ump-lab/ump/kinds"
 )
 
 // Message is one encoded vector: the payload a worker would send and its
@@ -53,59 +55,82 @@ type unbiased interface {
 	omega(d int) float64
 }
 
-// Spec is a codec with its parameters (the manifest's compression block).
+// Spec is a codec with its parameters (the manifest's compression block):
+// Params as Codecs declares them for the codec; missing ones take their
+// defaults.
 type Spec struct {
 	Codec  string
-	Ratio  float64 // topk, randomk: the fraction of entries sent
-	Tau    float64 // threshold: entries with |t| > tau are sent
-	Levels int     // qsgd: quantization levels
-	Bucket int     // qsgd: entries per norm
-	Rank   int     // powersgd
+	Params kinds.Values
 }
 
-// Codecs lists the codec names, GRACE's.
-var Codecs = []string{"none", "fp16", "topk", "randomk", "threshold", "qsgd", "terngrad", "sign", "efsign", "onebit", "natural", "powersgd"}
+// newCodec is a codec's constructor.
+type newCodec func(v kinds.Values) Codec
 
-// NewCodec returns the codec s names, after checking its parameters.
+// The parameters; memory and gamma apply to every codec but none.
+var (
+	ratio = kinds.Param{Name: "ratio", Type: kinds.Float, Range: "(0, 1]", Default: 0.01, Doc: "the fraction of entries sent"}
+	tau   = kinds.Param{Name: "tau", Type: kinds.Float, Range: "[0, inf)", Doc: "threshold sends the entries with |t| > tau",
+		Required: "threshold needs tau: entries with |t| > tau are sent, e.g. 0.001"}
+	levels = kinds.Param{Name: "levels", Type: kinds.Int, Range: "[1, inf)", Default: 16, Doc: "qsgd's quantization levels"}
+	bucket = kinds.Param{Name: "bucket", Type: kinds.Int, Range: "[1, inf)", Default: 512, Doc: "qsgd's entries per norm"}
+	rank   = kinds.Param{Name: "rank", Type: kinds.Int, Range: "[1, inf)", Default: 1, Doc: "powersgd's rank"}
+	memory = kinds.Param{Name: "memory", Type: kinds.String, Choices: []string{"none", "residual"}, Default: "residual",
+		Doc: "error feedback of the all-reduce algorithms' messages"}
+	gamma = kinds.Param{Name: "gamma", Type: kinds.Float, Range: "(0, 1]", Default: 0.5, Doc: "the CHOCO-gossip consensus step"}
+)
+
+// compressing lists a codec's own parameters with memory and gamma.
+func compressing(own ...kinds.Param) []kinds.Param { return append(own, memory, gamma) }
+
+// Codecs declares every codec (GRACE's names), its parameters and its
+// constructor.
+var Codecs = kinds.Family[newCodec]{Field: "compression", Key: "codec", Kinds: []kinds.Kind[newCodec]{
+	{Name: "none", Doc: "float32 values, exact", New: func(kinds.Values) Codec { return plain{} }},
+	{Name: "fp16", Doc: "IEEE half, round to nearest even", Params: compressing(), New: func(kinds.Values) Codec { return fp16{} }},
+	{Name: "topk", Doc: "the largest magnitudes as index + value", Params: compressing(ratio),
+		New: func(v kinds.Values) Codec { return topk{v.Float("ratio")} }},
+	{Name: "randomk", Doc: "values at indices drawn alike on every worker", Params: compressing(ratio),
+		New: func(v kinds.Values) Codec { return randomk{v.Float("ratio")} }},
+	{Name: "threshold", Doc: "entries with |t| > tau as index + value", Params: compressing(tau),
+		New: func(v kinds.Values) Codec { return threshold{v.Float("tau")} }},
+	{Name: "qsgd", Doc: "per bucket its norm, per entry a sign and a stochastic level", Params: compressing(levels, bucket),
+		New: func(v kinds.Values) Codec { return qsgd{v.Int("levels"), v.Int("bucket")} }},
+	{Name: "terngrad", Doc: "max|t| and a stochastic ternary per entry", Params: compressing(), New: func(kinds.Values) Codec { return terngrad{} }},
+	{Name: "sign", Doc: "mean|t| and a sign bit per entry", Params: compressing(), New: func(kinds.Values) Codec { return sign{} }},
+	{Name: "efsign", Doc: "sign, always with error feedback", Params: compressing(), New: func(kinds.Values) Codec { return sign{} },
+		Check: func(v kinds.Values, _ kinds.Cell) []kinds.Problem {
+			if v.String("memory") == "none" {
+				return []kinds.Problem{{Param: "memory", Msg: "efsign is sign with error feedback; use memory: residual, or codec: sign"}}
+			}
+			return nil
+		}},
+	{Name: "onebit", Doc: "the means of the non-negative and negative entries and a bit per entry", Params: compressing(),
+		New: func(kinds.Values) Codec { return onebit{} }},
+	{Name: "natural", Doc: "stochastic rounding to a power of two", Params: compressing(), New: func(kinds.Values) Codec { return natural{} }},
+	{Name: "powersgd", Doc: "a rank-r power iteration on the vector as a matrix", Params: compressing(rank),
+		New: func(v kinds.Values) Codec { return powersgd{v.Int("rank")} }},
+}}
+
+// NewCodec returns the codec s names, after filling its parameters'
+// defaults and checking them.
 func NewCodec(s Spec) (Codec, error) {
-	switch s.Codec {
-	case "none":
-		return plain{}, nil
-	case "fp16":
-		return fp16{}, nil
-	case "topk", "randomk":
-		if !(s.Ratio > 0 && s.Ratio <= 1) {
-			return nil, fmt.Errorf("%s: ratio = %g is out of range; use a number in (0, 1]", s.Codec, s.Ratio)
-		}
-		if s.Codec == "topk" {
-			return topk{s.Ratio}, nil
-		}
-		return randomk{s.Ratio}, nil
-	case "threshold":
-		if !(s.Tau >= 0) {
-			return nil, fmt.Errorf("threshold: tau = %g is out of range; use a number >= 0", s.Tau)
-		}
-		return threshold{s.Tau}, nil
-	case "qsgd":
-		if s.Levels < 1 || s.Bucket < 1 {
-			return nil, fmt.Errorf("qsgd: levels = %d, bucket = %d; use positive integers", s.Levels, s.Bucket)
-		}
-		return qsgd{s.Levels, s.Bucket}, nil
-	case "terngrad":
-		return terngrad{}, nil
-	case "sign", "efsign":
-		return sign{}, nil
-	case "onebit":
-		return onebit{}, nil
-	case "natural":
-		return natural{}, nil
-	case "powersgd":
-		if s.Rank < 1 {
-			return nil, fmt.Errorf("powersgd: rank = %d is out of range; use a positive integer", s.Rank)
-		}
-		return powersgd{s.Rank}, nil
+	k, ok := Codecs.Lookup(s.Codec)
+	if !ok {
+		return nil, fmt.Errorf("unknown codec %q; use one of %v", s.Codec, Codecs.Names())
 	}
-	return nil, fmt.Errorf("unknown codec %q; use one of %v", s.Codec, Codecs)
+	params := filled(k, s.Params)
+	if problems := k.ValidateParams(params); len(problems) > 0 {
+		return nil, fmt.Errorf("%s: %s: %s", s.Codec, problems[0].Param, problems[0].Msg)
+	}
+	return k.New(params), nil
+}
+
+// filled is a copy of v with the kind's defaults.
+func filled(k *kinds.Kind[newCodec], v kinds.Values) kinds.Values {
+	out := kinds.Values{}
+	maps.Copy(out, v)
+	k.Fill(out, kinds.Cell{})
+	return out
 }
 
 // plain sends float32 values (32 bits each).

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/ump-lab/ump/kinds"
 )
 
 func randomVector(seed uint64, d int) []float32 {
@@ -47,17 +49,17 @@ func TestBitsFromFirstPrinciples(t *testing.T) {
 		}{
 			{Spec{Codec: "none"}, 32 * d},
 			{Spec{Codec: "fp16"}, 16 * d},
-			{Spec{Codec: "topk", Ratio: 0.1}, 64 * k10},
-			{Spec{Codec: "randomk", Ratio: 0.1}, 32 * k10},
-			{Spec{Codec: "threshold", Tau: 0.5}, 64 * above},
-			{Spec{Codec: "qsgd", Levels: 16, Bucket: 64}, 32*((d+63)/64) + (1+5)*d},
-			{Spec{Codec: "qsgd", Levels: 1, Bucket: 512}, 32*((d+511)/512) + 2*d},
+			{Spec{Codec: "topk", Params: kinds.Values{"ratio": 0.1}}, 64 * k10},
+			{Spec{Codec: "randomk", Params: kinds.Values{"ratio": 0.1}}, 32 * k10},
+			{Spec{Codec: "threshold", Params: kinds.Values{"tau": 0.5}}, 64 * above},
+			{Spec{Codec: "qsgd", Params: kinds.Values{"levels": 16, "bucket": 64}}, 32*((d+63)/64) + (1+5)*d},
+			{Spec{Codec: "qsgd", Params: kinds.Values{"levels": 1, "bucket": 512}}, 32*((d+511)/512) + 2*d},
 			{Spec{Codec: "terngrad"}, 32 + 2*d},
 			{Spec{Codec: "sign"}, 32 + d},
 			{Spec{Codec: "efsign"}, 32 + d},
 			{Spec{Codec: "onebit"}, 64 + d},
 			{Spec{Codec: "natural"}, 9 * d},
-			{Spec{Codec: "powersgd", Rank: 2}, 32 * min(2, rows, cols) * (rows + cols)},
+			{Spec{Codec: "powersgd", Params: kinds.Values{"rank": 2}}, 32 * min(2, rows, cols) * (rows + cols)},
 		}
 		for _, c := range cases {
 			codec := mustCodec(t, c.spec)
@@ -151,7 +153,7 @@ func TestTopKSelectsExactly(t *testing.T) {
 		if got := largest(vec, keep(ratio, d)); !slices.Equal(got, want) {
 			t.Fatalf("trial %d d=%d k=%d: indices %v, want %v", trial, d, keep(ratio, d), got, want)
 		}
-		c := mustCodec(t, Spec{Codec: "topk", Ratio: ratio})
+		c := mustCodec(t, Spec{Codec: "topk", Params: kinds.Values{"ratio": ratio}})
 		out := make([]float32, d)
 		c.Decode(c.Encode(vec, Draw{}), Draw{}, out)
 		for k := range out {
@@ -173,8 +175,8 @@ func TestUnbiased(t *testing.T) {
 		scale  float32
 		biased bool
 	}{
-		{Spec{Codec: "randomk", Ratio: 0.25}, 4, false},
-		{Spec{Codec: "qsgd", Levels: 4, Bucket: 16}, 1, false},
+		{Spec{Codec: "randomk", Params: kinds.Values{"ratio": 0.25}}, 4, false},
+		{Spec{Codec: "qsgd", Params: kinds.Values{"levels": 4, "bucket": 16}}, 1, false},
 		{Spec{Codec: "terngrad"}, 1, false},
 		{Spec{Codec: "natural"}, 1, false},
 		{Spec{Codec: "sign"}, 1, true},
@@ -219,8 +221,8 @@ func TestUnbiased(t *testing.T) {
 // TestErrorFeedbackInvariant: with error feedback, the decoded messages
 // plus the final residual add up to the inputs, for a biased codec.
 func TestErrorFeedbackInvariant(t *testing.T) {
-	for _, spec := range []Spec{{Codec: "topk", Ratio: 0.05}, {Codec: "sign"}, {Codec: "powersgd", Rank: 1}} {
-		ex, err := NewExchange(Config{Spec: spec, Residual: true, Seed: 3}, 3, 200)
+	for _, spec := range []Spec{{Codec: "topk", Params: kinds.Values{"ratio": 0.05}}, {Codec: "sign"}, {Codec: "powersgd", Params: kinds.Values{"rank": 1}}} {
+		ex, err := NewExchange(Config{Spec: spec, Seed: 3}, 3, 200)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -261,8 +263,8 @@ func TestErrorFeedbackInvariant(t *testing.T) {
 }
 
 func TestCodecParameterErrors(t *testing.T) {
-	for _, s := range []Spec{{Codec: "topk", Ratio: 0}, {Codec: "randomk", Ratio: 1.5}, {Codec: "qsgd", Levels: 0, Bucket: 8},
-		{Codec: "powersgd", Rank: 0}, {Codec: "zip"}, {Codec: "threshold", Tau: -1}} {
+	for _, s := range []Spec{{Codec: "topk", Params: kinds.Values{"ratio": 0.0}}, {Codec: "randomk", Params: kinds.Values{"ratio": 1.5}}, {Codec: "qsgd", Params: kinds.Values{"levels": 0, "bucket": 8}},
+		{Codec: "powersgd", Params: kinds.Values{"rank": 0}}, {Codec: "zip"}, {Codec: "threshold", Params: kinds.Values{"tau": -1.0}}} {
 		if _, err := NewCodec(s); err == nil {
 			t.Errorf("%+v: no error", s)
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/ump-lab/ump/algorithms"
+	"github.com/ump-lab/ump/kinds"
 )
 
 // Kinds are the vectors algorithms send: the model x, D-SUM's v and the
@@ -26,13 +27,11 @@ func columns() []string {
 	return cols
 }
 
-// Config is a cell's communication: the codec, CHOCO's gamma, whether
-// all-reduce messages carry error feedback, and the cell seed.
+// Config is a cell's communication: the codec with its parameters (with
+// CHOCO's gamma and the all-reduce messages' memory), and the cell seed.
 type Config struct {
-	Spec     Spec
-	Gamma    float64
-	Residual bool
-	Seed     uint64
+	Spec Spec
+	Seed uint64
 }
 
 // Exchange implements algorithms.Comm for a cell and counts what it sends.
@@ -50,9 +49,10 @@ type Config struct {
 // (copies, residuals, counters) goes into checkpoints through State and
 // Counters, and comes back with Restore.
 type Exchange struct {
-	cfg   Config
-	codec Codec // nil for none
-	dim   int
+	cfg    Config
+	codec  Codec        // nil for none
+	params kinds.Values // the codec's, with defaults: gamma, memory
+	dim    int
 	// copies and residuals per kind, created at a kind's first message.
 	copies, residuals map[string][][]float32
 	// sent and decoded hold each worker's message before encoding and
@@ -81,7 +81,8 @@ func NewExchange(cfg Config, n, dim int) (*Exchange, error) {
 		if err != nil {
 			return nil, err
 		}
-		e.codec = c
+		k, _ := Codecs.Lookup(cfg.Spec.Codec)
+		e.codec, e.params = c, filled(k, cfg.Spec.Params)
 	}
 	return e, nil
 }
@@ -117,7 +118,7 @@ func (e *Exchange) Gossip(t int, kind string, start []float32, x [][]float32, m 
 			xh[i][k] += v * scale
 		}
 	})
-	gamma := e.cfg.Gamma
+	gamma := e.params.Float("gamma")
 	algorithms.Parallel(len(x), func(i int) {
 		row := m.Rows[i]
 		for k := range x[i] {
@@ -142,7 +143,7 @@ func (e *Exchange) Average(t int, kind string, x, from [][]float32) {
 		return
 	}
 	var res [][]float32
-	if e.cfg.Residual {
+	if e.params.String("memory") == "residual" {
 		if res = e.residuals[kind]; res == nil {
 			res = vectors(len(x), e.dim)
 			e.residuals[kind] = res

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/kinds"
 )
 
 // ring is the Metropolis-Hastings mixing matrix of a ring of n >= 3.
@@ -28,13 +29,14 @@ func ring(t *testing.T, n int) algorithms.Mixing {
 func train(t *testing.T, name string, comm algorithms.Comm, n, rounds int, lr float64, after func(x [][]float32)) algorithms.Optimizer {
 	t.Helper()
 	q := datasets.NewQuadratic(n, 20, 1, 4, 0, 1)
-	cfg := algorithms.Config{Name: name, Alpha: 2, Beta: 0.5, Lambda: 0.8, TrackerInit: "paper", Mu: 0.5, SlowBeta: 0.5, SlowAlpha: 1}
+	kind, _ := algorithms.Family.Lookup(name)
+	cfg := algorithms.Config{Name: name, Params: kind.Select(kinds.Values{"alpha": 2.0, "beta": 0.5, "lambda": 0.8, "mu": 0.5, "slow_beta": 0.5})}
 	opt, err := algorithms.New(cfg, n, make([]float32, 20))
 	if err != nil {
 		t.Fatal(err)
 	}
 	k := 3
-	if slices.Contains(algorithms.OneLocalStep, name) {
+	if name == "dsgt" || name == "d2" { // defined for K = 1 only
 		k = 1
 	}
 	mix := ring(t, n)
@@ -59,7 +61,7 @@ func train(t *testing.T, name string, comm algorithms.Comm, n, rounds int, lr fl
 // algorithm's state is bit-identical to exact communication, and the
 // exchange counts 32 bits per entry of each vector sent.
 func TestNoneIsTheExactPath(t *testing.T) {
-	for _, name := range algorithms.Names {
+	for _, name := range algorithms.Family.Names() {
 		ex, err := NewExchange(Config{Spec: Spec{Codec: "none"}}, 5, 20)
 		if err != nil {
 			t.Fatal(err)
@@ -98,10 +100,11 @@ func TestChocoReachesConsensus(t *testing.T) {
 		d      int
 		rounds int
 	}{
-		{Spec{Codec: "topk", Ratio: 0.1}, 0.2, 50, 600},
-		{Spec{Codec: "qsgd", Levels: 16, Bucket: 512}, 0.5, 4096, 600},
+		{Spec{Codec: "topk", Params: kinds.Values{"ratio": 0.1}}, 0.2, 50, 600},
+		{Spec{Codec: "qsgd", Params: kinds.Values{"levels": 16, "bucket": 512}}, 0.5, 4096, 600},
 	} {
-		ex, err := NewExchange(Config{Spec: c.spec, Gamma: c.gamma, Seed: 1}, n, c.d)
+		c.spec.Params["gamma"] = c.gamma
+		ex, err := NewExchange(Config{Spec: c.spec, Seed: 1}, n, c.d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,7 +141,7 @@ func TestChocoTrainsTheQuadratic(t *testing.T) {
 	q := datasets.NewQuadratic(n, d, 1, 4, 0, 1)
 	// run returns the final objective gap and consensus distance.
 	run := func(name string, lr float64, rounds int) (gap, dist float64, opt algorithms.Optimizer) {
-		ex, err := NewExchange(Config{Spec: Spec{Codec: "topk", Ratio: 0.1}, Gamma: 0.2, Seed: 1}, n, d)
+		ex, err := NewExchange(Config{Spec: Spec{Codec: "topk", Params: kinds.Values{"ratio": 0.1, "gamma": 0.2}}, Seed: 1}, n, d)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,12 +25,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/stages/topology/graphs"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -42,8 +44,9 @@ var _ stages.Stage = Stage{}
 func (Stage) Name() string { return "topology" }
 func (Stage) Version() int { return 2 }
 
-// Params holds the rounds only for schedules and the seed only for random
-// kinds, so that identical graphs share one cache entry.
+// Params holds the rounds and the seed only for the kinds whose graphs
+// use them (graphs.Topologies), so that identical graphs share one cache
+// entry.
 func (Stage) Params(cfg *manifests.Manifest) any {
 	p := struct {
 		Topology manifests.Topology `json:"topology"`
@@ -51,13 +54,13 @@ func (Stage) Params(cfg *manifests.Manifest) any {
 		Rounds   int                `json:"rounds,omitempty"`
 		Seed     int                `json:"seed,omitempty"`
 	}{Topology: cfg.Topology, Workers: cfg.Workers}
-	switch cfg.Topology.Kind {
-	case "mesh-to-ring", "one-peer-exponential":
-		p.Rounds = cfg.Rounds
-	case "time-varying-ring":
-		p.Rounds, p.Seed = cfg.Rounds, cfg.Seed
-	case "erdos-renyi", "random-regular":
-		p.Seed = cfg.Seed
+	if k, ok := graphs.Topologies.Lookup(cfg.Topology.Kind); ok {
+		if slices.Contains(k.Uses, "rounds") {
+			p.Rounds = cfg.Rounds
+		}
+		if slices.Contains(k.Uses, "seed") {
+			p.Seed = cfg.Seed
+		}
 	}
 	return p
 }
@@ -73,28 +76,21 @@ type Summary struct {
 
 func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	cfg := &env.Cell.Config
-	steps, err := Schedule(cfg.Topology, cfg.Workers, cfg.Rounds, uint64(cfg.Seed))
+	tp := cfg.Topology
+	steps, err := graphs.Schedule(tp.Kind, tp.Params, cfg.Workers, cfg.Rounds, uint64(cfg.Seed))
 	if err != nil {
 		return nil, err
 	}
-	union := newGraph(cfg.Workers)
 	sum := Summary{Matrices: len(steps), MinSpectralGap: math.Inf(1), MinEdges: math.MaxInt}
 	t := &table{}
 	var relabelledRingGap *float64 // every time-varying ring has the ring's spectrum
-	if cfg.Topology.Kind == "time-varying-ring" {
-		w, _ := Weights(cfg.Topology.Weights, circulant(cfg.Workers, 1))
+	if tp.Kind == "time-varying-ring" {
+		w, _ := graphs.Weights(tp.Params.String("weights"), graphs.Circulant(cfg.Workers, 1))
 		gap := SpectralGap(w)
 		relabelledRingGap = &gap
 	}
 	for _, st := range steps {
-		for i := range st.Graph {
-			for j, e := range st.Graph[i] {
-				if e {
-					union.link(i, j)
-				}
-			}
-		}
-		w, err := Weights(cfg.Topology.Weights, st.Graph)
+		w, err := graphs.Weights(tp.Params.String("weights"), st.Graph)
 		if err != nil {
 			return nil, fmt.Errorf("round %d: %w", st.From, err)
 		}
@@ -112,7 +108,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		edges := st.Graph.Edges()
 		sum.MinEdges, sum.MaxEdges = min(sum.MinEdges, edges), max(sum.MaxEdges, edges)
 	}
-	if !union.Connected() {
+	if !graphs.Union(steps).Connected() {
 		return nil, fmt.Errorf("the %s graph on %d workers is disconnected; workers could never agree", cfg.Topology.Kind, cfg.Workers)
 	}
 	ref, err := stages.PutTable(ctx, env.Store, t.table())
@@ -121,36 +117,6 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	}
 	summary, _ := json.Marshal(sum)
 	return &stages.Result{Outputs: map[string]artifacts.Ref{"mixing": ref}, Summary: summary}, nil
-}
-
-// Weights returns the mixing matrix of a graph.
-func Weights(kind string, g Graph) ([][]float64, error) {
-	n := len(g)
-	deg := g.Degrees()
-	w := make([][]float64, n)
-	for i := range w {
-		w[i] = make([]float64, n)
-		off := 0.0
-		for j := 0; j < n; j++ {
-			if !g[i][j] {
-				continue
-			}
-			switch kind {
-			case "metropolis-hastings":
-				w[i][j] = math.Min(1/float64(deg[i]+1), 1/float64(deg[j]+1))
-			case "uniform":
-				if deg[i] != deg[j] {
-					return nil, fmt.Errorf("uniform weights need a regular graph, but workers %d and %d have degrees %d and %d; use metropolis-hastings", i, j, deg[i], deg[j])
-				}
-				w[i][j] = 1 / float64(deg[i]+1)
-			default:
-				return nil, fmt.Errorf("unknown weights %q", kind)
-			}
-			off += w[i][j]
-		}
-		w[i][i] = 1 - off
-	}
-	return w, nil
 }
 
 // SpectralGap returns rho = 1 - max(|lambda_2|, |lambda_n|)^2 of a

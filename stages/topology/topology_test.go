@@ -2,17 +2,17 @@ package topology
 
 import (
 	"context"
+	"maps"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/stages/topology/graphs"
 )
-
-func intp(v int) *int           { return &v }
-func floatp(v float64) *float64 { return &v }
 
 // closedFormGap is 1 - max(|lambda_2|, |lambda_n|)^2 from a list of all
 // eigenvalues (one of them 1).
@@ -55,15 +55,15 @@ func TestKnownSpectralGaps(t *testing.T) {
 		{"ring 7", manifests.Topology{Kind: "ring"}, 7, closedFormGap(ring(7))},
 		{"full 5", manifests.Topology{Kind: "full"}, 5, 1},
 		{"full 6", manifests.Topology{Kind: "full"}, 6, 1},
-		{"torus 4x4", manifests.Topology{Kind: "torus", Rows: intp(4)}, 16, closedFormGap(torus(4))},
-		{"torus 5x5", manifests.Topology{Kind: "torus", Rows: intp(5)}, 25, closedFormGap(torus(5))},
+		{"torus 4x4", manifests.Topology{Kind: "torus", Params: kinds.Values{"rows": 4}}, 16, closedFormGap(torus(4))},
+		{"torus 5x5", manifests.Topology{Kind: "torus", Params: kinds.Values{"rows": 5}}, 25, closedFormGap(torus(5))},
 	}
 	for _, c := range cases {
-		steps, err := Schedule(c.tp, c.n, 10, 1)
+		steps, err := graphs.Schedule(c.tp.Kind, c.tp.Params, c.n, 10, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := Weights("metropolis-hastings", steps[0].Graph)
+		w, err := graphs.Weights("metropolis-hastings", steps[0].Graph)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,9 +76,11 @@ func TestKnownSpectralGaps(t *testing.T) {
 // run runs the stage on a memory store and reads its table back.
 func run(t *testing.T, cfg manifests.Manifest) (*Mixings, *artifacts.Table, error) {
 	t.Helper()
-	if cfg.Topology.Weights == "" {
-		cfg.Topology.Weights = "metropolis-hastings"
-	}
+	k, _ := graphs.Topologies.Lookup(cfg.Topology.Kind)
+	params := kinds.Values{}
+	maps.Copy(params, cfg.Topology.Params)
+	k.Fill(params, kinds.Cell{Workers: cfg.Workers})
+	cfg.Topology.Params = params
 	mem := artifacts.NewMemory()
 	env := &stages.Env{Cell: &manifests.Cell{Config: cfg}, Store: mem}
 	res, err := Stage{}.Run(context.Background(), env)
@@ -110,13 +112,13 @@ func dense(m *Mixings, r, n int) [][]float64 {
 }
 
 func TestEveryKindIsDoublyStochasticAndConnected(t *testing.T) {
-	kinds := []manifests.Topology{
-		{Kind: "ring"}, {Kind: "full"}, {Kind: "star"}, {Kind: "exponential"}, {Kind: "torus", Rows: intp(4)},
-		{Kind: "erdos-renyi", P: floatp(0.3)}, {Kind: "random-regular", Degree: intp(3)},
+	topologies := []manifests.Topology{
+		{Kind: "ring"}, {Kind: "full"}, {Kind: "star"}, {Kind: "exponential"}, {Kind: "torus", Params: kinds.Values{"rows": 4}},
+		{Kind: "erdos-renyi", Params: kinds.Values{"p": 0.3}}, {Kind: "random-regular", Params: kinds.Values{"degree": 3}},
 		{Kind: "mesh-to-ring"}, {Kind: "time-varying-ring"}, {Kind: "one-peer-exponential"},
-		{Kind: "ring", Weights: "uniform"}, {Kind: "random-regular", Degree: intp(5), Weights: "uniform"},
+		{Kind: "ring", Params: kinds.Values{"weights": "uniform"}}, {Kind: "random-regular", Params: kinds.Values{"degree": 5, "weights": "uniform"}},
 	}
-	for _, tp := range kinds {
+	for _, tp := range topologies {
 		cfg := manifests.Manifest{Workers: 16, Rounds: 12, Seed: 3, Topology: tp}
 		m, _, err := run(t, cfg)
 		if err != nil {
@@ -141,7 +143,7 @@ func TestEveryKindIsDoublyStochasticAndConnected(t *testing.T) {
 }
 
 func TestRandomKindsAreSeeded(t *testing.T) {
-	for _, tp := range []manifests.Topology{{Kind: "erdos-renyi", P: floatp(0.3)}, {Kind: "random-regular", Degree: intp(4)}, {Kind: "time-varying-ring"}} {
+	for _, tp := range []manifests.Topology{{Kind: "erdos-renyi", Params: kinds.Values{"p": 0.3}}, {Kind: "random-regular", Params: kinds.Values{"degree": 4}}, {Kind: "time-varying-ring"}} {
 		cfg := manifests.Manifest{Workers: 12, Rounds: 5, Seed: 7, Topology: tp}
 		_, a, _ := run(t, cfg)
 		_, b, _ := run(t, cfg)
@@ -157,7 +159,7 @@ func TestRandomKindsAreSeeded(t *testing.T) {
 			t.Errorf("%s: seeds 7 and 8 gave the same graphs", tp.Kind)
 		}
 	}
-	steps, _ := Schedule(manifests.Topology{Kind: "random-regular", Degree: intp(4)}, 12, 1, 7)
+	steps, _ := graphs.Schedule("random-regular", kinds.Values{"degree": 4}, 12, 1, 7)
 	for i, d := range steps[0].Graph.Degrees() {
 		if d != 4 {
 			t.Errorf("random-regular: worker %d has degree %d, want 4", i, d)
@@ -168,7 +170,7 @@ func TestRandomKindsAreSeeded(t *testing.T) {
 func TestMeshToRingSchedule(t *testing.T) {
 	// 10 workers, 20 rounds: h = 5, 4, 3, 2, 1 for 4 rounds each; degrees
 	// 9 (full mesh), 8, 6, 4, 2 (ring).
-	steps, err := Schedule(manifests.Topology{Kind: "mesh-to-ring"}, 10, 20, 1)
+	steps, err := graphs.Schedule("mesh-to-ring", nil, 10, 20, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +184,7 @@ func TestMeshToRingSchedule(t *testing.T) {
 		}
 	}
 	// Fewer rounds than phases: every round still has a graph, the last is the ring.
-	steps, _ = Schedule(manifests.Topology{Kind: "mesh-to-ring"}, 10, 3, 1)
+	steps, _ = graphs.Schedule("mesh-to-ring", nil, 10, 3, 1)
 	if steps[0].From != 1 || steps[len(steps)-1].Graph.Degrees()[0] != 2 || len(steps) != 3 {
 		t.Errorf("3 rounds: %d steps, first from %d", len(steps), steps[0].From)
 	}
@@ -216,8 +218,8 @@ func TestTopologyErrors(t *testing.T) {
 		tp   manifests.Topology
 		want string
 	}{
-		{manifests.Topology{Kind: "erdos-renyi", P: floatp(0.001)}, "no connected erdos-renyi graph"},
-		{manifests.Topology{Kind: "star", Weights: "uniform"}, "uniform weights need a regular graph"},
+		{manifests.Topology{Kind: "erdos-renyi", Params: kinds.Values{"p": 0.001}}, "no connected erdos-renyi graph"},
+		{manifests.Topology{Kind: "star", Params: kinds.Values{"weights": "uniform"}}, "uniform weights need a regular graph"},
 	}
 	for _, c := range cases {
 		_, _, err := run(t, manifests.Manifest{Workers: 10, Rounds: 2, Topology: c.tp})

@@ -56,34 +56,18 @@ type Summary struct {
 	Cohort int `json:"cohort,omitempty"`
 }
 
-// algorithmConfig turns the manifest's algorithm block into the
-// optimizer's configuration.
+// algorithmConfig is the optimizer's configuration of a cell.
 func algorithmConfig(cfg *manifests.Manifest) algorithms.Config {
-	a := cfg.Algorithm
-	return algorithms.Config{Name: a.Name, Alpha: orZero(a.Alpha), Beta: orZero(a.Beta), Lambda: orZero(a.Lambda),
-		TrackerInit: a.TrackerInit, Nesterov: orZero(a.Nesterov), Mu: orZero(a.Mu),
-		BaseBeta: orZero(a.BaseBeta), SlowBeta: orZero(a.SlowBeta), SlowAlpha: orZero(a.SlowAlpha), WeightDecay: cfg.WeightDecay}
+	return algorithms.Config{Name: cfg.Algorithm.Name, Params: cfg.Algorithm.Params, WeightDecay: cfg.WeightDecay}
 }
 
-// orZero is *p, or the zero value when p is nil.
-func orZero[T any](p *T) T {
-	if p == nil {
-		var zero T
-		return zero
-	}
-	return *p
-}
-
-// exchangeConfig turns the manifest's compression block into the
-// exchange's configuration (codec none without one).
+// exchangeConfig is the exchange's configuration of a cell (codec none
+// without a compression block).
 func exchangeConfig(cfg *manifests.Manifest) compress.Config {
-	c := cfg.Compression
-	if c == nil {
-		return compress.Config{Spec: compress.Spec{Codec: "none"}}
+	if c := cfg.Compression; c != nil {
+		return compress.Config{Spec: compress.Spec{Codec: c.Codec, Params: c.Params}, Seed: uint64(cfg.Seed)}
 	}
-	return compress.Config{Spec: compress.Spec{Codec: c.Codec, Ratio: orZero(c.Ratio), Tau: orZero(c.Tau), Levels: orZero(c.Levels),
-		Bucket: orZero(c.Bucket), Rank: orZero(c.Rank)}, Gamma: orZero(c.Gamma),
-		Residual: c.Memory == "residual", Seed: uint64(cfg.Seed)}
+	return compress.Config{Spec: compress.Spec{Codec: "none"}, Seed: uint64(cfg.Seed)}
 }
 
 func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {

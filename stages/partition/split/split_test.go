@@ -1,4 +1,4 @@
-package partition
+package split
 
 import (
 	"slices"
@@ -6,11 +6,8 @@ import (
 	"testing"
 
 	"github.com/ump-lab/ump/internal/rng"
-	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/kinds"
 )
-
-func intp(v int) *int           { return &v }
-func floatp(v float64) *float64 { return &v }
 
 // labels returns n labels of 10 classes in random order.
 func labels(n int) []int32 {
@@ -56,31 +53,34 @@ func classesHeld(parts [][]int, lab []int32) float64 {
 
 func TestEveryKindAssignsEachSampleOnce(t *testing.T) {
 	lab := labels(6000)
-	for _, p := range []*manifests.Partition{
-		{Kind: "iid"},
-		{Kind: "dirichlet", Alpha: floatp(0.1), MinSize: intp(10)},
-		{Kind: "dirichlet", Alpha: floatp(100), MinSize: intp(10)},
-		{Kind: "shards", Shards: intp(2)},
+	for _, p := range []struct {
+		kind string
+		v    kinds.Values
+	}{
+		{"iid", nil},
+		{"dirichlet", kinds.Values{"alpha": 0.1, "min_size": 10}},
+		{"dirichlet", kinds.Values{"alpha": 100.0, "min_size": 10}},
+		{"shards", kinds.Values{"shards": 2}},
 	} {
-		parts, _, err := Assign(lab, 10, 10, 1, p)
+		parts, _, err := Assign(p.kind, p.v, lab, 10, 10, 1)
 		if err != nil {
-			t.Fatalf("%s: %v", p.Kind, err)
+			t.Fatalf("%s: %v", p.kind, err)
 		}
 		checkExact(t, parts, len(lab))
-		again, _, _ := Assign(lab, 10, 10, 1, p)
-		other, _, _ := Assign(lab, 10, 10, 2, p)
+		again, _, _ := Assign(p.kind, p.v, lab, 10, 10, 1)
+		other, _, _ := Assign(p.kind, p.v, lab, 10, 10, 2)
 		if !slices.EqualFunc(parts, again, slices.Equal) {
-			t.Errorf("%s: the same seed gave another partition", p.Kind)
+			t.Errorf("%s: the same seed gave another partition", p.kind)
 		}
 		if slices.EqualFunc(parts, other, slices.Equal) {
-			t.Errorf("%s: seeds 1 and 2 gave the same partition", p.Kind)
+			t.Errorf("%s: seeds 1 and 2 gave the same partition", p.kind)
 		}
 	}
 }
 
 func TestDirichletSkewAndMinSize(t *testing.T) {
 	lab := labels(6000)
-	skewed, draws, err := Assign(lab, 10, 10, 1, &manifests.Partition{Kind: "dirichlet", Alpha: floatp(0.1), MinSize: intp(50)})
+	skewed, draws, err := Assign("dirichlet", kinds.Values{"alpha": 0.1, "min_size": 50}, lab, 10, 10, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,15 +89,15 @@ func TestDirichletSkewAndMinSize(t *testing.T) {
 			t.Errorf("worker %d holds %d samples, below min_size 50 (after %d draws)", i, len(p), draws)
 		}
 	}
-	even, _, _ := Assign(lab, 10, 10, 1, &manifests.Partition{Kind: "dirichlet", Alpha: floatp(100), MinSize: intp(10)})
+	even, _, _ := Assign("dirichlet", kinds.Values{"alpha": 100.0, "min_size": 10}, lab, 10, 10, 1)
 	if s, e := classesHeld(skewed, lab), classesHeld(even, lab); !(s < 6 && e == 10) {
 		t.Errorf("mean classes per worker: %.1f at alpha 0.1, %.1f at alpha 100; want few vs all 10", s, e)
 	}
-	_, _, err = Assign(lab, 10, 100, 1, &manifests.Partition{Kind: "dirichlet", Alpha: floatp(0.01), MinSize: intp(50)})
+	_, _, err = Assign("dirichlet", kinds.Values{"alpha": 0.01, "min_size": 50}, lab, 10, 100, 1)
 	if err == nil || !strings.Contains(err.Error(), "raise partition.alpha, lower partition.min_size or use fewer workers") {
 		t.Errorf("impossible draw: got %v", err)
 	}
-	_, _, err = Assign(lab, 10, 1000, 1, &manifests.Partition{Kind: "dirichlet", Alpha: floatp(1), MinSize: intp(10)})
+	_, _, err = Assign("dirichlet", kinds.Values{"alpha": 1.0, "min_size": 10}, lab, 10, 1000, 1)
 	if err == nil || !strings.Contains(err.Error(), "6000 samples cannot give 1000 workers at least 10 each") {
 		t.Errorf("too few samples: got %v", err)
 	}
@@ -105,7 +105,7 @@ func TestDirichletSkewAndMinSize(t *testing.T) {
 
 func TestShardsDealLabelSortedShards(t *testing.T) {
 	lab := labels(6000)
-	parts, _, err := Assign(lab, 10, 10, 1, &manifests.Partition{Kind: "shards", Shards: intp(2)})
+	parts, _, err := Assign("shards", kinds.Values{"shards": 2}, lab, 10, 10, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,9 +123,9 @@ func TestShardsDealLabelSortedShards(t *testing.T) {
 // 1,000 workers (the target is under a second).
 func BenchmarkDirichlet60kOver1000(b *testing.B) {
 	lab := labels(60000)
-	p := &manifests.Partition{Kind: "dirichlet", Alpha: floatp(0.5), MinSize: intp(10)}
+	p := kinds.Values{"alpha": 0.5, "min_size": 10}
 	for b.Loop() {
-		if _, _, err := Assign(lab, 10, 1000, 1, p); err != nil {
+		if _, _, err := Assign("dirichlet", p, lab, 10, 1000, 1); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,0 +1,15 @@
+// Package kinds is how ump declares the parameterised kinds a manifest
+// names — algorithms, codecs, topologies, partitions — each exactly once:
+// its name and doc, its parameters (type, default, range, doc), the cell
+// fields beyond its parameters that its results depend on (they enter its
+// stage's cache key), the rules no single parameter shows, and its
+// constructor.
+//
+// The package that implements a family declares it next to the code
+// (algorithms.Family, compress.Codecs, graphs.Topologies,
+// split.Partitions). From the declarations manifests decodes, fills and
+// validates the blocks (and explains them in errors), export builds its
+// parameter columns and a test checks the README's tables. Adding a
+// parameter is one Param in one Kind, and reading it where it is used
+// (Values.Float("name")).
+package kinds

@@ -1,0 +1,100 @@
+package pipeline
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"os"
+	"testing"
+
+	"github.com/ump-lab/ump/manifests"
+)
+
+var updateKeys = flag.Bool("update-keys", false, "rewrite testdata/keys.golden.json (only when an issue changes cache keys)")
+
+// keyManifests sweep every kind of every block with and without its
+// parameters: the algorithms, codecs, topologies and partitions.
+var keyManifests = []string{`version: 1
+name: algorithms
+task: {dataset: synthetic}
+rounds: 10
+lr: 0.1
+algorithm: {name: d-sum}
+sweep:
+  algorithm: [{name: d-sum}, {name: gt-dsum, tracker_init: unbiased}, {name: dpsgd}, {name: dsgdm, nesterov: true},
+    {name: local-sgd-m}, {name: qg-dsgdm, beta: 0.5}, {name: slowmo, slow_alpha: 2}, {name: dsgt}, {name: d2}]
+`, `version: 1
+name: codecs
+task: {dataset: quadratic}
+workers: 8
+rounds: 10
+lr: 0.1
+algorithm: {name: d-sum}
+sweep:
+  compression: [{codec: none}, {codec: fp16}, {codec: topk}, {codec: randomk, ratio: 0.1}, {codec: threshold, tau: 0.01},
+    {codec: qsgd, levels: 4}, {codec: terngrad}, {codec: sign, memory: none}, {codec: efsign}, {codec: onebit, gamma: 0.2},
+    {codec: natural}, {codec: powersgd, rank: 2}]
+`, `version: 1
+name: topologies
+task: {dataset: quadratic}
+workers: 16
+rounds: 10
+lr: 0.1
+algorithm: {name: gt-dsum}
+sweep:
+  topology: [{kind: ring}, {kind: ring, weights: uniform}, {kind: torus}, {kind: torus, rows: 2}, {kind: full}, {kind: star},
+    {kind: exponential}, {kind: erdos-renyi, p: 0.4}, {kind: random-regular, degree: 3}, {kind: mesh-to-ring},
+    {kind: time-varying-ring}, {kind: one-peer-exponential}]
+`, `version: 1
+name: partitions
+task: {dataset: synthetic, model: logreg}
+rounds: 10
+lr: 0.1
+algorithm: {name: dsgdm}
+sweep:
+  partition: [{kind: iid}, {kind: dirichlet, alpha: 0.1}, {kind: dirichlet, alpha: 1, min_size: 5}, {kind: shards}, {kind: shards, shards: 3}]
+`}
+
+// TestCacheKeysAreStable pins what enters every cell key and stage cache
+// key besides the data digest and the engine (which depend on the
+// machine): each cell's spec and each stage's canonical params. Users'
+// stores hold results under these keys, so they change only when an issue
+// says so (go test ./pipeline -run CacheKeys -update-keys).
+func TestCacheKeysAreStable(t *testing.T) {
+	type cell struct {
+		Spec   string            `json:"spec_sha256"`
+		Params map[string]string `json:"stage_params"`
+	}
+	got := map[string][]cell{}
+	for _, src := range keyManifests {
+		plan, err := manifests.Parse("keys.yaml", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cells []cell
+		for i := range plan.Cells {
+			sum := sha256.Sum256(plan.Cells[i].Spec())
+			c := cell{Spec: hex.EncodeToString(sum[:]), Params: map[string]string{}}
+			for _, st := range DefaultStages() {
+				c.Params[st.Name()] = string(manifests.CanonicalJSON(st.Params(&plan.Cells[i].Config)))
+			}
+			cells = append(cells, c)
+		}
+		got[plan.Manifest.Name+" "+plan.Hash] = cells
+	}
+	data, _ := json.MarshalIndent(got, "", "  ")
+	const golden = "testdata/keys.golden.json"
+	if *updateKeys {
+		if err := os.WriteFile(golden, append(data, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(want) != string(data)+"\n" {
+		t.Errorf("cache keys changed; users' stores would stop matching. Now:\n%s", data)
+	}
+}
