@@ -4,23 +4,74 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/stages"
 )
 
-// Event kinds.
+// Event kinds, each with one payload type (payloadTypes).
 const (
-	ManifestRegistered = "ManifestRegistered"
-	CellStarted        = "CellStarted"
-	StageStarted       = "StageStarted"
-	RoundCompleted     = "RoundCompleted"
-	StageCompleted     = "StageCompleted"
-	StageFailed        = "StageFailed"
-	CellCompleted      = "CellCompleted"
+	ManifestRegistered = "ManifestRegistered" // Registration
+	CellStarted        = "CellStarted"        // Fingerprint: map[string]string
+	StageStarted       = "StageStarted"       // none
+	RoundCompleted     = "RoundCompleted"     // stages.RoundReport
+	StageCompleted     = "StageCompleted"     // StageOutcome
+	StageFailed        = "StageFailed"        // string: the error
+	CellCompleted      = "CellCompleted"      // CellOutcome
 )
+
+// payloadTypes is the payload type of every event kind that has one.
+var payloadTypes = map[string]reflect.Type{
+	ManifestRegistered: reflect.TypeFor[Registration](),
+	CellStarted:        reflect.TypeFor[map[string]string](),
+	RoundCompleted:     reflect.TypeFor[stages.RoundReport](),
+	StageCompleted:     reflect.TypeFor[StageOutcome](),
+	StageFailed:        reflect.TypeFor[string](),
+	CellCompleted:      reflect.TypeFor[CellOutcome](),
+}
+
+// StageOutcome is the payload of StageCompleted.
+type StageOutcome struct {
+	Summary  json.RawMessage `json:"summary,omitempty"`
+	Diverged bool            `json:"diverged,omitempty"`
+	Cached   bool            `json:"cached,omitempty"` // reused an identical stage of another cell
+}
+
+// CellOutcome is the payload of CellCompleted.
+type CellOutcome struct {
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+}
+
+// newEvent returns an event of a kind with its payload, which must be of
+// the kind's payload type (nil for StageStarted).
+func newEvent[T any](kind string, payload T) *Event {
+	ev := &Event{Kind: kind}
+	if want, ok := payloadTypes[kind]; ok {
+		if got := reflect.TypeFor[T](); got != want {
+			panic(fmt.Sprintf("pipeline: a %s event carries %s, not %s", kind, want, got))
+		}
+		ev.Payload, _ = json.Marshal(payload)
+	}
+	return ev
+}
+
+// payloadOf decodes an event's payload, which must be of type T; an event
+// whose payload does not decode is an error naming it.
+func payloadOf[T any](ev *Event) (T, error) {
+	var p T
+	if want := payloadTypes[ev.Kind]; want != reflect.TypeFor[T]() {
+		return p, fmt.Errorf("event %d (%s) carries %v, not %T", ev.Seq, ev.Kind, want, p)
+	}
+	if err := json.Unmarshal(ev.Payload, &p); err != nil {
+		return p, fmt.Errorf("event %d (%s): %w", ev.Seq, ev.Kind, err)
+	}
+	return p, nil
+}
 
 // Event is one immutable record of the log.
 type Event struct {

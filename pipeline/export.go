@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -12,7 +11,6 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/stages"
 )
 
 // Tables that Export builds: the stage and output each comes from.
@@ -60,7 +58,7 @@ func (s *Store) Export(ctx context.Context, rep *Report, table string) (t *artif
 		cols := paramColumns(rep.Plan.Hash, c, cell, own.Rows())
 		cols = append(cols, own.Columns...)
 		if table == "rounds" {
-			cols = append(cols, wallSeconds(cell, st.Key, own.Column("round").Ints))
+			cols = append(cols, wallSeconds(st, own.Column("round").Ints))
 		}
 		if err := appendColumns(out, cols); err != nil {
 			return nil, nil, fmt.Errorf("cell %d: %w", i+1, err)
@@ -140,17 +138,10 @@ func param(v kinds.Values, name string) float64 {
 	return v.Float(name)
 }
 
-// wallSeconds sums, for each round, the seconds of the latest report of
-// every round up to it.
-func wallSeconds(cell *CellView, skey string, rounds []int64) artifacts.Column {
-	secs := map[int]float64{}
-	for _, ev := range cell.Events {
-		if ev.Kind == RoundCompleted && ev.StageKey == skey {
-			var r stages.RoundReport
-			json.Unmarshal(ev.Payload, &r)
-			secs[r.Round] = r.Seconds
-		}
-	}
+// wallSeconds sums, for each round, the seconds reported for every round
+// up to it.
+func wallSeconds(st *StageView, rounds []int64) artifacts.Column {
+	secs := st.Seconds
 	reported := slices.Sorted(maps.Keys(secs))
 	col := artifacts.Column{Name: "wall_seconds", Floats: make([]float64, len(rounds))}
 	cum, k := 0.0, 0

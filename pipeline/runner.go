@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -120,20 +119,21 @@ func (r *Runner) Register(plan *manifests.Plan) (*Registration, error) {
 		}
 		reg.CellKeys = append(reg.CellKeys, key)
 	}
-	payload, _ := json.Marshal(reg)
+	ev := newEvent(ManifestRegistered, *reg)
+	ev.Manifest = plan.Hash
 	evs, err := r.Store.Log.ByManifest(plan.Hash)
 	if err != nil {
 		return nil, err
 	}
 	for i := len(evs) - 1; i >= 0; i-- {
 		if evs[i].Kind == ManifestRegistered {
-			if string(evs[i].Payload) == string(payload) {
+			if string(evs[i].Payload) == string(ev.Payload) {
 				return reg, nil
 			}
 			break
 		}
 	}
-	return reg, r.Store.Log.Append(&Event{Kind: ManifestRegistered, Manifest: plan.Hash, Payload: payload})
+	return reg, r.Store.Log.Append(ev)
 }
 
 // Run runs every cell of the plan in plan order, except GPU cells that
@@ -262,8 +262,8 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 	appendCell := func(ev *Event) error {
 		if !appended {
 			appended = true
-			fp, _ := json.Marshal(Fingerprint(&cell.Config, r.Device))
-			start := &Event{Kind: CellStarted, Manifest: plan.Hash, Cell: key, Payload: fp}
+			start := newEvent(CellStarted, Fingerprint(&cell.Config, r.Device))
+			start.Manifest, start.Cell = plan.Hash, key
 			if err := r.Store.Log.Append(start); err != nil {
 				return err
 			}
@@ -297,8 +297,9 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 				return "", false, fmt.Errorf("%w in cell %d (%s), stage %s", ErrInterrupted, cell.Index+1, cell.LabelString(), st.Name())
 			}
 			if err != nil {
-				msg, _ := json.Marshal(err.Error())
-				if aerr := appendCell(&Event{Kind: StageFailed, Stage: st.Name(), StageKey: skey, Payload: msg}); aerr != nil {
+				failed := newEvent(StageFailed, err.Error())
+				failed.Stage, failed.StageKey = st.Name(), skey
+				if aerr := appendCell(failed); aerr != nil {
 					return "", false, aerr
 				}
 				status, failure = Failed, fmt.Sprintf("stage %s: %v", st.Name(), err)
@@ -320,8 +321,7 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 		status = Diverged
 	}
 	if appended || view.Status != status {
-		payload, _ := json.Marshal(cellPayload{Status: status, Error: failure})
-		if err := appendCell(&Event{Kind: CellCompleted, Payload: payload}); err != nil {
+		if err := appendCell(newEvent(CellCompleted, CellOutcome{Status: status, Error: failure})); err != nil {
 			return "", false, err
 		}
 	}
@@ -345,8 +345,10 @@ func (r *Runner) cached(ctx context.Context, skey, cellKey string, p *progress, 
 			p.cellf(cell, "%s: cached output unusable (%v); recomputing\n", name, err)
 			return nil, false, nil
 		}
-		var pl completedPayload
-		json.Unmarshal(ev.Payload, &pl)
+		pl, err := payloadOf[StageOutcome](&ev)
+		if err != nil {
+			return nil, false, err
+		}
 		for _, e := range evs {
 			own = own || (e.Kind == StageCompleted && e.Cell == cellKey)
 		}
@@ -365,8 +367,9 @@ func (r *Runner) verifyOutputs(ctx context.Context, outs map[string]artifacts.Re
 }
 
 func completedEvent(stage, skey string, res *stages.Result, cached bool) *Event {
-	payload, _ := json.Marshal(completedPayload{Summary: res.Summary, Diverged: res.Diverged, Cached: cached})
-	return &Event{Kind: StageCompleted, Stage: stage, StageKey: skey, Outputs: res.Outputs, Payload: payload}
+	ev := newEvent(StageCompleted, StageOutcome{Summary: res.Summary, Diverged: res.Diverged, Cached: cached})
+	ev.Stage, ev.StageKey, ev.Outputs = stage, skey, res.Outputs
+	return ev
 }
 
 // runStage executes a stage, resuming from its last verified checkpoint.
@@ -376,14 +379,16 @@ func (r *Runner) runStage(ctx context.Context, st stages.Stage, cell *manifests.
 	if err != nil {
 		return nil, err
 	}
-	if err := appendCell(&Event{Kind: StageStarted, Stage: st.Name(), StageKey: skey, Inputs: inputs(upstream)}); err != nil {
+	started := newEvent(StageStarted, struct{}{})
+	started.Stage, started.StageKey, started.Inputs = st.Name(), skey, inputs(upstream)
+	if err := appendCell(started); err != nil {
 		return nil, err
 	}
 	p.stageStart(cell, st.Name(), resume)
 	env := &stages.Env{Cell: cell, Store: r.Store.Blobs, Data: r.Data, Device: r.Device, Upstream: upstream, Resume: resume, Seat: seat,
 		Report: func(rep stages.RoundReport) error {
-			payload, _ := json.Marshal(rep)
-			ev := &Event{Kind: RoundCompleted, Stage: st.Name(), StageKey: skey, Round: rep.Round, Payload: payload}
+			ev := newEvent(RoundCompleted, rep)
+			ev.Stage, ev.StageKey, ev.Round = st.Name(), skey, rep.Round
 			if rep.Checkpoint != nil {
 				ev.Outputs = map[string]artifacts.Ref{"checkpoint": *rep.Checkpoint}
 			}

@@ -267,3 +267,22 @@ func TestSecondOpenNamesHolder(t *testing.T) {
 		t.Fatalf("second Open: %v; want ErrBusy naming PID %d", err, os.Getpid())
 	}
 }
+
+// TestFoldRefusesPayloadsThatDoNotDecode: an event whose payload is not
+// its kind's type makes the fold fail, naming the event, instead of
+// folding to a wrong state.
+func TestFoldRefusesPayloadsThatDoNotDecode(t *testing.T) {
+	s := openTestStore(t)
+	if err := s.Log.Append(&Event{Kind: CellStarted, Cell: "c", Payload: []byte(`{"go":"go1.26"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := s.Cell("c"); err != nil || v.Status != Incomplete {
+		t.Fatalf("a well-formed cell: %+v, %v", v, err)
+	}
+	if err := s.Log.Append(&Event{Kind: CellCompleted, Cell: "c", Payload: []byte(`"completed"`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Cell("c"); err == nil || !strings.Contains(err.Error(), "event 2 (CellCompleted)") {
+		t.Errorf("fold of a CellCompleted whose payload is a string: %v; want an error naming event 2", err)
+	}
+}

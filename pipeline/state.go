@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -34,9 +33,9 @@ func (s *Store) Manifests() ([]Registration, error) {
 	latest := map[string]int{}
 	var out []Registration
 	for _, ev := range evs {
-		var r Registration
-		if err := json.Unmarshal(ev.Payload, &r); err != nil {
-			return nil, fmt.Errorf("event %d: %w", ev.Seq, err)
+		r, err := payloadOf[Registration](&ev)
+		if err != nil {
+			return nil, err
 		}
 		if i, ok := latest[ev.Manifest]; ok {
 			out[i] = r
@@ -82,6 +81,9 @@ type StageView struct {
 	Round    int // last reported round
 	Rounds   int
 	Restarts int // StageStarted events beyond the first
+	// Seconds is the compute time reported per round under Key (the
+	// latest report of a round, which a resumed run may repeat).
+	Seconds map[int]float64
 }
 
 // CellView is the fold of one cell's events.
@@ -92,29 +94,18 @@ type CellView struct {
 	Events []Event
 }
 
-// completedPayload is the payload of StageCompleted.
-type completedPayload struct {
-	Summary  json.RawMessage `json:"summary,omitempty"`
-	Diverged bool            `json:"diverged,omitempty"`
-	Cached   bool            `json:"cached,omitempty"`
-}
-
-// cellPayload is the payload of CellCompleted.
-type cellPayload struct {
-	Status string `json:"status"`
-	Error  string `json:"error,omitempty"`
-}
-
 // Cell folds the events of a cell key.
 func (s *Store) Cell(key string) (*CellView, error) {
 	evs, err := s.Events.ByCell(key)
 	if err != nil {
 		return nil, err
 	}
-	return foldCell(key, evs), nil
+	return foldCell(key, evs)
 }
 
-func foldCell(key string, evs []Event) *CellView {
+// foldCell folds a cell's events; a payload that does not decode is an
+// error.
+func foldCell(key string, evs []Event) (*CellView, error) {
 	v := &CellView{Key: key, Status: Pending, Events: evs}
 	byName := map[string]*StageView{}
 	stage := func(name string) *StageView {
@@ -126,13 +117,16 @@ func foldCell(key string, evs []Event) *CellView {
 		v.Stages = append(v.Stages, st)
 		return st
 	}
-	for _, ev := range evs {
+	for i := range evs {
+		ev := &evs[i]
 		switch ev.Kind {
 		case CellStarted:
 			v.Status = Incomplete
 		case CellCompleted:
-			var p cellPayload
-			json.Unmarshal(ev.Payload, &p)
+			p, err := payloadOf[CellOutcome](ev)
+			if err != nil {
+				return nil, err
+			}
 			v.Status = p.Status
 		case StageStarted:
 			st := stage(ev.Stage)
@@ -141,23 +135,36 @@ func foldCell(key string, evs []Event) *CellView {
 			}
 			st.Key, st.Status, st.Inputs, st.Error, st.Cached = ev.StageKey, "running", ev.Inputs, "", false
 		case RoundCompleted:
-			var r stages.RoundReport
-			json.Unmarshal(ev.Payload, &r)
+			r, err := payloadOf[stages.RoundReport](ev)
+			if err != nil {
+				return nil, err
+			}
 			st := stage(ev.Stage)
 			st.Round, st.Rounds = r.Round, r.Rounds
+			if st.Seconds == nil {
+				st.Seconds = map[int]float64{}
+			}
+			if ev.StageKey == st.Key {
+				st.Seconds[r.Round] = r.Seconds
+			}
 		case StageCompleted:
-			var p completedPayload
-			json.Unmarshal(ev.Payload, &p)
+			p, err := payloadOf[StageOutcome](ev)
+			if err != nil {
+				return nil, err
+			}
 			st := stage(ev.Stage)
 			st.Key, st.Status, st.Cached = ev.StageKey, Completed, p.Cached
 			st.Result = &stages.Result{Outputs: ev.Outputs, Summary: p.Summary, Diverged: p.Diverged}
 		case StageFailed:
+			msg, err := payloadOf[string](ev)
+			if err != nil {
+				return nil, err
+			}
 			st := stage(ev.Stage)
-			st.Status = Failed
-			json.Unmarshal(ev.Payload, &st.Error)
+			st.Status, st.Error = Failed, msg
 		}
 	}
-	return v
+	return v, nil
 }
 
 // Stage returns the view of a named stage, or nil.

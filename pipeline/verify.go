@@ -106,8 +106,10 @@ func (s *Store) recorded(skey string) (map[string]artifacts.Ref, json.RawMessage
 	}
 	for i := len(evs) - 1; i >= 0; i-- {
 		if evs[i].Kind == StageCompleted {
-			var pl completedPayload
-			json.Unmarshal(evs[i].Payload, &pl) // a summary that does not decode verifies as recorded without one
+			pl, err := payloadOf[StageOutcome](&evs[i])
+			if err != nil {
+				return nil, nil, err
+			}
 			return evs[i].Outputs, pl.Summary, nil
 		}
 	}
