@@ -34,6 +34,10 @@ var payloadTypes = map[string]reflect.Type{
 	CellCompleted:      reflect.TypeFor[CellOutcome](),
 }
 
+// roundCheckpoint names the checkpoint a RoundCompleted event records
+// among its outputs.
+const roundCheckpoint = "checkpoint"
+
 // StageOutcome is the payload of StageCompleted.
 type StageOutcome struct {
 	Summary  json.RawMessage `json:"summary,omitempty"`

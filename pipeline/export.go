@@ -11,14 +11,19 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/stages/evaluate"
+	"github.com/ump-lab/ump/stages/partition"
+	"github.com/ump-lab/ump/stages/topology"
+	"github.com/ump-lab/ump/stages/train"
 )
 
-// Tables that Export builds: the stage and output each comes from.
-var tableSources = map[string][2]string{
-	"partition": {"partition", "histogram"},
-	"topology":  {"topology", "mixing"},
-	"rounds":    {"train", "rounds"},
-	"final":     {"evaluate", "final"},
+// Tables that Export builds: the stage output each comes from.
+var tableSources = map[string]stages.Output{
+	"partition": partition.Histogram,
+	"topology":  topology.Mixing,
+	"rounds":    train.Rounds,
+	"final":     evaluate.Final,
 }
 
 // TableNames lists the exportable tables.
@@ -37,14 +42,14 @@ func (s *Store) Export(ctx context.Context, rep *Report, table string) (t *artif
 	out := &artifacts.Table{}
 	for i, cell := range rep.Cells {
 		c := &rep.Plan.Cells[i]
-		st := cell.Stage(src[0])
+		st := cell.Stage(src.Stage)
 		if st == nil || st.Status != Completed {
 			skipped = append(skipped, fmt.Sprintf("cell %d (%s): %s", i+1, c.LabelString(), cell.Status))
 			continue
 		}
-		ref, ok := st.Result.Outputs[src[1]]
+		ref, ok := cell.Output(src)
 		if !ok {
-			skipped = append(skipped, fmt.Sprintf("cell %d (%s): stage %s has no %s output", i+1, c.LabelString(), src[0], src[1]))
+			skipped = append(skipped, fmt.Sprintf("cell %d (%s): no %s output", i+1, c.LabelString(), src))
 			continue
 		}
 		data, err := s.Blobs.Get(ctx, ref)
@@ -57,7 +62,7 @@ func (s *Store) Export(ctx context.Context, rep *Report, table string) (t *artif
 		}
 		cols := paramColumns(rep.Plan.Hash, c, cell, own.Rows())
 		cols = append(cols, own.Columns...)
-		if table == "rounds" {
+		if src == train.Rounds {
 			cols = append(cols, wallSeconds(st, own.Column("round").Ints))
 		}
 		if err := appendColumns(out, cols); err != nil {
@@ -104,13 +109,13 @@ func paramColumns(hash string, c *manifests.Cell, cell *CellView, rows int) []ar
 	if c := cfg.Compression; c != nil {
 		codec, compression = c.Codec, string(manifests.CanonicalJSON(c))
 	}
-	partition, partitionAlpha := "", math.NaN()
+	partitionKind, partitionAlpha := "", math.NaN()
 	if p := cfg.Partition; p != nil {
-		partition, partitionAlpha = p.Kind, param(p.Params, "alpha")
+		partitionKind, partitionAlpha = p.Kind, param(p.Params, "alpha")
 	}
 	cols := []artifacts.Column{
 		str("manifest", hash), integer("cell", c.Index), str("cell_key", cell.Key), str("status", cell.Status),
-		str("dataset", cfg.Task.Dataset), str("model", cfg.Task.Model), str("partition", partition),
+		str("dataset", cfg.Task.Dataset), str("model", cfg.Task.Model), str("partition", partitionKind),
 		float("partition_alpha", partitionAlpha), str("algorithm", cfg.Algorithm.Name), integer("workers", cfg.Workers),
 		str("topology", cfg.Topology.Kind), float("lr", cfg.LR), integer("seed", cfg.Seed),
 		integer("local_steps", cfg.LocalSteps), integer("rounds", cfg.Rounds),

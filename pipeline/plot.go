@@ -11,6 +11,7 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/stages/train"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
@@ -62,11 +63,11 @@ func (s *Store) Curves(ctx context.Context, rep *Report, spec manifests.Table, x
 		if e := grid.Entries[r][c]; spec.Select != "" && cell.ValueAt(spec.Select) != e.Select {
 			continue
 		}
-		st := rep.Cells[i].Stage("train")
-		if st == nil || st.Status != Completed || st.Result == nil {
+		ref, ok := rep.Cells[i].Output(train.Rounds)
+		if !ok {
 			continue
 		}
-		data, err := s.Blobs.Get(ctx, st.Result.Outputs["rounds"])
+		data, err := s.Blobs.Get(ctx, ref)
 		if err != nil {
 			return nil, fmt.Errorf("cell %d: %w", i+1, err)
 		}
@@ -86,7 +87,7 @@ func (s *Store) Curves(ctx context.Context, rep *Report, spec manifests.Table, x
 			sums[key][xs[k]] = append(sums[key][xs[k]], ys[k])
 		}
 		figs[c].Series[r].Seeds++
-		if st.Result.Diverged {
+		if rep.Cells[i].Stage(train.Name).Result.Diverged {
 			figs[c].Series[r].DivergedSeeds++
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/stages/train"
 )
 
 // progress prints human progress lines and publishes the status snapshot.
@@ -109,7 +110,7 @@ func (p *progress) stageCached(c *manifests.Cell, name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.cellf(c, "%s: cached\n", name)
-	if name == "train" {
+	if name == train.Name {
 		p.count(c, c.Config.Rounds, false)
 	}
 }

@@ -70,20 +70,48 @@ func CellKey(c *manifests.Cell, data *datasets.Library, device *nn.Device) (stri
 // cellInputs is what a cell's results depend on beyond its spec: the
 // content digest of its data and the engine that computes it.
 func cellInputs(cfg *manifests.Manifest, data *datasets.Library, device *nn.Device) (string, error) {
-	digest, err := stages.DatasetDigest(cfg, data)
+	digest, err := datasetDigest(cfg, data)
 	if err != nil {
 		return "", err
 	}
-	engine, err := stages.Engine(cfg, device)
+	engine, err := engineName(cfg, device)
 	if err != nil {
 		return "", err
 	}
 	return digest + "\n" + engine, nil
 }
 
+// engineName identifies the code that computes a cell's numbers; it
+// enters the cell key. Data sets train on the nn CPU engine, whose name
+// includes the BLAS in use, or with engine: gpu on the GoMLX engine, whose
+// name includes the backend and device; the quadratic task is plain
+// float32 Go.
+func engineName(cfg *manifests.Manifest, device *nn.Device) (string, error) {
+	switch {
+	case cfg.Task.Dataset == "quadratic":
+		return "go-cpu-float32/v1", nil
+	case cfg.Engine == "gpu":
+		return device.Name()
+	}
+	return nn.CPUName(), nil
+}
+
+// datasetDigest identifies the content of a cell's data; it enters the
+// cell key.
+func datasetDigest(cfg *manifests.Manifest, lib *datasets.Library) (string, error) {
+	if q := cfg.Task.Quadratic; cfg.Task.Dataset == "quadratic" {
+		return datasets.QuadraticDigest(cfg.Workers, q.Dim, q.Zeta, q.Kappa), nil
+	}
+	d, err := stages.LoadData(cfg.Task, lib)
+	if err != nil {
+		return "", err
+	}
+	return d.Digest, nil
+}
+
 // stageKey hashes a stage's identity, its params, the cell's inputs and
-// its upstream outputs.
-func stageKey(st stages.Stage, cfg *manifests.Manifest, inputs string, upstream map[string]*stages.Result) string {
+// every upstream output (a superset of the ones it reads).
+func stageKey(st stages.Stage, params any, inputs string, upstream map[string]*stages.Result) string {
 	ups := map[string]map[string]string{}
 	for name, r := range upstream {
 		ups[name] = map[string]string{}
@@ -92,8 +120,38 @@ func stageKey(st stages.Stage, cfg *manifests.Manifest, inputs string, upstream 
 		}
 	}
 	sum := sha256.Sum256(manifests.CanonicalJSON(map[string]any{
-		"stage": st.Name(), "version": st.Version(), "params": st.Params(cfg), "inputs": inputs, "upstream": ups}))
+		"stage": st.Name(), "version": st.Version(), "params": params, "inputs": inputs, "upstream": ups}))
 	return hex.EncodeToString(sum[:])
+}
+
+// declared returns the upstream results a stage declares it reads, each
+// with those outputs only.
+func declared(st stages.Stage, upstream map[string]*stages.Result) map[string]*stages.Result {
+	out := map[string]*stages.Result{}
+	for _, in := range st.Inputs() {
+		up, ok := upstream[in.Stage]
+		if !ok {
+			continue // ReadTable says the stage has not run
+		}
+		if out[in.Stage] == nil {
+			out[in.Stage] = &stages.Result{Outputs: map[string]artifacts.Ref{}, Summary: up.Summary, Diverged: up.Diverged}
+		}
+		if ref, ok := up.Outputs[in.Name]; ok {
+			out[in.Stage].Outputs[in.Name] = ref
+		}
+	}
+	return out
+}
+
+// checkOutputs refuses a result with an output the stage does not
+// declare.
+func checkOutputs(st stages.Stage, res *stages.Result) error {
+	for name := range res.Outputs {
+		if !slices.Contains(st.Outputs(), stages.Output{Stage: st.Name(), Name: name}) {
+			return fmt.Errorf("stage %s returned output %q, which it does not declare (it declares %v)", st.Name(), name, st.Outputs())
+		}
+	}
+	return nil
 }
 
 // inputs lists upstream outputs as "stage/output=digest", sorted.
@@ -279,7 +337,8 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 	status, diverged := Completed, false
 	var failure string
 	for _, st := range r.Stages {
-		skey := stageKey(st, &cell.Config, inputs, results)
+		params := st.Params(&cell.Config)
+		skey := stageKey(st, params, inputs, results)
 		res, own, err := r.cached(ctx, skey, key, p, cell, st.Name())
 		if err != nil {
 			return "", false, err
@@ -292,7 +351,7 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 			}
 			p.stageCached(cell, st.Name())
 		} else {
-			res, err = r.runStage(ctx, st, cell, skey, results, appendCell, p, seat)
+			res, err = r.runStage(ctx, st, cell, params, skey, results, appendCell, p, seat)
 			if errors.Is(err, stages.ErrInterrupted) || (err != nil && ctx.Err() != nil) {
 				return "", false, fmt.Errorf("%w in cell %d (%s), stage %s", ErrInterrupted, cell.Index+1, cell.LabelString(), st.Name())
 			}
@@ -373,7 +432,7 @@ func completedEvent(stage, skey string, res *stages.Result, cached bool) *Event 
 }
 
 // runStage executes a stage, resuming from its last verified checkpoint.
-func (r *Runner) runStage(ctx context.Context, st stages.Stage, cell *manifests.Cell, skey string,
+func (r *Runner) runStage(ctx context.Context, st stages.Stage, cell *manifests.Cell, params any, skey string,
 	upstream map[string]*stages.Result, appendCell func(*Event) error, p *progress, seat *stages.Seat) (*stages.Result, error) {
 	resume, err := r.lastCheckpoint(ctx, skey)
 	if err != nil {
@@ -385,12 +444,12 @@ func (r *Runner) runStage(ctx context.Context, st stages.Stage, cell *manifests.
 		return nil, err
 	}
 	p.stageStart(cell, st.Name(), resume)
-	env := &stages.Env{Cell: cell, Store: r.Store.Blobs, Data: r.Data, Device: r.Device, Upstream: upstream, Resume: resume, Seat: seat,
+	env := &stages.Env{Params: params, Store: r.Store.Blobs, Data: r.Data, Device: r.Device, Upstream: declared(st, upstream), Resume: resume, Seat: seat,
 		Report: func(rep stages.RoundReport) error {
 			ev := newEvent(RoundCompleted, rep)
 			ev.Stage, ev.StageKey, ev.Round = st.Name(), skey, rep.Round
 			if rep.Checkpoint != nil {
-				ev.Outputs = map[string]artifacts.Ref{"checkpoint": *rep.Checkpoint}
+				ev.Outputs = map[string]artifacts.Ref{roundCheckpoint: *rep.Checkpoint}
 			}
 			if err := appendCell(ev); err != nil {
 				return err
@@ -399,6 +458,9 @@ func (r *Runner) runStage(ctx context.Context, st stages.Stage, cell *manifests.
 			return nil
 		}}
 	res, err := st.Run(ctx, env)
+	if err == nil {
+		err = checkOutputs(st, res)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -418,7 +480,7 @@ func (r *Runner) lastCheckpoint(ctx context.Context, skey string) (*stages.Check
 	}
 	var found []stages.Checkpoint
 	for _, ev := range evs {
-		if ref, ok := ev.Outputs["checkpoint"]; ok && ev.Kind == RoundCompleted {
+		if ref, ok := ev.Outputs[roundCheckpoint]; ok && ev.Kind == RoundCompleted {
 			found = append(found, stages.Checkpoint{Round: ev.Round, Ref: ref})
 		}
 	}
@@ -454,7 +516,7 @@ func Fingerprint(cfg *manifests.Manifest, device *nn.Device) map[string]string {
 			}
 		}
 	}
-	engine, err := stages.Engine(cfg, device)
+	engine, err := engineName(cfg, device)
 	if err != nil {
 		engine = err.Error()
 	}

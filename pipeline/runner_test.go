@@ -149,15 +149,17 @@ func TestCorruptBlobIsDetectedAndRecomputed(t *testing.T) {
 	sameTables(t, before, exportTable(t, s, plan.Hash, "rounds"))
 }
 
-// interruptAt wraps the train stage and cancels the run after a round.
+// interruptAt wraps the train stage and cancels the run after a round of
+// the cell of an algorithm.
 type interruptAt struct {
 	train.Stage
-	cell, round int
-	cancel      context.CancelFunc
+	algorithm string
+	round     int
+	cancel    context.CancelFunc
 }
 
 func (s interruptAt) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
-	if env.Cell.Index == s.cell {
+	if env.Params.(manifests.Manifest).Algorithm.Name == s.algorithm {
 		report := env.Report
 		env.Report = func(r stages.RoundReport) error {
 			if r.Round == s.round {
@@ -179,7 +181,7 @@ func TestInterruptedRunResumesBitIdentical(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stgs := DefaultStages()
-	stgs[2] = interruptAt{cell: 1, round: 24, cancel: cancel}
+	stgs[2] = interruptAt{algorithm: "gt-dsum", round: 24, cancel: cancel} // cell 2
 	_, err := (&Runner{Store: s, Stages: stgs}).Run(ctx, plan)
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("run: %v, want ErrInterrupted", err)
@@ -224,11 +226,15 @@ func TestDivergedCellIsRecorded(t *testing.T) {
 	}
 }
 
-// failFirstCell wraps a stage and fails it for cell 0.
-type failFirstCell struct{ stages.Stage }
+// failFirstCell wraps a stage and fails its first run (cell 1's: cells
+// run in plan order).
+type failFirstCell struct {
+	stages.Stage
+	runs *int
+}
 
 func (s failFirstCell) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
-	if env.Cell.Index == 0 {
+	if *s.runs++; *s.runs == 1 {
 		return nil, errors.New("injected failure")
 	}
 	return s.Stage.Run(ctx, env)
@@ -238,7 +244,7 @@ func TestFailedStageIsRecordedAndOthersRun(t *testing.T) {
 	plan := parse(t, smallManifest)
 	s := openTestStore(t)
 	stgs := DefaultStages()
-	stgs[3] = failFirstCell{stgs[3]}
+	stgs[3] = failFirstCell{stgs[3], new(int)}
 	out, err := (&Runner{Store: s, Stages: stgs}).Run(context.Background(), plan)
 	if err != nil || out.Failed != 1 || out.Completed != 1 {
 		t.Fatalf("run: %+v %v, want 1 failed and 1 completed", out, err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
 )
@@ -175,6 +176,17 @@ func (v *CellView) Stage(name string) *StageView {
 		}
 	}
 	return nil
+}
+
+// Output returns the ref of a completed stage's output, if the cell has
+// it.
+func (v *CellView) Output(out stages.Output) (artifacts.Ref, bool) {
+	st := v.Stage(out.Stage)
+	if st == nil || st.Status != Completed || st.Result == nil {
+		return artifacts.Ref{}, false
+	}
+	ref, ok := st.Result.Outputs[out.Name]
+	return ref, ok
 }
 
 // Report is a manifest with the fold of each of its cells.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/stages/evaluate"
 )
 
 // Entry is one entry of a results table: a value aggregated over seeds.
@@ -51,11 +52,11 @@ func DefaultTable(plan *manifests.Plan, value string) manifests.Table {
 
 // finalTable reads a cell's final table, or nil when it has none yet.
 func (s *Store) finalTable(ctx context.Context, cell *CellView) (*artifacts.Table, error) {
-	st := cell.Stage("evaluate")
-	if st == nil || st.Status != Completed || st.Result == nil {
+	ref, ok := cell.Output(evaluate.Final)
+	if !ok {
 		return nil, nil
 	}
-	data, err := s.Blobs.Get(ctx, st.Result.Outputs["final"])
+	data, err := s.Blobs.Get(ctx, ref)
 	if err != nil {
 		return nil, err
 	}

@@ -64,18 +64,22 @@ func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stag
 		mem := artifacts.NewMemory()
 		results := map[string]*stages.Result{}
 		for _, st := range stgs {
-			skey := stageKey(st, &cell.Config, inputs, results)
+			params := st.Params(&cell.Config)
+			skey := stageKey(st, params, inputs, results)
 			recorded, summary, err := s.recorded(skey)
 			if err != nil {
 				return out, err
 			}
-			env := &stages.Env{Cell: cell, Store: mem, Data: data, Device: device, Upstream: results,
+			env := &stages.Env{Params: params, Store: mem, Data: data, Device: device, Upstream: declared(st, results),
 				Report: func(stages.RoundReport) error { return ctx.Err() }}
 			var trained train.Summary
 			if json.Unmarshal(summary, &trained) == nil && trained.Cohort > 1 { // as it trained: in a cohort of that size
 				env.Seat = stages.NewLockstep(trained.Cohort, device).Reserve(&cell.Config)
 			}
 			res, err := st.Run(ctx, env)
+			if err == nil {
+				err = checkOutputs(st, res)
+			}
 			if env.Seat != nil {
 				env.Seat.Release()
 			}

@@ -2,11 +2,15 @@
 // and the subpackages implement it: partition, topology, train, evaluate
 // (compress is train's communication layer, not a stage of its own).
 //
-// Data model: a Stage turns a cell's configuration plus its upstream
-// stages' Results into a Result: named artifact refs (blobs in the store)
-// and a small JSON summary. What a stage depends on is exactly its Params
-// and its upstream outputs; the pipeline hashes both into the stage's cache
-// key, so a stage must read nothing else.
+// Data model: a Stage turns its Params (a value of its own type, taken
+// from the cell's configuration) and the upstream outputs it declares
+// (Inputs, each a stage and output name) into a Result: named artifact
+// refs (blobs in the store) among its declared Outputs, and a small JSON
+// summary. The pipeline hashes the params and every upstream output into
+// the stage's cache key and hands Run exactly those params and declared
+// inputs (Env.Params, Env.Upstream): a stage cannot read anything else of
+// the cell. Readers of results (export, show, plot, table) name outputs by
+// the stages' declarations (train.Rounds, evaluate.Final, ...).
 //
 // Lockstep lets the train stages of concurrently running GPU cells that
 // share their shapes train as one device cohort: the runner reserves each

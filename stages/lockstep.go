@@ -47,7 +47,7 @@ func CohortKey(cfg *manifests.Manifest) string {
 // half the device's memory (nn.DeviceMemory) over a cell's estimated
 // footprint (nn.CellBytes), at least 1.
 func CohortSize(cfg *manifests.Manifest, lib *datasets.Library) int {
-	data, err := LoadData(cfg, lib)
+	data, err := LoadData(cfg.Task, lib)
 	if err != nil {
 		return 1 // the cells will fail with this error
 	}

@@ -16,23 +16,40 @@ import (
 
 // Stage is one step of a cell.
 //
-// Contract: Run is deterministic in (Params, upstream outputs); the pipeline
-// calls it from one goroutine at a time per cell. Bump Version whenever a
-// change alters the outputs, so old cache entries stop matching.
+// Contract: Run is deterministic in (Params, Inputs): it receives exactly
+// the value Params returned (Env.Params, which its cache key hashes) and
+// the outputs Inputs declares (Env.Upstream), and returns outputs that
+// Outputs declares. The pipeline calls it from one goroutine at a time
+// per cell. Bump Version whenever a change alters the outputs, so old
+// cache entries stop matching.
 type Stage interface {
 	Name() string
 	Version() int
-	// Params returns what of the cell configuration this stage depends on.
+	// Params returns what of the cell configuration this stage depends
+	// on, as a value of the stage's own type.
 	Params(cfg *manifests.Manifest) any
+	// Inputs are the upstream outputs Run reads.
+	Inputs() []Output
+	// Outputs are the outputs Run may return.
+	Outputs() []Output
 	Run(ctx context.Context, env *Env) (*Result, error)
 }
 
+// Output names an output of a stage; its string form is "stage/name".
+type Output struct {
+	Stage, Name string
+}
+
+func (o Output) String() string { return o.Stage + "/" + o.Name }
+
 // Env is what the pipeline gives a running stage.
 type Env struct {
-	Cell     *manifests.Cell
-	Store    artifacts.Store
-	Data     *datasets.Library
-	Upstream map[string]*Result // completed earlier stages, by name; read only
+	Params any // the stage's Params(cell configuration)
+	Store  artifacts.Store
+	Data   *datasets.Library
+	// Upstream holds, by stage name, the results of the stages the
+	// declared Inputs come from, with those outputs only; read only.
+	Upstream map[string]*Result
 	// Resume is the last verified checkpoint of an interrupted run of this
 	// very stage (same cache key), or nil to start from scratch.
 	Resume *Checkpoint
@@ -97,69 +114,24 @@ func (m *Metric) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// Engine identifies the code that computes a cell's numbers; it enters the
-// cell key. Data sets train on the nn CPU engine, whose name includes the
-// BLAS in use, or with engine: gpu on the GoMLX engine, whose name
-// includes the backend and device; the quadratic task is plain float32 Go.
-func Engine(cfg *manifests.Manifest, device *nn.Device) (string, error) {
-	switch {
-	case cfg.Task.Dataset == "quadratic":
-		return "go-cpu-float32/v1", nil
-	case cfg.Engine == "gpu":
-		return device.Name()
-	}
-	return nn.CPUName(), nil
-}
-
-// NewEngine builds the training engine of a data-set cell.
-func NewEngine(cfg *manifests.Manifest, data *datasets.Dataset, device *nn.Device) (nn.Engine, error) {
-	if cfg.Engine == "gpu" {
-		e, err := nn.NewGPU(cfg.Task.Model, data, uint64(cfg.Seed), device)
-		if err != nil {
-			return nil, err
-		}
-		return e, nil
-	}
-	return nn.NewCPU(cfg.Task.Model, data, uint64(cfg.Seed))
-}
-
-// NewQuadratic builds the quadratic task of a cell.
-func NewQuadratic(cfg *manifests.Manifest) *datasets.Quadratic {
-	q := cfg.Task.Quadratic
-	return datasets.NewQuadratic(cfg.Workers, q.Dim, q.Zeta, q.Kappa, q.Sigma, uint64(cfg.Seed))
-}
-
-// DatasetDigest identifies the content of a cell's data; it enters the cell
-// key.
-func DatasetDigest(cfg *manifests.Manifest, lib *datasets.Library) (string, error) {
-	if q := cfg.Task.Quadratic; cfg.Task.Dataset == "quadratic" {
-		return datasets.QuadraticDigest(cfg.Workers, q.Dim, q.Zeta, q.Kappa), nil
-	}
-	d, err := LoadData(cfg, lib)
-	if err != nil {
-		return "", err
-	}
-	return d.Digest, nil
-}
-
-// LoadData loads the data set of a cell (not the quadratic task).
-func LoadData(cfg *manifests.Manifest, lib *datasets.Library) (*datasets.Dataset, error) {
+// LoadData loads the data set of a task (not the quadratic one).
+func LoadData(task manifests.Task, lib *datasets.Library) (*datasets.Dataset, error) {
 	var synth datasets.Synthetic
-	if s := cfg.Task.Synthetic; s != nil {
+	if s := task.Synthetic; s != nil {
 		synth = datasets.Synthetic{Dims: s.Dims, Classes: s.Classes, Train: s.Train, Test: s.Test, Separation: s.Separation}
 	}
-	return lib.Load(cfg.Task.Dataset, synth)
+	return lib.Load(task.Dataset, synth)
 }
 
-// ReadTable loads an Arrow table output of an upstream stage.
-func ReadTable(ctx context.Context, env *Env, stage, output string) (*artifacts.Table, error) {
-	up, ok := env.Upstream[stage]
+// ReadTable loads an Arrow table the stage declared as an input.
+func ReadTable(ctx context.Context, env *Env, out Output) (*artifacts.Table, error) {
+	up, ok := env.Upstream[out.Stage]
 	if !ok {
-		return nil, fmt.Errorf("stage %s has not run", stage)
+		return nil, fmt.Errorf("input %s: stage %s has not run, or the stage does not declare the input", out, out.Stage)
 	}
-	ref, ok := up.Outputs[output]
+	ref, ok := up.Outputs[out.Name]
 	if !ok {
-		return nil, fmt.Errorf("stage %s has no output %q", stage, output)
+		return nil, fmt.Errorf("input %s: no such output", out)
 	}
 	data, err := env.Store.Get(ctx, ref)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/stages/partition"
 	"github.com/urfave/cli/v2"
 )
 
@@ -98,11 +99,7 @@ func runPlot(ctx context.Context, g globals, hash string, o plotOptions, w io.Wr
 	}
 	var drawn []string
 	for i, cell := range rep.Cells {
-		st := cell.Stage("partition")
-		if st == nil || st.Result == nil {
-			continue
-		}
-		ref, ok := st.Result.Outputs["histogram"]
+		ref, ok := cell.Output(partition.Histogram)
 		if !ok || slices.Contains(drawn, ref.Digest) {
 			continue
 		}

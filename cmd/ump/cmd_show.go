@@ -11,6 +11,9 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/stages/partition"
+	"github.com/ump-lab/ump/stages/topology"
 	"github.com/urfave/cli/v2"
 )
 
@@ -69,7 +72,7 @@ func runShow(ctx context.Context, g globals, hash string, events, manifestOnly b
 				if len(st.Result.Summary) > 0 {
 					fmt.Fprintf(w, "    summary %s\n", st.Result.Summary)
 				}
-				if err := showTables(ctx, w, store, st.Name, st.Result.Outputs); err != nil {
+				if err := showTables(ctx, w, store, cell, st.Name); err != nil {
 					return err
 				}
 			}
@@ -104,17 +107,18 @@ const showLimit = 40
 
 // showTables prints what a user checks before training: the class
 // histogram of the partition and the spectral gaps of the topology.
-func showTables(ctx context.Context, w io.Writer, store *pipeline.Store, stage string, outputs map[string]artifacts.Ref) error {
-	read := func(name string) (*artifacts.Table, error) {
-		data, err := store.Blobs.Get(ctx, outputs[name])
+func showTables(ctx context.Context, w io.Writer, store *pipeline.Store, cell *pipeline.CellView, stage string) error {
+	read := func(out stages.Output) (*artifacts.Table, error) {
+		ref, _ := cell.Output(out)
+		data, err := store.Blobs.Get(ctx, ref)
 		if err != nil {
-			return nil, fmt.Errorf("%s/%s: %w", stage, name, err)
+			return nil, fmt.Errorf("%s: %w", out, err)
 		}
 		return artifacts.ReadArrow(data)
 	}
-	switch _, ok := outputs["histogram"]; {
-	case stage == "partition" && ok:
-		t, err := read("histogram")
+	switch _, ok := cell.Output(partition.Histogram); {
+	case stage == partition.Name && ok:
+		t, err := read(partition.Histogram)
 		if err != nil {
 			return err
 		}
@@ -138,8 +142,8 @@ func showTables(ctx context.Context, w io.Writer, store *pipeline.Store, stage s
 			}
 			fmt.Fprintf(w, " %6d\n", total)
 		}
-	case stage == "topology":
-		t, err := read("mixing")
+	case stage == topology.Name:
+		t, err := read(topology.Mixing)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/stages/train"
 	"github.com/urfave/cli/v2"
 )
 
@@ -95,7 +96,7 @@ func printSnapshot(w io.Writer, s *pipeline.Snapshot) {
 	if s.Stage != "" {
 		fmt.Fprintf(w, ", stage %s", s.Stage)
 	}
-	if s.Stage == "train" {
+	if s.Stage == train.Name {
 		fmt.Fprintf(w, " round %d/%d", s.Round, s.Rounds)
 	}
 	fmt.Fprintln(w)

@@ -1,7 +1,11 @@
-// Package evaluate computes a cell's metrics: the functions the train stage
-// calls every evaluate.every rounds and at its last round (Quadratic,
-// Neural), and the stage that records the final checkpoint's figures as a
-// one-row Arrow table ("final") with the same columns as the rounds table.
+// Package evaluate is the stage that records a cell's final figures as a
+// one-row Arrow table ("final", the rounds table's columns).
+//
+// It evaluates nothing itself: evaluation is part of training, which
+// evaluates every evaluate.every rounds and always at its last round (also
+// on divergence) on the parameters it holds, so the last row of train's
+// rounds table is the final model's. This stage records that row under
+// its own name, so tables read one row per cell.
 package evaluate
 
 import (
@@ -11,47 +15,60 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/stages/train"
 )
 
-// Stage evaluates the final model of a cell.
+// Stage records the final figures of a cell.
 type Stage struct{}
 
 var _ stages.Stage = Stage{}
 
-func (Stage) Name() string { return "evaluate" }
-func (Stage) Version() int { return 1 }
+// Name is the stage's name.
+const Name = "evaluate"
 
-func (Stage) Params(cfg *manifests.Manifest) any {
-	return struct {
-		Task    manifests.Task `json:"task"`
-		Workers int            `json:"workers"`
-		Seed    int            `json:"seed"`
-	}{cfg.Task, cfg.Workers, cfg.Seed}
+// Final is the stage's output, the final figures.
+var Final = stages.Output{Stage: Name, Name: "final"}
+
+func (Stage) Name() string             { return Name }
+func (Stage) Version() int             { return 1 }
+func (Stage) Inputs() []stages.Output  { return []stages.Output{train.Rounds} }
+func (Stage) Outputs() []stages.Output { return []stages.Output{Final} }
+
+// Params is what the stage's cache key has always held (its output is a
+// function of train's, whose key covers the whole cell).
+type Params struct {
+	Task    manifests.Task `json:"task"`
+	Workers int            `json:"workers"`
+	Seed    int            `json:"seed"`
 }
 
+func (Stage) Params(cfg *manifests.Manifest) any { return Params{cfg.Task, cfg.Workers, cfg.Seed} }
+
 func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
-	up, ok := env.Upstream["train"]
-	if !ok {
-		return nil, fmt.Errorf("evaluate: train has not run")
-	}
-	ref := up.Outputs["checkpoint"]
-	data, err := env.Store.Get(ctx, ref)
+	rounds, err := stages.ReadTable(ctx, env, train.Rounds)
 	if err != nil {
 		return nil, err
 	}
-	st, err := stages.DecodeTrainState(data)
+	n := rounds.Rows()
+	if n == 0 {
+		return nil, fmt.Errorf("evaluate: train's rounds table has no rows")
+	}
+	final := &artifacts.Table{}
+	for _, c := range rounds.Columns {
+		last := artifacts.Column{Name: c.Name}
+		switch {
+		case c.Ints != nil:
+			last.Ints = c.Ints[n-1:]
+		case c.Floats != nil:
+			last.Floats = c.Floats[n-1:]
+		default:
+			return nil, fmt.Errorf("evaluate: train's rounds table has a column %q that is not numeric", c.Name)
+		}
+		final.Columns = append(final.Columns, last)
+	}
+	out, err := stages.PutTable(ctx, env.Store, final)
 	if err != nil {
 		return nil, err
 	}
-	// Training evaluates at its last round (also on divergence), so the
-	// checkpoint's last row holds the figures of its parameters.
-	if len(st.Rows) == 0 || int(st.Rows[len(st.Rows)-1][0]) != st.Round {
-		return nil, fmt.Errorf("evaluate: checkpoint %s has no metrics row for its round %d", ref.Digest, st.Round)
-	}
-	table := Table(st.Columns, st.Rows[len(st.Rows)-1:])
-	out, err := stages.PutTable(ctx, env.Store, table)
-	if err != nil {
-		return nil, err
-	}
-	return &stages.Result{Outputs: map[string]artifacts.Ref{"final": out}, Diverged: up.Diverged}, nil
+	return &stages.Result{Outputs: map[string]artifacts.Ref{Final.Name: out}, Diverged: env.Upstream[train.Name].Diverged}, nil
 }

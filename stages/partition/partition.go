@@ -24,19 +24,34 @@ type Stage struct{}
 
 var _ stages.Stage = Stage{}
 
-func (Stage) Name() string { return "partition" }
-func (Stage) Version() int { return 2 }
+// Name is the stage's name.
+const Name = "partition"
 
-// Params is the data (not the model), the workers, the seed and the kind.
+// The stage's outputs: the assignment (every cell) and the per-worker
+// class histogram (data sets only).
+var (
+	Assignment = stages.Output{Stage: Name, Name: "assignment"}
+	Histogram  = stages.Output{Stage: Name, Name: "histogram"}
+)
+
+func (Stage) Name() string             { return Name }
+func (Stage) Version() int             { return 2 }
+func (Stage) Inputs() []stages.Output  { return nil }
+func (Stage) Outputs() []stages.Output { return []stages.Output{Assignment, Histogram} }
+
+// Params is what the partition depends on: the data (not the model), the
+// workers, the seed and the kind.
+type Params struct {
+	Task      manifests.Task       `json:"task"`
+	Workers   int                  `json:"workers"`
+	Seed      int                  `json:"seed"`
+	Partition *manifests.Partition `json:"partition,omitempty"`
+}
+
 func (Stage) Params(cfg *manifests.Manifest) any {
 	task := cfg.Task
 	task.Model = ""
-	return struct {
-		Task      manifests.Task       `json:"task"`
-		Workers   int                  `json:"workers"`
-		Seed      int                  `json:"seed"`
-		Partition *manifests.Partition `json:"partition,omitempty"`
-	}{task, cfg.Workers, cfg.Seed, cfg.Partition}
+	return Params{task, cfg.Workers, cfg.Seed, cfg.Partition}
 }
 
 // Summary is the stage's JSON summary.
@@ -48,7 +63,7 @@ type Summary struct {
 }
 
 func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
-	cfg := &env.Cell.Config
+	cfg := env.Params.(Params)
 	n := cfg.Workers
 	if cfg.Task.Dataset == "quadratic" {
 		ids := make([]int64, n)
@@ -60,9 +75,9 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &stages.Result{Outputs: map[string]artifacts.Ref{"assignment": ref}}, nil
+		return &stages.Result{Outputs: map[string]artifacts.Ref{Assignment.Name: ref}}, nil
 	}
-	data, err := stages.LoadData(cfg, env.Data)
+	data, err := stages.LoadData(cfg.Task, env.Data)
 	if err != nil {
 		return nil, err
 	}
@@ -94,5 +109,5 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		return nil, err
 	}
 	summary, _ := json.Marshal(sum)
-	return &stages.Result{Outputs: map[string]artifacts.Ref{"assignment": assignment, "histogram": histogram}, Summary: summary}, nil
+	return &stages.Result{Outputs: map[string]artifacts.Ref{Assignment.Name: assignment, Histogram.Name: histogram}, Summary: summary}, nil
 }

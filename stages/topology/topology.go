@@ -41,19 +41,29 @@ type Stage struct{}
 
 var _ stages.Stage = Stage{}
 
-func (Stage) Name() string { return "topology" }
-func (Stage) Version() int { return 2 }
+// Name is the stage's name.
+const Name = "topology"
 
-// Params holds the rounds and the seed only for the kinds whose graphs
-// use them (graphs.Topologies), so that identical graphs share one cache
-// entry.
+// Mixing is the stage's output, the mixing table.
+var Mixing = stages.Output{Stage: Name, Name: "mixing"}
+
+func (Stage) Name() string             { return Name }
+func (Stage) Version() int             { return 2 }
+func (Stage) Inputs() []stages.Output  { return nil }
+func (Stage) Outputs() []stages.Output { return []stages.Output{Mixing} }
+
+// Params is what the graphs depend on: the rounds and the seed only for
+// the kinds whose graphs use them (graphs.Topologies), so that identical
+// graphs share one cache entry.
+type Params struct {
+	Topology manifests.Topology `json:"topology"`
+	Workers  int                `json:"workers"`
+	Rounds   int                `json:"rounds,omitempty"`
+	Seed     int                `json:"seed,omitempty"`
+}
+
 func (Stage) Params(cfg *manifests.Manifest) any {
-	p := struct {
-		Topology manifests.Topology `json:"topology"`
-		Workers  int                `json:"workers"`
-		Rounds   int                `json:"rounds,omitempty"`
-		Seed     int                `json:"seed,omitempty"`
-	}{Topology: cfg.Topology, Workers: cfg.Workers}
+	p := Params{Topology: cfg.Topology, Workers: cfg.Workers}
 	if k, ok := graphs.Topologies.Lookup(cfg.Topology.Kind); ok {
 		if slices.Contains(k.Uses, "rounds") {
 			p.Rounds = cfg.Rounds
@@ -75,7 +85,7 @@ type Summary struct {
 }
 
 func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
-	cfg := &env.Cell.Config
+	cfg := env.Params.(Params)
 	tp := cfg.Topology
 	steps, err := graphs.Schedule(tp.Kind, tp.Params, cfg.Workers, cfg.Rounds, uint64(cfg.Seed))
 	if err != nil {
@@ -116,7 +126,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		return nil, err
 	}
 	summary, _ := json.Marshal(sum)
-	return &stages.Result{Outputs: map[string]artifacts.Ref{"mixing": ref}, Summary: summary}, nil
+	return &stages.Result{Outputs: map[string]artifacts.Ref{Mixing.Name: ref}, Summary: summary}, nil
 }
 
 // SpectralGap returns rho = 1 - max(|lambda_2|, |lambda_n|)^2 of a

@@ -82,12 +82,12 @@ func run(t *testing.T, cfg manifests.Manifest) (*Mixings, *artifacts.Table, erro
 	k.Fill(params, kinds.Cell{Workers: cfg.Workers})
 	cfg.Topology.Params = params
 	mem := artifacts.NewMemory()
-	env := &stages.Env{Cell: &manifests.Cell{Config: cfg}, Store: mem}
+	env := &stages.Env{Params: Stage{}.Params(&cfg), Store: mem}
 	res, err := Stage{}.Run(context.Background(), env)
 	if err != nil {
 		return nil, nil, err
 	}
-	data, _ := mem.Get(context.Background(), res.Outputs["mixing"])
+	data, _ := mem.Get(context.Background(), res.Outputs[Mixing.Name])
 	tab, err := artifacts.ReadArrow(data)
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"github.com/ump-lab/ump/nn"
 	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/stages/compress"
-	"github.com/ump-lab/ump/stages/evaluate"
 )
 
 // deviceTrainer trains a GPU cell in a device cohort (stages.Lockstep):
@@ -36,7 +35,7 @@ type deviceTrainer struct {
 }
 
 func newDeviceTrainer(ctx context.Context, env *stages.Env) (*deviceTrainer, error) {
-	cfg := &env.Cell.Config
+	cfg := config(env)
 	data, samplers, err := loadPartition(ctx, env)
 	if err != nil {
 		return nil, err
@@ -70,7 +69,7 @@ func newDeviceTrainer(ctx context.Context, env *stages.Env) (*deviceTrainer, err
 	return d, nil
 }
 
-func (d *deviceTrainer) columns() []string { return evaluate.NeuralColumns }
+func (d *deviceTrainer) columns() []string { return neuralColumns }
 
 // join takes the cell's place in its cohort at its first round, with the
 // initial or restored state.
@@ -121,7 +120,7 @@ func (d *deviceTrainer) metrics(round int) ([]float64, error) {
 			return nil, err
 		}
 	}
-	return append(evaluate.NeuralRow(round, d.loss, *scores), d.exchange.Row()...), nil
+	return append(neuralRow(round, d.loss, *scores), d.exchange.Row()...), nil
 }
 
 func (d *deviceTrainer) state() (map[string][][]float32, map[string]float64, error) {
@@ -132,7 +131,7 @@ func (d *deviceTrainer) state() (map[string][][]float32, map[string]float64, err
 	return vectors, d.exchange.Counters(), nil
 }
 
-func (d *deviceTrainer) restore(saved *stages.TrainState) error {
+func (d *deviceTrainer) restore(saved *TrainState) error {
 	if err := restoreVectors(d.initial, saved.Vectors); err != nil {
 		return err
 	}

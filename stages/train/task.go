@@ -11,7 +11,7 @@ import (
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn"
 	"github.com/ump-lab/ump/stages"
-	"github.com/ump-lab/ump/stages/evaluate"
+	"github.com/ump-lab/ump/stages/partition"
 )
 
 // task is what the training loop needs from the quadratic objective or a
@@ -28,15 +28,15 @@ type task interface {
 }
 
 func newTask(ctx context.Context, env *stages.Env) (task, error) {
-	cfg := &env.Cell.Config
-	if cfg.Task.Dataset == "quadratic" {
-		return &quadratic{q: stages.NewQuadratic(cfg)}, nil
+	cfg := config(env)
+	if q := cfg.Task.Quadratic; cfg.Task.Dataset == "quadratic" {
+		return &quadratic{q: datasets.NewQuadratic(cfg.Workers, q.Dim, q.Zeta, q.Kappa, q.Sigma, uint64(cfg.Seed))}, nil
 	}
 	data, samplers, err := loadPartition(ctx, env)
 	if err != nil {
 		return nil, err
 	}
-	engine, err := stages.NewEngine(cfg, data, env.Device)
+	engine, err := newEngine(cfg, data, env.Device)
 	if err != nil {
 		return nil, err
 	}
@@ -44,15 +44,24 @@ func newTask(ctx context.Context, env *stages.Env) (task, error) {
 		losses: make([]float64, cfg.Workers), lossBound: lossBound(data)}, nil
 }
 
+// newEngine builds the training engine of a data-set cell: the CPU
+// engine, or with engine: gpu the GoMLX one on the device.
+func newEngine(cfg *manifests.Manifest, data *datasets.Dataset, device *nn.Device) (nn.Engine, error) {
+	if cfg.Engine == "gpu" {
+		return nn.NewGPU(cfg.Task.Model, data, uint64(cfg.Seed), device)
+	}
+	return nn.NewCPU(cfg.Task.Model, data, uint64(cfg.Seed))
+}
+
 // loadPartition loads a cell's data set and its workers' samplers from the
 // partition stage's assignment.
 func loadPartition(ctx context.Context, env *stages.Env) (*datasets.Dataset, []*sampler, error) {
-	cfg := &env.Cell.Config
-	data, err := stages.LoadData(cfg, env.Data)
+	cfg := config(env)
+	data, err := stages.LoadData(cfg.Task, env.Data)
 	if err != nil {
 		return nil, nil, err
 	}
-	tab, err := stages.ReadTable(ctx, env, "partition", "assignment")
+	tab, err := stages.ReadTable(ctx, env, partition.Assignment)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -86,7 +95,7 @@ func lossBound(data *datasets.Dataset) float64 {
 // quadratic is the heterogeneous quadratic of spec/algorithms.md.
 type quadratic struct{ q *datasets.Quadratic }
 
-func (t *quadratic) columns() []string { return evaluate.QuadraticColumns }
+func (t *quadratic) columns() []string { return quadraticColumns }
 func (t *quadratic) x0() []float32     { return make([]float32, t.q.Dim) }
 
 func (t *quadratic) grads(round, _ int) algorithms.Grads {
@@ -101,7 +110,7 @@ func (t *quadratic) grads(round, _ int) algorithms.Grads {
 func (t *quadratic) diverged(x [][]float32) bool { return !finite(x) }
 
 func (t *quadratic) metrics(round int, x [][]float32) ([]float64, error) {
-	return evaluate.Quadratic(t.q, round, x), nil
+	return evalQuadratic(t.q, round, x), nil
 }
 
 // lossBoundFactor sets the divergence bound of a data-set cell: a round
@@ -121,7 +130,7 @@ type neural struct {
 	lossBound float64
 }
 
-func (t *neural) columns() []string { return evaluate.NeuralColumns }
+func (t *neural) columns() []string { return neuralColumns }
 
 func (t *neural) x0() []float32 {
 	p := make([]float32, t.engine.Params())
@@ -155,7 +164,7 @@ func (t *neural) diverged(x [][]float32) bool {
 }
 
 func (t *neural) metrics(round int, x [][]float32) ([]float64, error) {
-	return evaluate.Neural(t.engine, &t.data.Test, round, t.trainLoss(), x)
+	return evalNeural(t.engine, &t.data.Test, round, t.trainLoss(), x)
 }
 
 // sampler yields one worker's mini-batches: its samples reshuffled every

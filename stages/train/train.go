@@ -3,14 +3,15 @@
 // for data sets; the quadratic's gradients otherwise), then communication
 // with the round's mixing matrix through the cell's compress.Exchange
 // (exact, or compressed with the bits counted), at the round's learning
-// rate. It records metrics every evaluate.every rounds (and at the last),
-// the exchange's bits and compression figures with them, writes a
+// rate. It evaluates (metrics.go: the quadratic's figures, or every local
+// model and their average on the test split) every evaluate.every rounds
+// and at the last, with the exchange's bits and compression figures, writes a
 // checkpoint every checkpoint.every rounds (and at the end, on divergence
 // and on interruption), resumes from the pipeline's last checkpoint, and
 // outputs the per-round metrics table ("rounds") and the final checkpoint
 // ("checkpoint"). A round with non-finite parameters, or a data-set round
 // whose mean mini-batch loss exceeds 100 ln(classes), stops the run as
-// diverged. GPU cells without compression train in a device cohort
+// diverged. Checkpoints are TrainState (checkpoint.go). GPU cells without compression train in a device cohort
 // (stages.Lockstep, nn.Cohort): the same rounds, computed on the device,
 // recorded the same way.
 package train
@@ -27,7 +28,7 @@ import (
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/stages/compress"
-	"github.com/ump-lab/ump/stages/evaluate"
+	"github.com/ump-lab/ump/stages/partition"
 	"github.com/ump-lab/ump/stages/topology"
 )
 
@@ -36,14 +37,33 @@ type Stage struct{}
 
 var _ stages.Stage = Stage{}
 
-func (Stage) Name() string { return "train" }
-func (Stage) Version() int { return 3 }
+// Name is the stage's name.
+const Name = "train"
 
-// Params is the whole cell configuration but its name.
+// The stage's outputs: the metrics of every evaluated round, and the
+// final checkpoint.
+var (
+	Rounds     = stages.Output{Stage: Name, Name: "rounds"}
+	Checkpoint = stages.Output{Stage: Name, Name: "checkpoint"}
+)
+
+func (Stage) Name() string             { return Name }
+func (Stage) Version() int             { return 3 }
+func (Stage) Inputs() []stages.Output  { return []stages.Output{partition.Assignment, topology.Mixing} }
+func (Stage) Outputs() []stages.Output { return []stages.Output{Rounds, Checkpoint} }
+
+// Params is the whole cell configuration but its name (a
+// manifests.Manifest).
 func (Stage) Params(cfg *manifests.Manifest) any {
 	c := *cfg
 	c.Name = ""
 	return c
+}
+
+// config is the cell configuration a running train stage was given.
+func config(env *stages.Env) *manifests.Manifest {
+	cfg := env.Params.(manifests.Manifest)
+	return &cfg
 }
 
 // Summary is the stage's JSON summary.
@@ -71,8 +91,8 @@ func exchangeConfig(cfg *manifests.Manifest) compress.Config {
 }
 
 func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
-	cfg := &env.Cell.Config
-	tab, err := stages.ReadTable(ctx, env, "topology", "mixing")
+	cfg := config(env)
+	tab, err := stages.ReadTable(ctx, env, topology.Mixing)
 	if err != nil {
 		return nil, err
 	}
@@ -90,13 +110,13 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		return nil, err
 	}
 	defer tr.close()
-	st := &stages.TrainState{Columns: append(tr.columns(), compress.Columns...)}
+	st := &TrainState{Columns: append(tr.columns(), compress.Columns...)}
 	if env.Resume != nil {
 		data, err := env.Store.Get(ctx, env.Resume.Ref)
 		if err != nil {
 			return nil, err
 		}
-		saved, err := stages.DecodeTrainState(data)
+		saved, err := DecodeTrainState(data)
 		if err != nil {
 			return nil, err
 		}
@@ -153,7 +173,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	if lastCheckpoint.Digest == "" { // resumed from the final checkpoint
 		lastCheckpoint = env.Resume.Ref
 	}
-	rounds, err := stages.PutTable(ctx, env.Store, evaluate.Table(st.Columns, st.Rows))
+	rounds, err := stages.PutTable(ctx, env.Store, metricsTable(st.Columns, st.Rows))
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +182,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		sum.DivergedRound = st.Round
 	}
 	summary, _ := json.Marshal(sum)
-	return &stages.Result{Outputs: map[string]artifacts.Ref{"rounds": rounds, "checkpoint": lastCheckpoint},
+	return &stages.Result{Outputs: map[string]artifacts.Ref{Rounds.Name: rounds, Checkpoint.Name: lastCheckpoint},
 		Summary: summary, Diverged: diverged}, nil
 }
 
@@ -184,7 +204,7 @@ type trainer interface {
 	// state returns every state vector by name and the exchange's counters.
 	state() (map[string][][]float32, map[string]float64, error)
 	// restore continues from a checkpoint's vectors and counters.
-	restore(saved *stages.TrainState) error
+	restore(saved *TrainState) error
 	// cohort is the size of the device cohort it trains in (0 on the host).
 	cohort() int
 	close()
@@ -200,7 +220,7 @@ type hostTrainer struct {
 }
 
 func newHostTrainer(ctx context.Context, env *stages.Env) (*hostTrainer, error) {
-	cfg := &env.Cell.Config
+	cfg := config(env)
 	tk, err := newTask(ctx, env)
 	if err != nil {
 		return nil, err
@@ -239,7 +259,7 @@ func (h *hostTrainer) state() (map[string][][]float32, map[string]float64, error
 	return vectors, h.exchange.Counters(), nil
 }
 
-func (h *hostTrainer) restore(saved *stages.TrainState) error {
+func (h *hostTrainer) restore(saved *TrainState) error {
 	if err := restoreVectors(h.opt.State(), saved.Vectors); err != nil {
 		return err
 	}

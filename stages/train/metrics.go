@@ -1,4 +1,4 @@
-package evaluate
+package train
 
 import (
 	"math"
@@ -8,12 +8,12 @@ import (
 	"github.com/ump-lab/ump/nn"
 )
 
-// QuadraticColumns are the metric columns of the quadratic task.
-var QuadraticColumns = []string{"round", "train_loss", "consensus_distance", "objective_gap", "grad_norm_sq"}
+// quadraticColumns are the metric columns of the quadratic task.
+var quadraticColumns = []string{"round", "train_loss", "consensus_distance", "objective_gap", "grad_norm_sq"}
 
-// Quadratic computes one metrics row (QuadraticColumns) after round:
+// evalQuadratic computes one metrics row (quadraticColumns) after round:
 // train_loss is mean_i f_i(x_i), the gap and gradient norm are at xbar.
-func Quadratic(q *datasets.Quadratic, round int, x [][]float32) []float64 {
+func evalQuadratic(q *datasets.Quadratic, round int, x [][]float32) []float64 {
 	xbar := average(x)
 	loss := 0.0
 	for i := range x {
@@ -22,18 +22,18 @@ func Quadratic(q *datasets.Quadratic, round int, x [][]float32) []float64 {
 	return []float64{float64(round), loss / float64(len(x)), consensusDistance(x, xbar), q.Gap(xbar), q.GradNormSq(xbar)}
 }
 
-// NeuralColumns are the metric columns of a data-set cell. test_* score
+// neuralColumns are the metric columns of a data-set cell. test_* score
 // each worker's local model on the whole test split (the paper reports
 // test_acc_mean; std is over workers, ddof 0); consensus_* score the
 // average of the workers' parameters.
-var NeuralColumns = []string{"round", "train_loss", "test_loss_mean", "test_acc_mean", "test_acc_std",
+var neuralColumns = []string{"round", "train_loss", "test_loss_mean", "test_acc_mean", "test_acc_std",
 	"test_acc_min", "test_acc_max", "consensus_loss", "consensus_acc", "consensus_distance"}
 
-// Neural computes one metrics row (NeuralColumns) after round. trainLoss
+// evalNeural computes one metrics row (neuralColumns) after round. trainLoss
 // is the round's mean mini-batch loss over workers and local steps. The n
 // local models and the averaged one are evaluated in one engine call (in
 // parallel, on the engine's reused buffers).
-func Neural(e nn.Engine, test *datasets.Split, round int, trainLoss float64, x [][]float32) ([]float64, error) {
+func evalNeural(e nn.Engine, test *datasets.Split, round int, trainLoss float64, x [][]float32) ([]float64, error) {
 	xbar := average(x)
 	avg := make([]float32, len(xbar))
 	for k, v := range xbar {
@@ -43,12 +43,12 @@ func Neural(e nn.Engine, test *datasets.Split, round int, trainLoss float64, x [
 	if err != nil {
 		return nil, err
 	}
-	return NeuralRow(round, trainLoss, nn.CellScores{Local: scores[:len(x)], Consensus: scores[len(x)],
+	return neuralRow(round, trainLoss, nn.CellScores{Local: scores[:len(x)], Consensus: scores[len(x)],
 		ConsensusDistance: consensusDistance(x, xbar)}), nil
 }
 
-// NeuralRow is the metrics row (NeuralColumns) of a round's scores.
-func NeuralRow(round int, trainLoss float64, s nn.CellScores) []float64 {
+// neuralRow is the metrics row (neuralColumns) of a round's scores.
+func neuralRow(round int, trainLoss float64, s nn.CellScores) []float64 {
 	lossSum, accSum, accMin, accMax := 0.0, 0.0, math.Inf(1), math.Inf(-1)
 	for _, l := range s.Local {
 		lossSum += l.Loss
@@ -90,9 +90,9 @@ func consensusDistance(x [][]float32, xbar []float64) float64 {
 	return cd / float64(len(x))
 }
 
-// Table turns metric rows into a table: "round" as int64, the other
+// metricsTable turns metric rows into a table: "round" as int64, the other
 // columns as float64.
-func Table(columns []string, rows [][]float64) *artifacts.Table {
+func metricsTable(columns []string, rows [][]float64) *artifacts.Table {
 	t := &artifacts.Table{}
 	for k, name := range columns {
 		if name == "round" {

@@ -1,4 +1,4 @@
-package evaluate
+package train
 
 import (
 	"math"
@@ -26,7 +26,7 @@ func TestNeuralRowAggregatesLocalAndAveragedModels(t *testing.T) {
 			x[i][k] = float32(math.Sin(float64(1 + 3*i + k))) // four different models
 		}
 	}
-	row, err := Neural(e, &data.Test, 7, 0.25, x)
+	row, err := evalNeural(e, &data.Test, 7, 0.25, x)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestNeuralRowAggregatesLocalAndAveragedModels(t *testing.T) {
 		return s[0]
 	}
 	got := map[string]float64{}
-	for k, name := range NeuralColumns {
+	for k, name := range neuralColumns {
 		got[name] = row[k]
 	}
 	var acc []float64
