@@ -35,14 +35,14 @@ test:
 # same round of training, with the machine's sgemm ceiling.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./...
-	$(GO) test -count=1 -run '^TestPeerComparison$$' -v ./nn -peer
+	$(GO) test -tags peer -run '^$$' -bench '^BenchmarkPeerComparison$$' -benchtime 1x ./nn
 
 # On a GPU host: the GPU engine's cohorts against a JAX and a torch.func
 # peer and the per-worker PyTorch loop on the same GPU (python3 with jax
 # and torch on the PATH; -gpu-cases/-gpu-peers narrow it), then the wall
 # time of the full paper/table1-mnist in a fresh store.
 bench-gpu: build-gpu
-	$(GO) test -tags xla -count=1 -run '^TestGPUPeerComparison$$' -v ./nn -gpu-peer
+	$(GO) test -tags 'xla peer' -run '^$$' -bench '^BenchmarkGPUPeerComparison$$' -benchtime 1x ./nn
 	./bin/ump-gpu data fetch mnist
 	store=$$(mktemp -d) && start=$$(date +%s) && \
 		./bin/ump-gpu --store $$store run --engine gpu paper/table1-mnist && \

@@ -317,3 +317,16 @@ func TestCohortEqualsCellsAlone(t *testing.T) {
 		})
 	}
 }
+
+// ringOf is Metropolis-Hastings on a ring of n (1/3 each; n >= 3).
+func ringOf(n int) algorithms.Mixing {
+	w := make([][]float64, n)
+	for i := range w {
+		w[i] = make([]float64, n)
+		w[i][i] += 1.0 / 3
+		w[i][(i+1)%n] += 1.0 / 3
+		w[i][(i+n-1)%n] += 1.0 / 3
+	}
+	m, _ := algorithms.NewMixing(w)
+	return m
+}

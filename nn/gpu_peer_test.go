@@ -1,4 +1,4 @@
-//go:build xla
+//go:build xla && peer
 
 package nn
 
@@ -19,7 +19,6 @@ import (
 )
 
 var (
-	gpuPeer  = flag.Bool("gpu-peer", false, "compare the GPU engine with JAX and PyTorch on CUDA (GPU hosts)")
 	gpuCases = flag.String("gpu-cases", "", "comma-separated benchmark cases (default: all)")
 	gpuPeers = flag.String("gpu-peers", "jax,torch,torch-loop", "comma-separated peers to time beside the engine")
 )
@@ -52,18 +51,21 @@ func benchCases() []benchCase {
 		benchCase{"embedding-bag-c2-n10", "embedding-bag", 2, 10, 128, agnews, "embedding-bag-agnews", false})
 }
 
-// TestGPUPeerComparison prints, for each benchmark case, the GPU engine's
+// BenchmarkGPUPeerComparison prints, for each benchmark case, the GPU engine's
 // D-SUM rounds (K = 10 steps, gossip on a ring, everything on the device
 // but the batches' indices and dropout masks) against a JAX peer
 // (jit + vmap + lax.scan, donated state) and a PyTorch torch.func peer
 // (vmap + functional_call, torch.compile) doing the same work on the same
 // GPU, and today's per-worker PyTorch loop: samples/s (median of 20
 // rounds after 2 warm-ups), compile time and peak device memory. TF32 is
-// off on every side. It measures; it asserts nothing about speed.
-func TestGPUPeerComparison(t *testing.T) {
-	if !*gpuPeer {
-		t.Skip("a benchmark for GPU hosts: make bench-gpu")
+// off on every side. make bench-gpu runs it once (-benchtime 1x).
+func BenchmarkGPUPeerComparison(b *testing.B) {
+	for b.Loop() {
+		compareGPUPeers(b)
 	}
+}
+
+func compareGPUPeers(t testing.TB) {
 	config := os.Getenv("GOMLX_BACKEND")
 	if config == "" {
 		plugin, err := FindCUDAPlugin()
@@ -219,17 +221,4 @@ func cohortRates(dev *Device, bc benchCase) (rates []float64, compile float64, e
 		}
 	}
 	return rates, compile, est, nil
-}
-
-// ringOf is Metropolis-Hastings on a ring of n (1/3 each; n >= 3).
-func ringOf(n int) algorithms.Mixing {
-	w := make([][]float64, n)
-	for i := range w {
-		w[i] = make([]float64, n)
-		w[i][i] += 1.0 / 3
-		w[i][(i+1)%n] += 1.0 / 3
-		w[i][(i+n-1)%n] += 1.0 / 3
-	}
-	m, _ := algorithms.NewMixing(w)
-	return m
 }

@@ -1,3 +1,5 @@
+//go:build peer
+
 package nn
 
 import (
@@ -6,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -17,10 +18,7 @@ import (
 	"github.com/ump-lab/ump/internal/rng"
 )
 
-var (
-	peer       = flag.Bool("peer", false, "compare the engine with PyTorch (make bench)")
-	peerModels = flag.String("peer.models", "lenet-mnist,lenet-cifar10,cnn-emnist,embedding-bag-agnews", "the models to compare")
-)
+var peerModels = flag.String("peer.models", "lenet-mnist,lenet-cifar10,cnn-emnist,embedding-bag-agnews", "the models to compare")
 
 // workload is the round the engine and the PyTorch peer both time: n
 // workers, K local steps of batch B, plain SGD, random data.
@@ -41,40 +39,9 @@ var workloads = []struct {
 	{"embedding-bag-agnews", "embedding-bag", nil, 4},
 }
 
-// randomData makes a data set of random samples of the given shape.
-func randomData(shape []int, classes, samples, vocab, bagLen int) *datasets.Dataset {
-	r := rng.New(1, "peer-data")
-	d := &datasets.Dataset{Classes: classes, Shape: shape}
-	s := &d.Train
-	s.Labels = make([]int32, samples)
-	for i := range s.Labels {
-		s.Labels[i] = int32(r.IntN(classes))
-	}
-	if shape == nil {
-		d.Vocab = make([]string, vocab)
-		s.Offsets = []int64{0}
-		for i := 0; i < samples; i++ {
-			for j := 0; j < bagLen; j++ {
-				s.Tokens = append(s.Tokens, int32(r.IntN(vocab)))
-			}
-			s.Offsets = append(s.Offsets, int64(len(s.Tokens)))
-		}
-		return d
-	}
-	size := 1
-	for _, v := range shape {
-		size *= v
-	}
-	s.Pixels = make([]uint8, samples*size)
-	for i := range s.Pixels {
-		s.Pixels[i] = uint8(r.IntN(256))
-	}
-	return d
-}
-
 // engineRates times rounds of the workload on the CPU engine: samples/s
 // of each round after a warm-up round.
-func engineRates(t *testing.T, model string, data *datasets.Dataset) ([]float64, *Model) {
+func engineRates(t testing.TB, model string, data *datasets.Dataset) ([]float64, *Model) {
 	e, err := NewCPU(model, data, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -138,11 +105,6 @@ func sgemmCeiling() float64 {
 	return 2 * n * n * n / best.Seconds() / 1e9
 }
 
-func median(v []float64) float64 {
-	s := slices.Sorted(slices.Values(v))
-	return s[len(s)/2]
-}
-
 // torchRates runs the PyTorch peer on one model: samples/s of each round
 // after a warm-up round.
 func torchRates(name string) ([]float64, error) {
@@ -164,14 +126,16 @@ func torchRates(name string) ([]float64, error) {
 	return line.Rates, nil
 }
 
-// TestPeerComparison prints the engine against PyTorch on the same
+// BenchmarkPeerComparison prints the engine against PyTorch on the same
 // workload, model by model (PyTorch, then the engine, so both meet the
-// machine in the same state); `make bench` runs it. It measures, it asserts
-// nothing about speed.
-func TestPeerComparison(t *testing.T) {
-	if !*peer {
-		t.Skip("a benchmark: make bench runs it with -peer")
+// machine in the same state); `make bench` runs it once (-benchtime 1x).
+func BenchmarkPeerComparison(b *testing.B) {
+	for b.Loop() {
+		comparePeers(b)
 	}
+}
+
+func comparePeers(t testing.TB) {
 	ceiling := sgemmCeiling()
 	fmt.Printf("\nengine %s vs PyTorch (python3-torch, torch.set_num_threads(%d), one nn.Module per worker)\n", (&CPU{}).Name(), procs())
 	fmt.Printf("workload: %d workers x %d local steps x batch %d, random data, SGD; medians of %d rounds after a warm-up\n",
@@ -203,5 +167,3 @@ func TestPeerComparison(t *testing.T) {
 		fmt.Printf("%-22s %14.0f   (the pure-Go gonum sgemm fallback, for machines without OpenBLAS)\n", "lenet-mnist, pure Go", median(rates))
 	}
 }
-
-func procs() int { return runtime.GOMAXPROCS(0) }
