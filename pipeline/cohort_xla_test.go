@@ -12,6 +12,7 @@ import (
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/stages/train"
 )
 
 // goDevice is GoMLX's pure-Go backend with its ops run one after another
@@ -54,12 +55,9 @@ func trainDigests(t *testing.T, s *Store, hash string) []string {
 	t.Helper()
 	var out []string
 	for _, c := range reportOf(t, s, hash).Cells {
-		st := c.Stage("train")
-		if st == nil || st.Result == nil {
-			out = append(out, "")
-			continue
-		}
-		out = append(out, st.Result.Outputs["rounds"].Digest+" "+st.Result.Outputs["checkpoint"].Digest)
+		rounds, _ := c.Output(train.Rounds)
+		checkpoint, _ := c.Output(train.Checkpoint)
+		out = append(out, rounds.Digest+" "+checkpoint.Digest)
 	}
 	return out
 }

@@ -70,23 +70,6 @@ evaluate: {every: 1}
 checkpoint: {every: 2}
 `
 
-// outputDigests lists every stage output of every cell of a manifest.
-func outputDigests(t *testing.T, s *Store, hash string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	for i, cell := range reportOf(t, s, hash).Cells {
-		if cell.Status != Completed {
-			t.Fatalf("cell %d is %s, want completed", i+1, cell.Status)
-		}
-		for _, st := range cell.Stages {
-			for name, ref := range st.Result.Outputs {
-				out[fmt.Sprintf("cell %d %s/%s", i+1, st.Name, name)] = ref.Digest
-			}
-		}
-	}
-	return out
-}
-
 // TestEveryCrashPointResumes fails the k-th write of a run, for every k
 // and both ways a write can fail (lost, or done but unacknowledged), then
 // reopens the store and reruns: the rerun must complete every cell with

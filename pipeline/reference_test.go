@@ -5,7 +5,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
 )
 
@@ -385,37 +384,4 @@ func TestFiguresMatchReference(t *testing.T) {
 			t.Logf("cell %s: final gap %.6g, consensus distance %.3g, worst relative error where > 1e-4: %.2g", cell.LabelString(), last[2], last[1], worst)
 		}
 	}
-}
-
-func openTestStore(t *testing.T) *Store {
-	t.Helper()
-	s, err := Open(t.TempDir(), "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-// reportOf is the store's report of a manifest.
-func reportOf(t *testing.T, s *Store, hash string) *Report {
-	t.Helper()
-	reg, err := s.FindManifest(hash)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := s.Report(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rep
-}
-
-func exportTable(t *testing.T, s *Store, hash, table string) *artifacts.Table {
-	t.Helper()
-	tab, skipped, err := s.Export(context.Background(), reportOf(t, s, hash), table)
-	if err != nil || len(skipped) > 0 {
-		t.Fatalf("export %s: skipped %v, %v", table, skipped, err)
-	}
-	return tab
 }

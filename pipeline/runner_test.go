@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,50 +30,6 @@ sweep:
 evaluate: {every: 2}
 checkpoint: {every: 10}
 `
-
-func parse(t *testing.T, src string) *manifests.Plan {
-	t.Helper()
-	plan, err := manifests.Parse("test.yaml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return plan
-}
-
-func countKind(t *testing.T, s *Store, kind string) int {
-	t.Helper()
-	evs, err := s.Log.ByKind(kind)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(evs)
-}
-
-// withoutWall drops the one column that differs between runs.
-func withoutWall(tab *artifacts.Table) *artifacts.Table {
-	out := &artifacts.Table{}
-	for _, c := range tab.Columns {
-		if c.Name != "wall_seconds" {
-			out.Columns = append(out.Columns, c)
-		}
-	}
-	return out
-}
-
-func sameTables(t *testing.T, a, b *artifacts.Table) {
-	t.Helper()
-	da, err := artifacts.WriteArrow(withoutWall(a))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := artifacts.WriteArrow(withoutWall(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(da) != string(db) {
-		t.Fatalf("tables differ:\n%+v\n%+v", a, b)
-	}
-}
 
 func TestRerunIsAllCacheHits(t *testing.T) {
 	plan := parse(t, smallManifest)
@@ -290,5 +247,30 @@ func TestFoldRefusesPayloadsThatDoNotDecode(t *testing.T) {
 	}
 	if _, err := s.Cell("c"); err == nil || !strings.Contains(err.Error(), "event 2 (CellCompleted)") {
 		t.Errorf("fold of a CellCompleted whose payload is a string: %v; want an error naming event 2", err)
+	}
+}
+
+// TestStagesReadOnlyDeclaredOutputsOfEarlierStages: every input a default
+// stage declares is an output an earlier stage declares, and every table
+// export offers is a declared output.
+func TestStagesReadOnlyDeclaredOutputsOfEarlierStages(t *testing.T) {
+	var declared []stages.Output
+	for _, st := range DefaultStages() {
+		for _, in := range st.Inputs() {
+			if !slices.Contains(declared, in) {
+				t.Errorf("stage %s reads %s, which no earlier stage declares", st.Name(), in)
+			}
+		}
+		for _, out := range st.Outputs() {
+			if out.Stage != st.Name() {
+				t.Errorf("stage %s declares an output of stage %s", st.Name(), out.Stage)
+			}
+		}
+		declared = append(declared, st.Outputs()...)
+	}
+	for name, src := range tableSources {
+		if !slices.Contains(declared, src) {
+			t.Errorf("export table %s comes from %s, which no stage declares", name, src)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"os"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/ump-lab/ump/datasets"
-	"github.com/ump-lab/ump/pipeline"
 )
 
 var umpBin string
@@ -38,43 +36,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-type result struct {
-	stdout, stderr string
-	code           int
-}
-
-func ump(t *testing.T, store string, args ...string) result {
-	t.Helper()
-	return umpEnv(t, nil, store, args...)
-}
-
-// umpEnv runs ump with extra environment variables.
-func umpEnv(t *testing.T, env []string, store string, args ...string) result {
-	t.Helper()
-	cmd := exec.Command(umpBin, append([]string{"--store", store}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{out.String(), errb.String(), code}
-}
-
-func writeFile(t *testing.T, name, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // longManifest trains long enough (about a second per cell) to be
 // interrupted; sigma > 0 exercises the counter-based noise streams.
 const longManifest = `version: 1
@@ -90,60 +51,6 @@ sweep:
 evaluate: {every: 3}
 checkpoint: {every: 10}
 `
-
-var hashLine = regexp.MustCompile(`^manifest ([0-9a-f]{64})\n`)
-
-func hashOf(t *testing.T, r result) string {
-	t.Helper()
-	m := hashLine.FindStringSubmatch(r.stdout)
-	if m == nil {
-		t.Fatalf("first stdout line is not `manifest <hash>`:\n%s\nstderr:\n%s", r.stdout, r.stderr)
-	}
-	return m[1]
-}
-
-// exportCSV exports a table and drops wall_seconds, the one column that
-// differs between runs.
-func exportCSV(t *testing.T, store, hash, table string) string {
-	t.Helper()
-	r := ump(t, store, "export", "--manifest", hash, "--table", table, "--out", "-")
-	if r.code != 0 {
-		t.Fatalf("export: %d %s", r.code, r.stderr)
-	}
-	rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	drop := -1
-	for i, name := range rows[0] {
-		if name == "wall_seconds" {
-			drop = i
-		}
-	}
-	var b strings.Builder
-	for _, row := range rows {
-		for i, v := range row {
-			if i != drop {
-				b.WriteString(v + ",")
-			}
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
-}
-
-// outputsOf lists the output digests `ump show` reports.
-func outputsOf(t *testing.T, store, hash string) string {
-	t.Helper()
-	r := ump(t, store, "show", hash)
-	var lines []string
-	for _, l := range strings.Split(r.stdout, "\n") {
-		if strings.Contains(l, "output ") {
-			lines = append(lines, strings.TrimSpace(l))
-		}
-	}
-	return strings.Join(lines, "\n")
-}
 
 func TestRunShowsHashTableAndCaches(t *testing.T) {
 	store := t.TempDir()
@@ -237,14 +144,6 @@ func TestExitCodes(t *testing.T) {
 	if r := ump(t, store, "help"); r.code != 0 || !strings.Contains(r.stdout, "EXIT CODES") {
 		t.Errorf("help lacks exit codes: %s", r.stdout)
 	}
-}
-
-func snapshot(store string) *pipeline.Snapshot {
-	s, err := pipeline.ReadSnapshot(store)
-	if err != nil {
-		return nil
-	}
-	return s
 }
 
 // TestKillAnywhereThenResumeIsBitIdentical SIGKILLs a quadratic sweep again

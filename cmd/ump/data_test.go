@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"strings"
 	"testing"
 
@@ -70,19 +69,6 @@ func classesOf(dataset string) int {
 		return 4
 	}
 	return 10
-}
-
-func exportRows(t *testing.T, store, hash, table string) [][]string {
-	t.Helper()
-	r := ump(t, store, "export", "--manifest", hash, "--table", table, "--out", "-")
-	if r.code != 0 {
-		t.Fatalf("export --table %s: exit %d %s", table, r.code, r.stderr)
-	}
-	rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rows
 }
 
 func TestDataCommands(t *testing.T) {

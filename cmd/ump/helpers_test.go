@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ump-lab/ump/pipeline"
+)
+
+// Helpers shared by the package's tests.
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func ump(t *testing.T, store string, args ...string) result {
+	t.Helper()
+	return umpEnv(t, nil, store, args...)
+}
+
+// umpEnv runs ump with extra environment variables.
+func umpEnv(t *testing.T, env []string, store string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(umpBin, append([]string{"--store", store}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+var hashLine = regexp.MustCompile(`^manifest ([0-9a-f]{64})\n`)
+
+func hashOf(t *testing.T, r result) string {
+	t.Helper()
+	m := hashLine.FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("first stdout line is not `manifest <hash>`:\n%s\nstderr:\n%s", r.stdout, r.stderr)
+	}
+	return m[1]
+}
+
+// exportCSV exports a table and drops wall_seconds, the one column that
+// differs between runs.
+func exportCSV(t *testing.T, store, hash, table string) string {
+	t.Helper()
+	r := ump(t, store, "export", "--manifest", hash, "--table", table, "--out", "-")
+	if r.code != 0 {
+		t.Fatalf("export: %d %s", r.code, r.stderr)
+	}
+	rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	drop := -1
+	for i, name := range rows[0] {
+		if name == "wall_seconds" {
+			drop = i
+		}
+	}
+	var b strings.Builder
+	for _, row := range rows {
+		for i, v := range row {
+			if i != drop {
+				b.WriteString(v + ",")
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// outputsOf lists the output digests `ump show` reports.
+func outputsOf(t *testing.T, store, hash string) string {
+	t.Helper()
+	r := ump(t, store, "show", hash)
+	var lines []string
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if strings.Contains(l, "output ") {
+			lines = append(lines, strings.TrimSpace(l))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func snapshot(store string) *pipeline.Snapshot {
+	s, err := pipeline.ReadSnapshot(store)
+	if err != nil {
+		return nil
+	}
+	return s
+}
+
+func exportRows(t *testing.T, store, hash, table string) [][]string {
+	t.Helper()
+	r := ump(t, store, "export", "--manifest", hash, "--table", table, "--out", "-")
+	if r.code != 0 {
+		t.Fatalf("export --table %s: exit %d %s", table, r.code, r.stderr)
+	}
+	rows, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
