@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/gomlx/gomlx/backends"
@@ -15,6 +16,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
+	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/internal/rng"
 )
@@ -269,6 +271,9 @@ func (c *xlaCohort) cellInputs(ci int, cr *CellRound, scalars []float32, mix []f
 	sh := c.shape
 	k, b := sh.LocalSteps, sh.Batch
 	a := cr.Config.WithDefaults()
+	if err := onDevice(a); err != nil {
+		return fmt.Errorf("gpu engine: cell %d: %w", ci, err)
+	}
 	eta := float32(cr.LR)
 	s := scalars[ci*cellScalars:][:cellScalars]
 	s[sEta], s[sAlphaEta], s[sBeta] = eta, float32(a.Params.Float("alpha"))*eta, float32(a.Params.Float("beta"))
@@ -297,6 +302,25 @@ func (c *xlaCohort) cellInputs(ci int, cr *CellRound, scalars []float32, mix []f
 				idx[at+j] = int32(sample)
 				weights[at+j] = 1 / float32(len(batch))
 			}
+		}
+	}
+	return nil
+}
+
+// deviceParams are the algorithm parameters the round program reads.
+var deviceParams = []string{"alpha", "beta", "lambda", "tracker_init", "nesterov", "mu", "base_beta", "slow_beta", "slow_alpha"}
+
+// onDevice refuses a configuration with a parameter the round program
+// does not implement set away from its default, rather than train as if
+// it were not there.
+func onDevice(a algorithms.Config) error {
+	k, ok := algorithms.Family.Lookup(a.Name)
+	if !ok {
+		return fmt.Errorf("unknown algorithm %q", a.Name)
+	}
+	for _, p := range k.Params {
+		if !slices.Contains(deviceParams, p.Name) && a.Params[p.Name] != p.Default {
+			return fmt.Errorf("%s's %s = %v is not implemented on the device; run the cell with engine: cpu", a.Name, p.Name, a.Params[p.Name])
 		}
 	}
 	return nil

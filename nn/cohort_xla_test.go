@@ -5,6 +5,8 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ump-lab/ump/algorithms"
@@ -329,4 +331,22 @@ func ringOf(n int) algorithms.Mixing {
 	}
 	m, _ := algorithms.NewMixing(w)
 	return m
+}
+
+// TestCohortRefusesParametersItDoesNotImplement: a parameter declared for
+// an algorithm after the round program was written trains on the device
+// only at its default; set otherwise, the cell fails instead of ignoring
+// it.
+func TestCohortRefusesParametersItDoesNotImplement(t *testing.T) {
+	k, _ := algorithms.Family.Lookup("gt-dsum")
+	saved := k.Params
+	k.Params = append(slices.Clone(saved), kinds.Param{Name: "restart_every", Type: kinds.Int, Default: 0, Quiet: true})
+	t.Cleanup(func() { k.Params = saved })
+	if err := onDevice(algorithms.Config{Name: "gt-dsum"}.WithDefaults()); err != nil {
+		t.Errorf("at its default: %v", err)
+	}
+	err := onDevice(algorithms.Config{Name: "gt-dsum", Params: kinds.Values{"restart_every": 5}}.WithDefaults())
+	if err == nil || !strings.Contains(err.Error(), "restart_every = 5 is not implemented on the device") {
+		t.Errorf("set to 5: %v", err)
+	}
 }
