@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestPublishedEventsFollowTheLog checks what a reader beside the holder
@@ -93,5 +94,34 @@ func TestPublishedEventsFollowTheLog(t *testing.T) {
 	os.Remove(path)
 	if _, err := OpenReader(dir, "reader"); !errors.Is(err, ErrBusy) {
 		t.Errorf("OpenReader with nothing published: %v; want ErrBusy", err)
+	}
+}
+
+// TestWriterWaitsForAReader: a run that starts while a reading command
+// holds the store (no run did, so it opened the log itself) waits for it
+// instead of being refused; a second writer is refused at once.
+func TestWriterWaitsForAReader(t *testing.T) {
+	dir := t.TempDir()
+	reader, err := OpenReader(dir, "ump table")
+	if err != nil || reader.Log == nil {
+		t.Fatalf("OpenReader of a free store: %v (log %v)", err, reader.Log)
+	}
+	released := make(chan time.Time, 1)
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		released <- time.Now()
+		reader.Close()
+	}()
+	writer, err := Open(dir, "ump run")
+	if err != nil {
+		t.Fatalf("a writer beside a reader: %v; want it to wait for the reader", err)
+	}
+	defer writer.Close()
+	if at := <-released; time.Now().Before(at) {
+		t.Error("the writer opened the store before the reader released it")
+	}
+	start := time.Now()
+	if _, err := Open(dir, "ump run"); !errors.Is(err, ErrBusy) || time.Since(start) > time.Second {
+		t.Errorf("a second writer: %v after %s; want ErrBusy at once", err, time.Since(start))
 	}
 }

@@ -36,7 +36,15 @@ var ErrBusy = errors.New("store is in use")
 
 // Open locks the store directory (creating it) and opens its event log and
 // blobs. command describes the holder to anyone who finds the store busy.
-func Open(dir, command string) (*Store, error) {
+// A store held by a reading command (OpenReader while no run holds it) is
+// waited for up to readerWait: they hold it for a moment.
+func Open(dir, command string) (*Store, error) { return open(dir, command, false) }
+
+// readerWait bounds how long Open waits for a reading command.
+const readerWait = 10 * time.Second
+
+// open is Open; reading marks the holder as a reading command.
+func open(dir, command string, reading bool) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("store %s: %w", dir, err)
 	}
@@ -44,13 +52,23 @@ func Open(dir, command string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", dir, err)
 	}
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		lock.Close()
-		pid, what := Holder(dir)
-		return nil, fmt.Errorf("%w: store %s is in use by PID %d (%s); wait for it to finish, or use another --store. `ump status` works meanwhile", ErrBusy, dir, pid, what)
+	for deadline := time.Now().Add(readerWait); ; time.Sleep(20 * time.Millisecond) {
+		err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if data, _ := os.ReadFile(filepath.Join(dir, "lock")); reading || !strings.HasSuffix(string(data), "\n"+readingRole+"\n") || time.Now().After(deadline) {
+			lock.Close()
+			pid, what := Holder(dir)
+			return nil, fmt.Errorf("%w: store %s is in use by PID %d (%s); wait for it to finish, or use another --store. `ump status` works meanwhile", ErrBusy, dir, pid, what)
+		}
+	}
+	role := "write"
+	if reading {
+		role = readingRole
 	}
 	lock.Truncate(0)
-	lock.WriteAt([]byte(fmt.Sprintf("%d\n%s since %s\n", os.Getpid(), command, time.Now().UTC().Format(time.RFC3339))), 0)
+	lock.WriteAt([]byte(fmt.Sprintf("%d\n%s since %s\n%s\n", os.Getpid(), command, time.Now().UTC().Format(time.RFC3339), role)), 0)
 	s := &Store{Dir: dir, lock: lock}
 	if s.Local, err = artifacts.NewLocal(filepath.Join(dir, "blobs")); err == nil {
 		err = s.Local.RemoveTemp()
@@ -73,7 +91,7 @@ func Open(dir, command string) (*Store, error) {
 // returns ErrBusy when the holder publishes nothing (a store written by an
 // older ump that is still running).
 func OpenReader(dir, command string) (*Store, error) {
-	s, err := Open(dir, command)
+	s, err := open(dir, command, true)
 	if !errors.Is(err, ErrBusy) {
 		return s, err
 	}
@@ -92,12 +110,19 @@ func OpenReader(dir, command string) (*Store, error) {
 	return &Store{Dir: dir, Events: evs, Local: local, Blobs: local, Beside: fmt.Sprintf("PID %d (%s)", pid, what)}, nil
 }
 
+// readingRole marks, on the lock file's last line, a holder that only
+// reads.
+const readingRole = "read"
+
 // Holder returns the PID and command line recorded by the last process
 // that locked the store in dir.
 func Holder(dir string) (pid int, what string) {
 	data, _ := os.ReadFile(filepath.Join(dir, "lock"))
-	first, what, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
-	pid, _ = strconv.Atoi(first)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	pid, _ = strconv.Atoi(lines[0])
+	if len(lines) > 1 {
+		what = lines[1]
+	}
 	return pid, what
 }
 
