@@ -129,17 +129,6 @@ func (k *Kind[New]) Param(name string) (Param, bool) {
 	return k.Params[i], true
 }
 
-// Select returns the values of v that the kind takes.
-func (k *Kind[New]) Select(v Values) Values {
-	out := Values{}
-	for _, p := range k.Params {
-		if x, ok := v[p.Name]; ok {
-			out[p.Name] = x
-		}
-	}
-	return out
-}
-
 // ParamNames lists the kind's parameters, or "none".
 func (k *Kind[New]) ParamNames() string {
 	if len(k.Params) == 0 {

@@ -1,9 +1,6 @@
 package nn
 
 import (
-	"runtime"
-	"slices"
-
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/internal/rng"
 )
@@ -40,10 +37,3 @@ func randomData(shape []int, classes, samples, vocab, bagLen int) *datasets.Data
 	}
 	return d
 }
-
-func median(v []float64) float64 {
-	s := slices.Sorted(slices.Values(v))
-	return s[len(s)/2]
-}
-
-func procs() int { return runtime.GOMAXPROCS(0) }

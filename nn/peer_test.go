@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -167,3 +168,10 @@ func comparePeers(t testing.TB) {
 		fmt.Printf("%-22s %14.0f   (the pure-Go gonum sgemm fallback, for machines without OpenBLAS)\n", "lenet-mnist, pure Go", median(rates))
 	}
 }
+
+func median(v []float64) float64 {
+	s := slices.Sorted(slices.Values(v))
+	return s[len(s)/2]
+}
+
+func procs() int { return runtime.GOMAXPROCS(0) }

@@ -80,9 +80,3 @@ func TestExportsReadByIndependentReaders(t *testing.T) {
 		}
 	}
 }
-
-// closeTo compares a JSON number with the CSV's shortest form.
-func closeTo(f float64, s string) bool {
-	b, _ := json.Marshal(f)
-	return string(b) == s || strings.EqualFold(strings.Replace(string(b), "e-0", "e-", 1), strings.Replace(s, "e-0", "e-", 1))
-}

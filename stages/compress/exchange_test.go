@@ -29,8 +29,13 @@ func ring(t *testing.T, n int) algorithms.Mixing {
 func train(t *testing.T, name string, comm algorithms.Comm, n, rounds int, lr float64, after func(x [][]float32)) algorithms.Optimizer {
 	t.Helper()
 	q := datasets.NewQuadratic(n, 20, 1, 4, 0, 1)
+	cfg := algorithms.Config{Name: name, Params: kinds.Values{}}
 	kind, _ := algorithms.Family.Lookup(name)
-	cfg := algorithms.Config{Name: name, Params: kind.Select(kinds.Values{"alpha": 2.0, "beta": 0.5, "lambda": 0.8, "mu": 0.5, "slow_beta": 0.5})}
+	for _, p := range kind.Params { // the algorithm's own, set to the test's values
+		if v, ok := (kinds.Values{"alpha": 2.0, "beta": 0.5, "lambda": 0.8, "mu": 0.5, "slow_beta": 0.5})[p.Name]; ok {
+			cfg.Params[p.Name] = v
+		}
+	}
 	opt, err := algorithms.New(cfg, n, make([]float32, 20))
 	if err != nil {
 		t.Fatal(err)
