@@ -115,12 +115,11 @@ func New(cfg Config, n int, x0 []float32) (Optimizer, error) {
 // WithDefaults returns cfg with a copy of its parameters in which every
 // parameter the algorithm takes and cfg lacks has its default.
 func (cfg Config) WithDefaults() Config {
-	params := kinds.Values{}
-	maps.Copy(params, cfg.Params)
 	if k, ok := Family.Lookup(cfg.Name); ok {
-		k.Fill(params, kinds.Cell{})
+		cfg.Params = k.WithDefaults(cfg.Params, kinds.Cell{})
+	} else {
+		cfg.Params = maps.Clone(cfg.Params)
 	}
-	cfg.Params = params
 	return cfg
 }
 

@@ -3,6 +3,7 @@ package kinds
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -153,6 +154,15 @@ func (k *Kind[New]) Fill(v Values, c Cell) {
 			v[p.Name] = p.DefaultOf(v, c)
 		}
 	}
+}
+
+// WithDefaults returns a copy of v in which every parameter the kind takes
+// and v lacks has its default.
+func (k *Kind[New]) WithDefaults(v Values, c Cell) Values {
+	out := Values{}
+	maps.Copy(out, v)
+	k.Fill(out, c)
+	return out
 }
 
 // Validate reports what ValidateParams does, then, if that is nothing,

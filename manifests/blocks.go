@@ -143,11 +143,12 @@ func unmarshalBlock(b block, data []byte) error {
 // familyParam is the declaration of a parameter some kind of the family
 // takes.
 func familyParam(fam *kinds.Schema, name string) (kinds.Param, bool) {
-	i := slices.IndexFunc(fam.Params(), func(p kinds.Param) bool { return p.Name == name })
+	params := fam.Params()
+	i := slices.IndexFunc(params, func(p kinds.Param) bool { return p.Name == name })
 	if i < 0 {
 		return kinds.Param{}, false
 	}
-	return fam.Params()[i], true
+	return params[i], true
 }
 
 // blockKeys are the keys a block allows: its key and every parameter of

@@ -55,8 +55,12 @@ func trainDigests(t *testing.T, s *Store, hash string) []string {
 	t.Helper()
 	var out []string
 	for _, c := range reportOf(t, s, hash).Cells {
-		rounds, _ := c.Output(train.Rounds)
-		checkpoint, _ := c.Output(train.Checkpoint)
+		rounds, ok1 := c.Output(train.Rounds)
+		checkpoint, ok2 := c.Output(train.Checkpoint)
+		if !ok1 || !ok2 {
+			out = append(out, "")
+			continue
+		}
 		out = append(out, rounds.Digest+" "+checkpoint.Digest)
 	}
 	return out

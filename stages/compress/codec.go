@@ -3,7 +3,6 @@ package compress
 import (
 	"encoding/binary"
 	"fmt"
-	"maps"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -114,23 +113,21 @@ var Codecs = kinds.Family[newCodec]{Field: "compression", Key: "codec", Kinds: [
 // NewCodec returns the codec s names, after filling its parameters'
 // defaults and checking them.
 func NewCodec(s Spec) (Codec, error) {
-	k, ok := Codecs.Lookup(s.Codec)
-	if !ok {
-		return nil, fmt.Errorf("unknown codec %q; use one of %v", s.Codec, Codecs.Names())
-	}
-	params := filled(k, s.Params)
-	if problems := k.ValidateParams(params); len(problems) > 0 {
-		return nil, fmt.Errorf("%s: %s: %s", s.Codec, problems[0].Param, problems[0].Msg)
-	}
-	return k.New(params), nil
+	c, _, err := newCodecOf(s)
+	return c, err
 }
 
-// filled is a copy of v with the kind's defaults.
-func filled(k *kinds.Kind[newCodec], v kinds.Values) kinds.Values {
-	out := kinds.Values{}
-	maps.Copy(out, v)
-	k.Fill(out, kinds.Cell{})
-	return out
+// newCodecOf is NewCodec that also returns the parameters it used.
+func newCodecOf(s Spec) (Codec, kinds.Values, error) {
+	k, ok := Codecs.Lookup(s.Codec)
+	if !ok {
+		return nil, nil, fmt.Errorf("unknown codec %q; use one of %v", s.Codec, Codecs.Names())
+	}
+	params := k.WithDefaults(s.Params, kinds.Cell{})
+	if problems := k.ValidateParams(params); len(problems) > 0 {
+		return nil, nil, fmt.Errorf("%s: %s: %s", s.Codec, problems[0].Param, problems[0].Msg)
+	}
+	return k.New(params), params, nil
 }
 
 // plain sends float32 values (32 bits each).

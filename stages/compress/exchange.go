@@ -77,12 +77,10 @@ func NewExchange(cfg Config, n, dim int) (*Exchange, error) {
 	e := &Exchange{cfg: cfg, dim: dim, copies: map[string][][]float32{}, residuals: map[string][][]float32{},
 		sent: vectors(n, dim), decoded: vectors(n, dim), stats: map[string]*kindStats{}}
 	if cfg.Spec.Codec != "none" {
-		c, err := NewCodec(cfg.Spec)
-		if err != nil {
+		var err error
+		if e.codec, e.params, err = newCodecOf(cfg.Spec); err != nil {
 			return nil, err
 		}
-		k, _ := Codecs.Lookup(cfg.Spec.Codec)
-		e.codec, e.params = c, filled(k, cfg.Spec.Params)
 	}
 	return e, nil
 }

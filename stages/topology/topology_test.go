@@ -2,7 +2,6 @@ package topology
 
 import (
 	"context"
-	"maps"
 	"math"
 	"strings"
 	"testing"
@@ -77,10 +76,7 @@ func TestKnownSpectralGaps(t *testing.T) {
 func run(t *testing.T, cfg manifests.Manifest) (*Mixings, *artifacts.Table, error) {
 	t.Helper()
 	k, _ := graphs.Topologies.Lookup(cfg.Topology.Kind)
-	params := kinds.Values{}
-	maps.Copy(params, cfg.Topology.Params)
-	k.Fill(params, kinds.Cell{Workers: cfg.Workers})
-	cfg.Topology.Params = params
+	cfg.Topology.Params = k.WithDefaults(cfg.Topology.Params, kinds.Cell{Workers: cfg.Workers})
 	mem := artifacts.NewMemory()
 	env := &stages.Env{Params: Stage{}.Params(&cfg), Store: mem}
 	res, err := Stage{}.Run(context.Background(), env)
