@@ -26,6 +26,10 @@ func NewLocal(dir string) (*Local, error) {
 	return &Local{dir: dir}, nil
 }
 
+// ExistingLocal returns the store rooted at dir without creating
+// anything: for readers, which must not write.
+func ExistingLocal(dir string) *Local { return &Local{dir: dir} }
+
 func (s *Local) path(ref Ref) (string, error) {
 	h, err := ref.hex()
 	if err != nil {

@@ -3,7 +3,10 @@ package pipeline
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"sync"
 	"time"
@@ -100,6 +103,7 @@ type Log struct {
 	db        *badger.DB
 	mu        sync.Mutex // serialises Append, which owns next
 	next      uint64
+	dir       string     // the store's: where the marker is
 	published *publisher // copies committed events for readers beside the holder
 	// fault, set only by tests, is asked before each write (committed
 	// false) and after each commit (true); an error it returns is the
@@ -107,21 +111,41 @@ type Log struct {
 	fault func(committed bool) error
 }
 
-// openLog opens (creating) the Badger database in dir and republishes its
-// events in publishDir (publishedName). The caller holds the store lock,
-// so no other process writes either.
-func openLog(dir, publishDir string) (*Log, error) {
-	opts := badger.DefaultOptions(dir).
+// openLog opens the Badger event log of the store in dir (creating it
+// unless readOnly) after checking that its MANIFEST accounts for its
+// table files, and checks it against the store's marker: a log shorter
+// than the marker says is refused as damaged. Opened for writing, it
+// republishes the events (publishedName) and brings the marker up to the
+// log; read-only, it writes nothing. The caller holds the store lock
+// (exclusive, or shared when readOnly), so no other process writes.
+func openLog(dir string, readOnly bool) (*Log, error) {
+	path := filepath.Join(dir, "events")
+	mark, marked, err := readMarker(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkTables(path); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(path, badger.ManifestFilename)); readOnly && errors.Is(err, os.ErrNotExist) {
+		if marked && mark.LastSeq > 0 {
+			return nil, fmt.Errorf("%w: %s has no MANIFEST while %s records %d events; nothing was changed. %s",
+				ErrDamaged, path, markerName, mark.LastSeq, recovery)
+		}
+		return nil, fmt.Errorf("%w: store %s has no event log yet (a run that created it was stopped at once); `ump run` completes it", ErrDamaged, dir)
+	}
+	opts := badger.DefaultOptions(path).
 		WithLogger(nil).
 		WithSyncWrites(true).
 		WithMemTableSize(8 << 20).
 		WithValueLogFileSize(32 << 20).
-		WithNumVersionsToKeep(1)
+		WithNumVersionsToKeep(1).
+		WithReadOnly(readOnly)
 	db, err := badger.Open(opts)
 	if err != nil {
-		return nil, fmt.Errorf("opening event log %s: %w", dir, err)
+		return nil, fmt.Errorf("%w: opening event log %s: %v", ErrDamaged, path, err)
 	}
-	l := &Log{db: db, next: 1}
+	l := &Log{db: db, next: 1, dir: dir}
 	err = db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: []byte("ev/")})
 		defer it.Close()
@@ -131,12 +155,18 @@ func openLog(dir, publishDir string) (*Log, error) {
 		}
 		return nil
 	})
-	var evs []Event
-	if err == nil {
-		evs, err = l.All()
+	if err == nil && l.next-1 < mark.LastSeq {
+		err = fmt.Errorf("%w: its event log %s ends at event %d, but %s records %d committed events: events were lost "+
+			"(a MANIFEST or table file replaced or truncated); nothing was changed. %s", ErrDamaged, path, l.next-1, markerName, mark.LastSeq, recovery)
 	}
-	if err == nil {
-		l.published, err = publish(publishDir, evs)
+	if err == nil && !readOnly {
+		var evs []Event
+		if evs, err = l.All(); err == nil {
+			l.published, err = publish(dir, evs)
+		}
+		if err == nil {
+			err = writeMarker(dir, l.next-1)
+		}
 	}
 	if err != nil {
 		db.Close()
@@ -205,9 +235,10 @@ func (l *Log) write(evs []*Event) error {
 	if err == nil {
 		l.next += uint64(len(evs))
 		l.published.append(evs)
-		if l.fault != nil {
-			err = l.fault(true)
-		}
+		err = writeMarker(l.dir, l.next-1)
+	}
+	if err == nil && l.fault != nil {
+		err = l.fault(true)
 	}
 	return err
 }

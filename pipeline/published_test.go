@@ -102,9 +102,14 @@ func TestPublishedEventsFollowTheLog(t *testing.T) {
 // instead of being refused; a second writer is refused at once.
 func TestWriterWaitsForAReader(t *testing.T) {
 	dir := t.TempDir()
+	if s, err := Open(dir, "ump run"); err != nil {
+		t.Fatal(err)
+	} else {
+		s.Close()
+	}
 	reader, err := OpenReader(dir, "ump table")
 	if err != nil || reader.Log == nil {
-		t.Fatalf("OpenReader of a free store: %v (log %v)", err, reader.Log)
+		t.Fatalf("OpenReader of a free store: %v (store %v)", err, reader)
 	}
 	released := make(chan time.Time, 1)
 	go func() {

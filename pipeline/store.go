@@ -36,15 +36,12 @@ var ErrBusy = errors.New("store is in use")
 
 // Open locks the store directory (creating it) and opens its event log and
 // blobs. command describes the holder to anyone who finds the store busy.
-// A store held by a reading command (OpenReader while no run holds it) is
+// A store held by reading commands (OpenReader while no run holds it) is
 // waited for up to readerWait: they hold it for a moment.
-func Open(dir, command string) (*Store, error) { return open(dir, command, false) }
-
-// readerWait bounds how long Open waits for a reading command.
-const readerWait = 10 * time.Second
-
-// open is Open; reading marks the holder as a reading command.
-func open(dir, command string, reading bool) (*Store, error) {
+func Open(dir, command string) (*Store, error) {
+	if err := recognise(dir, true); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("store %s: %w", dir, err)
 	}
@@ -53,29 +50,28 @@ func open(dir, command string, reading bool) (*Store, error) {
 		return nil, fmt.Errorf("store %s: %w", dir, err)
 	}
 	for deadline := time.Now().Add(readerWait); ; time.Sleep(20 * time.Millisecond) {
-		err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
+		if syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
 			break
 		}
-		if data, _ := os.ReadFile(filepath.Join(dir, "lock")); reading || !strings.HasSuffix(string(data), "\n"+readingRole+"\n") || time.Now().After(deadline) {
+		// Only readers hold it when a shared lock is free to take.
+		readers := syscall.Flock(int(lock.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) == nil
+		if readers {
+			syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+		}
+		if !readers || time.Now().After(deadline) {
 			lock.Close()
-			pid, what := Holder(dir)
-			return nil, fmt.Errorf("%w: store %s is in use by PID %d (%s); wait for it to finish, or use another --store. `ump status` works meanwhile", ErrBusy, dir, pid, what)
+			return nil, busy(dir)
 		}
 	}
-	role := "write"
-	if reading {
-		role = readingRole
-	}
 	lock.Truncate(0)
-	lock.WriteAt([]byte(fmt.Sprintf("%d\n%s since %s\n%s\n", os.Getpid(), command, time.Now().UTC().Format(time.RFC3339), role)), 0)
+	lock.WriteAt([]byte(fmt.Sprintf("%d\n%s since %s\n", os.Getpid(), command, time.Now().UTC().Format(time.RFC3339))), 0)
 	s := &Store{Dir: dir, lock: lock}
 	if s.Local, err = artifacts.NewLocal(filepath.Join(dir, "blobs")); err == nil {
 		err = s.Local.RemoveTemp()
 	}
 	s.Blobs = s.Local
 	if err == nil {
-		s.Log, err = openLog(filepath.Join(dir, "events"), dir)
+		s.Log, err = openLog(dir, false)
 	}
 	if err != nil {
 		lock.Close()
@@ -85,34 +81,50 @@ func open(dir, command string, reading bool) (*Store, error) {
 	return s, nil
 }
 
-// OpenReader opens the store for reading: like Open when no other process
-// holds it, else beside the holder, on the events it has published so far
+// readerWait bounds how long Open waits for reading commands.
+const readerWait = 10 * time.Second
+
+func busy(dir string) error {
+	pid, what := Holder(dir)
+	return fmt.Errorf("%w: store %s is in use by PID %d (%s); wait for it to finish, or use another --store. `ump status` works meanwhile", ErrBusy, dir, pid, what)
+}
+
+// OpenReader opens the store for reading and writes nothing to it. When
+// no run holds it, it opens the event log read-only under a shared lock;
+// else it reads beside the holder, on the events it has published so far
 // (a consistent prefix of its log) and the blobs they name. It still
 // returns ErrBusy when the holder publishes nothing (a store written by an
 // older ump that is still running).
 func OpenReader(dir, command string) (*Store, error) {
-	s, err := open(dir, command, true)
-	if !errors.Is(err, ErrBusy) {
-		return s, err
-	}
-	evs, perr := readPublished(dir)
-	if errors.Is(perr, os.ErrNotExist) {
+	if err := recognise(dir, false); err != nil {
 		return nil, err
 	}
-	if perr != nil {
-		return nil, perr
+	local := artifacts.ExistingLocal(filepath.Join(dir, "blobs"))
+	lock, err := os.Open(filepath.Join(dir, "lock"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("store %s: %w", dir, err)
 	}
-	local, lerr := artifacts.NewLocal(filepath.Join(dir, "blobs"))
-	if lerr != nil {
-		return nil, lerr
+	if lock == nil || syscall.Flock(int(lock.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) == nil {
+		log, err := openLog(dir, true)
+		if err != nil {
+			if lock != nil {
+				lock.Close()
+			}
+			return nil, err
+		}
+		return &Store{Dir: dir, Log: log, Events: log, Local: local, Blobs: local, lock: lock}, nil
+	}
+	lock.Close()
+	evs, err := readPublished(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, busy(dir)
+	}
+	if err != nil {
+		return nil, err
 	}
 	pid, what := Holder(dir)
 	return &Store{Dir: dir, Events: evs, Local: local, Blobs: local, Beside: fmt.Sprintf("PID %d (%s)", pid, what)}, nil
 }
-
-// readingRole marks, on the lock file's last line, a holder that only
-// reads.
-const readingRole = "read"
 
 // Holder returns the PID and command line recorded by the last process
 // that locked the store in dir.
@@ -132,7 +144,9 @@ func (s *Store) Close() error {
 		return nil
 	}
 	err := s.Log.close()
-	s.lock.Close()
+	if s.lock != nil {
+		s.lock.Close()
+	}
 	return err
 }
 

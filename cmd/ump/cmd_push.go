@@ -74,7 +74,7 @@ func runPull(ctx context.Context, g globals, hash string, stdout, stderr io.Writ
 	}
 	store, err := pipeline.Open(g.store, "ump pull")
 	if err != nil {
-		return err
+		return storeError{err}
 	}
 	defer store.Close()
 	st, err := store.Pull(ctx, hash, s3, stderr)

@@ -79,7 +79,7 @@ func runRun(ctx context.Context, g globals, path string, opts runOptions, stdout
 	}
 	store, err := pipeline.Open(g.store, "ump run "+rerun)
 	if err != nil {
-		return err
+		return storeError{err}
 	}
 	defer store.Close()
 	if err := useArtifacts(ctx, g, store); err != nil {

@@ -31,13 +31,20 @@ const exitCodesHelp = `EXIT CODES:
    1    some cell failed (a diverged cell is a result: exit 0), verify found a mismatch,
         or an unexpected error
    2    bad input: a manifest error (file, line and field are named), a bad flag, an unknown hash
-   3    the store is unavailable: another process holds it (its PID is named) or it cannot be opened
+   3    the store is unavailable: another process holds it (its PID is named), it is damaged or not a
+        store (what and how to recover are named), it cannot be opened, or its disk is full
    130  interrupted (Ctrl-C) at a safe point; rerun the same command to resume`
 
 // badInput marks errors in what the user gave.
 type badInput struct{ error }
 
 func (e badInput) Unwrap() error { return e.error }
+
+// storeError marks errors opening the store: it is unavailable, not
+// what the user gave.
+type storeError struct{ error }
+
+func (e storeError) Unwrap() error { return e.error }
 
 // errCells reports that some cells failed.
 var errCells = errors.New("some cells failed")
@@ -69,12 +76,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !errors.Is(err, errCells) {
 		fmt.Fprintln(stderr, "ump:", err)
 	}
+	if errors.Is(err, syscall.ENOSPC) {
+		fmt.Fprintln(stderr, "ump: the disk is full; the store is consistent: free space (`ump gc` removes unreferenced blobs) and rerun the same command to resume")
+	}
 	var merr *manifests.Error
 	var bad badInput
+	var serr storeError
 	switch {
 	case errors.As(err, &merr), errors.As(err, &bad):
 		return exitBadInput
-	case errors.Is(err, pipeline.ErrBusy):
+	case errors.As(err, &serr), errors.Is(err, pipeline.ErrBusy), errors.Is(err, pipeline.ErrDamaged),
+		errors.Is(err, pipeline.ErrNotStore), errors.Is(err, syscall.ENOSPC):
 		return exitStore
 	case errors.Is(err, pipeline.ErrInterrupted):
 		return exitInterrupted
@@ -172,7 +184,7 @@ func openStore(ctx context.Context, g globals, command string, beside bool) (*pi
 	}
 	store, err := open(g.store, command)
 	if err != nil {
-		return nil, err
+		return nil, storeError{err}
 	}
 	if store.Beside != "" && g.notes != nil {
 		fmt.Fprintf(g.notes, "store %s is in use by %s: showing what it has recorded so far\n", g.store, store.Beside)
