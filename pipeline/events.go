@@ -111,13 +111,14 @@ type Log struct {
 	fault func(committed bool) error
 }
 
-// openLog opens the Badger event log of the store in dir (creating it
-// unless readOnly) after checking that its MANIFEST accounts for its
-// table files, and checks it against the store's marker: a log shorter
-// than the marker says is refused as damaged. Opened for writing, it
-// republishes the events (publishedName) and brings the marker up to the
-// log; read-only, it writes nothing. The caller holds the store lock
-// (exclusive, or shared when readOnly), so no other process writes.
+// openLog opens the Badger event log of the store in dir read-only and
+// checks it: its MANIFEST accounts for its table files (Badger deletes the
+// others on open, and with a lost or truncated MANIFEST they are the log)
+// and it is not shorter than the store's marker says. A damaged log is
+// refused before anything is written. Unless readOnly, it then reopens
+// the log for writing, republishes its events (publishedName) and brings
+// the marker up to it. The caller holds the store lock (exclusive, or
+// shared when readOnly), so no other process writes.
 func openLog(dir string, readOnly bool) (*Log, error) {
 	path := filepath.Join(dir, "events")
 	mark, marked, err := readMarker(dir)
@@ -127,13 +128,48 @@ func openLog(dir string, readOnly bool) (*Log, error) {
 	if err := checkTables(path); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(path, badger.ManifestFilename)); readOnly && errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(path, badger.ManifestFilename)); errors.Is(err, os.ErrNotExist) {
 		if marked && mark.LastSeq > 0 {
 			return nil, fmt.Errorf("%w: %s has no MANIFEST while %s records %d events; nothing was changed. %s",
 				ErrDamaged, path, markerName, mark.LastSeq, recovery)
 		}
-		return nil, fmt.Errorf("%w: store %s has no event log yet (a run that created it was stopped at once); `ump run` completes it", ErrDamaged, dir)
+		if readOnly {
+			return nil, fmt.Errorf("%w: store %s has no event log yet (the run that created it stopped at once); `ump run` creates it", ErrDamaged, dir)
+		}
+	} else {
+		l, err := openBadger(dir, true)
+		if err == nil && l.next-1 < mark.LastSeq {
+			err = fmt.Errorf("%w: its event log %s ends at event %d, but %s records %d committed events: events were lost "+
+				"(a MANIFEST or table file replaced or truncated); nothing was changed. %s", ErrDamaged, path, l.next-1, markerName, mark.LastSeq, recovery)
+			l.db.Close()
+		}
+		if readOnly || err != nil {
+			return l, err
+		}
+		l.db.Close()
 	}
+	l, err := openBadger(dir, false)
+	if err != nil {
+		return nil, err
+	}
+	var evs []Event
+	if evs, err = l.All(); err == nil {
+		l.published, err = publish(dir, evs)
+	}
+	if err == nil {
+		err = writeMarker(dir, l.next-1)
+	}
+	if err != nil {
+		l.close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// openBadger opens the store's Badger database and finds the next
+// sequence number.
+func openBadger(dir string, readOnly bool) (*Log, error) {
+	path := filepath.Join(dir, "events")
 	opts := badger.DefaultOptions(path).
 		WithLogger(nil).
 		WithSyncWrites(true).
@@ -155,22 +191,9 @@ func openLog(dir string, readOnly bool) (*Log, error) {
 		}
 		return nil
 	})
-	if err == nil && l.next-1 < mark.LastSeq {
-		err = fmt.Errorf("%w: its event log %s ends at event %d, but %s records %d committed events: events were lost "+
-			"(a MANIFEST or table file replaced or truncated); nothing was changed. %s", ErrDamaged, path, l.next-1, markerName, mark.LastSeq, recovery)
-	}
-	if err == nil && !readOnly {
-		var evs []Event
-		if evs, err = l.All(); err == nil {
-			l.published, err = publish(dir, evs)
-		}
-		if err == nil {
-			err = writeMarker(dir, l.next-1)
-		}
-	}
 	if err != nil {
 		db.Close()
-		return nil, err
+		return nil, fmt.Errorf("%w: reading event log %s: %v", ErrDamaged, path, err)
 	}
 	return l, nil
 }

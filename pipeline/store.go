@@ -63,20 +63,21 @@ func Open(dir, command string) (*Store, error) {
 			return nil, busy(dir)
 		}
 	}
-	lock.Truncate(0)
-	lock.WriteAt([]byte(fmt.Sprintf("%d\n%s since %s\n", os.Getpid(), command, time.Now().UTC().Format(time.RFC3339))), 0)
 	s := &Store{Dir: dir, lock: lock}
-	if s.Local, err = artifacts.NewLocal(filepath.Join(dir, "blobs")); err == nil {
-		err = s.Local.RemoveTemp()
-	}
-	s.Blobs = s.Local
-	if err == nil {
-		s.Log, err = openLog(dir, false)
-	}
-	if err != nil {
+	if s.Log, err = openLog(dir, false); err != nil {
 		lock.Close()
 		return nil, err
 	}
+	lock.Truncate(0)
+	lock.WriteAt([]byte(fmt.Sprintf("%d\n%s since %s\n", os.Getpid(), command, time.Now().UTC().Format(time.RFC3339))), 0)
+	if s.Local, err = artifacts.NewLocal(filepath.Join(dir, "blobs")); err == nil {
+		err = s.Local.RemoveTemp()
+	}
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.Blobs = s.Local
 	s.Events = s.Log
 	return s, nil
 }

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// smallManifest is longManifest at test size: two cells of 20 rounds.
+var smallManifest = strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 20").Replace(longManifest)
+
+// tree lists every file under dir with its size and modification time.
+func tree(t *testing.T, dir string) string {
+	t.Helper()
+	var lines []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		lines = append(lines, fmt.Sprintf("%s %d %d", rel, info.Size(), info.ModTime().UnixNano()))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
+}
+
+// TestReadersNeverWrite: status, show, table and export leave every file
+// of a store as it was.
+func TestReadersNeverWrite(t *testing.T) {
+	store := t.TempDir()
+	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
+	before := tree(t, store)
+	for _, args := range [][]string{{"status"}, {"show", hash}, {"table", hash}, {"export", "--manifest", hash, "--table", "rounds", "--out", "-"}} {
+		if r := ump(t, store, args...); r.code != 0 {
+			t.Fatalf("%v: exit %d %s", args, r.code, r.stderr)
+		}
+		if after := tree(t, store); after != before {
+			t.Fatalf("%v wrote to the store:\nbefore\n%s\nafter\n%s", args, before, after)
+		}
+	}
+}
+
+// TestDamagedLogIsRefusedNotEmptied: with the event log's MANIFEST
+// missing or truncated, or the log shorter than the store's marker
+// records, every command refuses the store (exit 3, naming the damage and
+// the recovery) and deletes nothing; once repaired, the store is whole.
+func TestDamagedLogIsRefusedNotEmptied(t *testing.T) {
+	store := t.TempDir()
+	m := writeFile(t, "m.yaml", smallManifest)
+	hash := hashOf(t, ump(t, store, "run", m))
+	manifest := filepath.Join(store, "events", "MANIFEST")
+	good, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, _ := filepath.Glob(filepath.Join(store, "events", "*.sst"))
+	if len(tables) == 0 {
+		t.Fatal("the run left no table files; the test needs some")
+	}
+	marker := filepath.Join(store, "ump-store.json")
+	goodMarker, err := os.ReadFile(marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damages := []struct {
+		name, want string
+		damage     func()
+	}{
+		{"MANIFEST missing", "MANIFEST is missing", func() { os.Remove(manifest) }},
+		{"MANIFEST truncated", "does not list", func() { os.WriteFile(manifest, good[:8], 0o644) }},
+		{"log shorter than the marker", "records 1000000 committed events", func() {
+			os.WriteFile(marker, []byte(`{"format":"ump store","version":1,"last_seq":1000000}`), 0o644)
+		}},
+	}
+	for _, d := range damages {
+		d.damage()
+		damaged := tree(t, store)
+		for _, args := range [][]string{{"status"}, {"table", hash}, {"run", m}, {"gc"}} {
+			r := ump(t, store, args...)
+			if r.code != 3 || !strings.Contains(r.stderr, "store is damaged") || !strings.Contains(r.stderr, d.want) ||
+				!strings.Contains(r.stderr, "To recover") {
+				t.Errorf("%s: %v: exit %d %q; want 3 naming %q and the recovery", d.name, args, r.code, r.stderr, d.want)
+			}
+		}
+		if after := tree(t, store); after != damaged {
+			t.Errorf("%s: the commands changed the damaged store:\nbefore\n%s\nafter\n%s", d.name, damaged, after)
+		}
+		os.WriteFile(manifest, good, 0o644)
+		os.WriteFile(marker, goodMarker, 0o644)
+		if r := ump(t, store, "run", m); r.code != 0 || !strings.Contains(r.stderr, "(2 fully cached)") {
+			t.Fatalf("%s, repaired: rerun exit %d, want every cell cached:\n%s", d.name, r.code, r.stderr)
+		}
+		good, _ = os.ReadFile(manifest) // the run may have compacted
+		goodMarker, _ = os.ReadFile(marker)
+	}
+}
+
+// TestForeignDirectoryIsNotAdopted: a non-empty directory that is not a
+// store is refused by writers and readers, and left as it was.
+func TestForeignDirectoryIsNotAdopted(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "thesis.tex"), []byte("\\documentclass{article}"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "blobs"), 0o755)
+	os.WriteFile(filepath.Join(dir, "blobs", ".tmp-draft"), []byte("mine"), 0o644)
+	before := tree(t, dir)
+	m := writeFile(t, "m.yaml", smallManifest)
+	for _, args := range [][]string{{"run", m}, {"status"}, {"gc"}} {
+		r := ump(t, dir, args...)
+		if r.code != 3 || !strings.Contains(r.stderr, "not an ump store") || !strings.Contains(r.stderr, "thesis.tex") {
+			t.Errorf("%v on a foreign directory: exit %d %q; want 3, not an ump store", args, r.code, r.stderr)
+		}
+	}
+	if after := tree(t, dir); after != before {
+		t.Errorf("ump changed a foreign directory:\nbefore\n%s\nafter\n%s", before, after)
+	}
+	// An empty directory becomes a store.
+	empty := t.TempDir()
+	if r := ump(t, empty, "run", m); r.code != 0 {
+		t.Errorf("run in an empty directory: exit %d %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(empty, "ump-store.json")); err != nil {
+		t.Errorf("a new store has no marker: %v", err)
+	}
+}
