@@ -310,3 +310,62 @@ func (l *Log) scan(prefix string) ([]Event, error) {
 	})
 	return out, err
 }
+
+// Check proves the log complete before anything deletes what it names:
+// every table's checksums verify, the events are numbered densely from 1,
+// each decodes, the last is not before the one the store's marker
+// records, and every index entry points at an event. Badger's iterators
+// stop silently at an unreadable block; this does not. It returns the
+// number of events.
+func (l *Log) Check() (uint64, error) {
+	damaged := func(format string, args ...any) (uint64, error) {
+		return 0, fmt.Errorf("%w: event log %s: %s; nothing was changed. %s", ErrDamaged,
+			filepath.Join(l.dir, "events"), fmt.Sprintf(format, args...), recovery)
+	}
+	if err := l.db.VerifyChecksum(); err != nil {
+		return damaged("a table file fails its checksum: %v", err)
+	}
+	var n uint64
+	err := l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte("ev/")})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			seq := binary.BigEndian.Uint64(it.Item().Key()[3:])
+			if seq != n+1 {
+				return fmt.Errorf("events %d to %d are missing", n+1, seq-1)
+			}
+			var ev Event
+			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &ev) }); err != nil || ev.Seq != seq {
+				return fmt.Errorf("event %d does not read (%v)", seq, err)
+			}
+			n = seq
+		}
+		return nil
+	})
+	if err != nil {
+		return damaged("%v", err)
+	}
+	if n != l.next-1 {
+		return damaged("the events stop at %d before the last one, %d", n, l.next-1)
+	}
+	if mark, _, err := readMarker(l.dir); err != nil {
+		return 0, err
+	} else if n < mark.LastSeq {
+		return damaged("it holds %d events, but %s records %d", n, markerName, mark.LastSeq)
+	}
+	err = l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte("ix/")})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			key := it.Item().Key()
+			if seq := binary.BigEndian.Uint64(key[len(key)-8:]); seq == 0 || seq > n {
+				return fmt.Errorf("index entry %q points at event %d, which it does not hold", key[:len(key)-8], seq)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return damaged("%v", err)
+	}
+	return n, nil
+}

@@ -14,10 +14,15 @@ type GCStats struct {
 // superseded by a crash before its event, the outputs of a stage whose
 // event was never written). Every blob an event names — the outputs of
 // every completed stage and every recorded checkpoint — is kept. With
-// dryRun nothing is removed. The caller holds the store (Open), so no run
-// is writing meanwhile.
+// dryRun nothing is removed. It first proves the log complete (Log.Check)
+// and refuses a damaged one: a blob no readable event names may be named
+// by an event it cannot read. The caller holds the store (Open), so no
+// run is writing meanwhile.
 func (s *Store) GC(dryRun bool) (GCStats, error) {
 	var st GCStats
+	if _, err := s.Log.Check(); err != nil {
+		return st, err
+	}
 	evs, err := s.Log.All()
 	if err != nil {
 		return st, err

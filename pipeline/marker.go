@@ -11,6 +11,9 @@ import (
 	"strings"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
+	"github.com/dgraph-io/badger/v4/table"
+	"github.com/dgraph-io/ristretto/v2/z"
 )
 
 // markerName is the file that makes a directory an ump store and says
@@ -168,6 +171,11 @@ func checkTables(dir string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s does not read: %v; nothing was changed. %s", ErrDamaged, path, err, recovery)
 	}
+	for _, id := range tables {
+		if err := openTable(filepath.Join(dir, fmt.Sprintf("%06d.sst", id))); err != nil {
+			return fmt.Errorf("%w: table file %s does not read (%v): it was truncated or overwritten; nothing was changed. %s", ErrDamaged, filepath.Join(dir, fmt.Sprintf("%06d.sst", id)), err, recovery)
+		}
+	}
 	var orphans []string
 	for _, id := range tables {
 		if _, ok := mf.Tables[id]; !ok {
@@ -182,6 +190,30 @@ func checkTables(dir string) error {
 			ErrDamaged, path, len(orphans), len(tables), strings.Join(orphans, ", "), dir, markerName, recovery)
 	}
 	return nil
+}
+
+// openTable opens a table file as Badger would, in this goroutine, where
+// the panic Badger raises on a truncated or overwritten table (in its own
+// goroutines, which no one can recover) becomes an error.
+func openTable(path string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s", strings.Join(strings.Fields(fmt.Sprint(r)), " "))
+		}
+	}()
+	mf, err := z.OpenMmapFile(path, os.O_RDONLY, 0)
+	if err != nil && !errors.Is(err, z.NewFile) {
+		return err
+	}
+	opts := badger.DefaultOptions("")
+	t, err := table.OpenTable(mf, table.Options{ReadOnly: true, ChkMode: options.NoVerification,
+		BlockSize: opts.BlockSize, Compression: opts.Compression, BloomFalsePositive: opts.BloomFalsePositive})
+	if err != nil {
+		return err
+	}
+	// Not t.DecrRef, which deletes the file.
+	z.Munmap(t.MmapFile.Data)
+	return t.MmapFile.Fd.Close()
 }
 
 // recovery says how to recover a damaged event log.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ump-lab/ump/pipeline"
 )
 
 // smallManifest is longManifest at test size: two cells of 20 rounds.
@@ -69,6 +72,7 @@ func TestDamagedLogIsRefusedNotEmptied(t *testing.T) {
 	if len(tables) == 0 {
 		t.Fatal("the run left no table files; the test needs some")
 	}
+	goodTable, _ := os.ReadFile(tables[0])
 	marker := filepath.Join(store, "ump-store.json")
 	goodMarker, err := os.ReadFile(marker)
 	if err != nil {
@@ -80,6 +84,7 @@ func TestDamagedLogIsRefusedNotEmptied(t *testing.T) {
 	}{
 		{"MANIFEST missing", "MANIFEST is missing", func() { os.Remove(manifest) }},
 		{"MANIFEST truncated", "does not list", func() { os.WriteFile(manifest, good[:8], 0o644) }},
+		{"table file truncated", "does not read", func() { os.Truncate(tables[0], 5000) }},
 		{"log shorter than the marker", "records 1000000 committed events", func() {
 			os.WriteFile(marker, []byte(`{"format":"ump store","version":1,"last_seq":1000000}`), 0o644)
 		}},
@@ -98,11 +103,13 @@ func TestDamagedLogIsRefusedNotEmptied(t *testing.T) {
 			t.Errorf("%s: the commands changed the damaged store:\nbefore\n%s\nafter\n%s", d.name, damaged, after)
 		}
 		os.WriteFile(manifest, good, 0o644)
+		os.WriteFile(tables[0], goodTable, 0o644)
 		os.WriteFile(marker, goodMarker, 0o644)
 		if r := ump(t, store, "run", m); r.code != 0 || !strings.Contains(r.stderr, "(2 fully cached)") {
 			t.Fatalf("%s, repaired: rerun exit %d, want every cell cached:\n%s", d.name, r.code, r.stderr)
 		}
 		good, _ = os.ReadFile(manifest) // the run may have compacted
+		goodTable, _ = os.ReadFile(tables[0])
 		goodMarker, _ = os.ReadFile(marker)
 	}
 }
@@ -132,5 +139,46 @@ func TestForeignDirectoryIsNotAdopted(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(empty, "ump-store.json")); err != nil {
 		t.Errorf("a new store has no marker: %v", err)
+	}
+}
+
+// TestGCRefusesAPartlyUnreadableLog: with bytes flipped in a table file,
+// gc removes nothing (exit 3); with the file restored it removes only the
+// unreferenced blob.
+func TestGCRefusesAPartlyUnreadableLog(t *testing.T) {
+	store := t.TempDir()
+	m := writeFile(t, "m.yaml", smallManifest)
+	ump(t, store, "run", m)
+	s, err := pipeline.Open(store, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Local.Put(context.Background(), []byte("a checkpoint whose event was never written")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	tables, _ := filepath.Glob(filepath.Join(store, "events", "*.sst"))
+	if len(tables) == 0 {
+		t.Fatal("the run left no table files; the test needs some")
+	}
+	good, _ := os.ReadFile(tables[0])
+	bad := slices.Clone(good)
+	for i := range 16 {
+		bad[len(bad)/3+i] ^= 0xff
+	}
+	os.WriteFile(tables[0], bad, 0o644)
+	blobs := tree(t, filepath.Join(store, "blobs"))
+	for _, args := range [][]string{{"gc"}, {"gc", "--dry-run"}} {
+		r := ump(t, store, args...)
+		if r.code != 3 || !strings.Contains(r.stderr, "store is damaged") || !strings.Contains(r.stderr, "checksum") {
+			t.Errorf("%v with a damaged table: exit %d %q; want 3, naming the checksum", args, r.code, r.stderr)
+		}
+	}
+	if after := tree(t, filepath.Join(store, "blobs")); after != blobs {
+		t.Fatalf("gc removed blobs from a damaged store:\nbefore\n%s\nafter\n%s", blobs, after)
+	}
+	os.WriteFile(tables[0], good, 0o644)
+	if r := ump(t, store, "gc"); r.code != 0 || !strings.HasPrefix(r.stdout, "removed 1 unreferenced blobs") {
+		t.Errorf("gc of the repaired store: exit %d %q %q", r.code, r.stdout, r.stderr)
 	}
 }
