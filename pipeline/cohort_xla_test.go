@@ -90,7 +90,7 @@ func TestCohortCellsEqualCellsAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checks, err := Verify(context.Background(), together, reg, DefaultStages(), datasets.NewLibrary(t.TempDir()), goDevice, nil)
+	checks, err := Verify(context.Background(), together, reg, DefaultStages(), datasets.NewLibrary(t.TempDir()), goDevice, nil, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

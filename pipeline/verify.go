@@ -45,11 +45,56 @@ func (c CellCheck) OK() bool {
 	return true
 }
 
+// DamagedBlob is a blob an event of a manifest names that does not read
+// back from the store's blobs: missing, or not matching its digest.
+type DamagedBlob struct {
+	Ref      artifacts.Ref
+	Cell     int    // the first cell whose events name it
+	What     string // "train/rounds", "train checkpoint of round 30"
+	Err      error  // wraps artifacts.ErrNotFound or artifacts.ErrCorrupt
+	Repaired bool   // Verify recomputed it and stored it again
+}
+
+// CheckBlobs reads back every blob the events of a registered manifest
+// name (stage outputs and checkpoints), as restic's check --read-data,
+// and returns how many it read and the damaged ones.
+func CheckBlobs(ctx context.Context, s *Store, reg *Registration) (int, []*DamagedBlob, error) {
+	seen := map[string]bool{}
+	var damaged []*DamagedBlob
+	for i, key := range reg.CellKeys {
+		evs, err := s.Events.ByCell(key)
+		if err != nil {
+			return 0, nil, err
+		}
+		for _, ev := range evs {
+			for _, name := range slices.Sorted(maps.Keys(ev.Outputs)) {
+				ref := ev.Outputs[name]
+				if seen[ref.Digest] {
+					continue
+				}
+				seen[ref.Digest] = true
+				if ctx.Err() != nil {
+					return 0, nil, ErrInterrupted
+				}
+				if _, err := s.Blobs.Get(ctx, ref); err != nil {
+					what := ev.Stage + "/" + name
+					if ev.Kind == RoundCompleted {
+						what = fmt.Sprintf("%s checkpoint of round %d", ev.Stage, ev.Round)
+					}
+					damaged = append(damaged, &DamagedBlob{Ref: ref, Cell: i, What: what, Err: err})
+				}
+			}
+		}
+	}
+	return len(seen), damaged, nil
+}
+
 // Verify recomputes every cell of a registered manifest from scratch, with
-// caching off and blobs kept in memory (the store is only read), and
-// compares each stage's output digests with the ones the log recorded for
-// the same stage key.
-func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stage, data *datasets.Library, device *nn.Device, progress io.Writer) ([]CellCheck, error) {
+// caching off and blobs kept in memory, and compares each stage's output
+// digests with the ones the log recorded for the same stage key. Each
+// damaged blob (CheckBlobs) the recomputation reproduces is stored again
+// when repair is set; otherwise the store is only read.
+func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stage, data *datasets.Library, device *nn.Device, damaged []*DamagedBlob, repair bool, progress io.Writer) ([]CellCheck, error) {
 	var out []CellCheck
 	for i := range reg.Plan.Cells {
 		cell := &reg.Plan.Cells[i]
@@ -96,9 +141,33 @@ func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stag
 			}
 			results[st.Name()] = res
 		}
+		if repair {
+			if err := restore(ctx, s, mem, damaged); err != nil {
+				return out, err
+			}
+		}
 		out = append(out, check)
 	}
 	return out, nil
+}
+
+// restore stores again each damaged blob that a cell's recomputation
+// reproduced (held in mem under the same digest).
+func restore(ctx context.Context, s *Store, mem artifacts.Store, damaged []*DamagedBlob) error {
+	for _, d := range damaged {
+		if d.Repaired {
+			continue
+		}
+		data, err := mem.Get(ctx, d.Ref)
+		if err != nil {
+			continue // not reproduced by this cell
+		}
+		if _, err := s.Blobs.Put(ctx, data); err != nil {
+			return fmt.Errorf("repairing %s: %w", d.Ref, err)
+		}
+		d.Repaired = true
+	}
+	return nil
 }
 
 // recorded returns the outputs and summary of the last StageCompleted

@@ -12,19 +12,23 @@ import (
 func verifyCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "verify",
-		Usage:     "recompute a stored manifest with caching off and check every output digest against the record",
+		Usage:     "read back every stored blob of a manifest, recompute it with caching off and check every output digest against the record",
 		ArgsUsage: "HASH",
+		Description: "First every blob the manifest's events name (outputs, checkpoints) is read back and checked\n" +
+			"against its digest; then every cell is recomputed in memory. With --repair, each missing or\n" +
+			"corrupt blob that the recomputation reproduces is stored again.",
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "repair", Usage: "store again the damaged blobs that the recomputation reproduces"}},
 		Action: func(c *cli.Context) error {
 			hash, err := oneArg(c, "a manifest hash or unique prefix")
 			if err != nil {
 				return err
 			}
-			return runVerify(c.Context, globalsOf(c), hash, c.App.Writer, c.App.ErrWriter)
+			return runVerify(c.Context, globalsOf(c), hash, c.Bool("repair"), c.App.Writer, c.App.ErrWriter)
 		},
 	}
 }
 
-func runVerify(ctx context.Context, g globals, hash string, stdout, stderr io.Writer) error {
+func runVerify(ctx context.Context, g globals, hash string, repair bool, stdout, stderr io.Writer) error {
 	store, err := openStore(ctx, g, "ump verify", false)
 	if err != nil {
 		return err
@@ -34,9 +38,28 @@ func runVerify(ctx context.Context, g globals, hash string, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
-	checks, err := pipeline.Verify(ctx, store, reg, pipeline.DefaultStages(), g.data, g.device, stderr)
+	read, damaged, err := pipeline.CheckBlobs(ctx, store, reg)
 	if err != nil {
 		return err
+	}
+	fmt.Fprintf(stdout, "blobs: %d named by the manifest's events, %d read back whole, %d missing or corrupt\n", read, read-len(damaged), len(damaged))
+	checks, err := pipeline.Verify(ctx, store, reg, pipeline.DefaultStages(), g.data, g.device, damaged, repair, stderr)
+	if err != nil {
+		return err
+	}
+	unrepaired := 0
+	for _, d := range damaged {
+		status := "not repaired: `ump verify --repair` stores it again if the recomputation reproduces it"
+		switch {
+		case d.Repaired:
+			status = "repaired from the recomputation"
+		case repair:
+			status = "not reproduced by the recomputation, so not repaired (restore the store from a backup, or `ump pull` the manifest)"
+		}
+		if !d.Repaired {
+			unrepaired++
+		}
+		fmt.Fprintf(stdout, "  cell %d %s: %v; %s\n", d.Cell+1, d.What, d.Err, status)
 	}
 	bad := 0
 	for _, c := range checks {
@@ -60,6 +83,10 @@ func runVerify(ctx context.Context, g globals, hash string, stdout, stderr io.Wr
 	}
 	if bad > 0 {
 		return fmt.Errorf("%w: %d of %d cells did not reproduce", errCells, bad, len(checks))
+	}
+	if unrepaired > 0 {
+		fmt.Fprintf(stderr, "%d stored blobs are missing or corrupt\n", unrepaired)
+		return errCells
 	}
 	return nil
 }

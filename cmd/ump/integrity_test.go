@@ -182,3 +182,29 @@ func TestGCRefusesAPartlyUnreadableLog(t *testing.T) {
 		t.Errorf("gc of the repaired store: exit %d %q %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestVerifyReadsBackBlobs: verify reports a missing and a corrupt blob
+// (exit 1) even though the recomputation matches, --repair stores them
+// again, and a rerun finds the store whole.
+func TestVerifyReadsBackBlobs(t *testing.T) {
+	store := t.TempDir()
+	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
+	blobs, _ := filepath.Glob(filepath.Join(store, "blobs", "sha256", "*", "*"))
+	if len(blobs) < 2 {
+		t.Fatalf("the run stored %d blobs", len(blobs))
+	}
+	os.Remove(blobs[0])
+	os.WriteFile(blobs[1], []byte("flipped"), 0o644)
+	v := ump(t, store, "verify", hash)
+	if v.code != 1 || !strings.Contains(v.stdout, "2 missing or corrupt") || !strings.Contains(v.stdout, "artifact not found") ||
+		!strings.Contains(v.stdout, "artifact corrupt") || !strings.Contains(v.stdout, "verify --repair") {
+		t.Errorf("verify with a missing and a corrupt blob: exit %d\n%s%s", v.code, v.stdout, v.stderr)
+	}
+	r := ump(t, store, "verify", "--repair", hash)
+	if r.code != 0 || strings.Count(r.stdout, "repaired from the recomputation") != 2 {
+		t.Errorf("verify --repair: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if again := ump(t, store, "verify", hash); again.code != 0 || !strings.Contains(again.stdout, "0 missing or corrupt") {
+		t.Errorf("verify after the repair: exit %d\n%s", again.code, again.stdout)
+	}
+}
