@@ -195,23 +195,6 @@ func (s *S3) Get(ctx context.Context, ref Ref) ([]byte, error) {
 	return data, nil
 }
 
-// Has reports whether a blob is stored with the right size (without
-// downloading it).
-func (s *S3) Has(ctx context.Context, ref Ref) (bool, error) {
-	key, err := s.key(ref)
-	if err != nil {
-		return false, err
-	}
-	info, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
-	if code := minio.ToErrorResponse(err).Code; code == "NoSuchKey" || code == "NotFound" {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("artifact store: %w", err)
-	}
-	return info.Size == ref.Size, nil
-}
-
 func (s *S3) String() string { return fmt.Sprintf("s3://%s/%s at %s", s.bucket, s.prefix, s.endpoint) }
 
 // PutNamed stores data under PREFIX/NAME (not content-addressed: a

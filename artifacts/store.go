@@ -29,6 +29,18 @@ func (r Ref) hex() (string, error) {
 	return h, nil
 }
 
+// Check reports whether the ref is well formed: a sha256 digest and a
+// size that is not negative.
+func (r Ref) Check() error {
+	if _, err := r.hex(); err != nil {
+		return err
+	}
+	if r.Size < 0 {
+		return fmt.Errorf("artifact %s has a negative size", r.Digest)
+	}
+	return nil
+}
+
 // RefOf computes the ref of data.
 func RefOf(data []byte) Ref {
 	sum := sha256.Sum256(data)

@@ -106,7 +106,7 @@ func Parse(file string, data []byte) (*Plan, error) {
 			plan.Manifest.Sweep[a.path] = append(plan.Manifest.Sweep[a.path], json.RawMessage(v))
 		}
 	}
-	plan.Hash = hashOf(plan.Manifest)
+	plan.Hash = HashOf(plan.Manifest)
 
 	// Expand the cartesian product, the last axis varying fastest.
 	idx := make([]int, len(axes))
@@ -145,9 +145,9 @@ func Parse(file string, data []byte) (*Plan, error) {
 	return plan, nil
 }
 
-// hashOf is the manifest hash: sha256 of the canonical JSON of the
+// HashOf is the manifest hash: sha256 of the canonical JSON of the
 // normalised manifest and the schema version.
-func hashOf(m Manifest) string {
+func HashOf(m Manifest) string {
 	sum := sha256.Sum256(CanonicalJSON(struct {
 		Schema   int      `json:"schema"`
 		Manifest Manifest `json:"manifest"`
@@ -175,7 +175,7 @@ func (p *Plan) SetEngine(engine string) error {
 	for i := range p.Cells {
 		p.Cells[i].Config.Engine = engine
 	}
-	p.Hash = hashOf(p.Manifest)
+	p.Hash = HashOf(p.Manifest)
 	return nil
 }
 
@@ -200,7 +200,7 @@ func (p *Plan) SetScale(scale float64) error {
 		}
 		c.Rounds, c.Scale = c.ScaledRounds(), nil
 	}
-	p.Manifest, p.Cells, p.Hash = m, cells, hashOf(m)
+	p.Manifest, p.Cells, p.Hash = m, cells, HashOf(m)
 	return nil
 }
 

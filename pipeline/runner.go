@@ -316,11 +316,15 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 		return "", false, err
 	}
 	p.cellStart(cell)
+	inputs, err := cellInputs(&cell.Config, r.Data, r.Device)
+	if err != nil {
+		return "", false, err
+	}
 	appended := false
 	appendCell := func(ev *Event) error {
 		if !appended {
 			appended = true
-			start := newEvent(CellStarted, Fingerprint(&cell.Config, r.Device))
+			start := newEvent(CellStarted, Fingerprint(&cell.Config, r.Device, inputs))
 			start.Manifest, start.Cell = plan.Hash, key
 			if err := r.Store.Log.Append(start); err != nil {
 				return err
@@ -328,10 +332,6 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 		}
 		ev.Manifest, ev.Cell = plan.Hash, key
 		return r.Store.Log.Append(ev)
-	}
-	inputs, err := cellInputs(&cell.Config, r.Data, r.Device)
-	if err != nil {
-		return "", false, err
 	}
 	results := map[string]*stages.Result{}
 	status, diverged := Completed, false
@@ -505,8 +505,9 @@ func CheckUntil(stgs []stages.Stage, until string) error {
 	return nil
 }
 
-// Fingerprint describes the environment a cell runs in.
-func Fingerprint(cfg *manifests.Manifest, device *nn.Device) map[string]string {
+// Fingerprint describes the environment a cell runs in, and its inputs
+// (cellInputs), from which a pull recomputes its key.
+func Fingerprint(cfg *manifests.Manifest, device *nn.Device, inputs string) map[string]string {
 	cpu := "unknown"
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
@@ -522,5 +523,5 @@ func Fingerprint(cfg *manifests.Manifest, device *nn.Device) map[string]string {
 	}
 	return map[string]string{"go": runtime.Version(), "os": runtime.GOOS + "/" + runtime.GOARCH,
 		"engine": engine, "blas": nn.BLAS(), "cpu": cpu,
-		"cpus": fmt.Sprint(runtime.NumCPU()), "time": time.Now().UTC().Format(time.RFC3339)}
+		"cpus": fmt.Sprint(runtime.NumCPU()), "time": time.Now().UTC().Format(time.RFC3339), "inputs": inputs}
 }

@@ -4,14 +4,20 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/stages"
 )
 
 // indexName is where `ump push` puts a manifest's events in S3: JSON lines
@@ -21,6 +27,7 @@ func indexName(hash string) string { return "manifests/" + hash + ".events.jsonl
 // TransferStats counts what a push or pull moved.
 type TransferStats struct {
 	Blobs, Present, Events int
+	Replaced               int // damaged remote copies a push uploaded again
 }
 
 // referenced lists, sorted and once each, every blob an event refers to.
@@ -40,7 +47,7 @@ func referenced(evs []Event) []artifacts.Ref {
 }
 
 // Push copies a manifest's blobs from the store's blobs to S3 (skipping
-// those already there), then its events, so that Pull with the hash alone
+// those already there whole, replacing damaged copies), then its events, so that Pull with the hash alone
 // reproduces the store's view of the manifest.
 func (s *Store) Push(ctx context.Context, hash string, dst *artifacts.S3, progress io.Writer) (TransferStats, error) {
 	var st TransferStats
@@ -53,11 +60,15 @@ func (s *Store) Push(ctx context.Context, hash string, dst *artifacts.S3, progre
 		if ctx.Err() != nil {
 			return st, ErrInterrupted
 		}
-		if ok, err := dst.Has(ctx, ref); err != nil {
-			return st, err
-		} else if ok {
+		// Read back what is there: a copy of the right size with the
+		// wrong bytes is replaced, not trusted.
+		if _, err := dst.Get(ctx, ref); err == nil {
 			st.Present++
 			continue
+		} else if !errors.Is(err, artifacts.ErrNotFound) && !errors.Is(err, artifacts.ErrCorrupt) {
+			return st, err
+		} else if errors.Is(err, artifacts.ErrCorrupt) {
+			st.Replaced++
 		}
 		data, err := s.Blobs.Get(ctx, ref)
 		if err != nil {
@@ -78,13 +89,18 @@ func (s *Store) Push(ctx context.Context, hash string, dst *artifacts.S3, progre
 	return st, dst.PutNamed(ctx, indexName(hash), buf.Bytes())
 }
 
-// Pull copies a pushed manifest into the store: its blobs into the
-// store's blobs first, then the events it lacks (kept with their original
-// times), in one transaction. A pull interrupted anywhere leaves the store
-// consistent and can be repeated.
-func (s *Store) Pull(ctx context.Context, hash string, src *artifacts.S3, progress io.Writer) (TransferStats, error) {
+// Pull copies a pushed manifest into the store: it reads the pushed
+// events, keeps them only if they are the manifest's own (checkPulled),
+// copies their blobs into the store's blobs, then appends the events the
+// store lacks (kept with their original times) in chunks, the
+// registration last: a pull interrupted anywhere leaves the store
+// consistent, shows the manifest only once it is whole, and can be
+// repeated. data is where the data sets are, for cells whose pushed
+// events do not record their inputs.
+func (s *Store) Pull(ctx context.Context, hash string, src *artifacts.S3, data *datasets.Library, progress io.Writer) (TransferStats, error) {
 	var st TransferStats
-	data, err := src.GetNamed(ctx, indexName(hash))
+	name := indexName(hash)
+	raw, err := src.GetNamed(ctx, name)
 	if errors.Is(err, artifacts.ErrNotFound) {
 		return st, fmt.Errorf("manifest %s was not pushed to %s (give the full 64-digit hash; `ump push HASH` uploads it): %w", hash, src, err)
 	}
@@ -92,14 +108,18 @@ func (s *Store) Pull(ctx context.Context, hash string, src *artifacts.S3, progre
 		return st, err
 	}
 	var evs []Event
-	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(nil, 1<<30)
 	for line := 1; sc.Scan(); line++ {
 		var ev Event
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			return st, fmt.Errorf("%s line %d: %w", indexName(hash), line, err)
+			return st, fmt.Errorf("%w: %s line %d: %v", ErrRejected, name, line, err)
 		}
+		ev.Seq = uint64(line) // for messages; the store numbers them anew
 		evs = append(evs, ev)
+	}
+	if err := checkPulled(hash, evs, DefaultStages(), data); err != nil {
+		return st, fmt.Errorf("%w: %s: %v; nothing was imported", ErrRejected, name, err)
 	}
 	refs := referenced(evs)
 	for i, ref := range refs {
@@ -128,14 +148,177 @@ func (s *Store) Pull(ctx context.Context, hash string, src *artifacts.S3, progre
 	for _, ev := range have {
 		known[identity(ev)] = true
 	}
-	var missing []Event
+	var cells, regs []Event
 	for _, ev := range evs {
-		if !known[identity(ev)] {
-			missing = append(missing, ev)
+		switch {
+		case known[identity(ev)]:
+		case ev.Kind == ManifestRegistered:
+			regs = append(regs, ev)
+		default:
+			cells = append(cells, ev)
 		}
 	}
-	st.Events = len(missing)
-	return st, s.Log.Import(missing)
+	missing := append(cells, regs...)
+	for len(missing) > 0 {
+		if ctx.Err() != nil {
+			return st, ErrInterrupted
+		}
+		n := min(len(missing), importChunk)
+		if err := s.Log.Import(missing[:n]); err != nil {
+			return st, err
+		}
+		st.Events += n
+		missing = missing[n:]
+	}
+	return st, nil
+}
+
+// importChunk is how many events Pull imports in one transaction, well
+// under Badger's transaction limit.
+const importChunk = 256
+
+// ErrRejected is returned (wrapped) by Pull for pushed events that are
+// not the manifest's own or do not decode.
+var ErrRejected = errors.New("pushed events rejected")
+
+// checkPulled accepts pushed events only if they are the manifest's own:
+// every event names the manifest; its registrations hash to it; every
+// other event belongs to one of its cells, whose key follows from the
+// cell's spec and recorded inputs; every stage event's key follows from
+// the stage's parameters, those inputs and the outputs the cell's earlier
+// stages recorded; every payload decodes to its kind's type and every
+// output is a well-formed ref. So a pulled file changes no other
+// manifest's results and serves no other manifest's cache.
+func checkPulled(hash string, evs []Event, stgs []stages.Stage, data *datasets.Library) error {
+	cells := map[string]*manifests.Cell{}
+	byCell := map[string][]Event{}
+	registered := false
+	for i := range evs {
+		ev := &evs[i]
+		at := fmt.Sprintf("line %d (%s)", ev.Seq, ev.Kind)
+		if ev.Manifest != hash {
+			return fmt.Errorf("%s belongs to manifest %q, not %s", at, ev.Manifest, hash)
+		}
+		if _, ok := payloadTypes[ev.Kind]; !ok && ev.Kind != StageStarted {
+			return fmt.Errorf("%s: unknown event kind", at)
+		}
+		if err := checkPayload(ev); err != nil {
+			return fmt.Errorf("%s: %v", at, err)
+		}
+		for name, ref := range ev.Outputs {
+			if err := ref.Check(); err != nil {
+				return fmt.Errorf("%s: output %s: %v", at, name, err)
+			}
+		}
+		if ev.Kind == ManifestRegistered {
+			reg, _ := payloadOf[Registration](ev)
+			if reg.Plan.Hash != hash || manifests.HashOf(reg.Plan.Manifest) != hash || len(reg.CellKeys) != len(reg.Plan.Cells) {
+				return fmt.Errorf("%s: the registration is not of manifest %s (its manifest hashes to %s)", at, hash, manifests.HashOf(reg.Plan.Manifest))
+			}
+			for k, key := range reg.CellKeys {
+				cells[key] = &reg.Plan.Cells[k]
+			}
+			registered = true
+			continue
+		}
+		byCell[ev.Cell] = append(byCell[ev.Cell], *ev)
+	}
+	if !registered {
+		return fmt.Errorf("no registration of manifest %s", hash)
+	}
+	for _, key := range slices.Sorted(maps.Keys(byCell)) {
+		cell, ok := cells[key]
+		if !ok {
+			return fmt.Errorf("line %d: cell %q is not a cell of the manifest", byCell[key][0].Seq, key)
+		}
+		if err := checkCell(key, cell, byCell[key], stgs, data); err != nil {
+			return fmt.Errorf("cell %d: %v", cell.Index+1, err)
+		}
+	}
+	return nil
+}
+
+// checkPayload decodes an event's payload to its kind's type.
+func checkPayload(ev *Event) error {
+	var err error
+	switch ev.Kind {
+	case ManifestRegistered:
+		_, err = payloadOf[Registration](ev)
+	case CellStarted:
+		_, err = payloadOf[map[string]string](ev)
+	case RoundCompleted:
+		_, err = payloadOf[stages.RoundReport](ev)
+	case StageCompleted:
+		_, err = payloadOf[StageOutcome](ev)
+	case StageFailed:
+		_, err = payloadOf[string](ev)
+	case CellCompleted:
+		_, err = payloadOf[CellOutcome](ev)
+	}
+	return err
+}
+
+// checkCell checks a cell's key against its spec and inputs, and its
+// stage events' keys against the chain of its stages.
+func checkCell(key string, cell *manifests.Cell, evs []Event, stgs []stages.Stage, data *datasets.Library) error {
+	inputs, err := pulledInputs(key, cell, evs, data)
+	if err != nil {
+		return err
+	}
+	// The stage keys as the runner computes them: each from the outputs
+	// the earlier stages completed with.
+	done := map[string]*stages.Result{}
+	for _, ev := range evs {
+		if ev.Kind == StageCompleted {
+			done[ev.Stage] = &stages.Result{Outputs: ev.Outputs}
+		}
+	}
+	want := map[string]string{}
+	upstream := map[string]*stages.Result{}
+	for _, st := range stgs {
+		want[st.Name()] = stageKey(st, st.Params(&cell.Config), inputs, upstream)
+		if res, ok := done[st.Name()]; ok {
+			upstream[st.Name()] = res
+		} else {
+			break
+		}
+	}
+	for _, ev := range evs {
+		if ev.Stage == "" && ev.StageKey == "" {
+			continue
+		}
+		if w, ok := want[ev.Stage]; !ok || ev.StageKey != w {
+			return fmt.Errorf("line %d (%s of stage %q): stage key %.12s does not follow from the cell's spec, inputs and earlier stages", ev.Seq, ev.Kind, ev.Stage, ev.StageKey)
+		}
+	}
+	return nil
+}
+
+// pulledInputs finds a pulled cell's inputs (cellInputs) and checks its
+// key: from its CellStarted fingerprint, or, for events pushed before
+// fingerprints recorded them, the local data's digest and the recorded
+// engine.
+func pulledInputs(key string, cell *manifests.Cell, evs []Event, data *datasets.Library) (string, error) {
+	var fp map[string]string
+	for i := range evs {
+		if evs[i].Kind == CellStarted {
+			fp, _ = payloadOf[map[string]string](&evs[i])
+			break
+		}
+	}
+	inputs, ok := fp["inputs"]
+	if !ok {
+		digest, err := datasetDigest(&cell.Config, data)
+		if err != nil {
+			return "", fmt.Errorf("its events do not record its inputs (pushed by an older ump) and its data is not here to recompute them: %v", err)
+		}
+		inputs = digest + "\n" + fp["engine"]
+	}
+	sum := sha256.Sum256([]byte(string(cell.Spec()) + "\n" + inputs))
+	if hex.EncodeToString(sum[:]) != key {
+		return "", fmt.Errorf("its key %.12s does not follow from its spec and inputs %q", key, inputs)
+	}
+	return inputs, nil
 }
 
 // identity tells events apart across stores (sequence numbers differ).

@@ -59,8 +59,8 @@ func runPush(ctx context.Context, g globals, hash string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "pushed manifest %s to %s: %d blobs uploaded, %d already there, %d events\n",
-		reg.Plan.Hash, s3, st.Blobs, st.Present, st.Events)
+	fmt.Fprintf(stdout, "pushed manifest %s to %s: %d blobs uploaded (%d of them replacing a damaged copy), %d already there, %d events\n",
+		reg.Plan.Hash, s3, st.Blobs, st.Replaced, st.Present, st.Events)
 	return nil
 }
 
@@ -77,7 +77,7 @@ func runPull(ctx context.Context, g globals, hash string, stdout, stderr io.Writ
 		return storeError{err}
 	}
 	defer store.Close()
-	st, err := store.Pull(ctx, hash, s3, stderr)
+	st, err := store.Pull(ctx, hash, s3, g.data, stderr)
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,8 @@ const exitCodesHelp = `EXIT CODES:
         or an unexpected error
    2    bad input: a manifest error (file, line and field are named), a bad flag, an unknown hash
    3    the store is unavailable: another process holds it (its PID is named), it is damaged or not a
-        store (what and how to recover are named), it cannot be opened, or its disk is full
+        store (what and how to recover are named), it cannot be opened, its disk is full, or a pull
+        found pushed events that are not the manifest's own
    130  interrupted (Ctrl-C) at a safe point; rerun the same command to resume`
 
 // badInput marks errors in what the user gave.
@@ -86,7 +87,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &merr), errors.As(err, &bad):
 		return exitBadInput
 	case errors.As(err, &serr), errors.Is(err, pipeline.ErrBusy), errors.Is(err, pipeline.ErrDamaged),
-		errors.Is(err, pipeline.ErrNotStore), errors.Is(err, syscall.ENOSPC):
+		errors.Is(err, pipeline.ErrNotStore), errors.Is(err, pipeline.ErrRejected), errors.Is(err, syscall.ENOSPC):
 		return exitStore
 	case errors.Is(err, pipeline.ErrInterrupted):
 		return exitInterrupted

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/artifacts/s3test"
+	"github.com/ump-lab/ump/pipeline"
+)
+
+// TestPullTakesOnlyTheManifestsOwnEvents pushes two manifests, then
+// tampers with one's pushed events: a forged result for the other
+// manifest's cell, an event of another manifest, a malformed payload.
+// Each pull is refused (exit 3) with nothing imported and the other
+// manifest's table unchanged; the untampered file pulls (in chunks: over
+// 2,000 events), twice without change.
+func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
+	srv := s3test.Start(t)[0]
+	srv.MakeBucket(t, "team")
+	env := []string{"UMP_S3_ENDPOINT=" + srv.Endpoint, "AWS_ACCESS_KEY_ID=" + srv.Access, "AWS_SECRET_ACCESS_KEY=" + srv.Secret,
+		"UMP_ARTIFACTS=s3://team/ump"}
+	big := writeFile(t, "big.yaml", strings.NewReplacer("dim: 30000", "dim: 10", "rounds: 120", "rounds: 400",
+		"seed: [1, 2]", "seed: [1, 2, 3, 4, 5, 6]", "checkpoint: {every: 10}", "checkpoint: {every: 100}", "evaluate: {every: 3}", "evaluate: {every: 1}").Replace(longManifest))
+	other := writeFile(t, "other.yaml", strings.Replace(smallManifest, "lr: 0.02", "lr: 0.01", 1))
+	mine := t.TempDir()
+	bigHash, otherHash := hashOf(t, ump(t, mine, "run", big)), hashOf(t, ump(t, mine, "run", other))
+	for _, h := range []string{bigHash, otherHash} {
+		if r := umpEnv(t, env, mine, "--s3-insecure", "push", h); r.code != 0 {
+			t.Fatalf("push: %s", r.stderr)
+		}
+	}
+	s3, err := artifacts.OpenS3(context.Background(), artifacts.S3Config{URL: "s3://team/ump", Endpoint: srv.Endpoint,
+		AccessKey: srv.Access, SecretKey: srv.Secret, Insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "manifests/" + bigHash + ".events.jsonl"
+	pushed, err := s3.GetNamed(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(pushed, []byte("\n")); n < 2000 {
+		t.Fatalf("the big manifest has %d events; the test needs over 2,000", n)
+	}
+
+	theirs := t.TempDir()
+	if r := umpEnv(t, env, theirs, "--s3-insecure", "pull", otherHash); r.code != 0 {
+		t.Fatalf("pull: %s", r.stderr)
+	}
+	table := ump(t, theirs, "table", otherHash).stdout
+
+	// A StageCompleted of the other manifest's evaluate stage with other
+	// outputs, filed under the big manifest.
+	s, err := pipeline.OpenReader(mine, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := s.Events.ByManifest(otherHash)
+	bigEvs, _ := s.Events.ByManifest(bigHash)
+	s.Close()
+	var forged pipeline.Event
+	for _, ev := range evs {
+		if ev.Kind == pipeline.StageCompleted && ev.Stage == "evaluate" {
+			forged = ev
+		}
+	}
+	forged.Manifest = bigHash
+	for k := range forged.Outputs {
+		forged.Outputs[k], _ = s3.Put(context.Background(), []byte("a forged result"))
+	}
+	line, _ := json.Marshal(forged)
+	other2 := forged
+	other2.Manifest = otherHash
+	line2, _ := json.Marshal(other2)
+	poison := forged // filed under a cell of the big manifest, with the other's stage key
+	poison.Cell = bigEvs[len(bigEvs)-1].Cell
+	line3, _ := json.Marshal(poison)
+	tampered := []struct{ name, add, want string }{
+		{"a forged result for another manifest's cell", string(line), "is not a cell of the manifest"},
+		{"an event of another manifest", string(line2), "belongs to manifest"},
+		{"another manifest's stage key in one of its cells", string(line3), "does not follow from the cell's spec"},
+		{"a malformed payload", `{"kind":"ManifestRegistered","manifest":"` + bigHash + `","payload":5}`, "cannot unmarshal"},
+		{"an unknown kind", `{"kind":"Surprise","manifest":"` + bigHash + `"}`, "unknown event kind"},
+	}
+	for _, tc := range tampered {
+		if err := s3.PutNamed(context.Background(), name, append(bytes.Clone(pushed), []byte(tc.add+"\n")...)); err != nil {
+			t.Fatal(err)
+		}
+		r := umpEnv(t, env, theirs, "--s3-insecure", "pull", bigHash)
+		if r.code != 3 || !strings.Contains(r.stderr, "pushed events rejected") || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("pull with %s: exit %d %q; want 3 naming %q", tc.name, r.code, r.stderr, tc.want)
+		}
+		if st := ump(t, theirs, "status"); strings.Contains(st.stdout, bigHash[:12]) {
+			t.Errorf("pull with %s registered the manifest", tc.name)
+		}
+		if got := ump(t, theirs, "table", otherHash).stdout; got != table {
+			t.Errorf("pull with %s changed the other manifest's table:\n%s\nwas\n%s", tc.name, got, table)
+		}
+	}
+
+	s3.PutNamed(context.Background(), name, pushed)
+	pull := umpEnv(t, env, theirs, "--s3-insecure", "pull", bigHash)
+	if pull.code != 0 || !strings.Contains(pull.stdout, "pulled manifest") {
+		t.Fatalf("pull of over 2,000 events: exit %d\n%s", pull.code, pull.stderr)
+	}
+	if again := umpEnv(t, env, theirs, "--s3-insecure", "pull", bigHash); !strings.Contains(again.stdout, "0 new events") {
+		t.Errorf("second pull: %s", again.stdout)
+	}
+	if a, b := exportCSV(t, mine, bigHash, "rounds"), exportCSV(t, theirs, bigHash, "rounds"); a != b {
+		t.Error("the rounds export differs after the pull")
+	}
+	if r := ump(t, theirs, "verify", otherHash); r.code != 0 {
+		t.Errorf("verify of the other manifest after the refused pulls: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+// TestPushReplacesADamagedRemoteCopy: a remote blob with the right size
+// and the wrong bytes is uploaded again by the next push.
+func TestPushReplacesADamagedRemoteCopy(t *testing.T) {
+	srv := s3test.Start(t)[0]
+	srv.MakeBucket(t, "team")
+	env := []string{"UMP_S3_ENDPOINT=" + srv.Endpoint, "AWS_ACCESS_KEY_ID=" + srv.Access, "AWS_SECRET_ACCESS_KEY=" + srv.Secret,
+		"UMP_ARTIFACTS=s3://team/ump"}
+	store := t.TempDir()
+	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
+	if r := umpEnv(t, env, store, "--s3-insecure", "push", hash); r.code != 0 {
+		t.Fatalf("push: %s", r.stderr)
+	}
+	s3, err := artifacts.OpenS3(context.Background(), artifacts.S3Config{URL: "s3://team/ump", Endpoint: srv.Endpoint,
+		AccessKey: srv.Access, SecretKey: srv.Secret, Insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs, _ := filepath.Glob(filepath.Join(store, "blobs", "sha256", "*", "*"))
+	good, _ := os.ReadFile(blobs[0])
+	key := "sha256/" + filepath.Base(filepath.Dir(blobs[0])) + "/" + filepath.Base(blobs[0])
+	s3.PutNamed(context.Background(), key, bytes.Repeat([]byte{'x'}, len(good)))
+	r := umpEnv(t, env, store, "--s3-insecure", "push", hash)
+	if r.code != 0 || !strings.Contains(r.stdout, "1 blobs uploaded (1 of them replacing a damaged copy)") {
+		t.Errorf("push over a damaged copy: exit %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if got, err := s3.GetNamed(context.Background(), key); err != nil || !bytes.Equal(got, good) {
+		t.Errorf("the damaged copy was not replaced: %v", err)
+	}
+}
