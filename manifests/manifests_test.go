@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -255,6 +256,11 @@ func TestErrors(t *testing.T) {
 		{"sweep bad value", valid + "sweep:\n  algorithm.beta:\n    - 0.5\n    - 1.5\n", []string{"bad.yaml:10:", `"algorithm.beta"`, "[0, 1)"}},
 		{"sweep name", valid + "sweep: {name: [a, b]}\n", []string{"bad.yaml:7:", "cannot be swept"}},
 		{"sweep duplicate", valid + "sweep:\n  algorithm:\n    - {name: d-sum}\n    - {name: d-sum, alpha: 2}\n", []string{"bad.yaml:10:", "repeats value 1"}},
+		{"duplicate key", valid + "lr: 0.2\n", []string{"bad.yaml:7:", `key "lr" repeats the one on line 5`}},
+		{"duplicate nested key", strings.Replace(valid, "{name: d-sum}", "{name: d-sum, beta: 0.5, beta: 0.6}", 1), []string{"bad.yaml:6:", `key "beta" repeats`}},
+		{"second document", valid + "---\nversion: 1\n", []string{"bad.yaml:7:", "second YAML document"}},
+		{"too many cells", valid + "sweep:\n  seed: [" + numbers(1000, 1) + "]\n  lr: [" + numbers(1000, 0.001) + "]\n",
+			[]string{"bad.yaml:8:", "more than 100000 cells", "lr (1000) × seed (1000)", "split the sweep"}},
 		{"sweep overlap", valid + "sweep:\n  algorithm: [{name: d-sum}]\n  algorithm.beta: [0.1]\n", []string{"bad.yaml:9:", "overlaps"}},
 	}
 	for _, c := range cases {
@@ -270,6 +276,15 @@ func TestErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// numbers lists n distinct multiples of step, comma-separated.
+func numbers(n int, step float64) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = strconv.FormatFloat(float64(i+1)*step, 'g', -1, 64)
+	}
+	return strings.Join(parts, ",")
 }
 
 func TestEmbeddedManifests(t *testing.T) {

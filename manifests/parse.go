@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"bytes"
+	"io"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -54,14 +55,28 @@ func (c Cell) Spec() []byte {
 	return CanonicalJSON(cfg)
 }
 
-// Load reads and parses a manifest file.
+// Load reads and parses a manifest file of at most MaxFileBytes.
 func Load(path string) (*Plan, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading manifest: %w", err)
 	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading manifest %s: %w", path, err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, &Error{Problems: []string{fmt.Sprintf("%s: more than %d bytes: not a manifest (the paper's largest is under 3 KB); give a manifest file", path, MaxFileBytes)}}
+	}
 	return Parse(path, data)
 }
+
+// MaxFileBytes bounds a manifest file; MaxCells a sweep.
+const (
+	MaxFileBytes = 1 << 20
+	MaxCells     = 100_000
+)
 
 // unsweepable lists fields a sweep may not vary.
 var unsweepable = map[string]bool{"version": true, "name": true, "table": true, "scale": true}
@@ -69,12 +84,24 @@ var unsweepable = map[string]bool{"version": true, "name": true, "table": true, 
 // Parse decodes, validates, normalises and expands a manifest. file names the
 // source in error messages.
 func Parse(file string, data []byte) (*Plan, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	if err := dec.Decode(&doc); err != nil && err != io.EOF {
 		return nil, &Error{Problems: []string{fmt.Sprintf("%s: not valid YAML: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))}}
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, &Error{Problems: []string{fmt.Sprintf("%s: the manifest is empty; it needs at least version, name, task, rounds, lr and algorithm", file)}}
+	}
+	var next yaml.Node
+	if err := dec.Decode(&next); err != io.EOF {
+		line := next.Line
+		if err != nil {
+			line = doc.Content[0].Line
+		}
+		return nil, &Error{Problems: []string{fmt.Sprintf("%s:%d: a second YAML document (after ---): a manifest file holds one; put each manifest in its own file", file, line)}}
+	}
+	if err := noDuplicateKeys(file, doc.Content[0]); err != nil {
+		return nil, err
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
@@ -107,6 +134,9 @@ func Parse(file string, data []byte) (*Plan, error) {
 		}
 	}
 	plan.Hash = HashOf(plan.Manifest)
+	if err := checkCellCount(file, axes); err != nil {
+		return nil, err
+	}
 
 	// Expand the cartesian product, the last axis varying fastest.
 	idx := make([]int, len(axes))
@@ -143,6 +173,46 @@ func Parse(file string, data []byte) (*Plan, error) {
 		}
 	}
 	return plan, nil
+}
+
+// noDuplicateKeys refuses a mapping that repeats a key (YAML decoders
+// keep the last, silently).
+func noDuplicateKeys(file string, n *yaml.Node) error {
+	if n.Kind == yaml.MappingNode {
+		first := map[string]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			if line, dup := first[k.Value]; dup {
+				return &Error{Problems: []string{fmt.Sprintf("%s:%d: key %q repeats the one on line %d; give each key once", file, k.Line, k.Value, line)}}
+			}
+			first[k.Value] = k.Line
+		}
+	}
+	for _, c := range n.Content {
+		if err := noDuplicateKeys(file, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkCellCount refuses a sweep of more than MaxCells cells before it is
+// expanded.
+func checkCellCount(file string, axes []axis) error {
+	cells, line := 1, 0
+	sizes := make([]string, len(axes))
+	for i, a := range axes {
+		cells = min(cells*len(a.nodes), MaxCells+1) // no overflow
+		sizes[i] = fmt.Sprintf("%s (%d)", a.path, len(a.nodes))
+		if line == 0 || a.line < line {
+			line = a.line
+		}
+	}
+	if cells > MaxCells {
+		return &Error{Problems: []string{fmt.Sprintf("%s:%d: field \"sweep\": more than %d cells (%s); split the sweep into several manifests",
+			file, line, MaxCells, strings.Join(sizes, " × "))}}
+	}
+	return nil
 }
 
 // HashOf is the manifest hash: sha256 of the canonical JSON of the
