@@ -151,6 +151,16 @@ func (m *Model) Init(p []float32, seed uint64) {
 
 func (m *Model) param(p []float32, i int) []float32 { return p[m.offsets[i]:m.offsets[i+1]] }
 
+// Activations is the number of float32s one sample's forward pass holds:
+// every layer's input and the logits.
+func (m *Model) Activations() int {
+	n := 0
+	for _, s := range m.shapes {
+		n += s.size()
+	}
+	return n
+}
+
 // FLOPs estimates the floating-point operations of one training sample
 // (forward and backward GEMMs: 2 per multiply-add, the first layer without
 // its input gradient).

@@ -172,8 +172,11 @@ func (r *Runner) Register(plan *manifests.Plan) (*Registration, error) {
 	reg := &Registration{Plan: *plan}
 	for i := range plan.Cells {
 		key, err := CellKey(&plan.Cells[i], r.Data, r.Device)
+		if err == nil {
+			err = checkMemory(&plan.Cells[i].Config, r.Data)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("cell %d: %w", i, err)
+			return nil, fmt.Errorf("cell %d (%s): %w", i+1, plan.Cells[i].LabelString(), err)
 		}
 		reg.CellKeys = append(reg.CellKeys, key)
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ump-lab/ump/pipeline"
 )
@@ -206,5 +207,36 @@ func TestVerifyReadsBackBlobs(t *testing.T) {
 	}
 	if again := ump(t, store, "verify", hash); again.code != 0 || !strings.Contains(again.stdout, "0 missing or corrupt") {
 		t.Errorf("verify after the repair: exit %d\n%s", again.code, again.stdout)
+	}
+}
+
+// TestImpossibleInputsAreRefused: inputs that used to exhaust the machine
+// are refused at once with exit 2, naming the cause, and record nothing.
+func TestImpossibleInputsAreRefused(t *testing.T) {
+	store := t.TempDir()
+	axis := func(n int) string {
+		v := make([]string, n)
+		for i := range v {
+			v[i] = fmt.Sprint(i + 1)
+		}
+		return "[" + strings.Join(v, ", ") + "]"
+	}
+	cases := []struct{ name, manifest, want string }{
+		{"an endless file", "/dev/zero", "more than 1048576 bytes"},
+		{"a 10^7-cell sweep", writeFile(t, "huge.yaml", strings.Replace(smallManifest, "seed: [1, 2]",
+			"seed: "+axis(1000)+"\n  local_steps: "+axis(100)+"\n  workers: "+axis(100), 1)), "more than 100000 cells"},
+		{"dim 1e12", writeFile(t, "dim.yaml", strings.Replace(smallManifest, "dim: 30", "dim: 1000000000000", 1)), `field "task.quadratic.dim" is too large`},
+		{"batch_size 1e9", writeFile(t, "batch.yaml", strings.NewReplacer("{dataset: quadratic, quadratic: {dim: 30, sigma: 0.5}}",
+			"{dataset: synthetic}\nbatch_size: 1000000000").Replace(smallManifest)), `field "batch_size" is too large`},
+	}
+	for _, c := range cases {
+		start := time.Now()
+		r := ump(t, store, "run", c.manifest)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) || time.Since(start) > 30*time.Second {
+			t.Errorf("run with %s: exit %d after %s: %q; want 2 naming %q", c.name, r.code, time.Since(start), r.stderr, c.want)
+		}
+	}
+	if st := ump(t, store, "status"); strings.Contains(st.stdout, "cells") {
+		t.Errorf("a refused run registered a manifest:\n%s", st.stdout)
 	}
 }
