@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Local stores blobs as files under a directory: sha256/<2 hex>/<64 hex>.
@@ -38,12 +39,16 @@ func (s *Local) path(ref Ref) (string, error) {
 	return filepath.Join(s.dir, "sha256", h[:2], h), nil
 }
 
-// Put writes data to a temporary file, syncs it and renames it into place.
+// Put writes data to a temporary file, syncs it and renames it into place,
+// leaving the disk at least Reserve bytes free (Room).
 func (s *Local) Put(ctx context.Context, data []byte) (Ref, error) {
 	ref := RefOf(data)
 	p, _ := s.path(ref)
 	if old, err := os.ReadFile(p); err == nil && verify(ref, old, p) == nil {
 		return ref, nil
+	}
+	if err := Room(s.dir, int64(len(data))); err != nil {
+		return Ref{}, err
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return Ref{}, fmt.Errorf("artifact store: %w", err)
@@ -70,6 +75,27 @@ func (s *Local) Put(ctx context.Context, data []byte) (Ref, error) {
 		return Ref{}, fmt.Errorf("artifact store: writing %s: %w", p, err)
 	}
 	return ref, nil
+}
+
+// Reserve is the free space a store keeps on its disk: its event log
+// (Badger) writes through memory-mapped files, and a page it cannot
+// allocate on a full disk kills the process (SIGBUS) instead of failing a
+// write; this much covers a memory table and the table it flushes to.
+const Reserve = 48 << 20
+
+// Room returns an error wrapping syscall.ENOSPC when writing n more bytes
+// on dir's disk would leave less than Reserve free.
+func Room(dir string, n int64) error {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return nil // the write itself will say what is wrong
+	}
+	free := int64(st.Bavail) * int64(st.Bsize)
+	if free-n < Reserve {
+		return fmt.Errorf("%w: %s has %d MiB free; the store keeps %d MiB free for its event log and needs %d KiB more",
+			syscall.ENOSPC, dir, free>>20, Reserve>>20, (n+1023)>>10)
+	}
+	return nil
 }
 
 func syncDir(dir string) error {

@@ -50,6 +50,10 @@ func RefOf(data []byte) Ref {
 // ErrNotFound is returned (wrapped) by Get for a blob the store lacks.
 var ErrNotFound = errors.New("artifact not found")
 
+// ErrUnavailable is returned (wrapped) when a remote store does not
+// answer within its timeouts and retries.
+var ErrUnavailable = errors.New("artifact store unavailable")
+
 // ErrCorrupt is returned (wrapped) by Get for a blob whose bytes do not
 // match its ref.
 var ErrCorrupt = errors.New("artifact corrupt")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 	"testing"
 
 	"github.com/ump-lab/ump/artifacts"
@@ -133,4 +134,65 @@ func TestEveryCrashPointResumes(t *testing.T) {
 		}
 	}
 	t.Logf("%d crash points, each lost and unacknowledged, all resumed to the same digests", writes)
+}
+
+// fullDisk fails every blob write from the k-th on as a full disk does.
+type fullDisk struct {
+	artifacts.Store
+	k, n int
+}
+
+func (b *fullDisk) Put(ctx context.Context, data []byte) (artifacts.Ref, error) {
+	if b.n++; b.n >= b.k {
+		return artifacts.Ref{}, fmt.Errorf("writing blob %d: %w", b.n, syscall.ENOSPC)
+	}
+	return b.Store.Put(ctx, data)
+}
+
+// TestStoreFailureStopsTheRun: when the store cannot take a stage's
+// outputs (a full disk), the run stops with that error instead of
+// recording the cell as failed, and a rerun finishes every cell with the
+// digests of a run that never stopped.
+func TestStoreFailureStopsTheRun(t *testing.T) {
+	plan := parse(t, crashManifest)
+	run := func(dir string, k int) error {
+		s, err := Open(dir, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if k > 0 {
+			s.Blobs = &fullDisk{Store: s.Blobs, k: k}
+		}
+		_, err = (&Runner{Store: s, Stages: DefaultStages()}).Run(context.Background(), plan)
+		return err
+	}
+	clean := t.TempDir()
+	if err := run(clean, 0); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := Open(clean, "test")
+	want := outputDigests(t, s, plan.Hash)
+	s.Close()
+	for _, k := range []int{1, 3, 6} {
+		dir := t.TempDir()
+		if err := run(dir, k); !errors.Is(err, syscall.ENOSPC) {
+			t.Fatalf("blob write %d failing with a full disk: run returned %v; want ENOSPC", k, err)
+		}
+		s, _ := Open(dir, "test")
+		failed, _ := s.Log.ByKind(StageFailed)
+		s.Close()
+		if len(failed) > 0 {
+			t.Errorf("blob write %d failing: %d stages recorded as failed; a full disk is not the cell's failure", k, len(failed))
+		}
+		if err := run(dir, 0); err != nil {
+			t.Fatalf("rerun: %v", err)
+		}
+		s, _ = Open(dir, "test")
+		got := outputDigests(t, s, plan.Hash)
+		s.Close()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("blob write %d failing: the rerun's digests differ:\n%v\nwant\n%v", k, got, want)
+		}
+	}
 }

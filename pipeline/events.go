@@ -237,6 +237,9 @@ func (l *Log) write(evs []*Event) error {
 			return err
 		}
 	}
+	if err := artifacts.Room(l.dir, 0); err != nil {
+		return fmt.Errorf("event log: %w", err)
+	}
 	err := l.db.Update(func(txn *badger.Txn) error {
 		for k, ev := range evs {
 			ev.Seq = l.next + uint64(k)

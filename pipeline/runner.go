@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/ump-lab/ump/artifacts"
@@ -358,6 +359,9 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 			if errors.Is(err, stages.ErrInterrupted) || (err != nil && ctx.Err() != nil) {
 				return "", false, fmt.Errorf("%w in cell %d (%s), stage %s", ErrInterrupted, cell.Index+1, cell.LabelString(), st.Name())
 			}
+			if storeFailure(err) { // the store failed, not the cell: stop, and the rerun resumes
+				return "", false, fmt.Errorf("cell %d (%s), stage %s: %w", cell.Index+1, cell.LabelString(), st.Name(), err)
+			}
 			if err != nil {
 				failed := newEvent(StageFailed, err.Error())
 				failed.Stage, failed.StageKey = st.Name(), skey
@@ -388,6 +392,14 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 		}
 	}
 	return status, !appended, nil
+}
+
+// storeFailure reports whether a stage failed because the store could not
+// take its outputs (a full disk, an unreachable S3 store): a failure of
+// the machine, not of the cell, which a rerun resumes.
+func storeFailure(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EROFS) ||
+		errors.Is(err, artifacts.ErrUnavailable)
 }
 
 // cached returns the result of a completed run of stage key skey whose

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -238,5 +239,37 @@ func TestImpossibleInputsAreRefused(t *testing.T) {
 	}
 	if st := ump(t, store, "status"); strings.Contains(st.stdout, "cells") {
 		t.Errorf("a refused run registered a manifest:\n%s", st.stdout)
+	}
+}
+
+// TestDiskFull runs a sweep on a small tmpfs (where this test may mount
+// one): the run stops with exit 3 and a message saying what to do, no
+// cell is recorded as failed, and after the disk grows the same command
+// finishes with the results of a run that never stopped.
+func TestDiskFull(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here (%v: %s); pipeline's TestStoreFailureStopsTheRun injects the error instead", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30,", "dim: 20000,", "rounds: 20", "rounds: 200",
+		"checkpoint: {every: 10}", "checkpoint: {every: 5}").Replace(smallManifest))
+	store := filepath.Join(dir, "store")
+	full := ump(t, store, "run", m)
+	if full.code != 3 || !strings.Contains(full.stderr, "no space left on device") || !strings.Contains(full.stderr, "rerun the same command to resume") ||
+		strings.Contains(full.stderr, "panic") || strings.Contains(full.stderr, "FAILED") {
+		t.Fatalf("run on a full disk: exit %d\n%s", full.code, full.stderr)
+	}
+	if out, err := exec.Command("mount", "-o", "remount,size=512m", dir).CombinedOutput(); err != nil {
+		t.Fatalf("growing the tmpfs: %v %s", err, out)
+	}
+	resumed := ump(t, store, "run", m)
+	if resumed.code != 0 || !strings.Contains(resumed.stderr, "2 completed") {
+		t.Fatalf("rerun after freeing space: exit %d\n%s", resumed.code, resumed.stderr)
+	}
+	whole := t.TempDir()
+	hash := hashOf(t, ump(t, whole, "run", m))
+	if a, b := exportCSV(t, store, hash, "rounds"), exportCSV(t, whole, hash, "rounds"); a != b {
+		t.Error("the resumed run's rounds differ from a run that never stopped")
 	}
 }

@@ -87,7 +87,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.As(err, &merr), errors.As(err, &bad):
 		return exitBadInput
 	case errors.As(err, &serr), errors.Is(err, pipeline.ErrBusy), errors.Is(err, pipeline.ErrDamaged),
-		errors.Is(err, pipeline.ErrNotStore), errors.Is(err, pipeline.ErrRejected), errors.Is(err, syscall.ENOSPC):
+		errors.Is(err, pipeline.ErrNotStore), errors.Is(err, pipeline.ErrRejected), errors.Is(err, syscall.ENOSPC),
+		errors.Is(err, artifacts.ErrUnavailable):
 		return exitStore
 	case errors.Is(err, pipeline.ErrInterrupted):
 		return exitInterrupted
