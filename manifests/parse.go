@@ -2,11 +2,11 @@ package manifests
 
 import (
 	"bytes"
-	"io"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"slices"
