@@ -25,6 +25,7 @@ type S3 struct {
 	prefix   string
 	endpoint string
 	partSize uint64 // objects larger than this upload in parts
+	timeout  time.Duration
 }
 
 var _ Store = (*S3)(nil)
@@ -36,13 +37,17 @@ type S3Config struct {
 	AccessKey string
 	SecretKey string
 	Insecure  bool // plain HTTP instead of HTTPS
+	// Timeout bounds each request, its retries included, plus a second per
+	// MiB it moves; 0 means DefaultTimeout. A server that does not answer
+	// in time is ErrUnavailable.
+	Timeout time.Duration
 }
+
+// DefaultTimeout is S3Config.Timeout's default.
+const DefaultTimeout = time.Minute
 
 // retries is how many times minio-go retries a transient failure.
 const retries = 5
-
-// checkTimeout bounds the checks OpenS3 makes before any work starts.
-const checkTimeout = 20 * time.Second
 
 // OpenS3 connects to the store and checks, before anything else runs, that
 // the endpoint answers, the credentials are accepted, the bucket exists
@@ -70,7 +75,10 @@ func OpenS3(ctx context.Context, cfg S3Config) (*S3, error) {
 	if prefix != "" {
 		prefix += "/"
 	}
-	s := &S3{client: client, bucket: u.Host, prefix: prefix, endpoint: cfg.Endpoint, partSize: 16 << 20}
+	s := &S3{client: client, bucket: u.Host, prefix: prefix, endpoint: cfg.Endpoint, partSize: 16 << 20, timeout: cfg.Timeout}
+	if s.timeout <= 0 {
+		s.timeout = DefaultTimeout
+	}
 	if err := s.check(ctx, cfg); err != nil {
 		return nil, err
 	}
@@ -79,10 +87,14 @@ func OpenS3(ctx context.Context, cfg S3Config) (*S3, error) {
 
 // check is OpenS3's preflight.
 func (s *S3) check(ctx context.Context, cfg S3Config) error {
-	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
-	defer cancel()
 	where := fmt.Sprintf("artifact store %s at %s", cfg.URL, cfg.Endpoint)
-	ok, err := s.client.BucketExists(ctx, s.bucket)
+	bctx, cancel := s.deadline(ctx, 0)
+	ok, err := s.client.BucketExists(bctx, s.bucket)
+	err = s.unavailable(ctx, err)
+	cancel()
+	if errors.Is(err, ErrUnavailable) {
+		return fmt.Errorf("%s: %w", where, err)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %s", where, explain(err, cfg))
 	}
@@ -94,10 +106,28 @@ func (s *S3) check(ctx context.Context, cfg S3Config) error {
 	if err == nil {
 		_, err = s.Get(ctx, ref)
 	}
+	if errors.Is(err, ErrUnavailable) {
+		return fmt.Errorf("%s: writing a probe blob: %w", where, err)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: writing and reading back a probe blob failed: %s", where, explain(err, cfg))
 	}
 	return nil
+}
+
+// deadline bounds one request moving n bytes (S3Config.Timeout).
+func (s *S3) deadline(ctx context.Context, n int) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.timeout+time.Duration(n>>20)*time.Second)
+}
+
+// unavailable turns a request that ran out of its deadline (not the
+// caller's) into ErrUnavailable, saying what to do.
+func (s *S3) unavailable(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("%w: the S3 server at %s did not answer within %s (retries included); check that it runs, "+
+		"then rerun the same command to resume: %v", ErrUnavailable, s.endpoint, s.timeout, err)
 }
 
 // explain turns an S3 failure into what the user should check.
@@ -133,17 +163,20 @@ func (s *S3) Put(ctx context.Context, data []byte) (Ref, error) {
 	ref := RefOf(data)
 	key, _ := s.key(ref)
 	h, _ := ref.hex()
+	parent := ctx
+	ctx, cancel := s.deadline(ctx, len(data))
+	defer cancel()
 	_, err := s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{
 		UserMetadata: map[string]string{"sha256": h},
 		ContentType:  "application/octet-stream",
 		PartSize:     s.partSize,
 	})
 	if err != nil {
-		return Ref{}, fmt.Errorf("artifact store: uploading %s to s3://%s/%s: %w", ref.Digest, s.bucket, key, err)
+		return Ref{}, fmt.Errorf("artifact store: uploading %s to s3://%s/%s: %w", ref.Digest, s.bucket, key, s.unavailable(parent, err))
 	}
 	info, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
 	if err != nil {
-		return Ref{}, fmt.Errorf("artifact store: checking the upload of %s: %w", ref.Digest, err)
+		return Ref{}, fmt.Errorf("artifact store: checking the upload of %s: %w", ref.Digest, s.unavailable(parent, err))
 	}
 	if info.Size != ref.Size || metadata(info, "sha256") != h {
 		return Ref{}, fmt.Errorf("artifact store: upload of %s not verified: server holds %d bytes with sha256 %q",
@@ -164,17 +197,28 @@ func metadata(info minio.ObjectInfo, name string) string {
 
 // download reads an object whole; a missing object is ErrNotFound.
 func (s *S3) download(ctx context.Context, key string) ([]byte, error) {
-	obj, err := s.client.GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("artifact store: %w", err)
-	}
-	defer obj.Close()
-	data, err := io.ReadAll(obj)
+	sctx, cancel := s.deadline(ctx, 0)
+	info, err := s.client.StatObject(sctx, s.bucket, key, minio.StatObjectOptions{})
+	cancel()
 	if code := minio.ToErrorResponse(err).Code; code == "NoSuchKey" || code == "NotFound" {
 		return nil, fmt.Errorf("%w: s3://%s/%s", ErrNotFound, s.bucket, key)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("artifact store: downloading s3://%s/%s: %w", s.bucket, key, err)
+		return nil, fmt.Errorf("artifact store: s3://%s/%s: %w", s.bucket, key, s.unavailable(ctx, err))
+	}
+	gctx, cancel := s.deadline(ctx, int(info.Size))
+	defer cancel()
+	obj, err := s.client.GetObject(gctx, s.bucket, key, minio.GetObjectOptions{})
+	var data []byte
+	if err == nil {
+		data, err = io.ReadAll(obj)
+		obj.Close()
+	}
+	if code := minio.ToErrorResponse(err).Code; code == "NoSuchKey" || code == "NotFound" {
+		return nil, fmt.Errorf("%w: s3://%s/%s", ErrNotFound, s.bucket, key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("artifact store: downloading s3://%s/%s: %w", s.bucket, key, s.unavailable(ctx, err))
 	}
 	return data, nil
 }
@@ -200,9 +244,11 @@ func (s *S3) String() string { return fmt.Sprintf("s3://%s/%s at %s", s.bucket, 
 // PutNamed stores data under PREFIX/NAME (not content-addressed: a
 // manifest's event index for `ump push`).
 func (s *S3) PutNamed(ctx context.Context, name string, data []byte) error {
-	_, err := s.client.PutObject(ctx, s.bucket, s.prefix+name, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{})
+	rctx, cancel := s.deadline(ctx, len(data))
+	defer cancel()
+	_, err := s.client.PutObject(rctx, s.bucket, s.prefix+name, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{})
 	if err != nil {
-		return fmt.Errorf("artifact store: uploading s3://%s/%s%s: %w", s.bucket, s.prefix, name, err)
+		return fmt.Errorf("artifact store: uploading s3://%s/%s%s: %w", s.bucket, s.prefix, name, s.unavailable(ctx, err))
 	}
 	return nil
 }

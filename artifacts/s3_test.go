@@ -89,7 +89,7 @@ func TestS3(t *testing.T) {
 						t.Errorf("%s: got %v, want %q", c.name, err, c.want)
 					}
 					t.Logf("%s: %v", c.name, err)
-					if d := time.Since(start); d > checkTimeout+5*time.Second {
+					if d := time.Since(start); d > DefaultTimeout+5*time.Second {
 						t.Errorf("%s took %v", c.name, d)
 					}
 				}

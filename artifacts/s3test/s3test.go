@@ -20,6 +20,7 @@ import (
 // Server is an S3 server a test started on 127.0.0.1.
 type Server struct {
 	Name, Endpoint, Access, Secret string
+	Process                        *os.Process // to stop and continue it
 }
 
 // findBinary looks on PATH, then in Go's install directory.
@@ -70,7 +71,7 @@ func Start(t *testing.T) []Server {
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		servers = append(servers, Server{Name: name, Endpoint: addr, Access: access, Secret: secret})
+		servers = append(servers, Server{Name: name, Endpoint: addr, Access: access, Secret: secret, Process: cmd.Process})
 	}
 	if bin := findBinary("versitygw"); bin != "" {
 		addr, dir := FreePort(t), t.TempDir()

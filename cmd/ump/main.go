@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
@@ -118,8 +119,15 @@ func (g globals) s3(ctx context.Context) (*artifacts.S3, error) {
 	if g.artifacts == "" {
 		return nil, badInput{fmt.Errorf("no S3 artifact store: set --artifacts s3://BUCKET/PREFIX (or UMP_ARTIFACTS)")}
 	}
+	var timeout time.Duration
+	if v := os.Getenv("UMP_S3_TIMEOUT"); v != "" {
+		var err error
+		if timeout, err = time.ParseDuration(v); err != nil || timeout <= 0 {
+			return nil, badInput{fmt.Errorf("UMP_S3_TIMEOUT=%q: want a positive duration such as 30s or 2m", v)}
+		}
+	}
 	return artifacts.OpenS3(ctx, artifacts.S3Config{URL: g.artifacts, Endpoint: os.Getenv("UMP_S3_ENDPOINT"),
-		AccessKey: os.Getenv("AWS_ACCESS_KEY_ID"), SecretKey: os.Getenv("AWS_SECRET_ACCESS_KEY"), Insecure: g.insecure})
+		AccessKey: os.Getenv("AWS_ACCESS_KEY_ID"), SecretKey: os.Getenv("AWS_SECRET_ACCESS_KEY"), Insecure: g.insecure, Timeout: timeout})
 }
 
 // useArtifacts points the store's blobs at the S3 store when --artifacts
@@ -151,7 +159,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				Usage: "data directory, one subdirectory per data set (`ump data fetch` fills it)"},
 			&cli.StringFlag{Name: "artifacts", EnvVars: []string{"UMP_ARTIFACTS"},
 				Usage: "keep artifacts in S3 at `s3://BUCKET/PREFIX` (endpoint from UMP_S3_ENDPOINT, credentials from " +
-					"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY); the event log stays in --store"},
+					"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, each request's time limit from UMP_S3_TIMEOUT, default 1m); the event log stays in --store"},
 			&cli.BoolFlag{Name: "s3-insecure", Usage: "talk to the S3 endpoint over plain HTTP"},
 			&cli.StringFlag{Name: "gpu-backend", EnvVars: []string{"GOMLX_BACKEND"},
 				Usage: "the GoMLX backend GPU cells train on: `xla:/abs/path/xla_cuda_plugin.so`, or go for GoMLX's " +

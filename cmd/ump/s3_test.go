@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ump-lab/ump/artifacts/s3test"
 )
@@ -80,4 +85,45 @@ func TestS3PushPullAndRemoteArtifacts(t *testing.T) {
 		t.Errorf("a run refused by S3 registered the manifest:\n%s", st.stdout)
 	}
 	os.RemoveAll(bad)
+}
+
+// TestFrozenS3Server: a run with its artifacts in S3 whose server stops
+// answering (SIGSTOP) mid-run ends within the request time limit with
+// exit 3 and what to do; once the server answers again the same command
+// finishes the sweep.
+func TestFrozenS3Server(t *testing.T) {
+	srv := s3test.Start(t)[0]
+	srv.MakeBucket(t, "team")
+	env := []string{"UMP_S3_ENDPOINT=" + srv.Endpoint, "AWS_ACCESS_KEY_ID=" + srv.Access, "AWS_SECRET_ACCESS_KEY=" + srv.Secret,
+		"UMP_ARTIFACTS=s3://team/ump", "UMP_S3_TIMEOUT=2s"}
+	store := t.TempDir()
+	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30000", "dim: 3000", "rounds: 120", "rounds: 400", "checkpoint: {every: 10}", "checkpoint: {every: 1}").Replace(longManifest))
+	cmd := exec.Command(umpBin, "--store", store, "--s3-insecure", "run", m)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if s := snapshot(store); s != nil && s.PID == cmd.Process.Pid && s.Round >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the run did not reach round 3:\n%s", stderr.String())
+		}
+	}
+	srv.Process.Signal(syscall.SIGSTOP)
+	stopped := time.Now()
+	err := cmd.Wait()
+	srv.Process.Signal(syscall.SIGCONT)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(stderr.String(), "did not answer within 2s") ||
+		time.Since(stopped) > 30*time.Second {
+		t.Fatalf("run with a frozen S3 server: %v after %s\n%s", err, time.Since(stopped), stderr.String())
+	}
+	if r := umpEnv(t, env, store, "--s3-insecure", "run", m); r.code != 0 || !strings.Contains(r.stderr, "2 completed") {
+		t.Errorf("rerun once the server answers: exit %d\n%s", r.code, r.stderr)
+	}
 }
