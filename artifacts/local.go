@@ -57,7 +57,10 @@ func (s *Local) Put(ctx context.Context, data []byte) (Ref, error) {
 	if err != nil {
 		return Ref{}, fmt.Errorf("artifact store: %w", err)
 	}
-	_, err = f.Write(data)
+	err = f.Chmod(0o644) // readable like the store's other files, not CreateTemp's 0600
+	if err == nil {
+		_, err = f.Write(data)
+	}
 	if err == nil {
 		err = f.Sync()
 	}

@@ -260,7 +260,7 @@ func TestErrors(t *testing.T) {
 		{"duplicate nested key", strings.Replace(valid, "{name: d-sum}", "{name: d-sum, beta: 0.5, beta: 0.6}", 1), []string{"bad.yaml:6:", `key "beta" repeats`}},
 		{"second document", valid + "---\nversion: 1\n", []string{"bad.yaml:7:", "second YAML document"}},
 		{"too many cells", valid + "sweep:\n  seed: [" + numbers(1000, 1) + "]\n  lr: [" + numbers(1000, 0.001) + "]\n",
-			[]string{"bad.yaml:8:", "more than 100000 cells", "lr (1000) × seed (1000)", "split the sweep"}},
+			[]string{"bad.yaml:8:", "more than 20000 cells", "lr (1000) × seed (1000)", "split the sweep"}},
 		{"sweep overlap", valid + "sweep:\n  algorithm: [{name: d-sum}]\n  algorithm.beta: [0.1]\n", []string{"bad.yaml:9:", "overlaps"}},
 	}
 	for _, c := range cases {

@@ -75,7 +75,7 @@ func Load(path string) (*Plan, error) {
 // MaxFileBytes bounds a manifest file; MaxCells a sweep.
 const (
 	MaxFileBytes = 1 << 20
-	MaxCells     = 100_000
+	MaxCells     = 20_000
 )
 
 // unsweepable lists fields a sweep may not vary.

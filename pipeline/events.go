@@ -37,6 +37,10 @@ var payloadTypes = map[string]reflect.Type{
 	CellCompleted:      reflect.TypeFor[CellOutcome](),
 }
 
+// maxEventBytes bounds one event, below Badger's value limit (its value
+// log file size); a registration of manifests.MaxCells cells fits.
+const maxEventBytes = 24 << 20
+
 // roundCheckpoint names the checkpoint a RoundCompleted event records
 // among its outputs.
 const roundCheckpoint = "checkpoint"
@@ -246,6 +250,9 @@ func (l *Log) write(evs []*Event) error {
 			val, err := json.Marshal(ev)
 			if err != nil {
 				return err
+			}
+			if len(val) > maxEventBytes {
+				return fmt.Errorf("event log: a %s event of %d MiB is over the log's limit of %d MiB", ev.Kind, len(val)>>20, maxEventBytes>>20)
 			}
 			if err := txn.Set(seqKey("ev/", ev.Seq), val); err != nil {
 				return err

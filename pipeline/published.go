@@ -46,6 +46,7 @@ func publish(dir string, evs []Event) (*publisher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("publishing events: %w", err)
 	}
+	tmp.Chmod(0o644) // readable like the store's other files, not CreateTemp's 0600
 	w := bufio.NewWriter(tmp)
 	for i := range evs {
 		line, _ := json.Marshal(&evs[i])

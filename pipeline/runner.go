@@ -169,9 +169,12 @@ func inputs(upstream map[string]*stages.Result) []string {
 
 // Register records the plan (once per hash and set of cell keys) and
 // returns its cell keys.
-func (r *Runner) Register(plan *manifests.Plan) (*Registration, error) {
+func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*Registration, error) {
 	reg := &Registration{Plan: *plan}
 	for i := range plan.Cells {
+		if ctx.Err() != nil {
+			return nil, ErrInterrupted
+		}
 		key, err := CellKey(&plan.Cells[i], r.Data, r.Device)
 		if err == nil {
 			err = checkMemory(&plan.Cells[i].Config, r.Data)
@@ -207,7 +210,7 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 	if err := CheckUntil(r.Stages, r.Until); err != nil {
 		return Outcome{}, err
 	}
-	reg, err := r.Register(plan)
+	reg, err := r.Register(ctx, plan)
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -69,7 +70,13 @@ func main() {
 	os.Exit(code)
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil { // a bug: say so, and keep exit 2 for bad input
+			fmt.Fprintf(stderr, "ump: internal error (a bug in ump; please report it with this message): %v\n%s", r, debug.Stack())
+			code = exitCells
+		}
+	}()
 	app := newApp(stdout, stderr)
 	err := app.RunContext(ctx, args)
 	if err == nil {
