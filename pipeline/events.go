@@ -308,11 +308,11 @@ func (l *Log) scan(prefix string) ([]Event, error) {
 			key := it.Item().Key()
 			item, err := txn.Get(seqKey("ev/", binary.BigEndian.Uint64(key[len(key)-8:])))
 			if err != nil {
-				return fmt.Errorf("event log index %q points at a missing event: %w", key, err)
+				return fmt.Errorf("%w: event log index %q points at a missing event (%v). %s", ErrDamaged, key, err, recovery)
 			}
 			var ev Event
 			if err := item.Value(func(v []byte) error { return json.Unmarshal(v, &ev) }); err != nil {
-				return err
+				return fmt.Errorf("%w: an event of the log does not read (%v). %s", ErrDamaged, err, recovery)
 			}
 			out = append(out, ev)
 		}

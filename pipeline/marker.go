@@ -60,7 +60,7 @@ func readMarker(dir string) (m marker, ok bool, err error) {
 	}
 	if err := json.Unmarshal(data, &m); err != nil || m.Format != markerFormat {
 		return m, false, fmt.Errorf("%w: %s is not an ump store marker (%q); restore it from a backup, or, if the "+
-			"event log is intact, delete it and open the store with `ump run` or `ump gc --dry-run`, which write a new one", ErrDamaged, path, firstLine(data))
+			"event log is intact, delete it and run `ump gc --dry-run`, which checks the log and writes a new one", ErrDamaged, path, firstLine(data))
 	}
 	if m.Version > markerVersion {
 		return m, false, fmt.Errorf("%w: %s is a version %d store; this ump reads version %d and older: use a newer ump", ErrDamaged, dir, m.Version, markerVersion)
