@@ -2,11 +2,14 @@
 // each stage is skipped when its cache key has a completed event whose
 // blobs verify, and training resumes from its last checkpoint.
 //
-// Data model: a Store is a directory holding the event log (Badger,
-// events/), the blobs (artifacts.Local, blobs/), a lock file naming the
-// process that holds it (lock), the running process's status snapshot
-// (status.json) and the holder's published copy of the log (events.jsonl)
-// that OpenReader reads beside a running writer. The log is append-only:
+// Data model: a Store is a directory holding its marker (ump-store.json:
+// the format and the last committed event's sequence number), the event
+// log (Badger, events/), the blobs (artifacts.Local, blobs/), a lock file
+// naming the process that holds it (lock), the running process's status
+// snapshot (status.json) and the holder's published copy of the log
+// (events.jsonl) that OpenReader reads beside a running writer. A log
+// whose files do not match its MANIFEST, or that is shorter than the
+// marker says, is refused as damaged before Badger opens it. The log is append-only:
 // key ev/<seq, big-endian uint64> holds one JSON Event; index keys ix/<m|c|s|k>/<manifest|cell|stage key|
 // kind>/<seq> point into it. Every state the pipeline shows (what is done,
 // where to resume) is a fold over events, never a stored flag.

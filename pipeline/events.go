@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"reflect"
 	"sync"
 	"time"
@@ -141,18 +142,29 @@ func openLog(dir string, readOnly bool) (*Log, error) {
 			return nil, fmt.Errorf("%w: store %s has no event log yet (the run that created it stopped at once); `ump run` creates it", ErrDamaged, dir)
 		}
 	} else {
+		// A log its last writer did not close (killed) has a memory table
+		// to replay, which only a writer may do; the check then follows
+		// the replay.
 		l, err := openBadger(dir, true)
-		if err == nil && l.next-1 < mark.LastSeq {
-			err = fmt.Errorf("%w: its event log %s ends at event %d, but %s records %d committed events: events were lost "+
-				"(a MANIFEST or table file replaced or truncated); nothing was changed. %s", ErrDamaged, path, l.next-1, markerName, mark.LastSeq, recovery)
-			l.db.Close()
+		if err == nil {
+			err = l.checkLength(mark)
+			if err != nil {
+				l.db.Close()
+			}
 		}
-		if readOnly || err != nil {
+		if readOnly || (err != nil && !needsReplay(err)) {
 			return l, err
 		}
-		l.db.Close()
+		if err == nil {
+			l.db.Close()
+		}
 	}
 	l, err := openBadger(dir, false)
+	if err == nil {
+		if err = l.checkLength(mark); err != nil {
+			l.db.Close()
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -170,6 +182,23 @@ func openLog(dir string, readOnly bool) (*Log, error) {
 	return l, nil
 }
 
+// needsReplay reports whether Badger refused a read-only open because the
+// log's last writer did not close it (Badger's wrapping drops the error
+// chain, so its message is the evidence).
+func needsReplay(err error) bool {
+	return errors.Is(err, badger.ErrTruncateNeeded) || strings.Contains(err.Error(), badger.ErrTruncateNeeded.Error())
+}
+
+// checkLength refuses a log shorter than the marker records.
+func (l *Log) checkLength(mark marker) error {
+	if l.next-1 >= mark.LastSeq {
+		return nil
+	}
+	return fmt.Errorf("%w: its event log %s ends at event %d, but %s records %d committed events: events were lost "+
+		"(a MANIFEST or table file replaced or truncated); nothing was deleted. %s",
+		ErrDamaged, filepath.Join(l.dir, "events"), l.next-1, markerName, mark.LastSeq, recovery)
+}
+
 // openBadger opens the store's Badger database and finds the next
 // sequence number.
 func openBadger(dir string, readOnly bool) (*Log, error) {
@@ -183,7 +212,7 @@ func openBadger(dir string, readOnly bool) (*Log, error) {
 		WithReadOnly(readOnly)
 	db, err := badger.Open(opts)
 	if err != nil {
-		return nil, fmt.Errorf("%w: opening event log %s: %v", ErrDamaged, path, err)
+		return nil, fmt.Errorf("%w: opening event log %s: %w", ErrDamaged, path, err)
 	}
 	l := &Log{db: db, next: 1, dir: dir}
 	err = db.View(func(txn *badger.Txn) error {

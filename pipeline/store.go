@@ -18,9 +18,10 @@ import (
 // Blobs is where artifacts go: the directory's Local blobs unless the
 // caller points it elsewhere (an S3 store) right after Open.
 //
-// A store opened by OpenReader beside a running writer has no Log and no
-// lock: Events are the events the writer had published when it was
-// opened, and Beside names the writer.
+// A store opened by OpenReader beside a running writer, or after its last
+// writer was killed, has no Log and no lock: Events are the events the
+// writer had published, Beside names a running writer and Note says
+// which case it is.
 type Store struct {
 	Dir    string
 	Log    *Log   // nil beside a writer
@@ -28,6 +29,7 @@ type Store struct {
 	Local  *artifacts.Local
 	Blobs  artifacts.Store
 	Beside string // "PID n (command)" of the writer, or ""
+	Note   string // for the user, when the events are not the log's own: whose they are
 	lock   *os.File
 }
 
@@ -107,13 +109,23 @@ func OpenReader(dir, command string) (*Store, error) {
 	}
 	if lock == nil || syscall.Flock(int(lock.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) == nil {
 		log, err := openLog(dir, true)
-		if err != nil {
-			if lock != nil {
-				lock.Close()
-			}
+		if err == nil {
+			return &Store{Dir: dir, Log: log, Events: log, Local: local, Blobs: local, lock: lock}, nil
+		}
+		if lock != nil {
+			lock.Close()
+		}
+		if !needsReplay(err) {
 			return nil, err
 		}
-		return &Store{Dir: dir, Log: log, Events: log, Local: local, Blobs: local, lock: lock}, nil
+		// Its last writer was killed: the log needs a replay only a writer
+		// may do; its published events are every event it committed.
+		evs, perr := readPublished(dir)
+		if perr != nil {
+			return nil, err
+		}
+		return &Store{Dir: dir, Events: evs, Local: local, Blobs: local,
+			Note: fmt.Sprintf("store %s was not closed by its last writer (killed?): showing the events it published; the next `ump run` or `ump gc --dry-run` recovers its log", dir)}, nil
 	}
 	lock.Close()
 	evs, err := readPublished(dir)
@@ -124,7 +136,8 @@ func OpenReader(dir, command string) (*Store, error) {
 		return nil, err
 	}
 	pid, what := Holder(dir)
-	return &Store{Dir: dir, Events: evs, Local: local, Blobs: local, Beside: fmt.Sprintf("PID %d (%s)", pid, what)}, nil
+	return &Store{Dir: dir, Events: evs, Local: local, Blobs: local, Beside: fmt.Sprintf("PID %d (%s)", pid, what),
+		Note: fmt.Sprintf("store %s is in use by PID %d (%s): showing what it has recorded so far", dir, pid, what)}, nil
 }
 
 // Holder returns the PID and command line recorded by the last process

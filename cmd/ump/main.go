@@ -203,8 +203,8 @@ func openStore(ctx context.Context, g globals, command string, beside bool) (*pi
 	if err != nil {
 		return nil, storeError{err}
 	}
-	if store.Beside != "" && g.notes != nil {
-		fmt.Fprintf(g.notes, "store %s is in use by %s: showing what it has recorded so far\n", g.store, store.Beside)
+	if store.Note != "" && g.notes != nil {
+		fmt.Fprintln(g.notes, store.Note)
 	}
 	if err := useArtifacts(ctx, g, store); err != nil {
 		store.Close()
