@@ -51,7 +51,7 @@ func referenced(evs []Event) []artifacts.Ref {
 // reproduces the store's view of the manifest.
 func (s *Store) Push(ctx context.Context, hash string, dst *artifacts.S3, progress io.Writer) (TransferStats, error) {
 	var st TransferStats
-	evs, err := s.Log.ByManifest(hash)
+	evs, err := s.Events.ByManifest(hash)
 	if err != nil {
 		return st, err
 	}

@@ -173,7 +173,7 @@ func restore(ctx context.Context, s *Store, mem artifacts.Store, damaged []*Dama
 // recorded returns the outputs and summary of the last StageCompleted
 // event of a stage key, or nils.
 func (s *Store) recorded(skey string) (map[string]artifacts.Ref, json.RawMessage, error) {
-	evs, err := s.Log.ByStage(skey)
+	evs, err := s.Events.ByStage(skey)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -46,7 +46,7 @@ func runPush(ctx context.Context, g globals, hash string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	store, err := openStore(ctx, globals{store: g.store}, "ump push", false)
+	store, err := openQuiet(ctx, globals{store: g.store, notes: g.notes}, "ump push")
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,13 @@ func verifyCommand() *cli.Command {
 }
 
 func runVerify(ctx context.Context, g globals, hash string, repair bool, stdout, stderr io.Writer) error {
-	store, err := openStore(ctx, g, "ump verify", false)
+	var store *pipeline.Store
+	var err error
+	if repair {
+		store, err = openStore(ctx, g, "ump verify --repair", false)
+	} else {
+		store, err = openQuiet(ctx, g, "ump verify") // it only reads the store
+	}
 	if err != nil {
 		return err
 	}

@@ -44,13 +44,14 @@ func tree(t *testing.T, dir string) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestReadersNeverWrite: status, show, table and export leave every file
-// of a store as it was.
+// TestReadersNeverWrite: status, show, table, export, verify and plot
+// leave every file of a store as it was.
 func TestReadersNeverWrite(t *testing.T) {
 	store := t.TempDir()
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
 	before := tree(t, store)
-	for _, args := range [][]string{{"status"}, {"show", hash}, {"table", hash}, {"export", "--manifest", hash, "--table", "rounds", "--out", "-"}} {
+	for _, args := range [][]string{{"status"}, {"show", hash}, {"table", hash}, {"export", "--manifest", hash, "--table", "rounds", "--out", "-"},
+		{"verify", hash}, {"plot", "--out", t.TempDir(), hash}} {
 		if r := ump(t, store, args...); r.code != 0 {
 			t.Fatalf("%v: exit %d %s", args, r.code, r.stderr)
 		}
@@ -340,31 +341,34 @@ func lrs(n int) string {
 // and write nothing; the next run recovers the log and finishes.
 func TestReadersAfterAKill(t *testing.T) {
 	store := t.TempDir()
-	m := writeFile(t, "m.yaml", strings.Replace(longManifest, "dim: 30000", "dim: 3000", 1))
+	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30000", "dim: 3000", "rounds: 120", "rounds: 2000").Replace(longManifest))
 	cmd := exec.Command(umpBin, "--store", store, "run", m)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if s := snapshot(store); s != nil && s.PID == cmd.Process.Pid && s.CellsDone == 1 && s.Round >= 3 {
-			break
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for {
+		select {
+		case err := <-done:
+			t.Fatalf("the run ended (%v) before the test killed it in its second cell", err)
+		case <-time.After(10 * time.Millisecond):
 		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("the run did not reach the second cell")
+		if s := snapshot(store); s != nil && s.PID == cmd.Process.Pid && s.CellsDone == 1 && s.Stage == "train" {
+			break
 		}
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
+	<-done
 	before := tree(t, store)
 	st := ump(t, store, "status")
-	if st.code != 0 || !strings.Contains(st.stdout, "not closed by its last writer") || !strings.Contains(st.stdout, "1 completed") {
+	if st.code != 0 || !strings.Contains(st.stdout, "not closed by its last writer") || !strings.Contains(st.stdout, "1 incomplete, 0 pending") {
 		t.Errorf("status after a kill: exit %d\n%s%s", st.code, st.stdout, st.stderr)
 	}
 	if after := tree(t, store); after != before {
 		t.Errorf("status after a kill wrote to the store")
 	}
-	if r := ump(t, store, "run", m); r.code != 0 || !strings.Contains(r.stderr, "2 completed") {
+	if r := ump(t, store, "run", m); r.code != 0 || !strings.Contains(r.stderr, "0 failed (1 fully cached)") {
 		t.Errorf("run after a kill: exit %d\n%s", r.code, r.stderr)
 	}
 	if st := ump(t, store, "status"); st.code != 0 || strings.Contains(st.stdout, "not closed") {

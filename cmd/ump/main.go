@@ -213,6 +213,21 @@ func openStore(ctx context.Context, g globals, command string, beside bool) (*pi
 	return store, nil
 }
 
+// openQuiet opens the store for a command that only reads it but needs
+// every event, not a running writer's prefix: OpenReader, refused beside
+// a run.
+func openQuiet(ctx context.Context, g globals, command string) (*pipeline.Store, error) {
+	store, err := openStore(ctx, g, command, true)
+	if err != nil {
+		return nil, err
+	}
+	if store.Beside != "" {
+		store.Close()
+		return nil, storeError{fmt.Errorf("%w: store %s is in use by %s; %s when it has finished", pipeline.ErrBusy, g.store, store.Beside, command)}
+	}
+	return store, nil
+}
+
 // openReport opens the store beside any run and folds the events of the manifest whose
 // hash is or starts with hash. The caller closes the store.
 func openReport(ctx context.Context, g globals, hash, command string) (*pipeline.Store, *pipeline.Report, error) {
