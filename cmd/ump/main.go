@@ -30,13 +30,14 @@ const (
 
 const exitCodesHelp = `EXIT CODES:
    0    every cell completed or diverged (run), every output matched (verify), or the command succeeded
-   1    some cell failed (a diverged cell is a result: exit 0), verify found a mismatch,
-        or an unexpected error
-   2    bad input: a manifest error (file, line and field are named), a bad flag, an unknown hash
+   1    some cell failed (a diverged cell is a result: exit 0), verify found a mismatch or a damaged
+        blob it did not repair, or an unexpected error
+   2    bad input: a manifest error (file, line and field are named), a bad flag, an unknown hash,
+        a manifest over 1 MiB, a sweep over 20,000 cells, a cell too large for the machine's memory
    3    the store is unavailable: another process holds it (its PID is named), it is damaged or not a
-        store (what and how to recover are named), it cannot be opened, its disk is full, or a pull
-        found pushed events that are not the manifest's own
-   130  interrupted (Ctrl-C) at a safe point; rerun the same command to resume`
+        store (what and how to recover are named), it cannot be opened, its disk is full, the S3
+        server does not answer, or a pull found pushed events that are not the manifest's own
+   130  interrupted (Ctrl-C or SIGTERM) at a safe point; rerun the same command to resume`
 
 // badInput marks errors in what the user gave.
 type badInput struct{ error }
