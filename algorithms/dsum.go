@@ -19,7 +19,10 @@ func (o *dsum) State() map[string][][]float32 {
 
 func (o *dsum) Round(r *Round) error {
 	eta, alpha, beta := float32(r.LR), float32(o.cfg.Params.Float("alpha")), float32(o.cfg.Params.Float("beta"))
+	restart := o.cfg.Params.String("momentum_restart")
+	Parallel(len(o.g), func(i int) { restartMomentum(restart, "round", o.x.cur[i], o.v.cur[i]) })
 	err := localSteps(r, o.cfg.WeightDecay, o.x.cur, o.g, func(i, _ int) {
+		restartMomentum(restart, "step", o.x.cur[i], o.v.cur[i])
 		sumStep(o.x.cur[i], o.v.cur[i], o.g[i], eta, alpha, beta)
 	})
 	if err != nil {

@@ -26,7 +26,13 @@ var (
 	alpha    = kinds.Param{Name: "alpha", Type: kinds.Float, Range: "[0, inf)", Default: 2.0, Doc: "SUM's step to the momentum"}
 	beta     = kinds.Param{Name: "beta", Type: kinds.Float, Range: "[0, 1)", Default: 0.9, Doc: "the momentum"}
 	lambda   = kinds.Param{Name: "lambda", Type: kinds.Float, Range: "[0, 1]", Default: 0.8, Doc: "the weight of the fresh gradient against the tracker"}
-	tracker  = kinds.Param{Name: "tracker_init", Type: kinds.String, Choices: []string{"paper", "unbiased"}, Default: "paper", Doc: "the first round's tracker"}
+	trackerInit = kinds.Param{Name: "tracker_init", Type: kinds.String, Choices: []string{"paper", "unbiased"}, Default: "paper", Doc: "the first round's tracker"}
+	// tracker and restart are readings of the paper (spec/algorithms.md);
+	// Quiet keeps their defaults out of manifests' hashes and cell keys.
+	tracker = kinds.Param{Name: "tracker", Type: kinds.String, Choices: []string{"displacement", "normalized", "gradient", "direction"},
+		Default: "displacement", Quiet: true, Doc: "what the tracker follows: the round's displacement (literal), it times 1-beta, the mean gradient, or the mean direction"}
+	restart = kinds.Param{Name: "momentum_restart", Type: kinds.String, Choices: []string{"none", "round", "step"},
+		Default: "none", Quiet: true, Doc: "where SUM's auxiliary sequence v restarts at x: never, at each round, before each step"}
 	nesterov = kinds.Param{Name: "nesterov", Type: kinds.Bool, Default: false, Doc: "Nesterov momentum"}
 	mu       = kinds.Param{Name: "mu", Type: kinds.Float, Range: "[0, 1)", Doc: "the quasi-global buffer's averaging weight (default: beta)",
 		DefaultOf: func(v kinds.Values, _ kinds.Cell) any { return v.Float("beta") }}
@@ -49,9 +55,9 @@ func oneLocalStep(name string) func(kinds.Values, kinds.Cell) []kinds.Problem {
 // and its constructor.
 var Family = kinds.Family[newOptimizer]{Field: "algorithm", Key: "name", Kinds: []kinds.Kind[newOptimizer]{
 	{Name: "d-sum", Doc: "D-SUM (paper Algorithm 1): SUM local steps, gossip of x and v",
-		Params: []kinds.Param{alpha, beta}, New: newDSUM},
+		Params: []kinds.Param{alpha, beta, restart}, New: newDSUM},
 	{Name: "gt-dsum", Doc: "GT-DSUM (paper Algorithm 2): SUM along lambda g + (1-lambda) y, gradient tracker y",
-		Params: []kinds.Param{alpha, beta, lambda, tracker}, New: newGTDSUM},
+		Params: []kinds.Param{alpha, beta, lambda, trackerInit, tracker, restart}, New: newGTDSUM},
 	{Name: "dpsgd", Doc: "D-PSGD: K SGD steps, gossip",
 		New: func(cfg Config, n int, x0 []float32) Optimizer { return newLocalMomentum(cfg, n, x0, false, false) }},
 	{Name: "dsgdm", Doc: "DSGDm: local heavy ball, gossip; momentum stays local",
@@ -211,6 +217,16 @@ func sumStep(x, v, g []float32, eta, alpha, beta float32) {
 		vn := x[k] - alpha*eta*g[k]
 		x[k] = u + beta*(vn-v[k])
 		v[k] = vn
+	}
+}
+
+// restartMomentum restarts SUM's auxiliary sequence where
+// momentum_restart says: v = x for every worker at the round's start
+// ("round", called before the local steps) or before every local step
+// ("step", called per step and worker).
+func restartMomentum(mode, at string, x, v []float32) {
+	if mode == at {
+		copy(v, x)
 	}
 }
 

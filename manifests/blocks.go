@@ -36,6 +36,18 @@ type block interface {
 	fields() (kind *string, params *kinds.Values)
 }
 
+// blocks returns the manifest's blocks by field name (those it has).
+func (m *Manifest) blocks() map[string]block {
+	out := map[string]block{"topology": &m.Topology, "algorithm": &m.Algorithm}
+	if m.Partition != nil {
+		out["partition"] = m.Partition
+	}
+	if m.Compression != nil {
+		out["compression"] = m.Compression
+	}
+	return out
+}
+
 func (a *Algorithm) family() *kinds.Schema              { return algorithms.Family.Schema() }
 func (a *Algorithm) fields() (*string, *kinds.Values)   { return &a.Name, &a.Params }
 func (c *Compression) family() *kinds.Schema            { return compress.Codecs.Schema() }

@@ -388,8 +388,26 @@ func valueAt(m *Manifest, path string) string {
 }
 
 // ValueAt renders the value of a dotted path of a cell for people, as
-// sweep labels are rendered ("0.1", "d-sum(alpha=2,beta=0.9)").
-func (c Cell) ValueAt(path string) string { return labelValue(valueAt(&c.Config, path)) }
+// sweep labels are rendered ("0.1", "d-sum(alpha=2,beta=0.9)"). A block's
+// parameter shows its value even where its JSON leaves it out (a quiet
+// parameter at its default), and "n/a" where the block's kind does not
+// take it.
+func (c Cell) ValueAt(path string) string {
+	v := valueAt(&c.Config, path)
+	head, param, nested := strings.Cut(path, ".")
+	if v != "null" || !nested {
+		return labelValue(v)
+	}
+	b, ok := c.Config.blocks()[head]
+	if !ok {
+		return labelValue(v)
+	}
+	_, params := b.fields()
+	if x, ok := (*params)[param]; ok {
+		return labelValue(string(CanonicalJSON(x)))
+	}
+	return "n/a"
+}
 
 // labelValue renders a canonical JSON value for people: strings bare,
 // objects as name(key=value,...) in key order.

@@ -158,7 +158,8 @@ func refRun(cfg manifests.Manifest) [][]float64 {
 		}
 		return z
 	}
-	x, v, y, dprev, m, u, xPrev, gPrev := zeros(), zeros(), zeros(), zeros(), zeros(), zeros(), zeros(), zeros()
+	tracker, restart := alg.String("tracker"), alg.String("momentum_restart")
+	x, v, y, dprev, m, u, xPrev, gPrev, sum := zeros(), zeros(), zeros(), zeros(), zeros(), zeros(), zeros(), zeros(), zeros()
 	fstar := q.f(q.xstar())
 	var rows [][]float64
 	for t := 0; t < cfg.Rounds; t++ {
@@ -192,8 +193,15 @@ func refRun(cfg manifests.Manifest) [][]float64 {
 				y = refMix(w, y)
 			}
 		default:
+			if restart == "round" {
+				v = copyOf(x)
+			}
+			sum = zeros()
 			for i := 0; i < n; i++ {
 				for tau := 0; tau < K; tau++ {
+					if restart == "step" {
+						copy(v[i], x[i])
+					}
 					g := q.grad(i, x[i])
 					if cfg.Algorithm.Name == "gt-dsum" && t == 0 && tau == 0 {
 						copy(y[i], g)
@@ -207,6 +215,12 @@ func refRun(cfg manifests.Manifest) [][]float64 {
 							dir := g[k]
 							if cfg.Algorithm.Name == "gt-dsum" {
 								dir = lambda*g[k] + (1-lambda)*y[i][k]
+								switch tracker {
+								case "gradient":
+									sum[i][k] += g[k]
+								case "direction":
+									sum[i][k] += dir
+								}
 							}
 							un := x[i][k] - eta*dir
 							vn := x[i][k] - alpha*eta*dir
@@ -257,7 +271,15 @@ func refRun(cfg manifests.Manifest) [][]float64 {
 				track := zeros()
 				for i := 0; i < n; i++ {
 					for k := 0; k < d; k++ {
-						di := (start[i][k] - x[i][k]) / (float64(K) * eta)
+						var di float64
+						switch tracker {
+						case "displacement":
+							di = (start[i][k] - x[i][k]) / (float64(K) * eta)
+						case "normalized":
+							di = (1 - beta) * (start[i][k] - x[i][k]) / (float64(K) * eta)
+						case "gradient", "direction":
+							di = sum[i][k] / float64(K)
+						}
 						track[i][k] = y[i][k] + di - dprev[i][k]
 						dprev[i][k] = di
 					}
@@ -320,6 +342,31 @@ evaluate: {every: 1}
 checkpoint: {every: 10}
 `
 
+// readingsManifest holds the readings of GT-DSUM's tracker and the
+// momentum restarts of D-SUM and GT-DSUM (spec/algorithms.md), at values
+// where each converges on this task.
+const readingsManifest = `version: 1
+name: reference-readings
+task: {dataset: quadratic, quadratic: {dim: 20, zeta: 1.0, kappa: 4, sigma: 0}}
+workers: 10
+rounds: 50
+local_steps: 5
+lr: 0.05
+topology: {kind: ring, weights: metropolis-hastings}
+algorithm: {name: d-sum}
+sweep:
+  algorithm:
+    - {name: d-sum, alpha: 2, beta: 0.9, momentum_restart: round}
+    - {name: d-sum, alpha: 2, beta: 0.9, momentum_restart: step}
+    - {name: gt-dsum, alpha: 2, beta: 0.5, lambda: 0.8, tracker: normalized}
+    - {name: gt-dsum, alpha: 2, beta: 0.5, lambda: 0.8, tracker: gradient, tracker_init: unbiased}
+    - {name: gt-dsum, alpha: 2, beta: 0.5, lambda: 0.8, tracker: direction}
+    - {name: gt-dsum, alpha: 2, beta: 0.9, lambda: 0.8, momentum_restart: step}
+    - {name: gt-dsum, alpha: 2, beta: 0.9, lambda: 0.8, tracker: normalized, momentum_restart: round}
+evaluate: {every: 1}
+checkpoint: {every: 10}
+`
+
 // oneStepManifest holds the algorithms defined for K = 1, on a ring only:
 // on the full mesh D^2 converges so fast that float32 rounding of the
 // state soon outweighs 1e-5 of the vanishing gap (a float32 replay of the
@@ -347,7 +394,7 @@ checkpoint: {every: 10}
 // dominates (exact consensus after an average, the exact optimum that
 // gradient tracking reaches).
 func TestFiguresMatchReference(t *testing.T) {
-	for _, src := range []string{referenceManifest, oneStepManifest} {
+	for _, src := range []string{referenceManifest, readingsManifest, oneStepManifest} {
 		plan, err := manifests.Parse("reference.yaml", []byte(src))
 		if err != nil {
 			t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/manifests"
 	"github.com/urfave/cli/v2"
 )
 
@@ -18,8 +19,11 @@ func tableCommand() *cli.Command {
 		Description: "The manifest's table block chooses rows, columns, the value, which value is best and\n" +
 			"the path tuned per entry (select: lr); seeds are aggregated as mean ± std. Without a\n" +
 			"block: a row per swept setting, lr tuned when swept, test_acc_mean (objective_gap for\n" +
-			"the quadratic task). Diverged entries show *, entries not run yet –.",
+			"the quadratic task). Diverged entries show *, entries not run yet –. --value picks\n" +
+			"another column of the final table (e.g. consensus_acc, the averaged model's accuracy,\n" +
+			"beside test_acc_mean, the local models' mean) without editing the manifest.",
 		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "value", Usage: "the final table's `COLUMN` to show and tune by, instead of the layout's value"},
 			&cli.BoolFlag{Name: "latex", Usage: "booktabs LaTeX, the best entry of each column in bold"},
 			&cli.BoolFlag{Name: "csv", Usage: "one CSV row per entry"},
 		},
@@ -31,18 +35,25 @@ func tableCommand() *cli.Command {
 			if c.Bool("latex") && c.Bool("csv") {
 				return badInput{fmt.Errorf("choose one of --latex and --csv")}
 			}
-			return runTable(c.Context, globalsOf(c), hash, c.Bool("latex"), c.Bool("csv"), c.App.Writer)
+			return runTable(c.Context, globalsOf(c), hash, c.String("value"), c.Bool("latex"), c.Bool("csv"), c.App.Writer)
 		},
 	}
 }
 
-func runTable(ctx context.Context, g globals, hash string, latex, csv bool, w io.Writer) error {
+func runTable(ctx context.Context, g globals, hash, value string, latex, csv bool, w io.Writer) error {
 	store, rep, err := openReport(ctx, g, hash, "ump table")
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	grid, err := store.Grid(ctx, rep, layout(&rep.Plan))
+	t := layout(&rep.Plan)
+	if value != "" {
+		t.Value, t.Best = value, manifests.BestFor(value)
+	}
+	grid, err := store.Grid(ctx, rep, t)
+	if err != nil && value != "" {
+		return badInput{fmt.Errorf("--value %s: %w", value, err)}
+	}
 	if err != nil {
 		return badInput{err}
 	}
