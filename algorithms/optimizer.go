@@ -23,9 +23,9 @@ type newOptimizer func(cfg Config, n int, x0 []float32) Optimizer
 
 // The parameters, shared by the algorithms that take them.
 var (
-	alpha    = kinds.Param{Name: "alpha", Type: kinds.Float, Range: "[0, inf)", Default: 2.0, Doc: "SUM's step to the momentum"}
-	beta     = kinds.Param{Name: "beta", Type: kinds.Float, Range: "[0, 1)", Default: 0.9, Doc: "the momentum"}
-	lambda   = kinds.Param{Name: "lambda", Type: kinds.Float, Range: "[0, 1]", Default: 0.8, Doc: "the weight of the fresh gradient against the tracker"}
+	alpha       = kinds.Param{Name: "alpha", Type: kinds.Float, Range: "[0, inf)", Default: 2.0, Doc: "SUM's step to the momentum"}
+	beta        = kinds.Param{Name: "beta", Type: kinds.Float, Range: "[0, 1)", Default: 0.9, Doc: "the momentum"}
+	lambda      = kinds.Param{Name: "lambda", Type: kinds.Float, Range: "[0, 1]", Default: 0.8, Doc: "the weight of the fresh gradient against the tracker"}
 	trackerInit = kinds.Param{Name: "tracker_init", Type: kinds.String, Choices: []string{"paper", "unbiased"}, Default: "paper", Doc: "the first round's tracker"}
 	// tracker and restart are readings of the paper (spec/algorithms.md);
 	// Quiet keeps their defaults out of manifests' hashes and cell keys.
