@@ -289,7 +289,7 @@ func numbers(n int, step float64) string {
 
 func TestEmbeddedManifests(t *testing.T) {
 	names := Embedded()
-	for _, want := range []string{"quickstart", "examples/quadratic", "examples/algorithms-mnist", "examples/one-step-mnist", "examples/compression-mnist", "examples/gt-dsum-stability"} {
+	for _, want := range []string{"quickstart", "examples/quadratic", "examples/algorithms-mnist", "examples/one-step-mnist", "examples/compression-mnist", "examples/gt-dsum-stability", "examples/gt-dsum-readings", "examples/gt-dsum-readings-mnist-quick"} {
 		if !slices.Contains(names, want) {
 			t.Fatalf("embedded manifests = %v, want %s among them", names, want)
 		}
@@ -412,6 +412,8 @@ func TestPaperManifests(t *testing.T) {
 		"paper/fig-workers-cifar10": 144, "paper/fig-workers-agnews": 144,
 		// 2 algorithms x 6 codecs x 4 x 3
 		"paper/compression-mnist": 144,
+		// (12 GT-DSUM readings + 3 D-SUM restarts) x 5 alphas x 4 x 3
+		"paper/gt-dsum-readings-mnist": 900,
 	}
 	var got []string
 	for _, name := range Embedded() {
@@ -464,27 +466,33 @@ func TestPaperManifests(t *testing.T) {
 		}
 	}
 
-	quick, err := Open("quickstart")
-	if err != nil {
-		t.Fatal(err)
-	}
-	table1, err := Open("paper/table1-mnist")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := table1.SetScale(0.3); err != nil {
-		t.Fatal(err)
-	}
-	specs := map[string]bool{}
-	for _, c := range table1.Cells {
-		specs[string(c.Spec())] = true
-	}
-	for _, c := range quick.Cells {
-		if !specs[string(c.Spec())] {
-			t.Errorf("quickstart cell %s is not a cell of paper/table1-mnist at scale 0.3", c.LabelString())
+	// The quick versions are cells of the paper's at scale 0.3.
+	for quickName, c := range map[string]struct {
+		paper string
+		cells int
+	}{"quickstart": {"paper/table1-mnist", 5}, "examples/gt-dsum-readings-mnist-quick": {"paper/gt-dsum-readings-mnist", 30}} {
+		quick, err := Open(quickName)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if len(quick.Cells) != 5 {
-		t.Errorf("quickstart has %d cells; want the five algorithms", len(quick.Cells))
+		paper, err := Open(c.paper)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := paper.SetScale(0.3); err != nil {
+			t.Fatal(err)
+		}
+		specs := map[string]bool{}
+		for _, cell := range paper.Cells {
+			specs[string(cell.Spec())] = true
+		}
+		for _, cell := range quick.Cells {
+			if !specs[string(cell.Spec())] {
+				t.Errorf("%s cell %s is not a cell of %s at scale 0.3", quickName, cell.LabelString(), c.paper)
+			}
+		}
+		if len(quick.Cells) != c.cells {
+			t.Errorf("%s has %d cells; want %d", quickName, len(quick.Cells), c.cells)
+		}
 	}
 }

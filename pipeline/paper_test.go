@@ -21,6 +21,7 @@ func TestPaperTableLayouts(t *testing.T) {
 	shape := map[string][2]int{ // name prefix -> rows x columns
 		"paper/table1-": {5, 3}, "paper/table2-": {2, 10}, "paper/fig-local-steps-": {3, 5},
 		"paper/fig-momentum-": {3, 5}, "paper/fig-workers-": {3, 4}, "paper/compression-": {6, 2}, "quickstart": {5, 1},
+		"paper/gt-dsum-readings-": {15, 5},
 	}
 	laid := 0
 	for _, name := range manifests.Embedded() {
@@ -62,7 +63,7 @@ func TestPaperTableLayouts(t *testing.T) {
 		}
 		laid++
 	}
-	if laid != 23 {
-		t.Errorf("laid out %d tables; want the 22 paper manifests and the quickstart", laid)
+	if laid != 24 {
+		t.Errorf("laid out %d tables; want the 23 paper manifests and the quickstart", laid)
 	}
 }
