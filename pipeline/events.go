@@ -109,6 +109,7 @@ type Log struct {
 	mu        sync.Mutex // serialises Append, which owns next
 	next      uint64
 	dir       string     // the store's: where the marker is
+	marked    time.Time  // when the marker was last rewritten
 	published *publisher // copies committed events for readers beside the holder
 	// fault, set only by tests, is asked before each write (committed
 	// false) and after each commit (true); an error it returns is the
@@ -173,7 +174,7 @@ func openLog(dir string, readOnly bool) (*Log, error) {
 		l.published, err = publish(dir, evs)
 	}
 	if err == nil {
-		err = writeMarker(dir, l.next-1)
+		err = l.mark()
 	}
 	if err != nil {
 		l.close()
@@ -232,8 +233,27 @@ func openBadger(dir string, readOnly bool) (*Log, error) {
 }
 
 func (l *Log) close() error {
-	l.published.close()
-	return l.db.Close()
+	var err error
+	if l.published != nil { // opened for writing
+		l.published.close()
+		err = l.mark()
+	}
+	if cerr := l.db.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// markerEvery is how often, at most, a commit rewrites the store's marker
+// (an fsync'd file: once per commit would double the cost of a commit);
+// opening and closing the log rewrite it too. The marker never runs ahead
+// of the log, so it bounds what a damaged log must still hold.
+const markerEvery = time.Second
+
+// mark brings the store's marker up to the log.
+func (l *Log) mark() error {
+	l.marked = time.Now()
+	return writeMarker(l.dir, l.next-1)
 }
 
 func seqKey(prefix string, seq uint64) []byte {
@@ -297,7 +317,9 @@ func (l *Log) write(evs []*Event) error {
 	if err == nil {
 		l.next += uint64(len(evs))
 		l.published.append(evs)
-		err = writeMarker(l.dir, l.next-1)
+		if time.Since(l.marked) >= markerEvery {
+			err = l.mark()
+		}
 	}
 	if err == nil && l.fault != nil {
 		err = l.fault(true)

@@ -17,8 +17,8 @@ import (
 )
 
 // markerName is the file that makes a directory an ump store and says
-// how long its event log is: written when the store is created and after
-// every commit, so the log it describes is never shorter than it says.
+// how long its event log is at least: written when a writer opens and
+// closes the store and after commits (Log.mark), never ahead of the log.
 const markerName = "ump-store.json"
 
 // markerFormat is the marker's format line; markerVersion the layout of
@@ -32,9 +32,9 @@ const (
 type marker struct {
 	Format  string `json:"format"`
 	Version int    `json:"version"`
-	// LastSeq is the sequence number of the last committed event (0 for
-	// none): the log holds every event from 1 to it, and may hold more
-	// when a crash came between a commit and this file's update.
+	// LastSeq is the sequence number of a committed event (0 for none):
+	// the log holds every event from 1 to it, and may hold more (events
+	// committed since the marker's last update).
 	LastSeq uint64 `json:"last_seq"`
 }
 
