@@ -93,6 +93,34 @@ func TestTableAggregatesSeedsAndTunesLR(t *testing.T) {
 		}
 	}
 
+	// --value shows and tunes by another column: consensus_distance, lower
+	// is better, against the per-cell export.
+	cd := ump(t, store, "table", "--value", "consensus_distance", hash[:8])
+	if cd.code != 0 || !strings.Contains(cd.stdout, "consensus_distance of the final round") || !strings.Contains(cd.stdout, "best: min") {
+		t.Errorf("table --value consensus_distance: exit %d\n%s%s", cd.code, cd.stdout, cd.stderr)
+	}
+	byLR, bestCD := map[string][]float64{}, 0.0 // d-sum(alpha=2) on the ring
+	for _, row := range final[1:] {
+		if row[col["status"]] == "completed" && row[col["topology"]] == "ring" && row[col["alpha"]] == "2" {
+			v, _ := strconv.ParseFloat(row[col["consensus_distance"]], 64)
+			byLR[row[col["lr"]]] = append(byLR[row[col["lr"]]], v)
+		}
+	}
+	want := ""
+	for lr, v := range byLR {
+		mean := (v[0] + v[1] + v[2]) / 3
+		std := math.Sqrt(((v[0]-mean)*(v[0]-mean) + (v[1]-mean)*(v[1]-mean) + (v[2]-mean)*(v[2]-mean)) / 2)
+		if entry := fmt.Sprintf("%.4f ± %.4f (lr=%s)", mean, std, lr); want == "" || mean < bestCD {
+			want, bestCD = entry, mean
+		}
+	}
+	if !strings.Contains(cd.stdout, want) {
+		t.Errorf("table --value consensus_distance: want %q for d-sum(alpha=2,beta=0.9) on the ring in\n%s", want, cd.stdout)
+	}
+	if r := ump(t, store, "table", "--value", "nope", hash[:8]); r.code != 2 || !strings.Contains(r.stderr, "--value nope") || !strings.Contains(r.stderr, "its columns are") {
+		t.Errorf("table --value nope: exit %d %q", r.code, r.stderr)
+	}
+
 	// Only a diverging lr: every entry is *.
 	diverging := writeFile(t, "d.yaml", strings.Replace(tableManifest, "lr: [0.02, 0.05, 5]", "lr: [1000]", 1))
 	dh := hashOf(t, ump(t, store, "run", diverging))
