@@ -208,6 +208,38 @@ func TestGTDSUMWithLambdaOneIsDSUM(t *testing.T) {
 	}
 }
 
+// TestStepRestartIsMomentumFree: with momentum_restart step, D-SUM's
+// every local step is x -= (1 + alpha beta) eta g (spec), i.e. D-PSGD at
+// that learning rate; and GT-DSUM with lambda 1 (which ignores its
+// tracker) under every reading is D-SUM under the same restart.
+func TestStepRestartIsMomentumFree(t *testing.T) {
+	q := datasets.NewQuadratic(6, 20, 1, 4, 0, 9)
+	const alpha, beta, eta = 2.0, 0.9, 0.01
+	a := train(t, Config{Name: "d-sum", Params: kinds.Values{"alpha": alpha, "beta": beta, "momentum_restart": "step"}}, q, ringMixing(t, q.N), 15, 4, eta).X()
+	b := train(t, Config{Name: "dpsgd"}, q, ringMixing(t, q.N), 15, 4, (1+alpha*beta)*eta).X()
+	for i := range a {
+		for k := range a[i] {
+			if d := math.Abs(float64(a[i][k] - b[i][k])); d > 1e-5*(1+math.Abs(float64(b[i][k]))) {
+				t.Fatalf("worker %d x[%d]: d-sum with step restarts %v, dpsgd at (1+alpha beta) eta %v", i, k, a[i][k], b[i][k])
+			}
+		}
+	}
+	for _, restart := range []string{"none", "round", "step"} {
+		want := train(t, Config{Name: "d-sum", Params: kinds.Values{"alpha": alpha, "beta": beta, "momentum_restart": restart}}, q, ringMixing(t, q.N), 15, 4, eta).X()
+		for _, tracker := range []string{"displacement", "normalized", "gradient", "direction"} {
+			got := train(t, Config{Name: "gt-dsum", Params: kinds.Values{"alpha": alpha, "beta": beta, "lambda": 1.0,
+				"tracker": tracker, "momentum_restart": restart}}, q, ringMixing(t, q.N), 15, 4, eta).X()
+			for i := range got {
+				for k := range got[i] {
+					if math.Float32bits(got[i][k]) != math.Float32bits(want[i][k]) {
+						t.Fatalf("restart %s tracker %s: worker %d x[%d]: gt-dsum %v, d-sum %v", restart, tracker, i, k, got[i][k], want[i][k])
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestDPSGDWithFullAveragingIsCentralizedSGD(t *testing.T) {
 	q := datasets.NewQuadratic(5, 12, 1, 3, 0, 2)
 	const rounds, eta = 40, 0.1
