@@ -147,6 +147,7 @@ type Table struct {
 	Rows    []string `yaml:"rows" json:"rows" help:"a list of manifest paths whose values label the rows, e.g. [algorithm]"`
 	Columns []string `yaml:"columns" json:"columns,omitempty" help:"a list of manifest paths whose values label the columns, e.g. [partition.alpha]"`
 	Value   string   `yaml:"value" json:"value" help:"a column of the final table, e.g. test_acc_mean or objective_gap"`
+	Also    []string `yaml:"also" json:"also,omitempty" help:"a list of more columns of the final table shown in each entry beside value, at the choice value makes, e.g. [consensus_acc]"`
 	Best    string   `yaml:"best" json:"best" help:"max or min: which value is better (default: min for losses, gaps, distances and norms, else max)"`
 	Select  string   `yaml:"select" json:"select,omitempty" help:"a swept path tuned per entry by the value, e.g. lr"`
 	Digits  int      `yaml:"digits" json:"digits" help:"decimals shown, an integer from 0 to 12 (default 4)"`
@@ -331,6 +332,9 @@ func (m *Manifest) validate(at func(path string) string) error {
 		}
 		if t.Value == "" {
 			bad("table.value", "name a column of the final table, e.g. test_acc_mean or objective_gap")
+		}
+		if slices.Contains(t.Also, t.Value) {
+			bad("table.also", "%q is already table.value; list other columns", t.Value)
 		}
 		oneOf("table.best", t.Best, "max", "min")
 		if t.Digits < 0 || t.Digits > 12 {

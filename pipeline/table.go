@@ -16,10 +16,30 @@ import (
 // Entry is one entry of a results table: a value aggregated over seeds.
 type Entry struct {
 	Mean, Std float64
+	Also      []Stat // the layout's also columns, at the same choice
 	Seeds     int
 	Select    string // the chosen value of the select path, or ""
 	Diverged  bool   // every choice had a diverged seed: shown as *
 	Missing   bool   // no choice had all its cells finished
+}
+
+// Stat is a column of the final table aggregated over seeds.
+type Stat struct{ Mean, Std float64 }
+
+// statOf is the mean and sample std of vals.
+func statOf(vals []float64) Stat {
+	var f Stat
+	for _, v := range vals {
+		f.Mean += v
+	}
+	f.Mean /= float64(len(vals))
+	for _, v := range vals {
+		f.Std += (v - f.Mean) * (v - f.Mean)
+	}
+	if len(vals) > 1 {
+		f.Std = math.Sqrt(f.Std / float64(len(vals)-1))
+	}
+	return f
 }
 
 // Grid is a results table: rows x columns of entries.
@@ -120,6 +140,7 @@ func (s *Store) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*G
 		best := Entry{Missing: true}
 		for _, choice := range gr.order {
 			var vals []float64
+			also := make([][]float64, len(spec.Also))
 			diverged, missing := false, false
 			for _, i := range gr.choices[choice] {
 				cell := rep.Cells[i]
@@ -135,15 +156,28 @@ func (s *Store) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*G
 					missing = true
 					break
 				}
-				col := t.Column(spec.Value)
-				if col == nil || col.Floats == nil {
-					var names []string
-					for _, c := range t.Columns {
-						names = append(names, c.Name)
+				figure := func(field, name string) (float64, error) {
+					col := t.Column(name)
+					if col == nil || col.Floats == nil {
+						var names []string
+						for _, c := range t.Columns {
+							names = append(names, c.Name)
+						}
+						return 0, fmt.Errorf("%s %q is not a figure of the final table; its columns are: %s", field, name, strings.Join(names, ", "))
 					}
-					return nil, fmt.Errorf("table.value %q is not a figure of the final table; its columns are: %s", spec.Value, strings.Join(names, ", "))
+					return col.Floats[0], nil
 				}
-				v := col.Floats[0]
+				v, err := figure("table.value", spec.Value)
+				if err != nil {
+					return nil, err
+				}
+				for k, name := range spec.Also {
+					a, err := figure("table.also", name)
+					if err != nil {
+						return nil, err
+					}
+					also[k] = append(also[k], a)
+				}
 				if cell.Status == Diverged || math.IsNaN(v) || math.IsInf(v, 0) {
 					diverged = true
 				}
@@ -158,16 +192,10 @@ func (s *Store) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*G
 				}
 				continue
 			}
-			e := Entry{Seeds: len(vals), Select: choice}
-			for _, v := range vals {
-				e.Mean += v
-			}
-			e.Mean /= float64(len(vals))
-			for _, v := range vals {
-				e.Std += (v - e.Mean) * (v - e.Mean)
-			}
-			if len(vals) > 1 {
-				e.Std = math.Sqrt(e.Std / float64(len(vals)-1))
+			f := statOf(vals)
+			e := Entry{Mean: f.Mean, Std: f.Std, Seeds: len(vals), Select: choice}
+			for _, a := range also {
+				e.Also = append(e.Also, statOf(a))
 			}
 			if best.Missing || best.Diverged || better(e.Mean, best.Mean) {
 				best = e
@@ -197,7 +225,8 @@ func (g *Grid) bestRow() []int {
 	return out
 }
 
-// text renders an entry: mean ± std (select=value), * or –.
+// text renders an entry: mean ± std, then each also figure after a
+// slash; * or –.
 func (g *Grid) text(e Entry, pm string) string {
 	switch {
 	case e.Diverged:
@@ -205,9 +234,18 @@ func (g *Grid) text(e Entry, pm string) string {
 	case e.Missing:
 		return "–"
 	}
-	s := g.number(e.Mean)
-	if e.Seeds > 1 {
-		s += " " + pm + " " + g.number(e.Std)
+	s := g.stat(Stat{e.Mean, e.Std}, e.Seeds, pm)
+	for _, a := range e.Also {
+		s += " / " + g.stat(a, e.Seeds, pm)
+	}
+	return s
+}
+
+// stat renders mean ± std (the mean alone for one seed).
+func (g *Grid) stat(f Stat, seeds int, pm string) string {
+	s := g.number(f.Mean)
+	if seeds > 1 {
+		s += " " + pm + " " + g.number(f.Std)
 	}
 	return s
 }
@@ -241,7 +279,7 @@ func (g *Grid) colHeader(c int) string {
 
 // Legend explains the entries in one line.
 func (g *Grid) Legend() string {
-	s := fmt.Sprintf("%s of the final round, mean ± std over seeds (best: %s, in bold)", g.Spec.Value, g.Spec.Best)
+	s := fmt.Sprintf("%s of the final round, mean ± std over seeds (best: %s, in bold)", strings.Join(slices.Concat([]string{g.Spec.Value}, g.Spec.Also), " / "), g.Spec.Best)
 	if g.Spec.Select != "" {
 		s += fmt.Sprintf("; %s chosen per entry by the %s mean", g.Spec.Select, g.Spec.Best)
 	}
@@ -332,7 +370,22 @@ func (g *Grid) Table() *artifacts.Table {
 			seeds.Ints, sel.Strings, status.Strings = append(seeds.Ints, int64(e.Seeds)), append(sel.Strings, e.Select), append(status.Strings, st)
 		}
 	}
-	t.Columns = append(t.Columns, mean, std, seeds)
+	t.Columns = append(t.Columns, mean, std)
+	for k, name := range g.Spec.Also {
+		m := artifacts.Column{Name: name + "_mean", Floats: []float64{}}
+		sd := artifacts.Column{Name: name + "_std", Floats: []float64{}}
+		for r := range g.RowLabels {
+			for c := range g.ColLabels {
+				f := Stat{math.NaN(), math.NaN()}
+				if e := g.Entries[r][c]; !e.Missing && !e.Diverged {
+					f = e.Also[k]
+				}
+				m.Floats, sd.Floats = append(m.Floats, f.Mean), append(sd.Floats, f.Std)
+			}
+		}
+		t.Columns = append(t.Columns, m, sd)
+	}
+	t.Columns = append(t.Columns, seeds)
 	if g.Spec.Select != "" {
 		t.Columns = append(t.Columns, sel)
 	}

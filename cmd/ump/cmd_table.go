@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
@@ -49,6 +50,7 @@ func runTable(ctx context.Context, g globals, hash, value string, latex, csv boo
 	t := layout(&rep.Plan)
 	if value != "" {
 		t.Value, t.Best = value, manifests.BestFor(value)
+		t.Also = slices.DeleteFunc(slices.Clone(t.Also), func(a string) bool { return a == value })
 	}
 	grid, err := store.Grid(ctx, rep, t)
 	if err != nil && value != "" {

@@ -121,6 +121,39 @@ func TestTableAggregatesSeedsAndTunesLR(t *testing.T) {
 		t.Errorf("table --value nope: exit %d %q", r.code, r.stderr)
 	}
 
+	// table.also shows consensus_distance beside objective_gap, at the lr
+	// objective_gap chose, in Markdown and as CSV columns.
+	also := writeFile(t, "also.yaml", strings.Replace(tableManifest, "value: objective_gap,", "value: objective_gap, also: [consensus_distance],", 1))
+	ah := hashOf(t, ump(t, store, "run", also))
+	am := ump(t, store, "table", ah[:8])
+	line := ""
+	for _, l := range strings.Split(md.stdout, "\n") {
+		if strings.HasPrefix(l, "| d-sum(alpha=2,beta=0.9) |") {
+			line = l
+		}
+	}
+	for column, topo := range []string{"ring", "full"} {
+		chosen := strings.TrimSuffix(strings.Split(strings.Split(line, "|")[column+2], "(lr=")[1], ") ")
+		var cdv []float64
+		for _, row := range final[1:] {
+			if row[col["topology"]] == topo && row[col["alpha"]] == "2" && row[col["lr"]] == chosen {
+				x, _ := strconv.ParseFloat(row[col["consensus_distance"]], 64)
+				cdv = append(cdv, x)
+			}
+		}
+		mean := (cdv[0] + cdv[1] + cdv[2]) / 3
+		std := math.Sqrt(((cdv[0]-mean)*(cdv[0]-mean) + (cdv[1]-mean)*(cdv[1]-mean) + (cdv[2]-mean)*(cdv[2]-mean)) / 2)
+		if want := fmt.Sprintf(" / %.4f ± %.4f", mean, std); !strings.Contains(am.stdout, want) {
+			t.Errorf("table with also: want %q (consensus_distance at lr %s on %s) in\n%s", want, chosen, topo, am.stdout)
+		}
+	}
+	if !strings.Contains(am.stdout, "objective_gap / consensus_distance of the final round") {
+		t.Errorf("table with also: legend\n%s", am.stdout)
+	}
+	if r := ump(t, store, "table", "--csv", ah[:8]); !strings.Contains(strings.Split(r.stdout, "\n")[0], "consensus_distance_mean,consensus_distance_std") {
+		t.Errorf("table --csv with also: header %q", strings.Split(r.stdout, "\n")[0])
+	}
+
 	// Only a diverging lr: every entry is *.
 	diverging := writeFile(t, "d.yaml", strings.Replace(tableManifest, "lr: [0.02, 0.05, 5]", "lr: [1000]", 1))
 	dh := hashOf(t, ump(t, store, "run", diverging))
