@@ -289,7 +289,7 @@ func numbers(n int, step float64) string {
 
 func TestEmbeddedManifests(t *testing.T) {
 	names := Embedded()
-	for _, want := range []string{"quickstart", "examples/quadratic", "examples/algorithms-mnist", "examples/one-step-mnist", "examples/compression-mnist", "examples/gt-dsum-stability", "examples/gt-dsum-readings", "examples/gt-dsum-readings-mnist-quick"} {
+	for _, want := range []string{"quickstart", "examples/quadratic", "examples/algorithms-mnist", "examples/one-step-mnist", "examples/compression-mnist", "examples/gt-dsum-stability", "examples/gt-dsum-readings", "examples/gt-dsum-readings-mnist-quick", "examples/quickstart-readings"} {
 		if !slices.Contains(names, want) {
 			t.Fatalf("embedded manifests = %v, want %s among them", names, want)
 		}
@@ -464,6 +464,24 @@ func TestPaperManifests(t *testing.T) {
 		if len(lrs) != 4 || len(seeds) != 3 || !seeds[1] || !seeds[2] || !seeds[3] {
 			t.Errorf("%s: lrs %v seeds %v; want the 4-point grid and seeds 1-3", name, lrs, seeds)
 		}
+	}
+
+	// quickstart-readings is the quickstart and two more cells.
+	qs, err := Open("quickstart")
+	if err != nil {
+		t.Fatal(err)
+	}
+	qr, err := Open("examples/quickstart-readings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range qs.Cells {
+		if string(c.Spec()) != string(qr.Cells[i].Spec()) {
+			t.Errorf("quickstart-readings cell %d is not the quickstart's", i+1)
+		}
+	}
+	if len(qr.Cells) != len(qs.Cells)+2 {
+		t.Errorf("quickstart-readings has %d cells; want the quickstart's 5 and 2", len(qr.Cells))
 	}
 
 	// The quick versions are cells of the paper's at scale 0.3.

@@ -268,7 +268,7 @@ func (g *Grid) selectNote(e Entry) string {
 
 func (g *Grid) colHeader(c int) string {
 	if len(g.Spec.Columns) == 0 {
-		return g.Spec.Value
+		return strings.Join(slices.Concat([]string{g.Spec.Value}, g.Spec.Also), " / ")
 	}
 	parts := make([]string, len(g.Spec.Columns))
 	for i, p := range g.Spec.Columns {
