@@ -4,6 +4,8 @@
 // digest and size). A Store puts and gets blobs; every Get verifies the digest
 // and size, so a corrupt or truncated blob is reported, never returned.
 // Implementations: Local (a directory, the default; atomic temp-then-rename
-// writes) and Memory (for unit tests). A Table is a list of typed columns
-// (int64, float64 or string) written as Arrow IPC files or CSV.
+// writes that keep Reserve bytes free on its disk), S3 (an S3-compatible
+// bucket; every request bounded in time, a server that does not answer is
+// ErrUnavailable) and Memory (for unit tests). A Table is a list of typed
+// columns (int64, float64 or string) written as Arrow IPC files or CSV.
 package artifacts
