@@ -1,10 +1,10 @@
 // Package manifests reads sweep manifests: strict YAML decoding (one
-// document, no repeated key, at most MaxFileBytes) with errors that name the
-// file, line and field; defaults; validation; expansion of the
-// sweep block into cells (at most MaxCells); and the canonical manifest
-// hash. The algorithm,
-// compression, topology and partition blocks are read from their kinds'
-// declarations (package kinds), in the packages that implement them.
+// document, no repeated key, at most MaxFileBytes) with errors that name
+// the file, line and field; defaults; validation; expansion of the sweep
+// block into cells (at most MaxCells); and the canonical manifest hash. The
+// algorithm, compression, topology and partition blocks are read from
+// their kinds' declarations (package kinds), in the packages that
+// implement them.
 //
 // Data model: a Manifest is one experiment configuration plus an optional
 // Sweep (dotted field paths to lists of values). Parse normalises it (defaults
