@@ -146,13 +146,7 @@ func openLog(dir string, readOnly bool) (*Log, error) {
 		// A log its last writer did not close (killed) has a memory table
 		// to replay, which only a writer may do; the check then follows
 		// the replay.
-		l, err := openBadger(dir, true)
-		if err == nil {
-			err = l.checkLength(mark)
-			if err != nil {
-				l.db.Close()
-			}
-		}
+		l, err := openChecked(dir, true, mark)
 		if readOnly || (err != nil && !needsReplay(err)) {
 			return l, err
 		}
@@ -160,12 +154,7 @@ func openLog(dir string, readOnly bool) (*Log, error) {
 			l.db.Close()
 		}
 	}
-	l, err := openBadger(dir, false)
-	if err == nil {
-		if err = l.checkLength(mark); err != nil {
-			l.db.Close()
-		}
-	}
+	l, err := openChecked(dir, false, mark)
 	if err != nil {
 		return nil, err
 	}
@@ -190,14 +179,17 @@ func needsReplay(err error) bool {
 	return errors.Is(err, badger.ErrTruncateNeeded) || strings.Contains(err.Error(), badger.ErrTruncateNeeded.Error())
 }
 
-// checkLength refuses a log shorter than the marker records.
-func (l *Log) checkLength(mark marker) error {
-	if l.next-1 >= mark.LastSeq {
-		return nil
+// openChecked opens the Badger database (openBadger) and refuses, closing
+// it, a log shorter than the marker records.
+func openChecked(dir string, readOnly bool, mark marker) (*Log, error) {
+	l, err := openBadger(dir, readOnly)
+	if err != nil || l.next-1 >= mark.LastSeq {
+		return l, err
 	}
-	return fmt.Errorf("%w: its event log %s ends at event %d, but %s records %d committed events: events were lost "+
+	l.db.Close()
+	return nil, fmt.Errorf("%w: its event log %s ends at event %d, but %s records %d committed events: events were lost "+
 		"(a MANIFEST or table file replaced or truncated); nothing was deleted. %s",
-		ErrDamaged, filepath.Join(l.dir, "events"), l.next-1, markerName, mark.LastSeq, recovery)
+		ErrDamaged, filepath.Join(dir, "events"), l.next-1, markerName, mark.LastSeq, recovery)
 }
 
 // openBadger opens the store's Badger database and finds the next

@@ -44,13 +44,13 @@ func memoryNeed(cfg *manifests.Manifest, data *datasets.Library) (need float64, 
 }
 
 // checkMemory refuses a cell whose estimated peak (memoryNeed) exceeds
-// the machine's memory, before it allocates any of it.
-func checkMemory(cfg *manifests.Manifest, data *datasets.Library) error {
+// have, the machine's memory (machineMemory), before it allocates any of
+// it.
+func checkMemory(cfg *manifests.Manifest, data *datasets.Library, have int64) error {
 	need, field, err := memoryNeed(cfg, data)
 	if err != nil {
 		return err
 	}
-	have := machineMemory()
 	if have == 0 || need <= float64(have) {
 		return nil
 	}

@@ -27,7 +27,7 @@ func TestPublishedEventsFollowTheLog(t *testing.T) {
 	if err := s.Log.Import([]Event{{Kind: CellCompleted, Cell: "c1"}, {Kind: CellStarted, Cell: "c2"}}); err != nil {
 		t.Fatal(err)
 	}
-	reader, err := OpenReader(dir, "reader")
+	reader, err := OpenReader(dir)
 	if err != nil {
 		t.Fatalf("OpenReader beside the holder: %v", err)
 	}
@@ -92,7 +92,7 @@ func TestPublishedEventsFollowTheLog(t *testing.T) {
 
 	// Without a published copy a reader is refused, naming the holder.
 	os.Remove(path)
-	if _, err := OpenReader(dir, "reader"); !errors.Is(err, ErrBusy) {
+	if _, err := OpenReader(dir); !errors.Is(err, ErrBusy) {
 		t.Errorf("OpenReader with nothing published: %v; want ErrBusy", err)
 	}
 }
@@ -107,7 +107,7 @@ func TestWriterWaitsForAReader(t *testing.T) {
 	} else {
 		s.Close()
 	}
-	reader, err := OpenReader(dir, "ump table")
+	reader, err := OpenReader(dir)
 	if err != nil || reader.Log == nil {
 		t.Fatalf("OpenReader of a free store: %v (store %v)", err, reader)
 	}

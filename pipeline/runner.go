@@ -171,13 +171,14 @@ func inputs(upstream map[string]*stages.Result) []string {
 // returns its cell keys.
 func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*Registration, error) {
 	reg := &Registration{Plan: *plan}
+	memory := machineMemory()
 	for i := range plan.Cells {
 		if ctx.Err() != nil {
 			return nil, ErrInterrupted
 		}
 		key, err := CellKey(&plan.Cells[i], r.Data, r.Device)
 		if err == nil {
-			err = checkMemory(&plan.Cells[i].Config, r.Data)
+			err = checkMemory(&plan.Cells[i].Config, r.Data, memory)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("cell %d (%s): %w", i+1, plan.Cells[i].LabelString(), err)

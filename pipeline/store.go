@@ -98,7 +98,7 @@ func busy(dir string) error {
 // (a consistent prefix of its log) and the blobs they name. It still
 // returns ErrBusy when the holder publishes nothing (a store written by an
 // older ump that is still running).
-func OpenReader(dir, command string) (*Store, error) {
+func OpenReader(dir string) (*Store, error) {
 	if err := recognise(dir, false); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"errors"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/artifacts/s3test"
 	"github.com/ump-lab/ump/pipeline"
 )
 
@@ -126,4 +129,21 @@ func exportRows(t *testing.T, store, hash, table string) [][]string {
 		t.Fatal(err)
 	}
 	return rows
+}
+
+// startS3 starts an S3 server with a bucket "team" and returns it, the
+// environment that points ump at s3://team/ump on it, and that store for
+// the test to read and tamper with.
+func startS3(t *testing.T) (s3test.Server, []string, *artifacts.S3) {
+	t.Helper()
+	srv := s3test.Start(t)[0]
+	srv.MakeBucket(t, "team")
+	env := []string{"UMP_S3_ENDPOINT=" + srv.Endpoint, "AWS_ACCESS_KEY_ID=" + srv.Access, "AWS_SECRET_ACCESS_KEY=" + srv.Secret,
+		"UMP_ARTIFACTS=s3://team/ump"}
+	s3, err := artifacts.OpenS3(context.Background(), artifacts.S3Config{URL: "s3://team/ump", Endpoint: srv.Endpoint,
+		AccessKey: srv.Access, SecretKey: srv.Secret, Insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, env, s3
 }

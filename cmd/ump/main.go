@@ -196,11 +196,13 @@ func openStore(ctx context.Context, g globals, command string, beside bool) (*pi
 	if _, err := os.Stat(g.store); err != nil {
 		return nil, badInput{fmt.Errorf("no store at %s (set --store or UMP_STORE; `ump run` creates one)", g.store)}
 	}
-	open := pipeline.Open
+	var store *pipeline.Store
+	var err error
 	if beside {
-		open = pipeline.OpenReader
+		store, err = pipeline.OpenReader(g.store)
+	} else {
+		store, err = pipeline.Open(g.store, command)
 	}
-	store, err := open(g.store, command)
 	if err != nil {
 		return nil, storeError{err}
 	}

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ump-lab/ump/artifacts"
-	"github.com/ump-lab/ump/artifacts/s3test"
 	"github.com/ump-lab/ump/pipeline"
 )
 
@@ -21,10 +19,7 @@ import (
 // manifest's table unchanged; the untampered file pulls (in chunks: over
 // 2,000 events), twice without change.
 func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
-	srv := s3test.Start(t)[0]
-	srv.MakeBucket(t, "team")
-	env := []string{"UMP_S3_ENDPOINT=" + srv.Endpoint, "AWS_ACCESS_KEY_ID=" + srv.Access, "AWS_SECRET_ACCESS_KEY=" + srv.Secret,
-		"UMP_ARTIFACTS=s3://team/ump"}
+	_, env, s3 := startS3(t)
 	big := writeFile(t, "big.yaml", strings.NewReplacer("dim: 30000", "dim: 10", "rounds: 120", "rounds: 400",
 		"seed: [1, 2]", "seed: [1, 2, 3, 4, 5, 6]", "checkpoint: {every: 10}", "checkpoint: {every: 100}", "evaluate: {every: 3}", "evaluate: {every: 1}").Replace(longManifest))
 	other := writeFile(t, "other.yaml", strings.Replace(smallManifest, "lr: 0.02", "lr: 0.01", 1))
@@ -34,11 +29,6 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 		if r := umpEnv(t, env, mine, "--s3-insecure", "push", h); r.code != 0 {
 			t.Fatalf("push: %s", r.stderr)
 		}
-	}
-	s3, err := artifacts.OpenS3(context.Background(), artifacts.S3Config{URL: "s3://team/ump", Endpoint: srv.Endpoint,
-		AccessKey: srv.Access, SecretKey: srv.Secret, Insecure: true})
-	if err != nil {
-		t.Fatal(err)
 	}
 	name := "manifests/" + bigHash + ".events.jsonl"
 	pushed, err := s3.GetNamed(context.Background(), name)
@@ -57,7 +47,7 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 
 	// A StageCompleted of the other manifest's evaluate stage with other
 	// outputs, filed under the big manifest.
-	s, err := pipeline.OpenReader(mine, "test")
+	s, err := pipeline.OpenReader(mine)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,19 +113,11 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 // TestPushReplacesADamagedRemoteCopy: a remote blob with the right size
 // and the wrong bytes is uploaded again by the next push.
 func TestPushReplacesADamagedRemoteCopy(t *testing.T) {
-	srv := s3test.Start(t)[0]
-	srv.MakeBucket(t, "team")
-	env := []string{"UMP_S3_ENDPOINT=" + srv.Endpoint, "AWS_ACCESS_KEY_ID=" + srv.Access, "AWS_SECRET_ACCESS_KEY=" + srv.Secret,
-		"UMP_ARTIFACTS=s3://team/ump"}
+	_, env, s3 := startS3(t)
 	store := t.TempDir()
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
 	if r := umpEnv(t, env, store, "--s3-insecure", "push", hash); r.code != 0 {
 		t.Fatalf("push: %s", r.stderr)
-	}
-	s3, err := artifacts.OpenS3(context.Background(), artifacts.S3Config{URL: "s3://team/ump", Endpoint: srv.Endpoint,
-		AccessKey: srv.Access, SecretKey: srv.Secret, Insecure: true})
-	if err != nil {
-		t.Fatal(err)
 	}
 	blobs, _ := filepath.Glob(filepath.Join(store, "blobs", "sha256", "*", "*"))
 	good, _ := os.ReadFile(blobs[0])

@@ -10,8 +10,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/ump-lab/ump/artifacts/s3test"
 )
 
 // TestS3PushPullAndRemoteArtifacts runs a manifest, pushes it to a real S3
@@ -19,10 +17,7 @@ import (
 // with the artifacts in S3 directly; then checks that a bad credential
 // stops a run before it records anything.
 func TestS3PushPullAndRemoteArtifacts(t *testing.T) {
-	srv := s3test.Start(t)[0]
-	srv.MakeBucket(t, "team")
-	env := []string{"UMP_S3_ENDPOINT=" + srv.Endpoint, "AWS_ACCESS_KEY_ID=" + srv.Access, "AWS_SECRET_ACCESS_KEY=" + srv.Secret,
-		"UMP_ARTIFACTS=s3://team/ump"}
+	_, env, _ := startS3(t)
 	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 20").Replace(longManifest))
 
 	mine := t.TempDir()
@@ -92,10 +87,8 @@ func TestS3PushPullAndRemoteArtifacts(t *testing.T) {
 // exit 3 and what to do; once the server answers again the same command
 // finishes the sweep.
 func TestFrozenS3Server(t *testing.T) {
-	srv := s3test.Start(t)[0]
-	srv.MakeBucket(t, "team")
-	env := []string{"UMP_S3_ENDPOINT=" + srv.Endpoint, "AWS_ACCESS_KEY_ID=" + srv.Access, "AWS_SECRET_ACCESS_KEY=" + srv.Secret,
-		"UMP_ARTIFACTS=s3://team/ump", "UMP_S3_TIMEOUT=2s"}
+	srv, env, _ := startS3(t)
+	env = append(env, "UMP_S3_TIMEOUT=2s")
 	store := t.TempDir()
 	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30000", "dim: 3000", "rounds: 120", "rounds: 400", "checkpoint: {every: 10}", "checkpoint: {every: 1}").Replace(longManifest))
 	cmd := exec.Command(umpBin, "--store", store, "--s3-insecure", "run", m)
