@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -256,4 +257,80 @@ func (s *S3) PutNamed(ctx context.Context, name string, data []byte) error {
 // GetNamed reads PREFIX/NAME; a missing object is ErrNotFound.
 func (s *S3) GetNamed(ctx context.Context, name string) ([]byte, error) {
 	return s.download(ctx, s.prefix+name)
+}
+
+// ErrExists is returned (wrapped) by PutNew when the object exists.
+var ErrExists = errors.New("object exists")
+
+// PutNew stores data under PREFIX/NAME only if no object has that name
+// (a create-only write: a single-part PUT with If-None-Match: *, which the
+// server checks atomically; CheckCreateOnly says whether it does). It
+// returns ErrExists when the name is taken, also when an earlier try of
+// this same call created it and its answer was lost: read the object back
+// to learn whose it is.
+func (s *S3) PutNew(ctx context.Context, name string, data []byte) error {
+	opts := minio.PutObjectOptions{ContentType: "application/octet-stream", DisableMultipart: true}
+	opts.SetMatchETagExcept("*")
+	for try := 0; ; try++ {
+		rctx, cancel := s.deadline(ctx, len(data))
+		_, err := s.client.PutObject(rctx, s.bucket, s.prefix+name, bytes.NewReader(data), int64(len(data)), opts)
+		cancel()
+		switch minio.ToErrorResponse(err).Code {
+		case "":
+			if err == nil {
+				return nil
+			}
+		case "PreconditionFailed":
+			return fmt.Errorf("%w: s3://%s/%s%s", ErrExists, s.bucket, s.prefix, name)
+		case "ConditionalRequestConflict": // a racing write of the same name: ask again
+			if try < retries {
+				time.Sleep(time.Duration(50<<try) * time.Millisecond)
+				continue
+			}
+		}
+		return fmt.Errorf("artifact store: creating s3://%s/%s%s: %w", s.bucket, s.prefix, name, s.unavailable(ctx, err))
+	}
+}
+
+// CheckCreateOnly checks that the server honours create-only writes: a
+// second PutNew of PREFIX/NAME must be refused and leave the first
+// object's bytes. Servers that ignore If-None-Match would let two machines
+// commit the same cell.
+func (s *S3) CheckCreateOnly(ctx context.Context, name string) error {
+	first := []byte(fmt.Sprintf("ump create-only probe %d\n", time.Now().UnixNano()))
+	if err := s.PutNew(ctx, name, first); err != nil && !errors.Is(err, ErrExists) {
+		return err
+	}
+	before, err := s.GetNamed(ctx, name)
+	if err != nil {
+		return err
+	}
+	second := append([]byte("overwritten: "), first...)
+	err = s.PutNew(ctx, name, second)
+	after, rerr := s.GetNamed(ctx, name)
+	if rerr != nil {
+		return rerr
+	}
+	if err == nil || !errors.Is(err, ErrExists) || !bytes.Equal(after, before) {
+		return fmt.Errorf("the S3 server at %s does not honour create-only writes (If-None-Match: *): a second write of s3://%s/%s%s "+
+			"was not refused (%v), so two machines could both commit one cell; use a server that does (MinIO, versitygw >= 1.8, AWS S3)",
+			s.endpoint, s.bucket, s.prefix, name, err)
+	}
+	return nil
+}
+
+// List returns the names (below PREFIX) of the objects under PREFIX/DIR,
+// at any depth, sorted.
+func (s *S3) List(ctx context.Context, dir string) ([]string, error) {
+	lctx, cancel := s.deadline(ctx, 0)
+	defer cancel()
+	var names []string
+	for obj := range s.client.ListObjects(lctx, s.bucket, minio.ListObjectsOptions{Prefix: s.prefix + dir, Recursive: true}) {
+		if obj.Err != nil {
+			return nil, fmt.Errorf("artifact store: listing s3://%s/%s%s: %w", s.bucket, s.prefix, dir, s.unavailable(ctx, obj.Err))
+		}
+		names = append(names, strings.TrimPrefix(obj.Key, s.prefix))
+	}
+	slices.Sort(names)
+	return names, nil
 }

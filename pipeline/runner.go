@@ -46,6 +46,14 @@ type Runner struct {
 	// in one device program (stages.Lockstep); 0 sizes cohorts to the
 	// device's memory (nn.CohortSize).
 	Cohort int
+	// Cells, when set, are the plan's cells to run (indices), in plan
+	// order; the others are left alone.
+	Cells []int
+	// Remote, when set, shares the run with other machines through S3:
+	// the registration is pinned there, each cell starts from what S3
+	// holds of it, uploads its events at every checkpoint and commits its
+	// result once (Remote).
+	Remote *Remote
 }
 
 // Outcome counts the cells of a run by final status.
@@ -58,14 +66,10 @@ type Outcome struct {
 // store is consistent and the same command resumes.
 var ErrInterrupted = errors.New("interrupted")
 
-// CellKey is the hash of the cell's spec and its inputs (cellInputs).
-func CellKey(c *manifests.Cell, data *datasets.Library, device *nn.Device) (string, error) {
-	inputs, err := cellInputs(&c.Config, data, device)
-	if err != nil {
-		return "", err
-	}
+// cellKey is the hash of the cell's spec and its inputs (cellInputs).
+func cellKey(c *manifests.Cell, inputs string) string {
 	sum := sha256.Sum256([]byte(string(c.Spec()) + "\n" + inputs))
-	return hex.EncodeToString(sum[:]), nil
+	return hex.EncodeToString(sum[:])
 }
 
 // cellInputs is what a cell's results depend on beyond its spec: the
@@ -172,21 +176,30 @@ func inputs(upstream map[string]*stages.Result) []string {
 func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*Registration, error) {
 	reg := &Registration{Plan: *plan}
 	memory := machineMemory()
+	var all []string // each cell's inputs
 	for i := range plan.Cells {
 		if ctx.Err() != nil {
 			return nil, ErrInterrupted
 		}
-		key, err := CellKey(&plan.Cells[i], r.Data, r.Device)
+		cfg := &plan.Cells[i].Config
+		in, err := cellInputs(cfg, r.Data, r.Device)
 		if err == nil {
-			err = checkMemory(&plan.Cells[i].Config, r.Data, memory)
+			err = checkMemory(cfg, r.Data, memory)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("cell %d (%s): %w", i+1, plan.Cells[i].LabelString(), err)
 		}
-		reg.CellKeys = append(reg.CellKeys, key)
+		reg.CellKeys = append(reg.CellKeys, cellKey(&plan.Cells[i], in))
+		all = append(all, in)
 	}
 	ev := newEvent(ManifestRegistered, *reg)
 	ev.Manifest = plan.Hash
+	if r.Remote != nil {
+		ev.Time = time.Now().UTC()
+		if err := r.Remote.Pin(ctx, ev, reg, all); err != nil {
+			return nil, err
+		}
+	}
 	evs, err := r.Store.Log.ByManifest(plan.Hash)
 	if err != nil {
 		return nil, err
@@ -217,14 +230,21 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 	}
 	p := newProgress(r.Progress, r.Store.Dir, plan)
 	defer p.finish()
-	out := Outcome{Cells: len(plan.Cells)}
+	todo := r.Cells
+	if todo == nil {
+		todo = make([]int, len(plan.Cells))
+		for i := range todo {
+			todo[i] = i
+		}
+	}
+	out := Outcome{Cells: len(todo)}
 	groups := map[string][]int{} // cohort key -> its cells, in plan order
-	for i := range plan.Cells {
+	for _, i := range todo {
 		if key := stages.CohortKey(&plan.Cells[i].Config); key != "" {
 			groups[key] = append(groups[key], i)
 		}
 	}
-	for i := range plan.Cells {
+	for _, i := range todo {
 		key := stages.CohortKey(&plan.Cells[i].Config)
 		cells, size := []int{i}, 1
 		if key != "" {
@@ -319,11 +339,16 @@ func (o *Outcome) count(status string, cached bool) {
 // runCell runs one cell's stages; err is only for interruption or a broken
 // store, a failing stage gives status Failed.
 func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manifests.Cell, key string, p *progress, seat *stages.Seat) (status string, cached bool, err error) {
+	p.cellStart(cell)
+	if r.Remote != nil {
+		if err := r.importResume(ctx, plan, cell, key, p); err != nil {
+			return "", false, fmt.Errorf("cell %d (%s): %w", cell.Index+1, cell.LabelString(), err)
+		}
+	}
 	view, err := r.Store.Cell(key)
 	if err != nil {
 		return "", false, err
 	}
-	p.cellStart(cell)
 	inputs, err := cellInputs(&cell.Config, r.Data, r.Device)
 	if err != nil {
 		return "", false, err
@@ -339,7 +364,14 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 			}
 		}
 		ev.Manifest, ev.Cell = plan.Hash, key
-		return r.Store.Log.Append(ev)
+		if err := r.Store.Log.Append(ev); err != nil {
+			return err
+		}
+		_, checkpoint := ev.Outputs[roundCheckpoint]
+		if r.Remote != nil && (ev.Kind == StageCompleted || ev.Kind == StageFailed || ev.Kind == RoundCompleted && checkpoint) {
+			return r.publish(ctx, plan, cell, key)
+		}
+		return nil
 	}
 	results := map[string]*stages.Result{}
 	status, diverged := Completed, false
@@ -393,6 +425,11 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 	if appended || view.Status != status {
 		if err := appendCell(newEvent(CellCompleted, CellOutcome{Status: status, Error: failure})); err != nil {
 			return "", false, err
+		}
+	}
+	if r.Remote != nil && status != Failed {
+		if err := r.commitCell(ctx, plan, cell, key, status, p); err != nil {
+			return "", false, fmt.Errorf("cell %d (%s): %w", cell.Index+1, cell.LabelString(), err)
 		}
 	}
 	return status, !appended, nil

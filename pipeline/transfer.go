@@ -1,11 +1,7 @@
 package pipeline
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,14 +17,16 @@ import (
 	"github.com/ump-lab/ump/stages"
 )
 
-// indexName is where `ump push` puts a manifest's events in S3: JSON lines
-// in sequence order.
+// indexName is where `ump push` put a manifest's events before cells
+// were committed one by one (Remote): JSON lines in sequence order. Pull
+// still reads it.
 func indexName(hash string) string { return "manifests/" + hash + ".events.jsonl" }
 
 // TransferStats counts what a push or pull moved.
 type TransferStats struct {
 	Blobs, Present, Events int
 	Replaced               int // damaged remote copies a push uploaded again
+	Committed, Already     int // cells a push committed, and found committed with the same outputs
 }
 
 // referenced lists, sorted and once each, every blob an event refers to.
@@ -47,11 +45,15 @@ func referenced(evs []Event) []artifacts.Ref {
 	return refs
 }
 
-// Push copies a manifest's blobs from the store's blobs to S3 (skipping
-// those already there whole, replacing damaged copies), then its events, so that Pull with the hash alone
-// reproduces the store's view of the manifest.
-func (s *Store) Push(ctx context.Context, hash string, dst *artifacts.S3, progress io.Writer) (TransferStats, error) {
+// Push copies a manifest from the store to S3 as the runs of other
+// machines share it (Remote): its blobs (skipping those already there
+// whole, replacing damaged copies), its registration, a commit of every
+// finished cell and the events of the unfinished ones, from which another
+// machine resumes. Pull with the hash alone then reproduces the store's
+// view of the manifest's finished cells.
+func (s *Store) Push(ctx context.Context, hash string, remote *Remote, progress io.Writer) (TransferStats, error) {
 	var st TransferStats
+	dst := remote.S3
 	evs, err := s.Events.ByManifest(hash)
 	if err != nil {
 		return st, err
@@ -81,43 +83,98 @@ func (s *Store) Push(ctx context.Context, hash string, dst *artifacts.S3, progre
 		st.Blobs++
 		fmt.Fprintf(progress, "pushed %d/%d %s\n", i+1, len(refs), ref)
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	var regEv *Event
+	byCell := map[string][]Event{}
 	for i := range evs {
-		enc.Encode(&evs[i])
+		if evs[i].Kind == ManifestRegistered {
+			regEv = &evs[i]
+		} else {
+			byCell[evs[i].Cell] = append(byCell[evs[i].Cell], evs[i])
+		}
 	}
-	st.Events = len(evs)
-	return st, dst.PutNamed(ctx, indexName(hash), buf.Bytes())
-}
-
-// Pull copies a pushed manifest into the store: it reads the pushed
-// events, keeps them only if they are the manifest's own (checkPulled),
-// copies their blobs into the store's blobs, then appends the events the
-// store lacks (kept with their original times) in chunks, the
-// registration last: a pull interrupted anywhere leaves the store
-// consistent, shows the manifest only once it is whole, and can be
-// repeated. data is where the data sets are, for cells whose pushed
-// events do not record their inputs.
-func (s *Store) Pull(ctx context.Context, hash string, src *artifacts.S3, data *datasets.Library, progress io.Writer) (TransferStats, error) {
-	var st TransferStats
-	name := indexName(hash)
-	raw, err := src.GetNamed(ctx, name)
-	if errors.Is(err, artifacts.ErrNotFound) {
-		return st, fmt.Errorf("manifest %s was not pushed to %s (give the full 64-digit hash; `ump push HASH` uploads it): %w", hash, src, err)
+	if regEv == nil {
+		return st, fmt.Errorf("manifest %s has no registration in store %s", hash, s.Dir)
 	}
+	reg, err := payloadOf[Registration](regEv)
 	if err != nil {
 		return st, err
 	}
-	var evs []Event
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(nil, 1<<30)
-	for line := 1; sc.Scan(); line++ {
-		var ev Event
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			return st, fmt.Errorf("%w: %s line %d: %v", ErrRejected, name, line, err)
+	inputs := make([]string, len(reg.CellKeys))
+	for i, key := range reg.CellKeys {
+		inputs[i] = "(not run on the pushing machine)"
+		for _, ev := range byCell[key] {
+			if ev.Kind == CellStarted {
+				fp, _ := payloadOf[map[string]string](&ev)
+				inputs[i] = fp["inputs"]
+				break
+			}
 		}
-		ev.Seq = uint64(line) // for messages; the store numbers them anew
-		evs = append(evs, ev)
+	}
+	if err := remote.Pin(ctx, regEv, &reg, inputs); err != nil {
+		return st, err
+	}
+	for i, key := range reg.CellKeys {
+		if ctx.Err() != nil {
+			return st, ErrInterrupted
+		}
+		cellEvs := byCell[key]
+		if len(cellEvs) == 0 {
+			continue
+		}
+		view, err := foldCell(key, cellEvs)
+		if err != nil {
+			return st, err
+		}
+		st.Events += len(cellEvs)
+		if view.Status != Completed && view.Status != Diverged {
+			if err := remote.Progress(ctx, hash, i, cellEvs); err != nil {
+				return st, err
+			}
+			continue
+		}
+		c, err := remote.Commit(ctx, hash, i, key, view.Status, cellEvs)
+		if err != nil {
+			return st, err
+		}
+		if c.Attempt == remote.Attempt {
+			st.Committed++
+		} else {
+			st.Already++
+		}
+	}
+	return st, nil
+}
+
+// Pull copies a manifest's committed cells from S3 into the store: it
+// reads the pinned registration and the committed cells' events in plan
+// order (or the events an older ump pushed as one file), keeps them only
+// if they are the manifest's own (checkPulled), copies their blobs into
+// the store's blobs, then appends the events the store lacks (kept with
+// their original times) in chunks, the registration last: a pull
+// interrupted anywhere leaves the store consistent, shows the manifest
+// only once it is whole, can be repeated, and gives the same store
+// whichever machine finished first. data is where the data sets are, for
+// cells whose events do not record their inputs.
+func (s *Store) Pull(ctx context.Context, hash string, remote *Remote, data *datasets.Library, progress io.Writer) (TransferStats, error) {
+	var st TransferStats
+	src := remote.S3
+	name := "manifests/" + hash + "/"
+	evs, ok, err := remote.remoteEvents(ctx, hash, func(format string, a ...any) { fmt.Fprintf(progress, format, a...) })
+	if err != nil {
+		return st, err
+	}
+	if !ok {
+		name = indexName(hash)
+		raw, err := src.GetNamed(ctx, name)
+		if errors.Is(err, artifacts.ErrNotFound) {
+			return st, fmt.Errorf("manifest %s is not on %s (give the full 64-digit hash; `ump push HASH`, `ump run --artifacts` or `ump worker` put it there): %w", hash, src, err)
+		}
+		if err != nil {
+			return st, err
+		}
+		if evs, err = decodeEvents(raw, name); err != nil {
+			return st, err
+		}
 	}
 	if err := checkPulled(hash, evs, DefaultStages(), data); err != nil {
 		return st, fmt.Errorf("%w: %s: %v; nothing was imported", ErrRejected, name, err)
@@ -308,8 +365,7 @@ func pulledInputs(key string, cell *manifests.Cell, evs []Event, data *datasets.
 		}
 		inputs = digest + "\n" + fp["engine"]
 	}
-	sum := sha256.Sum256([]byte(string(cell.Spec()) + "\n" + inputs))
-	if hex.EncodeToString(sum[:]) != key {
+	if cellKey(cell, inputs) != key {
 		return "", fmt.Errorf("its key %.12s does not follow from its spec and inputs %q", key, inputs)
 	}
 	return inputs, nil

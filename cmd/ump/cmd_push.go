@@ -14,8 +14,10 @@ func pushCommand() *cli.Command {
 		Name:      "push",
 		Usage:     "copy a manifest's artifacts and events from the store to the S3 store of --artifacts",
 		ArgsUsage: "HASH",
-		Description: "Blobs already in S3 are skipped. A collaborator with the full hash and the bucket\n" +
-			"runs `ump pull HASH` to get every table, plot and checkpoint.",
+		Description: "Blobs already in S3 are skipped. Each finished cell is committed once (a cell that another\n" +
+			"machine committed with other outputs is an error, exit 4); unfinished cells leave their events for a\n" +
+			"machine to resume from. A collaborator with the full hash and the bucket runs `ump pull HASH` to get\n" +
+			"every table, plot and checkpoint of the finished cells.",
 		Action: func(c *cli.Context) error {
 			hash, err := oneArg(c, "a manifest hash or unique prefix")
 			if err != nil {
@@ -29,7 +31,7 @@ func pushCommand() *cli.Command {
 func pullCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "pull",
-		Usage:     "copy a pushed manifest's artifacts and events from the S3 store of --artifacts into the store",
+		Usage:     "copy a manifest's committed cells (artifacts and events) from the S3 store of --artifacts into the store, in plan order",
 		ArgsUsage: "HASH",
 		Action: func(c *cli.Context) error {
 			hash, err := oneArg(c, "the full 64-digit manifest hash")
@@ -42,7 +44,7 @@ func pullCommand() *cli.Command {
 }
 
 func runPush(ctx context.Context, g globals, hash string, stdout, stderr io.Writer) error {
-	s3, err := g.s3(ctx)
+	remote, err := g.remote(ctx)
 	if err != nil {
 		return err
 	}
@@ -55,12 +57,13 @@ func runPush(ctx context.Context, g globals, hash string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	st, err := store.Push(ctx, reg.Plan.Hash, s3, stderr)
+	st, err := store.Push(ctx, reg.Plan.Hash, remote, stderr)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "pushed manifest %s to %s: %d blobs uploaded (%d of them replacing a damaged copy), %d already there, %d events\n",
-		reg.Plan.Hash, s3, st.Blobs, st.Replaced, st.Present, st.Events)
+	fmt.Fprintf(stdout, "pushed manifest %s to %s: %d blobs uploaded (%d of them replacing a damaged copy), %d already there, "+
+		"%d cells committed, %d already committed with the same outputs, %d events\n",
+		reg.Plan.Hash, remote.S3, st.Blobs, st.Replaced, st.Present, st.Committed, st.Already, st.Events)
 	return nil
 }
 
@@ -77,7 +80,7 @@ func runPull(ctx context.Context, g globals, hash string, stdout, stderr io.Writ
 		return storeError{err}
 	}
 	defer store.Close()
-	st, err := store.Pull(ctx, hash, s3, g.data, stderr)
+	st, err := store.Pull(ctx, hash, pipeline.NewRemote(s3), g.data, stderr)
 	if err != nil {
 		return err
 	}

@@ -21,29 +21,44 @@ func runCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "until", Usage: "run each cell's stages up to and including `STAGE` (partition, topology, train), " +
 				"to inspect them with `ump show` before training; a plain rerun continues from there"},
-			&cli.StringFlag{Name: "engine", Usage: "train data-set cells on `ENGINE` (cpu or gpu), as if the manifest said engine: ENGINE " +
-				"(part of the hash; gpu needs a build with -tags xla, see `ump doctor`)"},
-			&cli.IntFlag{Name: "cohort", Usage: "train up to `N` GPU cells that share their shapes at once, in one device program " +
-				"(default: as many as half the GPU's memory holds; results do not depend on it)"},
-			&cli.Float64Flag{Name: "scale", Value: 1, Usage: "run every cell for rounds x `SCALE` rounds (a number in (0, 1]), as if the manifest said " +
-				"scale: SCALE (part of the hash), for a quick look"},
+			engineFlag, cohortFlag, scaleFlag,
 		},
 		Action: func(c *cli.Context) error {
 			path, err := oneArg(c, "the manifest file")
 			if err != nil {
 				return err
 			}
-			opts := runOptions{until: c.String("until"), engine: c.String("engine"), cohort: c.Int("cohort")}
-			if opts.cohort < 0 {
-				return badInput{fmt.Errorf("--cohort %d: use a number of cells >= 1, or leave it out", opts.cohort)}
-			}
-			if c.IsSet("scale") {
-				scale := c.Float64("scale")
-				opts.scale = &scale
+			opts, err := runOptionsOf(c)
+			if err != nil {
+				return err
 			}
 			return runRun(c.Context, globalsOf(c), path, opts, c.App.Writer, c.App.ErrWriter)
 		},
 	}
+}
+
+// The flags `ump run` shares with `ump submit`.
+var (
+	engineFlag = &cli.StringFlag{Name: "engine", Usage: "train data-set cells on `ENGINE` (cpu or gpu), as if the manifest said engine: ENGINE " +
+		"(part of the hash; gpu needs a build with -tags xla, see `ump doctor`)"}
+	cohortFlag = &cli.IntFlag{Name: "cohort", Usage: "train up to `N` GPU cells that share their shapes at once, in one device program " +
+		"(default: as many as half the GPU's memory holds; results do not depend on it)"}
+	scaleFlag = &cli.Float64Flag{Name: "scale", Value: 1, Usage: "run every cell for rounds x `SCALE` rounds (a number in (0, 1]), as if the manifest said " +
+		"scale: SCALE (part of the hash), for a quick look"}
+)
+
+// runOptionsOf reads the flags of `ump run` (and those of them `ump
+// submit` has).
+func runOptionsOf(c *cli.Context) (runOptions, error) {
+	opts := runOptions{until: c.String("until"), engine: c.String("engine"), cohort: c.Int("cohort")}
+	if opts.cohort < 0 {
+		return opts, badInput{fmt.Errorf("--cohort %d: use a number of cells >= 1, or leave it out", opts.cohort)}
+	}
+	if c.IsSet("scale") {
+		scale := c.Float64("scale")
+		opts.scale = &scale
+	}
+	return opts, nil
 }
 
 // runOptions are the flags of `ump run`; zero values leave the manifest as
@@ -54,25 +69,35 @@ type runOptions struct {
 	cohort        int
 }
 
-func runRun(ctx context.Context, g globals, path string, opts runOptions, stdout, stderr io.Writer) error {
+// openPlan opens a manifest as --engine and --scale change it, and
+// returns the arguments that name this plan again.
+func openPlan(path string, opts runOptions) (*manifests.Plan, string, error) {
 	plan, err := manifests.Open(path)
+	if err != nil {
+		return nil, "", err
+	}
+	args := path
+	if opts.engine != "" {
+		if err := plan.SetEngine(opts.engine); err != nil {
+			return nil, "", badInput{err}
+		}
+		args = "--engine " + opts.engine + " " + args
+	}
+	if opts.scale != nil {
+		if err := plan.SetScale(*opts.scale); err != nil {
+			return nil, "", badInput{err}
+		}
+		args = fmt.Sprintf("--scale %g %s", *opts.scale, args)
+	}
+	return plan, args, nil
+}
+
+func runRun(ctx context.Context, g globals, path string, opts runOptions, stdout, stderr io.Writer) error {
+	plan, rerun, err := openPlan(path, opts) // rerun: the arguments of `ump run` that rerun this
 	if err != nil {
 		return err
 	}
 	until := opts.until
-	rerun := path // the arguments of `ump run` that rerun this
-	if opts.engine != "" {
-		if err := plan.SetEngine(opts.engine); err != nil {
-			return badInput{err}
-		}
-		rerun = "--engine " + opts.engine + " " + rerun
-	}
-	if opts.scale != nil {
-		if err := plan.SetScale(*opts.scale); err != nil {
-			return badInput{err}
-		}
-		rerun = fmt.Sprintf("--scale %g %s", *opts.scale, rerun)
-	}
 	stgs := pipeline.DefaultStages()
 	if err := pipeline.CheckUntil(stgs, until); err != nil {
 		return badInput{err}
@@ -82,11 +107,15 @@ func runRun(ctx context.Context, g globals, path string, opts runOptions, stdout
 		return storeError{err}
 	}
 	defer store.Close()
-	if err := useArtifacts(ctx, g, store); err != nil {
-		return err
+	var remote *pipeline.Remote // with --artifacts, each finished cell is committed there
+	if g.artifacts != "" {
+		if remote, err = g.remote(ctx); err != nil {
+			return err
+		}
+		store.Blobs = remote.S3
 	}
 	fmt.Fprintf(stdout, "manifest %s\n", plan.Hash)
-	runner := &pipeline.Runner{Store: store, Stages: stgs, Data: g.data, Device: g.device, Progress: stderr, Until: until, Cohort: opts.cohort}
+	runner := &pipeline.Runner{Store: store, Stages: stgs, Data: g.data, Device: g.device, Progress: stderr, Until: until, Cohort: opts.cohort, Remote: remote}
 	out, err := runner.Run(ctx, plan)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -17,9 +17,16 @@ func statusCommand() *cli.Command {
 		Name:      "status",
 		Usage:     "list the store's manifests and their cells' status; during a run, show its progress",
 		ArgsUsage: "[HASH]",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "remote", Usage: "list what the S3 store of --artifacts holds of manifest HASH (the full hash): " +
+				"each cell committed, in progress on some machine, or missing; nothing is pulled"},
+		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {
 				return badInput{fmt.Errorf("status takes at most one argument, a manifest hash")}
+			}
+			if c.Bool("remote") {
+				return runRemoteStatus(c.Context, globalsOf(c), c.Args().First(), c.App.Writer)
 			}
 			return runStatus(c.Context, globalsOf(c), c.Args().First(), c.App.Writer)
 		},
@@ -107,4 +114,42 @@ func printSnapshot(w io.Writer, s *pipeline.Snapshot) {
 		fmt.Fprintf(w, "  ETA %s\n", (time.Duration(s.ETASeconds) * time.Second).Round(time.Second))
 	}
 	fmt.Fprintf(w, "  updated %s (started %s)\n", s.Updated.Format(time.RFC3339), s.Started.Format(time.RFC3339))
+}
+
+// runRemoteStatus lists a manifest's cells as S3 holds them.
+func runRemoteStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
+	if len(hash) != 64 {
+		return badInput{fmt.Errorf("status --remote needs the full 64-digit manifest hash (got %q)", hash)}
+	}
+	s3, err := g.s3(ctx)
+	if err != nil {
+		return err
+	}
+	reg, cells, err := pipeline.NewRemote(s3).RemoteStatus(ctx, hash)
+	if err != nil {
+		return err
+	}
+	counts := map[string]int{}
+	var lines []string
+	for i, c := range cells {
+		cell := &reg.Plan.Cells[i]
+		switch {
+		case c.Commit != nil:
+			counts[c.Commit.Status]++
+			lines = append(lines, fmt.Sprintf("cell %d/%d %s: %s, committed by %s", i+1, len(cells), cell.LabelString(), c.Commit.Status, c.Commit.Attempt))
+		case c.Attempts > 0:
+			counts["running"]++
+			lines = append(lines, fmt.Sprintf("cell %d/%d %s: running or interrupted (%d attempts), round %d/%d reached, last upload %s",
+				i+1, len(cells), cell.LabelString(), c.Attempts, c.Round, cell.Config.Rounds, c.Uploaded.Format(time.RFC3339)))
+		default:
+			counts["missing"]++
+			lines = append(lines, fmt.Sprintf("cell %d/%d %s: missing", i+1, len(cells), cell.LabelString()))
+		}
+	}
+	fmt.Fprintf(w, "%.12s  %-24s %d cells on %s: %d completed, %d diverged committed, %d running or interrupted, %d missing\n",
+		hash, reg.Plan.Manifest.Name, len(cells), s3, counts[pipeline.Completed], counts[pipeline.Diverged], counts["running"], counts["missing"])
+	for _, l := range lines {
+		fmt.Fprintln(w, "  "+l)
+	}
+	return nil
 }

@@ -21,11 +21,13 @@ import (
 
 // Exit codes, documented in `ump help`.
 const (
-	exitOK          = 0
-	exitCells       = 1 // a cell failed, verify found a mismatch, or another error
-	exitBadInput    = 2
-	exitStore       = 3
-	exitInterrupted = 130
+	exitOK               = 0
+	exitCells            = 1 // a cell failed, verify found a mismatch, or another error
+	exitBadInput         = 2
+	exitStore            = 3
+	exitNondeterministic = 4
+	exitRequeue          = 75 // ump worker interrupted: the engine should run the task again
+	exitInterrupted      = 130
 )
 
 const exitCodesHelp = `EXIT CODES:
@@ -33,10 +35,15 @@ const exitCodesHelp = `EXIT CODES:
    1    some cell failed (a diverged cell is a result: exit 0), verify found a mismatch or a damaged
         blob it did not repair, or an unexpected error
    2    bad input: a manifest error (file, line and field are named), a bad flag, an unknown hash,
-        a manifest over 1 MiB, a sweep over 20,000 cells, a cell too large for the machine's memory
+        a manifest over 1 MiB, a sweep over 20,000 cells, a cell too large for the machine's memory,
+        an engine or data that differ from those the manifest's cell keys were pinned with on S3
    3    the store is unavailable: another process holds it (its PID is named), it is damaged or not a
         store (what and how to recover are named), it cannot be opened, its disk is full, the S3
-        server does not answer, or a pull found pushed events that are not the manifest's own
+        server does not answer or ignores create-only writes, or a pull found pushed events that are
+        not the manifest's own
+   4    a cell's outputs differ from those another machine committed for the same cell key
+        (push, run --artifacts, worker): the engine is not deterministic there
+   75   ump worker was interrupted (SIGTERM) after saving a checkpoint: run the task again to resume
    130  interrupted (Ctrl-C or SIGTERM) at a safe point; rerun the same command to resume`
 
 // badInput marks errors in what the user gave.
@@ -93,8 +100,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	var bad badInput
 	var serr storeError
 	switch {
-	case errors.As(err, &merr), errors.As(err, &bad):
+	case errors.As(err, &merr), errors.As(err, &bad), errors.Is(err, pipeline.ErrEngineMismatch):
 		return exitBadInput
+	case errors.Is(err, pipeline.ErrNondeterministic):
+		return exitNondeterministic
+	case errors.As(err, new(requeue)):
+		return exitRequeue
 	case errors.As(err, &serr), errors.Is(err, pipeline.ErrBusy), errors.Is(err, pipeline.ErrDamaged),
 		errors.Is(err, pipeline.ErrNotStore), errors.Is(err, pipeline.ErrRejected), errors.Is(err, syscall.ENOSPC),
 		errors.Is(err, artifacts.ErrUnavailable):
@@ -138,6 +149,20 @@ func (g globals) s3(ctx context.Context) (*artifacts.S3, error) {
 		AccessKey: os.Getenv("AWS_ACCESS_KEY_ID"), SecretKey: os.Getenv("AWS_SECRET_ACCESS_KEY"), Insecure: g.insecure, Timeout: timeout})
 }
 
+// remote connects to the S3 store of --artifacts for writing what runs on
+// many machines share (pipeline.Remote), after checking that the server
+// honours create-only writes, on which commits rely.
+func (g globals) remote(ctx context.Context) (*pipeline.Remote, error) {
+	s3, err := g.s3(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s3.CheckCreateOnly(ctx, "probes/create-only"); err != nil {
+		return nil, storeError{err}
+	}
+	return pipeline.NewRemote(s3), nil
+}
+
 // useArtifacts points the store's blobs at the S3 store when --artifacts
 // is set.
 func useArtifacts(ctx context.Context, g globals, store *pipeline.Store) error {
@@ -173,7 +198,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				Usage: "the GoMLX backend GPU cells train on: `xla:/abs/path/xla_cuda_plugin.so`, or go for GoMLX's " +
 					"pure-Go backend (default: the CUDA PJRT plugin of an installed jax-cuda package)"},
 		},
-		Commands:       []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand(), tableCommand(), plotCommand(), gcCommand(), doctorCommand()},
+		Commands:       []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand(), submitCommand(), workerCommand(), tableCommand(), plotCommand(), gcCommand(), doctorCommand()},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
 		OnUsageError: func(c *cli.Context, err error, _ bool) error {
 			return badInput{fmt.Errorf("%w (see ump help %s)", err, c.Command.Name)}

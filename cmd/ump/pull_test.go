@@ -13,8 +13,9 @@ import (
 )
 
 // TestPullTakesOnlyTheManifestsOwnEvents pushes two manifests, then
-// tampers with one's pushed events: a forged result for the other
-// manifest's cell, an event of another manifest, a malformed payload.
+// tampers with the events one's first commit names: a forged result for
+// the other manifest's cell, an event of another manifest, a malformed
+// payload.
 // Each pull is refused (exit 3) with nothing imported and the other
 // manifest's table unchanged; the untampered file pulls (in chunks: over
 // 2,000 events), twice without change.
@@ -30,13 +31,19 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 			t.Fatalf("push: %s", r.stderr)
 		}
 	}
-	name := "manifests/" + bigHash + ".events.jsonl"
-	pushed, err := s3.GetNamed(context.Background(), name)
+	// The first cell's commit, and the events it names.
+	name := "manifests/" + bigHash + "/cells/00001/commit.json"
+	committed, err := s3.GetNamed(context.Background(), name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := bytes.Count(pushed, []byte("\n")); n < 2000 {
-		t.Fatalf("the big manifest has %d events; the test needs over 2,000", n)
+	var commit pipeline.Commit
+	if err := json.Unmarshal(committed, &commit); err != nil {
+		t.Fatal(err)
+	}
+	pushed, err := s3.Get(context.Background(), commit.Events)
+	if err != nil {
+		t.Fatal(err)
 	}
 
 	theirs := t.TempDir()
@@ -54,6 +61,9 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 	evs, _ := s.Events.ByManifest(otherHash)
 	bigEvs, _ := s.Events.ByManifest(bigHash)
 	s.Close()
+	if len(bigEvs) < 2000 {
+		t.Fatalf("the big manifest has %d events; the test needs over 2,000", len(bigEvs))
+	}
 	var forged pipeline.Event
 	for _, ev := range evs {
 		if ev.Kind == pipeline.StageCompleted && ev.Stage == "evaluate" {
@@ -79,7 +89,14 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 		{"an unknown kind", `{"kind":"Surprise","manifest":"` + bigHash + `"}`, "unknown event kind"},
 	}
 	for _, tc := range tampered {
-		if err := s3.PutNamed(context.Background(), name, append(bytes.Clone(pushed), []byte(tc.add+"\n")...)); err != nil {
+		// Whoever can write the bucket can replace a commit.
+		forgedCommit := commit
+		var err error
+		if forgedCommit.Events, err = s3.Put(context.Background(), append(bytes.Clone(pushed), []byte(tc.add+"\n")...)); err != nil {
+			t.Fatal(err)
+		}
+		data, _ := json.Marshal(forgedCommit)
+		if err := s3.PutNamed(context.Background(), name, data); err != nil {
 			t.Fatal(err)
 		}
 		r := umpEnv(t, env, theirs, "--s3-insecure", "pull", bigHash)
@@ -94,7 +111,7 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 		}
 	}
 
-	s3.PutNamed(context.Background(), name, pushed)
+	s3.PutNamed(context.Background(), name, committed)
 	pull := umpEnv(t, env, theirs, "--s3-insecure", "pull", bigHash)
 	if pull.code != 0 || !strings.Contains(pull.stdout, "pulled manifest") {
 		t.Fatalf("pull of over 2,000 events: exit %d\n%s", pull.code, pull.stderr)

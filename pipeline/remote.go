@@ -1,0 +1,584 @@
+package pipeline
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/manifests"
+)
+
+// Remote is the state runs on many machines share, in an S3 store beside
+// the blobs. Every name is written once: blobs by content, everything else
+// create-only (artifacts.S3.PutNew), so no machine can undo another's work
+// and a cell is committed exactly once however often it runs:
+//
+//	manifests/H/registration.json          the manifest's registration and each cell's inputs, pinned by the first machine
+//	manifests/H/cells/NNNNN/attempts/A/S.jsonl  attempt A's events of cell NNNNN (1-based), uploaded at each checkpoint
+//	manifests/H/cells/NNNNN/commit.json    the cell's result: the winning attempt, its status, output digests and events
+//	runs/RUN.json                          a submitted run's worklist (ump submit), RUN its sha256
+//
+// Contract: safe for concurrent use by the cells of one process.
+type Remote struct {
+	S3      *artifacts.S3
+	Attempt string // this process: host, PID, start time
+
+	mu      sync.Mutex
+	uploads map[string]int // per cell directory: progress objects this attempt wrote
+}
+
+// NewRemote names this process's attempt.
+func NewRemote(s3 *artifacts.S3) *Remote {
+	host, _ := os.Hostname()
+	return &Remote{S3: s3, Attempt: fmt.Sprintf("%s-%d-%d", host, os.Getpid(), time.Now().UnixNano()), uploads: map[string]int{}}
+}
+
+// ErrEngineMismatch is returned (wrapped) when the cell keys pinned on S3
+// follow from other inputs (another engine or other data) than this
+// machine's.
+var ErrEngineMismatch = errors.New("cell keys differ from those pinned on S3")
+
+// ErrNondeterministic is returned (wrapped) when a cell's outputs differ
+// from those its committed attempt recorded.
+var ErrNondeterministic = errors.New("nondeterministic cell")
+
+func registrationName(hash string) string { return "manifests/" + hash + "/registration.json" }
+func cellDir(hash string, index int) string {
+	return fmt.Sprintf("manifests/%s/cells/%05d/", hash, index+1)
+}
+func commitName(hash string, index int) string { return cellDir(hash, index) + "commit.json" }
+
+// pin is what registration.json holds.
+type pin struct {
+	Registration Event    `json:"registration"` // the ManifestRegistered event
+	Inputs       []string `json:"inputs"`       // each cell's inputs (cellInputs): data digest, engine
+}
+
+// Commit is what a cell's commit.json holds.
+type Commit struct {
+	Attempt string            `json:"attempt"`
+	Key     string            `json:"cell_key"`
+	Status  string            `json:"status"`
+	Outputs map[string]string `json:"outputs"` // stage/output -> digest
+	Events  artifacts.Ref     `json:"events"`  // the cell's events, JSON lines
+	Time    time.Time         `json:"time"`
+}
+
+// Pin records the registration on S3 unless a machine did first; then its
+// cell keys must be this machine's.
+func (r *Remote) Pin(ctx context.Context, ev *Event, reg *Registration, inputs []string) error {
+	data, err := json.Marshal(pin{Registration: *ev, Inputs: inputs})
+	if err != nil {
+		return err
+	}
+	name := registrationName(reg.Plan.Hash)
+	if err := r.S3.PutNew(ctx, name, data); err == nil || !errors.Is(err, artifacts.ErrExists) {
+		return err
+	}
+	theirs, err := r.pinned(ctx, reg.Plan.Hash)
+	if err != nil {
+		return err
+	}
+	pinned, err := payloadOf[Registration](&theirs.Registration)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	for i, key := range reg.CellKeys {
+		if i >= len(pinned.CellKeys) || i >= len(theirs.Inputs) || pinned.CellKeys[i] != key {
+			return fmt.Errorf("%w: cell %d of manifest %.12s was pinned on %s by a machine whose inputs were %q; this machine's are %q. "+
+				"Run the manifest on machines with the same engine (BLAS, GPU backend) and data, or under another --artifacts prefix",
+				ErrEngineMismatch, i+1, reg.Plan.Hash, r.S3, inputAt(theirs.Inputs, i), inputs[i])
+		}
+	}
+	return nil
+}
+
+func inputAt(inputs []string, i int) string {
+	if i < len(inputs) {
+		return inputs[i]
+	}
+	return "(none)"
+}
+
+// pinned reads a manifest's registration.json; a missing one is
+// artifacts.ErrNotFound.
+func (r *Remote) pinned(ctx context.Context, hash string) (*pin, error) {
+	raw, err := r.S3.GetNamed(ctx, registrationName(hash))
+	if err != nil {
+		return nil, err
+	}
+	var p pin
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrRejected, registrationName(hash), err)
+	}
+	return &p, nil
+}
+
+// Progress uploads this attempt's events of a cell so far, for another
+// machine to resume from.
+func (r *Remote) Progress(ctx context.Context, hash string, index int, evs []Event) error {
+	dir := cellDir(hash, index)
+	r.mu.Lock()
+	r.uploads[dir]++
+	n := r.uploads[dir]
+	r.mu.Unlock()
+	return r.S3.PutNew(ctx, fmt.Sprintf("%sattempts/%s/%06d.jsonl", dir, r.Attempt, n), encodeEvents(evs))
+}
+
+// Commit records a finished cell's result unless another attempt did
+// first. It returns the commit that holds: this attempt's, or the earlier
+// one when its outputs are the same; different outputs are
+// ErrNondeterministic.
+func (r *Remote) Commit(ctx context.Context, hash string, index int, key, status string, evs []Event) (*Commit, error) {
+	ref, err := r.S3.Put(ctx, encodeEvents(evs))
+	if err != nil {
+		return nil, err
+	}
+	mine := &Commit{Attempt: r.Attempt, Key: key, Status: status, Outputs: stageOutputs(evs), Events: ref, Time: time.Now().UTC()}
+	data, _ := json.Marshal(mine)
+	name := commitName(hash, index)
+	perr := r.S3.PutNew(ctx, name, data)
+	if perr == nil {
+		return mine, nil
+	}
+	// Taken, or no answer: who holds the name? (Our own earlier try, when
+	// its answer was lost.)
+	theirs, err := r.commit(ctx, hash, index)
+	if err != nil {
+		if errors.Is(err, artifacts.ErrNotFound) {
+			return nil, perr
+		}
+		return nil, err
+	}
+	if theirs.Attempt == r.Attempt {
+		return theirs, nil
+	}
+	if theirs.Key != key || !maps.Equal(theirs.Outputs, mine.Outputs) {
+		return nil, fmt.Errorf("%w: cell %d of manifest %.12s: attempt %s committed %s (outputs %v); this attempt (%s) computed %s (outputs %v) from the same cell key. "+
+			"Something in the engine is not deterministic; `ump verify` on each result tells which",
+			ErrNondeterministic, index+1, hash, theirs.Attempt, theirs.Status, theirs.Outputs, r.Attempt, status, mine.Outputs)
+	}
+	return theirs, nil
+}
+
+// commit reads a cell's commit.json; a missing one is
+// artifacts.ErrNotFound.
+func (r *Remote) commit(ctx context.Context, hash string, index int) (*Commit, error) {
+	raw, err := r.S3.GetNamed(ctx, commitName(hash, index))
+	if err != nil {
+		return nil, err
+	}
+	var c Commit
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrRejected, commitName(hash, index), err)
+	}
+	return &c, nil
+}
+
+// committedEvents reads the events a commit names.
+func (r *Remote) committedEvents(ctx context.Context, hash string, index int, c *Commit) ([]Event, error) {
+	raw, err := r.S3.Get(ctx, c.Events)
+	if err != nil {
+		return nil, fmt.Errorf("the events of %s: %w", commitName(hash, index), err)
+	}
+	return decodeEvents(raw, commitName(hash, index))
+}
+
+// stageOutputs lists the outputs of a cell's completed stages.
+func stageOutputs(evs []Event) map[string]string {
+	out := map[string]string{}
+	for _, ev := range evs {
+		if ev.Kind == StageCompleted {
+			for name, ref := range ev.Outputs {
+				out[ev.Stage+"/"+name] = ref.Digest
+			}
+		}
+	}
+	return out
+}
+
+// Resume returns what a machine about to run a cell can start from: the
+// committed events, or else the last upload of the attempt that got
+// furthest (its furthest checkpoint, then its completed stages); nil when
+// no attempt uploaded anything.
+func (r *Remote) Resume(ctx context.Context, hash string, index int) ([]Event, string, error) {
+	c, err := r.commit(ctx, hash, index)
+	if err == nil {
+		evs, err := r.committedEvents(ctx, hash, index, c)
+		return evs, "committed by " + c.Attempt, err
+	}
+	if !errors.Is(err, artifacts.ErrNotFound) {
+		return nil, "", err
+	}
+	attempts, err := r.attempts(ctx, hash, index)
+	if err != nil {
+		return nil, "", err
+	}
+	var best []Event
+	bestAt, from := [2]int{-1, -1}, ""
+	for _, a := range attempts {
+		raw, err := r.S3.GetNamed(ctx, a.last)
+		if err != nil {
+			return nil, "", err
+		}
+		evs, err := decodeEvents(raw, a.last)
+		if err != nil {
+			return nil, "", err
+		}
+		at := [2]int{-1, 0}
+		for _, ev := range evs {
+			if _, ok := ev.Outputs[roundCheckpoint]; ok && ev.Kind == RoundCompleted {
+				at[0] = max(at[0], ev.Round)
+			}
+			if ev.Kind == StageCompleted {
+				at[1]++
+			}
+		}
+		if at[0] > bestAt[0] || at[0] == bestAt[0] && at[1] > bestAt[1] {
+			best, bestAt, from = evs, at, fmt.Sprintf("attempt %s (checkpoint of round %d)", a.name, max(at[0], 0))
+		}
+	}
+	return best, from, nil
+}
+
+// attempt is one attempt's uploads of a cell.
+type attempt struct {
+	name, last string // the attempt, its last upload
+	uploads    int
+}
+
+// attempts lists a cell's attempts that uploaded progress.
+func (r *Remote) attempts(ctx context.Context, hash string, index int) ([]attempt, error) {
+	dir := cellDir(hash, index) + "attempts/"
+	names, err := r.S3.List(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []attempt
+	for _, name := range names { // sorted: an attempt's uploads in order
+		a, _, ok := strings.Cut(strings.TrimPrefix(name, dir), "/")
+		if !ok {
+			continue
+		}
+		if len(out) == 0 || out[len(out)-1].name != a {
+			out = append(out, attempt{name: a})
+		}
+		out[len(out)-1].last = name
+		out[len(out)-1].uploads++
+	}
+	return out, nil
+}
+
+// CellState is what S3 holds of one cell (RemoteStatus).
+type CellState struct {
+	Index  int
+	Commit *Commit // nil when not committed
+	// Attempts that uploaded progress; for an uncommitted cell, the
+	// furthest round its last upload reached and when.
+	Attempts int
+	Round    int
+	Uploaded time.Time
+}
+
+// RemoteStatus lists, for each cell of a manifest registered on S3, its
+// commit or its progress, without pulling anything.
+func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*Registration, []CellState, error) {
+	p, err := r.pinned(ctx, hash)
+	if errors.Is(err, artifacts.ErrNotFound) {
+		return nil, nil, fmt.Errorf("manifest %s has no registration on %s: no machine has run it there yet (give the full 64-digit hash)", hash, r.S3)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	reg, err := payloadOf[Registration](&p.Registration)
+	if err != nil {
+		return nil, nil, err
+	}
+	names, err := r.S3.List(ctx, "manifests/"+hash+"/cells/")
+	if err != nil {
+		return nil, nil, err
+	}
+	cells := make([]CellState, len(reg.Plan.Cells))
+	for i := range cells {
+		cells[i].Index = i
+	}
+	latest := map[int]string{}
+	for _, name := range names {
+		rest := strings.TrimPrefix(name, "manifests/"+hash+"/cells/")
+		num, rest, _ := strings.Cut(rest, "/")
+		n, err := strconv.Atoi(num)
+		if err != nil || n < 1 || n > len(cells) {
+			continue
+		}
+		switch {
+		case rest == "commit.json":
+			if cells[n-1].Commit, err = r.commit(ctx, hash, n-1); err != nil {
+				return nil, nil, err
+			}
+		case strings.HasPrefix(rest, "attempts/"):
+			if strings.Count(rest, "/") == 2 && strings.HasSuffix(rest, "/000001.jsonl") {
+				cells[n-1].Attempts++
+			}
+			if name > latest[n-1] {
+				latest[n-1] = name
+			}
+		}
+	}
+	for i, name := range latest {
+		if cells[i].Commit != nil {
+			continue
+		}
+		raw, err := r.S3.GetNamed(ctx, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		evs, err := decodeEvents(raw, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, ev := range evs {
+			if ev.Kind == RoundCompleted {
+				cells[i].Round = max(cells[i].Round, ev.Round)
+			}
+			if ev.Time.After(cells[i].Uploaded) {
+				cells[i].Uploaded = ev.Time
+			}
+		}
+	}
+	return &reg, cells, nil
+}
+
+// importResume brings into the store what S3 holds of a cell (Resume),
+// checked like a pull, so that the runner finds its completed stages as
+// cache hits and resumes training from the furthest checkpoint.
+func (r *Runner) importResume(ctx context.Context, plan *manifests.Plan, cell *manifests.Cell, key string, p *progress) error {
+	evs, from, err := r.Remote.Resume(ctx, plan.Hash, cell.Index)
+	if err != nil || evs == nil {
+		return err
+	}
+	for i := range evs {
+		if evs[i].Manifest != plan.Hash || evs[i].Cell != key {
+			return fmt.Errorf("%w: %s: event %d is not of cell %d (key %.12s)", ErrRejected, from, i+1, cell.Index+1, key)
+		}
+	}
+	if err := checkCell(key, cell, evs, r.Stages, r.Data); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrRejected, from, err)
+	}
+	have, err := r.Store.Log.ByCell(key)
+	if err != nil {
+		return err
+	}
+	known := map[string]bool{}
+	for _, ev := range have {
+		known[identity(ev)] = true
+	}
+	var missing []Event
+	for _, ev := range evs {
+		if !known[identity(ev)] {
+			missing = append(missing, ev)
+		}
+	}
+	for len(missing) > 0 {
+		n := min(len(missing), importChunk)
+		if err := r.Store.Log.Import(missing[:n]); err != nil {
+			return err
+		}
+		missing = missing[n:]
+	}
+	p.cellf(cell, "resuming from S3: %s\n", from)
+	return nil
+}
+
+// publish uploads a cell's events so far (Remote.Progress); a context
+// already cancelled (an interrupted run saving its last checkpoint) gets
+// a short one of its own.
+func (r *Runner) publish(ctx context.Context, plan *manifests.Plan, cell *manifests.Cell, key string) error {
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+	}
+	evs, err := r.Store.Log.ByCell(key)
+	if err != nil {
+		return err
+	}
+	return r.Remote.Progress(ctx, plan.Hash, cell.Index, ownEvents(evs, plan.Hash))
+}
+
+// ownEvents keeps the events of one manifest.
+func ownEvents(evs []Event, hash string) []Event {
+	return slices.DeleteFunc(evs, func(ev Event) bool { return ev.Manifest != hash })
+}
+
+// commitCell commits a finished cell's result on S3 (Remote.Commit).
+// It finishes even when ctx is cancelled meanwhile (S3's own time limits
+// bound it).
+func (r *Runner) commitCell(ctx context.Context, plan *manifests.Plan, cell *manifests.Cell, key, status string, p *progress) error {
+	ctx = context.WithoutCancel(ctx)
+	evs, err := r.Store.Log.ByCell(key)
+	if err != nil {
+		return err
+	}
+	c, err := r.Remote.Commit(ctx, plan.Hash, cell.Index, key, status, ownEvents(evs, plan.Hash))
+	if err != nil {
+		return err
+	}
+	if c.Attempt != r.Remote.Attempt {
+		p.cellf(cell, "already committed by %s with the same outputs\n", c.Attempt)
+	}
+	return nil
+}
+
+// encodeEvents writes events as JSON lines.
+func encodeEvents(evs []Event) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for i := range evs {
+		enc.Encode(&evs[i])
+	}
+	return buf.Bytes()
+}
+
+// decodeEvents reads JSON lines; name is where they came from, for
+// errors. Each event's Seq becomes its line number, for messages.
+func decodeEvents(raw []byte, name string) ([]Event, error) {
+	var evs []Event
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(nil, 1<<30)
+	for line := 1; sc.Scan(); line++ {
+		var ev Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			return nil, fmt.Errorf("%w: %s line %d: %v", ErrRejected, name, line, err)
+		}
+		ev.Seq = uint64(line)
+		evs = append(evs, ev)
+	}
+	return evs, sc.Err()
+}
+
+// remoteEvents gathers what Pull imports: the pinned registration, then
+// every committed cell's events in plan order. ok is false when the
+// manifest has no registration on S3.
+func (r *Remote) remoteEvents(ctx context.Context, hash string, progress func(string, ...any)) (evs []Event, ok bool, err error) {
+	p, err := r.pinned(ctx, hash)
+	if errors.Is(err, artifacts.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	reg, err := payloadOf[Registration](&p.Registration)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: %s: %v", ErrRejected, registrationName(hash), err)
+	}
+	committed, err := r.Committed(ctx, hash)
+	if err != nil {
+		return nil, false, err
+	}
+	evs = []Event{p.Registration}
+	for _, i := range slices.Sorted(maps.Keys(committed)) {
+		if i >= len(reg.Plan.Cells) {
+			return nil, false, fmt.Errorf("%w: %s: the manifest has %d cells", ErrRejected, commitName(hash, i), len(reg.Plan.Cells))
+		}
+		if ctx.Err() != nil {
+			return nil, false, ErrInterrupted
+		}
+		c, err := r.commit(ctx, hash, i)
+		if err != nil {
+			return nil, false, err
+		}
+		if c.Key != reg.CellKeys[i] {
+			return nil, false, fmt.Errorf("%w: %s names cell key %.12s, the registration %.12s", ErrRejected, commitName(hash, i), c.Key, reg.CellKeys[i])
+		}
+		cellEvs, err := r.committedEvents(ctx, hash, i, c)
+		if err != nil {
+			return nil, false, err
+		}
+		evs = append(evs, cellEvs...)
+		progress("cell %d/%d: committed by %s (%s)\n", i+1, len(reg.Plan.Cells), c.Attempt, c.Status)
+	}
+	for k := range evs {
+		evs[k].Seq = uint64(k + 1)
+	}
+	return evs, true, nil
+}
+
+// Worklist is a submitted run (`ump submit`): the plan, and the cells each
+// task runs (plan indices, in plan order). It is stored once, named by its
+// sha256 (the run), so every task of every attempt reads the same list.
+type Worklist struct {
+	Plan  manifests.Plan `json:"plan"`
+	Tasks [][]int        `json:"tasks"`
+}
+
+func worklistName(run string) string { return "runs/" + run + ".json" }
+
+// Submit stores the worklist and returns its run.
+func (r *Remote) Submit(ctx context.Context, wl *Worklist) (string, error) {
+	data, err := json.Marshal(wl)
+	if err != nil {
+		return "", err
+	}
+	run := strings.TrimPrefix(artifacts.RefOf(data).Digest, "sha256:")
+	if err := r.S3.PutNew(ctx, worklistName(run), data); err != nil && !errors.Is(err, artifacts.ErrExists) {
+		return "", err
+	}
+	return run, nil
+}
+
+// Worklist reads a submitted run's worklist and checks it: its name is its
+// digest and its plan hashes to its manifest hash.
+func (r *Remote) Worklist(ctx context.Context, run string) (*Worklist, error) {
+	raw, err := r.S3.GetNamed(ctx, worklistName(run))
+	if errors.Is(err, artifacts.ErrNotFound) {
+		return nil, fmt.Errorf("no run %q on %s: give the full run id that `ump submit` printed", run, r.S3)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if got := strings.TrimPrefix(artifacts.RefOf(raw).Digest, "sha256:"); got != run {
+		return nil, fmt.Errorf("%w: %s holds a worklist with digest %s", ErrRejected, worklistName(run), got)
+	}
+	var wl Worklist
+	if err := json.Unmarshal(raw, &wl); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrRejected, worklistName(run), err)
+	}
+	if h := manifests.HashOf(wl.Plan.Manifest); h != wl.Plan.Hash {
+		return nil, fmt.Errorf("%w: %s: its plan hashes to %s, not %s", ErrRejected, worklistName(run), h, wl.Plan.Hash)
+	}
+	for t, cells := range wl.Tasks {
+		for _, c := range cells {
+			if c < 0 || c >= len(wl.Plan.Cells) {
+				return nil, fmt.Errorf("%w: %s: task %d names cell %d of %d", ErrRejected, worklistName(run), t, c+1, len(wl.Plan.Cells))
+			}
+		}
+	}
+	return &wl, nil
+}
+
+// Committed lists the plan indices of a manifest's committed cells.
+func (r *Remote) Committed(ctx context.Context, hash string) (map[int]bool, error) {
+	names, err := r.S3.List(ctx, "manifests/"+hash+"/cells/")
+	if err != nil {
+		return nil, err
+	}
+	done := map[int]bool{}
+	for _, name := range names {
+		num, rest, _ := strings.Cut(strings.TrimPrefix(name, "manifests/"+hash+"/cells/"), "/")
+		if n, err := strconv.Atoi(num); err == nil && rest == "commit.json" && n >= 1 {
+			done[n-1] = true
+		}
+	}
+	return done, nil
+}
