@@ -10,7 +10,9 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -122,6 +124,60 @@ func TestS3(t *testing.T) {
 				}
 				if err != nil || failed.Load() == 0 {
 					t.Fatalf("put/get through the flaky proxy: %v (%d requests failed)", err, failed.Load())
+				}
+			})
+			t.Run("create-only", func(t *testing.T) {
+				cfg := s3config(t, srv, "createonly")
+				s, err := OpenS3(ctx, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// 16 racing writes of one name: one wins, its bytes stay.
+				var wg sync.WaitGroup
+				errs := make([]error, 16)
+				for i := range errs {
+					wg.Go(func() { errs[i] = s.PutNew(ctx, "markers/m", []byte(fmt.Sprint("writer ", i))) })
+				}
+				wg.Wait()
+				winner := -1
+				for i, err := range errs {
+					switch {
+					case err == nil && winner < 0:
+						winner = i
+					case err == nil:
+						t.Errorf("writers %d and %d both created the object", winner, i)
+					case !errors.Is(err, ErrExists):
+						t.Errorf("writer %d: %v", i, err)
+					}
+				}
+				if got, err := s.GetNamed(ctx, "markers/m"); winner < 0 || err != nil || string(got) != fmt.Sprint("writer ", winner) {
+					t.Errorf("the object holds %q (%v); the winner was writer %d", got, err, winner)
+				}
+				if err := s.CheckCreateOnly(ctx, "probes/create-only"); err != nil {
+					t.Errorf("CheckCreateOnly on %s: %v", srv.Name, err)
+				}
+				if names, err := s.List(ctx, ""); err != nil || !slices.Contains(names, "markers/m") || !slices.Contains(names, "probes/create-only") {
+					t.Errorf("List: %v %v", names, err)
+				}
+				// A server that answers a create-only write of a taken name
+				// with success is refused.
+				target, _ := url.Parse("http://" + srv.Endpoint)
+				proxy := httputil.NewSingleHostReverseProxy(target)
+				proxy.ModifyResponse = func(r *http.Response) error {
+					if r.StatusCode == http.StatusPreconditionFailed {
+						r.StatusCode, r.Body, r.ContentLength = http.StatusOK, io.NopCloser(strings.NewReader("")), 0
+						r.Header.Del("Content-Length")
+					}
+					return nil
+				}
+				lax := httptest.NewServer(proxy)
+				defer lax.Close()
+				cfg.Endpoint = strings.TrimPrefix(lax.URL, "http://")
+				if s, err = OpenS3(ctx, cfg); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.CheckCreateOnly(ctx, "probes/create-only"); err == nil || !strings.Contains(err.Error(), "does not honour create-only writes") {
+					t.Errorf("CheckCreateOnly through a server that ignores If-None-Match: %v", err)
 				}
 			})
 			t.Run("named objects", func(t *testing.T) {

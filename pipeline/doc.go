@@ -12,5 +12,8 @@
 // marker says, is refused as damaged before Badger opens it. The log is append-only:
 // key ev/<seq, big-endian uint64> holds one JSON Event; index keys ix/<m|c|s|k>/<manifest|cell|stage key|
 // kind>/<seq> point into it. Every state the pipeline shows (what is done,
-// where to resume) is a fold over events, never a stored flag.
+// where to resume) is a fold over events, never a stored flag. Runs on many
+// machines share state only through S3 (Remote): a pinned registration,
+// each attempt's events per checkpoint, one create-only commit per cell,
+// and submitted worklists.
 package pipeline

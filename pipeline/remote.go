@@ -141,24 +141,24 @@ func (r *Remote) Progress(ctx context.Context, hash string, index int, evs []Eve
 // one when its outputs are the same; different outputs are
 // ErrNondeterministic.
 func (r *Remote) Commit(ctx context.Context, hash string, index int, key, status string, evs []Event) (*Commit, error) {
-	ref, err := r.S3.Put(ctx, encodeEvents(evs))
-	if err != nil {
-		return nil, err
-	}
-	mine := &Commit{Attempt: r.Attempt, Key: key, Status: status, Outputs: stageOutputs(evs), Events: ref, Time: time.Now().UTC()}
-	data, _ := json.Marshal(mine)
-	name := commitName(hash, index)
-	perr := r.S3.PutNew(ctx, name, data)
-	if perr == nil {
-		return mine, nil
-	}
-	// Taken, or no answer: who holds the name? (Our own earlier try, when
-	// its answer was lost.)
+	mine := &Commit{Attempt: r.Attempt, Key: key, Status: status, Outputs: stageOutputs(evs), Time: time.Now().UTC()}
 	theirs, err := r.commit(ctx, hash, index)
-	if err != nil {
-		if errors.Is(err, artifacts.ErrNotFound) {
+	if errors.Is(err, artifacts.ErrNotFound) {
+		if mine.Events, err = r.S3.Put(ctx, encodeEvents(evs)); err != nil {
+			return nil, err
+		}
+		data, _ := json.Marshal(mine)
+		perr := r.S3.PutNew(ctx, commitName(hash, index), data)
+		if perr == nil {
+			return mine, nil
+		}
+		// Taken meanwhile, or no answer: who holds the name? (Our own
+		// earlier try, when its answer was lost.)
+		if theirs, err = r.commit(ctx, hash, index); errors.Is(err, artifacts.ErrNotFound) {
 			return nil, perr
 		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	if theirs.Attempt == r.Attempt {
@@ -370,6 +370,9 @@ func (r *Runner) importResume(ctx context.Context, plan *manifests.Plan, cell *m
 	for i := range evs {
 		if evs[i].Manifest != plan.Hash || evs[i].Cell != key {
 			return fmt.Errorf("%w: %s: event %d is not of cell %d (key %.12s)", ErrRejected, from, i+1, cell.Index+1, key)
+		}
+		if err := checkEvent(&evs[i]); err != nil {
+			return fmt.Errorf("%w: %s: event %d (%s): %v", ErrRejected, from, i+1, evs[i].Kind, err)
 		}
 	}
 	if err := checkCell(key, cell, evs, r.Stages, r.Data); err != nil {

@@ -257,16 +257,8 @@ func checkPulled(hash string, evs []Event, stgs []stages.Stage, data *datasets.L
 		if ev.Manifest != hash {
 			return fmt.Errorf("%s belongs to manifest %q, not %s", at, ev.Manifest, hash)
 		}
-		if _, ok := payloadTypes[ev.Kind]; !ok && ev.Kind != StageStarted {
-			return fmt.Errorf("%s: unknown event kind", at)
-		}
-		if err := checkPayload(ev); err != nil {
+		if err := checkEvent(ev); err != nil {
 			return fmt.Errorf("%s: %v", at, err)
-		}
-		for name, ref := range ev.Outputs {
-			if err := ref.Check(); err != nil {
-				return fmt.Errorf("%s: output %s: %v", at, name, err)
-			}
 		}
 		if ev.Kind == ManifestRegistered {
 			reg, _ := payloadOf[Registration](ev)
@@ -296,15 +288,23 @@ func checkPulled(hash string, evs []Event, stgs []stages.Stage, data *datasets.L
 	return nil
 }
 
-// checkPayload decodes an event's payload to its kind's type
-// (payloadTypes).
-func checkPayload(ev *Event) error {
+// checkEvent checks what an event from elsewhere must be on its own: of
+// a known kind, its payload decoding to the kind's type (payloadTypes),
+// every output a well-formed ref.
+func checkEvent(ev *Event) error {
 	t, ok := payloadTypes[ev.Kind]
-	if !ok {
-		return nil
+	if !ok && ev.Kind != StageStarted {
+		return errors.New("unknown event kind")
 	}
-	if err := json.Unmarshal(ev.Payload, reflect.New(t).Interface()); err != nil {
-		return fmt.Errorf("its payload is not a %v: %v", t, err)
+	if ok {
+		if err := json.Unmarshal(ev.Payload, reflect.New(t).Interface()); err != nil {
+			return fmt.Errorf("its payload is not a %v: %v", t, err)
+		}
+	}
+	for name, ref := range ev.Outputs {
+		if err := ref.Check(); err != nil {
+			return fmt.Errorf("output %s: %v", name, err)
+		}
 	}
 	return nil
 }

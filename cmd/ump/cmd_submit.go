@@ -168,7 +168,11 @@ func runSubmit(ctx context.Context, g globals, path string, opts submitOptions, 
 	if err := os.WriteFile(out, []byte(text.String()), 0o644); err != nil {
 		return badInput{fmt.Errorf("--out %s: %w", out, err)}
 	}
-	fmt.Fprintf(stdout, "wrote %s: %d tasks of up to %d cells (%d cells of manifest %.12s)\n", out, job.Tasks, perTask, len(cells), plan.Hash)
+	each := "one cell each"
+	if perTask > 1 {
+		each = fmt.Sprintf("up to %d cells each", perTask)
+	}
+	fmt.Fprintf(stdout, "wrote %s: %d tasks of %s (%d cells of manifest %.12s)\n", out, job.Tasks, each, len(cells), plan.Hash)
 	if !opts.now {
 		if opts.slurm {
 			fmt.Fprintf(stdout, "submit it with: sbatch %s\n", out)
