@@ -14,8 +14,9 @@ import (
 
 // TestS3PushPullAndRemoteArtifacts runs a manifest, pushes it to a real S3
 // server, pulls it into an empty store and compares the exports; then runs
-// with the artifacts in S3 directly; then checks that a bad credential
-// stops a run before it records anything.
+// with the artifacts in S3 directly, and another manifest that way which a
+// colleague pulls without a push; then checks that a bad credential stops
+// a run before it records anything.
 func TestS3PushPullAndRemoteArtifacts(t *testing.T) {
 	_, env, _ := startS3(t)
 	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 20").Replace(longManifest))
@@ -69,6 +70,20 @@ func TestS3PushPullAndRemoteArtifacts(t *testing.T) {
 	if e := umpEnv(t, env, remote, "--s3-insecure", "export", "--manifest", hash, "--table", "final", "--out", "-"); e.code != 0 ||
 		e.stdout != ump(t, mine, "export", "--manifest", hash, "--table", "final", "--out", "-").stdout {
 		t.Errorf("export from S3 artifacts: exit %d %s", e.code, e.stderr)
+	}
+
+	// A run with --artifacts commits each cell as it completes: a
+	// colleague pulls it by hash without a push.
+	m2 := writeFile(t, "m2.yaml", strings.Replace(smallManifest, "lr: 0.02", "lr: 0.01", 1))
+	runner := t.TempDir()
+	ran := umpEnv(t, env, runner, "--s3-insecure", "run", m2)
+	hash2 := hashOf(t, ran)
+	colleague := t.TempDir()
+	if p := umpEnv(t, env, colleague, "--s3-insecure", "pull", hash2); p.code != 0 || !strings.Contains(p.stdout, "pulled manifest") {
+		t.Fatalf("pull of a run with --artifacts, without a push: exit %d\n%s", p.code, p.stderr)
+	}
+	if a, b := umpEnv(t, env, runner, "--s3-insecure", "table", hash2).stdout, ump(t, colleague, "table", hash2).stdout; a == "" || a != b {
+		t.Errorf("the pulled table differs from the run's:\n%s\nrun:\n%s", b, a)
 	}
 
 	bad := t.TempDir()
