@@ -132,6 +132,7 @@ func TestSlurmArrayRun(t *testing.T) {
 		t.Fatalf("the array did not finish in 2 minutes:\n%s\n%s", q, cluster.Log())
 	}
 	log0, _ := os.ReadFile(filepath.Join(jobs, "ump-"+run[:12]+"-0.out"))
+	t.Logf("task 0's output (both runs):\n%s", log0)
 	resumed := regexp.MustCompile(`resuming from S3: attempt \S+ \(checkpoint of round (\d+)\)`).FindSubmatch(log0)
 	if resumed == nil || string(resumed[1]) == "0" || !bytes.Contains(log0, []byte("train: resuming from the checkpoint after round")) {
 		t.Fatalf("task 0 did not resume from a checkpoint on S3 after its requeue (round %d was uploaded before):\n%s", reached, log0)
