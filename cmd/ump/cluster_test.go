@@ -354,3 +354,45 @@ func (w *worker) wait() (int, string) {
 	<-w.exited
 	return w.cmd.ProcessState.ExitCode(), w.stderr.String()
 }
+
+// TestSubmitChecksAndGroupsCells: flags that do not fit together exit 2
+// before anything is stored; a sweep over Slurm's 1,000-task array gets
+// more cells per task by itself, and a --cells-per-task that overflows
+// the array is refused naming the value that fits.
+func TestSubmitChecksAndGroupsCells(t *testing.T) {
+	_, env, s3 := startS3(t)
+	seeds := make([]string, 1001)
+	for i := range seeds {
+		seeds[i] = strconv.Itoa(i + 1)
+	}
+	m := writeFile(t, "many.yaml", strings.NewReplacer("dim: 30000", "dim: 10", "seed: [1, 2]", "seed: ["+strings.Join(seeds, ", ")+"]").Replace(longManifest))
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--slurm", "--k8s"}, "exactly one of --slurm and --k8s"},
+		{[]string{"--k8s"}, "--k8s needs --image"},
+		{[]string{"--k8s", "--image", "x", "--now"}, "--now submits with sbatch"},
+		{[]string{"--slurm", "--sbatch-option", "partition=gpu"}, "give one sbatch option"},
+		{[]string{"--slurm", "--cells-per-task", "1"}, "raise --cells-per-task to 2"},
+	} {
+		r := umpEnv(t, env, dir, append(append([]string{"--s3-insecure", "submit"}, tc.args...), m)...)
+		if r.code != exitBadInput || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("submit %v: exit %d %q; want %d naming %q", tc.args, r.code, r.stderr, exitBadInput, tc.want)
+		}
+	}
+	if names, _ := s3.List(context.Background(), "runs/"); len(names) != 0 {
+		t.Errorf("refused submits stored worklists: %v", names)
+	}
+	out := filepath.Join(dir, "job.sbatch")
+	run := submitted(t, umpEnv(t, env, dir, "--s3-insecure", "submit", "--slurm", "--out", out, m))
+	script, _ := os.ReadFile(out)
+	wl, err := pipeline.NewRemote(s3).Worklist(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(script, []byte("#SBATCH --array=0-500\n")) || len(wl.Tasks) != 501 || len(wl.Tasks[0]) != 2 || len(wl.Tasks[500]) != 1 {
+		t.Errorf("1,001 cells: want 501 tasks of up to 2 cells; the worklist has %d tasks, the script:\n%s", len(wl.Tasks), script)
+	}
+}
