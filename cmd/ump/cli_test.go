@@ -146,6 +146,50 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
+// TestFlagsAnywhere runs the command forms the README documents with
+// their flags after the positional argument, and checks that a flag a
+// command does not know, a flag without its value and a missing required
+// flag exit 2 with one line saying what is wrong (no help dump).
+func TestFlagsAnywhere(t *testing.T) {
+	store := t.TempDir()
+	m := writeFile(t, "m.yaml", smallManifest)
+	hash := hashOf(t, ump(t, store, "run", m, "--scale", "0.5"))
+	plots := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"table", hash, "--latex"}, `\begin{tabular}`},
+		{[]string{"table", hash[:12], "--value", "grad_norm_sq", "--csv"}, "grad_norm_sq"},
+		{[]string{"show", hash, "--manifest"}, `"scale": 0.5`},
+		{[]string{"plot", hash, "--out", plots, "--format", "svg"}, "curves"},
+		{[]string{"status", hash}, "completed"},
+		{[]string{"export", "--table", "final", "--out", "-", "--manifest", hash}, "objective_gap"},
+	} {
+		if r := ump(t, store, tc.args...); r.code != 0 || !strings.Contains(r.stdout, tc.want) {
+			t.Errorf("ump %s: exit %d, stdout lacks %q\n%s%s", strings.Join(tc.args, " "), r.code, tc.want, r.stdout, r.stderr)
+		}
+	}
+	if files, _ := filepath.Glob(filepath.Join(plots, "curves*.svg")); len(files) == 0 {
+		t.Error("plot HASH --out DIR wrote no curves into DIR")
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", m, "--set", "lr=1"}, "flag provided but not defined: -set"},
+		{[]string{"run", "--scale"}, "flag needs an argument"},
+		{[]string{"export", "--manifest", hash, "--table", "final"}, "export needs --out"},
+		{[]string{"worker", "--index", "0"}, "worker needs --run"},
+		{[]string{"table", hash, "extra"}, "exactly one argument"},
+	} {
+		r := ump(t, store, tc.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stdout+r.stderr, "USAGE:") {
+			t.Errorf("ump %s: exit %d, %q%q; want exit 2 naming %q, without the help", strings.Join(tc.args, " "), r.code, r.stdout, r.stderr, tc.want)
+		}
+	}
+}
+
 // TestKillAnywhereThenResumeIsBitIdentical SIGKILLs a quadratic sweep again
 // and again at growing delays, then lets it finish, and compares every
 // table and output digest with an uninterrupted run. The sweep compresses

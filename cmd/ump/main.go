@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -86,7 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		}
 	}()
 	app := newApp(stdout, stderr)
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, append(args[:1:1], flagsFirst(app.Flags, app.Commands, args[1:])...))
 	if err == nil {
 		return exitOK
 	}
@@ -178,7 +180,7 @@ func useArtifacts(ctx context.Context, g globals, store *pipeline.Store) error {
 }
 
 func newApp(stdout, stderr io.Writer) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:  "ump",
 		Usage: "reproducible decentralized-SGD sweeps (D-SUM, GT-DSUM and baselines)",
 		Description: "A manifest declares a sweep; every cell runs partition, topology, train and evaluate;\n" +
@@ -200,10 +202,91 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		},
 		Commands:       []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand(), submitCommand(), workerCommand(), tableCommand(), plotCommand(), gcCommand(), doctorCommand()},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
-		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return badInput{fmt.Errorf("%w (see ump help %s)", err, c.Command.Name)}
-		},
+		OnUsageError: usageError,
 	}
+	checkFlags(app.Commands)
+	return app
+}
+
+// usageError makes a flag the command does not know, or a flag without
+// its value, bad input (exit 2).
+func usageError(c *cli.Context, err error, _ bool) error {
+	return badInput{fmt.Errorf("%w (see ump help %s)", err, c.Command.Name)}
+}
+
+// checkFlags gives every command usageError, and checks its required
+// flags itself: urfave/cli prints the whole help before saying which is
+// missing, and exits 1.
+func checkFlags(cmds []*cli.Command) {
+	for _, cmd := range cmds {
+		cmd.OnUsageError = usageError
+		var required []*cli.StringFlag
+		for _, f := range cmd.Flags {
+			if sf, ok := f.(*cli.StringFlag); ok && sf.Required {
+				sf.Required = false
+				required = append(required, sf)
+			}
+		}
+		if len(required) > 0 {
+			cmd.Before = func(c *cli.Context) error {
+				for _, f := range required {
+					if !c.IsSet(f.Name) {
+						return badInput{fmt.Errorf("%s needs --%s: %s", cmd.Name, f.Name, f.Usage)}
+					}
+				}
+				return nil
+			}
+		}
+		checkFlags(cmd.Subcommands)
+	}
+}
+
+// flagsFirst moves each command's flags (with their values) before its
+// positional arguments, so that every documented form works: urfave/cli
+// stops reading flags at the first positional argument (`ump table HASH
+// --latex` would pass --latex as a second argument). A word that names a
+// subcommand starts that command's own arguments; "--" ends the flags.
+func flagsFirst(flags []cli.Flag, cmds []*cli.Command, args []string) []string {
+	var out, positional []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return append(append(out, positional...), args[i:]...)
+		case strings.HasPrefix(a, "-") && a != "-":
+			out = append(out, a)
+			if name := strings.TrimLeft(a, "-"); !strings.Contains(name, "=") && takesValue(flags, name) && i+1 < len(args) {
+				out = append(out, args[i+1])
+				i++
+			}
+		case len(positional) == 0 && subcommand(cmds, a) != nil:
+			sub := subcommand(cmds, a)
+			return append(append(out, a), flagsFirst(sub.Flags, sub.Subcommands, args[i+1:])...)
+		default:
+			positional = append(positional, a)
+		}
+	}
+	return append(out, positional...)
+}
+
+// takesValue reports whether the flag called name reads the next word.
+func takesValue(flags []cli.Flag, name string) bool {
+	for _, f := range flags {
+		if slices.Contains(f.Names(), name) {
+			_, boolean := f.(*cli.BoolFlag)
+			return !boolean
+		}
+	}
+	return false // unknown: the parser reports it
+}
+
+func subcommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if c.HasName(name) {
+			return c
+		}
+	}
+	return nil
 }
 
 // oneArg returns the single positional argument a command needs.
