@@ -18,15 +18,24 @@ type decoder struct {
 	lines map[string]int // dotted path -> line of its key
 }
 
+// position names a line of the manifest file, or, for a negative line
+// -k, the k-th override of the command line (OpenWith), which has none.
+func position(file string, line int) string {
+	if line < 0 {
+		return fmt.Sprintf("%s, override %d", file, -line)
+	}
+	return fmt.Sprintf("%s:%d", file, line)
+}
+
 func (d *decoder) errorf(line int, path, format string, args ...any) error {
-	return &Error{Problems: []string{fmt.Sprintf("%s:%d: field %q: %s", d.file, line, path, fmt.Sprintf(format, args...))}}
+	return &Error{Problems: []string{fmt.Sprintf("%s: field %q: %s", position(d.file, line), path, fmt.Sprintf(format, args...))}}
 }
 
 // at formats the position of a path for validation messages.
 func (d *decoder) at(path string) string {
 	for p := path; p != ""; p = parent(p) {
 		if line, ok := d.lines[p]; ok {
-			return fmt.Sprintf("%s:%d", d.file, line)
+			return position(d.file, line)
 		}
 	}
 	return d.file

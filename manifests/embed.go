@@ -15,10 +15,11 @@ import (
 var embedded embed.FS
 
 // Open parses a manifest file, or, when no such file exists, the embedded
-// manifest of that name (e.g. "quickstart").
-func Open(nameOrPath string) (*Plan, error) {
+// manifest of that name (e.g. "quickstart"), with overrides applied
+// (Parse).
+func Open(nameOrPath string, overrides ...string) (*Plan, error) {
 	if _, err := os.Stat(nameOrPath); err == nil || !errors.Is(err, fs.ErrNotExist) {
-		return Load(nameOrPath)
+		return Load(nameOrPath, overrides...)
 	}
 	name := strings.TrimSuffix(nameOrPath, ".yaml") + ".yaml"
 	data, err := embedded.ReadFile(name)
@@ -26,7 +27,7 @@ func Open(nameOrPath string) (*Plan, error) {
 		return nil, &Error{Problems: []string{fmt.Sprintf("%s: no such file, and no embedded manifest of that name (embedded: %s)",
 			nameOrPath, strings.Join(Embedded(), ", "))}}
 	}
-	return Parse("embedded:"+name, data)
+	return Parse("embedded:"+name, data, overrides...)
 }
 
 // Embedded lists the names of the embedded manifests.

@@ -515,3 +515,45 @@ func TestPaperManifests(t *testing.T) {
 		}
 	}
 }
+
+// TestOverrides applies command-line overrides PATH=VALUE: each is
+// validated like the file (messages name it), enters the hash exactly as
+// writing it into the file would, and may set a sweep.
+func TestOverrides(t *testing.T) {
+	swept := valid + "sweep:\n  seed: [1, 2]\n"
+	base, err := Parse("m.yaml", []byte(swept))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Parse("m.yaml", []byte(swept), "lr=0.05", "algorithm.beta=0.5", "sweep.seed=[1, 2, 3]", "task.quadratic.dim=20")
+	if err != nil {
+		t.Fatal(err)
+	}
+	written, err := Parse("m.yaml", []byte(strings.NewReplacer("lr: 0.1", "lr: 0.05", "{name: d-sum}", "{name: d-sum, beta: 0.5}",
+		"seed: [1, 2]", "seed: [1, 2, 3]", "{dataset: quadratic}", "{dataset: quadratic, quadratic: {dim: 20}}").Replace(swept)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Hash != written.Hash || got.Hash == base.Hash || len(got.Cells) != 3 || got.Cells[0].Config.LR != 0.05 {
+		t.Errorf("overrides: hash %.12s, %d cells; the same values written in the file: %.12s (without: %.12s)", got.Hash, len(got.Cells), written.Hash, base.Hash)
+	}
+	for _, tc := range []struct {
+		override string
+		want     []string
+	}{
+		{"lr=fast", []string{"m.yaml, override 1", `"lr"`}},
+		{"lr", []string{"m.yaml, override 1 (lr)", "PATH=VALUE"}},
+		{"lr=", []string{"PATH=VALUE"}},
+		{"learning_rate=0.1", []string{`"learning_rate" is not a manifest field`}},
+		{"seed=3", []string{"the manifest sweeps seed", "sweep.seed=[...]"}},
+		{"algorithm.beta=[0.5", []string{"not YAML"}},
+		{"algorithm.beta=2", []string{"m.yaml, override 1", "algorithm.beta"}},
+	} {
+		_, err := Parse("m.yaml", []byte(swept), tc.override)
+		for _, w := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("override %q: %v; want it to name %q", tc.override, err, w)
+			}
+		}
+	}
+}

@@ -55,8 +55,9 @@ func (c Cell) Spec() []byte {
 	return CanonicalJSON(cfg)
 }
 
-// Load reads and parses a manifest file of at most MaxFileBytes.
-func Load(path string) (*Plan, error) {
+// Load reads and parses a manifest file of at most MaxFileBytes, with
+// overrides applied (Parse).
+func Load(path string, overrides ...string) (*Plan, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading manifest: %w", err)
@@ -69,7 +70,7 @@ func Load(path string) (*Plan, error) {
 	if len(data) > MaxFileBytes {
 		return nil, &Error{Problems: []string{fmt.Sprintf("%s: more than %d bytes: not a manifest (the paper's largest is under 3 KB); give a manifest file", path, MaxFileBytes)}}
 	}
-	return Parse(path, data)
+	return Parse(path, data, overrides...)
 }
 
 // MaxFileBytes bounds a manifest file; MaxCells a sweep.
@@ -82,8 +83,11 @@ const (
 var unsweepable = map[string]bool{"version": true, "name": true, "table": true, "scale": true}
 
 // Parse decodes, validates, normalises and expands a manifest. file names the
-// source in error messages.
-func Parse(file string, data []byte) (*Plan, error) {
+// source in error messages. Each override PATH=VALUE (Hydra-style: a dotted
+// field path, a YAML value) replaces or adds that field before anything
+// is decoded, so it is validated like the file and enters the hash; its
+// messages name it as "FILE, override K".
+func Parse(file string, data []byte, overrides ...string) (*Plan, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil && err != io.EOF {
@@ -98,14 +102,20 @@ func Parse(file string, data []byte) (*Plan, error) {
 		if err != nil {
 			line = doc.Content[0].Line
 		}
-		return nil, &Error{Problems: []string{fmt.Sprintf("%s:%d: a second YAML document (after ---): a manifest file holds one; put each manifest in its own file", file, line)}}
+		return nil, &Error{Problems: []string{fmt.Sprintf("%s: a second YAML document (after ---): a manifest file holds one; put each manifest in its own file", position(file, line))}}
 	}
 	if err := noDuplicateKeys(file, doc.Content[0]); err != nil {
 		return nil, err
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
-		return nil, &Error{Problems: []string{fmt.Sprintf("%s:%d: a manifest is a mapping of fields (version, name, task, ...)", file, root.Line)}}
+		return nil, &Error{Problems: []string{fmt.Sprintf("%s: a manifest is a mapping of fields (version, name, task, ...)", position(file, root.Line))}}
+	}
+	for k, ov := range overrides {
+		var err error
+		if root, err = override(file, root, k+1, ov); err != nil {
+			return nil, err
+		}
 	}
 	base := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: root.Line}
 	var sweep *yaml.Node
@@ -175,6 +185,49 @@ func Parse(file string, data []byte) (*Plan, error) {
 	return plan, nil
 }
 
+// override applies the k-th override PATH=VALUE to the manifest's root
+// mapping; the nodes it adds carry line -k (position).
+func override(file string, root *yaml.Node, k int, ov string) (*yaml.Node, error) {
+	where := fmt.Sprintf("%s (%s)", position(file, -k), ov)
+	bad := func(format string, args ...any) error {
+		return &Error{Problems: []string{where + ": " + fmt.Sprintf(format, args...)}}
+	}
+	path, text, ok := strings.Cut(ov, "=")
+	if !ok || path == "" || strings.TrimSpace(text) == "" {
+		return nil, bad("write PATH=VALUE, e.g. lr=0.1, algorithm.beta=0.5 or sweep.seed=[1,2,3]")
+	}
+	field, swept := strings.CutPrefix(path, "sweep.")
+	if helpFor(field) == "" || path == "sweep" {
+		return nil, bad("%q is not a manifest field; use a dotted path such as lr, algorithm.beta or sweep.seed", path)
+	}
+	if !swept {
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if root.Content[i].Value != "sweep" || root.Content[i+1].Kind != yaml.MappingNode {
+				continue
+			}
+			for j := 0; j < len(root.Content[i+1].Content); j += 2 {
+				if s := root.Content[i+1].Content[j].Value; s == path || strings.HasPrefix(s, path+".") || strings.HasPrefix(path, s+".") {
+					return nil, bad("the manifest sweeps %s; override sweep.%s=[...] instead", s, s)
+				}
+			}
+		}
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(text), &doc); err != nil || len(doc.Content) == 0 {
+		return nil, bad("the value is not YAML (%v); quote the whole override for the shell, e.g. 'algorithm={name: d-sum, beta: 0.5}'", err)
+	}
+	value := doc.Content[0]
+	var mark func(n *yaml.Node)
+	mark = func(n *yaml.Node) {
+		n.Line = -k
+		for _, c := range n.Content {
+			mark(c)
+		}
+	}
+	mark(value)
+	return withPath(file, root, path, value, -k)
+}
+
 // noDuplicateKeys refuses a mapping that repeats a key (YAML decoders
 // keep the last, silently).
 func noDuplicateKeys(file string, n *yaml.Node) error {
@@ -183,7 +236,7 @@ func noDuplicateKeys(file string, n *yaml.Node) error {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
 			if line, dup := first[k.Value]; dup {
-				return &Error{Problems: []string{fmt.Sprintf("%s:%d: key %q repeats the one on line %d; give each key once", file, k.Line, k.Value, line)}}
+				return &Error{Problems: []string{fmt.Sprintf("%s: key %q repeats the one on line %d; give each key once", position(file, k.Line), k.Value, line)}}
 			}
 			first[k.Value] = k.Line
 		}
@@ -209,8 +262,8 @@ func checkCellCount(file string, axes []axis) error {
 		}
 	}
 	if cells > MaxCells {
-		return &Error{Problems: []string{fmt.Sprintf("%s:%d: field \"sweep\": more than %d cells (%s); split the sweep into several manifests",
-			file, line, MaxCells, strings.Join(sizes, " × "))}}
+		return &Error{Problems: []string{fmt.Sprintf("%s: field \"sweep\": more than %d cells (%s); split the sweep into several manifests",
+			position(file, line), MaxCells, strings.Join(sizes, " × "))}}
 	}
 	return nil
 }
@@ -288,13 +341,13 @@ func sweepAxes(file string, base, sweep *yaml.Node) ([]axis, error) {
 		return nil, nil
 	}
 	if sweep.Kind != yaml.MappingNode {
-		return nil, &Error{Problems: []string{fmt.Sprintf("%s:%d: field \"sweep\": expected a mapping of field paths to lists of values (e.g. seed: [1, 2]), got %s", file, sweep.Line, describe(sweep))}}
+		return nil, &Error{Problems: []string{fmt.Sprintf("%s: field \"sweep\": expected a mapping of field paths to lists of values (e.g. seed: [1, 2]), got %s", position(file, sweep.Line), describe(sweep))}}
 	}
 	var axes []axis
 	for i := 0; i+1 < len(sweep.Content); i += 2 {
 		k, v := sweep.Content[i], sweep.Content[i+1]
 		path := k.Value
-		where := fmt.Sprintf("%s:%d: field %q", file, k.Line, "sweep."+path)
+		where := fmt.Sprintf("%s: field %q", position(file, k.Line), "sweep."+path)
 		if unsweepable[path] || strings.HasPrefix(path, "table.") || path == "sweep" {
 			return nil, &Error{Problems: []string{fmt.Sprintf("%s: %s cannot be swept", where, path)}}
 		}
@@ -317,7 +370,7 @@ func sweepAxes(file string, base, sweep *yaml.Node) ([]axis, error) {
 			}
 			value := valueAt(m, path)
 			if first, dup := seen[value]; dup {
-				return nil, &Error{Problems: []string{fmt.Sprintf("%s:%d: field %q: value %d repeats value %d (%s) once defaults are filled in; list each value once", file, vn.Line, "sweep."+path, j+1, first+1, value)}}
+				return nil, &Error{Problems: []string{fmt.Sprintf("%s: field %q: value %d repeats value %d (%s) once defaults are filled in; list each value once", position(file, vn.Line), "sweep."+path, j+1, first+1, value)}}
 			}
 			seen[value] = j
 			a.values = append(a.values, value)
@@ -327,7 +380,7 @@ func sweepAxes(file string, base, sweep *yaml.Node) ([]axis, error) {
 	sort.Slice(axes, func(i, j int) bool { return axes[i].path < axes[j].path })
 	for i := 1; i < len(axes); i++ {
 		if strings.HasPrefix(axes[i].path, axes[i-1].path+".") {
-			return nil, &Error{Problems: []string{fmt.Sprintf("%s:%d: field %q: overlaps the swept field %q; sweep one or the other", file, axes[i].line, "sweep."+axes[i].path, axes[i-1].path)}}
+			return nil, &Error{Problems: []string{fmt.Sprintf("%s: field %q: overlaps the swept field %q; sweep one or the other", position(file, axes[i].line), "sweep."+axes[i].path, axes[i-1].path)}}
 		}
 	}
 	return axes, nil
@@ -352,7 +405,7 @@ func withPath(file string, root *yaml.Node, path string, value *yaml.Node, line 
 		}
 		child := out.Content[i+1]
 		if child.Kind != yaml.MappingNode {
-			return nil, &Error{Problems: []string{fmt.Sprintf("%s:%d: field %q: expected a mapping to sweep %q inside it, got %s", file, child.Line, head, path, describe(child))}}
+			return nil, &Error{Problems: []string{fmt.Sprintf("%s: field %q: expected a mapping to sweep %q inside it, got %s", position(file, child.Line), head, path, describe(child))}}
 		}
 		sub, err := withPath(file, child, rest, value, line)
 		if err != nil {

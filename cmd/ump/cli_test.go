@@ -190,6 +190,23 @@ func TestFlagsAnywhere(t *testing.T) {
 	}
 }
 
+// TestRunOverrides: `ump run M.yaml PATH=VALUE ...` runs the manifest as
+// if the file said so (same hash), says which overrides it applied, and a
+// bad one is exit 2 naming it.
+func TestRunOverrides(t *testing.T) {
+	store := t.TempDir()
+	m := writeFile(t, "m.yaml", smallManifest)
+	r := ump(t, store, "run", m, "lr=0.01", "sweep.seed=[3]")
+	written := writeFile(t, "w.yaml", strings.NewReplacer("lr: 0.02", "lr: 0.01", "seed: [1, 2]", "seed: [3]").Replace(smallManifest))
+	if r.code != 0 || !strings.Contains(r.stderr, "override 1: lr=0.01") || !strings.Contains(r.stderr, "1 cells:") ||
+		hashOf(t, r) != hashOf(t, ump(t, store, "run", written)) {
+		t.Errorf("run with overrides: exit %d, hash %s\n%s", r.code, hashOf(t, r), r.stderr)
+	}
+	if bad := ump(t, store, "run", m, "lr=fast"); bad.code != 2 || !strings.Contains(bad.stderr, "override 1") || !strings.Contains(bad.stderr, `"lr"`) {
+		t.Errorf("a bad override: exit %d %q", bad.code, bad.stderr)
+	}
+}
+
 // TestKillAnywhereThenResumeIsBitIdentical SIGKILLs a quadratic sweep again
 // and again at growing delays, then lets it finish, and compares every
 // table and output digest with an uninterrupted run. The sweep compresses

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
@@ -14,25 +15,22 @@ func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "run",
 		Usage:     "run every cell of a manifest (cached stages are skipped, interrupted training resumes)",
-		ArgsUsage: "MANIFEST.yaml | EMBEDDED-NAME",
+		ArgsUsage: "MANIFEST.yaml | EMBEDDED-NAME [PATH=VALUE ...]",
 		Description: "Prints `manifest <hash>` as the first line of stdout, progress on stderr, and at the\n" +
 			"end the final metrics of every cell (diverged cells show *) and the manifest's table\n" +
-			"(as `ump table HASH` prints it).",
+			"(as `ump table HASH` prints it). Each PATH=VALUE overrides a field of the manifest as if the file\n" +
+			"said it (e.g. lr=0.1, algorithm.beta=0.5, sweep.seed=[1,2,3]): validated like the file, part of the hash.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "until", Usage: "run each cell's stages up to and including `STAGE` (partition, topology, train), " +
 				"to inspect them with `ump show` before training; a plain rerun continues from there"},
 			engineFlag, cohortFlag, scaleFlag,
 		},
 		Action: func(c *cli.Context) error {
-			path, err := oneArg(c, "the manifest file")
-			if err != nil {
-				return err
-			}
 			opts, err := runOptionsOf(c)
 			if err != nil {
 				return err
 			}
-			return runRun(c.Context, globalsOf(c), path, opts, c.App.Writer, c.App.ErrWriter)
+			return runRun(c.Context, globalsOf(c), opts, c.App.Writer, c.App.ErrWriter)
 		},
 	}
 }
@@ -51,6 +49,15 @@ var (
 // submit` has).
 func runOptionsOf(c *cli.Context) (runOptions, error) {
 	opts := runOptions{until: c.String("until"), engine: c.String("engine"), cohort: c.Int("cohort")}
+	if c.NArg() == 0 {
+		return opts, badInput{fmt.Errorf("%s needs the manifest file (or an embedded name), then any overrides PATH=VALUE", c.Command.Name)}
+	}
+	opts.path, opts.overrides = c.Args().First(), c.Args().Tail()
+	for _, ov := range opts.overrides {
+		if !strings.Contains(ov, "=") {
+			return opts, badInput{fmt.Errorf("%s takes one manifest, then overrides PATH=VALUE; %q is neither (give one manifest per command)", c.Command.Name, ov)}
+		}
+	}
 	if opts.cohort < 0 {
 		return opts, badInput{fmt.Errorf("--cohort %d: use a number of cells >= 1, or leave it out", opts.cohort)}
 	}
@@ -61,22 +68,27 @@ func runOptionsOf(c *cli.Context) (runOptions, error) {
 	return opts, nil
 }
 
-// runOptions are the flags of `ump run`; zero values leave the manifest as
-// it is.
+// runOptions are the arguments and flags of `ump run`; zero values leave
+// the manifest as it is.
 type runOptions struct {
+	path          string
+	overrides     []string // PATH=VALUE
 	until, engine string
 	scale         *float64
 	cohort        int
 }
 
-// openPlan opens a manifest as --engine and --scale change it, and
-// returns the arguments that name this plan again.
-func openPlan(path string, opts runOptions) (*manifests.Plan, string, error) {
-	plan, err := manifests.Open(path)
+// openPlan opens a manifest as its overrides, --engine and --scale change
+// it, and returns the arguments that name this plan again.
+func openPlan(opts runOptions) (*manifests.Plan, string, error) {
+	plan, err := manifests.Open(opts.path, opts.overrides...)
 	if err != nil {
 		return nil, "", err
 	}
-	args := path
+	args := opts.path
+	for _, ov := range opts.overrides {
+		args += " " + shellQuote(ov)
+	}
 	if opts.engine != "" {
 		if err := plan.SetEngine(opts.engine); err != nil {
 			return nil, "", badInput{err}
@@ -92,8 +104,11 @@ func openPlan(path string, opts runOptions) (*manifests.Plan, string, error) {
 	return plan, args, nil
 }
 
-func runRun(ctx context.Context, g globals, path string, opts runOptions, stdout, stderr io.Writer) error {
-	plan, rerun, err := openPlan(path, opts) // rerun: the arguments of `ump run` that rerun this
+func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.Writer) error {
+	for k, ov := range opts.overrides {
+		fmt.Fprintf(stderr, "override %d: %s\n", k+1, ov)
+	}
+	plan, rerun, err := openPlan(opts) // rerun: the arguments of `ump run` that rerun this
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ func submitCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "submit",
 		Usage:     "run a manifest on a Slurm or Kubernetes cluster: store its worklist on S3 and write the job that runs `ump worker` per task",
-		ArgsUsage: "MANIFEST.yaml | EMBEDDED-NAME",
+		ArgsUsage: "MANIFEST.yaml | EMBEDDED-NAME [PATH=VALUE ...]",
 		Description: "Needs --artifacts s3://BUCKET/PREFIX: S3 is the only state the machines share. Prints `run <id>`\n" +
 			"and writes an sbatch array script (--slurm) or a Kubernetes Indexed Job (--k8s) to --out. Each task\n" +
 			"runs `ump worker --run <id>`; a cell is committed once however often its task runs, and a task\n" +
@@ -40,17 +40,14 @@ func submitCommand() *cli.Command {
 			engineFlag, scaleFlag,
 		},
 		Action: func(c *cli.Context) error {
-			path, err := oneArg(c, "the manifest file")
-			if err != nil {
-				return err
-			}
 			opts := submitOptions{slurm: c.Bool("slurm"), k8s: c.Bool("k8s"), perTask: c.Int("cells-per-task"), onlyMissing: c.Bool("only-missing"),
 				now: c.Bool("now"), out: c.String("out"), sbatch: c.StringSlice("sbatch-option"), image: c.String("image"),
 				secret: c.String("secret"), parallelism: c.Int("parallelism")}
+			var err error
 			if opts.run, err = runOptionsOf(c); err != nil {
 				return err
 			}
-			return runSubmit(c.Context, globalsOf(c), path, opts, c.App.Writer, c.App.ErrWriter)
+			return runSubmit(c.Context, globalsOf(c), opts, c.App.Writer, c.App.ErrWriter)
 		},
 	}
 }
@@ -91,11 +88,11 @@ func (o *submitOptions) check(g globals) error {
 	return nil
 }
 
-func runSubmit(ctx context.Context, g globals, path string, opts submitOptions, stdout, stderr io.Writer) error {
+func runSubmit(ctx context.Context, g globals, opts submitOptions, stdout, stderr io.Writer) error {
 	if err := opts.check(g); err != nil {
 		return err
 	}
-	plan, _, err := openPlan(path, opts.run)
+	plan, _, err := openPlan(opts.run)
 	if err != nil {
 		return err
 	}

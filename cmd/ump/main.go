@@ -202,7 +202,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		},
 		Commands:       []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand(), submitCommand(), workerCommand(), tableCommand(), plotCommand(), gcCommand(), doctorCommand()},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
-		OnUsageError: usageError,
+		OnUsageError:   usageError,
 	}
 	checkFlags(app.Commands)
 	return app
