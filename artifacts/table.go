@@ -5,6 +5,8 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -16,19 +18,39 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
-// Column is a named column; exactly one of Ints, Floats, Strings is used.
+// Column is a named column; exactly one of Ints, Floats, Strings, Bools is
+// used. Null, when set, marks the rows that hold no value (null in Arrow
+// and Parquet, an empty field in CSV).
 type Column struct {
 	Name    string
 	Ints    []int64
 	Floats  []float64
 	Strings []string
+	Bools   []bool
+	Null    []bool
 }
 
 // Len returns the number of values in the column.
-func (c *Column) Len() int { return max(len(c.Ints), len(c.Floats), len(c.Strings)) }
+func (c *Column) Len() int { return max(len(c.Ints), len(c.Floats), len(c.Strings), len(c.Bools)) }
 
-// Table is a list of equally long columns.
-type Table struct{ Columns []Column }
+// valid is the Arrow validity of the column's rows (nil: all valid).
+func (c *Column) valid() []bool {
+	if c.Null == nil {
+		return nil
+	}
+	v := make([]bool, len(c.Null))
+	for i, null := range c.Null {
+		v[i] = !null
+	}
+	return v
+}
+
+// Table is a list of equally long columns, with key-value metadata that
+// Arrow and Parquet files carry in their schema.
+type Table struct {
+	Columns  []Column
+	Metadata map[string]string
+}
 
 // Rows returns the number of rows.
 func (t *Table) Rows() int {
@@ -50,8 +72,8 @@ func (t *Table) Column(name string) *Column {
 
 func (t *Table) check() error {
 	for _, c := range t.Columns {
-		if c.Len() != t.Rows() {
-			return fmt.Errorf("table column %q has %d values, want %d", c.Name, c.Len(), t.Rows())
+		if c.Len() != t.Rows() || c.Null != nil && len(c.Null) != t.Rows() {
+			return fmt.Errorf("table column %q has %d values (%d null flags), want %d", c.Name, c.Len(), len(c.Null), t.Rows())
 		}
 	}
 	return nil
@@ -66,23 +88,39 @@ func (t *Table) record() (arrow.RecordBatch, error) {
 	fields := make([]arrow.Field, len(t.Columns))
 	arrays := make([]arrow.Array, len(t.Columns))
 	for i, c := range t.Columns {
+		valid := c.valid()
 		switch {
 		case c.Ints != nil:
 			b := array.NewInt64Builder(mem)
-			b.AppendValues(c.Ints, nil)
+			b.AppendValues(c.Ints, valid)
 			fields[i], arrays[i] = arrow.Field{Name: c.Name, Type: arrow.PrimitiveTypes.Int64}, b.NewArray()
 		case c.Strings != nil:
 			b := array.NewStringBuilder(mem)
-			b.AppendValues(c.Strings, nil)
+			b.AppendValues(c.Strings, valid)
 			fields[i], arrays[i] = arrow.Field{Name: c.Name, Type: arrow.BinaryTypes.String}, b.NewArray()
+		case c.Bools != nil:
+			b := array.NewBooleanBuilder(mem)
+			b.AppendValues(c.Bools, valid)
+			fields[i], arrays[i] = arrow.Field{Name: c.Name, Type: arrow.FixedWidthTypes.Boolean}, b.NewArray()
 		default:
 			b := array.NewFloat64Builder(mem)
-			b.AppendValues(c.Floats, nil)
+			b.AppendValues(c.Floats, valid)
 			fields[i], arrays[i] = arrow.Field{Name: c.Name, Type: arrow.PrimitiveTypes.Float64}, b.NewArray()
 		}
+		fields[i].Nullable = c.Null != nil // stage outputs have none: their bytes, and digests, stay as they were
 		defer arrays[i].Release()
 	}
-	return array.NewRecordBatch(arrow.NewSchema(fields, nil), arrays, int64(t.Rows())), nil
+	var meta *arrow.Metadata
+	if len(t.Metadata) > 0 {
+		keys := slices.Sorted(maps.Keys(t.Metadata))
+		values := make([]string, len(keys))
+		for i, k := range keys {
+			values[i] = t.Metadata[k]
+		}
+		m := arrow.NewMetadata(keys, values)
+		meta = &m
+	}
+	return array.NewRecordBatch(arrow.NewSchema(fields, meta), arrays, int64(t.Rows())), nil
 }
 
 // WriteArrow encodes the table as an Arrow IPC file.
@@ -166,7 +204,8 @@ func ReadArrow(data []byte) (*Table, error) {
 }
 
 // WriteCSV writes the table with a header row. Floats use Go's shortest
-// round-trip form, so the CSV holds the exact values.
+// round-trip form, so the CSV holds the exact values; a null is an empty
+// field. CSV has no place for the metadata.
 func WriteCSV(w io.Writer, t *Table) error {
 	if err := t.check(); err != nil {
 		return err
@@ -182,6 +221,10 @@ func WriteCSV(w io.Writer, t *Table) error {
 	for r := 0; r < t.Rows(); r++ {
 		for i, c := range t.Columns {
 			switch {
+			case c.Null != nil && c.Null[r]:
+				row[i] = ""
+			case c.Bools != nil:
+				row[i] = strconv.FormatBool(c.Bools[r])
 			case c.Ints != nil:
 				row[i] = strconv.FormatInt(c.Ints[r], 10)
 			case c.Strings != nil:

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"runtime/debug"
 	"slices"
+	"strings"
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/artifacts"
@@ -29,75 +31,156 @@ var tableSources = map[string]stages.Output{
 // TableNames lists the exportable tables.
 func TableNames() []string { return slices.Sorted(maps.Keys(tableSources)) }
 
-// Export builds one table over a manifest's cells: the cell parameter
-// columns, then the stage's own columns, cells in order. Cells without the
-// table (pending, failed) are left out and listed in skipped. The rounds
-// table also gets wall_seconds: cumulative compute time from the
-// RoundCompleted events (the one column that differs between runs).
-func (s *Store) Export(ctx context.Context, rep *Report, table string) (t *artifacts.Table, skipped []string, err error) {
+// Export builds one table over the cells of one or more manifests: the
+// cell parameter columns, then the stage's own columns, cells in plan
+// order, manifests in the order given. Cells without the table (pending,
+// failed) are left out and listed in skipped. The rounds table also gets
+// wall_seconds: cumulative compute time from the RoundCompleted events
+// (the one column that differs between runs). The table's metadata names
+// the manifests, the engines that computed the cells and this ump.
+func (s *Store) Export(ctx context.Context, reps []*Report, table string) (t *artifacts.Table, skipped []string, err error) {
 	src, ok := tableSources[table]
 	if !ok {
 		return nil, nil, fmt.Errorf("unknown table %q; use one of: %v", table, TableNames())
 	}
 	out := &artifacts.Table{}
-	for i, cell := range rep.Cells {
-		c := &rep.Plan.Cells[i]
-		st := cell.Stage(src.Stage)
-		if st == nil || st.Status != Completed {
-			skipped = append(skipped, fmt.Sprintf("cell %d (%s): %s", i+1, c.LabelString(), cell.Status))
-			continue
-		}
-		ref, ok := cell.Output(src)
-		if !ok {
-			skipped = append(skipped, fmt.Sprintf("cell %d (%s): no %s output", i+1, c.LabelString(), src))
-			continue
-		}
-		data, err := s.Blobs.Get(ctx, ref)
-		if err != nil {
-			return nil, nil, fmt.Errorf("cell %d: %w", i+1, err)
-		}
-		own, err := artifacts.ReadArrow(data)
-		if err != nil {
-			return nil, nil, fmt.Errorf("cell %d: %w", i+1, err)
-		}
-		cols := paramColumns(rep.Plan.Hash, c, cell, own.Rows())
-		cols = append(cols, own.Columns...)
-		if src == train.Rounds {
-			cols = append(cols, wallSeconds(st, own.Column("round").Ints))
-		}
-		if err := appendColumns(out, cols); err != nil {
-			return nil, nil, fmt.Errorf("cell %d: %w", i+1, err)
+	var hashes []string
+	engines := map[string]bool{}
+	for _, rep := range reps {
+		hashes = append(hashes, rep.Plan.Hash)
+		for i, cell := range rep.Cells {
+			c := &rep.Plan.Cells[i]
+			at := fmt.Sprintf("manifest %.12s cell %d", rep.Plan.Hash, i+1)
+			st := cell.Stage(src.Stage)
+			if st == nil || st.Status != Completed {
+				skipped = append(skipped, fmt.Sprintf("%s (%s): %s", at, c.LabelString(), cell.Status))
+				continue
+			}
+			ref, ok := cell.Output(src)
+			if !ok {
+				skipped = append(skipped, fmt.Sprintf("%s (%s): no %s output", at, c.LabelString(), src))
+				continue
+			}
+			data, err := s.Blobs.Get(ctx, ref)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", at, err)
+			}
+			own, err := artifacts.ReadArrow(data)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", at, err)
+			}
+			cols := paramColumns(rep.Plan.Hash, c, cell, own.Rows())
+			cols = append(cols, notApplicable(own.Columns)...)
+			if src == train.Rounds {
+				cols = append(cols, wallSeconds(st, own.Column("round").Ints))
+			}
+			if err := appendColumns(out, cols); err != nil {
+				return nil, nil, fmt.Errorf("%s: %w (export the manifests one at a time)", at, err)
+			}
+			engines[cellEngine(cell)] = true
 		}
 	}
+	out.Metadata = map[string]string{"ump.manifests": strings.Join(hashes, ","), "ump.table": table,
+		"ump.engines": strings.Join(slices.Sorted(maps.Keys(engines)), "; "), "ump.version": Version(),
+		"ump.columns": "cell counts from 1 as ump's commands do; null where a parameter does not apply; algorithm.lambda is lambda_"}
 	return out, skipped, nil
 }
 
+// notApplicable makes a figure null in a cell where it is NaN in every
+// row: one the cell does not have (bits_v for an algorithm without v,
+// objective_gap off the quadratic task). A NaN among numbers (a loss that
+// diverged) stays NaN.
+func notApplicable(cols []artifacts.Column) []artifacts.Column {
+	for i := range cols {
+		if cols[i].Floats == nil {
+			continue
+		}
+		none := !slices.ContainsFunc(cols[i].Floats, func(v float64) bool { return !math.IsNaN(v) })
+		cols[i].Null = make([]bool, len(cols[i].Floats))
+		for r := range cols[i].Null {
+			cols[i].Null[r] = none
+		}
+	}
+	return cols
+}
+
+// cellEngine is the engine a cell's CellStarted fingerprint names.
+func cellEngine(cell *CellView) string {
+	for i := range cell.Events {
+		if cell.Events[i].Kind == CellStarted {
+			if fp, err := payloadOf[map[string]string](&cell.Events[i]); err == nil {
+				return fp["engine"]
+			}
+		}
+	}
+	return "unknown"
+}
+
+// Version names this build of ump: its module version and, for a build
+// from a git checkout, the commit.
+func Version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := info.Main.Version
+	for _, set := range info.Settings {
+		if set.Key == "vcs.revision" {
+			v += " " + set.Value
+		}
+		if set.Key == "vcs.modified" && set.Value == "true" {
+			v += " (modified)"
+		}
+	}
+	return v
+}
+
+// columnNames maps the parameters whose names are reserved words in the
+// readers notebooks use (DuckDB, Python) to their export column.
+var columnNames = map[string]string{"lambda": "lambda_"}
+
 // paramColumns repeats a cell's parameters over rows, with a column for
-// every parameter algorithms.Family declares (numbers as float64, the
-// others as strings). Parameters an algorithm does not take are NaN
-// (numbers) or empty (strings); batch_size
-// is 0 for the quadratic task; lr_schedule is "constant" or the schedule's
-// canonical JSON; compression is "none" or the block's canonical JSON.
+// every parameter algorithms.Family declares (numbers as float64, flags
+// as booleans, the others as strings; columnNames renames). A parameter
+// that does not apply to the cell (one its algorithm does not take,
+// partition_alpha without a Dirichlet partition, the model and batch size
+// of the quadratic task) is null; lr_schedule is "constant" or the
+// schedule's canonical JSON; compression is "none" or the block's
+// canonical JSON. cell counts from 1.
 func paramColumns(hash string, c *manifests.Cell, cell *CellView, rows int) []artifacts.Column {
 	cfg := c.Config
+	nulls := func(null bool) []bool {
+		n := make([]bool, rows)
+		for r := range n {
+			n[r] = null
+		}
+		return n
+	}
 	str := func(name, v string) artifacts.Column {
-		col := artifacts.Column{Name: name, Strings: make([]string, rows)}
+		col := artifacts.Column{Name: name, Strings: make([]string, rows), Null: nulls(v == "")}
 		for r := range col.Strings {
 			col.Strings[r] = v
 		}
 		return col
 	}
-	integer := func(name string, v int) artifacts.Column {
-		col := artifacts.Column{Name: name, Ints: make([]int64, rows)}
+	integer := func(name string, v int, applies bool) artifacts.Column {
+		col := artifacts.Column{Name: name, Ints: make([]int64, rows), Null: nulls(!applies)}
 		for r := range col.Ints {
 			col.Ints[r] = int64(v)
 		}
 		return col
 	}
 	float := func(name string, v float64) artifacts.Column {
-		col := artifacts.Column{Name: name, Floats: make([]float64, rows)}
+		col := artifacts.Column{Name: name, Floats: make([]float64, rows), Null: nulls(math.IsNaN(v))}
 		for r := range col.Floats {
 			col.Floats[r] = v
+		}
+		return col
+	}
+	boolean := func(name string, v, applies bool) artifacts.Column {
+		col := artifacts.Column{Name: name, Bools: make([]bool, rows), Null: nulls(!applies)}
+		for r := range col.Bools {
+			col.Bools[r] = v
 		}
 		return col
 	}
@@ -114,24 +197,32 @@ func paramColumns(hash string, c *manifests.Cell, cell *CellView, rows int) []ar
 		partitionKind, partitionAlpha = p.Kind, param(p.Params, "alpha")
 	}
 	cols := []artifacts.Column{
-		str("manifest", hash), integer("cell", c.Index), str("cell_key", cell.Key), str("status", cell.Status),
+		str("manifest", hash), integer("cell", c.Index+1, true), str("cell_key", cell.Key), str("status", cell.Status),
 		str("dataset", cfg.Task.Dataset), str("model", cfg.Task.Model), str("partition", partitionKind),
-		float("partition_alpha", partitionAlpha), str("algorithm", cfg.Algorithm.Name), integer("workers", cfg.Workers),
-		str("topology", cfg.Topology.Kind), float("lr", cfg.LR), integer("seed", cfg.Seed),
-		integer("local_steps", cfg.LocalSteps), integer("rounds", cfg.Rounds),
+		float("partition_alpha", partitionAlpha), str("algorithm", cfg.Algorithm.Name), integer("workers", cfg.Workers, true),
+		str("topology", cfg.Topology.Kind), float("lr", cfg.LR), integer("seed", cfg.Seed, true),
+		integer("local_steps", cfg.LocalSteps, true), integer("rounds", cfg.Rounds, true),
 	}
 	for _, p := range algorithms.Family.Params() { // as declared
-		if p.Type == kinds.Float || p.Type == kinds.Int {
-			cols = append(cols, float(p.Name, param(cfg.Algorithm.Params, p.Name)))
-			continue
+		name := p.Name
+		if renamed, ok := columnNames[name]; ok {
+			name = renamed
 		}
-		given := ""
-		if v, ok := cfg.Algorithm.Params[p.Name]; ok {
-			given = fmt.Sprint(v) // true, false, paper, ...
+		_, applies := cfg.Algorithm.Params[p.Name]
+		switch p.Type {
+		case kinds.Float, kinds.Int:
+			cols = append(cols, float(name, param(cfg.Algorithm.Params, p.Name)))
+		case kinds.Bool:
+			cols = append(cols, boolean(name, applies && cfg.Algorithm.Params.Bool(p.Name), applies))
+		default:
+			given := ""
+			if applies {
+				given = fmt.Sprint(cfg.Algorithm.Params[p.Name]) // paper, step, ...
+			}
+			cols = append(cols, str(name, given))
 		}
-		cols = append(cols, str(p.Name, given))
 	}
-	return append(cols, integer("batch_size", cfg.BatchSize), str("lr_schedule", schedule),
+	return append(cols, integer("batch_size", cfg.BatchSize, cfg.Task.Dataset != "quadratic"), str("lr_schedule", schedule),
 		float("weight_decay", cfg.WeightDecay), str("codec", codec), str("compression", compression))
 }
 
@@ -174,9 +265,14 @@ func appendColumns(t *artifacts.Table, cols []artifacts.Column) error {
 		if dst.Name != cols[i].Name {
 			return fmt.Errorf("column %d is %q, earlier cells have %q", i, cols[i].Name, dst.Name)
 		}
+		if (dst.Null != nil) != (cols[i].Null != nil) {
+			return fmt.Errorf("column %q is nullable here and not in earlier cells", dst.Name)
+		}
 		dst.Ints = append(dst.Ints, cols[i].Ints...)
 		dst.Floats = append(dst.Floats, cols[i].Floats...)
 		dst.Strings = append(dst.Strings, cols[i].Strings...)
+		dst.Bools = append(dst.Bools, cols[i].Bools...)
+		dst.Null = append(dst.Null, cols[i].Null...)
 	}
 	return nil
 }

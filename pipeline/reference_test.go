@@ -412,8 +412,8 @@ func TestFiguresMatchReference(t *testing.T) {
 			want := refRun(cell.Config)
 			worst := 0.0
 			for r := range want {
-				if cells[row] != int64(i) || rounds[row] != int64(r+1) {
-					t.Fatalf("row %d is cell %d round %d, want cell %d round %d", row, cells[row], rounds[row], i, r+1)
+				if cells[row] != int64(i+1) || rounds[row] != int64(r+1) {
+					t.Fatalf("row %d is cell %d round %d, want cell %d round %d", row, cells[row], rounds[row], i+1, r+1)
 				}
 				for k, name := range refColumns {
 					got := table.Column(name).Floats[row]

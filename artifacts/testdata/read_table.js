@@ -1,5 +1,5 @@
 // Independent reader for the table tests: prints a table file as JSON
-// ({columns: [{name, type, values}]}) using npm apache-arrow (Arrow IPC)
+// ({rows, metadata, columns: [{name, type, nullable, values}]}) using npm apache-arrow (Arrow IPC)
 // and parquet-wasm (Parquet, converted to Arrow IPC first).
 // Usage: node read_table.js arrow|parquet FILE
 const fs = require('fs');
@@ -18,6 +18,7 @@ const columns = table.schema.fields.map((f) => {
     const v = col.get(i);
     values.push(typeof v === 'bigint' ? v.toString() : (typeof v === 'number' && !isFinite(v) ? String(v) : v));
   }
-  return { name: f.name, type: String(f.type), values };
+  return { name: f.name, type: String(f.type), nullable: f.nullable, values };
 });
-console.log(JSON.stringify({ rows: table.numRows, columns }));
+const metadata = Object.fromEntries(table.schema.metadata);
+console.log(JSON.stringify({ rows: table.numRows, metadata, columns }));

@@ -19,19 +19,25 @@ func exportCommand() *cli.Command {
 		Name:  "export",
 		Usage: "write a table of a manifest's cells (parameter columns + figures) as CSV, Arrow IPC or Parquet",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "manifest", Required: true, Usage: "manifest hash or unique prefix"},
+			&cli.StringSliceFlag{Name: "manifest", Required: true, Usage: "manifest `HASH` or unique prefix; repeat it to export several manifests into one table"},
 			&cli.StringFlag{Name: "table", Value: "rounds", Usage: "rounds (per-round metrics), final (one row per cell), partition (worker, class, count) or topology (round, i, j, weight, spectral_gap)"},
 			&cli.StringFlag{Name: "format", Value: "csv", Usage: "csv, arrow (IPC file) or parquet"},
 			&cli.StringFlag{Name: "out", Required: true, Usage: "output file, or - for stdout"},
 		},
 		Action: func(c *cli.Context) error {
-			return runExport(c.Context, globalsOf(c), exportOptions{manifest: c.String("manifest"),
+			if c.NArg() > 0 {
+				return badInput{fmt.Errorf("export takes no arguments (got %q): name manifests with --manifest HASH", c.Args().Slice())}
+			}
+			return runExport(c.Context, globalsOf(c), exportOptions{manifests: c.StringSlice("manifest"),
 				table: c.String("table"), format: c.String("format"), out: c.String("out")}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
 }
 
-type exportOptions struct{ manifest, table, format, out string }
+type exportOptions struct {
+	manifests          []string
+	table, format, out string
+}
 
 func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr io.Writer) error {
 	if !slices.Contains([]string{"csv", "arrow", "parquet"}, o.format) {
@@ -40,12 +46,29 @@ func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr i
 	if !slices.Contains(pipeline.TableNames(), o.table) {
 		return badInput{fmt.Errorf("--table %q: use one of %s", o.table, strings.Join(pipeline.TableNames(), ", "))}
 	}
-	store, rep, err := openReport(ctx, g, o.manifest, "ump export")
+	store, err := openStore(ctx, g, "ump export", true)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	table, skipped, err := store.Export(ctx, rep, o.table)
+	var reps []*pipeline.Report
+	seen := map[string]bool{}
+	for _, hash := range o.manifests {
+		reg, err := findManifest(store, hash)
+		if err != nil {
+			return err
+		}
+		if seen[reg.Plan.Hash] {
+			return badInput{fmt.Errorf("--manifest %s names manifest %.12s a second time", hash, reg.Plan.Hash)}
+		}
+		seen[reg.Plan.Hash] = true
+		rep, err := store.Report(reg)
+		if err != nil {
+			return err
+		}
+		reps = append(reps, rep)
+	}
+	table, skipped, err := store.Export(ctx, reps, o.table)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 // vector no algorithm sends). Diverged cells show * for every figure, as the
 // paper's tables do.
 func printFinal(ctx context.Context, w io.Writer, store *pipeline.Store, rep *pipeline.Report) error {
-	final, _, err := store.Export(ctx, rep, "final")
+	final, _, err := store.Export(ctx, []*pipeline.Report{rep}, "final")
 	if err != nil {
 		return err
 	}
@@ -27,9 +27,9 @@ func printFinal(ctx context.Context, w io.Writer, store *pipeline.Store, rep *pi
 	rowOf := map[int64]int{}
 	var shown []int // the rows printed with their figures (not diverged)
 	if cells := final.Column("cell"); cells != nil {
-		for r, idx := range cells.Ints {
-			rowOf[idx] = r
-			if rep.Cells[idx].Status != pipeline.Diverged {
+		for r, n := range cells.Ints { // n counts from 1
+			rowOf[n-1] = r
+			if rep.Cells[n-1].Status != pipeline.Diverged {
 				shown = append(shown, r)
 			}
 		}

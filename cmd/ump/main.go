@@ -220,18 +220,26 @@ func usageError(c *cli.Context, err error, _ bool) error {
 func checkFlags(cmds []*cli.Command) {
 	for _, cmd := range cmds {
 		cmd.OnUsageError = usageError
-		var required []*cli.StringFlag
+		var required []cli.DocGenerationFlag
 		for _, f := range cmd.Flags {
-			if sf, ok := f.(*cli.StringFlag); ok && sf.Required {
-				sf.Required = false
-				required = append(required, sf)
+			switch f := f.(type) {
+			case *cli.StringFlag:
+				if f.Required {
+					f.Required = false
+					required = append(required, f)
+				}
+			case *cli.StringSliceFlag:
+				if f.Required {
+					f.Required = false
+					required = append(required, f)
+				}
 			}
 		}
 		if len(required) > 0 {
 			cmd.Before = func(c *cli.Context) error {
 				for _, f := range required {
-					if !c.IsSet(f.Name) {
-						return badInput{fmt.Errorf("%s needs --%s: %s", cmd.Name, f.Name, f.Usage)}
+					if name := f.Names()[0]; !c.IsSet(name) {
+						return badInput{fmt.Errorf("%s needs --%s: %s", cmd.Name, name, f.GetUsage())}
 					}
 				}
 				return nil
