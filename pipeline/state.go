@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
@@ -215,4 +216,21 @@ func (r *Report) Counts() map[string]int {
 		c[v.Status]++
 	}
 	return c
+}
+
+// Span returns the times of the first and the last event of the
+// manifest's cells (zero when none has started): when its cells ran,
+// whichever manifest first computed a shared cell.
+func (r *Report) Span() (first, last time.Time) {
+	for _, v := range r.Cells {
+		for _, ev := range v.Events {
+			if first.IsZero() || ev.Time.Before(first) {
+				first = ev.Time
+			}
+			if ev.Time.After(last) {
+				last = ev.Time
+			}
+		}
+	}
+	return first, last
 }

@@ -206,6 +206,24 @@ func (s *Store) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*G
 	return g, nil
 }
 
+// Best returns the best entry of the whole table and its row and column
+// labels; ok is false when no entry has a result yet.
+func (g *Grid) Best() (label string, e Entry, ok bool) {
+	for c, r := range g.bestRow() {
+		if r < 0 {
+			continue
+		}
+		cand := g.Entries[r][c]
+		if !ok || (g.Spec.Best == "min" && cand.Mean < e.Mean) || (g.Spec.Best != "min" && cand.Mean > e.Mean) {
+			label, e, ok = strings.Join(g.RowLabels[r], " / "), cand, true
+			if len(g.Spec.Columns) > 0 {
+				label += ", " + g.colHeader(c)
+			}
+		}
+	}
+	return label, e, ok
+}
+
 // bestRow returns, per column, the row with the best mean (-1 if none).
 func (g *Grid) bestRow() []int {
 	out := make([]int, len(g.ColLabels))

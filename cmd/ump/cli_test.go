@@ -190,6 +190,18 @@ func TestFlagsAnywhere(t *testing.T) {
 	}
 }
 
+// TestStatusSaysWhenAndBest: the store's list gives each manifest's run
+// time and its table's best entry so far.
+func TestStatusSaysWhenAndBest(t *testing.T) {
+	store := t.TempDir()
+	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
+	st := ump(t, store, "status")
+	line := regexp.MustCompile(`(?m)^ +ran \d{4}-\d\d-\d\d \d\d:\d\d to \d\d:\d\d \(\S+\); best objective_gap \S+ \(gt-dsum\(`)
+	if st.code != 0 || !strings.Contains(st.stdout, hash[:12]) || !line.MatchString(st.stdout) {
+		t.Errorf("status lacks when the manifest ran and its best entry:\n%s", st.stdout)
+	}
+}
+
 // TestRunOverrides: `ump run M.yaml PATH=VALUE ...` runs the manifest as
 // if the file said so (same hash), says which overrides it applied, and a
 // bad one is exit 2 naming it.

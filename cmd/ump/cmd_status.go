@@ -76,6 +76,9 @@ func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 				return err
 			}
 			fmt.Fprintf(w, "%s  %-24s %s\n", regs[i].Plan.Hash[:12], regs[i].Plan.Manifest.Name, countLine(rep))
+			if err := printSummary(ctx, w, "              ", store, rep); err != nil {
+				return err
+			}
 		}
 		return nil
 	}
@@ -88,9 +91,37 @@ func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "manifest %s (%s): %s\n", reg.Plan.Hash, reg.Plan.Manifest.Name, countLine(rep))
+	if err := printSummary(ctx, w, "  ", store, rep); err != nil {
+		return err
+	}
 	for i, cell := range rep.Cells {
 		fmt.Fprintf(w, "  cell %d  %-11s %s\n", i+1, cell.Status, reg.Plan.Cells[i].LabelString())
 	}
+	return nil
+}
+
+// printSummary prints when the manifest's cells ran and its table's best
+// entry so far.
+func printSummary(ctx context.Context, w io.Writer, indent string, store *pipeline.Store, rep *pipeline.Report) error {
+	first, last := rep.Span()
+	if first.IsZero() {
+		fmt.Fprintf(w, "%snot started\n", indent)
+		return nil
+	}
+	grid, err := store.Grid(ctx, rep, layout(&rep.Plan))
+	if err != nil {
+		return err
+	}
+	best := "no result yet"
+	if label, e, ok := grid.Best(); ok {
+		best = fmt.Sprintf("best %s %.4g (%s", grid.Spec.Value, e.Mean, label)
+		if e.Select != "" {
+			best += ", " + grid.Spec.Select + "=" + e.Select
+		}
+		best += ")"
+	}
+	fmt.Fprintf(w, "%sran %s to %s (%s); %s\n", indent, first.Local().Format("2006-01-02 15:04"), last.Local().Format("15:04"),
+		last.Sub(first).Round(time.Second), best)
 	return nil
 }
 
