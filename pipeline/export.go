@@ -104,14 +104,10 @@ func notApplicable(cols []artifacts.Column) []artifacts.Column {
 	return cols
 }
 
-// cellEngine is the engine a cell's CellStarted fingerprint names.
+// cellEngine is the engine a cell's fingerprint names.
 func cellEngine(cell *CellView) string {
-	for i := range cell.Events {
-		if cell.Events[i].Kind == CellStarted {
-			if fp, err := payloadOf[map[string]string](&cell.Events[i]); err == nil {
-				return fp["engine"]
-			}
-		}
+	if e := fingerprint(cell)["engine"]; e != "" {
+		return e
 	}
 	return "unknown"
 }

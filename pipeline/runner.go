@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -49,6 +51,11 @@ type Runner struct {
 	// Cells, when set, are the plan's cells to run (indices), in plan
 	// order; the others are left alone.
 	Cells []int
+	// OtherEngine says what Register does with cells that have results
+	// recorded under other cell inputs than this machine's (another
+	// engine or data; Store.OtherResults): "" refuses (ErrOtherEngine),
+	// "use" keeps those results, "recompute" computes the cells again.
+	OtherEngine string
 	// Remote, when set, shares the run with other machines through S3:
 	// the registration is pinned there, each cell starts from what S3
 	// holds of it, uploads its events at every checkpoint and commits its
@@ -60,6 +67,20 @@ type Runner struct {
 type Outcome struct {
 	Cells, Completed, Diverged, Failed, Cached int
 	Stopped                                    int // cells that ran up to Until
+}
+
+// ErrOtherEngine is returned (wrapped) by Register when cells of the
+// manifest have results under another engine and Runner.OtherEngine does
+// not say what to do with them.
+var ErrOtherEngine = errors.New("results recorded under another engine")
+
+// quoted quotes each string.
+func quoted(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
 }
 
 // ErrInterrupted is returned by Run when its context was cancelled; the
@@ -191,6 +212,25 @@ func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*Registrat
 		}
 		reg.CellKeys = append(reg.CellKeys, cellKey(&plan.Cells[i], in))
 		all = append(all, in)
+	}
+	other, engines, err := r.Store.OtherResults(plan.Hash, reg.CellKeys)
+	if err != nil {
+		return nil, err
+	}
+	if len(other) > 0 {
+		switch r.OtherEngine {
+		case "use":
+			for i, key := range other {
+				reg.CellKeys[i] = key
+			}
+		case "recompute":
+		default:
+			engine, _ := engineName(&plan.Cells[slices.Sorted(maps.Keys(other))[0]].Config, r.Device)
+			return nil, fmt.Errorf("%w: %d of the manifest's %d cells have results recorded under engine %s, and this machine computes with %s "+
+				"(the engine is part of each cell's key). Rerun with --other-engine use to keep those results (cells without one then run here), "+
+				"or --other-engine recompute to compute them again here (the recorded results stay in the store)",
+				ErrOtherEngine, len(other), len(plan.Cells), strings.Join(quoted(engines), " and "), strconv.Quote(engine))
+		}
 	}
 	ev := newEvent(ManifestRegistered, *reg)
 	ev.Manifest = plan.Hash
@@ -353,6 +393,16 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 	if err != nil {
 		return "", false, err
 	}
+	// A result recorded under another engine (OtherEngine "use"): its
+	// stages are cache hits under the inputs it recorded, and none may
+	// run here under its key.
+	foreign := ""
+	if cellKey(cell, inputs) != key {
+		if foreign = fingerprint(view)["inputs"]; foreign == "" {
+			return "", false, fmt.Errorf("cell %d (%s): its key %.12s does not follow from this machine's inputs and its events do not record theirs", cell.Index+1, cell.LabelString(), key)
+		}
+		inputs = foreign
+	}
 	appended := false
 	appendCell := func(ev *Event) error {
 		if !appended {
@@ -390,6 +440,9 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 				}
 			}
 			p.stageCached(cell, st.Name())
+		} else if foreign != "" {
+			return "", false, fmt.Errorf("%w: cell %d (%s) was recorded under other inputs (%q) and its stage %s is not in the store whole: "+
+				"rerun with --other-engine recompute to compute it on this engine", ErrOtherEngine, cell.Index+1, cell.LabelString(), foreign, st.Name())
 		} else {
 			res, err = r.runStage(ctx, st, cell, params, skey, results, appendCell, p, seat)
 			if errors.Is(err, stages.ErrInterrupted) || (err != nil && ctx.Err() != nil) {
@@ -433,6 +486,18 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 		}
 	}
 	return status, !appended, nil
+}
+
+// fingerprint returns a cell's first CellStarted fingerprint (Fingerprint),
+// or nil.
+func fingerprint(v *CellView) map[string]string {
+	for i := range v.Events {
+		if v.Events[i].Kind == CellStarted {
+			fp, _ := payloadOf[map[string]string](&v.Events[i])
+			return fp
+		}
+	}
+	return nil
 }
 
 // storeFailure reports whether a stage failed because the store could not

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -233,4 +235,56 @@ func (r *Report) Span() (first, last time.Time) {
 		}
 	}
 	return first, last
+}
+
+// OtherResults finds, for the cells of a manifest that have no result
+// under the given keys, a result recorded under another key of the same
+// cell: one an earlier registration of the manifest gave it on a machine
+// whose engine or data differed (the cell key includes both). It returns
+// those keys by cell index (the newest registration's first) and the
+// engines that computed them.
+func (s *Store) OtherResults(hash string, keys []string) (map[int]string, []string, error) {
+	evs, err := s.Events.ByManifest(hash)
+	if err != nil {
+		return nil, nil, err
+	}
+	var regs []Registration
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Kind == ManifestRegistered {
+			reg, err := payloadOf[Registration](&evs[i])
+			if err != nil {
+				return nil, nil, err
+			}
+			regs = append(regs, reg)
+		}
+	}
+	found := map[int]string{}
+	engines := map[string]bool{}
+	hasResult := func(key string) (*CellView, bool, error) {
+		v, err := s.Cell(key)
+		return v, err == nil && (v.Status == Completed || v.Status == Diverged), err
+	}
+	for i, key := range keys {
+		if _, ok, err := hasResult(key); ok || err != nil {
+			if err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		for _, reg := range regs {
+			if i >= len(reg.CellKeys) || reg.CellKeys[i] == key {
+				continue
+			}
+			v, ok, err := hasResult(reg.CellKeys[i])
+			if err != nil {
+				return nil, nil, err
+			}
+			if ok {
+				found[i] = reg.CellKeys[i]
+				engines[cellEngine(v)] = true
+				break
+			}
+		}
+	}
+	return found, slices.Sorted(maps.Keys(engines)), nil
 }

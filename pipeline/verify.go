@@ -106,6 +106,19 @@ func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stag
 		if err != nil {
 			return out, err
 		}
+		if cellKey(cell, inputs) != reg.CellKeys[i] {
+			// Recorded under other inputs: here its stages have other keys
+			// and its numbers may differ in the last bits.
+			v, err := s.Cell(reg.CellKeys[i])
+			if err != nil {
+				return out, err
+			}
+			engine, _ := engineName(&cell.Config, device)
+			check.Err = fmt.Errorf("%w: it was recorded under engine %q and this machine computes with %q (or its data differ); "+
+				"verify it on a machine with that engine", ErrOtherEngine, cellEngine(v), engine)
+			out = append(out, check)
+			continue
+		}
 		mem := artifacts.NewMemory()
 		results := map[string]*stages.Result{}
 		for _, st := range stgs {

@@ -66,6 +66,9 @@ func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr i
 		if err != nil {
 			return err
 		}
+		if err := noteOtherEngine(stderr, "", store, rep); err != nil {
+			return err
+		}
 		reps = append(reps, rep)
 	}
 	table, skipped, err := store.Export(ctx, reps, o.table)

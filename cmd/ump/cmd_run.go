@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/nn"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/urfave/cli/v2"
 )
@@ -24,6 +25,8 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "until", Usage: "run each cell's stages up to and including `STAGE` (partition, topology, train), " +
 				"to inspect them with `ump show` before training; a plain rerun continues from there"},
 			engineFlag, cohortFlag, scaleFlag,
+			&cli.StringFlag{Name: "other-engine", Usage: "when cells have results recorded under another engine (another BLAS or GPU " +
+				"backend: the engine is part of each cell's key), `use` them, or `recompute` them on this one (default: stop and say so)"},
 		},
 		Action: func(c *cli.Context) error {
 			opts, err := runOptionsOf(c)
@@ -48,7 +51,10 @@ var (
 // runOptionsOf reads the flags of `ump run` (and those of them `ump
 // submit` has).
 func runOptionsOf(c *cli.Context) (runOptions, error) {
-	opts := runOptions{until: c.String("until"), engine: c.String("engine"), cohort: c.Int("cohort")}
+	opts := runOptions{until: c.String("until"), engine: c.String("engine"), cohort: c.Int("cohort"), otherEngine: c.String("other-engine")}
+	if o := opts.otherEngine; o != "" && o != "use" && o != "recompute" {
+		return opts, badInput{fmt.Errorf("--other-engine %q: use `use` or `recompute`", o)}
+	}
 	if c.NArg() == 0 {
 		return opts, badInput{fmt.Errorf("%s needs the manifest file (or an embedded name), then any overrides PATH=VALUE", c.Command.Name)}
 	}
@@ -74,6 +80,7 @@ type runOptions struct {
 	path          string
 	overrides     []string // PATH=VALUE
 	until, engine string
+	otherEngine   string
 	scale         *float64
 	cohort        int
 }
@@ -130,7 +137,13 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 		store.Blobs = remote.S3
 	}
 	fmt.Fprintf(stdout, "manifest %s\n", plan.Hash)
-	runner := &pipeline.Runner{Store: store, Stages: stgs, Data: g.data, Device: g.device, Progress: stderr, Until: until, Cohort: opts.cohort, Remote: remote}
+	runner := &pipeline.Runner{Store: store, Stages: stgs, Data: g.data, Device: g.device, Progress: stderr, Until: until, Cohort: opts.cohort,
+		OtherEngine: opts.otherEngine, Remote: remote}
+	if blas := nn.BLAS(); strings.HasPrefix(blas, "gonum") && !strings.Contains(blas, "UMP_BLAS") && usesCPUEngine(plan) {
+		fmt.Fprintf(stderr, "note: the CPU engine computes with %s, about 2.5 times slower than with OpenBLAS (the quickstart takes "+
+			"about 9 minutes instead of 3.5); install Debian's libopenblas-dev (`ump doctor` says more). The engine is part of each "+
+			"cell's key: after installing it, `ump run --other-engine use` keeps what runs now.\n", blas)
+	}
 	out, err := runner.Run(ctx, plan)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -166,4 +179,15 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 		return errCells
 	}
 	return nil
+}
+
+// usesCPUEngine reports whether some cell trains a data set on the CPU
+// engine (the quadratic task does not use BLAS).
+func usesCPUEngine(plan *manifests.Plan) bool {
+	for i := range plan.Cells {
+		if c := &plan.Cells[i].Config; c.Task.Dataset != "quadratic" && c.Engine != "gpu" {
+			return true
+		}
+	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/ump-lab/ump/pipeline"
@@ -100,9 +101,25 @@ func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 	return nil
 }
 
+// noteOtherEngine says when cells of the manifest that have no result
+// here have one recorded under another engine, and how to see them.
+func noteOtherEngine(w io.Writer, indent string, store *pipeline.Store, rep *pipeline.Report) error {
+	other, engines, err := store.OtherResults(rep.Plan.Hash, rep.CellKeys)
+	if err != nil || len(other) == 0 {
+		return err
+	}
+	fmt.Fprintf(w, "%snote: %d of its cells without a result here have one recorded under engine %s (the engine is part of each cell's key); "+
+		"`ump run --other-engine use` with the manifest (%s) brings them back, `--other-engine recompute` computes them on this engine\n",
+		indent, len(other), strings.Join(engines, " and "), rep.Plan.Manifest.Name)
+	return nil
+}
+
 // printSummary prints when the manifest's cells ran and its table's best
-// entry so far.
+// entry so far, and what another engine recorded.
 func printSummary(ctx context.Context, w io.Writer, indent string, store *pipeline.Store, rep *pipeline.Report) error {
+	if err := noteOtherEngine(w, indent, store, rep); err != nil {
+		return err
+	}
 	first, last := rep.Span()
 	if first.IsZero() {
 		fmt.Fprintf(w, "%snot started\n", indent)

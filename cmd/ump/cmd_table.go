@@ -47,6 +47,11 @@ func runTable(ctx context.Context, g globals, hash, value string, latex, csv boo
 		return err
 	}
 	defer store.Close()
+	if g.notes != nil {
+		if err := noteOtherEngine(g.notes, "", store, rep); err != nil {
+			return err
+		}
+	}
 	t := layout(&rep.Plan)
 	if value != "" {
 		t.Value, t.Best = value, manifests.BestFor(value)

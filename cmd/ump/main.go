@@ -102,7 +102,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	var bad badInput
 	var serr storeError
 	switch {
-	case errors.As(err, &merr), errors.As(err, &bad), errors.Is(err, pipeline.ErrEngineMismatch):
+	case errors.As(err, &merr), errors.As(err, &bad), errors.Is(err, pipeline.ErrEngineMismatch), errors.Is(err, pipeline.ErrOtherEngine):
 		return exitBadInput
 	case errors.Is(err, pipeline.ErrNondeterministic):
 		return exitNondeterministic
