@@ -109,6 +109,11 @@ func CPUName() string {
 	return "go-cpu-float32/v1 " + blas
 }
 
+// UseProcs makes the engine parallelise each call over n goroutines
+// instead of GOMAXPROCS (its share of the cores when cells run side by
+// side); results do not depend on it.
+func (e *CPU) UseProcs(n int) { e.procs = max(1, n) }
+
 func (e *CPU) Name() string  { return CPUName() }
 func (e *CPU) Params() int   { return e.model.Params }
 func (e *CPU) Model() *Model { return e.model }

@@ -48,6 +48,10 @@ type Runner struct {
 	// in one device program (stages.Lockstep); 0 sizes cohorts to the
 	// device's memory (nn.CohortSize).
 	Cohort int
+	// Jobs is how many cells that train on their own (not in a GPU
+	// cohort) run at once, each engine on its share of the cores; results
+	// do not depend on it. 0 or 1: one after another.
+	Jobs int
 	// Cells, when set, are the plan's cells to run (indices), in plan
 	// order; the others are left alone.
 	Cells []int
@@ -279,15 +283,25 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 	}
 	out := Outcome{Cells: len(todo)}
 	groups := map[string][]int{} // cohort key -> its cells, in plan order
+	var alone []int // cells that train on their own (not in a GPU cohort)
 	for _, i := range todo {
 		if key := stages.CohortKey(&plan.Cells[i].Config); key != "" {
 			groups[key] = append(groups[key], i)
+		} else {
+			alone = append(alone, i)
 		}
 	}
 	for _, i := range todo {
 		key := stages.CohortKey(&plan.Cells[i].Config)
 		cells, size := []int{i}, 1
-		if key != "" {
+		switch {
+		case key == "" && r.Jobs > 1:
+			if alone[0] != i {
+				continue // ran with the first of them
+			}
+			cells, size = alone, min(r.Jobs, len(alone))
+			p.printf("%d cells, %d at a time\n", len(cells), size)
+		case key != "":
 			if cells = groups[key]; cells[0] != i {
 				continue // ran with the first of its group
 			}
@@ -317,6 +331,10 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 func (r *Runner) runCells(ctx context.Context, plan *manifests.Plan, reg *Registration, cells []int, size int, p *progress, out *Outcome) error {
 	lock := stages.NewLockstep(size, r.Device)
 	p.setConcurrent(size > 1)
+	procs := 0 // a CPU engine's goroutines: all cores, or its share of them
+	if size > 1 {
+		procs = max(1, runtime.GOMAXPROCS(0)/size)
+	}
 	var mu sync.Mutex
 	next := 0
 	var first error
@@ -335,7 +353,7 @@ func (r *Runner) runCells(ctx context.Context, plan *manifests.Plan, reg *Regist
 			for i, ok := take(); ok; i, ok = take() {
 				cell := &plan.Cells[i]
 				seat := lock.Reserve(&cell.Config)
-				status, cached, err := r.runCell(ctx, plan, cell, reg.CellKeys[i], p, seat)
+				status, cached, err := r.runCell(ctx, plan, cell, reg.CellKeys[i], p, seat, procs)
 				if seat != nil {
 					seat.Release()
 				}
@@ -378,7 +396,7 @@ func (o *Outcome) count(status string, cached bool) {
 
 // runCell runs one cell's stages; err is only for interruption or a broken
 // store, a failing stage gives status Failed.
-func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manifests.Cell, key string, p *progress, seat *stages.Seat) (status string, cached bool, err error) {
+func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manifests.Cell, key string, p *progress, seat *stages.Seat, procs int) (status string, cached bool, err error) {
 	p.cellStart(cell)
 	if r.Remote != nil {
 		if err := r.importResume(ctx, plan, cell, key, p); err != nil {
@@ -444,7 +462,7 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 			return "", false, fmt.Errorf("%w: cell %d (%s) was recorded under other inputs (%q) and its stage %s is not in the store whole: "+
 				"rerun with --other-engine recompute to compute it on this engine", ErrOtherEngine, cell.Index+1, cell.LabelString(), foreign, st.Name())
 		} else {
-			res, err = r.runStage(ctx, st, cell, params, skey, results, appendCell, p, seat)
+			res, err = r.runStage(ctx, st, cell, params, skey, results, appendCell, p, seat, procs)
 			if errors.Is(err, stages.ErrInterrupted) || (err != nil && ctx.Err() != nil) {
 				return "", false, fmt.Errorf("%w in cell %d (%s), stage %s", ErrInterrupted, cell.Index+1, cell.LabelString(), st.Name())
 			}
@@ -554,7 +572,7 @@ func completedEvent(stage, skey string, res *stages.Result, cached bool) *Event 
 
 // runStage executes a stage, resuming from its last verified checkpoint.
 func (r *Runner) runStage(ctx context.Context, st stages.Stage, cell *manifests.Cell, params any, skey string,
-	upstream map[string]*stages.Result, appendCell func(*Event) error, p *progress, seat *stages.Seat) (*stages.Result, error) {
+	upstream map[string]*stages.Result, appendCell func(*Event) error, p *progress, seat *stages.Seat, procs int) (*stages.Result, error) {
 	resume, err := r.lastCheckpoint(ctx, skey)
 	if err != nil {
 		return nil, err
@@ -565,7 +583,7 @@ func (r *Runner) runStage(ctx context.Context, st stages.Stage, cell *manifests.
 		return nil, err
 	}
 	p.stageStart(cell, st.Name(), resume)
-	env := &stages.Env{Params: params, Store: r.Store.Blobs, Data: r.Data, Device: r.Device, Upstream: declared(st, upstream), Resume: resume, Seat: seat,
+	env := &stages.Env{Params: params, Store: r.Store.Blobs, Data: r.Data, Device: r.Device, Upstream: declared(st, upstream), Resume: resume, Seat: seat, Procs: procs,
 		Report: func(rep stages.RoundReport) error {
 			ev := newEvent(RoundCompleted, rep)
 			ev.Stage, ev.StageKey, ev.Round = st.Name(), skey, rep.Round

@@ -61,6 +61,9 @@ type Env struct {
 	Seat *Seat
 	// Device is where GPU cells train (nil where none is configured).
 	Device *nn.Device
+	// Procs is how many goroutines a CPU engine may use: its share of the
+	// cores when cells run side by side; 0 for all of them.
+	Procs int
 }
 
 // Result is what a completed stage produced.

@@ -241,6 +241,25 @@ func TestResultsUnderAnotherEngine(t *testing.T) {
 	}
 }
 
+// TestRunJobsIsBitIdentical: four data-set cells two at a time (each
+// engine on half the cores) give the outputs and tables of one at a time.
+func TestRunJobsIsBitIdentical(t *testing.T) {
+	m := writeFile(t, "syn.yaml", strings.NewReplacer("task: {dataset: quadratic, quadratic: {dim: 30, sigma: 0.5}}", "task: {dataset: synthetic, model: mlp}",
+		"seed: [1, 2]", "seed: [1, 2, 3, 4]").Replace(smallManifest))
+	one, two := t.TempDir(), t.TempDir()
+	hash := hashOf(t, ump(t, one, "run", m))
+	r := ump(t, two, "run", m, "-j", "2")
+	if r.code != 0 || hashOf(t, r) != hash || !strings.Contains(r.stderr, "4 cells, 2 at a time") {
+		t.Fatalf("run -j 2: exit %d\n%s", r.code, r.stderr)
+	}
+	if a, b := outputsOf(t, one, hash), outputsOf(t, two, hash); a == "" || a != b {
+		t.Errorf("outputs differ between -j 1 and -j 2:\n%s\n---\n%s", a, b)
+	}
+	if a, b := exportCSV(t, one, hash, "rounds"), exportCSV(t, two, hash, "rounds"); a != b {
+		t.Error("the rounds table differs between -j 1 and -j 2")
+	}
+}
+
 // TestRunOverrides: `ump run M.yaml PATH=VALUE ...` runs the manifest as
 // if the file said so (same hash), says which overrides it applied, and a
 // bad one is exit 2 naming it.

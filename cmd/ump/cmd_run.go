@@ -25,6 +25,8 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "until", Usage: "run each cell's stages up to and including `STAGE` (partition, topology, train), " +
 				"to inspect them with `ump show` before training; a plain rerun continues from there"},
 			engineFlag, cohortFlag, scaleFlag,
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: 1, Usage: "run `N` cells at once (those not in a GPU cohort), each " +
+				"engine on its share of the cores; results are bit-identical to one at a time"},
 			&cli.StringFlag{Name: "other-engine", Usage: "when cells have results recorded under another engine (another BLAS or GPU " +
 				"backend: the engine is part of each cell's key), `use` them, or `recompute` them on this one (default: stop and say so)"},
 		},
@@ -52,6 +54,11 @@ var (
 // submit` has).
 func runOptionsOf(c *cli.Context) (runOptions, error) {
 	opts := runOptions{until: c.String("until"), engine: c.String("engine"), cohort: c.Int("cohort"), otherEngine: c.String("other-engine")}
+	if c.IsSet("jobs") {
+		if opts.jobs = c.Int("jobs"); opts.jobs < 1 {
+			return opts, badInput{fmt.Errorf("--jobs %d: use a number of cells >= 1", opts.jobs)}
+		}
+	}
 	if o := opts.otherEngine; o != "" && o != "use" && o != "recompute" {
 		return opts, badInput{fmt.Errorf("--other-engine %q: use `use` or `recompute`", o)}
 	}
@@ -82,7 +89,7 @@ type runOptions struct {
 	until, engine string
 	otherEngine   string
 	scale         *float64
-	cohort        int
+	cohort, jobs  int
 }
 
 // openPlan opens a manifest as its overrides, --engine and --scale change
@@ -138,7 +145,7 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	}
 	fmt.Fprintf(stdout, "manifest %s\n", plan.Hash)
 	runner := &pipeline.Runner{Store: store, Stages: stgs, Data: g.data, Device: g.device, Progress: stderr, Until: until, Cohort: opts.cohort,
-		OtherEngine: opts.otherEngine, Remote: remote}
+		Jobs: opts.jobs, OtherEngine: opts.otherEngine, Remote: remote}
 	if blas := nn.BLAS(); strings.HasPrefix(blas, "gonum") && !strings.Contains(blas, "UMP_BLAS") && usesCPUEngine(plan) {
 		fmt.Fprintf(stderr, "note: the CPU engine computes with %s, about 2.5 times slower than with OpenBLAS (the quickstart takes "+
 			"about 9 minutes instead of 3.5); install Debian's libopenblas-dev (`ump doctor` says more). The engine is part of each "+

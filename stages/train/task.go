@@ -36,7 +36,7 @@ func newTask(ctx context.Context, env *stages.Env) (task, error) {
 	if err != nil {
 		return nil, err
 	}
-	engine, err := newEngine(cfg, data, env.Device)
+	engine, err := newEngine(cfg, data, env.Device, env.Procs)
 	if err != nil {
 		return nil, err
 	}
@@ -45,12 +45,17 @@ func newTask(ctx context.Context, env *stages.Env) (task, error) {
 }
 
 // newEngine builds the training engine of a data-set cell: the CPU
-// engine, or with engine: gpu the GoMLX one on the device.
-func newEngine(cfg *manifests.Manifest, data *datasets.Dataset, device *nn.Device) (nn.Engine, error) {
+// engine on procs goroutines (0: all), or with engine: gpu the GoMLX one
+// on the device.
+func newEngine(cfg *manifests.Manifest, data *datasets.Dataset, device *nn.Device, procs int) (nn.Engine, error) {
 	if cfg.Engine == "gpu" {
 		return nn.NewGPU(cfg.Task.Model, data, uint64(cfg.Seed), device)
 	}
-	return nn.NewCPU(cfg.Task.Model, data, uint64(cfg.Seed))
+	e, err := nn.NewCPU(cfg.Task.Model, data, uint64(cfg.Seed))
+	if err == nil && procs > 0 {
+		e.UseProcs(procs)
+	}
+	return e, err
 }
 
 // loadPartition loads a cell's data set and its workers' samplers from the
