@@ -38,10 +38,13 @@ func TableNames() []string { return slices.Sorted(maps.Keys(tableSources)) }
 // wall_seconds: cumulative compute time from the RoundCompleted events
 // (the one column that differs between runs). The table's metadata names
 // the manifests, the engines that computed the cells and this ump.
-func (s *Store) Export(ctx context.Context, reps []*Report, table string) (t *artifacts.Table, skipped []string, err error) {
+func (s *Store) Export(ctx context.Context, reps []*Report, table string, incomplete bool) (t *artifacts.Table, skipped []string, err error) {
 	src, ok := tableSources[table]
 	if !ok {
 		return nil, nil, fmt.Errorf("unknown table %q; use one of: %v", table, TableNames())
+	}
+	if incomplete && src != train.Rounds {
+		return nil, nil, fmt.Errorf("only the rounds table has rows before a cell finishes (not %s)", table)
 	}
 	out := &artifacts.Table{}
 	var hashes []string
@@ -52,22 +55,26 @@ func (s *Store) Export(ctx context.Context, reps []*Report, table string) (t *ar
 			c := &rep.Plan.Cells[i]
 			at := fmt.Sprintf("manifest %.12s cell %d", rep.Plan.Hash, i+1)
 			st := cell.Stage(src.Stage)
-			if st == nil || st.Status != Completed {
+			var own *artifacts.Table
+			switch {
+			case st != nil && st.Status != Completed && incomplete:
+				own = partialRounds(&c.Config, cell, st)
+			case st == nil || st.Status != Completed:
 				skipped = append(skipped, fmt.Sprintf("%s (%s): %s", at, c.LabelString(), cell.Status))
 				continue
-			}
-			ref, ok := cell.Output(src)
-			if !ok {
-				skipped = append(skipped, fmt.Sprintf("%s (%s): no %s output", at, c.LabelString(), src))
-				continue
-			}
-			data, err := s.Blobs.Get(ctx, ref)
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", at, err)
-			}
-			own, err := artifacts.ReadArrow(data)
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", at, err)
+			default:
+				ref, ok := cell.Output(src)
+				if !ok {
+					skipped = append(skipped, fmt.Sprintf("%s (%s): no %s output", at, c.LabelString(), src))
+					continue
+				}
+				data, err := s.Blobs.Get(ctx, ref)
+				if err != nil {
+					return nil, nil, fmt.Errorf("%s: %w", at, err)
+				}
+				if own, err = artifacts.ReadArrow(data); err != nil {
+					return nil, nil, fmt.Errorf("%s: %w", at, err)
+				}
 			}
 			cols := paramColumns(rep.Plan.Hash, c, cell, own.Rows())
 			cols = append(cols, notApplicable(own.Columns)...)
@@ -84,6 +91,45 @@ func (s *Store) Export(ctx context.Context, reps []*Report, table string) (t *ar
 		"ump.engines": strings.Join(slices.Sorted(maps.Keys(engines)), "; "), "ump.version": Version(),
 		"ump.columns": "cell counts from 1 as ump's commands do; null where a parameter does not apply; algorithm.lambda is lambda_"}
 	return out, skipped, nil
+}
+
+// partialRounds is the rounds table of a cell whose training has not
+// finished (running, interrupted or failed): the metrics its events
+// reported for each evaluated round so far (a round reported again after
+// a resume: the latest report).
+func partialRounds(cfg *manifests.Manifest, cell *CellView, st *StageView) *artifacts.Table {
+	metrics := map[int]map[string]stages.Metric{}
+	for i := range cell.Events {
+		ev := &cell.Events[i]
+		if ev.Kind != RoundCompleted || ev.StageKey != st.Key {
+			continue
+		}
+		if rep, err := payloadOf[stages.RoundReport](ev); err == nil && len(rep.Metrics) > 0 {
+			metrics[rep.Round] = rep.Metrics
+		}
+	}
+	rounds := slices.Sorted(maps.Keys(metrics))
+	t := &artifacts.Table{}
+	for _, name := range train.Columns(cfg) {
+		if name == "round" {
+			col := artifacts.Column{Name: name, Ints: make([]int64, len(rounds))}
+			for r, round := range rounds {
+				col.Ints[r] = int64(round)
+			}
+			t.Columns = append(t.Columns, col)
+			continue
+		}
+		col := artifacts.Column{Name: name, Floats: make([]float64, len(rounds))}
+		for r, round := range rounds {
+			v, ok := metrics[round][name]
+			col.Floats[r] = float64(v)
+			if !ok {
+				col.Floats[r] = math.NaN()
+			}
+		}
+		t.Columns = append(t.Columns, col)
+	}
+	return t
 }
 
 // notApplicable makes a figure null in a cell where it is NaN in every

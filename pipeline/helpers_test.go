@@ -81,7 +81,7 @@ func reportOf(t *testing.T, s *Store, hash string) *Report {
 
 func exportTable(t *testing.T, s *Store, hash, table string) *artifacts.Table {
 	t.Helper()
-	tab, skipped, err := s.Export(context.Background(), []*Report{reportOf(t, s, hash)}, table)
+	tab, skipped, err := s.Export(context.Background(), []*Report{reportOf(t, s, hash)}, table, false)
 	if err != nil || len(skipped) > 0 {
 		t.Fatalf("export %s: skipped %v, %v", table, skipped, err)
 	}

@@ -416,6 +416,16 @@ func TestCtrlCStopsCleanlyAndSecondProcessIsRefused(t *testing.T) {
 	if s := snapshot(store); s == nil || s.State != "interrupted" {
 		t.Errorf("snapshot after SIGINT: %+v", s)
 	}
+	// The interrupted cell's rounds so far, with --include-incomplete.
+	hash := snapshot(store).Manifest
+	if r := ump(t, store, "export", "--manifest", hash, "--table", "rounds", "--out", "-"); !strings.Contains(r.stderr, "left out") {
+		t.Errorf("export without --include-incomplete did not leave out the interrupted cell:\n%s", r.stderr)
+	}
+	rows := exportRows(t, store, hash, "rounds", "--include-incomplete")
+	round, status := slices.Index(rows[0], "round"), slices.Index(rows[0], "status")
+	if len(rows) < 3 || rows[1][status] != "incomplete" || rows[1][round] != "3" || rows[2][round] != "6" {
+		t.Errorf("export --include-incomplete of the interrupted cell: %v", rows)
+	}
 	resumed := ump(t, store, "run", m)
 	if resumed.code != 0 || !strings.Contains(resumed.stderr, "resuming from the checkpoint after round") {
 		t.Errorf("rerun did not resume: %d\n%s", resumed.code, resumed.stderr)

@@ -23,13 +23,15 @@ func exportCommand() *cli.Command {
 			&cli.StringFlag{Name: "table", Value: "rounds", Usage: "rounds (per-round metrics), final (one row per cell), partition (worker, class, count) or topology (round, i, j, weight, spectral_gap)"},
 			&cli.StringFlag{Name: "format", Value: "csv", Usage: "csv, arrow (IPC file) or parquet"},
 			&cli.StringFlag{Name: "out", Required: true, Usage: "output file, or - for stdout"},
+			&cli.BoolFlag{Name: "include-incomplete", Usage: "with --table rounds, also the rounds that cells still training (or interrupted, or failed) " +
+				"have reported so far, to watch curves while a sweep runs"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return badInput{fmt.Errorf("export takes no arguments (got %q): name manifests with --manifest HASH", c.Args().Slice())}
 			}
 			return runExport(c.Context, globalsOf(c), exportOptions{manifests: c.StringSlice("manifest"),
-				table: c.String("table"), format: c.String("format"), out: c.String("out")}, c.App.Writer, c.App.ErrWriter)
+				table: c.String("table"), format: c.String("format"), out: c.String("out"), incomplete: c.Bool("include-incomplete")}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
 }
@@ -37,6 +39,7 @@ func exportCommand() *cli.Command {
 type exportOptions struct {
 	manifests          []string
 	table, format, out string
+	incomplete         bool
 }
 
 func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr io.Writer) error {
@@ -71,7 +74,10 @@ func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr i
 		}
 		reps = append(reps, rep)
 	}
-	table, skipped, err := store.Export(ctx, reps, o.table)
+	if o.incomplete && o.table != "rounds" {
+		return badInput{fmt.Errorf("--include-incomplete: only the rounds table has rows before a cell finishes (not %s)", o.table)}
+	}
+	table, skipped, err := store.Export(ctx, reps, o.table, o.incomplete)
 	if err != nil {
 		return err
 	}

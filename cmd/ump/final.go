@@ -16,7 +16,7 @@ import (
 // vector no algorithm sends). Diverged cells show * for every figure, as the
 // paper's tables do.
 func printFinal(ctx context.Context, w io.Writer, store *pipeline.Store, rep *pipeline.Report) error {
-	final, _, err := store.Export(ctx, []*pipeline.Report{rep}, "final")
+	final, _, err := store.Export(ctx, []*pipeline.Report{rep}, "final", false)
 	if err != nil {
 		return err
 	}

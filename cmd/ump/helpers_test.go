@@ -118,9 +118,9 @@ func snapshot(store string) *pipeline.Snapshot {
 	return s
 }
 
-func exportRows(t *testing.T, store, hash, table string) [][]string {
+func exportRows(t *testing.T, store, hash, table string, flags ...string) [][]string {
 	t.Helper()
-	r := ump(t, store, "export", "--manifest", hash, "--table", table, "--out", "-")
+	r := ump(t, store, append([]string{"export", "--manifest", hash, "--table", table, "--out", "-"}, flags...)...)
 	if r.code != 0 {
 		t.Fatalf("export --table %s: exit %d %s", table, r.code, r.stderr)
 	}

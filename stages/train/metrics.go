@@ -2,11 +2,23 @@ package train
 
 import (
 	"math"
+	"slices"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/stages/compress"
 )
+
+// Columns are the columns of a cell's rounds table (Rounds), "round"
+// first: its task's metrics, then the exchange's (compress.Columns).
+func Columns(cfg *manifests.Manifest) []string {
+	if cfg.Task.Dataset == "quadratic" {
+		return slices.Concat(quadraticColumns, compress.Columns)
+	}
+	return slices.Concat(neuralColumns, compress.Columns)
+}
 
 // quadraticColumns are the metric columns of the quadratic task.
 var quadraticColumns = []string{"round", "train_loss", "consensus_distance", "objective_gap", "grad_norm_sq"}

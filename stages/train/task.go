@@ -17,7 +17,6 @@ import (
 // task is what the training loop needs from the quadratic objective or a
 // data set with its model.
 type task interface {
-	columns() []string
 	x0() []float32
 	// grads returns the gradient function of round t (K local steps).
 	grads(t, k int) algorithms.Grads
@@ -100,7 +99,6 @@ func lossBound(data *datasets.Dataset) float64 {
 // quadratic is the heterogeneous quadratic of spec/algorithms.md.
 type quadratic struct{ q *datasets.Quadratic }
 
-func (t *quadratic) columns() []string { return quadraticColumns }
 func (t *quadratic) x0() []float32     { return make([]float32, t.q.Dim) }
 
 func (t *quadratic) grads(round, _ int) algorithms.Grads {
@@ -135,7 +133,6 @@ type neural struct {
 	lossBound float64
 }
 
-func (t *neural) columns() []string { return neuralColumns }
 
 func (t *neural) x0() []float32 {
 	p := make([]float32, t.engine.Params())

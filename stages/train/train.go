@@ -110,7 +110,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		return nil, err
 	}
 	defer tr.close()
-	st := &TrainState{Columns: append(tr.columns(), compress.Columns...)}
+	st := &TrainState{Columns: Columns(cfg)}
 	if env.Resume != nil {
 		data, err := env.Store.Get(ctx, env.Resume.Ref)
 		if err != nil {
@@ -190,8 +190,6 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 // optimizers of package algorithms over an engine's gradients), or in a
 // device cohort (the GPU engine).
 type trainer interface {
-	// columns are the metric columns before the exchange's.
-	columns() []string
 	// round runs round t (from 0); evaluate says metrics will be asked
 	// for after it.
 	round(t int, lr float64, mix algorithms.Mixing, evaluate bool) error
@@ -237,7 +235,6 @@ func newHostTrainer(ctx context.Context, env *stages.Env) (*hostTrainer, error) 
 	return &hostTrainer{tk: tk, opt: opt, exchange: exchange, k: cfg.LocalSteps}, nil
 }
 
-func (h *hostTrainer) columns() []string { return h.tk.columns() }
 
 func (h *hostTrainer) round(t int, lr float64, mix algorithms.Mixing, _ bool) error {
 	return h.opt.Round(&algorithms.Round{T: t, K: h.k, LR: lr, Mix: mix, Grad: h.tk.grads(t, h.k), Comm: h.exchange})
