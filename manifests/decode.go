@@ -93,6 +93,21 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path, help string) error
 		}
 		return nil
 	}
+	if v.Kind() == reflect.Map { // of strings: table.labels
+		if n.Kind != yaml.MappingNode {
+			return d.errorf(n.Line, path, "expected %s, got %s", help, describe(n))
+		}
+		v.Set(reflect.MakeMap(v.Type()))
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			elem := reflect.New(v.Type().Elem()).Elem()
+			if err := d.decode(val, elem, join(path, k.Value), help); err != nil {
+				return err
+			}
+			v.SetMapIndex(reflect.ValueOf(k.Value), elem)
+		}
+		return nil
+	}
 	if v.Kind() == reflect.Slice {
 		if n.Kind != yaml.SequenceNode {
 			return d.errorf(n.Line, path, "expected %s, got %s", help, describe(n))

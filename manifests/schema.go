@@ -151,6 +151,9 @@ type Table struct {
 	Best    string   `yaml:"best" json:"best" help:"max or min: which value is better (default: min for losses, gaps, distances and norms, else max)"`
 	Select  string   `yaml:"select" json:"select,omitempty" help:"a swept path tuned per entry by the value, e.g. lr"`
 	Digits  int      `yaml:"digits" json:"digits" help:"decimals shown, an integer from 0 to 12 (default 4)"`
+	// Labels renames what figures show: a row or column value as the
+	// table prints it, a path, or a figure column.
+	Labels map[string]string `yaml:"labels" json:"labels,omitempty" help:"a mapping from what tables print (a row value such as d-sum(alpha=2,beta=0.9), a path such as partition.alpha, a column such as test_acc_mean) to the label figures show, e.g. {test_acc_mean: test accuracy}"`
 }
 
 // Evaluate sets how often per-round metrics are computed.

@@ -6,9 +6,13 @@ import (
 	"image/color"
 	"maps"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages/train"
@@ -17,12 +21,15 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // Series is one curve: the mean of y over seeds at each x, and its
 // standard deviation.
 type Series struct {
 	Label         string
+	Select        string // the tuned value, e.g. "lr=0.1" (Table.Select), or ""
 	X, Mean, Std  []float64
 	Seeds         int
 	DivergedSeeds int
@@ -30,9 +37,100 @@ type Series struct {
 
 // Figure is one plot: a curve per table row, for one table column.
 type Figure struct {
+	Name   string // the table column's header, as `ump table` prints it
 	Title  string
-	X, Y   string
+	X, Y   string // axis titles
 	Series []Series
+}
+
+// axisTitles are the figures' default axis titles of rounds-table columns
+// (Table.Labels overrides them).
+var axisTitles = map[string]string{
+	"round": "round", "bits_sent_per_worker": "bits sent per worker", "train_loss": "training loss",
+	"test_acc_mean": "test accuracy (local models, mean over workers)", "consensus_acc": "test accuracy (averaged model)",
+	"test_loss_mean": "test loss (local models, mean over workers)", "consensus_loss": "test loss (averaged model)",
+	"partition.alpha": "Dirichlet α (non-IID degree)", "local_steps": "local steps K", "workers": "workers",
+	"objective_gap": "objective gap f(x̄) − f(x*)", "grad_norm_sq": "|∇f(x̄)|²", "consensus_distance": "consensus distance (mean |xᵢ − x̄|²)",
+}
+
+// denseTicks marks about eight round numbers on a linear axis, with a
+// minor tick between each two.
+type denseTicks struct{}
+
+func (denseTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	step := math.Pow(10, math.Floor(math.Log10((hi-lo)/8)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*step*8 >= hi-lo {
+			step *= m
+			break
+		}
+	}
+	digits := max(0, int(-math.Floor(math.Log10(step))))
+	var ticks []plot.Tick
+	for k := math.Ceil(lo / step); k*step <= hi+step*1e-9; k++ {
+		ticks = append(ticks, plot.Tick{Value: k * step, Label: strconv.FormatFloat(k*step, 'f', digits, 64)})
+		if m := (k + 0.5) * step; m <= hi {
+			ticks = append(ticks, plot.Tick{Value: m})
+		}
+	}
+	return ticks
+}
+
+// label is what figures show for a value, path or column: the layout's
+// Labels, else a default axis title, else the name itself.
+func label(spec manifests.Table, name string) string {
+	if l, ok := spec.Labels[name]; ok {
+		return l
+	}
+	if l, ok := axisTitles[name]; ok {
+		return l
+	}
+	return name
+}
+
+// shorten drops from algorithm labels such as gt-dsum(alpha=2,beta=0.9)
+// the parameters at their declared defaults and those every label
+// shares: what tells the curves apart.
+func shorten(labels []string) []string {
+	params := make([][]string, len(labels))
+	count := map[string]int{}
+	for i, l := range labels {
+		name, list, ok := strings.Cut(l, "(")
+		if !ok || !strings.HasSuffix(list, ")") {
+			continue
+		}
+		labels[i] = name
+		kind, _ := algorithms.Family.Lookup(name)
+		for _, p := range strings.Split(strings.TrimSuffix(list, ")"), ",") {
+			k, v, _ := strings.Cut(p, "=")
+			if kind != nil {
+				if decl, ok := kind.Param(k); ok && decl.Default != nil && fmt.Sprint(decl.Default) == v {
+					continue
+				}
+			}
+			if p != "" {
+				params[i] = append(params[i], p)
+				count[p]++
+			}
+		}
+	}
+	out := make([]string, len(labels))
+	for i, l := range labels {
+		var keep []string
+		for _, p := range params[i] {
+			if count[p] < len(labels) {
+				keep = append(keep, p)
+			}
+		}
+		out[i] = l
+		if len(keep) > 0 {
+			out[i] += " (" + strings.Join(keep, ", ") + ")"
+		}
+	}
+	return out
 }
 
 // Curves builds the figures of a manifest from the rounds tables: one
@@ -45,14 +143,41 @@ func (s *Store) Curves(ctx context.Context, rep *Report, spec manifests.Table, x
 	if err != nil {
 		return nil, err
 	}
+	// Row labels: the layout's, or the kind labels without what all rows share.
+	rows := make([]string, len(grid.RowLabels))
+	for k := range spec.Rows {
+		values := make([]string, len(rows))
+		for r := range rows {
+			values[r] = grid.RowLabels[r][k]
+		}
+		short := shorten(slices.Clone(values))
+		for r := range rows {
+			part := short[r]
+			if l, ok := spec.Labels[values[r]]; ok {
+				part = l
+			}
+			rows[r] = strings.TrimPrefix(rows[r]+" / "+part, " / ")
+		}
+	}
 	figs := make([]Figure, len(grid.ColLabels))
 	for c := range figs {
-		figs[c] = Figure{Title: grid.colHeader(c), X: x, Y: y}
-		if len(spec.Columns) == 0 {
-			figs[c].Title = rep.Plan.Manifest.Name
+		figs[c] = Figure{Name: grid.colHeader(c), Title: rep.Plan.Manifest.Name, X: label(spec, x), Y: label(spec, y)}
+		if len(spec.Columns) > 0 {
+			var parts []string
+			for k, path := range spec.Columns {
+				parts = append(parts, label(spec, path)+" = "+label(spec, grid.ColLabels[c][k]))
+			}
+			figs[c].Title = strings.Join(parts, ", ")
 		}
 		for r := range grid.RowLabels {
-			figs[c].Series = append(figs[c].Series, Series{Label: strings.Join(grid.RowLabels[r], " / ")})
+			sr := Series{Label: rows[r]}
+			if e := grid.Entries[r][c]; spec.Select != "" && e.Select != "" {
+				sr.Select = label(spec, spec.Select) + "=" + e.Select
+				if v, err := strconv.ParseFloat(e.Select, 64); err == nil {
+					sr.Select = label(spec, spec.Select) + "=" + strconv.FormatFloat(v, 'g', 3, 64)
+				}
+			}
+			figs[c].Series = append(figs[c].Series, sr)
 		}
 	}
 	sums := map[[2]int]map[float64][]float64{} // (figure, series) -> x -> y per seed
@@ -149,53 +274,127 @@ func columnPair(t *artifacts.Table, x, y string) ([]float64, []float64, error) {
 	return xs, ys, err
 }
 
-// Save draws the figure (mean lines, a shaded band of ± one standard
-// deviation over seeds) to path; the extension (.png, .svg) sets the
-// format.
+// Save draws the figure to path, its format from the extension (.png at
+// 300 dpi, .svg or .pdf): per series the mean over seeds with a shaded
+// band of ± one standard deviation, a cross where a diverged curve stops,
+// the legend beside the axes (not over the curves), grid lines, and a
+// logarithmic y axis when the values span more than two decades.
 func (f *Figure) Save(path string) error {
 	p := plot.New()
 	p.Title.Text = f.Title
 	p.X.Label.Text, p.Y.Label.Text = f.X, f.Y
-	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	p.X.Tick.Marker, p.Y.Tick.Marker = denseTicks{}, denseTicks{}
+	logY := f.spansDecades()
+	if logY {
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	}
+	legend := plot.NewLegend()
+	legend.Top, legend.Left = true, true
 	for i, sr := range f.Series {
-		if len(sr.X) == 0 {
+		var line, band, lower plotter.XYs
+		for k := range sr.X {
+			m, lo, hi := sr.Mean[k], sr.Mean[k]-sr.Std[k], sr.Mean[k]+sr.Std[k]
+			if math.IsNaN(m) || math.IsInf(m, 0) || logY && m <= 0 {
+				continue // a diverged seed's last rows
+			}
+			if logY && lo <= 0 {
+				lo = m / 10
+			}
+			line = append(line, plotter.XY{X: sr.X[k], Y: m})
+			band = append(band, plotter.XY{X: sr.X[k], Y: hi})
+			lower = append(lower, plotter.XY{X: sr.X[k], Y: lo})
+		}
+		if len(line) == 0 {
 			continue
 		}
 		col := plotutil.Color(i)
-		band := make(plotter.XYs, 0, 2*len(sr.X))
-		for k := range sr.X {
-			band = append(band, plotter.XY{X: sr.X[k], Y: sr.Mean[k] + sr.Std[k]})
-		}
-		for k := len(sr.X) - 1; k >= 0; k-- {
-			band = append(band, plotter.XY{X: sr.X[k], Y: sr.Mean[k] - sr.Std[k]})
-		}
-		poly, err := plotter.NewPolygon(band)
+		slices.Reverse(lower)
+		poly, err := plotter.NewPolygon(append(band, lower...))
 		if err != nil {
 			return err
 		}
 		r, g, b, _ := col.RGBA()
-		poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 60}
+		poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 50}
 		poly.LineStyle.Width = 0
-		line := make(plotter.XYs, len(sr.X))
-		for k := range sr.X {
-			line[k] = plotter.XY{X: sr.X[k], Y: sr.Mean[k]}
-		}
 		l, err := plotter.NewLine(line)
 		if err != nil {
 			return err
 		}
-		l.Color, l.Width = col, vg.Points(1.5)
+		l.Color, l.Width, l.Dashes = col, vg.Points(1.5), plotutil.Dashes(i/len(plotutil.DefaultColors))
+		p.Add(poly, l)
 		label := sr.Label
+		if sr.Select != "" {
+			label += ", " + sr.Select
+		}
 		if sr.Seeds > 1 {
 			label += fmt.Sprintf(" (%d seeds)", sr.Seeds)
 		}
+		thumbs := []plot.Thumbnailer{l}
 		if sr.DivergedSeeds > 0 {
-			label += fmt.Sprintf(" *%d diverged", sr.DivergedSeeds)
+			end, err := plotter.NewScatter(line[len(line)-1:])
+			if err != nil {
+				return err
+			}
+			end.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(5), Shape: draw.CrossGlyph{}}
+			p.Add(end)
+			label += fmt.Sprintf(", diverged (%d of %d seeds) at ×", sr.DivergedSeeds, sr.Seeds)
+			thumbs = append(thumbs, end)
 		}
-		p.Add(poly, l)
-		p.Legend.Add(label, l)
+		legend.Add(label, thumbs...)
 	}
-	return p.Save(8*vg.Inch, 5*vg.Inch, path)
+	r := legend.Rectangle(draw.Canvas{})
+	return saveBeside(p, 6*vg.Inch, 4*vg.Inch, r.Max.X-r.Min.X+vg.Points(18), legend.Draw, path)
+}
+
+// spansDecades reports whether the figure's means are all positive and
+// span more than two decades (a loss that falls from 2 to 0.01, a gap
+// that blows up), where a log axis shows them.
+func (f *Figure) spansDecades() bool {
+	lo, hi := math.Inf(1), 0.0
+	for _, sr := range f.Series {
+		for _, m := range sr.Mean {
+			if math.IsNaN(m) || math.IsInf(m, 0) {
+				continue
+			}
+			if m <= 0 {
+				return false
+			}
+			lo, hi = min(lo, m), max(hi, m)
+		}
+	}
+	return hi > 0 && hi/lo > 100
+}
+
+// saveBeside draws a plot of width w and height h with, in a strip of
+// width side to its right, what drawSide draws there (a legend, a colour
+// bar), and writes it to path in the format its extension names (PNG at
+// 300 dpi, SVG, PDF). The plot widens to hold its title whole.
+func saveBeside(p *plot.Plot, w, h, side vg.Length, drawSide func(draw.Canvas), path string) error {
+	title := p.Title.TextStyle.Rectangle(p.Title.Text)
+	w = max(w, title.Max.X-title.Min.X+vg.Points(24))
+	format := strings.TrimPrefix(filepath.Ext(path), ".")
+	var c vg.CanvasWriterTo
+	if format == "png" {
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w+side, h), vgimg.UseDPI(300))}
+	} else {
+		var err error
+		if c, err = draw.NewFormattedCanvas(w+side, h, format); err != nil {
+			return err
+		}
+	}
+	dc := draw.New(c)
+	p.Draw(draw.Crop(dc, 0, -side, 0, 0))
+	drawSide(draw.Crop(dc, w+vg.Points(6), 0, vg.Points(30), -vg.Points(30)))
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := c.WriteTo(out); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // histogramGrid is a worker x class count grid for a heat map.
@@ -220,7 +419,15 @@ func SaveHistogram(t *artifacts.Table, title, path string) error {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text, p.Y.Label.Text = "worker", "class"
-	pal := moreland.SmoothBlueRed().Palette(255)
-	p.Add(plotter.NewHeatMap(h, pal))
-	return p.Save(vg.Length(max(4, float64(h.workers)*0.3))*vg.Inch, vg.Length(max(3, float64(h.classes)*0.25))*vg.Inch, path)
+	p.X.Tick.Marker, p.Y.Tick.Marker = denseTicks{}, denseTicks{}
+	colours := moreland.SmoothBlueRed()
+	colours.SetMin(0)
+	colours.SetMax(float64(max(1, slices.Max(counts.Ints))))
+	p.Add(plotter.NewHeatMap(h, colours.Palette(255)))
+	bar := plot.New()
+	bar.Title.Text = "samples"
+	bar.HideX()
+	bar.Add(&plotter.ColorBar{ColorMap: colours, Vertical: true})
+	width := vg.Length(max(4, float64(h.workers)*0.3)) * vg.Inch
+	return saveBeside(p, width, vg.Length(max(3, float64(h.classes)*0.25))*vg.Inch, 1.3*vg.Inch, func(c draw.Canvas) { bar.Draw(c) }, path)
 }

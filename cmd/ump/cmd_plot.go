@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/stages/partition"
 	"github.com/urfave/cli/v2"
@@ -27,7 +29,7 @@ func plotCommand() *cli.Command {
 			&cli.StringFlag{Name: "y", Usage: "the rounds-table column to plot (default: the table block's value, else test_acc_mean, objective_gap for the quadratic task)"},
 			&cli.StringFlag{Name: "x", Value: "round", Usage: "round, or bits (bits_sent_per_worker)"},
 			&cli.StringFlag{Name: "out", Value: "plots", Usage: "output directory"},
-			&cli.StringFlag{Name: "format", Value: "png,svg", Usage: "png, svg or both (png,svg)"},
+			&cli.StringFlag{Name: "format", Value: "png,svg", Usage: "a comma-separated list of png (300 dpi), svg and pdf"},
 		},
 		Action: func(c *cli.Context) error {
 			hash, err := oneArg(c, "a manifest hash or unique prefix")
@@ -47,8 +49,8 @@ type plotOptions struct {
 
 func runPlot(ctx context.Context, g globals, hash string, o plotOptions, w io.Writer) error {
 	for _, f := range o.formats {
-		if f != "png" && f != "svg" {
-			return badInput{fmt.Errorf("--format %q: use png, svg or png,svg", f)}
+		if f != "png" && f != "svg" && f != "pdf" {
+			return badInput{fmt.Errorf("--format %q: use png, svg, pdf or a comma-separated list of them, e.g. png,pdf", f)}
 		}
 	}
 	switch o.x {
@@ -86,12 +88,12 @@ func runPlot(ctx context.Context, g globals, hash string, o plotOptions, w io.Wr
 	}
 	for c, fig := range figs {
 		if !slices.ContainsFunc(fig.Series, func(s pipeline.Series) bool { return len(s.X) > 0 }) {
-			fmt.Fprintf(w, "no completed training for %s yet: no curves\n", fig.Title)
+			fmt.Fprintf(w, "no completed training for %s yet: no curves\n", fig.Name)
 			continue
 		}
 		name := "curves"
 		if len(figs) > 1 || len(spec.Columns) > 0 {
-			name = fmt.Sprintf("curves-%d-%s", c+1, fileSafe(fig.Title))
+			name = fmt.Sprintf("curves-%d-%s", c+1, fileSafe(fig.Name))
 		}
 		if err := save(name, fig.Save); err != nil {
 			return err
@@ -112,12 +114,25 @@ func runPlot(ctx context.Context, g globals, hash string, o plotOptions, w io.Wr
 		if err != nil {
 			return err
 		}
-		title := fmt.Sprintf("partition of cell %d: %s", i+1, rep.Plan.Cells[i].LabelString())
+		cfg := &rep.Plan.Cells[i].Config
+		title := fmt.Sprintf("partition of cell %d (%s, %d workers, seed %d)", i+1, partitionLabel(cfg), cfg.Workers, cfg.Seed)
 		if err := save(fmt.Sprintf("partition-cell%d", i+1), func(path string) error { return pipeline.SaveHistogram(t, title, path) }); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// partitionLabel names a cell's partition: its kind and parameters.
+func partitionLabel(cfg *manifests.Manifest) string {
+	if cfg.Partition == nil {
+		return "iid"
+	}
+	parts := []string{cfg.Partition.Kind}
+	for _, k := range slices.Sorted(maps.Keys(cfg.Partition.Params)) {
+		parts = append(parts, fmt.Sprintf("%s=%v", k, cfg.Partition.Params[k]))
+	}
+	return strings.Join(parts, " ")
 }
 
 // fileSafe turns a label into a file name part.

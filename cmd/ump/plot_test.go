@@ -8,9 +8,14 @@ import (
 	"testing"
 )
 
+// TestPlotWritesCurvesAndHeatMaps draws a manifest's figures as PNG (300
+// dpi, the legend in a strip beside the axes), SVG and PDF, with readable
+// labels (parameters at their defaults left out, the tuned lr shown, the
+// layout's labels map applied) and diverged curves marked.
 func TestPlotWritesCurvesAndHeatMaps(t *testing.T) {
 	store := t.TempDir()
-	m := writeFile(t, "m.yaml", strings.Replace(tableManifest, "lr: [0.02, 0.05, 5]", "lr: [0.05]", 1))
+	m := writeFile(t, "m.yaml", strings.NewReplacer("lr: [0.02, 0.05, 5]", "lr: [0.05, 5]",
+		"select: lr}", "select: lr, labels: {objective_gap: optimality gap, ring: a ring}}").Replace(tableManifest))
 	hash := hashOf(t, ump(t, store, "run", m))
 	out := t.TempDir()
 	r := ump(t, store, "plot", "--out", out, hash[:8])
@@ -26,19 +31,42 @@ func TestPlotWritesCurvesAndHeatMaps(t *testing.T) {
 		f.Close()
 		if err != nil {
 			t.Errorf("%s.png: %v", name, err)
-		} else if img.Bounds().Dx() < 500 {
-			t.Errorf("%s.png: %v, want at least 500 pixels wide", name, img.Bounds())
+		} else if img.Bounds().Dx() <= 6*300 || img.Bounds().Dy() != 4*300 {
+			t.Errorf("%s.png: %v, want a 6 x 4 inch plot at 300 dpi and the legend beside it", name, img.Bounds())
 		}
 		svg, _ := os.ReadFile(filepath.Join(out, name+".svg"))
-		if !strings.Contains(string(svg), "<svg") || !strings.Contains(string(svg), "d-sum(alpha=0,beta=0.9) (3 seeds)") {
-			t.Errorf("%s.svg lacks the drawing or the legend", name)
+		for _, want := range []string{"<svg", "d-sum (alpha=0), lr=0.05 (3 seeds)", ">d-sum, lr=0.05 (3 seeds)", "optimality gap"} {
+			if !strings.Contains(string(svg), want) {
+				t.Errorf("%s.svg lacks %q", name, want)
+			}
 		}
+	}
+	if svg, _ := os.ReadFile(filepath.Join(out, "curves-1-topology.kind=ring.svg")); !strings.Contains(string(svg), "topology.kind = a ring") {
+		t.Error("the figure's title does not use the labels map")
+	}
+	pdf := t.TempDir()
+	if r := ump(t, store, "plot", hash, "--format", "pdf", "--out", pdf); r.code != 0 {
+		t.Fatalf("--format pdf: exit %d %s", r.code, r.stderr)
+	}
+	if data, _ := os.ReadFile(filepath.Join(pdf, "curves-1-topology.kind=ring.pdf")); !strings.HasPrefix(string(data), "%PDF") {
+		t.Error("--format pdf did not write a PDF")
+	}
+
+	// Only a diverging lr: the curves stop, marked, and the legend says so.
+	div := writeFile(t, "div.yaml", strings.Replace(tableManifest, "lr: [0.02, 0.05, 5]", "lr: [5]", 1))
+	dh := hashOf(t, ump(t, store, "run", div))
+	divOut := t.TempDir()
+	if r := ump(t, store, "plot", dh, "--format", "svg", "--y", "train_loss", "--out", divOut); r.code != 0 {
+		t.Fatalf("plot of diverged cells: exit %d %s", r.code, r.stderr)
+	}
+	if svg, _ := os.ReadFile(filepath.Join(divOut, "curves-1-topology.kind=ring.svg")); !strings.Contains(string(svg), "diverged (3 of 3 seeds) at ×") {
+		t.Errorf("the legend does not mark the diverged curves:\n%.2000s", svg)
 	}
 	bits := t.TempDir()
 	if r := ump(t, store, "plot", "--x", "bits", "--format", "svg", "--out", bits, hash[:8]); r.code != 0 {
 		t.Errorf("--x bits: exit %d %s", r.code, r.stderr)
 	}
-	if svg, _ := os.ReadFile(filepath.Join(bits, "curves-1-topology.kind=ring.svg")); !strings.Contains(string(svg), "bits_sent_per_worker") {
+	if svg, _ := os.ReadFile(filepath.Join(bits, "curves-1-topology.kind=ring.svg")); !strings.Contains(string(svg), "bits sent per worker") {
 		t.Errorf("--x bits: the figure's x axis is not bits_sent_per_worker")
 	}
 	if r := ump(t, store, "plot", "--y", "no_such_column", "--out", out, hash[:8]); r.code != 2 || !strings.Contains(r.stderr, `no column "no_such_column"`) {
