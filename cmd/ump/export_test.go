@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,5 +102,71 @@ func TestExportsReadByIndependentReaders(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestNotebookReproducesTable executes examples/notebook.ipynb with
+// Debian's nbconvert on a manifest's CSV exports: its table (the tuned
+// lr's mean ± std over seeds per setting) equals `ump table --csv`, and it
+// draws the curve.
+func TestNotebookReproducesTable(t *testing.T) {
+	python := ""
+	for _, p := range []string{"/usr/bin/python3", "python3"} {
+		if exec.Command(p, "-c", "import nbconvert, ipykernel, pandas, matplotlib").Run() == nil {
+			python = p
+			break
+		}
+	}
+	if python == "" {
+		t.Skip("needs python3 with nbconvert, ipykernel, pandas and matplotlib (Debian python3-nbconvert python3-ipykernel python3-pandas python3-matplotlib; .ci/run installs them)")
+	}
+	store, dir := t.TempDir(), t.TempDir()
+	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", tableManifest)))
+	for _, table := range []string{"final", "rounds"} {
+		if r := ump(t, store, "export", "--manifest", hash, "--table", table, "--out", filepath.Join(dir, table+".csv")); r.code != 0 {
+			t.Fatalf("export %s: %s", table, r.stderr)
+		}
+	}
+	nb, err := os.ReadFile("../../examples/notebook.ipynb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "notebook.ipynb"), nb, 0o644)
+	cmd := exec.Command(python, "-m", "nbconvert", "--to", "notebook", "--execute", "--output", "executed.ipynb", "notebook.ipynb")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("executing the notebook: %v\n%s", err, out)
+	}
+	read := func(data string) [][]string {
+		rows, err := csv.NewReader(strings.NewReader(data)).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows[1:]
+	}
+	mine, _ := os.ReadFile(filepath.Join(dir, "table.csv"))
+	ours := read(ump(t, store, "table", hash, "--csv").stdout) // algorithm, topology.kind, mean, std, seeds, lr, status
+	theirs := read(string(mine))                               // topology, alpha, lr, mean, std, seeds
+	key := func(mean, std, lr string) string {
+		m, _ := strconv.ParseFloat(mean, 64)
+		s, _ := strconv.ParseFloat(std, 64)
+		return fmt.Sprintf("%.12g %.12g %s", m, s, lr)
+	}
+	var a, b []string
+	for _, r := range ours {
+		a = append(a, key(r[2], r[3], r[5]))
+	}
+	for _, r := range theirs {
+		b = append(b, key(r[3], r[4], r[2]))
+	}
+	slices.Sort(a)
+	slices.Sort(b)
+	if len(a) == 0 || !slices.Equal(a, b) {
+		t.Errorf("the notebook's entries (mean std lr) %v differ from ump table's %v", b, a)
+	}
+	if f, err := os.Open(filepath.Join(dir, "curve.png")); err != nil {
+		t.Errorf("the notebook drew no curve: %v", err)
+	} else if _, err := png.Decode(f); err != nil {
+		t.Errorf("curve.png: %v", err)
 	}
 }
