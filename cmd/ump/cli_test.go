@@ -214,8 +214,8 @@ func TestResultsUnderAnotherEngine(t *testing.T) {
 	store := t.TempDir()
 	m := writeFile(t, "syn.yaml", strings.Replace(smallManifest, "task: {dataset: quadratic, quadratic: {dim: 30, sigma: 0.5}}", "task: {dataset: synthetic, model: logreg}", 1))
 	gonum := umpEnv(t, []string{"UMP_BLAS=go"}, store, "run", m)
-	if gonum.code != 0 {
-		t.Fatalf("run with UMP_BLAS=go: exit %d\n%s", gonum.code, gonum.stderr)
+	if gonum.code != 0 || !strings.Contains(gonum.stderr, "about 2.5 times slower than with OpenBLAS") {
+		t.Fatalf("run with UMP_BLAS=go: exit %d, want a note on the speed\n%s", gonum.code, gonum.stderr)
 	}
 	hash := hashOf(t, gonum)
 	stopped := ump(t, store, "run", m)

@@ -146,10 +146,14 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	fmt.Fprintf(stdout, "manifest %s\n", plan.Hash)
 	runner := &pipeline.Runner{Store: store, Stages: stgs, Data: g.data, Device: g.device, Progress: stderr, Until: until, Cohort: opts.cohort,
 		Jobs: opts.jobs, OtherEngine: opts.otherEngine, Remote: remote}
-	if blas := nn.BLAS(); strings.HasPrefix(blas, "gonum") && !strings.Contains(blas, "UMP_BLAS") && usesCPUEngine(plan) {
+	if blas := nn.BLAS(); strings.HasPrefix(blas, "gonum") && usesCPUEngine(plan) {
+		fix := "install Debian's libopenblas-dev (`ump doctor` says more)"
+		if strings.Contains(blas, "UMP_BLAS") {
+			fix = "unset UMP_BLAS to use OpenBLAS"
+		}
 		fmt.Fprintf(stderr, "note: the CPU engine computes with %s, about 2.5 times slower than with OpenBLAS (the quickstart takes "+
-			"about 9 minutes instead of 3.5); install Debian's libopenblas-dev (`ump doctor` says more). The engine is part of each "+
-			"cell's key: after installing it, `ump run --other-engine use` keeps what runs now.\n", blas)
+			"about 9 minutes instead of 3.5); %s. The engine is part of each cell's key: `ump run --other-engine use` keeps, "+
+			"on OpenBLAS, what runs now.\n", blas, fix)
 	}
 	out, err := runner.Run(ctx, plan)
 	if err != nil {
