@@ -159,7 +159,8 @@ func refRun(cfg manifests.Manifest) [][]float64 {
 		return z
 	}
 	tracker, restart := alg.String("tracker"), alg.String("momentum_restart")
-	x, v, y, dprev, m, u, xPrev, gPrev, sum := zeros(), zeros(), zeros(), zeros(), zeros(), zeros(), zeros(), zeros(), zeros()
+	x, v, y, dprev, m, u, xPrev, gPrev := zeros(), zeros(), zeros(), zeros(), zeros(), zeros(), zeros(), zeros()
+	var sum [][]float64 // the round's summed directions, from zero each round
 	fstar := q.f(q.xstar())
 	var rows [][]float64
 	for t := 0; t < cfg.Rounds; t++ {

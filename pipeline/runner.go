@@ -283,7 +283,7 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 	}
 	out := Outcome{Cells: len(todo)}
 	groups := map[string][]int{} // cohort key -> its cells, in plan order
-	var alone []int // cells that train on their own (not in a GPU cohort)
+	var alone []int              // cells that train on their own (not in a GPU cohort)
 	for _, i := range todo {
 		if key := stages.CohortKey(&plan.Cells[i].Config); key != "" {
 			groups[key] = append(groups[key], i)

@@ -69,7 +69,6 @@ func newDeviceTrainer(ctx context.Context, env *stages.Env) (*deviceTrainer, err
 	return d, nil
 }
 
-
 // join takes the cell's place in its cohort at its first round, with the
 // initial or restored state.
 func (d *deviceTrainer) join() error {

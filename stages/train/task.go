@@ -99,7 +99,7 @@ func lossBound(data *datasets.Dataset) float64 {
 // quadratic is the heterogeneous quadratic of spec/algorithms.md.
 type quadratic struct{ q *datasets.Quadratic }
 
-func (t *quadratic) x0() []float32     { return make([]float32, t.q.Dim) }
+func (t *quadratic) x0() []float32 { return make([]float32, t.q.Dim) }
 
 func (t *quadratic) grads(round, _ int) algorithms.Grads {
 	return func(step int, x, g [][]float32) error {
@@ -132,7 +132,6 @@ type neural struct {
 	lossCount int
 	lossBound float64
 }
-
 
 func (t *neural) x0() []float32 {
 	p := make([]float32, t.engine.Params())

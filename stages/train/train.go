@@ -235,7 +235,6 @@ func newHostTrainer(ctx context.Context, env *stages.Env) (*hostTrainer, error) 
 	return &hostTrainer{tk: tk, opt: opt, exchange: exchange, k: cfg.LocalSteps}, nil
 }
 
-
 func (h *hostTrainer) round(t int, lr float64, mix algorithms.Mixing, _ bool) error {
 	return h.opt.Round(&algorithms.Round{T: t, K: h.k, LR: lr, Mix: mix, Grad: h.tk.grads(t, h.k), Comm: h.exchange})
 }
