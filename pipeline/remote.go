@@ -253,10 +253,7 @@ func (r *Remote) Resume(ctx context.Context, hash string, index int) ([]Event, s
 }
 
 // attempt is one attempt's uploads of a cell.
-type attempt struct {
-	name, last string // the attempt, its last upload
-	uploads    int
-}
+type attempt struct{ name, last string } // the attempt, its last upload
 
 // attempts lists a cell's attempts that uploaded progress.
 func (r *Remote) attempts(ctx context.Context, hash string, index int) ([]attempt, error) {
@@ -275,7 +272,6 @@ func (r *Remote) attempts(ctx context.Context, hash string, index int) ([]attemp
 			out = append(out, attempt{name: a})
 		}
 		out[len(out)-1].last = name
-		out[len(out)-1].uploads++
 	}
 	return out, nil
 }
@@ -313,46 +309,45 @@ func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*Registration, 
 	for i := range cells {
 		cells[i].Index = i
 	}
-	latest := map[int]string{}
+	last := map[int]map[string]string{} // cell -> attempt -> its last upload
 	for _, name := range names {
-		rest := strings.TrimPrefix(name, "manifests/"+hash+"/cells/")
-		num, rest, _ := strings.Cut(rest, "/")
+		num, rest, _ := strings.Cut(strings.TrimPrefix(name, "manifests/"+hash+"/cells/"), "/")
 		n, err := strconv.Atoi(num)
 		if err != nil || n < 1 || n > len(cells) {
 			continue
 		}
-		switch {
-		case rest == "commit.json":
+		if rest == "commit.json" {
 			if cells[n-1].Commit, err = r.commit(ctx, hash, n-1); err != nil {
 				return nil, nil, err
 			}
-		case strings.HasPrefix(rest, "attempts/"):
-			if strings.Count(rest, "/") == 2 && strings.HasSuffix(rest, "/000001.jsonl") {
-				cells[n-1].Attempts++
+		} else if a, upload, ok := strings.Cut(strings.TrimPrefix(rest, "attempts/"), "/"); ok && upload != "" {
+			if last[n-1] == nil {
+				last[n-1] = map[string]string{}
 			}
-			if name > latest[n-1] {
-				latest[n-1] = name
-			}
+			last[n-1][a] = max(last[n-1][a], name) // uploads are numbered with leading zeros
 		}
 	}
-	for i, name := range latest {
+	for i, uploads := range last {
+		cells[i].Attempts = len(uploads)
 		if cells[i].Commit != nil {
 			continue
 		}
-		raw, err := r.S3.GetNamed(ctx, name)
-		if err != nil {
-			return nil, nil, err
-		}
-		evs, err := decodeEvents(raw, name)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, ev := range evs {
-			if ev.Kind == RoundCompleted {
-				cells[i].Round = max(cells[i].Round, ev.Round)
+		for _, name := range uploads {
+			raw, err := r.S3.GetNamed(ctx, name)
+			if err != nil {
+				return nil, nil, err
 			}
-			if ev.Time.After(cells[i].Uploaded) {
-				cells[i].Uploaded = ev.Time
+			evs, err := decodeEvents(raw, name)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, ev := range evs {
+				if ev.Kind == RoundCompleted {
+					cells[i].Round = max(cells[i].Round, ev.Round)
+				}
+				if ev.Time.After(cells[i].Uploaded) {
+					cells[i].Uploaded = ev.Time
+				}
 			}
 		}
 	}
