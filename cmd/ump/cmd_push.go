@@ -12,7 +12,7 @@ import (
 func pushCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "push",
-		Usage:     "copy a manifest's artifacts and events from the store to the S3 store of --artifacts",
+		Usage:     "copy a manifest's artifacts to the S3 store of --artifacts and commit its finished cells there",
 		ArgsUsage: "HASH",
 		Description: "Blobs already in S3 are skipped. Each finished cell is committed once (a cell that another\n" +
 			"machine committed with other outputs is an error, exit 4); unfinished cells leave their events for a\n" +

@@ -38,7 +38,8 @@ const exitCodesHelp = `EXIT CODES:
         blob it did not repair, or an unexpected error
    2    bad input: a manifest error (file, line and field are named), a bad flag, an unknown hash,
         a manifest over 1 MiB, a sweep over 20,000 cells, a cell too large for the machine's memory,
-        an engine or data that differ from those the manifest's cell keys were pinned with on S3
+        an engine or data that differ from those the manifest's cell keys were pinned with on S3,
+        results recorded under another engine and no --other-engine saying what to do with them
    3    the store is unavailable: another process holds it (its PID is named), it is damaged or not a
         store (what and how to recover are named), it cannot be opened, its disk is full, the S3
         server does not answer or ignores create-only writes, or a pull found pushed events that are
