@@ -311,11 +311,11 @@ func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*Registration, 
 	}
 	last := map[int]map[string]string{} // cell -> attempt -> its last upload
 	for _, name := range names {
-		num, rest, _ := strings.Cut(strings.TrimPrefix(name, "manifests/"+hash+"/cells/"), "/")
-		n, err := strconv.Atoi(num)
-		if err != nil || n < 1 || n > len(cells) {
+		n, rest, ok := cellObject(hash, name)
+		if !ok || n > len(cells) {
 			continue
 		}
+		var err error
 		if rest == "commit.json" {
 			if cells[n-1].Commit, err = r.commit(ctx, hash, n-1); err != nil {
 				return nil, nil, err
@@ -377,22 +377,8 @@ func (r *Runner) importResume(ctx context.Context, plan *manifests.Plan, cell *m
 	if err != nil {
 		return err
 	}
-	known := map[string]bool{}
-	for _, ev := range have {
-		known[identity(ev)] = true
-	}
-	var missing []Event
-	for _, ev := range evs {
-		if !known[identity(ev)] {
-			missing = append(missing, ev)
-		}
-	}
-	for len(missing) > 0 {
-		n := min(len(missing), importChunk)
-		if err := r.Store.Log.Import(missing[:n]); err != nil {
-			return err
-		}
-		missing = missing[n:]
+	if _, err := r.Store.Log.importAbsent(ctx, have, evs); err != nil {
+		return err
 	}
 	p.cellf(cell, "resuming from S3: %s\n", from)
 	return nil
@@ -573,10 +559,17 @@ func (r *Remote) Committed(ctx context.Context, hash string) (map[int]bool, erro
 	}
 	done := map[int]bool{}
 	for _, name := range names {
-		num, rest, _ := strings.Cut(strings.TrimPrefix(name, "manifests/"+hash+"/cells/"), "/")
-		if n, err := strconv.Atoi(num); err == nil && rest == "commit.json" && n >= 1 {
+		if n, rest, ok := cellObject(hash, name); ok && rest == "commit.json" {
 			done[n-1] = true
 		}
 	}
 	return done, nil
+}
+
+// cellObject splits the name of an object under a manifest's cells/ into
+// its cell's number (from 1) and the rest of the name.
+func cellObject(hash, name string) (n int, rest string, ok bool) {
+	num, rest, _ := strings.Cut(strings.TrimPrefix(name, "manifests/"+hash+"/cells/"), "/")
+	n, err := strconv.Atoi(num)
+	return n, rest, err == nil && n >= 1
 }

@@ -101,13 +101,8 @@ func (s *Store) Push(ctx context.Context, hash string, remote *Remote, progress 
 	}
 	inputs := make([]string, len(reg.CellKeys))
 	for i, key := range reg.CellKeys {
-		inputs[i] = "(not run on the pushing machine)"
-		for _, ev := range byCell[key] {
-			if ev.Kind == CellStarted {
-				fp, _ := payloadOf[map[string]string](&ev)
-				inputs[i] = fp["inputs"]
-				break
-			}
+		if inputs[i] = fingerprint(&CellView{Events: byCell[key]})["inputs"]; inputs[i] == "" {
+			inputs[i] = "(not run on the pushing machine)"
 		}
 	}
 	if err := remote.Pin(ctx, regEv, &reg, inputs); err != nil {
@@ -202,33 +197,39 @@ func (s *Store) Pull(ctx context.Context, hash string, remote *Remote, data *dat
 	if err != nil {
 		return st, err
 	}
+	var cells, regs []Event
+	for _, ev := range evs {
+		if ev.Kind == ManifestRegistered {
+			regs = append(regs, ev)
+		} else {
+			cells = append(cells, ev)
+		}
+	}
+	st.Events, err = s.Log.importAbsent(ctx, have, append(cells, regs...))
+	return st, err
+}
+
+// importAbsent imports, in order and in chunks of importChunk, the events
+// that have (the log's own) lacks, and returns how many. Each chunk is one
+// transaction, so an interruption between chunks leaves the log whole.
+func (l *Log) importAbsent(ctx context.Context, have, evs []Event) (int, error) {
 	known := map[string]bool{}
 	for _, ev := range have {
 		known[identity(ev)] = true
 	}
-	var cells, regs []Event
-	for _, ev := range evs {
-		switch {
-		case known[identity(ev)]:
-		case ev.Kind == ManifestRegistered:
-			regs = append(regs, ev)
-		default:
-			cells = append(cells, ev)
-		}
-	}
-	missing := append(cells, regs...)
-	for len(missing) > 0 {
+	missing := slices.DeleteFunc(slices.Clone(evs), func(ev Event) bool { return known[identity(ev)] })
+	done := 0
+	for done < len(missing) {
 		if ctx.Err() != nil {
-			return st, ErrInterrupted
+			return done, ErrInterrupted
 		}
-		n := min(len(missing), importChunk)
-		if err := s.Log.Import(missing[:n]); err != nil {
-			return st, err
+		n := min(len(missing)-done, importChunk)
+		if err := l.Import(missing[done : done+n]); err != nil {
+			return done, err
 		}
-		st.Events += n
-		missing = missing[n:]
+		done += n
 	}
-	return st, nil
+	return done, nil
 }
 
 // importChunk is how many events Pull imports in one transaction, well
@@ -350,13 +351,7 @@ func checkCell(key string, cell *manifests.Cell, evs []Event, stgs []stages.Stag
 // fingerprints recorded them, the local data's digest and the recorded
 // engine.
 func pulledInputs(key string, cell *manifests.Cell, evs []Event, data *datasets.Library) (string, error) {
-	var fp map[string]string
-	for i := range evs {
-		if evs[i].Kind == CellStarted {
-			fp, _ = payloadOf[map[string]string](&evs[i])
-			break
-		}
-	}
+	fp := fingerprint(&CellView{Events: evs})
 	inputs, ok := fp["inputs"]
 	if !ok {
 		digest, err := datasetDigest(&cell.Config, data)
