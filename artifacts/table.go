@@ -240,3 +240,24 @@ func WriteCSV(w io.Writer, t *Table) error {
 	cw.Flush()
 	return cw.Error()
 }
+
+// Formats are the file formats Encode writes, by name.
+var Formats = []string{"csv", "arrow", "parquet"}
+
+// Encode writes the table in a format of Formats: CSV, an Arrow IPC file
+// or Parquet.
+func Encode(t *Table, format string) ([]byte, error) {
+	var b bytes.Buffer
+	var err error
+	switch format {
+	case "csv":
+		err = WriteCSV(&b, t)
+	case "arrow":
+		return WriteArrow(t)
+	case "parquet":
+		err = WriteParquet(&b, t)
+	default:
+		return nil, fmt.Errorf("format %q: use csv, arrow or parquet", format)
+	}
+	return b.Bytes(), err
+}

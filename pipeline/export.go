@@ -31,6 +31,9 @@ var tableSources = map[string]stages.Output{
 // TableNames lists the exportable tables.
 func TableNames() []string { return slices.Sorted(maps.Keys(tableSources)) }
 
+// TableSource is the stage output an exportable table comes from.
+func TableSource(name string) stages.Output { return tableSources[name] }
+
 // Export builds one table over the cells of one or more manifests: the
 // cell parameter columns, then the stage's own columns, cells in plan
 // order, manifests in the order given. Cells without the table (pending,
@@ -58,7 +61,7 @@ func (s *Store) Export(ctx context.Context, reps []*Report, table string, incomp
 			var own *artifacts.Table
 			switch {
 			case st != nil && st.Status != Completed && incomplete:
-				own = partialRounds(&c.Config, cell, st)
+				own = PartialRounds(&c.Config, cell, st)
 			case st == nil || st.Status != Completed:
 				skipped = append(skipped, fmt.Sprintf("%s (%s): %s", at, c.LabelString(), cell.Status))
 				continue
@@ -93,11 +96,11 @@ func (s *Store) Export(ctx context.Context, reps []*Report, table string, incomp
 	return out, skipped, nil
 }
 
-// partialRounds is the rounds table of a cell whose training has not
+// PartialRounds is the rounds table of a cell whose training has not
 // finished (running, interrupted or failed): the metrics its events
 // reported for each evaluated round so far (a round reported again after
 // a resume: the latest report).
-func partialRounds(cfg *manifests.Manifest, cell *CellView, st *StageView) *artifacts.Table {
+func PartialRounds(cfg *manifests.Manifest, cell *CellView, st *StageView) *artifacts.Table {
 	metrics := map[int]map[string]stages.Metric{}
 	for i := range cell.Events {
 		ev := &cell.Events[i]
@@ -152,7 +155,7 @@ func notApplicable(cols []artifacts.Column) []artifacts.Column {
 
 // cellEngine is the engine a cell's fingerprint names.
 func cellEngine(cell *CellView) string {
-	if e := fingerprint(cell)["engine"]; e != "" {
+	if e := cell.Fingerprint()["engine"]; e != "" {
 		return e
 	}
 	return "unknown"

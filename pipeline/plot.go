@@ -33,6 +33,8 @@ type Series struct {
 	X, Mean, Std  []float64
 	Seeds         int
 	DivergedSeeds int
+	Running       int  // seeds still training, or stopped before the end (CurveOptions.Live)
+	Untuned       bool // no choice of the select path has finished yet: Select is the one furthest along
 }
 
 // Figure is one plot: a curve per table row, for one table column.
@@ -133,12 +135,24 @@ func shorten(labels []string) []string {
 	return out
 }
 
+// CurveOptions say what Curves draws.
+type CurveOptions struct {
+	X, Y string // rounds-table columns: "round" or another (bits_sent_per_worker), and the figure
+	// Live adds the rounds that cells still training (or interrupted, or
+	// failed) have reported so far; an entry none of whose choices of the
+	// select path has finished shows the choice whose cells have reported
+	// the most rounds (Series.Untuned).
+	Live bool
+	// Choice, when set, shows the cells of this value of the select path
+	// in every entry, instead of the tuned one.
+	Choice string
+}
+
 // Curves builds the figures of a manifest from the rounds tables: one
 // figure per column of the table layout, one series per row, seeds
 // averaged, and where the layout selects a path (lr) the cells of the
-// selected value only. x is "round" or another column (e.g.
-// bits_sent_per_worker).
-func (s *Store) Curves(ctx context.Context, rep *Report, spec manifests.Table, x, y string) ([]Figure, error) {
+// selected value only.
+func (s *Store) Curves(ctx context.Context, rep *Report, spec manifests.Table, o CurveOptions) ([]Figure, error) {
 	grid, err := s.Grid(ctx, rep, spec)
 	if err != nil {
 		return nil, err
@@ -160,8 +174,9 @@ func (s *Store) Curves(ctx context.Context, rep *Report, spec manifests.Table, x
 		}
 	}
 	figs := make([]Figure, len(grid.ColLabels))
+	shown := make([][]string, len(grid.RowLabels)) // [row][column]: the select value whose cells are drawn
 	for c := range figs {
-		figs[c] = Figure{Name: grid.colHeader(c), Title: rep.Plan.Manifest.Name, X: label(spec, x), Y: label(spec, y)}
+		figs[c] = Figure{Name: grid.ColumnHeader(c), Title: rep.Plan.Manifest.Name, X: label(spec, o.X), Y: label(spec, o.Y)}
 		if len(spec.Columns) > 0 {
 			var parts []string
 			for k, path := range spec.Columns {
@@ -170,10 +185,23 @@ func (s *Store) Curves(ctx context.Context, rep *Report, spec manifests.Table, x
 			figs[c].Title = strings.Join(parts, ", ")
 		}
 		for r := range grid.RowLabels {
+			if c == 0 {
+				shown[r] = make([]string, len(grid.ColLabels))
+			}
 			sr := Series{Label: rows[r]}
-			if e := grid.Entries[r][c]; spec.Select != "" && e.Select != "" {
-				sr.Select = label(spec, spec.Select) + "=" + e.Select
-				if v, err := strconv.ParseFloat(e.Select, 64); err == nil {
+			e := grid.Entries[r][c]
+			choice := e.Select
+			switch {
+			case spec.Select == "":
+			case o.Choice != "":
+				choice = o.Choice
+			case o.Live && e.Missing:
+				choice, sr.Untuned = furthest(rep, spec.Select, grid.Cells[r][c]), true
+			}
+			shown[r][c] = choice
+			if choice != "" {
+				sr.Select = label(spec, spec.Select) + "=" + choice
+				if v, err := strconv.ParseFloat(choice, 64); err == nil {
 					sr.Select = label(spec, spec.Select) + "=" + strconv.FormatFloat(v, 'g', 3, 64)
 				}
 			}
@@ -181,39 +209,39 @@ func (s *Store) Curves(ctx context.Context, rep *Report, spec manifests.Table, x
 		}
 	}
 	sums := map[[2]int]map[float64][]float64{} // (figure, series) -> x -> y per seed
-	for i := range rep.Plan.Cells {
-		cell := &rep.Plan.Cells[i]
-		r := slices.IndexFunc(grid.RowLabels, func(l []string) bool { return slices.Equal(l, valuesAt(cell, spec.Rows)) })
-		c := slices.IndexFunc(grid.ColLabels, func(l []string) bool { return slices.Equal(l, valuesAt(cell, spec.Columns)) })
-		if e := grid.Entries[r][c]; spec.Select != "" && cell.ValueAt(spec.Select) != e.Select {
-			continue
-		}
-		ref, ok := rep.Cells[i].Output(train.Rounds)
-		if !ok {
-			continue
-		}
-		data, err := s.Blobs.Get(ctx, ref)
-		if err != nil {
-			return nil, fmt.Errorf("cell %d: %w", i+1, err)
-		}
-		t, err := artifacts.ReadArrow(data)
-		if err != nil {
-			return nil, fmt.Errorf("cell %d: %w", i+1, err)
-		}
-		xs, ys, err := columnPair(t, x, y)
-		if err != nil {
-			return nil, err
-		}
-		key := [2]int{c, r}
-		if sums[key] == nil {
-			sums[key] = map[float64][]float64{}
-		}
-		for k := range xs {
-			sums[key][xs[k]] = append(sums[key][xs[k]], ys[k])
-		}
-		figs[c].Series[r].Seeds++
-		if rep.Cells[i].Stage(train.Name).Result.Diverged {
-			figs[c].Series[r].DivergedSeeds++
+	for r := range grid.RowLabels {
+		for c := range grid.ColLabels {
+			for _, i := range grid.Cells[r][c] {
+				if spec.Select != "" && rep.Plan.Cells[i].ValueAt(spec.Select) != shown[r][c] {
+					continue
+				}
+				t, done, err := s.roundsOf(ctx, rep, i, o.Live)
+				if err != nil {
+					return nil, fmt.Errorf("cell %d: %w", i+1, err)
+				}
+				if t == nil {
+					continue
+				}
+				xs, ys, err := columnPair(t, o.X, o.Y)
+				if err != nil {
+					return nil, err
+				}
+				key := [2]int{c, r}
+				if sums[key] == nil {
+					sums[key] = map[float64][]float64{}
+				}
+				for k := range xs {
+					sums[key][xs[k]] = append(sums[key][xs[k]], ys[k])
+				}
+				sr := &figs[c].Series[r]
+				sr.Seeds++
+				switch {
+				case !done:
+					sr.Running++
+				case rep.Cells[i].Stage(train.Name).Result.Diverged:
+					sr.DivergedSeeds++
+				}
+			}
 		}
 	}
 	for key, byX := range sums {
@@ -236,6 +264,53 @@ func (s *Store) Curves(ctx context.Context, rep *Report, spec manifests.Table, x
 		}
 	}
 	return figs, nil
+}
+
+// roundsOf is cell i's rounds table, done when its training finished; with
+// live, a cell still training (or stopped) gives the rounds it reported so
+// far. It is nil when the cell has none.
+func (s *Store) roundsOf(ctx context.Context, rep *Report, i int, live bool) (t *artifacts.Table, done bool, err error) {
+	cell := rep.Cells[i]
+	if ref, ok := cell.Output(train.Rounds); ok {
+		data, err := s.Blobs.Get(ctx, ref)
+		if err != nil {
+			return nil, false, err
+		}
+		t, err := artifacts.ReadArrow(data)
+		return t, true, err
+	}
+	st := cell.Stage(train.Name)
+	if !live || st == nil {
+		return nil, false, nil
+	}
+	if t = PartialRounds(&rep.Plan.Cells[i].Config, cell, st); t.Rows() == 0 {
+		return nil, false, nil
+	}
+	return t, false, nil
+}
+
+// furthest is the value of the select path whose cells, among the given
+// ones, have reported the most rounds (the first in plan order on a tie):
+// the choice a live figure shows before any has finished.
+func furthest(rep *Report, path string, cells []int) string {
+	rounds := map[string]int{}
+	var order []string
+	for _, i := range cells {
+		v := rep.Plan.Cells[i].ValueAt(path)
+		if _, ok := rounds[v]; !ok {
+			order, rounds[v] = append(order, v), 0
+		}
+		if st := rep.Cells[i].Stage(train.Name); st != nil {
+			rounds[v] += st.Round
+		}
+	}
+	best := order[0]
+	for _, v := range order[1:] {
+		if rounds[v] > rounds[best] {
+			best = v
+		}
+	}
+	return best
 }
 
 func valuesAt(c *manifests.Cell, paths []string) []string {

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 )
@@ -96,8 +95,12 @@ func (p *publisher) close() {
 	}
 }
 
-// publishedLog is the published file as read at one moment.
-type publishedLog struct{ evs []Event }
+// publishedLog is the published file as read so far, indexed like the
+// Badger log (by kind, manifest, cell and stage key).
+type publishedLog struct {
+	evs   []Event
+	index map[string][]int // index prefix (indexes) -> positions in evs
+}
 
 var _ Events = (*publishedLog)(nil)
 
@@ -109,34 +112,50 @@ func readPublished(dir string) (*publishedLog, error) {
 	if err != nil {
 		return nil, err
 	}
-	var evs []Event
-	r := bufio.NewReader(bytes.NewReader(data))
-	for n := 1; ; n++ {
-		line, err := r.ReadBytes('\n')
-		if err == io.EOF {
-			break // empty, or a line not finished yet
+	p := &publishedLog{index: map[string][]int{}}
+	if _, err := p.read(path, data); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// read appends the whole lines of data, which continue the published
+// file at path after the events already read, and returns how many bytes
+// they took: a last line still being written is left for the next read.
+func (p *publishedLog) read(path string, data []byte) (int, error) {
+	used := 0
+	for {
+		end := bytes.IndexByte(data[used:], '\n')
+		if end < 0 {
+			return used, nil
 		}
+		line := data[used : used+end+1]
+		n := len(p.evs) + 1
 		var ev Event
 		if err := json.Unmarshal(line, &ev); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+			return used, fmt.Errorf("%s:%d: %w", path, n, err)
 		}
 		if ev.Seq != uint64(n) {
-			return nil, fmt.Errorf("%s:%d: event %d out of sequence; the store's holder rewrites the file when it opens the store", path, n, ev.Seq)
+			return used, fmt.Errorf("%s:%d: event %d out of sequence; the store's holder rewrites the file when it opens the store", path, n, ev.Seq)
 		}
-		evs = append(evs, ev)
+		p.add(ev)
+		used += end + 1
 	}
-	return &publishedLog{evs: evs}, nil
+}
+
+// add appends an event and indexes it.
+func (p *publishedLog) add(ev Event) {
+	for _, ix := range indexes(&ev) {
+		p.index[ix] = append(p.index[ix], len(p.evs))
+	}
+	p.evs = append(p.evs, ev)
 }
 
 func (p *publishedLog) filter(index string) ([]Event, error) {
-	var out []Event
-	for i := range p.evs {
-		for _, ix := range indexes(&p.evs[i]) {
-			if ix == index {
-				out = append(out, p.evs[i])
-				break
-			}
-		}
+	at := p.index[index]
+	out := make([]Event, len(at))
+	for i, k := range at {
+		out[i] = p.evs[k]
 	}
 	return out, nil
 }

@@ -416,7 +416,7 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 	// run here under its key.
 	foreign := ""
 	if cellKey(cell, inputs) != key {
-		if foreign = fingerprint(view)["inputs"]; foreign == "" {
+		if foreign = view.Fingerprint()["inputs"]; foreign == "" {
 			return "", false, fmt.Errorf("cell %d (%s): its key %.12s does not follow from this machine's inputs and its events do not record theirs", cell.Index+1, cell.LabelString(), key)
 		}
 		inputs = foreign
@@ -506,9 +506,9 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 	return status, !appended, nil
 }
 
-// fingerprint returns a cell's first CellStarted fingerprint (Fingerprint),
-// or nil.
-func fingerprint(v *CellView) map[string]string {
+// Fingerprint returns the cell's first CellStarted fingerprint (what
+// computed it: engine, inputs, ...), or nil.
+func (v *CellView) Fingerprint() map[string]string {
 	for i := range v.Events {
 		if v.Events[i].Kind == CellStarted {
 			fp, _ := payloadOf[map[string]string](&v.Events[i])

@@ -136,7 +136,7 @@ func OpenReader(dir string) (*Store, error) {
 		return nil, err
 	}
 	pid, what := Holder(dir)
-	return &Store{Dir: dir, Events: evs, Local: local, Blobs: local, Beside: fmt.Sprintf("PID %d (%s)", pid, what),
+	return &Store{Dir: dir, Events: evs, Local: local, Blobs: local, Beside: pidCommand(pid, what),
 		Note: fmt.Sprintf("store %s is in use by PID %d (%s): showing what it has recorded so far", dir, pid, what)}, nil
 }
 
@@ -151,6 +151,9 @@ func Holder(dir string) (pid int, what string) {
 	}
 	return pid, what
 }
+
+// pidCommand describes a process holding a store, as Store.Beside does.
+func pidCommand(pid int, what string) string { return fmt.Sprintf("PID %d (%s)", pid, what) }
 
 // Close closes the log and releases the lock (nothing beside a writer).
 func (s *Store) Close() error {

@@ -48,6 +48,7 @@ type Grid struct {
 	RowLabels [][]string // the values of the row paths, per row
 	ColLabels [][]string // the values of the column paths, per column
 	Entries   [][]Entry  // [row][column]
+	Cells     [][][]int  // [row][column]: the plan indexes of the entry's cells, every choice's
 }
 
 // DefaultTable is the layout when a manifest has no table block: a row per
@@ -68,6 +69,19 @@ func DefaultTable(plan *manifests.Plan, value string) manifests.Table {
 		t.Rows = []string{"algorithm"}
 	}
 	return t
+}
+
+// Layout is how a manifest's results are arranged in tables and figures:
+// its table block, else DefaultTable on test_acc_mean (objective_gap for
+// the quadratic task).
+func Layout(plan *manifests.Plan) manifests.Table {
+	if t := plan.Manifest.Table; t != nil {
+		return *t
+	}
+	if plan.Manifest.Task.Dataset == "quadratic" {
+		return DefaultTable(plan, "objective_gap")
+	}
+	return DefaultTable(plan, "test_acc_mean")
 }
 
 // finalTable reads a cell's final table, or nil when it has none yet.
@@ -101,6 +115,7 @@ func (s *Store) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*G
 		row, col int
 		choices  map[string][]int // select value -> cell indexes
 		order    []string
+		cells    []int // every choice's
 	}
 	groups := map[[2]int]*group{}
 	index := func(labels *[][]string, l []string) int {
@@ -127,16 +142,20 @@ func (s *Store) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*G
 			gr.order = append(gr.order, choice)
 		}
 		gr.choices[choice] = append(gr.choices[choice], i)
+		gr.cells = append(gr.cells, i)
 	}
 	g.Entries = make([][]Entry, len(g.RowLabels))
+	g.Cells = make([][][]int, len(g.RowLabels))
 	for r := range g.Entries {
 		g.Entries[r] = make([]Entry, len(g.ColLabels))
+		g.Cells[r] = make([][]int, len(g.ColLabels))
 		for c := range g.Entries[r] {
 			g.Entries[r][c] = Entry{Missing: true}
 		}
 	}
 	better := func(a, b float64) bool { return (spec.Best == "min" && a < b) || (spec.Best != "min" && a > b) }
 	for _, gr := range groups {
+		g.Cells[gr.row][gr.col] = gr.cells
 		best := Entry{Missing: true}
 		for _, choice := range gr.order {
 			var vals []float64
@@ -209,7 +228,7 @@ func (s *Store) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*G
 // Best returns the best entry of the whole table and its row and column
 // labels; ok is false when no entry has a result yet.
 func (g *Grid) Best() (label string, e Entry, ok bool) {
-	for c, r := range g.bestRow() {
+	for c, r := range g.BestRows() {
 		if r < 0 {
 			continue
 		}
@@ -217,15 +236,15 @@ func (g *Grid) Best() (label string, e Entry, ok bool) {
 		if !ok || (g.Spec.Best == "min" && cand.Mean < e.Mean) || (g.Spec.Best != "min" && cand.Mean > e.Mean) {
 			label, e, ok = strings.Join(g.RowLabels[r], " / "), cand, true
 			if len(g.Spec.Columns) > 0 {
-				label += ", " + g.colHeader(c)
+				label += ", " + g.ColumnHeader(c)
 			}
 		}
 	}
 	return label, e, ok
 }
 
-// bestRow returns, per column, the row with the best mean (-1 if none).
-func (g *Grid) bestRow() []int {
+// BestRows returns, per column, the row with the best mean (-1 if none).
+func (g *Grid) BestRows() []int {
 	out := make([]int, len(g.ColLabels))
 	for c := range out {
 		out[c] = -1
@@ -243,9 +262,9 @@ func (g *Grid) bestRow() []int {
 	return out
 }
 
-// text renders an entry: mean ± std, then each also figure after a
+// Text renders an entry: mean ± std, then each also figure after a
 // slash; * or –.
-func (g *Grid) text(e Entry, pm string) string {
+func (g *Grid) Text(e Entry, pm string) string {
 	switch {
 	case e.Diverged:
 		return "*"
@@ -277,14 +296,18 @@ func (g *Grid) number(v float64) string {
 	return fmt.Sprintf("%.*f", g.Spec.Digits, v)
 }
 
-func (g *Grid) selectNote(e Entry) string {
+// SelectNote is what follows an entry that tuned the select path:
+// " (lr=0.1)".
+func (g *Grid) SelectNote(e Entry) string {
 	if g.Spec.Select == "" || e.Missing || e.Diverged {
 		return ""
 	}
 	return fmt.Sprintf(" (%s=%s)", g.Spec.Select, e.Select)
 }
 
-func (g *Grid) colHeader(c int) string {
+// ColumnHeader is column c's header: its column paths' values, or the
+// figures shown when the layout has no columns.
+func (g *Grid) ColumnHeader(c int) string {
 	if len(g.Spec.Columns) == 0 {
 		return strings.Join(slices.Concat([]string{g.Spec.Value}, g.Spec.Also), " / ")
 	}
@@ -307,20 +330,20 @@ func (g *Grid) Legend() string {
 // Markdown renders the grid as a Markdown table.
 func (g *Grid) Markdown() string {
 	var b strings.Builder
-	best := g.bestRow()
+	best := g.BestRows()
 	b.WriteString("| " + strings.Join(g.Spec.Rows, " / "))
 	for c := range g.ColLabels {
-		b.WriteString(" | " + g.colHeader(c))
+		b.WriteString(" | " + g.ColumnHeader(c))
 	}
 	b.WriteString(" |\n|" + strings.Repeat("---|", len(g.ColLabels)+1) + "\n")
 	for r, labels := range g.RowLabels {
 		b.WriteString("| " + strings.Join(labels, " / "))
 		for c, e := range g.Entries[r] {
-			cell := g.text(e, "±")
+			cell := g.Text(e, "±")
 			if best[c] == r {
 				cell = "**" + cell + "**"
 			}
-			b.WriteString(" | " + cell + g.selectNote(e))
+			b.WriteString(" | " + cell + g.SelectNote(e))
 		}
 		b.WriteString(" |\n")
 	}
@@ -335,22 +358,22 @@ var latexEscape = strings.NewReplacer(`\`, `\textbackslash{}`, "_", `\_`, "%", `
 // column in bold as the paper does.
 func (g *Grid) LaTeX() string {
 	var b strings.Builder
-	best := g.bestRow()
+	best := g.BestRows()
 	b.WriteString("% " + g.Legend() + "\n")
 	b.WriteString(`\begin{tabular}{l` + strings.Repeat("c", len(g.ColLabels)) + "}\n\\toprule\n")
 	b.WriteString(latexEscape.Replace(strings.Join(g.Spec.Rows, " / ")))
 	for c := range g.ColLabels {
-		b.WriteString(" & " + latexEscape.Replace(g.colHeader(c)))
+		b.WriteString(" & " + latexEscape.Replace(g.ColumnHeader(c)))
 	}
 	b.WriteString(` \\` + "\n\\midrule\n")
 	for r, labels := range g.RowLabels {
 		b.WriteString(latexEscape.Replace(strings.Join(labels, " / ")))
 		for c, e := range g.Entries[r] {
-			cell := g.text(e, `$\pm$`)
+			cell := g.Text(e, `$\pm$`)
 			if best[c] == r {
 				cell = `\textbf{` + cell + `}`
 			}
-			b.WriteString(" & " + cell + latexEscape.Replace(g.selectNote(e)))
+			b.WriteString(" & " + cell + latexEscape.Replace(g.SelectNote(e)))
 		}
 		b.WriteString(` \\` + "\n")
 	}

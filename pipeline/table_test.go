@@ -14,7 +14,7 @@ func TestTableNumbers(t *testing.T) {
 			t.Errorf("number(%g) = %q, want %q", v, got, want)
 		}
 	}
-	if got := g.text(Entry{Mean: 0.5, Std: 0.25, Seeds: 3}, "±"); got != "0.5000 ± 0.2500" {
+	if got := g.Text(Entry{Mean: 0.5, Std: 0.25, Seeds: 3}, "±"); got != "0.5000 ± 0.2500" {
 		t.Errorf("text = %q", got)
 	}
 }

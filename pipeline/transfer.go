@@ -101,7 +101,7 @@ func (s *Store) Push(ctx context.Context, hash string, remote *Remote, progress 
 	}
 	inputs := make([]string, len(reg.CellKeys))
 	for i, key := range reg.CellKeys {
-		if inputs[i] = fingerprint(&CellView{Events: byCell[key]})["inputs"]; inputs[i] == "" {
+		if inputs[i] = (&CellView{Events: byCell[key]}).Fingerprint()["inputs"]; inputs[i] == "" {
 			inputs[i] = "(not run on the pushing machine)"
 		}
 	}
@@ -351,7 +351,7 @@ func checkCell(key string, cell *manifests.Cell, evs []Event, stgs []stages.Stag
 // fingerprints recorded them, the local data's digest and the recorded
 // engine.
 func pulledInputs(key string, cell *manifests.Cell, evs []Event, data *datasets.Library) (string, error) {
-	fp := fingerprint(&CellView{Events: evs})
+	fp := (&CellView{Events: evs}).Fingerprint()
 	inputs, ok := fp["inputs"]
 	if !ok {
 		digest, err := datasetDigest(&cell.Config, data)

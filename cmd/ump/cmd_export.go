@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -43,7 +42,7 @@ type exportOptions struct {
 }
 
 func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr io.Writer) error {
-	if !slices.Contains([]string{"csv", "arrow", "parquet"}, o.format) {
+	if !slices.Contains(artifacts.Formats, o.format) {
 		return badInput{fmt.Errorf("--format %q: use csv, arrow or parquet", o.format)}
 	}
 	if !slices.Contains(pipeline.TableNames(), o.table) {
@@ -84,24 +83,9 @@ func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr i
 	for _, s := range skipped {
 		fmt.Fprintf(stderr, "export: left out %s\n", s)
 	}
-	var data []byte
-	switch o.format {
-	case "arrow":
-		if data, err = artifacts.WriteArrow(table); err != nil {
-			return err
-		}
-	case "parquet":
-		var b bytes.Buffer
-		if err := artifacts.WriteParquet(&b, table); err != nil {
-			return err
-		}
-		data = b.Bytes()
-	default:
-		var b bytes.Buffer
-		if err := artifacts.WriteCSV(&b, table); err != nil {
-			return err
-		}
-		data = b.Bytes()
+	data, err := artifacts.Encode(table, o.format)
+	if err != nil {
+		return err
 	}
 	if o.out == "-" {
 		_, err = stdout.Write(data)

@@ -65,14 +65,14 @@ func runPlot(ctx context.Context, g globals, hash string, o plotOptions, w io.Wr
 		return err
 	}
 	defer store.Close()
-	spec := layout(&rep.Plan)
+	spec := pipeline.Layout(&rep.Plan)
 	if o.y == "" {
 		o.y = spec.Value
 	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
 	}
-	figs, err := store.Curves(ctx, rep, spec, o.x, o.y)
+	figs, err := store.Curves(ctx, rep, spec, pipeline.CurveOptions{X: o.x, Y: o.y})
 	if err != nil {
 		return badInput{err}
 	}

@@ -125,7 +125,7 @@ func printSummary(ctx context.Context, w io.Writer, indent string, store *pipeli
 		fmt.Fprintf(w, "%snot started\n", indent)
 		return nil
 	}
-	grid, err := store.Grid(ctx, rep, layout(&rep.Plan))
+	grid, err := store.Grid(ctx, rep, pipeline.Layout(&rep.Plan))
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/pipeline"
 	"github.com/urfave/cli/v2"
 )
 
@@ -52,7 +53,7 @@ func runTable(ctx context.Context, g globals, hash, value string, latex, csv boo
 			return err
 		}
 	}
-	t := layout(&rep.Plan)
+	t := pipeline.Layout(&rep.Plan)
 	if value != "" {
 		t.Value, t.Best = value, manifests.BestFor(value)
 		t.Also = slices.DeleteFunc(slices.Clone(t.Also), func(a string) bool { return a == value })

@@ -69,7 +69,7 @@ func printFinal(ctx context.Context, w io.Writer, store *pipeline.Store, rep *pi
 
 // printTable prints the manifest's table, as `ump table HASH` does.
 func printTable(ctx context.Context, w io.Writer, store *pipeline.Store, rep *pipeline.Report) error {
-	grid, err := store.Grid(ctx, rep, layout(&rep.Plan))
+	grid, err := store.Grid(ctx, rep, pipeline.Layout(&rep.Plan))
 	if err != nil {
 		return err
 	}

@@ -201,7 +201,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				Usage: "the GoMLX backend GPU cells train on: `xla:/abs/path/xla_cuda_plugin.so`, or go for GoMLX's " +
 					"pure-Go backend (default: the CUDA PJRT plugin of an installed jax-cuda package)"},
 		},
-		Commands:       []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand(), submitCommand(), workerCommand(), tableCommand(), plotCommand(), gcCommand(), doctorCommand()},
+		Commands:       []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand(), submitCommand(), workerCommand(), tableCommand(), plotCommand(), serveCommand(), gcCommand(), doctorCommand()},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
 		OnUsageError:   usageError,
 	}
@@ -364,19 +364,6 @@ func openReport(ctx context.Context, g globals, hash, command string) (*pipeline
 	}
 	store.Close()
 	return nil, nil, err
-}
-
-// layout is how table and plot arrange a manifest's results: its table
-// block, else pipeline.DefaultTable on test_acc_mean (objective_gap for
-// the quadratic task).
-func layout(plan *manifests.Plan) manifests.Table {
-	if t := plan.Manifest.Table; t != nil {
-		return *t
-	}
-	if plan.Manifest.Task.Dataset == "quadratic" {
-		return pipeline.DefaultTable(plan, "objective_gap")
-	}
-	return pipeline.DefaultTable(plan, "test_acc_mean")
 }
 
 // findManifest resolves a hash (or unique prefix) to a registration.

@@ -1,0 +1,638 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/stages/evaluate"
+	"github.com/ump-lab/ump/stages/partition"
+	"github.com/ump-lab/ump/stages/topology"
+	"github.com/ump-lab/ump/stages/train"
+)
+
+// num is a figure in JSON: null where it is NaN or infinite (a diverged
+// run), which JSON has no number for.
+type num float64
+
+func (n num) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(n)) || math.IsInf(float64(n), 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(n))
+}
+
+func nums(v []float64) []num {
+	out := make([]num, len(v))
+	for i, x := range v {
+		out[i] = num(x)
+	}
+	return out
+}
+
+// progress is how far a manifest's cells are.
+type progress struct {
+	Cells       int            `json:"cells"`
+	Counts      map[string]int `json:"counts"`
+	RoundsDone  int            `json:"rounds_done"`
+	RoundsTotal int            `json:"rounds_total"`
+	First       *time.Time     `json:"first,omitempty"` // the first and last event of its cells
+	Last        *time.Time     `json:"last,omitempty"`
+	Running     bool           `json:"running"`               // the store's writer is running it now
+	Cell        int            `json:"cell,omitempty"`        // the cell it runs (1-based), when Running
+	ETASeconds  float64        `json:"eta_seconds,omitempty"` // the run's estimate, when Running
+}
+
+func (s *Server) progressOf(rep *pipeline.Report) progress {
+	p := progress{Cells: len(rep.Cells), Counts: rep.Counts()}
+	for i, cell := range rep.Cells {
+		rounds := rep.Plan.Cells[i].Config.Rounds
+		p.RoundsTotal += rounds
+		switch cell.Status {
+		case pipeline.Completed, pipeline.Diverged, pipeline.Failed: // nothing left to run
+			p.RoundsDone += rounds
+		case pipeline.Incomplete:
+			if st := cell.Stage(train.Name); st != nil {
+				p.RoundsDone += min(st.Round, rounds)
+			}
+		}
+	}
+	if first, last := rep.Span(); !first.IsZero() {
+		p.First, p.Last = &first, &last
+	}
+	if snap := s.snapshot(); snap != nil && snap.Manifest == rep.Plan.Hash && snap.State == "running" {
+		p.Running, p.Cell, p.ETASeconds = true, snap.Cell, snap.ETASeconds
+	}
+	return p
+}
+
+// storeView is the home page: the store, its writer and its manifests.
+func (s *Server) storeView(*http.Request) (any, error) {
+	regs, err := s.store.Manifests()
+	if err != nil {
+		return nil, err
+	}
+	type manifest struct {
+		Hash string `json:"hash"`
+		Name string `json:"name"`
+		progress
+	}
+	out := struct {
+		Dir       string             `json:"dir"`
+		State     state              `json:"state"`
+		Note      string             `json:"note,omitempty"`
+		Run       *pipeline.Snapshot `json:"run,omitempty"`
+		Manifests []manifest         `json:"manifests"`
+	}{Dir: s.o.Dir, State: s.state, Note: s.store.Note, Run: s.snapshot(), Manifests: []manifest{}}
+	for i := range regs {
+		rep, err := s.store.Report(&regs[i])
+		if err != nil {
+			return nil, err
+		}
+		out.Manifests = append(out.Manifests, manifest{regs[i].Plan.Hash, regs[i].Plan.Manifest.Name, s.progressOf(rep)})
+	}
+	slices.Reverse(out.Manifests) // the newest first
+	return out, nil
+}
+
+var hashPattern = regexp.MustCompile(`^[0-9a-f]{1,64}$`)
+
+// report finds the manifest the URL names, by its hash or a unique prefix.
+func (s *Server) report(r *http.Request) (*pipeline.Report, error) {
+	hash := r.PathValue("hash")
+	if !hashPattern.MatchString(hash) {
+		return nil, badRequest("%q is not a manifest hash (up to 64 lowercase hex digits)", hash)
+	}
+	reg, err := s.store.FindManifest(hash)
+	if err != nil {
+		return nil, notFound("%v", err)
+	}
+	return s.store.Report(reg)
+}
+
+// cellIndex is the cell the URL names (from 1, as ump counts), as a plan index.
+func cellIndex(rep *pipeline.Report, v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > len(rep.Cells) {
+		return 0, notFound("manifest %.12s has cells 1 to %d, not %q", rep.Plan.Hash, len(rep.Cells), v)
+	}
+	return n - 1, nil
+}
+
+// oneOf checks a query parameter against the values it may take; "" takes
+// the default.
+func oneOf(r *http.Request, name, def string, allowed []string) (string, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return def, nil
+	}
+	if !slices.Contains(allowed, v) {
+		return "", badRequest("%s=%q: use one of %s", name, v, strings.Join(allowed, ", "))
+	}
+	return v, nil
+}
+
+// cellSummary is a cell in lists.
+type cellSummary struct {
+	N      int    `json:"n"`
+	Label  string `json:"label"`
+	Status string `json:"status"`
+	Round  int    `json:"round"`
+	Rounds int    `json:"rounds"`
+	Key    string `json:"key"`
+}
+
+func summarise(rep *pipeline.Report, i int) cellSummary {
+	cell := rep.Cells[i]
+	c := cellSummary{N: i + 1, Label: rep.Plan.Cells[i].LabelString(), Status: cell.Status,
+		Rounds: rep.Plan.Cells[i].Config.Rounds, Key: cell.Key}
+	if st := cell.Stage(train.Name); st != nil {
+		c.Round = st.Round // a diverged cell's last: where it stopped
+		if st.Status == pipeline.Completed && !st.Result.Diverged {
+			c.Round = c.Rounds
+		}
+	}
+	return c
+}
+
+// manifestView is a manifest's page: progress, layout, the choices its
+// figures offer, its cells and the normalised manifest.
+func (s *Server) manifestView(r *http.Request) (any, error) {
+	rep, err := s.report(r)
+	if err != nil {
+		return nil, err
+	}
+	spec := pipeline.Layout(&rep.Plan)
+	cells := make([]cellSummary, len(rep.Cells))
+	for i := range cells {
+		cells[i] = summarise(rep, i)
+	}
+	var incomplete bool
+	for _, c := range rep.Cells {
+		incomplete = incomplete || c.Status == pipeline.Incomplete || c.Status == pipeline.Failed
+	}
+	return struct {
+		Hash       string             `json:"hash"`
+		Name       string             `json:"name"`
+		Progress   progress           `json:"progress"`
+		Layout     manifests.Table    `json:"layout"`
+		Figures    []string           `json:"figures"`    // final-table figures the table can show
+		Columns    []string           `json:"columns"`    // rounds-table columns the curves can show
+		Choices    []string           `json:"choices"`    // the select path's values
+		Tables     []string           `json:"tables"`     // exportable tables
+		Formats    []string           `json:"formats"`    // export formats
+		Unfinished bool               `json:"unfinished"` // some cell has rounds but no rounds table
+		Cells      []cellSummary      `json:"cells"`
+		Manifest   manifests.Manifest `json:"manifest"`
+	}{rep.Plan.Hash, rep.Plan.Manifest.Name, s.progressOf(rep), spec, figures(&rep.Plan), roundsColumns(&rep.Plan),
+		choices(&rep.Plan, spec.Select), pipeline.TableNames(), artifacts.Formats, incomplete, cells, rep.Plan.Manifest}, nil
+}
+
+// roundsColumns are the rounds-table columns of the manifest's cells (the
+// first cell's: the columns depend only on the task and the exchange).
+func roundsColumns(plan *manifests.Plan) []string {
+	if len(plan.Cells) == 0 {
+		return nil
+	}
+	return train.Columns(&plan.Cells[0].Config)
+}
+
+// figures are the final-table figures a table can show: the rounds
+// columns but round, the accuracies first.
+func figures(plan *manifests.Plan) []string {
+	var first, rest []string
+	for _, c := range roundsColumns(plan) {
+		switch c {
+		case "round":
+		case "test_acc_mean", "consensus_acc":
+			first = append(first, c)
+		default:
+			rest = append(rest, c)
+		}
+	}
+	return append(first, rest...)
+}
+
+// choices are the values the plan's cells take at the select path, in
+// plan order.
+func choices(plan *manifests.Plan, path string) []string {
+	if path == "" {
+		return []string{}
+	}
+	out := []string{}
+	for i := range plan.Cells {
+		if v := plan.Cells[i].ValueAt(path); !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// layoutFor is the manifest's layout showing the figure ?value= names.
+func layoutFor(r *http.Request, plan *manifests.Plan) (manifests.Table, error) {
+	spec := pipeline.Layout(plan)
+	value, err := oneOf(r, "value", spec.Value, figures(plan))
+	if err != nil {
+		return spec, err
+	}
+	if value != spec.Value {
+		spec.Value, spec.Best = value, manifests.BestFor(value)
+		spec.Also = slices.DeleteFunc(slices.Clone(spec.Also), func(a string) bool { return a == value })
+	}
+	return spec, nil
+}
+
+// tableView is the manifest's table as `ump table` lays it out (--value:
+// ?value=), each entry with its cells.
+func (s *Server) tableView(r *http.Request) (any, error) {
+	rep, err := s.report(r)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := layoutFor(r, &rep.Plan)
+	if err != nil {
+		return nil, err
+	}
+	grid, err := s.store.Grid(r.Context(), rep, spec)
+	if err != nil {
+		return nil, err
+	}
+	type entry struct {
+		Text     string `json:"text"`
+		Note     string `json:"note"`
+		Best     bool   `json:"best"`
+		Diverged bool   `json:"diverged"`
+		Missing  bool   `json:"missing"`
+		Mean     num    `json:"mean"`
+		Cells    []int  `json:"cells"`
+	}
+	type row struct {
+		Label   string  `json:"label"`
+		Entries []entry `json:"entries"`
+	}
+	out := struct {
+		RowHeader string          `json:"row_header"`
+		Columns   []string        `json:"columns"`
+		Rows      []row           `json:"rows"`
+		Legend    string          `json:"legend"`
+		Layout    manifests.Table `json:"layout"`
+	}{RowHeader: strings.Join(spec.Rows, " / "), Legend: grid.Legend(), Layout: spec}
+	for c := range grid.ColLabels {
+		out.Columns = append(out.Columns, grid.ColumnHeader(c))
+	}
+	best := grid.BestRows()
+	for r, labels := range grid.RowLabels {
+		rw := row{Label: strings.Join(labels, " / ")}
+		for c, e := range grid.Entries[r] {
+			cells := make([]int, len(grid.Cells[r][c]))
+			for k, i := range grid.Cells[r][c] {
+				cells[k] = i + 1
+			}
+			rw.Entries = append(rw.Entries, entry{Text: grid.Text(e, "±"), Note: grid.SelectNote(e), Best: best[c] == r,
+				Diverged: e.Diverged, Missing: e.Missing, Mean: num(e.Mean), Cells: cells})
+		}
+		out.Rows = append(out.Rows, rw)
+	}
+	return out, nil
+}
+
+// entryView is one table entry: its cells grouped by the select path's
+// value, each with its final figure, the chosen group marked.
+func (s *Server) entryView(r *http.Request) (any, error) {
+	rep, err := s.report(r)
+	if err != nil {
+		return nil, err
+	}
+	spec, err := layoutFor(r, &rep.Plan)
+	if err != nil {
+		return nil, err
+	}
+	grid, err := s.store.Grid(r.Context(), rep, spec)
+	if err != nil {
+		return nil, err
+	}
+	row, err1 := strconv.Atoi(r.PathValue("row"))
+	col, err2 := strconv.Atoi(r.PathValue("column"))
+	if err1 != nil || err2 != nil || row < 0 || row >= len(grid.RowLabels) || col < 0 || col >= len(grid.ColLabels) {
+		return nil, notFound("manifest %.12s's table has rows 0 to %d and columns 0 to %d, not %q, %q",
+			rep.Plan.Hash, len(grid.RowLabels)-1, len(grid.ColLabels)-1, r.PathValue("row"), r.PathValue("column"))
+	}
+	e := grid.Entries[row][col]
+	type cell struct {
+		cellSummary
+		Value num `json:"value"`
+	}
+	type choice struct {
+		Value    string `json:"value"`
+		Selected bool   `json:"selected"`
+		Cells    []cell `json:"cells"`
+	}
+	out := struct {
+		Row    string   `json:"row"`
+		Column string   `json:"column"`
+		Value  string   `json:"value"`
+		Select string   `json:"select"`
+		Text   string   `json:"text"`
+		Note   string   `json:"note"`
+		Groups []choice `json:"groups"`
+	}{Row: strings.Join(grid.RowLabels[row], " / "), Column: grid.ColumnHeader(col), Value: spec.Value, Select: spec.Select,
+		Text: grid.Text(e, "±"), Note: grid.SelectNote(e)}
+	for _, i := range grid.Cells[row][col] {
+		v := ""
+		if spec.Select != "" {
+			v = rep.Plan.Cells[i].ValueAt(spec.Select)
+		}
+		k := slices.IndexFunc(out.Groups, func(g choice) bool { return g.Value == v })
+		if k < 0 {
+			out.Groups = append(out.Groups, choice{Value: v, Selected: !e.Missing && v == e.Select})
+			k = len(out.Groups) - 1
+		}
+		value, err := s.finalFigure(r, rep, i, spec.Value)
+		if err != nil {
+			return nil, err
+		}
+		out.Groups[k].Cells = append(out.Groups[k].Cells, cell{summarise(rep, i), num(value)})
+	}
+	return out, nil
+}
+
+// finalFigure is a cell's figure in its final table, NaN when it has none.
+func (s *Server) finalFigure(r *http.Request, rep *pipeline.Report, i int, name string) (float64, error) {
+	ref, ok := rep.Cells[i].Output(evaluate.Final)
+	if !ok {
+		return math.NaN(), nil
+	}
+	t, err := s.table(r, ref)
+	if err != nil {
+		return 0, fmt.Errorf("cell %d: %w", i+1, err)
+	}
+	if c := t.Column(name); c != nil && len(c.Floats) > 0 {
+		return c.Floats[0], nil
+	}
+	return math.NaN(), nil
+}
+
+// table reads a table blob.
+func (s *Server) table(r *http.Request, ref artifacts.Ref) (*artifacts.Table, error) {
+	data, err := s.store.Blobs.Get(r.Context(), ref)
+	if err != nil {
+		return nil, err
+	}
+	return artifacts.ReadArrow(data)
+}
+
+// curvesView is the manifest's figures as `ump plot` draws them, with the
+// rounds that unfinished cells reported so far: ?x= (round or
+// bits_sent_per_worker), ?y= (a rounds column), ?choice= (a value of the
+// select path instead of the tuned one).
+func (s *Server) curvesView(r *http.Request) (any, error) {
+	rep, err := s.report(r)
+	if err != nil {
+		return nil, err
+	}
+	spec := pipeline.Layout(&rep.Plan)
+	cols := roundsColumns(&rep.Plan)
+	o := pipeline.CurveOptions{Live: true}
+	if o.X, err = oneOf(r, "x", "round", []string{"round", "bits_sent_per_worker"}); err != nil {
+		return nil, err
+	}
+	if o.Y, err = oneOf(r, "y", spec.Value, cols); err != nil {
+		return nil, err
+	}
+	if o.Choice, err = oneOf(r, "choice", "", choices(&rep.Plan, spec.Select)); err != nil {
+		return nil, err
+	}
+	figs, err := s.store.Curves(r.Context(), rep, spec, o)
+	if err != nil {
+		return nil, err
+	}
+	type series struct {
+		Label    string `json:"label"`
+		Select   string `json:"select"`
+		Untuned  bool   `json:"untuned"`
+		X        []num  `json:"x"`
+		Mean     []num  `json:"mean"`
+		Std      []num  `json:"std"`
+		Seeds    int    `json:"seeds"`
+		Diverged int    `json:"diverged"`
+		Running  int    `json:"running"`
+	}
+	type figure struct {
+		Name   string   `json:"name"`
+		Title  string   `json:"title"`
+		X      string   `json:"x"`
+		Y      string   `json:"y"`
+		Series []series `json:"series"`
+	}
+	out := []figure{}
+	for _, f := range figs {
+		fig := figure{Name: f.Name, Title: f.Title, X: f.X, Y: f.Y}
+		for _, sr := range f.Series {
+			fig.Series = append(fig.Series, series{sr.Label, sr.Select, sr.Untuned, nums(sr.X), nums(sr.Mean), nums(sr.Std),
+				sr.Seeds, sr.DivergedSeeds, sr.Running})
+		}
+		out = append(out, fig)
+	}
+	return out, nil
+}
+
+// cellView is a cell's page: its configuration, fingerprint, stages with
+// their keys, inputs and outputs, its partition and mixing matrices, and
+// its rounds so far.
+func (s *Server) cellView(r *http.Request) (any, error) {
+	rep, err := s.report(r)
+	if err != nil {
+		return nil, err
+	}
+	i, err := cellIndex(rep, r.PathValue("cell"))
+	if err != nil {
+		return nil, err
+	}
+	cell := rep.Cells[i]
+	type output struct {
+		Name string        `json:"name"`
+		Ref  artifacts.Ref `json:"ref"`
+	}
+	type stage struct {
+		Name     string          `json:"name"`
+		Status   string          `json:"status"`
+		Key      string          `json:"key"`
+		Cached   bool            `json:"cached"`
+		Restarts int             `json:"restarts"`
+		Inputs   []string        `json:"inputs"`
+		Outputs  []output        `json:"outputs"`
+		Summary  json.RawMessage `json:"summary,omitempty"`
+		Diverged bool            `json:"diverged"`
+		Error    string          `json:"error,omitempty"`
+		Round    int             `json:"round"`
+		Rounds   int             `json:"rounds"`
+	}
+	type histogram struct {
+		Workers int     `json:"workers"`
+		Classes int     `json:"classes"`
+		Counts  []int64 `json:"counts"` // worker-major
+	}
+	type mixing struct {
+		From  int     `json:"from_round"`
+		Edges int     `json:"edges"`
+		Gap   float64 `json:"spectral_gap"`
+	}
+	out := struct {
+		cellSummary
+		Manifest    string            `json:"manifest"`
+		Name        string            `json:"name"`
+		Config      json.RawMessage   `json:"config"`
+		Fingerprint map[string]string `json:"fingerprint"`
+		Stages      []stage           `json:"stages"`
+		Histogram   *histogram        `json:"histogram"`
+		Mixing      []mixing          `json:"mixing"`
+		RoundsTable map[string][]num  `json:"rounds_table"` // column -> values, finished or so far
+		Tables      []string          `json:"tables"`       // exportable for this cell
+	}{cellSummary: summarise(rep, i), Manifest: rep.Plan.Hash, Name: rep.Plan.Manifest.Name,
+		Config: manifests.CanonicalJSON(rep.Plan.Cells[i].Config), Fingerprint: cell.Fingerprint(), Stages: []stage{}, Tables: []string{}}
+	for _, st := range cell.Stages {
+		v := stage{Name: st.Name, Status: st.Status, Key: st.Key, Cached: st.Cached, Restarts: st.Restarts, Inputs: st.Inputs,
+			Outputs: []output{}, Error: st.Error, Round: st.Round, Rounds: st.Rounds}
+		if st.Result != nil {
+			for _, name := range slices.Sorted(maps.Keys(st.Result.Outputs)) {
+				v.Outputs = append(v.Outputs, output{name, st.Result.Outputs[name]})
+			}
+			v.Summary, v.Diverged = st.Result.Summary, st.Result.Diverged
+		}
+		out.Stages = append(out.Stages, v)
+	}
+	if ref, ok := cell.Output(partition.Histogram); ok {
+		t, err := s.table(r, ref)
+		if err != nil {
+			return nil, err
+		}
+		w, c, counts := t.Column("worker"), t.Column("class"), t.Column("count")
+		if w != nil && c != nil && counts != nil && len(counts.Ints) > 0 {
+			out.Histogram = &histogram{int(slices.Max(w.Ints)) + 1, int(slices.Max(c.Ints)) + 1, counts.Ints}
+		}
+	}
+	if ref, ok := cell.Output(topology.Mixing); ok {
+		t, err := s.table(r, ref)
+		if err != nil {
+			return nil, err
+		}
+		rounds, gaps, is, js := t.Column("round").Ints, t.Column("spectral_gap").Floats, t.Column("i").Ints, t.Column("j").Ints
+		for k := 0; k < len(rounds); {
+			m := mixing{From: int(rounds[k]), Gap: gaps[k]}
+			for ; k < len(rounds) && rounds[k] == int64(m.From); k++ {
+				if is[k] < js[k] {
+					m.Edges++
+				}
+			}
+			out.Mixing = append(out.Mixing, m)
+		}
+	}
+	var rounds *artifacts.Table
+	if ref, ok := cell.Output(train.Rounds); ok {
+		if rounds, err = s.table(r, ref); err != nil {
+			return nil, err
+		}
+	} else if st := cell.Stage(train.Name); st != nil {
+		rounds = pipeline.PartialRounds(&rep.Plan.Cells[i].Config, cell, st)
+	}
+	if rounds != nil {
+		out.RoundsTable = map[string][]num{}
+		for _, c := range rounds.Columns {
+			if c.Ints != nil {
+				out.RoundsTable[c.Name] = make([]num, len(c.Ints))
+				for k, v := range c.Ints {
+					out.RoundsTable[c.Name][k] = num(v)
+				}
+			} else if c.Floats != nil {
+				out.RoundsTable[c.Name] = nums(c.Floats)
+			}
+		}
+	}
+	for _, name := range pipeline.TableNames() {
+		if _, ok := cell.Output(pipeline.TableSource(name)); ok {
+			out.Tables = append(out.Tables, name)
+		}
+	}
+	return out, nil
+}
+
+// export answers a table of the manifest (?table=, ?format=) as `ump
+// export` writes it: every cell, or ?cell=N alone; ?incomplete=1 adds
+// the rounds unfinished cells reported so far (--include-incomplete).
+func (s *Server) export(w http.ResponseWriter, r *http.Request) {
+	s.mu.RLock()
+	data, name, err := s.exportData(r)
+	s.mu.RUnlock()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	types := map[string]string{"csv": "text/csv; charset=utf-8", "arrow": "application/vnd.apache.arrow.file", "parquet": "application/vnd.apache.parquet"}
+	w.Header().Set("Content-Type", types[r.URL.Query().Get("format")])
+	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", name))
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(data)
+}
+
+func (s *Server) exportData(r *http.Request) ([]byte, string, error) {
+	rep, err := s.report(r)
+	if err != nil {
+		return nil, "", err
+	}
+	q := r.URL.Query()
+	table, err := oneOf(r, "table", "", pipeline.TableNames())
+	if err == nil && table == "" {
+		err = badRequest("table=: say which, one of %s", strings.Join(pipeline.TableNames(), ", "))
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	format, err := oneOf(r, "format", "", artifacts.Formats)
+	if err == nil && format == "" {
+		err = badRequest("format=: say which, one of %s", strings.Join(artifacts.Formats, ", "))
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	incomplete := q.Get("incomplete") == "1"
+	if incomplete && table != "rounds" {
+		return nil, "", badRequest("incomplete=1: only the rounds table has rows before a cell finishes (not %s)", table)
+	}
+	name := fmt.Sprintf("%s-%.12s-%s", fileSafe(rep.Plan.Manifest.Name), rep.Plan.Hash, table)
+	if v := q.Get("cell"); v != "" {
+		i, err := cellIndex(rep, v)
+		if err != nil {
+			return nil, "", err
+		}
+		one := *rep
+		one.Plan.Cells, one.CellKeys, one.Cells = rep.Plan.Cells[i:i+1], rep.CellKeys[i:i+1], rep.Cells[i:i+1]
+		rep = &one
+		name += fmt.Sprintf("-cell%d", i+1)
+	}
+	t, _, err := s.store.Export(r.Context(), []*pipeline.Report{rep}, table, incomplete)
+	if err != nil {
+		return nil, "", err
+	}
+	data, err := artifacts.Encode(t, format)
+	return data, name + "." + format, err
+}
+
+// fileSafe keeps letters, digits, '-', '_' and '.' of a name for a file name.
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, s)
+}

@@ -1,0 +1,496 @@
+// ump serve: the page. Routes (in the URL's fragment):
+//   #/                     the store's manifests
+//   #/m/HASH               a manifest: table, curves, cells, downloads
+//   #/m/HASH/entry/R/C     one table entry: its cells by tuned value
+//   #/m/HASH/cell/N        one cell: configuration, stages, partition, mixing
+// The server says by server-sent events when the store changed; the page
+// then fetches its view again.
+"use strict";
+
+const main = document.getElementById("main");
+const tooltip = document.getElementById("tooltip");
+const SVG = "http://www.w3.org/2000/svg";
+const palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+
+// Per-manifest choices the user made: table figure, curve axes, lr.
+const choice = { value: {}, x: {}, y: {}, pick: {}, cellY: {} };
+
+// el builds an HTML element: attributes (text: its text, on*: listeners),
+// then children (strings become text).
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  setAttrs(e, attrs);
+  for (const k of kids.flat(Infinity)) if (k !== null && k !== undefined && k !== false) e.append(k);
+  return e;
+}
+
+function sv(tag, attrs, ...kids) {
+  const e = document.createElementNS(SVG, tag);
+  setAttrs(e, attrs);
+  for (const k of kids.flat(Infinity)) if (k) e.append(k);
+  return e;
+}
+
+function setAttrs(e, attrs) {
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "text") e.textContent = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+}
+
+async function get(url) {
+  const r = await fetch(url, { cache: "no-store" });
+  let body;
+  try { body = await r.json(); } catch { body = {}; }
+  if (!r.ok) throw new Error(body.error || `${r.status} ${r.statusText}`);
+  return body;
+}
+
+// Formatting.
+const short = (h) => h.slice(0, 12);
+const pad = (n) => String(n).padStart(2, "0");
+function when(iso) {
+  if (!iso) return "–";
+  const d = new Date(iso);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+function duration(s) {
+  if (s === null || s === undefined || !isFinite(s)) return "–";
+  s = Math.round(s);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${pad(s % 60)}s`;
+  return `${Math.floor(s / 3600)}h ${pad(Math.floor(s % 3600 / 60))}m`;
+}
+function spanSeconds(p) {
+  return p.first && p.last ? (new Date(p.last) - new Date(p.first)) / 1000 : null;
+}
+function fmt(v, digits = 4) {
+  if (v === null || v === undefined) return "–";
+  if (Math.abs(v) >= 1e6 || (v !== 0 && Math.abs(v) < 1e-3)) return v.toExponential(2);
+  return Number(v.toFixed(digits)).toString();
+}
+
+function badge(status, n) {
+  return el("span", { class: `badge ${status}`, text: n === undefined ? status : `${n} ${status}` });
+}
+function counts(c) {
+  return ["completed", "diverged", "failed", "incomplete", "pending"].filter((s) => c[s]).map((s) => badge(s, c[s]));
+}
+function bar(done, total) {
+  const fill = el("span");
+  fill.style.width = `${total ? (100 * done / total).toFixed(1) : 0}%`;
+  return el("span", { class: "bar", title: `${done} of ${total} rounds` }, fill);
+}
+function percent(done, total) {
+  return total ? `${Math.floor(100 * done / total)}%` : "–";
+}
+function select(label, values, current, onchange, names) {
+  const s = el("select", { "aria-label": label, onchange: (e) => onchange(e.target.value) },
+    values.map((v, i) => el("option", { value: v, text: names ? names[i] : v, selected: v === current ? "" : null })));
+  return el("label", {}, `${label} `, s);
+}
+function crumbs(...parts) {
+  const out = el("div", { class: "crumbs" });
+  parts.forEach((p, i) => {
+    if (i) out.append(" › ");
+    out.append(p[1] ? el("a", { href: p[1], text: p[0] }) : p[0]);
+  });
+  return out;
+}
+function section(title, ...kids) {
+  return el("section", {}, el("h2", { text: title }), ...kids);
+}
+function downloads(hash, tables, formats, cell, unfinished) {
+  const rows = tables.map((t) => el("tr", {}, el("td", { text: t }),
+    el("td", {}, formats.map((f) => el("a", {
+      href: `/api/manifests/${hash}/export?table=${t}&format=${f}${cell ? `&cell=${cell}` : ""}`,
+      download: "", class: "download", "data-table": t, "data-format": f, text: f,
+    })))));
+  if (unfinished) {
+    rows.push(el("tr", {}, el("td", { text: "rounds, with unfinished cells' rounds so far" }),
+      el("td", {}, formats.map((f) => el("a", {
+        href: `/api/manifests/${hash}/export?table=rounds&format=${f}&incomplete=1${cell ? `&cell=${cell}` : ""}`,
+        download: "", text: f,
+      })))));
+  }
+  return el("table", { class: "downloads" }, el("tr", {}, el("th", { text: "table" }), el("th", { text: "download (as ump export writes it)" })), rows);
+}
+
+// ---- charts -------------------------------------------------------------
+
+// ticks returns about n round numbers spanning [lo, hi].
+function ticks(lo, hi, n) {
+  if (!(hi > lo)) return [lo];
+  let step = Math.pow(10, Math.floor(Math.log10((hi - lo) / n)));
+  for (const m of [1, 2, 5, 10]) if (m * step * n >= hi - lo) { step *= m; break; }
+  const out = [];
+  for (let k = Math.ceil(lo / step); k * step <= hi + step * 1e-9; k++) out.push(+(k * step).toPrecision(12));
+  return out;
+}
+
+// chart draws a figure: per series the mean over seeds with a band of ±
+// one standard deviation, a cross where a diverged curve stops, a dot
+// where a running one has got to, the legend beside it; a log y axis when
+// the means span more than two decades, as `ump plot` does.
+function chart(fig) {
+  const W = 600, H = 340, L = 62, R = 14, T = 26, B = 44;
+  const series = fig.series.map((s, i) => {
+    const pts = [];
+    s.x.forEach((x, k) => {
+      if (s.mean[k] !== null && x !== null) pts.push({ x, m: s.mean[k], sd: s.std[k] || 0 });
+    });
+    return { ...s, pts, color: palette[i % palette.length], dash: i >= palette.length ? "6 3" : null };
+  });
+  const all = series.flatMap((s) => s.pts);
+  const means = all.map((p) => p.m);
+  const logY = means.length > 0 && means.every((m) => m > 0) && Math.max(...means) / Math.min(...means) > 100;
+  const svg = sv("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": fig.title });
+  svg.append(sv("text", { x: L, y: 16, class: "title" }, document.createTextNode(fig.title)));
+  if (!all.length) {
+    svg.append(sv("text", { x: W / 2, y: H / 2, "text-anchor": "middle", class: "empty" }, document.createTextNode("no rounds reported yet")));
+    return el("figure", { class: "chart", "data-name": fig.name }, svg);
+  }
+  let x0 = Math.min(...all.map((p) => p.x)), x1 = Math.max(...all.map((p) => p.x));
+  if (x0 === x1) { x0 -= 1; x1 += 1; }
+  let y0, y1;
+  if (logY) {
+    y0 = Math.log10(Math.min(...means.map((m) => m))) ; y1 = Math.log10(Math.max(...means));
+  } else {
+    y0 = Math.min(...all.map((p) => p.m - p.sd)); y1 = Math.max(...all.map((p) => p.m + p.sd));
+  }
+  if (y0 === y1) { y0 -= 0.5; y1 += 0.5; }
+  const padY = (y1 - y0) * 0.04; y0 -= padY; y1 += padY;
+  const X = (x) => L + (x - x0) / (x1 - x0) * (W - L - R);
+  const Y = (y) => T + (1 - ((logY ? Math.log10(Math.max(y, 1e-300)) : y) - y0) / (y1 - y0)) * (H - T - B);
+  // grid, axes, ticks
+  for (const t of ticks(x0, x1, 8)) {
+    svg.append(sv("line", { x1: X(t), x2: X(t), y1: T, y2: H - B, class: "grid" }));
+    svg.append(sv("text", { x: X(t), y: H - B + 15, "text-anchor": "middle" }, document.createTextNode(String(t))));
+  }
+  const yt = logY ? ticks(Math.ceil(y0), Math.floor(y1), 6).filter(Number.isInteger).map((e) => Math.pow(10, e)) : ticks(y0, y1, 7);
+  for (const t of yt) {
+    svg.append(sv("line", { x1: L, x2: W - R, y1: Y(t), y2: Y(t), class: "grid" }));
+    svg.append(sv("text", { x: L - 6, y: Y(t) + 4, "text-anchor": "end" }, document.createTextNode(logY ? t.toExponential(0) : String(t))));
+  }
+  svg.append(sv("line", { x1: L, x2: L, y1: T, y2: H - B, class: "axis" }), sv("line", { x1: L, x2: W - R, y1: H - B, y2: H - B, class: "axis" }));
+  svg.append(sv("text", { x: (L + W - R) / 2, y: H - 8, "text-anchor": "middle", class: "axis-label" }, document.createTextNode(fig.x)));
+  svg.append(sv("text", { x: 14, y: (T + H - B) / 2, "text-anchor": "middle", transform: `rotate(-90 14 ${(T + H - B) / 2})`, class: "axis-label" },
+    document.createTextNode(fig.y)));
+  const clip = `clip-${Math.random().toString(36).slice(2)}`;
+  svg.append(sv("clipPath", { id: clip }, sv("rect", { x: L, y: T, width: W - L - R, height: H - T - B })));
+  const plot = sv("g", { "clip-path": `url(#${clip})` });
+  svg.append(plot);
+  const legend = el("ul", { class: "legend" });
+  for (const s of series) {
+    if (s.pts.length) {
+      const lo = s.pts.map((p) => `${X(p.x)},${Y(logY && p.m - p.sd <= 0 ? p.m / 10 : p.m - p.sd)}`);
+      const hi = s.pts.map((p) => `${X(p.x)},${Y(p.m + p.sd)}`).reverse();
+      plot.append(sv("polygon", { points: lo.concat(hi).join(" "), fill: s.color, "fill-opacity": 0.16, stroke: "none" }));
+      plot.append(sv("path", {
+        d: "M" + s.pts.map((p) => `${X(p.x).toFixed(1)},${Y(p.m).toFixed(1)}`).join("L"),
+        fill: "none", stroke: s.color, "stroke-width": 2, "stroke-dasharray": s.dash,
+        class: "series", "data-label": s.label, "data-points": s.pts.length,
+      }));
+      const end = s.pts[s.pts.length - 1];
+      if (s.diverged > 0) {
+        const cx = X(end.x), cy = Y(end.m);
+        svg.append(sv("path", { d: `M${cx - 6},${cy - 6}L${cx + 6},${cy + 6}M${cx - 6},${cy + 6}L${cx + 6},${cy - 6}`, stroke: s.color, "stroke-width": 2.5, class: "diverged-mark" }));
+      } else if (s.running > 0) {
+        svg.append(sv("circle", { cx: X(end.x), cy: Y(end.m), r: 3.5, fill: s.color, class: "running-mark" }));
+      }
+    }
+    const extra = [];
+    if (s.select) extra.push(s.untuned ? `${s.select}, not tuned yet` : s.select);
+    if (s.seeds > 1) extra.push(`${s.seeds} seeds`);
+    if (s.running) extra.push(`${s.running} running`);
+    if (s.diverged) extra.push(`diverged (${s.diverged} of ${s.seeds} seeds) at ×`);
+    if (!s.seeds) extra.push("no rounds yet");
+    const sw = el("span", { class: "swatch" });
+    sw.style.background = s.color;
+    legend.append(el("li", {}, sw, el("span", {}, s.label, extra.length ? el("span", { class: "extra", text: ` (${extra.join(", ")})` }) : null)));
+  }
+  // hover: the values of every series at the nearest x
+  const xs = [...new Set(all.map((p) => p.x))].sort((a, b) => a - b);
+  const rule = sv("line", { y1: T, y2: H - B, class: "rule", visibility: "hidden" });
+  svg.append(rule);
+  const overlay = sv("rect", { x: L, y: T, width: W - L - R, height: H - T - B, fill: "transparent" });
+  overlay.addEventListener("mousemove", (ev) => {
+    const box = svg.getBoundingClientRect();
+    const px = (ev.clientX - box.left) * (W / box.width);
+    let best = xs[0];
+    for (const x of xs) if (Math.abs(X(x) - px) < Math.abs(X(best) - px)) best = x;
+    rule.setAttribute("x1", X(best)); rule.setAttribute("x2", X(best)); rule.setAttribute("visibility", "visible");
+    tooltip.replaceChildren(el("div", { text: `${fig.x} ${best}` }),
+      ...series.map((s) => {
+        const p = s.pts.find((q) => q.x === best);
+        return p ? el("div", { text: `${s.label}: ${fmt(p.m)}${p.sd ? ` ± ${fmt(p.sd)}` : ""}` }) : null;
+      }).filter(Boolean));
+    tooltip.hidden = false;
+    tooltip.style.left = `${ev.clientX + 14}px`;
+    tooltip.style.top = `${ev.clientY + 10}px`;
+  });
+  overlay.addEventListener("mouseleave", () => { tooltip.hidden = true; rule.setAttribute("visibility", "hidden"); });
+  svg.append(overlay);
+  return el("figure", { class: "chart", "data-name": fig.name }, svg, legend);
+}
+
+// heatmap draws a partition's class histogram: workers across, classes up.
+function heatmap(h) {
+  const cw = Math.max(8, Math.min(28, Math.floor(640 / h.workers))), ch = Math.max(10, Math.min(22, Math.floor(260 / h.classes)));
+  const L = 40, T = 8, B = 34;
+  const W = L + cw * h.workers + 6, H = T + ch * h.classes + B;
+  const max = Math.max(1, ...h.counts);
+  const colour = (v) => {
+    const t = Math.sqrt(v / max); // more contrast among small counts
+    const c0 = [247, 251, 255], c1 = [8, 48, 107];
+    return `rgb(${c0.map((a, i) => Math.round(a + (c1[i] - a) * t)).join(",")})`;
+  };
+  const svg = sv("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, class: "heatmap-svg", role: "img", "aria-label": "class histogram" });
+  for (let w = 0; w < h.workers; w++) {
+    for (let c = 0; c < h.classes; c++) {
+      const v = h.counts[w * h.classes + c];
+      svg.append(sv("rect", { x: L + w * cw, y: T + (h.classes - 1 - c) * ch, width: cw - 1, height: ch - 1, fill: colour(v) },
+        sv("title", {}, document.createTextNode(`worker ${w}, class ${c}: ${v} samples`))));
+    }
+  }
+  const every = (n, room) => Math.max(1, Math.ceil(n * 14 / room));
+  for (let w = 0; w < h.workers; w += every(h.workers, cw * h.workers)) {
+    svg.append(sv("text", { x: L + w * cw + cw / 2, y: T + ch * h.classes + 13, "text-anchor": "middle" }, document.createTextNode(String(w))));
+  }
+  for (let c = 0; c < h.classes; c += every(h.classes, ch * h.classes)) {
+    svg.append(sv("text", { x: L - 5, y: T + (h.classes - 1 - c) * ch + ch / 2 + 4, "text-anchor": "end" }, document.createTextNode(String(c))));
+  }
+  svg.append(sv("text", { x: L + cw * h.workers / 2, y: H - 4, "text-anchor": "middle", class: "axis-label" }, document.createTextNode("worker")));
+  svg.append(sv("text", { x: 10, y: T + ch * h.classes / 2, "text-anchor": "middle", transform: `rotate(-90 10 ${T + ch * h.classes / 2})`, class: "axis-label" },
+    document.createTextNode("class")));
+  const scale = el("div", { class: "scale" });
+  scale.style.background = `linear-gradient(to top, ${colour(0)}, ${colour(max / 4)}, ${colour(max)})`;
+  return el("div", { class: "heatmap" }, svg, scale,
+    el("div", { class: "scale-labels" }, el("span", { text: `${max} samples` }), el("span", { text: "0" })));
+}
+
+// ---- pages --------------------------------------------------------------
+
+async function pageStore() {
+  const s = await get("/api/store");
+  const out = [el("h1", { text: "Sweeps" }), el("div", { class: "muted", text: `store ${s.dir}` })];
+  if (s.note) out.push(el("div", { class: "note", text: s.note }));
+  if (s.state.error) out.push(el("div", { class: "error", text: `reading the store: ${s.state.error}` }));
+  if (s.run && s.run.state === "running") {
+    out.push(el("div", { class: "banner" }, "Running ", el("a", { href: `#/m/${s.run.manifest}`, text: s.run.name }),
+      ` — cell ${s.run.cell}/${s.run.cells} ${s.run.label || ""}`, s.run.stage ? `, ${s.run.stage}` : "",
+      s.run.stage === "train" ? ` round ${s.run.round}/${s.run.rounds}` : "",
+      s.run.eta_seconds ? ` · ETA ${duration(s.run.eta_seconds)}` : ""));
+  }
+  if (!s.manifests.length) {
+    out.push(el("p", { class: "muted", text: "This store holds no manifests yet: `ump run MANIFEST` registers one." }));
+    return out;
+  }
+  const rows = s.manifests.map((m) => el("tr", { class: "manifest", "data-hash": m.hash },
+    el("td", {}, el("a", { href: `#/m/${m.hash}`, text: m.name })),
+    el("td", { class: "mono", text: short(m.hash) }),
+    el("td", { text: when(m.first) }),
+    el("td", { class: "num", text: duration(spanSeconds(m)) }),
+    el("td", {}, `${m.cells} cells `, counts(m.counts)),
+    el("td", {}, bar(m.rounds_done, m.rounds_total), percent(m.rounds_done, m.rounds_total), m.running ? el("span", { class: "badge running", text: "running" }) : null),
+    el("td", { class: "num", text: m.running ? duration(m.eta_seconds) : "" })));
+  out.push(el("section", {}, el("table", { class: "manifests" },
+    el("tr", {}, ["manifest", "hash", "started", "ran for", "cells", "progress", "ETA"].map((h) => el("th", { text: h }))), rows)));
+  return out;
+}
+
+async function pageManifest(hash) {
+  const m = await get(`/api/manifests/${hash}`);
+  const H = m.hash;
+  const value = choice.value[H] || m.layout.value;
+  const y = choice.y[H] || m.layout.value;
+  const x = choice.x[H] || "round";
+  const pick = choice.pick[H] || "";
+  const [table, figs] = await Promise.all([
+    get(`/api/manifests/${H}/table?value=${encodeURIComponent(value)}`),
+    get(`/api/manifests/${H}/curves?x=${x}&y=${encodeURIComponent(y)}&choice=${encodeURIComponent(pick)}`),
+  ]);
+  const p = m.progress;
+  const out = [crumbs(["Sweeps", "#/"], [m.name]),
+    el("h1", {}, m.name, " ", el("span", { class: "mono muted", text: short(H) })),
+    el("div", {}, `${p.cells} cells `, counts(p.counts), " ", bar(p.rounds_done, p.rounds_total), percent(p.rounds_done, p.rounds_total),
+      p.first ? ` · started ${when(p.first)}, ran for ${duration(spanSeconds(p))}` : " · not started",
+      p.running ? ` · running cell ${p.cell}, ETA ${duration(p.eta_seconds)}` : "")];
+
+  // The table, as `ump table` lays it out.
+  let sortBy = null, desc = true;
+  const tbody = el("tbody");
+  const head = el("tr", {}, el("th", { text: table.row_header }));
+  const fillRows = () => {
+    const order = table.rows.map((r, i) => i);
+    if (sortBy !== null) {
+      const key = (i) => table.rows[i].entries[sortBy].mean;
+      order.sort((a, b) => {
+        const ka = key(a), kb = key(b);
+        if (ka === null || table.rows[a].entries[sortBy].missing || table.rows[a].entries[sortBy].diverged) return 1;
+        if (kb === null || table.rows[b].entries[sortBy].missing || table.rows[b].entries[sortBy].diverged) return -1;
+        return desc ? kb - ka : ka - kb;
+      });
+    }
+    tbody.replaceChildren(...order.map((ri) => {
+      const r = table.rows[ri];
+      return el("tr", {}, el("td", { class: "mono", text: r.label }), r.entries.map((e, ci) => el("td", { class: e.best ? "best" : null },
+        el("a", { class: "entry", href: `#/m/${H}/entry/${ri}/${ci}`, title: `cells ${e.cells.join(", ")}`, text: e.text }),
+        e.note ? el("span", { class: "sel", text: e.note }) : null)));
+    }));
+  };
+  table.columns.forEach((c, ci) => {
+    const th = el("th", { class: "sortable", text: c, title: "sort by this column" });
+    th.addEventListener("click", () => {
+      if (sortBy === ci) desc = !desc; else { sortBy = ci; desc = table.layout.best !== "min"; }
+      head.querySelectorAll("th").forEach((t) => t.classList.remove("sorted-asc", "sorted-desc"));
+      th.classList.add(desc ? "sorted-desc" : "sorted-asc");
+      fillRows();
+    });
+    head.append(th);
+  });
+  fillRows();
+  out.push(section("Table",
+    el("div", { class: "controls" }, select("figure", m.figures, value, (v) => { choice.value[H] = v; render(); })),
+    el("table", { class: "results" }, el("thead", {}, head), tbody),
+    el("p", { class: "muted", text: table.legend + ". Click an entry for its cells." })));
+
+  // Curves.
+  const ys = m.columns.filter((c) => c !== "round");
+  out.push(section("Curves",
+    el("div", { class: "controls" },
+      select("y", ys, y, (v) => { choice.y[H] = v; render(); }),
+      select("x", ["round", "bits_sent_per_worker"], x, (v) => { choice.x[H] = v; render(); }, ["round", "bits sent per worker"]),
+      m.layout.select ? select(m.layout.select, [""].concat(m.choices), pick, (v) => { choice.pick[H] = v; render(); },
+        [`tuned per entry`].concat(m.choices)) : null),
+    el("div", { class: "figures" }, figs.map(chart))));
+
+  // Cells.
+  out.push(section(`Cells (${m.cells.length})`, el("table", { class: "cells" },
+    el("tr", {}, ["cell", "swept values", "status", "progress"].map((h) => el("th", { text: h }))),
+    m.cells.map((c) => el("tr", {},
+      el("td", {}, el("a", { href: `#/m/${H}/cell/${c.n}`, class: "cell-link", text: String(c.n) })),
+      el("td", { class: "mono", text: c.label }),
+      el("td", {}, badge(c.status === "incomplete" && p.running && p.cell === c.n ? "running" : c.status)),
+      el("td", {}, c.status === "diverged" ? `diverged by round ${c.round} of ${c.rounds}` : [bar(c.round, c.rounds), `${c.round}/${c.rounds}`]))))));
+
+  out.push(section("Downloads", downloads(H, m.tables, m.formats, 0, m.unfinished)));
+  out.push(el("section", {}, el("details", {}, el("summary", { text: "Normalised manifest" }),
+    el("pre", { text: JSON.stringify(m.manifest, null, 2) }))));
+  return out;
+}
+
+async function pageEntry(hash, row, col) {
+  const m = await get(`/api/manifests/${hash}`);
+  const value = choice.value[m.hash] || m.layout.value;
+  const e = await get(`/api/manifests/${m.hash}/entries/${row}/${col}?value=${encodeURIComponent(value)}`);
+  const out = [crumbs(["Sweeps", "#/"], [m.name, `#/m/${m.hash}`], ["table entry"]),
+    el("h1", {}, "Entry ", el("code", { text: e.row })),
+    el("div", {}, `${e.column}: `, el("b", { text: e.text }), e.note, e.select ? el("span", { class: "muted", text: ` — ${e.select} chosen by the best mean of ${e.value} over seeds` }) : null)];
+  for (const g of e.groups) {
+    const title = e.select ? `${e.select} = ${g.value}${g.selected ? " (chosen: the best mean)" : ""}` : "cells";
+    out.push(section(title, el("table", { class: "entry-cells" },
+      el("tr", {}, ["cell", "swept values", "status", e.value].map((h) => el("th", { text: h }))),
+      g.cells.map((c) => el("tr", {},
+        el("td", {}, el("a", { href: `#/m/${m.hash}/cell/${c.n}`, class: "cell-link", text: String(c.n) })),
+        el("td", { class: "mono", text: c.label }),
+        el("td", {}, badge(c.status)),
+        el("td", { class: "num", text: fmt(c.value) }))))));
+  }
+  return out;
+}
+
+async function pageCell(hash, n) {
+  const c = await get(`/api/manifests/${hash}/cells/${n}`);
+  const out = [crumbs(["Sweeps", "#/"], [c.name, `#/m/${c.manifest}`], [`cell ${c.n}`]),
+    el("h1", {}, `Cell ${c.n} `, badge(c.status)),
+    el("div", { class: "mono", text: c.label })];
+  const facts = el("dl", { class: "facts" }, el("dt", { text: "cell key" }), el("dd", { class: "mono", text: c.key }),
+    el("dt", { text: "manifest" }), el("dd", { class: "mono", text: c.manifest }),
+    el("dt", { text: "progress" }), el("dd", { text: `round ${c.round} of ${c.rounds}` }),
+    Object.entries(c.fingerprint || {}).map(([k, v]) => [el("dt", { text: k }), el("dd", { class: "mono", text: v })]));
+  out.push(section("Fingerprint", facts));
+
+  if (c.rounds_table) {
+    const cols = Object.keys(c.rounds_table).filter((k) => k !== "round");
+    const y = choice.cellY[c.manifest] && cols.includes(choice.cellY[c.manifest]) ? choice.cellY[c.manifest] : (cols.includes("test_acc_mean") ? "test_acc_mean" : cols[0]);
+    const fig = { name: y, title: `cell ${c.n}`, x: "round", y, series: [{ label: y, x: c.rounds_table.round, mean: c.rounds_table[y], std: [], seeds: 1,
+      diverged: c.stages.some((s) => s.diverged) ? 1 : 0, running: c.status === "incomplete" ? 1 : 0 }] };
+    out.push(section("Rounds", el("div", { class: "controls" }, select("y", cols, y, (v) => { choice.cellY[c.manifest] = v; render(); })), chart(fig)));
+  }
+
+  out.push(section("Stages", el("table", { class: "stages" },
+    el("tr", {}, ["stage", "status", "cache key, inputs and outputs"].map((h) => el("th", { text: h }))),
+    c.stages.map((s) => el("tr", {},
+      el("td", { text: s.name }),
+      el("td", {}, badge(s.status === "running" ? "incomplete" : s.status), s.cached ? el("div", { class: "muted", text: "reused an identical stage" }) : null,
+        s.restarts ? el("div", { class: "muted", text: `started ${s.restarts + 1} times` }) : null,
+        s.rounds ? el("div", { class: "muted", text: `round ${s.round}/${s.rounds}` }) : null,
+        s.diverged ? el("div", { class: "muted", text: "diverged" }) : null),
+      el("td", {},
+        el("div", {}, "key ", el("code", { text: s.key })),
+        s.inputs && s.inputs.length ? el("div", {}, "inputs ", s.inputs.map((i) => el("code", { text: i + " " }))) : null,
+        s.outputs.map((o) => el("div", {}, `${o.name} `, el("code", { text: o.ref.digest }), el("span", { class: "muted", text: ` (${o.ref.size} bytes)` }))),
+        s.summary ? el("div", { class: "muted" }, "summary ", el("code", { text: JSON.stringify(s.summary) })) : null,
+        s.error ? el("div", { class: "error", text: s.error }) : null))))));
+
+  const pair = [];
+  if (c.histogram) pair.push(section("Partition (samples per worker and class)", heatmap(c.histogram)));
+  if (c.mixing) {
+    pair.push(section("Mixing matrices", el("p", { class: "muted", text: "spectral gap ρ = 1 − max(|λ₂|, |λₙ|)²" }),
+      el("table", { class: "mixing" }, el("tr", {}, ["from round", "edges", "spectral gap"].map((h) => el("th", { class: "num", text: h }))),
+        c.mixing.map((x) => el("tr", {}, el("td", { class: "num", text: String(x.from_round) }), el("td", { class: "num", text: String(x.edges) }),
+          el("td", { class: "num", text: x.spectral_gap.toFixed(6) }))))));
+  }
+  if (pair.length) out.push(el("div", { class: "grid2" }, pair));
+  out.push(section("Downloads (this cell)", downloads(c.manifest, c.tables, ["csv", "arrow", "parquet"], c.n,
+    c.status !== "completed" && c.status !== "diverged" && c.rounds_table)));
+  out.push(el("section", {}, el("details", { open: "" }, el("summary", { text: "Configuration (normalised)" }),
+    el("pre", { text: JSON.stringify(c.config, null, 2) }))));
+  return out;
+}
+
+// ---- routing and live updates ---------------------------------------------
+
+let rendering = 0;
+async function render() {
+  const id = ++rendering;
+  const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean);
+  let page;
+  try {
+    if (parts[0] === "m" && parts[2] === "entry") page = await pageEntry(parts[1], parts[3], parts[4]);
+    else if (parts[0] === "m" && parts[2] === "cell") page = await pageCell(parts[1], parts[3]);
+    else if (parts[0] === "m") page = await pageManifest(parts[1]);
+    else page = await pageStore();
+  } catch (err) {
+    page = [crumbs(["Sweeps", "#/"]), el("div", { class: "error", text: err.message })];
+  }
+  if (id !== rendering) return; // a newer render started meanwhile
+  const y = window.scrollY;
+  main.replaceChildren(...page);
+  window.scrollTo(0, y);
+  main.dataset.seq = String(lastState.seq);
+}
+
+let lastState = { seq: 0 };
+let pending = null;
+function changed() { // at most one fetch a second while a sweep records events
+  if (pending) return;
+  pending = setTimeout(() => { pending = null; render(); }, 1000);
+}
+
+const writer = document.getElementById("writer");
+const stream = new EventSource("/api/stream");
+stream.addEventListener("state", (ev) => {
+  const st = JSON.parse(ev.data);
+  writer.textContent = st.writer ? `written by ${st.writer}` : "no writer: the store is idle";
+  writer.classList.toggle("live", !!st.writer);
+  const first = lastState.seq === 0 && !lastState.updated;
+  const differs = st.seq !== lastState.seq || st.updated !== lastState.updated || st.writer !== lastState.writer;
+  lastState = st;
+  if (!first && differs) changed();
+});
+window.addEventListener("hashchange", () => { window.scrollTo(0, 0); render(); });
+render();

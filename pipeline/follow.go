@@ -1,0 +1,153 @@
+package pipeline
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/ump-lab/ump/artifacts"
+)
+
+// Follower keeps a store's events in memory for a reader that lives
+// beside the store's writers (ump serve) and never holds the store: it
+// follows the file a writer publishes its events to (publishedName),
+// reading only the lines appended since its last look, and rereads it
+// whole when a writer replaced it (every writer does when it opens the
+// store). A store without a published file (written by an older ump) is
+// read through OpenReader, again each time its marker changes. It is not
+// safe for concurrent use: the caller serialises Refresh with readers of
+// Store.
+type Follower struct {
+	dir    string
+	log    *publishedLog
+	file   os.FileInfo // the published file as last read; nil when read through OpenReader
+	read   int64       // bytes of it read
+	marker os.FileInfo // the marker when the log was last read through OpenReader
+	note   string      // OpenReader's note on the events it read
+}
+
+// NewFollower follows the store in dir; Refresh reads it.
+func NewFollower(dir string) *Follower { return &Follower{dir: dir} }
+
+// Refresh brings the events up to the store and reports whether any
+// changed. An error leaves the events read before.
+func (f *Follower) Refresh() (bool, error) {
+	path := filepath.Join(f.dir, publishedName)
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && f.file != nil && os.SameFile(fi, f.file) && fi.Size() == f.read:
+		return false, nil
+	case err == nil && f.file != nil && os.SameFile(fi, f.file) && fi.Size() > f.read:
+		return f.readFile(path, f.log, f.read)
+	case err == nil:
+		return f.readFile(path, &publishedLog{index: map[string][]int{}}, 0)
+	case errors.Is(err, os.ErrNotExist):
+		return f.readLog()
+	}
+	return false, err
+}
+
+// readFile reads the published file from offset into log, and makes log
+// the follower's.
+func (f *Follower) readFile(path string, log *publishedLog, offset int64) (bool, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer file.Close()
+	fi, err := file.Stat()
+	if err != nil {
+		return false, err
+	}
+	if _, err := file.Seek(offset, io.SeekStart); err != nil {
+		return false, err
+	}
+	data, err := io.ReadAll(file)
+	if err != nil {
+		return false, err
+	}
+	before := len(log.evs)
+	used, err := log.read(path, data)
+	if err != nil {
+		return false, err
+	}
+	changed := f.log != log || len(log.evs) > before
+	f.log, f.file, f.read, f.marker, f.note = log, fi, offset+int64(used), nil, ""
+	return changed, nil
+}
+
+// readLog reads every event through OpenReader when the store has no
+// published file, unless its marker is unchanged since the last read.
+func (f *Follower) readLog() (bool, error) {
+	mark, err := os.Stat(filepath.Join(f.dir, markerName))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, err
+	}
+	if f.log != nil && f.file == nil && sameStamp(mark, f.marker) {
+		return false, nil
+	}
+	s, err := OpenReader(f.dir)
+	if err != nil {
+		return false, err
+	}
+	defer s.Close()
+	evs, err := s.Events.All()
+	if err != nil {
+		return false, err
+	}
+	log := &publishedLog{index: map[string][]int{}}
+	for _, ev := range evs {
+		log.add(ev)
+	}
+	f.log, f.file, f.read, f.marker, f.note = log, nil, 0, mark, s.Note
+	return true, nil
+}
+
+// sameStamp reports whether two looks at a file saw the same version (or
+// both saw none).
+func sameStamp(a, b os.FileInfo) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.ModTime().Equal(b.ModTime()) && a.Size() == b.Size()
+}
+
+// Seq is the sequence number of the last event read (0 for none).
+func (f *Follower) Seq() uint64 {
+	if f.log == nil {
+		return 0
+	}
+	return uint64(len(f.log.evs))
+}
+
+// Store returns a store over the events read so far and the store's own
+// blobs, holding nothing; Beside names a writer that holds the store now.
+// Call Refresh first.
+func (f *Follower) Store() *Store {
+	local := artifacts.ExistingLocal(filepath.Join(f.dir, "blobs"))
+	s := &Store{Dir: f.dir, Events: f.log, Local: local, Blobs: local, Note: f.note}
+	if f.log == nil {
+		s.Events = &publishedLog{index: map[string][]int{}}
+	}
+	if held(f.dir) {
+		pid, what := Holder(f.dir)
+		s.Beside = pidCommand(pid, what)
+	}
+	return s
+}
+
+// held reports whether a process holds the store in dir for writing.
+func held(dir string) bool {
+	lock, err := os.Open(filepath.Join(dir, "lock"))
+	if err != nil {
+		return false
+	}
+	defer lock.Close()
+	if syscall.Flock(int(lock.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) != nil {
+		return true
+	}
+	syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	return false
+}
