@@ -1,0 +1,370 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/chromedp"
+)
+
+// liveManifest runs long enough (several seconds) for a page to watch its
+// curves grow: two algorithms, two learning rates tuned per entry, two
+// seeds.
+const liveManifest = `version: 1
+name: live
+task: {dataset: quadratic, quadratic: {dim: 20000, sigma: 0.5}}
+workers: 8
+rounds: 300
+local_steps: 2
+lr: 0.02
+algorithm: {name: d-sum}
+sweep:
+  algorithm: [{name: d-sum}, {name: local-sgd-m}]
+  lr: [0.01, 0.02]
+  seed: [1, 2]
+evaluate: {every: 3}
+checkpoint: {every: 50}
+`
+
+// startServe starts `ump serve` on a free loopback port and returns its
+// address (as printed) once it answers; the test stops it.
+func startServe(t *testing.T, store string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(umpBin, append([]string{"--store", store, "serve", "--addr", "127.0.0.1:0"}, args...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGINT)
+		cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	m := regexp.MustCompile(`^serving (http://127\.0\.0\.1:\d+/\S*)\n$`).FindStringSubmatch(line)
+	if err != nil || m == nil {
+		t.Fatalf("ump serve printed %q (%v), not its address; stderr:\n%s", line, err, stderr.String())
+	}
+	go io.Copy(io.Discard, out)
+	return m[1]
+}
+
+// browserContext starts a headless Chromium (Debian's chromium) for the
+// test, downloading into dir.
+func browserContext(t *testing.T, dir string) context.Context {
+	t.Helper()
+	path := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			path = p
+			break
+		}
+	}
+	if path == "" {
+		t.Skip("needs a headless Chromium (Debian chromium; .ci/run installs it)")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1360, 900))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	if _, err := chromedp.CallBrowser(ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+		Behavior: browser.SetDownloadBehaviorBehaviorAllowAndName, DownloadPath: dir, EventsEnabled: ptr(true),
+	}); err != nil {
+		t.Fatalf("starting %s: %v", path, err)
+	}
+	return ctx
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// poll waits up to a minute for a JavaScript expression to be truthy and
+// returns its value.
+func poll[T any](t *testing.T, ctx context.Context, what, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Poll[T](expr, chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(time.Minute)))
+	if err != nil {
+		shot := filepath.Join(t.TempDir(), "page.png")
+		if png, serr := chromedp.Run(ctx, chromedp.FullScreenshot(100)); serr == nil {
+			os.WriteFile(shot, png, 0o644)
+		}
+		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
+		t.Fatalf("waiting for %s: %v\npage (screenshot %s):\n%s", what, err, shot, text)
+	}
+	return v
+}
+
+// screenshot keeps a full-page screenshot where UMP_SCREENSHOTS names a
+// directory (to look at the pages), else nowhere.
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	dir := os.Getenv("UMP_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
+}
+
+// TestServeFollowsASweepInABrowser drives a real headless Chromium over
+// `ump serve` while `ump run` writes the store: the manifest's curves gain
+// points as the sweep runs, the table then shows what `ump table` prints,
+// a table entry leads to its cells and a cell to its page, and the
+// downloaded exports are byte for byte what `ump export` writes.
+func TestServeFollowsASweepInABrowser(t *testing.T) {
+	downloads := t.TempDir()
+	ctx := browserContext(t, downloads)
+	store := t.TempDir()
+	m := writeFile(t, "live.yaml", liveManifest)
+	run := exec.Command(umpBin, "--store", store, "run", m)
+	var runOut, runErr bytes.Buffer
+	run.Stdout, run.Stderr = &runOut, &runErr
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer run.Process.Kill()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if s := snapshot(store); s != nil && s.PID == run.Process.Pid && s.Stage == "train" && s.Round >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run never started training: %s", runErr.String())
+		}
+	}
+	hash := hashOf(t, result{stdout: runOut.String()})
+	url := startServe(t, store)
+
+	// Curves grow while the sweep runs.
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"#/m/"+hash[:12])); err != nil {
+		t.Fatal(err)
+	}
+	points := `[...document.querySelectorAll("path.series")].reduce((n, p) => n + Number(p.dataset.points), 0)`
+	first := poll[int](t, ctx, "a curve", points)
+	writer := poll[string](t, ctx, "the writer named", `document.getElementById("writer").textContent.includes("PID") && document.getElementById("writer").textContent`)
+	if !strings.Contains(writer, fmt.Sprint(run.Process.Pid)) {
+		t.Errorf("header names %q, not the run's PID %d", writer, run.Process.Pid)
+	}
+	screenshot(t, ctx, "manifest-running")
+	grown := poll[int](t, ctx, "the curves to gain points", fmt.Sprintf("(%s) > %d && (%s)", points, first, points))
+	if s := snapshot(store); s == nil || s.State != "running" {
+		t.Errorf("the curves grew from %d to %d points, but not while the run was running (%+v)", first, grown, s)
+	}
+	t.Logf("curves: %d points, then %d while the sweep ran", first, grown)
+
+	if err := run.Wait(); err != nil {
+		t.Fatalf("run: %v\n%s", err, runErr.String())
+	}
+
+	// The finished table: what `ump table` prints, entry by entry.
+	poll[bool](t, ctx, "the page to show the finished sweep", `document.getElementById("writer").textContent.includes("idle") && document.querySelectorAll("table.cells .badge.completed").length === 8 && [...document.querySelectorAll("a.entry")].every(a => a.textContent !== "–")`)
+	screenshot(t, ctx, "manifest")
+	table := ump(t, store, "table", hash)
+	entries, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("table.results tbody tr")].map(r => [...r.cells].map(c => c.textContent).join(" | "))`))
+	if err != nil || len(entries) != 2 {
+		t.Fatalf("results table rows %q (%v), want 2 (d-sum, local-sgd-m)", entries, err)
+	}
+	for _, row := range entries {
+		md := "| " + row
+		if !strings.Contains(strings.ReplaceAll(table.stdout, "**", ""), md) {
+			t.Errorf("page row %q is not a row of `ump table`:\n%s", row, table.stdout)
+		}
+	}
+
+	// A table entry leads to its cells, a cell to its page.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("table.results a.entry"))); err != nil {
+		t.Fatal(err)
+	}
+	groups := poll[int](t, ctx, "the entry's cells", `document.querySelectorAll("table.entry-cells").length`)
+	if groups != 2 {
+		t.Errorf("entry page shows %d groups of cells, want one per lr (2)", groups)
+	}
+	screenshot(t, ctx, "entry")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("table.entry-cells a.cell-link"))); err != nil {
+		t.Fatal(err)
+	}
+	key := poll[string](t, ctx, "the cell page", `location.hash.includes("/cell/") && document.querySelector("dl.facts dd") && document.querySelector("dl.facts dd").textContent`)
+	rows := exportRows(t, store, hash, "final")
+	if col := indexOf(rows[0], "cell_key"); col < 0 || rows[1][col] != key {
+		t.Errorf("the first entry's first cell shows key %q; ump export says cell 1 is %v", key, rows[1])
+	}
+	heat := poll[int](t, ctx, "the stages", `document.querySelectorAll("table.stages tr").length`)
+	if heat != 5 { // the header and partition, topology, train, evaluate
+		t.Errorf("the cell page lists %d stage rows, want 4 and the header", heat-1)
+	}
+	screenshot(t, ctx, "cell")
+
+	// Exports downloaded from the pages are ump export's bytes: the cell's
+	// rows of the manifest's table on a cell's page, the whole table on the
+	// manifest's.
+	cellCSV := download(t, ctx, downloads, `a.download[data-table="final"][data-format="csv"]`)
+	whole := ump(t, store, "export", "--manifest", hash, "--table", "final", "--out", "-").stdout
+	lines := strings.SplitAfter(whole, "\n")
+	if want := lines[0] + lines[1]; string(cellCSV) != want {
+		t.Errorf("the cell page's final.csv:\n%s\nwant the header and cell 1's row of ump export:\n%s", cellCSV, want)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"#/m/"+hash)); err != nil {
+		t.Fatal(err)
+	}
+	poll[bool](t, ctx, "the manifest page", `!!document.querySelector("table.results")`)
+	for _, d := range []struct{ table, format string }{{"rounds", "csv"}, {"final", "parquet"}} {
+		got := download(t, ctx, downloads, fmt.Sprintf(`a.download[data-table=%q][data-format=%q]`, d.table, d.format))
+		r := ump(t, store, "export", "--manifest", hash, "--table", d.table, "--format", d.format, "--out", "-")
+		if r.code != 0 || !bytes.Equal(got, []byte(r.stdout)) {
+			t.Errorf("downloaded %s.%s (%d bytes) differs from ump export's (%d bytes, exit %d)", d.table, d.format, len(got), len(r.stdout), r.code)
+		}
+	}
+}
+
+func indexOf(row []string, name string) int {
+	for i, v := range row {
+		if v == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// download clicks the link sel names and returns the file the browser
+// downloaded.
+func download(t *testing.T, ctx context.Context, dir, sel string) []byte {
+	t.Helper()
+	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	progress := chromedp.BrowserEvents(wait, browser.DownloadProgress)
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(sel))); err != nil {
+		t.Fatal(err)
+	}
+	for ev, err := range progress {
+		if err != nil {
+			t.Fatalf("downloading %s: %v", sel, err)
+		}
+		if ev.State == browser.DownloadProgressStateCompleted {
+			data, err := os.ReadFile(filepath.Join(dir, ev.GUID))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return data
+		}
+	}
+	t.Fatalf("downloading %s: no download finished", sel)
+	return nil
+}
+
+// TestServeRefusesWhatItMustNot: outside loopback a token is required;
+// hashes, cells and tables from the URL are checked; nothing is written
+// to the store; it is read-only.
+func TestServeRefusesWhatItMustNot(t *testing.T) {
+	store := t.TempDir()
+	m := writeFile(t, "m.yaml", smallManifest)
+	hash := hashOf(t, ump(t, store, "run", m))
+	before := tree(t, store)
+	url := startServe(t, store)
+	get := func(path string, header ...string) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, strings.TrimSuffix(url, "/")+path, nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			if header[i] == "Host" {
+				req.Host = header[i+1]
+			} else {
+				req.Header.Set(header[i], header[i+1])
+			}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	for _, c := range []struct {
+		path string
+		code int
+		says string
+	}{
+		{"/api/manifests/" + hash[:10], 200, `"name":"long"`},
+		{"/api/manifests/..%2f..%2fetc", 400, "not a manifest hash"},
+		{"/api/manifests/ABC", 400, "not a manifest hash"},
+		{"/api/manifests/0000000", 404, "no manifest"},
+		{"/api/manifests/" + hash + "/cells/3", 404, "cells 1 to 2"},
+		{"/api/manifests/" + hash + "/cells/-1", 404, "cells 1 to 2"},
+		{"/api/manifests/" + hash + "/export?table=../../lock&format=csv", 400, "table="},
+		{"/api/manifests/" + hash + "/export?table=final&format=exe", 400, "format="},
+		{"/api/manifests/" + hash + "/curves?y=rm", 400, "y="},
+		{"/assets/../lock", 404, ""},
+		{"/assets/app.js", 200, "ump serve: the page"},
+	} {
+		if code, body := get(c.path); code != c.code || !strings.Contains(body, c.says) {
+			t.Errorf("GET %s: %d %q; want %d saying %q", c.path, code, body, c.code, c.says)
+		}
+	}
+	if code, body := get("/api/store", "Host", "evil.example:80"); code != 403 || !strings.Contains(body, "loopback") {
+		t.Errorf("a request to another host name (DNS rebinding): %d %q; want 403", code, body)
+	}
+	resp, err := http.Post(url+"api/store", "text/plain", nil)
+	if err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("POST: %v %v; want 405", resp, err)
+	}
+	if after := tree(t, store); after != before {
+		t.Errorf("serving changed the store:\n%s\nvs\n%s", before, after)
+	}
+
+	// Any other address needs the printed token.
+	cmd := exec.Command(umpBin, "--store", store, "serve", "--addr", "0.0.0.0:0")
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(syscall.SIGINT); cmd.Wait() }()
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	tm := regexp.MustCompile(`^serving http://[^:/]+:(\d+)/\?token=([0-9a-f]{32})\n$`).FindStringSubmatch(line)
+	if tm == nil {
+		t.Fatalf("serve --addr 0.0.0.0:0 printed %q, want an address with a token", line)
+	}
+	base := "http://127.0.0.1:" + tm[1]
+	tokened := func(path string, header ...string) int {
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := tokened("/api/store"); code != 401 {
+		t.Errorf("no token: %d, want 401", code)
+	}
+	if code := tokened("/api/store?token=" + strings.Repeat("0", 32)); code != 401 {
+		t.Errorf("a wrong token: %d, want 401", code)
+	}
+	if code := tokened("/api/store?token=" + tm[2]); code != 200 {
+		t.Errorf("the printed token: %d, want 200", code)
+	}
+	if code := tokened("/api/store", "Cookie", "ump_token="+tm[2]); code != 200 {
+		t.Errorf("the token's cookie: %d, want 200", code)
+	}
+	if code := tokened("/api/store", "Authorization", "Bearer "+tm[2]); code != 200 {
+		t.Errorf("the token as a bearer: %d, want 200", code)
+	}
+}
