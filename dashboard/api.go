@@ -78,7 +78,7 @@ func (s *Server) progressOf(rep *pipeline.Report) progress {
 
 // storeView is the home page: the store, its writer and its manifests.
 func (s *Server) storeView(*http.Request) (any, error) {
-	regs, err := s.store.Manifests()
+	regs, err := s.registrations()
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +113,11 @@ func (s *Server) report(r *http.Request) (*pipeline.Report, error) {
 	if !hashPattern.MatchString(hash) {
 		return nil, badRequest("%q is not a manifest hash (up to 64 lowercase hex digits)", hash)
 	}
-	reg, err := s.store.FindManifest(hash)
+	regs, err := s.registrations()
+	if err != nil {
+		return nil, err
+	}
+	reg, err := pipeline.FindIn(regs, hash, s.o.Dir)
 	if err != nil {
 		return nil, notFound("%v", err)
 	}

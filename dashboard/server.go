@@ -40,17 +40,22 @@ type Server struct {
 
 	mu    sync.RWMutex // Lock: the poller refreshing; RLock: requests reading
 	store *pipeline.Store
-	state state
-	wake  chan struct{} // closed, and replaced, when state changes
+	blobs *blobCache // the store's blobs, or Options.Blobs
+
+	regsMu     sync.Mutex // guards regs and registered, filled while requests read
+	regs       []pipeline.Registration
+	registered int // ManifestRegistered events that regs folds
+	state      state
+	wake       chan struct{} // closed, and replaced, when state changes
 }
 
 // state is what the page watches for: a new event, another writer, a
 // newer snapshot of the running sweep, a refresh error.
 type state struct {
-	Seq     uint64    `json:"seq"`
-	Writer  string    `json:"writer"`
+	Seq     uint64 `json:"seq"`
+	Writer  string `json:"writer"`
 	Updated string `json:"updated,omitempty"` // the run's snapshot's time
-	Error   string    `json:"error,omitempty"`
+	Error   string `json:"error,omitempty"`
 }
 
 // New reads the store's events and returns a server over it; an error
@@ -103,9 +108,13 @@ func (s *Server) refresh() {
 		next.Error = err.Error() // the events read before stay
 	}
 	s.store = s.follower.Store()
-	if s.o.Blobs != nil {
-		s.store.Blobs = s.o.Blobs
+	if s.blobs == nil {
+		s.blobs = &blobCache{Store: s.store.Blobs, kept: map[artifacts.Ref][]byte{}}
+		if s.o.Blobs != nil {
+			s.blobs.Store = s.o.Blobs
+		}
 	}
+	s.store.Blobs = s.blobs
 	next.Seq, next.Writer = s.follower.Seq(), s.store.Beside
 	if snap := s.snapshot(); snap != nil {
 		next.Updated = snap.Updated.Format(time.RFC3339Nano)
@@ -128,6 +137,26 @@ func (s *Server) snapshot() *pipeline.Snapshot {
 		return nil
 	}
 	return snap
+}
+
+// registrations are the store's manifests (Store.Manifests), decoded
+// again only when a manifest was registered since the last call. The
+// caller holds mu (read).
+func (s *Server) registrations() ([]pipeline.Registration, error) {
+	evs, err := s.store.Events.ByKind(pipeline.ManifestRegistered)
+	if err != nil {
+		return nil, err
+	}
+	s.regsMu.Lock()
+	defer s.regsMu.Unlock()
+	if s.regs == nil || len(evs) != s.registered {
+		regs, err := s.store.Manifests()
+		if err != nil {
+			return nil, err
+		}
+		s.regs, s.registered = regs, len(evs)
+	}
+	return s.regs, nil
 }
 
 // Handler is the server's HTTP handler: access checks, then the routes.
@@ -294,4 +323,38 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
+}
+
+// blobCache keeps the tables the pages read in memory: a blob is named by
+// its content, so a kept copy never goes stale. It keeps blobs up to
+// cacheBlob bytes, cacheTotal in all, and then stops adding.
+type blobCache struct {
+	artifacts.Store
+	mu   sync.Mutex
+	kept map[artifacts.Ref][]byte
+	size int
+}
+
+const (
+	cacheBlob  = 4 << 20
+	cacheTotal = 256 << 20
+)
+
+func (c *blobCache) Get(ctx context.Context, ref artifacts.Ref) ([]byte, error) {
+	c.mu.Lock()
+	data, ok := c.kept[ref]
+	c.mu.Unlock()
+	if ok {
+		return data, nil
+	}
+	data, err := c.Store.Get(ctx, ref)
+	if err == nil && len(data) <= cacheBlob {
+		c.mu.Lock()
+		if c.size+len(data) <= cacheTotal {
+			c.kept[ref] = data
+			c.size += len(data)
+		}
+		c.mu.Unlock()
+	}
+	return data, err
 }

@@ -58,15 +58,21 @@ func (s *Store) FindManifest(prefix string) (*Registration, error) {
 	if err != nil {
 		return nil, err
 	}
+	return FindIn(all, prefix, s.Dir)
+}
+
+// FindIn returns the registration among regs (the store in dir's) whose
+// hash is or starts with prefix; the prefix must be unique.
+func FindIn(regs []Registration, prefix, dir string) (*Registration, error) {
 	var found []Registration
-	for _, r := range all {
+	for _, r := range regs {
 		if strings.HasPrefix(r.Plan.Hash, prefix) {
 			found = append(found, r)
 		}
 	}
 	switch {
 	case prefix == "" || len(found) == 0:
-		return nil, fmt.Errorf("no manifest %q in store %s; `ump status` lists the manifests it holds", prefix, s.Dir)
+		return nil, fmt.Errorf("no manifest %q in store %s; `ump status` lists the manifests it holds", prefix, dir)
 	case len(found) > 1:
 		return nil, fmt.Errorf("manifest prefix %q is ambiguous (%d matches); give more digits", prefix, len(found))
 	}

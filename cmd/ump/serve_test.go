@@ -326,6 +326,10 @@ func TestServeRefusesWhatItMustNot(t *testing.T) {
 	if after := tree(t, store); after != before {
 		t.Errorf("serving changed the store:\n%s\nvs\n%s", before, after)
 	}
+	start := time.Now()
+	if again := ump(t, store, "run", m); again.code != 0 || time.Since(start) > 5*time.Second {
+		t.Errorf("a run beside ump serve: exit %d after %s; it must not wait for serve\n%s", again.code, time.Since(start), again.stderr)
+	}
 
 	// Any other address needs the printed token.
 	cmd := exec.Command(umpBin, "--store", store, "serve", "--addr", "0.0.0.0:0")

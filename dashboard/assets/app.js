@@ -455,8 +455,10 @@ async function pageCell(hash, n) {
 // ---- routing and live updates ---------------------------------------------
 
 let rendering = 0;
+let renderMs = 0; // how long the last page took to fetch and draw
 async function render() {
   const id = ++rendering;
+  const started = performance.now();
   const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean);
   let page;
   try {
@@ -471,14 +473,18 @@ async function render() {
   const y = window.scrollY;
   main.replaceChildren(...page);
   window.scrollTo(0, y);
+  renderMs = performance.now() - started;
   main.dataset.seq = String(lastState.seq);
 }
 
 let lastState = { seq: 0 };
 let pending = null;
-function changed() { // at most one fetch a second while a sweep records events
+// changed fetches the page again while a sweep records events: after a
+// second, or five times as long as the last page took, so that a big
+// sweep's page costs the machine running it little.
+function changed() {
   if (pending) return;
-  pending = setTimeout(() => { pending = null; render(); }, 1000);
+  pending = setTimeout(() => { pending = null; render(); }, Math.max(1000, 5 * renderMs));
 }
 
 const writer = document.getElementById("writer");
@@ -486,6 +492,7 @@ const stream = new EventSource("/api/stream");
 stream.addEventListener("state", (ev) => {
   const st = JSON.parse(ev.data);
   writer.textContent = st.writer ? `written by ${st.writer}` : "no writer: the store is idle";
+  writer.title = writer.textContent;
   writer.classList.toggle("live", !!st.writer);
   const first = lastState.seq === 0 && !lastState.updated;
   const differs = st.seq !== lastState.seq || st.updated !== lastState.updated || st.writer !== lastState.writer;

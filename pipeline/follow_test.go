@@ -1,0 +1,99 @@
+package pipeline
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestFollowerFollowsWritersWithoutHoldingTheStore: a Follower reads what
+// a writer appends (only the new lines, leaving a half-written one), sees
+// a new writer's rewritten file, reads a store without a published file
+// through the log, and never makes a writer wait.
+func TestFollowerFollowsWritersWithoutHoldingTheStore(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendKinds := func(s *Store, kinds ...string) {
+		t.Helper()
+		for _, kind := range kinds {
+			if err := s.Log.Append(&Event{Kind: kind, Cell: "c1", Stage: "train", StageKey: "k"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	appendKinds(s, CellStarted, StageStarted)
+	f := NewFollower(dir)
+	if changed, err := f.Refresh(); err != nil || !changed || f.Seq() != 2 {
+		t.Fatalf("first refresh: changed %v, %v, seq %d; want 2 events", changed, err, f.Seq())
+	}
+	if got := f.Store(); got.Beside == "" || got.Log != nil {
+		t.Errorf("beside a writer: Beside %q, Log %v; want the writer named and no log opened", got.Beside, got.Log)
+	}
+	if changed, err := f.Refresh(); err != nil || changed {
+		t.Errorf("refresh with nothing new: changed %v, %v", changed, err)
+	}
+	appendKinds(s, StageCompleted)
+	path := filepath.Join(dir, publishedName)
+	half, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	half.WriteString(`{"seq":4,"kind":"Cell`)
+	half.Close()
+	if changed, err := f.Refresh(); err != nil || !changed || f.Seq() != 3 {
+		t.Fatalf("after an append and half a line: changed %v, %v, seq %d; want 3", changed, err, f.Seq())
+	}
+	evs, _ := f.Store().Events.ByStage("k")
+	if len(evs) != 3 || evs[2].Kind != StageCompleted {
+		t.Errorf("ByStage after the append: %v", evs)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A new writer rewrites the file (dropping the half line): read whole.
+	s, err = Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendKinds(s, CellCompleted)
+	if changed, err := f.Refresh(); err != nil || !changed || f.Seq() != 4 {
+		t.Fatalf("after a new writer: changed %v, %v, seq %d; want 4", changed, err, f.Seq())
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if f.Refresh(); f.Store().Beside != "" {
+		t.Errorf("after the writer closed: Beside %q", f.Store().Beside)
+	}
+
+	// A writer never waits for a follower, which holds nothing.
+	start := time.Now()
+	s, err = Open(dir, "test")
+	if err != nil || time.Since(start) > readerWait/10 {
+		t.Fatalf("a writer beside a follower: %v after %s", err, time.Since(start))
+	}
+	s.Close()
+
+	// Without a published file (an older ump's store): read through the
+	// log, again when the marker says it grew.
+	os.Remove(path)
+	g := NewFollower(dir)
+	if changed, err := g.Refresh(); err != nil || !changed || g.Seq() != 4 {
+		t.Fatalf("a store without a published file: changed %v, %v, seq %d; want 4", changed, err, g.Seq())
+	}
+	if changed, err := g.Refresh(); err != nil || changed {
+		t.Errorf("again, unchanged: changed %v, %v", changed, err)
+	}
+	s, err = Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendKinds(s, CellStarted)
+	s.Close() // rewrites the marker
+	os.Remove(path)
+	if changed, err := g.Refresh(); err != nil || !changed || g.Seq() != 5 {
+		t.Errorf("after another writer: changed %v, %v, seq %d; want 5", changed, err, g.Seq())
+	}
+}
