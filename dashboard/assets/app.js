@@ -75,8 +75,12 @@ function fmt(v, digits = 4) {
 function badge(status, n) {
   return el("span", { class: `badge ${status}`, text: n === undefined ? status : `${n} ${status}` });
 }
-function counts(c) {
-  return ["completed", "diverged", "failed", "incomplete", "pending"].filter((s) => c[s]).map((s) => badge(s, c[s]));
+// counts shows cells by status; running: the store's writer runs one of
+// the incomplete ones.
+function counts(c, running) {
+  const shown = { ...c };
+  if (running && shown.incomplete) { shown.running = 1; shown.incomplete--; }
+  return ["completed", "diverged", "failed", "running", "incomplete", "pending"].filter((s) => shown[s]).map((s) => badge(s, shown[s]));
 }
 function bar(done, total) {
   const fill = el("span");
@@ -134,7 +138,7 @@ function ticks(lo, hi, n) {
 // one standard deviation, a cross where a diverged curve stops, a dot
 // where a running one has got to, the legend beside it; a log y axis when
 // the means span more than two decades, as `ump plot` does.
-function chart(fig) {
+function chart(fig, legendShown = true) {
   const W = 600, H = 340, L = 62, R = 14, T = 26, B = 44;
   const series = fig.series.map((s, i) => {
     const pts = [];
@@ -233,7 +237,7 @@ function chart(fig) {
   });
   overlay.addEventListener("mouseleave", () => { tooltip.hidden = true; rule.setAttribute("visibility", "hidden"); });
   svg.append(overlay);
-  return el("figure", { class: "chart", "data-name": fig.name }, svg, legend);
+  return el("figure", { class: "chart", "data-name": fig.name }, svg, legendShown ? legend : null);
 }
 
 // heatmap draws a partition's class histogram: workers across, classes up.
@@ -293,8 +297,8 @@ async function pageStore() {
     el("td", { class: "mono", text: short(m.hash) }),
     el("td", { text: when(m.first) }),
     el("td", { class: "num", text: duration(spanSeconds(m)) }),
-    el("td", {}, `${m.cells} cells `, counts(m.counts)),
-    el("td", {}, bar(m.rounds_done, m.rounds_total), percent(m.rounds_done, m.rounds_total), m.running ? el("span", { class: "badge running", text: "running" }) : null),
+    el("td", {}, `${m.cells} cells `, counts(m.counts, m.running)),
+    el("td", {}, bar(m.rounds_done, m.rounds_total), percent(m.rounds_done, m.rounds_total)),
     el("td", { class: "num", text: m.running ? duration(m.eta_seconds) : "" })));
   out.push(el("section", {}, el("table", { class: "manifests" },
     el("tr", {}, ["manifest", "hash", "started", "ran for", "cells", "progress", "ETA"].map((h) => el("th", { text: h }))), rows)));
@@ -315,7 +319,7 @@ async function pageManifest(hash) {
   const p = m.progress;
   const out = [crumbs(["Sweeps", "#/"], [m.name]),
     el("h1", {}, m.name, " ", el("span", { class: "mono muted", text: short(H) })),
-    el("div", {}, `${p.cells} cells `, counts(p.counts), " ", bar(p.rounds_done, p.rounds_total), percent(p.rounds_done, p.rounds_total),
+    el("div", {}, `${p.cells} cells `, counts(p.counts, p.running), " ", bar(p.rounds_done, p.rounds_total), percent(p.rounds_done, p.rounds_total),
       p.first ? ` · started ${when(p.first)}, ran for ${duration(spanSeconds(p))}` : " · not started",
       p.running ? ` · running cell ${p.cell}, ETA ${duration(p.eta_seconds)}` : "")];
 
@@ -354,7 +358,7 @@ async function pageManifest(hash) {
   fillRows();
   out.push(section("Table",
     el("div", { class: "controls" }, select("figure", m.figures, value, (v) => { choice.value[H] = v; render(); })),
-    el("table", { class: "results" }, el("thead", {}, head), tbody),
+    el("div", { class: "scroll" }, el("table", { class: "results" }, el("thead", {}, head), tbody)),
     el("p", { class: "muted", text: table.legend + ". Click an entry for its cells." })));
 
   // Curves.
@@ -365,7 +369,7 @@ async function pageManifest(hash) {
       select("x", ["round", "bits_sent_per_worker"], x, (v) => { choice.x[H] = v; render(); }, ["round", "bits sent per worker"]),
       m.layout.select ? select(m.layout.select, [""].concat(m.choices), pick, (v) => { choice.pick[H] = v; render(); },
         [`tuned per entry`].concat(m.choices)) : null),
-    el("div", { class: "figures" }, figs.map(chart))));
+    el("div", { class: "figures" }, figs.map((f) => chart(f)))));
 
   // Cells.
   out.push(section(`Cells (${m.cells.length})`, el("table", { class: "cells" },
@@ -411,15 +415,16 @@ async function pageCell(hash, n) {
     el("dt", { text: "manifest" }), el("dd", { class: "mono", text: c.manifest }),
     el("dt", { text: "progress" }), el("dd", { text: `round ${c.round} of ${c.rounds}` }),
     Object.entries(c.fingerprint || {}).map(([k, v]) => [el("dt", { text: k }), el("dd", { class: "mono", text: v })]));
-  out.push(section("Fingerprint", facts));
+  const top = [section("Fingerprint", facts)];
 
   if (c.rounds_table) {
     const cols = Object.keys(c.rounds_table).filter((k) => k !== "round");
     const y = choice.cellY[c.manifest] && cols.includes(choice.cellY[c.manifest]) ? choice.cellY[c.manifest] : (cols.includes("test_acc_mean") ? "test_acc_mean" : cols[0]);
     const fig = { name: y, title: `cell ${c.n}`, x: "round", y, series: [{ label: y, x: c.rounds_table.round, mean: c.rounds_table[y], std: [], seeds: 1,
       diverged: c.stages.some((s) => s.diverged) ? 1 : 0, running: c.status === "incomplete" ? 1 : 0 }] };
-    out.push(section("Rounds", el("div", { class: "controls" }, select("y", cols, y, (v) => { choice.cellY[c.manifest] = v; render(); })), chart(fig)));
+    top.push(section("Rounds", el("div", { class: "controls" }, select("y", cols, y, (v) => { choice.cellY[c.manifest] = v; render(); })), chart(fig, false)));
   }
+  out.push(el("div", { class: "grid2" }, top));
 
   out.push(section("Stages", el("table", { class: "stages" },
     el("tr", {}, ["stage", "status", "cache key, inputs and outputs"].map((h) => el("th", { text: h }))),
