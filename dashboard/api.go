@@ -53,7 +53,9 @@ type progress struct {
 	ETASeconds  float64        `json:"eta_seconds,omitempty"` // the run's estimate, when Running
 }
 
-func (s *Server) progressOf(rep *pipeline.Report) progress {
+// progressOf is how far rep's cells are; snap is the store's running
+// writer's snapshot, or nil.
+func progressOf(rep *pipeline.Report, snap *pipeline.Snapshot) progress {
 	p := progress{Cells: len(rep.Cells), Counts: rep.Counts()}
 	for i, cell := range rep.Cells {
 		rounds := rep.Plan.Cells[i].Config.Rounds
@@ -70,7 +72,7 @@ func (s *Server) progressOf(rep *pipeline.Report) progress {
 	if first, last := rep.Span(); !first.IsZero() {
 		p.First, p.Last = &first, &last
 	}
-	if snap := s.snapshot(); snap != nil && snap.Manifest == rep.Plan.Hash && snap.State == "running" {
+	if snap != nil && snap.Manifest == rep.Plan.Hash && snap.State == "running" {
 		p.Running, p.Cell, p.ETASeconds = true, snap.Cell, snap.ETASeconds
 	}
 	return p
@@ -99,7 +101,7 @@ func (s *Server) storeView(*http.Request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.Manifests = append(out.Manifests, manifest{regs[i].Plan.Hash, regs[i].Plan.Manifest.Name, s.progressOf(rep)})
+		out.Manifests = append(out.Manifests, manifest{regs[i].Plan.Hash, regs[i].Plan.Manifest.Name, progressOf(rep, out.Run)})
 	}
 	slices.Reverse(out.Manifests) // the newest first
 	return out, nil
@@ -198,7 +200,7 @@ func (s *Server) manifestView(r *http.Request) (any, error) {
 		Unfinished bool               `json:"unfinished"` // some cell has rounds but no rounds table
 		Cells      []cellSummary      `json:"cells"`
 		Manifest   manifests.Manifest `json:"manifest"`
-	}{rep.Plan.Hash, rep.Plan.Manifest.Name, s.progressOf(rep), spec, figures(&rep.Plan), roundsColumns(&rep.Plan),
+	}{rep.Plan.Hash, rep.Plan.Manifest.Name, progressOf(rep, s.snapshot()), spec, figures(&rep.Plan), roundsColumns(&rep.Plan),
 		choices(&rep.Plan, spec.Select), pipeline.TableNames(), artifacts.Formats, incomplete, cells, rep.Plan.Manifest}, nil
 }
 
