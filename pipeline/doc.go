@@ -8,7 +8,7 @@
 // naming the process that holds it (lock), the running process's status
 // snapshot (status.json) and the holder's published copy of the log
 // (events.jsonl) that OpenReader reads beside a running writer, and a
-Follower (ump serve) follows line by line without any lock. A log
+// Follower (ump serve) follows line by line without any lock. A log
 // whose files do not match its MANIFEST, or that is shorter than the
 // marker says, is refused as damaged before Badger opens it. The log is append-only:
 // key ev/<seq, big-endian uint64> holds one JSON Event; index keys ix/<m|c|s|k>/<manifest|cell|stage key|
