@@ -29,8 +29,10 @@ type Options struct {
 	// server then sets a cookie), the cookie, or an Authorization: Bearer
 	// header. Without one, only requests to a loopback name are answered.
 	Token string
-	Poll  time.Duration // how often the store is looked at; 0 for half a second
 }
+
+// pollEvery is how often the server looks at the store.
+const pollEvery = 500 * time.Millisecond
 
 // Server serves the page and its API over one store.
 type Server struct {
@@ -38,15 +40,16 @@ type Server struct {
 	follower *pipeline.Follower
 	mux      *http.ServeMux
 
+	blobs *blobCache // the store's blobs, or Options.Blobs
+
 	mu    sync.RWMutex // Lock: the poller refreshing; RLock: requests reading
 	store *pipeline.Store
-	blobs *blobCache // the store's blobs, or Options.Blobs
+	state state
+	wake  chan struct{} // closed, and replaced, when state changes
 
 	regsMu     sync.Mutex // guards regs and registered, filled while requests read
 	regs       []pipeline.Registration
 	registered int // ManifestRegistered events that regs folds
-	state      state
-	wake       chan struct{} // closed, and replaced, when state changes
 }
 
 // state is what the page watches for: a new event, another writer, a
@@ -61,13 +64,14 @@ type state struct {
 // New reads the store's events and returns a server over it; an error
 // here (no store, a damaged one) is the store's.
 func New(o Options) (*Server, error) {
-	if o.Poll == 0 {
-		o.Poll = 500 * time.Millisecond
-	}
 	s := &Server{o: o, follower: pipeline.NewFollower(o.Dir), wake: make(chan struct{})}
 	if _, err := s.follower.Refresh(); err != nil {
 		return nil, err
 	}
+	if o.Blobs == nil {
+		o.Blobs = s.follower.Store().Blobs
+	}
+	s.blobs = &blobCache{Store: o.Blobs, kept: map[artifacts.Ref][]byte{}}
 	s.refresh()
 	s.routes()
 	return s, nil
@@ -78,7 +82,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	go func() {
-		tick := time.NewTicker(s.o.Poll)
+		tick := time.NewTicker(pollEvery)
 		defer tick.Stop()
 		for {
 			select {
@@ -108,12 +112,6 @@ func (s *Server) refresh() {
 		next.Error = err.Error() // the events read before stay
 	}
 	s.store = s.follower.Store()
-	if s.blobs == nil {
-		s.blobs = &blobCache{Store: s.store.Blobs, kept: map[artifacts.Ref][]byte{}}
-		if s.o.Blobs != nil {
-			s.blobs.Store = s.o.Blobs
-		}
-	}
 	s.store.Blobs = s.blobs
 	next.Seq, next.Writer = s.follower.Seq(), s.store.Beside
 	if snap := s.snapshot(); snap != nil {
