@@ -504,8 +504,10 @@ func (s *Server) cellView(r *http.Request) (any, error) {
 		Mixing      []mixing          `json:"mixing"`
 		RoundsTable map[string][]num  `json:"rounds_table"` // column -> values, finished or so far
 		Tables      []string          `json:"tables"`       // exportable for this cell
+		Formats     []string          `json:"formats"`      // export formats
 	}{cellSummary: summarise(rep, i), Manifest: rep.Plan.Hash, Name: rep.Plan.Manifest.Name,
-		Config: manifests.CanonicalJSON(rep.Plan.Cells[i].Config), Fingerprint: cell.Fingerprint(), Stages: []stage{}, Tables: []string{}}
+		Config: manifests.CanonicalJSON(rep.Plan.Cells[i].Config), Fingerprint: cell.Fingerprint(), Stages: []stage{}, Tables: []string{},
+		Formats: artifacts.Formats}
 	for _, st := range cell.Stages {
 		v := stage{Name: st.Name, Status: st.Status, Key: st.Key, Cached: st.Cached, Restarts: st.Restarts, Inputs: st.Inputs,
 			Outputs: []output{}, Error: st.Error, Round: st.Round, Rounds: st.Rounds}

@@ -160,7 +160,7 @@ function chart(fig, legendShown = true) {
   if (x0 === x1) { x0 -= 1; x1 += 1; }
   let y0, y1;
   if (logY) {
-    y0 = Math.log10(Math.min(...means.map((m) => m))) ; y1 = Math.log10(Math.max(...means));
+    y0 = Math.log10(Math.min(...means)); y1 = Math.log10(Math.max(...means));
   } else {
     y0 = Math.min(...all.map((p) => p.m - p.sd)); y1 = Math.max(...all.map((p) => p.m + p.sd));
   }
@@ -450,7 +450,7 @@ async function pageCell(hash, n) {
           el("td", { class: "num", text: x.spectral_gap.toFixed(6) }))))));
   }
   if (pair.length) out.push(el("div", { class: "grid2" }, pair));
-  out.push(section("Downloads (this cell)", downloads(c.manifest, c.tables, ["csv", "arrow", "parquet"], c.n,
+  out.push(section("Downloads (this cell)", downloads(c.manifest, c.tables, c.formats, c.n,
     c.status !== "completed" && c.status !== "diverged" && c.rounds_table)));
   out.push(el("section", {}, el("details", { open: "" }, el("summary", { text: "Configuration (normalised)" }),
     el("pre", { text: JSON.stringify(c.config, null, 2) }))));
