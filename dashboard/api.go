@@ -452,6 +452,12 @@ func (s *Server) curvesView(r *http.Request) (any, error) {
 	return out, nil
 }
 
+// column is a numeric table column in JSON.
+type column struct {
+	Name   string `json:"name"`
+	Values []num  `json:"values"`
+}
+
 // cellView is a cell's page: its configuration, fingerprint, stages with
 // their keys, inputs and outputs, its partition and mixing matrices, and
 // its rounds so far.
@@ -502,10 +508,11 @@ func (s *Server) cellView(r *http.Request) (any, error) {
 		Stages      []stage           `json:"stages"`
 		Histogram   *histogram        `json:"histogram"`
 		Mixing      []mixing          `json:"mixing"`
-		RoundsTable map[string][]num  `json:"rounds_table"` // column -> values, finished or so far
+		Value       string            `json:"value"`        // the layout's figure: the one the page shows first
+		RoundsTable []column          `json:"rounds_table"` // the rounds table, finished or so far
 		Tables      []string          `json:"tables"`       // exportable for this cell
 		Formats     []string          `json:"formats"`      // export formats
-	}{cellSummary: summarise(rep, i), Manifest: rep.Plan.Hash, Name: rep.Plan.Manifest.Name,
+	}{cellSummary: summarise(rep, i), Manifest: rep.Plan.Hash, Name: rep.Plan.Manifest.Name, Value: pipeline.Layout(&rep.Plan).Value,
 		Config: manifests.CanonicalJSON(rep.Plan.Cells[i].Config), Fingerprint: cell.Fingerprint(), Stages: []stage{}, Tables: []string{},
 		Formats: artifacts.Formats}
 	for _, st := range cell.Stages {
@@ -554,16 +561,15 @@ func (s *Server) cellView(r *http.Request) (any, error) {
 		rounds = pipeline.PartialRounds(&rep.Plan.Cells[i].Config, cell, st)
 	}
 	if rounds != nil {
-		out.RoundsTable = map[string][]num{}
 		for _, c := range rounds.Columns {
+			col := column{Name: c.Name, Values: nums(c.Floats)}
 			if c.Ints != nil {
-				out.RoundsTable[c.Name] = make([]num, len(c.Ints))
+				col.Values = make([]num, len(c.Ints))
 				for k, v := range c.Ints {
-					out.RoundsTable[c.Name][k] = num(v)
+					col.Values[k] = num(v)
 				}
-			} else if c.Floats != nil {
-				out.RoundsTable[c.Name] = nums(c.Floats)
 			}
+			out.RoundsTable = append(out.RoundsTable, col)
 		}
 	}
 	for _, name := range pipeline.TableNames() {

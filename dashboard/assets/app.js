@@ -134,6 +134,13 @@ function ticks(lo, hi, n) {
   return out;
 }
 
+// tickLabel writes an axis value briefly: 2e8 for large or tiny ones.
+function tickLabel(t) {
+  const a = Math.abs(t);
+  if (a >= 1e5 || (a > 0 && a < 1e-3)) return t.toExponential().replace(/\.?0*e\+?/, "e");
+  return String(t);
+}
+
 // chart draws a figure: per series the mean over seeds with a band of ±
 // one standard deviation, a cross where a diverged curve stops, a dot
 // where a running one has got to, the legend beside it; a log y axis when
@@ -171,12 +178,12 @@ function chart(fig, legendShown = true) {
   // grid, axes, ticks
   for (const t of ticks(x0, x1, 8)) {
     svg.append(sv("line", { x1: X(t), x2: X(t), y1: T, y2: H - B, class: "grid" }));
-    svg.append(sv("text", { x: X(t), y: H - B + 15, "text-anchor": "middle" }, document.createTextNode(String(t))));
+    svg.append(sv("text", { x: X(t), y: H - B + 15, "text-anchor": "middle" }, document.createTextNode(tickLabel(t))));
   }
   const yt = logY ? ticks(Math.ceil(y0), Math.floor(y1), 6).filter(Number.isInteger).map((e) => Math.pow(10, e)) : ticks(y0, y1, 7);
   for (const t of yt) {
     svg.append(sv("line", { x1: L, x2: W - R, y1: Y(t), y2: Y(t), class: "grid" }));
-    svg.append(sv("text", { x: L - 6, y: Y(t) + 4, "text-anchor": "end" }, document.createTextNode(logY ? t.toExponential(0) : String(t))));
+    svg.append(sv("text", { x: L - 6, y: Y(t) + 4, "text-anchor": "end" }, document.createTextNode(logY ? t.toExponential(0).replace("e+", "e") : tickLabel(t))));
   }
   svg.append(sv("line", { x1: L, x2: L, y1: T, y2: H - B, class: "axis" }), sv("line", { x1: L, x2: W - R, y1: H - B, y2: H - B, class: "axis" }));
   svg.append(sv("text", { x: (L + W - R) / 2, y: H - 8, "text-anchor": "middle", class: "axis-label" }, document.createTextNode(fig.x)));
@@ -418,9 +425,10 @@ async function pageCell(hash, n) {
   const top = [section("Fingerprint", facts)];
 
   if (c.rounds_table) {
-    const cols = Object.keys(c.rounds_table).filter((k) => k !== "round");
-    const y = choice.cellY[c.manifest] && cols.includes(choice.cellY[c.manifest]) ? choice.cellY[c.manifest] : (cols.includes("test_acc_mean") ? "test_acc_mean" : cols[0]);
-    const fig = { name: y, title: `cell ${c.n}`, x: "round", y, series: [{ label: y, x: c.rounds_table.round, mean: c.rounds_table[y], std: [], seeds: 1,
+    const col = Object.fromEntries(c.rounds_table.map((k) => [k.name, k.values]));
+    const cols = c.rounds_table.map((k) => k.name).filter((k) => k !== "round");
+    const y = cols.includes(choice.cellY[c.manifest]) ? choice.cellY[c.manifest] : c.value;
+    const fig = { name: y, title: `cell ${c.n}`, x: "round", y, series: [{ label: y, x: col.round, mean: col[y], std: [], seeds: 1,
       diverged: c.stages.some((s) => s.diverged) ? 1 : 0, running: c.status === "incomplete" ? 1 : 0 }] };
     top.push(section("Rounds", el("div", { class: "controls" }, select("y", cols, y, (v) => { choice.cellY[c.manifest] = v; render(); })), chart(fig, false)));
   }
