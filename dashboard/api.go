@@ -258,18 +258,25 @@ func layoutFor(r *http.Request, plan *manifests.Plan) (manifests.Table, error) {
 	return spec, nil
 }
 
-// tableView is the manifest's table as `ump table` lays it out (--value:
-// ?value=), each entry with its cells.
-func (s *Server) tableView(r *http.Request) (any, error) {
+// grid is the manifest the URL names and its table, showing the figure
+// ?value= names.
+func (s *Server) grid(r *http.Request) (*pipeline.Report, manifests.Table, *pipeline.Grid, error) {
 	rep, err := s.report(r)
 	if err != nil {
-		return nil, err
+		return nil, manifests.Table{}, nil, err
 	}
 	spec, err := layoutFor(r, &rep.Plan)
 	if err != nil {
-		return nil, err
+		return nil, spec, nil, err
 	}
 	grid, err := s.store.Grid(r.Context(), rep, spec)
+	return rep, spec, grid, err
+}
+
+// tableView is the manifest's table as `ump table` lays it out (--value:
+// ?value=), each entry with its cells.
+func (s *Server) tableView(r *http.Request) (any, error) {
+	_, spec, grid, err := s.grid(r)
 	if err != nil {
 		return nil, err
 	}
@@ -315,15 +322,7 @@ func (s *Server) tableView(r *http.Request) (any, error) {
 // entryView is one table entry: its cells grouped by the select path's
 // value, each with its final figure, the chosen group marked.
 func (s *Server) entryView(r *http.Request) (any, error) {
-	rep, err := s.report(r)
-	if err != nil {
-		return nil, err
-	}
-	spec, err := layoutFor(r, &rep.Plan)
-	if err != nil {
-		return nil, err
-	}
-	grid, err := s.store.Grid(r.Context(), rep, spec)
+	rep, spec, grid, err := s.grid(r)
 	if err != nil {
 		return nil, err
 	}
@@ -354,10 +353,7 @@ func (s *Server) entryView(r *http.Request) (any, error) {
 	}{Row: strings.Join(grid.RowLabels[row], " / "), Column: grid.ColumnHeader(col), Value: spec.Value, Select: spec.Select,
 		Text: grid.Text(e, "±"), Note: grid.SelectNote(e)}
 	for _, i := range grid.Cells[row][col] {
-		v := ""
-		if spec.Select != "" {
-			v = rep.Plan.Cells[i].ValueAt(spec.Select)
-		}
+		v := grid.Choices[i]
 		k := slices.IndexFunc(out.Groups, func(g choice) bool { return g.Value == v })
 		if k < 0 {
 			out.Groups = append(out.Groups, choice{Value: v, Selected: !e.Missing && v == e.Select})

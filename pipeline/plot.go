@@ -196,7 +196,7 @@ func (s *Store) Curves(ctx context.Context, rep *Report, spec manifests.Table, o
 			case o.Choice != "":
 				choice = o.Choice
 			case o.Live && e.Missing:
-				choice, sr.Untuned = furthest(rep, spec.Select, grid.Cells[r][c]), true
+				choice, sr.Untuned = furthest(rep, grid, grid.Cells[r][c]), true
 			}
 			shown[r][c] = choice
 			if choice != "" {
@@ -212,7 +212,7 @@ func (s *Store) Curves(ctx context.Context, rep *Report, spec manifests.Table, o
 	for r := range grid.RowLabels {
 		for c := range grid.ColLabels {
 			for _, i := range grid.Cells[r][c] {
-				if spec.Select != "" && rep.Plan.Cells[i].ValueAt(spec.Select) != shown[r][c] {
+				if grid.Choices[i] != shown[r][c] {
 					continue
 				}
 				t, done, err := s.roundsOf(ctx, rep, i, o.Live)
@@ -292,11 +292,11 @@ func (s *Store) roundsOf(ctx context.Context, rep *Report, i int, live bool) (t 
 // furthest is the value of the select path whose cells, among the given
 // ones, have reported the most rounds (the first in plan order on a tie):
 // the choice a live figure shows before any has finished.
-func furthest(rep *Report, path string, cells []int) string {
+func furthest(rep *Report, grid *Grid, cells []int) string {
 	rounds := map[string]int{}
 	var order []string
 	for _, i := range cells {
-		v := rep.Plan.Cells[i].ValueAt(path)
+		v := grid.Choices[i]
 		if _, ok := rounds[v]; !ok {
 			order, rounds[v] = append(order, v), 0
 		}

@@ -49,6 +49,7 @@ type Grid struct {
 	ColLabels [][]string // the values of the column paths, per column
 	Entries   [][]Entry  // [row][column]
 	Cells     [][][]int  // [row][column]: the plan indexes of the entry's cells, every choice's
+	Choices   []string   // per plan cell: its value of the select path ("" without one)
 }
 
 // DefaultTable is the layout when a manifest has no table block: a row per
@@ -110,7 +111,7 @@ func (s *Store) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*G
 			return nil, fmt.Errorf("table: the sweep varies %s, which is neither a row, a column, the select path nor seed; add it to table.rows or table.columns", path)
 		}
 	}
-	g := &Grid{Spec: spec}
+	g := &Grid{Spec: spec, Choices: make([]string, len(plan.Cells))}
 	type group struct {
 		row, col int
 		choices  map[string][]int // select value -> cell indexes
@@ -138,6 +139,7 @@ func (s *Store) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*G
 		if spec.Select != "" {
 			choice = c.ValueAt(spec.Select)
 		}
+		g.Choices[i] = choice
 		if _, ok := gr.choices[choice]; !ok {
 			gr.order = append(gr.order, choice)
 		}
