@@ -70,12 +70,13 @@ func (f *Follower) readFile(path string, log *publishedLog, offset int64) (bool,
 	}
 	before := len(log.evs)
 	used, err := log.read(path, data)
-	if err != nil {
-		return false, err
+	if err != nil && log != f.log {
+		return false, err // a new copy that does not read: keep the events read before
 	}
+	// Lines read before a bad one stay read: the next look starts at it.
 	changed := f.log != log || len(log.evs) > before
 	f.log, f.file, f.read, f.marker, f.note = log, fi, offset+int64(used), nil, ""
-	return changed, nil
+	return changed, err
 }
 
 // readLog reads every event through OpenReader when the store has no

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,11 +49,21 @@ func TestFollowerFollowsWritersWithoutHoldingTheStore(t *testing.T) {
 	if len(evs) != 3 || evs[2].Kind != StageCompleted {
 		t.Errorf("ByStage after the append: %v", evs)
 	}
+	// The half line completed, then a bad line: the event before it is
+	// read once, and each look reports the bad line itself.
+	half, _ = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	half.WriteString("Started\",\"cell\":\"c1\"}\nnot JSON\n")
+	half.Close()
+	for range 2 {
+		if _, err := f.Refresh(); err == nil || !strings.Contains(err.Error(), ":5: invalid character") || f.Seq() != 4 {
+			t.Errorf("after a bad line: %v, seq %d; want the error at line 5 and 4 events", err, f.Seq())
+		}
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 
-	// A new writer rewrites the file (dropping the half line): read whole.
+	// A new writer rewrites the file (dropping the bad line): read whole.
 	s, err = Open(dir, "test")
 	if err != nil {
 		t.Fatal(err)
