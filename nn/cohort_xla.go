@@ -77,6 +77,11 @@ const (
 	sUnbiased
 	sFirst
 	sActive
+	sRestartRound   // momentum_restart: round
+	sRestartStep    // momentum_restart: step
+	sDispScale      // GT-DSUM's d per unit of round displacement (tracker displacement, normalized)
+	sTrackSum       // GT-DSUM's d is the round's mean g or m (tracker gradient, direction)
+	sTrackDirection // the mean of m (tracker direction)
 	cellScalars
 )
 
@@ -283,6 +288,15 @@ func (c *xlaCohort) cellInputs(ci int, cr *CellRound, scalars []float32, mix []f
 	s[sWD] = float32(a.WeightDecay)
 	s[sInvKEta], s[sInvEta] = float32(1/(float64(k)*cr.LR)), float32(1/cr.LR)
 	s[sNesterov], s[sUnbiased], s[sFirst], s[sActive] = boolScalar(a.Params.Bool("nesterov")), boolScalar(a.Params.String("tracker_init") == "unbiased"), boolScalar(cr.Round == 0), 1
+	restart, tracker := a.Params.String("momentum_restart"), a.Params.String("tracker")
+	s[sRestartRound], s[sRestartStep] = boolScalar(restart == "round"), boolScalar(restart == "step")
+	s[sTrackSum], s[sTrackDirection] = boolScalar(tracker == "gradient" || tracker == "direction"), boolScalar(tracker == "direction")
+	switch tracker { // the CPU optimizer's float32 scale
+	case "displacement":
+		s[sDispScale] = s[sInvKEta]
+	case "normalized":
+		s[sDispScale] = s[sInvKEta] * (1 - s[sBeta])
+	}
 	if len(cr.Mix.Rows) != sh.Workers || len(cr.Batches) != sh.Workers {
 		return fmt.Errorf("gpu engine: cell %d: %d mixing rows and %d workers' batches for %d workers", ci, len(cr.Mix.Rows), len(cr.Batches), sh.Workers)
 	}
@@ -308,7 +322,7 @@ func (c *xlaCohort) cellInputs(ci int, cr *CellRound, scalars []float32, mix []f
 }
 
 // deviceParams are the algorithm parameters the round program reads.
-var deviceParams = []string{"alpha", "beta", "lambda", "tracker_init", "nesterov", "mu", "base_beta", "slow_beta", "slow_alpha"}
+var deviceParams = []string{"alpha", "beta", "lambda", "tracker_init", "tracker", "momentum_restart", "nesterov", "mu", "base_beta", "slow_beta", "slow_alpha"}
 
 // onDevice refuses a configuration with a parameter the round program
 // does not implement set away from its default, rather than train as if
@@ -633,6 +647,7 @@ func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 	first, nesterov := is(sFirst), is(sNesterov)
 	start := state["x"]
 	var losses []*Node
+	var tracked *Node // GT-DSUM: the round's sum of g or m (tracker gradient, direction)
 	for tau := 0; tau < sh.LocalSteps; tau++ {
 		stepIdx := Reshape(Slice(idx, AxisRange(), AxisElem(tau), AxisRange()), rows, sh.Batch)
 		stepW := Reshape(Slice(weights, AxisRange(), AxisElem(tau), AxisRange()), rows, sh.Batch)
@@ -646,9 +661,11 @@ func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 		loss, dlogits, _ := crossEntropyGraph(t.acts[len(t.acts)-1], labels, stepW, m.Classes)
 		losses = append(losses, loss)
 		g := Add(m.graphBackward(x, t, dlogits), Mul(wd, x))
-		c.localStep(state, g, tau, eta, beta, first, nesterov, col, is)
+		if dir := c.localStep(state, g, tau, eta, beta, first, nesterov, col, is); dir != nil {
+			tracked = addTracked(tracked, Where(is(sTrackDirection), dir, g))
+		}
 	}
-	c.communicate(state, start, col, mix, average)
+	c.communicate(state, start, tracked, col, is, mix, average)
 	outs := make([]*Node, 0, ns+2)
 	active := is(sActive)
 	for k, name := range c.names {
@@ -687,13 +704,29 @@ func unpackMask(packed *Node, tau int, s shape, d dropout) *Node {
 	return Reshape(mask, rows, b, s.size())
 }
 
+// addTracked adds a step's g or m to the round's sum so far (nil: none).
+func addTracked(sum, v *Node) *Node {
+	if sum == nil {
+		return v
+	}
+	return Add(sum, v)
+}
+
 // localStep applies the algorithm's local update with gradient g (weight
-// decay included) at local step tau (spec/algorithms.md).
-func (c *xlaCohort) localStep(st map[string]*Node, g *Node, tau int, eta, beta, first, nesterov *Node, col, is func(int) *Node) {
+// decay included) at local step tau (spec/algorithms.md). For GT-DSUM it
+// returns the step's direction m, which the tracker may sum.
+func (c *xlaCohort) localStep(st map[string]*Node, g *Node, tau int, eta, beta, first, nesterov *Node, col, is func(int) *Node) (m *Node) {
 	x := st["x"]
 	sum := func(dir *Node) { // SUM: u = x - eta d; vn = x - alpha eta d; x = u + beta (vn - v); v = vn
+		// momentum_restart: v = x before the round's first step (round)
+		// or before every step (step).
+		restart := is(sRestartStep)
+		if tau == 0 {
+			restart = Or(restart, is(sRestartRound))
+		}
+		v := Where(restart, x, st["v"])
 		vn := Sub(x, Mul(col(sAlphaEta), dir))
-		st["x"] = Add(Sub(x, Mul(eta, dir)), Mul(beta, Sub(vn, st["v"])))
+		st["x"] = Add(Sub(x, Mul(eta, dir)), Mul(beta, Sub(vn, v)))
 		st["v"] = vn
 	}
 	momentum := func(name string, b *Node) { // m = b m + g; x -= eta (m, or g + b m with Nesterov)
@@ -711,7 +744,8 @@ func (c *xlaCohort) localStep(st map[string]*Node, g *Node, tau int, eta, beta, 
 			st["y"] = y
 			st["d_prev"] = Where(And(first, is(sUnbiased)), g, st["d_prev"])
 		}
-		sum(Add(Mul(col(sLambda), g), Mul(col(sOneMinusLambda), y)))
+		m = Add(Mul(col(sLambda), g), Mul(col(sOneMinusLambda), y))
+		sum(m)
 	case "dpsgd":
 		st["x"] = Sub(x, Mul(eta, g))
 	case "dsgdm", "local-sgd-m":
@@ -731,17 +765,23 @@ func (c *xlaCohort) localStep(st map[string]*Node, g *Node, tau int, eta, beta, 
 		z := Where(first, Sub(x, Mul(eta, g)), Sub(Sub(MulScalar(x, 2), st["x_prev"]), Mul(eta, Sub(g, st["g_prev"]))))
 		st["x_prev"], st["g_prev"], st["x"] = x, g, z
 	}
+	return m
 }
 
 // communicate applies the round's communication and post-round step;
-// start is x at the round's start.
-func (c *xlaCohort) communicate(st map[string]*Node, start *Node, col func(int) *Node, mix, average func(*Node) *Node) {
+// start is x at the round's start, tracked GT-DSUM's sum of the round's g
+// or m.
+func (c *xlaCohort) communicate(st map[string]*Node, start, tracked *Node, col, is func(int) *Node, mix, average func(*Node) *Node) {
 	switch c.shape.Algorithm {
 	case "d-sum":
 		st["x"], st["v"] = mix(st["x"]), mix(st["v"])
 	case "gt-dsum":
 		st["x"], st["v"] = mix(st["x"]), mix(st["v"])
-		d := Mul(Sub(start, st["x"]), col(sInvKEta))
+		// d per the tracker reading: the displacement times its scale, or
+		// the round's mean g or m.
+		displaced := Mul(Sub(start, st["x"]), col(sDispScale))
+		mean := DivScalar(tracked, float64(c.shape.LocalSteps))
+		d := Where(is(sTrackSum), mean, displaced)
 		y := Sub(Add(st["y"], d), st["d_prev"])
 		st["d_prev"], st["y"] = d, mix(y)
 	case "dpsgd", "dsgdm", "dsgt", "d2":

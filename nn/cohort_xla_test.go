@@ -76,6 +76,19 @@ func algorithmCases() map[string]cohortCase {
 			}
 			c.WeightDecay = 1e-3 * float64(i)
 		}), 2),
+		// the readings of spec/algorithms.md, several in one cohort
+		"d-sum restarts": c(three(algorithms.Config{Name: "d-sum"}, func(_ *algorithms.Config, v kinds.Values, i int) {
+			v["momentum_restart"], v["alpha"] = []string{"round", "step", "none"}[i], float64(i)
+		}), 2),
+		"gt-dsum readings": c(three(algorithms.Config{Name: "gt-dsum"}, func(_ *algorithms.Config, v kinds.Values, i int) {
+			v["tracker"], v["momentum_restart"] = []string{"normalized", "gradient", "direction"}[i], []string{"round", "step", "none"}[i]
+			if i == 1 {
+				v["tracker_init"] = "unbiased"
+			}
+		}), 2),
+		"gt-dsum restarts": c(three(algorithms.Config{Name: "gt-dsum"}, func(_ *algorithms.Config, v kinds.Values, i int) {
+			v["tracker"], v["momentum_restart"] = []string{"displacement", "normalized", "direction"}[i], []string{"step", "step", "round"}[i]
+		}), 2),
 		"dpsgd": c(three(algorithms.Config{Name: "dpsgd"}, same), 2),
 		"dsgdm": c(three(algorithms.Config{Name: "dsgdm"}, func(_ *algorithms.Config, v kinds.Values, i int) {
 			v["nesterov"] = i == 1
@@ -135,8 +148,8 @@ func cpuRounds(t *testing.T, data *datasets.Dataset, cfg algorithms.Config, seed
 
 // newTestCohort builds a cohort of a case's cells, each at its optimizer's
 // initial state.
-func newTestCohort(t *testing.T, dev *Device, data *datasets.Dataset, name string, cc cohortCase) Cohort {
-	co, err := NewCohort(dev, data, CohortShape{Model: "lenet", Algorithm: name, Cells: len(cc.cfgs), Workers: cohortWorkers,
+func newTestCohort(t *testing.T, dev *Device, data *datasets.Dataset, cc cohortCase) Cohort {
+	co, err := NewCohort(dev, data, CohortShape{Model: "lenet", Algorithm: cc.cfgs[0].Name, Cells: len(cc.cfgs), Workers: cohortWorkers,
 		LocalSteps: cc.k, Batch: cohortBatch})
 	if err != nil {
 		t.Fatal(err)
@@ -203,7 +216,7 @@ func TestCohortMatchesCPU(t *testing.T) {
 	for backendName, dev := range gpuBackends(t) {
 		for name, cc := range algorithmCases() {
 			t.Run(backendName+"/"+name, func(t *testing.T) {
-				co := newTestCohort(t, dev, data, name, cc)
+				co := newTestCohort(t, dev, data, cc)
 				defer co.Close()
 				for r, tol := range []float64{1e-5, 1e-3} {
 					losses := cohortRound(t, co, cc, r, nil)
@@ -267,7 +280,7 @@ func TestCohortEqualsCellsAlone(t *testing.T) {
 	data := cohortData()
 	cc := algorithmCases()["gt-dsum"]
 	run := func(dev *Device, cc cohortCase, rounds int, frozen func(c, r int) bool) Cohort {
-		co := newTestCohort(t, dev, data, "gt-dsum", cc)
+		co := newTestCohort(t, dev, data, cc)
 		for r := range rounds {
 			fr := make([]bool, len(cc.cfgs))
 			for c := range fr {
