@@ -83,7 +83,8 @@ func compareGPUPeers(t testing.TB) {
 		}
 		ours, compile, est, err := cohortRates(device(config), bc)
 		if err != nil {
-			fmt.Printf("%-22s %-14s %s (estimate %.1f GiB)\n", bc.name, "ump", firstLine(err), float64(est)/(1<<30))
+			fmt.Printf("%-22s %-14s %s (estimate %.1f GiB; the whole error is on stderr)\n", bc.name, "ump", firstLine(err), float64(est)/(1<<30))
+			fmt.Fprintf(os.Stderr, "%s: %v\n", bc.name, err)
 			continue
 		}
 		fmt.Printf("%-22s %-14s %14.0f %9s %10.1f %12s\n", bc.name, "ump", median(ours), "1.00x", compile, fmt.Sprintf("~%.1f est", float64(est)/(1<<30)))
