@@ -42,7 +42,7 @@ func (f *Follower) Refresh() (bool, error) {
 	case err == nil && f.file != nil && os.SameFile(fi, f.file) && fi.Size() > f.read:
 		return f.readFile(path, f.log, f.read)
 	case err == nil:
-		return f.readFile(path, &publishedLog{index: map[string][]int{}}, 0)
+		return f.readFile(path, newPublishedLog(), 0)
 	case errors.Is(err, os.ErrNotExist):
 		return f.readLog()
 	}
@@ -98,7 +98,7 @@ func (f *Follower) readLog() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	log := &publishedLog{index: map[string][]int{}}
+	log := newPublishedLog()
 	for _, ev := range evs {
 		log.add(ev)
 	}
@@ -130,7 +130,7 @@ func (f *Follower) Store() *Store {
 	local := artifacts.ExistingLocal(filepath.Join(f.dir, "blobs"))
 	s := &Store{Dir: f.dir, Events: f.log, Local: local, Blobs: local, Note: f.note}
 	if f.log == nil {
-		s.Events = &publishedLog{index: map[string][]int{}}
+		s.Events = newPublishedLog()
 	}
 	if held(f.dir) {
 		pid, what := Holder(f.dir)

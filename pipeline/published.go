@@ -104,6 +104,9 @@ type publishedLog struct {
 
 var _ Events = (*publishedLog)(nil)
 
+// newPublishedLog is an empty published log.
+func newPublishedLog() *publishedLog { return &publishedLog{index: map[string][]int{}} }
+
 // readPublished reads the events the store's holder has published so far;
 // a last line still being written is left for the next read.
 func readPublished(dir string) (*publishedLog, error) {
@@ -112,7 +115,7 @@ func readPublished(dir string) (*publishedLog, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &publishedLog{index: map[string][]int{}}
+	p := newPublishedLog()
 	if _, err := p.read(path, data); err != nil {
 		return nil, err
 	}
