@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/datasets"
@@ -185,7 +186,9 @@ func (s *sampler) batch(step int) []int {
 	per := (len(s.samples) + s.size - 1) / s.size
 	epoch, b := step/per, step%per
 	if s.perm == nil || epoch != s.epoch {
-		s.perm = append(s.perm[:0], s.samples...)
+		// A new array each epoch: a batch handed out earlier stays as it
+		// was (a round's K batches are gathered before any is used).
+		s.perm = slices.Clone(s.samples)
 		r := rng.New(s.seed, "batches", uint64(s.worker), uint64(epoch))
 		r.Shuffle(len(s.perm), func(i, j int) { s.perm[i], s.perm[j] = s.perm[j], s.perm[i] })
 		s.epoch = epoch
