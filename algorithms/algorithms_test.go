@@ -1,8 +1,10 @@
 package algorithms
 
 import (
+	"maps"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -375,5 +377,58 @@ func TestGTDSUMPaperTrackerKeepsAnOffset(t *testing.T) {
 	t.Logf("gaps at lr 0.002, 0.0005: paper %.3g, unbiased %.3g", gaps["paper"], gaps["unbiased"])
 	if p := gaps["paper"]; !(p[1] > 0.5*p[0] && p[1] > 10*gaps["unbiased"][1]) {
 		t.Errorf("paper tracker: gaps %v do not stay put as lr shrinks (unbiased %v)", p, gaps["unbiased"])
+	}
+}
+
+// recordingComm records the vectors an optimizer communicates (exactly).
+type recordingComm struct{ kinds []string }
+
+func (r *recordingComm) Gossip(_ int, kind string, _ []float32, x [][]float32, m Mixing) {
+	r.kinds = append(r.kinds, kind)
+	out := buffers(len(x), len(x[0]), nil)
+	m.Apply(out, x)
+	for i := range x {
+		copy(x[i], out[i])
+	}
+}
+
+func (r *recordingComm) Average(_ int, kind string, x, _ [][]float32) {
+	r.kinds = append(r.kinds, kind)
+	mean := make([]float32, len(x[0]))
+	Mean(mean, x)
+	for i := range x {
+		copy(x[i], mean)
+	}
+}
+
+// TestTraceIsWhatTheOptimizerDoes: what TraceRound says a definition sends
+// (what the GPU engine counts) is what the CPU optimizer hands to its
+// Comm, and StateNames are the vectors it checkpoints.
+func TestTraceIsWhatTheOptimizerDoes(t *testing.T) {
+	for _, name := range Family.Names() {
+		cfg := Config{Name: name}
+		opt, err := New(cfg, 3, make([]float32, 4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		comm := &recordingComm{}
+		grads := func(_ int, _, g [][]float32) error { return nil }
+		if err := opt.Round(&Round{K: 1, LR: 0.1, Grad: grads, Mix: ringMixing(t, 3), Comm: comm}); err != nil {
+			t.Fatal(err)
+		}
+		trace, err := TraceRound(cfg, At{K: 1, LR: 0.1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(trace.Sends, comm.kinds) {
+			t.Errorf("%s: the trace sends %v, the optimizer sent %v", name, trace.Sends, comm.kinds)
+		}
+		names, err := StateNames(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := slices.Sorted(maps.Keys(opt.State())); !slices.Equal(slices.Sorted(slices.Values(names)), want) {
+			t.Errorf("%s: StateNames %v, the optimizer keeps %v", name, names, want)
+		}
 	}
 }

@@ -87,39 +87,3 @@ func Mean(dst []float32, x [][]float32) {
 		}
 	})
 }
-
-// gossiped holds per-worker vectors that are communicated every round,
-// plus a spare set to mix into.
-type gossiped struct {
-	kind       string
-	start      []float32 // the value before round 0; nil for zeros
-	cur, spare [][]float32
-}
-
-// newGossiped returns n copies of start (zeros when start is nil).
-func newGossiped(kind string, n, dim int, start []float32) gossiped {
-	return gossiped{kind: kind, start: start, cur: vectors(n, dim, start), spare: vectors(n, dim, nil)}
-}
-
-// mix replaces the vectors with their gossip mixture (r.Comm, or exact).
-func (g *gossiped) mix(r *Round) {
-	if r.Comm != nil {
-		r.Comm.Gossip(r.T, g.kind, g.start, g.cur, r.Mix)
-		return
-	}
-	r.Mix.Apply(g.spare, g.cur)
-	g.cur, g.spare = g.spare, g.cur
-}
-
-// average replaces every worker's vector with the mean over workers (an
-// all-reduce; r.Comm, or exact); from is the workers' common value at the
-// round's start.
-func (g *gossiped) average(r *Round, from [][]float32) {
-	if r.Comm != nil {
-		r.Comm.Average(r.T, g.kind, g.cur, from)
-		return
-	}
-	mean := g.spare[0]
-	Mean(mean, g.cur)
-	Parallel(len(g.cur), func(i int) { copy(g.cur[i], mean) })
-}

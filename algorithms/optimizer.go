@@ -18,9 +18,6 @@ type Config struct {
 	WeightDecay float64 // every algorithm: g = grad + wd * x
 }
 
-// newOptimizer is an algorithm's constructor.
-type newOptimizer func(cfg Config, n int, x0 []float32) Optimizer
-
 // The parameters, shared by the algorithms that take them.
 var (
 	alpha       = kinds.Param{Name: "alpha", Type: kinds.Float, Range: "[0, inf)", Default: 2.0, Doc: "SUM's step to the momentum"}
@@ -52,26 +49,23 @@ func oneLocalStep(name string) func(kinds.Values, kinds.Cell) []kinds.Problem {
 }
 
 // Family declares every algorithm: its parameters (the paper's defaults)
-// and its constructor.
-var Family = kinds.Family[newOptimizer]{Field: "algorithm", Key: "name", Kinds: []kinds.Kind[newOptimizer]{
+// and its definition (Rules, in the algorithm's file).
+var Family = kinds.Family[*Rules]{Field: "algorithm", Key: "name", Kinds: []kinds.Kind[*Rules]{
 	{Name: "d-sum", Doc: "D-SUM (paper Algorithm 1): SUM local steps, gossip of x and v",
-		Params: []kinds.Param{alpha, beta, restart}, New: newDSUM},
+		Params: []kinds.Param{alpha, beta, restart}, New: &dsum},
 	{Name: "gt-dsum", Doc: "GT-DSUM (paper Algorithm 2): SUM along lambda g + (1-lambda) y, gradient tracker y",
-		Params: []kinds.Param{alpha, beta, lambda, trackerInit, tracker, restart}, New: newGTDSUM},
-	{Name: "dpsgd", Doc: "D-PSGD: K SGD steps, gossip",
-		New: func(cfg Config, n int, x0 []float32) Optimizer { return newLocalMomentum(cfg, n, x0, false, false) }},
+		Params: []kinds.Param{alpha, beta, lambda, trackerInit, tracker, restart}, New: &gtdsum},
+	{Name: "dpsgd", Doc: "D-PSGD: K SGD steps, gossip", New: &dpsgd},
 	{Name: "dsgdm", Doc: "DSGDm: local heavy ball, gossip; momentum stays local",
-		Params: []kinds.Param{beta, nesterov},
-		New:    func(cfg Config, n int, x0 []float32) Optimizer { return newLocalMomentum(cfg, n, x0, true, false) }},
+		Params: []kinds.Param{beta, nesterov}, New: &dsgdm},
 	{Name: "local-sgd-m", Doc: "Local SGD with momentum: local steps as dsgdm, then an exact average",
-		Params: []kinds.Param{beta, nesterov},
-		New:    func(cfg Config, n int, x0 []float32) Optimizer { return newLocalMomentum(cfg, n, x0, true, true) }},
+		Params: []kinds.Param{beta, nesterov}, New: &localSGDM},
 	{Name: "qg-dsgdm", Doc: "QG-DSGDm: quasi-global momentum from the round's displacement",
-		Params: []kinds.Param{beta, nesterov, mu}, New: newQGDSGDm},
+		Params: []kinds.Param{beta, nesterov, mu}, New: &qgdsgdm},
 	{Name: "slowmo", Doc: "SlowMo: K SGD steps with base_beta momentum, exact average, slow momentum",
-		Params: []kinds.Param{baseBeta, slowBeta, slowAlpha}, New: newSlowMo},
-	{Name: "dsgt", Doc: "gradient tracking (Pu & Nedic)", Check: oneLocalStep("dsgt"), New: newDSGT},
-	{Name: "d2", Doc: "D2 / exact diffusion", Check: oneLocalStep("d2"), New: newD2},
+		Params: []kinds.Param{baseBeta, slowBeta, slowAlpha}, New: &slowmo},
+	{Name: "dsgt", Doc: "gradient tracking (Pu & Nedic)", Check: oneLocalStep("dsgt"), New: &dsgt},
+	{Name: "d2", Doc: "D2 / exact diffusion", Check: oneLocalStep("d2"), New: &d2},
 }}
 
 // Grads writes, for every worker i, the stochastic gradient at x[i] into
@@ -115,7 +109,7 @@ func New(cfg Config, n int, x0 []float32) (Optimizer, error) {
 	if !(cfg.WeightDecay >= 0) {
 		return nil, fmt.Errorf("%s: weight_decay = %g is out of range; use a number >= 0", cfg.Name, cfg.WeightDecay)
 	}
-	return k.New(cfg, n, x0), nil
+	return newCPU(cfg, k.New, n, x0), nil
 }
 
 // WithDefaults returns cfg with a copy of its parameters in which every
@@ -127,59 +121,6 @@ func (cfg Config) WithDefaults() Config {
 		cfg.Params = maps.Clone(cfg.Params)
 	}
 	return cfg
-}
-
-// gradients fills g with every worker's gradient at x for local step tau,
-// plus weight decay.
-func gradients(r *Round, tau int, wd float64, x, g [][]float32) error {
-	if err := r.Grad(tau, x, g); err != nil {
-		return fmt.Errorf("local step %d: %w", tau+1, err)
-	}
-	if wd != 0 {
-		w := float32(wd)
-		Parallel(len(x), func(i int) {
-			for k, v := range x[i] {
-				g[i][k] += w * v
-			}
-		})
-	}
-	return nil
-}
-
-// localSteps runs the round's K local steps: at each, every worker's
-// gradient at its current x, then update(i, tau) on every worker in
-// parallel.
-func localSteps(r *Round, wd float64, x, g [][]float32, update func(i, tau int)) error {
-	for tau := 0; tau < r.K; tau++ {
-		if err := gradients(r, tau, wd, x, g); err != nil {
-			return err
-		}
-		Parallel(len(x), func(i int) { update(i, tau) })
-	}
-	return nil
-}
-
-// requireOneStep is the error of an algorithm defined for K = 1 only.
-func requireOneStep(name string, k int) error {
-	if k != 1 {
-		return fmt.Errorf("%s takes exactly one local step per round; got local_steps %d (use local_steps: 1)", name, k)
-	}
-	return nil
-}
-
-// vectors returns n copies of x0 (or zeros when x0 is nil) of length dim.
-func vectors(n, dim int, x0 []float32) [][]float32 {
-	out := make([][]float32, n)
-	for i := range out {
-		out[i] = make([]float32, dim)
-		copy(out[i], x0)
-	}
-	return out
-}
-
-// copyAll copies every worker's src into dst.
-func copyAll(dst, src [][]float32) {
-	Parallel(len(dst), func(i int) { copy(dst[i], src[i]) })
 }
 
 // Parallel runs f(0..n-1) on up to GOMAXPROCS goroutines.
@@ -207,38 +148,4 @@ func Parallel(n int, f func(i int)) {
 		}()
 	}
 	wg.Wait()
-}
-
-// sumStep applies one SUM update (paper eq. sum) with direction g:
-// u = x - eta g; vn = x - alpha eta g; x = u + beta (vn - v); v = vn.
-func sumStep(x, v, g []float32, eta, alpha, beta float32) {
-	for k := range x {
-		u := x[k] - eta*g[k]
-		vn := x[k] - alpha*eta*g[k]
-		x[k] = u + beta*(vn-v[k])
-		v[k] = vn
-	}
-}
-
-// restartMomentum restarts SUM's auxiliary sequence where
-// momentum_restart says: v = x for every worker at the round's start
-// ("round", called before the local steps) or before every local step
-// ("step", called per step and worker).
-func restartMomentum(mode, at string, x, v []float32) {
-	if mode == at {
-		copy(v, x)
-	}
-}
-
-// momentumStep applies one local momentum-SGD step: m = beta m + g;
-// x -= eta (m, or g + beta m with Nesterov).
-func momentumStep(x, m, g []float32, eta, beta float32, nesterov bool) {
-	for k := range x {
-		m[k] = beta*m[k] + g[k]
-		d := m[k]
-		if nesterov {
-			d = g[k] + beta*m[k]
-		}
-		x[k] -= eta * d
-	}
 }

@@ -1,8 +1,6 @@
 package nn
 
 import (
-	"fmt"
-
 	"github.com/ump-lab/ump/algorithms"
 )
 
@@ -60,46 +58,6 @@ type CellScores struct {
 	ConsensusDistance float64
 }
 
-// StateNames are the state vectors of an algorithm, as its CPU
-// optimizer's State names them (checkpoints are interchangeable).
-func StateNames(algorithm string) ([]string, error) {
-	switch algorithm {
-	case "d-sum":
-		return []string{"x", "v"}, nil
-	case "gt-dsum":
-		return []string{"x", "v", "y", "d_prev"}, nil
-	case "dpsgd":
-		return []string{"x"}, nil
-	case "dsgdm", "local-sgd-m":
-		return []string{"x", "m"}, nil
-	case "qg-dsgdm":
-		return []string{"x", "m_hat"}, nil
-	case "slowmo":
-		return []string{"x", "m", "u"}, nil
-	case "dsgt":
-		return []string{"x", "y", "g_prev"}, nil
-	case "d2":
-		return []string{"x", "x_prev", "g_prev"}, nil
-	}
-	return nil, fmt.Errorf("gpu engine: unknown algorithm %q", algorithm)
-}
-
-// Sends are the vectors an algorithm communicates each round, in order
-// (what its CPU optimizer hands to algorithms.Comm).
-func Sends(algorithm string) ([]string, error) {
-	switch algorithm {
-	case "d-sum":
-		return []string{"x", "v"}, nil
-	case "gt-dsum":
-		return []string{"x", "v", "y"}, nil
-	case "dpsgd", "dsgdm", "local-sgd-m", "qg-dsgdm", "slowmo", "d2":
-		return []string{"x"}, nil
-	case "dsgt":
-		return []string{"x", "y"}, nil
-	}
-	return nil, fmt.Errorf("gpu engine: unknown algorithm %q", algorithm)
-}
-
 // CellBytes estimates the device memory one cell of a cohort takes: a
 // local step's activations, unfolded patches and their gradients for
 // every worker's batch, and the cell's state vectors (counted three times:
@@ -113,7 +71,7 @@ func CellBytes(m *Model, algorithm string, workers, batch int) int64 {
 			perSample += 3 * in.C * c.k * c.k * out.H * out.W // patches, their reread, dpatches
 		}
 	}
-	names, _ := StateNames(algorithm)
+	names, _ := algorithms.StateNames(algorithm)
 	state := int64(len(names)+1) * 3 * int64(workers) * int64(m.Params)
 	return 4 * (int64(workers)*int64(batch)*int64(perSample) + state)
 }

@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"sync"
 
 	"github.com/gomlx/gomlx/backends"
@@ -38,7 +37,9 @@ type xlaCohort struct {
 	model   *Model
 	data    *datasets.Dataset
 	backend backends.Backend
+	rules   *algorithms.Rules
 	names   []string // the algorithm's state vectors, x first
+	nums    int      // the definition's numbers and conditions per cell (algorithms.Trace)
 	round   *Exec
 	eval    *Exec             // every cell's models
 	evalOne *Exec             // one cell's
@@ -58,33 +59,6 @@ type splitTensors struct {
 	x, bagW, labels, lut *tensors.Tensor
 }
 
-// Scalars of a cell, in the program's [cells, cellScalars] input.
-const (
-	sEta = iota
-	sAlphaEta
-	sBeta
-	sLambda
-	sOneMinusLambda
-	sMu
-	sOneMinusMu
-	sBaseBeta
-	sSlowBeta
-	sSlowAlphaEta
-	sWD
-	sInvKEta
-	sInvEta
-	sNesterov
-	sUnbiased
-	sFirst
-	sActive
-	sRestartRound   // momentum_restart: round
-	sRestartStep    // momentum_restart: step
-	sDispScale      // GT-DSUM's d per unit of round displacement (tracker displacement, normalized)
-	sTrackSum       // GT-DSUM's d is the round's mean g or m (tracker gradient, direction)
-	sTrackDirection // the mean of m (tracker direction)
-	cellScalars
-)
-
 var _ Cohort = (*xlaCohort)(nil)
 
 // NewCohort builds a cohort on the device; every cell's state is zero
@@ -94,18 +68,23 @@ func NewCohort(device *Device, data *datasets.Dataset, shape CohortShape) (Cohor
 	if err != nil {
 		return nil, err
 	}
-	names, err := StateNames(shape.Algorithm)
-	if err != nil {
-		return nil, err
+	kind, ok := algorithms.Family.Lookup(shape.Algorithm)
+	if !ok {
+		return nil, fmt.Errorf("gpu engine: unknown algorithm %q", shape.Algorithm)
 	}
+	names, _ := algorithms.StateNames(shape.Algorithm)
 	if shape.Cells < 1 || shape.Workers < 1 || shape.LocalSteps < 1 || shape.Batch < 1 {
 		return nil, fmt.Errorf("gpu engine: cohort %+v: every size must be at least 1", shape)
+	}
+	trace, err := algorithms.TraceRound(algorithms.Config{Name: shape.Algorithm}, algorithms.At{K: shape.LocalSteps, LR: 1})
+	if err != nil {
+		return nil, err
 	}
 	backend, err := device.Backend()
 	if err != nil {
 		return nil, err
 	}
-	c := &xlaCohort{shape: shape, model: m, data: data, backend: backend, names: names}
+	c := &xlaCohort{shape: shape, model: m, data: data, backend: backend, rules: kind.New, names: names, nums: len(trace.Nums)}
 	var lut [][256]float32
 	if len(data.Shape) == 3 {
 		lut = standardise(&data.Train, data.Shape[0])
@@ -214,7 +193,8 @@ func (c *xlaCohort) Round(cells []CellRound) (losses [][]float64, finite []bool,
 		return nil, nil, fmt.Errorf("gpu engine: a round of %d cells for a cohort of %d", len(cells), sh.Cells)
 	}
 	rows, k, b := sh.Cells*sh.Workers, sh.LocalSteps, sh.Batch
-	scalars := make([]float32, sh.Cells*cellScalars)
+	width := c.nums + 1 // the definition's, then whether the cell is active
+	scalars := make([]float32, sh.Cells*width)
 	mix := make([]float64, sh.Cells*sh.Workers*sh.Workers)
 	idx := make([]int32, rows*k*b)
 	weights := make([]float32, rows*k*b)
@@ -229,7 +209,7 @@ func (c *xlaCohort) Round(cells []CellRound) (losses [][]float64, finite []bool,
 		if !cr.Active {
 			continue
 		}
-		if err := c.cellInputs(ci, &cr, scalars, mix, idx, weights); err != nil {
+		if err := c.cellInputs(ci, &cr, scalars[ci*width:][:width], mix, idx, weights); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -242,7 +222,7 @@ func (c *xlaCohort) Round(cells []CellRound) (losses [][]float64, finite []bool,
 		}
 		args = append(args, d)
 	}
-	args = append(args, tensors.FromFlatDataAndDimensions(scalars, sh.Cells, cellScalars),
+	args = append(args, tensors.FromFlatDataAndDimensions(scalars, sh.Cells, width),
 		tensors.FromFlatDataAndDimensions(mix, sh.Cells, sh.Workers, sh.Workers),
 		tensors.FromFlatDataAndDimensions(idx, rows, k, b), tensors.FromFlatDataAndDimensions(weights, rows, k, b))
 	for d := range drops {
@@ -270,33 +250,19 @@ func (c *xlaCohort) Round(cells []CellRound) (losses [][]float64, finite []bool,
 	return losses, finite, nil
 }
 
-// cellInputs writes cell ci's scalars, mixing matrix, sample indices and
-// weights.
+// cellInputs writes cell ci's numbers (the definition's for its round,
+// then 1: active), mixing matrix, sample indices and weights.
 func (c *xlaCohort) cellInputs(ci int, cr *CellRound, scalars []float32, mix []float64, idx []int32, weights []float32) error {
 	sh := c.shape
 	k, b := sh.LocalSteps, sh.Batch
-	a := cr.Config.WithDefaults()
-	if err := onDevice(a); err != nil {
+	cfg := cr.Config
+	cfg.Name = sh.Algorithm
+	trace, err := algorithms.TraceRound(cfg, algorithms.At{T: cr.Round, K: k, LR: cr.LR})
+	if err != nil {
 		return fmt.Errorf("gpu engine: cell %d: %w", ci, err)
 	}
-	eta := float32(cr.LR)
-	s := scalars[ci*cellScalars:][:cellScalars]
-	s[sEta], s[sAlphaEta], s[sBeta] = eta, float32(a.Params.Float("alpha"))*eta, float32(a.Params.Float("beta"))
-	s[sLambda], s[sOneMinusLambda] = float32(a.Params.Float("lambda")), 1-float32(a.Params.Float("lambda"))
-	s[sMu], s[sOneMinusMu] = float32(a.Params.Float("mu")), 1-float32(a.Params.Float("mu"))
-	s[sBaseBeta], s[sSlowBeta], s[sSlowAlphaEta] = float32(a.Params.Float("base_beta")), float32(a.Params.Float("slow_beta")), float32(a.Params.Float("slow_alpha"))*eta
-	s[sWD] = float32(a.WeightDecay)
-	s[sInvKEta], s[sInvEta] = float32(1/(float64(k)*cr.LR)), float32(1/cr.LR)
-	s[sNesterov], s[sUnbiased], s[sFirst], s[sActive] = boolScalar(a.Params.Bool("nesterov")), boolScalar(a.Params.String("tracker_init") == "unbiased"), boolScalar(cr.Round == 0), 1
-	restart, tracker := a.Params.String("momentum_restart"), a.Params.String("tracker")
-	s[sRestartRound], s[sRestartStep] = boolScalar(restart == "round"), boolScalar(restart == "step")
-	s[sTrackSum], s[sTrackDirection] = boolScalar(tracker == "gradient" || tracker == "direction"), boolScalar(tracker == "direction")
-	switch tracker { // the CPU optimizer's float32 scale
-	case "displacement":
-		s[sDispScale] = s[sInvKEta]
-	case "normalized":
-		s[sDispScale] = s[sInvKEta] * (1 - s[sBeta])
-	}
+	copy(scalars, trace.Nums)
+	scalars[c.nums] = 1
 	if len(cr.Mix.Rows) != sh.Workers || len(cr.Batches) != sh.Workers {
 		return fmt.Errorf("gpu engine: cell %d: %d mixing rows and %d workers' batches for %d workers", ci, len(cr.Mix.Rows), len(cr.Batches), sh.Workers)
 	}
@@ -319,32 +285,6 @@ func (c *xlaCohort) cellInputs(ci int, cr *CellRound, scalars []float32, mix []f
 		}
 	}
 	return nil
-}
-
-// deviceParams are the algorithm parameters the round program reads.
-var deviceParams = []string{"alpha", "beta", "lambda", "tracker_init", "tracker", "momentum_restart", "nesterov", "mu", "base_beta", "slow_beta", "slow_alpha"}
-
-// onDevice refuses a configuration with a parameter the round program
-// does not implement set away from its default, rather than train as if
-// it were not there.
-func onDevice(a algorithms.Config) error {
-	k, ok := algorithms.Family.Lookup(a.Name)
-	if !ok {
-		return fmt.Errorf("unknown algorithm %q", a.Name)
-	}
-	for _, p := range k.Params {
-		if !slices.Contains(deviceParams, p.Name) && a.Params[p.Name] != p.Default {
-			return fmt.Errorf("%s's %s = %v is not implemented on the device; run the cell with engine: cpu", a.Name, p.Name, a.Params[p.Name])
-		}
-	}
-	return nil
-}
-
-func boolScalar(b bool) float32 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // drawMasks packs every active cell's dropout masks, drawn as the CPU
@@ -608,47 +548,32 @@ func (c *xlaCohort) gatherInput(split []*Node, idx *Node) (graphInput, *Node) {
 	}
 }
 
-// roundGraph: inputs the state vectors [rows, P], the scalars [cells,
-// cellScalars], the mixing matrices [cells, n, n] (float64), sample
-// indices and weights [rows, K, b], one packed mask [rows, K, b, words]
-// per dropout layer, then the resident training split; outputs the new
-// state vectors, the losses [rows, K] and a finite flag per cell.
+// roundGraph: inputs the state vectors [rows, P], the numbers [cells,
+// nums+1], the mixing matrices [cells, n, n] (float64), sample indices and
+// weights [rows, K, b], one packed mask [rows, K, b, words] per dropout
+// layer, then the resident training split; outputs the new state vectors,
+// the losses [rows, K] and a finite flag per cell. The algorithm's round is
+// its definition (algorithms.Rules) run over the graph (graphSpace).
 func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 	sh := c.shape
 	m := c.model
 	ns := len(c.names)
-	state := map[string]*Node{}
-	for k, name := range c.names {
-		state[name] = inputs[k]
-	}
-	old := append([]*Node(nil), inputs[:ns]...)
 	scal, mixing, idx, weights := inputs[ns], inputs[ns+1], inputs[ns+2], inputs[ns+3]
 	drops := m.dropoutLayers()
 	packed := inputs[ns+4 : ns+4+len(drops)]
 	split := inputs[ns+4+len(drops):]
 	rows := sh.Cells * sh.Workers
-	p := m.Params
-	// col is cell scalar s as a [rows, 1] column (one value per cell).
-	col := func(s int) *Node {
-		v := Slice(scal, AxisRange(), AxisElem(s)) // [cells, 1]
-		return Reshape(BroadcastToDims(Reshape(v, sh.Cells, 1, 1), sh.Cells, sh.Workers, 1), rows, 1)
+	s := &graphSpace{cells: sh.Cells, workers: sh.Workers, params: m.Params, scal: scal, mixing: mixing, state: map[string]*Node{}}
+	for k, name := range c.names {
+		s.state[name] = inputs[k]
 	}
-	is := func(s int) *Node { return BroadcastToDims(GreaterThan(col(s), ZerosLike(col(s))), rows, p) }
-	mix := func(x *Node) *Node {
-		x64 := Reshape(ConvertDType(x, dtypes.Float64), sh.Cells, sh.Workers, p)
-		return Reshape(ConvertDType(Einsum("cij,cjp->cip", mixing, x64), dtypes.Float32), rows, p)
+	for _, v := range c.rules.Vectors {
+		if v.Scratch {
+			s.state[v.Name] = ZerosLike(inputs[0])
+		}
 	}
-	average := func(x *Node) *Node {
-		x64 := Reshape(ConvertDType(x, dtypes.Float64), sh.Cells, sh.Workers, p)
-		mean := DivScalar(ReduceSum(x64, 1), float64(sh.Workers))
-		return Reshape(BroadcastToDims(ExpandAxes(ConvertDType(mean, dtypes.Float32), 1), sh.Cells, sh.Workers, p), rows, p)
-	}
-	eta, wd, beta := col(sEta), col(sWD), col(sBeta)
-	first, nesterov := is(sFirst), is(sNesterov)
-	start := state["x"]
 	var losses []*Node
-	var tracked *Node // GT-DSUM: the round's sum of g or m (tracker gradient, direction)
-	for tau := 0; tau < sh.LocalSteps; tau++ {
+	s.grad = func(tau int, x *Node) *Node {
 		stepIdx := Reshape(Slice(idx, AxisRange(), AxisElem(tau), AxisRange()), rows, sh.Batch)
 		stepW := Reshape(Slice(weights, AxisRange(), AxisElem(tau), AxisRange()), rows, sh.Batch)
 		in, labels := c.gatherInput(split, stepIdx)
@@ -656,23 +581,108 @@ func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 		for d, li := range drops {
 			masks = append(masks, unpackMask(packed[d], tau, m.shapes[li], m.layers[li].(dropout)))
 		}
-		x := state["x"]
 		t := m.graphForward(x, in, masks)
 		loss, dlogits, _ := crossEntropyGraph(t.acts[len(t.acts)-1], labels, stepW, m.Classes)
 		losses = append(losses, loss)
-		g := Add(m.graphBackward(x, t, dlogits), Mul(wd, x))
-		if dir := c.localStep(state, g, tau, eta, beta, first, nesterov, col, is); dir != nil {
-			tracked = addTracked(tracked, Where(is(sTrackDirection), dir, g))
-		}
+		return m.graphBackward(x, t, dlogits)
 	}
-	c.communicate(state, start, tracked, col, is, mix, average)
+	c.rules.Round(s, sh.LocalSteps)
+	if len(losses) != sh.LocalSteps || s.next != c.nums {
+		panic(fmt.Sprintf("gpu engine: %s's definition took %d gradients and %d numbers for %d local steps, its trace %d numbers",
+			sh.Algorithm, len(losses), s.next, sh.LocalSteps, c.nums))
+	}
 	outs := make([]*Node, 0, ns+2)
-	active := is(sActive)
+	active := s.is(s.column(c.nums))
 	for k, name := range c.names {
-		outs = append(outs, Where(active, state[name], old[k]))
+		outs = append(outs, Where(active, s.state[name], inputs[k]))
 	}
-	fin := LogicalAll(IsFinite(Reshape(outs[0], sh.Cells, sh.Workers*p)), 1)
+	fin := LogicalAll(IsFinite(Reshape(outs[0], sh.Cells, sh.Workers*m.Params)), 1)
 	return append(outs, Stack(losses, 1), ConvertDType(fin, dtypes.Float32))
+}
+
+// graphSpace runs an algorithm's definition over the round program's
+// nodes: a Vec is a [cells*workers, P] node, a Num a [cells*workers, 1]
+// column of the numbers input, a Flag such a column's being > 0. The
+// definition asks for its numbers in the order algorithms.TraceRound
+// computes them on the host, so the i-th is column i.
+type graphSpace struct {
+	cells, workers, params int
+	scal, mixing           *Node
+	state                  map[string]*Node
+	next                   int // numbers asked for so far
+	grad                   func(tau int, x *Node) *Node
+}
+
+var _ algorithms.Space = (*graphSpace)(nil)
+
+// column is number i as a [rows, 1] column (one value per cell).
+func (s *graphSpace) column(i int) *Node {
+	v := Slice(s.scal, AxisRange(), AxisElem(i)) // [cells, 1]
+	return Reshape(BroadcastToDims(Reshape(v, s.cells, 1, 1), s.cells, s.workers, 1), s.cells*s.workers, 1)
+}
+
+// is is a column's being > 0, as a [rows, P] mask.
+func (s *graphSpace) is(col *Node) *Node {
+	return BroadcastToDims(GreaterThan(col, ZerosLike(col)), s.cells*s.workers, s.params)
+}
+
+func (s *graphSpace) vector(name string) *Node {
+	v, ok := s.state[name]
+	if !ok {
+		panic(fmt.Sprintf("gpu engine: the definition uses vector %q, which its Rules do not declare", name))
+	}
+	return v
+}
+
+func (s *graphSpace) Get(name string) algorithms.Vec { return algorithms.Vec{V: s.vector(name)} }
+func (s *graphSpace) Set(name string, v algorithms.Vec) {
+	s.vector(name)
+	s.state[name] = v.V.(*Node)
+}
+func (s *graphSpace) Grad(tau int) algorithms.Vec { return algorithms.Vec{V: s.grad(tau, s.state["x"])} }
+
+func (s *graphSpace) Num(func(algorithms.Config, algorithms.At) float32) algorithms.Num {
+	s.next++
+	return algorithms.Num{V: s.column(s.next - 1)}
+}
+
+func (s *graphSpace) Flag(func(algorithms.Config, algorithms.At) bool) algorithms.Flag {
+	s.next++
+	return algorithms.Flag{V: s.is(s.column(s.next - 1))}
+}
+
+func vec(v algorithms.Vec) *Node { return v.V.(*Node) }
+
+func (s *graphSpace) Add(a, b algorithms.Vec) algorithms.Vec {
+	return algorithms.Vec{V: Add(vec(a), vec(b))}
+}
+func (s *graphSpace) Sub(a, b algorithms.Vec) algorithms.Vec {
+	return algorithms.Vec{V: Sub(vec(a), vec(b))}
+}
+func (s *graphSpace) Scale(n algorithms.Num, a algorithms.Vec) algorithms.Vec {
+	return algorithms.Vec{V: Mul(n.V.(*Node), vec(a))}
+}
+func (s *graphSpace) Div(a algorithms.Vec, n algorithms.Num) algorithms.Vec {
+	return algorithms.Vec{V: Div(vec(a), n.V.(*Node))}
+}
+func (s *graphSpace) Select(f algorithms.Flag, a, b algorithms.Vec) algorithms.Vec {
+	return algorithms.Vec{V: Where(f.V.(*Node), vec(a), vec(b))}
+}
+func (s *graphSpace) Zero() algorithms.Vec { return algorithms.Vec{V: ZerosLike(s.state["x"])} }
+
+// Mix is the gossip with each cell's matrix, in float64 as on the CPU.
+func (s *graphSpace) Mix(_ string, v algorithms.Vec) algorithms.Vec {
+	x64 := Reshape(ConvertDType(vec(v), dtypes.Float64), s.cells, s.workers, s.params)
+	mixed := Einsum("cij,cjp->cip", s.mixing, x64)
+	return algorithms.Vec{V: Reshape(ConvertDType(mixed, dtypes.Float32), s.cells*s.workers, s.params)}
+}
+
+// Average is the exact mean over each cell's workers, in float64.
+func (s *graphSpace) Average(_ string, v, _ algorithms.Vec) algorithms.Vec {
+	x64 := Reshape(ConvertDType(vec(v), dtypes.Float64), s.cells, s.workers, s.params)
+	mean := DivScalar(ReduceSum(x64, 1), float64(s.workers))
+	all := BroadcastToDims(ExpandAxes(ConvertDType(mean, dtypes.Float32), 1), s.cells, s.workers, s.params)
+	return algorithms.Vec{V: Reshape(all, s.cells*s.workers, s.params)}
 }
 
 // maskBits is the number of mask bits per packed word.
@@ -702,104 +712,6 @@ func unpackMask(packed *Node, tau int, s shape, d dropout) *Node {
 		return Reshape(mask, rows, b, s.C, s.H, s.W)
 	}
 	return Reshape(mask, rows, b, s.size())
-}
-
-// addTracked adds a step's g or m to the round's sum so far (nil: none).
-func addTracked(sum, v *Node) *Node {
-	if sum == nil {
-		return v
-	}
-	return Add(sum, v)
-}
-
-// localStep applies the algorithm's local update with gradient g (weight
-// decay included) at local step tau (spec/algorithms.md). For GT-DSUM it
-// returns the step's direction m, which the tracker may sum.
-func (c *xlaCohort) localStep(st map[string]*Node, g *Node, tau int, eta, beta, first, nesterov *Node, col, is func(int) *Node) (m *Node) {
-	x := st["x"]
-	sum := func(dir *Node) { // SUM: u = x - eta d; vn = x - alpha eta d; x = u + beta (vn - v); v = vn
-		// momentum_restart: v = x before the round's first step (round)
-		// or before every step (step).
-		restart := is(sRestartStep)
-		if tau == 0 {
-			restart = Or(restart, is(sRestartRound))
-		}
-		v := Where(restart, x, st["v"])
-		vn := Sub(x, Mul(col(sAlphaEta), dir))
-		st["x"] = Add(Sub(x, Mul(eta, dir)), Mul(beta, Sub(vn, v)))
-		st["v"] = vn
-	}
-	momentum := func(name string, b *Node) { // m = b m + g; x -= eta (m, or g + b m with Nesterov)
-		mm := Add(Mul(b, st[name]), g)
-		st[name] = mm
-		st["x"] = Sub(x, Mul(eta, Where(nesterov, Add(g, Mul(b, mm)), mm)))
-	}
-	switch c.shape.Algorithm {
-	case "d-sum":
-		sum(g)
-	case "gt-dsum":
-		y := st["y"]
-		if tau == 0 { // y^(0) is the first local step's gradient
-			y = Where(first, g, y)
-			st["y"] = y
-			st["d_prev"] = Where(And(first, is(sUnbiased)), g, st["d_prev"])
-		}
-		m = Add(Mul(col(sLambda), g), Mul(col(sOneMinusLambda), y))
-		sum(m)
-	case "dpsgd":
-		st["x"] = Sub(x, Mul(eta, g))
-	case "dsgdm", "local-sgd-m":
-		momentum("m", beta)
-	case "qg-dsgdm":
-		mt := Add(Mul(beta, st["m_hat"]), g)
-		st["x"] = Sub(x, Mul(eta, Where(nesterov, Add(g, Mul(beta, mt)), mt)))
-	case "slowmo":
-		mm := Add(Mul(col(sBaseBeta), st["m"]), g)
-		st["m"] = mm
-		st["x"] = Sub(x, Mul(eta, mm))
-	case "dsgt":
-		y := Where(first, g, Sub(Add(st["y"], g), st["g_prev"]))
-		st["y"], st["g_prev"] = y, g
-		st["x"] = Sub(x, Mul(eta, y))
-	case "d2":
-		z := Where(first, Sub(x, Mul(eta, g)), Sub(Sub(MulScalar(x, 2), st["x_prev"]), Mul(eta, Sub(g, st["g_prev"]))))
-		st["x_prev"], st["g_prev"], st["x"] = x, g, z
-	}
-	return m
-}
-
-// communicate applies the round's communication and post-round step;
-// start is x at the round's start, tracked GT-DSUM's sum of the round's g
-// or m.
-func (c *xlaCohort) communicate(st map[string]*Node, start, tracked *Node, col, is func(int) *Node, mix, average func(*Node) *Node) {
-	switch c.shape.Algorithm {
-	case "d-sum":
-		st["x"], st["v"] = mix(st["x"]), mix(st["v"])
-	case "gt-dsum":
-		st["x"], st["v"] = mix(st["x"]), mix(st["v"])
-		// d per the tracker reading: the displacement times its scale, or
-		// the round's mean g or m.
-		displaced := Mul(Sub(start, st["x"]), col(sDispScale))
-		mean := DivScalar(tracked, float64(c.shape.LocalSteps))
-		d := Where(is(sTrackSum), mean, displaced)
-		y := Sub(Add(st["y"], d), st["d_prev"])
-		st["d_prev"], st["y"] = d, mix(y)
-	case "dpsgd", "dsgdm", "dsgt", "d2":
-		st["x"] = mix(st["x"])
-		if c.shape.Algorithm == "dsgt" {
-			st["y"] = mix(st["y"])
-		}
-	case "local-sgd-m":
-		st["x"] = average(st["x"])
-	case "qg-dsgdm":
-		st["x"] = mix(st["x"])
-		dx := Mul(Sub(start, st["x"]), col(sInvKEta))
-		st["m_hat"] = Add(Mul(col(sMu), st["m_hat"]), Mul(col(sOneMinusMu), dx))
-	case "slowmo":
-		xbar := average(st["x"])
-		u := Add(Mul(col(sSlowBeta), st["u"]), Mul(Sub(start, xbar), col(sInvEta)))
-		st["u"], st["x"] = u, Sub(start, Mul(col(sSlowAlphaEta), u))
-	}
 }
 
 // evalGraph is the evaluation program of `cells` cells: inputs the models

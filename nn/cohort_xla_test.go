@@ -5,8 +5,6 @@ package nn
 import (
 	"fmt"
 	"math"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/ump-lab/ump/algorithms"
@@ -15,9 +13,10 @@ import (
 	"github.com/ump-lab/ump/kinds"
 )
 
-// cohortCase is a small cohort: 3 cells of 4 workers on a ring, LeNet on
+// cohortCase is a small cohort: cells of 4 workers on a ring, LeNet on
 // MNIST-shaped data (dropout on), batches of up to 8 with one worker's
-// smaller; the cells differ in seed, learning rate and one parameter.
+// smaller; the cells differ in seed, learning rate and parameters
+// (algorithmCases).
 type cohortCase struct {
 	cfgs  []algorithms.Config
 	k     int
@@ -54,57 +53,44 @@ func cohortBatches(seed uint64, round, k int) [][][]int {
 	return out
 }
 
+// algorithmCases has a cohort of every algorithm of algorithms.Family,
+// generated from its declaration: as many cells as its most numerous
+// choices (at least 3), cell c taking the c-th value (cyclically) of every
+// choice and boolean parameter, (1 - c/10) times every non-zero float
+// default (c/10 for a zero one) and weight decay c 1e-3; K = 2, or 1 for
+// those defined for one local step only.
 func algorithmCases() map[string]cohortCase {
-	three := func(c algorithms.Config, vary func(c *algorithms.Config, v kinds.Values, i int)) []algorithms.Config {
-		out := make([]algorithms.Config, 3)
-		for i := range out {
-			out[i] = c.WithDefaults() // its own copy of the parameters
-			vary(&out[i], out[i].Params, i)
+	out := map[string]cohortCase{}
+	for _, kind := range algorithms.Family.Kinds {
+		cells := 3
+		for _, p := range kind.Params {
+			cells = max(cells, len(p.Choices))
 		}
-		return out
-	}
-	lrs, seeds := []float64{0.05, 0.1, 0.02}, []uint64{1, 2, 3}
-	c := func(cfgs []algorithms.Config, k int) cohortCase { return cohortCase{cfgs, k, lrs, seeds} }
-	same := func(*algorithms.Config, kinds.Values, int) {}
-	return map[string]cohortCase{
-		"d-sum": c(three(algorithms.Config{Name: "d-sum"}, func(_ *algorithms.Config, v kinds.Values, i int) {
-			v["alpha"] = float64(i)
-		}), 2),
-		"gt-dsum": c(three(algorithms.Config{Name: "gt-dsum"}, func(c *algorithms.Config, v kinds.Values, i int) {
-			if i == 1 {
-				v["tracker_init"] = "unbiased"
+		cc := cohortCase{k: 2}
+		if len(kind.Validate(kinds.Values{}, kinds.Cell{LocalSteps: 2})) > 0 {
+			cc.k = 1
+		}
+		for c := range cells {
+			v := kinds.Values{}
+			for _, p := range kind.Params {
+				switch {
+				case p.Type == kinds.String:
+					v[p.Name] = p.Choices[c%len(p.Choices)]
+				case p.Type == kinds.Bool:
+					v[p.Name] = c%2 == 1
+				case p.Type == kinds.Float && p.Default != nil && p.Default.(float64) != 0:
+					v[p.Name] = p.Default.(float64) * (1 - 0.1*float64(c))
+				case p.Type == kinds.Float && p.Default != nil:
+					v[p.Name] = 0.1 * float64(c)
+				}
 			}
-			c.WeightDecay = 1e-3 * float64(i)
-		}), 2),
-		// the readings of spec/algorithms.md, several in one cohort
-		"d-sum restarts": c(three(algorithms.Config{Name: "d-sum"}, func(_ *algorithms.Config, v kinds.Values, i int) {
-			v["momentum_restart"], v["alpha"] = []string{"round", "step", "none"}[i], float64(i)
-		}), 2),
-		"gt-dsum readings": c(three(algorithms.Config{Name: "gt-dsum"}, func(_ *algorithms.Config, v kinds.Values, i int) {
-			v["tracker"], v["momentum_restart"] = []string{"normalized", "gradient", "direction"}[i], []string{"round", "step", "none"}[i]
-			if i == 1 {
-				v["tracker_init"] = "unbiased"
-			}
-		}), 2),
-		"gt-dsum restarts": c(three(algorithms.Config{Name: "gt-dsum"}, func(_ *algorithms.Config, v kinds.Values, i int) {
-			v["tracker"], v["momentum_restart"] = []string{"displacement", "normalized", "direction"}[i], []string{"step", "step", "round"}[i]
-		}), 2),
-		"dpsgd": c(three(algorithms.Config{Name: "dpsgd"}, same), 2),
-		"dsgdm": c(three(algorithms.Config{Name: "dsgdm"}, func(_ *algorithms.Config, v kinds.Values, i int) {
-			v["nesterov"] = i == 1
-		}), 2),
-		"local-sgd-m": c(three(algorithms.Config{Name: "local-sgd-m"}, func(_ *algorithms.Config, v kinds.Values, i int) {
-			v["nesterov"] = i == 2
-		}), 2),
-		"qg-dsgdm": c(three(algorithms.Config{Name: "qg-dsgdm"}, func(_ *algorithms.Config, v kinds.Values, i int) {
-			v["nesterov"], v["mu"] = i == 1, 0.5+0.2*float64(i)
-		}), 2),
-		"slowmo": c(three(algorithms.Config{Name: "slowmo", Params: kinds.Values{"base_beta": 0.5}}, func(_ *algorithms.Config, v kinds.Values, i int) {
-			v["slow_alpha"] = 1 + 0.5*float64(i)
-		}), 2),
-		"dsgt": c(three(algorithms.Config{Name: "dsgt"}, same), 1),
-		"d2":   c(three(algorithms.Config{Name: "d2"}, same), 1),
+			cc.cfgs = append(cc.cfgs, algorithms.Config{Name: kind.Name, Params: v, WeightDecay: 1e-3 * float64(c)})
+			cc.lrs = append(cc.lrs, []float64{0.05, 0.1, 0.02}[c%3])
+			cc.seeds = append(cc.seeds, uint64(c+1))
+		}
+		out[kind.Name] = cc
 	}
+	return out
 }
 
 // cpuRounds runs a cell on the CPU engine and the CPU optimizer: its state
@@ -206,7 +192,7 @@ func relDiff(a, b [][]float32) float64 {
 
 // TestCohortMatchesCPU: after one round, every state vector of every cell
 // of a cohort equals the CPU engine's and CPU optimizer's to a relative
-// 1e-5, for every algorithm, and so do the step losses and the evaluation
+// 1e-5, for every algorithm of the family (algorithmCases), and so do the step losses and the evaluation
 // (of the whole cohort, and of one cell);
 // after a second round (which takes the algorithms' later-round branches)
 // to 1e-3: a ReLU or max-pool decision flipped by rounding may move a few
@@ -344,22 +330,4 @@ func ringOf(n int) algorithms.Mixing {
 	}
 	m, _ := algorithms.NewMixing(w)
 	return m
-}
-
-// TestCohortRefusesParametersItDoesNotImplement: a parameter declared for
-// an algorithm after the round program was written trains on the device
-// only at its default; set otherwise, the cell fails instead of ignoring
-// it.
-func TestCohortRefusesParametersItDoesNotImplement(t *testing.T) {
-	k, _ := algorithms.Family.Lookup("gt-dsum")
-	saved := k.Params
-	k.Params = append(slices.Clone(saved), kinds.Param{Name: "restart_every", Type: kinds.Int, Default: 0, Quiet: true})
-	t.Cleanup(func() { k.Params = saved })
-	if err := onDevice(algorithms.Config{Name: "gt-dsum"}.WithDefaults()); err != nil {
-		t.Errorf("at its default: %v", err)
-	}
-	err := onDevice(algorithms.Config{Name: "gt-dsum", Params: kinds.Values{"restart_every": 5}}.WithDefaults())
-	if err == nil || !strings.Contains(err.Error(), "restart_every = 5 is not implemented on the device") {
-		t.Errorf("set to 5: %v", err)
-	}
 }

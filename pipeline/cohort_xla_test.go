@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -207,14 +208,14 @@ sweep:
   algorithm:
 ALGORITHMS`
 
-// familySweep lists, for every algorithm of algorithms.Family, a sweep
-// entry for every combination of its choice and boolean parameters (the
-// others at their defaults; beta 0.5 where the algorithm takes it, so that
-// every GT-DSUM reading is stable), split by the local steps each takes:
-// 3, or 1 for those defined for one step only.
-func familySweep() map[int][]string {
+// familySweep lists, for every given algorithm, a sweep entry for every
+// combination of its choice and boolean parameters (the others at their
+// defaults; beta 0.5 where the algorithm takes it, so that every GT-DSUM
+// reading is stable), split by the local steps each takes: 3, or 1 for
+// those defined for one step only.
+func familySweep(family []kinds.Kind[*algorithms.Rules]) map[int][]string {
 	out := map[int][]string{}
-	for _, k := range algorithms.Family.Kinds {
+	for _, k := range family {
 		entries := []string{"name: " + k.Name}
 		if _, ok := k.Param("beta"); ok {
 			entries[0] += ", beta: 0.5"
@@ -248,16 +249,14 @@ func familySweep() map[int][]string {
 	return out
 }
 
-// TestCohortAgreesWithCPUOverWholeRuns: every algorithm of the family,
-// under every combination of its choices, trained for 30 rounds on a
-// Dirichlet partition whose small workers wrap their epoch several times,
-// records the same figures in every evaluated round on the GPU engine (in
-// cohorts, on GoMLX's Go backend) as on the CPU engine, to 1e-5 relative
-// (the consensus distance to 1e-4). Until the samplers handed out a new
-// array each epoch, a round whose K batches crossed an epoch's end trained
-// the GPU cells on the next epoch's samples (4e-2 from that round on).
-func TestCohortAgreesWithCPUOverWholeRuns(t *testing.T) {
-	for steps, entries := range familySweep() {
+// checkAgreement trains every combination of the algorithms' choices
+// (familySweep) for 30 rounds on the agreement manifest on both engines
+// (the GPU one in cohorts, on GoMLX's Go backend) and checks every figure
+// of every round: within 1e-5 relative (the consensus distance 1e-4). It
+// returns the GPU engine's rounds table.
+func checkAgreement(t *testing.T, family []kinds.Kind[*algorithms.Rules]) *artifacts.Table {
+	var last *artifacts.Table
+	for steps, entries := range familySweep(family) {
 		src := strings.NewReplacer("K", fmt.Sprint(steps), "ALGORITHMS", strings.Join(entries, "\n")+"\n").Replace(agreementManifest)
 		run := func(engine string) *artifacts.Table {
 			plan := parse(t, strings.Replace(src, "ENGINE", engine, 1))
@@ -297,5 +296,60 @@ func TestCohortAgreesWithCPUOverWholeRuns(t *testing.T) {
 			}
 		}
 		t.Logf("K=%d: worst relative difference per figure: %v", steps, worst)
+		last = gpu
+	}
+	return last
+}
+
+// TestCohortAgreesWithCPUOverWholeRuns: every algorithm of the family,
+// under every combination of its choices, trained for 30 rounds on a
+// Dirichlet partition whose small workers wrap their epoch several times,
+// records the same figures in every evaluated round on the GPU engine as
+// on the CPU engine (checkAgreement). Until the samplers handed out a new
+// array each epoch, a round whose K batches crossed an epoch's end trained
+// the GPU cells on the next epoch's samples (4e-2 from that round on).
+func TestCohortAgreesWithCPUOverWholeRuns(t *testing.T) {
+	checkAgreement(t, algorithms.Family.Kinds)
+}
+
+// dampedGossip is an algorithm that exists only in this test, declared as
+// README "Adding an algorithm" says: one kinds.Kind with its parameters and
+// its Rules. Heavy-ball steps with a momentum of its own parameter,
+// then gossip of x and of the momentum.
+var dampedGossip = kinds.Kind[*algorithms.Rules]{
+	Name: "test-damped-gossip", Doc: "heavy ball with a gossiped, damped momentum (a test's)",
+	Params: []kinds.Param{{Name: "damping", Type: kinds.Float, Range: "[0, 1)", Default: 0.6, Doc: "the momentum"}},
+	New: &algorithms.Rules{
+		Vectors: []algorithms.Vector{{Name: "x", FromX0: true}, {Name: "m"}},
+		Round: func(s algorithms.Space, k int) {
+			damping := s.Num(func(c algorithms.Config, _ algorithms.At) float32 { return float32(c.Params.Float("damping")) })
+			eta := s.Num(func(_ algorithms.Config, at algorithms.At) float32 { return float32(at.LR) })
+			for tau := range k {
+				g := algorithms.Gradient(s, tau)
+				m := s.Add(s.Scale(damping, s.Get("m")), g)
+				s.Set("m", m)
+				s.Set("x", s.Sub(s.Get("x"), s.Scale(eta, m)))
+			}
+			s.Set("x", s.Mix("x", s.Get("x")))
+			s.Set("m", s.Mix("m", s.Get("m")))
+		},
+	},
+}
+
+// TestCohortRunsANewAlgorithm: an algorithm added to the family (and
+// nowhere else) trains on both engines with the same figures in every
+// round, and on the GPU it does train: accuracy rises, the workers' models
+// differ, and both vectors it gossips are counted.
+func TestCohortRunsANewAlgorithm(t *testing.T) {
+	saved := algorithms.Family.Kinds
+	algorithms.Family.Kinds = append(slices.Clip(saved), dampedGossip)
+	t.Cleanup(func() { algorithms.Family.Kinds = saved })
+	gpu := checkAgreement(t, []kinds.Kind[*algorithms.Rules]{dampedGossip})
+	acc, distance := gpu.Column("test_acc_mean").Floats, gpu.Column("consensus_distance").Floats
+	if !(acc[len(acc)-1] > acc[0]+0.1) || !(distance[len(distance)-1] > 0) {
+		t.Errorf("on the GPU, accuracy went from %.3f to %.3f and the consensus distance ends at %g: it did not train", acc[0], acc[len(acc)-1], distance[len(distance)-1])
+	}
+	if bits := gpu.Column("bits_m"); bits == nil || !(bits.Floats[len(bits.Floats)-1] > 0) {
+		t.Errorf("the GPU engine did not count the momentum it gossips: %+v", bits)
 	}
 }

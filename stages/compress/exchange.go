@@ -3,25 +3,40 @@ package compress
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/kinds"
 )
 
-// Kinds are the vectors algorithms send: the model x, D-SUM's v and the
-// trackers y. (All-reduce algorithms send x's change over the round.)
-var Kinds = []string{"x", "v", "y"}
+// Kinds are the vectors algorithms send, in the order the family's
+// definitions first send them (algorithms.TraceRound): the model x,
+// D-SUM's v and the trackers y. (All-reduce algorithms send x's change
+// over the round.)
+func Kinds() []string {
+	var out []string
+	for _, name := range algorithms.Family.Names() {
+		trace, err := algorithms.TraceRound(algorithms.Config{Name: name}, algorithms.At{K: 1, LR: 1})
+		if err != nil {
+			panic(err) // a family's own kind
+		}
+		for _, k := range trace.Sends {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
 
 // Columns are the metric columns the exchange adds to a rounds table:
 // bits_sent_per_worker (cumulative, all kinds), then per kind its
 // cumulative bits, and over the rounds since the previous row its
 // compression ratio against float32 and its mean relative compression
 // error |C(t)-t|/|t| (NaN for kinds the algorithm does not send).
-var Columns = columns()
-
-func columns() []string {
+func Columns() []string {
 	cols := []string{"bits_sent_per_worker"}
-	for _, k := range Kinds {
+	for _, k := range Kinds() {
 		cols = append(cols, "bits_"+k, "compression_ratio_"+k, "compression_error_"+k)
 	}
 	return cols
@@ -50,6 +65,7 @@ type Config struct {
 // Counters, and comes back with Restore.
 type Exchange struct {
 	cfg    Config
+	kinds  []string     // Kinds
 	codec  Codec        // nil for none
 	params kinds.Values // the codec's, with defaults: gamma, memory
 	dim    int
@@ -74,7 +90,7 @@ type kindStats struct {
 
 // NewExchange returns the exchange of a cell whose workers hold dim-long vectors.
 func NewExchange(cfg Config, n, dim int) (*Exchange, error) {
-	e := &Exchange{cfg: cfg, dim: dim, copies: map[string][][]float32{}, residuals: map[string][][]float32{},
+	e := &Exchange{cfg: cfg, kinds: Kinds(), dim: dim, copies: map[string][][]float32{}, residuals: map[string][][]float32{},
 		sent: vectors(n, dim), decoded: vectors(n, dim), stats: map[string]*kindStats{}}
 	if cfg.Spec.Codec != "none" {
 		var err error
@@ -224,7 +240,7 @@ func (e *Exchange) count(kind string, bits, relErr float64) {
 // Row returns the values of Columns now and starts a new window.
 func (e *Exchange) Row() []float64 {
 	row := []float64{0}
-	for _, k := range Kinds {
+	for _, k := range e.kinds {
 		s := e.stats[k]
 		if s == nil {
 			row = append(row, math.NaN(), math.NaN(), math.NaN())
@@ -269,7 +285,7 @@ func (e *Exchange) Counters() map[string]float64 {
 // Restore loads what State and Counters saved; vectors of other names are
 // ignored.
 func (e *Exchange) Restore(vecs map[string][][]float32, counters map[string]float64) error {
-	for _, k := range Kinds {
+	for _, k := range e.kinds {
 		for prefix, into := range map[string]map[string][][]float32{"choco_": e.copies, "residual_": e.residuals} {
 			v, ok := vecs[prefix+k]
 			if !ok {

@@ -51,7 +51,7 @@ func newDeviceTrainer(ctx context.Context, env *stages.Env) (*deviceTrainer, err
 	if err != nil {
 		return nil, err
 	}
-	sends, err := nn.Sends(acfg.Name)
+	trace, err := algorithms.TraceRound(acfg, algorithms.At{K: cfg.LocalSteps, LR: cfg.LR})
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func newDeviceTrainer(ctx context.Context, env *stages.Env) (*deviceTrainer, err
 		return nil, err
 	}
 	d := &deviceTrainer{cfg: acfg, seed: uint64(cfg.Seed), k: cfg.LocalSteps, samplers: samplers, exchange: exchange,
-		sends: sends, initial: opt.State(), data: data, bound: lossBound(data), seat: env.Seat,
+		sends: trace.Sends, initial: opt.State(), data: data, bound: lossBound(data), seat: env.Seat,
 		shape: nn.CohortShape{Model: cfg.Task.Model, Algorithm: acfg.Name, Workers: cfg.Workers, LocalSteps: cfg.LocalSteps, Batch: cfg.BatchSize}}
 	if d.seat == nil {
 		d.own = stages.NewLockstep(1, env.Device).Reserve(cfg)

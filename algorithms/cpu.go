@@ -1,0 +1,441 @@
+package algorithms
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ump-lab/ump/kinds"
+)
+
+// cpu runs an algorithm's Rules on []float32 vectors: it is the Optimizer
+// New returns, and the Space its rules see.
+//
+// Values are lazy: arithmetic builds expressions over the vectors' buffers
+// and Set records them; at a commit (a local step's gradient, the round's
+// end) every pending Set is evaluated at once, worker by worker in chunks
+// that stay in cache, and written in place. Mix and Average evaluate their
+// argument into a spare buffer, which a Set then adopts without a copy.
+// A commit makes every value read before it stale (their buffers change):
+// using one afterwards panics, naming the vector.
+type cpu struct {
+	cfg     Config
+	kind    string
+	rules   *Rules
+	n, dim  int
+	x0      []float32
+	vectors map[string][][]float32
+	grad    [][]float32
+	mean    []float32     // Average's scratch
+	free    [][][]float32 // spare buffers
+	temps   [][][]float32 // spare buffers in use since the last commit
+	pending []binding
+	gen     int // commits so far: a value's leaves must be of the current one
+	r       *Round
+	at      At
+	err     error
+}
+
+// binding is a pending Set.
+type binding struct {
+	name string
+	e    *expr
+}
+
+// expr is a lazy value: a leaf (a buffer of the current commit), zero, or
+// an elementwise operation.
+type expr struct {
+	op   op
+	a, b *expr
+	num  float32
+	buf  [][]float32 // leaf
+	name string      // leaf: what it holds, for errors
+	gen  int         // leaf: the commit it belongs to
+}
+
+type op uint8
+
+const (
+	opLeaf op = iota
+	opZero
+	opAdd
+	opSub
+	opScale
+	opDiv
+	// compiled only: a + n b and a - n b with the product rounded first,
+	// one pass where Add or Sub of a Scale would take two
+	opAddScaled
+	opSubScaled
+)
+
+var (
+	_ Optimizer = (*cpu)(nil)
+	_ Space     = (*cpu)(nil)
+)
+
+func newCPU(cfg Config, rules *Rules, n int, x0 []float32) *cpu {
+	o := &cpu{cfg: cfg, kind: cfg.Name, rules: rules, n: n, dim: len(x0), x0: x0, vectors: map[string][][]float32{},
+		grad: buffers(n, len(x0), nil), mean: make([]float32, len(x0))}
+	for _, v := range rules.Vectors {
+		var start []float32
+		if v.FromX0 {
+			start = x0
+		}
+		o.vectors[v.Name] = buffers(n, len(x0), start)
+	}
+	return o
+}
+
+// buffers returns n copies of start (zeros when start is nil) of length dim.
+func buffers(n, dim int, start []float32) [][]float32 {
+	out := make([][]float32, n)
+	for i := range out {
+		out[i] = make([]float32, dim)
+		copy(out[i], start)
+	}
+	return out
+}
+
+func (o *cpu) X() [][]float32 { return o.vectors["x"] }
+
+func (o *cpu) State() map[string][][]float32 {
+	out := map[string][][]float32{}
+	for _, v := range o.rules.Vectors {
+		if !v.Scratch {
+			out[v.Name] = o.vectors[v.Name]
+		}
+	}
+	return out
+}
+
+func (o *cpu) Round(r *Round) error {
+	if k, ok := Family.Lookup(o.kind); ok && k.Check != nil {
+		if problems := k.Check(o.cfg.Params, kinds.Cell{Workers: o.n, LocalSteps: r.K}); len(problems) > 0 {
+			return fmt.Errorf("%s", problems[0].Msg)
+		}
+	}
+	o.r, o.at, o.err = r, At{T: r.T, K: r.K, LR: r.LR}, nil
+	o.rules.Round(o, r.K)
+	o.commit()
+	return o.err
+}
+
+func (o *cpu) leaf(name string, buf [][]float32) *expr {
+	return &expr{op: opLeaf, buf: buf, name: name, gen: o.gen}
+}
+
+func (o *cpu) Get(name string) Vec {
+	for i := len(o.pending) - 1; i >= 0; i-- {
+		if o.pending[i].name == name {
+			return Vec{o.pending[i].e}
+		}
+	}
+	buf, ok := o.vectors[name]
+	if !ok {
+		panic(fmt.Sprintf("algorithms: %s reads vector %q, which its Rules do not declare", o.kind, name))
+	}
+	return Vec{o.leaf(name, buf)}
+}
+
+func (o *cpu) Set(name string, v Vec) {
+	if _, ok := o.vectors[name]; !ok {
+		panic(fmt.Sprintf("algorithms: %s sets vector %q, which its Rules do not declare", o.kind, name))
+	}
+	o.pending = slices.DeleteFunc(o.pending, func(b binding) bool { return b.name == name })
+	o.pending = append(o.pending, binding{name, v.V.(*expr)})
+}
+
+func (o *cpu) Grad(tau int) Vec {
+	o.commit()
+	if o.err == nil {
+		if err := o.r.Grad(tau, o.vectors["x"], o.grad); err != nil {
+			o.err = fmt.Errorf("local step %d: %w", tau+1, err)
+		}
+	}
+	return Vec{o.leaf("the gradient", o.grad)}
+}
+
+func (o *cpu) Num(f func(Config, At) float32) Num { return Num{f(o.cfg, o.at)} }
+func (o *cpu) Flag(f func(Config, At) bool) Flag  { return Flag{f(o.cfg, o.at)} }
+
+func (o *cpu) Add(a, b Vec) Vec { return Vec{&expr{op: opAdd, a: a.V.(*expr), b: b.V.(*expr)}} }
+func (o *cpu) Sub(a, b Vec) Vec { return Vec{&expr{op: opSub, a: a.V.(*expr), b: b.V.(*expr)}} }
+func (o *cpu) Scale(n Num, a Vec) Vec {
+	return Vec{&expr{op: opScale, num: n.V.(float32), a: a.V.(*expr)}}
+}
+func (o *cpu) Div(a Vec, n Num) Vec { return Vec{&expr{op: opDiv, num: n.V.(float32), a: a.V.(*expr)}} }
+func (o *cpu) Zero() Vec            { return Vec{&expr{op: opZero}} }
+
+func (o *cpu) Select(f Flag, a, b Vec) Vec {
+	if f.V.(bool) {
+		return a
+	}
+	return b
+}
+
+// start is vector name's value before round 0 (nil: zeros).
+func (o *cpu) start(name string) []float32 {
+	for _, v := range o.rules.Vectors {
+		if v.Name == name && v.FromX0 {
+			return o.x0
+		}
+	}
+	return nil
+}
+
+func (o *cpu) Mix(name string, v Vec) Vec {
+	e := v.V.(*expr)
+	if o.err != nil {
+		return v
+	}
+	if o.r.Comm != nil { // compressed gossip, in place on a copy
+		t := o.spare()
+		o.evaluate([]output{{t, e}})
+		o.r.Comm.Gossip(o.r.T, name, o.start(name), t, o.r.Mix)
+		return Vec{o.leaf(name, t)}
+	}
+	src := o.materialize(e)
+	t := o.spare()
+	o.r.Mix.Apply(t, src)
+	return Vec{o.leaf(name, t)}
+}
+
+func (o *cpu) Average(name string, v, from Vec) Vec {
+	if o.err != nil {
+		return v
+	}
+	t := o.spare()
+	o.evaluate([]output{{t, v.V.(*expr)}})
+	if o.r.Comm != nil {
+		o.r.Comm.Average(o.r.T, name, t, o.materialize(from.V.(*expr)))
+		return Vec{o.leaf(name, t)}
+	}
+	Mean(o.mean, t)
+	Parallel(o.n, func(i int) { copy(t[i], o.mean) })
+	return Vec{o.leaf(name, t)}
+}
+
+// spare returns a spare buffer, in use until the next commit (or adopted
+// by a vector there).
+func (o *cpu) spare() [][]float32 {
+	var t [][]float32
+	if k := len(o.free); k > 0 {
+		t, o.free = o.free[k-1], o.free[:k-1]
+	} else {
+		t = buffers(o.n, o.dim, nil)
+	}
+	o.temps = append(o.temps, t)
+	return t
+}
+
+// materialize returns a buffer holding e: its own for a leaf, else a spare
+// one it is evaluated into.
+func (o *cpu) materialize(e *expr) [][]float32 {
+	if e.op == opLeaf {
+		o.check(e)
+		return e.buf
+	}
+	t := o.spare()
+	o.evaluate([]output{{t, e}})
+	return t
+}
+
+// commit evaluates the pending Sets (at once: each reads the values before
+// any is written), lets vectors adopt the spare buffers Set to them, and
+// makes every earlier value stale.
+func (o *cpu) commit() {
+	pending := o.pending
+	o.pending = nil
+	if o.err != nil {
+		return
+	}
+	var outs []output
+	var adopt []binding
+	adopted := map[*[]float32]bool{} // by the buffer's first row
+	for _, b := range pending {
+		buf := o.vectors[b.name]
+		switch {
+		case b.e.op == opLeaf && &b.e.buf[0] == &buf[0]:
+			o.check(b.e) // unchanged
+		case b.e.op == opLeaf && o.isSpare(b.e.buf) && !adopted[&b.e.buf[0]]:
+			o.check(b.e)
+			adopted[&b.e.buf[0]] = true
+			adopt = append(adopt, b)
+		default:
+			outs = append(outs, output{buf, b.e})
+		}
+	}
+	o.evaluate(outs)
+	for _, b := range adopt {
+		o.free = append(o.free, o.vectors[b.name])
+		o.vectors[b.name] = b.e.buf
+	}
+	for _, t := range o.temps {
+		if !adopted[&t[0]] {
+			o.free = append(o.free, t)
+		}
+	}
+	o.temps = o.temps[:0]
+	o.gen++
+}
+
+func (o *cpu) isSpare(buf [][]float32) bool {
+	return slices.ContainsFunc(o.temps, func(t [][]float32) bool { return &t[0] == &buf[0] })
+}
+
+// check panics on a stale leaf.
+func (o *cpu) check(e *expr) {
+	if e.gen != o.gen {
+		panic(fmt.Sprintf("algorithms: %s uses a value of %s read before a local step's gradient; read it again with Get", o.kind, e.name))
+	}
+}
+
+// output is a buffer to evaluate an expression into.
+type output struct {
+	dst [][]float32
+	e   *expr
+}
+
+// chunk is how many elements of every intermediate value are computed at
+// a time: they stay in the core's cache.
+const chunk = 1024
+
+// instr is an expression node in a compiled program: its operands are
+// leaves' buffers or earlier nodes' slots (-1: zero).
+type instr struct {
+	op     op
+	a, b   operand
+	num    float32
+	result int // slot
+}
+
+type operand struct {
+	buf  [][]float32 // a leaf
+	slot int         // a node's result, when buf is nil; -1 for zero
+}
+
+// evaluate computes every output's expression and writes it to its
+// buffer, worker by worker (in parallel) and chunk by chunk; all of a
+// chunk's values are computed (and leaves that are results copied) before
+// any is written, so outputs may overwrite buffers the expressions read.
+func (o *cpu) evaluate(outs []output) {
+	if len(outs) == 0 {
+		return
+	}
+	uses := map[*expr]int{} // how many nodes read each node
+	var count func(e *expr)
+	count = func(e *expr) {
+		for _, in := range []*expr{e.a, e.b} {
+			if in != nil {
+				if uses[in]++; uses[in] == 1 {
+					count(in)
+				}
+			}
+		}
+	}
+	for _, out := range outs {
+		if uses[out.e]++; uses[out.e] == 1 {
+			count(out.e)
+		}
+	}
+	var prog []instr
+	slots := map[*expr]int{}
+	var compile func(e *expr) operand
+	compile = func(e *expr) operand {
+		switch e.op {
+		case opLeaf:
+			o.check(e)
+			return operand{buf: e.buf}
+		case opZero:
+			return operand{slot: -1}
+		}
+		if s, ok := slots[e]; ok {
+			return operand{slot: s}
+		}
+		in := instr{op: e.op, num: e.num}
+		switch {
+		case (e.op == opAdd || e.op == opSub) && e.b.op == opScale && uses[e.b] == 1:
+			in.op, in.num, in.a, in.b = opAddScaled, e.b.num, compile(e.a), compile(e.b.a)
+			if e.op == opSub {
+				in.op = opSubScaled
+			}
+		case e.op == opAdd && e.a.op == opScale && uses[e.a] == 1: // n a + b = b + n a
+			in.op, in.num, in.a, in.b = opAddScaled, e.a.num, compile(e.b), compile(e.a.a)
+		default:
+			in.a = compile(e.a)
+			if e.b != nil {
+				in.b = compile(e.b)
+			}
+		}
+		in.result = len(slots)
+		slots[e] = in.result
+		prog = append(prog, in)
+		return operand{slot: in.result}
+	}
+	results := make([]operand, len(outs))
+	for k, out := range outs {
+		results[k] = compile(out.e)
+	}
+	nslots := len(slots)
+	Parallel(o.n, func(i int) {
+		scratch := make([]float32, (nslots+1)*chunk) // the last slot: zeros
+		zero := scratch[nslots*chunk:]
+		staged := make([]float32, len(outs)*chunk)
+		for lo := 0; lo < o.dim; lo += chunk {
+			w := min(chunk, o.dim-lo)
+			read := func(a operand) []float32 {
+				switch {
+				case a.buf != nil:
+					return a.buf[i][lo : lo+w]
+				case a.slot < 0:
+					return zero[:w]
+				}
+				return scratch[a.slot*chunk:][:w]
+			}
+			for _, in := range prog {
+				dst, a, n := scratch[in.result*chunk:][:w], read(in.a)[:w], in.num
+				switch in.op {
+				case opAdd:
+					b := read(in.b)[:w]
+					for j := range dst {
+						dst[j] = a[j] + b[j]
+					}
+				case opSub:
+					b := read(in.b)[:w]
+					for j := range dst {
+						dst[j] = a[j] - b[j]
+					}
+				case opAddScaled:
+					b := read(in.b)[:w]
+					for j := range dst {
+						dst[j] = a[j] + n*b[j]
+					}
+				case opSubScaled:
+					b := read(in.b)[:w]
+					for j := range dst {
+						dst[j] = a[j] - n*b[j]
+					}
+				case opScale:
+					for j := range dst {
+						dst[j] = n * a[j]
+					}
+				case opDiv:
+					for j := range dst {
+						dst[j] = a[j] / n
+					}
+				}
+			}
+			for k, r := range results { // a leaf result may be another output's buffer: stage it
+				if r.buf != nil {
+					copy(staged[k*chunk:][:w], read(r))
+				}
+			}
+			for k, out := range outs {
+				from := read(results[k])
+				if results[k].buf != nil {
+					from = staged[k*chunk:][:w]
+				}
+				copy(out.dst[i][lo:lo+w], from)
+			}
+		}
+	})
+}

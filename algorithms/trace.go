@@ -1,0 +1,96 @@
+package algorithms
+
+import "fmt"
+
+// Trace is one round of a definition seen from the host, without vectors:
+// the numbers and conditions it computes and the vectors it communicates.
+type Trace struct {
+	// Nums are its Nums' values and its Flags' (1 or 0), in the order the
+	// definition asks for them: a definition asks for the same ones in the
+	// same order in every round of every cell with the same K, so they are
+	// the per-cell inputs of a program built from it (the GPU cohort's).
+	Nums []float32
+	// Sends are the vectors it gossips or averages, in order.
+	Sends []string
+}
+
+// TraceRound traces round at of the algorithm cfg names.
+func TraceRound(cfg Config, at At) (Trace, error) {
+	k, ok := Family.Lookup(cfg.Name)
+	if !ok {
+		return Trace{}, fmt.Errorf("unknown algorithm %q; use one of %v", cfg.Name, Family.Names())
+	}
+	t := &tracer{cfg: cfg.WithDefaults(), at: at, rules: k.New}
+	k.New.Round(t, at.K)
+	return t.Trace, nil
+}
+
+// tracer is the Space of TraceRound.
+type tracer struct {
+	Trace
+	cfg   Config
+	at    At
+	rules *Rules
+}
+
+func (t *tracer) declared(name string) {
+	for _, v := range t.rules.Vectors {
+		if v.Name == name {
+			return
+		}
+	}
+	panic(fmt.Sprintf("algorithms: %s uses vector %q, which its Rules do not declare", t.cfg.Name, name))
+}
+
+func (t *tracer) Get(name string) Vec    { t.declared(name); return Vec{} }
+func (t *tracer) Set(name string, _ Vec) { t.declared(name) }
+func (t *tracer) Grad(int) Vec           { return Vec{} }
+
+func (t *tracer) Num(f func(Config, At) float32) Num {
+	t.Nums = append(t.Nums, f(t.cfg, t.at))
+	return Num{}
+}
+
+func (t *tracer) Flag(f func(Config, At) bool) Flag {
+	v := float32(0)
+	if f(t.cfg, t.at) {
+		v = 1
+	}
+	t.Nums = append(t.Nums, v)
+	return Flag{}
+}
+
+func (t *tracer) Add(Vec, Vec) Vec          { return Vec{} }
+func (t *tracer) Sub(Vec, Vec) Vec          { return Vec{} }
+func (t *tracer) Scale(Num, Vec) Vec        { return Vec{} }
+func (t *tracer) Div(Vec, Num) Vec          { return Vec{} }
+func (t *tracer) Select(Flag, Vec, Vec) Vec { return Vec{} }
+func (t *tracer) Zero() Vec                 { return Vec{} }
+
+func (t *tracer) Mix(name string, _ Vec) Vec {
+	t.declared(name)
+	t.Sends = append(t.Sends, name)
+	return Vec{}
+}
+
+func (t *tracer) Average(name string, _, _ Vec) Vec {
+	t.declared(name)
+	t.Sends = append(t.Sends, name)
+	return Vec{}
+}
+
+// StateNames are the vectors of an algorithm that checkpoints hold (its
+// Rules' vectors but scratch ones), x first.
+func StateNames(name string) ([]string, error) {
+	k, ok := Family.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown algorithm %q; use one of %v", name, Family.Names())
+	}
+	var out []string
+	for _, v := range k.New.Vectors {
+		if !v.Scratch {
+			out = append(out, v.Name)
+		}
+	}
+	return out, nil
+}
