@@ -639,7 +639,9 @@ func (s *graphSpace) Set(name string, v algorithms.Vec) {
 	s.vector(name)
 	s.state[name] = v.V.(*Node)
 }
-func (s *graphSpace) Grad(tau int) algorithms.Vec { return algorithms.Vec{V: s.grad(tau, s.state["x"])} }
+func (s *graphSpace) Grad(tau int) algorithms.Vec {
+	return algorithms.Vec{V: s.grad(tau, s.state["x"])}
+}
 
 func (s *graphSpace) Num(func(algorithms.Config, algorithms.At) float32) algorithms.Num {
 	s.next++
