@@ -12,25 +12,47 @@ import (
 	"github.com/ump-lab/ump/kinds"
 )
 
-// allConfigs has one configuration of every algorithm with non-trivial
-// parameters; the ones defined for K = 1 only are marked.
-var allConfigs = []Config{
-	{Name: "d-sum", Params: kinds.Values{"alpha": 2.0, "beta": 0.9}},
-	{Name: "gt-dsum", Params: kinds.Values{"alpha": 2.0, "beta": 0.5, "lambda": 0.8, "tracker_init": "paper"}},
-	{Name: "gt-dsum", Params: kinds.Values{"alpha": 2.0, "beta": 0.5, "lambda": 0.8, "tracker_init": "unbiased"}},
-	{Name: "dpsgd"},
-	{Name: "dsgdm", Params: kinds.Values{"beta": 0.9}},
-	{Name: "dsgdm", Params: kinds.Values{"beta": 0.9, "nesterov": true}},
-	{Name: "local-sgd-m", Params: kinds.Values{"beta": 0.9}},
-	{Name: "qg-dsgdm", Params: kinds.Values{"beta": 0.9, "mu": 0.9}},
-	{Name: "qg-dsgdm", Params: kinds.Values{"beta": 0.9, "mu": 0.9, "nesterov": true}},
-	{Name: "slowmo", Params: kinds.Values{"base_beta": 0.5, "slow_beta": 0.5, "slow_alpha": 1.0}},
-	{Name: "dsgt", WeightDecay: 1e-3},
-	{Name: "d2"},
+// allConfigs has, for every algorithm of Family, its defaults and one
+// configuration per value of each choice and boolean parameter (the
+// others at their defaults), with beta 0.5 where it takes one (every
+// GT-DSUM reading is stable there) and weight decay 1e-3 in every other.
+func allConfigs() []Config {
+	var out []Config
+	for _, k := range Family.Kinds {
+		base := kinds.Values{}
+		if _, ok := k.Param("beta"); ok {
+			base["beta"] = 0.5
+		}
+		variants := []kinds.Values{base}
+		for _, p := range k.Params {
+			var values []any
+			switch p.Type {
+			case kinds.String:
+				for _, c := range p.Choices {
+					values = append(values, c)
+				}
+			case kinds.Bool:
+				values = []any{true}
+			}
+			for _, v := range values {
+				if v == p.Default {
+					continue
+				}
+				variant := maps.Clone(base)
+				variant[p.Name] = v
+				variants = append(variants, variant)
+			}
+		}
+		for _, v := range variants {
+			out = append(out, Config{Name: k.Name, Params: v, WeightDecay: 1e-3 * float64(len(out)%2)})
+		}
+	}
+	return out
 }
 
+// stepsFor is k, or 1 for an algorithm defined for one local step only.
 func stepsFor(cfg Config, k int) int {
-	if cfg.Name == "dsgt" || cfg.Name == "d2" {
+	if kind, _ := Family.Lookup(cfg.Name); kind.Check != nil && len(kind.Check(cfg.Params, kinds.Cell{LocalSteps: k})) > 0 {
 		return 1
 	}
 	return k
@@ -111,7 +133,7 @@ func mean(x [][]float32) []float64 {
 
 func TestResultsDoNotDependOnParallelism(t *testing.T) {
 	q := datasets.NewQuadratic(7, 33, 1, 3, 0.1, 5)
-	for _, cfg := range allConfigs {
+	for _, cfg := range allConfigs() {
 		k := stepsFor(cfg, 3)
 		runWith := func(procs int) [][]float32 {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
@@ -135,16 +157,16 @@ func TestResultsDoNotDependOnParallelism(t *testing.T) {
 func TestEveryAlgorithmConverges(t *testing.T) {
 	q := datasets.NewQuadratic(8, 20, 1, 4, 0, 1)
 	start := q.Gap(make([]float64, q.Dim))
-	for _, cfg := range allConfigs {
+	for _, cfg := range allConfigs() {
 		k := stepsFor(cfg, 5)
 		opt := train(t, cfg, q, ringMixing(t, q.N), 1000, k, 0.002)
 		gap := q.Gap(mean(opt.X()))
-		t.Logf("%s %s nesterov=%v: gap %.3g", cfg.Name, cfg.Params.String("tracker_init"), cfg.Params.Bool("nesterov"), gap)
-		if cfg.Params.String("tracker_init") == "paper" {
+		t.Logf("%s %v: gap %.3g", cfg.Name, cfg.Params, gap)
+		if cfg.WithDefaults().Params.String("tracker_init") == "paper" {
 			continue // see TestGTDSUMPaperTrackerKeepsAnOffset
 		}
 		if !(gap < start*1e-2) {
-			t.Errorf("%s (nesterov %v): objective gap %g after 1000 rounds, started at %g", cfg.Name, cfg.Params.Bool("nesterov"), gap, start)
+			t.Errorf("%s %v: objective gap %g after 1000 rounds, started at %g", cfg.Name, cfg.Params, gap, start)
 		}
 	}
 }

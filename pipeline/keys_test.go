@@ -5,17 +5,23 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/ump-lab/ump/algorithms"
+	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
 )
 
 var updateKeys = flag.Bool("update-keys", false, "rewrite testdata/keys.golden.json (only when an issue changes cache keys)")
 
-// keyManifests sweep every kind of every block with and without its
-// parameters: the algorithms, codecs, topologies and partitions.
-var keyManifests = []string{`version: 1
+// pinnedManifests sweep every kind of every block with and without its
+// parameters: the algorithms, codecs, topologies and partitions, as they
+// were when their keys were first pinned.
+var pinnedManifests = []string{`version: 1
 name: algorithms
 task: {dataset: synthetic}
 rounds: 10
@@ -56,6 +62,38 @@ sweep:
   partition: [{kind: iid}, {kind: dirichlet, alpha: 0.1}, {kind: dirichlet, alpha: 1, min_size: 5}, {kind: shards}, {kind: shards, shards: 3}]
 `}
 
+// keyManifests are the pinned manifests and, generated from
+// algorithms.Family, one manifest per algorithm sweeping its defaults and
+// each parameter away from its default (so a new algorithm's keys are
+// pinned with no edit here: -update-keys adds them).
+func keyManifests() []string {
+	out := slices.Clone(pinnedManifests)
+	for _, k := range algorithms.Family.Kinds {
+		entries := []string{"{name: " + k.Name + "}"}
+		for _, p := range k.Params {
+			var v any
+			switch p.Type {
+			case kinds.String:
+				v = p.Choices[len(p.Choices)-1]
+			case kinds.Bool:
+				v = true
+			case kinds.Int:
+				v = 2
+			case kinds.Float:
+				if d, ok := p.Default.(float64); ok && d != 0 {
+					v = d / 2
+				} else {
+					v = 0.5
+				}
+			}
+			entries = append(entries, fmt.Sprintf("{name: %s, %s: %v}", k.Name, p.Name, v))
+		}
+		out = append(out, fmt.Sprintf("version: 1\nname: algorithm-%s\ntask: {dataset: synthetic}\nrounds: 10\nlr: 0.1\n"+
+			"algorithm: {name: %s}\nsweep:\n  algorithm: [%s]\n", k.Name, k.Name, strings.Join(entries, ", ")))
+	}
+	return out
+}
+
 // TestCacheKeysAreStable pins what enters every cell key and stage cache
 // key besides the data digest and the engine (which depend on the
 // machine): each cell's spec and each stage's canonical params. Users'
@@ -67,7 +105,7 @@ func TestCacheKeysAreStable(t *testing.T) {
 		Params map[string]string `json:"stage_params"`
 	}
 	got := map[string][]cell{}
-	for _, src := range keyManifests {
+	for _, src := range keyManifests() {
 		plan, err := manifests.Parse("keys.yaml", []byte(src))
 		if err != nil {
 			t.Fatal(err)
