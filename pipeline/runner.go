@@ -45,7 +45,7 @@ type Runner struct {
 	// stays incomplete and a later run without Until finishes it.
 	Until string
 	// Cohort is how many GPU cells that share their shapes train at once,
-	// in one device program (stages.Lockstep); 0 sizes cohorts to the
+	// in one device program (train.Lockstep); 0 sizes cohorts to the
 	// device's memory (nn.CohortSize).
 	Cohort int
 	// Jobs is how many cells that train on their own (not in a GPU
@@ -285,14 +285,14 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 	groups := map[string][]int{} // cohort key -> its cells, in plan order
 	var alone []int              // cells that train on their own (not in a GPU cohort)
 	for _, i := range todo {
-		if key := stages.CohortKey(&plan.Cells[i].Config); key != "" {
+		if key := train.CohortKey(&plan.Cells[i].Config); key != "" {
 			groups[key] = append(groups[key], i)
 		} else {
 			alone = append(alone, i)
 		}
 	}
 	for _, i := range todo {
-		key := stages.CohortKey(&plan.Cells[i].Config)
+		key := train.CohortKey(&plan.Cells[i].Config)
 		cells, size := []int{i}, 1
 		switch {
 		case key == "" && r.Jobs > 1:
@@ -307,7 +307,7 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 			}
 			size = r.Cohort
 			if size <= 0 {
-				size = stages.CohortSize(&plan.Cells[i].Config, r.Data)
+				size = train.CohortSize(&plan.Cells[i].Config, r.Data)
 			}
 			size = min(size, len(cells))
 			p.printf("%d cells (%s): cohorts of %d on the GPU\n", len(cells), key, size)
@@ -329,7 +329,7 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 // when size > 1), counting them into out. It stops taking cells at the
 // first error and returns it once the running cells have stopped.
 func (r *Runner) runCells(ctx context.Context, plan *manifests.Plan, reg *Registration, cells []int, size int, p *progress, out *Outcome) error {
-	lock := stages.NewLockstep(size, r.Device)
+	lock := train.NewLockstep(size, r.Device)
 	p.setConcurrent(size > 1)
 	procs := 0 // a CPU engine's goroutines: all cores, or its share of them
 	if size > 1 {
@@ -396,7 +396,7 @@ func (o *Outcome) count(status string, cached bool) {
 
 // runCell runs one cell's stages; err is only for interruption or a broken
 // store, a failing stage gives status Failed.
-func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manifests.Cell, key string, p *progress, seat *stages.Seat, procs int) (status string, cached bool, err error) {
+func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manifests.Cell, key string, p *progress, seat *train.Seat, procs int) (status string, cached bool, err error) {
 	p.cellStart(cell)
 	if r.Remote != nil {
 		if err := r.importResume(ctx, plan, cell, key, p); err != nil {
@@ -572,7 +572,7 @@ func completedEvent(stage, skey string, res *stages.Result, cached bool) *Event 
 
 // runStage executes a stage, resuming from its last verified checkpoint.
 func (r *Runner) runStage(ctx context.Context, st stages.Stage, cell *manifests.Cell, params any, skey string,
-	upstream map[string]*stages.Result, appendCell func(*Event) error, p *progress, seat *stages.Seat, procs int) (*stages.Result, error) {
+	upstream map[string]*stages.Result, appendCell func(*Event) error, p *progress, seat *train.Seat, procs int) (*stages.Result, error) {
 	resume, err := r.lastCheckpoint(ctx, skey)
 	if err != nil {
 		return nil, err
@@ -583,7 +583,7 @@ func (r *Runner) runStage(ctx context.Context, st stages.Stage, cell *manifests.
 		return nil, err
 	}
 	p.stageStart(cell, st.Name(), resume)
-	env := &stages.Env{Params: params, Store: r.Store.Blobs, Data: r.Data, Device: r.Device, Upstream: declared(st, upstream), Resume: resume, Seat: seat, Procs: procs,
+	env := &stages.Env{Params: params, Store: r.Store.Blobs, Data: r.Data, Upstream: declared(st, upstream), Resume: resume, Procs: procs,
 		Report: func(rep stages.RoundReport) error {
 			ev := newEvent(RoundCompleted, rep)
 			ev.Stage, ev.StageKey, ev.Round = st.Name(), skey, rep.Round
@@ -596,7 +596,7 @@ func (r *Runner) runStage(ctx context.Context, st stages.Stage, cell *manifests.
 			p.round(cell, rep)
 			return nil
 		}}
-	res, err := st.Run(ctx, env)
+	res, err := st.Run(train.WithDevice(ctx, r.Device, seat), env)
 	if err == nil {
 		err = checkOutputs(st, res)
 	}

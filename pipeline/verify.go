@@ -128,18 +128,19 @@ func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stag
 			if err != nil {
 				return out, err
 			}
-			env := &stages.Env{Params: params, Store: mem, Data: data, Device: device, Upstream: declared(st, results),
+			env := &stages.Env{Params: params, Store: mem, Data: data, Upstream: declared(st, results),
 				Report: func(stages.RoundReport) error { return ctx.Err() }}
 			var trained train.Summary
+			var seat *train.Seat
 			if json.Unmarshal(summary, &trained) == nil && trained.Cohort > 1 { // as it trained: in a cohort of that size
-				env.Seat = stages.NewLockstep(trained.Cohort, device).Reserve(&cell.Config)
+				seat = train.NewLockstep(trained.Cohort, device).Reserve(&cell.Config)
 			}
-			res, err := st.Run(ctx, env)
+			res, err := st.Run(train.WithDevice(ctx, device, seat), env)
 			if err == nil {
 				err = checkOutputs(st, res)
 			}
-			if env.Seat != nil {
-				env.Seat.Release()
+			if seat != nil {
+				seat.Release()
 			}
 			if ctx.Err() != nil {
 				return out, ErrInterrupted

@@ -11,9 +11,4 @@
 // inputs (Env.Params, Env.Upstream): a stage cannot read anything else of
 // the cell. Readers of results (export, show, plot, table) name outputs by
 // the stages' declarations (train.Rounds, evaluate.Final, ...).
-//
-// Lockstep lets the train stages of concurrently running GPU cells that
-// share their shapes train as one device cohort: the runner reserves each
-// cell's Seat, the train stage joins with it, and a round runs once every
-// member has asked for it.
 package stages

@@ -11,7 +11,6 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/nn"
 )
 
 // Stage is one step of a cell.
@@ -56,11 +55,6 @@ type Env struct {
 	// Report records a finished round; the pipeline appends it to the event
 	// log before Run continues. Only rounded stages (train) call it.
 	Report func(RoundReport) error
-	// Seat is the cell's place in a GPU cohort (Lockstep.Reserve), or nil:
-	// a GPU cell then trains in a cohort of its own.
-	Seat *Seat
-	// Device is where GPU cells train (nil where none is configured).
-	Device *nn.Device
 	// Procs is how many goroutines a CPU engine may use: its share of the
 	// cores when cells run side by side; 0 for all of them.
 	Procs int

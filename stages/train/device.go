@@ -10,7 +10,7 @@ import (
 	"github.com/ump-lab/ump/stages/compress"
 )
 
-// deviceTrainer trains a GPU cell in a device cohort (stages.Lockstep):
+// deviceTrainer trains a GPU cell in a device cohort (Lockstep):
 // its parameters and optimizer state stay on the device; a round sends
 // the batches and comes back with the losses, a finite flag and, when
 // asked for, the test scores. The exchange only counts the exact messages
@@ -25,9 +25,9 @@ type deviceTrainer struct {
 	initial  map[string][][]float32
 	data     *datasets.Dataset
 	shape    nn.CohortShape
-	seat     *stages.Seat
-	own      *stages.Seat // a seat of its own (no runner gave one), released at close
-	m        *stages.Member
+	seat     *Seat
+	own      *Seat // a seat of its own (no runner gave one), released at close
+	m        *Member
 	bound    float64
 	loss     float64 // the last round's mean mini-batch loss
 	finite   bool
@@ -60,10 +60,10 @@ func newDeviceTrainer(ctx context.Context, env *stages.Env) (*deviceTrainer, err
 		return nil, err
 	}
 	d := &deviceTrainer{cfg: acfg, seed: uint64(cfg.Seed), k: cfg.LocalSteps, samplers: samplers, exchange: exchange,
-		sends: trace.Sends, initial: opt.State(), data: data, bound: lossBound(data), seat: env.Seat,
+		sends: trace.Sends, initial: opt.State(), data: data, bound: lossBound(data), seat: deviceOf(ctx).seat,
 		shape: nn.CohortShape{Model: cfg.Task.Model, Algorithm: acfg.Name, Workers: cfg.Workers, LocalSteps: cfg.LocalSteps, Batch: cfg.BatchSize}}
 	if d.seat == nil {
-		d.own = stages.NewLockstep(1, env.Device).Reserve(cfg)
+		d.own = NewLockstep(1, deviceOf(ctx).device).Reserve(cfg)
 		d.seat = d.own
 	}
 	return d, nil

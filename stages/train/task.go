@@ -36,7 +36,7 @@ func newTask(ctx context.Context, env *stages.Env) (task, error) {
 	if err != nil {
 		return nil, err
 	}
-	engine, err := newEngine(cfg, data, env.Device, env.Procs)
+	engine, err := newEngine(cfg, data, deviceOf(ctx).device, env.Procs)
 	if err != nil {
 		return nil, err
 	}

@@ -11,9 +11,11 @@
 // outputs the per-round metrics table ("rounds") and the final checkpoint
 // ("checkpoint"). A round with non-finite parameters, or a data-set round
 // whose mean mini-batch loss exceeds 100 ln(classes), stops the run as
-// diverged. Checkpoints are TrainState (checkpoint.go). GPU cells without compression train in a device cohort
-// (stages.Lockstep, nn.Cohort): the same rounds, computed on the device,
-// recorded the same way.
+// diverged. Checkpoints are TrainState (checkpoint.go). GPU cells without
+// compression train in a device cohort (Lockstep, nn.Cohort): the same
+// rounds, computed on the device, recorded the same way. The runner hands
+// Run the device and the cell's seat in its cohort through the context
+// (WithDevice).
 package train
 
 import (
@@ -101,7 +103,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		return nil, err
 	}
 	var tr trainer
-	if stages.CohortKey(cfg) != "" {
+	if CohortKey(cfg) != "" {
 		tr, err = newDeviceTrainer(ctx, env)
 	} else {
 		tr, err = newHostTrainer(ctx, env)

@@ -1,12 +1,14 @@
-package stages
+package train
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/stages"
 )
 
 // Lockstep runs the training of concurrently running GPU cells that share
@@ -47,7 +49,7 @@ func CohortKey(cfg *manifests.Manifest) string {
 // half the device's memory (nn.DeviceMemory) over a cell's estimated
 // footprint (nn.CellBytes), at least 1.
 func CohortSize(cfg *manifests.Manifest, lib *datasets.Library) int {
-	data, err := LoadData(cfg.Task, lib)
+	data, err := stages.LoadData(cfg.Task, lib)
 	if err != nil {
 		return 1 // the cells will fail with this error
 	}
@@ -60,8 +62,8 @@ func CohortSize(cfg *manifests.Manifest, lib *datasets.Library) int {
 }
 
 // Seat is a cell's reserved place in its cohort: the runner reserves it
-// before the cell's stages run and releases it after; the train stage
-// joins with it.
+// before the cell's stages run, hands it to the train stage with
+// WithDevice, and releases it after; the train stage joins with it.
 type Seat struct {
 	g      *group
 	joined bool
@@ -258,4 +260,26 @@ func (g *group) settle() {
 	g.submitted = 0
 	g.gen++
 	g.cond.Broadcast()
+}
+
+// deviceKey is the context key of WithDevice.
+type deviceKey struct{}
+
+// onDevice is what WithDevice gives the train stage.
+type onDevice struct {
+	device *nn.Device
+	seat   *Seat
+}
+
+// WithDevice returns ctx carrying where GPU cells train (nil where none is
+// configured) and the cell's seat in a cohort (nil: a cohort of its own),
+// for the train stage's Run; the other stages need neither.
+func WithDevice(ctx context.Context, device *nn.Device, seat *Seat) context.Context {
+	return context.WithValue(ctx, deviceKey{}, onDevice{device, seat})
+}
+
+// deviceOf is what WithDevice put in ctx.
+func deviceOf(ctx context.Context) onDevice {
+	d, _ := ctx.Value(deviceKey{}).(onDevice)
+	return d
 }

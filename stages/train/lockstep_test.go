@@ -1,4 +1,4 @@
-package stages
+package train
 
 import (
 	"errors"
