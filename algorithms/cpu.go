@@ -18,21 +18,21 @@ import (
 // A commit makes every value read before it stale (their buffers change):
 // using one afterwards panics, naming the vector.
 type cpu struct {
-	cfg     Config
-	kind    string
-	rules   *Rules
-	n, dim  int
-	x0      []float32
-	vectors map[string][][]float32
-	grad    [][]float32
-	mean    []float32     // Average's scratch
-	free    [][][]float32 // spare buffers
-	temps   [][][]float32 // spare buffers in use since the last commit
-	pending []binding
-	gen     int // commits so far: a value's leaves must be of the current one
-	r       *Round
-	at      At
-	err     error
+	cfg       Config
+	rules     *Rules
+	kindCheck func(kinds.Values, kinds.Cell) []kinds.Problem // the kind's own rules (nil: none)
+	n, dim    int
+	x0        []float32
+	vectors   map[string][][]float32
+	grad      [][]float32
+	mean      []float32     // Average's scratch
+	free      [][][]float32 // spare buffers
+	temps     [][][]float32 // spare buffers in use since the last commit
+	pending   []binding
+	gen       int // commits so far: a value's leaves must be of the current one
+	r         *Round
+	at        At
+	err       error
 }
 
 // binding is a pending Set.
@@ -72,8 +72,9 @@ var (
 	_ Space     = (*cpu)(nil)
 )
 
-func newCPU(cfg Config, rules *Rules, n int, x0 []float32) *cpu {
-	o := &cpu{cfg: cfg, kind: cfg.Name, rules: rules, n: n, dim: len(x0), x0: x0, vectors: map[string][][]float32{},
+func newCPU(cfg Config, kind *kinds.Kind[*Rules], n int, x0 []float32) *cpu {
+	rules := kind.New
+	o := &cpu{cfg: cfg, rules: rules, kindCheck: kind.Check, n: n, dim: len(x0), x0: x0, vectors: map[string][][]float32{},
 		grad: buffers(n, len(x0), nil), mean: make([]float32, len(x0))}
 	for _, v := range rules.Vectors {
 		var start []float32
@@ -108,8 +109,8 @@ func (o *cpu) State() map[string][][]float32 {
 }
 
 func (o *cpu) Round(r *Round) error {
-	if k, ok := Family.Lookup(o.kind); ok && k.Check != nil {
-		if problems := k.Check(o.cfg.Params, kinds.Cell{Workers: o.n, LocalSteps: r.K}); len(problems) > 0 {
+	if o.kindCheck != nil { // K is the round's, so checked here
+		if problems := o.kindCheck(o.cfg.Params, kinds.Cell{Workers: o.n, LocalSteps: r.K}); len(problems) > 0 {
 			return fmt.Errorf("%s", problems[0].Msg)
 		}
 	}
@@ -131,14 +132,14 @@ func (o *cpu) Get(name string) Vec {
 	}
 	buf, ok := o.vectors[name]
 	if !ok {
-		panic(fmt.Sprintf("algorithms: %s reads vector %q, which its Rules do not declare", o.kind, name))
+		panic(fmt.Sprintf("algorithms: %s reads vector %q, which its Rules do not declare", o.cfg.Name, name))
 	}
 	return Vec{o.leaf(name, buf)}
 }
 
 func (o *cpu) Set(name string, v Vec) {
 	if _, ok := o.vectors[name]; !ok {
-		panic(fmt.Sprintf("algorithms: %s sets vector %q, which its Rules do not declare", o.kind, name))
+		panic(fmt.Sprintf("algorithms: %s sets vector %q, which its Rules do not declare", o.cfg.Name, name))
 	}
 	o.pending = slices.DeleteFunc(o.pending, func(b binding) bool { return b.name == name })
 	o.pending = append(o.pending, binding{name, v.V.(*expr)})
@@ -285,7 +286,7 @@ func (o *cpu) isSpare(buf [][]float32) bool {
 // check panics on a stale leaf.
 func (o *cpu) check(e *expr) {
 	if e.gen != o.gen {
-		panic(fmt.Sprintf("algorithms: %s uses a value of %s read before a local step's gradient; read it again with Get", o.kind, e.name))
+		panic(fmt.Sprintf("algorithms: %s uses a value of %s read before a local step's gradient; read it again with Get", o.cfg.Name, e.name))
 	}
 }
 

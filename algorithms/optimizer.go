@@ -109,7 +109,7 @@ func New(cfg Config, n int, x0 []float32) (Optimizer, error) {
 	if !(cfg.WeightDecay >= 0) {
 		return nil, fmt.Errorf("%s: weight_decay = %g is out of range; use a number >= 0", cfg.Name, cfg.WeightDecay)
 	}
-	return newCPU(cfg, k.New, n, x0), nil
+	return newCPU(cfg, k, n, x0), nil
 }
 
 // WithDefaults returns cfg with a copy of its parameters in which every
