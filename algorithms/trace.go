@@ -1,6 +1,9 @@
 package algorithms
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Trace is one round of a definition seen from the host, without vectors:
 // the numbers and conditions it computes and the vectors it communicates.
@@ -12,6 +15,8 @@ type Trace struct {
 	Nums []float32
 	// Sends are the vectors it gossips or averages, in order.
 	Sends []string
+	// Grads are the local steps of the gradients it asks for, in order.
+	Grads []int
 }
 
 // TraceRound traces round at of the algorithm cfg names.
@@ -44,7 +49,10 @@ func (t *tracer) declared(name string) {
 
 func (t *tracer) Get(name string) Vec    { t.declared(name); return Vec{} }
 func (t *tracer) Set(name string, _ Vec) { t.declared(name) }
-func (t *tracer) Grad(int) Vec           { return Vec{} }
+func (t *tracer) Grad(tau int) Vec {
+	t.Grads = append(t.Grads, tau)
+	return Vec{}
+}
 
 func (t *tracer) Num(f func(Config, At) float32) Num {
 	t.Nums = append(t.Nums, f(t.cfg, t.at))
@@ -93,4 +101,22 @@ func StateNames(name string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// OnDevice reports what keeps the GPU cohort from running the algorithm cfg
+// names with k local steps, or nil. Its round program takes one gradient
+// per local step, in order, each on that step's batch.
+func OnDevice(cfg Config, k int) error {
+	trace, err := TraceRound(cfg, At{K: k, LR: 1})
+	if err != nil {
+		return err
+	}
+	steps := make([]int, k)
+	for tau := range steps {
+		steps[tau] = tau
+	}
+	if !slices.Equal(trace.Grads, steps) {
+		return fmt.Errorf("%s asks for gradients at local steps %v of a round of %d; the GPU engine takes one per local step, in order (use engine: cpu)", cfg.Name, trace.Grads, k)
+	}
+	return nil
 }

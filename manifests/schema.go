@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/nn"
@@ -358,6 +359,12 @@ func (m *Manifest) validate(at func(path string) string) error {
 		bad("weight_decay", "%g is out of range; use a number >= 0", m.WeightDecay)
 	}
 	validateBlock(&m.Algorithm, cell, bad, oneOf)
+	if m.Engine == "gpu" && (m.Compression == nil || m.Compression.Codec == "none") && len(errs) == 0 {
+		// a cohort's round program: what the device cannot run is refused here
+		if err := algorithms.OnDevice(algorithms.Config{Name: m.Algorithm.Name, Params: m.Algorithm.Params}, m.LocalSteps); err != nil {
+			bad("algorithm", "%v", err)
+		}
+	}
 	if len(errs) > 0 {
 		return &Error{Problems: errs}
 	}
