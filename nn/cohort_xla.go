@@ -22,12 +22,13 @@ import (
 
 // xlaCohort trains cells that share their shapes on one device, in lockstep:
 // every cell's workers and optimizer state stay on the device, and a round
-// of every cell — K local steps (batch gather, forward, backward, weight
-// decay, the algorithm's update), the gossip and the algorithm's
-// post-round step — is one execution of one compiled program over a
-// leading axis of cells × workers models. Per-cell numbers (learning
-// rate, the algorithm's parameters, batches, dropout masks, the mixing
-// matrix) are inputs, so one compilation serves every cell of the shape.
+// of every cell — the algorithm's definition (algorithms.Rules) over K
+// local steps' gradients (batch gather, forward, backward) and the gossip
+// — is one execution of one compiled program over a leading axis of
+// cells × workers models. Per-cell numbers (the definition's, computed on
+// the host by algorithms.TraceRound: learning rate, parameters, the
+// round's conditions; batches, dropout masks, the mixing matrix) are
+// inputs, so one compilation serves every cell of the shape.
 // The training and test splits are uploaded once. A round sends the
 // batches' sample indices and bit-packed dropout masks (drawn on the host
 // from the CPU engine's streams) and returns the per-step losses and a
