@@ -48,25 +48,10 @@ func oneLocalStep(name string) func(kinds.Values, kinds.Cell) []kinds.Problem {
 	}
 }
 
-// Family declares every algorithm: its parameters (the paper's defaults)
-// and its definition (Rules, in the algorithm's file).
-var Family = kinds.Family[*Rules]{Field: "algorithm", Key: "name", Kinds: []kinds.Kind[*Rules]{
-	{Name: "d-sum", Doc: "D-SUM (paper Algorithm 1): SUM local steps, gossip of x and v",
-		Params: []kinds.Param{alpha, beta, restart}, New: &dsum},
-	{Name: "gt-dsum", Doc: "GT-DSUM (paper Algorithm 2): SUM along lambda g + (1-lambda) y, gradient tracker y",
-		Params: []kinds.Param{alpha, beta, lambda, trackerInit, tracker, restart}, New: &gtdsum},
-	{Name: "dpsgd", Doc: "D-PSGD: K SGD steps, gossip", New: &dpsgd},
-	{Name: "dsgdm", Doc: "DSGDm: local heavy ball, gossip; momentum stays local",
-		Params: []kinds.Param{beta, nesterov}, New: &dsgdm},
-	{Name: "local-sgd-m", Doc: "Local SGD with momentum: local steps as dsgdm, then an exact average",
-		Params: []kinds.Param{beta, nesterov}, New: &localSGDM},
-	{Name: "qg-dsgdm", Doc: "QG-DSGDm: quasi-global momentum from the round's displacement",
-		Params: []kinds.Param{beta, nesterov, mu}, New: &qgdsgdm},
-	{Name: "slowmo", Doc: "SlowMo: K SGD steps with base_beta momentum, exact average, slow momentum",
-		Params: []kinds.Param{baseBeta, slowBeta, slowAlpha}, New: &slowmo},
-	{Name: "dsgt", Doc: "gradient tracking (Pu & Nedic)", Check: oneLocalStep("dsgt"), New: &dsgt},
-	{Name: "d2", Doc: "D2 / exact diffusion", Check: oneLocalStep("d2"), New: &d2},
-}}
+// Family declares every algorithm, each in its own file with its
+// definition; the order here is that of ump help and the README.
+var Family = kinds.Family[*Rules]{Field: "algorithm", Key: "name",
+	Kinds: []kinds.Kind[*Rules]{dsum, gtdsum, dpsgd, dsgdm, localSGDM, qgdsgdm, slowmo, dsgt, d2}}
 
 // Grads writes, for every worker i, the stochastic gradient at x[i] into
 // g[i] for local step `step` (0..K-1) of the round. It is called once per

@@ -2,41 +2,32 @@ package compress
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/kinds"
 )
 
-// Kinds are the vectors algorithms send, in the order the family's
-// definitions first send them (algorithms.TraceRound): the model x,
-// D-SUM's v and the trackers y. (All-reduce algorithms send x's change
-// over the round.)
-func Kinds() []string {
-	var out []string
-	for _, name := range algorithms.Family.Names() {
-		trace, err := algorithms.TraceRound(algorithms.Config{Name: name}, algorithms.At{K: 1, LR: 1})
-		if err != nil {
-			panic(err) // a family's own kind
-		}
-		for _, k := range trace.Sends {
-			if !slices.Contains(out, k) {
-				out = append(out, k)
-			}
-		}
-	}
-	return out
-}
+// Kinds are the vectors with columns of their own in a rounds table: the
+// model x, D-SUM's v and the trackers y. (All-reduce algorithms send x's
+// change over the round.) A vector of another name that an algorithm
+// sends counts in bits_sent_per_worker: the columns stay fixed, so adding
+// an algorithm never changes the tables cells have recorded.
+var Kinds = []string{"x", "v", "y"}
 
 // Columns are the metric columns the exchange adds to a rounds table:
 // bits_sent_per_worker (cumulative, all kinds), then per kind its
 // cumulative bits, and over the rounds since the previous row its
 // compression ratio against float32 and its mean relative compression
 // error |C(t)-t|/|t| (NaN for kinds the algorithm does not send).
-func Columns() []string {
+var Columns = columns()
+
+func columns() []string {
 	cols := []string{"bits_sent_per_worker"}
-	for _, k := range Kinds() {
+	for _, k := range Kinds {
 		cols = append(cols, "bits_"+k, "compression_ratio_"+k, "compression_error_"+k)
 	}
 	return cols
@@ -65,7 +56,6 @@ type Config struct {
 // Counters, and comes back with Restore.
 type Exchange struct {
 	cfg    Config
-	kinds  []string     // Kinds
 	codec  Codec        // nil for none
 	params kinds.Values // the codec's, with defaults: gamma, memory
 	dim    int
@@ -90,7 +80,7 @@ type kindStats struct {
 
 // NewExchange returns the exchange of a cell whose workers hold dim-long vectors.
 func NewExchange(cfg Config, n, dim int) (*Exchange, error) {
-	e := &Exchange{cfg: cfg, kinds: Kinds(), dim: dim, copies: map[string][][]float32{}, residuals: map[string][][]float32{},
+	e := &Exchange{cfg: cfg, dim: dim, copies: map[string][][]float32{}, residuals: map[string][][]float32{},
 		sent: vectors(n, dim), decoded: vectors(n, dim), stats: map[string]*kindStats{}}
 	if cfg.Spec.Codec != "none" {
 		var err error
@@ -240,13 +230,18 @@ func (e *Exchange) count(kind string, bits, relErr float64) {
 // Row returns the values of Columns now and starts a new window.
 func (e *Exchange) Row() []float64 {
 	row := []float64{0}
-	for _, k := range e.kinds {
+	others := slices.DeleteFunc(slices.Sorted(maps.Keys(e.stats)), func(k string) bool { return slices.Contains(Kinds, k) })
+	for _, k := range slices.Concat(Kinds, others) { // a fixed order: the sum's
+		if s := e.stats[k]; s != nil {
+			row[0] += s.bits
+		}
+	}
+	for _, k := range Kinds {
 		s := e.stats[k]
 		if s == nil {
 			row = append(row, math.NaN(), math.NaN(), math.NaN())
 			continue
 		}
-		row[0] += s.bits
 		ratio, relErr := math.NaN(), math.NaN()
 		if s.rounds > 0 {
 			ratio, relErr = s.windowRaw/s.windowBits, s.errSum/float64(s.rounds)
@@ -285,18 +280,20 @@ func (e *Exchange) Counters() map[string]float64 {
 // Restore loads what State and Counters saved; vectors of other names are
 // ignored.
 func (e *Exchange) Restore(vecs map[string][][]float32, counters map[string]float64) error {
-	for _, k := range e.kinds {
+	for name, v := range vecs {
 		for prefix, into := range map[string]map[string][][]float32{"choco_": e.copies, "residual_": e.residuals} {
-			v, ok := vecs[prefix+k]
+			k, ok := strings.CutPrefix(name, prefix)
 			if !ok {
 				continue
 			}
 			if len(v) != len(e.sent) || len(v[0]) != e.dim {
-				return fmt.Errorf("checkpoint state %s%s has %d x %d entries, want %d x %d", prefix, k, len(v), len(v[0]), len(e.sent), e.dim)
+				return fmt.Errorf("checkpoint state %s has %d x %d entries, want %d x %d", name, len(v), len(v[0]), len(e.sent), e.dim)
 			}
 			into[k] = v
 		}
-		if bits, ok := counters["bits_"+k]; ok {
+	}
+	for name, bits := range counters {
+		if k, ok := strings.CutPrefix(name, "bits_"); ok {
 			e.stats[k] = &kindStats{bits: bits, windowBits: counters["window_bits_"+k], windowRaw: counters["window_raw_"+k],
 				errSum: counters["window_error_"+k], rounds: int(counters["window_rounds_"+k])}
 		}

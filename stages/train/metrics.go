@@ -12,12 +12,12 @@ import (
 )
 
 // Columns are the columns of a cell's rounds table (Rounds), "round"
-// first: its task's metrics, then the exchange's (compress.Columns()).
+// first: its task's metrics, then the exchange's (compress.Columns).
 func Columns(cfg *manifests.Manifest) []string {
 	if cfg.Task.Dataset == "quadratic" {
-		return slices.Concat(quadraticColumns, compress.Columns())
+		return slices.Concat(quadraticColumns, compress.Columns)
 	}
-	return slices.Concat(neuralColumns, compress.Columns())
+	return slices.Concat(neuralColumns, compress.Columns)
 }
 
 // quadraticColumns are the metric columns of the quadratic task.
