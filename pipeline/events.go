@@ -111,6 +111,7 @@ type Log struct {
 	dir       string     // the store's: where the marker is
 	marked    time.Time  // when the marker was last rewritten
 	published *publisher // copies committed events for readers beside the holder
+	note      string     // what opening it did, for the user ("" for nothing)
 	// fault, set only by tests, is asked before each write (committed
 	// false) and after each commit (true); an error it returns is the
 	// write's. It stands for a disk or process failing at that point.
@@ -131,8 +132,28 @@ func openLog(dir string, readOnly bool) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkTables(path); err != nil {
+	orphans, err := checkTables(path)
+	if err != nil {
 		return nil, err
+	}
+	if len(orphans) > 0 {
+		if readOnly {
+			return nil, fmt.Errorf("%w: event log %s holds %d %w (%s)", ErrDamaged, path, len(orphans), errUnlisted, strings.Join(orphans, ", "))
+		}
+		putBack, err := setAside(path, orphans)
+		if err != nil {
+			return nil, err
+		}
+		l, err := openLog(dir, false)
+		if err != nil { // the log without them is damaged: they may be it
+			if perr := putBack(); perr != nil {
+				return nil, fmt.Errorf("%w (and putting the table files %s back from %s failed: %v)", err, strings.Join(orphans, ", "), orphanedDir, perr)
+			}
+			return nil, fmt.Errorf("%w (%s does not list the table files %s either; they are back in place)", err, badger.ManifestFilename, strings.Join(orphans, ", "))
+		}
+		l.note = fmt.Sprintf("event log %s: moved %d table files its MANIFEST does not list (%s), what a flush or compaction interrupted by a crash leaves, to %s; the log holds every event %s records",
+			path, len(orphans), strings.Join(orphans, ", "), filepath.Join(path, orphanedDir), markerName)
+		return l, nil
 	}
 	if _, err := os.Stat(filepath.Join(path, badger.ManifestFilename)); errors.Is(err, os.ErrNotExist) {
 		if marked && mark.LastSeq > 0 {

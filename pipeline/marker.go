@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/dgraph-io/badger/v4/options"
@@ -133,21 +134,24 @@ func recognise(dir string, create bool) error {
 	return fmt.Errorf("%w: %s holds %s and no %s; give --store a new or empty directory (or an existing store)", ErrNotStore, dir, strings.Join(names, ", "), markerName)
 }
 
-// checkTables refuses an event log directory whose table files its
-// MANIFEST does not account for, before Badger opens it: Badger deletes
-// such files on open, and with a lost or truncated MANIFEST they are the
-// log.
-func checkTables(dir string) error {
+// checkTables checks the table files of an event log directory against
+// its MANIFEST before Badger opens it, and returns the ones the MANIFEST
+// does not list (Badger deletes those on open). Those are what a flush or
+// compaction interrupted by a crash leaves (of any size, often empty) — or,
+// with a lost or truncated MANIFEST, the log itself: setAside keeps them
+// and the marker tells the two apart. A missing MANIFEST, or a listed table
+// that does not read, is damage.
+func checkTables(dir string) (orphans []string, err error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("event log %s: %w", dir, err)
+		return nil, fmt.Errorf("event log %s: %w", dir, err)
 	}
 	var tables []uint64
 	for _, e := range entries {
-		if id, ok := strings.CutSuffix(e.Name(), ".sst"); ok {
+		if id, ok := strings.CutSuffix(e.Name(), ".sst"); ok && e.Type().IsRegular() {
 			n, err := strconv.ParseUint(id, 10, 64)
 			if err == nil {
 				tables = append(tables, n)
@@ -155,41 +159,81 @@ func checkTables(dir string) error {
 		}
 	}
 	if len(tables) == 0 {
-		return nil
+		return nil, nil
 	}
 	path := filepath.Join(dir, badger.ManifestFilename)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("%w: %s is missing while %d table files hold the log; nothing was changed. %s", ErrDamaged, path, len(tables), recovery)
+		return nil, fmt.Errorf("%w: %s is missing while %d table files hold the log; nothing was changed. %s", ErrDamaged, path, len(tables), recovery)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrDamaged, path, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrDamaged, path, err)
 	}
 	defer f.Close()
 	opts := badger.DefaultOptions(dir)
 	mf, _, err := badger.ReplayManifestFile(f, opts.ExternalMagicVersion, opts)
 	if err != nil {
-		return fmt.Errorf("%w: %s does not read: %v; nothing was changed. %s", ErrDamaged, path, err, recovery)
+		return nil, fmt.Errorf("%w: %s does not read: %v; nothing was changed. %s", ErrDamaged, path, err, recovery)
 	}
 	for _, id := range tables {
-		if err := openTable(filepath.Join(dir, fmt.Sprintf("%06d.sst", id))); err != nil {
-			return fmt.Errorf("%w: table file %s does not read (%v): it was truncated or overwritten; nothing was changed. %s", ErrDamaged, filepath.Join(dir, fmt.Sprintf("%06d.sst", id)), err, recovery)
+		name := fmt.Sprintf("%06d.sst", id)
+		if _, listed := mf.Tables[id]; !listed {
+			orphans = append(orphans, name)
+			continue
+		}
+		if err := openTable(filepath.Join(dir, name)); err != nil {
+			return nil, fmt.Errorf("%w: table file %s does not read (%v): it was truncated or overwritten; nothing was changed. %s", ErrDamaged, filepath.Join(dir, name), err, recovery)
 		}
 	}
-	var orphans []string
-	for _, id := range tables {
-		if _, ok := mf.Tables[id]; !ok {
-			orphans = append(orphans, fmt.Sprintf("%06d.sst", id))
+	slices.Sort(orphans)
+	return orphans, nil
+}
+
+// orphanedDir is where setAside keeps, inside the event log directory, the
+// table files its MANIFEST does not list.
+const orphanedDir = "orphaned"
+
+// errUnlisted is a reader's finding of table files the MANIFEST does not
+// list: only a writer may set them aside.
+var errUnlisted = errors.New("table files its MANIFEST does not list")
+
+// setAside moves table files of the event log directory dir into
+// dir/orphaned (never deleting: a name taken there gets a suffix) and
+// returns how to put them back.
+func setAside(dir string, names []string) (putBack func() error, err error) {
+	into := filepath.Join(dir, orphanedDir)
+	info, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("event log %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(into, 0o755); err != nil {
+		return nil, fmt.Errorf("event log %s: %w", dir, err)
+	}
+	moved := map[string]string{}
+	putBack = func() error {
+		for from, to := range moved {
+			if err := os.Rename(to, from); err != nil {
+				return err
+			}
 		}
+		os.Remove(into)                                     // when empty
+		return os.Chtimes(dir, time.Time{}, info.ModTime()) // as it was
 	}
-	if len(orphans) > 0 {
-		slices.Sort(orphans)
-		return fmt.Errorf("%w: %s does not list %d of the log's %d table files (%s): it was truncated or replaced, and "+
-			"opening the log would delete them; nothing was changed. If ump was killed during a compaction they may be "+
-			"leftovers: move them out of %s (keep them) and retry; ump then checks the log against %s. %s",
-			ErrDamaged, path, len(orphans), len(tables), strings.Join(orphans, ", "), dir, markerName, recovery)
+	for _, name := range names {
+		to := filepath.Join(into, name)
+		for k := 1; ; k++ {
+			if _, err := os.Lstat(to); errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			to = filepath.Join(into, fmt.Sprintf("%s.%d", name, k))
+		}
+		if err := os.Rename(filepath.Join(dir, name), to); err != nil {
+			putBack()
+			return nil, fmt.Errorf("event log %s: setting %s aside: %w", dir, name, err)
+		}
+		moved[filepath.Join(dir, name)] = to
 	}
-	return nil
+	return putBack, nil
 }
 
 // openTable opens a table file as Badger would, in this goroutine, where

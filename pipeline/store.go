@@ -29,7 +29,7 @@ type Store struct {
 	Local  *artifacts.Local
 	Blobs  artifacts.Store
 	Beside string // "PID n (command)" of the writer, or ""
-	Note   string // for the user, when the events are not the log's own: whose they are
+	Note   string // for the user: whose the events are when not the log's own, or what opening the log did
 	lock   *os.File
 }
 
@@ -70,6 +70,7 @@ func Open(dir, command string) (*Store, error) {
 		lock.Close()
 		return nil, err
 	}
+	s.Note = s.Log.note
 	lock.Truncate(0)
 	lock.WriteAt([]byte(fmt.Sprintf("%d\n%s since %s\n", os.Getpid(), command, time.Now().UTC().Format(time.RFC3339))), 0)
 	if s.Local, err = artifacts.NewLocal(filepath.Join(dir, "blobs")); err == nil {
@@ -115,17 +116,22 @@ func OpenReader(dir string) (*Store, error) {
 		if lock != nil {
 			lock.Close()
 		}
-		if !needsReplay(err) {
+		var why string
+		switch {
+		case needsReplay(err): // a replay only a writer may do
+			why = "was not closed by its last writer (killed?)"
+		case errors.Is(err, errUnlisted): // only a writer may set them aside
+			why = fmt.Sprintf("has %s in its event log (a flush or compaction interrupted by a crash leaves them)", errUnlisted)
+		default:
 			return nil, err
 		}
-		// Its last writer was killed: the log needs a replay only a writer
-		// may do; its published events are every event it committed.
+		// Its published events are every event its last writer committed.
 		evs, perr := readPublished(dir)
 		if perr != nil {
 			return nil, err
 		}
 		return &Store{Dir: dir, Events: evs, Local: local, Blobs: local,
-			Note: fmt.Sprintf("store %s was not closed by its last writer (killed?): showing the events it published; the next `ump run` or `ump gc --dry-run` recovers its log", dir)}, nil
+			Note: fmt.Sprintf("store %s %s: showing the events it published; the next `ump run` or `ump gc --dry-run` recovers its log", dir, why)}, nil
 	}
 	lock.Close()
 	evs, err := readPublished(dir)

@@ -136,6 +136,9 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 		return storeError{err}
 	}
 	defer store.Close()
+	if store.Note != "" {
+		fmt.Fprintln(stderr, store.Note)
+	}
 	var remote *pipeline.Remote // with --artifacts, each finished cell is committed there
 	if g.artifacts != "" {
 		if remote, err = g.remote(ctx); err != nil {

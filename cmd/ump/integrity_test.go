@@ -65,6 +65,10 @@ func TestReadersNeverWrite(t *testing.T) {
 // missing or truncated, or the log shorter than the store's marker
 // records, every command refuses the store (exit 3, naming the damage and
 // the recovery) and deletes nothing; once repaired, the store is whole.
+// With a truncated MANIFEST, whose table files look like a crash's
+// leftovers, readers show the events the last writer published (exit 0,
+// saying so) and writers, after setting the files aside, find the log
+// short of the marker and put them back.
 func TestDamagedLogIsRefusedNotEmptied(t *testing.T) {
 	store := t.TempDir()
 	m := writeFile(t, "m.yaml", smallManifest)
@@ -86,12 +90,13 @@ func TestDamagedLogIsRefusedNotEmptied(t *testing.T) {
 	}
 	damages := []struct {
 		name, want string
+		readable   bool // readers show the published events
 		damage     func()
 	}{
-		{"MANIFEST missing", "MANIFEST is missing", func() { os.Remove(manifest) }},
-		{"MANIFEST truncated", "does not list", func() { os.WriteFile(manifest, good[:8], 0o644) }},
-		{"table file truncated", "does not read", func() { os.Truncate(tables[0], 5000) }},
-		{"log shorter than the marker", "records 1000000 committed events", func() {
+		{"MANIFEST missing", "MANIFEST is missing", false, func() { os.Remove(manifest) }},
+		{"MANIFEST truncated", "they are back in place", true, func() { os.WriteFile(manifest, good[:8], 0o644) }},
+		{"table file truncated", "does not read", false, func() { os.Truncate(tables[0], 5000) }},
+		{"log shorter than the marker", "records 1000000 committed events", false, func() {
 			os.WriteFile(marker, []byte(`{"format":"ump store","version":1,"last_seq":1000000}`), 0o644)
 		}},
 	}
@@ -100,6 +105,12 @@ func TestDamagedLogIsRefusedNotEmptied(t *testing.T) {
 		damaged := tree(t, store)
 		for _, args := range [][]string{{"status"}, {"table", hash}, {"run", m}, {"gc"}} {
 			r := ump(t, store, args...)
+			if d.readable && args[0] != "run" && args[0] != "gc" {
+				if r.code != 0 || !strings.Contains(r.stdout+r.stderr, "showing the events it published") {
+					t.Errorf("%s: %v: exit %d %q; want 0 and the published events", d.name, args, r.code, r.stderr)
+				}
+				continue
+			}
 			if r.code != 3 || !strings.Contains(r.stderr, "store is damaged") || !strings.Contains(r.stderr, d.want) ||
 				!strings.Contains(r.stderr, "To recover") {
 				t.Errorf("%s: %v: exit %d %q; want 3 naming %q and the recovery", d.name, args, r.code, r.stderr, d.want)
@@ -117,6 +128,50 @@ func TestDamagedLogIsRefusedNotEmptied(t *testing.T) {
 		good, _ = os.ReadFile(manifest) // the run may have compacted
 		goodTable, _ = os.ReadFile(tables[0])
 		goodMarker, _ = os.ReadFile(marker)
+	}
+}
+
+// TestCrashLeftoversAreSetAside: table files the event log's MANIFEST
+// does not list — what a memory-table flush or compaction interrupted by
+// kill -9 leaves, empty or not — are not damage: readers show the
+// published events and change nothing; the next writer moves them to
+// events/orphaned (kept byte for byte), says so once, and the store is
+// whole (every cell cached, readers plain again).
+func TestCrashLeftoversAreSetAside(t *testing.T) {
+	store := t.TempDir()
+	m := writeFile(t, "m.yaml", smallManifest)
+	hash := hashOf(t, ump(t, store, "run", m))
+	want := ump(t, store, "table", hash).stdout
+	events := filepath.Join(store, "events")
+	leftovers := map[string][]byte{"000099.sst": nil, "000098.sst": []byte("half a flushed table")}
+	for name, data := range leftovers {
+		os.WriteFile(filepath.Join(events, name), data, 0o644)
+	}
+	before := tree(t, store)
+	for _, args := range [][]string{{"status"}, {"table", hash}} {
+		r := ump(t, store, args...)
+		if r.code != 0 || !strings.Contains(r.stdout+r.stderr, "table files its MANIFEST does not list") { // status says it on stdout
+			t.Errorf("%v beside leftovers: exit %d %q", args, r.code, r.stderr)
+		}
+	}
+	if got := ump(t, store, "table", hash).stdout; got != want {
+		t.Errorf("the table from the published events:\n%s\nwant\n%s", got, want)
+	}
+	if after := tree(t, store); after != before {
+		t.Errorf("readers changed the store:\nbefore\n%s\nafter\n%s", before, after)
+	}
+	r := ump(t, store, "run", m)
+	if r.code != 0 || !strings.Contains(r.stderr, "moved 2 table files its MANIFEST does not list (000098.sst, 000099.sst)") ||
+		!strings.Contains(r.stderr, "(2 fully cached)") {
+		t.Fatalf("run beside leftovers: exit %d %q", r.code, r.stderr)
+	}
+	for name, data := range leftovers {
+		if got, err := os.ReadFile(filepath.Join(events, "orphaned", name)); err != nil || string(got) != string(data) {
+			t.Errorf("%s set aside as %q, %v; want it kept as %q", name, got, err, data)
+		}
+	}
+	if r := ump(t, store, "status"); r.code != 0 || strings.Contains(r.stdout+r.stderr, "published") {
+		t.Errorf("status after: exit %d %q", r.code, r.stderr)
 	}
 }
 
