@@ -100,10 +100,8 @@ func (o *cpu) X() [][]float32 { return o.vectors["x"] }
 
 func (o *cpu) State() map[string][][]float32 {
 	out := map[string][][]float32{}
-	for _, v := range o.rules.Vectors {
-		if !v.Scratch {
-			out[v.Name] = o.vectors[v.Name]
-		}
+	for _, name := range o.rules.kept() {
+		out[name] = o.vectors[name]
 	}
 	return out
 }

@@ -14,6 +14,17 @@ type Rules struct {
 	Round func(s Space, k int)
 }
 
+// kept are the vectors checkpoints hold: all but scratch ones, x first.
+func (r *Rules) kept() []string {
+	var out []string
+	for _, v := range r.Vectors {
+		if !v.Scratch {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
+
 // Vector declares one of an algorithm's per-worker vectors.
 type Vector struct {
 	Name string

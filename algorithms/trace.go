@@ -94,13 +94,7 @@ func StateNames(name string) ([]string, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown algorithm %q; use one of %v", name, Family.Names())
 	}
-	var out []string
-	for _, v := range k.New.Vectors {
-		if !v.Scratch {
-			out = append(out, v.Name)
-		}
-	}
-	return out, nil
+	return k.New.kept(), nil
 }
 
 // OnDevice reports what keeps the GPU cohort from running the algorithm cfg
