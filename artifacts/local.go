@@ -9,27 +9,29 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/ump-lab/ump/internal/durable"
 )
 
 // Local stores blobs as files under a directory: sha256/<2 hex>/<64 hex>.
-type Local struct{ dir string }
+type Local struct {
+	dir string
+	fs  durable.FS // how blobs are written: durable.OS, or a test's
+}
 
 var _ Store = (*Local)(nil)
-
-// tmpPrefix marks files being written; RemoveTemp deletes leftovers.
-const tmpPrefix = ".tmp-"
 
 // NewLocal returns a store rooted at dir, creating it if needed.
 func NewLocal(dir string) (*Local, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("artifact store: %w", err)
 	}
-	return &Local{dir: dir}, nil
+	return &Local{dir: dir, fs: durable.OS}, nil
 }
 
 // ExistingLocal returns the store rooted at dir without creating
 // anything: for readers, which must not write.
-func ExistingLocal(dir string) *Local { return &Local{dir: dir} }
+func ExistingLocal(dir string) *Local { return &Local{dir: dir, fs: durable.OS} }
 
 func (s *Local) path(ref Ref) (string, error) {
 	h, err := ref.hex()
@@ -39,8 +41,8 @@ func (s *Local) path(ref Ref) (string, error) {
 	return filepath.Join(s.dir, "sha256", h[:2], h), nil
 }
 
-// Put writes data to a temporary file, syncs it and renames it into place,
-// leaving the disk at least Reserve bytes free (Room).
+// Put writes data durably (durable.WriteFile), leaving the disk at least
+// Reserve bytes free (Room).
 func (s *Local) Put(ctx context.Context, data []byte) (Ref, error) {
 	ref := RefOf(data)
 	p, _ := s.path(ref)
@@ -53,29 +55,8 @@ func (s *Local) Put(ctx context.Context, data []byte) (Ref, error) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return Ref{}, fmt.Errorf("artifact store: %w", err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(p), tmpPrefix+"*")
-	if err != nil {
+	if err := durable.WriteFile(s.fs, p, data); err != nil {
 		return Ref{}, fmt.Errorf("artifact store: %w", err)
-	}
-	err = f.Chmod(0o644) // readable like the store's other files, not CreateTemp's 0600
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), p)
-	}
-	if err == nil {
-		err = syncDir(filepath.Dir(p))
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return Ref{}, fmt.Errorf("artifact store: writing %s: %w", p, err)
 	}
 	return ref, nil
 }
@@ -99,15 +80,6 @@ func Room(dir string, n int64) error {
 			syscall.ENOSPC, dir, free>>20, Reserve>>20, (n+1023)>>10)
 	}
 	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // Get reads and verifies a blob.
@@ -136,7 +108,7 @@ func (s *Local) RemoveTemp() error {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() && strings.HasPrefix(d.Name(), tmpPrefix) {
+		if !d.IsDir() && strings.HasPrefix(d.Name(), durable.TempPrefix) {
 			return os.Remove(p)
 		}
 		return nil
@@ -151,7 +123,7 @@ func (s *Local) List() ([]Ref, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
-		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), tmpPrefix) {
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), durable.TempPrefix) {
 			return err
 		}
 		info, err := d.Info()

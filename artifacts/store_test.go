@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/ump-lab/ump/internal/durable"
 )
 
 // storeUnderTest is one implementation plus a way to damage a stored blob.
@@ -141,7 +143,7 @@ func TestLocalRemoveTemp(t *testing.T) {
 	dir := t.TempDir()
 	s, _ := NewLocal(dir)
 	ref, _ := s.Put(context.Background(), []byte("kept"))
-	leftover := filepath.Join(dir, "sha256", "ab", tmpPrefix+"123")
+	leftover := filepath.Join(dir, "sha256", "ab", durable.TempPrefix+"123")
 	os.MkdirAll(filepath.Dir(leftover), 0o755)
 	os.WriteFile(leftover, []byte("half"), 0o644)
 	if err := s.RemoveTemp(); err != nil {
@@ -152,5 +154,25 @@ func TestLocalRemoveTemp(t *testing.T) {
 	}
 	if _, err := s.Get(context.Background(), ref); err != nil {
 		t.Errorf("RemoveTemp damaged a blob: %v", err)
+	}
+}
+
+// TestLocalPutSurvivesAPowerLoss writes blobs through a file system that
+// keeps what a power loss would (durable.Crashable): every blob Put has
+// returned must be there, whole, afterwards — which takes syncing the
+// file and its directory.
+func TestLocalPutSurvivesAPowerLoss(t *testing.T) {
+	crash := durable.NewCrashable()
+	s := &Local{dir: t.TempDir(), fs: crash}
+	for k := range 3 {
+		data := []byte(fmt.Sprintf("blob %d", k))
+		ref, err := s.Put(context.Background(), data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _ := s.path(ref)
+		if got, ok := crash.AfterPowerLoss(p); !ok || !bytes.Equal(got, data) {
+			t.Errorf("blob %d after a power loss: present %v, %q; want %q", k, ok, got, data)
+		}
 	}
 }

@@ -2,12 +2,15 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"syscall"
 	"testing"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/internal/durable"
 )
 
 // errInjected is the failure faults inject.
@@ -193,6 +196,63 @@ func TestStoreFailureStopsTheRun(t *testing.T) {
 		s.Close()
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("blob write %d failing: the rerun's digests differ:\n%v\nwant\n%v", k, got, want)
+		}
+	}
+}
+
+// TestMarkerSurvivesAPowerLoss: once a writer closes the store, a power
+// loss leaves the marker recording every event it committed (the marker
+// written through a file system that keeps only what was synced).
+func TestMarkerSurvivesAPowerLoss(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crash := durable.NewCrashable()
+	s.Log.fs = crash
+	for range 3 {
+		if err := s.Log.Append(&Event{Kind: CellStarted}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, ok := crash.AfterPowerLoss(filepath.Join(dir, markerName))
+	var m marker
+	if err := json.Unmarshal(data, &m); !ok || err != nil || m.LastSeq != 3 {
+		t.Fatalf("marker after a power loss: present %v, %q (%v); want last_seq 3", ok, data, err)
+	}
+}
+
+// TestLogShorterThanItsMarkerIsRefused: a log one event short of what
+// the marker records lost an event; one as long opens.
+func TestLogShorterThanItsMarkerIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := s.Log.Append(&Event{Kind: CellStarted}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	for _, c := range []struct {
+		marked uint64
+		opens  bool
+	}{{3, true}, {4, false}} {
+		if err := writeMarker(durable.OS, dir, c.marked); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Open(dir, "test")
+		if err == nil {
+			s.Close()
+		}
+		if opens := err == nil; opens != c.opens || (!opens && !errors.Is(err, ErrDamaged)) {
+			t.Errorf("a log of 3 events under a marker recording %d: opened %v (%v); want opened %v, else ErrDamaged", c.marked, opens, err, c.opens)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/internal/durable"
 	"github.com/ump-lab/ump/stages"
 )
 
@@ -112,6 +113,7 @@ type Log struct {
 	marked    time.Time  // when the marker was last rewritten
 	published *publisher // copies committed events for readers beside the holder
 	note      string     // what opening it did, for the user ("" for nothing)
+	fs        durable.FS // how the marker is written: durable.OS, or a test's
 	// fault, set only by tests, is asked before each write (committed
 	// false) and after each commit (true); an error it returns is the
 	// write's. It stands for a disk or process failing at that point.
@@ -228,7 +230,7 @@ func openBadger(dir string, readOnly bool) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: opening event log %s: %w", ErrDamaged, path, err)
 	}
-	l := &Log{db: db, next: 1, dir: dir}
+	l := &Log{db: db, next: 1, dir: dir, fs: durable.OS}
 	err = db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: []byte("ev/")})
 		defer it.Close()
@@ -266,7 +268,7 @@ const markerEvery = time.Second
 // mark brings the store's marker up to the log.
 func (l *Log) mark() error {
 	l.marked = time.Now()
-	return writeMarker(l.dir, l.next-1)
+	return writeMarker(l.fs, l.dir, l.next-1)
 }
 
 func seqKey(prefix string, seq uint64) []byte {

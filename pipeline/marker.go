@@ -15,6 +15,7 @@ import (
 	"github.com/dgraph-io/badger/v4/options"
 	"github.com/dgraph-io/badger/v4/table"
 	"github.com/dgraph-io/ristretto/v2/z"
+	"github.com/ump-lab/ump/internal/durable"
 )
 
 // markerName is the file that makes a directory an ump store and says
@@ -77,28 +78,11 @@ func firstLine(data []byte) string {
 	return s
 }
 
-// writeMarker replaces the marker atomically and durably.
-func writeMarker(dir string, lastSeq uint64) error {
+// writeMarker replaces the marker, whole and durably.
+func writeMarker(fsys durable.FS, dir string, lastSeq uint64) error {
 	data, _ := json.Marshal(marker{Format: markerFormat, Version: markerVersion, LastSeq: lastSeq})
-	path := filepath.Join(dir, markerName)
-	tmp := path + ".tmp-" + strconv.Itoa(os.Getpid())
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("store %s: writing its marker: %w", dir, err)
-	}
-	_, err = f.Write(append(data, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("store %s: writing its marker: %w", dir, err)
+	if err := durable.WriteFile(fsys, filepath.Join(dir, markerName), append(data, '\n')); err != nil {
+		return fmt.Errorf("store %s: its marker: %w", dir, err)
 	}
 	return nil
 }
