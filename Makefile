@@ -3,7 +3,7 @@
 GO ?= go
 STORE ?= ./.ump
 
-.PHONY: build build-gpu data run test bench bench-gpu
+.PHONY: build build-gpu data run test mutants bench bench-gpu
 
 build:
 	$(GO) build -o bin/ump ./cmd/ump
@@ -31,6 +31,11 @@ test:
 	$(GO) test -count=1 ./...
 	$(GO) vet -tags xla ./...
 	$(GO) test -count=1 -tags xla -run 'GPU|Cohort' ./nn ./pipeline ./cmd/ump
+
+# Issue 31's mutants of the code, each against the tests that must fail
+# on it (.ci/mutants lists them; about 3 minutes).
+mutants:
+	.ci/mutants
 
 # Go benchmarks, then the CPU engine against PyTorch (python3-torch) on the
 # same round of training, with the machine's sgemm ceiling.

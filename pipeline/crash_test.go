@@ -256,3 +256,12 @@ func TestLogShorterThanItsMarkerIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestLogCommitsAreSynced: the event log is opened to sync every commit
+// before Append returns (Badger's SyncWrites), as Log's contract says.
+func TestLogCommitsAreSynced(t *testing.T) {
+	s := openTestStore(t)
+	if !s.Log.db.Opts().SyncWrites {
+		t.Error("the event log is open without synchronous writes: a commit Append acknowledged can be lost in a power loss")
+	}
+}

@@ -81,18 +81,40 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 	poison := forged // filed under a cell of the big manifest, with the other's stage key
 	poison.Cell = bigEvs[len(bigEvs)-1].Cell
 	line3, _ := json.Marshal(poison)
-	tampered := []struct{ name, add, want string }{
-		{"a forged result for another manifest's cell", string(line), "is not a cell of the manifest"},
-		{"an event of another manifest", string(line2), "belongs to manifest"},
-		{"another manifest's stage key in one of its cells", string(line3), "does not follow from the cell's spec"},
-		{"a malformed payload", `{"kind":"ManifestRegistered","manifest":"` + bigHash + `","payload":5}`, "cannot unmarshal"},
-		{"an unknown kind", `{"kind":"Surprise","manifest":"` + bigHash + `"}`, "unknown event kind"},
+	// The cell's first CellStarted recording other inputs than its key's.
+	otherInputs := func(events []byte) []byte {
+		lines := bytes.Split(events, []byte("\n"))
+		for i, l := range lines {
+			if bytes.Contains(l, []byte(`"kind":"CellStarted"`)) {
+				lines[i] = bytes.Replace(l, []byte(`"inputs":"`), []byte(`"inputs":"other `), 1)
+				break
+			}
+		}
+		return bytes.Join(lines, []byte("\n"))
+	}
+	tampered := []struct {
+		name, add, want string
+		edit            func([]byte) []byte
+	}{
+		{"a forged result for another manifest's cell", string(line), "is not a cell of the manifest", nil},
+		{"an event of another manifest", string(line2), "belongs to manifest", nil},
+		{"another manifest's stage key in one of its cells", string(line3), "does not follow from the cell's spec", nil},
+		{"a malformed payload", `{"kind":"ManifestRegistered","manifest":"` + bigHash + `","payload":5}`, "cannot unmarshal", nil},
+		{"an unknown kind", `{"kind":"Surprise","manifest":"` + bigHash + `"}`, "unknown event kind", nil},
+		{"a cell's inputs changed", "", "does not follow from its spec and inputs", otherInputs},
 	}
 	for _, tc := range tampered {
 		// Whoever can write the bucket can replace a commit.
 		forgedCommit := commit
 		var err error
-		if forgedCommit.Events, err = s3.Put(context.Background(), append(bytes.Clone(pushed), []byte(tc.add+"\n")...)); err != nil {
+		events := append(bytes.Clone(pushed), []byte(tc.add+"\n")...)
+		if tc.edit != nil {
+			events = tc.edit(bytes.Clone(pushed))
+		}
+		if bytes.Equal(events, pushed) {
+			t.Fatalf("tampering with %s changed nothing", tc.name)
+		}
+		if forgedCommit.Events, err = s3.Put(context.Background(), events); err != nil {
 			t.Fatal(err)
 		}
 		data, _ := json.Marshal(forgedCommit)

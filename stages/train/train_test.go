@@ -1,11 +1,16 @@
 package train
 
 import (
+	"context"
 	"math"
 	"slices"
 	"testing"
 
+	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/stages/topology"
 )
 
 func TestSamplerCoversEachEpochOnce(t *testing.T) {
@@ -64,3 +69,61 @@ func TestLearningRateSchedules(t *testing.T) {
 
 // half is the cosine schedule at lr 0.1 k/8 of the way after the warmup.
 func half(k int) float64 { return 0.1 * 0.5 * (1 + math.Cos(math.Pi*float64(k)/8)) }
+
+// TestEvaluatesEveryAndAtTheLastRound runs the stage after the topology
+// stage on a quadratic: evaluate.every 2 of 5 rounds gives rows for
+// rounds 2, 4 and 5.
+func TestEvaluatesEveryAndAtTheLastRound(t *testing.T) {
+	ctx := context.Background()
+	plan, err := manifests.Parse("t.yaml", []byte(`version: 1
+name: t
+task: {dataset: quadratic, quadratic: {dim: 5}}
+workers: 3
+rounds: 5
+lr: 0.1
+algorithm: {name: d-sum}
+evaluate: {every: 2}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &plan.Cells[0].Config
+	mem := artifacts.NewMemory()
+	env := &stages.Env{Params: topology.Stage{}.Params(cfg), Store: mem}
+	mixing, err := topology.Stage{}.Run(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env = &stages.Env{Params: Stage{}.Params(cfg), Store: mem, Upstream: map[string]*stages.Result{topology.Name: mixing},
+		Report: func(stages.RoundReport) error { return nil }}
+	res, err := Stage{}.Run(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.Upstream = map[string]*stages.Result{Name: res}
+	rounds, err := stages.ReadTable(ctx, env, Rounds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rounds.Column("round").Ints; !slices.Equal(got, []int64{2, 4, 5}) {
+		t.Errorf("evaluated rounds %v; want [2 4 5]", got)
+	}
+}
+
+// TestDivergedAtAHundredUniformGuesses: a data-set round diverges when
+// its mean mini-batch loss passes 100 ln(classes) (README), or its
+// parameters are not finite.
+func TestDivergedAtAHundredUniformGuesses(t *testing.T) {
+	data := &datasets.Dataset{Classes: 10}
+	bound := 100 * math.Log(10)
+	for _, c := range []struct {
+		loss     float64
+		x        float32
+		diverged bool
+	}{{0.99 * bound, 1, false}, {1.01 * bound, 1, true}, {math.NaN(), 1, true}, {1, float32(math.Inf(1)), true}} {
+		task := &neural{lossSum: 4 * c.loss, lossCount: 4, lossBound: lossBound(data)}
+		if got := task.diverged([][]float32{{0, c.x}}); got != c.diverged {
+			t.Errorf("mean loss %.4g (bound %.4g), parameter %v: diverged %v; want %v", c.loss, bound, c.x, got, c.diverged)
+		}
+	}
+}

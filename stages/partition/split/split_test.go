@@ -130,3 +130,27 @@ func BenchmarkDirichlet60kOver1000(b *testing.B) {
 		}
 	}
 }
+
+// TestDirichletMinSizeIsAFloor: with min_size one more than the smallest
+// share of the draw that min_size 1 accepts, that draw is refused and
+// every worker of the one taken holds at least min_size.
+func TestDirichletMinSizeIsAFloor(t *testing.T) {
+	lab := labels(2000)
+	for seed := range uint64(5) {
+		first, draws, err := Assign("dirichlet", kinds.Values{"alpha": 0.5, "min_size": 1}, lab, 10, 8, seed)
+		if err != nil || draws != 1 {
+			t.Fatalf("seed %d: min_size 1 took %d draws (%v); want the first", seed, draws, err)
+		}
+		floor := slices.MinFunc(first, func(a, b []int) int { return len(a) - len(b) })
+		minSize := len(floor) + 1
+		parts, draws, err := Assign("dirichlet", kinds.Values{"alpha": 0.5, "min_size": minSize}, lab, 10, 8, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range parts {
+			if len(p) < minSize {
+				t.Errorf("seed %d: worker %d holds %d samples after %d draws, below min_size %d", seed, i, len(p), draws, minSize)
+			}
+		}
+	}
+}

@@ -1,0 +1,36 @@
+package pipeline
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestExportNamesEachCellsParameters: every row of an exported table
+// carries its cell's lr and seed, as the manifest's sweep set them.
+func TestExportNamesEachCellsParameters(t *testing.T) {
+	plan := parse(t, strings.Replace(smallManifest, "  algorithm: [{name: d-sum}, {name: gt-dsum}]",
+		"  lr: [0.05, 0.02]\n  seed: [3, 4]", 1))
+	s := openTestStore(t)
+	if _, err := (&Runner{Store: s, Stages: DefaultStages()}).Run(context.Background(), plan); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"final", "rounds"} {
+		tab := exportTable(t, s, plan.Hash, table)
+		cell, lr, seed := tab.Column("cell"), tab.Column("lr"), tab.Column("seed")
+		if cell == nil || lr == nil || seed == nil {
+			t.Fatalf("%s table lacks a cell, lr or seed column", table)
+		}
+		seen := map[[2]float64]bool{}
+		for r := range tab.Rows() {
+			cfg := plan.Cells[cell.Ints[r]-1].Config
+			if lr.Floats[r] != cfg.LR || seed.Ints[r] != int64(cfg.Seed) {
+				t.Fatalf("%s row %d (cell %d): lr %v, seed %v; the cell's are lr %v, seed %d", table, r, cell.Ints[r], lr.Floats[r], seed.Ints[r], cfg.LR, cfg.Seed)
+			}
+			seen[[2]float64{cfg.LR, float64(cfg.Seed)}] = true
+		}
+		if len(seen) != 4 {
+			t.Errorf("%s table: %d (lr, seed) pairs; want the sweep's 4", table, len(seen))
+		}
+	}
+}
