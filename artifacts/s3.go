@@ -97,10 +97,10 @@ func (s *S3) check(ctx context.Context, cfg S3Config) error {
 		return fmt.Errorf("%s: %w", where, err)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %s", where, explain(err, cfg))
+		return fmt.Errorf("%w: %s: %s", ErrUnavailable, where, explain(err, cfg))
 	}
 	if !ok {
-		return fmt.Errorf("%s: bucket %q does not exist; create it first", where, s.bucket)
+		return fmt.Errorf("%w: %s: bucket %q does not exist; create it first", ErrUnavailable, where, s.bucket)
 	}
 	probe := []byte("ump artifact store probe\n")
 	ref, err := s.Put(ctx, probe)
@@ -111,7 +111,7 @@ func (s *S3) check(ctx context.Context, cfg S3Config) error {
 		return fmt.Errorf("%s: writing a probe blob: %w", where, err)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: writing and reading back a probe blob failed: %s", where, explain(err, cfg))
+		return fmt.Errorf("%w: %s: writing and reading back a probe blob failed: %s", ErrUnavailable, where, explain(err, cfg))
 	}
 	return nil
 }
@@ -312,9 +312,9 @@ func (s *S3) CheckCreateOnly(ctx context.Context, name string) error {
 		return rerr
 	}
 	if err == nil || !errors.Is(err, ErrExists) || !bytes.Equal(after, before) {
-		return fmt.Errorf("the S3 server at %s does not honour create-only writes (If-None-Match: *): a second write of s3://%s/%s%s "+
+		return fmt.Errorf("%w: the S3 server at %s does not honour create-only writes (If-None-Match: *): a second write of s3://%s/%s%s "+
 			"was not refused (%v), so two machines could both commit one cell; use a server that does (MinIO, versitygw >= 1.8, AWS S3)",
-			s.endpoint, s.bucket, s.prefix, name, err)
+			ErrUnavailable, s.endpoint, s.bucket, s.prefix, name, err)
 	}
 	return nil
 }

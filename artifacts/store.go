@@ -51,7 +51,8 @@ func RefOf(data []byte) Ref {
 var ErrNotFound = errors.New("artifact not found")
 
 // ErrUnavailable is returned (wrapped) when a remote store does not
-// answer within its timeouts and retries.
+// answer within its timeouts and retries, refuses the credentials, lacks
+// its bucket, or ignores create-only writes.
 var ErrUnavailable = errors.New("artifact store unavailable")
 
 // ErrCorrupt is returned (wrapped) by Get for a blob whose bytes do not

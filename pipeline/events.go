@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -215,14 +216,25 @@ func openChecked(dir string, readOnly bool, mark marker) (*Log, error) {
 		ErrDamaged, filepath.Join(dir, "events"), l.next-1, markerName, mark.LastSeq, recovery)
 }
 
+// memTableBytes is the size of the event log's memory table. The crash
+// tests build ump with a small one (go build -ldflags
+// "-X github.com/ump-lab/ump/pipeline.memTableBytes=N") so that flushes
+// and compactions happen in the middle of a run.
+var memTableBytes = "8388608"
+
 // openBadger opens the store's Badger database and finds the next
 // sequence number.
 func openBadger(dir string, readOnly bool) (*Log, error) {
 	path := filepath.Join(dir, "events")
+	memTable, err := strconv.ParseInt(memTableBytes, 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("ump was built with memTableBytes %q: %w", memTableBytes, err)
+	}
 	opts := badger.DefaultOptions(path).
 		WithLogger(nil).
 		WithSyncWrites(true).
-		WithMemTableSize(8 << 20).
+		WithMemTableSize(memTable).
+		WithValueThreshold(min(1<<20, memTable/8)). // Badger's default, or under a batch (15% of the memory table)
 		WithValueLogFileSize(32 << 20).
 		WithNumVersionsToKeep(1).
 		WithReadOnly(readOnly)
@@ -231,7 +243,7 @@ func openBadger(dir string, readOnly bool) (*Log, error) {
 		return nil, fmt.Errorf("%w: opening event log %s: %w", ErrDamaged, path, err)
 	}
 	l := &Log{db: db, next: 1, dir: dir, fs: durable.OS}
-	err = db.View(func(txn *badger.Txn) error {
+	err = l.view(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: []byte("ev/")})
 		defer it.Close()
 		it.Seek([]byte("ev/\xff"))
@@ -245,6 +257,18 @@ func openBadger(dir string, readOnly bool) (*Log, error) {
 		return nil, fmt.Errorf("%w: reading event log %s: %v", ErrDamaged, path, err)
 	}
 	return l, nil
+}
+
+// view runs fn in a read transaction, where a panic of Badger's on a
+// damaged table (a bad block offset, a nil block) becomes ErrDamaged.
+func (l *Log) view(fn func(*badger.Txn) error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: event log %s: a table file does not read (%s). %s", ErrDamaged,
+				filepath.Join(l.dir, "events"), strings.Join(strings.Fields(fmt.Sprint(r)), " "), recovery)
+		}
+	}()
+	return l.db.View(fn)
 }
 
 func (l *Log) close() error {
@@ -367,7 +391,7 @@ func (l *Log) All() ([]Event, error) { return l.scan("ev/") }
 
 func (l *Log) scan(prefix string) ([]Event, error) {
 	var out []Event
-	err := l.db.View(func(txn *badger.Txn) error {
+	err := l.view(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefix)})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -398,11 +422,11 @@ func (l *Log) Check() (uint64, error) {
 		return 0, fmt.Errorf("%w: event log %s: %s; nothing was changed. %s", ErrDamaged,
 			filepath.Join(l.dir, "events"), fmt.Sprintf(format, args...), recovery)
 	}
-	if err := l.db.VerifyChecksum(); err != nil {
+	if err := l.view(func(*badger.Txn) error { return l.db.VerifyChecksum() }); err != nil {
 		return damaged("a table file fails its checksum: %v", err)
 	}
 	var n uint64
-	err := l.db.View(func(txn *badger.Txn) error {
+	err := l.view(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte("ev/")})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -429,7 +453,7 @@ func (l *Log) Check() (uint64, error) {
 	} else if n < mark.LastSeq {
 		return damaged("it holds %d events, but %s records %d", n, markerName, mark.LastSeq)
 	}
-	err = l.db.View(func(txn *badger.Txn) error {
+	err = l.view(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte("ix/")})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {

@@ -44,10 +44,10 @@ func TableSource(name string) stages.Output { return tableSources[name] }
 func (s *Store) Export(ctx context.Context, reps []*Report, table string, incomplete bool) (t *artifacts.Table, skipped []string, err error) {
 	src, ok := tableSources[table]
 	if !ok {
-		return nil, nil, fmt.Errorf("unknown table %q; use one of: %v", table, TableNames())
+		return nil, nil, fmt.Errorf("%w: unknown table %q; use one of: %v", ErrBadArgument, table, TableNames())
 	}
 	if incomplete && src != train.Rounds {
-		return nil, nil, fmt.Errorf("only the rounds table has rows before a cell finishes (not %s)", table)
+		return nil, nil, fmt.Errorf("%w: only the rounds table has rows before a cell finishes (not %s)", ErrBadArgument, table)
 	}
 	out := &artifacts.Table{}
 	var hashes []string

@@ -34,6 +34,14 @@ func NewFollower(dir string) *Follower { return &Follower{dir: dir} }
 // Refresh brings the events up to the store and reports whether any
 // changed. An error leaves the events read before.
 func (f *Follower) Refresh() (bool, error) {
+	changed, err := f.refresh()
+	if err != nil {
+		return changed, opening(err)
+	}
+	return changed, nil
+}
+
+func (f *Follower) refresh() (bool, error) {
 	path := filepath.Join(f.dir, publishedName)
 	fi, err := os.Stat(path)
 	switch {

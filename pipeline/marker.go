@@ -166,7 +166,7 @@ func checkTables(dir string) (orphans []string, err error) {
 			continue
 		}
 		if err := openTable(filepath.Join(dir, name)); err != nil {
-			return nil, fmt.Errorf("%w: table file %s does not read (%v): it was truncated or overwritten; nothing was changed. %s", ErrDamaged, filepath.Join(dir, name), err, recovery)
+			return nil, fmt.Errorf("%w: table file %s does not read (%v): it was truncated, overwritten or has bytes changed; nothing was changed. %s", ErrDamaged, filepath.Join(dir, name), err, recovery)
 		}
 	}
 	slices.Sort(orphans)
@@ -220,9 +220,11 @@ func setAside(dir string, names []string) (putBack func() error, err error) {
 	return putBack, nil
 }
 
-// openTable opens a table file as Badger would, in this goroutine, where
-// the panic Badger raises on a truncated or overwritten table (in its own
-// goroutines, which no one can recover) becomes an error.
+// openTable opens a table file as Badger would and verifies every block's
+// checksum, in this goroutine, where the panic Badger raises on a
+// truncated, overwritten or bit-flipped table (in its own goroutines,
+// which no one can recover, or while iterating) becomes an error: a table
+// that passes cannot make Badger panic later.
 func openTable(path string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -234,14 +236,15 @@ func openTable(path string) (err error) {
 		return err
 	}
 	opts := badger.DefaultOptions("")
-	t, err := table.OpenTable(mf, table.Options{ReadOnly: true, ChkMode: options.NoVerification,
+	t, err := table.OpenTable(mf, table.Options{ReadOnly: true, ChkMode: options.OnTableAndBlockRead,
 		BlockSize: opts.BlockSize, Compression: opts.Compression, BloomFalsePositive: opts.BloomFalsePositive})
 	if err != nil {
 		return err
 	}
 	// Not t.DecrRef, which deletes the file.
-	z.Munmap(t.MmapFile.Data)
-	return t.MmapFile.Fd.Close()
+	defer t.MmapFile.Fd.Close()
+	defer z.Munmap(t.MmapFile.Data)
+	return t.VerifyChecksum()
 }
 
 // recovery says how to recover a damaged event log.

@@ -330,7 +330,7 @@ func columnPair(t *artifacts.Table, x, y string) ([]float64, []float64, error) {
 			for _, col := range t.Columns {
 				names = append(names, col.Name)
 			}
-			return nil, fmt.Errorf("the rounds table has no column %q; its columns are: %s", name, strings.Join(names, ", "))
+			return nil, fmt.Errorf("%w: the rounds table has no column %q; its columns are: %s", ErrBadArgument, name, strings.Join(names, ", "))
 		}
 		if c.Ints != nil {
 			out := make([]float64, len(c.Ints))

@@ -136,10 +136,10 @@ func (p *publishedLog) read(path string, data []byte) (int, error) {
 		n := len(p.evs) + 1
 		var ev Event
 		if err := json.Unmarshal(line, &ev); err != nil {
-			return used, fmt.Errorf("%s:%d: %w", path, n, err)
+			return used, fmt.Errorf("%w: %s:%d: %w", ErrDamaged, path, n, err)
 		}
 		if ev.Seq != uint64(n) {
-			return used, fmt.Errorf("%s:%d: event %d out of sequence; the store's holder rewrites the file when it opens the store", path, n, ev.Seq)
+			return used, fmt.Errorf("%w: %s:%d: event %d out of sequence; the store's holder rewrites the file when it opens the store", ErrDamaged, path, n, ev.Seq)
 		}
 		p.add(ev)
 		used += end + 1

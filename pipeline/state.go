@@ -72,9 +72,9 @@ func FindIn(regs []Registration, prefix, dir string) (*Registration, error) {
 	}
 	switch {
 	case prefix == "" || len(found) == 0:
-		return nil, fmt.Errorf("no manifest %q in store %s; `ump status` lists the manifests it holds", prefix, dir)
+		return nil, fmt.Errorf("%w: no manifest %q in store %s; `ump status` lists the manifests it holds", ErrBadArgument, prefix, dir)
 	case len(found) > 1:
-		return nil, fmt.Errorf("manifest prefix %q is ambiguous (%d matches); give more digits", prefix, len(found))
+		return nil, fmt.Errorf("%w: manifest prefix %q is ambiguous (%d matches); give more digits", ErrBadArgument, prefix, len(found))
 	}
 	return &found[0], nil
 }

@@ -36,11 +36,39 @@ type Store struct {
 // ErrBusy is returned (wrapped) by Open when another process holds the store.
 var ErrBusy = errors.New("store is in use")
 
+// ErrUnavailable is returned (wrapped) when the store directory cannot be
+// opened, read or written: permissions, a read-only or failing disk.
+var ErrUnavailable = errors.New("store is unavailable")
+
+// ErrBadArgument is returned (wrapped) when the caller asks for what the
+// store does not hold: an unknown or ambiguous manifest hash, a table, a
+// column or a figure no table has, a table layout that does not fit.
+var ErrBadArgument = errors.New("bad argument")
+
+// opening gives every error of opening a store an identity: busy, damaged,
+// not a store, a full disk, or else unavailable.
+func opening(err error) error {
+	for _, known := range []error{ErrBusy, ErrDamaged, ErrNotStore, ErrUnavailable, syscall.ENOSPC} {
+		if errors.Is(err, known) {
+			return err
+		}
+	}
+	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+}
+
 // Open locks the store directory (creating it) and opens its event log and
 // blobs. command describes the holder to anyone who finds the store busy.
 // A store held by reading commands (OpenReader while no run holds it) is
 // waited for up to readerWait: they hold it for a moment.
 func Open(dir, command string) (*Store, error) {
+	s, err := open(dir, command)
+	if err != nil {
+		return nil, opening(err)
+	}
+	return s, nil
+}
+
+func open(dir, command string) (*Store, error) {
 	if err := recognise(dir, true); err != nil {
 		return nil, err
 	}
@@ -100,6 +128,14 @@ func busy(dir string) error {
 // returns ErrBusy when the holder publishes nothing (a store written by an
 // older ump that is still running).
 func OpenReader(dir string) (*Store, error) {
+	s, err := openReader(dir)
+	if err != nil {
+		return nil, opening(err)
+	}
+	return s, nil
+}
+
+func openReader(dir string) (*Store, error) {
 	if err := recognise(dir, false); err != nil {
 		return nil, err
 	}

@@ -108,7 +108,7 @@ func (s *Store) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*G
 			return p != "" && (p == path || strings.HasPrefix(path, p+".") || strings.HasPrefix(p, path+"."))
 		})
 		if !covered {
-			return nil, fmt.Errorf("table: the sweep varies %s, which is neither a row, a column, the select path nor seed; add it to table.rows or table.columns", path)
+			return nil, fmt.Errorf("%w: table: the sweep varies %s, which is neither a row, a column, the select path nor seed; add it to table.rows or table.columns", ErrBadArgument, path)
 		}
 	}
 	g := &Grid{Spec: spec, Choices: make([]string, len(plan.Cells))}
@@ -184,7 +184,7 @@ func (s *Store) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*G
 						for _, c := range t.Columns {
 							names = append(names, c.Name)
 						}
-						return 0, fmt.Errorf("%s %q is not a figure of the final table; its columns are: %s", field, name, strings.Join(names, ", "))
+						return 0, fmt.Errorf("%w: %s %q is not a figure of the final table; its columns are: %s", ErrBadArgument, field, name, strings.Join(names, ", "))
 					}
 					return col.Floats[0], nil
 				}

@@ -56,7 +56,7 @@ func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr i
 	var reps []*pipeline.Report
 	seen := map[string]bool{}
 	for _, hash := range o.manifests {
-		reg, err := findManifest(store, hash)
+		reg, err := store.FindManifest(hash)
 		if err != nil {
 			return err
 		}

@@ -74,7 +74,7 @@ func runPlot(ctx context.Context, g globals, hash string, o plotOptions, w io.Wr
 	}
 	figs, err := store.Curves(ctx, rep, spec, pipeline.CurveOptions{X: o.x, Y: o.y})
 	if err != nil {
-		return badInput{err}
+		return err
 	}
 	save := func(name string, draw func(path string) error) error {
 		for _, f := range o.formats {

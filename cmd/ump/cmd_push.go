@@ -53,7 +53,7 @@ func runPush(ctx context.Context, g globals, hash string, stdout, stderr io.Writ
 		return err
 	}
 	defer store.Close()
-	reg, err := findManifest(store, hash)
+	reg, err := store.FindManifest(hash)
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func runPull(ctx context.Context, g globals, hash string, stdout, stderr io.Writ
 	}
 	store, err := pipeline.Open(g.store, "ump pull")
 	if err != nil {
-		return storeError{err}
+		return err
 	}
 	defer store.Close()
 	st, err := store.Pull(ctx, hash, pipeline.NewRemote(s3), g.data, stderr)

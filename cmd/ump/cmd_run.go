@@ -133,7 +133,7 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	}
 	store, err := pipeline.Open(g.store, "ump run "+rerun)
 	if err != nil {
-		return storeError{err}
+		return err
 	}
 	defer store.Close()
 	if store.Note != "" {

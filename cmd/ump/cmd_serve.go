@@ -52,7 +52,7 @@ func runServe(ctx context.Context, g globals, addr string, w io.Writer) error {
 	}
 	srv, err := dashboard.New(o)
 	if err != nil {
-		return storeError{err}
+		return err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

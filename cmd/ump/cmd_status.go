@@ -83,7 +83,7 @@ func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 		}
 		return nil
 	}
-	reg, err := findManifest(store, hash)
+	reg, err := store.FindManifest(hash)
 	if err != nil {
 		return err
 	}

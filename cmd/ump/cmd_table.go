@@ -60,10 +60,10 @@ func runTable(ctx context.Context, g globals, hash, value string, latex, csv boo
 	}
 	grid, err := store.Grid(ctx, rep, t)
 	if err != nil && value != "" {
-		return badInput{fmt.Errorf("--value %s: %w", value, err)}
+		return fmt.Errorf("--value %s: %w", value, err)
 	}
 	if err != nil {
-		return badInput{err}
+		return err
 	}
 	switch {
 	case latex:

@@ -68,7 +68,7 @@ func runWorker(ctx context.Context, g globals, run, index string, stdout, stderr
 	}
 	wl, err := remote.Worklist(ctx, run)
 	if err != nil {
-		return storeError{err}
+		return err
 	}
 	task, err := taskIndex(index, len(wl.Tasks))
 	if err != nil {
@@ -76,12 +76,12 @@ func runWorker(ctx context.Context, g globals, run, index string, stdout, stderr
 	}
 	dir, err := os.MkdirTemp("", "ump-worker-")
 	if err != nil {
-		return storeError{err}
+		return fmt.Errorf("%w: the worker's scratch store: %w", pipeline.ErrUnavailable, err)
 	}
 	defer os.RemoveAll(dir)
 	store, err := pipeline.Open(dir, fmt.Sprintf("ump worker --run %.12s --index %d", run, task))
 	if err != nil {
-		return storeError{err}
+		return err
 	}
 	defer store.Close()
 	store.Blobs = remote.S3

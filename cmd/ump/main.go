@@ -36,14 +36,16 @@ const exitCodesHelp = `EXIT CODES:
    0    every cell completed or diverged (run), every output matched (verify), or the command succeeded
    1    some cell failed (a diverged cell is a result: exit 0), verify found a mismatch or a damaged
         blob it did not repair, or an unexpected error
-   2    bad input: a manifest error (file, line and field are named), a bad flag, an unknown hash,
-        a manifest over 1 MiB, a sweep over 20,000 cells, a cell too large for the machine's memory,
+   2    bad input: a manifest error (file, line and field are named), a bad flag or argument, an
+        unknown hash, a table, column or figure no table has, a manifest over 1 MiB, a sweep over
+        20,000 cells, a cell too large for the machine's memory,
         an engine or data that differ from those the manifest's cell keys were pinned with on S3,
         results recorded under another engine and no --other-engine saying what to do with them
-   3    the store is unavailable: another process holds it (its PID is named), it is damaged or not a
-        store (what and how to recover are named), it cannot be opened, its disk is full, the S3
-        server does not answer or ignores create-only writes, or a pull found pushed events that are
-        not the manifest's own
+   3    the store or the S3 store is damaged or unavailable: another process holds it (its PID is
+        named), it is damaged or not a store (what and how to recover are named), a blob its events
+        name is missing or corrupt, it cannot be read or written, its disk is full, the S3 server
+        does not answer, refuses the credentials, lacks the bucket or ignores create-only writes, or
+        a pull found pushed events that are not the manifest's own
    4    a cell's outputs differ from those another machine committed for the same cell key
         (push, run --artifacts, worker): the engine is not deterministic there
    75   ump worker was interrupted (SIGTERM) after saving a checkpoint: run the task again to resume
@@ -53,12 +55,6 @@ const exitCodesHelp = `EXIT CODES:
 type badInput struct{ error }
 
 func (e badInput) Unwrap() error { return e.error }
-
-// storeError marks errors opening the store: it is unavailable, not
-// what the user gave.
-type storeError struct{ error }
-
-func (e storeError) Unwrap() error { return e.error }
 
 // errCells reports that some cells failed.
 var errCells = errors.New("some cells failed")
@@ -99,24 +95,46 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	if errors.Is(err, syscall.ENOSPC) {
 		fmt.Fprintln(stderr, "ump: the disk is full; the store is consistent: free space (`ump gc` removes unreferenced blobs) and rerun the same command to resume")
 	}
-	var merr *manifests.Error
-	var bad badInput
-	var serr storeError
-	switch {
-	case errors.As(err, &merr), errors.As(err, &bad), errors.Is(err, pipeline.ErrEngineMismatch), errors.Is(err, pipeline.ErrOtherEngine):
-		return exitBadInput
-	case errors.Is(err, pipeline.ErrNondeterministic):
-		return exitNondeterministic
-	case errors.As(err, new(requeue)):
-		return exitRequeue
-	case errors.As(err, &serr), errors.Is(err, pipeline.ErrBusy), errors.Is(err, pipeline.ErrDamaged),
-		errors.Is(err, pipeline.ErrNotStore), errors.Is(err, pipeline.ErrRejected), errors.Is(err, syscall.ENOSPC),
-		errors.Is(err, artifacts.ErrUnavailable):
-		return exitStore
-	case errors.Is(err, pipeline.ErrInterrupted):
-		return exitInterrupted
+	return exitCode(err)
+}
+
+// exitClasses gives each error identity its exit code. An error is
+// classed by what its chain holds, wherever it was wrapped; one holding
+// several identities takes the first class listed.
+var exitClasses = []struct {
+	code int
+	is   func(error) bool
+}{
+	{exitNondeterministic, isAny(pipeline.ErrNondeterministic)},
+	{exitStore, isAny(pipeline.ErrBusy, pipeline.ErrDamaged, pipeline.ErrNotStore, pipeline.ErrUnavailable, pipeline.ErrRejected,
+		artifacts.ErrUnavailable, artifacts.ErrNotFound, artifacts.ErrCorrupt, syscall.ENOSPC)},
+	{exitBadInput, func(err error) bool {
+		return errors.As(err, new(*manifests.Error)) || errors.As(err, new(badInput)) ||
+			isAny(pipeline.ErrBadArgument, pipeline.ErrEngineMismatch, pipeline.ErrOtherEngine)(err)
+	}},
+	{exitRequeue, func(err error) bool { return errors.As(err, new(requeue)) }},
+	{exitInterrupted, isAny(pipeline.ErrInterrupted)},
+}
+
+// exitCode is err's exit code (exitClasses); exitCells for any other.
+func exitCode(err error) int {
+	for _, c := range exitClasses {
+		if c.is(err) {
+			return c.code
+		}
 	}
 	return exitCells
+}
+
+func isAny(targets ...error) func(error) bool {
+	return func(err error) bool {
+		for _, t := range targets {
+			if errors.Is(err, t) {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // globals are the options every command shares.
@@ -161,7 +179,7 @@ func (g globals) remote(ctx context.Context) (*pipeline.Remote, error) {
 		return nil, err
 	}
 	if err := s3.CheckCreateOnly(ctx, "probes/create-only"); err != nil {
-		return nil, storeError{err}
+		return nil, err
 	}
 	return pipeline.NewRemote(s3), nil
 }
@@ -321,7 +339,7 @@ func openStore(ctx context.Context, g globals, command string, beside bool) (*pi
 		store, err = pipeline.Open(g.store, command)
 	}
 	if err != nil {
-		return nil, storeError{err}
+		return nil, err
 	}
 	if store.Note != "" && g.notes != nil {
 		fmt.Fprintln(g.notes, store.Note)
@@ -343,7 +361,7 @@ func openQuiet(ctx context.Context, g globals, command string) (*pipeline.Store,
 	}
 	if store.Beside != "" {
 		store.Close()
-		return nil, storeError{fmt.Errorf("%w: store %s is in use by %s; %s when it has finished", pipeline.ErrBusy, g.store, store.Beside, command)}
+		return nil, fmt.Errorf("%w: store %s is in use by %s; %s when it has finished", pipeline.ErrBusy, g.store, store.Beside, command)
 	}
 	return store, nil
 }
@@ -355,7 +373,7 @@ func openReport(ctx context.Context, g globals, hash, command string) (*pipeline
 	if err != nil {
 		return nil, nil, err
 	}
-	reg, err := findManifest(store, hash)
+	reg, err := store.FindManifest(hash)
 	if err == nil {
 		var rep *pipeline.Report
 		if rep, err = store.Report(reg); err == nil {
@@ -364,13 +382,4 @@ func openReport(ctx context.Context, g globals, hash, command string) (*pipeline
 	}
 	store.Close()
 	return nil, nil, err
-}
-
-// findManifest resolves a hash (or unique prefix) to a registration.
-func findManifest(s *pipeline.Store, hash string) (*pipeline.Registration, error) {
-	reg, err := s.FindManifest(hash)
-	if err != nil {
-		return nil, badInput{err}
-	}
-	return reg, nil
 }

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var flips = flag.Int("flips", 100, "TestByteFlipsNeverPanic: how many table files to damage")
+
+// TestByteFlipsNeverPanic flips one byte of one table file of a finished
+// store at a time and runs a command on it: it exits 3 naming the damage
+// or, when the flip changed nothing Badger reads, answers as the intact
+// store does — never a panic or an internal error.
+func TestByteFlipsNeverPanic(t *testing.T) {
+	good := t.TempDir()
+	m := writeFile(t, "m.yaml", smallManifest)
+	hash := hashOf(t, ump(t, good, "run", m))
+	ump(t, good, "run", writeFile(t, "m2.yaml", strings.Replace(smallManifest, "lr: 0.02", "lr: 0.01", 1)))
+	tables, _ := filepath.Glob(filepath.Join(good, "events", "*.sst"))
+	if len(tables) == 0 {
+		t.Fatal("the store has no table files to damage")
+	}
+	want := map[string]string{"table": ump(t, good, "table", hash).stdout}
+	completed := regexp.MustCompile(`\d+ completed`)
+	want["status"] = completed.FindString(ump(t, good, "status", hash).stdout)
+	commands := [][]string{{"status", hash}, {"table", hash}, {"gc", "--dry-run"}, {"run", m}, {"export", "--manifest", hash, "--out", "-"}}
+	r := rand.New(rand.NewPCG(1, 2))
+	outcomes := map[string]int{}
+	for try := range *flips {
+		store := filepath.Join(t.TempDir(), "store")
+		if out, err := exec.Command("cp", "-a", good, store).CombinedOutput(); err != nil {
+			t.Fatalf("cp: %v %s", err, out)
+		}
+		file := filepath.Join(store, "events", filepath.Base(tables[r.IntN(len(tables))]))
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := r.IntN(len(data))
+		data[at] ^= byte(1 + r.IntN(255))
+		os.WriteFile(file, data, 0o644)
+		args := commands[r.IntN(len(commands))]
+		res := ump(t, store, args...)
+		what := fmt.Sprintf("%s byte %d: ump %s", filepath.Base(file), at, strings.Join(args, " "))
+		switch {
+		case strings.Contains(res.stderr, "internal error") || strings.Contains(res.stderr, "panic") || strings.Contains(res.stderr, "fatal error"):
+			t.Errorf("try %d, %s: crashed (exit %d)\n%s", try, what, res.code, res.stderr)
+		case res.code == 3:
+			if !strings.Contains(res.stderr, "store is damaged") {
+				t.Errorf("try %d, %s: exit 3 without naming the damage\n%s", try, what, res.stderr)
+			}
+		case res.code != 0:
+			t.Errorf("try %d, %s: exit %d; want 3 or 0\n%s", try, what, res.code, res.stderr)
+		case args[0] == "table" && res.stdout != want["table"], args[0] == "status" && completed.FindString(res.stdout) != want["status"]:
+			t.Errorf("try %d, %s: exit 0 with an answer that differs from the intact store's:\n%s", try, what, res.stdout)
+		}
+		outcomes[fmt.Sprintf("%s exit %d", args[0], res.code)]++
+	}
+	t.Logf("%d flips: %v", *flips, outcomes)
+}
+
+var kills = flag.Int("kills", 40, "TestKillAtRandomMomentsResumes: how many times to SIGKILL ump run")
+
+// killManifest writes its event log fast: every round evaluated, three
+// cells, checkpoints every 20 rounds.
+const killManifest = `version: 1
+name: kills
+task: {dataset: quadratic, quadratic: {dim: 2000, sigma: 0.5}}
+workers: 8
+rounds: 200
+local_steps: 2
+lr: 0.02
+algorithm: {name: gt-dsum}
+sweep:
+  seed: [1, 2, 3]
+evaluate: {every: 1}
+checkpoint: {every: 20}
+`
+
+// TestKillAtRandomMomentsResumes SIGKILLs `ump run` at random moments of
+// its life (opening the store, registering, training, checkpointing,
+// closing), built with a 128 KiB Badger memory table so that memory-table
+// flushes and compactions run all through it. After every kill every
+// command must open the store (status exits 0), and each run that gets to
+// finish must have the uninterrupted run's output digests.
+func TestKillAtRandomMomentsResumes(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "ump-small-memtable")
+	build := exec.Command("go", append([]string{"build", "-o", bin, "-ldflags",
+		"-X github.com/ump-lab/ump/pipeline.memTableBytes=131072"}, append(buildTags, ".")...)...)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building ump with a small memory table: %v\n%s", err, out)
+	}
+	run := func(store string, args ...string) result {
+		cmd := exec.Command(bin, append([]string{"--store", store}, args...)...)
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		cmd.Run()
+		return result{out.String(), errb.String(), cmd.ProcessState.ExitCode()}
+	}
+	m := writeFile(t, "m.yaml", killManifest)
+	clean := t.TempDir()
+	start := time.Now()
+	ref := run(clean, "run", m)
+	whole := time.Since(start)
+	if ref.code != 0 {
+		t.Fatalf("uninterrupted run: exit %d\n%s", ref.code, ref.stderr)
+	}
+	hash := hashOf(t, ref)
+	want := outputsOf(t, clean, hash)
+	r := rand.New(rand.NewPCG(3, 4))
+	store := filepath.Join(t.TempDir(), "store")
+	killed, finished := 0, 0
+	for killed < *kills {
+		cmd := exec.Command(bin, "--store", store, "run", m)
+		var errb strings.Builder
+		cmd.Stderr = &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		delay := time.Duration(r.Int64N(int64(whole * 11 / 10)))
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("after %d kills, run exited on its own with %v\n%s", killed, err, errb.String())
+			}
+			finished++
+			if got := outputsOf(t, store, hash); got != want {
+				t.Fatalf("after %d kills, the finished run's digests differ:\n%s\nwant\n%s", killed, got, want)
+			}
+			store = filepath.Join(t.TempDir(), "store") // start again from nothing
+			continue
+		case <-time.After(delay):
+			cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			killed++
+		}
+		if st := run(store, "status"); st.code != 0 && !strings.Contains(st.stderr, "no store at") {
+			t.Fatalf("kill %d after %v: status cannot open the store: exit %d\n%s", killed, delay, st.code, st.stderr)
+		}
+	}
+	if final := run(store, "run", m); final.code != 0 {
+		t.Fatalf("the last rerun: exit %d\n%s", final.code, final.stderr)
+	} else if got := outputsOf(t, store, hash); got != want {
+		t.Fatalf("the last rerun's digests differ:\n%s\nwant\n%s", got, want)
+	}
+	t.Logf("%d kills; %d runs finished between them with the uninterrupted run's digests", killed, finished)
+}
