@@ -64,7 +64,8 @@ func (s *Local) Put(ctx context.Context, data []byte) (Ref, error) {
 // Reserve is the free space a store keeps on its disk: its event log
 // (Badger) writes through memory-mapped files, and a page it cannot
 // allocate on a full disk kills the process (SIGBUS) instead of failing a
-// write; this much covers a memory table and the table it flushes to.
+// write; this much covers a memory table and the table it flushes to
+// (the store's spare-space file covers the last flush, pipeline.holdSpare).
 const Reserve = 48 << 20
 
 // Room returns an error wrapping syscall.ENOSPC when writing n more bytes

@@ -8,9 +8,12 @@
 // naming the process that holds it (lock), the running process's status
 // snapshot (status.json) and the holder's published copy of the log
 // (events.jsonl) that OpenReader reads beside a running writer, and a
-// Follower (ump serve) follows line by line without any lock. A log
-// whose files do not match its MANIFEST, or that is shorter than the
-// marker says, is refused as damaged before Badger opens it. The log is append-only:
+// Follower (ump serve) follows line by line without any lock. Before
+// Badger opens the log, every table file its MANIFEST lists must pass its
+// checksums and the log must be as long as the marker says, else it is
+// refused as damaged; table files the MANIFEST does not list (a crash's
+// leftovers) are set aside by the next writer; a writer holds spare disk
+// space (spare-space) for Badger's last flush. The log is append-only:
 // key ev/<seq, big-endian uint64> holds one JSON Event; index keys ix/<m|c|s|k>/<manifest|cell|stage key|
 // kind>/<seq> point into it. Every state the pipeline shows (what is done,
 // where to resume) is a fold over events, never a stored flag. Runs on many

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -115,6 +116,7 @@ type Log struct {
 	published *publisher // copies committed events for readers beside the holder
 	note      string     // what opening it did, for the user ("" for nothing)
 	fs        durable.FS // how the marker is written: durable.OS, or a test's
+	spare     string     // the spare-space file a writer holds (holdSpare), "" for readers
 	// fault, set only by tests, is asked before each write (committed
 	// false) and after each commit (true); an error it returns is the
 	// write's. It stands for a disk or process failing at that point.
@@ -164,7 +166,7 @@ func openLog(dir string, readOnly bool) (*Log, error) {
 				ErrDamaged, path, markerName, mark.LastSeq, recovery)
 		}
 		if readOnly {
-			return nil, fmt.Errorf("%w: store %s has no event log yet (the run that created it stopped at once); `ump run` creates it", ErrDamaged, dir)
+			return nil, fmt.Errorf("store %s: %w", dir, errNoLog)
 		}
 	} else {
 		// A log its last writer did not close (killed) has a memory table
@@ -178,10 +180,15 @@ func openLog(dir string, readOnly bool) (*Log, error) {
 			l.db.Close()
 		}
 	}
+	spare, err := holdSpare(dir)
+	if err != nil {
+		return nil, err
+	}
 	l, err := openChecked(dir, false, mark)
 	if err != nil {
 		return nil, err
 	}
+	l.spare = spare
 	var evs []Event
 	if evs, err = l.All(); err == nil {
 		l.published, err = publish(dir, evs)
@@ -195,6 +202,10 @@ func openLog(dir string, readOnly bool) (*Log, error) {
 	}
 	return l, nil
 }
+
+// errNoLog is a reader's finding of a store whose first writer stopped
+// before its event log had a MANIFEST: a store without events.
+var errNoLog = errors.New("no event log yet (the run that created it stopped at once)")
 
 // needsReplay reports whether Badger refused a read-only open because the
 // log's last writer did not close it (Badger's wrapping drops the error
@@ -276,6 +287,9 @@ func (l *Log) close() error {
 	if l.published != nil { // opened for writing
 		l.published.close()
 		err = l.mark()
+	}
+	if l.spare != "" { // for Badger's last flush, whoever filled the disk
+		os.Remove(l.spare)
 	}
 	if cerr := l.db.Close(); err == nil {
 		err = cerr
@@ -468,4 +482,47 @@ func (l *Log) Check() (uint64, error) {
 		return damaged("%v", err)
 	}
 	return n, nil
+}
+
+// spareName is the file, in the store directory, that holds disk space
+// for closing the event log: Badger flushes its memory table to a new
+// table file through a memory map when it closes, and a page it cannot
+// allocate then kills the process (SIGBUS) instead of failing a write. A
+// writer holds the file while it has the log open and deletes it just
+// before closing the log; a writer killed leaves it for the next.
+const spareName = "spare-space"
+
+// spareBytes covers a memory table's flush (at most the 8 MiB memory
+// table) with room for the MANIFEST and the marker.
+const spareBytes = 24 << 20
+
+// holdSpare allocates spareBytes in the store directory's spare-space file
+// (kept when a killed writer left it whole) and returns its path. On a
+// disk without that much free it returns an error wrapping ENOSPC.
+func holdSpare(dir string) (string, error) {
+	path := filepath.Join(dir, spareName)
+	if info, err := os.Stat(path); err == nil && info.Size() == spareBytes {
+		return path, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return "", fmt.Errorf("store %s: %w", dir, err)
+	}
+	defer f.Close()
+	err = syscall.Fallocate(int(f.Fd()), 0, 0, spareBytes)
+	if errors.Is(err, syscall.EOPNOTSUPP) { // a file system without fallocate: write it
+		zeros := make([]byte, 1<<20)
+		err = nil
+		for off := int64(0); off < spareBytes && err == nil; off += int64(len(zeros)) {
+			_, err = f.WriteAt(zeros, off)
+		}
+	}
+	if err == nil {
+		err = f.Truncate(spareBytes)
+	}
+	if err != nil {
+		os.Remove(path)
+		return "", fmt.Errorf("store %s: holding %d MiB of disk space for closing its event log: %w", dir, spareBytes>>20, err)
+	}
+	return path, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -64,6 +65,7 @@ func TestByteFlipsNeverPanic(t *testing.T) {
 			t.Errorf("try %d, %s: exit 0 with an answer that differs from the intact store's:\n%s", try, what, res.stdout)
 		}
 		outcomes[fmt.Sprintf("%s exit %d", args[0], res.code)]++
+		os.RemoveAll(store)
 	}
 	t.Logf("%d flips: %v", *flips, outcomes)
 }
@@ -138,6 +140,7 @@ func TestKillAtRandomMomentsResumes(t *testing.T) {
 			if got := outputsOf(t, store, hash); got != want {
 				t.Fatalf("after %d kills, the finished run's digests differ:\n%s\nwant\n%s", killed, got, want)
 			}
+			os.RemoveAll(store)
 			store = filepath.Join(t.TempDir(), "store") // start again from nothing
 			continue
 		case <-time.After(delay):
@@ -155,4 +158,96 @@ func TestKillAtRandomMomentsResumes(t *testing.T) {
 		t.Fatalf("the last rerun's digests differ:\n%s\nwant\n%s", got, want)
 	}
 	t.Logf("%d kills; %d runs finished between them with the uninterrupted run's digests", killed, finished)
+}
+
+var fills = flag.Int("fills", 6, "TestDiskFilledMidRun: how many runs to fill the disk under")
+
+// fillManifest commits an event every 20 rounds (about 0.2 s): a disk
+// filled in between is full when the run next writes, and when it closes.
+var fillManifest = strings.Replace(longManifest, "evaluate: {every: 3}\ncheckpoint: {every: 10}", "evaluate: {every: 20}\ncheckpoint: {every: 60}", 1)
+
+// TestDiskFilledMidRun runs a sweep on a small tmpfs (where this test may
+// mount one) and, at a random moment, fills the disk from this process, as
+// another program would: the run must stop with exit 3 saying to free
+// space — never die inside Badger — and, once the filler's file is gone,
+// the same command must finish with the digests of a run that never
+// stopped.
+func TestDiskFilledMidRun(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=96m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs here (%v: %s)", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	if fillManifest == longManifest {
+		t.Fatal("fillManifest did not apply to longManifest")
+	}
+	m := writeFile(t, "m.yaml", fillManifest)
+	clean := t.TempDir()
+	start := time.Now()
+	hash := hashOf(t, ump(t, clean, "run", m))
+	whole := time.Since(start)
+	want := outputsOf(t, clean, hash)
+	r := rand.New(rand.NewPCG(5, 6))
+	stopped := 0
+	for trial := range *fills {
+		store := filepath.Join(dir, fmt.Sprintf("store%d", trial))
+		cmd := exec.Command(umpBin, "--store", store, "run", m)
+		var errb strings.Builder
+		cmd.Stderr = &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(r.Int64N(int64(whole))))
+		filler := filepath.Join(dir, "filler")
+		fill(t, filler)
+		err := cmd.Wait()
+		code := cmd.ProcessState.ExitCode()
+		switch {
+		case err == nil: // it finished first
+		case code == 3 && strings.Contains(errb.String(), "free space"):
+			stopped++
+		default:
+			t.Errorf("trial %d: the run on a disk filled under it: exit %d (%v)\n%s", trial, code, err, lastLines(errb.String(), 15))
+		}
+		os.Remove(filler)
+		if rerun := ump(t, store, "run", m); rerun.code != 0 {
+			t.Fatalf("trial %d: rerun after freeing space: exit %d\n%s", trial, rerun.code, rerun.stderr)
+		}
+		if got := outputsOf(t, store, hash); got != want {
+			t.Fatalf("trial %d: the rerun's digests differ:\n%s\nwant\n%s", trial, got, want)
+		}
+		os.RemoveAll(store)
+	}
+	t.Logf("%d fills: %d runs stopped with exit 3, the others finished first", *fills, stopped)
+}
+
+// fill fills the disk with a file at path: at once (fallocate), then
+// page by page.
+func fill(t *testing.T, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(filepath.Dir(path), &st); err == nil {
+		syscall.Fallocate(int(f.Fd()), 0, 0, max(0, int64(st.Bavail)*st.Bsize-1<<20))
+		f.Seek(0, io.SeekEnd)
+	}
+	chunk := make([]byte, 1<<20)
+	for {
+		if _, err := f.Write(chunk); err != nil {
+			break
+		}
+	}
+	for { // and the last pages
+		if _, err := f.Write(chunk[:4096]); err != nil {
+			return
+		}
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
