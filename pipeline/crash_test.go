@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -263,5 +264,39 @@ func TestLogCommitsAreSynced(t *testing.T) {
 	s := openTestStore(t)
 	if !s.Log.db.Opts().SyncWrites {
 		t.Error("the event log is open without synchronous writes: a commit Append acknowledged can be lost in a power loss")
+	}
+}
+
+// TestWriterRemovesTemporaryFiles: what a writer killed mid-write leaves
+// in the store directory (the marker's, the published events', the
+// snapshot's temporary files) is gone once the next writer opens it, and
+// readers leave it alone.
+func TestWriterRemovesTemporaryFiles(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	left := []string{durable.TempPrefix + "123", publishedName + ".tmp-456", "status.json.tmp-789"}
+	for _, name := range left {
+		os.WriteFile(filepath.Join(dir, name), []byte("half"), 0o644)
+	}
+	r, err := OpenReader(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if _, err := os.Stat(filepath.Join(dir, left[0])); err != nil {
+		t.Errorf("a reader removed %s: %v", left[0], err)
+	}
+	if s, err = Open(dir, "test"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	for _, name := range left {
+		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s is still there after a writer opened the store", name)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/internal/durable"
 )
 
 // Store is an opened store directory: event log, blobs and the lock.
@@ -104,6 +105,9 @@ func open(dir, command string) (*Store, error) {
 	if s.Local, err = artifacts.NewLocal(filepath.Join(dir, "blobs")); err == nil {
 		err = s.Local.RemoveTemp()
 	}
+	if err == nil {
+		err = removeTemp(dir)
+	}
 	if err != nil {
 		s.Close()
 		return nil, err
@@ -111,6 +115,21 @@ func open(dir, command string) (*Store, error) {
 	s.Blobs = s.Local
 	s.Events = s.Log
 	return s, nil
+}
+
+// removeTemp deletes the temporary files a killed writer left in the
+// store directory (of the marker, the published events, the snapshot).
+// Call it only while holding the store's exclusive lock.
+func removeTemp(dir string) error {
+	for _, pattern := range []string{filepath.Join(dir, durable.TempPrefix+"*"), filepath.Join(dir, publishedName+".tmp-*"), snapshotPath(dir) + ".tmp-*"} {
+		left, _ := filepath.Glob(pattern)
+		for _, p := range left {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // readerWait bounds how long Open waits for reading commands.
