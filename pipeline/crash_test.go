@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -298,5 +299,29 @@ func TestWriterRemovesTemporaryFiles(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s is still there after a writer opened the store", name)
 		}
+	}
+}
+
+// TestReaderOfAStoreKilledInItsFirstOpen: a store copied while its first
+// writer held it (as a kill leaves it: a memory table to replay, nothing
+// published) opens for readers, empty.
+func TestReaderOfAStoreKilledInItsFirstOpen(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := filepath.Join(t.TempDir(), "store")
+	if out, err := exec.Command("cp", "-a", dir, killed).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	s.Close()
+	os.Remove(filepath.Join(killed, publishedName))
+	r, err := OpenReader(killed)
+	if err != nil {
+		t.Fatalf("a store whose first writer was killed: %v", err)
+	}
+	if evs, err := r.Events.All(); err != nil || len(evs) != 0 || r.Note == "" {
+		t.Errorf("events %d (%v), note %q; want none, and a note saying why", len(evs), err, r.Note)
 	}
 }

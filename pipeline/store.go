@@ -183,8 +183,13 @@ func openReader(dir string) (*Store, error) {
 		default:
 			return nil, err
 		}
-		// Its published events are every event its last writer committed.
+		// Its published events are every event its last writer committed;
+		// none when that writer was killed in the store's first open,
+		// before it published or marked anything.
 		evs, perr := readPublished(dir)
+		if mark, _, _ := readMarker(dir); errors.Is(perr, os.ErrNotExist) && mark.LastSeq == 0 {
+			evs, perr = newPublishedLog(), nil
+		}
 		if perr != nil {
 			return nil, err
 		}
