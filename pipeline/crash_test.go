@@ -325,3 +325,36 @@ func TestReaderOfAStoreKilledInItsFirstOpen(t *testing.T) {
 		t.Errorf("events %d (%v), note %q; want none, and a note saying why", len(evs), err, r.Note)
 	}
 }
+
+// TestEmptyMemoryTableIsSetAside: a writer killed while Badger created a
+// memory table leaves it empty, which Badger refuses to open; readers
+// show the published events, and the next writer moves it to
+// events/orphaned and opens the log.
+func TestEmptyMemoryTableIsSetAside(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Log.Append(&Event{Kind: CellStarted})
+	s.Close()
+	empty := filepath.Join(dir, "events", "00099.mem")
+	os.WriteFile(empty, nil, 0o644)
+	r, err := OpenReader(dir)
+	if err != nil {
+		t.Fatalf("reader: %v", err)
+	}
+	if evs, _ := r.Events.All(); len(evs) != 1 || r.Note == "" {
+		t.Errorf("reader: %d events, note %q; want the one published, and a note", len(evs), r.Note)
+	}
+	if s, err = Open(dir, "test"); err != nil {
+		t.Fatalf("writer: %v", err)
+	}
+	defer s.Close()
+	if n := countKind(t, s, CellStarted); n != 1 {
+		t.Errorf("the log holds %d events; want 1", n)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "events", orphanedDir, "00099.mem")); err != nil {
+		t.Errorf("the empty memory table was not set aside: %v", err)
+	}
+}

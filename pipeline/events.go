@@ -168,17 +168,22 @@ func openLog(dir string, readOnly bool) (*Log, error) {
 		if readOnly {
 			return nil, fmt.Errorf("store %s: %w", dir, errNoLog)
 		}
-	} else {
-		// A log its last writer did not close (killed) has a memory table
+	} else if unclosed(path) {
+		// A log its last writer did not close (killed) has memory tables
 		// to replay, which only a writer may do; the check then follows
-		// the replay.
+		// the replay (openChecked below).
+		if readOnly {
+			return nil, fmt.Errorf("store %s: %w", dir, errUnclosed)
+		}
+		if err := setAsideEmptyMemTables(path); err != nil {
+			return nil, err
+		}
+	} else {
 		l, err := openChecked(dir, true, mark)
-		if readOnly || (err != nil && !needsReplay(err)) {
+		if readOnly || err != nil {
 			return l, err
 		}
-		if err == nil {
-			l.db.Close()
-		}
+		l.db.Close()
 	}
 	spare, err := holdSpare(dir)
 	if err != nil {
@@ -207,11 +212,34 @@ func openLog(dir string, readOnly bool) (*Log, error) {
 // before its event log had a MANIFEST: a store without events.
 var errNoLog = errors.New("no event log yet (the run that created it stopped at once)")
 
-// needsReplay reports whether Badger refused a read-only open because the
-// log's last writer did not close it (Badger's wrapping drops the error
-// chain, so its message is the evidence).
-func needsReplay(err error) bool {
-	return errors.Is(err, badger.ErrTruncateNeeded) || strings.Contains(err.Error(), badger.ErrTruncateNeeded.Error())
+// errUnclosed is a reader's finding of a log whose last writer did not
+// close it: its memory tables need a replay only a writer may do.
+var errUnclosed = errors.New("was not closed by its last writer (killed?)")
+
+// unclosed reports whether the event log directory holds memory tables
+// (.mem files): Badger deletes them when it closes, having flushed them.
+func unclosed(dir string) bool {
+	mem, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
+	return len(mem) > 0
+}
+
+// setAsideEmptyMemTables moves the empty memory tables of the event log
+// directory dir into dir/orphaned: a writer killed while Badger created one
+// leaves it at size 0, holding nothing, and Badger refuses to open a log
+// with one.
+func setAsideEmptyMemTables(dir string) error {
+	mem, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
+	var empty []string
+	for _, p := range mem {
+		if info, err := os.Stat(p); err == nil && info.Size() == 0 {
+			empty = append(empty, filepath.Base(p))
+		}
+	}
+	if len(empty) == 0 {
+		return nil
+	}
+	_, err := setAside(dir, empty)
+	return err
 }
 
 // openChecked opens the Badger database (openBadger) and refuses, closing

@@ -176,8 +176,8 @@ func openReader(dir string) (*Store, error) {
 		case errors.Is(err, errNoLog):
 			return &Store{Dir: dir, Events: newPublishedLog(), Local: local, Blobs: local,
 				Note: fmt.Sprintf("store %s has %s: it holds no events; `ump run` creates its log", dir, errNoLog)}, nil
-		case needsReplay(err): // a replay only a writer may do
-			why = "was not closed by its last writer (killed?)"
+		case errors.Is(err, errUnclosed): // a replay only a writer may do
+			why = errUnclosed.Error()
 		case errors.Is(err, errUnlisted): // only a writer may set them aside
 			why = fmt.Sprintf("has %s in its event log (a flush or compaction interrupted by a crash leaves them)", errUnlisted)
 		default:
