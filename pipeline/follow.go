@@ -14,8 +14,9 @@ import (
 // beside the store's writers (ump serve) and never holds the store: it
 // follows the file a writer publishes its events to (publishedName),
 // reading only the lines appended since its last look, and rereads it
-// whole when a writer replaced it (every writer does when it opens the
-// store). A store without a published file (written by an older ump) is
+// whole when it was replaced (every writer does when it opens the store),
+// by a rename or in place: another file, a shorter one, or other first
+// bytes. A store without a published file (written by an older ump) is
 // read through OpenReader, again each time its marker changes. It is not
 // safe for concurrent use: the caller serialises Refresh with readers of
 // Store.
@@ -24,6 +25,7 @@ type Follower struct {
 	log    *publishedLog
 	file   os.FileInfo // the published file as last read; nil when read through OpenReader
 	read   int64       // bytes of it read
+	head   []byte      // its first bytes (up to headBytes) as read
 	marker os.FileInfo // the marker when the log was last read through OpenReader
 	note   string      // OpenReader's note on the events it read
 }
@@ -44,10 +46,11 @@ func (f *Follower) Refresh() (bool, error) {
 func (f *Follower) refresh() (bool, error) {
 	path := filepath.Join(f.dir, publishedName)
 	fi, err := os.Stat(path)
+	same := err == nil && f.file != nil && os.SameFile(fi, f.file) && fi.Size() >= f.read && f.sameHead(path)
 	switch {
-	case err == nil && f.file != nil && os.SameFile(fi, f.file) && fi.Size() == f.read:
+	case same && fi.Size() == f.read:
 		return false, nil
-	case err == nil && f.file != nil && os.SameFile(fi, f.file) && fi.Size() > f.read:
+	case same:
 		return f.readFile(path, f.log, f.read)
 	case err == nil:
 		return f.readFile(path, newPublishedLog(), 0)
@@ -55,6 +58,22 @@ func (f *Follower) refresh() (bool, error) {
 		return f.readLog()
 	}
 	return false, err
+}
+
+// headBytes is how much of the published file's start the follower
+// compares to tell a file rewritten in place from one appended to.
+const headBytes = 512
+
+// sameHead reports whether the file at path still starts as it did.
+func (f *Follower) sameHead(path string) bool {
+	file, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer file.Close()
+	head := make([]byte, len(f.head))
+	_, err = io.ReadFull(file, head)
+	return err == nil && string(head) == string(f.head)
 }
 
 // readFile reads the published file from offset into log, and makes log
@@ -83,6 +102,9 @@ func (f *Follower) readFile(path string, log *publishedLog, offset int64) (bool,
 	}
 	// Lines read before a bad one stay read: the next look starts at it.
 	changed := f.log != log || len(log.evs) > before
+	if offset == 0 {
+		f.head = data[:min(len(data), headBytes)]
+	}
 	f.log, f.file, f.read, f.marker, f.note = log, fi, offset+int64(used), nil, ""
 	return changed, err
 }

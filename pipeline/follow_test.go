@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,5 +107,36 @@ func TestFollowerFollowsWritersWithoutHoldingTheStore(t *testing.T) {
 	os.Remove(path)
 	if changed, err := g.Refresh(); err != nil || !changed || g.Seq() != 5 {
 		t.Errorf("after another writer: changed %v, %v, seq %d; want 5", changed, err, g.Seq())
+	}
+}
+
+// TestFollowerRereadsAFileRewrittenInPlace: the published file rewritten
+// in place (same file, other first bytes, longer) is read whole again,
+// not taken for an append.
+func TestFollowerRereadsAFileRewrittenInPlace(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	for k, d := range []string{dir, other} {
+		s, err := Open(d, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 + 3*k {
+			s.Log.Append(&Event{Kind: CellStarted, Cell: fmt.Sprintf("store %d", k)})
+		}
+		s.Close()
+	}
+	f := NewFollower(dir)
+	if _, err := f.Refresh(); err != nil || f.Seq() != 2 {
+		t.Fatalf("first refresh: %v, seq %d", err, f.Seq())
+	}
+	replacement, _ := os.ReadFile(filepath.Join(other, publishedName))
+	if err := os.WriteFile(filepath.Join(dir, publishedName), replacement, 0o644); err != nil { // same inode
+		t.Fatal(err)
+	}
+	if changed, err := f.Refresh(); err != nil || !changed || f.Seq() != 5 {
+		t.Fatalf("after the rewrite: changed %v, %v, seq %d; want the new file's 5 events", changed, err, f.Seq())
+	}
+	if evs, _ := f.Store().Events.All(); evs[0].Cell != "store 1" {
+		t.Errorf("first event's cell %q; want the new file's", evs[0].Cell)
 	}
 }
