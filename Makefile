@@ -6,11 +6,11 @@ STORE ?= ./.ump
 .PHONY: build build-gpu data run test mutants bench bench-gpu
 
 build:
-	$(GO) build -o bin/ump ./cmd/ump
+	$(GO) build -buildvcs=auto -o bin/ump ./cmd/ump
 
 # ump with the GPU engine (GoMLX on XLA/PJRT; see README, `ump doctor`).
 build-gpu:
-	$(GO) build -tags xla -o bin/ump-gpu ./cmd/ump
+	$(GO) build -buildvcs=auto -tags xla -o bin/ump-gpu ./cmd/ump
 
 # The default data sets (into --data-dir: $UMP_DATA or ~/.cache/ump/data).
 data: build

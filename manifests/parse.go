@@ -111,7 +111,13 @@ func Parse(file string, data []byte, overrides ...string) (*Plan, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, &Error{Problems: []string{fmt.Sprintf("%s: a manifest is a mapping of fields (version, name, task, ...)", position(file, root.Line))}}
 	}
+	setBy := map[string]int{}
 	for k, ov := range overrides {
+		path, _, _ := strings.Cut(ov, "=")
+		if j, ok := setBy[path]; ok {
+			return nil, &Error{Problems: []string{fmt.Sprintf("override %d (%s): override %d already sets %s; give each path once", k+1, ov, j, path)}}
+		}
+		setBy[path] = k + 1
 		var err error
 		if root, err = override(file, root, k+1, ov); err != nil {
 			return nil, err

@@ -182,11 +182,29 @@ func TestFlagsAnywhere(t *testing.T) {
 		{[]string{"export", "--manifest", hash, "--table", "final"}, "export needs --out"},
 		{[]string{"worker", "--index", "0"}, "worker needs --run"},
 		{[]string{"table", hash, "extra"}, "exactly one argument"},
+		{[]string{"help", "nosuchcmd"}, "No help topic for 'nosuchcmd'"},
+		{[]string{"run", m, "lr=0.1", "lr=0.2"}, "override 1 already sets lr"},
 	} {
 		r := ump(t, store, tc.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stdout+r.stderr, "USAGE:") {
 			t.Errorf("ump %s: exit %d, %q%q; want exit 2 naming %q, without the help", strings.Join(tc.args, " "), r.code, r.stdout, r.stderr, tc.want)
 		}
+	}
+}
+
+// TestGlobalFlagsAfterTheCommandAndVersion: a global flag given after the
+// command (and after its argument) applies; --version names the build.
+func TestGlobalFlagsAfterTheCommandAndVersion(t *testing.T) {
+	store := t.TempDir()
+	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
+	for _, args := range [][]string{{"status", "--store", store}, {"status", hash, "--store=" + store}, {"table", hash[:12], "--latex", "--store", store}} {
+		out, err := exec.Command(umpBin, args...).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), hash[:12]) && !strings.Contains(string(out), "tabular") {
+			t.Errorf("ump %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	if out, err := exec.Command(umpBin, "--version").CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "ump version ") {
+		t.Errorf("ump --version: %v %q", err, out)
 	}
 }
 

@@ -85,7 +85,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		}
 	}()
 	app := newApp(stdout, stderr)
-	err := app.RunContext(ctx, append(args[:1:1], flagsFirst(app.Flags, app.Commands, args[1:])...))
+	hoisted, ordered := flagsFirst(app.Flags, nil, app.Commands, args[1:])
+	err := app.RunContext(ctx, slices.Concat(args[:1:1], hoisted, ordered))
 	if err == nil {
 		return exitOK
 	}
@@ -108,8 +109,8 @@ var exitClasses = []struct {
 	{exitNondeterministic, isAny(pipeline.ErrNondeterministic)},
 	{exitStore, isAny(pipeline.ErrBusy, pipeline.ErrDamaged, pipeline.ErrNotStore, pipeline.ErrUnavailable, pipeline.ErrRejected,
 		artifacts.ErrUnavailable, artifacts.ErrNotFound, artifacts.ErrCorrupt, syscall.ENOSPC)},
-	{exitBadInput, func(err error) bool {
-		return errors.As(err, new(*manifests.Error)) || errors.As(err, new(badInput)) ||
+	{exitBadInput, func(err error) bool { // cli.ExitCoder: urfave/cli's own usage errors (help for an unknown command)
+		return errors.As(err, new(*manifests.Error)) || errors.As(err, new(badInput)) || errors.As(err, new(cli.ExitCoder)) ||
 			isAny(pipeline.ErrBadArgument, pipeline.ErrEngineMismatch, pipeline.ErrOtherEngine)(err)
 	}},
 	{exitRequeue, func(err error) bool { return errors.As(err, new(requeue)) }},
@@ -222,9 +223,27 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Commands:       []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand(), submitCommand(), workerCommand(), tableCommand(), plotCommand(), serveCommand(), gcCommand(), doctorCommand()},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
 		OnUsageError:   usageError,
+		Version:        version(),
 	}
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print ump's version and the VCS revision it was built from"}
 	checkFlags(app.Commands)
 	return app
+}
+
+// version is the module version and VCS revision ump was built from.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := info.Main.Version
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision", "vcs.time": // the version says +dirty for a modified tree
+			v += " " + s.Value
+		}
+	}
+	return v
 }
 
 // usageError makes a flag the command does not know, or a flag without
@@ -273,27 +292,45 @@ func checkFlags(cmds []*cli.Command) {
 // stops reading flags at the first positional argument (`ump table HASH
 // --latex` would pass --latex as a second argument). A word that names a
 // subcommand starts that command's own arguments; "--" ends the flags.
-func flagsFirst(flags []cli.Flag, cmds []*cli.Command, args []string) []string {
-	var out, positional []string
+// The global flags given after a command (ump status --store X), which
+// the command itself does not know, come back in hoisted, to go before
+// it; globals is nil at the top level, where flags are the globals.
+func flagsFirst(flags, globals []cli.Flag, cmds []*cli.Command, args []string) (hoisted, ordered []string) {
+	var positional []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--":
-			return append(append(out, positional...), args[i:]...)
+			return hoisted, slices.Concat(ordered, positional, args[i:])
 		case strings.HasPrefix(a, "-") && a != "-":
-			out = append(out, a)
-			if name := strings.TrimLeft(a, "-"); !strings.Contains(name, "=") && takesValue(flags, name) && i+1 < len(args) {
-				out = append(out, args[i+1])
+			name, _, withValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			into, known := &ordered, flags
+			if !isFlag(flags, name) && isFlag(globals, name) {
+				into, known = &hoisted, globals
+			}
+			*into = append(*into, a)
+			if !withValue && takesValue(known, name) && i+1 < len(args) {
+				*into = append(*into, args[i+1])
 				i++
 			}
 		case len(positional) == 0 && subcommand(cmds, a) != nil:
 			sub := subcommand(cmds, a)
-			return append(append(out, a), flagsFirst(sub.Flags, sub.Subcommands, args[i+1:])...)
+			subGlobals := globals
+			if subGlobals == nil {
+				subGlobals = flags
+			}
+			h, o := flagsFirst(sub.Flags, subGlobals, sub.Subcommands, args[i+1:])
+			return slices.Concat(hoisted, h), slices.Concat(ordered, []string{a}, o)
 		default:
 			positional = append(positional, a)
 		}
 	}
-	return append(out, positional...)
+	return hoisted, append(ordered, positional...)
+}
+
+// isFlag reports whether name is one of flags' names.
+func isFlag(flags []cli.Flag, name string) bool {
+	return slices.ContainsFunc(flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) })
 }
 
 // takesValue reports whether the flag called name reads the next word.
