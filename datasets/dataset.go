@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -42,6 +43,10 @@ type Split struct {
 }
 
 // Len is the number of samples.
+// ErrNotInstalled is returned (wrapped) for a data set not in the data
+// directory: `ump data fetch` installs it.
+var ErrNotInstalled = errors.New("data set not installed")
+
 func (s *Split) Len() int { return len(s.Labels) }
 
 // ClassCounts counts the samples of each class.
@@ -140,8 +145,8 @@ func (l *Library) Load(name string, synth Synthetic) (*Dataset, error) {
 		}
 		dir := filepath.Join(l.Dir, info.Name)
 		if _, serr := os.Stat(dir); serr != nil {
-			return nil, fmt.Errorf("data set %s is not in %s: run `ump data fetch %s` (or place the files by hand: %s)",
-				name, dir, name, info.Files)
+			return nil, fmt.Errorf("%w: %s is not in %s: run `ump data fetch %s` (or place the files by hand: %s)",
+				ErrNotInstalled, name, dir, name, info.Files)
 		}
 		var err error
 		if d, err = info.load(dir); err != nil {

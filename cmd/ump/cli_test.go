@@ -141,6 +141,10 @@ func TestExitCodes(t *testing.T) {
 	if r := ump(t, store, "export", "--manifest", hashOf(t, ump(t, store, "run", diverging)), "--table", "nope", "--out", "-"); r.code != 2 {
 		t.Errorf("bad --table: exit %d", r.code)
 	}
+	notFetched := writeFile(t, "cifar.yaml", "version: 1\nname: c\ntask: {dataset: cifar10, model: lenet}\nworkers: 2\nrounds: 1\nlr: 0.1\nalgorithm: {name: d-sum}\n")
+	if r := ump(t, store, "--data-dir", t.TempDir(), "run", notFetched); r.code != 2 || !strings.Contains(r.stderr, "ump data fetch cifar10") {
+		t.Errorf("a data set not fetched: exit %d, %q; want 2 saying how to fetch it", r.code, r.stderr)
+	}
 	if r := ump(t, store, "help"); r.code != 0 || !strings.Contains(r.stdout, "EXIT CODES") {
 		t.Errorf("help lacks exit codes: %s", r.stdout)
 	}

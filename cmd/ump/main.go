@@ -40,7 +40,8 @@ const exitCodesHelp = `EXIT CODES:
         unknown hash, a table, column or figure no table has, a manifest over 1 MiB, a sweep over
         20,000 cells, a cell too large for the machine's memory,
         an engine or data that differ from those the manifest's cell keys were pinned with on S3,
-        results recorded under another engine and no --other-engine saying what to do with them
+        results recorded under another engine and no --other-engine saying what to do with them,
+        a data set not fetched (ump data fetch NAME), help for an unknown command
    3    the store or the S3 store is damaged or unavailable: another process holds it (its PID is
         named), it is damaged or not a store (what and how to recover are named), a blob its events
         name is missing or corrupt, it cannot be read or written, its disk is full, the S3 server
@@ -111,7 +112,7 @@ var exitClasses = []struct {
 		artifacts.ErrUnavailable, artifacts.ErrNotFound, artifacts.ErrCorrupt, syscall.ENOSPC)},
 	{exitBadInput, func(err error) bool { // cli.ExitCoder: urfave/cli's own usage errors (help for an unknown command)
 		return errors.As(err, new(*manifests.Error)) || errors.As(err, new(badInput)) || errors.As(err, new(cli.ExitCoder)) ||
-			isAny(pipeline.ErrBadArgument, pipeline.ErrEngineMismatch, pipeline.ErrOtherEngine)(err)
+			isAny(pipeline.ErrBadArgument, pipeline.ErrEngineMismatch, pipeline.ErrOtherEngine, datasets.ErrNotInstalled)(err)
 	}},
 	{exitRequeue, func(err error) bool { return errors.As(err, new(requeue)) }},
 	{exitInterrupted, isAny(pipeline.ErrInterrupted)},
