@@ -161,13 +161,13 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	out, err := runner.Run(ctx, plan)
 	if err != nil {
 		if ctx.Err() != nil {
-			fmt.Fprintf(stderr, "stopped at a safe point; rerun `ump run %s` to resume\n", rerun)
+			fmt.Fprintf(stderr, "stopped at a safe point; rerun `%s run %s` to resume\n", g.ump, rerun)
 		}
 		return err
 	}
 	if until != "" {
-		fmt.Fprintf(stderr, "%d cells ran up to %s (%d failed); `ump show %.12s` shows them, `ump run %s` continues\n",
-			out.Cells, until, out.Failed, plan.Hash, rerun)
+		fmt.Fprintf(stderr, "%d cells ran up to %s (%d failed); `%s show %.12s` shows them, `%s run %s` continues\n",
+			out.Cells, until, out.Failed, g.ump, plan.Hash, g.ump, rerun)
 		if out.Failed > 0 {
 			return errCells
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"text/template"
 
@@ -201,8 +202,16 @@ func quote(s string) string {
 	return string(b)
 }
 
-// shellQuote writes a value as a single-quoted shell word.
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+// shellQuote writes a value as a shell word: bare when the shell takes
+// each of its characters literally, else single-quoted.
+func shellQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:=,@%+-]+$`)
 
 var funcs = template.FuncMap{"quote": quote, "shell": shellQuote, "json": func(v any) string { b, _ := json.Marshal(v); return string(b) }}
 

@@ -147,12 +147,30 @@ type globals struct {
 	insecure  bool
 	notes     io.Writer // stderr: says when a reader runs beside a writer; nil for none
 	device    *nn.Device
+	ump       string // "ump" and the global flags given, for hints that rerun a command
 }
 
 func globalsOf(c *cli.Context) globals {
 	return globals{store: c.String("store"), data: datasets.NewLibrary(c.String("data-dir")),
 		artifacts: c.String("artifacts"), insecure: c.Bool("s3-insecure"), notes: c.App.ErrWriter,
-		device: nn.NewDevice(c.String("gpu-backend"))}
+		device: nn.NewDevice(c.String("gpu-backend")), ump: invocation(c)}
+}
+
+// invocation is `ump` with the global flags c was given (or their
+// environment variables set), as a hint that reruns the command needs them.
+func invocation(c *cli.Context) string {
+	parts := []string{"ump"}
+	for _, f := range c.App.Flags {
+		name := f.Names()[0]
+		switch _, boolean := f.(*cli.BoolFlag); {
+		case !c.IsSet(name):
+		case boolean:
+			parts = append(parts, "--"+name)
+		default:
+			parts = append(parts, "--"+name, shellQuote(c.String(name)))
+		}
+	}
+	return strings.Join(parts, " ")
 }
 
 // s3 connects to the S3 artifact store named by --artifacts, checking it
