@@ -197,7 +197,8 @@ func TestFlagsAnywhere(t *testing.T) {
 }
 
 // TestGlobalFlagsAfterTheCommandAndVersion: a global flag given after the
-// command (and after its argument) applies; --version names the build.
+// command (and after its argument) applies; a hint to rerun keeps it;
+// --version names the build.
 func TestGlobalFlagsAfterTheCommandAndVersion(t *testing.T) {
 	store := t.TempDir()
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
@@ -206,6 +207,10 @@ func TestGlobalFlagsAfterTheCommandAndVersion(t *testing.T) {
 		if err != nil || !strings.Contains(string(out), hash[:12]) && !strings.Contains(string(out), "tabular") {
 			t.Errorf("ump %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
+	}
+	m := writeFile(t, "m2.yaml", strings.Replace(smallManifest, "lr: 0.02", "lr: 0.01", 1))
+	if r := ump(t, store, "run", m, "--until", "topology"); r.code != 0 || !strings.Contains(r.stderr, "`ump --store "+store+" run "+m+"` continues") {
+		t.Errorf("run --until: exit %d; want the hint to continue with --store:\n%s", r.code, r.stderr)
 	}
 	if out, err := exec.Command(umpBin, "--version").CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "ump version ") {
 		t.Errorf("ump --version: %v %q", err, out)
