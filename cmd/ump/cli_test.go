@@ -187,6 +187,8 @@ func TestFlagsAnywhere(t *testing.T) {
 		{[]string{"worker", "--index", "0"}, "worker needs --run"},
 		{[]string{"table", hash, "extra"}, "exactly one argument"},
 		{[]string{"help", "nosuchcmd"}, "No help topic for 'nosuchcmd'"},
+		{[]string{"stauts"}, `Did you mean "status"?`},
+		{[]string{"table", hash, "--value"}, "flag needs an argument: -value"},
 		{[]string{"run", m, "lr=0.1", "lr=0.2"}, "override 1 already sets lr"},
 	} {
 		r := ump(t, store, tc.args...)

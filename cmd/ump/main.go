@@ -242,27 +242,12 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Commands:       []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand(), submitCommand(), workerCommand(), tableCommand(), plotCommand(), serveCommand(), gcCommand(), doctorCommand()},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
 		OnUsageError:   usageError,
-		Version:        version(),
+		Version:        pipeline.Version(),
+		Suggest:        true, // "Did you mean …?" for a misspelt command or flag
 	}
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print ump's version and the VCS revision it was built from"}
 	checkFlags(app.Commands)
 	return app
-}
-
-// version is the module version and VCS revision ump was built from.
-func version() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := info.Main.Version
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision", "vcs.time": // the version says +dirty for a modified tree
-			v += " " + s.Value
-		}
-	}
-	return v
 }
 
 // usageError makes a flag the command does not know, or a flag without
@@ -327,8 +312,11 @@ func flagsFirst(flags, globals []cli.Flag, cmds []*cli.Command, args []string) (
 			if !isFlag(flags, name) && isFlag(globals, name) {
 				into, known = &hoisted, globals
 			}
+			if !withValue && takesValue(known, name) && i+1 == len(args) { // no value: alone, the parser says so
+				return hoisted, []string{a}
+			}
 			*into = append(*into, a)
-			if !withValue && takesValue(known, name) && i+1 < len(args) {
+			if !withValue && takesValue(known, name) {
 				*into = append(*into, args[i+1])
 				i++
 			}
