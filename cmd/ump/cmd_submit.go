@@ -170,7 +170,8 @@ func runSubmit(ctx context.Context, g globals, opts submitOptions, stdout, stder
 	if perTask > 1 {
 		each = fmt.Sprintf("up to %d cells each", perTask)
 	}
-	fmt.Fprintf(stdout, "wrote %s: %d tasks of %s (%d cells of manifest %.12s)\n", out, job.Tasks, each, len(cells), plan.Hash)
+	fmt.Fprintf(stdout, "wrote %s: %d tasks of %s (%d cells of manifest %s: `%s status --remote %s` follows them)\n",
+		out, job.Tasks, each, len(cells), plan.Hash, g.ump, plan.Hash)
 	if !opts.now {
 		if opts.slurm {
 			fmt.Fprintf(stdout, "submit it with: sbatch %s\n", out)
