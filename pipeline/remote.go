@@ -59,6 +59,9 @@ func cellDir(hash string, index int) string {
 }
 func commitName(hash string, index int) string { return cellDir(hash, index) + "commit.json" }
 
+// maxAttemptName bounds an attempt's name (host, PID, start time).
+const maxAttemptName = 256
+
 // pin is what registration.json holds.
 type pin struct {
 	Registration Event    `json:"registration"` // the ManifestRegistered event
@@ -182,6 +185,14 @@ func (r *Remote) commit(ctx context.Context, hash string, index int) (*Commit, e
 	var c Commit
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrRejected, commitName(hash, index), err)
+	}
+	// What status --remote prints of it is one line: a known status, an
+	// attempt's short name.
+	if !slices.Contains([]string{Completed, Diverged, Failed}, c.Status) {
+		return nil, fmt.Errorf("%w: %s: status %q is not %s, %s or %s", ErrRejected, commitName(hash, index), firstLine([]byte(c.Status)), Completed, Diverged, Failed)
+	}
+	if len(c.Attempt) > maxAttemptName || strings.ContainsAny(c.Attempt, "\n\r") {
+		return nil, fmt.Errorf("%w: %s: attempt %q is not a machine's attempt name", ErrRejected, commitName(hash, index), firstLine([]byte(c.Attempt)))
 	}
 	return &c, nil
 }

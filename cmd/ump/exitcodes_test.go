@@ -127,4 +127,14 @@ func TestEveryCommandExitsByClass(t *testing.T) {
 	if r := umpEnv(t, env, good, "--s3-insecure", "push", hash); r.code != 4 || !strings.Contains(r.stderr, "nondeterministic") {
 		t.Errorf("push against a commit with other outputs: exit %d; want 4\n%s", r.code, r.stderr)
 	}
+
+	// A commit whose status is a megabyte of text: refused in one line.
+	commit.Status = strings.Repeat("x", 1<<20)
+	data, _ = json.Marshal(commit)
+	if err := s3.PutNamed(context.Background(), name, data); err != nil {
+		t.Fatal(err)
+	}
+	if r := umpEnv(t, env, good, "--s3-insecure", "status", "--remote", hash); r.code != 3 || len(r.stdout+r.stderr) > 1000 {
+		t.Errorf("status --remote of a commit with a 1 MiB status: exit %d, %d bytes of output; want 3 and one short line", r.code, len(r.stdout+r.stderr))
+	}
 }
