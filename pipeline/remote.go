@@ -221,31 +221,43 @@ func stageOutputs(evs []Event) map[string]string {
 
 // Resume returns what a machine about to run a cell can start from: the
 // committed events, or else the last upload of the attempt that got
-// furthest (its furthest checkpoint, then its completed stages); nil when
-// no attempt uploaded anything.
-func (r *Remote) Resume(ctx context.Context, hash string, index int) ([]Event, string, error) {
+// furthest (its furthest checkpoint, then its completed stages) among
+// those that decode and pass check; nil when none did. Each attempt
+// skipped is named, with why, in skipped (and kept on S3): a bad upload
+// never blocks a cell. Committed events that do not pass check are
+// refused (ErrRejected).
+func (r *Remote) Resume(ctx context.Context, hash string, index int, check func([]Event) error) (evs []Event, from string, skipped []string, err error) {
 	c, err := r.commit(ctx, hash, index)
 	if err == nil {
-		evs, err := r.committedEvents(ctx, hash, index, c)
-		return evs, "committed by " + c.Attempt, err
+		from = "committed by " + c.Attempt
+		if evs, err = r.committedEvents(ctx, hash, index, c); err == nil {
+			if cerr := check(evs); cerr != nil {
+				err = fmt.Errorf("%w: %s: %v", ErrRejected, from, cerr)
+			}
+		}
+		return evs, from, nil, err
 	}
 	if !errors.Is(err, artifacts.ErrNotFound) {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	attempts, err := r.attempts(ctx, hash, index)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	var best []Event
-	bestAt, from := [2]int{-1, -1}, ""
+	bestAt := [2]int{-1, -1}
 	for _, a := range attempts {
 		raw, err := r.S3.GetNamed(ctx, a.last)
 		if err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
 		evs, err := decodeEvents(raw, a.last)
+		if err == nil {
+			err = check(evs)
+		}
 		if err != nil {
-			return nil, "", err
+			skipped = append(skipped, fmt.Sprintf("%s: %v", a.last, err))
+			continue
 		}
 		at := [2]int{-1, 0}
 		for _, ev := range evs {
@@ -260,7 +272,7 @@ func (r *Remote) Resume(ctx context.Context, hash string, index int) ([]Event, s
 			best, bestAt, from = evs, at, fmt.Sprintf("attempt %s (checkpoint of round %d)", a.name, max(at[0], 0))
 		}
 	}
-	return best, from, nil
+	return best, from, skipped, nil
 }
 
 // attempt is one attempt's uploads of a cell.
@@ -369,20 +381,23 @@ func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*Registration, 
 // checked like a pull, so that the runner finds its completed stages as
 // cache hits and resumes training from the furthest checkpoint.
 func (r *Runner) importResume(ctx context.Context, plan *manifests.Plan, cell *manifests.Cell, key string, p *progress) error {
-	evs, from, err := r.Remote.Resume(ctx, plan.Hash, cell.Index)
+	check := func(evs []Event) error {
+		for i := range evs {
+			if evs[i].Manifest != plan.Hash || evs[i].Cell != key {
+				return fmt.Errorf("event %d is not of cell %d (key %.12s)", i+1, cell.Index+1, key)
+			}
+			if err := checkEvent(&evs[i]); err != nil {
+				return fmt.Errorf("event %d (%s): %v", i+1, evs[i].Kind, err)
+			}
+		}
+		return checkCell(key, cell, evs, r.Stages, r.Data)
+	}
+	evs, from, skipped, err := r.Remote.Resume(ctx, plan.Hash, cell.Index, check)
+	for _, s := range skipped {
+		p.cellf(cell, "skipping an attempt's upload that does not check (kept on S3): %s\n", s)
+	}
 	if err != nil || evs == nil {
 		return err
-	}
-	for i := range evs {
-		if evs[i].Manifest != plan.Hash || evs[i].Cell != key {
-			return fmt.Errorf("%w: %s: event %d is not of cell %d (key %.12s)", ErrRejected, from, i+1, cell.Index+1, key)
-		}
-		if err := checkEvent(&evs[i]); err != nil {
-			return fmt.Errorf("%w: %s: event %d (%s): %v", ErrRejected, from, i+1, evs[i].Kind, err)
-		}
-	}
-	if err := checkCell(key, cell, evs, r.Stages, r.Data); err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrRejected, from, err)
 	}
 	have, err := r.Store.Log.ByCell(key)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -133,5 +134,36 @@ func TestFrozenS3Server(t *testing.T) {
 	}
 	if r := umpEnv(t, env, store, "--s3-insecure", "run", m); r.code != 0 || !strings.Contains(r.stderr, "2 completed") {
 		t.Errorf("rerun once the server answers: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestABadAttemptNeverBlocksACell: attempt uploads on S3 that do not
+// check (garbage, another manifest's events) are skipped, named and kept;
+// the cells run and commit.
+func TestABadAttemptNeverBlocksACell(t *testing.T) {
+	_, env, s3 := startS3(t)
+	m := writeFile(t, "m.yaml", smallManifest)
+	first := umpEnv(t, env, t.TempDir(), "--s3-insecure", "run", m, "--until", "topology")
+	if first.code != 0 {
+		t.Fatalf("run --until topology: exit %d\n%s", first.code, first.stderr)
+	}
+	hash := hashOf(t, first)
+	bad := map[string]string{
+		"manifests/" + hash + "/cells/00001/attempts/garbage/000001.jsonl": "not an event\n",
+		"manifests/" + hash + "/cells/00002/attempts/foreign/000001.jsonl": `{"seq":1,"kind":"CellStarted","manifest":"` + strings.Repeat("0", 64) + `","cell":"x"}` + "\n",
+	}
+	for name, data := range bad {
+		if err := s3.PutNamed(context.Background(), name, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := umpEnv(t, env, t.TempDir(), "--s3-insecure", "run", m)
+	if r.code != 0 || !strings.Contains(r.stderr, "2 completed") || strings.Count(r.stderr, "skipping an attempt's upload that does not check") != 2 {
+		t.Fatalf("run beside two bad attempts: exit %d; want both skipped and named, every cell completed\n%s", r.code, r.stderr)
+	}
+	for name := range bad {
+		if _, err := s3.GetNamed(context.Background(), name); err != nil {
+			t.Errorf("the bad attempt %s was not kept: %v", name, err)
+		}
 	}
 }
