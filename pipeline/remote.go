@@ -305,9 +305,10 @@ type CellState struct {
 	Commit *Commit // nil when not committed
 	// Attempts that uploaded progress; for an uncommitted cell, the
 	// furthest round its last upload reached and when.
-	Attempts int
-	Round    int
-	Uploaded time.Time
+	Attempts   int
+	Round      int
+	Uploaded   time.Time
+	Unreadable []string // the attempts' last uploads that do not decode, each with why
 }
 
 // RemoteStatus lists, for each cell of a manifest registered on S3, its
@@ -362,7 +363,8 @@ func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*Registration, 
 			}
 			evs, err := decodeEvents(raw, name)
 			if err != nil {
-				return nil, nil, err
+				cells[i].Unreadable = append(cells[i].Unreadable, err.Error())
+				continue
 			}
 			for _, ev := range evs {
 				if ev.Kind == RoundCompleted {

@@ -193,6 +193,9 @@ func runRemoteStatus(ctx context.Context, g globals, hash string, w io.Writer) e
 			counts["missing"]++
 			lines = append(lines, fmt.Sprintf("cell %d/%d %s: missing", i+1, len(cells), cell.LabelString()))
 		}
+		for _, u := range c.Unreadable {
+			lines = append(lines, fmt.Sprintf("cell %d/%d: an attempt's upload does not read (skipped): %s", i+1, len(cells), u))
+		}
 	}
 	fmt.Fprintf(w, "%.12s  %-24s %d cells on %s: %d completed, %d diverged committed, %d running or interrupted, %d missing\n",
 		hash, reg.Plan.Manifest.Name, len(cells), s3, counts[pipeline.Completed], counts[pipeline.Diverged], counts["running"], counts["missing"])

@@ -157,6 +157,10 @@ func TestABadAttemptNeverBlocksACell(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if st := umpEnv(t, env, t.TempDir(), "--s3-insecure", "status", "--remote", hash); st.code != 0 ||
+		!strings.Contains(st.stdout, "cell 1/2: an attempt's upload does not read (skipped)") {
+		t.Errorf("status --remote beside a garbage attempt: exit %d; want it listed as skipped\n%s%s", st.code, st.stdout, st.stderr)
+	}
 	r := umpEnv(t, env, t.TempDir(), "--s3-insecure", "run", m)
 	if r.code != 0 || !strings.Contains(r.stderr, "2 completed") || strings.Count(r.stderr, "skipping an attempt's upload that does not check") != 2 {
 		t.Fatalf("run beside two bad attempts: exit %d; want both skipped and named, every cell completed\n%s", r.code, r.stderr)
