@@ -197,6 +197,37 @@ func (r *Remote) commit(ctx context.Context, hash string, index int) (*Commit, e
 	return &c, nil
 }
 
+// agrees checks a commit against the events it names: each reads, and is
+// of its cell (keys: the cells of manifest hash); they record its outputs;
+// its status follows from them.
+func (c *Commit) agrees(hash string, keys []string, evs []Event) error {
+	for k := range evs {
+		ev := &evs[k]
+		if err := checkEvent(ev); err != nil {
+			return fmt.Errorf("its event %d (%s): %v", k+1, ev.Kind, err)
+		}
+		switch {
+		case ev.Manifest != hash:
+			return fmt.Errorf("its event %d belongs to manifest %q, not %s", k+1, ev.Manifest, hash)
+		case !slices.Contains(keys, ev.Cell):
+			return fmt.Errorf("its event %d: cell %q is not a cell of the manifest", k+1, ev.Cell)
+		case ev.Cell != c.Key:
+			return fmt.Errorf("its event %d is cell %.12s's, not its own cell's (%.12s)", k+1, ev.Cell, c.Key)
+		}
+	}
+	if got := stageOutputs(evs); !maps.Equal(got, c.Outputs) {
+		return fmt.Errorf("it records outputs %v, its events %v", c.Outputs, got)
+	}
+	view, err := foldCell(c.Key, evs)
+	if err != nil {
+		return err
+	}
+	if view.Status != c.Status {
+		return fmt.Errorf("its status is %s, its events say %s", c.Status, view.Status)
+	}
+	return nil
+}
+
 // committedEvents reads the events a commit names.
 func (r *Remote) committedEvents(ctx context.Context, hash string, index int, c *Commit) ([]Event, error) {
 	raw, err := r.S3.Get(ctx, c.Events)
@@ -516,6 +547,9 @@ func (r *Remote) remoteEvents(ctx context.Context, hash string, progress func(st
 		cellEvs, err := r.committedEvents(ctx, hash, i, c)
 		if err != nil {
 			return nil, false, err
+		}
+		if err := c.agrees(hash, reg.CellKeys, cellEvs); err != nil {
+			return nil, false, fmt.Errorf("%w: %s: %v", ErrRejected, commitName(hash, i), err)
 		}
 		evs = append(evs, cellEvs...)
 		progress("cell %d/%d: committed by %s (%s)\n", i+1, len(reg.Plan.Cells), c.Attempt, c.Status)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,16 +93,33 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 		}
 		return bytes.Join(lines, []byte("\n"))
 	}
+	poison2 := forged // in the commit's own cell, with the other's stage key, the commit re-digested to match
+	poison2.Cell = commit.Key
+	line4, _ := json.Marshal(poison2)
+	redigested := maps.Clone(commit.Outputs)
+	for k, ref := range poison2.Outputs {
+		redigested["evaluate/"+k] = ref.Digest
+	}
+	contradicting := maps.Clone(commit.Outputs)
+	for k := range contradicting {
+		contradicting[k] = "sha256:" + strings.Repeat("1", 64)
+		break
+	}
 	tampered := []struct {
 		name, add, want string
 		edit            func([]byte) []byte
+		outputs         map[string]string // the forged commit's, when set
+		status          string            // the forged commit's, when set
 	}{
-		{"a forged result for another manifest's cell", string(line), "is not a cell of the manifest", nil},
-		{"an event of another manifest", string(line2), "belongs to manifest", nil},
-		{"another manifest's stage key in one of its cells", string(line3), "does not follow from the cell's spec", nil},
-		{"a malformed payload", `{"kind":"ManifestRegistered","manifest":"` + bigHash + `","payload":5}`, "cannot unmarshal", nil},
-		{"an unknown kind", `{"kind":"Surprise","manifest":"` + bigHash + `"}`, "unknown event kind", nil},
-		{"a cell's inputs changed", "", "does not follow from its spec and inputs", otherInputs},
+		{name: "a forged result for another manifest's cell", add: string(line), want: "is not a cell of the manifest"},
+		{name: "an event of another manifest", add: string(line2), want: "belongs to manifest"},
+		{name: "another cell's event in its events", add: string(line3), want: "not its own cell's"},
+		{name: "another manifest's stage key in its own cell, the commit re-digested", add: string(line4), want: "does not follow from the cell's spec", outputs: redigested},
+		{name: "a malformed payload", add: `{"kind":"ManifestRegistered","manifest":"` + bigHash + `","payload":5}`, want: "cannot unmarshal"},
+		{name: "an unknown kind", add: `{"kind":"Surprise","manifest":"` + bigHash + `"}`, want: "unknown event kind"},
+		{name: "a cell's inputs changed", want: "does not follow from its spec and inputs", edit: otherInputs},
+		{name: "commit outputs its events do not record", want: "it records outputs", edit: bytes.Clone, outputs: contradicting},
+		{name: "a commit flipped to diverged", want: "its status is diverged, its events say completed", edit: bytes.Clone, status: pipeline.Diverged},
 	}
 	for _, tc := range tampered {
 		// Whoever can write the bucket can replace a commit.
@@ -111,7 +129,13 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 		if tc.edit != nil {
 			events = tc.edit(bytes.Clone(pushed))
 		}
-		if bytes.Equal(events, pushed) {
+		if tc.outputs != nil {
+			forgedCommit.Outputs = tc.outputs
+		}
+		if tc.status != "" {
+			forgedCommit.Status = tc.status
+		}
+		if bytes.Equal(events, pushed) && tc.outputs == nil && tc.status == "" {
 			t.Fatalf("tampering with %s changed nothing", tc.name)
 		}
 		if forgedCommit.Events, err = s3.Put(context.Background(), events); err != nil {
