@@ -67,6 +67,10 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path, help string) error
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
+		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" { // absent, as the normalised form writes it
+			v.SetZero()
+			return nil
+		}
 		if v.IsNil() {
 			v.Set(reflect.New(v.Type().Elem()))
 		}

@@ -595,3 +595,20 @@ func TestGPURefusesWhatItsProgramCannotRun(t *testing.T) {
 		}
 	}
 }
+
+// TestNullBlockIsAbsent: `compression: null`, as the normalised form
+// writes "no compression", parses as no compression block at all.
+func TestNullBlockIsAbsent(t *testing.T) {
+	base := "version: 1\nname: n\ntask: {dataset: quadratic}\nworkers: 4\nrounds: 5\nlr: 0.1\nalgorithm: {name: d-sum}\n"
+	without, err := Parse("a.yaml", []byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	null, err := Parse("b.yaml", []byte(base+"compression: null\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if null.Hash != without.Hash || null.Cells[0].Config.Compression != nil {
+		t.Errorf("compression: null gave hash %.12s and block %v; want %.12s and none", null.Hash, null.Cells[0].Config.Compression, without.Hash)
+	}
+}

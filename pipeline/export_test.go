@@ -2,8 +2,11 @@ package pipeline
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ump-lab/ump/manifests"
 )
 
 // TestExportNamesEachCellsParameters: every row of an exported table
@@ -31,6 +34,36 @@ func TestExportNamesEachCellsParameters(t *testing.T) {
 		}
 		if len(seen) != 4 {
 			t.Errorf("%s table: %d (lr, seed) pairs; want the sweep's 4", table, len(seen))
+		}
+	}
+}
+
+// TestRegistrationCellsAreTheManifests: a registration whose cells are
+// its manifest's expansion passes; one with a cell the sweep does not
+// make (seed 99), or one fewer, is refused. Every embedded manifest's
+// normalised form expands again to its own cells.
+func TestRegistrationCellsAreTheManifests(t *testing.T) {
+	for _, name := range manifests.Embedded() {
+		plan, err := manifests.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sameCells(plan); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	plan := parse(t, smallManifest)
+	extra := *plan
+	extra.Cells = append(slices.Clone(plan.Cells), plan.Cells[len(plan.Cells)-1])
+	extra.Cells[len(extra.Cells)-1].Config.Seed = 99
+	fewer := *plan
+	fewer.Cells = plan.Cells[:1]
+	changed := *plan
+	changed.Cells = slices.Clone(plan.Cells)
+	changed.Cells[0].Config.Seed = 99
+	for what, p := range map[string]*manifests.Plan{"an extra cell": &extra, "one cell fewer": &fewer, "a cell changed": &changed} {
+		if err := sameCells(p); err == nil {
+			t.Errorf("a registration with %s passed", what)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -266,6 +267,9 @@ func checkPulled(hash string, evs []Event, stgs []stages.Stage, data *datasets.L
 			if reg.Plan.Hash != hash || manifests.HashOf(reg.Plan.Manifest) != hash || len(reg.CellKeys) != len(reg.Plan.Cells) {
 				return fmt.Errorf("%s: the registration is not of manifest %s (its manifest hashes to %s)", at, hash, manifests.HashOf(reg.Plan.Manifest))
 			}
+			if err := sameCells(&reg.Plan); err != nil {
+				return fmt.Errorf("%s: %v", at, err)
+			}
 			for k, key := range reg.CellKeys {
 				cells[key] = &reg.Plan.Cells[k]
 			}
@@ -305,6 +309,28 @@ func checkEvent(ev *Event) error {
 	for name, ref := range ev.Outputs {
 		if err := ref.Check(); err != nil {
 			return fmt.Errorf("output %s: %v", name, err)
+		}
+	}
+	return nil
+}
+
+// sameCells checks that a registered plan's cells are exactly its
+// manifest's expansion, re-expanded here.
+func sameCells(plan *manifests.Plan) error {
+	data, err := json.Marshal(plan.Manifest)
+	if err != nil {
+		return err
+	}
+	again, err := manifests.Parse("the registered manifest", data)
+	if err != nil {
+		return err
+	}
+	if len(again.Cells) != len(plan.Cells) {
+		return fmt.Errorf("the registration lists %d cells; its manifest has %d", len(plan.Cells), len(again.Cells))
+	}
+	for i := range again.Cells {
+		if !bytes.Equal(again.Cells[i].Spec(), plan.Cells[i].Spec()) {
+			return fmt.Errorf("the registration's cell %d (%s) is not its manifest's cell %d (%s)", i+1, plan.Cells[i].LabelString(), i+1, again.Cells[i].LabelString())
 		}
 	}
 	return nil
