@@ -236,15 +236,14 @@ func openTable(path string) (err error) {
 		return err
 	}
 	opts := badger.DefaultOptions("")
-	t, err := table.OpenTable(mf, table.Options{ReadOnly: true, ChkMode: options.OnTableAndBlockRead,
+	t, err := table.OpenTable(mf, table.Options{ReadOnly: true, ChkMode: options.OnTableRead, // every block's checksum, now
 		BlockSize: opts.BlockSize, Compression: opts.Compression, BloomFalsePositive: opts.BloomFalsePositive})
 	if err != nil {
 		return err
 	}
 	// Not t.DecrRef, which deletes the file.
-	defer t.MmapFile.Fd.Close()
-	defer z.Munmap(t.MmapFile.Data)
-	return t.VerifyChecksum()
+	z.Munmap(t.MmapFile.Data)
+	return t.MmapFile.Fd.Close()
 }
 
 // recovery says how to recover a damaged event log.
