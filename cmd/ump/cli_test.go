@@ -219,6 +219,20 @@ func TestGlobalFlagsAfterTheCommandAndVersion(t *testing.T) {
 	}
 }
 
+// TestStatusListsAManifestWhoseTableCannotBeLaidOut: a manifest whose
+// table block does not account for a swept path says so on its line, and
+// the others are listed as usual.
+func TestStatusListsAManifestWhoseTableCannotBeLaidOut(t *testing.T) {
+	store := t.TempDir()
+	good := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
+	bad := hashOf(t, ump(t, store, "run", writeFile(t, "bad.yaml", strings.Replace(smallManifest, "  seed: [1, 2]\n", "  seed: [1, 2]\n  lr: [0.02, 0.01]\ntable: {rows: [algorithm], value: objective_gap}\n", 1))))
+	st := ump(t, store, "status")
+	if st.code != 0 || !strings.Contains(st.stdout, good[:12]) || !strings.Contains(st.stdout, bad[:12]) || !strings.Contains(st.stdout, "no table: ") ||
+		!strings.Contains(st.stdout, "the sweep varies lr") {
+		t.Errorf("status with a manifest whose table cannot be laid out: exit %d; want both listed, that one saying why\n%s%s", st.code, st.stdout, st.stderr)
+	}
+}
+
 // TestStatusSaysWhenAndBest: the store's list gives each manifest's run
 // time and its table's best entry so far.
 func TestStatusSaysWhenAndBest(t *testing.T) {

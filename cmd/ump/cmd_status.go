@@ -126,6 +126,10 @@ func printSummary(ctx context.Context, w io.Writer, indent string, store *pipeli
 		return nil
 	}
 	grid, err := store.Grid(ctx, rep, pipeline.Layout(&rep.Plan))
+	if errors.Is(err, pipeline.ErrBadArgument) { // its table block cannot lay out its results: say so, list the rest
+		fmt.Fprintf(w, "%sran %s to %s; no table: %v\n", indent, first.Local().Format("2006-01-02 15:04"), last.Local().Format("15:04"), err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
