@@ -253,6 +253,7 @@ func TestErrors(t *testing.T) {
 		{"missing required", strings.Replace(valid, "rounds: 5\n", "", 1), []string{"bad.yaml", `"rounds" is required`}},
 		{"version", strings.Replace(valid, "version: 1", "version: 2", 1), []string{"bad.yaml:1:", `"version"`, "version 1"}},
 		{"bad yaml", "version: 1\n  name: x: y\n", []string{"bad.yaml", "not valid YAML", "line 2"}},
+		{"a tab", "version: 1\nname: t\n\ttask: {dataset: quadratic}\n", []string{"bad.yaml:3:", "a tab in the indentation"}},
 		{"empty", "", []string{"bad.yaml", "empty"}},
 		{"sweep not list", valid + "sweep: {seed: 3}\n", []string{"bad.yaml:7:", `"sweep.seed"`, "list"}},
 		{"sweep unknown path", valid + "sweep:\n  algorithm.betta: [0.1]\n", []string{"bad.yaml:8:", `"sweep.algorithm.betta"`, "not a manifest field"}},

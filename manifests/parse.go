@@ -91,6 +91,9 @@ func Parse(file string, data []byte, overrides ...string) (*Plan, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil && err != io.EOF {
+		if line := tabIndented(data); line > 0 && strings.Contains(err.Error(), "tab") { // the parser names the line before it
+			return nil, &Error{Problems: []string{fmt.Sprintf("%s: a tab in the indentation; YAML indents with spaces", position(file, line))}}
+		}
 		return nil, &Error{Problems: []string{fmt.Sprintf("%s: not valid YAML: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))}}
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
@@ -232,6 +235,18 @@ func override(file string, root *yaml.Node, k int, ov string) (*yaml.Node, error
 	}
 	mark(value)
 	return withPath(file, root, path, value, -k)
+}
+
+// tabIndented returns the first line (from 1) whose indentation holds a
+// tab, or 0.
+func tabIndented(data []byte) int {
+	for n, line := range strings.Split(string(data), "\n") {
+		indent := line[:len(line)-len(strings.TrimLeft(line, " \t"))]
+		if strings.Contains(indent, "\t") {
+			return n + 1
+		}
+	}
+	return 0
 }
 
 // noDuplicateKeys refuses a mapping that repeats a key (YAML decoders
