@@ -168,14 +168,14 @@ func openLog(dir string, readOnly bool) (*Log, error) {
 		if readOnly {
 			return nil, fmt.Errorf("store %s: %w", dir, errNoLog)
 		}
-	} else if unclosed(path) {
+	} else if mem := memTables(path); len(mem) > 0 {
 		// A log its last writer did not close (killed) has memory tables
 		// to replay, which only a writer may do; the check then follows
 		// the replay (openChecked below).
 		if readOnly {
 			return nil, fmt.Errorf("store %s: %w", dir, errUnclosed)
 		}
-		if err := setAsideEmptyMemTables(path); err != nil {
+		if err := setAsideEmpty(path, mem); err != nil {
 			return nil, err
 		}
 	} else {
@@ -216,19 +216,19 @@ var errNoLog = errors.New("no event log yet (the run that created it stopped at 
 // close it: its memory tables need a replay only a writer may do.
 var errUnclosed = errors.New("was not closed by its last writer (killed?)")
 
-// unclosed reports whether the event log directory holds memory tables
-// (.mem files): Badger deletes them when it closes, having flushed them.
-func unclosed(dir string) bool {
+// memTables lists the event log directory's memory tables (.mem files):
+// Badger deletes them when it closes, having flushed them, so a log with
+// any was not closed.
+func memTables(dir string) []string {
 	mem, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
-	return len(mem) > 0
+	return mem
 }
 
-// setAsideEmptyMemTables moves the empty memory tables of the event log
-// directory dir into dir/orphaned: a writer killed while Badger created one
-// leaves it at size 0, holding nothing, and Badger refuses to open a log
-// with one.
-func setAsideEmptyMemTables(dir string) error {
-	mem, _ := filepath.Glob(filepath.Join(dir, "*.mem"))
+// setAsideEmpty moves the empty ones of the memory tables mem of the event
+// log directory dir into dir/orphaned: a writer killed while Badger created
+// one leaves it at size 0, holding nothing, and Badger refuses to open a
+// log with one.
+func setAsideEmpty(dir string, mem []string) error {
 	var empty []string
 	for _, p := range mem {
 		if info, err := os.Stat(p); err == nil && info.Size() == 0 {

@@ -129,13 +129,7 @@ func TestKillAtRandomMomentsResumes(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building ump with a small memory table: %v\n%s", err, out)
 	}
-	run := func(store string, args ...string) result {
-		cmd := exec.Command(bin, append([]string{"--store", store}, args...)...)
-		var out, errb strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		cmd.Run()
-		return result{out.String(), errb.String(), cmd.ProcessState.ExitCode()}
-	}
+	run := func(store string, args ...string) result { return umpBinary(t, bin, nil, store, args...) }
 	m := writeFile(t, "m.yaml", killManifest)
 	clean := t.TempDir()
 	start := time.Now()

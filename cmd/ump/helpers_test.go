@@ -32,7 +32,13 @@ func ump(t *testing.T, store string, args ...string) result {
 // umpEnv runs ump with extra environment variables.
 func umpEnv(t *testing.T, env []string, store string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(umpBin, append([]string{"--store", store}, args...)...)
+	return umpBinary(t, umpBin, env, store, args...)
+}
+
+// umpBinary runs the ump binary at bin (a test's own build).
+func umpBinary(t *testing.T, bin string, env []string, store string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"--store", store}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
