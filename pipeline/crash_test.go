@@ -358,3 +358,25 @@ func TestEmptyMemoryTableIsSetAside(t *testing.T) {
 		t.Errorf("the empty memory table was not set aside: %v", err)
 	}
 }
+
+// TestFirstWriterKilledBeforeTheMarker: a directory holding only what a
+// first writer creates before the marker (lock, spare-space) is a store
+// without events, for readers and writers.
+func TestFirstWriterKilledBeforeTheMarker(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"lock", spareName} {
+		os.WriteFile(filepath.Join(dir, name), nil, 0o644)
+	}
+	r, err := OpenReader(dir)
+	if err != nil {
+		t.Fatalf("reader: %v", err)
+	}
+	if evs, _ := r.Events.All(); len(evs) != 0 {
+		t.Errorf("reader: %d events; want none", len(evs))
+	}
+	s, err := Open(dir, "test")
+	if err != nil {
+		t.Fatalf("writer: %v", err)
+	}
+	s.Close()
+}
