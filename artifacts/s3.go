@@ -29,7 +29,7 @@ type S3 struct {
 	timeout  time.Duration
 }
 
-var _ Store = (*S3)(nil)
+var _ Named = (*S3)(nil)
 
 // S3Config says where the store is and how to reach it.
 type S3Config struct {

@@ -49,6 +49,16 @@ func TestS3(t *testing.T) {
 					}
 				}}
 			})
+			t.Run("named", func(t *testing.T) {
+				runNamedConformance(t, func(t *testing.T) Named {
+					n++
+					s, err := OpenS3(ctx, s3config(t, srv, fmt.Sprintf("named%d", n)))
+					if err != nil {
+						t.Fatal(err)
+					}
+					return s
+				})
+			})
 			t.Run("multipart", func(t *testing.T) {
 				s, err := OpenS3(ctx, s3config(t, srv, "multipart"))
 				if err != nil {

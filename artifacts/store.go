@@ -77,3 +77,23 @@ func verify(ref Ref, data []byte, where string) error {
 	}
 	return nil
 }
+
+// Named is a blob store that also keeps objects by name, each name
+// written at most once: the state machines running one sweep share
+// (pipeline.Remote). Implementations: S3, and Memory for unit tests.
+//
+// Contract: as Store, and safe for concurrent use. PutNew stores data
+// under name unless the name is taken, atomically: of racing PutNews of
+// one name exactly one succeeds, the others return ErrExists, and the
+// object never changes afterwards. A PutNew whose answer was lost may
+// have stored its data: its retry returns ErrExists, so read the object
+// back to learn whose it is. GetNamed returns the object or ErrNotFound;
+// List returns, sorted, the names under dir at any depth. String names
+// the store in messages.
+type Named interface {
+	Store
+	PutNew(ctx context.Context, name string, data []byte) error
+	GetNamed(ctx context.Context, name string) ([]byte, error)
+	List(ctx context.Context, dir string) ([]string, error)
+	String() string
+}

@@ -176,3 +176,68 @@ func TestLocalPutSurvivesAPowerLoss(t *testing.T) {
 		}
 	}
 }
+
+// runNamedConformance checks the Named contract's named objects; S3 and
+// its in-memory twin run it.
+func runNamedConformance(t *testing.T, open func(t *testing.T) Named) {
+	ctx := context.Background()
+	t.Run("create only", func(t *testing.T) {
+		s := open(t)
+		if _, err := s.GetNamed(ctx, "cells/00001/commit.json"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("GetNamed of a missing name: %v, want ErrNotFound", err)
+		}
+		if err := s.PutNew(ctx, "cells/00001/commit.json", []byte("first")); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutNew(ctx, "cells/00001/commit.json", []byte("second")); !errors.Is(err, ErrExists) {
+			t.Errorf("second PutNew: %v, want ErrExists", err)
+		}
+		if got, err := s.GetNamed(ctx, "cells/00001/commit.json"); err != nil || string(got) != "first" {
+			t.Errorf("after a refused PutNew: %q %v; want the first object", got, err)
+		}
+	})
+	t.Run("racing creators", func(t *testing.T) {
+		s := open(t)
+		var wg sync.WaitGroup
+		errs := make([]error, 16)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = s.PutNew(ctx, "race", []byte(fmt.Sprintf("writer %d", i)))
+			}()
+		}
+		wg.Wait()
+		won := -1
+		for i, err := range errs {
+			switch {
+			case err == nil && won >= 0:
+				t.Errorf("writers %d and %d both created the name", won, i)
+			case err == nil:
+				won = i
+			case !errors.Is(err, ErrExists):
+				t.Errorf("writer %d: %v", i, err)
+			}
+		}
+		if got, _ := s.GetNamed(ctx, "race"); won < 0 || string(got) != fmt.Sprintf("writer %d", won) {
+			t.Errorf("the object holds %q; the winner was writer %d", got, won)
+		}
+	})
+	t.Run("list", func(t *testing.T) {
+		s := open(t)
+		for _, name := range []string{"m/h/cells/00002/commit.json", "m/h/cells/00001/attempts/a/000001.jsonl", "m/h/registration.json", "m/other"} {
+			if err := s.PutNew(ctx, name, []byte(name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.List(ctx, "m/h/cells/")
+		want := []string{"m/h/cells/00001/attempts/a/000001.jsonl", "m/h/cells/00002/commit.json"}
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("List = %v, %v; want %v", got, err, want)
+		}
+	})
+}
+
+func TestMemoryNamedConformance(t *testing.T) {
+	runNamedConformance(t, func(t *testing.T) Named { return NewMemory() })
+}
