@@ -29,6 +29,7 @@ const (
 	StageCompleted     = "StageCompleted"     // StageOutcome
 	StageFailed        = "StageFailed"        // string: the error
 	CellCompleted      = "CellCompleted"      // CellOutcome
+	CellImported       = "CellImported"       // Provenance
 )
 
 // payloadTypes is the payload type of every event kind that has one.
@@ -39,6 +40,7 @@ var payloadTypes = map[string]reflect.Type{
 	StageCompleted:     reflect.TypeFor[StageOutcome](),
 	StageFailed:        reflect.TypeFor[string](),
 	CellCompleted:      reflect.TypeFor[CellOutcome](),
+	CellImported:       reflect.TypeFor[Provenance](),
 }
 
 // maxEventBytes bounds one event, below Badger's value limit (its value
@@ -60,6 +62,15 @@ type StageOutcome struct {
 type CellOutcome struct {
 	Status string `json:"status"`
 	Error  string `json:"error,omitempty"`
+}
+
+// Provenance is the payload of CellImported: where a store got a cell's
+// events from (pull, or a run resuming from S3) and who vouched for them.
+// It is the store's own record and never travels (ownEvents).
+type Provenance struct {
+	From    string `json:"from"`             // the S3 store
+	Attempt string `json:"attempt"`          // the attempt that committed the cell
+	Signer  string `json:"signer,omitempty"` // the public key that signed the commit; "" for unsigned events taken with --trust-unsigned
 }
 
 // newEvent returns an event of a kind with its payload, which must be of

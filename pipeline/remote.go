@@ -17,31 +17,40 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/signing"
 )
 
 // Remote is the state runs on many machines share, in an S3 store beside
 // the blobs. Every name is written once: blobs by content, everything else
-// create-only (artifacts.S3.PutNew), so no machine can undo another's work
-// and a cell is committed exactly once however often it runs:
+// create-only (artifacts.Named.PutNew), so no machine can undo another's
+// work and a cell is committed exactly once however often it runs:
 //
 //	manifests/H/registration.json          the manifest's registration and each cell's inputs, pinned by the first machine
-//	manifests/H/cells/NNNNN/attempts/A/S.jsonl  attempt A's events of cell NNNNN (1-based), uploaded at each checkpoint
-//	manifests/H/cells/NNNNN/commit.json    the cell's result: the winning attempt, its status, output digests and events
+//	manifests/H/cells/NNNNN/attempts/A/S.jsonl  attempt A's events of cell NNNNN (1-based), uploaded at each checkpoint, signed
+//	manifests/H/cells/NNNNN/commit.json    the cell's result: the winning attempt, its status, output digests and events, signed
 //	runs/RUN.json                          a submitted run's worklist (ump submit), RUN its sha256
+//
+// Whoever can write the bucket can write any of these names first, so
+// nothing read is believed unchecked: a commit or an attempt's upload
+// counts only when signed by a key of Trust (Commit.Sign, signUpload),
+// and its events only when they are its cell's and agree with it.
 //
 // Contract: safe for concurrent use by the cells of one process.
 type Remote struct {
-	S3      *artifacts.S3
-	Attempt string // this process: host, PID, start time
+	Bucket  artifacts.Named
+	Attempt string         // this process: host, PID, start time
+	Signer  *signing.Key   // signs this process's commits and uploads; nil for a process that only reads
+	Trust   *signing.Trust // whose commits and uploads count
 
 	mu      sync.Mutex
 	uploads map[string]int // per cell directory: progress objects this attempt wrote
 }
 
 // NewRemote names this process's attempt.
-func NewRemote(s3 *artifacts.S3) *Remote {
+func NewRemote(bucket artifacts.Named, signer *signing.Key, trust *signing.Trust) *Remote {
 	host, _ := os.Hostname()
-	return &Remote{S3: s3, Attempt: fmt.Sprintf("%s-%d-%d", host, os.Getpid(), time.Now().UnixNano()), uploads: map[string]int{}}
+	return &Remote{Bucket: bucket, Attempt: fmt.Sprintf("%s-%d-%d", host, os.Getpid(), time.Now().UnixNano()),
+		Signer: signer, Trust: trust, uploads: map[string]int{}}
 }
 
 // ErrEngineMismatch is returned (wrapped) when the cell keys pinned on S3
@@ -70,12 +79,31 @@ type pin struct {
 
 // Commit is what a cell's commit.json holds.
 type Commit struct {
-	Attempt string            `json:"attempt"`
-	Key     string            `json:"cell_key"`
-	Status  string            `json:"status"`
-	Outputs map[string]string `json:"outputs"` // stage/output -> digest
-	Events  artifacts.Ref     `json:"events"`  // the cell's events, JSON lines
-	Time    time.Time         `json:"time"`
+	Attempt   string            `json:"attempt"`
+	Key       string            `json:"cell_key"`
+	Status    string            `json:"status"`
+	Outputs   map[string]string `json:"outputs"` // stage/output -> digest
+	Events    artifacts.Ref     `json:"events"`  // the cell's events, JSON lines
+	Time      time.Time         `json:"time"`
+	Signer    string            `json:"signer,omitempty"`    // the public key that signed it (signing.Key.Public)
+	Signature string            `json:"signature,omitempty"` // over signed(): all of the above but Time
+}
+
+// signed is what a commit's signature covers: the cell it is of (manifest
+// hash, plan index, cell key), its attempt, status, events and outputs.
+func (c *Commit) signed(hash string, index int) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "ump commit 1\nmanifest %s\ncell %d\ncell_key %s\nattempt %s\nstatus %s\nevents %s %d\n",
+		hash, index+1, c.Key, c.Attempt, c.Status, c.Events.Digest, c.Events.Size)
+	for _, name := range slices.Sorted(maps.Keys(c.Outputs)) {
+		fmt.Fprintf(&b, "output %s %s\n", name, c.Outputs[name])
+	}
+	return []byte(b.String())
+}
+
+// Sign signs c as the commit of cell index (from 0) of manifest hash.
+func (c *Commit) Sign(hash string, index int, key *signing.Key) {
+	c.Signer, c.Signature = key.Public(), key.Sign(c.signed(hash, index))
 }
 
 // Pin records the registration on S3 unless a machine did first; then its
@@ -86,7 +114,7 @@ func (r *Remote) Pin(ctx context.Context, ev *Event, reg *Registration, inputs [
 		return err
 	}
 	name := registrationName(reg.Plan.Hash)
-	if err := r.S3.PutNew(ctx, name, data); err == nil || !errors.Is(err, artifacts.ErrExists) {
+	if err := r.Bucket.PutNew(ctx, name, data); err == nil || !errors.Is(err, artifacts.ErrExists) {
 		return err
 	}
 	theirs, err := r.pinned(ctx, reg.Plan.Hash)
@@ -101,7 +129,7 @@ func (r *Remote) Pin(ctx context.Context, ev *Event, reg *Registration, inputs [
 		if i >= len(pinned.CellKeys) || i >= len(theirs.Inputs) || pinned.CellKeys[i] != key {
 			return fmt.Errorf("%w: cell %d of manifest %.12s was pinned on %s by a machine whose inputs were %q; this machine's are %q. "+
 				"Run the manifest on machines with the same engine (BLAS, GPU backend) and data, or under another --artifacts prefix",
-				ErrEngineMismatch, i+1, reg.Plan.Hash, r.S3, inputAt(theirs.Inputs, i), inputs[i])
+				ErrEngineMismatch, i+1, reg.Plan.Hash, r.Bucket, inputAt(theirs.Inputs, i), inputs[i])
 		}
 	}
 	return nil
@@ -117,7 +145,7 @@ func inputAt(inputs []string, i int) string {
 // pinned reads a manifest's registration.json; a missing one is
 // artifacts.ErrNotFound.
 func (r *Remote) pinned(ctx context.Context, hash string) (*pin, error) {
-	raw, err := r.S3.GetNamed(ctx, registrationName(hash))
+	raw, err := r.Bucket.GetNamed(ctx, registrationName(hash))
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +164,45 @@ func (r *Remote) Progress(ctx context.Context, hash string, index int, evs []Eve
 	r.uploads[dir]++
 	n := r.uploads[dir]
 	r.mu.Unlock()
-	return r.S3.PutNew(ctx, fmt.Sprintf("%sattempts/%s/%06d.jsonl", dir, r.Attempt, n), encodeEvents(evs))
+	name := fmt.Sprintf("%sattempts/%s/%06d.jsonl", dir, r.Attempt, n)
+	return r.Bucket.PutNew(ctx, name, signUpload(name, encodeEvents(evs), r.Signer))
+}
+
+// An attempt's upload is its events as JSON lines, then one line of
+// uploadSignature: the signature of uploadSigned(name, the lines before).
+type uploadSignature struct {
+	Signer    string `json:"signer"`
+	Signature string `json:"signature"`
+}
+
+func uploadSigned(name string, events []byte) []byte {
+	return slices.Concat([]byte("ump upload 1\n"+name+"\n"), events)
+}
+
+func signUpload(name string, events []byte, key *signing.Key) []byte {
+	line, _ := json.Marshal(uploadSignature{Signer: key.Public(), Signature: key.Sign(uploadSigned(name, events))})
+	return slices.Concat(events, line, []byte("\n"))
+}
+
+// upload reads an attempt's upload: its signature must be by a trusted
+// key (an unsigned upload, from an ump before signing, passes only with
+// Trust.Unsigned) and its lines must decode as events.
+func (r *Remote) upload(ctx context.Context, name string) ([]Event, error) {
+	raw, err := r.Bucket.GetNamed(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	events, sig := raw, uploadSignature{}
+	body := bytes.TrimSuffix(raw, []byte("\n"))
+	if cut := bytes.LastIndexByte(body, '\n') + 1; json.Unmarshal(body[cut:], &sig) == nil && sig.Signature != "" {
+		events = raw[:cut]
+	} else {
+		sig = uploadSignature{}
+	}
+	if err := r.Trust.Verify(name, sig.Signer, uploadSigned(name, events), sig.Signature); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRejected, err)
+	}
+	return decodeEvents(events, name)
 }
 
 // Commit records a finished cell's result unless another attempt did
@@ -147,11 +213,12 @@ func (r *Remote) Commit(ctx context.Context, hash string, index int, key, status
 	mine := &Commit{Attempt: r.Attempt, Key: key, Status: status, Outputs: stageOutputs(evs), Time: time.Now().UTC()}
 	theirs, err := r.commit(ctx, hash, index)
 	if errors.Is(err, artifacts.ErrNotFound) {
-		if mine.Events, err = r.S3.Put(ctx, encodeEvents(evs)); err != nil {
+		if mine.Events, err = r.Bucket.Put(ctx, encodeEvents(evs)); err != nil {
 			return nil, err
 		}
+		mine.Sign(hash, index, r.Signer)
 		data, _ := json.Marshal(mine)
-		perr := r.S3.PutNew(ctx, commitName(hash, index), data)
+		perr := r.Bucket.PutNew(ctx, commitName(hash, index), data)
 		if perr == nil {
 			return mine, nil
 		}
@@ -175,10 +242,10 @@ func (r *Remote) Commit(ctx context.Context, hash string, index int, key, status
 	return theirs, nil
 }
 
-// commit reads a cell's commit.json; a missing one is
-// artifacts.ErrNotFound.
+// commit reads a cell's commit.json and checks its fields and signature
+// (Trust); a missing one is artifacts.ErrNotFound.
 func (r *Remote) commit(ctx context.Context, hash string, index int) (*Commit, error) {
-	raw, err := r.S3.GetNamed(ctx, commitName(hash, index))
+	raw, err := r.Bucket.GetNamed(ctx, commitName(hash, index))
 	if err != nil {
 		return nil, err
 	}
@@ -193,6 +260,10 @@ func (r *Remote) commit(ctx context.Context, hash string, index int) (*Commit, e
 	}
 	if len(c.Attempt) > maxAttemptName || strings.ContainsAny(c.Attempt, "\n\r") {
 		return nil, fmt.Errorf("%w: %s: attempt %q is not a machine's attempt name", ErrRejected, commitName(hash, index), firstLine([]byte(c.Attempt)))
+	}
+	what := fmt.Sprintf("the commit of cell %d of manifest %.12s (%s)", index+1, hash, commitName(hash, index))
+	if err := r.Trust.Verify(what, c.Signer, c.signed(hash, index), c.Signature); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRejected, err)
 	}
 	return &c, nil
 }
@@ -230,7 +301,7 @@ func (c *Commit) agrees(hash string, keys []string, evs []Event) error {
 
 // committedEvents reads the events a commit names.
 func (r *Remote) committedEvents(ctx context.Context, hash string, index int, c *Commit) ([]Event, error) {
-	raw, err := r.S3.Get(ctx, c.Events)
+	raw, err := r.Bucket.Get(ctx, c.Events)
 	if err != nil {
 		return nil, fmt.Errorf("the events of %s: %w", commitName(hash, index), err)
 	}
@@ -250,44 +321,52 @@ func stageOutputs(evs []Event) map[string]string {
 	return out
 }
 
+// Resumed is what S3 holds of a cell for a machine about to run it.
+type Resumed struct {
+	Events  []Event  // nil when there is nothing to resume from
+	From    string   // where Events came from, for the user
+	Commit  *Commit  // the cell's commit, when Events are its
+	Skipped []string // attempts' uploads that do not check, each with why
+}
+
 // Resume returns what a machine about to run a cell can start from: the
 // committed events, or else the last upload of the attempt that got
 // furthest (its furthest checkpoint, then its completed stages) among
-// those that decode and pass check; nil when none did. Each attempt
-// skipped is named, with why, in skipped (and kept on S3): a bad upload
-// never blocks a cell. Committed events that do not pass check are
-// refused (ErrRejected).
-func (r *Remote) Resume(ctx context.Context, hash string, index int, check func([]Event) error) (evs []Event, from string, skipped []string, err error) {
+// those that are signed by a trusted key, decode and pass check. Each
+// attempt skipped is named, with why, in Skipped (and kept on S3): a bad
+// upload never blocks a cell. A commit that does not check, or whose
+// events do not pass check, is refused (ErrRejected).
+func (r *Remote) Resume(ctx context.Context, hash string, index int, check func([]Event) error) (*Resumed, error) {
 	c, err := r.commit(ctx, hash, index)
 	if err == nil {
-		from = "committed by " + c.Attempt
-		if evs, err = r.committedEvents(ctx, hash, index, c); err == nil {
-			if cerr := check(evs); cerr != nil {
-				err = fmt.Errorf("%w: %s: %v", ErrRejected, from, cerr)
-			}
+		res := &Resumed{From: "committed by " + c.Attempt, Commit: c}
+		if res.Events, err = r.committedEvents(ctx, hash, index, c); err != nil {
+			return nil, err
 		}
-		return evs, from, nil, err
+		if err := check(res.Events); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrRejected, res.From, err)
+		}
+		return res, nil
 	}
 	if !errors.Is(err, artifacts.ErrNotFound) {
-		return nil, "", nil, err
+		return nil, err
 	}
 	attempts, err := r.attempts(ctx, hash, index)
 	if err != nil {
-		return nil, "", nil, err
+		return nil, err
 	}
-	var best []Event
+	res := &Resumed{}
 	bestAt := [2]int{-1, -1}
 	for _, a := range attempts {
-		raw, err := r.S3.GetNamed(ctx, a.last)
-		if err != nil {
-			return nil, "", nil, err
-		}
-		evs, err := decodeEvents(raw, a.last)
+		evs, err := r.upload(ctx, a.last)
 		if err == nil {
 			err = check(evs)
 		}
+		if errors.Is(err, artifacts.ErrUnavailable) {
+			return nil, err
+		}
 		if err != nil {
-			skipped = append(skipped, fmt.Sprintf("%s: %v", a.last, err))
+			res.Skipped = append(res.Skipped, fmt.Sprintf("%s: %v", a.last, err))
 			continue
 		}
 		at := [2]int{-1, 0}
@@ -300,10 +379,10 @@ func (r *Remote) Resume(ctx context.Context, hash string, index int, check func(
 			}
 		}
 		if at[0] > bestAt[0] || at[0] == bestAt[0] && at[1] > bestAt[1] {
-			best, bestAt, from = evs, at, fmt.Sprintf("attempt %s (checkpoint of round %d)", a.name, max(at[0], 0))
+			res.Events, bestAt, res.From = evs, at, fmt.Sprintf("attempt %s (checkpoint of round %d)", a.name, max(at[0], 0))
 		}
 	}
-	return best, from, skipped, nil
+	return res, nil
 }
 
 // attempt is one attempt's uploads of a cell.
@@ -312,7 +391,7 @@ type attempt struct{ name, last string } // the attempt, its last upload
 // attempts lists a cell's attempts that uploaded progress.
 func (r *Remote) attempts(ctx context.Context, hash string, index int) ([]attempt, error) {
 	dir := cellDir(hash, index) + "attempts/"
-	names, err := r.S3.List(ctx, dir)
+	names, err := r.Bucket.List(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +418,8 @@ type CellState struct {
 	Attempts   int
 	Round      int
 	Uploaded   time.Time
-	Unreadable []string // the attempts' last uploads that do not decode, each with why
+	Unreadable []string // the attempts' last uploads that do not check (signature, decoding), each with why
+	Refused    string   // why its commit.json does not check ("" when it does or there is none)
 }
 
 // RemoteStatus lists, for each cell of a manifest registered on S3, its
@@ -347,7 +427,7 @@ type CellState struct {
 func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*Registration, []CellState, error) {
 	p, err := r.pinned(ctx, hash)
 	if errors.Is(err, artifacts.ErrNotFound) {
-		return nil, nil, fmt.Errorf("manifest %s has no registration on %s: no machine has run it there yet (give the full 64-digit hash)", hash, r.S3)
+		return nil, nil, fmt.Errorf("manifest %s has no registration on %s: no machine has run it there yet (give the full 64-digit hash)", hash, r.Bucket)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -356,7 +436,7 @@ func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*Registration, 
 	if err != nil {
 		return nil, nil, err
 	}
-	names, err := r.S3.List(ctx, "manifests/"+hash+"/cells/")
+	names, err := r.Bucket.List(ctx, "manifests/"+hash+"/cells/")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -370,10 +450,17 @@ func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*Registration, 
 		if !ok || n > len(cells) {
 			continue
 		}
-		var err error
 		if rest == "commit.json" {
-			if cells[n-1].Commit, err = r.commit(ctx, hash, n-1); err != nil {
+			c, err := r.commit(ctx, hash, n-1)
+			switch {
+			case errors.Is(err, ErrRejected):
+				cells[n-1].Refused = err.Error()
+			case err != nil:
 				return nil, nil, err
+			case c.Key != reg.CellKeys[n-1]:
+				cells[n-1].Refused = fmt.Sprintf("it names cell key %.12s, the registration %.12s", c.Key, reg.CellKeys[n-1])
+			default:
+				cells[n-1].Commit = c
 			}
 		} else if a, upload, ok := strings.Cut(strings.TrimPrefix(rest, "attempts/"), "/"); ok && upload != "" {
 			if last[n-1] == nil {
@@ -387,15 +474,14 @@ func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*Registration, 
 		if cells[i].Commit != nil {
 			continue
 		}
-		for _, name := range uploads {
-			raw, err := r.S3.GetNamed(ctx, name)
-			if err != nil {
-				return nil, nil, err
-			}
-			evs, err := decodeEvents(raw, name)
-			if err != nil {
+		for _, name := range slices.Sorted(maps.Values(uploads)) {
+			evs, err := r.upload(ctx, name)
+			if errors.Is(err, ErrRejected) {
 				cells[i].Unreadable = append(cells[i].Unreadable, err.Error())
 				continue
+			}
+			if err != nil {
+				return nil, nil, err
 			}
 			for _, ev := range evs {
 				if ev.Kind == RoundCompleted {
@@ -425,21 +511,45 @@ func (r *Runner) importResume(ctx context.Context, plan *manifests.Plan, cell *m
 		}
 		return checkCell(key, cell, evs, r.Stages, r.Data)
 	}
-	evs, from, skipped, err := r.Remote.Resume(ctx, plan.Hash, cell.Index, check)
-	for _, s := range skipped {
+	res, err := r.Remote.Resume(ctx, plan.Hash, cell.Index, check)
+	if err != nil {
+		return err
+	}
+	for _, s := range res.Skipped {
 		p.cellf(cell, "skipping an attempt's upload that does not check (kept on S3): %s\n", s)
 	}
-	if err != nil || evs == nil {
-		return err
+	if res.Events == nil {
+		return nil
 	}
 	have, err := r.Store.Log.ByCell(key)
 	if err != nil {
 		return err
 	}
+	evs := res.Events
+	if res.Commit != nil {
+		evs = append(evs, r.Remote.imported(plan.Hash, res.Commit, have, evs)...)
+	}
 	if _, err := r.Store.Log.importAbsent(ctx, have, evs); err != nil {
 		return err
 	}
-	p.cellf(cell, "resuming from S3: %s\n", from)
+	p.cellf(cell, "resuming from S3: %s\n", res.From)
+	return nil
+}
+
+// imported returns the CellImported event that records where a commit's
+// events came from, when the store (have) lacks some of them; else none.
+func (r *Remote) imported(hash string, c *Commit, have, evs []Event) []Event {
+	known := map[string]bool{}
+	for _, ev := range have {
+		known[identity(ev)] = true
+	}
+	for _, ev := range evs {
+		if !known[identity(ev)] {
+			ev := newEvent(CellImported, Provenance{From: r.Bucket.String(), Attempt: c.Attempt, Signer: c.Signer})
+			ev.Manifest, ev.Cell, ev.Time = hash, c.Key, time.Now().UTC()
+			return []Event{*ev}
+		}
+	}
 	return nil
 }
 
@@ -459,9 +569,10 @@ func (r *Runner) publish(ctx context.Context, plan *manifests.Plan, cell *manife
 	return r.Remote.Progress(ctx, plan.Hash, cell.Index, ownEvents(evs, plan.Hash))
 }
 
-// ownEvents keeps the events of one manifest.
+// ownEvents keeps the events of one manifest, less the store's own
+// records of imports (CellImported), which do not travel.
 func ownEvents(evs []Event, hash string) []Event {
-	return slices.DeleteFunc(evs, func(ev Event) bool { return ev.Manifest != hash })
+	return slices.DeleteFunc(evs, func(ev Event) bool { return ev.Manifest != hash || ev.Kind == CellImported })
 }
 
 // commitCell commits a finished cell's result on S3 (Remote.Commit).
@@ -511,61 +622,72 @@ func decodeEvents(raw []byte, name string) ([]Event, error) {
 }
 
 // remoteEvents gathers what Pull imports: the pinned registration, then
-// every committed cell's events in plan order. ok is false when the
-// manifest has no registration on S3.
-func (r *Remote) remoteEvents(ctx context.Context, hash string, progress func(string, ...any)) (evs []Event, ok bool, err error) {
+// every committed cell's events in plan order, and the commits. ok is
+// false when the manifest has no registration on S3.
+func (r *Remote) remoteEvents(ctx context.Context, hash string, progress func(string, ...any)) (evs []Event, commits []*Commit, ok bool, err error) {
 	p, err := r.pinned(ctx, hash)
 	if errors.Is(err, artifacts.ErrNotFound) {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	reg, err := payloadOf[Registration](&p.Registration)
 	if err != nil {
-		return nil, false, fmt.Errorf("%w: %s: %v", ErrRejected, registrationName(hash), err)
+		return nil, nil, false, fmt.Errorf("%w: %s: %v", ErrRejected, registrationName(hash), err)
 	}
 	committed, err := r.Committed(ctx, hash)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	evs = []Event{p.Registration}
 	for _, i := range slices.Sorted(maps.Keys(committed)) {
 		if i >= len(reg.Plan.Cells) {
-			return nil, false, fmt.Errorf("%w: %s: the manifest has %d cells", ErrRejected, commitName(hash, i), len(reg.Plan.Cells))
+			return nil, nil, false, fmt.Errorf("%w: %s: the manifest has %d cells", ErrRejected, commitName(hash, i), len(reg.Plan.Cells))
 		}
 		if ctx.Err() != nil {
-			return nil, false, ErrInterrupted
+			return nil, nil, false, ErrInterrupted
 		}
 		c, err := r.commit(ctx, hash, i)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 		if c.Key != reg.CellKeys[i] {
-			return nil, false, fmt.Errorf("%w: %s names cell key %.12s, the registration %.12s", ErrRejected, commitName(hash, i), c.Key, reg.CellKeys[i])
+			return nil, nil, false, fmt.Errorf("%w: %s names cell key %.12s, the registration %.12s", ErrRejected, commitName(hash, i), c.Key, reg.CellKeys[i])
 		}
 		cellEvs, err := r.committedEvents(ctx, hash, i, c)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 		if err := c.agrees(hash, reg.CellKeys, cellEvs); err != nil {
-			return nil, false, fmt.Errorf("%w: %s: %v", ErrRejected, commitName(hash, i), err)
+			return nil, nil, false, fmt.Errorf("%w: %s: %v", ErrRejected, commitName(hash, i), err)
 		}
 		evs = append(evs, cellEvs...)
-		progress("cell %d/%d: committed by %s (%s)\n", i+1, len(reg.Plan.Cells), c.Attempt, c.Status)
+		commits = append(commits, c)
+		progress("cell %d/%d: committed by %s (%s), signed by %s\n", i+1, len(reg.Plan.Cells), c.Attempt, c.Status, signerName(c.Signer))
 	}
 	for k := range evs {
 		evs[k].Seq = uint64(k + 1)
 	}
-	return evs, true, nil
+	return evs, commits, true, nil
+}
+
+// signerName is a signer for messages: its public key, or that there is
+// none.
+func signerName(signer string) string {
+	if signer == "" {
+		return "nobody (unsigned, accepted with --trust-unsigned)"
+	}
+	return signer
 }
 
 // Worklist is a submitted run (`ump submit`): the plan, and the cells each
 // task runs (plan indices, in plan order). It is stored once, named by its
 // sha256 (the run), so every task of every attempt reads the same list.
 type Worklist struct {
-	Plan  manifests.Plan `json:"plan"`
-	Tasks [][]int        `json:"tasks"`
+	Plan    manifests.Plan `json:"plan"`
+	Tasks   [][]int        `json:"tasks"`
+	Trusted []string       `json:"trusted,omitempty"` // the keys the submitting store trusted, its user's own included: the workers trust them too
 }
 
 func worklistName(run string) string { return "runs/" + run + ".json" }
@@ -577,7 +699,7 @@ func (r *Remote) Submit(ctx context.Context, wl *Worklist) (string, error) {
 		return "", err
 	}
 	run := strings.TrimPrefix(artifacts.RefOf(data).Digest, "sha256:")
-	if err := r.S3.PutNew(ctx, worklistName(run), data); err != nil && !errors.Is(err, artifacts.ErrExists) {
+	if err := r.Bucket.PutNew(ctx, worklistName(run), data); err != nil && !errors.Is(err, artifacts.ErrExists) {
 		return "", err
 	}
 	return run, nil
@@ -586,9 +708,9 @@ func (r *Remote) Submit(ctx context.Context, wl *Worklist) (string, error) {
 // Worklist reads a submitted run's worklist and checks it: its name is its
 // digest and its plan hashes to its manifest hash.
 func (r *Remote) Worklist(ctx context.Context, run string) (*Worklist, error) {
-	raw, err := r.S3.GetNamed(ctx, worklistName(run))
+	raw, err := r.Bucket.GetNamed(ctx, worklistName(run))
 	if errors.Is(err, artifacts.ErrNotFound) {
-		return nil, fmt.Errorf("no run %q on %s: give the full run id that `ump submit` printed", run, r.S3)
+		return nil, fmt.Errorf("no run %q on %s: give the full run id that `ump submit` printed", run, r.Bucket)
 	}
 	if err != nil {
 		return nil, err
@@ -615,7 +737,7 @@ func (r *Remote) Worklist(ctx context.Context, run string) (*Worklist, error) {
 
 // Committed lists the plan indices of a manifest's committed cells.
 func (r *Remote) Committed(ctx context.Context, hash string) (map[int]bool, error) {
-	names, err := r.S3.List(ctx, "manifests/"+hash+"/cells/")
+	names, err := r.Bucket.List(ctx, "manifests/"+hash+"/cells/")
 	if err != nil {
 		return nil, err
 	}

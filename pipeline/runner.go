@@ -403,7 +403,7 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 			return "", false, fmt.Errorf("cell %d (%s): %w", cell.Index+1, cell.LabelString(), err)
 		}
 	}
-	view, err := r.Store.Cell(key)
+	view, err := r.Store.Cell(plan.Hash, key)
 	if err != nil {
 		return "", false, err
 	}
@@ -447,7 +447,7 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 	for _, st := range r.Stages {
 		params := st.Params(&cell.Config)
 		skey := stageKey(st, params, inputs, results)
-		res, own, err := r.cached(ctx, skey, key, p, cell, st.Name())
+		res, own, err := r.cached(ctx, skey, plan.Hash, key, p, cell, st.Name())
 		if err != nil {
 			return "", false, err
 		}
@@ -528,8 +528,9 @@ func storeFailure(err error) bool {
 
 // cached returns the result of a completed run of stage key skey whose
 // outputs all verify, or nil. own reports whether cell key already
-// recorded it.
-func (r *Runner) cached(ctx context.Context, skey, cellKey string, p *progress, cell *manifests.Cell, name string) (res *stages.Result, own bool, err error) {
+// recorded it. A result imported unsigned (pull --trust-unsigned) serves
+// only its own manifest (hash).
+func (r *Runner) cached(ctx context.Context, skey, hash, cellKey string, p *progress, cell *manifests.Cell, name string) (res *stages.Result, own bool, err error) {
 	evs, err := r.Store.Log.ByStage(skey)
 	if err != nil {
 		return nil, false, err
@@ -538,6 +539,15 @@ func (r *Runner) cached(ctx context.Context, skey, cellKey string, p *progress, 
 		ev := evs[i]
 		if ev.Kind != StageCompleted {
 			continue
+		}
+		if ev.Manifest != hash {
+			cellEvs, err := r.Store.Log.ByCell(ev.Cell)
+			if err != nil {
+				return nil, false, err
+			}
+			if unsignedElsewhere(hash, cellEvs)[ev.Manifest] {
+				continue
+			}
 		}
 		if err := r.verifyOutputs(ctx, ev.Outputs); err != nil {
 			p.cellf(cell, "%s: cached output unusable (%v); recomputing\n", name, err)

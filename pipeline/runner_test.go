@@ -239,13 +239,13 @@ func TestFoldRefusesPayloadsThatDoNotDecode(t *testing.T) {
 	if err := s.Log.Append(&Event{Kind: CellStarted, Cell: "c", Payload: []byte(`{"go":"go1.26"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if v, err := s.Cell("c"); err != nil || v.Status != Incomplete {
+	if v, err := s.Cell("m", "c"); err != nil || v.Status != Incomplete {
 		t.Fatalf("a well-formed cell: %+v, %v", v, err)
 	}
 	if err := s.Log.Append(&Event{Kind: CellCompleted, Cell: "c", Payload: []byte(`"completed"`)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Cell("c"); err == nil || !strings.Contains(err.Error(), "event 2 (CellCompleted)") {
+	if _, err := s.Cell("m", "c"); err == nil || !strings.Contains(err.Error(), "event 2 (CellCompleted)") {
 		t.Errorf("fold of a CellCompleted whose payload is a string: %v; want an error naming event 2", err)
 	}
 }

@@ -102,15 +102,36 @@ type CellView struct {
 	Status string
 	Stages []*StageView // in the order they first appear
 	Events []Event
+	// Imported says where the cell's events came from when they were
+	// imported (pull, or resuming from S3), once an import.
+	Imported []Provenance
 }
 
-// Cell folds the events of a cell key.
-func (s *Store) Cell(key string) (*CellView, error) {
+// Cell folds the events of a cell key as manifest hash sees them: with
+// those of other manifests that were imported unsigned left out
+// (unsignedElsewhere).
+func (s *Store) Cell(hash, key string) (*CellView, error) {
 	evs, err := s.Events.ByCell(key)
 	if err != nil {
 		return nil, err
 	}
-	return foldCell(key, evs)
+	unsigned := unsignedElsewhere(hash, evs)
+	return foldCell(key, slices.DeleteFunc(evs, func(ev Event) bool { return unsigned[ev.Manifest] }))
+}
+
+// unsignedElsewhere lists the manifests other than hash whose events of a
+// cell (evs) were imported without a signature (pull --trust-unsigned):
+// those results count for the manifest they were pulled for alone.
+func unsignedElsewhere(hash string, evs []Event) map[string]bool {
+	unsigned := map[string]bool{}
+	for i := range evs {
+		if evs[i].Kind == CellImported && evs[i].Manifest != hash {
+			if p, err := payloadOf[Provenance](&evs[i]); err != nil || p.Signer == "" {
+				unsigned[evs[i].Manifest] = true
+			}
+		}
+	}
+	return unsigned
 }
 
 // foldCell folds a cell's events; a payload that does not decode is an
@@ -132,6 +153,12 @@ func foldCell(key string, evs []Event) (*CellView, error) {
 		switch ev.Kind {
 		case CellStarted:
 			v.Status = Incomplete
+		case CellImported:
+			p, err := payloadOf[Provenance](ev)
+			if err != nil {
+				return nil, err
+			}
+			v.Imported = append(v.Imported, p)
 		case CellCompleted:
 			p, err := payloadOf[CellOutcome](ev)
 			if err != nil {
@@ -208,7 +235,7 @@ type Report struct {
 func (s *Store) Report(r *Registration) (*Report, error) {
 	rep := &Report{Registration: *r}
 	for _, key := range r.CellKeys {
-		v, err := s.Cell(key)
+		v, err := s.Cell(r.Plan.Hash, key)
 		if err != nil {
 			return nil, err
 		}
@@ -267,7 +294,7 @@ func (s *Store) OtherResults(hash string, keys []string) (map[int]string, []stri
 	found := map[int]string{}
 	engines := map[string]bool{}
 	hasResult := func(key string) (*CellView, bool, error) {
-		v, err := s.Cell(key)
+		v, err := s.Cell(hash, key)
 		return v, err == nil && (v.Status == Completed || v.Status == Diverged), err
 	}
 	for i, key := range keys {

@@ -117,6 +117,10 @@ func open(dir, command string) (*Store, error) {
 	return s, nil
 }
 
+// TrustedKeysPath is the store's list of the public keys, besides its
+// user's own, whose signed commits it imports (ump trust).
+func TrustedKeysPath(dir string) string { return filepath.Join(dir, "trusted-keys") }
+
 // removeTemp deletes the temporary files a killed writer left in the
 // store directory (of the marker, the published events, the snapshot).
 // Call it only while holding the store's exclusive lock.

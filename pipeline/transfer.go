@@ -54,7 +54,7 @@ func referenced(evs []Event) []artifacts.Ref {
 // view of the manifest's finished cells.
 func (s *Store) Push(ctx context.Context, hash string, remote *Remote, progress io.Writer) (TransferStats, error) {
 	var st TransferStats
-	dst := remote.S3
+	dst := remote.Bucket
 	evs, err := s.Events.ByManifest(hash)
 	if err != nil {
 		return st, err
@@ -153,14 +153,23 @@ func (s *Store) Push(ctx context.Context, hash string, remote *Remote, progress 
 // cells whose events do not record their inputs.
 func (s *Store) Pull(ctx context.Context, hash string, remote *Remote, data *datasets.Library, progress io.Writer) (TransferStats, error) {
 	var st TransferStats
-	src := remote.S3
+	src := remote.Bucket
 	name := "manifests/" + hash + "/"
-	evs, ok, err := remote.remoteEvents(ctx, hash, func(format string, a ...any) { fmt.Fprintf(progress, format, a...) })
+	evs, commits, ok, err := remote.remoteEvents(ctx, hash, func(format string, a ...any) { fmt.Fprintf(progress, format, a...) })
 	if err != nil {
 		return st, err
 	}
 	if !ok {
 		name = indexName(hash)
+		if !remote.Trust.Unsigned {
+			_, err := src.GetNamed(ctx, name)
+			if err == nil {
+				err = fmt.Errorf("%w: %w", ErrRejected, remote.Trust.Verify(name+" (pushed by an ump from before signing)", "", nil, ""))
+			}
+			if !errors.Is(err, artifacts.ErrNotFound) {
+				return st, err
+			}
+		}
 		raw, err := src.GetNamed(ctx, name)
 		if errors.Is(err, artifacts.ErrNotFound) {
 			return st, fmt.Errorf("manifest %s is not on %s (give the full 64-digit hash; `ump push HASH`, `ump run --artifacts` or `ump worker` put it there): %w", hash, src, err)
@@ -170,6 +179,9 @@ func (s *Store) Pull(ctx context.Context, hash string, remote *Remote, data *dat
 		}
 		if evs, err = decodeEvents(raw, name); err != nil {
 			return st, err
+		}
+		for _, key := range slices.Sorted(maps.Keys(cellsOf(evs))) {
+			commits = append(commits, &Commit{Key: key, Attempt: "(pushed as one file)"})
 		}
 	}
 	if err := checkPulled(hash, evs, DefaultStages(), data); err != nil {
@@ -206,8 +218,23 @@ func (s *Store) Pull(ctx context.Context, hash string, remote *Remote, data *dat
 			cells = append(cells, ev)
 		}
 	}
+	byCell := cellsOf(cells)
+	for _, c := range commits {
+		cells = append(cells, remote.imported(hash, c, have, byCell[c.Key])...)
+	}
 	st.Events, err = s.Log.importAbsent(ctx, have, append(cells, regs...))
 	return st, err
+}
+
+// cellsOf groups events by cell, leaving out those of no cell.
+func cellsOf(evs []Event) map[string][]Event {
+	byCell := map[string][]Event{}
+	for _, ev := range evs {
+		if ev.Cell != "" {
+			byCell[ev.Cell] = append(byCell[ev.Cell], ev)
+		}
+	}
+	return byCell
 }
 
 // importAbsent imports, in order and in chunks of importChunk, the events
@@ -300,6 +327,9 @@ func checkEvent(ev *Event) error {
 	t, ok := payloadTypes[ev.Kind]
 	if !ok && ev.Kind != StageStarted {
 		return errors.New("unknown event kind")
+	}
+	if ev.Kind == CellImported {
+		return errors.New("a store's record of an import, which no machine sends")
 	}
 	if ok {
 		if err := json.Unmarshal(ev.Payload, reflect.New(t).Interface()); err != nil {

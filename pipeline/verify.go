@@ -109,7 +109,7 @@ func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stag
 		if cellKey(cell, inputs) != reg.CellKeys[i] {
 			// Recorded under other inputs: here its stages have other keys
 			// and its numbers may differ in the last bits.
-			v, err := s.Cell(reg.CellKeys[i])
+			v, err := s.Cell(reg.Plan.Hash, reg.CellKeys[i])
 			if err != nil {
 				return out, err
 			}

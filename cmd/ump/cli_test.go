@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	umpBin = filepath.Join(dir, "ump")
+	// Every ump the tests start signs with this key unless a test names
+	// another (UMP_KEY in its environment); none touches the user's own.
+	os.Setenv("UMP_KEY", filepath.Join(dir, "signing-key"))
 	if out, err := exec.Command("go", append([]string{"build", "-o", umpBin}, append(buildTags, ".")...)...).CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building ump: %v\n%s", err, out)
 		os.Exit(1)

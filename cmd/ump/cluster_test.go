@@ -44,7 +44,7 @@ func submitted(t *testing.T, r result) string {
 // round 0, i.e. with a checkpoint, and returns its round.
 func reachedRound(t *testing.T, s3 *artifacts.S3, hash string, cell int, still func() bool) int {
 	t.Helper()
-	remote := pipeline.NewRemote(s3)
+	remote := testRemote(t, s3)
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if _, cells, err := remote.RemoteStatus(context.Background(), hash); err == nil && cells[cell].Round > 0 {
 			if cells[cell].Commit != nil {
@@ -112,7 +112,7 @@ func TestSlurmArrayRun(t *testing.T) {
 	slurm("scontrol", "release", job[1])
 
 	// The manifest's hash, from the worklist of the run.
-	wl, err := pipeline.NewRemote(s3).Worklist(context.Background(), run)
+	wl, err := testRemote(t, s3).Worklist(context.Background(), run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestKubernetesJobAndWorkerContract(t *testing.T) {
 		wg.Go(func() { results[i] = umpEnv(t, pod0, t.TempDir(), "--s3-insecure", "worker", "--run", run) })
 	}
 	wg.Wait()
-	wl, _ := pipeline.NewRemote(s3).Worklist(context.Background(), run)
+	wl, _ := testRemote(t, s3).Worklist(context.Background(), run)
 	hash := wl.Plan.Hash
 	if results[0].code != 0 || results[1].code != 0 || len(commits(t, s3, hash)) != 1 {
 		t.Fatalf("two pods for index 0: exits %d and %d, commits %v\n%s\n%s", results[0].code, results[1].code, commits(t, s3, hash), results[0].stderr, results[1].stderr)
@@ -388,7 +388,7 @@ func TestSubmitChecksAndGroupsCells(t *testing.T) {
 	out := filepath.Join(dir, "job.sbatch")
 	run := submitted(t, umpEnv(t, env, dir, "--s3-insecure", "submit", "--slurm", "--out", out, m))
 	script, _ := os.ReadFile(out)
-	wl, err := pipeline.NewRemote(s3).Worklist(context.Background(), run)
+	wl, err := testRemote(t, s3).Worklist(context.Background(), run)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,18 +33,25 @@ func pullCommand() *cli.Command {
 		Name:      "pull",
 		Usage:     "copy a manifest's committed cells (artifacts and events) from the S3 store of --artifacts into the store, in plan order",
 		ArgsUsage: "HASH",
+		Description: "Every commit must be signed by a key the store trusts (yours, or one `ump trust add` listed) and agree\n" +
+			"with its events; otherwise the pull is refused (exit 3) naming the cell and the key, and nothing is imported.\n" +
+			"`ump show HASH` says, for each pulled cell, where it came from and who signed it.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "trust-unsigned", Usage: "also import commits that carry no signature (pushed by an ump from before signing); " +
+				"their results then count for this manifest alone, not as cache hits for other manifests"},
+		},
 		Action: func(c *cli.Context) error {
 			hash, err := oneArg(c, "the full 64-digit manifest hash")
 			if err != nil {
 				return err
 			}
-			return runPull(c.Context, globalsOf(c), hash, c.App.Writer, c.App.ErrWriter)
+			return runPull(c.Context, globalsOf(c), hash, c.Bool("trust-unsigned"), c.App.Writer, c.App.ErrWriter)
 		},
 	}
 }
 
 func runPush(ctx context.Context, g globals, hash string, stdout, stderr io.Writer) error {
-	remote, err := g.remote(ctx)
+	remote, err := g.remote(ctx, stderr)
 	if err != nil {
 		return err
 	}
@@ -63,15 +70,15 @@ func runPush(ctx context.Context, g globals, hash string, stdout, stderr io.Writ
 	}
 	fmt.Fprintf(stdout, "pushed manifest %s to %s: %d blobs uploaded (%d of them replacing a damaged copy), %d already there, "+
 		"%d cells committed, %d already committed with the same outputs, %d events\n",
-		reg.Plan.Hash, remote.S3, st.Blobs, st.Replaced, st.Present, st.Committed, st.Already, st.Events)
+		reg.Plan.Hash, remote.Bucket, st.Blobs, st.Replaced, st.Present, st.Committed, st.Already, st.Events)
 	return nil
 }
 
-func runPull(ctx context.Context, g globals, hash string, stdout, stderr io.Writer) error {
+func runPull(ctx context.Context, g globals, hash string, unsigned bool, stdout, stderr io.Writer) error {
 	if len(hash) != 64 {
 		return badInput{fmt.Errorf("pull needs the full 64-digit manifest hash (got %q)", hash)}
 	}
-	s3, err := g.s3(ctx)
+	remote, err := g.reader(ctx, unsigned)
 	if err != nil {
 		return err
 	}
@@ -80,11 +87,11 @@ func runPull(ctx context.Context, g globals, hash string, stdout, stderr io.Writ
 		return err
 	}
 	defer store.Close()
-	st, err := store.Pull(ctx, hash, pipeline.NewRemote(s3), g.data, stderr)
+	st, err := store.Pull(ctx, hash, remote, g.data, stderr)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "pulled manifest %s from %s: %d blobs downloaded, %d already here, %d new events\n",
-		hash, s3, st.Blobs, st.Present, st.Events)
+		hash, remote.Bucket, st.Blobs, st.Present, st.Events)
 	return nil
 }

@@ -141,10 +141,10 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	}
 	var remote *pipeline.Remote // with --artifacts, each finished cell is committed there
 	if g.artifacts != "" {
-		if remote, err = g.remote(ctx); err != nil {
+		if remote, err = g.remote(ctx, stderr); err != nil {
 			return err
 		}
-		store.Blobs = remote.S3
+		store.Blobs = remote.Bucket
 	}
 	fmt.Fprintf(stdout, "manifest %s\n", plan.Hash)
 	runner := &pipeline.Runner{Store: store, Stages: stgs, Data: g.data, Device: g.device, Progress: stderr, Until: until, Cohort: opts.cohort,

@@ -50,6 +50,16 @@ func runShow(ctx context.Context, g globals, hash string, events, manifestOnly b
 	fmt.Fprintf(w, "manifest %s (%s): %s\n", rep.Plan.Hash, rep.Plan.Manifest.Name, countLine(rep))
 	for i, cell := range rep.Cells {
 		fmt.Fprintf(w, "\ncell %d %s\n  key %s\n  status %s\n", i+1, rep.Plan.Cells[i].LabelString(), cell.Key, cell.Status)
+		for _, p := range cell.Imported {
+			signer := "signed by " + p.Signer
+			if p.Signer == "" {
+				signer = "unsigned (pulled with --trust-unsigned: its results serve this manifest alone)"
+			}
+			fmt.Fprintf(w, "  imported from %s: committed by %s, %s\n", p.From, p.Attempt, signer)
+		}
+		if len(cell.Imported) == 0 && len(cell.Events) > 0 {
+			fmt.Fprintln(w, "  computed in this store")
+		}
 		for _, st := range cell.Stages {
 			fmt.Fprintf(w, "  stage %s: %s", st.Name, st.Status)
 			if st.Cached {

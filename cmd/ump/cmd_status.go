@@ -173,11 +173,11 @@ func runRemoteStatus(ctx context.Context, g globals, hash string, w io.Writer) e
 	if len(hash) != 64 {
 		return badInput{fmt.Errorf("status --remote needs the full 64-digit manifest hash (got %q)", hash)}
 	}
-	s3, err := g.s3(ctx)
+	remote, err := g.reader(ctx, false)
 	if err != nil {
 		return err
 	}
-	reg, cells, err := pipeline.NewRemote(s3).RemoteStatus(ctx, hash)
+	reg, cells, err := remote.RemoteStatus(ctx, hash)
 	if err != nil {
 		return err
 	}
@@ -186,9 +186,12 @@ func runRemoteStatus(ctx context.Context, g globals, hash string, w io.Writer) e
 	for i, c := range cells {
 		cell := &reg.Plan.Cells[i]
 		switch {
+		case c.Refused != "":
+			counts["refused"]++
+			lines = append(lines, fmt.Sprintf("cell %d/%d %s: its commit is refused: %s", i+1, len(cells), cell.LabelString(), c.Refused))
 		case c.Commit != nil:
 			counts[c.Commit.Status]++
-			lines = append(lines, fmt.Sprintf("cell %d/%d %s: %s, committed by %s", i+1, len(cells), cell.LabelString(), c.Commit.Status, c.Commit.Attempt))
+			lines = append(lines, fmt.Sprintf("cell %d/%d %s: %s, committed by %s, signed by %s", i+1, len(cells), cell.LabelString(), c.Commit.Status, c.Commit.Attempt, keyName(c.Commit.Signer)))
 		case c.Attempts > 0:
 			counts["running"]++
 			lines = append(lines, fmt.Sprintf("cell %d/%d %s: running or interrupted (%d attempts), round %d/%d reached, last upload %s",
@@ -198,13 +201,26 @@ func runRemoteStatus(ctx context.Context, g globals, hash string, w io.Writer) e
 			lines = append(lines, fmt.Sprintf("cell %d/%d %s: missing", i+1, len(cells), cell.LabelString()))
 		}
 		for _, u := range c.Unreadable {
-			lines = append(lines, fmt.Sprintf("cell %d/%d: an attempt's upload does not read (skipped): %s", i+1, len(cells), u))
+			lines = append(lines, fmt.Sprintf("cell %d/%d: an attempt's upload does not check (skipped): %s", i+1, len(cells), u))
 		}
 	}
-	fmt.Fprintf(w, "%.12s  %-24s %d cells on %s: %d completed, %d diverged committed, %d running or interrupted, %d missing\n",
-		hash, reg.Plan.Manifest.Name, len(cells), s3, counts[pipeline.Completed], counts[pipeline.Diverged], counts["running"], counts["missing"])
+	fmt.Fprintf(w, "%.12s  %-24s %d cells on %s: %d completed, %d diverged committed, %d running or interrupted, %d missing",
+		hash, reg.Plan.Manifest.Name, len(cells), remote.Bucket, counts[pipeline.Completed], counts[pipeline.Diverged], counts["running"], counts["missing"])
+	if counts["refused"] > 0 {
+		fmt.Fprintf(w, ", %d with a commit refused", counts["refused"])
+	}
+	fmt.Fprintln(w)
 	for _, l := range lines {
 		fmt.Fprintln(w, "  "+l)
 	}
 	return nil
+}
+
+// keyName is a public key NAME:BASE64 cut short (NAME and the first 8
+// digits), or "nobody" for an unsigned commit.
+func keyName(public string) string {
+	if public == "" {
+		return "nobody (unsigned)"
+	}
+	return public[:min(len(public), strings.IndexByte(public, ':')+9)] + "…"
 }

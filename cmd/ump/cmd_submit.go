@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"text/template"
@@ -37,13 +38,15 @@ func submitCommand() *cli.Command {
 			&cli.StringFlag{Name: "image", Usage: "the container `IMAGE` with ump (and the data sets at $UMP_DATA) for --k8s"},
 			&cli.StringFlag{Name: "secret", Value: "ump-s3", Usage: "the Kubernetes Secret `NAME` whose keys become the worker's environment " +
 				"(UMP_S3_ENDPOINT, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)"},
+			&cli.StringFlag{Name: "key-secret", Value: "ump-key", Usage: "the Kubernetes Secret `NAME` holding your signing key as signing-key, " +
+				"with which the workers sign their commits (kubectl create secret generic ump-key --from-file=signing-key=KEYFILE)"},
 			&cli.IntFlag{Name: "parallelism", Usage: "pods that run at once for --k8s (default: every task)"},
 			engineFlag, scaleFlag,
 		},
 		Action: func(c *cli.Context) error {
 			opts := submitOptions{slurm: c.Bool("slurm"), k8s: c.Bool("k8s"), perTask: c.Int("cells-per-task"), onlyMissing: c.Bool("only-missing"),
 				now: c.Bool("now"), out: c.String("out"), sbatch: c.StringSlice("sbatch-option"), image: c.String("image"),
-				secret: c.String("secret"), parallelism: c.Int("parallelism")}
+				secret: c.String("secret"), keySecret: c.String("key-secret"), parallelism: c.Int("parallelism")}
 			var err error
 			if opts.run, err = runOptionsOf(c); err != nil {
 				return err
@@ -54,11 +57,11 @@ func submitCommand() *cli.Command {
 }
 
 type submitOptions struct {
-	slurm, k8s, onlyMissing, now bool
-	perTask, parallelism         int
-	out, image, secret           string
-	sbatch                       []string
-	run                          runOptions
+	slurm, k8s, onlyMissing, now  bool
+	perTask, parallelism          int
+	out, image, secret, keySecret string
+	sbatch                        []string
+	run                           runOptions
 }
 
 // maxArray is Slurm's default MaxArraySize less one: array indices run
@@ -97,7 +100,7 @@ func runSubmit(ctx context.Context, g globals, opts submitOptions, stdout, stder
 	if err != nil {
 		return err
 	}
-	remote, err := g.remote(ctx)
+	remote, err := g.remote(ctx, stderr)
 	if err != nil {
 		return err
 	}
@@ -114,7 +117,7 @@ func runSubmit(ctx context.Context, g globals, opts submitOptions, stdout, stder
 		}
 	}
 	if len(cells) == 0 {
-		fmt.Fprintf(stdout, "every cell of manifest %s is committed on %s; nothing to submit (`ump pull %s` brings them home)\n", plan.Hash, remote.S3, plan.Hash)
+		fmt.Fprintf(stdout, "every cell of manifest %s is committed on %s; nothing to submit (`ump pull %s` brings them home)\n", plan.Hash, remote.Bucket, plan.Hash)
 		return nil
 	}
 	perTask := opts.perTask
@@ -124,7 +127,7 @@ func runSubmit(ctx context.Context, g globals, opts submitOptions, stdout, stder
 			perTask = (len(cells) + maxArray - 1) / maxArray
 		}
 	}
-	wl := &pipeline.Worklist{Plan: *plan}
+	wl := &pipeline.Worklist{Plan: *plan, Trusted: remote.Trust.Keys()}
 	for start := 0; start < len(cells); start += perTask {
 		wl.Tasks = append(wl.Tasks, cells[start:min(start+perTask, len(cells))])
 	}
@@ -140,9 +143,13 @@ func runSubmit(ctx context.Context, g globals, opts submitOptions, stdout, stder
 	if err != nil {
 		return err
 	}
+	key, err := filepath.Abs(remote.Signer.Path)
+	if err != nil {
+		return err
+	}
 	job := jobSpec{Run: run, Short: run[:12], Hash: plan.Hash, Name: plan.Manifest.Name, Cells: len(cells), PerTask: perTask,
-		Tasks: len(wl.Tasks), LastTask: len(wl.Tasks) - 1, Artifacts: g.artifacts, Insecure: g.insecure, Ump: self, Sbatch: opts.sbatch,
-		Image: opts.image, Secret: opts.secret, Parallelism: opts.parallelism, Requeue: exitRequeue, Fail: []int{exitBadInput, exitNondeterministic}}
+		Tasks: len(wl.Tasks), LastTask: len(wl.Tasks) - 1, Artifacts: g.artifacts, Insecure: g.insecure, Ump: self, Key: key, Sbatch: opts.sbatch,
+		Image: opts.image, Secret: opts.secret, KeySecret: opts.keySecret, Parallelism: opts.parallelism, Requeue: exitRequeue, Fail: []int{exitBadInput, exitNondeterministic}}
 	if job.Parallelism == 0 {
 		job.Parallelism = job.Tasks
 	}
@@ -190,11 +197,11 @@ func runSubmit(ctx context.Context, g globals, opts submitOptions, stdout, stder
 
 // jobSpec is what the templates fill in.
 type jobSpec struct {
-	Run, Short, Hash, Name, Artifacts, Ump, Image, Secret string
-	Cells, PerTask, Tasks, LastTask, Parallelism, Requeue int
-	Insecure                                              bool
-	Sbatch                                                []string
-	Fail                                                  []int // exit codes a retry cannot fix
+	Run, Short, Hash, Name, Artifacts, Ump, Key, Image, Secret, KeySecret string
+	Cells, PerTask, Tasks, LastTask, Parallelism, Requeue                 int
+	Insecure                                                              bool
+	Sbatch                                                                []string
+	Fail                                                                  []int // exit codes a retry cannot fix
 }
 
 // quote writes a value as a YAML or shell-safe double-quoted string.
@@ -232,11 +239,12 @@ var slurmScript = template.Must(template.New("sbatch").Funcs(funcs).Parse(`#!/bi
 # ump submit: run {{.Run}}
 # manifest {{.Name}} {{.Hash}}: {{.Cells}} cells, {{.PerTask}} per task.
 # The workers read UMP_S3_ENDPOINT, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and
-# UMP_DATA) from the environment sbatch passes on from the submitting shell.
+# UMP_DATA) from the environment sbatch passes on from the submitting shell, and
+# sign their commits with the submitter's key (--key below).
 # SIGTERM (the time limit's, with --signal above, or preemption) makes ump save a
 # checkpoint and exit {{.Requeue}}; the task is then requeued and resumes from it.
 set -u
-{{shell .Ump}} --artifacts {{shell .Artifacts}}{{if .Insecure}} --s3-insecure{{end}} worker --run {{.Run}} &
+{{shell .Ump}} --artifacts {{shell .Artifacts}}{{if .Insecure}} --s3-insecure{{end}} --key {{shell .Key}} worker --run {{.Run}} &
 pid=$!
 trap 'kill -TERM "$pid" 2>/dev/null' TERM
 wait "$pid"; rc=$?
@@ -254,6 +262,8 @@ exit "$rc"
 var k8sJob = template.Must(template.New("k8s").Funcs(funcs).Parse(`# ump submit: run {{.Run}}
 # manifest {{.Name}} {{.Hash}}: {{.Cells}} cells, {{.PerTask}} per task.
 # The Secret {{.Secret}} holds UMP_S3_ENDPOINT, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY;
+# the Secret {{.KeySecret}} holds the signing key the workers sign their commits with:
+#   kubectl create secret generic {{.KeySecret}} --from-file=signing-key={{.Key}}
 # the image has ump on its PATH and the data sets at $UMP_DATA.
 apiVersion: batch/v1
 kind: Job
@@ -295,8 +305,17 @@ spec:
       - name: ump
         image: {{quote .Image}}
         command: ["ump"]
-        args: [{{quote "--artifacts"}}, {{quote .Artifacts}},{{if .Insecure}} "--s3-insecure",{{end}} "worker", "--run", {{quote .Run}}]
+        args: [{{quote "--artifacts"}}, {{quote .Artifacts}},{{if .Insecure}} "--s3-insecure",{{end}} "--key", "/etc/ump/signing-key", "worker", "--run", {{quote .Run}}]
         envFrom:
         - secretRef:
             name: {{quote .Secret}}
+        volumeMounts:
+        - name: signing-key
+          mountPath: /etc/ump
+          readOnly: true
+      volumes:
+      - name: signing-key
+        secret:
+          secretName: {{quote .KeySecret}}
+          defaultMode: 0400
 `))

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/signing"
 	"github.com/urfave/cli/v2"
 )
 
@@ -62,7 +63,7 @@ func taskIndex(flag string, tasks int) (int, error) {
 }
 
 func runWorker(ctx context.Context, g globals, run, index string, stdout, stderr io.Writer) error {
-	remote, err := g.remote(ctx)
+	remote, err := g.remote(ctx, stderr)
 	if err != nil {
 		return err
 	}
@@ -74,6 +75,10 @@ func runWorker(ctx context.Context, g globals, run, index string, stdout, stderr
 	if err != nil {
 		return err
 	}
+	// What the submitting store trusted, the run's workers trust.
+	if remote.Trust, err = signing.NewTrust(append(remote.Trust.Keys(), wl.Trusted...)...); err != nil {
+		return fmt.Errorf("%w: the run's trusted keys: %w", pipeline.ErrRejected, err)
+	}
 	dir, err := os.MkdirTemp("", "ump-worker-")
 	if err != nil {
 		return fmt.Errorf("%w: the worker's scratch store: %w", pipeline.ErrUnavailable, err)
@@ -84,7 +89,7 @@ func runWorker(ctx context.Context, g globals, run, index string, stdout, stderr
 		return err
 	}
 	defer store.Close()
-	store.Blobs = remote.S3
+	store.Blobs = remote.Bucket
 	cells := wl.Tasks[task]
 	fmt.Fprintf(stderr, "run %.12s task %d: %d cells of manifest %.12s, attempt %s\n", run, task, len(cells), wl.Plan.Hash, remote.Attempt)
 	runner := &pipeline.Runner{Store: store, Stages: pipeline.DefaultStages(), Data: g.data, Device: g.device, Progress: stderr,

@@ -15,6 +15,7 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/artifacts/s3test"
 	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/signing"
 )
 
 // Helpers shared by the package's tests.
@@ -152,4 +153,19 @@ func startS3(t *testing.T) (s3test.Server, []string, *artifacts.S3) {
 		t.Fatal(err)
 	}
 	return srv, env, s3
+}
+
+// testRemote reads S3 as a store does that trusts the key the tests'
+// ump processes sign with (UMP_KEY, set by TestMain).
+func testRemote(t *testing.T, s3 *artifacts.S3) *pipeline.Remote {
+	t.Helper()
+	key, _, err := signing.LoadOrCreate(os.Getenv("UMP_KEY"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trust, err := signing.NewTrust(key.Public())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pipeline.NewRemote(s3, key, trust)
 }

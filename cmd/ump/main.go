@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -18,6 +19,7 @@ import (
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn"
 	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/signing"
 	"github.com/urfave/cli/v2"
 )
 
@@ -112,7 +114,7 @@ var exitClasses = []struct {
 		artifacts.ErrUnavailable, artifacts.ErrNotFound, artifacts.ErrCorrupt, syscall.ENOSPC)},
 	{exitBadInput, func(err error) bool { // cli.ExitCoder: urfave/cli's own usage errors (help for an unknown command)
 		return errors.As(err, new(*manifests.Error)) || errors.As(err, new(badInput)) || errors.As(err, new(cli.ExitCoder)) ||
-			isAny(pipeline.ErrBadArgument, pipeline.ErrEngineMismatch, pipeline.ErrOtherEngine, datasets.ErrNotInstalled)(err)
+			isAny(pipeline.ErrBadArgument, pipeline.ErrEngineMismatch, pipeline.ErrOtherEngine, datasets.ErrNotInstalled, signing.ErrBadKey)(err)
 	}},
 	{exitRequeue, func(err error) bool { return errors.As(err, new(requeue)) }},
 	{exitInterrupted, isAny(pipeline.ErrInterrupted)},
@@ -148,12 +150,13 @@ type globals struct {
 	notes     io.Writer // stderr: says when a reader runs beside a writer; nil for none
 	device    *nn.Device
 	ump       string // "ump" and the global flags given, for hints that rerun a command
+	key       string // this user's signing key file
 }
 
 func globalsOf(c *cli.Context) globals {
 	return globals{store: c.String("store"), data: datasets.NewLibrary(c.String("data-dir")),
 		artifacts: c.String("artifacts"), insecure: c.Bool("s3-insecure"), notes: c.App.ErrWriter,
-		device: nn.NewDevice(c.String("gpu-backend")), ump: invocation(c)}
+		device: nn.NewDevice(c.String("gpu-backend")), ump: invocation(c), key: c.String("key")}
 }
 
 // invocation is `ump` with the global flags c was given (or their
@@ -192,8 +195,22 @@ func (g globals) s3(ctx context.Context) (*artifacts.S3, error) {
 
 // remote connects to the S3 store of --artifacts for writing what runs on
 // many machines share (pipeline.Remote), after checking that the server
-// honours create-only writes, on which commits rely.
-func (g globals) remote(ctx context.Context) (*pipeline.Remote, error) {
+// honours create-only writes, on which commits rely. It signs with this
+// user's key (created on first need, said on stderr) and trusts what the
+// store does (trust).
+func (g globals) remote(ctx context.Context, stderr io.Writer) (*pipeline.Remote, error) {
+	key, created, err := signing.LoadOrCreate(g.key)
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		fmt.Fprintf(stderr, "ump: created your signing key %s; it signs what you commit to S3. Collaborators who pull your results run:\n"+
+			"  ump trust add %s\n", key.Path, key.Public())
+	}
+	trust, err := g.trust(false)
+	if err != nil {
+		return nil, err
+	}
 	s3, err := g.s3(ctx)
 	if err != nil {
 		return nil, err
@@ -201,7 +218,42 @@ func (g globals) remote(ctx context.Context) (*pipeline.Remote, error) {
 	if err := s3.CheckCreateOnly(ctx, "probes/create-only"); err != nil {
 		return nil, err
 	}
-	return pipeline.NewRemote(s3), nil
+	return pipeline.NewRemote(s3, key, trust), nil
+}
+
+// reader connects to the S3 store of --artifacts for reading what runs
+// share, trusting what the store does (trust).
+func (g globals) reader(ctx context.Context, unsigned bool) (*pipeline.Remote, error) {
+	trust, err := g.trust(unsigned)
+	if err != nil {
+		return nil, err
+	}
+	s3, err := g.s3(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return pipeline.NewRemote(s3, nil, trust), nil
+}
+
+// trust is the set of keys whose signed commits the store accepts: this
+// user's own (when it has one) and those `ump trust add` listed.
+func (g globals) trust(unsigned bool) (*signing.Trust, error) {
+	keys, err := signing.ReadTrusted(pipeline.TrustedKeysPath(g.store))
+	if err != nil {
+		return nil, err
+	}
+	own, err := signing.Load(g.key)
+	if err == nil {
+		keys = append(keys, own.Public())
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	trust, err := signing.NewTrust(keys...)
+	if err != nil {
+		return nil, err
+	}
+	trust.Unsigned = unsigned
+	return trust, nil
 }
 
 // useArtifacts points the store's blobs at the S3 store when --artifacts
@@ -235,11 +287,13 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				Usage: "keep artifacts in S3 at `s3://BUCKET/PREFIX` (endpoint from UMP_S3_ENDPOINT, credentials from " +
 					"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, each request's time limit from UMP_S3_TIMEOUT, default 1m); the event log stays in --store"},
 			&cli.BoolFlag{Name: "s3-insecure", Usage: "talk to the S3 endpoint over plain HTTP"},
+			&cli.StringFlag{Name: "key", Value: signing.DefaultPath(), EnvVars: []string{"UMP_KEY"},
+				Usage: "your signing key `FILE`: it signs what you commit to S3 (created on first need; `ump key show` prints its public half)"},
 			&cli.StringFlag{Name: "gpu-backend", EnvVars: []string{"GOMLX_BACKEND"},
 				Usage: "the GoMLX backend GPU cells train on: `xla:/abs/path/xla_cuda_plugin.so`, or go for GoMLX's " +
 					"pure-Go backend (default: the CUDA PJRT plugin of an installed jax-cuda package)"},
 		},
-		Commands:       []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand(), submitCommand(), workerCommand(), tableCommand(), plotCommand(), serveCommand(), gcCommand(), doctorCommand()},
+		Commands:       []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand(), submitCommand(), workerCommand(), keyCommand(), trustCommand(), tableCommand(), plotCommand(), serveCommand(), gcCommand(), doctorCommand()},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
 		OnUsageError:   usageError,
 		Version:        pipeline.Version(),
