@@ -165,7 +165,7 @@ func (r *Remote) Progress(ctx context.Context, hash string, index int, evs []Eve
 	n := r.uploads[dir]
 	r.mu.Unlock()
 	name := fmt.Sprintf("%sattempts/%s/%06d.jsonl", dir, r.Attempt, n)
-	return r.Bucket.PutNew(ctx, name, signUpload(name, encodeEvents(evs), r.Signer))
+	return r.Bucket.PutNew(ctx, name, SignUpload(name, encodeEvents(evs), r.Signer))
 }
 
 // An attempt's upload is its events as JSON lines, then one line of
@@ -179,7 +179,9 @@ func uploadSigned(name string, events []byte) []byte {
 	return slices.Concat([]byte("ump upload 1\n"+name+"\n"), events)
 }
 
-func signUpload(name string, events []byte, key *signing.Key) []byte {
+// SignUpload returns an attempt's upload named name of events (JSON
+// lines), signed with key.
+func SignUpload(name string, events []byte, key *signing.Key) []byte {
 	line, _ := json.Marshal(uploadSignature{Signer: key.Public(), Signature: key.Sign(uploadSigned(name, events))})
 	return slices.Concat(events, line, []byte("\n"))
 }

@@ -462,7 +462,7 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 			return "", false, fmt.Errorf("%w: cell %d (%s) was recorded under other inputs (%q) and its stage %s is not in the store whole: "+
 				"rerun with --other-engine recompute to compute it on this engine", ErrOtherEngine, cell.Index+1, cell.LabelString(), foreign, st.Name())
 		} else {
-			res, err = r.runStage(ctx, st, cell, params, skey, results, appendCell, p, seat, procs)
+			res, err = r.runStage(ctx, plan.Hash, st, cell, params, skey, results, appendCell, p, seat, procs)
 			if errors.Is(err, stages.ErrInterrupted) || (err != nil && ctx.Err() != nil) {
 				return "", false, fmt.Errorf("%w in cell %d (%s), stage %s", ErrInterrupted, cell.Index+1, cell.LabelString(), st.Name())
 			}
@@ -528,10 +528,9 @@ func storeFailure(err error) bool {
 
 // cached returns the result of a completed run of stage key skey whose
 // outputs all verify, or nil. own reports whether cell key already
-// recorded it. A result imported unsigned (pull --trust-unsigned) serves
-// only its own manifest (hash).
+// recorded it. Only results that count for manifest hash (countFor) serve.
 func (r *Runner) cached(ctx context.Context, skey, hash, cellKey string, p *progress, cell *manifests.Cell, name string) (res *stages.Result, own bool, err error) {
-	evs, err := r.Store.Log.ByStage(skey)
+	evs, err := r.Store.countFor(hash, r.Store.Log.ByStage, skey)
 	if err != nil {
 		return nil, false, err
 	}
@@ -539,15 +538,6 @@ func (r *Runner) cached(ctx context.Context, skey, hash, cellKey string, p *prog
 		ev := evs[i]
 		if ev.Kind != StageCompleted {
 			continue
-		}
-		if ev.Manifest != hash {
-			cellEvs, err := r.Store.Log.ByCell(ev.Cell)
-			if err != nil {
-				return nil, false, err
-			}
-			if unsignedElsewhere(hash, cellEvs)[ev.Manifest] {
-				continue
-			}
 		}
 		if err := r.verifyOutputs(ctx, ev.Outputs); err != nil {
 			p.cellf(cell, "%s: cached output unusable (%v); recomputing\n", name, err)
@@ -580,10 +570,11 @@ func completedEvent(stage, skey string, res *stages.Result, cached bool) *Event 
 	return ev
 }
 
-// runStage executes a stage, resuming from its last verified checkpoint.
-func (r *Runner) runStage(ctx context.Context, st stages.Stage, cell *manifests.Cell, params any, skey string,
+// runStage executes a stage of a cell of manifest hash, resuming from its
+// last verified checkpoint.
+func (r *Runner) runStage(ctx context.Context, hash string, st stages.Stage, cell *manifests.Cell, params any, skey string,
 	upstream map[string]*stages.Result, appendCell func(*Event) error, p *progress, seat *train.Seat, procs int) (*stages.Result, error) {
-	resume, err := r.lastCheckpoint(ctx, skey)
+	resume, err := r.lastCheckpoint(ctx, hash, skey)
 	if err != nil {
 		return nil, err
 	}
@@ -621,9 +612,9 @@ func (r *Runner) runStage(ctx context.Context, st stages.Stage, cell *manifests.
 }
 
 // lastCheckpoint returns the furthest checkpoint recorded for a stage key
-// whose blob verifies, or nil.
-func (r *Runner) lastCheckpoint(ctx context.Context, skey string) (*stages.Checkpoint, error) {
-	evs, err := r.Store.Log.ByStage(skey)
+// that counts for manifest hash (countFor) and whose blob verifies, or nil.
+func (r *Runner) lastCheckpoint(ctx context.Context, hash, skey string) (*stages.Checkpoint, error) {
+	evs, err := r.Store.countFor(hash, r.Store.Log.ByStage, skey)
 	if err != nil {
 		return nil, err
 	}

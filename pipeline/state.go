@@ -107,31 +107,36 @@ type CellView struct {
 	Imported []Provenance
 }
 
-// Cell folds the events of a cell key as manifest hash sees them: with
-// those of other manifests that were imported unsigned left out
-// (unsignedElsewhere).
+// Cell folds the events of a cell key as manifest hash sees them
+// (countFor).
 func (s *Store) Cell(hash, key string) (*CellView, error) {
-	evs, err := s.Events.ByCell(key)
+	evs, err := s.countFor(hash, s.Events.ByCell, key)
 	if err != nil {
 		return nil, err
 	}
-	unsigned := unsignedElsewhere(hash, evs)
-	return foldCell(key, slices.DeleteFunc(evs, func(ev Event) bool { return unsigned[ev.Manifest] }))
+	return foldCell(key, evs)
 }
 
-// unsignedElsewhere lists the manifests other than hash whose events of a
-// cell (evs) were imported without a signature (pull --trust-unsigned):
-// those results count for the manifest they were pulled for alone.
-func unsignedElsewhere(hash string, evs []Event) map[string]bool {
-	unsigned := map[string]bool{}
-	for i := range evs {
-		if evs[i].Kind == CellImported && evs[i].Manifest != hash {
-			if p, err := payloadOf[Provenance](&evs[i]); err != nil || p.Signer == "" {
-				unsigned[evs[i].Manifest] = true
-			}
+// countFor returns the events by(key) finds less those of manifests other
+// than hash whose cell was imported without a signature (pull
+// --trust-unsigned): such results count for the manifest they were pulled
+// for alone.
+func (s *Store) countFor(hash string, by func(string) ([]Event, error), key string) ([]Event, error) {
+	evs, err := by(key)
+	if err != nil {
+		return nil, err
+	}
+	imports, err := s.Events.ByKind(CellImported)
+	if err != nil {
+		return nil, err
+	}
+	unsigned := map[[2]string]bool{} // manifest, cell
+	for i := range imports {
+		if p, err := payloadOf[Provenance](&imports[i]); err != nil || p.Signer == "" {
+			unsigned[[2]string{imports[i].Manifest, imports[i].Cell}] = true
 		}
 	}
-	return unsigned
+	return slices.DeleteFunc(evs, func(ev Event) bool { return ev.Manifest != hash && unsigned[[2]string{ev.Manifest, ev.Cell}] }), nil
 }
 
 // foldCell folds a cell's events; a payload that does not decode is an

@@ -273,6 +273,7 @@ func TestKubernetesJobAndWorkerContract(t *testing.T) {
 	if other.Events, err = s3.Put(context.Background(), []byte("{}\n")); err != nil {
 		t.Fatal(err)
 	}
+	other.Sign(hash, 2, testKey(t))
 	data, _ := json.Marshal(other)
 	if err := s3.PutNew(context.Background(), "manifests/"+hash+"/cells/00003/commit.json", data); err != nil {
 		t.Fatal(err)

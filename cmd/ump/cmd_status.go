@@ -213,6 +213,9 @@ func runRemoteStatus(ctx context.Context, g globals, hash string, w io.Writer) e
 	for _, l := range lines {
 		fmt.Fprintln(w, "  "+l)
 	}
+	if counts["refused"] > 0 {
+		return fmt.Errorf("%w: %d commits on %s do not check (listed above); pull refuses the manifest until they do", pipeline.ErrRejected, counts["refused"], remote.Bucket)
+	}
 	return nil
 }
 

@@ -120,6 +120,7 @@ func TestEveryCommandExitsByClass(t *testing.T) {
 		commit.Outputs[k] = "sha256:" + strings.Repeat("0", 64)
 		break
 	}
+	commit.Sign(hash, 0, testKey(t)) // a buggy client with a trusted key
 	data, _ = json.Marshal(commit)
 	if err := s3.PutNamed(context.Background(), name, data); err != nil {
 		t.Fatal(err)

@@ -155,14 +155,21 @@ func startS3(t *testing.T) (s3test.Server, []string, *artifacts.S3) {
 	return srv, env, s3
 }
 
-// testRemote reads S3 as a store does that trusts the key the tests'
-// ump processes sign with (UMP_KEY, set by TestMain).
-func testRemote(t *testing.T, s3 *artifacts.S3) *pipeline.Remote {
+// testKey is the key the tests' ump processes sign with (UMP_KEY, set by
+// TestMain).
+func testKey(t *testing.T) *signing.Key {
 	t.Helper()
 	key, _, err := signing.LoadOrCreate(os.Getenv("UMP_KEY"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return key
+}
+
+// testRemote reads S3 as a store does that trusts testKey.
+func testRemote(t *testing.T, s3 *artifacts.S3) *pipeline.Remote {
+	t.Helper()
+	key := testKey(t)
 	trust, err := signing.NewTrust(key.Public())
 	if err != nil {
 		t.Fatal(err)

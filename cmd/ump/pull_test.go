@@ -11,15 +11,20 @@ import (
 	"testing"
 
 	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/signing"
 )
 
 // TestPullTakesOnlyTheManifestsOwnEvents pushes two manifests, then
-// tampers with the events one's first commit names: a forged result for
-// the other manifest's cell, an event of another manifest, a malformed
-// payload.
+// tampers with one's first commit and the events it names: a forged result
+// for the other manifest's cell, an event of another manifest, a malformed
+// payload (each signed again with the trusted key, as a buggy client
+// would), a commit signed by a key the store does not trust, a valid
+// signature over changed fields, no signature.
 // Each pull is refused (exit 3) with nothing imported and the other
-// manifest's table unchanged; the untampered file pulls (in chunks: over
-// 2,000 events), twice without change.
+// manifest's table unchanged; the untampered commit pulls (in chunks: over
+// 2,000 events), twice without change, and `ump show` names its signer.
+// An unsigned commit pulls only with --trust-unsigned, and its results
+// serve no other manifest.
 func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 	_, env, s3 := startS3(t)
 	big := writeFile(t, "big.yaml", strings.NewReplacer("dim: 30000", "dim: 10", "rounds: 120", "rounds: 400",
@@ -105,11 +110,16 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 		contradicting[k] = "sha256:" + strings.Repeat("1", 64)
 		break
 	}
+	stranger, _, err := signing.LoadOrCreate(filepath.Join(t.TempDir(), "stranger"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	tampered := []struct {
 		name, add, want string
 		edit            func([]byte) []byte
 		outputs         map[string]string // the forged commit's, when set
 		status          string            // the forged commit's, when set
+		sign            func(*pipeline.Commit)
 	}{
 		{name: "a forged result for another manifest's cell", add: string(line), want: "is not a cell of the manifest"},
 		{name: "an event of another manifest", add: string(line2), want: "belongs to manifest"},
@@ -120,6 +130,14 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 		{name: "a cell's inputs changed", want: "does not follow from its spec and inputs", edit: otherInputs},
 		{name: "commit outputs its events do not record", want: "it records outputs", edit: bytes.Clone, outputs: contradicting},
 		{name: "a commit flipped to diverged", want: "its status is diverged, its events say completed", edit: bytes.Clone, status: pipeline.Diverged},
+		{name: "a commit signed by an untrusted key", want: "is signed by " + stranger.Public() + ", a key this store does not trust", edit: bytes.Clone,
+			sign: func(c *pipeline.Commit) { c.Sign(bigHash, 0, stranger) }},
+		{name: "a commit flipped to diverged after signing", want: "that does not verify: it was changed after signing", edit: bytes.Clone, status: pipeline.Diverged,
+			sign: func(c *pipeline.Commit) {}},
+		{name: "a trusted signature over another cell", want: "that does not verify", edit: bytes.Clone,
+			sign: func(c *pipeline.Commit) { c.Sign(bigHash, 1, testKey(t)) }},
+		{name: "an unsigned commit", want: "is not signed", edit: bytes.Clone,
+			sign: func(c *pipeline.Commit) { c.Signer, c.Signature = "", "" }},
 	}
 	for _, tc := range tampered {
 		// Whoever can write the bucket can replace a commit.
@@ -135,11 +153,16 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 		if tc.status != "" {
 			forgedCommit.Status = tc.status
 		}
-		if bytes.Equal(events, pushed) && tc.outputs == nil && tc.status == "" {
+		if bytes.Equal(events, pushed) && tc.outputs == nil && tc.status == "" && tc.sign == nil {
 			t.Fatalf("tampering with %s changed nothing", tc.name)
 		}
 		if forgedCommit.Events, err = s3.Put(context.Background(), events); err != nil {
 			t.Fatal(err)
+		}
+		if tc.sign != nil {
+			tc.sign(&forgedCommit)
+		} else { // a buggy client with a trusted key
+			forgedCommit.Sign(bigHash, 0, testKey(t))
 		}
 		data, _ := json.Marshal(forgedCommit)
 		if err := s3.PutNamed(context.Background(), name, data); err != nil {
@@ -157,10 +180,44 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 		}
 	}
 
+	// Pushed before signing (cell 1's commit): imported only when told, and
+	// then for this manifest alone. The other manifest, renamed (same
+	// cells), is run in that store: nothing of the unsigned pull is a cache
+	// hit or a checkpoint for it.
+	otherName := "manifests/" + otherHash + "/cells/00001/commit.json"
+	otherCommitted, _ := s3.GetNamed(context.Background(), otherName)
+	var unsigned pipeline.Commit
+	json.Unmarshal(otherCommitted, &unsigned)
+	unsigned.Signer, unsigned.Signature = "", ""
+	data, _ := json.Marshal(unsigned)
+	s3.PutNamed(context.Background(), otherName, data)
+	third := t.TempDir()
+	if r := umpEnv(t, env, third, "--s3-insecure", "pull", otherHash); r.code != 3 || !strings.Contains(r.stderr, "--trust-unsigned") {
+		t.Errorf("pull of an unsigned commit: exit %d; want 3 pointing at --trust-unsigned\n%s", r.code, r.stderr)
+	}
+	if r := umpEnv(t, env, third, "--s3-insecure", "pull", "--trust-unsigned", otherHash); r.code != 0 {
+		t.Fatalf("pull --trust-unsigned: exit %d\n%s", r.code, r.stderr)
+	}
+	if show := ump(t, third, "show", otherHash).stdout; !strings.Contains(show, "unsigned (pulled with --trust-unsigned") {
+		t.Errorf("show after pull --trust-unsigned does not say the cell is unsigned:\n%s", show)
+	}
+	renamed := writeFile(t, "renamed.yaml", strings.Replace(strings.Replace(smallManifest, "lr: 0.02", "lr: 0.01", 1), "name: long", "name: renamed", 1))
+	// (Cell 2's commit is signed: it is a cache hit; cell 1 trains anew.)
+	if r := ump(t, third, "run", renamed); r.code != 0 || !strings.Contains(r.stderr, "(1 fully cached)") || strings.Contains(r.stderr, "resuming") {
+		t.Errorf("a manifest sharing the unsigned pull's cells: exit %d; want cell 1 computed from scratch, cell 2 cached\n%s", r.code, r.stderr)
+	}
+	s3.PutNamed(context.Background(), otherName, otherCommitted)
+	if r := ump(t, theirs, "run", renamed); r.code != 0 || !strings.Contains(r.stderr, "(2 fully cached)") {
+		t.Errorf("the same manifest in the store that pulled signed commits: exit %d; want every cell cached\n%s", r.code, r.stderr)
+	}
+
 	s3.PutNamed(context.Background(), name, committed)
 	pull := umpEnv(t, env, theirs, "--s3-insecure", "pull", bigHash)
 	if pull.code != 0 || !strings.Contains(pull.stdout, "pulled manifest") {
 		t.Fatalf("pull of over 2,000 events: exit %d\n%s", pull.code, pull.stderr)
+	}
+	if show := ump(t, theirs, "show", bigHash).stdout; !strings.Contains(show, "imported from s3://team/ump") || !strings.Contains(show, "signed by "+testKey(t).Public()) {
+		t.Errorf("show after a pull does not say where the cells came from and who signed them:\n%s", show)
 	}
 	if again := umpEnv(t, env, theirs, "--s3-insecure", "pull", bigHash); !strings.Contains(again.stdout, "0 new events") {
 		t.Errorf("second pull: %s", again.stdout)

@@ -11,6 +11,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/signing"
 )
 
 // TestS3PushPullAndRemoteArtifacts runs a manifest, pushes it to a real S3
@@ -148,22 +151,37 @@ func TestABadAttemptNeverBlocksACell(t *testing.T) {
 		t.Fatalf("run --until topology: exit %d\n%s", first.code, first.stderr)
 	}
 	hash := hashOf(t, first)
-	bad := map[string]string{
-		"manifests/" + hash + "/cells/00001/attempts/garbage/000001.jsonl": "not an event\n",
-		"manifests/" + hash + "/cells/00002/attempts/foreign/000001.jsonl": `{"seq":1,"kind":"CellStarted","manifest":"` + strings.Repeat("0", 64) + `","cell":"x"}` + "\n",
+	stranger, _, err := signing.LoadOrCreate(filepath.Join(t.TempDir(), "stranger"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign := []byte(`{"seq":1,"kind":"CellStarted","manifest":"` + strings.Repeat("0", 64) + `","cell":"x"}` + "\n")
+	garbage := "manifests/" + hash + "/cells/00001/attempts/garbage/000001.jsonl"
+	signed := "manifests/" + hash + "/cells/00002/attempts/foreign/000001.jsonl"
+	untrusted := "manifests/" + hash + "/cells/00002/attempts/stranger/000009.jsonl"
+	bad := map[string][]byte{
+		garbage:   pipeline.SignUpload(garbage, []byte("not an event\n"), testKey(t)),
+		signed:    pipeline.SignUpload(signed, foreign, testKey(t)), // another manifest's events, signed by a trusted key
+		untrusted: pipeline.SignUpload(untrusted, foreign, stranger),
+		"manifests/" + hash + "/cells/00001/attempts/unsigned/000001.jsonl": foreign,
 	}
 	for name, data := range bad {
-		if err := s3.PutNamed(context.Background(), name, []byte(data)); err != nil {
+		if err := s3.PutNamed(context.Background(), name, data); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if st := umpEnv(t, env, t.TempDir(), "--s3-insecure", "status", "--remote", hash); st.code != 0 ||
-		!strings.Contains(st.stdout, "cell 1/2: an attempt's upload does not read (skipped)") {
-		t.Errorf("status --remote beside a garbage attempt: exit %d; want it listed as skipped\n%s%s", st.code, st.stdout, st.stderr)
+	st := umpEnv(t, env, t.TempDir(), "--s3-insecure", "status", "--remote", hash)
+	for _, want := range []string{"cell 1/2: an attempt's upload does not check (skipped): pushed events rejected: " + garbage + " line 1",
+		"cell 1/2: an attempt's upload does not check (skipped): pushed events rejected: not signed by a trusted key: manifests/" + hash + "/cells/00001/attempts/unsigned/000001.jsonl is not signed",
+		"cell 2/2: an attempt's upload does not check (skipped): pushed events rejected: not signed by a trusted key: " + untrusted + " is signed by " + stranger.Public()} {
+		if st.code != 0 || !strings.Contains(st.stdout, want) {
+			t.Errorf("status --remote beside bad attempts: exit %d; want it to say %q\n%s%s", st.code, want, st.stdout, st.stderr)
+		}
 	}
 	r := umpEnv(t, env, t.TempDir(), "--s3-insecure", "run", m)
-	if r.code != 0 || !strings.Contains(r.stderr, "2 completed") || strings.Count(r.stderr, "skipping an attempt's upload that does not check") != 2 {
-		t.Fatalf("run beside two bad attempts: exit %d; want both skipped and named, every cell completed\n%s", r.code, r.stderr)
+	if r.code != 0 || !strings.Contains(r.stderr, "2 completed") || strings.Count(r.stderr, "skipping an attempt's upload that does not check") != 4 ||
+		!strings.Contains(r.stderr, signed+": event 1 is not of cell 2") {
+		t.Fatalf("run beside four bad attempts: exit %d; want all skipped and named, every cell completed\n%s", r.code, r.stderr)
 	}
 	for name := range bad {
 		if _, err := s3.GetNamed(context.Background(), name); err != nil {
