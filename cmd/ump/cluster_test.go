@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/internal/slurmtest"
 	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/signing"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -41,10 +43,10 @@ func submitted(t *testing.T, r result) string {
 }
 
 // reachedRound waits until S3 holds an upload of a cell (from 0) past
-// round 0, i.e. with a checkpoint, and returns its round.
-func reachedRound(t *testing.T, s3 *artifacts.S3, hash string, cell int, still func() bool) int {
+// round 0, i.e. with a checkpoint, signed by a key remote trusts, and
+// returns its round.
+func reachedRound(t *testing.T, remote *pipeline.Remote, hash string, cell int, still func() bool) int {
 	t.Helper()
-	remote := testRemote(t, s3)
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if _, cells, err := remote.RemoteStatus(context.Background(), hash); err == nil && cells[cell].Round > 0 {
 			if cells[cell].Commit != nil {
@@ -85,7 +87,15 @@ func commits(t *testing.T, s3 *artifacts.S3, hash string) []string {
 func TestSlurmArrayRun(t *testing.T) {
 	cluster := slurmtest.Start(t)
 	_, env, s3 := startS3(t)
-	env = append(env, cluster.Env...)
+	// The fleet signs with the submitting user's key, which the laptop
+	// that pulls (the tests' own key) does not trust at first.
+	fleetKey := filepath.Join(t.TempDir(), "fleet-key")
+	fleet, _, err := signing.LoadOrCreate(fleetKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	laptopEnv := env
+	env = append(slices.Clone(env), append(cluster.Env, "UMP_KEY="+fleetKey)...)
 	m := writeFile(t, "cluster.yaml", clusterManifest)
 	jobs := t.TempDir()
 
@@ -97,7 +107,7 @@ func TestSlurmArrayRun(t *testing.T) {
 		t.Fatalf("submit --now did not show sbatch's job id:\n%s", submit.stdout)
 	}
 	script, _ := os.ReadFile(filepath.Join(jobs, "first.sbatch"))
-	for _, want := range []string{"#SBATCH --array=0-3", "#SBATCH --requeue", "#SBATCH --signal=B:TERM@", "worker --run " + run, "scontrol requeue"} {
+	for _, want := range []string{"#SBATCH --array=0-3", "#SBATCH --requeue", "#SBATCH --signal=B:TERM@", "--key " + fleetKey + " worker --run " + run, "scontrol requeue"} {
 		if !bytes.Contains(script, []byte(want)) {
 			t.Errorf("the sbatch script lacks %q:\n%s", want, script)
 		}
@@ -117,7 +127,7 @@ func TestSlurmArrayRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	hash := wl.Plan.Hash
-	reached := reachedRound(t, s3, hash, 0, func() bool { return true })
+	reached := reachedRound(t, trustingRemote(t, s3, fleet), hash, 0, func() bool { return true })
 	slurm("scontrol", "requeue", job[1]+"_0")
 	// Requeued tasks wait before they start again; let it start now.
 	queued := func() string {
@@ -174,8 +184,17 @@ func TestSlurmArrayRun(t *testing.T) {
 		t.Fatalf("local run: exit %d %s", r.code, r.stderr)
 	}
 	theirs := t.TempDir()
-	if r := umpEnv(t, env, theirs, "--s3-insecure", "pull", hash); r.code != 0 {
+	if r := umpEnv(t, laptopEnv, theirs, "--s3-insecure", "pull", hash); r.code != 3 || !strings.Contains(r.stderr, "ump trust add "+fleet.Public()) {
+		t.Errorf("pull of the fleet's commits before trusting its key: exit %d; want 3 naming the key\n%s", r.code, r.stderr)
+	}
+	if r := ump(t, theirs, "trust", "add", fleet.Public()); r.code != 0 {
+		t.Fatalf("trust add: exit %d %s", r.code, r.stderr)
+	}
+	if r := umpEnv(t, laptopEnv, theirs, "--s3-insecure", "pull", hash); r.code != 0 {
 		t.Fatalf("pull: exit %d %s", r.code, r.stderr)
+	}
+	if show := ump(t, theirs, "show", hash).stdout; strings.Count(show, "signed by "+fleet.Public()) != 4 {
+		t.Errorf("show of the pulled manifest does not name the fleet's key as every cell's signer:\n%s", show)
 	}
 	if a, b := ump(t, local, "table", hash).stdout, ump(t, theirs, "table", hash).stdout; a == "" || a != b {
 		t.Errorf("the pulled table differs from the local run's:\n%s\nlocal:\n%s", b, a)
@@ -214,6 +233,12 @@ func TestKubernetesJobAndWorkerContract(t *testing.T) {
 		t.Errorf("pod template:\n%s", raw)
 	case !strings.Contains(strings.Join(pod.Containers[0].Args, " "), "worker --run "+run):
 		t.Errorf("the container does not run the worker of run %s: %v", run, pod.Containers[0].Args)
+	case !strings.Contains(strings.Join(pod.Containers[0].Args, " "), "--key /etc/ump/signing-key"):
+		t.Errorf("the worker does not sign with the mounted key: %v", pod.Containers[0].Args)
+	case len(pod.Volumes) != 1 || pod.Volumes[0].Secret == nil || pod.Volumes[0].Secret.SecretName != "ump-key" ||
+		pod.Volumes[0].Secret.DefaultMode == nil || *pod.Volumes[0].Secret.DefaultMode != 0o400 ||
+		len(pod.Containers[0].VolumeMounts) != 1 || pod.Containers[0].VolumeMounts[0].MountPath != "/etc/ump":
+		t.Errorf("want the Secret ump-key mounted owner-only at /etc/ump:\n%s", raw)
 	}
 	var ignoresDisruption, ignoresRequeue, failsBadInput bool
 	for _, rule := range spec.PodFailurePolicy.Rules {
@@ -249,7 +274,7 @@ func TestKubernetesJobAndWorkerContract(t *testing.T) {
 
 	// A pod killed mid-training; the next one resumes from its checkpoint.
 	killed := startWorker(t, append(env, "JOB_COMPLETION_INDEX=1"), run)
-	reached := reachedRound(t, s3, hash, 1, killed.alive)
+	reached := reachedRound(t, testRemote(t, s3), hash, 1, killed.alive)
 	killed.cmd.Process.Signal(syscall.SIGKILL)
 	killed.wait()
 	next := umpEnv(t, append(env, "JOB_COMPLETION_INDEX=1"), t.TempDir(), "--s3-insecure", "worker", "--run", run)
@@ -264,7 +289,7 @@ func TestKubernetesJobAndWorkerContract(t *testing.T) {
 	// While a pod trains cell 3, another attempt commits it with other
 	// outputs: the pod reports nondeterminism.
 	slow := startWorker(t, append(env, "JOB_COMPLETION_INDEX=2"), run)
-	reachedRound(t, s3, hash, 2, slow.alive)
+	reachedRound(t, testRemote(t, s3), hash, 2, slow.alive)
 	other := pipeline.Commit{Attempt: "elsewhere", Status: pipeline.Completed, Outputs: map[string]string{"evaluate/final": "sha256:0"}}
 	var err error
 	if other.Key, err = cellKeyOnS3(s3, hash, 2); err != nil {

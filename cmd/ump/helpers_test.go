@@ -169,7 +169,13 @@ func testKey(t *testing.T) *signing.Key {
 // testRemote reads S3 as a store does that trusts testKey.
 func testRemote(t *testing.T, s3 *artifacts.S3) *pipeline.Remote {
 	t.Helper()
-	key := testKey(t)
+	return trustingRemote(t, s3, testKey(t))
+}
+
+// trustingRemote reads S3 as a store does that trusts key, and signs with
+// it.
+func trustingRemote(t *testing.T, s3 *artifacts.S3, key *signing.Key) *pipeline.Remote {
+	t.Helper()
 	trust, err := signing.NewTrust(key.Public())
 	if err != nil {
 		t.Fatal(err)
