@@ -1,0 +1,183 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/signing"
+	"github.com/ump-lab/ump/stages"
+)
+
+// The commit protocol against artifacts.Memory, the in-memory twin of a
+// create-only S3 store, with failures injected where a server or network
+// fails: races and lost answers run without a server.
+
+// flaky is a Named store whose PutNew of names matching fail fails once:
+// before storing (lost: false) or after, the answer lost (lost: true).
+type flaky struct {
+	*artifacts.Memory
+	fail  string
+	lost  bool
+	fired atomic.Bool
+}
+
+func (f *flaky) PutNew(ctx context.Context, name string, data []byte) error {
+	if !strings.HasSuffix(name, f.fail) || f.fired.Swap(true) {
+		return f.Memory.PutNew(ctx, name, data)
+	}
+	if f.lost {
+		f.Memory.PutNew(ctx, name, data)
+	}
+	return fmt.Errorf("%w: the connection was reset", artifacts.ErrUnavailable)
+}
+
+func testSigner(t *testing.T, name string) *signing.Key {
+	t.Helper()
+	key, _, err := signing.LoadOrCreate(filepath.Join(t.TempDir(), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// machine is one process sharing bucket, signing with key and trusting
+// the trusted keys.
+func machine(t *testing.T, bucket artifacts.Named, key *signing.Key, trusted ...*signing.Key) *Remote {
+	t.Helper()
+	var pubs []string
+	for _, k := range trusted {
+		pubs = append(pubs, k.Public())
+	}
+	trust, err := signing.NewTrust(pubs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewRemote(bucket, key, trust)
+	r.Attempt = fmt.Sprintf("%s-%p", r.Attempt, r)
+	return r
+}
+
+// finished is a finished cell's events with one output of digest d.
+func finished(hash, key, d string) []Event {
+	ev := newEvent(StageCompleted, StageOutcome{})
+	ev.Manifest, ev.Cell, ev.Stage, ev.StageKey = hash, key, "evaluate", "s"
+	ev.Outputs = map[string]artifacts.Ref{"final": {Digest: "sha256:" + strings.Repeat(d, 64), Size: 1}}
+	done := newEvent(CellCompleted, CellOutcome{Status: Completed})
+	done.Manifest, done.Cell = hash, key
+	return []Event{*ev, *done}
+}
+
+const (
+	tHash = "h0000000000000000000000000000000000000000000000000000000000000000"
+	tKey  = "k0000000000000000000000000000000000000000000000000000000000000000"
+)
+
+func TestRacingCommitsLeaveOneCommit(t *testing.T) {
+	bucket := artifacts.NewMemory()
+	key := testSigner(t, "fleet")
+	ctx := context.Background()
+	got := make([]*Commit, 12)
+	errs := make([]error, len(got))
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i], errs[i] = machine(t, bucket, key, key).Commit(ctx, tHash, 0, tKey, Completed, finished(tHash, tKey, "a"))
+		}()
+	}
+	wg.Wait()
+	if names, _ := bucket.List(ctx, "manifests/"); len(names) != 1 {
+		t.Fatalf("after racing commits S3 holds %v; want one commit.json", names)
+	}
+	held, err := machine(t, bucket, nil, key).commit(ctx, tHash, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		if errs[i] != nil || got[i].Attempt != held.Attempt {
+			t.Errorf("machine %d: %v; want the held commit of %s", i, errs[i], held.Attempt)
+		}
+	}
+	other, err := machine(t, bucket, key, key).Commit(ctx, tHash, 0, tKey, Completed, finished(tHash, tKey, "b"))
+	if !errors.Is(err, ErrNondeterministic) || other != nil {
+		t.Errorf("a machine that computed other outputs: %v; want ErrNondeterministic", err)
+	}
+}
+
+func TestCommitWhoseAnswerWasLost(t *testing.T) {
+	ctx := context.Background()
+	key := testSigner(t, "me")
+	for _, lost := range []bool{false, true} {
+		bucket := &flaky{Memory: artifacts.NewMemory(), fail: "commit.json", lost: lost}
+		m := machine(t, bucket, key, key)
+		c, err := m.Commit(ctx, tHash, 0, tKey, Completed, finished(tHash, tKey, "a"))
+		if lost {
+			// Stored, then the answer lost: reading back finds its own.
+			if err != nil || c.Attempt != m.Attempt {
+				t.Errorf("a commit stored whose answer was lost: %v; want its own commit", err)
+			}
+			continue
+		}
+		if !errors.Is(err, artifacts.ErrUnavailable) {
+			t.Errorf("a commit the server did not store: %v; want ErrUnavailable", err)
+		}
+		if _, err := m.commit(ctx, tHash, 0); !errors.Is(err, artifacts.ErrNotFound) {
+			t.Errorf("after a failed commit: %v; want none held", err)
+		}
+		if c, err := m.Commit(ctx, tHash, 0, tKey, Completed, finished(tHash, tKey, "a")); err != nil || c.Attempt != m.Attempt {
+			t.Errorf("the commit retried: %v", err)
+		}
+	}
+}
+
+func TestCommitsAndUploadsCountOnlyFromTrustedKeys(t *testing.T) {
+	ctx := context.Background()
+	bucket := artifacts.NewMemory()
+	mine, stranger := testSigner(t, "mine"), testSigner(t, "stranger")
+	me := machine(t, bucket, mine, mine)
+	accept := func([]Event) error { return nil }
+
+	// Uploads: the stranger's got furthest, but only mine count: the
+	// furthest of them.
+	progress := func(m *Remote, round int) {
+		ev := newEvent(RoundCompleted, stages.RoundReport{Round: round})
+		ev.Manifest, ev.Cell, ev.Round = tHash, tKey, round
+		ev.Outputs = map[string]artifacts.Ref{roundCheckpoint: {Digest: "sha256:" + strings.Repeat("c", 64)}}
+		if err := m.Progress(ctx, tHash, 0, []Event{*ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	progress(machine(t, bucket, mine, mine), 5)
+	progress(me, 10)
+	progress(machine(t, bucket, stranger, stranger), 90)
+	bucket.PutNew(ctx, cellDir(tHash, 0)+"attempts/unsigned/000001.jsonl", encodeEvents(finished(tHash, tKey, "d")))
+	res, err := me.Resume(ctx, tHash, 0, accept)
+	if err != nil || res.Events == nil || res.Events[0].Round != 10 || len(res.Skipped) != 2 {
+		t.Fatalf("Resume beside a stranger's and an unsigned upload: %+v %v; want mine (round 10), two skipped", res, err)
+	}
+	for _, want := range []string{"is signed by " + stranger.Public(), "is not signed"} {
+		if !strings.Contains(strings.Join(res.Skipped, "\n"), want) {
+			t.Errorf("skipped %q; want one that %s", res.Skipped, want)
+		}
+	}
+
+	// A commit by the stranger: refused, named, in Resume and RemoteStatus.
+	if _, err := machine(t, bucket, stranger, stranger).Commit(ctx, tHash, 0, tKey, Completed, finished(tHash, tKey, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := me.Resume(ctx, tHash, 0, accept); !errors.Is(err, ErrRejected) || !strings.Contains(err.Error(), "ump trust add "+stranger.Public()) {
+		t.Errorf("Resume of a stranger's commit: %v; want ErrRejected naming the key", err)
+	}
+	trusting := machine(t, bucket, mine, mine, stranger)
+	if res, err := trusting.Resume(ctx, tHash, 0, accept); err != nil || res.Commit == nil || res.Commit.Signer != stranger.Public() {
+		t.Errorf("Resume of the commit by a key the store trusts: %+v %v", res, err)
+	}
+}
