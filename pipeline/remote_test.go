@@ -181,3 +181,36 @@ func TestCommitsAndUploadsCountOnlyFromTrustedKeys(t *testing.T) {
 		t.Errorf("Resume of the commit by a key the store trusts: %+v %v", res, err)
 	}
 }
+
+func TestRacingPinsAgreeOrNameTheMismatch(t *testing.T) {
+	ctx := context.Background()
+	bucket := artifacts.NewMemory()
+	key := testSigner(t, "fleet")
+	plan := parse(t, smallManifest)
+	pinWith := func(inputs string) error {
+		reg := &Registration{Plan: *plan}
+		var all []string
+		for range plan.Cells {
+			reg.CellKeys = append(reg.CellKeys, "key of "+inputs)
+			all = append(all, inputs)
+		}
+		ev := newEvent(ManifestRegistered, *reg)
+		ev.Manifest = plan.Hash
+		return machine(t, bucket, key, key).Pin(ctx, ev, reg, all)
+	}
+	errs := make([]error, 8)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = pinWith("cpu") }()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("machine %d pinning the same cell keys: %v", i, err)
+		}
+	}
+	if err := pinWith("gpu"); !errors.Is(err, ErrEngineMismatch) || !strings.Contains(err.Error(), `inputs were "cpu"`) {
+		t.Errorf("a machine whose cell keys differ: %v; want ErrEngineMismatch naming the pinned inputs", err)
+	}
+}
