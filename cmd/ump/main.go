@@ -43,12 +43,14 @@ const exitCodesHelp = `EXIT CODES:
         20,000 cells, a cell too large for the machine's memory,
         an engine or data that differ from those the manifest's cell keys were pinned with on S3,
         results recorded under another engine and no --other-engine saying what to do with them,
-        a data set not fetched (ump data fetch NAME), help for an unknown command
+        a data set not fetched (ump data fetch NAME), a signing key others can read or that does not
+        parse, a public key that does not parse, help for an unknown command
    3    the store or the S3 store is damaged or unavailable: another process holds it (its PID is
         named), it is damaged or not a store (what and how to recover are named), a blob its events
         name is missing or corrupt, it cannot be read or written, its disk is full, the S3 server
         does not answer, refuses the credentials, lacks the bucket or ignores create-only writes, or
-        a pull found pushed events that are not the manifest's own
+        a pull found pushed events that are not the manifest's own or a commit not signed by a key
+        the store trusts (ump trust add KEY)
    4    a cell's outputs differ from those another machine committed for the same cell key
         (push, run --artifacts, worker): the engine is not deterministic there
    75   ump worker was interrupted (SIGTERM) after saving a checkpoint: run the task again to resume
