@@ -75,8 +75,9 @@ func runWorker(ctx context.Context, g globals, run, index string, stdout, stderr
 	if err != nil {
 		return err
 	}
-	// What the submitting store trusted, the run's workers trust.
-	if remote.Trust, err = signing.NewTrust(append(remote.Trust.Keys(), wl.Trusted...)...); err != nil {
+	// The worker trusts its own key and what the submitting store trusted
+	// (--store is not the worker's).
+	if remote.Trust, err = signing.NewTrust(append(wl.Trusted, remote.Signer.Public())...); err != nil {
 		return fmt.Errorf("%w: the run's trusted keys: %w", pipeline.ErrRejected, err)
 	}
 	dir, err := os.MkdirTemp("", "ump-worker-")
