@@ -156,6 +156,9 @@ func Parse(file string, data []byte, overrides ...string) (*Plan, error) {
 	if err := checkCellCount(file, axes); err != nil {
 		return nil, err
 	}
+	if err := checkLayout(file, base, m.Table, axes); err != nil {
+		return nil, err
+	}
 
 	// Expand the cartesian product, the last axis varying fastest.
 	idx := make([]int, len(axes))
@@ -532,4 +535,40 @@ func CanonicalJSON(v any) []byte {
 		panic(err)
 	}
 	return out
+}
+
+// checkLayout refuses a table block that does not account for every swept
+// path (Table.Unplaced), naming them all and where each is swept, before
+// anything runs.
+func checkLayout(file string, base *yaml.Node, t *Table, axes []axis) error {
+	if t == nil {
+		return nil
+	}
+	var swept []string
+	lines := map[string]int{}
+	for _, a := range axes {
+		swept = append(swept, a.path)
+		lines[a.path] = a.line
+	}
+	unplaced := t.Unplaced(swept)
+	if len(unplaced) == 0 {
+		return nil
+	}
+	slices.SortFunc(unplaced, func(a, b string) int { return lines[a] - lines[b] }) // as the file has them
+	line := base.Line
+	for i := 0; i+1 < len(base.Content); i += 2 {
+		if base.Content[i].Value == "table" {
+			line = base.Content[i].Line
+		}
+	}
+	var named []string
+	for _, p := range unplaced {
+		named = append(named, fmt.Sprintf("%s (%s)", p, position(file, lines[p])))
+	}
+	which := "it is"
+	if len(unplaced) > 1 {
+		which = "they are"
+	}
+	return &Error{Problems: []string{fmt.Sprintf("%s: field \"table\": the sweep varies %s, but %s neither a row, a column, the select path nor seed; "+
+		"add each to table.rows or table.columns (or make one table.select)", position(file, line), strings.Join(named, " and "), which)}}
 }

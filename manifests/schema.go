@@ -157,6 +157,18 @@ type Table struct {
 	Labels map[string]string `yaml:"labels" json:"labels,omitempty" help:"a mapping from what tables print (a row value such as d-sum(alpha=2,beta=0.9), a path such as partition.alpha, a column such as test_acc_mean) to the label figures show, e.g. {test_acc_mean: test accuracy}"`
 }
 
+// Unplaced lists, in the order given, the swept paths the layout does not
+// account for: each must be a row or column path (or lie under or over
+// one), the select path, or seed (aggregated over).
+func (t *Table) Unplaced(swept []string) []string {
+	placed := slices.Concat(t.Rows, t.Columns, []string{t.Select, "seed"})
+	return slices.DeleteFunc(slices.Clone(swept), func(path string) bool {
+		return slices.ContainsFunc(placed, func(p string) bool {
+			return p != "" && (p == path || strings.HasPrefix(path, p+".") || strings.HasPrefix(p, path+"."))
+		})
+	})
+}
+
 // Evaluate sets how often per-round metrics are computed.
 type Evaluate struct {
 	Every int `yaml:"every" json:"every" help:"evaluate every N rounds (and at the last), a positive integer"`

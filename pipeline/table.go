@@ -102,14 +102,9 @@ func (s *Store) finalTable(ctx context.Context, cell *CellView) (*artifacts.Tabl
 // must be a row or column path, the select path, or seed (aggregated).
 func (s *Store) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*Grid, error) {
 	plan := &rep.Plan
-	placed := slices.Concat(spec.Rows, spec.Columns, []string{spec.Select, "seed"})
-	for path := range plan.Manifest.Sweep {
-		covered := slices.ContainsFunc(placed, func(p string) bool {
-			return p != "" && (p == path || strings.HasPrefix(path, p+".") || strings.HasPrefix(p, path+"."))
-		})
-		if !covered {
-			return nil, fmt.Errorf("%w: table: the sweep varies %s, which is neither a row, a column, the select path nor seed; add it to table.rows or table.columns", ErrBadArgument, path)
-		}
+	if unplaced := spec.Unplaced(slices.Sorted(maps.Keys(plan.Manifest.Sweep))); len(unplaced) > 0 {
+		return nil, fmt.Errorf("%w: table: the sweep varies %s, which the layout does not place (neither a row, a column, the select path nor seed); "+
+			"add each to table.rows or table.columns", ErrBadArgument, strings.Join(unplaced, " and "))
 	}
 	g := &Grid{Spec: spec, Choices: make([]string, len(plan.Cells))}
 	type group struct {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/pipeline"
 )
 
 var umpBin string
@@ -222,13 +225,41 @@ func TestGlobalFlagsAfterTheCommandAndVersion(t *testing.T) {
 	}
 }
 
-// TestStatusListsAManifestWhoseTableCannotBeLaidOut: a manifest whose
-// table block does not account for a swept path says so on its line, and
-// the others are listed as usual.
-func TestStatusListsAManifestWhoseTableCannotBeLaidOut(t *testing.T) {
+// TestATableThatCannotBeLaidOutIsRefusedBeforeTraining: a table block
+// that does not place every swept path is bad input before any cell
+// runs, naming them all, with nothing registered. One that an older ump
+// registered says so on its line of `ump status`, and the others are
+// listed as usual.
+func TestATableThatCannotBeLaidOutIsRefusedBeforeTraining(t *testing.T) {
 	store := t.TempDir()
 	good := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
-	bad := hashOf(t, ump(t, store, "run", writeFile(t, "bad.yaml", strings.Replace(smallManifest, "  seed: [1, 2]\n", "  seed: [1, 2]\n  lr: [0.02, 0.01]\ntable: {rows: [algorithm], value: objective_gap}\n", 1))))
+	before := ump(t, store, "status").stdout
+	badYAML := strings.Replace(smallManifest, "  seed: [1, 2]\n", "  seed: [1, 2]\n  lr: [0.02, 0.01]\n  local_steps: [1, 2]\ntable: {rows: [algorithm], value: objective_gap}\n", 1)
+	r := ump(t, store, "run", writeFile(t, "bad.yaml", badYAML))
+	if r.code != 2 || !strings.Contains(r.stderr, `field "table": the sweep varies lr (`) || !strings.Contains(r.stderr, "and local_steps (") || strings.Contains(r.stderr, "round") {
+		t.Errorf("run of a manifest whose table places no lr or local_steps: exit %d; want 2 naming both before any training\n%s", r.code, r.stderr)
+	}
+	if after := ump(t, store, "status").stdout; after != before {
+		t.Errorf("the refused manifest was registered: status was\n%s\nand is\n%s", before, after)
+	}
+
+	// As an older ump registered it: the plan built without the check.
+	plan, err := manifests.Parse("m.yaml", []byte(strings.Replace(smallManifest, "  seed: [1, 2]\n", "  seed: [1, 2]\n  lr: [0.02, 0.01]\n", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan.Manifest.Table = &manifests.Table{Rows: []string{"algorithm"}, Value: "objective_gap", Best: "min", Digits: 4}
+	plan.Hash = manifests.HashOf(plan.Manifest)
+	s, err := pipeline.Open(store, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = (&pipeline.Runner{Store: s, Stages: pipeline.DefaultStages(), Until: "partition"}).Run(context.Background(), plan)
+	s.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := plan.Hash
 	st := ump(t, store, "status")
 	if st.code != 0 || !strings.Contains(st.stdout, good[:12]) || !strings.Contains(st.stdout, bad[:12]) || !strings.Contains(st.stdout, "no table: ") ||
 		!strings.Contains(st.stdout, "the sweep varies lr") {
