@@ -11,6 +11,7 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages/evaluate"
+	"github.com/ump-lab/ump/stages/train"
 )
 
 // Entry is one entry of a results table: a value aggregated over seeds.
@@ -98,13 +99,41 @@ func (s *Store) finalTable(ctx context.Context, cell *CellView) (*artifacts.Tabl
 	return artifacts.ReadArrow(data)
 }
 
+// CheckTable refuses, before any result is read (or computed), a layout
+// that does not fit the manifest: a swept path it does not place
+// (manifests.Table.Unplaced), a value or also that names no figure of
+// the cells' final tables. Errors wrap ErrBadArgument.
+func CheckTable(plan *manifests.Plan, spec manifests.Table) error {
+	if unplaced := spec.Unplaced(slices.Sorted(maps.Keys(plan.Manifest.Sweep))); len(unplaced) > 0 {
+		return fmt.Errorf("%w: table: the sweep varies %s, which the layout does not place (neither a row, a column, the select path nor seed); "+
+			"add each to table.rows or table.columns", ErrBadArgument, strings.Join(unplaced, " and "))
+	}
+	var figures []string // every cell's final table has these columns but round
+	for i := range plan.Cells {
+		for _, c := range train.Columns(&plan.Cells[i].Config)[1:] {
+			if !slices.Contains(figures, c) {
+				figures = append(figures, c)
+			}
+		}
+	}
+	for k, name := range slices.Concat([]string{spec.Value}, spec.Also) {
+		if !slices.Contains(figures, name) {
+			field := "table.value"
+			if k > 0 {
+				field = "table.also"
+			}
+			return fmt.Errorf("%w: %s %q is not a figure of the final table; its columns are: %s", ErrBadArgument, field, name, strings.Join(figures, ", "))
+		}
+	}
+	return nil
+}
+
 // Grid lays out a manifest's final results as spec says. Every swept path
 // must be a row or column path, the select path, or seed (aggregated).
 func (s *Store) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*Grid, error) {
 	plan := &rep.Plan
-	if unplaced := spec.Unplaced(slices.Sorted(maps.Keys(plan.Manifest.Sweep))); len(unplaced) > 0 {
-		return nil, fmt.Errorf("%w: table: the sweep varies %s, which the layout does not place (neither a row, a column, the select path nor seed); "+
-			"add each to table.rows or table.columns", ErrBadArgument, strings.Join(unplaced, " and "))
+	if err := CheckTable(plan, spec); err != nil {
+		return nil, err
 	}
 	g := &Grid{Spec: spec, Choices: make([]string, len(plan.Cells))}
 	type group struct {

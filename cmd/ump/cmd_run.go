@@ -115,6 +115,10 @@ func openPlan(opts runOptions) (*manifests.Plan, string, error) {
 		}
 		args = fmt.Sprintf("--scale %g %s", *opts.scale, args)
 	}
+	// The table block too is checked before anything is registered.
+	if err := pipeline.CheckTable(plan, pipeline.Layout(plan)); err != nil {
+		return nil, "", fmt.Errorf("%s: %w", opts.path, err)
+	}
 	return plan, args, nil
 }
 

@@ -171,3 +171,25 @@ func meanStd3(v []float64) (mean, std float64) {
 	mean = (v[0] + v[1] + v[2]) / 3
 	return mean, math.Sqrt(((v[0]-mean)*(v[0]-mean) + (v[1]-mean)*(v[1]-mean) + (v[2]-mean)*(v[2]-mean)) / 2)
 }
+
+// TestTableFiguresAreCheckedBeforeResults: a value no final table has is
+// bad input before any cell has finished (`ump table --value`) and before
+// anything runs (`ump run` of a manifest whose table.value or table.also
+// names one), with the columns there are.
+func TestTableFiguresAreCheckedBeforeResults(t *testing.T) {
+	store := t.TempDir()
+	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest), "--until", "topology"))
+	if r := ump(t, store, "table", hash, "--value", "nosuchcol"); r.code != 2 || !strings.Contains(r.stderr, `"nosuchcol" is not a figure of the final table; its columns are: train_loss, consensus_distance, objective_gap`) {
+		t.Errorf("table --value nosuchcol before any result: exit %d %q; want 2 naming the columns", r.code, r.stderr)
+	}
+	before := ump(t, store, "status").stdout
+	for _, block := range []string{"table: {rows: [algorithm], value: test_acc}\n", "table: {rows: [algorithm], value: objective_gap, also: [gap]}\n"} {
+		m := writeFile(t, "bad.yaml", strings.Replace(smallManifest, "sweep:\n", block+"sweep:\n", 1))
+		if r := ump(t, store, "run", m); r.code != 2 || !strings.Contains(r.stderr, "bad.yaml: bad argument: table.") || !strings.Contains(r.stderr, "is not a figure of the final table") {
+			t.Errorf("run with %s: exit %d %q; want 2 naming the field", strings.TrimSpace(block), r.code, r.stderr)
+		}
+	}
+	if after := ump(t, store, "status").stdout; after != before {
+		t.Errorf("a refused manifest was registered: status was\n%s\nand is\n%s", before, after)
+	}
+}
