@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -120,23 +121,9 @@ func TestNotebookReproducesTable(t *testing.T) {
 	if python == "" {
 		t.Skip("needs python3 with nbconvert, ipykernel, pandas and matplotlib (Debian python3-nbconvert python3-ipykernel python3-pandas python3-matplotlib; .ci/run installs them)")
 	}
-	store, dir := t.TempDir(), t.TempDir()
+	store := t.TempDir()
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", tableManifest)))
-	for _, table := range []string{"final", "rounds"} {
-		if r := ump(t, store, "export", "--manifest", hash, "--table", table, "--out", filepath.Join(dir, table+".csv")); r.code != 0 {
-			t.Fatalf("export %s: %s", table, r.stderr)
-		}
-	}
-	nb, err := os.ReadFile("../../examples/notebook.ipynb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "notebook.ipynb"), nb, 0o644)
-	cmd := exec.Command(python, "-m", "nbconvert", "--to", "notebook", "--execute", "--output", "executed.ipynb", "notebook.ipynb")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("executing the notebook: %v\n%s", err, out)
-	}
+	dir := executeNotebook(t, python, store, hash)
 	read := func(data string) [][]string {
 		rows, err := csv.NewReader(strings.NewReader(data)).ReadAll()
 		if err != nil {
@@ -169,4 +156,36 @@ func TestNotebookReproducesTable(t *testing.T) {
 	} else if _, err := png.Decode(f); err != nil {
 		t.Errorf("curve.png: %v", err)
 	}
+	// Settings of algorithms with different parameters: each curve's
+	// label names only those its algorithm takes.
+	mixed := strings.Replace(tableManifest, "algorithm: [{name: d-sum}, {name: d-sum, alpha: 0}]", "algorithm: [{name: d-sum}, {name: qg-dsgdm}]", 1)
+	hash = hashOf(t, ump(t, store, "run", writeFile(t, "mixed.yaml", mixed)))
+	executed, _ := os.ReadFile(filepath.Join(executeNotebook(t, python, store, hash), "executed.ipynb"))
+	if curves := regexp.MustCompile(`curve: [^"\\]*`).FindAllString(string(executed), -1); len(curves) != 4 || strings.Contains(strings.Join(curves, "\n"), "nan") {
+		t.Errorf("the notebook's curve labels: %q; want 4, none naming an absent parameter (nan)", curves)
+	}
+}
+
+// executeNotebook exports a manifest's final and rounds tables as CSV
+// beside a copy of examples/notebook.ipynb, runs it with nbconvert as the
+// README says, and returns the directory.
+func executeNotebook(t *testing.T, python, store, hash string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, table := range []string{"final", "rounds"} {
+		if r := ump(t, store, "export", "--manifest", hash, "--table", table, "--out", filepath.Join(dir, table+".csv")); r.code != 0 {
+			t.Fatalf("export %s: %s", table, r.stderr)
+		}
+	}
+	nb, err := os.ReadFile("../../examples/notebook.ipynb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "notebook.ipynb"), nb, 0o644)
+	cmd := exec.Command(python, "-m", "nbconvert", "--to", "notebook", "--execute", "--output", "executed.ipynb", "notebook.ipynb")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("executing the notebook: %v\n%s", err, out)
+	}
+	return dir
 }
