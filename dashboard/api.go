@@ -87,6 +87,7 @@ func (s *Server) storeView(*http.Request) (any, error) {
 	type manifest struct {
 		Hash string `json:"hash"`
 		Name string `json:"name"`
+		about
 		progress
 	}
 	out := struct {
@@ -101,7 +102,11 @@ func (s *Server) storeView(*http.Request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.Manifests = append(out.Manifests, manifest{regs[i].Plan.Hash, regs[i].Plan.Manifest.Name, progressOf(rep, out.Run)})
+		a, err := s.about(&regs[i])
+		if err != nil {
+			return nil, err
+		}
+		out.Manifests = append(out.Manifests, manifest{regs[i].Plan.Hash, regs[i].Plan.Manifest.Name, a, progressOf(rep, out.Run)})
 	}
 	slices.Reverse(out.Manifests) // the newest first
 	return out, nil
@@ -187,9 +192,14 @@ func (s *Server) manifestView(r *http.Request) (any, error) {
 	for _, c := range rep.Cells {
 		incomplete = incomplete || c.Status == pipeline.Incomplete || c.Status == pipeline.Failed
 	}
+	a, err := s.about(&rep.Registration)
+	if err != nil {
+		return nil, err
+	}
 	return struct {
 		Hash       string             `json:"hash"`
 		Name       string             `json:"name"`
+		About      about              `json:"about"`
 		Progress   progress           `json:"progress"`
 		Layout     manifests.Table    `json:"layout"`
 		Figures    []string           `json:"figures"`    // final-table figures the table can show
@@ -200,8 +210,20 @@ func (s *Server) manifestView(r *http.Request) (any, error) {
 		Unfinished bool               `json:"unfinished"` // some cell has rounds but no rounds table
 		Cells      []cellSummary      `json:"cells"`
 		Manifest   manifests.Manifest `json:"manifest"`
-	}{rep.Plan.Hash, rep.Plan.Manifest.Name, progressOf(rep, s.snapshot()), spec, figures(&rep.Plan), roundsColumns(&rep.Plan),
+	}{rep.Plan.Hash, rep.Plan.Manifest.Name, a, progressOf(rep, s.snapshot()), spec, figures(&rep.Plan), roundsColumns(&rep.Plan),
 		choices(&rep.Plan, spec.Select), pipeline.TableNames(), artifacts.Formats, incomplete, cells, rep.Plan.Manifest}, nil
+}
+
+// about is what tells a manifest apart besides its hash: the overrides
+// it was run with, the user's notes (ump note).
+type about struct {
+	Overrides []string        `json:"overrides,omitempty"`
+	Notes     []pipeline.Note `json:"notes,omitempty"`
+}
+
+func (s *Server) about(reg *pipeline.Registration) (about, error) {
+	notes, err := s.store.Notes(reg.Plan.Hash)
+	return about{reg.Overrides, notes}, err
 }
 
 // roundsColumns are the rounds-table columns of the manifest's cells (the

@@ -49,7 +49,7 @@ type Server struct {
 
 	regsMu     sync.Mutex // guards regs and registered, filled while requests read
 	regs       []pipeline.Registration
-	registered int // ManifestRegistered events that regs folds
+	registered int // ManifestRegistered and ManifestForgotten events that regs folds
 }
 
 // state is what the page watches for: a new event, another writer, a
@@ -138,21 +138,25 @@ func (s *Server) snapshot() *pipeline.Snapshot {
 }
 
 // registrations are the store's manifests (Store.Manifests), decoded
-// again only when a manifest was registered since the last call. The
+// again only when a manifest was registered or forgotten since the last call. The
 // caller holds mu (read).
 func (s *Server) registrations() ([]pipeline.Registration, error) {
 	evs, err := s.store.Events.ByKind(pipeline.ManifestRegistered)
 	if err != nil {
 		return nil, err
 	}
+	forgets, err := s.store.Events.ByKind(pipeline.ManifestForgotten)
+	if err != nil {
+		return nil, err
+	}
 	s.regsMu.Lock()
 	defer s.regsMu.Unlock()
-	if s.regs == nil || len(evs) != s.registered {
+	if s.regs == nil || len(evs)+len(forgets) != s.registered {
 		regs, err := s.store.Manifests()
 		if err != nil {
 			return nil, err
 		}
-		s.regs, s.registered = regs, len(evs)
+		s.regs, s.registered = regs, len(evs)+len(forgets)
 	}
 	return s.regs, nil
 }

@@ -30,7 +30,13 @@ const (
 	StageFailed        = "StageFailed"        // string: the error
 	CellCompleted      = "CellCompleted"      // CellOutcome
 	CellImported       = "CellImported"       // Provenance
+	ManifestNoted      = "ManifestNoted"      // string: the user's note (ump note)
+	ManifestForgotten  = "ManifestForgotten"  // none: hidden from listings until registered again (ump forget)
 )
+
+// ownKinds are the store's own records, which never travel with a push,
+// a commit or an upload, and are refused from elsewhere.
+var ownKinds = []string{CellImported, ManifestNoted, ManifestForgotten}
 
 // payloadTypes is the payload type of every event kind that has one.
 var payloadTypes = map[string]reflect.Type{
@@ -41,6 +47,7 @@ var payloadTypes = map[string]reflect.Type{
 	StageFailed:        reflect.TypeFor[string](),
 	CellCompleted:      reflect.TypeFor[CellOutcome](),
 	CellImported:       reflect.TypeFor[Provenance](),
+	ManifestNoted:      reflect.TypeFor[string](),
 }
 
 // maxEventBytes bounds one event, below Badger's value limit (its value

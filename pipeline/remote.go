@@ -572,9 +572,9 @@ func (r *Runner) publish(ctx context.Context, plan *manifests.Plan, cell *manife
 }
 
 // ownEvents keeps the events of one manifest, less the store's own
-// records of imports (CellImported), which do not travel.
+// records (ownKinds), which do not travel.
 func ownEvents(evs []Event, hash string) []Event {
-	return slices.DeleteFunc(evs, func(ev Event) bool { return ev.Manifest != hash || ev.Kind == CellImported })
+	return slices.DeleteFunc(evs, func(ev Event) bool { return ev.Manifest != hash || slices.Contains(ownKinds, ev.Kind) })
 }
 
 // commitCell commits a finished cell's result on S3 (Remote.Commit).

@@ -60,6 +60,9 @@ type Runner struct {
 	// engine or data; Store.OtherResults): "" refuses (ErrOtherEngine),
 	// "use" keeps those results, "recompute" computes the cells again.
 	OtherEngine string
+	// Overrides are what the run changed from the manifest file, recorded
+	// with its registration to show (Registration.Overrides).
+	Overrides []string
 	// Remote, when set, shares the run with other machines through S3:
 	// the registration is pinned there, each cell starts from what S3
 	// holds of it, uploads its events at every checkpoint and commits its
@@ -199,7 +202,7 @@ func inputs(upstream map[string]*stages.Result) []string {
 // Register records the plan (once per hash and set of cell keys) and
 // returns its cell keys.
 func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*Registration, error) {
-	reg := &Registration{Plan: *plan}
+	reg := &Registration{Plan: *plan, Overrides: r.Overrides}
 	memory := machineMemory()
 	var all []string // each cell's inputs
 	for i := range plan.Cells {
@@ -249,6 +252,9 @@ func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*Registrat
 		return nil, err
 	}
 	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Kind == ManifestForgotten { // registered again, it is listed again
+			break
+		}
 		if evs[i].Kind == ManifestRegistered {
 			if string(evs[i].Payload) == string(ev.Payload) {
 				return reg, nil

@@ -25,22 +25,40 @@ const (
 type Registration struct {
 	Plan     manifests.Plan `json:"plan"`
 	CellKeys []string       `json:"cell_keys"`
+	// Overrides are what the run that registered it changed from the
+	// manifest file: PATH=VALUE overrides, engine= and scale= for --engine
+	// and --scale (already part of Plan and its hash; kept to show).
+	Overrides []string `json:"overrides,omitempty"`
 }
 
-// Manifests returns the latest registration of every manifest, oldest
-// first.
+// Manifests returns the latest registration of every manifest the store
+// lists, oldest first: all but those forgotten (ump forget) since they
+// were last registered.
 func (s *Store) Manifests() ([]Registration, error) {
+	regs, forgotten, err := s.registrations()
+	return slices.DeleteFunc(regs, func(r Registration) bool { return forgotten[r.Plan.Hash] }), err
+}
+
+// registrations returns the latest registration of every manifest, oldest
+// first, and those forgotten since.
+func (s *Store) registrations() ([]Registration, map[string]bool, error) {
 	evs, err := s.Events.ByKind(ManifestRegistered)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	forgets, err := s.Events.ByKind(ManifestForgotten)
+	if err != nil {
+		return nil, nil, err
 	}
 	latest := map[string]int{}
+	registered := map[string]uint64{} // the sequence number of its latest registration
 	var out []Registration
 	for _, ev := range evs {
 		r, err := payloadOf[Registration](&ev)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		registered[ev.Manifest] = ev.Seq
 		if i, ok := latest[ev.Manifest]; ok {
 			out[i] = r
 			continue
@@ -48,17 +66,63 @@ func (s *Store) Manifests() ([]Registration, error) {
 		latest[ev.Manifest] = len(out)
 		out = append(out, r)
 	}
-	return out, nil
+	forgotten := map[string]bool{}
+	for _, ev := range forgets {
+		if ev.Seq > registered[ev.Manifest] {
+			forgotten[ev.Manifest] = true
+		}
+	}
+	return out, forgotten, nil
 }
 
 // FindManifest returns the registration whose hash is or starts with
-// prefix; the prefix must be unique.
+// prefix; the prefix must be unique. Forgotten manifests are found too.
 func (s *Store) FindManifest(prefix string) (*Registration, error) {
-	all, err := s.Manifests()
+	all, _, err := s.registrations()
 	if err != nil {
 		return nil, err
 	}
 	return FindIn(all, prefix, s.Dir)
+}
+
+// Note is a user's note on a manifest (ump note).
+type Note struct {
+	Time time.Time `json:"time"`
+	Text string    `json:"text"`
+}
+
+// Notes returns a manifest's notes, oldest first.
+func (s *Store) Notes(hash string) ([]Note, error) {
+	evs, err := s.Events.ByManifest(hash)
+	if err != nil {
+		return nil, err
+	}
+	var notes []Note
+	for i := range evs {
+		if evs[i].Kind == ManifestNoted {
+			text, err := payloadOf[string](&evs[i])
+			if err != nil {
+				return nil, err
+			}
+			notes = append(notes, Note{Time: evs[i].Time, Text: text})
+		}
+	}
+	return notes, nil
+}
+
+// AddNote records a note on a registered manifest.
+func (s *Store) AddNote(hash, text string) error {
+	ev := newEvent(ManifestNoted, text)
+	ev.Manifest = hash
+	return s.Log.Append(ev)
+}
+
+// Forget hides a registered manifest from Manifests (status, the
+// dashboard) until it is registered again; its events and results stay.
+func (s *Store) Forget(hash string) error {
+	ev := newEvent(ManifestForgotten, struct{}{})
+	ev.Manifest = hash
+	return s.Log.Append(ev)
 }
 
 // FindIn returns the registration among regs (the store in dir's) whose

@@ -324,12 +324,12 @@ func checkPulled(hash string, evs []Event, stgs []stages.Stage, data *datasets.L
 // a known kind, its payload decoding to the kind's type (payloadTypes),
 // every output a well-formed ref.
 func checkEvent(ev *Event) error {
+	if slices.Contains(ownKinds, ev.Kind) {
+		return errors.New("a store's own record, which no machine sends")
+	}
 	t, ok := payloadTypes[ev.Kind]
 	if !ok && ev.Kind != StageStarted {
 		return errors.New("unknown event kind")
-	}
-	if ev.Kind == CellImported {
-		return errors.New("a store's record of an import, which no machine sends")
 	}
 	if ok {
 		if err := json.Unmarshal(ev.Payload, reflect.New(t).Interface()); err != nil {

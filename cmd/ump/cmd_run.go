@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/ump-lab/ump/manifests"
@@ -122,6 +123,19 @@ func openPlan(opts runOptions) (*manifests.Plan, string, error) {
 	return plan, args, nil
 }
 
+// changes lists what the options change from the manifest file, as
+// overrides (Registration.Overrides).
+func (o runOptions) changes() []string {
+	changes := slices.Clone(o.overrides)
+	if o.engine != "" {
+		changes = append(changes, "engine="+o.engine)
+	}
+	if o.scale != nil {
+		changes = append(changes, fmt.Sprintf("scale=%g", *o.scale))
+	}
+	return changes
+}
+
 func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.Writer) error {
 	for k, ov := range opts.overrides {
 		fmt.Fprintf(stderr, "override %d: %s\n", k+1, ov)
@@ -152,7 +166,7 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	}
 	fmt.Fprintf(stdout, "manifest %s\n", plan.Hash)
 	runner := &pipeline.Runner{Store: store, Stages: stgs, Data: g.data, Device: g.device, Progress: stderr, Until: until, Cohort: opts.cohort,
-		Jobs: opts.jobs, OtherEngine: opts.otherEngine, Remote: remote}
+		Jobs: opts.jobs, OtherEngine: opts.otherEngine, Remote: remote, Overrides: opts.changes()}
 	if blas := nn.BLAS(); strings.HasPrefix(blas, "gonum") && usesCPUEngine(plan) {
 		fix := "install Debian's libopenblas-dev (`ump doctor` says more)"
 		if strings.Contains(blas, "UMP_BLAS") {

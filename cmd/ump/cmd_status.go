@@ -80,6 +80,9 @@ func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 			if err := printSummary(ctx, w, "              ", store, rep); err != nil {
 				return err
 			}
+			if err := printAbout(w, "              ", store, &regs[i]); err != nil {
+				return err
+			}
 		}
 		return nil
 	}
@@ -95,10 +98,26 @@ func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 	if err := printSummary(ctx, w, "  ", store, rep); err != nil {
 		return err
 	}
+	if err := printAbout(w, "  ", store, reg); err != nil {
+		return err
+	}
 	for i, cell := range rep.Cells {
 		fmt.Fprintf(w, "  cell %d  %-11s %s\n", i+1, cell.Status, reg.Plan.Cells[i].LabelString())
 	}
 	return nil
+}
+
+// printAbout prints what tells a manifest apart besides its hash: the
+// overrides it was run with and the user's notes.
+func printAbout(w io.Writer, indent string, store *pipeline.Store, reg *pipeline.Registration) error {
+	if len(reg.Overrides) > 0 {
+		fmt.Fprintf(w, "%srun with %s\n", indent, strings.Join(reg.Overrides, " "))
+	}
+	notes, err := store.Notes(reg.Plan.Hash)
+	for _, n := range notes {
+		fmt.Fprintf(w, "%snote %s: %s\n", indent, n.Time.Local().Format("2006-01-02 15:04"), n.Text)
+	}
+	return err
 }
 
 // noteOtherEngine says when cells of the manifest that have no result

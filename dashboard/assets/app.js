@@ -300,7 +300,7 @@ async function pageStore() {
     return out;
   }
   const rows = s.manifests.map((m) => el("tr", { class: "manifest", "data-hash": m.hash },
-    el("td", {}, el("a", { href: `#/m/${m.hash}`, text: m.name })),
+    el("td", {}, el("a", { href: `#/m/${m.hash}`, text: m.name }), ...aboutLines(m)),
     el("td", { class: "mono", text: short(m.hash) }),
     el("td", { text: when(m.first) }),
     el("td", { class: "num", text: duration(spanSeconds(m)) }),
@@ -310,6 +310,15 @@ async function pageStore() {
   out.push(el("section", {}, el("table", { class: "manifests" },
     el("tr", {}, ["manifest", "hash", "started", "ran for", "cells", "progress", "ETA"].map((h) => el("th", { text: h }))), rows)));
   return out;
+}
+
+// aboutLines are what tells a manifest apart besides its hash: the
+// overrides it was run with and its notes (ump note), one line each.
+function aboutLines(a) {
+  const lines = [];
+  if (a.overrides && a.overrides.length) lines.push(el("div", { class: "about muted", text: `run with ${a.overrides.join(" ")}` }));
+  for (const n of a.notes || []) lines.push(el("div", { class: "about note", text: `${when(n.time)}: ${n.text}` }));
+  return lines;
 }
 
 async function pageManifest(hash) {
@@ -326,6 +335,7 @@ async function pageManifest(hash) {
   const p = m.progress;
   const out = [crumbs(["Sweeps", "#/"], [m.name]),
     el("h1", {}, m.name, " ", el("span", { class: "mono muted", text: short(H) })),
+    ...aboutLines(m.about),
     el("div", {}, `${p.cells} cells `, counts(p.counts, p.running), " ", bar(p.rounds_done, p.rounds_total), percent(p.rounds_done, p.rounds_total),
       p.first ? ` · started ${when(p.first)}, ran for ${duration(spanSeconds(p))}` : " · not started",
       p.running ? ` · running cell ${p.cell}, ETA ${duration(p.eta_seconds)}` : "")];
