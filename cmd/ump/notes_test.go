@@ -1,0 +1,74 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRunsToldApart: a run's overrides are recorded and shown; `ump note`
+// attaches a note that status and the dashboard show; `ump diff` names the
+// fields that differ; `ump forget` hides a manifest from status and the
+// dashboard (within a poll) until it runs again, and show still finds it.
+func TestRunsToldApart(t *testing.T) {
+	store := t.TempDir()
+	m := writeFile(t, "m.yaml", smallManifest)
+	lower := hashOf(t, ump(t, store, "run", m, "lr=0.01"))
+	plain := hashOf(t, ump(t, store, "run", m))
+	for _, c := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"note", lower, "the", "lower", "lr"}, 0, "noted on manifest " + lower},
+		{[]string{"note", lower}, 2, "needs a manifest hash and the note's text"},
+		{[]string{"note", "0000000", "text"}, 2, `no manifest "0000000"`},
+		{[]string{"diff", lower[:8], plain[:8]}, 0, "  lr: 0.01 -> 0.02\n"},
+		{[]string{"diff", lower, lower}, 0, "the same configuration"},
+		{[]string{"diff", lower}, 2, "needs exactly two manifest hashes"},
+	} {
+		r := ump(t, store, c.args...)
+		if r.code != c.code || !strings.Contains(r.stdout+r.stderr, c.says) {
+			t.Errorf("ump %s: exit %d %q %q; want %d saying %q", strings.Join(c.args, " "), r.code, r.stdout, r.stderr, c.code, c.says)
+		}
+	}
+	st := ump(t, store, "status").stdout
+	if !strings.Contains(st, "run with lr=0.01\n") || !strings.Contains(st, ": the lower lr\n") {
+		t.Errorf("status does not show the overrides and the note:\n%s", st)
+	}
+
+	url := startServe(t, store)
+	home := func() string {
+		resp, err := http.Get(url + "api/store")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return string(body)
+	}
+	if h := home(); !strings.Contains(h, `"overrides":["lr=0.01"]`) || !strings.Contains(h, `"text":"the lower lr"`) || !strings.Contains(h, plain) {
+		t.Errorf("the dashboard's store view lacks the overrides, the note or a manifest:\n%s", h)
+	}
+	if r := ump(t, store, "forget", plain[:10]); r.code != 0 {
+		t.Fatalf("forget: exit %d %s", r.code, r.stderr)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Contains(home(), plain) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if strings.Contains(home(), plain) {
+		t.Error("the dashboard still lists the forgotten manifest after 10 s")
+	}
+	if st := ump(t, store, "status").stdout; strings.Contains(st, plain[:12]) || !strings.Contains(st, lower[:12]) {
+		t.Errorf("status after forget: want only the other manifest:\n%s", st)
+	}
+	if r := ump(t, store, "show", plain[:12]); r.code != 0 {
+		t.Errorf("show of a forgotten manifest: exit %d %s", r.code, r.stderr)
+	}
+	if r := ump(t, store, "run", m); r.code != 0 || !strings.Contains(ump(t, store, "status").stdout, plain[:12]) {
+		t.Errorf("a forgotten manifest run again is not listed again: exit %d", r.code)
+	}
+}
