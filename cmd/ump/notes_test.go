@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
 // TestRunsToldApart: a run's overrides are recorded and shown; `ump note`
@@ -51,6 +53,16 @@ func TestRunsToldApart(t *testing.T) {
 	}
 	if h := home(); !strings.Contains(h, `"overrides":["lr=0.01"]`) || !strings.Contains(h, `"text":"the lower lr"`) || !strings.Contains(h, plain) {
 		t.Errorf("the dashboard's store view lacks the overrides, the note or a manifest:\n%s", h)
+	}
+	// In the browser: on the home page's row and the manifest's page.
+	ctx := browserContext(t, t.TempDir())
+	for name, page := range map[string]string{"notes-home": url, "notes-manifest": url + "#/m/" + lower} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
+			t.Fatal(err)
+		}
+		poll[bool](t, ctx, "the overrides and the note on "+page,
+			`document.body.innerText.includes("run with lr=0.01") && document.body.innerText.includes(": the lower lr")`)
+		screenshot(t, ctx, name)
 	}
 	if r := ump(t, store, "forget", plain[:10]); r.code != 0 {
 		t.Fatalf("forget: exit %d %s", r.code, r.stderr)

@@ -317,7 +317,7 @@ async function pageStore() {
 function aboutLines(a) {
   const lines = [];
   if (a.overrides && a.overrides.length) lines.push(el("div", { class: "about muted", text: `run with ${a.overrides.join(" ")}` }));
-  for (const n of a.notes || []) lines.push(el("div", { class: "about note", text: `${when(n.time)}: ${n.text}` }));
+  for (const n of a.notes || []) lines.push(el("div", { class: "about annotation", text: `${when(n.time)}: ${n.text}` }));
   return lines;
 }
 
