@@ -109,6 +109,21 @@ func CPUName() string {
 	return "go-cpu-float32/v1 " + blas
 }
 
+// UseCPUEngine makes the CPU engine compute as the engine named (a
+// CPUName) when this host can do so bit-identically: the engine in use,
+// or gonum's sgemm, which every host has. It reports whether it could;
+// call it before any training starts (it changes the process's BLAS).
+func UseCPUEngine(name string) bool {
+	if name == CPUName() {
+		return true
+	}
+	if name != "go-cpu-float32/v1 gonum" {
+		return false
+	}
+	backend = blasBackend{name: "gonum (pure Go, the engine the manifest's cells started with)"}
+	return true
+}
+
 // UseProcs makes the engine parallelise each call over n goroutines
 // instead of GOMAXPROCS (its share of the cores when cells run side by
 // side); results do not depend on it.

@@ -224,6 +224,17 @@ func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*Registrat
 	if err != nil {
 		return nil, err
 	}
+	// Cells with results computed on a CPU engine this machine can run
+	// bit-identically (gonum's sgemm after OpenBLAS was installed): the
+	// manifest keeps that engine, so no result is hidden or recomputed.
+	if len(other) > 0 && r.OtherEngine == "" && len(engines) == 1 && engines[0] != nn.CPUName() && nn.UseCPUEngine(engines[0]) {
+		if r.Progress != nil {
+			fmt.Fprintf(r.Progress, "note: %d of the manifest's cells have results computed on engine %q; its cells go on with that engine here "+
+				"(the same numbers), so none is hidden or recomputed (`--other-engine recompute` computes them again on this machine's own)\n",
+				len(other), engines[0])
+		}
+		return r.Register(ctx, plan)
+	}
 	if len(other) > 0 {
 		switch r.OtherEngine {
 		case "use":

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -80,7 +81,7 @@ func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 			if err := printSummary(ctx, w, "              ", store, rep); err != nil {
 				return err
 			}
-			if err := printAbout(w, "              ", store, &regs[i]); err != nil {
+			if err := printAbout(w, "              ", store, rep); err != nil {
 				return err
 			}
 		}
@@ -98,7 +99,7 @@ func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 	if err := printSummary(ctx, w, "  ", store, rep); err != nil {
 		return err
 	}
-	if err := printAbout(w, "  ", store, reg); err != nil {
+	if err := printAbout(w, "  ", store, rep); err != nil {
 		return err
 	}
 	for i, cell := range rep.Cells {
@@ -108,12 +109,22 @@ func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 }
 
 // printAbout prints what tells a manifest apart besides its hash: the
-// overrides it was run with and the user's notes.
-func printAbout(w io.Writer, indent string, store *pipeline.Store, reg *pipeline.Registration) error {
-	if len(reg.Overrides) > 0 {
-		fmt.Fprintf(w, "%srun with %s\n", indent, strings.Join(reg.Overrides, " "))
+// engines its cells ran on, the overrides it was run with and the user's
+// notes.
+func printAbout(w io.Writer, indent string, store *pipeline.Store, rep *pipeline.Report) error {
+	var engines []string
+	for _, c := range rep.Cells {
+		if e := c.Fingerprint()["engine"]; e != "" && !slices.Contains(engines, e) {
+			engines = append(engines, e)
+		}
 	}
-	notes, err := store.Notes(reg.Plan.Hash)
+	if len(engines) > 0 {
+		fmt.Fprintf(w, "%sengine %s\n", indent, strings.Join(engines, " and "))
+	}
+	if len(rep.Overrides) > 0 {
+		fmt.Fprintf(w, "%srun with %s\n", indent, strings.Join(rep.Overrides, " "))
+	}
+	notes, err := store.Notes(rep.Plan.Hash)
 	for _, n := range notes {
 		fmt.Fprintf(w, "%snote %s: %s\n", indent, n.Time.Local().Format("2006-01-02 15:04"), n.Text)
 	}
