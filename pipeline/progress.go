@@ -154,20 +154,43 @@ func (p *progress) round(c *manifests.Cell, rep stages.RoundReport) {
 	p.count(c, rep.Round, true)
 	p.snap.Cell, p.snap.Label, p.snap.Round = c.Index+1, c.LabelString(), rep.Round
 	if time.Since(p.lastLine) >= time.Second || rep.Round == rep.Rounds {
-		p.lastLine = time.Now()
-		eta := ""
-		if d, ok := p.eta(); ok {
-			eta = fmt.Sprintf(", ETA %s", d.Round(time.Second))
-		}
 		figures := ""
 		for _, name := range headlineMetrics {
 			if v, ok := rep.Metrics[name]; ok {
 				figures += fmt.Sprintf(" %s %.4g", name, float64(v))
 			}
 		}
-		p.cellf(c, "train: round %d/%d%s (sweep %d%%%s)\n", rep.Round, rep.Rounds, figures, 100*p.done/max(p.total, 1), eta)
+		p.roundLine(c, rep.Round, rep.Rounds, figures)
 	}
 	p.publish(false)
+}
+
+// tickEvery is how often a line reports training between the rounds that
+// evaluate (and report figures).
+const tickEvery = 2 * time.Second
+
+// tick counts a round that reported nothing, and prints a line when none
+// was printed for tickEvery.
+func (p *progress) tick(c *manifests.Cell, round, rounds int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.count(c, round, true)
+	p.snap.Cell, p.snap.Label, p.snap.Round = c.Index+1, c.LabelString(), round
+	if time.Since(p.lastLine) >= tickEvery {
+		p.roundLine(c, round, rounds, "")
+	}
+	p.publish(false)
+}
+
+// roundLine prints where training is: the round, its figures if any, the
+// sweep's share done and the ETA.
+func (p *progress) roundLine(c *manifests.Cell, round, rounds int, figures string) {
+	p.lastLine = time.Now()
+	eta := ""
+	if d, ok := p.eta(); ok {
+		eta = fmt.Sprintf(", ETA %s", d.Round(time.Second))
+	}
+	p.cellf(c, "train: round %d/%d%s (sweep %d%%%s)\n", round, rounds, figures, 100*p.done/max(p.total, 1), eta)
 }
 
 func (p *progress) cellDone(c *manifests.Cell, status string, cached bool) {

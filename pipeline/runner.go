@@ -602,6 +602,7 @@ func (r *Runner) runStage(ctx context.Context, hash string, st stages.Stage, cel
 	}
 	p.stageStart(cell, st.Name(), resume)
 	env := &stages.Env{Params: params, Store: r.Store.Blobs, Data: r.Data, Upstream: declared(st, upstream), Resume: resume, Procs: procs,
+		Tick: func(round, rounds int) { p.tick(cell, round, rounds) },
 		Report: func(rep stages.RoundReport) error {
 			ev := newEvent(RoundCompleted, rep)
 			ev.Stage, ev.StageKey, ev.Round = st.Name(), skey, rep.Round

@@ -55,6 +55,9 @@ type Env struct {
 	// Report records a finished round; the pipeline appends it to the event
 	// log before Run continues. Only rounded stages (train) call it.
 	Report func(RoundReport) error
+	// Tick tells the pipeline that round of rounds finished, every round
+	// (for progress lines; nothing is recorded); nil for none.
+	Tick func(round, rounds int)
 	// Procs is how many goroutines a CPU engine may use: its share of the
 	// cores when cells run side by side; 0 for all of them.
 	Procs int

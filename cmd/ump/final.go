@@ -5,24 +5,27 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"maps"
+	"slices"
 	"strconv"
-	"text/tabwriter"
+	"strings"
+	"unicode/utf8"
 
+	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
 )
 
-// printFinal prints one line per cell: its swept values, status and final
-// figures (those that are not NaN in every cell shown, e.g. the bits of a
-// vector no algorithm sends). Diverged cells show * for every figure, as the
-// paper's tables do.
+// printFinal prints one line per cell, within finalWidth columns: its
+// swept values (those that differ between cells), status and headline
+// figures: the table's value and also, and train_loss (those that are not
+// NaN in every cell shown, e.g. the bits of a vector no algorithm sends).
+// When the swept values do not fit beside the figures they go on a line of
+// their own below. Diverged cells show * for every figure, as the paper's
+// tables do.
 func printFinal(ctx context.Context, w io.Writer, store *pipeline.Store, rep *pipeline.Report) error {
 	final, _, err := store.Export(ctx, []*pipeline.Report{rep}, "final", false)
 	if err != nil {
 		return err
-	}
-	params := map[string]bool{}
-	for _, name := range pipeline.ParamColumns() {
-		params[name] = true
 	}
 	rowOf := map[int64]int{}
 	var shown []int // the rows printed with their figures (not diverged)
@@ -34,37 +37,102 @@ func printFinal(ctx context.Context, w io.Writer, store *pipeline.Store, rep *pi
 			}
 		}
 	}
+	layout := pipeline.Layout(&rep.Plan)
 	var figures []string
-	for _, c := range final.Columns {
-		if !params[c.Name] && !allNaN(c.Floats, shown) {
-			figures = append(figures, c.Name)
+	for _, name := range slices.Concat([]string{layout.Value}, layout.Also, []string{"train_loss"}) {
+		if c := final.Column(name); c != nil && !slices.Contains(figures, name) && !allNaN(c.Floats, shown) {
+			figures = append(figures, name)
 		}
 	}
-	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	fmt.Fprint(tw, "cell\tsweep\tstatus")
-	for _, f := range figures {
-		fmt.Fprintf(tw, "\t%s", f)
-	}
-	fmt.Fprintln(tw)
+	rows := [][]string{slices.Concat([]string{"cell", "status"}, figures)}
+	labels := []string{"sweep"}
 	for i, cell := range rep.Cells {
-		fmt.Fprintf(tw, "%d\t%s\t%s", i+1, rep.Plan.Cells[i].LabelString(), cell.Status)
+		row := []string{strconv.Itoa(i + 1), cell.Status}
 		r, ok := rowOf[int64(i)]
 		for _, f := range figures {
 			c := final.Column(f)
 			switch {
 			case !ok:
-				fmt.Fprint(tw, "\t-")
+				row = append(row, "-")
 			case cell.Status == pipeline.Diverged:
-				fmt.Fprint(tw, "\t*")
-			case c.Ints != nil:
-				fmt.Fprintf(tw, "\t%d", c.Ints[r])
+				row = append(row, "*")
 			default:
-				fmt.Fprintf(tw, "\t%s", strconv.FormatFloat(c.Floats[r], 'g', 6, 64))
+				row = append(row, strconv.FormatFloat(c.Floats[r], 'g', 6, 64))
 			}
 		}
-		fmt.Fprintln(tw)
+		rows = append(rows, row)
+		labels = append(labels, varying(&rep.Plan, i))
 	}
-	return tw.Flush()
+	widths := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for k, v := range row {
+			widths[k] = max(widths[k], len(v))
+		}
+	}
+	line := func(row []string) string { // every column padded to its width
+		var b strings.Builder
+		for k, v := range row {
+			b.WriteString(v + strings.Repeat(" ", widths[k]-len(v)+2))
+		}
+		return b.String()
+	}
+	labelWidth := 0
+	for _, l := range labels {
+		labelWidth = max(labelWidth, utf8.RuneCountInString(l))
+	}
+	if len(line(rows[0]))+labelWidth <= finalWidth {
+		for k, row := range rows {
+			fmt.Fprintln(w, line(row)+labels[k])
+		}
+	} else {
+		fmt.Fprintln(w, line(rows[0])+"(sweep below)")
+		for k, row := range rows[1:] {
+			fmt.Fprintln(w, strings.TrimRight(line(row), " "))
+			for _, l := range wrap(labels[k+1], finalWidth-6) {
+				fmt.Fprintln(w, "      "+l)
+			}
+		}
+	}
+	if len(figures) > 0 {
+		fmt.Fprintf(w, "(every figure: ump export --manifest %.12s --table final)\n", rep.Plan.Hash)
+	}
+	return nil
+}
+
+// finalWidth is the widest line printFinal prints.
+const finalWidth = 100
+
+// varying is cell i's swept values that differ between the plan's cells.
+func varying(plan *manifests.Plan, i int) string {
+	var parts []string
+	for _, path := range slices.Sorted(maps.Keys(plan.Cells[i].Label)) {
+		v := plan.Cells[i].Label[path]
+		if slices.ContainsFunc(plan.Cells, func(c manifests.Cell) bool { return c.Label[path] != v }) {
+			parts = append(parts, path+"="+v)
+		}
+	}
+	if len(parts) == 0 {
+		return "(single cell)"
+	}
+	return strings.Join(parts, " ")
+}
+
+// wrap breaks text at spaces into lines of at most width runes (a word
+// longer than width stays whole).
+func wrap(text string, width int) []string {
+	var lines []string
+	cur := ""
+	for _, word := range strings.Fields(text) {
+		if cur != "" && utf8.RuneCountInString(cur)+1+utf8.RuneCountInString(word) > width {
+			lines = append(lines, cur)
+			cur = ""
+		}
+		if cur != "" {
+			cur += " "
+		}
+		cur += word
+	}
+	return append(lines, cur)
 }
 
 // printTable prints the manifest's table, as `ump table HASH` does.

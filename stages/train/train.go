@@ -167,6 +167,8 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 			if err := env.Report(report); err != nil {
 				return nil, err
 			}
+		} else if env.Tick != nil {
+			env.Tick(st.Round, cfg.Rounds)
 		}
 		if interrupted && !diverged && st.Round < cfg.Rounds {
 			return nil, stages.ErrInterrupted
