@@ -209,7 +209,7 @@ func (p Param) check(x any) string {
 		}
 	case String:
 		if s := x.(string); len(p.Choices) > 0 && !slices.Contains(p.Choices, s) {
-			return fmt.Sprintf("%q is not allowed; use one of: %s", s, strings.Join(p.Choices, ", "))
+			return fmt.Sprintf("%q is not allowed%s; use one of: %s", s, DidYouMean(s, p.Choices), strings.Join(p.Choices, ", "))
 		}
 	}
 	return ""

@@ -86,3 +86,19 @@ func TestFillAndValidate(t *testing.T) {
 		t.Errorf("problems %q\nwant %q", got, want)
 	}
 }
+
+func TestDidYouMean(t *testing.T) {
+	options := []string{"d-sum", "gt-dsum", "dsgdm", "qg-dsgdm", "slowmo"}
+	for word, want := range map[string]string{
+		"dsum":    ` (did you mean "d-sum"?)`,
+		"gt-dsm":  ` (did you mean "gt-dsum"?)`,
+		"slowm0":  ` (did you mean "slowmo"?)`,
+		"adam":    "",
+		"d-sum":   "", // not misspelt
+		"qgdsgdm": ` (did you mean "qg-dsgdm"?)`,
+	} {
+		if got := DidYouMean(word, options); got != want {
+			t.Errorf("DidYouMean(%q) = %q; want %q", word, got, want)
+		}
+	}
+}

@@ -211,7 +211,7 @@ func (d *decoder) decodeBlock(n *yaml.Node, b block, path, help string) error {
 		}
 		decl, ok := familyParam(fam, k.Value)
 		if !ok {
-			return d.errorf(k.Line, p, "unknown key %q; allowed keys here: %s", k.Value, strings.Join(blockKeys(fam), ", "))
+			return d.errorf(k.Line, p, "unknown key %q%s; allowed keys here: %s", k.Value, kinds.DidYouMean(k.Value, blockKeys(fam)), strings.Join(blockKeys(fam), ", "))
 		}
 		d.lines[p] = k.Line
 		v, err := scalar(val, decl)

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ump-lab/ump/kinds"
 )
 
 // decoder turns a YAML node tree into a Manifest, refusing unknown keys and
@@ -87,7 +89,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path, help string) error
 			k, val := n.Content[i], n.Content[i+1]
 			f, ok := fieldByKey(t, k.Value)
 			if !ok {
-				return d.errorf(k.Line, join(path, k.Value), "unknown key %q; allowed keys here: %s", k.Value, strings.Join(keys(t), ", "))
+				return d.errorf(k.Line, join(path, k.Value), "unknown key %q%s; allowed keys here: %s", k.Value, kinds.DidYouMean(k.Value, keys(t)), strings.Join(keys(t), ", "))
 			}
 			p := join(path, k.Value)
 			d.lines[p] = k.Line

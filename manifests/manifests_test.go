@@ -191,8 +191,10 @@ func TestErrors(t *testing.T) {
 		name, yaml string
 		want       []string
 	}{
-		{"unknown key", valid + "wrkers: 4\n", []string{"bad.yaml:7:", `"wrkers"`, "allowed keys here:", "workers"}},
-		{"unknown nested key", strings.Replace(valid, "{name: d-sum}", "{name: d-sum, betta: 0.5}", 1), []string{"bad.yaml:6:", `"algorithm.betta"`, "alpha, base_beta, beta"}},
+		{"unknown key", valid + "wrkers: 4\n", []string{"bad.yaml:7:", `"wrkers"`, `(did you mean "workers"?)`, "allowed keys here:", "workers"}},
+		{"unknown nested key", strings.Replace(valid, "{name: d-sum}", "{name: d-sum, betta: 0.5}", 1), []string{"bad.yaml:6:", `"algorithm.betta"`, `(did you mean "beta"?)`, "alpha, base_beta, beta"}},
+		{"misspelt algorithm", strings.Replace(valid, "{name: d-sum}", "{name: gt-dsm}", 1), []string{"bad.yaml:6:", `"algorithm.name"`, `"gt-dsm" is not allowed (did you mean "gt-dsum"?)`}},
+		{"unknown key far from any", valid + "colour: red\n", []string{"bad.yaml:7:", `unknown key "colour"; allowed keys here:`}},
 		{"wrong type int", valid + "workers: ten\n", []string{"bad.yaml:7:", `"workers"`, "expected the number of workers", `"ten"`}},
 		{"float for int", valid + "workers: 2.5\n", []string{"bad.yaml:7:", `"workers"`, "integer"}},
 		{"wrong type float", strings.Replace(valid, "lr: 0.1", "lr: fast", 1), []string{"bad.yaml:5:", `"lr"`, "positive number"}},

@@ -282,7 +282,7 @@ func (m *Manifest) validate(at func(path string) string) error {
 				return
 			}
 		}
-		bad(path, "%q is not allowed; use one of: %s", v, strings.Join(allowed, ", "))
+		bad(path, "%q is not allowed%s; use one of: %s", v, kinds.DidYouMean(v, allowed), strings.Join(allowed, ", "))
 	}
 	if m.Version != SchemaVersion {
 		bad("version", "%d is not supported; this ump reads version %d", m.Version, SchemaVersion)
