@@ -102,3 +102,14 @@ func TestDidYouMean(t *testing.T) {
 		}
 	}
 }
+
+func TestEditDistance(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		d    int
+	}{{"kitten", "sitting", 3}, {"dsum", "d-sum", 1}, {"", "abc", 3}, {"beta", "beta", 0}, {"slowm0", "slowmo", 1}} {
+		if got := editDistance(c.a, c.b); got != c.d {
+			t.Errorf("editDistance(%q, %q) = %d; want %d", c.a, c.b, got, c.d)
+		}
+	}
+}
