@@ -450,6 +450,8 @@ func (s *Server) curvesView(r *http.Request) (any, error) {
 		Seeds    int    `json:"seeds"`
 		Diverged int    `json:"diverged"`
 		Running  int    `json:"running"`
+		Color    string `json:"color"`  // pipeline.SeriesColour, as ump plot draws it
+		Dashed   bool   `json:"dashed"` // pipeline.SeriesDashed
 	}
 	type figure struct {
 		Name   string   `json:"name"`
@@ -461,9 +463,9 @@ func (s *Server) curvesView(r *http.Request) (any, error) {
 	out := []figure{}
 	for _, f := range figs {
 		fig := figure{Name: f.Name, Title: f.Title, X: f.X, Y: f.Y}
-		for _, sr := range f.Series {
+		for i, sr := range f.Series {
 			fig.Series = append(fig.Series, series{sr.Label, sr.Select, sr.Untuned, nums(sr.X), nums(sr.Mean), nums(sr.Std),
-				sr.Seeds, sr.DivergedSeeds, sr.Running})
+				sr.Seeds, sr.DivergedSeeds, sr.Running, pipeline.SeriesColour(i), pipeline.SeriesDashed(i)})
 		}
 		out = append(out, fig)
 	}

@@ -17,9 +17,8 @@ import (
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages/train"
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/palette/moreland"
+	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -55,28 +54,98 @@ var axisTitles = map[string]string{
 	"objective_gap": "objective gap f(x̄) − f(x*)", "grad_norm_sq": "|∇f(x̄)|²", "consensus_distance": "consensus distance (mean |xᵢ − x̄|²)",
 }
 
+// Palette is the colours of a figure's curves, in order (Tableau 10, as
+// matplotlib's): `ump plot` and the dashboard draw the i-th series of a
+// figure in SeriesColour(i).
+var Palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"}
+
+// SeriesColour is the colour of a figure's i-th curve; past the palette
+// the colours repeat, dashed (SeriesDashed).
+func SeriesColour(i int) string { return Palette[i%len(Palette)] }
+
+// SeriesDashed reports whether a figure's i-th curve is dashed.
+func SeriesDashed(i int) bool { return i >= len(Palette) }
+
+// rgb parses a palette colour.
+func rgb(hex string) color.NRGBA {
+	v, _ := strconv.ParseUint(strings.TrimPrefix(hex, "#"), 16, 32)
+	return color.NRGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 255}
+}
+
+// tickStep is the step of about eight round numbers (1, 2 or 5 times a
+// power of ten) over [lo, hi].
+func tickStep(lo, hi float64) float64 {
+	step := math.Pow(10, math.Floor(math.Log10((hi-lo)/8)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*step*8 >= hi-lo {
+			return step * m
+		}
+	}
+	return step * 10
+}
+
 // denseTicks marks about eight round numbers on a linear axis, with a
-// minor tick between each two.
+// minor tick between each two; labels never read -0, and large numbers
+// take SI suffixes (2M, not 2000000).
 type denseTicks struct{}
 
 func (denseTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) {
 		return plot.DefaultTicks{}.Ticks(lo, hi)
 	}
-	step := math.Pow(10, math.Floor(math.Log10((hi-lo)/8)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*step*8 >= hi-lo {
-			step *= m
-			break
-		}
-	}
-	digits := max(0, int(-math.Floor(math.Log10(step))))
+	step := tickStep(lo, hi)
 	var ticks []plot.Tick
 	for k := math.Ceil(lo / step); k*step <= hi+step*1e-9; k++ {
-		ticks = append(ticks, plot.Tick{Value: k * step, Label: strconv.FormatFloat(k*step, 'f', digits, 64)})
+		ticks = append(ticks, plot.Tick{Value: k * step, Label: tickLabel(k*step, step)})
 		if m := (k + 0.5) * step; m <= hi {
 			ticks = append(ticks, plot.Tick{Value: m})
 		}
+	}
+	return ticks
+}
+
+// tickLabel writes a tick's value with the digits its step needs, an SI
+// suffix from 10,000 on, and 0 for a rounding -0.
+func tickLabel(v, step float64) string {
+	suffix := ""
+	for _, si := range []struct {
+		scale float64
+		name  string
+	}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+		if math.Abs(v) >= 1e4 && math.Abs(v) >= si.scale {
+			v, step, suffix = v/si.scale, step/si.scale, si.name
+			break
+		}
+	}
+	digits := max(0, int(-math.Floor(math.Log10(step)+1e-9)))
+	label := strconv.FormatFloat(v, 'f', digits, 64)
+	if strings.Trim(label, "-0.") == "" {
+		return "0"
+	}
+	return label + suffix
+}
+
+// bracket widens a linear axis to the ticks around its data, so a tick
+// lies at or beyond each end (a curve that reaches 0.97 gets a tick at 1).
+func bracket(a *plot.Axis) {
+	if !(a.Max > a.Min) {
+		return
+	}
+	step := tickStep(a.Min, a.Max)
+	a.Min, a.Max = math.Floor(a.Min/step+1e-9)*step, math.Ceil(a.Max/step-1e-9)*step
+}
+
+// integerTicks labels every integer of an axis of up to 20 (workers,
+// classes), else as denseTicks.
+type integerTicks struct{}
+
+func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
+	if hi-lo > 20 {
+		return denseTicks{}.Ticks(lo, hi)
+	}
+	var ticks []plot.Tick
+	for v := math.Ceil(lo); v <= hi; v++ {
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.Itoa(int(v))})
 	}
 	return ticks
 }
@@ -169,6 +238,9 @@ func (s *Store) Curves(ctx context.Context, rep *Report, spec manifests.Table, o
 			part := short[r]
 			if l, ok := spec.Labels[values[r]]; ok {
 				part = l
+			}
+			if part == "" { // every row shares it: nothing to tell apart
+				continue
 			}
 			rows[r] = strings.TrimPrefix(rows[r]+" / "+part, " / ")
 		}
@@ -383,7 +455,7 @@ func (f *Figure) Save(path string) error {
 		if len(line) == 0 {
 			continue
 		}
-		col := plotutil.Color(i)
+		col := rgb(SeriesColour(i))
 		slices.Reverse(lower)
 		poly, err := plotter.NewPolygon(append(band, lower...))
 		if err != nil {
@@ -396,7 +468,10 @@ func (f *Figure) Save(path string) error {
 		if err != nil {
 			return err
 		}
-		l.Color, l.Width, l.Dashes = col, vg.Points(1.5), plotutil.Dashes(i/len(plotutil.DefaultColors))
+		l.Color, l.Width = col, vg.Points(1.5)
+		if SeriesDashed(i) {
+			l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+		}
 		p.Add(poly, l)
 		label := sr.Label
 		if sr.Select != "" {
@@ -418,6 +493,10 @@ func (f *Figure) Save(path string) error {
 		}
 		legend.Add(label, thumbs...)
 	}
+	if !logY {
+		bracket(&p.Y)
+	}
+	bracket(&p.X)
 	r := legend.Rectangle(draw.Canvas{})
 	return saveBeside(p, 6*vg.Inch, 4*vg.Inch, r.Max.X-r.Min.X+vg.Points(18), legend.Draw, path)
 }
@@ -494,10 +573,8 @@ func SaveHistogram(t *artifacts.Table, title, path string) error {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text, p.Y.Label.Text = "worker", "class"
-	p.X.Tick.Marker, p.Y.Tick.Marker = denseTicks{}, denseTicks{}
-	colours := moreland.SmoothBlueRed()
-	colours.SetMin(0)
-	colours.SetMax(float64(max(1, slices.Max(counts.Ints))))
+	p.X.Tick.Marker, p.Y.Tick.Marker = integerTicks{}, integerTicks{}
+	colours := &countColours{max: float64(max(1, slices.Max(counts.Ints)))}
 	p.Add(plotter.NewHeatMap(h, colours.Palette(255)))
 	bar := plot.New()
 	bar.Title.Text = "samples"
@@ -506,3 +583,37 @@ func SaveHistogram(t *artifacts.Table, title, path string) error {
 	width := vg.Length(max(4, float64(h.workers)*0.3)) * vg.Inch
 	return saveBeside(p, width, vg.Length(max(3, float64(h.classes)*0.25))*vg.Inch, 1.3*vg.Inch, func(c draw.Canvas) { bar.Draw(c) }, path)
 }
+
+// countColours is the sequential colour map of a heat map of counts, from 0 to
+// max: near white to dark blue, by the square root of the count (more
+// contrast among small counts), as the dashboard draws it.
+type countColours struct{ max float64 }
+
+var _ palette.ColorMap = (*countColours)(nil)
+
+func (c *countColours) At(v float64) (color.Color, error) {
+	t := math.Sqrt(math.Max(0, math.Min(1, v/c.max)))
+	lo, hi := [3]float64{247, 251, 255}, [3]float64{8, 48, 107}
+	var out [3]uint8
+	for i := range out {
+		out[i] = uint8(math.Round(lo[i] + (hi[i]-lo[i])*t))
+	}
+	return color.NRGBA{R: out[0], G: out[1], B: out[2], A: 255}, nil
+}
+func (c *countColours) Max() float64     { return c.max }
+func (c *countColours) Min() float64     { return 0 }
+func (c *countColours) SetMax(v float64) { c.max = v }
+func (c *countColours) SetMin(float64)   {}
+func (c *countColours) Alpha() float64   { return 1 }
+func (c *countColours) SetAlpha(float64) {}
+func (c *countColours) Palette(n int) palette.Palette {
+	colours := make([]color.Color, n)
+	for i := range colours {
+		colours[i], _ = c.At(c.max * float64(i) / float64(n-1))
+	}
+	return countsPalette(colours)
+}
+
+type countsPalette []color.Color
+
+func (p countsPalette) Colors() []color.Color { return p }

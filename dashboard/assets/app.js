@@ -10,7 +10,6 @@
 const main = document.getElementById("main");
 const tooltip = document.getElementById("tooltip");
 const SVG = "http://www.w3.org/2000/svg";
-const palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
 
 // Per-manifest choices the user made: table figure, curve axes, lr.
 const choice = { value: {}, x: {}, y: {}, pick: {}, cellY: {} };
@@ -124,21 +123,34 @@ function downloads(hash, tables, formats, cell, unfinished) {
 
 // ---- charts -------------------------------------------------------------
 
+// tickStep is the step of about n round numbers (1, 2 or 5 times a power
+// of ten) over [lo, hi], as ump plot's.
+function tickStep(lo, hi, n) {
+  let step = Math.pow(10, Math.floor(Math.log10((hi - lo) / n)));
+  for (const m of [1, 2, 5, 10]) if (m * step * n >= hi - lo) return step * m;
+  return step * 10;
+}
+
 // ticks returns about n round numbers spanning [lo, hi].
 function ticks(lo, hi, n) {
   if (!(hi > lo)) return [lo];
-  let step = Math.pow(10, Math.floor(Math.log10((hi - lo) / n)));
-  for (const m of [1, 2, 5, 10]) if (m * step * n >= hi - lo) { step *= m; break; }
+  const step = tickStep(lo, hi, n);
   const out = [];
   for (let k = Math.ceil(lo / step); k * step <= hi + step * 1e-9; k++) out.push(+(k * step).toPrecision(12));
   return out;
 }
 
-// tickLabel writes an axis value briefly: 2e8 for large or tiny ones.
+// tickLabel writes an axis value briefly, as ump plot does: SI suffixes
+// from 10,000 on (25M), 2e-4 for tiny ones, never -0.
 function tickLabel(t) {
   const a = Math.abs(t);
-  if (a >= 1e5 || (a > 0 && a < 1e-3)) return t.toExponential().replace(/\.?0*e\+?/, "e");
-  return String(t);
+  if (a >= 1e4) {
+    for (const [scale, name] of [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]]) {
+      if (a >= scale) return `${+(t / scale).toPrecision(6)}${name}`;
+    }
+  }
+  if (a > 0 && a < 1e-3) return t.toExponential().replace(/\.?0*e\+?/, "e");
+  return String(t === 0 ? 0 : t);
 }
 
 // chart draws a figure: per series the mean over seeds with a band of ±
@@ -152,7 +164,7 @@ function chart(fig, legendShown = true) {
     s.x.forEach((x, k) => {
       if (s.mean[k] !== null && x !== null) pts.push({ x, m: s.mean[k], sd: s.std[k] || 0 });
     });
-    return { ...s, pts, color: palette[i % palette.length], dash: i >= palette.length ? "6 3" : null };
+    return { ...s, pts, dash: s.dashed ? "6 3" : null }; // colours as ump plot's (pipeline.SeriesColour)
   });
   const all = series.flatMap((s) => s.pts);
   const means = all.map((p) => p.m);
@@ -172,7 +184,12 @@ function chart(fig, legendShown = true) {
     y0 = Math.min(...all.map((p) => p.m - p.sd)); y1 = Math.max(...all.map((p) => p.m + p.sd));
   }
   if (y0 === y1) { y0 -= 0.5; y1 += 0.5; }
-  const padY = (y1 - y0) * 0.04; y0 -= padY; y1 += padY;
+  if (logY) {
+    const padY = (y1 - y0) * 0.04; y0 -= padY; y1 += padY;
+  } else { // a tick at or beyond each end of the data, as ump plot
+    const step = tickStep(y0, y1, 7);
+    y0 = Math.floor(y0 / step + 1e-9) * step; y1 = Math.ceil(y1 / step - 1e-9) * step;
+  }
   const X = (x) => L + (x - x0) / (x1 - x0) * (W - L - R);
   const Y = (y) => T + (1 - ((logY ? Math.log10(Math.max(y, 1e-300)) : y) - y0) / (y1 - y0)) * (H - T - B);
   // grid, axes, ticks
