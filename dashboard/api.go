@@ -42,15 +42,16 @@ func nums(v []float64) []num {
 
 // progress is how far a manifest's cells are.
 type progress struct {
-	Cells       int            `json:"cells"`
-	Counts      map[string]int `json:"counts"`
-	RoundsDone  int            `json:"rounds_done"`
-	RoundsTotal int            `json:"rounds_total"`
-	First       *time.Time     `json:"first,omitempty"` // the first and last event of its cells
-	Last        *time.Time     `json:"last,omitempty"`
-	Running     bool           `json:"running"`               // the store's writer is running it now
-	Cell        int            `json:"cell,omitempty"`        // the cell it runs (1-based), when Running
-	ETASeconds  float64        `json:"eta_seconds,omitempty"` // the run's estimate, when Running
+	Cells        int            `json:"cells"`
+	Counts       map[string]int `json:"counts"`
+	RoundsDone   int            `json:"rounds_done"`
+	RoundsTotal  int            `json:"rounds_total"`
+	First        *time.Time     `json:"first,omitempty"` // the first and last event its own runs recorded (Report.Span)
+	Last         *time.Time     `json:"last,omitempty"`
+	Reused       int            `json:"reused,omitempty"`        // cells whose results another manifest's run computed
+	Running      bool           `json:"running"`                 // the store's writer is running it now
+	RunningCells []int          `json:"running_cells,omitempty"` // the cells it runs (1-based), when Running
+	ETASeconds   float64        `json:"eta_seconds,omitempty"`   // the run's estimate, when Running
 }
 
 // progressOf is how far rep's cells are; snap is the store's running
@@ -69,11 +70,12 @@ func progressOf(rep *pipeline.Report, snap *pipeline.Snapshot) progress {
 			}
 		}
 	}
+	p.Reused = rep.Reused()
 	if first, last := rep.Span(); !first.IsZero() {
 		p.First, p.Last = &first, &last
 	}
 	if snap != nil && snap.Manifest == rep.Plan.Hash && snap.State == "running" {
-		p.Running, p.Cell, p.ETASeconds = true, snap.Cell, snap.ETASeconds
+		p.Running, p.RunningCells, p.ETASeconds = true, snap.Running, snap.ETASeconds
 	}
 	return p
 }
@@ -308,8 +310,10 @@ func (s *Server) tableView(r *http.Request) (any, error) {
 		Best     bool   `json:"best"`
 		Diverged bool   `json:"diverged"`
 		Missing  bool   `json:"missing"`
-		Mean     num    `json:"mean"`
-		Cells    []int  `json:"cells"`
+		// Provisional: other values of the select path still run (marked †).
+		Provisional bool  `json:"provisional"`
+		Mean        num   `json:"mean"`
+		Cells       []int `json:"cells"`
 	}
 	type row struct {
 		Label   string  `json:"label"`
@@ -334,7 +338,7 @@ func (s *Server) tableView(r *http.Request) (any, error) {
 				cells[k] = i + 1
 			}
 			rw.Entries = append(rw.Entries, entry{Text: grid.Text(e, "±"), Note: grid.SelectNote(e), Best: best[c] == r,
-				Diverged: e.Diverged, Missing: e.Missing, Mean: num(e.Mean), Cells: cells})
+				Diverged: e.Diverged, Missing: e.Missing, Provisional: e.Provisional, Mean: num(e.Mean), Cells: cells})
 		}
 		out.Rows = append(out.Rows, rw)
 	}
@@ -348,11 +352,12 @@ func (s *Server) entryView(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	row, err1 := strconv.Atoi(r.PathValue("row"))
+	row, err1 := strconv.Atoi(r.PathValue("row")) // from 1, as cells count
 	col, err2 := strconv.Atoi(r.PathValue("column"))
+	row, col = row-1, col-1
 	if err1 != nil || err2 != nil || row < 0 || row >= len(grid.RowLabels) || col < 0 || col >= len(grid.ColLabels) {
-		return nil, notFound("manifest %.12s's table has rows 0 to %d and columns 0 to %d, not %q, %q",
-			rep.Plan.Hash, len(grid.RowLabels)-1, len(grid.ColLabels)-1, r.PathValue("row"), r.PathValue("column"))
+		return nil, notFound("manifest %.12s's table has rows 1 to %d and columns 1 to %d, not %q, %q",
+			rep.Plan.Hash, len(grid.RowLabels), len(grid.ColLabels), r.PathValue("row"), r.PathValue("column"))
 	}
 	e := grid.Entries[row][col]
 	type cell struct {

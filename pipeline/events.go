@@ -228,7 +228,7 @@ func openLog(dir string, readOnly bool) (*Log, error) {
 
 // errNoLog is a reader's finding of a store whose first writer stopped
 // before its event log had a MANIFEST: a store without events.
-var errNoLog = errors.New("no event log yet (the run that created it stopped at once)")
+var errNoLog = errors.New("no event log yet (a new directory, or the run that created it stopped at once)")
 
 // errUnclosed is a reader's finding of a log whose last writer did not
 // close it: its memory tables need a replay only a writer may do.

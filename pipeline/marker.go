@@ -105,13 +105,12 @@ func recognise(dir string, create bool) error {
 	if err != nil {
 		return fmt.Errorf("store %s: %w", dir, err)
 	}
-	// Only what a first writer creates before the marker: it was killed at
-	// once, leaving a store without events.
-	held := len(entries) > 0
+	// Empty, or only what a first writer creates before the marker (it
+	// was killed at once): a store without events.
 	entries = slices.DeleteFunc(entries, func(e os.DirEntry) bool {
 		return e.Name() == "lock" || e.Name() == spareName || strings.HasPrefix(e.Name(), durable.TempPrefix)
 	})
-	if len(entries) == 0 && (create || held) {
+	if len(entries) == 0 {
 		return nil
 	}
 	var names []string

@@ -3,7 +3,9 @@ package pipeline
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -91,6 +93,7 @@ func (p *progress) cellStart(c *manifests.Cell) {
 	defer p.mu.Unlock()
 	p.snap.Cell, p.snap.Label, p.snap.Stage, p.snap.Round, p.snap.Rounds = c.Index+1, c.LabelString(), "", 0, c.Config.Rounds
 	p.cellRounds[c.Index] = 0
+	p.listRunning()
 	p.printf("cell %d/%d %s\n", c.Index+1, p.snap.Cells, c.LabelString())
 	p.publish(true)
 }
@@ -198,6 +201,7 @@ func (p *progress) cellDone(c *manifests.Cell, status string, cached bool) {
 	defer p.mu.Unlock()
 	p.count(c, c.Config.Rounds, false)
 	delete(p.cellRounds, c.Index)
+	p.listRunning()
 	p.snap.CellsDone++
 	if cached {
 		status += " (cached)"
@@ -208,6 +212,15 @@ func (p *progress) cellDone(c *manifests.Cell, status string, cached bool) {
 		p.printf("  -> %s\n", status)
 	}
 	p.publish(true)
+}
+
+// listRunning puts the cells running (those with rounds counted) in the
+// snapshot.
+func (p *progress) listRunning() {
+	p.snap.Running = p.snap.Running[:0]
+	for _, i := range slices.Sorted(maps.Keys(p.cellRounds)) {
+		p.snap.Running = append(p.snap.Running, i+1)
+	}
 }
 
 func (p *progress) state(s string) {

@@ -322,12 +322,15 @@ func (r *Report) Counts() map[string]int {
 	return c
 }
 
-// Span returns the times of the first and the last event of the
-// manifest's cells (zero when none has started): when its cells ran,
-// whichever manifest first computed a shared cell.
+// Span returns the times of the first and the last event the manifest's
+// own runs recorded (zero when none has): when it ran, not when another
+// manifest computed a cell it shares (Reused).
 func (r *Report) Span() (first, last time.Time) {
 	for _, v := range r.Cells {
 		for _, ev := range v.Events {
+			if ev.Manifest != r.Plan.Hash {
+				continue
+			}
 			if first.IsZero() || ev.Time.Before(first) {
 				first = ev.Time
 			}
@@ -337,6 +340,18 @@ func (r *Report) Span() (first, last time.Time) {
 		}
 	}
 	return first, last
+}
+
+// Reused counts the manifest's cells whose events are all another
+// manifest's: results it shares without having run them.
+func (r *Report) Reused() int {
+	n := 0
+	for _, v := range r.Cells {
+		if len(v.Events) > 0 && !slices.ContainsFunc(v.Events, func(ev Event) bool { return ev.Manifest == r.Plan.Hash }) {
+			n++
+		}
+	}
+	return n
 }
 
 // OtherResults finds, for the cells of a manifest that have no result

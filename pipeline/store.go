@@ -251,7 +251,8 @@ type Snapshot struct {
 	Updated    time.Time `json:"updated"`
 	Cells      int       `json:"cells"`
 	CellsDone  int       `json:"cells_done"`
-	Cell       int       `json:"cell"` // 1-based index of the cell running
+	Cell       int       `json:"cell"`              // 1-based index of the cell reported last
+	Running    []int     `json:"running,omitempty"` // 1-based indices of every cell running (several with -j or a cohort)
 	Label      string    `json:"label,omitempty"`
 	Stage      string    `json:"stage,omitempty"`
 	Round      int       `json:"round,omitempty"`

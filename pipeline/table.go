@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -22,6 +23,10 @@ type Entry struct {
 	Select    string // the chosen value of the select path, or ""
 	Diverged  bool   // every choice had a diverged seed: shown as *
 	Missing   bool   // no choice had all its cells finished
+	// Provisional: some choice of the select path has not finished yet,
+	// so the choice, and the entry, may still change (shown with †,
+	// never in bold).
+	Provisional bool
 }
 
 // Stat is a column of the final table aggregated over seeds.
@@ -183,6 +188,7 @@ func (s *Store) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*G
 	for _, gr := range groups {
 		g.Cells[gr.row][gr.col] = gr.cells
 		best := Entry{Missing: true}
+		unfinished := false // some choice has a cell not finished
 		for _, choice := range gr.order {
 			var vals []float64
 			also := make([][]float64, len(spec.Also))
@@ -230,6 +236,7 @@ func (s *Store) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*G
 			}
 			switch {
 			case missing:
+				unfinished = true
 				continue
 			case diverged:
 				if best.Missing {
@@ -246,6 +253,7 @@ func (s *Store) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*G
 				best = e
 			}
 		}
+		best.Provisional = unfinished && !best.Missing
 		g.Entries[gr.row][gr.col] = best
 	}
 	return g, nil
@@ -276,7 +284,7 @@ func (g *Grid) BestRows() []int {
 		out[c] = -1
 		for r := range g.RowLabels {
 			e := g.Entries[r][c]
-			if e.Missing || e.Diverged {
+			if e.Missing || e.Diverged || e.Provisional {
 				continue
 			}
 			if out[c] < 0 || (g.Spec.Best == "min" && e.Mean < g.Entries[out[c]][c].Mean) ||
@@ -300,6 +308,9 @@ func (g *Grid) Text(e Entry, pm string) string {
 	s := g.stat(Stat{e.Mean, e.Std}, e.Seeds, pm)
 	for _, a := range e.Also {
 		s += " / " + g.stat(a, e.Seeds, pm)
+	}
+	if e.Provisional {
+		s += " †"
 	}
 	return s
 }
@@ -350,7 +361,7 @@ func (g *Grid) Legend() string {
 	if g.Spec.Select != "" {
 		s += fmt.Sprintf("; %s chosen per entry by the %s mean", g.Spec.Select, g.Spec.Best)
 	}
-	return s + "; * diverged, – not run yet"
+	return s + "; * diverged, – not run yet, † provisional (other values of " + cmp.Or(g.Spec.Select, "the select path") + " still run)"
 }
 
 // Markdown renders the grid as a Markdown table.
@@ -432,6 +443,8 @@ func (g *Grid) Table() *artifacts.Table {
 				st, e.Mean, e.Std = Diverged, math.NaN(), math.NaN()
 			case e.Missing:
 				st, e.Mean, e.Std = Pending, math.NaN(), math.NaN()
+			case e.Provisional:
+				st = "provisional"
 			}
 			mean.Floats, std.Floats = append(mean.Floats, e.Mean), append(std.Floats, e.Std)
 			seeds.Ints, sel.Strings, status.Strings = append(seeds.Ints, int64(e.Seeds)), append(sel.Strings, e.Select), append(status.Strings, st)

@@ -151,13 +151,21 @@ func printSummary(ctx context.Context, w io.Writer, indent string, store *pipeli
 		return err
 	}
 	first, last := rep.Span()
-	if first.IsZero() {
+	reused := ""
+	if n := rep.Reused(); n > 0 {
+		reused = fmt.Sprintf("; %d cells' results reused from other manifests' runs", n)
+	}
+	if first.IsZero() && reused == "" {
 		fmt.Fprintf(w, "%snot started\n", indent)
 		return nil
 	}
+	ran := "never ran itself"
+	if !first.IsZero() {
+		ran = fmt.Sprintf("ran %s to %s (%s)", first.Local().Format("2006-01-02 15:04"), last.Local().Format("15:04"), last.Sub(first).Round(time.Second))
+	}
 	grid, err := store.Grid(ctx, rep, pipeline.Layout(&rep.Plan))
 	if errors.Is(err, pipeline.ErrBadArgument) { // its table block cannot lay out its results: say so, list the rest
-		fmt.Fprintf(w, "%sran %s to %s; no table: %v\n", indent, first.Local().Format("2006-01-02 15:04"), last.Local().Format("15:04"), err)
+		fmt.Fprintf(w, "%s%s%s; no table: %v\n", indent, ran, reused, err)
 		return nil
 	}
 	if err != nil {
@@ -171,8 +179,7 @@ func printSummary(ctx context.Context, w io.Writer, indent string, store *pipeli
 		}
 		best += ")"
 	}
-	fmt.Fprintf(w, "%sran %s to %s (%s); %s\n", indent, first.Local().Format("2006-01-02 15:04"), last.Local().Format("15:04"),
-		last.Sub(first).Round(time.Second), best)
+	fmt.Fprintf(w, "%s%s%s; %s\n", indent, ran, reused, best)
 	return nil
 }
 

@@ -3,7 +3,9 @@ package main
 import (
 	"io"
 	"net/http"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -82,5 +84,42 @@ func TestRunsToldApart(t *testing.T) {
 	}
 	if r := ump(t, store, "run", m); r.code != 0 || !strings.Contains(ump(t, store, "status").stdout, plain[:12]) {
 		t.Errorf("a forgotten manifest run again is not listed again: exit %d", r.code)
+	}
+}
+
+// TestDashboardShowsEveryRunningCellAndItsOwnTime: under -j 2 the
+// dashboard names both cells that run; a manifest whose cells another
+// manifest computed says it reused them and did not run itself.
+func TestDashboardShowsEveryRunningCellAndItsOwnTime(t *testing.T) {
+	store := t.TempDir()
+	m := writeFile(t, "m.yaml", strings.Replace(longManifest, "rounds: 120", "rounds: 1500", 1))
+	url := startServe(t, store)
+	cmd := exec.Command(umpBin, "--store", store, "run", "-j", "2", m)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	both := false
+	for deadline := time.Now().Add(30 * time.Second); !both && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		resp, err := http.Get(url + "api/store")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		both = strings.Contains(string(body), `"running_cells":[1,2]`)
+	}
+	if !both {
+		t.Error("the dashboard never showed cells 1 and 2 running under -j 2")
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+
+	small := writeFile(t, "small.yaml", smallManifest)
+	ump(t, store, "run", small)
+	renamed := writeFile(t, "renamed.yaml", strings.Replace(smallManifest, "name: long", "name: renamed", 1))
+	hash := hashOf(t, ump(t, store, "run", renamed))
+	if st := ump(t, store, "status", hash).stdout; !strings.Contains(st, "never ran itself; 2 cells' results reused from other manifests' runs") {
+		t.Errorf("status of a manifest whose cells another manifest computed:\n%s", st)
 	}
 }

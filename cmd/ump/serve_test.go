@@ -306,6 +306,8 @@ func TestServeRefusesWhatItMustNot(t *testing.T) {
 		{"/api/manifests/0000000", 404, "no manifest"},
 		{"/api/manifests/" + hash + "/cells/3", 404, "cells 1 to 2"},
 		{"/api/manifests/" + hash + "/cells/-1", 404, "cells 1 to 2"},
+		{"/api/manifests/" + hash + "/entries/1/1", 200, `"cells":[`},
+		{"/api/manifests/" + hash + "/entries/0/1", 404, "rows 1 to 1 and columns 1 to 1"},
 		{"/api/manifests/" + hash + "/export?table=../../lock&format=csv", 400, "table="},
 		{"/api/manifests/" + hash + "/export?table=final&format=exe", 400, "format="},
 		{"/api/manifests/" + hash + "/curves?y=rm", 400, "y="},

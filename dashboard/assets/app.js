@@ -1,7 +1,7 @@
 // ump serve: the page. Routes (in the URL's fragment):
 //   #/                     the store's manifests
 //   #/m/HASH               a manifest: table, curves, cells, downloads
-//   #/m/HASH/entry/R/C     one table entry: its cells by tuned value
+//   #/m/HASH/entry/R/C     one table entry (row R, column C, from 1 as cells): its cells by tuned value
 //   #/m/HASH/cell/N        one cell: configuration, stages, partition, mixing
 // The server says by server-sent events when the store changed; the page
 // then fetches its view again.
@@ -74,11 +74,11 @@ function fmt(v, digits = 4) {
 function badge(status, n) {
   return el("span", { class: `badge ${status}`, text: n === undefined ? status : `${n} ${status}` });
 }
-// counts shows cells by status; running: the store's writer runs one of
-// the incomplete ones.
+// counts shows cells by status; running: how many of the incomplete ones
+// the store's writer runs.
 function counts(c, running) {
   const shown = { ...c };
-  if (running && shown.incomplete) { shown.running = 1; shown.incomplete--; }
+  if (running && shown.incomplete) { shown.running = Math.min(running, shown.incomplete); shown.incomplete -= shown.running; }
   return ["completed", "diverged", "failed", "running", "incomplete", "pending"].filter((s) => shown[s]).map((s) => badge(s, shown[s]));
 }
 function bar(done, total) {
@@ -320,8 +320,8 @@ async function pageStore() {
     el("td", {}, el("a", { href: `#/m/${m.hash}`, text: m.name }), ...aboutLines(m)),
     el("td", { class: "mono", text: short(m.hash) }),
     el("td", { text: when(m.first) }),
-    el("td", { class: "num", text: duration(spanSeconds(m)) }),
-    el("td", {}, `${m.cells} cells `, counts(m.counts, m.running)),
+    el("td", { class: "num", text: m.first ? duration(spanSeconds(m)) : "" }, m.reused ? el("div", { class: "about muted", text: `${m.reused} cells reused` }) : null),
+    el("td", {}, `${m.cells} cells `, counts(m.counts, m.running ? (m.running_cells || []).length : 0)),
     el("td", {}, bar(m.rounds_done, m.rounds_total), percent(m.rounds_done, m.rounds_total)),
     el("td", { class: "num", text: m.running ? duration(m.eta_seconds) : "" })));
   out.push(el("section", {}, el("table", { class: "manifests" },
@@ -353,9 +353,10 @@ async function pageManifest(hash) {
   const out = [crumbs(["Sweeps", "#/"], [m.name]),
     el("h1", {}, m.name, " ", el("span", { class: "mono muted", text: short(H) })),
     ...aboutLines(m.about),
-    el("div", {}, `${p.cells} cells `, counts(p.counts, p.running), " ", bar(p.rounds_done, p.rounds_total), percent(p.rounds_done, p.rounds_total),
-      p.first ? ` · started ${when(p.first)}, ran for ${duration(spanSeconds(p))}` : " · not started",
-      p.running ? ` · running cell ${p.cell}, ETA ${duration(p.eta_seconds)}` : "")];
+    el("div", {}, `${p.cells} cells `, counts(p.counts, p.running ? (p.running_cells || []).length : 0), " ", bar(p.rounds_done, p.rounds_total), percent(p.rounds_done, p.rounds_total),
+      p.first ? ` · started ${when(p.first)}, ran for ${duration(spanSeconds(p))}` : p.reused ? "" : " · not started",
+      p.reused ? ` · ${p.reused} cells' results reused from other manifests' runs` : "",
+      p.running ? ` · running cell${(p.running_cells || []).length > 1 ? "s" : ""} ${(p.running_cells || []).join(", ")}, ETA ${duration(p.eta_seconds)}` : "")];
 
   // The table, as `ump table` lays it out.
   let sortBy = null, desc = true;
@@ -374,8 +375,8 @@ async function pageManifest(hash) {
     }
     tbody.replaceChildren(...order.map((ri) => {
       const r = table.rows[ri];
-      return el("tr", {}, el("td", { class: "mono", text: r.label }), r.entries.map((e, ci) => el("td", { class: e.best ? "best" : null },
-        el("a", { class: "entry", href: `#/m/${H}/entry/${ri}/${ci}`, title: `cells ${e.cells.join(", ")}`, text: e.text }),
+      return el("tr", {}, el("td", { class: "mono", text: r.label }), r.entries.map((e, ci) => el("td", { class: e.best ? "best" : e.provisional ? "provisional" : null },
+        el("a", { class: "entry", href: `#/m/${H}/entry/${ri + 1}/${ci + 1}`, title: `cells ${e.cells.join(", ")}`, text: e.text }),
         e.note ? el("span", { class: "sel", text: e.note }) : null)));
     }));
   };
@@ -411,7 +412,7 @@ async function pageManifest(hash) {
     m.cells.map((c) => el("tr", {},
       el("td", {}, el("a", { href: `#/m/${H}/cell/${c.n}`, class: "cell-link", text: String(c.n) })),
       el("td", { class: "mono", text: c.label }),
-      el("td", {}, badge(c.status === "incomplete" && p.running && p.cell === c.n ? "running" : c.status)),
+      el("td", {}, badge(c.status === "incomplete" && p.running && (p.running_cells || []).includes(c.n) ? "running" : c.status)),
       el("td", {}, c.status === "diverged" ? `diverged by round ${c.round} of ${c.rounds}` : [bar(c.round, c.rounds), `${c.round}/${c.rounds}`]))))));
 
   out.push(section("Downloads", downloads(H, m.tables, m.formats, 0, m.unfinished)));
