@@ -163,6 +163,21 @@ type cellSummary struct {
 	Round  int    `json:"round"`
 	Rounds int    `json:"rounds"`
 	Key    string `json:"key"`
+	// Figures are a finished cell's headline final figures (cellFigures),
+	// on the manifest's page.
+	Figures map[string]num `json:"figures,omitempty"`
+}
+
+// cellFigures are the final figures the cells table shows: the layout's
+// value and also, and train_loss.
+func cellFigures(spec manifests.Table) []string {
+	var out []string
+	for _, name := range slices.Concat([]string{spec.Value}, spec.Also, []string{"train_loss"}) {
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 func summarise(rep *pipeline.Report, i int) cellSummary {
@@ -190,6 +205,22 @@ func (s *Server) manifestView(r *http.Request) (any, error) {
 	for i := range cells {
 		cells[i] = summarise(rep, i)
 	}
+	final, _, err := s.store.Export(r.Context(), []*pipeline.Report{rep}, "final", false)
+	if err != nil {
+		return nil, err
+	}
+	shown := cellFigures(spec)
+	if n := final.Column("cell"); n != nil {
+		for row, cell := range n.Ints { // from 1
+			figs := map[string]num{}
+			for _, name := range shown {
+				if c := final.Column(name); c != nil && c.Floats != nil {
+					figs[name] = num(c.Floats[row])
+				}
+			}
+			cells[cell-1].Figures = figs
+		}
+	}
 	var incomplete bool
 	for _, c := range rep.Cells {
 		incomplete = incomplete || c.Status == pipeline.Incomplete || c.Status == pipeline.Failed
@@ -211,9 +242,10 @@ func (s *Server) manifestView(r *http.Request) (any, error) {
 		Formats    []string           `json:"formats"`    // export formats
 		Unfinished bool               `json:"unfinished"` // some cell has rounds but no rounds table
 		Cells      []cellSummary      `json:"cells"`
+		CellFigs   []string           `json:"cell_figures"` // the figures each finished cell shows
 		Manifest   manifests.Manifest `json:"manifest"`
 	}{rep.Plan.Hash, rep.Plan.Manifest.Name, a, progressOf(rep, s.snapshot()), spec, figures(&rep.Plan), roundsColumns(&rep.Plan),
-		choices(&rep.Plan, spec.Select), pipeline.TableNames(), artifacts.Formats, incomplete, cells, rep.Plan.Manifest}, nil
+		choices(&rep.Plan, spec.Select), pipeline.TableNames(), artifacts.Formats, incomplete, cells, shown, rep.Plan.Manifest}, nil
 }
 
 // about is what tells a manifest apart besides its hash: the overrides

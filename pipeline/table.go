@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -361,7 +360,13 @@ func (g *Grid) Legend() string {
 	if g.Spec.Select != "" {
 		s += fmt.Sprintf("; %s chosen per entry by the %s mean", g.Spec.Select, g.Spec.Best)
 	}
-	return s + "; * diverged, – not run yet, † provisional (other values of " + cmp.Or(g.Spec.Select, "the select path") + " still run)"
+	s += "; * diverged, – not run yet"
+	for _, row := range g.Entries {
+		if slices.ContainsFunc(row, func(e Entry) bool { return e.Provisional }) {
+			return s + "; † provisional: other values of " + g.Spec.Select + " still run"
+		}
+	}
+	return s
 }
 
 // Markdown renders the grid as a Markdown table.

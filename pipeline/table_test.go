@@ -52,13 +52,16 @@ func TestEntriesAreProvisionalUntilEveryChoiceFinishes(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := grid()
+	if !strings.Contains(g.Legend(), "† provisional: other values of lr still run") {
+		t.Errorf("the legend does not explain †: %s", g.Legend())
+	}
 	if e := g.Entries[0][0]; !e.Provisional || e.Select != "0.01" || !strings.HasSuffix(g.Text(e, "±"), " †") || g.BestRows()[0] != -1 {
 		t.Errorf("with lr=0.02 not run: entry %+v, text %q, best rows %v; want provisional, marked †, not bold", e, g.Text(e, "±"), g.BestRows())
 	}
 	if _, err := (&Runner{Store: s, Stages: DefaultStages()}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
-	if g := grid(); g.Entries[0][0].Provisional || g.BestRows()[0] != 0 {
+	if g := grid(); g.Entries[0][0].Provisional || g.BestRows()[0] != 0 || strings.Contains(g.Legend(), "†") {
 		t.Errorf("with every lr run: entry %+v, best rows %v; want final, in bold", g.Entries[0][0], g.BestRows())
 	}
 }

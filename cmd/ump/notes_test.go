@@ -66,6 +66,37 @@ func TestRunsToldApart(t *testing.T) {
 			`document.body.innerText.includes("run with lr=0.01") && document.body.innerText.includes(": the lower lr")`)
 		screenshot(t, ctx, name)
 	}
+	// The manifest's page overlays the other manifest's curves, and sorts
+	// its cells by a final figure.
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"#/m/"+lower)); err != nil {
+		t.Fatal(err)
+	}
+	poll[bool](t, ctx, "the compare selector", `!!document.querySelector('select[aria-label="compare with"]')`)
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const s = document.querySelector('select[aria-label="compare with"]');
+		s.value = "`+plain+`"; s.dispatchEvent(new Event("change")); return true; })()`)); err != nil {
+		t.Fatal(err)
+	}
+	poll[bool](t, ctx, "the other manifest's curves in the legend", `[...document.querySelectorAll(".legend li")].some((li) => li.textContent.includes("`+plain[:12]+`: "))`)
+	screenshot(t, ctx, "notes-compare")
+	order := func() string {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll("table.cells tbody tr")].map((tr) => tr.dataset.cell).join(",")`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	gaps := strings.Split(exportCSV(t, store, lower, "final"), "\n")
+	sortBy := func() {
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { [...document.querySelectorAll("table.cells th")].find((th) => th.textContent === "objective_gap").click(); return true; })()`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sortBy()
+	ascending := order()
+	sortBy()
+	if descending := order(); ascending == descending || len(strings.Split(ascending, ",")) != 2 {
+		t.Errorf("sorting the cells by objective_gap twice gave %q then %q; want both cells, in opposite orders (final table %q)", ascending, descending, gaps)
+	}
 	if r := ump(t, store, "forget", plain[:10]); r.code != 0 {
 		t.Fatalf("forget: exit %d %s", r.code, r.stderr)
 	}

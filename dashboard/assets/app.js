@@ -12,7 +12,7 @@ const tooltip = document.getElementById("tooltip");
 const SVG = "http://www.w3.org/2000/svg";
 
 // Per-manifest choices the user made: table figure, curve axes, lr.
-const choice = { value: {}, x: {}, y: {}, pick: {}, cellY: {} };
+const choice = { value: {}, x: {}, y: {}, pick: {}, cellY: {}, compare: {} };
 
 // el builds an HTML element: attributes (text: its text, on*: listeners),
 // then children (strings become text).
@@ -236,7 +236,7 @@ function chart(fig, legendShown = true) {
     if (s.diverged) extra.push(`diverged (${s.diverged} of ${s.seeds} seeds) at ×`);
     if (!s.seeds) extra.push("no rounds yet");
     const sw = el("span", { class: "swatch" });
-    sw.style.background = s.color;
+    sw.style.background = s.dash ? `repeating-linear-gradient(90deg, ${s.color} 0 6px, transparent 6px 9px)` : s.color;
     legend.append(el("li", {}, sw, el("span", {}, s.label, extra.length ? el("span", { class: "extra", text: ` (${extra.join(", ")})` }) : null)));
   }
   // hover: the values of every series at the nearest x
@@ -345,10 +345,26 @@ async function pageManifest(hash) {
   const y = choice.y[H] || m.layout.value;
   const x = choice.x[H] || "round";
   const pick = choice.pick[H] || "";
-  const [table, figs] = await Promise.all([
+  const other = choice.compare[H] || "";
+  const [table, figs, store, theirs] = await Promise.all([
     get(`/api/manifests/${H}/table?value=${encodeURIComponent(value)}`),
     get(`/api/manifests/${H}/curves?x=${x}&y=${encodeURIComponent(y)}&choice=${encodeURIComponent(pick)}`),
+    get("/api/store"),
+    other ? get(`/api/manifests/${other}/curves?x=${x}&y=${encodeURIComponent(y)}`).catch((e) => e) : null,
   ]);
+  // Another manifest's curves of the same figure, overlaid dashed, its
+  // series named by its manifest (same colour: the same row of its table).
+  const others = store.manifests.filter((o) => o.hash !== H);
+  let compareNote = null;
+  if (theirs instanceof Error) {
+    compareNote = el("p", { class: "muted", text: `${short(other)} has no curves of ${y}: ${theirs.message}` });
+  } else if (theirs) {
+    const name = (others.find((o) => o.hash === other) || { name: short(other) }).name;
+    figs.forEach((f, i) => {
+      const t = theirs.find((g) => g.name === f.name) || (theirs.length === 1 ? theirs[0] : null);
+      if (t) f.series = f.series.concat(t.series.map((sr) => ({ ...sr, label: `${name} ${short(other)}: ${sr.label}`, dashed: true })));
+    });
+  }
   const p = m.progress;
   const out = [crumbs(["Sweeps", "#/"], [m.name]),
     el("h1", {}, m.name, " ", el("span", { class: "mono muted", text: short(H) })),
@@ -403,17 +419,44 @@ async function pageManifest(hash) {
       select("y", ys, y, (v) => { choice.y[H] = v; render(); }),
       select("x", ["round", "bits_sent_per_worker"], x, (v) => { choice.x[H] = v; render(); }, ["round", "bits sent per worker"]),
       m.layout.select ? select(m.layout.select, [""].concat(m.choices), pick, (v) => { choice.pick[H] = v; render(); },
-        [`tuned per entry`].concat(m.choices)) : null),
+        [`tuned per entry`].concat(m.choices)) : null,
+      others.length ? select("compare with", [""].concat(others.map((o) => o.hash)), other, (v) => { choice.compare[H] = v; render(); },
+        ["(none)"].concat(others.map((o) => `${o.name} ${short(o.hash)}`))) : null),
+    compareNote,
     el("div", { class: "figures" }, figs.map((f) => chart(f)))));
 
-  // Cells.
-  out.push(section(`Cells (${m.cells.length})`, el("table", { class: "cells" },
-    el("tr", {}, ["cell", "swept values", "status", "progress"].map((h) => el("th", { text: h }))),
-    m.cells.map((c) => el("tr", {},
+  // Cells, with their final figures; a click on a figure's header sorts by it.
+  const cellRows = el("tbody");
+  let cellSort = null, cellDesc = true;
+  const fillCells = () => {
+    const order = m.cells.slice();
+    if (cellSort !== null) {
+      const key = (c) => (c.figures && c.figures[cellSort] !== null && c.figures[cellSort] !== undefined ? c.figures[cellSort] : null);
+      order.sort((a, b) => {
+        const ka = key(a), kb = key(b);
+        if (ka === null) return 1;
+        if (kb === null) return -1;
+        return cellDesc ? kb - ka : ka - kb;
+      });
+    }
+    cellRows.replaceChildren(...order.map((c) => el("tr", { "data-cell": c.n },
       el("td", {}, el("a", { href: `#/m/${H}/cell/${c.n}`, class: "cell-link", text: String(c.n) })),
       el("td", { class: "mono", text: c.label }),
       el("td", {}, badge(c.status === "incomplete" && p.running && (p.running_cells || []).includes(c.n) ? "running" : c.status)),
-      el("td", {}, c.status === "diverged" ? `diverged by round ${c.round} of ${c.rounds}` : [bar(c.round, c.rounds), `${c.round}/${c.rounds}`]))))));
+      el("td", {}, c.status === "diverged" ? `diverged by round ${c.round} of ${c.rounds}` : [bar(c.round, c.rounds), `${c.round}/${c.rounds}`]),
+      ...m.cell_figures.map((f) => el("td", { class: "num", text: c.figures && c.figures[f] !== undefined ? fmt(c.figures[f]) : "" })))));
+  };
+  const cellHead = el("tr", {}, ...["cell", "swept values", "status", "progress"].map((h) => el("th", { text: h })),
+    ...m.cell_figures.map((f) => {
+      const th = el("th", { class: "sortable num", text: f, title: `sort the cells by ${f}` });
+      th.addEventListener("click", () => {
+        if (cellSort === f) cellDesc = !cellDesc; else { cellSort = f; cellDesc = !/(loss|gap|distance|norm_sq)$/.test(f); }
+        fillCells();
+      });
+      return th;
+    }));
+  fillCells();
+  out.push(section(`Cells (${m.cells.length})`, el("table", { class: "cells" }, el("thead", {}, cellHead), cellRows)));
 
   out.push(section("Downloads", downloads(H, m.tables, m.formats, 0, m.unfinished)));
   out.push(el("section", {}, el("details", {}, el("summary", { text: "Normalised manifest" }),
