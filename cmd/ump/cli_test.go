@@ -304,8 +304,10 @@ func TestResultsUnderAnotherEngine(t *testing.T) {
 	if again := ump(t, kept, "run", m); again.code != 0 || !strings.Contains(again.stderr, "(2 fully cached)") || !strings.Contains(again.stderr, `its cells go on with that engine here`) {
 		t.Errorf("run under OpenBLAS after gonum: exit %d; want every cell cached, on gonum, and said so\n%s", again.code, again.stderr)
 	}
-	if st := ump(t, kept, "status", hash); !strings.Contains(st.stdout, "engine go-cpu-float32/v1 gonum\n") {
-		t.Errorf("status does not name the manifest's engine:\n%s", st.stdout)
+	for _, cmd := range []string{"status", "show"} {
+		if r := ump(t, kept, cmd, hash); !strings.Contains(r.stdout, "engine go-cpu-float32/v1 gonum\n") {
+			t.Errorf("%s does not name the manifest's engine:\n%s", cmd, r.stdout)
+		}
 	}
 	if v := ump(t, kept, "verify", hash); v.code != 0 {
 		t.Errorf("verify under OpenBLAS of cells computed with gonum: exit %d; want them recomputed on gonum and matching\n%s%s", v.code, v.stdout, v.stderr)

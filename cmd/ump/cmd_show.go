@@ -48,6 +48,9 @@ func runShow(ctx context.Context, g globals, hash string, events, manifestOnly b
 		return nil
 	}
 	fmt.Fprintf(w, "manifest %s (%s): %s\n", rep.Plan.Hash, rep.Plan.Manifest.Name, countLine(rep))
+	if err := printAbout(w, "  ", store, rep); err != nil {
+		return err
+	}
 	for i, cell := range rep.Cells {
 		fmt.Fprintf(w, "\ncell %d %s\n  key %s\n  status %s\n", i+1, rep.Plan.Cells[i].LabelString(), cell.Key, cell.Status)
 		for _, p := range cell.Imported {
