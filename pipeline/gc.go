@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"slices"
+
 	"github.com/ump-lab/ump/artifacts"
 )
 
@@ -10,14 +12,17 @@ type GCStats struct {
 	KeptBytes, RemovedBytes int64
 }
 
-// GC removes the store's local blobs that no event refers to (a checkpoint
-// superseded by a crash before its event, the outputs of a stage whose
-// event was never written). Every blob an event names — the outputs of
-// every completed stage and every recorded checkpoint — is kept. With
-// dryRun nothing is removed. It first proves the log complete (Log.Check)
-// and refuses a damaged one: a blob no readable event names may be named
-// by an event it cannot read. The caller holds the store (Open), so no
-// run is writing meanwhile.
+// GC removes the store's local blobs that no event of a listed manifest
+// refers to: those no event names (a checkpoint superseded by a crash
+// before its event, the outputs of a stage whose event was never
+// written), and those only forgotten manifests (ump forget) use. Every
+// blob an event of a manifest the store lists names, or an event of a
+// cell such a manifest has (a cell it shares with a forgotten one) — the
+// outputs of every completed stage and every recorded checkpoint — is
+// kept. With dryRun nothing is removed. It first proves the log complete
+// (Log.Check) and refuses a damaged one: a blob no readable event names
+// may be named by an event it cannot read. The caller holds the store
+// (Open), so no run is writing meanwhile.
 func (s *Store) GC(dryRun bool) (GCStats, error) {
 	var st GCStats
 	if _, err := s.Log.Check(); err != nil {
@@ -27,8 +32,30 @@ func (s *Store) GC(dryRun bool) (GCStats, error) {
 	if err != nil {
 		return st, err
 	}
+	regs, err := s.Log.ByKind(ManifestRegistered)
+	if err != nil {
+		return st, err
+	}
+	_, forgotten, err := s.registrations()
+	if err != nil {
+		return st, err
+	}
+	listedCells := map[string]bool{} // every cell key any registration of a listed manifest gave
+	for i := range regs {
+		if forgotten[regs[i].Manifest] {
+			continue
+		}
+		reg, err := payloadOf[Registration](&regs[i])
+		if err != nil {
+			return st, err
+		}
+		for _, key := range reg.CellKeys {
+			listedCells[key] = true
+		}
+	}
+	live := slices.DeleteFunc(evs, func(ev Event) bool { return forgotten[ev.Manifest] && !listedCells[ev.Cell] })
 	keep := map[string]bool{}
-	for _, ref := range referenced(evs) {
+	for _, ref := range referenced(live) {
 		keep[ref.Digest] = true
 	}
 	blobs, err := s.Local.List()

@@ -61,3 +61,36 @@ func TestGCRemovesOnlyUnreferencedBlobs(t *testing.T) {
 		t.Errorf("second gc: %q", again.stdout)
 	}
 }
+
+// TestGCReclaimsWhatOnlyForgottenManifestsUse: after `ump forget`, gc
+// removes the blobs only the forgotten manifest's cells name, and keeps
+// those of a cell it shares with a listed manifest (which recorded no
+// events of its own for it).
+func TestGCReclaimsWhatOnlyForgottenManifestsUse(t *testing.T) {
+	store := t.TempDir()
+	m := writeFile(t, "m.yaml", smallManifest)
+	other := writeFile(t, "other.yaml", strings.Replace(smallManifest, "lr: 0.02", "lr: 0.01", 1))
+	copied := writeFile(t, "copy.yaml", strings.Replace(smallManifest, "name: long", "name: copy", 1))
+	first := hashOf(t, ump(t, store, "run", m))
+	second := hashOf(t, ump(t, store, "run", other))
+	same := hashOf(t, ump(t, store, "run", copied)) // every cell first's: no events of its own
+	table := ump(t, store, "table", same).stdout
+	for _, h := range []string{first, second} {
+		if r := ump(t, store, "forget", h); r.code != 0 {
+			t.Fatalf("forget: %d %s", r.code, r.stderr)
+		}
+	}
+	gc := ump(t, store, "gc")
+	if gc.code != 0 || strings.HasPrefix(gc.stdout, "removed 0 ") {
+		t.Fatalf("gc after forgetting a manifest removed nothing: %d %q", gc.code, gc.stdout)
+	}
+	if r := ump(t, store, "table", same); r.code != 0 || r.stdout != table {
+		t.Errorf("the table of a manifest sharing the forgotten one's cells changed after gc: exit %d\n%s\nwas\n%s", r.code, r.stdout, table)
+	}
+	if r := ump(t, store, "verify", same); r.code != 0 {
+		t.Errorf("verify of the manifest sharing the forgotten one's cells after gc: exit %d\n%s", r.code, r.stdout)
+	}
+	if r := ump(t, store, "run", other); r.code != 0 || strings.Contains(r.stderr, "fully cached)") && !strings.Contains(r.stderr, "(0 fully cached)") {
+		t.Errorf("the forgotten manifest's cells, run again after gc, were not recomputed: exit %d\n%s", r.code, r.stderr)
+	}
+}
