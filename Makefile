@@ -32,8 +32,8 @@ test:
 	$(GO) vet -tags xla ./...
 	$(GO) test -count=1 -tags xla -run 'GPU|Cohort' ./nn ./pipeline ./cmd/ump
 
-# Issue 31's mutants of the code, each against the tests that must fail
-# on it (.ci/mutants lists them; about 3 minutes).
+# Mutants of the code, each against the tests that must fail on it
+# (.ci/mutants lists them; about 6 minutes).
 mutants:
 	.ci/mutants
 
