@@ -690,6 +690,9 @@ type Worklist struct {
 	Plan    manifests.Plan `json:"plan"`
 	Tasks   [][]int        `json:"tasks"`
 	Trusted []string       `json:"trusted,omitempty"` // the keys the submitting store trusted, its user's own included: the workers trust them too
+	// TrustUnsigned: the workers also resume from unsigned commits and
+	// uploads (submit --trust-unsigned).
+	TrustUnsigned bool `json:"trust_unsigned,omitempty"`
 }
 
 func worklistName(run string) string { return "runs/" + run + ".json" }

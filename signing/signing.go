@@ -190,7 +190,7 @@ func (t *Trust) Verify(what, signer string, msg []byte, sig string) error {
 			return nil
 		}
 		return fmt.Errorf("%w: %s is not signed (written by an ump from before signing, or by hand): "+
-			"`ump pull --trust-unsigned HASH` imports it if you trust whoever can write the bucket", ErrUntrusted, what)
+			"--trust-unsigned (pull, run, submit) accepts it if you trust whoever can write the bucket", ErrUntrusted, what)
 	}
 	if !slices.Contains(t.keys, signer) {
 		return fmt.Errorf("%w: %s is signed by %s, a key this store does not trust: `ump trust add %s` if it is a collaborator's",

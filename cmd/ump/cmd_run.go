@@ -25,7 +25,7 @@ func runCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "until", Usage: "run each cell's stages up to and including `STAGE` (partition, topology, train), " +
 				"to inspect them with `ump show` before training; a plain rerun continues from there"},
-			engineFlag, cohortFlag, scaleFlag,
+			engineFlag, cohortFlag, scaleFlag, trustUnsignedFlag,
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: 1, Usage: "run `N` cells at once (those not in a GPU cohort), each " +
 				"engine on its share of the cores; results are bit-identical to one at a time"},
 			&cli.StringFlag{Name: "other-engine", Usage: "when cells have results recorded under another engine (another BLAS or GPU " +
@@ -49,12 +49,15 @@ var (
 		"(default: as many as half the GPU's memory holds; results do not depend on it)"}
 	scaleFlag = &cli.Float64Flag{Name: "scale", Value: 1, Usage: "run every cell for rounds x `SCALE` rounds (a number in (0, 1]), as if the manifest said " +
 		"scale: SCALE (part of the hash), for a quick look"}
+	trustUnsignedFlag = &cli.BoolFlag{Name: "trust-unsigned", Usage: "with --artifacts, also resume from commits and uploads on S3 that carry no " +
+		"signature (an ump from before signing wrote them); their results then count for this manifest alone"}
 )
 
 // runOptionsOf reads the flags of `ump run` (and those of them `ump
 // submit` has).
 func runOptionsOf(c *cli.Context) (runOptions, error) {
-	opts := runOptions{until: c.String("until"), engine: c.String("engine"), cohort: c.Int("cohort"), otherEngine: c.String("other-engine")}
+	opts := runOptions{until: c.String("until"), engine: c.String("engine"), cohort: c.Int("cohort"), otherEngine: c.String("other-engine"),
+		trustUnsigned: c.Bool("trust-unsigned")}
 	if c.IsSet("jobs") {
 		if opts.jobs = c.Int("jobs"); opts.jobs < 1 {
 			return opts, badInput{fmt.Errorf("--jobs %d: use a number of cells >= 1", opts.jobs)}
@@ -89,6 +92,7 @@ type runOptions struct {
 	overrides     []string // PATH=VALUE
 	until, engine string
 	otherEngine   string
+	trustUnsigned bool // resume from unsigned commits and uploads on S3
 	scale         *float64
 	cohort, jobs  int
 }
@@ -162,6 +166,7 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 		if remote, err = g.remote(ctx, stderr); err != nil {
 			return err
 		}
+		remote.Trust.Unsigned = opts.trustUnsigned
 		store.Blobs = remote.Bucket
 	}
 	fmt.Fprintf(stdout, "manifest %s\n", plan.Hash)

@@ -56,7 +56,7 @@ func runShow(ctx context.Context, g globals, hash string, events, manifestOnly b
 		for _, p := range cell.Imported {
 			signer := "signed by " + p.Signer
 			if p.Signer == "" {
-				signer = "unsigned (pulled with --trust-unsigned: its results serve this manifest alone)"
+				signer = "unsigned (taken with --trust-unsigned: its results serve this manifest alone)"
 			}
 			fmt.Fprintf(w, "  imported from %s: committed by %s, %s\n", p.From, p.Attempt, signer)
 		}

@@ -41,7 +41,7 @@ func submitCommand() *cli.Command {
 			&cli.StringFlag{Name: "key-secret", Value: "ump-key", Usage: "the Kubernetes Secret `NAME` holding your signing key as signing-key, " +
 				"with which the workers sign their commits (kubectl create secret generic ump-key --from-file=signing-key=KEYFILE)"},
 			&cli.IntFlag{Name: "parallelism", Usage: "pods that run at once for --k8s (default: every task)"},
-			engineFlag, scaleFlag,
+			engineFlag, scaleFlag, trustUnsignedFlag,
 		},
 		Action: func(c *cli.Context) error {
 			opts := submitOptions{slurm: c.Bool("slurm"), k8s: c.Bool("k8s"), perTask: c.Int("cells-per-task"), onlyMissing: c.Bool("only-missing"),
@@ -127,7 +127,7 @@ func runSubmit(ctx context.Context, g globals, opts submitOptions, stdout, stder
 			perTask = (len(cells) + maxArray - 1) / maxArray
 		}
 	}
-	wl := &pipeline.Worklist{Plan: *plan, Trusted: remote.Trust.Keys()}
+	wl := &pipeline.Worklist{Plan: *plan, Trusted: remote.Trust.Keys(), TrustUnsigned: opts.run.trustUnsigned}
 	for start := 0; start < len(cells); start += perTask {
 		wl.Tasks = append(wl.Tasks, cells[start:min(start+perTask, len(cells))])
 	}

@@ -80,6 +80,7 @@ func runWorker(ctx context.Context, g globals, run, index string, stdout, stderr
 	if remote.Trust, err = signing.NewTrust(append(wl.Trusted, remote.Signer.Public())...); err != nil {
 		return fmt.Errorf("%w: the run's trusted keys: %w", pipeline.ErrRejected, err)
 	}
+	remote.Trust.Unsigned = wl.TrustUnsigned
 	dir, err := os.MkdirTemp("", "ump-worker-")
 	if err != nil {
 		return fmt.Errorf("%w: the worker's scratch store: %w", pipeline.ErrUnavailable, err)

@@ -198,7 +198,7 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 	if r := umpEnv(t, env, third, "--s3-insecure", "pull", "--trust-unsigned", otherHash); r.code != 0 {
 		t.Fatalf("pull --trust-unsigned: exit %d\n%s", r.code, r.stderr)
 	}
-	if show := ump(t, third, "show", otherHash).stdout; !strings.Contains(show, "unsigned (pulled with --trust-unsigned") {
+	if show := ump(t, third, "show", otherHash).stdout; !strings.Contains(show, "unsigned (taken with --trust-unsigned") {
 		t.Errorf("show after pull --trust-unsigned does not say the cell is unsigned:\n%s", show)
 	}
 	renamed := writeFile(t, "renamed.yaml", strings.Replace(strings.Replace(smallManifest, "lr: 0.02", "lr: 0.01", 1), "name: long", "name: renamed", 1))

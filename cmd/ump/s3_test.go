@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -187,5 +188,37 @@ func TestABadAttemptNeverBlocksACell(t *testing.T) {
 		if _, err := s3.GetNamed(context.Background(), name); err != nil {
 			t.Errorf("the bad attempt %s was not kept: %v", name, err)
 		}
+	}
+}
+
+// TestRunResumesFromUnsignedCommitsOnlyWhenTold: a commit an ump from
+// before signing left on S3 stops `run --artifacts` (exit 3, naming the
+// flag) until --trust-unsigned, which then finds the cell cached and
+// records it as unsigned.
+func TestRunResumesFromUnsignedCommitsOnlyWhenTold(t *testing.T) {
+	_, env, s3 := startS3(t)
+	m := writeFile(t, "m.yaml", smallManifest)
+	hash := hashOf(t, umpEnv(t, env, t.TempDir(), "--s3-insecure", "run", m))
+	name := "manifests/" + hash + "/cells/00001/commit.json"
+	raw, err := s3.GetNamed(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c pipeline.Commit
+	json.Unmarshal(raw, &c)
+	c.Signer, c.Signature = "", ""
+	unsigned, _ := json.Marshal(c)
+	if err := s3.PutNamed(context.Background(), name, unsigned); err != nil {
+		t.Fatal(err)
+	}
+	store := t.TempDir()
+	if r := umpEnv(t, env, store, "--s3-insecure", "run", m); r.code != 3 || !strings.Contains(r.stderr, "is not signed") || !strings.Contains(r.stderr, "--trust-unsigned") {
+		t.Errorf("run --artifacts beside an unsigned commit: exit %d; want 3 naming --trust-unsigned\n%s", r.code, r.stderr)
+	}
+	if r := umpEnv(t, env, store, "--s3-insecure", "run", "--trust-unsigned", m); r.code != 0 || !strings.Contains(r.stderr, "(2 fully cached)") {
+		t.Errorf("run --artifacts --trust-unsigned: exit %d; want both cells from S3, cached\n%s", r.code, r.stderr)
+	}
+	if show := ump(t, store, "show", hash).stdout; !strings.Contains(show, "unsigned (taken with --trust-unsigned") {
+		t.Errorf("show does not say cell 1 came unsigned:\n%s", show)
 	}
 }
