@@ -6,6 +6,8 @@
 // Implementations: Local (a directory, the default; atomic temp-then-rename
 // writes that keep Reserve bytes free on its disk), S3 (an S3-compatible
 // bucket; every request bounded in time, a server that does not answer is
-// ErrUnavailable) and Memory (for unit tests). A Table is a list of typed
+// ErrUnavailable) and Memory (for unit tests). S3 also keeps objects by
+// name, each written once (Named: the state machines running one sweep
+// share); Memory is its in-memory twin. A Table is a list of typed
 // columns (int64, float64 or string) written as Arrow IPC files or CSV.
 package artifacts

@@ -17,7 +17,10 @@
 // key ev/<seq, big-endian uint64> holds one JSON Event; index keys ix/<m|c|s|k>/<manifest|cell|stage key|
 // kind>/<seq> point into it. Every state the pipeline shows (what is done,
 // where to resume) is a fold over events, never a stored flag. Runs on many
-// machines share state only through S3 (Remote): a pinned registration,
-// each attempt's events per checkpoint, one create-only commit per cell,
-// and submitted worklists.
+// machines share state only through a create-only named store
+// (artifacts.Named: S3, or its in-memory twin in tests) (Remote): a pinned
+// registration, each attempt's signed events per checkpoint, one signed
+// create-only commit per cell, and submitted worklists; what is read back
+// counts only when signed by a key the store trusts (signing.Trust). The
+// store's trusted-keys file lists those keys besides its user's own.
 package pipeline
