@@ -33,7 +33,7 @@ test:
 	$(GO) test -count=1 -tags xla -run 'GPU|Cohort' ./nn ./pipeline ./cmd/ump
 
 # Mutants of the code, each against the tests that must fail on it
-# (.ci/mutants lists them; about 6 minutes).
+# (.ci/mutants lists them; about 5 minutes).
 mutants:
 	.ci/mutants
 
