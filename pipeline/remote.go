@@ -32,7 +32,7 @@ import (
 //
 // Whoever can write the bucket can write any of these names first, so
 // nothing read is believed unchecked: a commit or an attempt's upload
-// counts only when signed by a key of Trust (Commit.Sign, signUpload),
+// counts only when signed by a key of Trust (Commit.Sign, SignUpload),
 // and its events only when they are its cell's and agree with it.
 //
 // Contract: safe for concurrent use by the cells of one process.

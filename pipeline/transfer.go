@@ -161,21 +161,15 @@ func (s *Store) Pull(ctx context.Context, hash string, remote *Remote, data *dat
 	}
 	if !ok {
 		name = indexName(hash)
-		if !remote.Trust.Unsigned {
-			_, err := src.GetNamed(ctx, name)
-			if err == nil {
-				err = fmt.Errorf("%w: %w", ErrRejected, remote.Trust.Verify(name+" (pushed by an ump from before signing)", "", nil, ""))
-			}
-			if !errors.Is(err, artifacts.ErrNotFound) {
-				return st, err
-			}
-		}
 		raw, err := src.GetNamed(ctx, name)
 		if errors.Is(err, artifacts.ErrNotFound) {
 			return st, fmt.Errorf("manifest %s is not on %s (give the full 64-digit hash; `ump push HASH`, `ump run --artifacts` or `ump worker` put it there): %w", hash, src, err)
 		}
 		if err != nil {
 			return st, err
+		}
+		if err := remote.Trust.Verify(name+" (pushed by an ump from before signing)", "", nil, ""); err != nil {
+			return st, fmt.Errorf("%w: %w", ErrRejected, err)
 		}
 		if evs, err = decodeEvents(raw, name); err != nil {
 			return st, err

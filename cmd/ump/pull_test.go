@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/signing"
 )
@@ -249,5 +250,60 @@ func TestPushReplacesADamagedRemoteCopy(t *testing.T) {
 	}
 	if got, err := s3.GetNamed(context.Background(), key); err != nil || !bytes.Equal(got, good) {
 		t.Errorf("the damaged copy was not replaced: %v", err)
+	}
+}
+
+// TestPullOfAnIndexFromBeforeCommits: a manifest an old ump pushed as one
+// manifests/<hash>.events.jsonl (no commits, no signatures) is refused
+// (exit 3, naming --trust-unsigned, nothing imported) and imported with
+// --trust-unsigned, its cells marked unsigned.
+func TestPullOfAnIndexFromBeforeCommits(t *testing.T) {
+	srv, env, _ := startS3(t)
+	old, err := artifacts.OpenS3(context.Background(), artifacts.S3Config{URL: "s3://team/old", Endpoint: srv.Endpoint,
+		AccessKey: srv.Access, SecretKey: srv.Secret, Insecure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env = append(env, "UMP_ARTIFACTS=s3://team/old")
+	mine := t.TempDir()
+	hash := hashOf(t, ump(t, mine, "run", writeFile(t, "m.yaml", smallManifest)))
+	s, err := pipeline.OpenReader(mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := s.Events.ByManifest(hash)
+	var index bytes.Buffer
+	for _, ev := range evs {
+		line, _ := json.Marshal(ev)
+		index.Write(append(line, '\n'))
+		for _, ref := range ev.Outputs {
+			data, err := s.Blobs.Get(context.Background(), ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := old.Put(context.Background(), data); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s.Close()
+	if err := old.PutNamed(context.Background(), "manifests/"+hash+".events.jsonl", index.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	theirs := t.TempDir()
+	if r := umpEnv(t, env, theirs, "--s3-insecure", "pull", hash); r.code != 3 || !strings.Contains(r.stderr, "is not signed") || !strings.Contains(r.stderr, "--trust-unsigned") {
+		t.Errorf("pull of an old index: exit %d; want 3 naming --trust-unsigned\n%s", r.code, r.stderr)
+	}
+	if st := ump(t, theirs, "status").stdout; strings.Contains(st, hash[:12]) {
+		t.Errorf("the refused pull registered the manifest:\n%s", st)
+	}
+	if r := umpEnv(t, env, theirs, "--s3-insecure", "pull", "--trust-unsigned", hash); r.code != 0 {
+		t.Fatalf("pull --trust-unsigned of an old index: exit %d\n%s", r.code, r.stderr)
+	}
+	if a, b := exportCSV(t, mine, hash, "rounds"), exportCSV(t, theirs, hash, "rounds"); a != b {
+		t.Error("the rounds export differs after pulling the old index")
+	}
+	if show := ump(t, theirs, "show", hash).stdout; strings.Count(show, "committed by (pushed as one file), unsigned (taken with --trust-unsigned") != 2 {
+		t.Errorf("show does not mark both cells unsigned:\n%s", show)
 	}
 }
