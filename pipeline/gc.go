@@ -32,11 +32,7 @@ func (s *Store) GC(dryRun bool) (GCStats, error) {
 	if err != nil {
 		return st, err
 	}
-	regs, err := s.Log.ByKind(ManifestRegistered)
-	if err != nil {
-		return st, err
-	}
-	_, forgotten, err := s.registrations()
+	regs, forgotten, err := s.registrationEvents()
 	if err != nil {
 		return st, err
 	}

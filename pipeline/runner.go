@@ -547,7 +547,7 @@ func storeFailure(err error) bool {
 // outputs all verify, or nil. own reports whether cell key already
 // recorded it. Only results that count for manifest hash (countFor) serve.
 func (r *Runner) cached(ctx context.Context, skey, hash, cellKey string, p *progress, cell *manifests.Cell, name string) (res *stages.Result, own bool, err error) {
-	evs, err := r.Store.countFor(hash, r.Store.Log.ByStage, skey)
+	evs, err := r.Store.stageEvents(hash, skey)
 	if err != nil {
 		return nil, false, err
 	}
@@ -632,7 +632,7 @@ func (r *Runner) runStage(ctx context.Context, hash string, st stages.Stage, cel
 // lastCheckpoint returns the furthest checkpoint recorded for a stage key
 // that counts for manifest hash (countFor) and whose blob verifies, or nil.
 func (r *Runner) lastCheckpoint(ctx context.Context, hash, skey string) (*stages.Checkpoint, error) {
-	evs, err := r.Store.countFor(hash, r.Store.Log.ByStage, skey)
+	evs, err := r.Store.stageEvents(hash, skey)
 	if err != nil {
 		return nil, err
 	}
@@ -649,6 +649,17 @@ func (r *Runner) lastCheckpoint(ctx context.Context, hash, skey string) (*stages
 		}
 	}
 	return nil, nil
+}
+
+// stageEvents are the events of stage key skey that count for manifest
+// hash (countFor).
+func (s *Store) stageEvents(hash, skey string) ([]Event, error) {
+	evs, err := s.Log.ByStage(skey)
+	if err != nil {
+		return nil, err
+	}
+	unsigned, err := s.unsignedImports()
+	return countFor(hash, evs, unsigned), err
 }
 
 // CheckUntil accepts "" or the name of one of the stages.

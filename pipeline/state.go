@@ -42,6 +42,30 @@ func (s *Store) Manifests() ([]Registration, error) {
 // registrations returns the latest registration of every manifest, oldest
 // first, and those forgotten since.
 func (s *Store) registrations() ([]Registration, map[string]bool, error) {
+	evs, forgotten, err := s.registrationEvents()
+	if err != nil {
+		return nil, nil, err
+	}
+	latest := map[string]int{}
+	var out []Registration
+	for _, ev := range evs {
+		r, err := payloadOf[Registration](&ev)
+		if err != nil {
+			return nil, nil, err
+		}
+		if i, ok := latest[ev.Manifest]; ok {
+			out[i] = r
+			continue
+		}
+		latest[ev.Manifest] = len(out)
+		out = append(out, r)
+	}
+	return out, forgotten, nil
+}
+
+// registrationEvents returns every registration event, oldest first, and
+// the manifests forgotten since their latest one.
+func (s *Store) registrationEvents() ([]Event, map[string]bool, error) {
 	evs, err := s.Events.ByKind(ManifestRegistered)
 	if err != nil {
 		return nil, nil, err
@@ -50,21 +74,9 @@ func (s *Store) registrations() ([]Registration, map[string]bool, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	latest := map[string]int{}
 	registered := map[string]uint64{} // the sequence number of its latest registration
-	var out []Registration
 	for _, ev := range evs {
-		r, err := payloadOf[Registration](&ev)
-		if err != nil {
-			return nil, nil, err
-		}
 		registered[ev.Manifest] = ev.Seq
-		if i, ok := latest[ev.Manifest]; ok {
-			out[i] = r
-			continue
-		}
-		latest[ev.Manifest] = len(out)
-		out = append(out, r)
 	}
 	forgotten := map[string]bool{}
 	for _, ev := range forgets {
@@ -72,7 +84,7 @@ func (s *Store) registrations() ([]Registration, map[string]bool, error) {
 			forgotten[ev.Manifest] = true
 		}
 	}
-	return out, forgotten, nil
+	return evs, forgotten, nil
 }
 
 // FindManifest returns the registration whose hash is or starts with
@@ -174,33 +186,42 @@ type CellView struct {
 // Cell folds the events of a cell key as manifest hash sees them
 // (countFor).
 func (s *Store) Cell(hash, key string) (*CellView, error) {
-	evs, err := s.countFor(hash, s.Events.ByCell, key)
+	unsigned, err := s.unsignedImports()
 	if err != nil {
 		return nil, err
 	}
-	return foldCell(key, evs)
+	return s.cell(hash, key, unsigned)
 }
 
-// countFor returns the events by(key) finds less those of manifests other
-// than hash whose cell was imported without a signature (pull
-// --trust-unsigned): such results count for the manifest they were pulled
-// for alone.
-func (s *Store) countFor(hash string, by func(string) ([]Event, error), key string) ([]Event, error) {
-	evs, err := by(key)
+func (s *Store) cell(hash, key string, unsigned map[[2]string]bool) (*CellView, error) {
+	evs, err := s.Events.ByCell(key)
 	if err != nil {
 		return nil, err
 	}
+	return foldCell(key, countFor(hash, evs, unsigned))
+}
+
+// unsignedImports lists the (manifest, cell key) pairs whose events were
+// imported without a signature (--trust-unsigned).
+func (s *Store) unsignedImports() (map[[2]string]bool, error) {
 	imports, err := s.Events.ByKind(CellImported)
 	if err != nil {
 		return nil, err
 	}
-	unsigned := map[[2]string]bool{} // manifest, cell
+	unsigned := map[[2]string]bool{}
 	for i := range imports {
 		if p, err := payloadOf[Provenance](&imports[i]); err != nil || p.Signer == "" {
 			unsigned[[2]string{imports[i].Manifest, imports[i].Cell}] = true
 		}
 	}
-	return slices.DeleteFunc(evs, func(ev Event) bool { return ev.Manifest != hash && unsigned[[2]string{ev.Manifest, ev.Cell}] }), nil
+	return unsigned, nil
+}
+
+// countFor keeps the events that count for manifest hash: all but those
+// of other manifests' cells imported unsigned (unsignedImports), whose
+// results count for the manifest they were taken for alone.
+func countFor(hash string, evs []Event, unsigned map[[2]string]bool) []Event {
+	return slices.DeleteFunc(evs, func(ev Event) bool { return ev.Manifest != hash && unsigned[[2]string{ev.Manifest, ev.Cell}] })
 }
 
 // foldCell folds a cell's events; a payload that does not decode is an
@@ -303,8 +324,12 @@ type Report struct {
 // Report folds every cell of a registered manifest.
 func (s *Store) Report(r *Registration) (*Report, error) {
 	rep := &Report{Registration: *r}
+	unsigned, err := s.unsignedImports()
+	if err != nil {
+		return nil, err
+	}
 	for _, key := range r.CellKeys {
-		v, err := s.Cell(r.Plan.Hash, key)
+		v, err := s.cell(r.Plan.Hash, key, unsigned)
 		if err != nil {
 			return nil, err
 		}
@@ -375,10 +400,14 @@ func (s *Store) OtherResults(hash string, keys []string) (map[int]string, []stri
 			regs = append(regs, reg)
 		}
 	}
+	unsigned, err := s.unsignedImports()
+	if err != nil {
+		return nil, nil, err
+	}
 	found := map[int]string{}
 	engines := map[string]bool{}
 	hasResult := func(key string) (*CellView, bool, error) {
-		v, err := s.Cell(hash, key)
+		v, err := s.cell(hash, key, unsigned)
 		return v, err == nil && (v.Status == Completed || v.Status == Diverged), err
 	}
 	for i, key := range keys {

@@ -97,11 +97,11 @@ func CheckBlobs(ctx context.Context, s *Store, reg *Registration) (int, []*Damag
 func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stage, data *datasets.Library, device *nn.Device, damaged []*DamagedBlob, repair bool, progress io.Writer) ([]CellCheck, error) {
 	// Cells recorded on a CPU engine this machine can run bit-identically
 	// (gonum's sgemm) are verified on it, as runs go on with it.
-	for _, key := range reg.CellKeys {
-		v, err := s.Cell(reg.Plan.Hash, key)
-		if err != nil {
-			return nil, err
-		}
+	rep, err := s.Report(reg)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range rep.Cells {
 		if recorded := cellEngine(v); recorded != nn.CPUName() && nn.UseCPUEngine(recorded) {
 			break
 		}
