@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -104,47 +105,26 @@ func diffCommand() *cli.Command {
 
 // printDiff prints the fields whose values differ, one line each.
 func printDiff(w io.Writer, a, b *pipeline.Registration) error {
-	fa, fb := map[string]string{}, map[string]string{}
-	for _, x := range []struct {
-		reg  *pipeline.Registration
-		flat map[string]string
-	}{{a, fa}, {b, fb}} {
-		data, err := json.Marshal(x.reg.Plan.Manifest)
-		if err != nil {
-			return err
-		}
-		var tree any
-		if err := json.Unmarshal(data, &tree); err != nil {
-			return err
-		}
-		flatten(x.flat, "", tree)
-		if len(x.reg.Overrides) > 0 {
-			x.flat["(run with overrides)"] = strings.Join(x.reg.Overrides, " ")
-		}
+	fa, err := fields(a)
+	if err != nil {
+		return err
+	}
+	fb, err := fields(b)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(w, "- %s (%s)\n+ %s (%s)\n", a.Plan.Hash, a.Plan.Manifest.Name, b.Plan.Hash, b.Plan.Manifest.Name)
-	paths := slices.Sorted(maps.Keys(fa))
-	for p := range fb {
-		if _, ok := fa[p]; !ok {
-			paths = append(paths, p)
-		}
-	}
-	slices.Sort(paths)
 	n := 0
-	for _, p := range paths {
+	both := maps.Clone(fa)
+	maps.Copy(both, fb)
+	for _, p := range slices.Sorted(maps.Keys(both)) {
 		va, oka := fa[p]
 		vb, okb := fb[p]
 		if oka && okb && va == vb {
 			continue
 		}
 		n++
-		if !oka {
-			va = "(absent)"
-		}
-		if !okb {
-			vb = "(absent)"
-		}
-		fmt.Fprintf(w, "  %s: %s -> %s\n", p, va, vb)
+		fmt.Fprintf(w, "  %s: %s -> %s\n", p, cmp.Or(va, "(absent)"), cmp.Or(vb, "(absent)"))
 	}
 	if n == 0 {
 		fmt.Fprintln(w, "  the same configuration")
@@ -152,27 +132,42 @@ func printDiff(w io.Writer, a, b *pipeline.Registration) error {
 	return nil
 }
 
-// flatten writes a JSON tree as dotted paths to scalar or list values.
-// The sweep's paths are kept whole (sweep.partition.alpha).
+// fields is a registration's normalised configuration as dotted paths to
+// JSON values (sweep values whole, under sweep.PATH), and the overrides it
+// was run with.
+func fields(reg *pipeline.Registration) (map[string]string, error) {
+	data, err := json.Marshal(reg.Plan.Manifest)
+	if err != nil {
+		return nil, err
+	}
+	var tree any
+	if err := json.Unmarshal(data, &tree); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	flatten(out, "", tree)
+	if len(reg.Overrides) > 0 {
+		out["(run with overrides)"] = strings.Join(reg.Overrides, " ")
+	}
+	return out, nil
+}
+
+// flatten writes a JSON tree as dotted paths to scalar or list values;
+// the sweep's paths are kept whole (sweep.partition.alpha).
 func flatten(out map[string]string, prefix string, v any) {
-	m, ok := v.(map[string]any)
-	if !ok || prefix == "sweep" {
-		if ok { // the sweep: path -> values
-			for k, vals := range m {
-				data, _ := json.Marshal(vals)
-				out["sweep."+k] = string(data)
-			}
-			return
+	m, isMap := v.(map[string]any)
+	switch {
+	case isMap && prefix == "sweep": // path -> values
+		for k, vals := range m {
+			data, _ := json.Marshal(vals)
+			out["sweep."+k] = string(data)
 		}
+	case isMap:
+		for k, child := range m {
+			flatten(out, strings.TrimPrefix(prefix+"."+k, "."), child)
+		}
+	default:
 		data, _ := json.Marshal(v)
 		out[prefix] = string(data)
-		return
-	}
-	for k, child := range m {
-		path := k
-		if prefix != "" {
-			path = prefix + "." + k
-		}
-		flatten(out, path, child)
 	}
 }
