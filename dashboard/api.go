@@ -163,21 +163,9 @@ type cellSummary struct {
 	Round  int    `json:"round"`
 	Rounds int    `json:"rounds"`
 	Key    string `json:"key"`
-	// Figures are a finished cell's headline final figures (cellFigures),
-	// on the manifest's page.
+	// Figures are a finished cell's pipeline.HeadlineFigures, on the
+	// manifest's page.
 	Figures map[string]num `json:"figures,omitempty"`
-}
-
-// cellFigures are the final figures the cells table shows: the layout's
-// value and also, and train_loss.
-func cellFigures(spec manifests.Table) []string {
-	var out []string
-	for _, name := range slices.Concat([]string{spec.Value}, spec.Also, []string{"train_loss"}) {
-		if !slices.Contains(out, name) {
-			out = append(out, name)
-		}
-	}
-	return out
 }
 
 func summarise(rep *pipeline.Report, i int) cellSummary {
@@ -209,7 +197,7 @@ func (s *Server) manifestView(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	shown := cellFigures(spec)
+	shown := pipeline.HeadlineFigures(spec)
 	if n := final.Column("cell"); n != nil {
 		for row, cell := range n.Ints { // from 1
 			figs := map[string]num{}

@@ -103,6 +103,19 @@ func (s *Store) finalTable(ctx context.Context, cell *CellView) (*artifacts.Tabl
 	return artifacts.ReadArrow(data)
 }
 
+// HeadlineFigures are the final figures shown beside each cell (the
+// console's cell lines, the dashboard's cells table): the layout's value
+// and also, and train_loss.
+func HeadlineFigures(spec manifests.Table) []string {
+	var out []string
+	for _, name := range slices.Concat([]string{spec.Value}, spec.Also, []string{"train_loss"}) {
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // CheckTable refuses, before any result is read (or computed), a layout
 // that does not fit the manifest: a swept path it does not place
 // (manifests.Table.Unplaced), a value or also that names no figure of

@@ -37,10 +37,9 @@ func printFinal(ctx context.Context, w io.Writer, store *pipeline.Store, rep *pi
 			}
 		}
 	}
-	layout := pipeline.Layout(&rep.Plan)
 	var figures []string
-	for _, name := range slices.Concat([]string{layout.Value}, layout.Also, []string{"train_loss"}) {
-		if c := final.Column(name); c != nil && !slices.Contains(figures, name) && !allNaN(c.Floats, shown) {
+	for _, name := range pipeline.HeadlineFigures(pipeline.Layout(&rep.Plan)) {
+		if c := final.Column(name); c != nil && !allNaN(c.Floats, shown) {
 			figures = append(figures, name)
 		}
 	}
