@@ -14,9 +14,9 @@ import (
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/kinds"
-	"github.com/ump-lab/ump/stages/compress"
-	"github.com/ump-lab/ump/stages/partition/split"
-	"github.com/ump-lab/ump/stages/topology/graphs"
+	"github.com/ump-lab/ump/compress"
+	"github.com/ump-lab/ump/split"
+	"github.com/ump-lab/ump/graphs"
 	"go.yaml.in/yaml/v3"
 )
 

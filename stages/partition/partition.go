@@ -16,7 +16,7 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
-	"github.com/ump-lab/ump/stages/partition/split"
+	"github.com/ump-lab/ump/split"
 )
 
 // Stage records the partition of a cell's data over its workers.

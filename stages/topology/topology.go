@@ -32,7 +32,7 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
-	"github.com/ump-lab/ump/stages/topology/graphs"
+	"github.com/ump-lab/ump/graphs"
 	"gonum.org/v1/gonum/mat"
 )
 

@@ -7,7 +7,7 @@ import (
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/nn"
 	"github.com/ump-lab/ump/stages"
-	"github.com/ump-lab/ump/stages/compress"
+	"github.com/ump-lab/ump/compress"
 )
 
 // deviceTrainer trains a GPU cell in a device cohort (Lockstep):

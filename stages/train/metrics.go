@@ -8,7 +8,7 @@ import (
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn"
-	"github.com/ump-lab/ump/stages/compress"
+	"github.com/ump-lab/ump/compress"
 )
 
 // Columns are the columns of a cell's rounds table (Rounds), "round"
