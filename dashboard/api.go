@@ -13,8 +13,9 @@ import (
 	"time"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/report"
 	"github.com/ump-lab/ump/stages/evaluate"
 	"github.com/ump-lab/ump/stages/partition"
 	"github.com/ump-lab/ump/stages/topology"
@@ -56,15 +57,15 @@ type progress struct {
 
 // progressOf is how far rep's cells are; snap is the store's running
 // writer's snapshot, or nil.
-func progressOf(rep *pipeline.Report, snap *pipeline.Snapshot) progress {
+func progressOf(rep *report.Report, snap *eventlog.Snapshot) progress {
 	p := progress{Cells: len(rep.Cells), Counts: rep.Counts()}
 	for i, cell := range rep.Cells {
 		rounds := rep.Plan.Cells[i].Config.Rounds
 		p.RoundsTotal += rounds
 		switch cell.Status {
-		case pipeline.Completed, pipeline.Diverged, pipeline.Failed: // nothing left to run
+		case eventlog.Completed, eventlog.Diverged, eventlog.Failed: // nothing left to run
 			p.RoundsDone += rounds
-		case pipeline.Incomplete:
+		case eventlog.Incomplete:
 			if st := cell.Stage(train.Name); st != nil {
 				p.RoundsDone += min(st.Round, rounds)
 			}
@@ -96,9 +97,9 @@ func (s *Server) storeView(*http.Request) (any, error) {
 		Dir       string             `json:"dir"`
 		State     state              `json:"state"`
 		Note      string             `json:"note,omitempty"`
-		Run       *pipeline.Snapshot `json:"run,omitempty"`
+		Run       *eventlog.Snapshot `json:"run,omitempty"`
 		Manifests []manifest         `json:"manifests"`
-	}{Dir: s.o.Dir, State: s.state, Note: s.store.Note, Run: s.snapshot(), Manifests: []manifest{}}
+	}{Dir: s.o.Dir, State: s.state, Note: s.dir.Note, Run: s.snapshot(), Manifests: []manifest{}}
 	for i := range regs {
 		rep, err := s.store.Report(&regs[i])
 		if err != nil {
@@ -117,7 +118,7 @@ func (s *Server) storeView(*http.Request) (any, error) {
 var hashPattern = regexp.MustCompile(`^[0-9a-f]{1,64}$`)
 
 // report finds the manifest the URL names, by its hash or a unique prefix.
-func (s *Server) report(r *http.Request) (*pipeline.Report, error) {
+func (s *Server) report(r *http.Request) (*report.Report, error) {
 	hash := r.PathValue("hash")
 	if !hashPattern.MatchString(hash) {
 		return nil, badRequest("%q is not a manifest hash (up to 64 lowercase hex digits)", hash)
@@ -126,7 +127,7 @@ func (s *Server) report(r *http.Request) (*pipeline.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg, err := pipeline.FindIn(regs, hash, s.o.Dir)
+	reg, err := report.FindIn(regs, hash, s.o.Dir)
 	if err != nil {
 		return nil, notFound("%v", err)
 	}
@@ -134,7 +135,7 @@ func (s *Server) report(r *http.Request) (*pipeline.Report, error) {
 }
 
 // cellIndex is the cell the URL names (from 1, as ump counts), as a plan index.
-func cellIndex(rep *pipeline.Report, v string) (int, error) {
+func cellIndex(rep *report.Report, v string) (int, error) {
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > len(rep.Cells) {
 		return 0, notFound("manifest %.12s has cells 1 to %d, not %q", rep.Plan.Hash, len(rep.Cells), v)
@@ -163,18 +164,18 @@ type cellSummary struct {
 	Round  int    `json:"round"`
 	Rounds int    `json:"rounds"`
 	Key    string `json:"key"`
-	// Figures are a finished cell's pipeline.HeadlineFigures, on the
+	// Figures are a finished cell's report.HeadlineFigures, on the
 	// manifest's page.
 	Figures map[string]num `json:"figures,omitempty"`
 }
 
-func summarise(rep *pipeline.Report, i int) cellSummary {
+func summarise(rep *report.Report, i int) cellSummary {
 	cell := rep.Cells[i]
 	c := cellSummary{N: i + 1, Label: rep.Plan.Cells[i].LabelString(), Status: cell.Status,
 		Rounds: rep.Plan.Cells[i].Config.Rounds, Key: cell.Key}
 	if st := cell.Stage(train.Name); st != nil {
 		c.Round = st.Round // a diverged cell's last: where it stopped
-		if st.Status == pipeline.Completed && !st.Result.Diverged {
+		if st.Status == eventlog.Completed && !st.Result.Diverged {
 			c.Round = c.Rounds
 		}
 	}
@@ -188,16 +189,16 @@ func (s *Server) manifestView(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec := pipeline.Layout(&rep.Plan)
+	spec := report.Layout(&rep.Plan)
 	cells := make([]cellSummary, len(rep.Cells))
 	for i := range cells {
 		cells[i] = summarise(rep, i)
 	}
-	final, _, err := s.store.Export(r.Context(), []*pipeline.Report{rep}, "final", false)
+	final, _, err := s.store.Export(r.Context(), []*report.Report{rep}, "final", false)
 	if err != nil {
 		return nil, err
 	}
-	shown := pipeline.HeadlineFigures(spec)
+	shown := report.HeadlineFigures(spec)
 	if n := final.Column("cell"); n != nil {
 		for row, cell := range n.Ints { // from 1
 			figs := map[string]num{}
@@ -211,7 +212,7 @@ func (s *Server) manifestView(r *http.Request) (any, error) {
 	}
 	var incomplete bool
 	for _, c := range rep.Cells {
-		incomplete = incomplete || c.Status == pipeline.Incomplete || c.Status == pipeline.Failed
+		incomplete = incomplete || c.Status == eventlog.Incomplete || c.Status == eventlog.Failed
 	}
 	a, err := s.about(&rep.Registration)
 	if err != nil {
@@ -233,17 +234,17 @@ func (s *Server) manifestView(r *http.Request) (any, error) {
 		CellFigs   []string           `json:"cell_figures"` // the figures each finished cell shows
 		Manifest   manifests.Manifest `json:"manifest"`
 	}{rep.Plan.Hash, rep.Plan.Manifest.Name, a, progressOf(rep, s.snapshot()), spec, figures(&rep.Plan), roundsColumns(&rep.Plan),
-		choices(&rep.Plan, spec.Select), pipeline.TableNames(), artifacts.Formats, incomplete, cells, shown, rep.Plan.Manifest}, nil
+		choices(&rep.Plan, spec.Select), report.TableNames(), artifacts.Formats, incomplete, cells, shown, rep.Plan.Manifest}, nil
 }
 
 // about is what tells a manifest apart besides its hash: the overrides
 // it was run with, the user's notes (ump note).
 type about struct {
-	Overrides []string        `json:"overrides,omitempty"`
-	Notes     []pipeline.Note `json:"notes,omitempty"`
+	Overrides []string      `json:"overrides,omitempty"`
+	Notes     []report.Note `json:"notes,omitempty"`
 }
 
-func (s *Server) about(reg *pipeline.Registration) (about, error) {
+func (s *Server) about(reg *eventlog.Registration) (about, error) {
 	notes, err := s.store.Notes(reg.Plan.Hash)
 	return about{reg.Overrides, notes}, err
 }
@@ -290,7 +291,7 @@ func choices(plan *manifests.Plan, path string) []string {
 
 // layoutFor is the manifest's layout showing the figure ?value= names.
 func layoutFor(r *http.Request, plan *manifests.Plan) (manifests.Table, error) {
-	spec := pipeline.Layout(plan)
+	spec := report.Layout(plan)
 	value, err := oneOf(r, "value", spec.Value, figures(plan))
 	if err != nil {
 		return spec, err
@@ -304,7 +305,7 @@ func layoutFor(r *http.Request, plan *manifests.Plan) (manifests.Table, error) {
 
 // grid is the manifest the URL names and its table, showing the figure
 // ?value= names.
-func (s *Server) grid(r *http.Request) (*pipeline.Report, manifests.Table, *pipeline.Grid, error) {
+func (s *Server) grid(r *http.Request) (*report.Report, manifests.Table, *report.Grid, error) {
 	rep, err := s.report(r)
 	if err != nil {
 		return nil, manifests.Table{}, nil, err
@@ -416,7 +417,7 @@ func (s *Server) entryView(r *http.Request) (any, error) {
 }
 
 // finalFigure is a cell's figure in its final table, NaN when it has none.
-func (s *Server) finalFigure(r *http.Request, rep *pipeline.Report, i int, name string) (float64, error) {
+func (s *Server) finalFigure(r *http.Request, rep *report.Report, i int, name string) (float64, error) {
 	ref, ok := rep.Cells[i].Output(evaluate.Final)
 	if !ok {
 		return math.NaN(), nil
@@ -449,9 +450,9 @@ func (s *Server) curvesView(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec := pipeline.Layout(&rep.Plan)
+	spec := report.Layout(&rep.Plan)
 	cols := roundsColumns(&rep.Plan)
-	o := pipeline.CurveOptions{Live: true}
+	o := report.CurveOptions{Live: true}
 	if o.X, err = oneOf(r, "x", "round", []string{"round", "bits_sent_per_worker"}); err != nil {
 		return nil, err
 	}
@@ -475,8 +476,8 @@ func (s *Server) curvesView(r *http.Request) (any, error) {
 		Seeds    int    `json:"seeds"`
 		Diverged int    `json:"diverged"`
 		Running  int    `json:"running"`
-		Color    string `json:"color"`  // pipeline.SeriesColour, as ump plot draws it
-		Dashed   bool   `json:"dashed"` // pipeline.SeriesDashed
+		Color    string `json:"color"`  // report.SeriesColour, as ump plot draws it
+		Dashed   bool   `json:"dashed"` // report.SeriesDashed
 	}
 	type figure struct {
 		Name   string   `json:"name"`
@@ -490,7 +491,7 @@ func (s *Server) curvesView(r *http.Request) (any, error) {
 		fig := figure{Name: f.Name, Title: f.Title, X: f.X, Y: f.Y}
 		for i, sr := range f.Series {
 			fig.Series = append(fig.Series, series{sr.Label, sr.Select, sr.Untuned, nums(sr.X), nums(sr.Mean), nums(sr.Std),
-				sr.Seeds, sr.DivergedSeeds, sr.Running, pipeline.SeriesColour(i), pipeline.SeriesDashed(i)})
+				sr.Seeds, sr.DivergedSeeds, sr.Running, report.SeriesColour(i), report.SeriesDashed(i)})
 		}
 		out = append(out, fig)
 	}
@@ -557,7 +558,7 @@ func (s *Server) cellView(r *http.Request) (any, error) {
 		RoundsTable []column          `json:"rounds_table"` // the rounds table, finished or so far
 		Tables      []string          `json:"tables"`       // exportable for this cell
 		Formats     []string          `json:"formats"`      // export formats
-	}{cellSummary: summarise(rep, i), Manifest: rep.Plan.Hash, Name: rep.Plan.Manifest.Name, Value: pipeline.Layout(&rep.Plan).Value,
+	}{cellSummary: summarise(rep, i), Manifest: rep.Plan.Hash, Name: rep.Plan.Manifest.Name, Value: report.Layout(&rep.Plan).Value,
 		Config: manifests.CanonicalJSON(rep.Plan.Cells[i].Config), Fingerprint: cell.Fingerprint(), Stages: []stage{}, Tables: []string{},
 		Formats: artifacts.Formats}
 	for _, st := range cell.Stages {
@@ -603,7 +604,7 @@ func (s *Server) cellView(r *http.Request) (any, error) {
 			return nil, err
 		}
 	} else if st := cell.Stage(train.Name); st != nil {
-		rounds = pipeline.PartialRounds(&rep.Plan.Cells[i].Config, cell, st)
+		rounds = report.PartialRounds(&rep.Plan.Cells[i].Config, cell, st)
 	}
 	if rounds != nil {
 		for _, c := range rounds.Columns {
@@ -617,8 +618,8 @@ func (s *Server) cellView(r *http.Request) (any, error) {
 			out.RoundsTable = append(out.RoundsTable, col)
 		}
 	}
-	for _, name := range pipeline.TableNames() {
-		if _, ok := cell.Output(pipeline.TableSource(name)); ok {
+	for _, name := range report.TableNames() {
+		if _, ok := cell.Output(report.TableSource(name)); ok {
 			out.Tables = append(out.Tables, name)
 		}
 	}
@@ -649,9 +650,9 @@ func (s *Server) exportData(r *http.Request) ([]byte, string, error) {
 		return nil, "", err
 	}
 	q := r.URL.Query()
-	table, err := oneOf(r, "table", "", pipeline.TableNames())
+	table, err := oneOf(r, "table", "", report.TableNames())
 	if err == nil && table == "" {
-		err = badRequest("table=: say which, one of %s", strings.Join(pipeline.TableNames(), ", "))
+		err = badRequest("table=: say which, one of %s", strings.Join(report.TableNames(), ", "))
 	}
 	if err != nil {
 		return nil, "", err
@@ -678,7 +679,7 @@ func (s *Server) exportData(r *http.Request) ([]byte, string, error) {
 		rep = &one
 		name += fmt.Sprintf("-cell%d", i+1)
 	}
-	t, _, err := s.store.Export(r.Context(), []*pipeline.Report{rep}, table, incomplete)
+	t, _, err := s.store.Export(r.Context(), []*report.Report{rep}, table, incomplete)
 	if err != nil {
 		return nil, "", err
 	}

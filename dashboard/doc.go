@@ -1,6 +1,6 @@
 // Package dashboard is `ump serve`: a read-only web page over a store that
 // follows its sweeps as they run. A Server follows the store's events
-// (pipeline.Follower: it holds no lock, so a writer is never blocked or
+// (eventlog.Follower: it holds no lock, so a writer is never blocked or
 // slowed), answers a JSON API built from the same folds as ump's commands
 // (tables laid out as `ump table` does, curves as `ump plot` draws them,
 // exports byte for byte as `ump export` writes them) and tells pages

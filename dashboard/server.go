@@ -15,7 +15,8 @@ import (
 	"time"
 
 	"github.com/ump-lab/ump/artifacts"
-	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/report"
 )
 
 //go:embed assets
@@ -37,18 +38,19 @@ const pollEvery = 500 * time.Millisecond
 // Server serves the page and its API over one store.
 type Server struct {
 	o        Options
-	follower *pipeline.Follower
+	follower *eventlog.Follower
 	mux      *http.ServeMux
 
 	blobs *blobCache // the store's blobs, or Options.Blobs
 
-	mu    sync.RWMutex // Lock: the poller refreshing; RLock: requests reading
-	store *pipeline.Store
+	mu    sync.RWMutex  // Lock: the poller refreshing; RLock: requests reading
+	dir   *eventlog.Dir // the store as last read: its events, its writer
+	store report.Source // its events and the cached blobs
 	state state
 	wake  chan struct{} // closed, and replaced, when state changes
 
 	regsMu     sync.Mutex // guards regs and registered, filled while requests read
-	regs       []pipeline.Registration
+	regs       []eventlog.Registration
 	registered int // ManifestRegistered and ManifestForgotten events that regs folds
 }
 
@@ -64,12 +66,12 @@ type state struct {
 // New reads the store's events and returns a server over it; an error
 // here (no store, a damaged one) is the store's.
 func New(o Options) (*Server, error) {
-	s := &Server{o: o, follower: pipeline.NewFollower(o.Dir), wake: make(chan struct{})}
+	s := &Server{o: o, follower: eventlog.NewFollower(o.Dir), wake: make(chan struct{})}
 	if _, err := s.follower.Refresh(); err != nil {
 		return nil, err
 	}
 	if o.Blobs == nil {
-		o.Blobs = s.follower.Store().Blobs
+		o.Blobs = s.follower.Dir().Local
 	}
 	s.blobs = &blobCache{Store: o.Blobs, kept: map[artifacts.Ref][]byte{}}
 	s.refresh()
@@ -111,9 +113,9 @@ func (s *Server) refresh() {
 	if _, err := s.follower.Refresh(); err != nil {
 		next.Error = err.Error() // the events read before stay
 	}
-	s.store = s.follower.Store()
-	s.store.Blobs = s.blobs
-	next.Seq, next.Writer = s.follower.Seq(), s.store.Beside
+	s.dir = s.follower.Dir()
+	s.store = report.Source{Dir: s.dir.Path, Events: s.dir.Events, Blobs: s.blobs}
+	next.Seq, next.Writer = s.follower.Seq(), s.dir.Beside
 	if snap := s.snapshot(); snap != nil {
 		next.Updated = snap.Updated.Format(time.RFC3339Nano)
 	}
@@ -126,12 +128,12 @@ func (s *Server) refresh() {
 
 // snapshot is the progress the store's writer publishes, when it is a
 // run (nil for none, or a writer that publishes none). The caller holds mu.
-func (s *Server) snapshot() *pipeline.Snapshot {
-	if s.store.Beside == "" {
+func (s *Server) snapshot() *eventlog.Snapshot {
+	if s.dir.Beside == "" {
 		return nil
 	}
-	snap, err := pipeline.ReadSnapshot(s.o.Dir)
-	if pid, _ := pipeline.Holder(s.o.Dir); err != nil || snap.PID != pid {
+	snap, err := eventlog.ReadSnapshot(s.o.Dir)
+	if pid, _ := eventlog.Holder(s.o.Dir); err != nil || snap.PID != pid {
 		return nil
 	}
 	return snap
@@ -140,12 +142,12 @@ func (s *Server) snapshot() *pipeline.Snapshot {
 // registrations are the store's manifests (Store.Manifests), decoded
 // again only when a manifest was registered or forgotten since the last call. The
 // caller holds mu (read).
-func (s *Server) registrations() ([]pipeline.Registration, error) {
-	evs, err := s.store.Events.ByKind(pipeline.ManifestRegistered)
+func (s *Server) registrations() ([]eventlog.Registration, error) {
+	evs, err := s.store.Events.ByKind(eventlog.ManifestRegistered)
 	if err != nil {
 		return nil, err
 	}
-	forgets, err := s.store.Events.ByKind(pipeline.ManifestForgotten)
+	forgets, err := s.store.Events.ByKind(eventlog.ManifestForgotten)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package pipeline
+package eventlog
 
 import (
 	"encoding/json"
@@ -15,20 +15,18 @@ import (
 	"github.com/ump-lab/ump/internal/durable"
 )
 
-// Store is an opened store directory: event log, blobs and the lock.
-// Blobs is where artifacts go: the directory's Local blobs unless the
-// caller points it elsewhere (an S3 store) right after Open.
+// Dir is an opened store directory: its event log, its local blobs and
+// the lock.
 //
 // A store opened by OpenReader beside a running writer, or after its last
 // writer was killed, has no Log and no lock: Events are the events the
 // writer had published, Beside names a running writer and Note says
 // which case it is.
-type Store struct {
-	Dir    string
-	Log    *Log   // nil beside a writer
-	Events Events // the Log, or the writer's published events
+type Dir struct {
+	Path   string
+	Log    *Badger // nil beside a writer
+	Events Reader  // the Log, or the writer's published events
 	Local  *artifacts.Local
-	Blobs  artifacts.Store
 	Beside string // "PID n (command)" of the writer, or ""
 	Note   string // for the user: whose the events are when not the log's own, or what opening the log did
 	lock   *os.File
@@ -40,11 +38,6 @@ var ErrBusy = errors.New("store is in use")
 // ErrUnavailable is returned (wrapped) when the store directory cannot be
 // opened, read or written: permissions, a read-only or failing disk.
 var ErrUnavailable = errors.New("store is unavailable")
-
-// ErrBadArgument is returned (wrapped) when the caller asks for what the
-// store does not hold: an unknown or ambiguous manifest hash, a table, a
-// column or a figure no table has, a table layout that does not fit.
-var ErrBadArgument = errors.New("bad argument")
 
 // opening gives every error of opening a store an identity: busy, damaged,
 // not a store, a full disk, or else unavailable.
@@ -61,7 +54,7 @@ func opening(err error) error {
 // blobs. command describes the holder to anyone who finds the store busy.
 // A store held by reading commands (OpenReader while no run holds it) is
 // waited for up to readerWait: they hold it for a moment.
-func Open(dir, command string) (*Store, error) {
+func Open(dir, command string) (*Dir, error) {
 	s, err := open(dir, command)
 	if err != nil {
 		return nil, opening(err)
@@ -69,7 +62,7 @@ func Open(dir, command string) (*Store, error) {
 	return s, nil
 }
 
-func open(dir, command string) (*Store, error) {
+func open(dir, command string) (*Dir, error) {
 	if err := recognise(dir, true); err != nil {
 		return nil, err
 	}
@@ -94,7 +87,7 @@ func open(dir, command string) (*Store, error) {
 			return nil, busy(dir)
 		}
 	}
-	s := &Store{Dir: dir, lock: lock}
+	s := &Dir{Path: dir, lock: lock}
 	if s.Log, err = openLog(dir, false); err != nil {
 		lock.Close()
 		return nil, err
@@ -112,14 +105,9 @@ func open(dir, command string) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
-	s.Blobs = s.Local
 	s.Events = s.Log
 	return s, nil
 }
-
-// TrustedKeysPath is the store's list of the public keys, besides its
-// user's own, whose signed commits it imports (ump trust).
-func TrustedKeysPath(dir string) string { return filepath.Join(dir, "trusted-keys") }
 
 // removeTemp deletes the temporary files a killed writer left in the
 // store directory (of the marker, the published events, the snapshot).
@@ -150,7 +138,7 @@ func busy(dir string) error {
 // (a consistent prefix of its log) and the blobs they name. It still
 // returns ErrBusy when the holder publishes nothing (a store written by an
 // older ump that is still running).
-func OpenReader(dir string) (*Store, error) {
+func OpenReader(dir string) (*Dir, error) {
 	s, err := openReader(dir)
 	if err != nil {
 		return nil, opening(err)
@@ -158,7 +146,7 @@ func OpenReader(dir string) (*Store, error) {
 	return s, nil
 }
 
-func openReader(dir string) (*Store, error) {
+func openReader(dir string) (*Dir, error) {
 	if err := recognise(dir, false); err != nil {
 		return nil, err
 	}
@@ -170,7 +158,7 @@ func openReader(dir string) (*Store, error) {
 	if lock == nil || syscall.Flock(int(lock.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) == nil {
 		log, err := openLog(dir, true)
 		if err == nil {
-			return &Store{Dir: dir, Log: log, Events: log, Local: local, Blobs: local, lock: lock}, nil
+			return &Dir{Path: dir, Log: log, Events: log, Local: local, lock: lock}, nil
 		}
 		if lock != nil {
 			lock.Close()
@@ -178,7 +166,7 @@ func openReader(dir string) (*Store, error) {
 		var why string
 		switch {
 		case errors.Is(err, errNoLog):
-			return &Store{Dir: dir, Events: newPublishedLog(), Local: local, Blobs: local,
+			return &Dir{Path: dir, Events: NewMemory(), Local: local,
 				Note: fmt.Sprintf("store %s has %s: it holds no events; `ump run` creates its log", dir, errNoLog)}, nil
 		case errors.Is(err, errUnclosed): // a replay only a writer may do
 			why = errUnclosed.Error()
@@ -192,12 +180,12 @@ func openReader(dir string) (*Store, error) {
 		// before it published or marked anything.
 		evs, perr := readPublished(dir)
 		if mark, _, _ := readMarker(dir); errors.Is(perr, os.ErrNotExist) && mark.LastSeq == 0 {
-			evs, perr = newPublishedLog(), nil
+			evs, perr = NewMemory(), nil
 		}
 		if perr != nil {
 			return nil, err
 		}
-		return &Store{Dir: dir, Events: evs, Local: local, Blobs: local,
+		return &Dir{Path: dir, Events: evs, Local: local,
 			Note: fmt.Sprintf("store %s %s: showing the events it published; the next `ump run` or `ump gc --dry-run` recovers its log", dir, why)}, nil
 	}
 	lock.Close()
@@ -209,7 +197,7 @@ func openReader(dir string) (*Store, error) {
 		return nil, err
 	}
 	pid, what := Holder(dir)
-	return &Store{Dir: dir, Events: evs, Local: local, Blobs: local, Beside: pidCommand(pid, what),
+	return &Dir{Path: dir, Events: evs, Local: local, Beside: pidCommand(pid, what),
 		Note: fmt.Sprintf("store %s is in use by PID %d (%s): showing what it has recorded so far", dir, pid, what)}, nil
 }
 
@@ -229,7 +217,7 @@ func Holder(dir string) (pid int, what string) {
 func pidCommand(pid int, what string) string { return fmt.Sprintf("PID %d (%s)", pid, what) }
 
 // Close closes the log and releases the lock (nothing beside a writer).
-func (s *Store) Close() error {
+func (s *Dir) Close() error {
 	if s.Log == nil {
 		return nil
 	}
@@ -262,8 +250,8 @@ type Snapshot struct {
 
 func snapshotPath(dir string) string { return filepath.Join(dir, "status.json") }
 
-// writeSnapshot replaces the snapshot atomically.
-func writeSnapshot(dir string, s *Snapshot) error {
+// WriteSnapshot replaces the snapshot atomically.
+func WriteSnapshot(dir string, s *Snapshot) error {
 	s.Updated = time.Now().UTC()
 	data, _ := json.MarshalIndent(s, "", "  ")
 	tmp := snapshotPath(dir) + ".tmp-" + strconv.Itoa(os.Getpid())

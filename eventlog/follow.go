@@ -1,4 +1,4 @@
-package pipeline
+package eventlog
 
 import (
 	"errors"
@@ -19,10 +19,10 @@ import (
 // bytes. A store without a published file (written by an older ump) is
 // read through OpenReader, again each time its marker changes. It is not
 // safe for concurrent use: the caller serialises Refresh with readers of
-// Store.
+// Dir.
 type Follower struct {
 	dir    string
-	log    *publishedLog
+	log    *Memory
 	file   os.FileInfo // the published file as last read; nil when read through OpenReader
 	read   int64       // bytes of it read
 	head   []byte      // its first bytes (up to headBytes) as read
@@ -53,7 +53,7 @@ func (f *Follower) refresh() (bool, error) {
 	case same:
 		return f.readFile(path, f.log, f.read)
 	case err == nil:
-		return f.readFile(path, newPublishedLog(), 0)
+		return f.readFile(path, NewMemory(), 0)
 	case errors.Is(err, os.ErrNotExist):
 		return f.readLog()
 	}
@@ -78,7 +78,7 @@ func (f *Follower) sameHead(path string) bool {
 
 // readFile reads the published file from offset into log, and makes log
 // the follower's.
-func (f *Follower) readFile(path string, log *publishedLog, offset int64) (bool, error) {
+func (f *Follower) readFile(path string, log *Memory, offset int64) (bool, error) {
 	file, err := os.Open(path)
 	if err != nil {
 		return false, err
@@ -128,7 +128,7 @@ func (f *Follower) readLog() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	log := newPublishedLog()
+	log := NewMemory()
 	for _, ev := range evs {
 		log.add(ev)
 	}
@@ -153,14 +153,13 @@ func (f *Follower) Seq() uint64 {
 	return uint64(len(f.log.evs))
 }
 
-// Store returns a store over the events read so far and the store's own
-// blobs, holding nothing; Beside names a writer that holds the store now.
-// Call Refresh first.
-func (f *Follower) Store() *Store {
-	local := artifacts.ExistingLocal(filepath.Join(f.dir, "blobs"))
-	s := &Store{Dir: f.dir, Events: f.log, Local: local, Blobs: local, Note: f.note}
+// Dir returns the store over the events read so far and its own blobs,
+// holding nothing; Beside names a writer that holds the store now. Call
+// Refresh first.
+func (f *Follower) Dir() *Dir {
+	s := &Dir{Path: f.dir, Events: f.log, Local: artifacts.ExistingLocal(filepath.Join(f.dir, "blobs")), Note: f.note}
 	if f.log == nil {
-		s.Events = newPublishedLog()
+		s.Events = NewMemory()
 	}
 	if held(f.dir) {
 		pid, what := Holder(f.dir)

@@ -1,4 +1,4 @@
-package pipeline
+package eventlog
 
 import (
 	"encoding/binary"
@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,117 +14,14 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/internal/durable"
-	"github.com/ump-lab/ump/stages"
 )
 
-// Event kinds, each with one payload type (payloadTypes).
-const (
-	ManifestRegistered = "ManifestRegistered" // Registration
-	CellStarted        = "CellStarted"        // Fingerprint: map[string]string
-	StageStarted       = "StageStarted"       // none
-	RoundCompleted     = "RoundCompleted"     // stages.RoundReport
-	StageCompleted     = "StageCompleted"     // StageOutcome
-	StageFailed        = "StageFailed"        // string: the error
-	CellCompleted      = "CellCompleted"      // CellOutcome
-	CellImported       = "CellImported"       // Provenance
-	ManifestNoted      = "ManifestNoted"      // string: the user's note (ump note)
-	ManifestForgotten  = "ManifestForgotten"  // none: hidden from listings until registered again (ump forget)
-)
-
-// ownKinds are the store's own records, which never travel with a push,
-// a commit or an upload, and are refused from elsewhere.
-var ownKinds = []string{CellImported, ManifestNoted, ManifestForgotten}
-
-// payloadTypes is the payload type of every event kind that has one.
-var payloadTypes = map[string]reflect.Type{
-	ManifestRegistered: reflect.TypeFor[Registration](),
-	CellStarted:        reflect.TypeFor[map[string]string](),
-	RoundCompleted:     reflect.TypeFor[stages.RoundReport](),
-	StageCompleted:     reflect.TypeFor[StageOutcome](),
-	StageFailed:        reflect.TypeFor[string](),
-	CellCompleted:      reflect.TypeFor[CellOutcome](),
-	CellImported:       reflect.TypeFor[Provenance](),
-	ManifestNoted:      reflect.TypeFor[string](),
-}
-
-// maxEventBytes bounds one event, below Badger's value limit (its value
-// log file size); a registration of manifests.MaxCells cells fits.
-const maxEventBytes = 24 << 20
-
-// roundCheckpoint names the checkpoint a RoundCompleted event records
-// among its outputs.
-const roundCheckpoint = "checkpoint"
-
-// StageOutcome is the payload of StageCompleted.
-type StageOutcome struct {
-	Summary  json.RawMessage `json:"summary,omitempty"`
-	Diverged bool            `json:"diverged,omitempty"`
-	Cached   bool            `json:"cached,omitempty"` // reused an identical stage of another cell
-}
-
-// CellOutcome is the payload of CellCompleted.
-type CellOutcome struct {
-	Status string `json:"status"`
-	Error  string `json:"error,omitempty"`
-}
-
-// Provenance is the payload of CellImported: where a store got a cell's
-// events from (pull, or a run resuming from S3) and who vouched for them.
-// It is the store's own record and never travels (ownEvents).
-type Provenance struct {
-	From    string `json:"from"`             // the S3 store
-	Attempt string `json:"attempt"`          // the attempt that committed the cell
-	Signer  string `json:"signer,omitempty"` // the public key that signed the commit; "" for unsigned events taken with --trust-unsigned
-}
-
-// newEvent returns an event of a kind with its payload, which must be of
-// the kind's payload type (nil for StageStarted).
-func newEvent[T any](kind string, payload T) *Event {
-	ev := &Event{Kind: kind}
-	if want, ok := payloadTypes[kind]; ok {
-		if got := reflect.TypeFor[T](); got != want {
-			panic(fmt.Sprintf("pipeline: a %s event carries %s, not %s", kind, want, got))
-		}
-		ev.Payload, _ = json.Marshal(payload)
-	}
-	return ev
-}
-
-// payloadOf decodes an event's payload, which must be of type T; an event
-// whose payload does not decode is an error naming it.
-func payloadOf[T any](ev *Event) (T, error) {
-	var p T
-	if want := payloadTypes[ev.Kind]; want != reflect.TypeFor[T]() {
-		return p, fmt.Errorf("event %d (%s) carries %v, not %T", ev.Seq, ev.Kind, want, p)
-	}
-	if err := json.Unmarshal(ev.Payload, &p); err != nil {
-		return p, fmt.Errorf("event %d (%s): %w", ev.Seq, ev.Kind, err)
-	}
-	return p, nil
-}
-
-// Event is one immutable record of the log.
-type Event struct {
-	Seq      uint64                   `json:"seq"`
-	Time     time.Time                `json:"time"`
-	Kind     string                   `json:"kind"`
-	Manifest string                   `json:"manifest,omitempty"`
-	Cell     string                   `json:"cell,omitempty"`
-	Stage    string                   `json:"stage,omitempty"`
-	StageKey string                   `json:"stage_key,omitempty"`
-	Round    int                      `json:"round,omitempty"`
-	Inputs   []string                 `json:"inputs,omitempty"`
-	Outputs  map[string]artifacts.Ref `json:"outputs,omitempty"`
-	Payload  json.RawMessage          `json:"payload,omitempty"`
-}
-
-// Log is the append-only event log.
-//
-// Contract: Append is safe for concurrent use; an appended event is durable
-// (synced) when Append returns; events are never rewritten or deleted.
-type Log struct {
+// Badger is the store's event log on disk (Log): a Badger database in
+// STORE/events, synced on every commit.
+type Badger struct {
 	db        *badger.DB
 	mu        sync.Mutex // serialises Append, which owns next
 	next      uint64
@@ -135,10 +31,6 @@ type Log struct {
 	note      string     // what opening it did, for the user ("" for nothing)
 	fs        durable.FS // how the marker is written: durable.OS, or a test's
 	spare     string     // the spare-space file a writer holds (holdSpare), "" for readers
-	// fault, set only by tests, is asked before each write (committed
-	// false) and after each commit (true); an error it returns is the
-	// write's. It stands for a disk or process failing at that point.
-	fault func(committed bool) error
 }
 
 // openLog opens the Badger event log of the store in dir read-only and
@@ -149,7 +41,7 @@ type Log struct {
 // the log for writing, republishes its events (publishedName) and brings
 // the marker up to it. The caller holds the store lock (exclusive, or
 // shared when readOnly), so no other process writes.
-func openLog(dir string, readOnly bool) (*Log, error) {
+func openLog(dir string, readOnly bool) (*Badger, error) {
 	path := filepath.Join(dir, "events")
 	mark, marked, err := readMarker(dir)
 	if err != nil {
@@ -262,7 +154,7 @@ func setAsideEmpty(dir string, mem []string) error {
 
 // openChecked opens the Badger database (openBadger) and refuses, closing
 // it, a log shorter than the marker records.
-func openChecked(dir string, readOnly bool, mark marker) (*Log, error) {
+func openChecked(dir string, readOnly bool, mark marker) (*Badger, error) {
 	l, err := openBadger(dir, readOnly)
 	if err != nil || l.next-1 >= mark.LastSeq {
 		return l, err
@@ -275,13 +167,13 @@ func openChecked(dir string, readOnly bool, mark marker) (*Log, error) {
 
 // memTableBytes is the size of the event log's memory table. The crash
 // tests build ump with a small one (go build -ldflags
-// "-X github.com/ump-lab/ump/pipeline.memTableBytes=N") so that flushes
+// "-X github.com/ump-lab/ump/eventlog.memTableBytes=N") so that flushes
 // and compactions happen in the middle of a run.
 var memTableBytes = "8388608"
 
 // openBadger opens the store's Badger database and finds the next
 // sequence number.
-func openBadger(dir string, readOnly bool) (*Log, error) {
+func openBadger(dir string, readOnly bool) (*Badger, error) {
 	path := filepath.Join(dir, "events")
 	memTable, err := strconv.ParseInt(memTableBytes, 10, 64)
 	if err != nil {
@@ -299,7 +191,7 @@ func openBadger(dir string, readOnly bool) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: opening event log %s: %w", ErrDamaged, path, err)
 	}
-	l := &Log{db: db, next: 1, dir: dir, fs: durable.OS}
+	l := &Badger{db: db, next: 1, dir: dir, fs: durable.OS}
 	err = l.view(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: []byte("ev/")})
 		defer it.Close()
@@ -318,7 +210,7 @@ func openBadger(dir string, readOnly bool) (*Log, error) {
 
 // view runs fn in a read transaction, where a panic of Badger's on a
 // damaged table (a bad block offset, a nil block) becomes ErrDamaged.
-func (l *Log) view(fn func(*badger.Txn) error) (err error) {
+func (l *Badger) view(fn func(*badger.Txn) error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: event log %s: a table file does not read (%s). %s", ErrDamaged,
@@ -328,7 +220,7 @@ func (l *Log) view(fn func(*badger.Txn) error) (err error) {
 	return l.db.View(fn)
 }
 
-func (l *Log) close() error {
+func (l *Badger) close() error {
 	var err error
 	if l.published != nil { // opened for writing
 		l.published.close()
@@ -350,7 +242,7 @@ func (l *Log) close() error {
 const markerEvery = time.Second
 
 // mark brings the store's marker up to the log.
-func (l *Log) mark() error {
+func (l *Badger) mark() error {
 	l.marked = time.Now()
 	return writeMarker(l.fs, l.dir, l.next-1)
 }
@@ -364,14 +256,14 @@ func seqKey(prefix string, seq uint64) []byte {
 
 // Append assigns the next sequence number and the time, and writes the
 // event with its index keys in one transaction.
-func (l *Log) Append(ev *Event) error {
+func (l *Badger) Append(ev *Event) error {
 	ev.Time = time.Now().UTC()
 	return l.write([]*Event{ev})
 }
 
 // Import appends events from another store, keeping their times, in one
 // transaction: all of them or none.
-func (l *Log) Import(evs []Event) error {
+func (l *Badger) Import(evs []Event) error {
 	ptrs := make([]*Event, len(evs))
 	for i := range evs {
 		ptrs[i] = &evs[i]
@@ -381,14 +273,9 @@ func (l *Log) Import(evs []Event) error {
 
 // write gives the events the next sequence numbers and writes them with
 // their index keys in one transaction.
-func (l *Log) write(evs []*Event) error {
+func (l *Badger) write(evs []*Event) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.fault != nil {
-		if err := l.fault(false); err != nil {
-			return err
-		}
-	}
 	if err := artifacts.Room(l.dir, 0); err != nil {
 		return fmt.Errorf("event log: %w", err)
 	}
@@ -420,9 +307,6 @@ func (l *Log) write(evs []*Event) error {
 			err = l.mark()
 		}
 	}
-	if err == nil && l.fault != nil {
-		err = l.fault(true)
-	}
 	return err
 }
 
@@ -441,15 +325,15 @@ func indexes(ev *Event) []string {
 }
 
 // ByKind, ByManifest, ByCell and ByStage return events in sequence order.
-func (l *Log) ByKind(kind string) ([]Event, error)  { return l.scan("ix/k/" + kind + "/") }
-func (l *Log) ByManifest(h string) ([]Event, error) { return l.scan("ix/m/" + h + "/") }
-func (l *Log) ByCell(key string) ([]Event, error)   { return l.scan("ix/c/" + key + "/") }
-func (l *Log) ByStage(key string) ([]Event, error)  { return l.scan("ix/s/" + key + "/") }
+func (l *Badger) ByKind(kind string) ([]Event, error)  { return l.scan("ix/k/" + kind + "/") }
+func (l *Badger) ByManifest(h string) ([]Event, error) { return l.scan("ix/m/" + h + "/") }
+func (l *Badger) ByCell(key string) ([]Event, error)   { return l.scan("ix/c/" + key + "/") }
+func (l *Badger) ByStage(key string) ([]Event, error)  { return l.scan("ix/s/" + key + "/") }
 
 // All returns every event in sequence order.
-func (l *Log) All() ([]Event, error) { return l.scan("ev/") }
+func (l *Badger) All() ([]Event, error) { return l.scan("ev/") }
 
-func (l *Log) scan(prefix string) ([]Event, error) {
+func (l *Badger) scan(prefix string) ([]Event, error) {
 	var out []Event
 	err := l.view(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte(prefix)})
@@ -477,7 +361,7 @@ func (l *Log) scan(prefix string) ([]Event, error) {
 // records, and every index entry points at an event. Badger's iterators
 // stop silently at an unreadable block; this does not. It returns the
 // number of events.
-func (l *Log) Check() (uint64, error) {
+func (l *Badger) Check() (uint64, error) {
 	damaged := func(format string, args ...any) (uint64, error) {
 		return 0, fmt.Errorf("%w: event log %s: %s; nothing was changed. %s", ErrDamaged,
 			filepath.Join(l.dir, "events"), fmt.Sprintf(format, args...), recovery)

@@ -1,4 +1,4 @@
-package pipeline
+package eventlog
 
 import (
 	"encoding/json"
@@ -15,6 +15,7 @@ import (
 	"github.com/dgraph-io/badger/v4/options"
 	"github.com/dgraph-io/badger/v4/table"
 	"github.com/dgraph-io/ristretto/v2/z"
+
 	"github.com/ump-lab/ump/internal/durable"
 )
 

@@ -1,4 +1,4 @@
-package pipeline
+package eventlog
 
 import (
 	"bufio"
@@ -8,19 +8,6 @@ import (
 	"os"
 	"path/filepath"
 )
-
-// Events are the queries every reader of the log uses. The Badger Log
-// answers them for the process that holds the store; a publishedLog
-// answers them beside a running writer.
-type Events interface {
-	All() ([]Event, error)
-	ByKind(kind string) ([]Event, error)
-	ByManifest(hash string) ([]Event, error)
-	ByCell(key string) ([]Event, error)
-	ByStage(key string) ([]Event, error)
-}
-
-var _ Events = (*Log)(nil)
 
 // publishedName is the file, in the store directory, where the process
 // holding the store publishes every committed event as one JSON line, in
@@ -95,27 +82,15 @@ func (p *publisher) close() {
 	}
 }
 
-// publishedLog is the published file as read so far, indexed like the
-// Badger log (by kind, manifest, cell and stage key).
-type publishedLog struct {
-	evs   []Event
-	index map[string][]int // index prefix (indexes) -> positions in evs
-}
-
-var _ Events = (*publishedLog)(nil)
-
-// newPublishedLog is an empty published log.
-func newPublishedLog() *publishedLog { return &publishedLog{index: map[string][]int{}} }
-
 // readPublished reads the events the store's holder has published so far;
 // a last line still being written is left for the next read.
-func readPublished(dir string) (*publishedLog, error) {
+func readPublished(dir string) (*Memory, error) {
 	path := filepath.Join(dir, publishedName)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	p := newPublishedLog()
+	p := NewMemory()
 	if _, err := p.read(path, data); err != nil {
 		return nil, err
 	}
@@ -125,7 +100,7 @@ func readPublished(dir string) (*publishedLog, error) {
 // read appends the whole lines of data, which continue the published
 // file at path after the events already read, and returns how many bytes
 // they took: a last line still being written is left for the next read.
-func (p *publishedLog) read(path string, data []byte) (int, error) {
+func (p *Memory) read(path string, data []byte) (int, error) {
 	used := 0
 	for {
 		end := bytes.IndexByte(data[used:], '\n')
@@ -145,28 +120,3 @@ func (p *publishedLog) read(path string, data []byte) (int, error) {
 		used += end + 1
 	}
 }
-
-// add appends an event and indexes it.
-func (p *publishedLog) add(ev Event) {
-	for _, ix := range indexes(&ev) {
-		p.index[ix] = append(p.index[ix], len(p.evs))
-	}
-	p.evs = append(p.evs, ev)
-}
-
-func (p *publishedLog) filter(index string) ([]Event, error) {
-	at := p.index[index]
-	out := make([]Event, len(at))
-	for i, k := range at {
-		out[i] = p.evs[k]
-	}
-	return out, nil
-}
-
-func (p *publishedLog) All() ([]Event, error)               { return p.evs, nil }
-func (p *publishedLog) ByKind(kind string) ([]Event, error) { return p.filter("ix/k/" + kind + "/") }
-func (p *publishedLog) ByManifest(h string) ([]Event, error) {
-	return p.filter("ix/m/" + h + "/")
-}
-func (p *publishedLog) ByCell(key string) ([]Event, error)  { return p.filter("ix/c/" + key + "/") }
-func (p *publishedLog) ByStage(key string) ([]Event, error) { return p.filter("ix/s/" + key + "/") }

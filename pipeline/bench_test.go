@@ -3,6 +3,8 @@ package pipeline
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/ump-lab/ump/eventlog"
 )
 
 // BenchmarkAppend measures appending a RoundCompleted-sized event to the
@@ -15,7 +17,7 @@ func BenchmarkAppend(b *testing.B) {
 	defer s.Close()
 	payload, _ := json.Marshal(map[string]float64{"train_loss": 1.5, "objective_gap": 0.01, "consensus_distance": 0.2})
 	for b.Loop() {
-		ev := &Event{Kind: RoundCompleted, Manifest: "m", Cell: "c", Stage: "train", StageKey: "k", Round: 1, Payload: payload}
+		ev := &eventlog.Event{Kind: eventlog.RoundCompleted, Manifest: "m", Cell: "c", Stage: "train", StageKey: "k", Round: 1, Payload: payload}
 		if err := s.Log.Append(ev); err != nil {
 			b.Fatal(err)
 		}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ump-lab/ump/eventlog"
+
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
@@ -50,7 +52,7 @@ sweep:
 func runCohort(t *testing.T, plan *manifests.Plan, size int, ctx context.Context) (*Store, Outcome, error) {
 	t.Helper()
 	s := openTestStore(t)
-	r := &Runner{Store: s, Stages: DefaultStages(), Data: datasets.NewLibrary(t.TempDir()), Device: goDevice, Cohort: size}
+	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: DefaultStages(), Data: datasets.NewLibrary(t.TempDir()), Device: goDevice, Cohort: size}
 	out, err := r.Run(ctx, plan)
 	return s, out, err
 }
@@ -143,7 +145,7 @@ func TestCohortResumesEachCellFromItsCheckpoint(t *testing.T) {
 	go func() { // interrupt once some cell has checkpointed after round 4
 		defer cancel()
 		for ctx.Err() == nil {
-			evs, _ := s.Log.ByKind(RoundCompleted)
+			evs, _ := s.Log.ByKind(eventlog.RoundCompleted)
 			for _, ev := range evs {
 				if ev.Round >= 4 && ev.Outputs["checkpoint"].Digest != "" {
 					return
@@ -152,12 +154,12 @@ func TestCohortResumesEachCellFromItsCheckpoint(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}()
-	r := &Runner{Store: s, Stages: DefaultStages(), Data: lib, Device: goDevice, Cohort: 3}
+	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: DefaultStages(), Data: lib, Device: goDevice, Cohort: 3}
 	out, err := r.Run(ctx, plan)
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("the run was not interrupted (%+v, %v): make it longer", out, err)
 	}
-	evs, _ := s.Log.ByKind(RoundCompleted)
+	evs, _ := s.Log.ByKind(eventlog.RoundCompleted)
 	last := map[string]int{}
 	for _, ev := range evs {
 		last[ev.Cell] = max(last[ev.Cell], ev.Round)

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"slices"
 
+	"github.com/ump-lab/ump/eventlog"
+
 	"github.com/ump-lab/ump/artifacts"
 )
 
@@ -32,7 +34,7 @@ func (s *Store) GC(dryRun bool) (GCStats, error) {
 	if err != nil {
 		return st, err
 	}
-	regs, forgotten, err := s.registrationEvents()
+	regs, forgotten, err := s.Source().RegistrationEvents()
 	if err != nil {
 		return st, err
 	}
@@ -41,7 +43,7 @@ func (s *Store) GC(dryRun bool) (GCStats, error) {
 		if forgotten[regs[i].Manifest] {
 			continue
 		}
-		reg, err := payloadOf[Registration](&regs[i])
+		reg, err := eventlog.PayloadOf[eventlog.Registration](&regs[i])
 		if err != nil {
 			return st, err
 		}
@@ -49,7 +51,7 @@ func (s *Store) GC(dryRun bool) (GCStats, error) {
 			listedCells[key] = true
 		}
 	}
-	live := slices.DeleteFunc(evs, func(ev Event) bool { return forgotten[ev.Manifest] && !listedCells[ev.Cell] })
+	live := slices.DeleteFunc(evs, func(ev eventlog.Event) bool { return forgotten[ev.Manifest] && !listedCells[ev.Cell] })
 	keep := map[string]bool{}
 	for _, ref := range referenced(live) {
 		keep[ref.Digest] = true

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/report"
+
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
 )
@@ -66,13 +69,13 @@ func openTestStore(t *testing.T) *Store {
 }
 
 // reportOf is the store's report of a manifest.
-func reportOf(t *testing.T, s *Store, hash string) *Report {
+func reportOf(t *testing.T, s *Store, hash string) *report.Report {
 	t.Helper()
-	reg, err := s.FindManifest(hash)
+	reg, err := s.Source().FindManifest(hash)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := s.Report(reg)
+	rep, err := s.Source().Report(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +84,7 @@ func reportOf(t *testing.T, s *Store, hash string) *Report {
 
 func exportTable(t *testing.T, s *Store, hash, table string) *artifacts.Table {
 	t.Helper()
-	tab, skipped, err := s.Export(context.Background(), []*Report{reportOf(t, s, hash)}, table, false)
+	tab, skipped, err := s.Source().Export(context.Background(), []*report.Report{reportOf(t, s, hash)}, table, false)
 	if err != nil || len(skipped) > 0 {
 		t.Fatalf("export %s: skipped %v, %v", table, skipped, err)
 	}
@@ -93,7 +96,7 @@ func outputDigests(t *testing.T, s *Store, hash string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for i, cell := range reportOf(t, s, hash).Cells {
-		if cell.Status != Completed {
+		if cell.Status != eventlog.Completed {
 			t.Fatalf("cell %d is %s, want completed", i+1, cell.Status)
 		}
 		for _, st := range cell.Stages {

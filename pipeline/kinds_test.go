@@ -8,6 +8,7 @@ import (
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/report"
 )
 
 // TestAddingAnAlgorithmParameterIsOneDeclaration makes the one edit a new
@@ -57,7 +58,7 @@ algorithm: {name: gt-dsum}
 	if _, err := algorithms.New(algorithms.Config{Name: "gt-dsum", Params: cfg.Algorithm.Params}, 2, make([]float32, 3)); err != nil {
 		t.Errorf("the optimizer refused the new parameter: %v", err)
 	}
-	if cols := ParamColumns(); !slices.Contains(cols, "restart_every") {
+	if cols := report.ParamColumns(); !slices.Contains(cols, "restart_every") {
 		t.Errorf("export's parameter columns %v lack restart_every", cols)
 	}
 }

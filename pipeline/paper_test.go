@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ump-lab/ump/eventlog"
+
 	"github.com/ump-lab/ump/manifests"
 )
 
@@ -41,15 +43,15 @@ func TestPaperTableLayouts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		reg := &Registration{Plan: *plan}
+		reg := &eventlog.Registration{Plan: *plan}
 		for i := range plan.Cells {
 			reg.CellKeys = append(reg.CellKeys, fmt.Sprintf("never-run-%d", i))
 		}
-		rep, err := s.Report(reg)
+		rep, err := s.Source().Report(reg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := s.Grid(context.Background(), rep, *plan.Manifest.Table)
+		g, err := s.Source().Grid(context.Background(), rep, *plan.Manifest.Table)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ump-lab/ump/eventlog"
+
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/stages/train"
@@ -23,7 +25,7 @@ type progress struct {
 	concurrent bool
 	w          io.Writer
 	dir        string
-	snap       Snapshot
+	snap       eventlog.Snapshot
 	start      time.Time
 	total      int // rounds over all cells
 	done       int // rounds accounted for (run, resumed or cached)
@@ -38,7 +40,7 @@ func newProgress(w io.Writer, dir string, plan *manifests.Plan) *progress {
 	for _, c := range plan.Cells {
 		p.total += c.Config.Rounds
 	}
-	p.snap = Snapshot{PID: os.Getpid(), State: "running", Manifest: plan.Hash, Name: plan.Manifest.Name,
+	p.snap = eventlog.Snapshot{PID: os.Getpid(), State: "running", Manifest: plan.Hash, Name: plan.Manifest.Name,
 		Started: time.Now().UTC(), Cells: len(plan.Cells)}
 	p.printf("%s: %d cells, %d rounds in all\n", plan.Manifest.Name, len(plan.Cells), p.total)
 	p.publish(true)
@@ -59,7 +61,7 @@ func (p *progress) publish(force bool) {
 	if eta, ok := p.eta(); ok {
 		p.snap.ETASeconds = eta.Seconds()
 	}
-	writeSnapshot(p.dir, &p.snap) // best effort: status is advisory
+	eventlog.WriteSnapshot(p.dir, &p.snap) // best effort: status is advisory
 }
 
 // eta extrapolates from the rounds this process computed.

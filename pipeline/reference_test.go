@@ -401,7 +401,7 @@ func TestFiguresMatchReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		store := openTestStore(t)
-		runner := &Runner{Store: store, Stages: DefaultStages()}
+		runner := &Runner{Log: store.Log, Blobs: store.Blobs, Dir: store.Path, Stages: DefaultStages()}
 		out, err := runner.Run(context.Background(), plan)
 		if err != nil || out.Completed != len(plan.Cells) {
 			t.Fatalf("run: %+v, %v", out, err)

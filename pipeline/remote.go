@@ -15,6 +15,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/report"
+
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/signing"
@@ -73,8 +76,8 @@ const maxAttemptName = 256
 
 // pin is what registration.json holds.
 type pin struct {
-	Registration Event    `json:"registration"` // the ManifestRegistered event
-	Inputs       []string `json:"inputs"`       // each cell's inputs (cellInputs): data digest, engine
+	Registration eventlog.Event `json:"registration"` // the ManifestRegistered event
+	Inputs       []string       `json:"inputs"`       // each cell's inputs (cellInputs): data digest, engine
 }
 
 // Commit is what a cell's commit.json holds.
@@ -108,7 +111,7 @@ func (c *Commit) Sign(hash string, index int, key *signing.Key) {
 
 // Pin records the registration on S3 unless a machine did first; then its
 // cell keys must be this machine's.
-func (r *Remote) Pin(ctx context.Context, ev *Event, reg *Registration, inputs []string) error {
+func (r *Remote) Pin(ctx context.Context, ev *eventlog.Event, reg *eventlog.Registration, inputs []string) error {
 	data, err := json.Marshal(pin{Registration: *ev, Inputs: inputs})
 	if err != nil {
 		return err
@@ -121,7 +124,7 @@ func (r *Remote) Pin(ctx context.Context, ev *Event, reg *Registration, inputs [
 	if err != nil {
 		return err
 	}
-	pinned, err := payloadOf[Registration](&theirs.Registration)
+	pinned, err := eventlog.PayloadOf[eventlog.Registration](&theirs.Registration)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -158,7 +161,7 @@ func (r *Remote) pinned(ctx context.Context, hash string) (*pin, error) {
 
 // Progress uploads this attempt's events of a cell so far, for another
 // machine to resume from.
-func (r *Remote) Progress(ctx context.Context, hash string, index int, evs []Event) error {
+func (r *Remote) Progress(ctx context.Context, hash string, index int, evs []eventlog.Event) error {
 	dir := cellDir(hash, index)
 	r.mu.Lock()
 	r.uploads[dir]++
@@ -189,7 +192,7 @@ func SignUpload(name string, events []byte, key *signing.Key) []byte {
 // upload reads an attempt's upload: its signature must be by a trusted
 // key (an unsigned upload, from an ump before signing, passes only with
 // Trust.Unsigned) and its lines must decode as events.
-func (r *Remote) upload(ctx context.Context, name string) ([]Event, error) {
+func (r *Remote) upload(ctx context.Context, name string) ([]eventlog.Event, error) {
 	raw, err := r.Bucket.GetNamed(ctx, name)
 	if err != nil {
 		return nil, err
@@ -211,7 +214,7 @@ func (r *Remote) upload(ctx context.Context, name string) ([]Event, error) {
 // first. It returns the commit that holds: this attempt's, or the earlier
 // one when its outputs are the same; different outputs are
 // ErrNondeterministic.
-func (r *Remote) Commit(ctx context.Context, hash string, index int, key, status string, evs []Event) (*Commit, error) {
+func (r *Remote) Commit(ctx context.Context, hash string, index int, key, status string, evs []eventlog.Event) (*Commit, error) {
 	mine := &Commit{Attempt: r.Attempt, Key: key, Status: status, Outputs: stageOutputs(evs), Time: time.Now().UTC()}
 	theirs, err := r.commit(ctx, hash, index)
 	if errors.Is(err, artifacts.ErrNotFound) {
@@ -257,11 +260,11 @@ func (r *Remote) commit(ctx context.Context, hash string, index int) (*Commit, e
 	}
 	// What status --remote prints of it is one line: a known status, an
 	// attempt's short name.
-	if !slices.Contains([]string{Completed, Diverged, Failed}, c.Status) {
-		return nil, fmt.Errorf("%w: %s: status %q is not %s, %s or %s", ErrRejected, commitName(hash, index), firstLine([]byte(c.Status)), Completed, Diverged, Failed)
+	if !slices.Contains([]string{eventlog.Completed, eventlog.Diverged, eventlog.Failed}, c.Status) {
+		return nil, fmt.Errorf("%w: %s: status %.60q is not %s, %s or %s", ErrRejected, commitName(hash, index), c.Status, eventlog.Completed, eventlog.Diverged, eventlog.Failed)
 	}
 	if len(c.Attempt) > maxAttemptName || strings.ContainsAny(c.Attempt, "\n\r") {
-		return nil, fmt.Errorf("%w: %s: attempt %q is not a machine's attempt name", ErrRejected, commitName(hash, index), firstLine([]byte(c.Attempt)))
+		return nil, fmt.Errorf("%w: %s: attempt %.60q is not a machine's attempt name", ErrRejected, commitName(hash, index), c.Attempt)
 	}
 	what := fmt.Sprintf("the commit of cell %d of manifest %.12s (%s)", index+1, hash, commitName(hash, index))
 	if err := r.Trust.Verify(what, c.Signer, c.signed(hash, index), c.Signature); err != nil {
@@ -273,10 +276,10 @@ func (r *Remote) commit(ctx context.Context, hash string, index int) (*Commit, e
 // agrees checks a commit against the events it names: each reads, and is
 // of its cell (keys: the cells of manifest hash); they record its outputs;
 // its status follows from them.
-func (c *Commit) agrees(hash string, keys []string, evs []Event) error {
+func (c *Commit) agrees(hash string, keys []string, evs []eventlog.Event) error {
 	for k := range evs {
 		ev := &evs[k]
-		if err := checkEvent(ev); err != nil {
+		if err := ev.CheckForeign(); err != nil {
 			return fmt.Errorf("its event %d (%s): %v", k+1, ev.Kind, err)
 		}
 		switch {
@@ -291,7 +294,7 @@ func (c *Commit) agrees(hash string, keys []string, evs []Event) error {
 	if got := stageOutputs(evs); !maps.Equal(got, c.Outputs) {
 		return fmt.Errorf("it records outputs %v, its events %v", c.Outputs, got)
 	}
-	view, err := foldCell(c.Key, evs)
+	view, err := report.FoldCell(c.Key, evs)
 	if err != nil {
 		return err
 	}
@@ -302,7 +305,7 @@ func (c *Commit) agrees(hash string, keys []string, evs []Event) error {
 }
 
 // committedEvents reads the events a commit names.
-func (r *Remote) committedEvents(ctx context.Context, hash string, index int, c *Commit) ([]Event, error) {
+func (r *Remote) committedEvents(ctx context.Context, hash string, index int, c *Commit) ([]eventlog.Event, error) {
 	raw, err := r.Bucket.Get(ctx, c.Events)
 	if err != nil {
 		return nil, fmt.Errorf("the events of %s: %w", commitName(hash, index), err)
@@ -311,10 +314,10 @@ func (r *Remote) committedEvents(ctx context.Context, hash string, index int, c 
 }
 
 // stageOutputs lists the outputs of a cell's completed stages.
-func stageOutputs(evs []Event) map[string]string {
+func stageOutputs(evs []eventlog.Event) map[string]string {
 	out := map[string]string{}
 	for _, ev := range evs {
-		if ev.Kind == StageCompleted {
+		if ev.Kind == eventlog.StageCompleted {
 			for name, ref := range ev.Outputs {
 				out[ev.Stage+"/"+name] = ref.Digest
 			}
@@ -325,10 +328,10 @@ func stageOutputs(evs []Event) map[string]string {
 
 // Resumed is what S3 holds of a cell for a machine about to run it.
 type Resumed struct {
-	Events  []Event  // nil when there is nothing to resume from
-	From    string   // where Events came from, for the user
-	Commit  *Commit  // the cell's commit, when Events are its
-	Skipped []string // attempts' uploads that do not check, each with why
+	Events  []eventlog.Event // nil when there is nothing to resume from
+	From    string           // where Events came from, for the user
+	Commit  *Commit          // the cell's commit, when Events are its
+	Skipped []string         // attempts' uploads that do not check, each with why
 }
 
 // Resume returns what a machine about to run a cell can start from: the
@@ -338,7 +341,7 @@ type Resumed struct {
 // attempt skipped is named, with why, in Skipped (and kept on S3): a bad
 // upload never blocks a cell. A commit that does not check, or whose
 // events do not pass check, is refused (ErrRejected).
-func (r *Remote) Resume(ctx context.Context, hash string, index int, check func([]Event) error) (*Resumed, error) {
+func (r *Remote) Resume(ctx context.Context, hash string, index int, check func([]eventlog.Event) error) (*Resumed, error) {
 	c, err := r.commit(ctx, hash, index)
 	if err == nil {
 		res := &Resumed{From: "committed by " + c.Attempt, Commit: c}
@@ -373,10 +376,10 @@ func (r *Remote) Resume(ctx context.Context, hash string, index int, check func(
 		}
 		at := [2]int{-1, 0}
 		for _, ev := range evs {
-			if _, ok := ev.Outputs[roundCheckpoint]; ok && ev.Kind == RoundCompleted {
+			if _, ok := ev.Outputs[eventlog.RoundCheckpoint]; ok && ev.Kind == eventlog.RoundCompleted {
 				at[0] = max(at[0], ev.Round)
 			}
-			if ev.Kind == StageCompleted {
+			if ev.Kind == eventlog.StageCompleted {
 				at[1]++
 			}
 		}
@@ -426,7 +429,7 @@ type CellState struct {
 
 // RemoteStatus lists, for each cell of a manifest registered on S3, its
 // commit or its progress, without pulling anything.
-func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*Registration, []CellState, error) {
+func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*eventlog.Registration, []CellState, error) {
 	p, err := r.pinned(ctx, hash)
 	if errors.Is(err, artifacts.ErrNotFound) {
 		return nil, nil, fmt.Errorf("manifest %s has no registration on %s: no machine has run it there yet (give the full 64-digit hash)", hash, r.Bucket)
@@ -434,7 +437,7 @@ func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*Registration, 
 	if err != nil {
 		return nil, nil, err
 	}
-	reg, err := payloadOf[Registration](&p.Registration)
+	reg, err := eventlog.PayloadOf[eventlog.Registration](&p.Registration)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -486,7 +489,7 @@ func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*Registration, 
 				return nil, nil, err
 			}
 			for _, ev := range evs {
-				if ev.Kind == RoundCompleted {
+				if ev.Kind == eventlog.RoundCompleted {
 					cells[i].Round = max(cells[i].Round, ev.Round)
 				}
 				if ev.Time.After(cells[i].Uploaded) {
@@ -502,12 +505,12 @@ func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*Registration, 
 // checked like a pull, so that the runner finds its completed stages as
 // cache hits and resumes training from the furthest checkpoint.
 func (r *Runner) importResume(ctx context.Context, plan *manifests.Plan, cell *manifests.Cell, key string, p *progress) error {
-	check := func(evs []Event) error {
+	check := func(evs []eventlog.Event) error {
 		for i := range evs {
 			if evs[i].Manifest != plan.Hash || evs[i].Cell != key {
 				return fmt.Errorf("event %d is not of cell %d (key %.12s)", i+1, cell.Index+1, key)
 			}
-			if err := checkEvent(&evs[i]); err != nil {
+			if err := evs[i].CheckForeign(); err != nil {
 				return fmt.Errorf("event %d (%s): %v", i+1, evs[i].Kind, err)
 			}
 		}
@@ -523,7 +526,7 @@ func (r *Runner) importResume(ctx context.Context, plan *manifests.Plan, cell *m
 	if res.Events == nil {
 		return nil
 	}
-	have, err := r.Store.Log.ByCell(key)
+	have, err := r.Log.ByCell(key)
 	if err != nil {
 		return err
 	}
@@ -531,7 +534,7 @@ func (r *Runner) importResume(ctx context.Context, plan *manifests.Plan, cell *m
 	if res.Commit != nil {
 		evs = append(evs, r.Remote.imported(plan.Hash, res.Commit, have, evs)...)
 	}
-	if _, err := r.Store.Log.importAbsent(ctx, have, evs); err != nil {
+	if _, err := importAbsent(ctx, r.Log, have, evs); err != nil {
 		return err
 	}
 	p.cellf(cell, "resuming from S3: %s\n", res.From)
@@ -540,16 +543,16 @@ func (r *Runner) importResume(ctx context.Context, plan *manifests.Plan, cell *m
 
 // imported returns the CellImported event that records where a commit's
 // events came from, when the store (have) lacks some of them; else none.
-func (r *Remote) imported(hash string, c *Commit, have, evs []Event) []Event {
+func (r *Remote) imported(hash string, c *Commit, have, evs []eventlog.Event) []eventlog.Event {
 	known := map[string]bool{}
 	for _, ev := range have {
 		known[identity(ev)] = true
 	}
 	for _, ev := range evs {
 		if !known[identity(ev)] {
-			ev := newEvent(CellImported, Provenance{From: r.Bucket.String(), Attempt: c.Attempt, Signer: c.Signer})
+			ev := eventlog.New(eventlog.CellImported, eventlog.Provenance{From: r.Bucket.String(), Attempt: c.Attempt, Signer: c.Signer})
 			ev.Manifest, ev.Cell, ev.Time = hash, c.Key, time.Now().UTC()
-			return []Event{*ev}
+			return []eventlog.Event{*ev}
 		}
 	}
 	return nil
@@ -564,7 +567,7 @@ func (r *Runner) publish(ctx context.Context, plan *manifests.Plan, cell *manife
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 	}
-	evs, err := r.Store.Log.ByCell(key)
+	evs, err := r.Log.ByCell(key)
 	if err != nil {
 		return err
 	}
@@ -572,9 +575,9 @@ func (r *Runner) publish(ctx context.Context, plan *manifests.Plan, cell *manife
 }
 
 // ownEvents keeps the events of one manifest, less the store's own
-// records (ownKinds), which do not travel.
-func ownEvents(evs []Event, hash string) []Event {
-	return slices.DeleteFunc(evs, func(ev Event) bool { return ev.Manifest != hash || slices.Contains(ownKinds, ev.Kind) })
+// records (eventlog.Own), which do not travel.
+func ownEvents(evs []eventlog.Event, hash string) []eventlog.Event {
+	return slices.DeleteFunc(evs, func(ev eventlog.Event) bool { return ev.Manifest != hash || eventlog.Own(ev.Kind) })
 }
 
 // commitCell commits a finished cell's result on S3 (Remote.Commit).
@@ -582,7 +585,7 @@ func ownEvents(evs []Event, hash string) []Event {
 // bound it).
 func (r *Runner) commitCell(ctx context.Context, plan *manifests.Plan, cell *manifests.Cell, key, status string, p *progress) error {
 	ctx = context.WithoutCancel(ctx)
-	evs, err := r.Store.Log.ByCell(key)
+	evs, err := r.Log.ByCell(key)
 	if err != nil {
 		return err
 	}
@@ -597,7 +600,7 @@ func (r *Runner) commitCell(ctx context.Context, plan *manifests.Plan, cell *man
 }
 
 // encodeEvents writes events as JSON lines.
-func encodeEvents(evs []Event) []byte {
+func encodeEvents(evs []eventlog.Event) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	for i := range evs {
@@ -608,12 +611,12 @@ func encodeEvents(evs []Event) []byte {
 
 // decodeEvents reads JSON lines; name is where they came from, for
 // errors. Each event's Seq becomes its line number, for messages.
-func decodeEvents(raw []byte, name string) ([]Event, error) {
-	var evs []Event
+func decodeEvents(raw []byte, name string) ([]eventlog.Event, error) {
+	var evs []eventlog.Event
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(nil, 1<<30)
 	for line := 1; sc.Scan(); line++ {
-		var ev Event
+		var ev eventlog.Event
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			return nil, fmt.Errorf("%w: %s line %d: %v", ErrRejected, name, line, err)
 		}
@@ -626,7 +629,7 @@ func decodeEvents(raw []byte, name string) ([]Event, error) {
 // remoteEvents gathers what Pull imports: the pinned registration, then
 // every committed cell's events in plan order, and the commits. ok is
 // false when the manifest has no registration on S3.
-func (r *Remote) remoteEvents(ctx context.Context, hash string, progress func(string, ...any)) (evs []Event, commits []*Commit, ok bool, err error) {
+func (r *Remote) remoteEvents(ctx context.Context, hash string, progress func(string, ...any)) (evs []eventlog.Event, commits []*Commit, ok bool, err error) {
 	p, err := r.pinned(ctx, hash)
 	if errors.Is(err, artifacts.ErrNotFound) {
 		return nil, nil, false, nil
@@ -634,7 +637,7 @@ func (r *Remote) remoteEvents(ctx context.Context, hash string, progress func(st
 	if err != nil {
 		return nil, nil, false, err
 	}
-	reg, err := payloadOf[Registration](&p.Registration)
+	reg, err := eventlog.PayloadOf[eventlog.Registration](&p.Registration)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("%w: %s: %v", ErrRejected, registrationName(hash), err)
 	}
@@ -642,7 +645,7 @@ func (r *Remote) remoteEvents(ctx context.Context, hash string, progress func(st
 	if err != nil {
 		return nil, nil, false, err
 	}
-	evs = []Event{p.Registration}
+	evs = []eventlog.Event{p.Registration}
 	for _, i := range slices.Sorted(maps.Keys(committed)) {
 		if i >= len(reg.Plan.Cells) {
 			return nil, nil, false, fmt.Errorf("%w: %s: the manifest has %d cells", ErrRejected, commitName(hash, i), len(reg.Plan.Cells))

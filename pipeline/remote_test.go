@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ump-lab/ump/eventlog"
+
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/signing"
 	"github.com/ump-lab/ump/stages"
@@ -65,13 +67,13 @@ func machine(t *testing.T, bucket artifacts.Named, key *signing.Key, trusted ...
 }
 
 // finished is a finished cell's events with one output of digest d.
-func finished(hash, key, d string) []Event {
-	ev := newEvent(StageCompleted, StageOutcome{})
+func finished(hash, key, d string) []eventlog.Event {
+	ev := eventlog.New(eventlog.StageCompleted, eventlog.StageOutcome{})
 	ev.Manifest, ev.Cell, ev.Stage, ev.StageKey = hash, key, "evaluate", "s"
 	ev.Outputs = map[string]artifacts.Ref{"final": {Digest: "sha256:" + strings.Repeat(d, 64), Size: 1}}
-	done := newEvent(CellCompleted, CellOutcome{Status: Completed})
+	done := eventlog.New(eventlog.CellCompleted, eventlog.CellOutcome{Status: eventlog.Completed})
 	done.Manifest, done.Cell = hash, key
-	return []Event{*ev, *done}
+	return []eventlog.Event{*ev, *done}
 }
 
 const (
@@ -90,7 +92,7 @@ func TestRacingCommitsLeaveOneCommit(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got[i], errs[i] = machine(t, bucket, key, key).Commit(ctx, tHash, 0, tKey, Completed, finished(tHash, tKey, "a"))
+			got[i], errs[i] = machine(t, bucket, key, key).Commit(ctx, tHash, 0, tKey, eventlog.Completed, finished(tHash, tKey, "a"))
 		}()
 	}
 	wg.Wait()
@@ -106,7 +108,7 @@ func TestRacingCommitsLeaveOneCommit(t *testing.T) {
 			t.Errorf("machine %d: %v; want the held commit of %s", i, errs[i], held.Attempt)
 		}
 	}
-	other, err := machine(t, bucket, key, key).Commit(ctx, tHash, 0, tKey, Completed, finished(tHash, tKey, "b"))
+	other, err := machine(t, bucket, key, key).Commit(ctx, tHash, 0, tKey, eventlog.Completed, finished(tHash, tKey, "b"))
 	if !errors.Is(err, ErrNondeterministic) || other != nil {
 		t.Errorf("a machine that computed other outputs: %v; want ErrNondeterministic", err)
 	}
@@ -118,7 +120,7 @@ func TestCommitWhoseAnswerWasLost(t *testing.T) {
 	for _, lost := range []bool{false, true} {
 		bucket := &flaky{Memory: artifacts.NewMemory(), fail: "commit.json", lost: lost}
 		m := machine(t, bucket, key, key)
-		c, err := m.Commit(ctx, tHash, 0, tKey, Completed, finished(tHash, tKey, "a"))
+		c, err := m.Commit(ctx, tHash, 0, tKey, eventlog.Completed, finished(tHash, tKey, "a"))
 		if lost {
 			// Stored, then the answer lost: reading back finds its own.
 			if err != nil || c.Attempt != m.Attempt {
@@ -132,7 +134,7 @@ func TestCommitWhoseAnswerWasLost(t *testing.T) {
 		if _, err := m.commit(ctx, tHash, 0); !errors.Is(err, artifacts.ErrNotFound) {
 			t.Errorf("after a failed commit: %v; want none held", err)
 		}
-		if c, err := m.Commit(ctx, tHash, 0, tKey, Completed, finished(tHash, tKey, "a")); err != nil || c.Attempt != m.Attempt {
+		if c, err := m.Commit(ctx, tHash, 0, tKey, eventlog.Completed, finished(tHash, tKey, "a")); err != nil || c.Attempt != m.Attempt {
 			t.Errorf("the commit retried: %v", err)
 		}
 	}
@@ -143,15 +145,15 @@ func TestCommitsAndUploadsCountOnlyFromTrustedKeys(t *testing.T) {
 	bucket := artifacts.NewMemory()
 	mine, stranger := testSigner(t, "mine"), testSigner(t, "stranger")
 	me := machine(t, bucket, mine, mine)
-	accept := func([]Event) error { return nil }
+	accept := func([]eventlog.Event) error { return nil }
 
 	// Uploads: the stranger's got furthest, but only mine count: the
 	// furthest of them.
 	progress := func(m *Remote, round int) {
-		ev := newEvent(RoundCompleted, stages.RoundReport{Round: round})
+		ev := eventlog.New(eventlog.RoundCompleted, stages.RoundReport{Round: round})
 		ev.Manifest, ev.Cell, ev.Round = tHash, tKey, round
-		ev.Outputs = map[string]artifacts.Ref{roundCheckpoint: {Digest: "sha256:" + strings.Repeat("c", 64)}}
-		if err := m.Progress(ctx, tHash, 0, []Event{*ev}); err != nil {
+		ev.Outputs = map[string]artifacts.Ref{eventlog.RoundCheckpoint: {Digest: "sha256:" + strings.Repeat("c", 64)}}
+		if err := m.Progress(ctx, tHash, 0, []eventlog.Event{*ev}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -170,7 +172,7 @@ func TestCommitsAndUploadsCountOnlyFromTrustedKeys(t *testing.T) {
 	}
 
 	// A commit by the stranger: refused, named, in Resume and RemoteStatus.
-	if _, err := machine(t, bucket, stranger, stranger).Commit(ctx, tHash, 0, tKey, Completed, finished(tHash, tKey, "a")); err != nil {
+	if _, err := machine(t, bucket, stranger, stranger).Commit(ctx, tHash, 0, tKey, eventlog.Completed, finished(tHash, tKey, "a")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := me.Resume(ctx, tHash, 0, accept); !errors.Is(err, ErrRejected) || !strings.Contains(err.Error(), "ump trust add "+stranger.Public()) {
@@ -188,13 +190,13 @@ func TestRacingPinsAgreeOrNameTheMismatch(t *testing.T) {
 	key := testSigner(t, "fleet")
 	plan := parse(t, smallManifest)
 	pinWith := func(inputs string) error {
-		reg := &Registration{Plan: *plan}
+		reg := &eventlog.Registration{Plan: *plan}
 		var all []string
 		for range plan.Cells {
 			reg.CellKeys = append(reg.CellKeys, "key of "+inputs)
 			all = append(all, inputs)
 		}
-		ev := newEvent(ManifestRegistered, *reg)
+		ev := eventlog.New(eventlog.ManifestRegistered, *reg)
 		ev.Manifest = plan.Hash
 		return machine(t, bucket, key, key).Pin(ctx, ev, reg, all)
 	}

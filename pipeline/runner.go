@@ -18,6 +18,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/report"
+
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
@@ -36,7 +39,9 @@ func DefaultStages() []stages.Stage {
 
 // Runner runs plans against a store.
 type Runner struct {
-	Store    *Store
+	Log      eventlog.Log    // where the run records its events
+	Blobs    artifacts.Store // where its outputs and checkpoints go
+	Dir      string          // where it publishes its progress (eventlog.Snapshot); "" for nowhere
 	Stages   []stages.Stage
 	Data     *datasets.Library
 	Device   *nn.Device // where GPU cells train; nil where none is configured
@@ -68,6 +73,11 @@ type Runner struct {
 	// holds of it, uploads its events at every checkpoint and commits its
 	// result once (Remote).
 	Remote *Remote
+}
+
+// source is what the runner reads back: its log and blobs.
+func (r *Runner) source() report.Source {
+	return report.Source{Dir: r.Dir, Events: r.Log, Blobs: r.Blobs}
 }
 
 // Outcome counts the cells of a run by final status.
@@ -201,8 +211,8 @@ func inputs(upstream map[string]*stages.Result) []string {
 
 // Register records the plan (once per hash and set of cell keys) and
 // returns its cell keys.
-func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*Registration, error) {
-	reg := &Registration{Plan: *plan, Overrides: r.Overrides}
+func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*eventlog.Registration, error) {
+	reg := &eventlog.Registration{Plan: *plan, Overrides: r.Overrides}
 	memory := machineMemory()
 	var all []string // each cell's inputs
 	for i := range plan.Cells {
@@ -220,7 +230,7 @@ func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*Registrat
 		reg.CellKeys = append(reg.CellKeys, cellKey(&plan.Cells[i], in))
 		all = append(all, in)
 	}
-	other, engines, err := r.Store.OtherResults(plan.Hash, reg.CellKeys)
+	other, engines, err := r.source().OtherResults(plan.Hash, reg.CellKeys)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +260,7 @@ func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*Registrat
 				ErrOtherEngine, len(other), len(plan.Cells), strings.Join(quoted(engines), " and "), strconv.Quote(engine))
 		}
 	}
-	ev := newEvent(ManifestRegistered, *reg)
+	ev := eventlog.New(eventlog.ManifestRegistered, *reg)
 	ev.Manifest = plan.Hash
 	if r.Remote != nil {
 		ev.Time = time.Now().UTC()
@@ -258,22 +268,22 @@ func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*Registrat
 			return nil, err
 		}
 	}
-	evs, err := r.Store.Log.ByManifest(plan.Hash)
+	evs, err := r.Log.ByManifest(plan.Hash)
 	if err != nil {
 		return nil, err
 	}
 	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].Kind == ManifestForgotten { // registered again, it is listed again
+		if evs[i].Kind == eventlog.ManifestForgotten { // registered again, it is listed again
 			break
 		}
-		if evs[i].Kind == ManifestRegistered {
+		if evs[i].Kind == eventlog.ManifestRegistered {
 			if string(evs[i].Payload) == string(ev.Payload) {
 				return reg, nil
 			}
 			break
 		}
 	}
-	return reg, r.Store.Log.Append(ev)
+	return reg, r.Log.Append(ev)
 }
 
 // Run runs every cell of the plan in plan order, except GPU cells that
@@ -289,7 +299,7 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 	if err != nil {
 		return Outcome{}, err
 	}
-	p := newProgress(r.Progress, r.Store.Dir, plan)
+	p := newProgress(r.Progress, r.Dir, plan)
 	defer p.finish()
 	todo := r.Cells
 	if todo == nil {
@@ -345,7 +355,7 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 // runCells runs the plan's cells (indices), size at a time (in one cohort
 // when size > 1), counting them into out. It stops taking cells at the
 // first error and returns it once the running cells have stopped.
-func (r *Runner) runCells(ctx context.Context, plan *manifests.Plan, reg *Registration, cells []int, size int, p *progress, out *Outcome) error {
+func (r *Runner) runCells(ctx context.Context, plan *manifests.Plan, reg *eventlog.Registration, cells []int, size int, p *progress, out *Outcome) error {
 	lock := train.NewLockstep(size, r.Device)
 	p.setConcurrent(size > 1)
 	procs := 0 // a CPU engine's goroutines: all cores, or its share of them
@@ -397,13 +407,13 @@ func (r *Runner) runCells(ctx context.Context, plan *manifests.Plan, reg *Regist
 // count adds a finished cell.
 func (o *Outcome) count(status string, cached bool) {
 	switch status {
-	case Completed:
+	case eventlog.Completed:
 		o.Completed++
-	case Diverged:
+	case eventlog.Diverged:
 		o.Diverged++
-	case Failed:
+	case eventlog.Failed:
 		o.Failed++
-	case Incomplete:
+	case eventlog.Incomplete:
 		o.Stopped++
 	}
 	if cached {
@@ -420,7 +430,7 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 			return "", false, fmt.Errorf("cell %d (%s): %w", cell.Index+1, cell.LabelString(), err)
 		}
 	}
-	view, err := r.Store.Cell(plan.Hash, key)
+	view, err := r.source().Cell(plan.Hash, key)
 	if err != nil {
 		return "", false, err
 	}
@@ -439,27 +449,27 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 		inputs = foreign
 	}
 	appended := false
-	appendCell := func(ev *Event) error {
+	appendCell := func(ev *eventlog.Event) error {
 		if !appended {
 			appended = true
-			start := newEvent(CellStarted, Fingerprint(&cell.Config, r.Device, inputs))
+			start := eventlog.New(eventlog.CellStarted, Fingerprint(&cell.Config, r.Device, inputs))
 			start.Manifest, start.Cell = plan.Hash, key
-			if err := r.Store.Log.Append(start); err != nil {
+			if err := r.Log.Append(start); err != nil {
 				return err
 			}
 		}
 		ev.Manifest, ev.Cell = plan.Hash, key
-		if err := r.Store.Log.Append(ev); err != nil {
+		if err := r.Log.Append(ev); err != nil {
 			return err
 		}
-		_, checkpoint := ev.Outputs[roundCheckpoint]
-		if r.Remote != nil && (ev.Kind == StageCompleted || ev.Kind == StageFailed || ev.Kind == RoundCompleted && checkpoint) {
+		_, checkpoint := ev.Outputs[eventlog.RoundCheckpoint]
+		if r.Remote != nil && (ev.Kind == eventlog.StageCompleted || ev.Kind == eventlog.StageFailed || ev.Kind == eventlog.RoundCompleted && checkpoint) {
 			return r.publish(ctx, plan, cell, key)
 		}
 		return nil
 	}
 	results := map[string]*stages.Result{}
-	status, diverged := Completed, false
+	status, diverged := eventlog.Completed, false
 	var failure string
 	for _, st := range r.Stages {
 		params := st.Params(&cell.Config)
@@ -487,12 +497,12 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 				return "", false, fmt.Errorf("cell %d (%s), stage %s: %w", cell.Index+1, cell.LabelString(), st.Name(), err)
 			}
 			if err != nil {
-				failed := newEvent(StageFailed, err.Error())
+				failed := eventlog.New(eventlog.StageFailed, err.Error())
 				failed.Stage, failed.StageKey = st.Name(), skey
 				if aerr := appendCell(failed); aerr != nil {
 					return "", false, aerr
 				}
-				status, failure = Failed, fmt.Sprintf("stage %s: %v", st.Name(), err)
+				status, failure = eventlog.Failed, fmt.Sprintf("stage %s: %v", st.Name(), err)
 				p.stageFailed(cell, st.Name(), err)
 				break
 			}
@@ -500,39 +510,27 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 		results[st.Name()] = res
 		diverged = diverged || res.Diverged
 		if st.Name() == r.Until {
-			status = Incomplete
+			status = eventlog.Incomplete
 			break
 		}
 	}
-	if status == Incomplete {
+	if status == eventlog.Incomplete {
 		return status, !appended, nil
 	}
-	if status == Completed && diverged {
-		status = Diverged
+	if status == eventlog.Completed && diverged {
+		status = eventlog.Diverged
 	}
 	if appended || view.Status != status {
-		if err := appendCell(newEvent(CellCompleted, CellOutcome{Status: status, Error: failure})); err != nil {
+		if err := appendCell(eventlog.New(eventlog.CellCompleted, eventlog.CellOutcome{Status: status, Error: failure})); err != nil {
 			return "", false, err
 		}
 	}
-	if r.Remote != nil && status != Failed {
+	if r.Remote != nil && status != eventlog.Failed {
 		if err := r.commitCell(ctx, plan, cell, key, status, p); err != nil {
 			return "", false, fmt.Errorf("cell %d (%s): %w", cell.Index+1, cell.LabelString(), err)
 		}
 	}
 	return status, !appended, nil
-}
-
-// Fingerprint returns the cell's first CellStarted fingerprint (what
-// computed it: engine, inputs, ...), or nil.
-func (v *CellView) Fingerprint() map[string]string {
-	for i := range v.Events {
-		if v.Events[i].Kind == CellStarted {
-			fp, _ := payloadOf[map[string]string](&v.Events[i])
-			return fp
-		}
-	}
-	return nil
 }
 
 // storeFailure reports whether a stage failed because the store could not
@@ -547,25 +545,25 @@ func storeFailure(err error) bool {
 // outputs all verify, or nil. own reports whether cell key already
 // recorded it. Only results that count for manifest hash (countFor) serve.
 func (r *Runner) cached(ctx context.Context, skey, hash, cellKey string, p *progress, cell *manifests.Cell, name string) (res *stages.Result, own bool, err error) {
-	evs, err := r.Store.stageEvents(hash, skey)
+	evs, err := r.source().StageEvents(hash, skey)
 	if err != nil {
 		return nil, false, err
 	}
 	for i := len(evs) - 1; i >= 0; i-- {
 		ev := evs[i]
-		if ev.Kind != StageCompleted {
+		if ev.Kind != eventlog.StageCompleted {
 			continue
 		}
 		if err := r.verifyOutputs(ctx, ev.Outputs); err != nil {
 			p.cellf(cell, "%s: cached output unusable (%v); recomputing\n", name, err)
 			return nil, false, nil
 		}
-		pl, err := payloadOf[StageOutcome](&ev)
+		pl, err := eventlog.PayloadOf[eventlog.StageOutcome](&ev)
 		if err != nil {
 			return nil, false, err
 		}
 		for _, e := range evs {
-			own = own || (e.Kind == StageCompleted && e.Cell == cellKey)
+			own = own || (e.Kind == eventlog.StageCompleted && e.Cell == cellKey)
 		}
 		return &stages.Result{Outputs: ev.Outputs, Summary: pl.Summary, Diverged: pl.Diverged}, own, nil
 	}
@@ -574,15 +572,15 @@ func (r *Runner) cached(ctx context.Context, skey, hash, cellKey string, p *prog
 
 func (r *Runner) verifyOutputs(ctx context.Context, outs map[string]artifacts.Ref) error {
 	for name, ref := range outs {
-		if _, err := r.Store.Blobs.Get(ctx, ref); err != nil {
+		if _, err := r.Blobs.Get(ctx, ref); err != nil {
 			return fmt.Errorf("output %s: %w", name, err)
 		}
 	}
 	return nil
 }
 
-func completedEvent(stage, skey string, res *stages.Result, cached bool) *Event {
-	ev := newEvent(StageCompleted, StageOutcome{Summary: res.Summary, Diverged: res.Diverged, Cached: cached})
+func completedEvent(stage, skey string, res *stages.Result, cached bool) *eventlog.Event {
+	ev := eventlog.New(eventlog.StageCompleted, eventlog.StageOutcome{Summary: res.Summary, Diverged: res.Diverged, Cached: cached})
 	ev.Stage, ev.StageKey, ev.Outputs = stage, skey, res.Outputs
 	return ev
 }
@@ -590,24 +588,24 @@ func completedEvent(stage, skey string, res *stages.Result, cached bool) *Event 
 // runStage executes a stage of a cell of manifest hash, resuming from its
 // last verified checkpoint.
 func (r *Runner) runStage(ctx context.Context, hash string, st stages.Stage, cell *manifests.Cell, params any, skey string,
-	upstream map[string]*stages.Result, appendCell func(*Event) error, p *progress, seat *train.Seat, procs int) (*stages.Result, error) {
+	upstream map[string]*stages.Result, appendCell func(*eventlog.Event) error, p *progress, seat *train.Seat, procs int) (*stages.Result, error) {
 	resume, err := r.lastCheckpoint(ctx, hash, skey)
 	if err != nil {
 		return nil, err
 	}
-	started := newEvent(StageStarted, struct{}{})
+	started := eventlog.New(eventlog.StageStarted, struct{}{})
 	started.Stage, started.StageKey, started.Inputs = st.Name(), skey, inputs(upstream)
 	if err := appendCell(started); err != nil {
 		return nil, err
 	}
 	p.stageStart(cell, st.Name(), resume)
-	env := &stages.Env{Params: params, Store: r.Store.Blobs, Data: r.Data, Upstream: declared(st, upstream), Resume: resume, Procs: procs,
+	env := &stages.Env{Params: params, Store: r.Blobs, Data: r.Data, Upstream: declared(st, upstream), Resume: resume, Procs: procs,
 		Tick: func(round, rounds int) { p.tick(cell, round, rounds) },
 		Report: func(rep stages.RoundReport) error {
-			ev := newEvent(RoundCompleted, rep)
+			ev := eventlog.New(eventlog.RoundCompleted, rep)
 			ev.Stage, ev.StageKey, ev.Round = st.Name(), skey, rep.Round
 			if rep.Checkpoint != nil {
-				ev.Outputs = map[string]artifacts.Ref{roundCheckpoint: *rep.Checkpoint}
+				ev.Outputs = map[string]artifacts.Ref{eventlog.RoundCheckpoint: *rep.Checkpoint}
 			}
 			if err := appendCell(ev); err != nil {
 				return err
@@ -632,34 +630,23 @@ func (r *Runner) runStage(ctx context.Context, hash string, st stages.Stage, cel
 // lastCheckpoint returns the furthest checkpoint recorded for a stage key
 // that counts for manifest hash (countFor) and whose blob verifies, or nil.
 func (r *Runner) lastCheckpoint(ctx context.Context, hash, skey string) (*stages.Checkpoint, error) {
-	evs, err := r.Store.stageEvents(hash, skey)
+	evs, err := r.source().StageEvents(hash, skey)
 	if err != nil {
 		return nil, err
 	}
 	var found []stages.Checkpoint
 	for _, ev := range evs {
-		if ref, ok := ev.Outputs[roundCheckpoint]; ok && ev.Kind == RoundCompleted {
+		if ref, ok := ev.Outputs[eventlog.RoundCheckpoint]; ok && ev.Kind == eventlog.RoundCompleted {
 			found = append(found, stages.Checkpoint{Round: ev.Round, Ref: ref})
 		}
 	}
 	sort.SliceStable(found, func(i, j int) bool { return found[i].Round > found[j].Round })
 	for _, c := range found {
-		if _, err := r.Store.Blobs.Get(ctx, c.Ref); err == nil {
+		if _, err := r.Blobs.Get(ctx, c.Ref); err == nil {
 			return &c, nil
 		}
 	}
 	return nil, nil
-}
-
-// stageEvents are the events of stage key skey that count for manifest
-// hash (countFor).
-func (s *Store) stageEvents(hash, skey string) ([]Event, error) {
-	evs, err := s.Log.ByStage(skey)
-	if err != nil {
-		return nil, err
-	}
-	unsigned, err := s.unsignedImports()
-	return countFor(hash, evs, unsigned), err
 }
 
 // CheckUntil accepts "" or the name of one of the stages.

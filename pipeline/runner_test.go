@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/report"
+
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
@@ -34,20 +37,20 @@ checkpoint: {every: 10}
 func TestRerunIsAllCacheHits(t *testing.T) {
 	plan := parse(t, smallManifest)
 	s := openTestStore(t)
-	r := &Runner{Store: s, Stages: DefaultStages()}
+	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: DefaultStages()}
 	if out, err := r.Run(context.Background(), plan); err != nil || out.Completed != 2 || out.Cached != 0 {
 		t.Fatalf("first run: %+v %v", out, err)
 	}
 	before := exportTable(t, s, plan.Hash, "rounds")
-	started, total := countKind(t, s, StageStarted), countKind(t, s, CellCompleted)
+	started, total := countKind(t, s, eventlog.StageStarted), countKind(t, s, eventlog.CellCompleted)
 	out, err := r.Run(context.Background(), plan)
 	if err != nil || out.Cached != 2 || out.Completed != 2 {
 		t.Fatalf("rerun: %+v %v", out, err)
 	}
-	if n := countKind(t, s, StageStarted); n != started {
+	if n := countKind(t, s, eventlog.StageStarted); n != started {
 		t.Errorf("rerun started %d stages, want none", n-started)
 	}
-	if n := countKind(t, s, CellCompleted); n != total {
+	if n := countKind(t, s, eventlog.CellCompleted); n != total {
 		t.Errorf("rerun appended %d CellCompleted events, want none", n-total)
 	}
 	sameTables(t, before, exportTable(t, s, plan.Hash, "rounds"))
@@ -58,19 +61,19 @@ func TestRerunIsAllCacheHits(t *testing.T) {
 
 func blobPath(s *Store, ref artifacts.Ref) string {
 	h := strings.TrimPrefix(ref.Digest, "sha256:")
-	return filepath.Join(s.Dir, "blobs", "sha256", h[:2], h)
+	return filepath.Join(s.Path, "blobs", "sha256", h[:2], h)
 }
 
 func TestCorruptBlobIsDetectedAndRecomputed(t *testing.T) {
 	plan := parse(t, smallManifest)
 	s := openTestStore(t)
-	r := &Runner{Store: s, Stages: DefaultStages()}
+	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: DefaultStages()}
 	if _, err := r.Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	before := exportTable(t, s, plan.Hash, "rounds")
-	reg, _ := s.FindManifest(plan.Hash)
-	rep, _ := s.Report(reg)
+	reg, _ := s.Source().FindManifest(plan.Hash)
+	rep, _ := s.Source().Report(reg)
 	trainOut := rep.Cells[0].Stage("train").Result.Outputs
 	// Damage the rounds table and truncate the final checkpoint: train must
 	// rerun, resume from the checkpoint after round 30 and reproduce both.
@@ -85,7 +88,7 @@ func TestCorruptBlobIsDetectedAndRecomputed(t *testing.T) {
 	}
 	var progress strings.Builder
 	r.Progress = &progress
-	started := countKind(t, s, StageStarted)
+	started := countKind(t, s, eventlog.StageStarted)
 	out, err := r.Run(context.Background(), plan)
 	if err != nil || out.Completed != 2 {
 		t.Fatalf("rerun: %+v %v", out, err)
@@ -95,7 +98,7 @@ func TestCorruptBlobIsDetectedAndRecomputed(t *testing.T) {
 			t.Errorf("progress lacks %q:\n%s", want, progress.String())
 		}
 	}
-	if n := countKind(t, s, StageStarted) - started; n != 1 {
+	if n := countKind(t, s, eventlog.StageStarted) - started; n != 1 {
 		t.Errorf("rerun started %d stages, want only train of cell 1", n)
 	}
 	for name, ref := range trainOut {
@@ -131,7 +134,7 @@ func (s interruptAt) Run(ctx context.Context, env *stages.Env) (*stages.Result, 
 func TestInterruptedRunResumesBitIdentical(t *testing.T) {
 	plan := parse(t, smallManifest)
 	clean := openTestStore(t)
-	if _, err := (&Runner{Store: clean, Stages: DefaultStages()}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: clean.Log, Blobs: clean.Blobs, Dir: clean.Path, Stages: DefaultStages()}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	s := openTestStore(t)
@@ -139,19 +142,19 @@ func TestInterruptedRunResumesBitIdentical(t *testing.T) {
 	defer cancel()
 	stgs := DefaultStages()
 	stgs[2] = interruptAt{algorithm: "gt-dsum", round: 24, cancel: cancel} // cell 2
-	_, err := (&Runner{Store: s, Stages: stgs}).Run(ctx, plan)
+	_, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs}).Run(ctx, plan)
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("run: %v, want ErrInterrupted", err)
 	}
-	reg, _ := s.FindManifest(plan.Hash)
-	rep, _ := s.Report(reg)
+	reg, _ := s.Source().FindManifest(plan.Hash)
+	rep, _ := s.Source().Report(reg)
 	// Cancelled while reporting round 24, training finishes round 25 (the
 	// next safe point) and checkpoints there.
-	if st := rep.Cells[1].Stage("train"); rep.Cells[1].Status != Incomplete || st.Round != 25 {
+	if st := rep.Cells[1].Stage("train"); rep.Cells[1].Status != eventlog.Incomplete || st.Round != 25 {
 		t.Fatalf("after interruption cell 2 is %s at round %d, want incomplete at 25", rep.Cells[1].Status, st.Round)
 	}
 	var progress strings.Builder
-	out, err := (&Runner{Store: s, Stages: DefaultStages(), Progress: &progress}).Run(context.Background(), plan)
+	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: DefaultStages(), Progress: &progress}).Run(context.Background(), plan)
 	if err != nil || out.Completed != 2 {
 		t.Fatalf("resumed run: %+v %v", out, err)
 	}
@@ -166,14 +169,14 @@ func TestDivergedCellIsRecorded(t *testing.T) {
 	src := strings.Replace(smallManifest, "lr: 0.05", "lr: 3", 1)
 	plan := parse(t, src)
 	s := openTestStore(t)
-	out, err := (&Runner{Store: s, Stages: DefaultStages()}).Run(context.Background(), plan)
+	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: DefaultStages()}).Run(context.Background(), plan)
 	if err != nil || out.Diverged != 2 {
 		t.Fatalf("run: %+v %v, want 2 diverged cells", out, err)
 	}
 	final := exportTable(t, s, plan.Hash, "final")
 	for r, status := range final.Column("status").Strings {
 		gap := final.Column("objective_gap").Floats[r]
-		if status != Diverged || !(math.IsNaN(gap) || math.IsInf(gap, 0)) {
+		if status != eventlog.Diverged || !(math.IsNaN(gap) || math.IsInf(gap, 0)) {
 			t.Errorf("row %d: status %s, gap %v; want diverged with a non-finite gap", r, status, gap)
 		}
 	}
@@ -202,31 +205,31 @@ func TestFailedStageIsRecordedAndOthersRun(t *testing.T) {
 	s := openTestStore(t)
 	stgs := DefaultStages()
 	stgs[3] = failFirstCell{stgs[3], new(int)}
-	out, err := (&Runner{Store: s, Stages: stgs}).Run(context.Background(), plan)
+	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs}).Run(context.Background(), plan)
 	if err != nil || out.Failed != 1 || out.Completed != 1 {
 		t.Fatalf("run: %+v %v, want 1 failed and 1 completed", out, err)
 	}
-	reg, _ := s.FindManifest(plan.Hash)
-	rep, _ := s.Report(reg)
+	reg, _ := s.Source().FindManifest(plan.Hash)
+	rep, _ := s.Source().Report(reg)
 	st := rep.Cells[0].Stage("evaluate")
-	if rep.Cells[0].Status != Failed || st.Status != Failed || !strings.Contains(st.Error, "injected failure") {
+	if rep.Cells[0].Status != eventlog.Failed || st.Status != eventlog.Failed || !strings.Contains(st.Error, "injected failure") {
 		t.Fatalf("cell 1: %s, evaluate %s %q", rep.Cells[0].Status, st.Status, st.Error)
 	}
 	// Fixed code: the rerun reuses train and completes the cell.
-	started := countKind(t, s, StageStarted)
-	out, err = (&Runner{Store: s, Stages: DefaultStages()}).Run(context.Background(), plan)
+	started := countKind(t, s, eventlog.StageStarted)
+	out, err = (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: DefaultStages()}).Run(context.Background(), plan)
 	if err != nil || out.Completed != 2 {
 		t.Fatalf("rerun: %+v %v", out, err)
 	}
-	if n := countKind(t, s, StageStarted) - started; n != 1 {
+	if n := countKind(t, s, eventlog.StageStarted) - started; n != 1 {
 		t.Errorf("rerun started %d stages, want 1 (evaluate of cell 1)", n)
 	}
 }
 
 func TestSecondOpenNamesHolder(t *testing.T) {
 	s := openTestStore(t)
-	_, err := Open(s.Dir, "second")
-	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "PID "+strconv.Itoa(os.Getpid())) {
+	_, err := Open(s.Path, "second")
+	if !errors.Is(err, eventlog.ErrBusy) || !strings.Contains(err.Error(), "PID "+strconv.Itoa(os.Getpid())) {
 		t.Fatalf("second Open: %v; want ErrBusy naming PID %d", err, os.Getpid())
 	}
 }
@@ -236,16 +239,16 @@ func TestSecondOpenNamesHolder(t *testing.T) {
 // folding to a wrong state.
 func TestFoldRefusesPayloadsThatDoNotDecode(t *testing.T) {
 	s := openTestStore(t)
-	if err := s.Log.Append(&Event{Kind: CellStarted, Cell: "c", Payload: []byte(`{"go":"go1.26"}`)}); err != nil {
+	if err := s.Log.Append(&eventlog.Event{Kind: eventlog.CellStarted, Cell: "c", Payload: []byte(`{"go":"go1.26"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if v, err := s.Cell("m", "c"); err != nil || v.Status != Incomplete {
+	if v, err := s.Source().Cell("m", "c"); err != nil || v.Status != eventlog.Incomplete {
 		t.Fatalf("a well-formed cell: %+v, %v", v, err)
 	}
-	if err := s.Log.Append(&Event{Kind: CellCompleted, Cell: "c", Payload: []byte(`"completed"`)}); err != nil {
+	if err := s.Log.Append(&eventlog.Event{Kind: eventlog.CellCompleted, Cell: "c", Payload: []byte(`"completed"`)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Cell("m", "c"); err == nil || !strings.Contains(err.Error(), "event 2 (CellCompleted)") {
+	if _, err := s.Source().Cell("m", "c"); err == nil || !strings.Contains(err.Error(), "event 2 (CellCompleted)") {
 		t.Errorf("fold of a CellCompleted whose payload is a string: %v; want an error naming event 2", err)
 	}
 }
@@ -268,7 +271,8 @@ func TestStagesReadOnlyDeclaredOutputsOfEarlierStages(t *testing.T) {
 		}
 		declared = append(declared, st.Outputs()...)
 	}
-	for name, src := range tableSources {
+	for _, name := range report.TableNames() {
+		src := report.TableSource(name)
 		if !slices.Contains(declared, src) {
 			t.Errorf("export table %s comes from %s, which no stage declares", name, src)
 		}

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/report"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
@@ -31,7 +33,7 @@ type TransferStats struct {
 }
 
 // referenced lists, sorted and once each, every blob an event refers to.
-func referenced(evs []Event) []artifacts.Ref {
+func referenced(evs []eventlog.Event) []artifacts.Ref {
 	seen := map[string]artifacts.Ref{}
 	for _, ev := range evs {
 		for _, ref := range ev.Outputs {
@@ -84,25 +86,25 @@ func (s *Store) Push(ctx context.Context, hash string, remote *Remote, progress 
 		st.Blobs++
 		fmt.Fprintf(progress, "pushed %d/%d %s\n", i+1, len(refs), ref)
 	}
-	var regEv *Event
-	byCell := map[string][]Event{}
+	var regEv *eventlog.Event
+	byCell := map[string][]eventlog.Event{}
 	for i := range evs {
-		if evs[i].Kind == ManifestRegistered {
+		if evs[i].Kind == eventlog.ManifestRegistered {
 			regEv = &evs[i]
 		} else {
 			byCell[evs[i].Cell] = append(byCell[evs[i].Cell], evs[i])
 		}
 	}
 	if regEv == nil {
-		return st, fmt.Errorf("manifest %s has no registration in store %s", hash, s.Dir)
+		return st, fmt.Errorf("manifest %s has no registration in store %s", hash, s.Path)
 	}
-	reg, err := payloadOf[Registration](regEv)
+	reg, err := eventlog.PayloadOf[eventlog.Registration](regEv)
 	if err != nil {
 		return st, err
 	}
 	inputs := make([]string, len(reg.CellKeys))
 	for i, key := range reg.CellKeys {
-		if inputs[i] = (&CellView{Events: byCell[key]}).Fingerprint()["inputs"]; inputs[i] == "" {
+		if inputs[i] = (&report.CellView{Events: byCell[key]}).Fingerprint()["inputs"]; inputs[i] == "" {
 			inputs[i] = "(not run on the pushing machine)"
 		}
 	}
@@ -117,12 +119,12 @@ func (s *Store) Push(ctx context.Context, hash string, remote *Remote, progress 
 		if len(cellEvs) == 0 {
 			continue
 		}
-		view, err := foldCell(key, cellEvs)
+		view, err := report.FoldCell(key, cellEvs)
 		if err != nil {
 			return st, err
 		}
 		st.Events += len(cellEvs)
-		if view.Status != Completed && view.Status != Diverged {
+		if view.Status != eventlog.Completed && view.Status != eventlog.Diverged {
 			if err := remote.Progress(ctx, hash, i, cellEvs); err != nil {
 				return st, err
 			}
@@ -204,9 +206,9 @@ func (s *Store) Pull(ctx context.Context, hash string, remote *Remote, data *dat
 	if err != nil {
 		return st, err
 	}
-	var cells, regs []Event
+	var cells, regs []eventlog.Event
 	for _, ev := range evs {
-		if ev.Kind == ManifestRegistered {
+		if ev.Kind == eventlog.ManifestRegistered {
 			regs = append(regs, ev)
 		} else {
 			cells = append(cells, ev)
@@ -216,13 +218,13 @@ func (s *Store) Pull(ctx context.Context, hash string, remote *Remote, data *dat
 	for _, c := range commits {
 		cells = append(cells, remote.imported(hash, c, have, byCell[c.Key])...)
 	}
-	st.Events, err = s.Log.importAbsent(ctx, have, append(cells, regs...))
+	st.Events, err = importAbsent(ctx, s.Log, have, append(cells, regs...))
 	return st, err
 }
 
 // cellsOf groups events by cell, leaving out those of no cell.
-func cellsOf(evs []Event) map[string][]Event {
-	byCell := map[string][]Event{}
+func cellsOf(evs []eventlog.Event) map[string][]eventlog.Event {
+	byCell := map[string][]eventlog.Event{}
 	for _, ev := range evs {
 		if ev.Cell != "" {
 			byCell[ev.Cell] = append(byCell[ev.Cell], ev)
@@ -232,14 +234,14 @@ func cellsOf(evs []Event) map[string][]Event {
 }
 
 // importAbsent imports, in order and in chunks of importChunk, the events
-// that have (the log's own) lacks, and returns how many. Each chunk is one
+// that have (the log l's own) lacks, and returns how many. Each chunk is one
 // transaction, so an interruption between chunks leaves the log whole.
-func (l *Log) importAbsent(ctx context.Context, have, evs []Event) (int, error) {
+func importAbsent(ctx context.Context, l eventlog.Log, have, evs []eventlog.Event) (int, error) {
 	known := map[string]bool{}
 	for _, ev := range have {
 		known[identity(ev)] = true
 	}
-	missing := slices.DeleteFunc(slices.Clone(evs), func(ev Event) bool { return known[identity(ev)] })
+	missing := slices.DeleteFunc(slices.Clone(evs), func(ev eventlog.Event) bool { return known[identity(ev)] })
 	done := 0
 	for done < len(missing) {
 		if ctx.Err() != nil {
@@ -270,9 +272,9 @@ var ErrRejected = errors.New("pushed events rejected")
 // stages recorded; every payload decodes to its kind's type and every
 // output is a well-formed ref. So a pulled file changes no other
 // manifest's results and serves no other manifest's cache.
-func checkPulled(hash string, evs []Event, stgs []stages.Stage, data *datasets.Library) error {
+func checkPulled(hash string, evs []eventlog.Event, stgs []stages.Stage, data *datasets.Library) error {
 	cells := map[string]*manifests.Cell{}
-	byCell := map[string][]Event{}
+	byCell := map[string][]eventlog.Event{}
 	registered := false
 	for i := range evs {
 		ev := &evs[i]
@@ -280,11 +282,11 @@ func checkPulled(hash string, evs []Event, stgs []stages.Stage, data *datasets.L
 		if ev.Manifest != hash {
 			return fmt.Errorf("%s belongs to manifest %q, not %s", at, ev.Manifest, hash)
 		}
-		if err := checkEvent(ev); err != nil {
+		if err := ev.CheckForeign(); err != nil {
 			return fmt.Errorf("%s: %v", at, err)
 		}
-		if ev.Kind == ManifestRegistered {
-			reg, _ := payloadOf[Registration](ev)
+		if ev.Kind == eventlog.ManifestRegistered {
+			reg, _ := eventlog.PayloadOf[eventlog.Registration](ev)
 			if reg.Plan.Hash != hash || manifests.HashOf(reg.Plan.Manifest) != hash || len(reg.CellKeys) != len(reg.Plan.Cells) {
 				return fmt.Errorf("%s: the registration is not of manifest %s (its manifest hashes to %s)", at, hash, manifests.HashOf(reg.Plan.Manifest))
 			}
@@ -314,30 +316,6 @@ func checkPulled(hash string, evs []Event, stgs []stages.Stage, data *datasets.L
 	return nil
 }
 
-// checkEvent checks what an event from elsewhere must be on its own: of
-// a known kind, its payload decoding to the kind's type (payloadTypes),
-// every output a well-formed ref.
-func checkEvent(ev *Event) error {
-	if slices.Contains(ownKinds, ev.Kind) {
-		return errors.New("a store's own record, which no machine sends")
-	}
-	t, ok := payloadTypes[ev.Kind]
-	if !ok && ev.Kind != StageStarted {
-		return errors.New("unknown event kind")
-	}
-	if ok {
-		if err := json.Unmarshal(ev.Payload, reflect.New(t).Interface()); err != nil {
-			return fmt.Errorf("its payload is not a %v: %v", t, err)
-		}
-	}
-	for name, ref := range ev.Outputs {
-		if err := ref.Check(); err != nil {
-			return fmt.Errorf("output %s: %v", name, err)
-		}
-	}
-	return nil
-}
-
 // sameCells checks that a registered plan's cells are exactly its
 // manifest's expansion, re-expanded here.
 func sameCells(plan *manifests.Plan) error {
@@ -362,7 +340,7 @@ func sameCells(plan *manifests.Plan) error {
 
 // checkCell checks a cell's key against its spec and inputs, and its
 // stage events' keys against the chain of its stages.
-func checkCell(key string, cell *manifests.Cell, evs []Event, stgs []stages.Stage, data *datasets.Library) error {
+func checkCell(key string, cell *manifests.Cell, evs []eventlog.Event, stgs []stages.Stage, data *datasets.Library) error {
 	inputs, err := pulledInputs(key, cell, evs, data)
 	if err != nil {
 		return err
@@ -371,7 +349,7 @@ func checkCell(key string, cell *manifests.Cell, evs []Event, stgs []stages.Stag
 	// the earlier stages completed with.
 	done := map[string]*stages.Result{}
 	for _, ev := range evs {
-		if ev.Kind == StageCompleted {
+		if ev.Kind == eventlog.StageCompleted {
 			done[ev.Stage] = &stages.Result{Outputs: ev.Outputs}
 		}
 	}
@@ -400,8 +378,8 @@ func checkCell(key string, cell *manifests.Cell, evs []Event, stgs []stages.Stag
 // key: from its CellStarted fingerprint, or, for events pushed before
 // fingerprints recorded them, the local data's digest and the recorded
 // engine.
-func pulledInputs(key string, cell *manifests.Cell, evs []Event, data *datasets.Library) (string, error) {
-	fp := (&CellView{Events: evs}).Fingerprint()
+func pulledInputs(key string, cell *manifests.Cell, evs []eventlog.Event, data *datasets.Library) (string, error) {
+	fp := (&report.CellView{Events: evs}).Fingerprint()
 	inputs, ok := fp["inputs"]
 	if !ok {
 		digest, err := datasetDigest(&cell.Config, data)
@@ -417,6 +395,6 @@ func pulledInputs(key string, cell *manifests.Cell, evs []Event, data *datasets.
 }
 
 // identity tells events apart across stores (sequence numbers differ).
-func identity(ev Event) string {
+func identity(ev eventlog.Event) string {
 	return fmt.Sprintf("%s|%s|%s|%s|%s|%d", ev.Time.Format("2006-01-02T15:04:05.000000000"), ev.Kind, ev.Manifest, ev.Cell, ev.StageKey, ev.Round)
 }

@@ -8,6 +8,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/ump-lab/ump/eventlog"
+
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/nn"
@@ -58,7 +60,7 @@ type DamagedBlob struct {
 // CheckBlobs reads back every blob the events of a registered manifest
 // name (stage outputs and checkpoints), as restic's check --read-data,
 // and returns how many it read and the damaged ones.
-func CheckBlobs(ctx context.Context, s *Store, reg *Registration) (int, []*DamagedBlob, error) {
+func CheckBlobs(ctx context.Context, s *Store, reg *eventlog.Registration) (int, []*DamagedBlob, error) {
 	seen := map[string]bool{}
 	var damaged []*DamagedBlob
 	for i, key := range reg.CellKeys {
@@ -78,7 +80,7 @@ func CheckBlobs(ctx context.Context, s *Store, reg *Registration) (int, []*Damag
 				}
 				if _, err := s.Blobs.Get(ctx, ref); err != nil {
 					what := ev.Stage + "/" + name
-					if ev.Kind == RoundCompleted {
+					if ev.Kind == eventlog.RoundCompleted {
 						what = fmt.Sprintf("%s checkpoint of round %d", ev.Stage, ev.Round)
 					}
 					damaged = append(damaged, &DamagedBlob{Ref: ref, Cell: i, What: what, Err: err})
@@ -94,15 +96,15 @@ func CheckBlobs(ctx context.Context, s *Store, reg *Registration) (int, []*Damag
 // digests with the ones the log recorded for the same stage key. Each
 // damaged blob (CheckBlobs) the recomputation reproduces is stored again
 // when repair is set; otherwise the store is only read.
-func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stage, data *datasets.Library, device *nn.Device, damaged []*DamagedBlob, repair bool, progress io.Writer) ([]CellCheck, error) {
+func Verify(ctx context.Context, s *Store, reg *eventlog.Registration, stgs []stages.Stage, data *datasets.Library, device *nn.Device, damaged []*DamagedBlob, repair bool, progress io.Writer) ([]CellCheck, error) {
 	// Cells recorded on a CPU engine this machine can run bit-identically
 	// (gonum's sgemm) are verified on it, as runs go on with it.
-	rep, err := s.Report(reg)
+	rep, err := s.Source().Report(reg)
 	if err != nil {
 		return nil, err
 	}
 	for _, v := range rep.Cells {
-		if recorded := cellEngine(v); recorded != nn.CPUName() && nn.UseCPUEngine(recorded) {
+		if recorded := v.Engine(); recorded != nn.CPUName() && nn.UseCPUEngine(recorded) {
 			break
 		}
 	}
@@ -120,13 +122,13 @@ func Verify(ctx context.Context, s *Store, reg *Registration, stgs []stages.Stag
 		if cellKey(cell, inputs) != reg.CellKeys[i] {
 			// Recorded under other inputs: here its stages have other keys
 			// and its numbers may differ in the last bits.
-			v, err := s.Cell(reg.Plan.Hash, reg.CellKeys[i])
+			v, err := s.Source().Cell(reg.Plan.Hash, reg.CellKeys[i])
 			if err != nil {
 				return out, err
 			}
 			engine, _ := engineName(&cell.Config, device)
 			check.Err = fmt.Errorf("%w: it was recorded under engine %q and this machine computes with %q (or its data differ); "+
-				"verify it on a machine with that engine", ErrOtherEngine, cellEngine(v), engine)
+				"verify it on a machine with that engine", ErrOtherEngine, v.Engine(), engine)
 			out = append(out, check)
 			continue
 		}
@@ -203,8 +205,8 @@ func (s *Store) recorded(skey string) (map[string]artifacts.Ref, json.RawMessage
 		return nil, nil, err
 	}
 	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].Kind == StageCompleted {
-			pl, err := payloadOf[StageOutcome](&evs[i])
+		if evs[i].Kind == eventlog.StageCompleted {
+			pl, err := eventlog.PayloadOf[eventlog.StageOutcome](&evs[i])
 			if err != nil {
 				return nil, nil, err
 			}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/ump-lab/ump/eventlog"
+
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/stages"
 )
@@ -20,17 +22,17 @@ func (v versionBumped) Version() int { return v.Stage.Version() + 1 }
 func TestAStageVersionIsInItsCacheKey(t *testing.T) {
 	plan := parse(t, smallManifest)
 	s := openTestStore(t)
-	if _, err := (&Runner{Store: s, Stages: DefaultStages()}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: DefaultStages()}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
-	before := countKind(t, s, StageStarted)
+	before := countKind(t, s, eventlog.StageStarted)
 	stgs := DefaultStages()
 	stgs[2] = versionBumped{stgs[2]} // train
-	out, err := (&Runner{Store: s, Stages: stgs}).Run(context.Background(), plan)
+	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs}).Run(context.Background(), plan)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := countKind(t, s, StageStarted) - before; out.Cached != 0 || n != len(plan.Cells) {
+	if n := countKind(t, s, eventlog.StageStarted) - before; out.Cached != 0 || n != len(plan.Cells) {
 		t.Errorf("rerun after train's version changed: %d cells fully cached, %d stages started; want none cached, train of every cell (%d)",
 			out.Cached, n, len(plan.Cells))
 	}
@@ -63,10 +65,10 @@ func (o otherOutputs) Run(ctx context.Context, env *stages.Env) (*stages.Result,
 func TestVerifyComparesDigests(t *testing.T) {
 	plan := parse(t, smallManifest)
 	s := openTestStore(t)
-	if _, err := (&Runner{Store: s, Stages: DefaultStages()}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: DefaultStages()}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
-	reg, err := s.FindManifest(plan.Hash)
+	reg, err := s.Source().FindManifest(plan.Hash)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -255,7 +255,7 @@ func TestATableThatCannotBeLaidOutIsRefusedBeforeTraining(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = (&pipeline.Runner{Store: s, Stages: pipeline.DefaultStages(), Until: "partition"}).Run(context.Background(), plan)
+	_, err = (&pipeline.Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: pipeline.DefaultStages(), Until: "partition"}).Run(context.Background(), plan)
 	s.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/internal/slurmtest"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/signing"
@@ -290,7 +291,7 @@ func TestKubernetesJobAndWorkerContract(t *testing.T) {
 	// outputs: the pod reports nondeterminism.
 	slow := startWorker(t, append(env, "JOB_COMPLETION_INDEX=2"), run)
 	reachedRound(t, testRemote(t, s3), hash, 2, slow.alive)
-	other := pipeline.Commit{Attempt: "elsewhere", Status: pipeline.Completed, Outputs: map[string]string{"evaluate/final": "sha256:0"}}
+	other := pipeline.Commit{Attempt: "elsewhere", Status: eventlog.Completed, Outputs: map[string]string{"evaluate/final": "sha256:0"}}
 	var err error
 	if other.Key, err = cellKeyOnS3(s3, hash, 2); err != nil {
 		t.Fatal(err)
@@ -311,11 +312,11 @@ func TestKubernetesJobAndWorkerContract(t *testing.T) {
 	pinName := "manifests/" + hash + "/registration.json"
 	pinned, _ := s3.GetNamed(context.Background(), pinName)
 	var p struct {
-		Registration pipeline.Event `json:"registration"`
+		Registration eventlog.Event `json:"registration"`
 		Inputs       []string       `json:"inputs"`
 	}
 	json.Unmarshal(pinned, &p)
-	var reg pipeline.Registration
+	var reg eventlog.Registration
 	json.Unmarshal(p.Registration.Payload, &reg)
 	reg.CellKeys[0] = strings.Repeat("0", 64)
 	p.Inputs[0] = "sha256:… go-cpu-float32/v1 another-engine"
@@ -335,12 +336,12 @@ func cellKeyOnS3(s3 *artifacts.S3, hash string, cell int) (string, error) {
 		return "", err
 	}
 	var p struct {
-		Registration pipeline.Event `json:"registration"`
+		Registration eventlog.Event `json:"registration"`
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return "", err
 	}
-	var reg pipeline.Registration
+	var reg eventlog.Registration
 	if err := json.Unmarshal(p.Registration.Payload, &reg); err != nil {
 		return "", err
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/ump-lab/ump/artifacts"
-	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/report"
 	"github.com/urfave/cli/v2"
 )
 
@@ -45,18 +45,18 @@ func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr i
 	if !slices.Contains(artifacts.Formats, o.format) {
 		return badInput{fmt.Errorf("--format %q: use csv, arrow or parquet", o.format)}
 	}
-	if !slices.Contains(pipeline.TableNames(), o.table) {
-		return badInput{fmt.Errorf("--table %q: use one of %s", o.table, strings.Join(pipeline.TableNames(), ", "))}
+	if !slices.Contains(report.TableNames(), o.table) {
+		return badInput{fmt.Errorf("--table %q: use one of %s", o.table, strings.Join(report.TableNames(), ", "))}
 	}
 	store, err := openStore(ctx, g, "ump export", true)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	var reps []*pipeline.Report
+	var reps []*report.Report
 	seen := map[string]bool{}
 	for _, hash := range o.manifests {
-		reg, err := store.FindManifest(hash)
+		reg, err := store.Source().FindManifest(hash)
 		if err != nil {
 			return err
 		}
@@ -64,7 +64,7 @@ func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr i
 			return badInput{fmt.Errorf("--manifest %s names manifest %.12s a second time", hash, reg.Plan.Hash)}
 		}
 		seen[reg.Plan.Hash] = true
-		rep, err := store.Report(reg)
+		rep, err := store.Source().Report(reg)
 		if err != nil {
 			return err
 		}
@@ -76,7 +76,7 @@ func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr i
 	if o.incomplete && o.table != "rounds" {
 		return badInput{fmt.Errorf("--include-incomplete: only the rounds table has rows before a cell finishes (not %s)", o.table)}
 	}
-	table, skipped, err := store.Export(ctx, reps, o.table, o.incomplete)
+	table, skipped, err := store.Source().Export(ctx, reps, o.table, o.incomplete)
 	if err != nil {
 		return err
 	}

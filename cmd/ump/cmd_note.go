@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/urfave/cli/v2"
 )
@@ -26,7 +27,7 @@ func noteCommand() *cli.Command {
 			if strings.TrimSpace(text) == "" || len(text) > 4096 || strings.ContainsAny(text, "\r\x00") {
 				return badInput{fmt.Errorf("note: give a text of 1 to 4096 characters")}
 			}
-			return withManifest(c, "ump note", func(store *pipeline.Store, reg *pipeline.Registration) error {
+			return withManifest(c, "ump note", func(store *pipeline.Store, reg *eventlog.Registration) error {
 				if err := store.AddNote(reg.Plan.Hash, text); err != nil {
 					return err
 				}
@@ -46,7 +47,7 @@ func forgetCommand() *cli.Command {
 			if _, err := oneArg(c, "a manifest hash or unique prefix"); err != nil {
 				return err
 			}
-			return withManifest(c, "ump forget", func(store *pipeline.Store, reg *pipeline.Registration) error {
+			return withManifest(c, "ump forget", func(store *pipeline.Store, reg *eventlog.Registration) error {
 				if err := store.Forget(reg.Plan.Hash); err != nil {
 					return err
 				}
@@ -60,7 +61,7 @@ func forgetCommand() *cli.Command {
 
 // withManifest holds the store (a writer) and finds the manifest the
 // first argument names.
-func withManifest(c *cli.Context, command string, do func(*pipeline.Store, *pipeline.Registration) error) error {
+func withManifest(c *cli.Context, command string, do func(*pipeline.Store, *eventlog.Registration) error) error {
 	g := globalsOf(c)
 	g.artifacts = "" // it writes an event, no blob
 	store, err := openStore(c.Context, g, command, false)
@@ -68,7 +69,7 @@ func withManifest(c *cli.Context, command string, do func(*pipeline.Store, *pipe
 		return err
 	}
 	defer store.Close()
-	reg, err := store.FindManifest(c.Args().First())
+	reg, err := store.Source().FindManifest(c.Args().First())
 	if err != nil {
 		return err
 	}
@@ -90,11 +91,11 @@ func diffCommand() *cli.Command {
 				return err
 			}
 			defer store.Close()
-			a, err := store.FindManifest(c.Args().Get(0))
+			a, err := store.Source().FindManifest(c.Args().Get(0))
 			if err != nil {
 				return err
 			}
-			b, err := store.FindManifest(c.Args().Get(1))
+			b, err := store.Source().FindManifest(c.Args().Get(1))
 			if err != nil {
 				return err
 			}
@@ -104,7 +105,7 @@ func diffCommand() *cli.Command {
 }
 
 // printDiff prints the fields whose values differ, one line each.
-func printDiff(w io.Writer, a, b *pipeline.Registration) error {
+func printDiff(w io.Writer, a, b *eventlog.Registration) error {
 	fa, err := fields(a)
 	if err != nil {
 		return err
@@ -135,7 +136,7 @@ func printDiff(w io.Writer, a, b *pipeline.Registration) error {
 // fields is a registration's normalised configuration as dotted paths to
 // JSON values (sweep values whole, under sweep.PATH), and the overrides it
 // was run with.
-func fields(reg *pipeline.Registration) (map[string]string, error) {
+func fields(reg *eventlog.Registration) (map[string]string, error) {
 	data, err := json.Marshal(reg.Plan.Manifest)
 	if err != nil {
 		return nil, err

@@ -12,7 +12,8 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/render"
+	"github.com/ump-lab/ump/report"
 	"github.com/ump-lab/ump/stages/partition"
 	"github.com/urfave/cli/v2"
 )
@@ -65,14 +66,14 @@ func runPlot(ctx context.Context, g globals, hash string, o plotOptions, w io.Wr
 		return err
 	}
 	defer store.Close()
-	spec := pipeline.Layout(&rep.Plan)
+	spec := report.Layout(&rep.Plan)
 	if o.y == "" {
 		o.y = spec.Value
 	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
 	}
-	figs, err := store.Curves(ctx, rep, spec, pipeline.CurveOptions{X: o.x, Y: o.y})
+	figs, err := store.Source().Curves(ctx, rep, spec, report.CurveOptions{X: o.x, Y: o.y})
 	if err != nil {
 		return err
 	}
@@ -87,7 +88,7 @@ func runPlot(ctx context.Context, g globals, hash string, o plotOptions, w io.Wr
 		return nil
 	}
 	for c, fig := range figs {
-		if !slices.ContainsFunc(fig.Series, func(s pipeline.Series) bool { return len(s.X) > 0 }) {
+		if !slices.ContainsFunc(fig.Series, func(s report.Series) bool { return len(s.X) > 0 }) {
 			fmt.Fprintf(w, "no completed training for %s yet: no curves\n", fig.Name)
 			continue
 		}
@@ -95,7 +96,7 @@ func runPlot(ctx context.Context, g globals, hash string, o plotOptions, w io.Wr
 		if len(figs) > 1 || len(spec.Columns) > 0 {
 			name = fmt.Sprintf("curves-%d-%s", c+1, fileSafe(fig.Name))
 		}
-		if err := save(name, fig.Save); err != nil {
+		if err := save(name, func(path string) error { return render.Figure(&fig, path) }); err != nil {
 			return err
 		}
 	}
@@ -116,7 +117,7 @@ func runPlot(ctx context.Context, g globals, hash string, o plotOptions, w io.Wr
 		}
 		cfg := &rep.Plan.Cells[i].Config
 		title := fmt.Sprintf("partition of cell %d (%s, %d workers, seed %d)", i+1, partitionLabel(cfg), cfg.Workers, cfg.Seed)
-		if err := save(fmt.Sprintf("partition-cell%d", i+1), func(path string) error { return pipeline.SaveHistogram(t, title, path) }); err != nil {
+		if err := save(fmt.Sprintf("partition-cell%d", i+1), func(path string) error { return render.Histogram(t, title, path) }); err != nil {
 			return err
 		}
 	}

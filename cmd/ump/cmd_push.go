@@ -60,7 +60,7 @@ func runPush(ctx context.Context, g globals, hash string, stdout, stderr io.Writ
 		return err
 	}
 	defer store.Close()
-	reg, err := store.FindManifest(hash)
+	reg, err := store.Source().FindManifest(hash)
 	if err != nil {
 		return err
 	}

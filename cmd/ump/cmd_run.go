@@ -10,6 +10,7 @@ import (
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn"
 	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/report"
 	"github.com/urfave/cli/v2"
 )
 
@@ -121,7 +122,7 @@ func openPlan(opts runOptions) (*manifests.Plan, string, error) {
 		args = fmt.Sprintf("--scale %g %s", *opts.scale, args)
 	}
 	// The table block too is checked before anything is registered.
-	if err := pipeline.CheckTable(plan, pipeline.Layout(plan)); err != nil {
+	if err := report.CheckTable(plan, report.Layout(plan)); err != nil {
 		return nil, "", fmt.Errorf("%s: %w", opts.path, err)
 	}
 	return plan, args, nil
@@ -170,7 +171,7 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 		store.Blobs = remote.Bucket
 	}
 	fmt.Fprintf(stdout, "manifest %s\n", plan.Hash)
-	runner := &pipeline.Runner{Store: store, Stages: stgs, Data: g.data, Device: g.device, Progress: stderr, Until: until, Cohort: opts.cohort,
+	runner := &pipeline.Runner{Log: store.Log, Blobs: store.Blobs, Dir: store.Path, Stages: stgs, Data: g.data, Device: g.device, Progress: stderr, Until: until, Cohort: opts.cohort,
 		Jobs: opts.jobs, OtherEngine: opts.otherEngine, Remote: remote, Overrides: opts.changes()}
 	if blas := nn.BLAS(); strings.HasPrefix(blas, "gonum") && usesCPUEngine(plan) {
 		fix := "install Debian's libopenblas-dev (`ump doctor` says more)"
@@ -198,11 +199,11 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	}
 	fmt.Fprintf(stderr, "%d cells: %d completed, %d diverged, %d failed (%d fully cached)\n",
 		out.Cells, out.Completed, out.Diverged, out.Failed, out.Cached)
-	reg, err := store.FindManifest(plan.Hash)
+	reg, err := store.Source().FindManifest(plan.Hash)
 	if err != nil {
 		return err
 	}
-	rep, err := store.Report(reg)
+	rep, err := store.Source().Report(reg)
 	if err != nil {
 		return err
 	}

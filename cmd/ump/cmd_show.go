@@ -11,6 +11,7 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/report"
 	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/stages/partition"
 	"github.com/ump-lab/ump/stages/topology"
@@ -120,7 +121,7 @@ const showLimit = 40
 
 // showTables prints what a user checks before training: the class
 // histogram of the partition and the spectral gaps of the topology.
-func showTables(ctx context.Context, w io.Writer, store *pipeline.Store, cell *pipeline.CellView, stage string) error {
+func showTables(ctx context.Context, w io.Writer, store *pipeline.Store, cell *report.CellView, stage string) error {
 	read := func(out stages.Output) (*artifacts.Table, error) {
 		ref, _ := cell.Output(out)
 		data, err := store.Blobs.Get(ctx, ref)

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/report"
 	"github.com/ump-lab/ump/stages/train"
 	"github.com/urfave/cli/v2"
 )
@@ -38,10 +40,10 @@ func statusCommand() *cli.Command {
 func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 	g.artifacts, g.notes = "", nil // status reads only the event log, and says itself who holds the store
 	store, err := openStore(ctx, g, "ump status", true)
-	if errors.Is(err, pipeline.ErrBusy) {
+	if errors.Is(err, eventlog.ErrBusy) {
 		// The holder publishes no events (an older ump): show its snapshot.
-		snap, serr := pipeline.ReadSnapshot(g.store)
-		if pid, _ := pipeline.Holder(g.store); serr != nil || snap.PID != pid {
+		snap, serr := eventlog.ReadSnapshot(g.store)
+		if pid, _ := eventlog.Holder(g.store); serr != nil || snap.PID != pid {
 			return err
 		}
 		printSnapshot(w, snap)
@@ -57,15 +59,15 @@ func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 	if store.Beside != "" {
 		// The holder may be a run (it publishes a snapshot) or a short
 		// command such as gc (it does not).
-		snap, serr := pipeline.ReadSnapshot(g.store)
-		if pid, _ := pipeline.Holder(g.store); serr == nil && snap.PID == pid {
+		snap, serr := eventlog.ReadSnapshot(g.store)
+		if pid, _ := eventlog.Holder(g.store); serr == nil && snap.PID == pid {
 			printSnapshot(w, snap)
 		} else {
 			fmt.Fprintf(w, "store in use by %s\n", store.Beside)
 		}
 	}
 	if hash == "" {
-		regs, err := store.Manifests()
+		regs, err := store.Source().Manifests()
 		if err != nil {
 			return err
 		}
@@ -73,7 +75,7 @@ func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 			fmt.Fprintf(w, "store %s holds no manifests yet\n", g.store)
 		}
 		for i := range regs {
-			rep, err := store.Report(&regs[i])
+			rep, err := store.Source().Report(&regs[i])
 			if err != nil {
 				return err
 			}
@@ -87,11 +89,11 @@ func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 		}
 		return nil
 	}
-	reg, err := store.FindManifest(hash)
+	reg, err := store.Source().FindManifest(hash)
 	if err != nil {
 		return err
 	}
-	rep, err := store.Report(reg)
+	rep, err := store.Source().Report(reg)
 	if err != nil {
 		return err
 	}
@@ -111,7 +113,7 @@ func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 // printAbout prints what tells a manifest apart besides its hash: the
 // engines its cells ran on, the overrides it was run with and the user's
 // notes.
-func printAbout(w io.Writer, indent string, store *pipeline.Store, rep *pipeline.Report) error {
+func printAbout(w io.Writer, indent string, store *pipeline.Store, rep *report.Report) error {
 	var engines []string
 	for _, c := range rep.Cells {
 		if e := c.Fingerprint()["engine"]; e != "" && !slices.Contains(engines, e) {
@@ -124,7 +126,7 @@ func printAbout(w io.Writer, indent string, store *pipeline.Store, rep *pipeline
 	if len(rep.Overrides) > 0 {
 		fmt.Fprintf(w, "%srun with %s\n", indent, strings.Join(rep.Overrides, " "))
 	}
-	notes, err := store.Notes(rep.Plan.Hash)
+	notes, err := store.Source().Notes(rep.Plan.Hash)
 	for _, n := range notes {
 		fmt.Fprintf(w, "%snote %s: %s\n", indent, n.Time.Local().Format("2006-01-02 15:04"), n.Text)
 	}
@@ -133,8 +135,8 @@ func printAbout(w io.Writer, indent string, store *pipeline.Store, rep *pipeline
 
 // noteOtherEngine says when cells of the manifest that have no result
 // here have one recorded under another engine, and how to see them.
-func noteOtherEngine(w io.Writer, indent string, store *pipeline.Store, rep *pipeline.Report) error {
-	other, engines, err := store.OtherResults(rep.Plan.Hash, rep.CellKeys)
+func noteOtherEngine(w io.Writer, indent string, store *pipeline.Store, rep *report.Report) error {
+	other, engines, err := store.Source().OtherResults(rep.Plan.Hash, rep.CellKeys)
 	if err != nil || len(other) == 0 {
 		return err
 	}
@@ -146,7 +148,7 @@ func noteOtherEngine(w io.Writer, indent string, store *pipeline.Store, rep *pip
 
 // printSummary prints when the manifest's cells ran and its table's best
 // entry so far, and what another engine recorded.
-func printSummary(ctx context.Context, w io.Writer, indent string, store *pipeline.Store, rep *pipeline.Report) error {
+func printSummary(ctx context.Context, w io.Writer, indent string, store *pipeline.Store, rep *report.Report) error {
 	if err := noteOtherEngine(w, indent, store, rep); err != nil {
 		return err
 	}
@@ -163,8 +165,8 @@ func printSummary(ctx context.Context, w io.Writer, indent string, store *pipeli
 	if !first.IsZero() {
 		ran = fmt.Sprintf("ran %s to %s (%s)", first.Local().Format("2006-01-02 15:04"), last.Local().Format("15:04"), last.Sub(first).Round(time.Second))
 	}
-	grid, err := store.Grid(ctx, rep, pipeline.Layout(&rep.Plan))
-	if errors.Is(err, pipeline.ErrBadArgument) { // its table block cannot lay out its results: say so, list the rest
+	grid, err := store.Source().Grid(ctx, rep, report.Layout(&rep.Plan))
+	if errors.Is(err, report.ErrBadArgument) { // its table block cannot lay out its results: say so, list the rest
 		fmt.Fprintf(w, "%s%s%s; no table: %v\n", indent, ran, reused, err)
 		return nil
 	}
@@ -183,13 +185,13 @@ func printSummary(ctx context.Context, w io.Writer, indent string, store *pipeli
 	return nil
 }
 
-func countLine(rep *pipeline.Report) string {
+func countLine(rep *report.Report) string {
 	c := rep.Counts()
 	return fmt.Sprintf("%d cells: %d completed, %d diverged, %d failed, %d incomplete, %d pending",
-		len(rep.Cells), c[pipeline.Completed], c[pipeline.Diverged], c[pipeline.Failed], c[pipeline.Incomplete], c[pipeline.Pending])
+		len(rep.Cells), c[eventlog.Completed], c[eventlog.Diverged], c[eventlog.Failed], c[eventlog.Incomplete], c[eventlog.Pending])
 }
 
-func printSnapshot(w io.Writer, s *pipeline.Snapshot) {
+func printSnapshot(w io.Writer, s *eventlog.Snapshot) {
 	fmt.Fprintf(w, "run %s by PID %d: manifest %s (%s)\n", s.State, s.PID, s.Manifest, s.Name)
 	fmt.Fprintf(w, "  cells done %d/%d; cell %d %s", s.CellsDone, s.Cells, s.Cell, s.Label)
 	if s.Stage != "" {
@@ -242,7 +244,7 @@ func runRemoteStatus(ctx context.Context, g globals, hash string, w io.Writer) e
 		}
 	}
 	fmt.Fprintf(w, "%.12s  %-24s %d cells on %s: %d completed, %d diverged committed, %d running or interrupted, %d missing",
-		hash, reg.Plan.Manifest.Name, len(cells), remote.Bucket, counts[pipeline.Completed], counts[pipeline.Diverged], counts["running"], counts["missing"])
+		hash, reg.Plan.Manifest.Name, len(cells), remote.Bucket, counts[eventlog.Completed], counts[eventlog.Diverged], counts["running"], counts["missing"])
 	if counts["refused"] > 0 {
 		fmt.Fprintf(w, ", %d with a commit refused", counts["refused"])
 	}

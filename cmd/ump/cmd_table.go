@@ -9,7 +9,7 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/report"
 	"github.com/urfave/cli/v2"
 )
 
@@ -53,12 +53,12 @@ func runTable(ctx context.Context, g globals, hash, value string, latex, csv boo
 			return err
 		}
 	}
-	t := pipeline.Layout(&rep.Plan)
+	t := report.Layout(&rep.Plan)
 	if value != "" {
 		t.Value, t.Best = value, manifests.BestFor(value)
 		t.Also = slices.DeleteFunc(slices.Clone(t.Also), func(a string) bool { return a == value })
 	}
-	grid, err := store.Grid(ctx, rep, t)
+	grid, err := store.Source().Grid(ctx, rep, t)
 	if err != nil && value != "" {
 		return fmt.Errorf("--value %s: %w", value, err)
 	}

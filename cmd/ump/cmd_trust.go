@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/signing"
 	"github.com/urfave/cli/v2"
@@ -76,29 +77,29 @@ func editTrust(c *cli.Context, verb string) error {
 		return err
 	}
 	defer store.Close()
-	path := pipeline.TrustedKeysPath(store.Dir)
+	path := pipeline.TrustedKeysPath(store.Path)
 	keys, err := signing.ReadTrusted(path)
 	if err != nil {
 		return err
 	}
 	switch has := slices.Contains(keys, key); {
 	case verb == "add" && has:
-		fmt.Fprintf(c.App.Writer, "store %s already trusts %s\n", store.Dir, key)
+		fmt.Fprintf(c.App.Writer, "store %s already trusts %s\n", store.Path, key)
 		return nil
 	case verb == "add":
 		keys = append(keys, key)
 	case !has:
-		return badInput{fmt.Errorf("store %s does not list %s among its trusted keys (`ump trust list` shows them)", store.Dir, key)}
+		return badInput{fmt.Errorf("store %s does not list %s among its trusted keys (`ump trust list` shows them)", store.Path, key)}
 	default:
 		keys = slices.DeleteFunc(keys, func(k string) bool { return k == key })
 	}
 	if err := signing.WriteTrusted(path, keys); err != nil {
-		return fmt.Errorf("%w: %w", pipeline.ErrUnavailable, err)
+		return fmt.Errorf("%w: %w", eventlog.ErrUnavailable, err)
 	}
 	if verb == "add" {
-		fmt.Fprintf(c.App.Writer, "store %s now trusts %s\n", store.Dir, key)
+		fmt.Fprintf(c.App.Writer, "store %s now trusts %s\n", store.Path, key)
 	} else {
-		fmt.Fprintf(c.App.Writer, "store %s no longer trusts %s\n", store.Dir, key)
+		fmt.Fprintf(c.App.Writer, "store %s no longer trusts %s\n", store.Path, key)
 	}
 	return nil
 }

@@ -40,7 +40,7 @@ func runVerify(ctx context.Context, g globals, hash string, repair bool, stdout,
 		return err
 	}
 	defer store.Close()
-	reg, err := store.FindManifest(hash)
+	reg, err := store.Source().FindManifest(hash)
 	if err != nil {
 		return err
 	}

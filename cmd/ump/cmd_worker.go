@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/signing"
 	"github.com/urfave/cli/v2"
@@ -83,7 +84,7 @@ func runWorker(ctx context.Context, g globals, run, index string, stdout, stderr
 	remote.Trust.Unsigned = wl.TrustUnsigned
 	dir, err := os.MkdirTemp("", "ump-worker-")
 	if err != nil {
-		return fmt.Errorf("%w: the worker's scratch store: %w", pipeline.ErrUnavailable, err)
+		return fmt.Errorf("%w: the worker's scratch store: %w", eventlog.ErrUnavailable, err)
 	}
 	defer os.RemoveAll(dir)
 	store, err := pipeline.Open(dir, fmt.Sprintf("ump worker --run %.12s --index %d", run, task))
@@ -94,7 +95,7 @@ func runWorker(ctx context.Context, g globals, run, index string, stdout, stderr
 	store.Blobs = remote.Bucket
 	cells := wl.Tasks[task]
 	fmt.Fprintf(stderr, "run %.12s task %d: %d cells of manifest %.12s, attempt %s\n", run, task, len(cells), wl.Plan.Hash, remote.Attempt)
-	runner := &pipeline.Runner{Store: store, Stages: pipeline.DefaultStages(), Data: g.data, Device: g.device, Progress: stderr,
+	runner := &pipeline.Runner{Log: store.Log, Blobs: store.Blobs, Dir: store.Path, Stages: pipeline.DefaultStages(), Data: g.data, Device: g.device, Progress: stderr,
 		Cells: cells, Remote: remote}
 	out, err := runner.Run(ctx, &wl.Plan)
 	if errors.Is(err, pipeline.ErrInterrupted) {

@@ -125,7 +125,7 @@ checkpoint: {every: 20}
 func TestKillAtRandomMomentsResumes(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "ump-small-memtable")
 	build := exec.Command("go", append([]string{"build", "-o", bin, "-ldflags",
-		"-X github.com/ump-lab/ump/pipeline.memTableBytes=131072"}, append(buildTags, ".")...)...)
+		"-X github.com/ump-lab/ump/eventlog.memTableBytes=131072"}, append(buildTags, ".")...)...)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building ump with a small memory table: %v\n%s", err, out)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/pipeline"
 )
 
@@ -67,7 +68,7 @@ func TestEveryCommandExitsByClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done, _ := s.Events.ByKind(pipeline.StageCompleted)
+	done, _ := s.Events.ByKind(eventlog.StageCompleted)
 	s.Close()
 	removed := false
 	for _, ev := range done {

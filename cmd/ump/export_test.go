@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/report"
 )
 
 // TestExportsReadByIndependentReaders exports the rounds table of two
@@ -49,8 +49,8 @@ func TestExportsReadByIndependentReaders(t *testing.T) {
 		first[col("batch_size")] != "" || first[col("objective_gap")] == "" {
 		t.Errorf("CSV export: want lambda_ 0.8 then empty, nesterov empty then false, cells 1 and 2, batch_size empty; first row %v, last %v", first, last)
 	}
-	if !slices.Equal(csvRows[0][:len(pipeline.ParamColumns())], pipeline.ParamColumns()) {
-		t.Fatalf("CSV columns %v do not start with the cell parameter columns %v", csvRows[0], pipeline.ParamColumns())
+	if !slices.Equal(csvRows[0][:len(report.ParamColumns())], report.ParamColumns()) {
+		t.Fatalf("CSV columns %v do not start with the cell parameter columns %v", csvRows[0], report.ParamColumns())
 	}
 	for _, format := range []string{"arrow", "parquet"} {
 		out := filepath.Join(t.TempDir(), "rounds."+format)

@@ -11,8 +11,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/report"
 )
 
 // printFinal prints one line per cell, within finalWidth columns: its
@@ -22,8 +24,8 @@ import (
 // When the swept values do not fit beside the figures they go on a line of
 // their own below. Diverged cells show * for every figure, as the paper's
 // tables do.
-func printFinal(ctx context.Context, w io.Writer, store *pipeline.Store, rep *pipeline.Report) error {
-	final, _, err := store.Export(ctx, []*pipeline.Report{rep}, "final", false)
+func printFinal(ctx context.Context, w io.Writer, store *pipeline.Store, rep *report.Report) error {
+	final, _, err := store.Source().Export(ctx, []*report.Report{rep}, "final", false)
 	if err != nil {
 		return err
 	}
@@ -32,13 +34,13 @@ func printFinal(ctx context.Context, w io.Writer, store *pipeline.Store, rep *pi
 	if cells := final.Column("cell"); cells != nil {
 		for r, n := range cells.Ints { // n counts from 1
 			rowOf[n-1] = r
-			if rep.Cells[n-1].Status != pipeline.Diverged {
+			if rep.Cells[n-1].Status != eventlog.Diverged {
 				shown = append(shown, r)
 			}
 		}
 	}
 	var figures []string
-	for _, name := range pipeline.HeadlineFigures(pipeline.Layout(&rep.Plan)) {
+	for _, name := range report.HeadlineFigures(report.Layout(&rep.Plan)) {
 		if c := final.Column(name); c != nil && !allNaN(c.Floats, shown) {
 			figures = append(figures, name)
 		}
@@ -53,7 +55,7 @@ func printFinal(ctx context.Context, w io.Writer, store *pipeline.Store, rep *pi
 			switch {
 			case !ok:
 				row = append(row, "-")
-			case cell.Status == pipeline.Diverged:
+			case cell.Status == eventlog.Diverged:
 				row = append(row, "*")
 			default:
 				row = append(row, strconv.FormatFloat(c.Floats[r], 'g', 6, 64))
@@ -135,8 +137,8 @@ func wrap(text string, width int) []string {
 }
 
 // printTable prints the manifest's table, as `ump table HASH` does.
-func printTable(ctx context.Context, w io.Writer, store *pipeline.Store, rep *pipeline.Report) error {
-	grid, err := store.Grid(ctx, rep, pipeline.Layout(&rep.Plan))
+func printTable(ctx context.Context, w io.Writer, store *pipeline.Store, rep *report.Report) error {
+	grid, err := store.Source().Grid(ctx, rep, report.Layout(&rep.Plan))
 	if err != nil {
 		return err
 	}

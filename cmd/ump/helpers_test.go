@@ -14,6 +14,7 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/artifacts/s3test"
+	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/signing"
 )
@@ -117,8 +118,8 @@ func outputsOf(t *testing.T, store, hash string) string {
 	return strings.Join(lines, "\n")
 }
 
-func snapshot(store string) *pipeline.Snapshot {
-	s, err := pipeline.ReadSnapshot(store)
+func snapshot(store string) *eventlog.Snapshot {
+	s, err := eventlog.ReadSnapshot(store)
 	if err != nil {
 		return nil
 	}

@@ -16,9 +16,11 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn"
 	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/report"
 	"github.com/ump-lab/ump/signing"
 	"github.com/urfave/cli/v2"
 )
@@ -112,11 +114,11 @@ var exitClasses = []struct {
 	is   func(error) bool
 }{
 	{exitNondeterministic, isAny(pipeline.ErrNondeterministic)},
-	{exitStore, isAny(pipeline.ErrBusy, pipeline.ErrDamaged, pipeline.ErrNotStore, pipeline.ErrUnavailable, pipeline.ErrRejected,
+	{exitStore, isAny(eventlog.ErrBusy, eventlog.ErrDamaged, eventlog.ErrNotStore, eventlog.ErrUnavailable, pipeline.ErrRejected,
 		artifacts.ErrUnavailable, artifacts.ErrNotFound, artifacts.ErrCorrupt, syscall.ENOSPC)},
 	{exitBadInput, func(err error) bool { // cli.ExitCoder: urfave/cli's own usage errors (help for an unknown command)
 		return errors.As(err, new(*manifests.Error)) || errors.As(err, new(badInput)) || errors.As(err, new(cli.ExitCoder)) ||
-			isAny(pipeline.ErrBadArgument, pipeline.ErrEngineMismatch, pipeline.ErrOtherEngine, datasets.ErrNotInstalled, signing.ErrBadKey)(err)
+			isAny(report.ErrBadArgument, pipeline.ErrEngineMismatch, pipeline.ErrOtherEngine, datasets.ErrNotInstalled, signing.ErrBadKey)(err)
 	}},
 	{exitRequeue, func(err error) bool { return errors.As(err, new(requeue)) }},
 	{exitInterrupted, isAny(pipeline.ErrInterrupted)},
@@ -298,7 +300,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Commands:       []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand(), submitCommand(), workerCommand(), keyCommand(), trustCommand(), noteCommand(), forgetCommand(), diffCommand(), tableCommand(), plotCommand(), serveCommand(), gcCommand(), doctorCommand()},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
 		OnUsageError:   usageError,
-		Version:        pipeline.Version(),
+		Version:        report.Version(),
 		Suggest:        true, // "Did you mean …?" for a misspelt command or flag
 	}
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print ump's version and the VCS revision it was built from"}
@@ -461,22 +463,22 @@ func openQuiet(ctx context.Context, g globals, command string) (*pipeline.Store,
 	}
 	if store.Beside != "" {
 		store.Close()
-		return nil, fmt.Errorf("%w: store %s is in use by %s; %s when it has finished", pipeline.ErrBusy, g.store, store.Beside, command)
+		return nil, fmt.Errorf("%w: store %s is in use by %s; %s when it has finished", eventlog.ErrBusy, g.store, store.Beside, command)
 	}
 	return store, nil
 }
 
 // openReport opens the store beside any run and folds the events of the manifest whose
 // hash is or starts with hash. The caller closes the store.
-func openReport(ctx context.Context, g globals, hash, command string) (*pipeline.Store, *pipeline.Report, error) {
+func openReport(ctx context.Context, g globals, hash, command string) (*pipeline.Store, *report.Report, error) {
 	store, err := openStore(ctx, g, command, true)
 	if err != nil {
 		return nil, nil, err
 	}
-	reg, err := store.FindManifest(hash)
+	reg, err := store.Source().FindManifest(hash)
 	if err == nil {
-		var rep *pipeline.Report
-		if rep, err = store.Report(reg); err == nil {
+		var rep *report.Report
+		if rep, err = store.Source().Report(reg); err == nil {
 			return store, rep, nil
 		}
 	}

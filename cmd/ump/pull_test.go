@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/signing"
 )
@@ -71,9 +72,9 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 	if len(bigEvs) < 2000 {
 		t.Fatalf("the big manifest has %d events; the test needs over 2,000", len(bigEvs))
 	}
-	var forged pipeline.Event
+	var forged eventlog.Event
 	for _, ev := range evs {
-		if ev.Kind == pipeline.StageCompleted && ev.Stage == "evaluate" {
+		if ev.Kind == eventlog.StageCompleted && ev.Stage == "evaluate" {
 			forged = ev
 		}
 	}
@@ -130,10 +131,10 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 		{name: "an unknown kind", add: `{"kind":"Surprise","manifest":"` + bigHash + `"}`, want: "unknown event kind"},
 		{name: "a cell's inputs changed", want: "does not follow from its spec and inputs", edit: otherInputs},
 		{name: "commit outputs its events do not record", want: "it records outputs", edit: bytes.Clone, outputs: contradicting},
-		{name: "a commit flipped to diverged", want: "its status is diverged, its events say completed", edit: bytes.Clone, status: pipeline.Diverged},
+		{name: "a commit flipped to diverged", want: "its status is diverged, its events say completed", edit: bytes.Clone, status: eventlog.Diverged},
 		{name: "a commit signed by an untrusted key", want: "is signed by " + stranger.Public() + ", a key this store does not trust", edit: bytes.Clone,
 			sign: func(c *pipeline.Commit) { c.Sign(bigHash, 0, stranger) }},
-		{name: "a commit flipped to diverged after signing", want: "that does not verify: it was changed after signing", edit: bytes.Clone, status: pipeline.Diverged,
+		{name: "a commit flipped to diverged after signing", want: "that does not verify: it was changed after signing", edit: bytes.Clone, status: eventlog.Diverged,
 			sign: func(c *pipeline.Commit) {}},
 		{name: "a trusted signature over another cell", want: "that does not verify", edit: bytes.Clone,
 			sign: func(c *pipeline.Commit) { c.Sign(bigHash, 1, testKey(t)) }},

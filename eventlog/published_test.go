@@ -1,4 +1,4 @@
-package pipeline
+package eventlog
 
 import (
 	"errors"
@@ -48,12 +48,12 @@ func TestPublishedEventsFollowTheLog(t *testing.T) {
 	}
 	for _, q := range []struct {
 		name string
-		of   func(Events) ([]Event, error)
+		of   func(Reader) ([]Event, error)
 	}{
-		{"all", Events.All},
-		{"cell c1", func(e Events) ([]Event, error) { return e.ByCell("c1") }},
-		{"kind CellStarted", func(e Events) ([]Event, error) { return e.ByKind(CellStarted) }},
-		{"stage k", func(e Events) ([]Event, error) { return e.ByStage("k") }},
+		{"all", Reader.All},
+		{"cell c1", func(e Reader) ([]Event, error) { return e.ByCell("c1") }},
+		{"kind CellStarted", func(e Reader) ([]Event, error) { return e.ByKind(CellStarted) }},
+		{"stage k", func(e Reader) ([]Event, error) { return e.ByStage("k") }},
 	} {
 		got, err1 := q.of(reader.Events)
 		want, err2 := q.of(s.Log)

@@ -1,4 +1,4 @@
-package pipeline
+package report
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/ump-lab/ump/eventlog"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
@@ -90,19 +92,6 @@ func Layout(plan *manifests.Plan) manifests.Table {
 	return DefaultTable(plan, "test_acc_mean")
 }
 
-// finalTable reads a cell's final table, or nil when it has none yet.
-func (s *Store) finalTable(ctx context.Context, cell *CellView) (*artifacts.Table, error) {
-	ref, ok := cell.Output(evaluate.Final)
-	if !ok {
-		return nil, nil
-	}
-	data, err := s.Blobs.Get(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	return artifacts.ReadArrow(data)
-}
-
 // HeadlineFigures are the final figures shown beside each cell (the
 // console's cell lines, the dashboard's cells table): the layout's value
 // and also, and train_loss.
@@ -145,13 +134,64 @@ func CheckTable(plan *manifests.Plan, spec manifests.Table) error {
 	return nil
 }
 
-// Grid lays out a manifest's final results as spec says. Every swept path
-// must be a row or column path, the select path, or seed (aggregated).
-func (s *Store) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*Grid, error) {
-	plan := &rep.Plan
-	if err := CheckTable(plan, spec); err != nil {
+// Final is a cell's final figures: its status and the first row of its
+// final table (nil when it has none yet).
+type Final struct {
+	Status  string
+	Figures map[string]float64
+}
+
+// ReadFinals reads the final figures of every finished cell of a report,
+// by plan index; the others have only their status.
+func (s Source) ReadFinals(ctx context.Context, rep *Report) ([]Final, error) {
+	finals := make([]Final, len(rep.Cells))
+	for i, cell := range rep.Cells {
+		finals[i].Status = cell.Status
+		if cell.Status != eventlog.Completed && cell.Status != eventlog.Diverged {
+			continue
+		}
+		ref, ok := cell.Output(evaluate.Final)
+		if !ok {
+			continue
+		}
+		data, err := s.Blobs.Get(ctx, ref)
+		if err != nil {
+			return nil, fmt.Errorf("cell %d: %w", i+1, err)
+		}
+		t, err := artifacts.ReadArrow(data)
+		if err != nil {
+			return nil, fmt.Errorf("cell %d: %w", i+1, err)
+		}
+		finals[i].Figures = map[string]float64{}
+		for _, c := range t.Columns {
+			if c.Floats != nil && len(c.Floats) > 0 {
+				finals[i].Figures[c.Name] = c.Floats[0]
+			}
+		}
+	}
+	return finals, nil
+}
+
+// Grid lays out a manifest's final results as spec says (CheckTable,
+// ReadFinals, NewGrid).
+func (s Source) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*Grid, error) {
+	if err := CheckTable(&rep.Plan, spec); err != nil {
 		return nil, err
 	}
+	finals, err := s.ReadFinals(ctx, rep)
+	if err != nil {
+		return nil, err
+	}
+	return NewGrid(&rep.Plan, spec, finals)
+}
+
+// NewGrid lays out the final figures of a plan's cells (by plan index) as
+// spec says: every swept path is a row or column path, the select path,
+// or seed (aggregated as mean and sample std). Per entry, each choice of
+// the select path whose cells all finished is a candidate; the best mean
+// (spec.Best) wins, a choice with a diverged seed only when no other
+// finished.
+func NewGrid(plan *manifests.Plan, spec manifests.Table, finals []Final) (*Grid, error) {
 	g := &Grid{Spec: spec, Choices: make([]string, len(plan.Cells))}
 	type group struct {
 		row, col int
@@ -206,29 +246,17 @@ func (s *Store) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*G
 			also := make([][]float64, len(spec.Also))
 			diverged, missing := false, false
 			for _, i := range gr.choices[choice] {
-				cell := rep.Cells[i]
-				if cell.Status != Completed && cell.Status != Diverged {
-					missing = true
-					break
-				}
-				t, err := s.finalTable(ctx, cell)
-				if err != nil {
-					return nil, fmt.Errorf("cell %d: %w", i+1, err)
-				}
-				if t == nil {
+				f := finals[i]
+				if (f.Status != eventlog.Completed && f.Status != eventlog.Diverged) || f.Figures == nil {
 					missing = true
 					break
 				}
 				figure := func(field, name string) (float64, error) {
-					col := t.Column(name)
-					if col == nil || col.Floats == nil {
-						var names []string
-						for _, c := range t.Columns {
-							names = append(names, c.Name)
-						}
-						return 0, fmt.Errorf("%w: %s %q is not a figure of the final table; its columns are: %s", ErrBadArgument, field, name, strings.Join(names, ", "))
+					v, ok := f.Figures[name]
+					if !ok {
+						return 0, fmt.Errorf("%w: %s %q is not a figure of the final table; its figures are: %s", ErrBadArgument, field, name, strings.Join(slices.Sorted(maps.Keys(f.Figures)), ", "))
 					}
-					return col.Floats[0], nil
+					return v, nil
 				}
 				v, err := figure("table.value", spec.Value)
 				if err != nil {
@@ -241,7 +269,7 @@ func (s *Store) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*G
 					}
 					also[k] = append(also[k], a)
 				}
-				if cell.Status == Diverged || math.IsNaN(v) || math.IsInf(v, 0) {
+				if f.Status == eventlog.Diverged || math.IsNaN(v) || math.IsInf(v, 0) {
 					diverged = true
 				}
 				vals = append(vals, v)
@@ -455,12 +483,12 @@ func (g *Grid) Table() *artifacts.Table {
 				t.Columns[i].Strings = append(t.Columns[i].Strings, v)
 			}
 			e := g.Entries[r][c]
-			st := Completed
+			st := eventlog.Completed
 			switch {
 			case e.Diverged:
-				st, e.Mean, e.Std = Diverged, math.NaN(), math.NaN()
+				st, e.Mean, e.Std = eventlog.Diverged, math.NaN(), math.NaN()
 			case e.Missing:
-				st, e.Mean, e.Std = Pending, math.NaN(), math.NaN()
+				st, e.Mean, e.Std = eventlog.Pending, math.NaN(), math.NaN()
 			case e.Provisional:
 				st = "provisional"
 			}

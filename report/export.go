@@ -1,4 +1,4 @@
-package pipeline
+package report
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
@@ -41,7 +42,7 @@ func TableSource(name string) stages.Output { return tableSources[name] }
 // wall_seconds: cumulative compute time from the RoundCompleted events
 // (the one column that differs between runs). The table's metadata names
 // the manifests, the engines that computed the cells and this ump.
-func (s *Store) Export(ctx context.Context, reps []*Report, table string, incomplete bool) (t *artifacts.Table, skipped []string, err error) {
+func (s Source) Export(ctx context.Context, reps []*Report, table string, incomplete bool) (t *artifacts.Table, skipped []string, err error) {
 	src, ok := tableSources[table]
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: unknown table %q; use one of: %v", ErrBadArgument, table, TableNames())
@@ -60,9 +61,9 @@ func (s *Store) Export(ctx context.Context, reps []*Report, table string, incomp
 			st := cell.Stage(src.Stage)
 			var own *artifacts.Table
 			switch {
-			case st != nil && st.Status != Completed && incomplete:
+			case st != nil && st.Status != eventlog.Completed && incomplete:
 				own = PartialRounds(&c.Config, cell, st)
-			case st == nil || st.Status != Completed:
+			case st == nil || st.Status != eventlog.Completed:
 				skipped = append(skipped, fmt.Sprintf("%s (%s): %s", at, c.LabelString(), cell.Status))
 				continue
 			default:
@@ -87,7 +88,7 @@ func (s *Store) Export(ctx context.Context, reps []*Report, table string, incomp
 			if err := appendColumns(out, cols); err != nil {
 				return nil, nil, fmt.Errorf("%s: %w (export the manifests one at a time)", at, err)
 			}
-			engines[cellEngine(cell)] = true
+			engines[cell.Engine()] = true
 		}
 	}
 	out.Metadata = map[string]string{"ump.manifests": strings.Join(hashes, ","), "ump.table": table,
@@ -104,10 +105,10 @@ func PartialRounds(cfg *manifests.Manifest, cell *CellView, st *StageView) *arti
 	metrics := map[int]map[string]stages.Metric{}
 	for i := range cell.Events {
 		ev := &cell.Events[i]
-		if ev.Kind != RoundCompleted || ev.StageKey != st.Key {
+		if ev.Kind != eventlog.RoundCompleted || ev.StageKey != st.Key {
 			continue
 		}
-		if rep, err := payloadOf[stages.RoundReport](ev); err == nil && len(rep.Metrics) > 0 {
+		if rep, err := eventlog.PayloadOf[stages.RoundReport](ev); err == nil && len(rep.Metrics) > 0 {
 			metrics[rep.Round] = rep.Metrics
 		}
 	}
@@ -153,8 +154,8 @@ func notApplicable(cols []artifacts.Column) []artifacts.Column {
 	return cols
 }
 
-// cellEngine is the engine a cell's fingerprint names.
-func cellEngine(cell *CellView) string {
+// Engine is the engine a cell's fingerprint names.
+func (cell *CellView) Engine() string {
 	if e := cell.Fingerprint()["engine"]; e != "" {
 		return e
 	}

@@ -1,6 +1,7 @@
-package pipeline
+package report
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -8,48 +9,41 @@ import (
 	"time"
 
 	"github.com/ump-lab/ump/artifacts"
-	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/stages"
 )
 
-// Cell outcomes, as folded from events.
-const (
-	Pending    = "pending"    // no event yet
-	Incomplete = "incomplete" // started, not finished (running or interrupted)
-	Completed  = "completed"
-	Diverged   = "diverged"
-	Failed     = "failed"
-)
-
-// Registration is a manifest as registered: the plan and its cell keys.
-type Registration struct {
-	Plan     manifests.Plan `json:"plan"`
-	CellKeys []string       `json:"cell_keys"`
-	// Overrides are what the run that registered it changed from the
-	// manifest file: PATH=VALUE overrides, engine= and scale= for --engine
-	// and --scale (already part of Plan and its hash; kept to show).
-	Overrides []string `json:"overrides,omitempty"`
+// Source is what reports read: a store's events and the blobs they name.
+type Source struct {
+	Dir    string // the store's directory, for messages
+	Events eventlog.Reader
+	Blobs  artifacts.Store
 }
+
+// ErrBadArgument is returned (wrapped) when the caller asks for what the
+// store does not hold: an unknown or ambiguous manifest hash, a table, a
+// column or a figure no table has, a table layout that does not fit.
+var ErrBadArgument = errors.New("bad argument")
 
 // Manifests returns the latest registration of every manifest the store
 // lists, oldest first: all but those forgotten (ump forget) since they
 // were last registered.
-func (s *Store) Manifests() ([]Registration, error) {
+func (s Source) Manifests() ([]eventlog.Registration, error) {
 	regs, forgotten, err := s.registrations()
-	return slices.DeleteFunc(regs, func(r Registration) bool { return forgotten[r.Plan.Hash] }), err
+	return slices.DeleteFunc(regs, func(r eventlog.Registration) bool { return forgotten[r.Plan.Hash] }), err
 }
 
 // registrations returns the latest registration of every manifest, oldest
 // first, and those forgotten since.
-func (s *Store) registrations() ([]Registration, map[string]bool, error) {
-	evs, forgotten, err := s.registrationEvents()
+func (s Source) registrations() ([]eventlog.Registration, map[string]bool, error) {
+	evs, forgotten, err := s.RegistrationEvents()
 	if err != nil {
 		return nil, nil, err
 	}
 	latest := map[string]int{}
-	var out []Registration
+	var out []eventlog.Registration
 	for _, ev := range evs {
-		r, err := payloadOf[Registration](&ev)
+		r, err := eventlog.PayloadOf[eventlog.Registration](&ev)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -63,14 +57,14 @@ func (s *Store) registrations() ([]Registration, map[string]bool, error) {
 	return out, forgotten, nil
 }
 
-// registrationEvents returns every registration event, oldest first, and
+// RegistrationEvents returns every registration event, oldest first, and
 // the manifests forgotten since their latest one.
-func (s *Store) registrationEvents() ([]Event, map[string]bool, error) {
-	evs, err := s.Events.ByKind(ManifestRegistered)
+func (s Source) RegistrationEvents() ([]eventlog.Event, map[string]bool, error) {
+	evs, err := s.Events.ByKind(eventlog.ManifestRegistered)
 	if err != nil {
 		return nil, nil, err
 	}
-	forgets, err := s.Events.ByKind(ManifestForgotten)
+	forgets, err := s.Events.ByKind(eventlog.ManifestForgotten)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -89,7 +83,7 @@ func (s *Store) registrationEvents() ([]Event, map[string]bool, error) {
 
 // FindManifest returns the registration whose hash is or starts with
 // prefix; the prefix must be unique. Forgotten manifests are found too.
-func (s *Store) FindManifest(prefix string) (*Registration, error) {
+func (s Source) FindManifest(prefix string) (*eventlog.Registration, error) {
 	all, _, err := s.registrations()
 	if err != nil {
 		return nil, err
@@ -104,15 +98,15 @@ type Note struct {
 }
 
 // Notes returns a manifest's notes, oldest first.
-func (s *Store) Notes(hash string) ([]Note, error) {
+func (s Source) Notes(hash string) ([]Note, error) {
 	evs, err := s.Events.ByManifest(hash)
 	if err != nil {
 		return nil, err
 	}
 	var notes []Note
 	for i := range evs {
-		if evs[i].Kind == ManifestNoted {
-			text, err := payloadOf[string](&evs[i])
+		if evs[i].Kind == eventlog.ManifestNoted {
+			text, err := eventlog.PayloadOf[string](&evs[i])
 			if err != nil {
 				return nil, err
 			}
@@ -122,25 +116,10 @@ func (s *Store) Notes(hash string) ([]Note, error) {
 	return notes, nil
 }
 
-// AddNote records a note on a registered manifest.
-func (s *Store) AddNote(hash, text string) error {
-	ev := newEvent(ManifestNoted, text)
-	ev.Manifest = hash
-	return s.Log.Append(ev)
-}
-
-// Forget hides a registered manifest from Manifests (status, the
-// dashboard) until it is registered again; its events and results stay.
-func (s *Store) Forget(hash string) error {
-	ev := newEvent(ManifestForgotten, struct{}{})
-	ev.Manifest = hash
-	return s.Log.Append(ev)
-}
-
 // FindIn returns the registration among regs (the store in dir's) whose
 // hash is or starts with prefix; the prefix must be unique.
-func FindIn(regs []Registration, prefix, dir string) (*Registration, error) {
-	var found []Registration
+func FindIn(regs []eventlog.Registration, prefix, dir string) (*eventlog.Registration, error) {
+	var found []eventlog.Registration
 	for _, r := range regs {
 		if strings.HasPrefix(r.Plan.Hash, prefix) {
 			found = append(found, r)
@@ -177,15 +156,15 @@ type CellView struct {
 	Key    string
 	Status string
 	Stages []*StageView // in the order they first appear
-	Events []Event
+	Events []eventlog.Event
 	// Imported says where the cell's events came from when they were
 	// imported (pull, or resuming from S3), once an import.
-	Imported []Provenance
+	Imported []eventlog.Provenance
 }
 
 // Cell folds the events of a cell key as manifest hash sees them
 // (countFor).
-func (s *Store) Cell(hash, key string) (*CellView, error) {
+func (s Source) Cell(hash, key string) (*CellView, error) {
 	unsigned, err := s.unsignedImports()
 	if err != nil {
 		return nil, err
@@ -193,24 +172,24 @@ func (s *Store) Cell(hash, key string) (*CellView, error) {
 	return s.cell(hash, key, unsigned)
 }
 
-func (s *Store) cell(hash, key string, unsigned map[[2]string]bool) (*CellView, error) {
+func (s Source) cell(hash, key string, unsigned map[[2]string]bool) (*CellView, error) {
 	evs, err := s.Events.ByCell(key)
 	if err != nil {
 		return nil, err
 	}
-	return foldCell(key, countFor(hash, evs, unsigned))
+	return FoldCell(key, countFor(hash, evs, unsigned))
 }
 
 // unsignedImports lists the (manifest, cell key) pairs whose events were
 // imported without a signature (--trust-unsigned).
-func (s *Store) unsignedImports() (map[[2]string]bool, error) {
-	imports, err := s.Events.ByKind(CellImported)
+func (s Source) unsignedImports() (map[[2]string]bool, error) {
+	imports, err := s.Events.ByKind(eventlog.CellImported)
 	if err != nil {
 		return nil, err
 	}
 	unsigned := map[[2]string]bool{}
 	for i := range imports {
-		if p, err := payloadOf[Provenance](&imports[i]); err != nil || p.Signer == "" {
+		if p, err := eventlog.PayloadOf[eventlog.Provenance](&imports[i]); err != nil || p.Signer == "" {
 			unsigned[[2]string{imports[i].Manifest, imports[i].Cell}] = true
 		}
 	}
@@ -220,14 +199,14 @@ func (s *Store) unsignedImports() (map[[2]string]bool, error) {
 // countFor keeps the events that count for manifest hash: all but those
 // of other manifests' cells imported unsigned (unsignedImports), whose
 // results count for the manifest they were taken for alone.
-func countFor(hash string, evs []Event, unsigned map[[2]string]bool) []Event {
-	return slices.DeleteFunc(evs, func(ev Event) bool { return ev.Manifest != hash && unsigned[[2]string{ev.Manifest, ev.Cell}] })
+func countFor(hash string, evs []eventlog.Event, unsigned map[[2]string]bool) []eventlog.Event {
+	return slices.DeleteFunc(evs, func(ev eventlog.Event) bool { return ev.Manifest != hash && unsigned[[2]string{ev.Manifest, ev.Cell}] })
 }
 
-// foldCell folds a cell's events; a payload that does not decode is an
+// FoldCell folds a cell's events; a payload that does not decode is an
 // error.
-func foldCell(key string, evs []Event) (*CellView, error) {
-	v := &CellView{Key: key, Status: Pending, Events: evs}
+func FoldCell(key string, evs []eventlog.Event) (*CellView, error) {
+	v := &CellView{Key: key, Status: eventlog.Pending, Events: evs}
 	byName := map[string]*StageView{}
 	stage := func(name string) *StageView {
 		if st, ok := byName[name]; ok {
@@ -241,28 +220,28 @@ func foldCell(key string, evs []Event) (*CellView, error) {
 	for i := range evs {
 		ev := &evs[i]
 		switch ev.Kind {
-		case CellStarted:
-			v.Status = Incomplete
-		case CellImported:
-			p, err := payloadOf[Provenance](ev)
+		case eventlog.CellStarted:
+			v.Status = eventlog.Incomplete
+		case eventlog.CellImported:
+			p, err := eventlog.PayloadOf[eventlog.Provenance](ev)
 			if err != nil {
 				return nil, err
 			}
 			v.Imported = append(v.Imported, p)
-		case CellCompleted:
-			p, err := payloadOf[CellOutcome](ev)
+		case eventlog.CellCompleted:
+			p, err := eventlog.PayloadOf[eventlog.CellOutcome](ev)
 			if err != nil {
 				return nil, err
 			}
 			v.Status = p.Status
-		case StageStarted:
+		case eventlog.StageStarted:
 			st := stage(ev.Stage)
 			if st.Key != "" {
 				st.Restarts++
 			}
 			st.Key, st.Status, st.Inputs, st.Error, st.Cached = ev.StageKey, "running", ev.Inputs, "", false
-		case RoundCompleted:
-			r, err := payloadOf[stages.RoundReport](ev)
+		case eventlog.RoundCompleted:
+			r, err := eventlog.PayloadOf[stages.RoundReport](ev)
 			if err != nil {
 				return nil, err
 			}
@@ -274,21 +253,21 @@ func foldCell(key string, evs []Event) (*CellView, error) {
 			if ev.StageKey == st.Key {
 				st.Seconds[r.Round] = r.Seconds
 			}
-		case StageCompleted:
-			p, err := payloadOf[StageOutcome](ev)
+		case eventlog.StageCompleted:
+			p, err := eventlog.PayloadOf[eventlog.StageOutcome](ev)
 			if err != nil {
 				return nil, err
 			}
 			st := stage(ev.Stage)
-			st.Key, st.Status, st.Cached = ev.StageKey, Completed, p.Cached
+			st.Key, st.Status, st.Cached = ev.StageKey, eventlog.Completed, p.Cached
 			st.Result = &stages.Result{Outputs: ev.Outputs, Summary: p.Summary, Diverged: p.Diverged}
-		case StageFailed:
-			msg, err := payloadOf[string](ev)
+		case eventlog.StageFailed:
+			msg, err := eventlog.PayloadOf[string](ev)
 			if err != nil {
 				return nil, err
 			}
 			st := stage(ev.Stage)
-			st.Status, st.Error = Failed, msg
+			st.Status, st.Error = eventlog.Failed, msg
 		}
 	}
 	return v, nil
@@ -308,7 +287,7 @@ func (v *CellView) Stage(name string) *StageView {
 // it.
 func (v *CellView) Output(out stages.Output) (artifacts.Ref, bool) {
 	st := v.Stage(out.Stage)
-	if st == nil || st.Status != Completed || st.Result == nil {
+	if st == nil || st.Status != eventlog.Completed || st.Result == nil {
 		return artifacts.Ref{}, false
 	}
 	ref, ok := st.Result.Outputs[out.Name]
@@ -317,12 +296,12 @@ func (v *CellView) Output(out stages.Output) (artifacts.Ref, bool) {
 
 // Report is a manifest with the fold of each of its cells.
 type Report struct {
-	Registration
+	eventlog.Registration
 	Cells []*CellView
 }
 
 // Report folds every cell of a registered manifest.
-func (s *Store) Report(r *Registration) (*Report, error) {
+func (s Source) Report(r *eventlog.Registration) (*Report, error) {
 	rep := &Report{Registration: *r}
 	unsigned, err := s.unsignedImports()
 	if err != nil {
@@ -372,7 +351,7 @@ func (r *Report) Span() (first, last time.Time) {
 func (r *Report) Reused() int {
 	n := 0
 	for _, v := range r.Cells {
-		if len(v.Events) > 0 && !slices.ContainsFunc(v.Events, func(ev Event) bool { return ev.Manifest == r.Plan.Hash }) {
+		if len(v.Events) > 0 && !slices.ContainsFunc(v.Events, func(ev eventlog.Event) bool { return ev.Manifest == r.Plan.Hash }) {
 			n++
 		}
 	}
@@ -385,15 +364,15 @@ func (r *Report) Reused() int {
 // whose engine or data differed (the cell key includes both). It returns
 // those keys by cell index (the newest registration's first) and the
 // engines that computed them.
-func (s *Store) OtherResults(hash string, keys []string) (map[int]string, []string, error) {
+func (s Source) OtherResults(hash string, keys []string) (map[int]string, []string, error) {
 	evs, err := s.Events.ByManifest(hash)
 	if err != nil {
 		return nil, nil, err
 	}
-	var regs []Registration
+	var regs []eventlog.Registration
 	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].Kind == ManifestRegistered {
-			reg, err := payloadOf[Registration](&evs[i])
+		if evs[i].Kind == eventlog.ManifestRegistered {
+			reg, err := eventlog.PayloadOf[eventlog.Registration](&evs[i])
 			if err != nil {
 				return nil, nil, err
 			}
@@ -408,7 +387,7 @@ func (s *Store) OtherResults(hash string, keys []string) (map[int]string, []stri
 	engines := map[string]bool{}
 	hasResult := func(key string) (*CellView, bool, error) {
 		v, err := s.cell(hash, key, unsigned)
-		return v, err == nil && (v.Status == Completed || v.Status == Diverged), err
+		return v, err == nil && (v.Status == eventlog.Completed || v.Status == eventlog.Diverged), err
 	}
 	for i, key := range keys {
 		if _, ok, err := hasResult(key); ok || err != nil {
@@ -427,10 +406,33 @@ func (s *Store) OtherResults(hash string, keys []string) (map[int]string, []stri
 			}
 			if ok {
 				found[i] = reg.CellKeys[i]
-				engines[cellEngine(v)] = true
+				engines[v.Engine()] = true
 				break
 			}
 		}
 	}
 	return found, slices.Sorted(maps.Keys(engines)), nil
+}
+
+// Fingerprint returns the cell's first CellStarted fingerprint (what
+// computed it: engine, inputs, ...), or nil.
+func (v *CellView) Fingerprint() map[string]string {
+	for i := range v.Events {
+		if v.Events[i].Kind == eventlog.CellStarted {
+			fp, _ := eventlog.PayloadOf[map[string]string](&v.Events[i])
+			return fp
+		}
+	}
+	return nil
+}
+
+// StageEvents are the events of stage key skey that count for manifest
+// hash (countFor).
+func (s Source) StageEvents(hash, skey string) ([]eventlog.Event, error) {
+	evs, err := s.Events.ByStage(skey)
+	if err != nil {
+		return nil, err
+	}
+	unsigned, err := s.unsignedImports()
+	return countFor(hash, evs, unsigned), err
 }

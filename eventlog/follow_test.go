@@ -1,4 +1,4 @@
-package pipeline
+package eventlog
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ func TestFollowerFollowsWritersWithoutHoldingTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	appendKinds := func(s *Store, kinds ...string) {
+	appendKinds := func(s *Dir, kinds ...string) {
 		t.Helper()
 		for _, kind := range kinds {
 			if err := s.Log.Append(&Event{Kind: kind, Cell: "c1", Stage: "train", StageKey: "k"}); err != nil {
@@ -32,7 +32,7 @@ func TestFollowerFollowsWritersWithoutHoldingTheStore(t *testing.T) {
 	if changed, err := f.Refresh(); err != nil || !changed || f.Seq() != 2 {
 		t.Fatalf("first refresh: changed %v, %v, seq %d; want 2 events", changed, err, f.Seq())
 	}
-	if got := f.Store(); got.Beside == "" || got.Log != nil {
+	if got := f.Dir(); got.Beside == "" || got.Log != nil {
 		t.Errorf("beside a writer: Beside %q, Log %v; want the writer named and no log opened", got.Beside, got.Log)
 	}
 	if changed, err := f.Refresh(); err != nil || changed {
@@ -46,7 +46,7 @@ func TestFollowerFollowsWritersWithoutHoldingTheStore(t *testing.T) {
 	if changed, err := f.Refresh(); err != nil || !changed || f.Seq() != 3 {
 		t.Fatalf("after an append and half a line: changed %v, %v, seq %d; want 3", changed, err, f.Seq())
 	}
-	evs, _ := f.Store().Events.ByStage("k")
+	evs, _ := f.Dir().Events.ByStage("k")
 	if len(evs) != 3 || evs[2].Kind != StageCompleted {
 		t.Errorf("ByStage after the append: %v", evs)
 	}
@@ -76,8 +76,8 @@ func TestFollowerFollowsWritersWithoutHoldingTheStore(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if f.Refresh(); f.Store().Beside != "" {
-		t.Errorf("after the writer closed: Beside %q", f.Store().Beside)
+	if f.Refresh(); f.Dir().Beside != "" {
+		t.Errorf("after the writer closed: Beside %q", f.Dir().Beside)
 	}
 
 	// A writer never waits for a follower, which holds nothing.
@@ -136,7 +136,7 @@ func TestFollowerRereadsAFileRewrittenInPlace(t *testing.T) {
 	if changed, err := f.Refresh(); err != nil || !changed || f.Seq() != 5 {
 		t.Fatalf("after the rewrite: changed %v, %v, seq %d; want the new file's 5 events", changed, err, f.Seq())
 	}
-	if evs, _ := f.Store().Events.All(); evs[0].Cell != "store 1" {
+	if evs, _ := f.Dir().Events.All(); evs[0].Cell != "store 1" {
 		t.Errorf("first event's cell %q; want the new file's", evs[0].Cell)
 	}
 }

@@ -1,0 +1,302 @@
+package render
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/report"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// rgb parses a palette colour.
+func rgb(hex string) color.NRGBA {
+	v, _ := strconv.ParseUint(strings.TrimPrefix(hex, "#"), 16, 32)
+	return color.NRGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 255}
+}
+
+// tickStep is the step of about eight round numbers (1, 2 or 5 times a
+// power of ten) over [lo, hi].
+func tickStep(lo, hi float64) float64 {
+	step := math.Pow(10, math.Floor(math.Log10((hi-lo)/8)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*step*8 >= hi-lo {
+			return step * m
+		}
+	}
+	return step * 10
+}
+
+// denseTicks marks about eight round numbers on a linear axis, with a
+// minor tick between each two; labels never read -0, and large numbers
+// take SI suffixes (2M, not 2000000).
+type denseTicks struct{}
+
+func (denseTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	step := tickStep(lo, hi)
+	var ticks []plot.Tick
+	for k := math.Ceil(lo / step); k*step <= hi+step*1e-9; k++ {
+		ticks = append(ticks, plot.Tick{Value: k * step, Label: tickLabel(k*step, step)})
+		if m := (k + 0.5) * step; m <= hi {
+			ticks = append(ticks, plot.Tick{Value: m})
+		}
+	}
+	return ticks
+}
+
+// tickLabel writes a tick's value with the digits its step needs, an SI
+// suffix from 10,000 on, and 0 for a rounding -0.
+func tickLabel(v, step float64) string {
+	suffix := ""
+	for _, si := range []struct {
+		scale float64
+		name  string
+	}{{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+		if math.Abs(v) >= 1e4 && math.Abs(v) >= si.scale {
+			v, step, suffix = v/si.scale, step/si.scale, si.name
+			break
+		}
+	}
+	digits := max(0, int(-math.Floor(math.Log10(step)+1e-9)))
+	label := strconv.FormatFloat(v, 'f', digits, 64)
+	if strings.Trim(label, "-0.") == "" {
+		return "0"
+	}
+	return label + suffix
+}
+
+// bracket widens a linear axis to the ticks around its data, so a tick
+// lies at or beyond each end (a curve that reaches 0.97 gets a tick at 1).
+func bracket(a *plot.Axis) {
+	if !(a.Max > a.Min) {
+		return
+	}
+	step := tickStep(a.Min, a.Max)
+	a.Min, a.Max = math.Floor(a.Min/step+1e-9)*step, math.Ceil(a.Max/step-1e-9)*step
+}
+
+// integerTicks labels every integer of an axis of up to 20 (workers,
+// classes), else as denseTicks.
+type integerTicks struct{}
+
+func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
+	if hi-lo > 20 {
+		return denseTicks{}.Ticks(lo, hi)
+	}
+	var ticks []plot.Tick
+	for v := math.Ceil(lo); v <= hi; v++ {
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.Itoa(int(v))})
+	}
+	return ticks
+}
+
+// Figure draws a figure to path, its format from the extension (.png at
+// 300 dpi, .svg or .pdf): per series the mean over seeds with a shaded
+// band of ± one standard deviation, a cross where a diverged curve stops,
+// the legend beside the axes (not over the curves), grid lines, and a
+// logarithmic y axis when the values span more than two decades.
+func Figure(f *report.Figure, path string) error {
+	p := plot.New()
+	p.Title.Text = f.Title
+	p.X.Label.Text, p.Y.Label.Text = f.X, f.Y
+	p.Add(plotter.NewGrid())
+	p.X.Tick.Marker, p.Y.Tick.Marker = denseTicks{}, denseTicks{}
+	logY := spansDecades(f)
+	if logY {
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	}
+	legend := plot.NewLegend()
+	legend.Top, legend.Left = true, true
+	for i, sr := range f.Series {
+		var line, band, lower plotter.XYs
+		for k := range sr.X {
+			m, lo, hi := sr.Mean[k], sr.Mean[k]-sr.Std[k], sr.Mean[k]+sr.Std[k]
+			if math.IsNaN(m) || math.IsInf(m, 0) || logY && m <= 0 {
+				continue // a diverged seed's last rows
+			}
+			if logY && lo <= 0 {
+				lo = m / 10
+			}
+			line = append(line, plotter.XY{X: sr.X[k], Y: m})
+			band = append(band, plotter.XY{X: sr.X[k], Y: hi})
+			lower = append(lower, plotter.XY{X: sr.X[k], Y: lo})
+		}
+		if len(line) == 0 {
+			continue
+		}
+		col := rgb(report.SeriesColour(i))
+		slices.Reverse(lower)
+		poly, err := plotter.NewPolygon(append(band, lower...))
+		if err != nil {
+			return err
+		}
+		r, g, b, _ := col.RGBA()
+		poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 50}
+		poly.LineStyle.Width = 0
+		l, err := plotter.NewLine(line)
+		if err != nil {
+			return err
+		}
+		l.Color, l.Width = col, vg.Points(1.5)
+		if report.SeriesDashed(i) {
+			l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+		}
+		p.Add(poly, l)
+		label := sr.Label
+		if sr.Select != "" {
+			label += ", " + sr.Select
+		}
+		if sr.Seeds > 1 {
+			label += fmt.Sprintf(" (%d seeds)", sr.Seeds)
+		}
+		thumbs := []plot.Thumbnailer{l}
+		if sr.DivergedSeeds > 0 {
+			end, err := plotter.NewScatter(line[len(line)-1:])
+			if err != nil {
+				return err
+			}
+			end.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(5), Shape: draw.CrossGlyph{}}
+			p.Add(end)
+			label += fmt.Sprintf(", diverged (%d of %d seeds) at ×", sr.DivergedSeeds, sr.Seeds)
+			thumbs = append(thumbs, end)
+		}
+		legend.Add(label, thumbs...)
+	}
+	if !logY {
+		bracket(&p.Y)
+	}
+	bracket(&p.X)
+	r := legend.Rectangle(draw.Canvas{})
+	return saveBeside(p, 6*vg.Inch, 4*vg.Inch, r.Max.X-r.Min.X+vg.Points(18), legend.Draw, path)
+}
+
+// spansDecades reports whether the figure's means are all positive and
+// span more than two decades (a loss that falls from 2 to 0.01, a gap
+// that blows up), where a log axis shows them.
+func spansDecades(f *report.Figure) bool {
+	lo, hi := math.Inf(1), 0.0
+	for _, sr := range f.Series {
+		for _, m := range sr.Mean {
+			if math.IsNaN(m) || math.IsInf(m, 0) {
+				continue
+			}
+			if m <= 0 {
+				return false
+			}
+			lo, hi = min(lo, m), max(hi, m)
+		}
+	}
+	return hi > 0 && hi/lo > 100
+}
+
+// saveBeside draws a plot of width w and height h with, in a strip of
+// width side to its right, what drawSide draws there (a legend, a colour
+// bar), and writes it to path in the format its extension names (PNG at
+// 300 dpi, SVG, PDF). The plot widens to hold its title whole.
+func saveBeside(p *plot.Plot, w, h, side vg.Length, drawSide func(draw.Canvas), path string) error {
+	title := p.Title.TextStyle.Rectangle(p.Title.Text)
+	w = max(w, title.Max.X-title.Min.X+vg.Points(24))
+	format := strings.TrimPrefix(filepath.Ext(path), ".")
+	var c vg.CanvasWriterTo
+	if format == "png" {
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w+side, h), vgimg.UseDPI(300))}
+	} else {
+		var err error
+		if c, err = draw.NewFormattedCanvas(w+side, h, format); err != nil {
+			return err
+		}
+	}
+	dc := draw.New(c)
+	p.Draw(draw.Crop(dc, 0, -side, 0, 0))
+	drawSide(draw.Crop(dc, w+vg.Points(6), 0, vg.Points(30), -vg.Points(30)))
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := c.WriteTo(out); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// histogramGrid is a worker x class count grid for a heat map.
+type histogramGrid struct {
+	workers, classes int
+	counts           []int64
+}
+
+func (h histogramGrid) Dims() (c, r int)   { return h.workers, h.classes }
+func (h histogramGrid) Z(c, r int) float64 { return float64(h.counts[c*h.classes+r]) }
+func (h histogramGrid) X(c int) float64    { return float64(c) }
+func (h histogramGrid) Y(r int) float64    { return float64(r) }
+
+// Histogram draws a partition's class histogram (the partition
+// stage's "histogram" table) as a heat map: workers across, classes up.
+func Histogram(t *artifacts.Table, title, path string) error {
+	w, c, counts := t.Column("worker"), t.Column("class"), t.Column("count")
+	if w == nil || c == nil || counts == nil || len(counts.Ints) == 0 {
+		return fmt.Errorf("not a class histogram table")
+	}
+	h := histogramGrid{workers: int(slices.Max(w.Ints)) + 1, classes: int(slices.Max(c.Ints)) + 1, counts: counts.Ints}
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text, p.Y.Label.Text = "worker", "class"
+	p.X.Tick.Marker, p.Y.Tick.Marker = integerTicks{}, integerTicks{}
+	colours := &countColours{max: float64(max(1, slices.Max(counts.Ints)))}
+	p.Add(plotter.NewHeatMap(h, colours.Palette(255)))
+	bar := plot.New()
+	bar.Title.Text = "samples"
+	bar.HideX()
+	bar.Add(&plotter.ColorBar{ColorMap: colours, Vertical: true})
+	width := vg.Length(max(4, float64(h.workers)*0.3)) * vg.Inch
+	return saveBeside(p, width, vg.Length(max(3, float64(h.classes)*0.25))*vg.Inch, 1.3*vg.Inch, func(c draw.Canvas) { bar.Draw(c) }, path)
+}
+
+// countColours is the sequential colour map of a heat map of counts, from 0 to
+// max: near white to dark blue, by the square root of the count (more
+// contrast among small counts), as the dashboard draws it.
+type countColours struct{ max float64 }
+
+var _ palette.ColorMap = (*countColours)(nil)
+
+func (c *countColours) At(v float64) (color.Color, error) {
+	t := math.Sqrt(math.Max(0, math.Min(1, v/c.max)))
+	lo, hi := [3]float64{247, 251, 255}, [3]float64{8, 48, 107}
+	var out [3]uint8
+	for i := range out {
+		out[i] = uint8(math.Round(lo[i] + (hi[i]-lo[i])*t))
+	}
+	return color.NRGBA{R: out[0], G: out[1], B: out[2], A: 255}, nil
+}
+func (c *countColours) Max() float64     { return c.max }
+func (c *countColours) Min() float64     { return 0 }
+func (c *countColours) SetMax(v float64) { c.max = v }
+func (c *countColours) SetMin(float64)   {}
+func (c *countColours) Alpha() float64   { return 1 }
+func (c *countColours) SetAlpha(float64) {}
+func (c *countColours) Palette(n int) palette.Palette {
+	colours := make([]color.Color, n)
+	for i := range colours {
+		colours[i], _ = c.At(c.max * float64(i) / float64(n-1))
+	}
+	return countsPalette(colours)
+}
+
+type countsPalette []color.Color
+
+func (p countsPalette) Colors() []color.Color { return p }

@@ -1,0 +1,329 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ump-lab/ump/algorithms"
+	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/stages/train"
+)
+
+// Series is one curve: the mean of y over seeds at each x, and its
+// standard deviation.
+type Series struct {
+	Label         string
+	Select        string // the tuned value, e.g. "lr=0.1" (Table.Select), or ""
+	X, Mean, Std  []float64
+	Seeds         int
+	DivergedSeeds int
+	Running       int  // seeds still training, or stopped before the end (CurveOptions.Live)
+	Untuned       bool // no choice of the select path has finished yet: Select is the one furthest along
+}
+
+// Figure is one plot: a curve per table row, for one table column.
+type Figure struct {
+	Name   string // the table column's header, as `ump table` prints it
+	Title  string
+	X, Y   string // axis titles
+	Series []Series
+}
+
+// axisTitles are the figures' default axis titles of rounds-table columns
+// (Table.Labels overrides them).
+var axisTitles = map[string]string{
+	"round": "round", "bits_sent_per_worker": "bits sent per worker", "train_loss": "training loss",
+	"test_acc_mean": "test accuracy (local models, mean over workers)", "consensus_acc": "test accuracy (averaged model)",
+	"test_loss_mean": "test loss (local models, mean over workers)", "consensus_loss": "test loss (averaged model)",
+	"partition.alpha": "Dirichlet α (non-IID degree)", "local_steps": "local steps K", "workers": "workers",
+	"objective_gap": "objective gap f(x̄) − f(x*)", "grad_norm_sq": "|∇f(x̄)|²", "consensus_distance": "consensus distance (mean |xᵢ − x̄|²)",
+}
+
+// Palette is the colours of a figure's curves, in order (Tableau 10, as
+// matplotlib's): `ump plot` and the dashboard draw the i-th series of a
+// figure in SeriesColour(i).
+var Palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"}
+
+// SeriesColour is the colour of a figure's i-th curve; past the palette
+// the colours repeat, dashed (SeriesDashed).
+func SeriesColour(i int) string { return Palette[i%len(Palette)] }
+
+// SeriesDashed reports whether a figure's i-th curve is dashed.
+func SeriesDashed(i int) bool { return i >= len(Palette) }
+
+// label is what figures show for a value, path or column: the layout's
+// Labels, else a default axis title, else the name itself.
+func label(spec manifests.Table, name string) string {
+	if l, ok := spec.Labels[name]; ok {
+		return l
+	}
+	if l, ok := axisTitles[name]; ok {
+		return l
+	}
+	return name
+}
+
+// shorten drops from algorithm labels such as gt-dsum(alpha=2,beta=0.9)
+// the parameters at their declared defaults and those every label
+// shares: what tells the curves apart.
+func shorten(labels []string) []string {
+	params := make([][]string, len(labels))
+	count := map[string]int{}
+	for i, l := range labels {
+		name, list, ok := strings.Cut(l, "(")
+		if !ok || !strings.HasSuffix(list, ")") {
+			continue
+		}
+		labels[i] = name
+		kind, _ := algorithms.Family.Lookup(name)
+		for _, p := range strings.Split(strings.TrimSuffix(list, ")"), ",") {
+			k, v, _ := strings.Cut(p, "=")
+			if kind != nil {
+				if decl, ok := kind.Param(k); ok && decl.Default != nil && fmt.Sprint(decl.Default) == v {
+					continue
+				}
+			}
+			if p != "" {
+				params[i] = append(params[i], p)
+				count[p]++
+			}
+		}
+	}
+	out := make([]string, len(labels))
+	for i, l := range labels {
+		var keep []string
+		for _, p := range params[i] {
+			if count[p] < len(labels) {
+				keep = append(keep, p)
+			}
+		}
+		out[i] = l
+		if len(keep) > 0 {
+			out[i] += " (" + strings.Join(keep, ", ") + ")"
+		}
+	}
+	return out
+}
+
+// CurveOptions say what Curves draws.
+type CurveOptions struct {
+	X, Y string // rounds-table columns: "round" or another (bits_sent_per_worker), and the figure
+	// Live adds the rounds that cells still training (or interrupted, or
+	// failed) have reported so far; an entry none of whose choices of the
+	// select path has finished shows the choice whose cells have reported
+	// the most rounds (Series.Untuned).
+	Live bool
+	// Choice, when set, shows the cells of this value of the select path
+	// in every entry, instead of the tuned one.
+	Choice string
+}
+
+// Curves builds the figures of a manifest from the rounds tables: one
+// figure per column of the table layout, one series per row, seeds
+// averaged, and where the layout selects a path (lr) the cells of the
+// selected value only.
+func (s Source) Curves(ctx context.Context, rep *Report, spec manifests.Table, o CurveOptions) ([]Figure, error) {
+	grid, err := s.Grid(ctx, rep, spec)
+	if err != nil {
+		return nil, err
+	}
+	// Row labels: the layout's, or the kind labels without what all rows share.
+	rows := make([]string, len(grid.RowLabels))
+	for k := range spec.Rows {
+		values := make([]string, len(rows))
+		for r := range rows {
+			values[r] = grid.RowLabels[r][k]
+		}
+		short := shorten(slices.Clone(values))
+		for r := range rows {
+			part := short[r]
+			if l, ok := spec.Labels[values[r]]; ok {
+				part = l
+			}
+			if part == "" { // every row shares it: nothing to tell apart
+				continue
+			}
+			rows[r] = strings.TrimPrefix(rows[r]+" / "+part, " / ")
+		}
+	}
+	figs := make([]Figure, len(grid.ColLabels))
+	shown := make([][]string, len(grid.RowLabels)) // [row][column]: the select value whose cells are drawn
+	for c := range figs {
+		figs[c] = Figure{Name: grid.ColumnHeader(c), Title: rep.Plan.Manifest.Name, X: label(spec, o.X), Y: label(spec, o.Y)}
+		if len(spec.Columns) > 0 {
+			var parts []string
+			for k, path := range spec.Columns {
+				parts = append(parts, label(spec, path)+" = "+label(spec, grid.ColLabels[c][k]))
+			}
+			figs[c].Title = strings.Join(parts, ", ")
+		}
+		for r := range grid.RowLabels {
+			if c == 0 {
+				shown[r] = make([]string, len(grid.ColLabels))
+			}
+			sr := Series{Label: rows[r]}
+			e := grid.Entries[r][c]
+			choice := e.Select
+			switch {
+			case spec.Select == "":
+			case o.Choice != "":
+				choice = o.Choice
+			case o.Live && e.Missing:
+				choice, sr.Untuned = furthest(rep, grid, grid.Cells[r][c]), true
+			}
+			shown[r][c] = choice
+			if choice != "" {
+				sr.Select = label(spec, spec.Select) + "=" + choice
+				if v, err := strconv.ParseFloat(choice, 64); err == nil {
+					sr.Select = label(spec, spec.Select) + "=" + strconv.FormatFloat(v, 'g', 3, 64)
+				}
+			}
+			figs[c].Series = append(figs[c].Series, sr)
+		}
+	}
+	sums := map[[2]int]map[float64][]float64{} // (figure, series) -> x -> y per seed
+	for r := range grid.RowLabels {
+		for c := range grid.ColLabels {
+			for _, i := range grid.Cells[r][c] {
+				if grid.Choices[i] != shown[r][c] {
+					continue
+				}
+				t, done, err := s.roundsOf(ctx, rep, i, o.Live)
+				if err != nil {
+					return nil, fmt.Errorf("cell %d: %w", i+1, err)
+				}
+				if t == nil {
+					continue
+				}
+				xs, ys, err := columnPair(t, o.X, o.Y)
+				if err != nil {
+					return nil, err
+				}
+				key := [2]int{c, r}
+				if sums[key] == nil {
+					sums[key] = map[float64][]float64{}
+				}
+				for k := range xs {
+					sums[key][xs[k]] = append(sums[key][xs[k]], ys[k])
+				}
+				sr := &figs[c].Series[r]
+				sr.Seeds++
+				switch {
+				case !done:
+					sr.Running++
+				case rep.Cells[i].Stage(train.Name).Result.Diverged:
+					sr.DivergedSeeds++
+				}
+			}
+		}
+	}
+	for key, byX := range sums {
+		sr := &figs[key[0]].Series[key[1]]
+		for _, xv := range slices.Sorted(maps.Keys(byX)) {
+			v := byX[xv]
+			mean := 0.0
+			for _, y := range v {
+				mean += y
+			}
+			mean /= float64(len(v))
+			std := 0.0
+			for _, y := range v {
+				std += (y - mean) * (y - mean)
+			}
+			if len(v) > 1 {
+				std = math.Sqrt(std / float64(len(v)-1))
+			}
+			sr.X, sr.Mean, sr.Std = append(sr.X, xv), append(sr.Mean, mean), append(sr.Std, std)
+		}
+	}
+	return figs, nil
+}
+
+// roundsOf is cell i's rounds table, done when its training finished; with
+// live, a cell still training (or stopped) gives the rounds it reported so
+// far. It is nil when the cell has none.
+func (s Source) roundsOf(ctx context.Context, rep *Report, i int, live bool) (t *artifacts.Table, done bool, err error) {
+	cell := rep.Cells[i]
+	if ref, ok := cell.Output(train.Rounds); ok {
+		data, err := s.Blobs.Get(ctx, ref)
+		if err != nil {
+			return nil, false, err
+		}
+		t, err := artifacts.ReadArrow(data)
+		return t, true, err
+	}
+	st := cell.Stage(train.Name)
+	if !live || st == nil {
+		return nil, false, nil
+	}
+	if t = PartialRounds(&rep.Plan.Cells[i].Config, cell, st); t.Rows() == 0 {
+		return nil, false, nil
+	}
+	return t, false, nil
+}
+
+// furthest is the value of the select path whose cells, among the given
+// ones, have reported the most rounds (the first in plan order on a tie):
+// the choice a live figure shows before any has finished.
+func furthest(rep *Report, grid *Grid, cells []int) string {
+	rounds := map[string]int{}
+	var order []string
+	for _, i := range cells {
+		v := grid.Choices[i]
+		if _, ok := rounds[v]; !ok {
+			order, rounds[v] = append(order, v), 0
+		}
+		if st := rep.Cells[i].Stage(train.Name); st != nil {
+			rounds[v] += st.Round
+		}
+	}
+	best := order[0]
+	for _, v := range order[1:] {
+		if rounds[v] > rounds[best] {
+			best = v
+		}
+	}
+	return best
+}
+
+func valuesAt(c *manifests.Cell, paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = c.ValueAt(p)
+	}
+	return out
+}
+
+// columnPair reads two numeric columns of a rounds table as float64.
+func columnPair(t *artifacts.Table, x, y string) ([]float64, []float64, error) {
+	get := func(name string) ([]float64, error) {
+		c := t.Column(name)
+		if c == nil {
+			var names []string
+			for _, col := range t.Columns {
+				names = append(names, col.Name)
+			}
+			return nil, fmt.Errorf("%w: the rounds table has no column %q; its columns are: %s", ErrBadArgument, name, strings.Join(names, ", "))
+		}
+		if c.Ints != nil {
+			out := make([]float64, len(c.Ints))
+			for i, v := range c.Ints {
+				out[i] = float64(v)
+			}
+			return out, nil
+		}
+		return c.Floats, nil
+	}
+	xs, err := get(x)
+	if err != nil {
+		return nil, nil, err
+	}
+	ys, err := get(y)
+	return xs, ys, err
+}
