@@ -254,7 +254,7 @@ func NewGrid(plan *manifests.Plan, spec manifests.Table, finals []Final) (*Grid,
 				figure := func(field, name string) (float64, error) {
 					v, ok := f.Figures[name]
 					if !ok {
-						return 0, fmt.Errorf("%w: %s %q is not a figure of the final table; its figures are: %s", ErrBadArgument, field, name, strings.Join(slices.Sorted(maps.Keys(f.Figures)), ", "))
+						return 0, fmt.Errorf("%w: %s %q is not a figure of the final table; its columns are: %s", ErrBadArgument, field, name, strings.Join(slices.Sorted(maps.Keys(f.Figures)), ", "))
 					}
 					return v, nil
 				}
