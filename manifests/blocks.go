@@ -13,10 +13,10 @@ import (
 	"strings"
 
 	"github.com/ump-lab/ump/algorithms"
-	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/compress"
-	"github.com/ump-lab/ump/split"
 	"github.com/ump-lab/ump/graphs"
+	"github.com/ump-lab/ump/kinds"
+	"github.com/ump-lab/ump/split"
 	"go.yaml.in/yaml/v3"
 )
 

@@ -15,8 +15,8 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/split"
+	"github.com/ump-lab/ump/stages"
 )
 
 // Stage records the partition of a cell's data over its workers.

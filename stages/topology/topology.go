@@ -30,9 +30,9 @@ import (
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/graphs"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
-	"github.com/ump-lab/ump/graphs"
 	"gonum.org/v1/gonum/mat"
 )
 

@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/graphs"
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
-	"github.com/ump-lab/ump/graphs"
 )
 
 // closedFormGap is 1 - max(|lambda_2|, |lambda_n|)^2 from a list of all

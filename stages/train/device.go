@@ -4,10 +4,10 @@ import (
 	"context"
 
 	"github.com/ump-lab/ump/algorithms"
+	"github.com/ump-lab/ump/compress"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/nn"
 	"github.com/ump-lab/ump/stages"
-	"github.com/ump-lab/ump/compress"
 )
 
 // deviceTrainer trains a GPU cell in a device cohort (Lockstep):

@@ -5,10 +5,10 @@ import (
 	"slices"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/compress"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn"
-	"github.com/ump-lab/ump/compress"
 )
 
 // Columns are the columns of a cell's rounds table (Rounds), "round"

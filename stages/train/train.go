@@ -27,9 +27,9 @@ import (
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/compress"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
-	"github.com/ump-lab/ump/compress"
 	"github.com/ump-lab/ump/stages/partition"
 	"github.com/ump-lab/ump/stages/topology"
 )
