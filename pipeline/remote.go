@@ -501,10 +501,44 @@ func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*eventlog.Regis
 	return &reg, cells, nil
 }
 
-// importResume brings into the store what S3 holds of a cell (Resume),
+// cellHooks are what happens beside a cell's stage loop: nothing when the
+// run is its store's alone (noHooks), and through S3 when it is shared
+// (remoteHooks). start runs before the first stage, recorded after each
+// event the cell records, finish once the cell has its status.
+type cellHooks interface {
+	start(ctx context.Context) error
+	recorded(ctx context.Context, ev *eventlog.Event) error
+	finish(ctx context.Context, status string) error
+}
+
+type noHooks struct{}
+
+func (noHooks) start(context.Context) error                     { return nil }
+func (noHooks) recorded(context.Context, *eventlog.Event) error { return nil }
+func (noHooks) finish(context.Context, string) error            { return nil }
+
+// remoteHooks share a cell through S3 (Runner.Remote).
+type remoteHooks struct {
+	r    *Runner
+	plan *manifests.Plan
+	cell *manifests.Cell
+	key  string
+	p    *progress
+}
+
+// hooks are a cell's: remoteHooks when the run has a Remote.
+func (r *Runner) hooks(plan *manifests.Plan, cell *manifests.Cell, key string, p *progress) cellHooks {
+	if r.Remote == nil {
+		return noHooks{}
+	}
+	return remoteHooks{r: r, plan: plan, cell: cell, key: key, p: p}
+}
+
+// start brings into the store what S3 holds of the cell (Resume),
 // checked like a pull, so that the runner finds its completed stages as
 // cache hits and resumes training from the furthest checkpoint.
-func (r *Runner) importResume(ctx context.Context, plan *manifests.Plan, cell *manifests.Cell, key string, p *progress) error {
+func (h remoteHooks) start(ctx context.Context) error {
+	r, plan, cell, key, p := h.r, h.plan, h.cell, h.key, h.p
 	check := func(evs []eventlog.Event) error {
 		for i := range evs {
 			if evs[i].Manifest != plan.Hash || evs[i].Cell != key {
@@ -558,10 +592,16 @@ func (r *Remote) imported(hash string, c *Commit, have, evs []eventlog.Event) []
 	return nil
 }
 
-// publish uploads a cell's events so far (Remote.Progress); a context
+// recorded uploads the cell's events so far (Remote.Progress) after each
+// stage's end and each checkpoint; a context
 // already cancelled (an interrupted run saving its last checkpoint) gets
 // a short one of its own.
-func (r *Runner) publish(ctx context.Context, plan *manifests.Plan, cell *manifests.Cell, key string) error {
+func (h remoteHooks) recorded(ctx context.Context, ev *eventlog.Event) error {
+	r, plan, cell, key := h.r, h.plan, h.cell, h.key
+	_, checkpoint := ev.Outputs[eventlog.RoundCheckpoint]
+	if ev.Kind != eventlog.StageCompleted && ev.Kind != eventlog.StageFailed && !(ev.Kind == eventlog.RoundCompleted && checkpoint) {
+		return nil
+	}
 	if ctx.Err() != nil {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -580,10 +620,15 @@ func ownEvents(evs []eventlog.Event, hash string) []eventlog.Event {
 	return slices.DeleteFunc(evs, func(ev eventlog.Event) bool { return ev.Manifest != hash || eventlog.Own(ev.Kind) })
 }
 
-// commitCell commits a finished cell's result on S3 (Remote.Commit).
+// finish commits the cell's result on S3 (Remote.Commit); a failed cell
+// is left for another attempt.
 // It finishes even when ctx is cancelled meanwhile (S3's own time limits
 // bound it).
-func (r *Runner) commitCell(ctx context.Context, plan *manifests.Plan, cell *manifests.Cell, key, status string, p *progress) error {
+func (h remoteHooks) finish(ctx context.Context, status string) error {
+	r, plan, cell, key, p := h.r, h.plan, h.cell, h.key, h.p
+	if status == eventlog.Failed { // another machine may yet compute it
+		return nil
+	}
 	ctx = context.WithoutCancel(ctx)
 	evs, err := r.Log.ByCell(key)
 	if err != nil {

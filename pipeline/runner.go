@@ -425,10 +425,9 @@ func (o *Outcome) count(status string, cached bool) {
 // store, a failing stage gives status Failed.
 func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manifests.Cell, key string, p *progress, seat *train.Seat, procs int) (status string, cached bool, err error) {
 	p.cellStart(cell)
-	if r.Remote != nil {
-		if err := r.importResume(ctx, plan, cell, key, p); err != nil {
-			return "", false, fmt.Errorf("cell %d (%s): %w", cell.Index+1, cell.LabelString(), err)
-		}
+	hooks := r.hooks(plan, cell, key, p)
+	if err := hooks.start(ctx); err != nil {
+		return "", false, fmt.Errorf("cell %d (%s): %w", cell.Index+1, cell.LabelString(), err)
 	}
 	view, err := r.source().Cell(plan.Hash, key)
 	if err != nil {
@@ -462,11 +461,7 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 		if err := r.Log.Append(ev); err != nil {
 			return err
 		}
-		_, checkpoint := ev.Outputs[eventlog.RoundCheckpoint]
-		if r.Remote != nil && (ev.Kind == eventlog.StageCompleted || ev.Kind == eventlog.StageFailed || ev.Kind == eventlog.RoundCompleted && checkpoint) {
-			return r.publish(ctx, plan, cell, key)
-		}
-		return nil
+		return hooks.recorded(ctx, ev)
 	}
 	results := map[string]*stages.Result{}
 	status, diverged := eventlog.Completed, false
@@ -525,10 +520,8 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 			return "", false, err
 		}
 	}
-	if r.Remote != nil && status != eventlog.Failed {
-		if err := r.commitCell(ctx, plan, cell, key, status, p); err != nil {
-			return "", false, fmt.Errorf("cell %d (%s): %w", cell.Index+1, cell.LabelString(), err)
-		}
+	if err := hooks.finish(ctx, status); err != nil {
+		return "", false, fmt.Errorf("cell %d (%s): %w", cell.Index+1, cell.LabelString(), err)
 	}
 	return status, !appended, nil
 }
