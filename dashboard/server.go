@@ -139,7 +139,7 @@ func (s *Server) snapshot() *eventlog.Snapshot {
 	return snap
 }
 
-// registrations are the store's manifests (Store.Manifests), decoded
+// registrations are the store's manifests (Source.Manifests), decoded
 // again only when a manifest was registered or forgotten since the last call. The
 // caller holds mu (read).
 func (s *Server) registrations() ([]eventlog.Registration, error) {
