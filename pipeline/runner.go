@@ -62,7 +62,7 @@ type Runner struct {
 	Cells []int
 	// OtherEngine says what Register does with cells that have results
 	// recorded under other cell inputs than this machine's (another
-	// engine or data; Store.OtherResults): "" refuses (ErrOtherEngine),
+	// engine or data; report.Source.OtherResults): "" refuses (ErrOtherEngine),
 	// "use" keeps those results, "recompute" computes the cells again.
 	OtherEngine string
 	// Overrides are what the run changed from the manifest file, recorded
