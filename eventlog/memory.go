@@ -49,8 +49,12 @@ func NewMemory() *Memory { return &Memory{index: map[string][]int{}} }
 
 // Append gives the event the next sequence number and the time.
 func (m *Memory) Append(ev *Event) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	ev.Time = time.Now().UTC()
-	return m.Import([]Event{*ev})
+	ev.Seq = uint64(len(m.evs)) + 1
+	m.add(*ev)
+	return nil
 }
 
 // Import appends events from another store, keeping their times.
