@@ -216,3 +216,53 @@ func TestRacingPinsAgreeOrNameTheMismatch(t *testing.T) {
 		t.Errorf("a machine whose cell keys differ: %v; want ErrEngineMismatch naming the pinned inputs", err)
 	}
 }
+
+// TestRunnersShareASweepInMemory: the runner over the twins alone (an
+// in-memory event log per machine, one in-memory blob store and one
+// create-only named store shared as S3 would be): a second machine with
+// an empty log takes every cell the first committed, as cache hits with
+// the same outputs, and records where each came from.
+func TestRunnersShareASweepInMemory(t *testing.T) {
+	plan := parse(t, smallManifest)
+	bucket, blobs := artifacts.NewMemory(), artifacts.NewMemory()
+	key := testSigner(t, "fleet")
+	run := func(log eventlog.Log) Outcome {
+		t.Helper()
+		r := &Runner{Log: log, Blobs: blobs, Stages: DefaultStages(), Remote: machine(t, bucket, key, key)}
+		out, err := r.Run(context.Background(), plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	first, second := eventlog.NewMemory(), eventlog.NewMemory()
+	if out := run(first); out.Completed != len(plan.Cells) || out.Cached != 0 {
+		t.Fatalf("first machine: %+v; want every cell computed", out)
+	}
+	if out := run(second); out.Completed != len(plan.Cells) || out.Cached != len(plan.Cells) {
+		t.Fatalf("second machine: %+v; want every cell taken from the first's commits", out)
+	}
+	imports, _ := second.ByKind(eventlog.CellImported)
+	if len(imports) != len(plan.Cells) {
+		t.Errorf("the second machine recorded %d imports; want one per cell", len(imports))
+	}
+	digests := func(log eventlog.Log) map[string]string {
+		evs, _ := log.ByKind(eventlog.StageCompleted)
+		out := map[string]string{}
+		for _, ev := range evs {
+			for name, ref := range ev.Outputs {
+				out[ev.Cell+"/"+ev.Stage+"/"+name] = ref.Digest
+			}
+		}
+		return out
+	}
+	want, got := digests(first), digests(second)
+	for k, d := range want {
+		if got[k] != d {
+			t.Errorf("%s: the second machine has %q, the first computed %q", k, got[k], d)
+		}
+	}
+	if len(want) == 0 || len(got) != len(want) {
+		t.Errorf("outputs: the first machine %d, the second %d", len(want), len(got))
+	}
+}
