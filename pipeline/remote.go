@@ -501,22 +501,6 @@ func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*eventlog.Regis
 	return &reg, cells, nil
 }
 
-// cellHooks are what happens beside a cell's stage loop: nothing when the
-// run is its store's alone (noHooks), and through S3 when it is shared
-// (remoteHooks). start runs before the first stage, recorded after each
-// event the cell records, finish once the cell has its status.
-type cellHooks interface {
-	start(ctx context.Context) error
-	recorded(ctx context.Context, ev *eventlog.Event) error
-	finish(ctx context.Context, status string) error
-}
-
-type noHooks struct{}
-
-func (noHooks) start(context.Context) error                     { return nil }
-func (noHooks) recorded(context.Context, *eventlog.Event) error { return nil }
-func (noHooks) finish(context.Context, string) error            { return nil }
-
 // remoteHooks share a cell through S3 (Runner.Remote).
 type remoteHooks struct {
 	r    *Runner
@@ -524,14 +508,6 @@ type remoteHooks struct {
 	cell *manifests.Cell
 	key  string
 	p    *progress
-}
-
-// hooks are a cell's: remoteHooks when the run has a Remote.
-func (r *Runner) hooks(plan *manifests.Plan, cell *manifests.Cell, key string, p *progress) cellHooks {
-	if r.Remote == nil {
-		return noHooks{}
-	}
-	return remoteHooks{r: r, plan: plan, cell: cell, key: key, p: p}
 }
 
 // start brings into the store what S3 holds of the cell (Resume),
