@@ -1,7 +1,6 @@
 package train
 
 import (
-	"context"
 	"fmt"
 	"sync"
 
@@ -260,26 +259,4 @@ func (g *group) settle() {
 	g.submitted = 0
 	g.gen++
 	g.cond.Broadcast()
-}
-
-// deviceKey is the context key of WithDevice.
-type deviceKey struct{}
-
-// onDevice is what WithDevice gives the train stage.
-type onDevice struct {
-	device *nn.Device
-	seat   *Seat
-}
-
-// WithDevice returns ctx carrying where GPU cells train (nil where none is
-// configured) and the cell's seat in a cohort (nil: a cohort of its own),
-// for the train stage's Run; the other stages need neither.
-func WithDevice(ctx context.Context, device *nn.Device, seat *Seat) context.Context {
-	return context.WithValue(ctx, deviceKey{}, onDevice{device, seat})
-}
-
-// deviceOf is what WithDevice put in ctx.
-func deviceOf(ctx context.Context) onDevice {
-	d, _ := ctx.Value(deviceKey{}).(onDevice)
-	return d
 }
