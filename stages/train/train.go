@@ -309,3 +309,13 @@ func deviceOf(ctx context.Context) onDevice {
 	d, _ := ctx.Value(deviceKey{}).(onDevice)
 	return d
 }
+
+// CohortKey is what cells must share to train in one cohort, or "" for a
+// cell that trains otherwise (the CPU engine, the quadratic task, or
+// compressed communication, which exchanges on the host).
+func CohortKey(cfg *manifests.Manifest) string {
+	if cfg.Engine != "gpu" || cfg.Task.Dataset == "quadratic" || (cfg.Compression != nil && cfg.Compression.Codec != "none") {
+		return ""
+	}
+	return fmt.Sprintf("%s %s %s w%d k%d b%d", cfg.Task.Dataset, cfg.Task.Model, cfg.Algorithm.Name, cfg.Workers, cfg.LocalSteps, cfg.BatchSize)
+}
