@@ -377,11 +377,15 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 	return out, nil
 }
 
-// runCells runs the plan's cells (indices), size at a time (in one cohort
-// when size > 1), counting them into out. It stops taking cells at the
+// runCells runs the plan's cells (indices: all of one GPU cohort shape,
+// or all training alone), size at a time (in one cohort when they share
+// its shape), counting them into out. It stops taking cells at the
 // first error and returns it once the running cells have stopped.
 func (r *Runner) runCells(ctx context.Context, plan *manifests.Plan, reg *eventlog.Registration, cells []int, size int, p *progress, out *Outcome) error {
-	lock := train.NewLockstep(size, r.Device)
+	var lock *train.Lockstep // a GPU cohort's; cells that train alone need none
+	if train.CohortKey(&plan.Cells[cells[0]].Config) != "" {
+		lock = train.NewLockstep(size, r.Device)
+	}
 	p.setConcurrent(size > 1)
 	procs := 0 // a CPU engine's goroutines: all cores, or its share of them
 	if size > 1 {
@@ -404,7 +408,10 @@ func (r *Runner) runCells(ctx context.Context, plan *manifests.Plan, reg *eventl
 		wg.Go(func() {
 			for i, ok := take(); ok; i, ok = take() {
 				cell := &plan.Cells[i]
-				seat := lock.Reserve(&cell.Config)
+				var seat *train.Seat
+				if lock != nil {
+					seat = lock.Reserve(&cell.Config)
+				}
 				status, cached, err := r.runCell(ctx, plan, cell, reg.CellKeys[i], p, seat, procs)
 				if seat != nil {
 					seat.Release()
