@@ -1,21 +1,3 @@
-// Package train is the stage that runs the cell's algorithm round by round:
-// K local steps on every worker (mini-batches from each worker's partition
-// for data sets; the quadratic's gradients otherwise), then communication
-// with the round's mixing matrix through the cell's compress.Exchange
-// (exact, or compressed with the bits counted), at the round's learning
-// rate. It evaluates (metrics.go: the quadratic's figures, or every local
-// model and their average on the test split) every evaluate.every rounds
-// and at the last, with the exchange's bits and compression figures, writes a
-// checkpoint every checkpoint.every rounds (and at the end, on divergence
-// and on interruption), resumes from the pipeline's last checkpoint, and
-// outputs the per-round metrics table ("rounds") and the final checkpoint
-// ("checkpoint"). A round with non-finite parameters, or a data-set round
-// whose mean mini-batch loss exceeds 100 ln(classes), stops the run as
-// diverged. Checkpoints are TrainState (checkpoint.go). GPU cells without
-// compression train in a device cohort (Lockstep, nn.Cohort): the same
-// rounds, computed on the device, recorded the same way. The runner hands
-// Run the device and the cell's seat in its cohort through the context
-// (WithDevice).
 package train
 
 import (
