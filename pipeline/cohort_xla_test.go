@@ -94,7 +94,7 @@ func TestCohortCellsEqualCellsAlone(t *testing.T) {
 			t.Errorf("cell %d: train outputs %q in a cohort, %q alone", i+1, a[i], b[i])
 		}
 	}
-	reg, err := together.FindManifest(plan.Hash)
+	reg, err := together.Source().FindManifest(plan.Hash)
 	if err != nil {
 		t.Fatal(err)
 	}
