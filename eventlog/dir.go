@@ -213,7 +213,7 @@ func Holder(dir string) (pid int, what string) {
 	return pid, what
 }
 
-// pidCommand describes a process holding a store, as Store.Beside does.
+// pidCommand describes a process holding a store, as Dir.Beside does.
 func pidCommand(pid int, what string) string { return fmt.Sprintf("PID %d (%s)", pid, what) }
 
 // Close closes the log and releases the lock (nothing beside a writer).
