@@ -168,9 +168,6 @@ func (m *Mixings) At(r int) algorithms.Mixing {
 	return m.ws[k]
 }
 
-// Len is the number of matrices.
-func (m *Mixings) Len() int { return len(m.ws) }
-
 // ReadMixings reads a mixing table back, checking every matrix.
 func ReadMixings(t *artifacts.Table, n int) (*Mixings, error) {
 	from, ws, err := matrices(t, n)
