@@ -160,8 +160,8 @@ func TestEmptyMemoryTableIsSetAside(t *testing.T) {
 		t.Fatalf("writer: %v", err)
 	}
 	defer s.Close()
-	if n := countKind(t, s, CellStarted); n != 1 {
-		t.Errorf("the log holds %d events; want 1", n)
+	if evs, err := s.Log.ByKind(CellStarted); err != nil || len(evs) != 1 {
+		t.Errorf("the log holds %d events (%v); want 1", len(evs), err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "events", orphanedDir, "00099.mem")); err != nil {
 		t.Errorf("the empty memory table was not set aside: %v", err)
@@ -198,13 +198,4 @@ func openTestStore(t *testing.T) *Dir {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
-}
-
-func countKind(t *testing.T, s *Dir, kind string) int {
-	t.Helper()
-	evs, err := s.Log.ByKind(kind)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(evs)
 }

@@ -27,6 +27,8 @@ func readPublished(dir string) (*Memory, error) {
 // file at path after the events already read, and returns how many bytes
 // they took: a last line still being written is left for the next read.
 func (p *Memory) read(path string, data []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	used := 0
 	for {
 		end := bytes.IndexByte(data[used:], '\n')

@@ -164,7 +164,7 @@ func (s Source) ReadFinals(ctx context.Context, rep *Report) ([]Final, error) {
 		}
 		finals[i].Figures = map[string]float64{}
 		for _, c := range t.Columns {
-			if c.Floats != nil && len(c.Floats) > 0 {
+			if len(c.Floats) > 0 {
 				finals[i].Figures[c.Name] = c.Floats[0]
 			}
 		}
