@@ -54,7 +54,7 @@ func (p *progress) printf(format string, args ...any) {
 }
 
 func (p *progress) publish(force bool) {
-	if !force && time.Since(p.lastSnap) < 500*time.Millisecond {
+	if p.dir == "" || (!force && time.Since(p.lastSnap) < 500*time.Millisecond) {
 		return
 	}
 	p.lastSnap = time.Now()

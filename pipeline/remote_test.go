@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -241,6 +242,9 @@ func TestRunnersShareASweepInMemory(t *testing.T) {
 	}
 	if out := run(second); out.Completed != len(plan.Cells) || out.Cached != len(plan.Cells) {
 		t.Fatalf("second machine: %+v; want every cell taken from the first's commits", out)
+	}
+	if _, err := os.Stat("status.json"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a runner with no Dir wrote its progress snapshot into the working directory (%v)", err)
 	}
 	imports, _ := second.ByKind(eventlog.CellImported)
 	if len(imports) != len(plan.Cells) {
