@@ -49,8 +49,12 @@ type xlaCohort struct {
 	state   []*tensors.Tensor // per name: [cells*workers, Params] on the device
 	train   splitTensors
 	test    splitTensors
-	evalB   int // test samples per evaluation call
+	evalB   int // test samples per step of the evaluation loop
 }
+
+// evalModelSamples bounds a step of the evaluation loop: models × test
+// samples (the activations of 32768 LeNet forward passes are about 0.8 GB).
+var evalModelSamples = 32768
 
 // splitTensors is a split resident on the device (uploaded at the first
 // call): pixels [N, sample] uint8, features [N, D] float32, or token bags
@@ -90,7 +94,7 @@ func NewCohort(device *Device, data *datasets.Dataset, shape CohortShape) (Cohor
 	if len(data.Shape) == 3 {
 		lut = standardise(&data.Train, data.Shape[0])
 	}
-	c.evalB = max(1, min(evalBatch, 32768/(shape.Cells*(shape.Workers+1))))
+	c.evalB = max(1, min(evalBatch, evalModelSamples/(shape.Cells*(shape.Workers+1))))
 	c.train = c.resident(&data.Train, lut, 1)
 	c.test = c.resident(&data.Test, lut, c.evalB)
 	if c.round, err = NewExec(backend, c.roundGraph); err != nil {
@@ -464,45 +468,33 @@ func (c *xlaCohort) EvaluateCell(ci int) (CellScores, error) {
 }
 
 // evaluate runs an evaluation program of `cells` cells on the models x
-// over the test split, one call per evalB samples.
+// over the test split: one execution, whose loop takes evalB test
+// samples at a time.
 func (c *xlaCohort) evaluate(prog *Exec, x *tensors.Tensor, cells int) ([]CellScores, error) {
 	n := c.shape.Workers
-	models := cells * (n + 1)
-	loss, correct := make([]float64, models), make([]float64, models)
-	var distance []float64
-	for start := 0; start < c.test.len; start += c.evalB {
-		out, err := prog.Exec(append([]any{x, int32(start)}, c.test.args()...)...)
-		if err != nil {
-			return nil, fmt.Errorf("gpu engine: evaluation: %w", err)
-		}
-		if distance == nil {
-			if distance, err = tensors.CopyFlatData[float64](out[2]); err != nil {
-				finalize(out)
-				return nil, fmt.Errorf("gpu engine: downloading a result: %w", err)
-			}
-		}
-		fl, err := download(out[:2])
-		finalize(out[2:])
-		if err != nil {
-			return nil, err
-		}
-		l, h := fl[0], fl[1]
-		for i := range models {
-			loss[i] += float64(l[i])
-			correct[i] += float64(h[i])
+	out, err := prog.Exec(append([]any{x}, c.test.args()...)...)
+	if err != nil {
+		return nil, fmt.Errorf("gpu engine: evaluation: %w", err)
+	}
+	defer finalize(out)
+	var sums [3][]float64 // loss sums, hits, distances
+	for i := range sums {
+		if sums[i], err = tensors.CopyFlatData[float64](out[i]); err != nil {
+			return nil, fmt.Errorf("gpu engine: downloading a result: %w", err)
 		}
 	}
+	loss, correct, distance := sums[0], sums[1], sums[2]
 	total := float64(c.test.len)
 	score := func(i int) Score { return Score{Loss: loss[i] / total, Accuracy: correct[i] / total} }
-	out := make([]CellScores, cells)
-	for ci := range out {
+	scores := make([]CellScores, cells)
+	for ci := range scores {
 		for i := range n {
-			out[ci].Local = append(out[ci].Local, score(ci*n+i))
+			scores[ci].Local = append(scores[ci].Local, score(ci*n+i))
 		}
-		out[ci].Consensus = score(cells*n + ci)
-		out[ci].ConsensusDistance = distance[ci]
+		scores[ci].Consensus = score(cells*n + ci)
+		scores[ci].ConsensusDistance = distance[ci]
 	}
-	return out, nil
+	return scores, nil
 }
 
 // Close frees the cohort's device memory.
@@ -718,15 +710,17 @@ func unpackMask(packed *Node, tau int, s shape, d dropout) *Node {
 }
 
 // evalGraph is the evaluation program of `cells` cells: inputs the models
-// x [cells*workers, P], the first test sample of this call, then the
-// resident test split; outputs per model — the rows, then each cell's
-// average model — the sum of losses and the number of hits on the call's
-// samples, and each cell's mean_i |x_i - xbar|^2 (float64).
+// x [cells*workers, P], then the resident test split; outputs per model —
+// the rows, then each cell's average model — the sum of losses and the
+// number of hits over the test split, and each cell's mean_i |x_i -
+// xbar|^2 (all float64). The average models and distances are computed
+// once; a While loop runs the models on evalB test samples at a time,
+// each chunk's sums (float32) added in float64.
 func (c *xlaCohort) evalGraph(cells int) func(inputs []*Node) []*Node {
 	return func(inputs []*Node) []*Node {
 		n := c.shape.Workers
 		m := c.model
-		x, start, split := inputs[0], inputs[1], inputs[2:]
+		x, split := inputs[0], inputs[1:]
 		g := x.Graph()
 		p := m.Params
 		x64 := Reshape(ConvertDType(x, dtypes.Float64), cells, n, p)
@@ -735,14 +729,30 @@ func (c *xlaCohort) evalGraph(cells int) func(inputs []*Node) []*Node {
 		distance := DivScalar(ReduceSum(Mul(dev, dev), 1, 2), float64(n))
 		models := Concatenate([]*Node{x, ConvertDType(mean, dtypes.Float32)}, 0)
 		k := cells * (n + 1)
-		sample := Add(Iota(g, shapes.Make(dtypes.Int32, c.evalB), 0), start)
-		valid := ConvertDType(LessThan(sample, Const(g, int32(c.test.len))), dtypes.Float32)
-		idx := BroadcastToDims(ExpandAxes(sample, 0), k, c.evalB)
-		in, labels := c.gatherInput(split, idx)
-		t := m.graphForward(models, in, nil)
-		w := BroadcastToDims(ExpandAxes(valid, 0), k, c.evalB)
-		loss, _, hits := crossEntropyGraph(t.acts[len(t.acts)-1], labels, w, m.Classes)
-		correct := ReduceSum(Mul(ConvertDType(hits, dtypes.Float32), w), 1)
-		return []*Node{loss, correct, distance}
+		scalar := shapes.Make(dtypes.Int32)
+		sums := shapes.Make(dtypes.Float64, k)
+		more := NewClosure(g, func(g *Graph) []*Node {
+			start := Parameter(g, "start", scalar)
+			Parameter(g, "loss", sums)
+			Parameter(g, "hits", sums)
+			return []*Node{LessThan(start, Const(g, int32(c.test.len)))}
+		})
+		chunk := NewClosure(g, func(g *Graph) []*Node {
+			start := Parameter(g, "start", scalar)
+			lossSum, hitSum := Parameter(g, "loss", sums), Parameter(g, "hits", sums)
+			sample := Add(Iota(g, shapes.Make(dtypes.Int32, c.evalB), 0), start)
+			valid := ConvertDType(LessThan(sample, Const(g, int32(c.test.len))), dtypes.Float32)
+			idx := BroadcastToDims(ExpandAxes(sample, 0), k, c.evalB)
+			in, labels := c.gatherInput(split, idx)
+			t := m.graphForward(models, in, nil)
+			w := BroadcastToDims(ExpandAxes(valid, 0), k, c.evalB)
+			loss, _, hits := crossEntropyGraph(t.acts[len(t.acts)-1], labels, w, m.Classes)
+			correct := ReduceSum(Mul(ConvertDType(hits, dtypes.Float32), w), 1)
+			return []*Node{AddScalar(start, c.evalB),
+				Add(lossSum, ConvertDType(loss, dtypes.Float64)), Add(hitSum, ConvertDType(correct, dtypes.Float64))}
+		})
+		zero := Zeros(g, sums)
+		out := While(more, chunk, Const(g, int32(0)), zero, zero)
+		return []*Node{out[1], out[2], distance}
 	}
 }

@@ -193,12 +193,14 @@ func relDiff(a, b [][]float32) float64 {
 // TestCohortMatchesCPU: after one round, every state vector of every cell
 // of a cohort equals the CPU engine's and CPU optimizer's to a relative
 // 1e-5, for every algorithm of the family (algorithmCases), and so do the step losses and the evaluation
-// (of the whole cohort, and of one cell);
+// (of the whole cohort, and of one cell, in loops of several steps);
 // after a second round (which takes the algorithms' later-round branches)
 // to 1e-3: a ReLU or max-pool decision flipped by rounding may move a few
 // units further.
 func TestCohortMatchesCPU(t *testing.T) {
 	data := cohortData()
+	defer func(v int) { evalModelSamples = v }(evalModelSamples)
+	evalModelSamples = 16 * 3 * (cohortWorkers + 1) // 16 test samples per step of a 3-cell evaluation loop: 40 in 3 steps
 	for backendName, dev := range gpuBackends(t) {
 		for name, cc := range algorithmCases() {
 			t.Run(backendName+"/"+name, func(t *testing.T) {

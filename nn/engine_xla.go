@@ -14,9 +14,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gomlx/go-xla/pkg/pjrt"
 	"github.com/gomlx/gomlx/backends"
 	_ "github.com/gomlx/gomlx/backends/simplego" // "go": the pure-Go backend, for tests without a GPU
-	_ "github.com/gomlx/gomlx/backends/xla"      // "xla:/abs/path/plugin.so": PJRT, CUDA on GPU hosts
+	"github.com/gomlx/gomlx/backends/xla"        // "xla:/abs/path/plugin.so": PJRT, CUDA on GPU hosts
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -103,7 +104,7 @@ func (d *Device) Backend() (backends.Backend, error) {
 			}
 			config = "xla:" + plugin
 		}
-		d.backend, d.err = backends.NewWithConfig(config)
+		d.backend, d.err = openBackend(config)
 		if d.err != nil {
 			d.err = fmt.Errorf("gpu engine: backend %q: %w", config, d.err)
 		} else if d.backend == nil {
@@ -111,6 +112,28 @@ func (d *Device) Backend() (backends.Backend, error) {
 		}
 	})
 	return d.backend, d.err
+}
+
+// pjrtOptions are the PJRT client's options on a GPU: no preallocated
+// pool (JAX's and PJRT's default reserves 75% of the GPU at start), the
+// allocator may grow to 90% of the GPU, so a cohort takes what its
+// programs need and a second process or the peers can share the device.
+var pjrtOptions = pjrt.NamedValuesMap{"preallocate": false, "memory_fraction": float32(0.9)}
+
+// openBackend opens a GoMLX backend: "xla:PLUGIN" with pjrtOptions and
+// float32 products in float32 (GoMLX's "notf32", explicit, since later
+// GoMLX versions turn TF32 on by default on CUDA); anything else by
+// GoMLX's registry ("go").
+func openBackend(config string) (backends.Backend, error) {
+	plugin, ok := strings.CutPrefix(config, "xla:")
+	if !ok {
+		return backends.NewWithConfig(config)
+	}
+	b, err := xla.NewWithOptions(plugin+",notf32", pjrtOptions)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // Name is the GoMLX engine's Name on the device (it opens the device).
