@@ -7,10 +7,10 @@ var dpsgd = kinds.Kind[*Rules]{Name: "dpsgd", Doc: "D-PSGD: K SGD steps, gossip"
 	New: &Rules{
 		Vectors: []Vector{{Name: "x", FromX0: true}},
 		Round: func(s Space, k int) {
-			for tau := range k {
+			s.Steps(k, func(tau int) {
 				g := Gradient(s, tau)
 				s.Set("x", s.Sub(s.Get("x"), s.Scale(s.Num(lr), g)))
-			}
+			})
 			s.Set("x", s.Mix("x", s.Get("x")))
 		},
 	}}
@@ -18,9 +18,9 @@ var dpsgd = kinds.Kind[*Rules]{Name: "dpsgd", Doc: "D-PSGD: K SGD steps, gossip"
 // localMomentumSteps are DSGDm's local steps: heavy-ball or Nesterov
 // momentum in m, which stays local.
 func localMomentumSteps(s Space, k int) {
-	for tau := range k {
+	s.Steps(k, func(tau int) {
 		momentumStep(s, Gradient(s, tau), "m", s.Num(param("beta")), s.Flag(isTrue("nesterov")))
-	}
+	})
 }
 
 // dsgdm is DSGDm: local momentum steps, then gossip.
@@ -58,12 +58,12 @@ var qgdsgdm = kinds.Kind[*Rules]{Name: "qg-dsgdm", Doc: "QG-DSGDm: quasi-global 
 		Round: func(s Space, k int) {
 			s.Set("start", s.Get("x"))
 			beta := s.Num(param("beta"))
-			for tau := range k {
+			s.Steps(k, func(tau int) {
 				g := Gradient(s, tau)
 				mt := s.Add(s.Scale(beta, s.Get("m_hat")), g)
 				d := s.Select(s.Flag(isTrue("nesterov")), s.Add(g, s.Scale(beta, mt)), mt)
 				s.Set("x", s.Sub(s.Get("x"), s.Scale(s.Num(lr), d)))
-			}
+			})
 			x := s.Mix("x", s.Get("x"))
 			s.Set("x", x)
 			dx := s.Scale(s.Num(perKLR), s.Sub(s.Get("start"), x))
@@ -83,9 +83,9 @@ var slowmo = kinds.Kind[*Rules]{Name: "slowmo", Doc: "SlowMo: K SGD steps with b
 		Round: func(s Space, k int) {
 			s.Set("start", s.Get("x"))
 			never := s.Flag(func(Config, At) bool { return false })
-			for tau := range k {
+			s.Steps(k, func(tau int) {
 				momentumStep(s, Gradient(s, tau), "m", s.Num(param("base_beta")), never)
-			}
+			})
 			start := s.Get("start")
 			xbar := s.Average("x", s.Get("x"), start)
 			perLR := s.Num(func(_ Config, at At) float32 { return float32(1 / at.LR) })
@@ -104,13 +104,13 @@ var dsgt = kinds.Kind[*Rules]{Name: "dsgt", Doc: "gradient tracking (Pu & Nedic)
 	New: &Rules{
 		Vectors: []Vector{{Name: "x", FromX0: true}, {Name: "y"}, {Name: "g_prev"}},
 		Round: func(s Space, k int) {
-			for tau := range k {
+			s.Steps(k, func(tau int) {
 				g := Gradient(s, tau)
 				y := s.Select(s.Flag(firstRound), g, s.Sub(s.Add(s.Get("y"), g), s.Get("g_prev")))
 				s.Set("y", y)
 				s.Set("g_prev", g)
 				s.Set("x", s.Sub(s.Get("x"), s.Scale(s.Num(lr), y)))
-			}
+			})
 			s.Set("x", s.Mix("x", s.Get("x")))
 			s.Set("y", s.Mix("y", s.Get("y")))
 		},
@@ -123,7 +123,7 @@ var d2 = kinds.Kind[*Rules]{Name: "d2", Doc: "D2 / exact diffusion",
 	New: &Rules{
 		Vectors: []Vector{{Name: "x", FromX0: true}, {Name: "x_prev"}, {Name: "g_prev"}},
 		Round: func(s Space, k int) {
-			for tau := range k {
+			s.Steps(k, func(tau int) {
 				g := Gradient(s, tau)
 				x, eta := s.Get("x"), s.Num(lr)
 				two := s.Num(func(Config, At) float32 { return 2 })
@@ -131,7 +131,7 @@ var d2 = kinds.Kind[*Rules]{Name: "d2", Doc: "D2 / exact diffusion",
 				s.Set("x", s.Select(s.Flag(firstRound), s.Sub(x, s.Scale(eta, g)), later))
 				s.Set("x_prev", x)
 				s.Set("g_prev", g)
-			}
+			})
 			s.Set("x", s.Mix("x", s.Get("x")))
 		},
 	}}

@@ -143,6 +143,12 @@ func (o *cpu) Set(name string, v Vec) {
 	o.pending = append(o.pending, binding{name, v.V.(*expr)})
 }
 
+func (o *cpu) Steps(k int, step func(tau int)) {
+	for tau := range k {
+		step(tau)
+	}
+}
+
 func (o *cpu) Grad(tau int) Vec {
 	o.commit()
 	if o.err == nil {

@@ -9,9 +9,9 @@ var dsum = kinds.Kind[*Rules]{Name: "d-sum", Doc: "D-SUM (paper Algorithm 1): SU
 		Vectors: []Vector{{Name: "x", FromX0: true}, {Name: "v", FromX0: true}},
 		Round: func(s Space, k int) {
 			restartRound(s)
-			for tau := range k {
+			s.Steps(k, func(tau int) {
 				sumStep(s, Gradient(s, tau))
-			}
+			})
 			s.Set("x", s.Mix("x", s.Get("x")))
 			s.Set("v", s.Mix("v", s.Get("v")))
 		},

@@ -18,7 +18,7 @@ var gtdsum = kinds.Kind[*Rules]{Name: "gt-dsum", Doc: "GT-DSUM (paper Algorithm 
 			s.Set("start", s.Get("x"))
 			s.Set("sum", s.Select(sums, s.Zero(), s.Get("sum")))
 			restartRound(s)
-			for tau := range k {
+			s.Steps(k, func(tau int) {
 				g := Gradient(s, tau)
 				y := s.Get("y")
 				if tau == 0 { // y^(0) is the first local step's gradient (Algorithm 2 input)
@@ -31,7 +31,7 @@ var gtdsum = kinds.Kind[*Rules]{Name: "gt-dsum", Doc: "GT-DSUM (paper Algorithm 
 				m := s.Add(s.Scale(s.Num(param("lambda")), g), s.Scale(s.Num(oneMinus("lambda")), y))
 				s.Set("sum", s.Select(sums, s.Add(s.Get("sum"), s.Select(s.Flag(is("tracker", "direction")), m, g)), s.Get("sum")))
 				sumStep(s, m)
-			}
+			})
 			x := s.Mix("x", s.Get("x"))
 			s.Set("x", x)
 			s.Set("v", s.Mix("v", s.Get("v")))

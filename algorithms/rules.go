@@ -61,6 +61,10 @@ type (
 type Space interface {
 	Get(name string) Vec
 	Set(name string, v Vec)
+	// Steps runs step(tau) for tau = 0..k-1, in order: a round's local
+	// steps. A step may branch on tau == 0 only: the GPU's round program
+	// runs the first step, then the others as one loop over its body.
+	Steps(k int, step func(tau int))
 	// Grad is every worker's mean mini-batch gradient at "x" (as Set so
 	// far) for local step tau, without weight decay (see Gradient).
 	Grad(tau int) Vec

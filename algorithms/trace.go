@@ -49,6 +49,12 @@ func (t *tracer) declared(name string) {
 
 func (t *tracer) Get(name string) Vec    { t.declared(name); return Vec{} }
 func (t *tracer) Set(name string, _ Vec) { t.declared(name) }
+func (t *tracer) Steps(k int, step func(tau int)) {
+	for tau := range k {
+		step(tau)
+	}
+}
+
 func (t *tracer) Grad(tau int) Vec {
 	t.Grads = append(t.Grads, tau)
 	return Vec{}

@@ -4,9 +4,11 @@ package nn
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/gomlx/gomlx/backends"
@@ -229,9 +231,9 @@ func (c *xlaCohort) Round(cells []CellRound) (losses [][]float64, finite []bool,
 	}
 	args = append(args, tensors.FromFlatDataAndDimensions(scalars, sh.Cells, width),
 		tensors.FromFlatDataAndDimensions(mix, sh.Cells, sh.Workers, sh.Workers),
-		tensors.FromFlatDataAndDimensions(idx, rows, k, b), tensors.FromFlatDataAndDimensions(weights, rows, k, b))
+		tensors.FromFlatDataAndDimensions(idx, k, rows, b), tensors.FromFlatDataAndDimensions(weights, k, rows, b))
 	for d := range drops {
-		args = append(args, tensors.FromFlatDataAndDimensions(masks[d], rows, k, b, words[d]))
+		args = append(args, tensors.FromFlatDataAndDimensions(masks[d], k, rows, b, words[d]))
 	}
 	args = append(args, c.train.args()...)
 	out, err := c.round.Exec(args...)
@@ -282,7 +284,7 @@ func (c *xlaCohort) cellInputs(ci int, cr *CellRound, scalars []float32, mix []f
 			if len(batch) == 0 || len(batch) > b {
 				return fmt.Errorf("gpu engine: cell %d worker %d: a batch of %d samples (1..%d)", ci, i, len(batch), b)
 			}
-			at := ((ci*sh.Workers+i)*k + step) * b
+			at := (step*sh.Cells*sh.Workers + ci*sh.Workers + i) * b
 			for j, sample := range batch {
 				idx[at+j] = int32(sample)
 				weights[at+j] = 1 / float32(len(batch))
@@ -317,7 +319,7 @@ func (c *xlaCohort) drawMasks(cells []CellRound, masks [][]uint16, words []int) 
 					stream := rng.New(cr.Seed, "dropout", uint64(j.worker), uint64(cr.Round), uint64(step))
 					for d, li := range drops {
 						threshold, _ := m.layers[li].(dropout).maskParams()
-						at := ((row*sh.LocalSteps + step) * sh.Batch) * words[d]
+						at := (step*sh.Cells*sh.Workers + row) * sh.Batch * words[d]
 						packMask(stream, threshold, m.shapes[li], len(batch), masks[d][at:at+len(batch)*words[d]], words[d])
 					}
 				}
@@ -543,7 +545,7 @@ func (c *xlaCohort) gatherInput(split []*Node, idx *Node) (graphInput, *Node) {
 
 // roundGraph: inputs the state vectors [rows, P], the numbers [cells,
 // nums+1], the mixing matrices [cells, n, n] (float64), sample indices and
-// weights [rows, K, b], one packed mask [rows, K, b, words] per dropout
+// weights [K, rows, b], one packed mask [K, rows, b, words] per dropout
 // layer, then the resident training split; outputs the new state vectors,
 // the losses [rows, K] and a finite flag per cell. The algorithm's round is
 // its definition (algorithms.Rules) run over the graph (graphSpace).
@@ -565,24 +567,22 @@ func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 			s.state[v.Name] = ZerosLike(inputs[0])
 		}
 	}
-	var losses []*Node
-	s.grad = func(tau int, x *Node) *Node {
-		stepIdx := Reshape(Slice(idx, AxisRange(), AxisElem(tau), AxisRange()), rows, sh.Batch)
-		stepW := Reshape(Slice(weights, AxisRange(), AxisElem(tau), AxisRange()), rows, sh.Batch)
-		in, labels := c.gatherInput(split, stepIdx)
+	s.losses = Zeros(scal.Graph(), shapes.Make(dtypes.Float32, rows, sh.LocalSteps))
+	s.grad = func(tau, x *Node) (loss, grad *Node) {
+		step := func(v *Node) *Node { return Gather(v, Reshape(tau, 1)) } // v[tau] (every backend has Gather)
+		in, labels := c.gatherInput(split, step(idx))
 		var masks []*Node
 		for d, li := range drops {
-			masks = append(masks, unpackMask(packed[d], tau, m.shapes[li], m.layers[li].(dropout)))
+			masks = append(masks, unpackMask(step(packed[d]), m.shapes[li], m.layers[li].(dropout)))
 		}
 		t := m.graphForward(x, in, masks)
-		loss, dlogits, _ := crossEntropyGraph(t.acts[len(t.acts)-1], labels, stepW, m.Classes)
-		losses = append(losses, loss)
-		return m.graphBackward(x, t, dlogits)
+		loss, dlogits, _ := crossEntropyGraph(t.acts[len(t.acts)-1], labels, step(weights), m.Classes)
+		return loss, m.graphBackward(x, t, dlogits)
 	}
 	c.rules.Round(s, sh.LocalSteps)
-	if len(losses) != sh.LocalSteps || s.next != c.nums {
+	if s.grads != sh.LocalSteps || s.next != c.nums {
 		panic(fmt.Sprintf("gpu engine: %s's definition took %d gradients and %d numbers for %d local steps, its trace %d numbers",
-			sh.Algorithm, len(losses), s.next, sh.LocalSteps, c.nums))
+			sh.Algorithm, s.grads, s.next, sh.LocalSteps, c.nums))
 	}
 	outs := make([]*Node, 0, ns+2)
 	active := s.is(s.column(c.nums))
@@ -590,23 +590,77 @@ func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 		outs = append(outs, Where(active, s.state[name], inputs[k]))
 	}
 	fin := LogicalAll(IsFinite(Reshape(outs[0], sh.Cells, sh.Workers*m.Params)), 1)
-	return append(outs, Stack(losses, 1), ConvertDType(fin, dtypes.Float32))
+	return append(outs, s.losses, ConvertDType(fin, dtypes.Float32))
 }
 
 // graphSpace runs an algorithm's definition over the round program's
 // nodes: a Vec is a [cells*workers, P] node, a Num a [cells*workers, 1]
 // column of the numbers input, a Flag such a column's being > 0. The
 // definition asks for its numbers in the order algorithms.TraceRound
-// computes them on the host, so the i-th is column i.
+// computes them on the host, so the i-th is column i. Steps builds the
+// first local step, then the others as one While loop over the step's
+// body (one step's activations live at a time): the body's numbers are
+// the columns the trace gives the second step (every later step's are
+// the same values, numbers depending on the cell and the round only).
 type graphSpace struct {
 	cells, workers, params int
 	scal, mixing           *Node
 	state                  map[string]*Node
-	next                   int // numbers asked for so far
-	grad                   func(tau int, x *Node) *Node
+	losses                 *Node // [rows, K]: each step's per-worker loss
+	next                   int   // numbers asked for so far
+	grads                  int   // local steps' gradients taken so far
+	tau                    *Node // the local step, as an int32 scalar (nil outside Steps)
+	grad                   func(tau, x *Node) (loss, grad *Node)
 }
 
 var _ algorithms.Space = (*graphSpace)(nil)
+
+func (s *graphSpace) Steps(k int, step func(tau int)) {
+	g := s.scal.Graph()
+	outer := s.tau
+	defer func() { s.tau = outer }()
+	s.tau = Const(g, int32(0))
+	step(0)
+	if k == 1 {
+		return
+	}
+	names := slices.Sorted(maps.Keys(s.state))
+	carried := func(g *Graph) (tau, losses *Node) { // the loop's state as parameters: tau, losses, then names
+		tau, losses = Parameter(g, "tau", shapes.Make(dtypes.Int32)), Parameter(g, "losses", s.losses.Shape())
+		for _, name := range names {
+			s.state[name] = Parameter(g, name, s.state[name].Shape())
+		}
+		return tau, losses
+	}
+	state := append([]*Node{Const(g, int32(1)), s.losses}, valuesOf(s.state, names)...)
+	first, grads := s.next, s.grads
+	more := NewClosure(g, func(g *Graph) []*Node {
+		tau, _ := carried(g)
+		return []*Node{LessThan(tau, Const(g, int32(k)))}
+	})
+	body := NewClosure(g, func(g *Graph) []*Node {
+		tau, losses := carried(g)
+		s.tau, s.losses = tau, losses
+		step(1)
+		return append([]*Node{Add(tau, Const(g, int32(1))), s.losses}, valuesOf(s.state, names)...)
+	})
+	perStep := s.next - first
+	s.next, s.grads = first+(k-1)*perStep, grads+(k-1)*(s.grads-grads)
+	out := While(more, body, state...)
+	s.losses = out[1]
+	for i, name := range names {
+		s.state[name] = out[2+i]
+	}
+}
+
+// valuesOf lists m's values of names, in order.
+func valuesOf(m map[string]*Node, names []string) []*Node {
+	out := make([]*Node, len(names))
+	for i, name := range names {
+		out[i] = m[name]
+	}
+	return out
+}
 
 // column is number i as a [rows, 1] column (one value per cell).
 func (s *graphSpace) column(i int) *Node {
@@ -632,8 +686,19 @@ func (s *graphSpace) Set(name string, v algorithms.Vec) {
 	s.vector(name)
 	s.state[name] = v.V.(*Node)
 }
+// Grad takes step tau's gradient (the loop's step inside Steps) and
+// writes its losses into column tau of the round's losses.
 func (s *graphSpace) Grad(tau int) algorithms.Vec {
-	return algorithms.Vec{V: s.grad(tau, s.state["x"])}
+	x := s.state["x"]
+	at := s.tau
+	if at == nil {
+		at = Const(x.Graph(), int32(tau))
+	}
+	loss, grad := s.grad(at, x)
+	s.grads++
+	column := Equal(Iota(x.Graph(), shapes.Make(dtypes.Int32, s.losses.Shape().Dimensions...), 1), at) // every backend has Where
+	s.losses = Where(column, BroadcastToDims(Reshape(loss, s.cells*s.workers, 1), s.losses.Shape().Dimensions...), s.losses)
+	return algorithms.Vec{V: grad}
 }
 
 func (s *graphSpace) Num(func(algorithms.Config, algorithms.At) float32) algorithms.Num {
@@ -683,16 +748,15 @@ func (s *graphSpace) Average(_ string, v, _ algorithms.Vec) algorithms.Vec {
 // maskBits is the number of mask bits per packed word.
 const maskBits = 16
 
-// unpackMask expands step tau's packed mask [rows, K, b, words] (uint16
-// words, bit j of word u/16 for unit u) into the layer's [rows, b, C, H, W]
-// or [rows, b, F] mask of 0 and the scale. Bits are read with float
+// unpackMask expands a step's packed mask [rows, b, words] (uint16 words,
+// bit j of word u/16 for unit u) into the layer's [rows, b, C, H, W] or
+// [rows, b, F] mask of 0 and the scale. Bits are read with float
 // arithmetic, exact for 16-bit words (every backend has it): bit j of v is
 // floor(v 2^-j) - 2 floor(v 2^-(j+1)).
-func unpackMask(packed *Node, tau int, s shape, d dropout) *Node {
+func unpackMask(packed *Node, s shape, d dropout) *Node {
 	dims := packed.Shape().Dimensions
-	rows, b, words := dims[0], dims[2], dims[3]
-	w := Reshape(Slice(packed, AxisRange(), AxisElem(tau), AxisRange(), AxisRange()), rows, b, words, 1)
-	w = ConvertDType(w, dtypes.Float32)
+	rows, b, words := dims[0], dims[1], dims[2]
+	w := ConvertDType(Reshape(packed, rows, b, words, 1), dtypes.Float32)
 	pow, pow2 := make([]float32, maskBits), make([]float32, maskBits)
 	for j := range pow {
 		pow[j], pow2[j] = float32(math.Ldexp(1, -j)), float32(math.Ldexp(1, -j-1))
@@ -748,7 +812,7 @@ func (c *xlaCohort) evalGraph(cells int) func(inputs []*Node) []*Node {
 			w := BroadcastToDims(ExpandAxes(valid, 0), k, c.evalB)
 			loss, _, hits := crossEntropyGraph(t.acts[len(t.acts)-1], labels, w, m.Classes)
 			correct := ReduceSum(Mul(ConvertDType(hits, dtypes.Float32), w), 1)
-			return []*Node{AddScalar(start, c.evalB),
+			return []*Node{Add(start, Const(g, int32(c.evalB))),
 				Add(lossSum, ConvertDType(loss, dtypes.Float64)), Add(hitSum, ConvertDType(correct, dtypes.Float64))}
 		})
 		zero := Zeros(g, sums)

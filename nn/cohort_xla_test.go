@@ -57,8 +57,10 @@ func cohortBatches(seed uint64, round, k int) [][][]int {
 // generated from its declaration: as many cells as its most numerous
 // choices (at least 3), cell c taking the c-th value (cyclically) of every
 // choice and boolean parameter, (1 - c/10) times every non-zero float
-// default (c/10 for a zero one) and weight decay c 1e-3; K = 2, or 1 for
-// those defined for one local step only.
+// default (c/10 for a zero one) and weight decay c 1e-3; K = 2 (the first
+// step and one turn of the round program's loop; the whole-run agreement
+// test of package pipeline takes K = 3), or 1 for those defined for one
+// local step only.
 func algorithmCases() map[string]cohortCase {
 	out := map[string]cohortCase{}
 	for _, kind := range algorithms.Family.Kinds {

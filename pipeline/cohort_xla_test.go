@@ -317,7 +317,9 @@ func TestCohortAgreesWithCPUOverWholeRuns(t *testing.T) {
 // dampedGossip is an algorithm that exists only in this test, declared as
 // README "Adding an algorithm" says: one kinds.Kind with its parameters and
 // its Rules. Heavy-ball steps with a momentum of its own parameter,
-// then gossip of x and of the momentum.
+// then gossip of x and of the momentum. Its local steps are a plain Go
+// loop, which the GPU program unrolls (the family's use s.Steps, a loop
+// in the program).
 var dampedGossip = kinds.Kind[*algorithms.Rules]{
 	Name: "test-damped-gossip", Doc: "heavy ball with a gossiped, damped momentum (a test's)",
 	Params: []kinds.Param{{Name: "damping", Type: kinds.Float, Range: "[0, 1)", Default: 0.6, Doc: "the momentum"}},
