@@ -202,7 +202,7 @@ func DeviceMemory() (bytes int64, measured bool) {
 }
 
 func gpuName(b backends.Backend) string {
-	return "gomlx-float32/v3 " + b.Name() + " " + b.DeviceDescription(0)
+	return "gomlx-float32/v4 " + b.Name() + " " + b.DeviceDescription(0)
 }
 
 func (e *GPU) Name() string     { return e.name }

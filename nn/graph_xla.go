@@ -49,8 +49,13 @@ func (m *Model) graphForward(p *Node, in graphInput, masks []*Node) *graphTape {
 		switch l := l.(type) {
 		case conv2d:
 			w := l.outC * s.C * l.k * l.k
-			patches := unfold(padHW(x, l.pad), l.k, out.H, out.W) // [models, b, Ho, Wo, C, k*k]
-			x = Einsum("wbhvcq,wocq->wbhvo", patches, m.block(p, off, off+w, l.outC, s.C, l.k*l.k))
+			weights := m.block(p, off, off+w, l.outC, s.C, l.k*l.k)
+			if s.C == 1 {
+				x = shiftedConv(padHW(x, l.pad), weights, l.k, out)
+			} else {
+				patches := unfold(padHW(x, l.pad), l.k, out.H, out.W) // [models, b, Ho, Wo, C, k*k]
+				x = Einsum("wbhvcq,wocq->wbhvo", patches, weights)
+			}
 			x = Add(x, m.block(p, off+w, m.offsets[i+1], 1, 1, 1, l.outC))
 		case maxPool2:
 			x = ReduceMax(pool6(x, s, out), 3, 5)
@@ -100,14 +105,15 @@ func (m *Model) graphBackward(p *Node, t *graphTape, dlogits *Node) *Node {
 		case conv2d:
 			w := l.outC * s.C * l.k * l.k
 			models := x.Shape().Dimensions[0]
-			patches := unfold(padHW(x, l.pad), l.k, out.H, out.W)
-			dw := Einsum("wbhvo,wbhvcq->wocq", dy, patches)
+			var dw *Node
+			if s.C == 1 {
+				dw = shiftedConvWeightGrad(padHW(x, l.pad), dy, l.k)
+			} else {
+				dw = Einsum("wbhvo,wbhvcq->wocq", dy, unfold(padHW(x, l.pad), l.k, out.H, out.W))
+			}
 			grads = append(grads, ReduceSum(dy, 1, 2, 3), Reshape(dw, models, w))
 			if needDx {
-				// Each output's gradient spread over its patch, then the
-				// patches folded back onto the (padded) input.
-				dpatches := Einsum("wbhvo,wocq->wbhvcq", dy, m.block(p, off, off+w, l.outC, s.C, l.k*l.k))
-				dx = fold(dpatches, l.k, s.H+2*l.pad, s.W+2*l.pad)
+				dx = convInputGrad(dy, m.block(p, off, off+w, l.outC, s.C, l.k*l.k), l.k, s.H+2*l.pad, s.W+2*l.pad)
 				if l.pad > 0 {
 					dx = Slice(dx, AxisRange(), AxisRange(), AxisRange(l.pad, l.pad+s.H), AxisRange(l.pad, l.pad+s.W), AxisRange())
 				}
@@ -216,27 +222,68 @@ func unfold(x *Node, k, ho, wo int) *Node {
 	var shifted []*Node
 	for di := 0; di < k; di++ {
 		for dj := 0; dj < k; dj++ {
-			shifted = append(shifted, Slice(x, AxisRange(), AxisRange(), AxisRange(di, di+ho), AxisRange(dj, dj+wo), AxisRange()))
+			shifted = append(shifted, shift(x, di, dj, ho, wo))
 		}
 	}
 	return Stack(shifted, 5)
 }
 
-// fold is unfold's transpose: it sums patches [models, b, ho, wo, C, k*k]
-// back onto an input of h x w.
-func fold(patches *Node, k, h, w int) *Node {
-	d := patches.Shape().Dimensions
+// shift is the k x k patch position q = (di, dj) of every output
+// position of x [models, b, h, w, C]: pixels (oi+di, oj+dj) for the
+// ho x wo outputs.
+func shift(x *Node, di, dj, ho, wo int) *Node {
+	return Slice(x, AxisRange(), AxisRange(), AxisRange(di, di+ho), AxisRange(dj, dj+wo), AxisRange())
+}
+
+// shiftedConv is a convolution of one input channel without unfolded
+// patches: x [models, b, h, w, 1] (padded), weights [models, outC, 1, k*k];
+// the k*k shifted inputs times their weights, summed in patch order (XLA
+// fuses the products and sums into one pass over x).
+func shiftedConv(x, weights *Node, k int, out shape) *Node {
+	models, outC := weights.Shape().Dimensions[0], weights.Shape().Dimensions[1]
+	var y *Node
+	for q := range k * k {
+		wq := Reshape(Slice(weights, AxisRange(), AxisRange(), AxisRange(), AxisElem(q)), models, 1, 1, 1, outC)
+		term := Mul(shift(x, q/k, q%k, out.H, out.W), wq)
+		if y == nil {
+			y = term
+		} else {
+			y = Add(y, term)
+		}
+	}
+	return y
+}
+
+// shiftedConvWeightGrad is shiftedConv's weight gradient [models, outC,
+// 1, k*k]: for each patch position, the output gradient dy [models, b,
+// ho, wo, outC] times the shifted input, reduced over samples and
+// positions (a fused multiply-reduce; no unfolded patches).
+func shiftedConvWeightGrad(x, dy *Node, k int) *Node {
+	d := dy.Shape().Dimensions
+	qs := make([]*Node, k*k)
+	for q := range qs {
+		qs[q] = ReduceSum(Mul(dy, shift(x, q/k, q%k, d[2], d[3])), 1, 2, 3) // [models, outC]
+	}
+	return Reshape(Stack(qs, 2), d[0], d[4], 1, k*k)
+}
+
+// convInputGrad is a convolution's input gradient on the padded h x w
+// input: for each patch position q = (di, dj), the output gradient dy
+// [models, b, ho, wo, outC] times that position's weights [models, outC,
+// C], shifted back onto the input by (di, dj), summed — dy x w directly,
+// without the patches' gradient [models, b, ho, wo, C, k*k].
+func convInputGrad(dy, weights *Node, k, h, w int) *Node {
+	d := dy.Shape().Dimensions
 	ho, wo := d[2], d[3]
 	var sum *Node
-	for di := 0; di < k; di++ {
-		for dj := 0; dj < k; dj++ {
-			q := Reshape(Slice(patches, AxisRange(), AxisRange(), AxisRange(), AxisRange(), AxisRange(), AxisElem(di*k+dj)), d[0], d[1], ho, wo, d[4])
-			q = padSpatial(q, di, h-ho-di, dj, w-wo-dj)
-			if sum == nil {
-				sum = q
-			} else {
-				sum = Add(sum, q)
-			}
+	for q := range k * k {
+		di, dj := q/k, q%k
+		wq := Reshape(Slice(weights, AxisRange(), AxisRange(), AxisRange(), AxisElem(q)), d[0], d[4], weights.Shape().Dimensions[2])
+		term := padSpatial(Einsum("wbhvo,woc->wbhvc", dy, wq), di, h-ho-di, dj, w-wo-dj)
+		if sum == nil {
+			sum = term
+		} else {
+			sum = Add(sum, term)
 		}
 	}
 	return sum

@@ -46,7 +46,7 @@ func TestGPUEngineThroughThePipeline(t *testing.T) {
 	if a, b := acc(hg), acc(hc); a < 0.3 || b < 0.3 || a-b > 0.02 || b-a > 0.02 {
 		t.Errorf("final test_acc_mean: gpu engine %.4f, cpu engine %.4f", a, b)
 	}
-	if r := umpEnv(t, env, store, "doctor"); !strings.Contains(r.stdout, "gpu: works: gomlx-float32/v3 SimpleGo") {
+	if r := umpEnv(t, env, store, "doctor"); !strings.Contains(r.stdout, "gpu: works: gomlx-float32/v4 SimpleGo") {
 		t.Errorf("doctor with GOMLX_BACKEND=go:ops_sequential:\n%s", r.stdout)
 	}
 }
