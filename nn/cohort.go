@@ -58,20 +58,45 @@ type CellScores struct {
 	ConsensusDistance float64
 }
 
-// CellBytes estimates the device memory one cell of a cohort takes: a
-// local step's activations, unfolded patches and their gradients for
-// every worker's batch, and the cell's state vectors (counted three times:
-// a round's inputs, its outputs and the gradients).
+// CellBytes is the device memory one cell of a cohort takes during a
+// round, by the round program's arithmetic (not a measurement; on a GPU
+// `make bench-gpu` prints the compiled program's own figures). The local
+// steps are a loop, so one step's activations are live at a time: per
+// sample its input, every layer's output (the backward pass reads them),
+// a padded convolution's padded input, the unfolded patches of a
+// convolution of several input channels (one-channel ones are shifted
+// multiply-adds, without patches), a dropout mask, and two gradients in
+// flight (the largest layer's size, twice). Per worker: the state
+// vectors twice (the round's inputs and outputs), its scratch vectors,
+// and two more (a step's gradient and an update being formed).
 func CellBytes(m *Model, algorithm string, workers, batch int) int64 {
-	perSample := 0
+	perSample, largest := m.shapes[0].size(), 0
 	for i, l := range m.layers {
 		in, out := m.shapes[i], m.shapes[i+1]
-		perSample += 3 * out.size() // the activation, its gradient, a mask
-		if c, ok := l.(conv2d); ok {
-			perSample += 3 * in.C * c.k * c.k * out.H * out.W // patches, their reread, dpatches
+		perSample += out.size()
+		largest = max(largest, out.size())
+		switch l := l.(type) {
+		case conv2d:
+			if l.pad > 0 {
+				perSample += in.C * (in.H + 2*l.pad) * (in.W + 2*l.pad)
+			}
+			if in.C > 1 {
+				perSample += in.C * l.k * l.k * out.H * out.W
+			}
+		case dropout:
+			perSample += out.size()
 		}
 	}
-	names, _ := algorithms.StateNames(algorithm)
-	state := int64(len(names)+1) * 3 * int64(workers) * int64(m.Params)
-	return 4 * (int64(workers)*int64(batch)*int64(perSample) + state)
+	perSample += 2 * largest
+	vectors := 2
+	if kind, ok := algorithms.Family.Lookup(algorithm); ok {
+		for _, v := range kind.New.Vectors {
+			if v.Scratch {
+				vectors++
+			} else {
+				vectors += 2
+			}
+		}
+	}
+	return 4 * (int64(workers)*int64(batch)*int64(perSample) + int64(vectors)*int64(workers)*int64(m.Params))
 }

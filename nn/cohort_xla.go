@@ -54,8 +54,8 @@ type xlaCohort struct {
 	evalB   int // test samples per step of the evaluation loop
 }
 
-// evalModelSamples bounds a step of the evaluation loop: models × test
-// samples (the activations of 32768 LeNet forward passes are about 0.8 GB).
+// evalModelSamples bounds the memory of a step of the evaluation loop:
+// models × test samples per step.
 var evalModelSamples = 32768
 
 // splitTensors is a split resident on the device (uploaded at the first
