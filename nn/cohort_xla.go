@@ -686,6 +686,7 @@ func (s *graphSpace) Set(name string, v algorithms.Vec) {
 	s.vector(name)
 	s.state[name] = v.V.(*Node)
 }
+
 // Grad takes step tau's gradient (the loop's step inside Steps) and
 // writes its losses into column tau of the round's losses.
 func (s *graphSpace) Grad(tau int) algorithms.Vec {
