@@ -80,6 +80,9 @@ func NewCohort(device *Device, data *datasets.Dataset, shape CohortShape) (Cohor
 		return nil, fmt.Errorf("gpu engine: unknown algorithm %q", shape.Algorithm)
 	}
 	names, _ := algorithms.StateNames(shape.Algorithm)
+	if data.Test.Len() == 0 {
+		return nil, fmt.Errorf("gpu engine: the data set has no test samples for the cohort's evaluation")
+	}
 	if shape.Cells < 1 || shape.Workers < 1 || shape.LocalSteps < 1 || shape.Batch < 1 {
 		return nil, fmt.Errorf("gpu engine: cohort %+v: every size must be at least 1", shape)
 	}
@@ -195,9 +198,24 @@ func (m *Model) dropoutLayers() []int {
 // each cell's per-worker, per-step mean mini-batch losses (worker-major)
 // and whether every parameter of the cell is finite afterwards.
 func (c *xlaCohort) Round(cells []CellRound) (losses [][]float64, finite []bool, err error) {
+	inputs, err := c.roundInputs(cells)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := c.execRound(inputs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c.roundResults(out)
+}
+
+// roundInputs lays out a round's per-cell inputs on the host, in the round
+// program's order after the state: the numbers, the mixing matrices, the
+// batches' sample indices and weights, the packed dropout masks.
+func (c *xlaCohort) roundInputs(cells []CellRound) ([]*tensors.Tensor, error) {
 	sh := c.shape
 	if len(cells) != sh.Cells {
-		return nil, nil, fmt.Errorf("gpu engine: a round of %d cells for a cohort of %d", len(cells), sh.Cells)
+		return nil, fmt.Errorf("gpu engine: a round of %d cells for a cohort of %d", len(cells), sh.Cells)
 	}
 	rows, k, b := sh.Cells*sh.Workers, sh.LocalSteps, sh.Batch
 	width := c.nums + 1 // the definition's, then whether the cell is active
@@ -217,37 +235,52 @@ func (c *xlaCohort) Round(cells []CellRound) (losses [][]float64, finite []bool,
 			continue
 		}
 		if err := c.cellInputs(ci, &cr, scalars[ci*width:][:width], mix, idx, weights); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	c.drawMasks(cells, masks, words)
-	args := make([]any, 0, len(c.state)+8)
+	inputs := []*tensors.Tensor{tensors.FromFlatDataAndDimensions(scalars, sh.Cells, width),
+		tensors.FromFlatDataAndDimensions(mix, sh.Cells, sh.Workers, sh.Workers),
+		tensors.FromFlatDataAndDimensions(idx, k, rows, b), tensors.FromFlatDataAndDimensions(weights, k, rows, b)}
+	for d := range drops {
+		inputs = append(inputs, tensors.FromFlatDataAndDimensions(masks[d], k, rows, b, words[d]))
+	}
+	return inputs, nil
+}
+
+// execRound runs the round program on the state (donated) and a round's
+// inputs; the new state stays on the device.
+func (c *xlaCohort) execRound(inputs []*tensors.Tensor) ([]*tensors.Tensor, error) {
+	args := make([]any, 0, len(c.state)+len(inputs)+4)
 	for _, t := range c.state {
 		d, err := DonateTensorBuffer(t, c.backend, 0)
 		if err != nil {
-			return nil, nil, fmt.Errorf("gpu engine: %w", err)
+			return nil, fmt.Errorf("gpu engine: %w", err)
 		}
 		args = append(args, d)
 	}
-	args = append(args, tensors.FromFlatDataAndDimensions(scalars, sh.Cells, width),
-		tensors.FromFlatDataAndDimensions(mix, sh.Cells, sh.Workers, sh.Workers),
-		tensors.FromFlatDataAndDimensions(idx, k, rows, b), tensors.FromFlatDataAndDimensions(weights, k, rows, b))
-	for d := range drops {
-		args = append(args, tensors.FromFlatDataAndDimensions(masks[d], k, rows, b, words[d]))
+	for _, t := range inputs {
+		args = append(args, t)
 	}
-	args = append(args, c.train.args()...)
-	out, err := c.round.Exec(args...)
+	out, err := c.round.Exec(append(args, c.train.args()...)...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("gpu engine: round: %w", err)
+		return nil, fmt.Errorf("gpu engine: round: %w", err)
 	}
 	c.state = out[:len(c.state)]
-	fl, err := download(out[len(c.state):])
+	return out[len(c.state):], nil
+}
+
+// roundResults downloads a round's losses and finite flags.
+func (c *xlaCohort) roundResults(out []*tensors.Tensor) (losses [][]float64, finite []bool, err error) {
+	sh := c.shape
+	fl, err := download(out)
 	if err != nil {
 		return nil, nil, err
 	}
 	l, f := fl[0], fl[1]
+	k := sh.LocalSteps
 	losses, finite = make([][]float64, sh.Cells), make([]bool, sh.Cells)
-	for ci := range cells {
+	for ci := range losses {
 		finite[ci] = f[ci] != 0
 		losses[ci] = make([]float64, sh.Workers*k)
 		for j := range losses[ci] {

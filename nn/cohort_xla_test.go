@@ -5,6 +5,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/ump-lab/ump/algorithms"
@@ -334,4 +335,15 @@ func ringOf(n int) algorithms.Mixing {
 	}
 	m, _ := algorithms.NewMixing(w)
 	return m
+}
+
+// TestCohortNeedsATestSplit: a data set without test samples is refused
+// when the cohort is built, not when its evaluation program fails to
+// compile.
+func TestCohortNeedsATestSplit(t *testing.T) {
+	data := randomData([]int{1, 28, 28}, 10, 96, 0, 0)
+	_, err := NewCohort(device(goBackend), data, CohortShape{Model: "lenet", Algorithm: "d-sum", Cells: 1, Workers: 2, LocalSteps: 1, Batch: 4})
+	if err == nil || !strings.Contains(err.Error(), "no test samples") {
+		t.Fatalf("NewCohort on a data set without a test split: %v; want an error saying it has no test samples", err)
+	}
 }

@@ -3,10 +3,11 @@
 // engine, and with the build tag xla the GoMLX engine (GPU). The GPU
 // engine's Cohort keeps cells × workers models and their optimizer state
 // on the device and runs a whole round of every algorithm of
-// spec/algorithms.md as one compiled program (a hand-written backward
-// pass, channels-last activations, every product a matrix product batched
-// over models); its per-step Engine serves cells whose compressed
-// communication runs on the host.
+// spec/algorithms.md as one compiled program (the local steps a While
+// loop, a hand-written backward pass, channels-last activations, every
+// product a matrix product batched over models, one-channel convolutions
+// as shifted multiply-adds); its per-step Engine serves cells whose
+// compressed communication runs on the host.
 //
 // Data model: a Model is a list of layers (Conv2d, MaxPool2d, ReLU,
 // Dropout, Flatten, Linear, EmbeddingBag) with each layer's parameters a

@@ -3,12 +3,19 @@
 package nn
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,11 +23,13 @@ import (
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/internal/rng"
 	"github.com/ump-lab/ump/kinds"
+	"k8s.io/klog/v2"
 )
 
 var (
-	gpuCases = flag.String("gpu-cases", "", "comma-separated benchmark cases (default: all)")
-	gpuPeers = flag.String("gpu-peers", "jax,torch,torch-loop", "comma-separated peers to time beside the engine")
+	gpuCases  = flag.String("gpu-cases", "", "comma-separated benchmark cases (default: all)")
+	gpuPeers  = flag.String("gpu-peers", "jax,torch,torch-loop", "comma-separated peers to time beside the engine")
+	gpuRounds = flag.Int("gpu-rounds", 20, "timed rounds per case (after 2 warm-ups)")
 )
 
 // benchCase is one benchmark shape: a model on generated data of a data
@@ -33,15 +42,12 @@ type benchCase struct {
 	perWorkerRef bool   // also time today's per-worker PyTorch loop
 }
 
-const (
-	benchK      = 10
-	benchRounds = 20 // timed rounds, after 2 warm-ups
-)
+const benchK = 10
 
 func benchCases() []benchCase {
-	mnist := func() *datasets.Dataset { return randomData([]int{1, 28, 28}, 10, 60000, 0, 0) }
-	emnist := func() *datasets.Dataset { return randomData([]int{1, 28, 28}, 62, 60000, 0, 0) }
-	agnews := func() *datasets.Dataset { return randomData(nil, 4, 120000, 95812, 40) }
+	mnist := func() *datasets.Dataset { return withTest(randomData([]int{1, 28, 28}, 10, 60000, 0, 0), 10000) }
+	emnist := func() *datasets.Dataset { return withTest(randomData([]int{1, 28, 28}, 62, 60000, 0, 0), 10000) }
+	agnews := func() *datasets.Dataset { return withTest(randomData(nil, 4, 120000, 95812, 40), 7600) }
 	var out []benchCase
 	for _, c := range [][2]int{{1, 10}, {36, 10}, {1, 64}, {180, 10}, {36, 64}, {180, 64}} {
 		out = append(out, benchCase{fmt.Sprintf("lenet-c%d-n%d", c[0], c[1]), "lenet", c[0], c[1], 128, mnist, "lenet-mnist", c[0] == 1})
@@ -51,14 +57,35 @@ func benchCases() []benchCase {
 		benchCase{"embedding-bag-c2-n10", "embedding-bag", 2, 10, 128, agnews, "embedding-bag-agnews", false})
 }
 
-// BenchmarkGPUPeerComparison prints, for each benchmark case, the GPU engine's
-// D-SUM rounds (K = 10 steps, gossip on a ring, everything on the device
-// but the batches' indices and dropout masks) against a JAX peer
-// (jit + vmap + lax.scan, donated state) and a PyTorch torch.func peer
-// (vmap + functional_call, torch.compile) doing the same work on the same
-// GPU, and today's per-worker PyTorch loop: samples/s (median of 20
-// rounds after 2 warm-ups), compile time and peak device memory. TF32 is
-// off on every side. make bench-gpu runs it once (-benchtime 1x).
+// withTest gives d a test split of its first n training samples (the
+// real data sets' test sizes: MNIST's 10,000, AG NEWS' 7,600).
+func withTest(d *datasets.Dataset, n int) *datasets.Dataset {
+	tr, te := &d.Train, &d.Test
+	te.Labels = tr.Labels[:n]
+	if tr.Offsets != nil {
+		te.Offsets, te.Tokens = tr.Offsets[:n+1], tr.Tokens[:tr.Offsets[n]]
+		return d
+	}
+	size := len(tr.Pixels) / len(tr.Labels)
+	te.Pixels = tr.Pixels[:n*size]
+	return d
+}
+
+// BenchmarkGPUPeerComparison prints what a reader needs to trust the GPU
+// engine's speed — the versions, flags, precision and allocator settings
+// it ran under (benchHeader) — then, for each benchmark case, D-SUM
+// rounds (K = 10 steps, gossip on a ring, everything on the device but
+// the batches' indices and dropout masks): compile time apart from
+// execution, XLA's figures for each compiled program, the device memory
+// in use after the rounds, each phase of a round (host inputs, upload,
+// execute, wait and download: median, p10, p90), samples/s and the
+// achieved TFLOP/s, the evaluation's time and executions, the worst
+// relative difference from the CPU engine after one round and the
+// digests of two runs; then a JAX peer (jit + vmap + lax.scan, donated
+// state) and a PyTorch torch.func peer (vmap + functional_call,
+// torch.compile) doing the same work on the same GPU, and today's
+// per-worker PyTorch loop. TF32 is off on every side. make bench-gpu runs
+// it once (-benchtime 1x).
 func BenchmarkGPUPeerComparison(b *testing.B) {
 	for b.Loop() {
 		compareGPUPeers(b)
@@ -74,38 +101,400 @@ func compareGPUPeers(t testing.TB) {
 		}
 		config = "xla:" + plugin
 	}
+	dev := device(config)
+	backend, err := dev.Backend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	compiles := captureCompiles()
+	benchHeader(config, gpuName(backend))
 	python, _ := exec.LookPath("python3")
-	fmt.Printf("\nD-SUM rounds: K=%d local steps, gossip on a ring; samples/s median of %d rounds after 2 warm-ups\n", benchK, benchRounds)
-	fmt.Printf("%-22s %-14s %14s %9s %10s %12s\n", "case", "engine", "samples/s", "vs ump", "compile s", "peak GiB")
 	for _, bc := range benchCases() {
 		if *gpuCases != "" && !strings.Contains(","+*gpuCases+",", ","+bc.name+",") {
 			continue
 		}
-		ours, compile, est, err := cohortRates(device(config), bc)
+		compiles.Reset()
+		r, err := benchCohort(dev, bc)
 		if err != nil {
-			fmt.Printf("%-22s %-14s %s (estimate %.1f GiB; the whole error is on stderr)\n", bc.name, "ump", firstLine(err), float64(est)/(1<<30))
+			fmt.Printf("%s: %s (the whole error is on stderr)\n", bc.name, firstLine(err))
 			fmt.Fprintf(os.Stderr, "%s: %v\n", bc.name, err)
 			continue
 		}
-		fmt.Printf("%-22s %-14s %14.0f %9s %10.1f %12s\n", bc.name, "ump", median(ours), "1.00x", compile, fmt.Sprintf("~%.1f est", float64(est)/(1<<30)))
+		r.print(bc, compiles.String())
 		if python == "" {
 			continue
 		}
+		ours := median(r.rates)
+		fmt.Printf("  %-14s %14s %9s %10s %12s\n", "peer", "samples/s", "vs ump", "compile s", "peak GiB")
 		for _, peer := range strings.Split(*gpuPeers, ",") {
 			switch {
 			case peer == "jax" || peer == "torch":
-				peerRow(python, peer+"_cohort.py", bc, median(ours))
+				peerRow(python, peer+"_cohort.py", bc, ours)
 			case peer == "torch-loop" && bc.perWorkerRef:
-				perWorkerRow(python, bc, median(ours))
+				perWorkerRow(python, bc, ours)
 			}
 		}
 	}
 }
 
+// benchHeader prints the versions, flags and settings the benchmark runs
+// under.
+func benchHeader(config, engine string) {
+	fmt.Printf("\nGPU engine benchmark: D-SUM rounds of K=%d local steps, gossip on a ring; %d timed rounds after 2 warm-ups\n", benchK, *gpuRounds)
+	fmt.Printf("engine     %s (backend %q)\n", engine, config)
+	if mod, err := os.ReadFile("../go.mod"); err == nil { // the test runs in nn/
+		for _, line := range strings.Split(string(mod), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && (f[0] == "github.com/gomlx/gomlx" || f[0] == "github.com/gomlx/go-xla") {
+				fmt.Printf("module     %s %s\n", f[0], f[1])
+			}
+		}
+	}
+	if out, err := exec.Command("nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader").Output(); err == nil {
+		cuda := "?"
+		if text, err := exec.Command("nvidia-smi").Output(); err == nil {
+			if m := regexp.MustCompile(`CUDA Version: *([0-9.]+)`).FindSubmatch(text); m != nil {
+				cuda = string(m[1])
+			}
+		}
+		fmt.Printf("gpu        %s (name, driver, memory); CUDA %s\n", strings.TrimSpace(string(out)), cuda)
+	} else {
+		fmt.Printf("gpu        none (nvidia-smi: %v)\n", err)
+	}
+	for _, name := range []string{"XLA_FLAGS", "NVIDIA_TF32_OVERRIDE"} {
+		fmt.Printf("env        %s=%q\n", name, os.Getenv(name))
+	}
+	fmt.Printf("precision  float32 products in float32: GoMLX notf32 (DotGeneral), NVIDIA_TF32_OVERRIDE=0 (cuBLAS)\n")
+	fmt.Printf("allocator  PJRT client options %v\n", pjrtOptions)
+}
+
+// compileLog collects what GoMLX's XLA backend logs at each compilation
+// (klog V(1) in executable.go: the program's name, compile time, and
+// XLA's memory figures for it).
+type compileLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *compileLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *compileLog) Reset() { l.mu.Lock(); l.buf.Reset(); l.mu.Unlock() }
+
+// String is the log's compile lines, trimmed of klog's prefix.
+func (l *compileLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, line := range strings.Split(l.buf.String(), "\n") {
+		if i := strings.Index(line, "] "); i >= 0 && (strings.Contains(line, "Compil") || strings.Contains(line, "Memory usage")) {
+			out = append(out, "    "+line[i+2:])
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func captureCompiles() *compileLog {
+	l := &compileLog{}
+	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(fs)
+	for name, v := range map[string]string{"logtostderr": "false", "alsologtostderr": "false", "stderrthreshold": "FATAL", "vmodule": "executable=1"} {
+		if err := fs.Set(name, v); err != nil {
+			panic(err)
+		}
+	}
+	klog.SetOutput(l)
+	return l
+}
+
+// phaseNames are a round's phases as benchCohort times them.
+var phaseNames = []string{"host inputs", "upload", "execute", "wait+download", "round"}
+
+// benchResult is what benchCohort measured of a case.
+type benchResult struct {
+	cells, n, k, b int
+	compile        float64     // seconds to compile the round program (PreCompile)
+	phases         [][]float64 // per phase, seconds of each timed round
+	rates          []float64   // samples/s of each timed round
+	evalSeconds    []float64
+	evalModels     int // models scored per evaluation
+	testSamples    int
+	flopsPerSample float64
+	estimate       int64  // CellBytes × cells
+	deviceUsed     string // nvidia-smi's memory.used after the rounds
+	worst          string // the worst difference from the CPU engine after one round
+	digests        [2]string
+}
+
+func (r benchResult) print(bc benchCase, compiles string) {
+	fmt.Printf("\n%s: %s, %d cells x %d workers, K=%d, batch %d\n", bc.name, bc.model, r.cells, r.n, r.k, r.b)
+	fmt.Printf("  compile        %.1f s (round program; the first round's time is not counted below)\n", r.compile)
+	if compiles != "" {
+		fmt.Printf("  compiled programs (GoMLX's XLA log):\n%s\n", compiles)
+	} else {
+		fmt.Printf("  compiled programs: no figures (not the XLA backend)\n")
+	}
+	fmt.Printf("  device memory  %s in use after the rounds (nvidia-smi); estimate %.2f GiB (CellBytes x cells)\n", r.deviceUsed, float64(r.estimate)/(1<<30))
+	fmt.Printf("  %-14s %10s %10s %10s   (ms, %d rounds)\n", "phase", "median", "p10", "p90", len(r.rates))
+	for i, name := range phaseNames {
+		fmt.Printf("  %-14s %10.2f %10.2f %10.2f\n", name, 1e3*median(r.phases[i]), 1e3*quantile(r.phases[i], 0.1), 1e3*quantile(r.phases[i], 0.9))
+	}
+	rate := median(r.rates)
+	fmt.Printf("  samples/s      %.0f (median round); %.2f TFLOP/s at %.2f MFLOP per training sample; GB/s not measured (needs a profiler)\n",
+		rate, rate*r.flopsPerSample/1e12, r.flopsPerSample/1e6)
+	fmt.Printf("  evaluation     %.1f ms median of %d, one execution each (%d models x %d test samples)\n",
+		1e3*median(r.evalSeconds), len(r.evalSeconds), r.evalModels, r.testSamples)
+	fmt.Printf("  vs CPU engine  %s\n", r.worst)
+	same := "identical"
+	if r.digests[0] != r.digests[1] {
+		same = "DIFFERENT"
+	}
+	fmt.Printf("  reruns         %s / %s (sha256 of every cell's state after 2 rounds, two fresh cohorts): %s\n", r.digests[0][:16], r.digests[1][:16], same)
+}
+
+// quantile is the q-quantile of v (nearest rank).
+func quantile(v []float64, q float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
+}
+
+// trainFLOPs is a training sample's floating-point operations: forward
+// multiply-adds, the weight gradients' as many, the input gradients' as
+// many but for the first layer; two operations each.
+func trainFLOPs(m *Model) float64 {
+	var forward, first float64
+	for i, l := range m.layers {
+		in, out := m.shapes[i], m.shapes[i+1]
+		var macs float64
+		switch l := l.(type) {
+		case conv2d:
+			macs = float64(out.size() * in.C * l.k * l.k)
+		case linear:
+			macs = float64(out.size() * in.size())
+		}
+		if first == 0 {
+			first = macs
+		}
+		forward += macs
+	}
+	return 2 * (3*forward - first)
+}
+
+// benchRound is a case's round r: every cell's batches (indices drawn
+// with replacement from the round's stream), the same in every run.
+func benchRound(bc benchCase, data *datasets.Dataset, seeds []uint64, cfg algorithms.Config, round int) []CellRound {
+	r := rng.New(1, "bench-batches", uint64(round))
+	mix := ringOf(bc.n)
+	cells := make([]CellRound, bc.cells)
+	for c := range cells {
+		batches := make([][][]int, bc.n)
+		for i := range batches {
+			for range benchK {
+				batch := make([]int, bc.b)
+				for j := range batch {
+					batch[j] = r.IntN(data.Train.Len())
+				}
+				batches[i] = append(batches[i], batch)
+			}
+		}
+		cells[c] = CellRound{Active: true, Config: cfg, Seed: seeds[c], Round: round, LR: 0.01, Mix: mix, Batches: batches}
+	}
+	return cells
+}
+
+// benchCohort measures a case (benchResult).
+func benchCohort(dev *Device, bc benchCase) (*benchResult, error) {
+	data := bc.data()
+	m, err := NewModel(bc.model, Input{Shape: data.Shape, Classes: data.Classes, Vocab: len(data.Vocab)})
+	if err != nil {
+		return nil, err
+	}
+	backend, err := dev.Backend()
+	if err != nil {
+		return nil, err
+	}
+	res := &benchResult{cells: bc.cells, n: bc.n, k: benchK, b: bc.b, flopsPerSample: trainFLOPs(m),
+		estimate: int64(bc.cells) * CellBytes(m, "d-sum", bc.n, bc.b), phases: make([][]float64, len(phaseNames)),
+		evalModels: bc.cells * (bc.n + 1), testSamples: data.Test.Len()}
+	dsum := algorithms.Config{Name: "d-sum", Params: kinds.Values{"alpha": 2.0, "beta": 0.9}}
+	seeds := make([]uint64, bc.cells)
+	for i := range seeds {
+		seeds[i] = uint64(i + 1)
+	}
+	open := func() (*xlaCohort, error) {
+		co, err := NewCohort(dev, data, CohortShape{Model: bc.model, Algorithm: "d-sum", Cells: bc.cells, Workers: bc.n,
+			LocalSteps: benchK, Batch: bc.b})
+		if err != nil {
+			return nil, err
+		}
+		x0 := make([]float32, m.Params)
+		for c, seed := range seeds {
+			m.Init(x0, seed)
+			opt, err := algorithms.New(dsum, bc.n, x0)
+			if err == nil {
+				err = co.SetState(c, opt.State())
+			}
+			if err != nil {
+				co.Close()
+				return nil, err
+			}
+		}
+		return co.(*xlaCohort), nil
+	}
+	co, err := open()
+	if err != nil {
+		return nil, err
+	}
+	defer co.Close()
+	inputs, err := co.roundInputs(benchRound(bc, data, seeds, dsum, 0))
+	if err != nil {
+		return nil, err
+	}
+	args := make([]any, 0, len(co.state)+len(inputs)+4)
+	for _, t := range co.state {
+		args = append(args, t)
+	}
+	for _, t := range inputs {
+		args = append(args, t)
+	}
+	start := time.Now()
+	if err := co.round.PreCompile(append(args, co.train.args()...)...); err != nil {
+		return nil, fmt.Errorf("compiling the round program: %w", err)
+	}
+	res.compile = time.Since(start).Seconds()
+	for round := 0; round < *gpuRounds+2; round++ {
+		cells := benchRound(bc, data, seeds, dsum, round)
+		var at [5]time.Time
+		at[0] = time.Now()
+		inputs, err := co.roundInputs(cells)
+		if err != nil {
+			return nil, err
+		}
+		at[1] = time.Now()
+		for _, t := range inputs {
+			if err := t.MaterializeOnDevice(backend, false, 0); err != nil {
+				return nil, fmt.Errorf("uploading a round's inputs: %w", err)
+			}
+		}
+		at[2] = time.Now()
+		out, err := co.execRound(inputs)
+		if err != nil {
+			return nil, err
+		}
+		at[3] = time.Now()
+		if _, _, err := co.roundResults(out); err != nil {
+			return nil, err
+		}
+		end := time.Now()
+		finalize(inputs)
+		if round == 0 {
+			if res.worst, err = cpuDifference(co, bc, data, cells[0]); err != nil {
+				return nil, err
+			}
+		}
+		if round == 1 {
+			if res.digests[0], err = stateDigest(co); err != nil {
+				return nil, err
+			}
+		}
+		if round < 2 {
+			continue
+		}
+		for i := range 4 {
+			res.phases[i] = append(res.phases[i], at[i+1].Sub(at[i]).Seconds())
+		}
+		took := end.Sub(at[0]).Seconds()
+		res.phases[4] = append(res.phases[4], took)
+		res.rates = append(res.rates, float64(bc.cells*bc.n*benchK*bc.b)/took)
+	}
+	for range 3 {
+		start := time.Now()
+		if _, err := co.Evaluate(); err != nil {
+			return nil, err
+		}
+		res.evalSeconds = append(res.evalSeconds, time.Since(start).Seconds())
+	}
+	res.deviceUsed = "n/a (no nvidia-smi)"
+	if out, err := exec.Command("nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader").Output(); err == nil {
+		res.deviceUsed = strings.TrimSpace(string(out))
+	}
+	again, err := open()
+	if err != nil {
+		return nil, err
+	}
+	defer again.Close()
+	for round := range 2 {
+		if _, _, err := again.Round(benchRound(bc, data, seeds, dsum, round)); err != nil {
+			return nil, err
+		}
+	}
+	if res.digests[1], err = stateDigest(again); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// cpuDifference runs cell 0's first round on the CPU engine and the CPU
+// optimizer and reports the worst relative difference of its state
+// vectors from the cohort's.
+func cpuDifference(co *xlaCohort, bc benchCase, data *datasets.Dataset, cell CellRound) (string, error) {
+	cpu, err := NewCPU(bc.model, data, cell.Seed)
+	if err != nil {
+		return "", err
+	}
+	x0 := make([]float32, cpu.Params())
+	cpu.Init(x0)
+	opt, err := algorithms.New(cell.Config, bc.n, x0)
+	if err != nil {
+		return "", err
+	}
+	grads := func(tau int, x, g [][]float32) error {
+		bs := make([][]int, bc.n)
+		for i := range bs {
+			bs[i] = cell.Batches[i][tau]
+		}
+		return cpu.Gradients(Step{Round: 0, Local: tau}, x, g, bs, make([]float64, bc.n))
+	}
+	if err := opt.Round(&algorithms.Round{T: 0, K: benchK, LR: cell.LR, Grad: grads, Mix: cell.Mix}); err != nil {
+		return "", err
+	}
+	got, err := co.State(0)
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	for _, name := range co.names {
+		parts = append(parts, fmt.Sprintf("%s %.2g", name, relDiff(opt.State()[name], got[name])))
+	}
+	return "relative difference of cell 0's state after one round: " + strings.Join(parts, ", "), nil
+}
+
+// stateDigest is the sha256 of every cell's state vectors.
+func stateDigest(co *xlaCohort) (string, error) {
+	h := sha256.New()
+	for c := range co.shape.Cells {
+		state, err := co.State(c)
+		if err != nil {
+			return "", err
+		}
+		for _, name := range co.names {
+			for _, v := range state[name] {
+				if err := binary.Write(h, binary.LittleEndian, v); err != nil {
+					return "", err
+				}
+			}
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
 // peerRow runs a cohort peer script on a case and prints its row.
 func peerRow(python, script string, bc benchCase, ours float64) {
 	cfg, _ := json.Marshal(map[string]any{"model": bc.peerModel, "cells": bc.cells, "workers": bc.n, "local_steps": benchK,
-		"batch": bc.b, "rounds": benchRounds})
+		"batch": bc.b, "rounds": *gpuRounds})
 	cmd := exec.Command(python, "peerbench/"+script, string(cfg))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
@@ -161,65 +550,4 @@ func firstLine(err error) string {
 		s = s[:160] + "..."
 	}
 	return s
-}
-
-// cohortRates times D-SUM rounds of a case's cohort: samples/s of each
-// timed round, the first round's time (compilation included), and the
-// cohort's estimated device memory (CellBytes).
-func cohortRates(dev *Device, bc benchCase) (rates []float64, compile float64, est int64, err error) {
-	data := bc.data()
-	m, err := NewModel(bc.model, Input{Shape: data.Shape, Classes: data.Classes, Vocab: len(data.Vocab)})
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	est = int64(bc.cells) * CellBytes(m, "d-sum", bc.n, bc.b)
-	dsum := algorithms.Config{Name: "d-sum", Params: kinds.Values{"alpha": 2.0, "beta": 0.9}}
-	seeds := make([]uint64, bc.cells)
-	for i := range seeds {
-		seeds[i] = uint64(i + 1)
-	}
-	co, err := NewCohort(dev, data, CohortShape{Model: bc.model, Algorithm: "d-sum", Cells: bc.cells, Workers: bc.n,
-		LocalSteps: benchK, Batch: bc.b})
-	if err != nil {
-		return nil, 0, est, err
-	}
-	defer co.Close()
-	x0 := make([]float32, m.Params)
-	for c, seed := range seeds {
-		m.Init(x0, seed)
-		opt, err := algorithms.New(dsum, bc.n, x0)
-		if err != nil {
-			return nil, 0, est, err
-		}
-		if err := co.SetState(c, opt.State()); err != nil {
-			return nil, 0, est, err
-		}
-	}
-	mix := ringOf(bc.n)
-	r := rng.New(1, "bench-batches")
-	for round := 0; round < benchRounds+2; round++ {
-		cells := make([]CellRound, bc.cells)
-		for c := range cells {
-			batches := make([][][]int, bc.n)
-			for i := range batches {
-				for range benchK {
-					batches[i] = append(batches[i], r.Perm(data.Train.Len())[:bc.b])
-				}
-			}
-			cells[c] = CellRound{Active: true, Config: dsum, Seed: seeds[c],
-				Round: round, LR: 0.01, Mix: mix, Batches: batches}
-		}
-		start := time.Now()
-		if _, _, err := co.Round(cells); err != nil {
-			return nil, 0, est, err
-		}
-		took := time.Since(start).Seconds()
-		switch {
-		case round == 0:
-			compile = took
-		case round >= 2:
-			rates = append(rates, float64(bc.cells*bc.n*benchK*bc.b)/took)
-		}
-	}
-	return rates, compile, est, nil
 }

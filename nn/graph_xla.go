@@ -16,7 +16,9 @@ import (
 // written out layer by layer, as the CPU engine's is, so every product —
 // forward and backward — is one matrix product batched over models
 // (GoMLX's automatic gradient of a product is a broadcast multiply and a
-// reduction), and a round of K steps can be one program.
+// reduction), and a local step can be the body of the round program's
+// loop. A convolution of one input channel takes no patches: its output
+// and weight gradient are shifted multiply-adds and multiply-reduces.
 
 // graphInput is a batch of model inputs: x for images and features;
 // rows (indices into the models' stacked embedding tables) and bag
