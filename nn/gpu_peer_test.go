@@ -28,7 +28,7 @@ import (
 
 var (
 	gpuCases  = flag.String("gpu-cases", "", "comma-separated benchmark cases (default: all)")
-	gpuPeers  = flag.String("gpu-peers", "jax,torch,torch-loop", "comma-separated peers to time beside the engine")
+	gpuPeers  = flag.String("gpu-peers", "jax,torch,torch-loop", "comma-separated peers to time beside the engine, or none")
 	gpuRounds = flag.Int("gpu-rounds", 20, "timed rounds per case (after 2 warm-ups)")
 )
 
@@ -121,7 +121,7 @@ func compareGPUPeers(t testing.TB) {
 			continue
 		}
 		r.print(bc, compiles.String())
-		if python == "" {
+		if python == "" || *gpuPeers == "none" {
 			continue
 		}
 		ours := median(r.rates)
@@ -230,7 +230,7 @@ type benchResult struct {
 
 func (r benchResult) print(bc benchCase, compiles string) {
 	fmt.Printf("\n%s: %s, %d cells x %d workers, K=%d, batch %d\n", bc.name, bc.model, r.cells, r.n, r.k, r.b)
-	fmt.Printf("  compile        %.1f s (round program; the first round's time is not counted below)\n", r.compile)
+	fmt.Printf("  compile        %.2f s (round program; the first round's time is not counted below)\n", r.compile)
 	if compiles != "" {
 		fmt.Printf("  compiled programs (GoMLX's XLA log):\n%s\n", compiles)
 	} else {
@@ -388,7 +388,7 @@ func benchCohort(dev *Device, bc benchCase) (*benchResult, error) {
 		if _, _, err := co.roundResults(out); err != nil {
 			return nil, err
 		}
-		end := time.Now()
+		at[4] = time.Now()
 		finalize(inputs)
 		if round == 0 {
 			if res.worst, err = cpuDifference(co, bc, data, cells[0]); err != nil {
@@ -406,7 +406,7 @@ func benchCohort(dev *Device, bc benchCase) (*benchResult, error) {
 		for i := range 4 {
 			res.phases[i] = append(res.phases[i], at[i+1].Sub(at[i]).Seconds())
 		}
-		took := end.Sub(at[0]).Seconds()
+		took := at[4].Sub(at[0]).Seconds()
 		res.phases[4] = append(res.phases[4], took)
 		res.rates = append(res.rates, float64(bc.cells*bc.n*benchK*bc.b)/took)
 	}
