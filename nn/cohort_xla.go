@@ -658,24 +658,26 @@ func (s *graphSpace) Steps(k int, step func(tau int)) {
 		return
 	}
 	names := slices.Sorted(maps.Keys(s.state))
-	carried := func(g *Graph) (tau, losses *Node) { // the loop's state as parameters: tau, losses, then names
-		tau, losses = Parameter(g, "tau", shapes.Make(dtypes.Int32)), Parameter(g, "losses", s.losses.Shape())
+	carried := func(g *Graph) []*Node { // the loop's state as a closure's parameters: tau, losses, the vectors
+		ps := []*Node{Parameter(g, "tau", shapes.Make(dtypes.Int32)), Parameter(g, "losses", s.losses.Shape())}
 		for _, name := range names {
-			s.state[name] = Parameter(g, name, s.state[name].Shape())
+			ps = append(ps, Parameter(g, name, s.state[name].Shape()))
 		}
-		return tau, losses
+		return ps
 	}
 	state := append([]*Node{Const(g, int32(1)), s.losses}, valuesOf(s.state, names)...)
 	first, grads := s.next, s.grads
 	more := NewClosure(g, func(g *Graph) []*Node {
-		tau, _ := carried(g)
-		return []*Node{LessThan(tau, Const(g, int32(k)))}
+		return []*Node{LessThan(carried(g)[0], Const(g, int32(k)))}
 	})
 	body := NewClosure(g, func(g *Graph) []*Node {
-		tau, losses := carried(g)
-		s.tau, s.losses = tau, losses
+		ps := carried(g)
+		s.tau, s.losses = ps[0], ps[1]
+		for i, name := range names {
+			s.state[name] = ps[2+i]
+		}
 		step(1)
-		return append([]*Node{Add(tau, Const(g, int32(1))), s.losses}, valuesOf(s.state, names)...)
+		return append([]*Node{Add(s.tau, Const(g, int32(1))), s.losses}, valuesOf(s.state, names)...)
 	})
 	perStep := s.next - first
 	s.next, s.grads = first+(k-1)*perStep, grads+(k-1)*(s.grads-grads)
