@@ -239,8 +239,9 @@ func shift(x *Node, di, dj, ho, wo int) *Node {
 
 // shiftedConv is a convolution of one input channel without unfolded
 // patches: x [models, b, h, w, 1] (padded), weights [models, outC, 1, k*k];
-// the k*k shifted inputs times their weights, summed in patch order (XLA
-// fuses the products and sums into one pass over x).
+// the k*k shifted inputs times their weights, summed in patch order:
+// elementwise work XLA can fuse into one pass over x (GoMLX's Go backend
+// runs it as k*k passes).
 func shiftedConv(x, weights *Node, k int, out shape) *Node {
 	models, outC := weights.Shape().Dimensions[0], weights.Shape().Dimensions[1]
 	var y *Node
