@@ -51,12 +51,23 @@ type xlaCohort struct {
 	state   []*tensors.Tensor // per name: [cells*workers, Params] on the device
 	train   splitTensors
 	test    splitTensors
-	evalB   int // test samples per step of the evaluation loop
 }
 
 // evalModelSamples bounds the memory of a step of the evaluation loop:
 // models × test samples per step.
 var evalModelSamples = 32768
+
+// evalChunk is the test samples per step of the evaluation loop of
+// `models` models: the largest power of two within evalModelSamples, at
+// most evalBatch (a power of two, to whose multiple the resident test
+// split is padded, so every chunk size divides it).
+func evalChunk(models int) int {
+	chunk := evalBatch
+	for chunk > 1 && chunk*models > evalModelSamples {
+		chunk /= 2
+	}
+	return chunk
+}
 
 // splitTensors is a split resident on the device (uploaded at the first
 // call): pixels [N, sample] uint8, features [N, D] float32, or token bags
@@ -99,9 +110,8 @@ func NewCohort(device *Device, data *datasets.Dataset, shape CohortShape) (Cohor
 	if len(data.Shape) == 3 {
 		lut = standardise(&data.Train, data.Shape[0])
 	}
-	c.evalB = max(1, min(evalBatch, evalModelSamples/(shape.Cells*(shape.Workers+1))))
 	c.train = c.resident(&data.Train, lut, 1)
-	c.test = c.resident(&data.Test, lut, c.evalB)
+	c.test = c.resident(&data.Test, lut, evalBatch)
 	if c.round, err = NewExec(backend, c.roundGraph); err != nil {
 		return nil, err
 	}
@@ -503,7 +513,7 @@ func (c *xlaCohort) EvaluateCell(ci int) (CellScores, error) {
 }
 
 // evaluate runs an evaluation program of `cells` cells on the models x
-// over the test split: one execution, whose loop takes evalB test
+// over the test split: one execution, whose loop takes evalChunk test
 // samples at a time.
 func (c *xlaCohort) evaluate(prog *Exec, x *tensors.Tensor, cells int) ([]CellScores, error) {
 	n := c.shape.Workers
@@ -814,7 +824,7 @@ func unpackMask(packed *Node, s shape, d dropout) *Node {
 // the rows, then each cell's average model — the sum of losses and the
 // number of hits over the test split, and each cell's mean_i |x_i -
 // xbar|^2 (all float64). The average models and distances are computed
-// once; a While loop runs the models on evalB test samples at a time,
+// once; a While loop runs the models on evalChunk test samples at a time,
 // each chunk's sums (float32) added in float64.
 func (c *xlaCohort) evalGraph(cells int) func(inputs []*Node) []*Node {
 	return func(inputs []*Node) []*Node {
@@ -829,6 +839,7 @@ func (c *xlaCohort) evalGraph(cells int) func(inputs []*Node) []*Node {
 		distance := DivScalar(ReduceSum(Mul(dev, dev), 1, 2), float64(n))
 		models := Concatenate([]*Node{x, ConvertDType(mean, dtypes.Float32)}, 0)
 		k := cells * (n + 1)
+		chunk := evalChunk(k)
 		scalar := shapes.Make(dtypes.Int32)
 		sums := shapes.Make(dtypes.Float64, k)
 		more := NewClosure(g, func(g *Graph) []*Node {
@@ -837,22 +848,22 @@ func (c *xlaCohort) evalGraph(cells int) func(inputs []*Node) []*Node {
 			Parameter(g, "hits", sums)
 			return []*Node{LessThan(start, Const(g, int32(c.test.len)))}
 		})
-		chunk := NewClosure(g, func(g *Graph) []*Node {
+		next := NewClosure(g, func(g *Graph) []*Node {
 			start := Parameter(g, "start", scalar)
 			lossSum, hitSum := Parameter(g, "loss", sums), Parameter(g, "hits", sums)
-			sample := Add(Iota(g, shapes.Make(dtypes.Int32, c.evalB), 0), start)
+			sample := Add(Iota(g, shapes.Make(dtypes.Int32, chunk), 0), start)
 			valid := ConvertDType(LessThan(sample, Const(g, int32(c.test.len))), dtypes.Float32)
-			idx := BroadcastToDims(ExpandAxes(sample, 0), k, c.evalB)
+			idx := BroadcastToDims(ExpandAxes(sample, 0), k, chunk)
 			in, labels := c.gatherInput(split, idx)
 			t := m.graphForward(models, in, nil)
-			w := BroadcastToDims(ExpandAxes(valid, 0), k, c.evalB)
+			w := BroadcastToDims(ExpandAxes(valid, 0), k, chunk)
 			loss, _, hits := crossEntropyGraph(t.acts[len(t.acts)-1], labels, w, m.Classes)
 			correct := ReduceSum(Mul(ConvertDType(hits, dtypes.Float32), w), 1)
-			return []*Node{Add(start, Const(g, int32(c.evalB))),
+			return []*Node{Add(start, Const(g, int32(chunk))),
 				Add(lossSum, ConvertDType(loss, dtypes.Float64)), Add(hitSum, ConvertDType(correct, dtypes.Float64))}
 		})
 		zero := Zeros(g, sums)
-		out := While(more, chunk, Const(g, int32(0)), zero, zero)
+		out := While(more, next, Const(g, int32(0)), zero, zero)
 		return []*Node{out[1], out[2], distance}
 	}
 }

@@ -203,7 +203,7 @@ func relDiff(a, b [][]float32) float64 {
 func TestCohortMatchesCPU(t *testing.T) {
 	data := cohortData()
 	defer func(v int) { evalModelSamples = v }(evalModelSamples)
-	evalModelSamples = 16 * 3 * (cohortWorkers + 1) // 16 test samples per step of a 3-cell evaluation loop: 40 in 3 steps
+	evalModelSamples = 16 * 3 * (cohortWorkers + 1) // 40 test samples in 3 steps of 16 for 3 cells, 2 of 32 for one
 	for backendName, dev := range gpuBackends(t) {
 		for name, cc := range algorithmCases() {
 			t.Run(backendName+"/"+name, func(t *testing.T) {
