@@ -25,11 +25,13 @@ run: build
 # Every test, then the GPU engine's build (-tags xla): its agreement with
 # the CPU engine (a round of every algorithm; whole runs of every
 # algorithm under every choice), cohorts in the pipeline and a CLI run, on
-# GoMLX's pure-Go backend (on a GPU host the nn tests also run on XLA/CUDA).
+# GoMLX's pure-Go backend (on a GPU host the nn tests also run on XLA/CUDA);
+# the peer benchmarks (-tags peer) are vetted so that they keep building.
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	$(GO) vet -tags xla ./...
+	$(GO) vet -tags 'xla peer' ./nn
 	$(GO) test -count=1 -tags xla -run 'GPU|Cohort' ./nn ./pipeline ./cmd/ump
 
 # Mutants of the code, each against the tests that must fail on it
