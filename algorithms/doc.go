@@ -6,7 +6,7 @@
 //
 // Data model: n workers each hold named vectors (x, v, y, m, ...) of one
 // length. An algorithm's definition (Rules) lists them and writes one round
-// — K local steps on every worker's mini-batch gradient, then
+// — K local steps (Space.Steps) on every worker's mini-batch gradient, then
 // communication through the round's Mixing (gossip) or an exact average —
 // against a Space, the small vector algebra both engines implement: New
 // runs it on []float32 as an Optimizer (cpu.go), the GPU cohort (package
