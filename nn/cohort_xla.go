@@ -258,11 +258,15 @@ func (c *xlaCohort) roundInputs(cells []CellRound) ([]*tensors.Tensor, error) {
 	return inputs, nil
 }
 
-// execRound runs the round program on the state (donated) and a round's
-// inputs; the new state stays on the device.
-func (c *xlaCohort) execRound(inputs []*tensors.Tensor) ([]*tensors.Tensor, error) {
+// roundArgs are the round program's arguments: the state (donated, or
+// only read, as for a compilation), a round's inputs, the training split.
+func (c *xlaCohort) roundArgs(inputs []*tensors.Tensor, donate bool) ([]any, error) {
 	args := make([]any, 0, len(c.state)+len(inputs)+4)
 	for _, t := range c.state {
+		if !donate {
+			args = append(args, t)
+			continue
+		}
 		d, err := DonateTensorBuffer(t, c.backend, 0)
 		if err != nil {
 			return nil, fmt.Errorf("gpu engine: %w", err)
@@ -272,7 +276,17 @@ func (c *xlaCohort) execRound(inputs []*tensors.Tensor) ([]*tensors.Tensor, erro
 	for _, t := range inputs {
 		args = append(args, t)
 	}
-	out, err := c.round.Exec(append(args, c.train.args()...)...)
+	return append(args, c.train.args()...), nil
+}
+
+// execRound runs the round program on the state (donated) and a round's
+// inputs; the new state stays on the device.
+func (c *xlaCohort) execRound(inputs []*tensors.Tensor) ([]*tensors.Tensor, error) {
+	args, err := c.roundArgs(inputs, true)
+	if err != nil {
+		return nil, err
+	}
+	out, err := c.round.Exec(args...)
 	if err != nil {
 		return nil, fmt.Errorf("gpu engine: round: %w", err)
 	}

@@ -31,11 +31,7 @@ const (
 )
 
 func cohortData() *datasets.Dataset {
-	d := randomData([]int{1, 28, 28}, 10, 96, 0, 0)
-	d.Test = d.Train
-	d.Test.Labels = d.Train.Labels[:40]
-	d.Test.Pixels = d.Train.Pixels[:40*784]
-	return d
+	return withTest(randomData([]int{1, 28, 28}, 10, 96, 0, 0), 40)
 }
 
 // cohortBatches are worker i's batches of round r, step k, for a cell.
@@ -111,28 +107,39 @@ func cpuRounds(t *testing.T, data *datasets.Dataset, cfg algorithms.Config, seed
 	}
 	var losses [][]float64
 	for r := range rounds {
-		batches := cohortBatches(seed, r, k)
-		step := make([]float64, cohortWorkers*k)
-		grads := func(tau int, x, g [][]float32) error {
-			bs := make([][]int, cohortWorkers)
-			for i := range bs {
-				bs[i] = batches[i][tau]
-			}
-			l := make([]float64, cohortWorkers)
-			if err := e.Gradients(Step{Round: r, Local: tau}, x, g, bs, l); err != nil {
-				return err
-			}
-			for i, v := range l {
-				step[i*k+tau] = v
-			}
-			return nil
-		}
-		if err := opt.Round(&algorithms.Round{T: r, K: k, LR: lr, Grad: grads, Mix: ringOf(cohortWorkers)}); err != nil {
+		step, err := cpuRound(e, opt, r, lr, ringOf(cohortWorkers), cohortBatches(seed, r, k))
+		if err != nil {
 			t.Fatal(err)
 		}
 		losses = append(losses, step)
 	}
 	return opt.State(), losses
+}
+
+// cpuRound runs round r of a cell on a CPU engine and optimizer, worker i
+// taking batches[i][tau] at local step tau; it returns the worker-major
+// step losses.
+func cpuRound(e Engine, opt algorithms.Optimizer, r int, lr float64, mix algorithms.Mixing, batches [][][]int) ([]float64, error) {
+	n, k := len(batches), len(batches[0])
+	losses := make([]float64, n*k)
+	grads := func(tau int, x, g [][]float32) error {
+		bs := make([][]int, n)
+		for i := range bs {
+			bs[i] = batches[i][tau]
+		}
+		l := make([]float64, n)
+		if err := e.Gradients(Step{Round: r, Local: tau}, x, g, bs, l); err != nil {
+			return err
+		}
+		for i, v := range l {
+			losses[i*k+tau] = v
+		}
+		return nil
+	}
+	if err := opt.Round(&algorithms.Round{T: r, K: k, LR: lr, Grad: grads, Mix: mix}); err != nil {
+		return nil, err
+	}
+	return losses, nil
 }
 
 // newTestCohort builds a cohort of a case's cells, each at its optimizer's

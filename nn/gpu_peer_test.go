@@ -44,7 +44,7 @@ type benchCase struct {
 
 const benchK = 10
 
-func benchCases() []benchCase {
+func benchCases() []benchCase { // test splits of the real sets' sizes: MNIST's 10,000, AG NEWS' 7,600
 	mnist := func() *datasets.Dataset { return withTest(randomData([]int{1, 28, 28}, 10, 60000, 0, 0), 10000) }
 	emnist := func() *datasets.Dataset { return withTest(randomData([]int{1, 28, 28}, 62, 60000, 0, 0), 10000) }
 	agnews := func() *datasets.Dataset { return withTest(randomData(nil, 4, 120000, 95812, 40), 7600) }
@@ -55,20 +55,6 @@ func benchCases() []benchCase {
 	return append(out,
 		benchCase{"cnn-c4-n10", "cnn", 4, 10, 128, emnist, "cnn-emnist", false},
 		benchCase{"embedding-bag-c2-n10", "embedding-bag", 2, 10, 128, agnews, "embedding-bag-agnews", false})
-}
-
-// withTest gives d a test split of its first n training samples (the
-// real data sets' test sizes: MNIST's 10,000, AG NEWS' 7,600).
-func withTest(d *datasets.Dataset, n int) *datasets.Dataset {
-	tr, te := &d.Train, &d.Test
-	te.Labels = tr.Labels[:n]
-	if tr.Offsets != nil {
-		te.Offsets, te.Tokens = tr.Offsets[:n+1], tr.Tokens[:tr.Offsets[n]]
-		return d
-	}
-	size := len(tr.Pixels) / len(tr.Labels)
-	te.Pixels = tr.Pixels[:n*size]
-	return d
 }
 
 // BenchmarkGPUPeerComparison prints what a reader needs to trust the GPU
@@ -223,7 +209,7 @@ type benchResult struct {
 	testSamples    int
 	flopsPerSample float64
 	estimate       int64  // CellBytes × cells
-	deviceUsed     string // nvidia-smi's memory.used after the rounds
+	deviceUsed     string // what nvidia-smi's memory.used said after the rounds
 	worst          string // the worst difference from the CPU engine after one round
 	digests        [2]string
 }
@@ -236,7 +222,7 @@ func (r benchResult) print(bc benchCase, compiles string) {
 	} else {
 		fmt.Printf("  compiled programs: no figures (not the XLA backend)\n")
 	}
-	fmt.Printf("  device memory  %s in use after the rounds (nvidia-smi); estimate %.2f GiB (CellBytes x cells)\n", r.deviceUsed, float64(r.estimate)/(1<<30))
+	fmt.Printf("  device memory  %s; estimate %.2f GiB (CellBytes x cells)\n", r.deviceUsed, float64(r.estimate)/(1<<30))
 	fmt.Printf("  %-14s %10s %10s %10s   (ms, %d rounds)\n", "phase", "median", "p10", "p90", len(r.rates))
 	for i, name := range phaseNames {
 		fmt.Printf("  %-14s %10.2f %10.2f %10.2f\n", name, 1e3*median(r.phases[i]), 1e3*quantile(r.phases[i], 0.1), 1e3*quantile(r.phases[i], 0.9))
@@ -259,28 +245,6 @@ func quantile(v []float64, q float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	return s[min(len(s)-1, int(q*float64(len(s))))]
-}
-
-// trainFLOPs is a training sample's floating-point operations: forward
-// multiply-adds, the weight gradients' as many, the input gradients' as
-// many but for the first layer; two operations each.
-func trainFLOPs(m *Model) float64 {
-	var forward, first float64
-	for i, l := range m.layers {
-		in, out := m.shapes[i], m.shapes[i+1]
-		var macs float64
-		switch l := l.(type) {
-		case conv2d:
-			macs = float64(out.size() * in.C * l.k * l.k)
-		case linear:
-			macs = float64(out.size() * in.size())
-		}
-		if first == 0 {
-			first = macs
-		}
-		forward += macs
-	}
-	return 2 * (3*forward - first)
 }
 
 // benchRound is a case's round r: every cell's batches (indices drawn
@@ -316,7 +280,7 @@ func benchCohort(dev *Device, bc benchCase) (*benchResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &benchResult{cells: bc.cells, n: bc.n, k: benchK, b: bc.b, flopsPerSample: trainFLOPs(m),
+	res := &benchResult{cells: bc.cells, n: bc.n, k: benchK, b: bc.b, flopsPerSample: m.FLOPs(),
 		estimate: int64(bc.cells) * CellBytes(m, "d-sum", bc.n, bc.b), phases: make([][]float64, len(phaseNames)),
 		evalModels: bc.cells * (bc.n + 1), testSamples: data.Test.Len()}
 	dsum := algorithms.Config{Name: "d-sum", Params: kinds.Values{"alpha": 2.0, "beta": 0.9}}
@@ -353,15 +317,12 @@ func benchCohort(dev *Device, bc benchCase) (*benchResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := make([]any, 0, len(co.state)+len(inputs)+4)
-	for _, t := range co.state {
-		args = append(args, t)
-	}
-	for _, t := range inputs {
-		args = append(args, t)
+	args, err := co.roundArgs(inputs, false)
+	if err != nil {
+		return nil, err
 	}
 	start := time.Now()
-	if err := co.round.PreCompile(append(args, co.train.args()...)...); err != nil {
+	if err := co.round.PreCompile(args...); err != nil {
 		return nil, fmt.Errorf("compiling the round program: %w", err)
 	}
 	res.compile = time.Since(start).Seconds()
@@ -417,9 +378,9 @@ func benchCohort(dev *Device, bc benchCase) (*benchResult, error) {
 		}
 		res.evalSeconds = append(res.evalSeconds, time.Since(start).Seconds())
 	}
-	res.deviceUsed = "n/a (no nvidia-smi)"
+	res.deviceUsed = "not read (no nvidia-smi)"
 	if out, err := exec.Command("nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader").Output(); err == nil {
-		res.deviceUsed = strings.TrimSpace(string(out))
+		res.deviceUsed = strings.TrimSpace(string(out)) + " in use after the rounds (nvidia-smi)"
 	}
 	again, err := open()
 	if err != nil {
@@ -451,14 +412,7 @@ func cpuDifference(co *xlaCohort, bc benchCase, data *datasets.Dataset, cell Cel
 	if err != nil {
 		return "", err
 	}
-	grads := func(tau int, x, g [][]float32) error {
-		bs := make([][]int, bc.n)
-		for i := range bs {
-			bs[i] = cell.Batches[i][tau]
-		}
-		return cpu.Gradients(Step{Round: 0, Local: tau}, x, g, bs, make([]float64, bc.n))
-	}
-	if err := opt.Round(&algorithms.Round{T: 0, K: benchK, LR: cell.LR, Grad: grads, Mix: cell.Mix}); err != nil {
+	if _, err := cpuRound(cpu, opt, 0, cell.LR, cell.Mix, cell.Batches); err != nil {
 		return "", err
 	}
 	got, err := co.State(0)

@@ -37,3 +37,16 @@ func randomData(shape []int, classes, samples, vocab, bagLen int) *datasets.Data
 	}
 	return d
 }
+
+// withTest gives d a test split of its first n training samples.
+func withTest(d *datasets.Dataset, n int) *datasets.Dataset {
+	tr, te := &d.Train, &d.Test
+	te.Labels = tr.Labels[:n]
+	if tr.Offsets != nil {
+		te.Offsets, te.Tokens = tr.Offsets[:n+1], tr.Tokens[:tr.Offsets[n]]
+		return d
+	}
+	size := len(tr.Pixels) / len(tr.Labels)
+	te.Pixels = tr.Pixels[:n*size]
+	return d
+}
