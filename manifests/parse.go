@@ -237,7 +237,38 @@ func override(file string, root *yaml.Node, k int, ov string) (*yaml.Node, error
 		}
 	}
 	mark(value)
+	if swept {
+		return withSwept(file, root, field, value, -k)
+	}
 	return withPath(file, root, path, value, -k)
+}
+
+// withSwept sets the sweep's list for field, a dotted path that the sweep
+// mapping holds as one key (sweep.partition.alpha sets sweep's
+// "partition.alpha", not a "partition" mapping inside it).
+func withSwept(file string, root *yaml.Node, field string, value *yaml.Node, line int) (*yaml.Node, error) {
+	sweep := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: line}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == "sweep" {
+			sweep = root.Content[i+1]
+		}
+	}
+	if sweep.Kind != yaml.MappingNode {
+		return nil, &Error{Problems: []string{fmt.Sprintf("%s: field \"sweep\": expected a mapping of swept fields, got %s", position(file, sweep.Line), describe(sweep))}}
+	}
+	out := *sweep
+	out.Content = append([]*yaml.Node(nil), sweep.Content...)
+	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: field, Line: line}
+	replaced := false
+	for i := 0; i+1 < len(out.Content); i += 2 {
+		if out.Content[i].Value == field {
+			out.Content[i], out.Content[i+1], replaced = key, value, true
+		}
+	}
+	if !replaced {
+		out.Content = append(out.Content, key, value)
+	}
+	return withPath(file, root, "sweep", &out, line)
 }
 
 // tabIndented returns the first line (from 1) whose indentation holds a
