@@ -51,6 +51,7 @@ type CPU struct {
 	procs int
 	mu    sync.Mutex
 	nets  map[int][]*net // by batch capacity: one per goroutine
+	evals map[int][]*evaluator
 }
 
 var _ Engine = (*CPU)(nil)
@@ -63,7 +64,7 @@ func NewCPU(model string, data *datasets.Dataset, seed uint64) (*CPU, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &CPU{model: m, data: data, seed: seed, procs: runtime.GOMAXPROCS(0), nets: map[int][]*net{}}
+	e := &CPU{model: m, data: data, seed: seed, procs: runtime.GOMAXPROCS(0), nets: map[int][]*net{}, evals: map[int][]*evaluator{}}
 	if len(data.Shape) == 3 {
 		e.lut = standardise(&data.Train, data.Shape[0])
 	}
@@ -139,7 +140,7 @@ func (e *CPU) Init(p []float32) { e.model.Init(p, e.seed) }
 func (e *CPU) netsFor(b int) []*net {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if nets, ok := e.nets[b]; ok {
+	if nets, ok := e.nets[b]; ok && len(nets) >= e.procs {
 		return nets
 	}
 	nets := make([]*net, e.procs)
@@ -182,27 +183,96 @@ func (e *CPU) Gradients(at Step, params, grads [][]float32, batches [][]int, los
 	return nil
 }
 
+// Evaluate scores every model on each chunk of evalBatch samples (the unit
+// of its loss arithmetic), the chunks spread over the goroutines. A chunk's
+// samples are loaded once for all models, and a multi-channel convolution
+// as the first layer unfolds them once for all models. Each model's logits
+// are those of its forward pass and the chunks' losses are added in order,
+// so the scores depend neither on the number of models nor on the
+// goroutines.
 func (e *CPU) Evaluate(params [][]float32, split *datasets.Split) ([]Score, error) {
-	scores := make([]Score, len(params))
-	nets := e.netsFor(evalBatch)
-	e.each(len(params), func(g, i int) {
-		n := nets[g]
-		idx := make([]int, 0, evalBatch)
-		loss, correct := 0.0, 0
-		for start := 0; start < split.Len(); start += evalBatch {
-			idx = idx[:0]
-			for k := start; k < min(start+evalBatch, split.Len()); k++ {
-				idx = append(idx, k)
-			}
-			s := &step{batch: len(idx)}
-			labels := e.gather(n, split, idx, s)
-			l, c := crossEntropy(n.forward(params[i], s), labels, e.model.Classes, nil)
-			loss += l * float64(len(idx))
-			correct += c
+	models, n := len(params), split.Len()
+	chunks := (n + evalBatch - 1) / evalBatch
+	losses, correct := make([]float64, chunks*models), make([]int, chunks*models) // [chunk*models+model]
+	evals := e.evaluatorsFor(models)
+	e.each(chunks, func(g, c int) {
+		ev := evals[g]
+		lo, hi := c*evalBatch, min(n, (c+1)*evalBatch)
+		s := &step{batch: hi - lo}
+		ev.idx = ev.idx[:0]
+		for k := lo; k < hi; k++ {
+			ev.idx = append(ev.idx, k)
 		}
-		scores[i] = Score{Loss: loss / float64(split.Len()), Accuracy: float64(correct) / float64(split.Len())}
+		labels := e.gather(ev.net, split, ev.idx, s)
+		for i, logits := range ev.logits(params, s) {
+			losses[c*models+i], correct[c*models+i] = crossEntropy(logits, labels, e.model.Classes, nil)
+		}
 	})
+	scores := make([]Score, models)
+	for i := range scores {
+		loss, right := 0.0, 0
+		for c := 0; c < chunks; c++ {
+			loss += losses[c*models+i] * float64(min(n, (c+1)*evalBatch)-c*evalBatch)
+			right += correct[c*models+i]
+		}
+		scores[i] = Score{Loss: loss / float64(n), Accuracy: float64(right) / float64(n)}
+	}
 	return scores, nil
+}
+
+// evaluator is one goroutine's buffers for Evaluate of a number of models.
+type evaluator struct {
+	net     *net
+	idx     []int
+	stacked []float32   // the first convolution's outputs, model after model
+	out     [][]float32 // per model, the chunk's logits
+	w, bias []float32   // the first convolution's filters and biases, model after model
+}
+
+// evaluatorsFor returns one evaluator per goroutine for this many models.
+func (e *CPU) evaluatorsFor(models int) []*evaluator {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if evs, ok := e.evals[models]; ok && len(evs) >= e.procs {
+		return evs
+	}
+	evs := make([]*evaluator, e.procs)
+	for g := range evs {
+		ev := &evaluator{net: newNet(e.model, evalBatch), idx: make([]int, 0, evalBatch), out: make([][]float32, models)}
+		if c, ok := ev.net.kernels[0].(*convKernel); ok {
+			ev.stacked = make([]float32, models*c.o.size()*evalBatch)
+			ev.w, ev.bias = make([]float32, models*c.l.outC*c.rows), make([]float32, models*c.l.outC)
+		}
+		evs[g] = ev
+	}
+	e.evals[models] = evs
+	return evs
+}
+
+// logits runs every model on the net's loaded samples and returns their
+// logits, model by model.
+func (ev *evaluator) logits(params [][]float32, s *step) [][]float32 {
+	n := ev.net
+	conv, stacked := n.kernels[0].(*convKernel)
+	if stacked {
+		filters := conv.l.outC * conv.rows
+		for i, p := range params {
+			copy(ev.w[i*filters:][:filters], p[:filters])
+			copy(ev.bias[i*conv.l.outC:][:conv.l.outC], p[filters:])
+		}
+		conv.forwardModels(ev.w, ev.bias, n.acts[0], ev.stacked, s)
+	}
+	for i, p := range params {
+		var logits []float32
+		if stacked {
+			size := conv.o.size() * s.batch
+			logits = n.forwardFrom(p, 1, ev.stacked[i*size:][:size], s)
+		} else {
+			logits = n.forward(p, s)
+		}
+		ev.out[i] = append(ev.out[i][:0], logits...)
+	}
+	return ev.out
 }
 
 // gather loads samples idx of a split into the net's input (or the step's

@@ -173,3 +173,67 @@ func TestCellBytesIsTheRoundProgramsArithmetic(t *testing.T) {
 		t.Errorf("half of an 80 GiB GPU holds %d LeNet/MNIST cells of 10 workers; the paper's sweeps need 180", cells)
 	}
 }
+
+// TestEvaluationScoresEachModelByItsForwardPass checks Evaluate against
+// each model run alone through the training forward pass, chunk by chunk
+// of evalBatch samples as the engine has always scored (so stored
+// evaluations keep their numbers): the same bits whatever the number of
+// models evaluated together and of goroutines, with a one-channel and a
+// three-channel convolution (whose unfolding the models share) as the
+// first layer, a dense one and an EmbeddingBag.
+func TestEvaluationScoresEachModelByItsForwardPass(t *testing.T) {
+	for _, c := range []struct {
+		model string
+		data  *datasets.Dataset
+	}{
+		{"lenet", randomData([]int{1, 28, 28}, 10, 600, 0, 0)},
+		{"lenet", randomData([]int{3, 32, 32}, 10, 300, 0, 0)},
+		{"cnn", randomData([]int{1, 28, 28}, 62, 300, 0, 0)},
+		{"mlp", randomData([]int{1, 28, 28}, 10, 600, 0, 0)},
+		{"embedding-bag", randomData(nil, 4, 600, 500, 12)},
+	} {
+		data := withTest(c.data, c.data.Train.Len()-37) // a last chunk shorter than the others
+		e, err := NewCPU(c.model, data, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		params := make([][]float32, 5)
+		for i := range params {
+			params[i] = make([]float32, e.Params())
+			e.Init(params[i])
+			for j := range params[i] {
+				params[i][j] += float32(i) * 1e-2 * float32(j%5-2)
+			}
+		}
+		want := make([]Score, len(params))
+		alone := newNet(e.model, evalBatch)
+		for i, p := range params {
+			test := &data.Test
+			loss, right := 0.0, 0
+			for lo := 0; lo < test.Len(); lo += evalBatch {
+				var idx []int
+				for k := lo; k < min(lo+evalBatch, test.Len()); k++ {
+					idx = append(idx, k)
+				}
+				s := &step{batch: len(idx)}
+				labels := e.gather(alone, test, idx, s)
+				l, k := crossEntropy(alone.forward(p, s), labels, e.model.Classes, nil)
+				loss += l * float64(len(idx))
+				right += k
+			}
+			want[i] = Score{Loss: loss / float64(test.Len()), Accuracy: float64(right) / float64(test.Len())}
+		}
+		for _, procs := range []int{1, 2, 3} {
+			for _, models := range []int{1, 2, 5} {
+				e.UseProcs(procs)
+				got, err := e.Evaluate(params[:models], &data.Test)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, want[:models]) {
+					t.Errorf("%s, %d models on %d goroutines: scores %v, each model alone %v", c.model, models, procs, got, want[:models])
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package nn
+
+import (
+	"testing"
+
+	"github.com/ump-lab/ump/internal/rng"
+)
+
+// The CPU engine's two hot paths at the paper's MNIST settings, for A/B
+// comparisons of kernels (`make bench`, medians of -count 5) and for
+// profiles (-cpuprofile): a round of 10 LeNet workers (K = 10 local steps
+// of batch 128, each followed by an SGD update), and an evaluation of 11
+// models (10 local ones and their average) on a 10,000-sample test split.
+
+func BenchmarkLeNetMNISTRound(b *testing.B) {
+	const workers, localSteps, batch = 10, 10, 128
+	data := randomData([]int{1, 28, 28}, 10, 4*batch, 0, 0)
+	e, err := NewCPU("lenet", data, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	params, grads := make([][]float32, workers), make([][]float32, workers)
+	batches, losses := make([][]int, workers), make([]float64, workers)
+	r := rng.New(1, "bench-batches")
+	for i := range params {
+		params[i], grads[i] = make([]float32, e.Params()), make([]float32, e.Params())
+		e.Init(params[i])
+		batches[i] = r.Perm(data.Train.Len())[:batch]
+	}
+	round := 0
+	for b.Loop() {
+		for k := 0; k < localSteps; k++ {
+			e.Gradients(Step{Round: round, Local: k}, params, grads, batches, losses)
+			e.each(workers, func(_, i int) {
+				for j, g := range grads[i] {
+					params[i][j] -= 0.01 * g
+				}
+			})
+		}
+		round++
+	}
+}
+
+func BenchmarkLeNetMNISTEvaluate(b *testing.B) {
+	const models, samples = 11, 10000
+	data := withTest(randomData([]int{1, 28, 28}, 10, samples, 0, 0), samples)
+	e, err := NewCPU("lenet", data, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	params := make([][]float32, models)
+	for i := range params {
+		params[i] = make([]float32, e.Params())
+		e.Init(params[i])
+	}
+	for b.Loop() {
+		e.Evaluate(params, &data.Test)
+	}
+}
