@@ -13,7 +13,8 @@ package nn
 // The kernels (planeForward, planeWeightGrad) are C vectors under cgo and
 // the Go loops below otherwise. Both add in the same order, multiplies and
 // adds rounded apart (no fused multiply-add), so they give the same bits:
-//   - forward: y = bias, then y += w[ki][kj] * x[r+ki][c+kj] for ki, kj in order;
+//   - forward: y = bias, then y += w[ki][kj] * x[r+ki][c+kj] for ki, kj in
+//     order, but for the rows of padding;
 //   - weight and bias gradients: 16 running sums per filter tap (of dy x
 //     the input) and per channel (of dy), sum l holding the columns c with
 //     c mod 16 = l, added over samples, rows and columns in order (columns
@@ -54,7 +55,7 @@ func (c *planeKernel) pad(x []float32, batch int) {
 func (c *planeKernel) forward(p, x, y []float32, s *step) {
 	c.pad(x, s.batch)
 	w := p[:c.l.outC*c.l.k*c.l.k]
-	planeForward(c.planes, w, p[len(w):], y, s.batch, c.o.H, c.o.W, c.pw, c.l.outC, c.l.k)
+	planeForward(c.planes, w, p[len(w):], y, 1, s.batch, c.o.H, c.o.W, c.pw, c.l.outC, c.l.pad, c.in.H, c.l.k)
 }
 
 func (c *planeKernel) backward(_, g, _, _, dy, dx []float32, s *step) {
@@ -66,20 +67,23 @@ func (c *planeKernel) backward(_, g, _, _, dy, dx []float32, s *step) {
 }
 
 // planeForwardGo is planeForward in Go: y (outC x batch x oh x ow) from
-// the padded planes, the filters w (outC x k x k) and the biases.
-func planeForwardGo(planes, w, bias, y []float32, batch, oh, ow, pw, outC, k int) {
+// padded planes (chans x batch), filters w (outC x chans x k x k) and
+// biases, skipping the taps of rows outside zr..zr+vr-1 (zeros).
+func planeForwardGo(planes, w, bias, y []float32, chans, batch, oh, ow, pw, outC, zr, vr, k int) {
 	ph := oh + k - 1
 	for o := 0; o < outC; o++ {
 		for s := 0; s < batch; s++ {
-			plane := planes[s*ph*pw:][:ph*pw]
 			for r := 0; r < oh; r++ {
 				row := y[((o*batch+s)*oh+r)*ow:][:ow]
 				fill(row, bias[o])
-				for ki := 0; ki < k; ki++ {
-					for kj := 0; kj < k; kj++ {
-						wv, src := w[(o*k+ki)*k+kj], plane[(r+ki)*pw+kj:][:ow]
-						for c, v := range src {
-							row[c] += float32(wv * v)
+				for ic := 0; ic < chans; ic++ {
+					plane := planes[(ic*batch+s)*ph*pw:][:ph*pw]
+					for ki := max(0, zr-r); ki < min(k, zr+vr-r); ki++ {
+						for kj := 0; kj < k; kj++ {
+							wv, src := w[((o*chans+ic)*k+ki)*k+kj], plane[(r+ki)*pw+kj:][:ow]
+							for c, v := range src {
+								row[c] += float32(wv * v)
+							}
 						}
 					}
 				}

@@ -11,6 +11,8 @@ package nn
 // ISO C (-std=c11) keeps multiplies and adds apart (GCC contracts them into FMAs only in GNU C), so every target (and
 // the Go loops of conv_plane.go) gives the same bits.
 typedef float v16 __attribute__((vector_size(64)));
+// v16u is a v16 in memory that Go allocated (aligned to 4 bytes only).
+typedef v16 v16u __attribute__((aligned(4)));
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -24,36 +26,40 @@ INLINE v16 load16(const float *p) { v16 v; memcpy(&v, p, sizeof v); return v; }
 // loadn reads n < 16 floats, the other lanes 0.
 INLINE v16 loadn(const float *p, int n) { v16 v = {0}; memcpy(&v, p, n * sizeof(float)); return v; }
 
-// forward: 8 output channels at a time, 16 columns of a row in each of
-// their accumulators.
+// forward: ob output channels at a time (6 for 6 channels, else 8), 16
+// columns of a row in each of their accumulators; planes are chans x batch
+// x ph x pw, of which only rows zr..zr+vr-1 may hold non-zeros (the taps
+// of the others are skipped).
 INLINE void forward_k(const float *planes, const float *w, const float *bias, float *y,
-	int batch, int oh, int ow, int pw, int outc, const int k) {
-	int ph = oh + k - 1;
-	for (int o0 = 0; o0 < outc; o0 += 8) {
-		int no = outc - o0 < 8 ? outc - o0 : 8;
-		float wb[8 * 49], bb[8];  // k <= 7
-		for (int o = 0; o < 8; o++) {
+	int chans, int batch, int oh, int ow, int pw, int outc, int zr, int vr, const int k, const int ob) {
+	int ph = oh + k - 1, taps = chans * k * k;
+	float wb[ob * taps], bb[ob];  // the block's filters, tap-major
+	for (int o0 = 0; o0 < outc; o0 += ob) {
+		int no = outc - o0 < ob ? outc - o0 : ob;
+		for (int o = 0; o < ob; o++) {
 			bb[o] = o < no ? bias[o0 + o] : 0;
-			for (int t = 0; t < k * k; t++) wb[t * 8 + o] = o < no ? w[(o0 + o) * k * k + t] : 0;
+			for (int t = 0; t < taps; t++) wb[t * ob + o] = o < no ? w[(o0 + o) * taps + t] : 0;
 		}
-		for (int s = 0; s < batch; s++) {
-			const float *plane = planes + (size_t)s * ph * pw;
+		for (int s = 0; s < batch; s++)
 			for (int r = 0; r < oh; r++) {
+				int klo = zr - r > 0 ? zr - r : 0, khi = zr + vr - r < k ? zr + vr - r : k;
 				for (int c0 = 0; c0 < ow; c0 += 16) {
 					v16 acc[8];
-					for (int o = 0; o < 8; o++) acc[o] = (v16){0} + bb[o];
-					for (int ki = 0; ki < k; ki++)
-						for (int kj = 0; kj < k; kj++) {
-							v16 x = load16(plane + (r + ki) * pw + c0 + kj);
-							const float *wt = wb + (ki * k + kj) * 8;
-							for (int o = 0; o < 8; o++) acc[o] += wt[o] * x;
-						}
+					for (int o = 0; o < ob; o++) acc[o] = (v16){0} + bb[o];
+					for (int ic = 0; ic < chans; ic++) {
+						const float *plane = planes + (size_t)(ic * batch + s) * ph * pw;
+						for (int ki = klo; ki < khi; ki++)
+							for (int kj = 0; kj < k; kj++) {
+								v16 x = load16(plane + (r + ki) * pw + c0 + kj);
+								const float *wt = wb + ((ic * k + ki) * k + kj) * ob;
+								for (int o = 0; o < ob; o++) acc[o] += wt[o] * x;
+							}
+					}
 					int n = ow - c0 < 16 ? ow - c0 : 16;
 					for (int o = 0; o < no; o++)
 						memcpy(y + (((size_t)(o0 + o) * batch + s) * oh + r) * ow + c0, &acc[o], n * sizeof(float));
 				}
 			}
-		}
 	}
 }
 
@@ -101,7 +107,7 @@ INLINE float hsum(v16 v) {
 }
 
 // sums: outc*k*k vectors (channel, ki, kj); bsums: outc vectors.
-INLINE void wgrad_k(const float *planes, const float *dy, float *gw, float *gb, v16 *sums, v16 *bsums,
+INLINE void wgrad_k(const float *planes, const float *dy, float *gw, float *gb, v16u *sums, v16u *bsums,
 	int batch, int oh, int ow, int pw, int outc, const int k) {
 	for (int i = 0; i < outc * k * k; i++) sums[i] = (v16){0};
 	for (int o = 0; o < outc; o++) bsums[o] = (v16){0};
@@ -133,21 +139,116 @@ INLINE void wgrad_k(const float *planes, const float *dy, float *gw, float *gb, 
 }
 
 CLONES static void plane_forward(const float *planes, const float *w, const float *bias, float *y,
-	int batch, int oh, int ow, int pw, int outc, int k) {
-	switch (k) {
-	case 3: forward_k(planes, w, bias, y, batch, oh, ow, pw, outc, 3); break;
-	case 5: forward_k(planes, w, bias, y, batch, oh, ow, pw, outc, 5); break;
-	default: forward_k(planes, w, bias, y, batch, oh, ow, pw, outc, k);
+	int chans, int batch, int oh, int ow, int pw, int outc, int zr, int vr, int k) {
+#define FWD(K, OB) forward_k(planes, w, bias, y, chans, batch, oh, ow, pw, outc, zr, vr, K, OB)
+	if (outc == 6) {
+		if (k == 5) FWD(5, 6); else if (k == 3) FWD(3, 6); else FWD(k, 6);
+	} else {
+		if (k == 5) FWD(5, 8); else if (k == 3) FWD(3, 8); else FWD(k, 8);
 	}
+#undef FWD
 }
 
 CLONES static void plane_wgrad(const float *planes, const float *dy, float *gw, float *gb, float *scratch,
 	int batch, int oh, int ow, int pw, int outc, int k) {
-	v16 *sums = (v16 *)scratch, *bsums = sums + outc * k * k;
+	v16u *sums = (v16u *)scratch, *bsums = sums + outc * k * k;
 	switch (k) {
 	case 3: wgrad_k(planes, dy, gw, gb, sums, bsums, batch, oh, ow, pw, outc, 3); break;
 	case 5: wgrad_k(planes, dy, gw, gb, sums, bsums, batch, oh, ow, pw, outc, 5); break;
 	default: wgrad_k(planes, dy, gw, gb, sums, bsums, batch, oh, ow, pw, outc, k);
+	}
+}
+
+// ---- convolutions with 16k output channels (conv_lanes.go) ----
+// xp: padded input, C x batch x ph x pw; wt: filters as [C][k][k][outc];
+// y: outc x batch x oh x ow. A vector holds 16 output channels.
+
+// lanes_fwd_block: output row r of sample s, columns c0..c0+cb-1, channels
+// ob*16..ob*16+15 (columns past ow are computed from padding, not stored).
+INLINE void lanes_fwd_block(const float *xp, const float *wt, const float *bias, float *y,
+	int chans, int batch, int oh, int ow, int ph, int pw, int outc, int s, int r, int c0, int ob,
+	const int k, const int cb) {
+	v16 acc[12];
+	v16 b = load16(bias + ob * 16);
+	for (int c = 0; c < cb; c++) acc[c] = b;
+	for (int ic = 0; ic < chans; ic++)
+		for (int ki = 0; ki < k; ki++) {
+			const float *xr = xp + ((size_t)(ic * batch + s) * ph + r + ki) * pw + c0;
+			const float *wr = wt + (size_t)((ic * k + ki) * k) * outc + ob * 16;
+			for (int kj = 0; kj < k; kj++) {
+				v16 w = load16(wr + kj * outc);
+				for (int c = 0; c < cb; c++) acc[c] += w * xr[c + kj];
+			}
+		}
+	int n = ow - c0 < cb ? ow - c0 : cb;
+	for (int o = 0; o < 16; o++) {
+		float *yr = y + (((size_t)(ob * 16 + o) * batch + s) * oh + r) * ow + c0;
+		for (int c = 0; c < n; c++) yr[c] = acc[c][o];
+	}
+}
+
+INLINE void lanes_fwd_k(const float *xp, const float *wt, const float *bias, float *y,
+	int chans, int batch, int oh, int ow, int ph, int pw, int outc, const int k, const int cb) {
+	for (int s = 0; s < batch; s++)
+		for (int r = 0; r < oh; r++)
+			for (int ob = 0; ob < outc / 16; ob++)
+				for (int c0 = 0; c0 < ow; c0 += cb)
+					lanes_fwd_block(xp, wt, bias, y, chans, batch, oh, ow, ph, pw, outc, s, r, c0, ob, k, cb);
+}
+
+CLONES static void lanes_forward(const float *xp, const float *wt, const float *bias, float *y,
+	int chans, int batch, int oh, int ow, int ph, int pw, int outc, int k, int cb) {
+	if (k == 5 && cb == 10) lanes_fwd_k(xp, wt, bias, y, chans, batch, oh, ow, ph, pw, outc, 5, 10);
+	else if (k == 5) lanes_fwd_k(xp, wt, bias, y, chans, batch, oh, ow, ph, pw, outc, 5, 8);
+	else if (k == 3) lanes_fwd_k(xp, wt, bias, y, chans, batch, oh, ow, ph, pw, outc, 3, 8);
+	else lanes_fwd_k(xp, wt, bias, y, chans, batch, oh, ow, ph, pw, outc, k, 8);
+}
+
+// lanes_wgrad: dyt is dy as [batch][oh][ow][outc]; sums (outc/16 x C x
+// k*k vectors, then outc/16 for the bias) carry each filter tap's sum over
+// groups of 8 samples, its k*k taps in registers within a group.
+INLINE void lanes_wgrad_k(const float *xp, const float *dyt, float *gw, float *gb, v16u *sums,
+	int chans, int batch, int oh, int ow, int ph, int pw, int outc, const int k) {
+	int nob = outc / 16, kk = k * k;
+	v16u *bsums = sums + (size_t)nob * chans * kk;
+	for (int i = 0; i < nob * chans * kk; i++) sums[i] = (v16){0};
+	for (int ob = 0; ob < nob; ob++) bsums[ob] = (v16){0};
+	for (int s0 = 0; s0 < batch; s0 += group) {
+		int s1 = batch - s0 < group ? batch : s0 + group;
+		for (int ob = 0; ob < nob; ob++)
+			for (int ic = 0; ic < chans; ic++) {
+				v16 acc[49], b = bsums[ob];
+				v16u *sum = sums + (size_t)(ob * chans + ic) * kk;
+				for (int t = 0; t < kk; t++) acc[t] = sum[t];
+				for (int s = s0; s < s1; s++)
+					for (int r = 0; r < oh; r++)
+						for (int c = 0; c < ow; c++) {
+							v16 d = load16(dyt + ((size_t)(s * oh + r) * ow + c) * outc + ob * 16);
+							if (ic == 0) b += d;
+							const float *xr = xp + ((size_t)(ic * batch + s) * ph + r) * pw + c;
+							for (int ki = 0; ki < k; ki++)
+								for (int kj = 0; kj < k; kj++) acc[ki * k + kj] += d * xr[ki * pw + kj];
+						}
+				for (int t = 0; t < kk; t++) sum[t] = acc[t];
+				bsums[ob] = b;
+			}
+	}
+	for (int ob = 0; ob < nob; ob++) {
+		for (int o = 0; o < 16; o++) gb[ob * 16 + o] = bsums[ob][o];
+		for (int ic = 0; ic < chans; ic++)
+			for (int t = 0; t < kk; t++)
+				for (int o = 0; o < 16; o++)
+					gw[((size_t)(ob * 16 + o) * chans + ic) * kk + t] = sums[(size_t)(ob * chans + ic) * kk + t][o];
+	}
+}
+
+CLONES static void lanes_wgrad(const float *xp, const float *dyt, float *gw, float *gb, float *scratch,
+	int chans, int batch, int oh, int ow, int ph, int pw, int outc, int k) {
+	v16u *sums = (v16u *)scratch;
+	switch (k) {
+	case 3: lanes_wgrad_k(xp, dyt, gw, gb, sums, chans, batch, oh, ow, ph, pw, outc, 3); break;
+	case 5: lanes_wgrad_k(xp, dyt, gw, gb, sums, chans, batch, oh, ow, ph, pw, outc, 5); break;
+	default: lanes_wgrad_k(xp, dyt, gw, gb, sums, chans, batch, oh, ow, ph, pw, outc, k);
 	}
 }
 */
@@ -156,12 +257,22 @@ import "C"
 // Under cgo the one-channel convolution runs as C vectors (conv_plane.go
 // says what they compute).
 
-func planeForward(planes, w, bias, y []float32, batch, oh, ow, pw, outC, k int) {
+func planeForward(planes, w, bias, y []float32, chans, batch, oh, ow, pw, outC, zr, vr, k int) {
 	C.plane_forward((*C.float)(&planes[0]), (*C.float)(&w[0]), (*C.float)(&bias[0]), (*C.float)(&y[0]),
-		C.int(batch), C.int(oh), C.int(ow), C.int(pw), C.int(outC), C.int(k))
+		C.int(chans), C.int(batch), C.int(oh), C.int(ow), C.int(pw), C.int(outC), C.int(zr), C.int(vr), C.int(k))
 }
 
 func planeWeightGrad(planes, dy, gw, gb, scratch []float32, batch, oh, ow, pw, outC, k int) {
 	C.plane_wgrad((*C.float)(&planes[0]), (*C.float)(&dy[0]), (*C.float)(&gw[0]), (*C.float)(&gb[0]), (*C.float)(&scratch[0]),
 		C.int(batch), C.int(oh), C.int(ow), C.int(pw), C.int(outC), C.int(k))
+}
+
+func lanesForward(xp, wt, bias, y []float32, chans, batch, oh, ow, ph, pw, outC, k, cb int) {
+	C.lanes_forward((*C.float)(&xp[0]), (*C.float)(&wt[0]), (*C.float)(&bias[0]), (*C.float)(&y[0]),
+		C.int(chans), C.int(batch), C.int(oh), C.int(ow), C.int(ph), C.int(pw), C.int(outC), C.int(k), C.int(cb))
+}
+
+func lanesWeightGrad(xp, dyt, gw, gb, scratch []float32, chans, batch, oh, ow, ph, pw, outC, k int) {
+	C.lanes_wgrad((*C.float)(&xp[0]), (*C.float)(&dyt[0]), (*C.float)(&gw[0]), (*C.float)(&gb[0]), (*C.float)(&scratch[0]),
+		C.int(chans), C.int(batch), C.int(oh), C.int(ow), C.int(ph), C.int(pw), C.int(outC), C.int(k))
 }

@@ -4,10 +4,18 @@ package nn
 
 // Without cgo the one-channel convolution runs as Go loops.
 
-func planeForward(planes, w, bias, y []float32, batch, oh, ow, pw, outC, k int) {
-	planeForwardGo(planes, w, bias, y, batch, oh, ow, pw, outC, k)
+func planeForward(planes, w, bias, y []float32, chans, batch, oh, ow, pw, outC, zr, vr, k int) {
+	planeForwardGo(planes, w, bias, y, chans, batch, oh, ow, pw, outC, zr, vr, k)
 }
 
 func planeWeightGrad(planes, dy, gw, gb, _ []float32, batch, oh, ow, pw, outC, k int) {
 	planeWeightGradGo(planes, dy, gw, gb, batch, oh, ow, pw, outC, k)
+}
+
+func lanesForward(xp, wt, bias, y []float32, chans, batch, oh, ow, ph, pw, outC, k, cb int) {
+	lanesForwardGo(xp, wt, bias, y, chans, batch, oh, ow, ph, pw, outC, k, cb)
+}
+
+func lanesWeightGrad(xp, dyt, gw, gb, scratch []float32, chans, batch, oh, ow, ph, pw, outC, k int) {
+	lanesWeightGradGo(xp, dyt, gw, gb, scratch, chans, batch, oh, ow, ph, pw, outC, k)
 }

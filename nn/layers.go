@@ -58,7 +58,7 @@ func kaimingUniform(w, b []float32, fanIn int, r *rand.Rand) {
 }
 
 // ---- Conv2d: im2col + GEMM over chunks of the batch (one input channel:
-// conv_plane.go) ----
+// conv_plane.go; 16k output channels and short filters: conv_lanes.go) ----
 
 type conv2d struct{ outC, k, pad int }
 
@@ -77,8 +77,11 @@ func (l conv2d) init(p []float32, in shape, r *rand.Rand) {
 const colFloats = 160 << 10
 
 func (l conv2d) bind(in shape, maxBatch int) kernel {
-	if in.C == 1 {
+	switch {
+	case in.C == 1:
 		return l.bindPlane(in, maxBatch)
+	case l.outC%lanes == 0 && in.C*l.k*l.k <= lanesMaxTaps && l.pad < l.k:
+		return l.bindLanes(in, maxBatch)
 	}
 	o := l.out(in)
 	rows := in.C * l.k * l.k
@@ -240,12 +243,6 @@ func (c *convKernel) backward(p, g, x, y, dy, dx []float32, s *step) {
 	for oc := range gb {
 		gb[oc] = sum(dy[oc*n:][:n])
 	}
-	if dx != nil {
-		clear(dx[:c.in.C*s.batch*c.in.H*c.in.W])
-		if c.dcol == nil {
-			c.dcol = make([]float32, c.rows*c.chunk*hw)
-		}
-	}
 	for s0 := 0; s0 < s.batch; s0 += c.chunk {
 		nb := min(c.chunk, s.batch-s0)
 		col := c.block(s0 / c.chunk) // written by forward
@@ -254,10 +251,25 @@ func (c *convKernel) backward(p, g, x, y, dy, dx []float32, s *step) {
 			beta = 0
 		}
 		gemm(false, true, c.l.outC, c.rows, nb*hw, 1, dy[s0*hw:], n, col, nb*hw, beta, gw, c.rows)
-		if dx != nil {
-			gemm(true, false, c.rows, nb*hw, c.l.outC, 1, w, c.rows, dy[s0*hw:], n, 0, c.dcol, nb*hw)
-			c.col2im(dx, s.batch, s0, nb)
-		}
+	}
+	if dx != nil {
+		c.inputGrad(w, dy, dx, s.batch)
+	}
+}
+
+// inputGrad writes dx from the filters w and dy: per chunk of the batch,
+// the unfolded gradient (a GEMM), folded back.
+func (c *convKernel) inputGrad(w, dy, dx []float32, batch int) {
+	hw := c.o.H * c.o.W
+	n := batch * hw
+	clear(dx[:c.in.C*batch*c.in.H*c.in.W])
+	if c.dcol == nil {
+		c.dcol = make([]float32, c.rows*c.chunk*hw)
+	}
+	for s0 := 0; s0 < batch; s0 += c.chunk {
+		nb := min(c.chunk, batch-s0)
+		gemm(true, false, c.rows, nb*hw, c.l.outC, 1, w, c.rows, dy[s0*hw:], n, 0, c.dcol, nb*hw)
+		c.col2im(dx, batch, s0, nb)
 	}
 }
 
@@ -301,53 +313,64 @@ type maxPool2 struct{}
 func (maxPool2) out(in shape) shape                { return shape{C: in.C, H: in.H / 2, W: in.W / 2, Spatial: true} }
 func (maxPool2) params(shape) int                  { return 0 }
 func (maxPool2) init([]float32, shape, *rand.Rand) {}
-func (l maxPool2) bind(in shape, _ int) kernel     { return poolKernel{in: in, o: l.out(in)} }
+func (l maxPool2) bind(in shape, maxBatch int) kernel {
+	o := l.out(in)
+	return &poolKernel{in: in, o: o, at: make([]int32, o.size()*maxBatch)}
+}
 
-type poolKernel struct{ in, o shape }
+type poolKernel struct {
+	in, o shape
+	at    []int32 // training: where each output's maximum is in x
+}
 
-func (k poolKernel) forward(_, x, y []float32, s *step) {
+// forward takes each window's maximum; in training it also records the
+// first position (row-major) that holds it, to which backward routes the
+// gradient (the last when the window holds a NaN).
+func (k *poolKernel) forward(_, x, y []float32, s *step) {
 	in, o := k.in, k.o
 	for pl := 0; pl < in.C*s.batch; pl++ {
 		src := x[pl*in.H*in.W:]
 		dst := y[pl*o.H*o.W:][:o.H*o.W]
+		at := k.at[pl*o.H*o.W:][:o.H*o.W]
 		for oh := 0; oh < o.H; oh++ {
-			r0 := src[2*oh*in.W:][:2*o.W]
-			r1 := src[(2*oh+1)*in.W:][:2*o.W]
+			i0 := 2 * oh * in.W
+			r0 := src[i0:][:2*o.W]
+			r1 := src[i0+in.W:][:2*o.W]
 			d := dst[oh*o.W:][:o.W]
+			if !s.train {
+				for ow := range d {
+					d[ow] = max(max(r0[2*ow], r0[2*ow+1]), max(r1[2*ow], r1[2*ow+1]))
+				}
+				continue
+			}
+			a := at[oh*o.W:][:o.W]
 			for ow := range d {
-				d[ow] = max(max(r0[2*ow], r0[2*ow+1]), max(r1[2*ow], r1[2*ow+1]))
+				v00, v01, v10, v11 := r0[2*ow], r0[2*ow+1], r1[2*ow], r1[2*ow+1]
+				m := max(max(v00, v01), max(v10, v11))
+				d[ow] = m
+				off := int32(in.W + 1) // the first holding m, without branches
+				if v10 == m {
+					off = int32(in.W)
+				}
+				if v01 == m {
+					off = 1
+				}
+				if v00 == m {
+					off = 0
+				}
+				a[ow] = int32(i0+2*ow) + off
 			}
 		}
 	}
 }
 
-// backward routes each gradient to the first window position that holds
-// the maximum.
-func (k poolKernel) backward(_, _, x, y, dy, dx []float32, s *step) {
+func (k *poolKernel) backward(_, _, _, _, dy, dx []float32, s *step) {
 	in, o := k.in, k.o
 	clear(dx[:in.C*s.batch*in.H*in.W])
 	for pl := 0; pl < in.C*s.batch; pl++ {
-		src := x[pl*in.H*in.W:]
-		d := dx[pl*in.H*in.W:]
-		g := dy[pl*o.H*o.W:]
-		top := y[pl*o.H*o.W:]
-		for oh := 0; oh < o.H; oh++ {
-			for ow := 0; ow < o.W; ow++ {
-				m := top[oh*o.W+ow]
-				at := 2*oh*in.W + 2*ow
-				off := in.W + 1 // the first position holding the maximum
-				if src[at+in.W] == m {
-					off = in.W
-				}
-				if src[at+1] == m {
-					off = 1
-				}
-				if src[at] == m {
-					off = 0
-				}
-				at += off
-				d[at] = g[oh*o.W+ow]
-			}
+		d := dx[pl*in.H*in.W:][:in.H*in.W]
+		for i, g := range dy[pl*o.H*o.W:][:o.H*o.W] {
+			d[k.at[pl*o.H*o.W+i]] = g
 		}
 	}
 }

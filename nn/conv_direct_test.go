@@ -1,0 +1,166 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/ump-lab/ump/internal/rng"
+)
+
+// directCases are the convolutions computed directly: one-channel ones
+// (the MNIST LeNet's and the EMNIST CNN's first layers) and ones with 16k
+// output channels (LeNet's second), with output rows shorter than, as long
+// as and longer than a vector or a column block, several blocks of output
+// channels, more samples than a group of the weight gradients and filters
+// of every size.
+var directCases = []struct {
+	in           shape
+	outC, k, pad int
+	batch        int
+}{
+	{shape{1, 28, 28, true}, 6, 5, 2, 11}, // LeNet, MNIST
+	{shape{1, 28, 28, true}, 32, 3, 0, 2}, // CNN, EMNIST
+	{shape{1, 7, 9, true}, 3, 3, 1, 2},
+	{shape{1, 18, 18, true}, 5, 3, 0, 2}, // ow = 16
+	{shape{1, 6, 40, true}, 11, 5, 2, 1},
+	{shape{1, 5, 5, true}, 2, 2, 0, 4},
+	{shape{6, 14, 14, true}, 16, 5, 0, 11}, // LeNet's second layer
+	{shape{3, 9, 13, true}, 32, 3, 1, 3},
+	{shape{2, 12, 12, true}, 16, 5, 2, 9},
+	{shape{4, 6, 7, true}, 16, 2, 0, 2},
+}
+
+// directData fills a batch, its layer's parameters and an output gradient
+// with values in [-1, 1).
+func directData(in shape, l conv2d, batch int) (x, p, dy []float32) {
+	r := rng.New(3, "direct")
+	o := l.out(in)
+	x, p, dy = make([]float32, batch*in.size()), make([]float32, l.params(in)), make([]float32, batch*o.size())
+	for _, v := range [][]float32{x, p, dy} {
+		for i := range v {
+			v[i] = float32(2*r.Float64() - 1)
+		}
+	}
+	return x, p, dy
+}
+
+// TestDirectConvolutionsAgainstFloat64 checks each direct kernel's output,
+// weight, bias and input gradients against sums in float64 over the
+// unpadded input.
+func TestDirectConvolutionsAgainstFloat64(t *testing.T) {
+	for _, c := range directCases {
+		l, in := conv2d{c.outC, c.k, c.pad}, c.in
+		name := fmt.Sprintf("%dx%dx%d to %d, %dx%d, pad %d", in.C, in.H, in.W, c.outC, c.k, c.k, c.pad)
+		kern := l.bind(in, c.batch)
+		switch kern.(type) {
+		case *planeKernel, *lanesKernel:
+		default:
+			t.Fatalf("%s binds %T, not a direct kernel", name, kern)
+		}
+		x, p, dy := directData(in, l, c.batch)
+		o := l.out(in)
+		y, g := make([]float32, len(dy)), make([]float32, len(p))
+		var dx []float32
+		if in.C > 1 {
+			dx = make([]float32, len(x))
+		}
+		s := &step{batch: c.batch, train: true}
+		kern.forward(p, x, y, s)
+		kern.backward(p, g, x, y, dy, dx, s)
+
+		taps := in.C * c.k * c.k
+		at := func(ch, sm, i, j int) int { return ((ch*c.batch+sm)*in.H+i)*in.W + j }
+		gw, gb, gx := make([]float64, c.outC*taps), make([]float64, c.outC), make([]float64, len(x))
+		worst := 0.0
+		check := func(what string, got float32, want, scale float64) {
+			if e := math.Abs(float64(got)-want) / scale; e > worst {
+				worst = e
+				if e > 1e-5 {
+					t.Fatalf("%s: %s = %g, float64 reference %g", name, what, got, want)
+				}
+			}
+		}
+		for oc := 0; oc < c.outC; oc++ {
+			for sm := 0; sm < c.batch; sm++ {
+				for r := 0; r < o.H; r++ {
+					for col := 0; col < o.W; col++ {
+						want, scale := float64(p[c.outC*taps+oc]), 1.0
+						d := float64(dy[((oc*c.batch+sm)*o.H+r)*o.W+col])
+						gb[oc] += d
+						for ch := 0; ch < in.C; ch++ {
+							for ki := 0; ki < c.k; ki++ {
+								for kj := 0; kj < c.k; kj++ {
+									i, j := r+ki-c.pad, col+kj-c.pad
+									if i < 0 || j < 0 || i >= in.H || j >= in.W {
+										continue
+									}
+									wi := oc*taps + (ch*c.k+ki)*c.k + kj
+									v := float64(x[at(ch, sm, i, j)])
+									want += float64(p[wi]) * v
+									scale += math.Abs(float64(p[wi]) * v)
+									gw[wi] += d * v
+									gx[at(ch, sm, i, j)] += d * float64(p[wi])
+								}
+							}
+						}
+						check(fmt.Sprintf("y[%d][%d][%d][%d]", oc, sm, r, col), y[((oc*c.batch+sm)*o.H+r)*o.W+col], want, scale)
+					}
+				}
+			}
+		}
+		n := float64(c.batch * o.H * o.W) // |dy|, |x|, |w| < 1
+		for i := range gw {
+			check(fmt.Sprintf("weight gradient %d", i), g[i], gw[i], n)
+		}
+		for oc := range gb {
+			check(fmt.Sprintf("bias gradient %d", oc), g[c.outC*taps+oc], gb[oc], n)
+		}
+		for i := range dx {
+			check(fmt.Sprintf("input gradient %d", i), dx[i], gx[i], float64(c.outC*c.k*c.k))
+		}
+		t.Logf("%s: worst relative error %.2g", name, worst)
+	}
+}
+
+// TestDirectKernelsGiveTheGoLoopsBits checks that the kernels in use (C
+// vectors under cgo) give the bits of the Go loops that define them, so
+// that a build without cgo computes the same numbers.
+func TestDirectKernelsGiveTheGoLoopsBits(t *testing.T) {
+	for _, c := range directCases {
+		l, in := conv2d{c.outC, c.k, c.pad}, c.in
+		x, p, dy := directData(in, l, c.batch)
+		o, taps := l.out(in), in.C*c.k*c.k
+		y, yGo := make([]float32, len(dy)), make([]float32, len(dy))
+		gw, gwGo := make([]float32, c.outC*taps), make([]float32, c.outC*taps)
+		gb, gbGo := make([]float32, c.outC), make([]float32, c.outC)
+		if in.C == 1 {
+			kern := l.bindPlane(in, c.batch)
+			kern.pad(x, c.batch)
+			planeForward(kern.planes, p[:len(gw)], p[len(gw):], y, 1, c.batch, o.H, o.W, kern.pw, c.outC, c.pad, in.H, c.k)
+			planeForwardGo(kern.planes, p[:len(gw)], p[len(gw):], yGo, 1, c.batch, o.H, o.W, kern.pw, c.outC, c.pad, in.H, c.k)
+			planeWeightGrad(kern.planes, dy, gw, gb, kern.sums, c.batch, o.H, o.W, kern.pw, c.outC, c.k)
+			planeWeightGradGo(kern.planes, dy, gwGo, gbGo, c.batch, o.H, o.W, kern.pw, c.outC, c.k)
+		} else {
+			kern := l.bindLanes(in, c.batch)
+			s, g := &step{batch: c.batch}, make([]float32, len(p))
+			kern.forward(p, x, y, s)              // pads x and lays out the filters,
+			kern.backward(p, g, x, y, dy, nil, s) // and dy, for the Go loops
+			copy(gw, g)
+			copy(gb, g[len(gw):])
+			lanesForwardGo(kern.xp, kern.wt, p[len(gw):], yGo, in.C, c.batch, o.H, o.W, kern.ph, kern.pw, c.outC, c.k, kern.cb)
+			lanesWeightGradGo(kern.xp, kern.dyt, gwGo, gbGo, nil, in.C, c.batch, o.H, o.W, kern.ph, kern.pw, c.outC, c.k)
+		}
+		for _, v := range []struct {
+			what      string
+			got, want []float32
+		}{{"output", y, yGo}, {"weight gradient", gw, gwGo}, {"bias gradient", gb, gbGo}} {
+			for i := range v.got {
+				if v.got[i] != v.want[i] {
+					t.Errorf("%+v: %s[%d] = %g, the Go loops give %g", c, v.what, i, v.got[i], v.want[i])
+					break
+				}
+			}
+		}
+	}
+}

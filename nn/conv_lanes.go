@@ -1,0 +1,158 @@
+package nn
+
+// ---- Conv2d with 16k output channels and short filters, computed directly ----
+//
+// LeNet's second layer (6 to 16 channels, 5x5, 14x14 to 10x10) unfolded is
+// a GEMM with 16 rows and 150 inner products, too small for BLAS to reach
+// its speed once the unfolding is paid. Directly, a vector holds 16 output
+// channels: each output is a multiply-add of the filters' tap (16 channels)
+// by one input value, for every input channel and tap. The input is
+// zero-padded per channel and sample (kept from forward for the weight
+// gradient); the filters are laid out [C][k][k][outC] and, for the
+// gradient, dy [batch][oh][ow][outC]. The input gradient is the
+// correlation of dy, zero-padded by k-1-pad, with the filters flipped and
+// their channels swapped, computed by the kernel of conv_plane.go.
+//
+// The kernels (lanesForward, lanesWeightGrad) are C vectors under cgo and
+// the Go loops below otherwise, with the same order of additions (no fused
+// multiply-add), so they give the same bits:
+//   - forward: y = bias, then y += w[ic][ki][kj] * x[ic][r+ki][c+kj] for
+//     ic, ki, kj in order;
+//   - weight and bias gradients: each a sum over samples, rows and columns
+//     in order, of dy times the input (weights) or of dy (biases).
+
+// lanesMaxTaps bounds C x k x k for the direct kernel: beyond it (the
+// EMNIST CNN's 32 x 3 x 3 = 288) the GEMM has enough inner products to run
+// near the machine's peak.
+const lanesMaxTaps = 256
+
+type lanesKernel struct {
+	l      conv2d
+	in, o  shape
+	cb     int // outputs of a row computed at once: 10 for rows 10 wide (LeNet), else 8
+	ph, pw int // a padded input plane: ph rows of pw floats
+	xp     []float32
+	wt     []float32 // the filters, [C][k][k][outC]
+	dyt    []float32 // dy, [batch][oh][ow][outC]
+	sums   []float32 // the C weight gradient's running sums
+	// the input gradient: dy padded (outC x batch planes of in.H+k-1 rows
+	// of dpw), the flipped filters (C x outC x k x k) and zero biases
+	dpw        int
+	dyp, wf    []float32
+	zeroBiases []float32
+}
+
+func (l conv2d) bindLanes(in shape, maxBatch int) *lanesKernel {
+	o := l.out(in)
+	cb := 8
+	if o.W == 10 {
+		cb = 10
+	}
+	ph, pw := o.H+l.k-1, (o.W+cb-1)/cb*cb+l.k-1
+	dpw := (in.W+lanes-1)/lanes*lanes + l.k - 1
+	taps := in.C * l.k * l.k
+	return &lanesKernel{l: l, in: in, o: o, cb: cb, ph: ph, pw: pw,
+		xp: make([]float32, in.C*maxBatch*ph*pw), wt: make([]float32, taps*l.outC),
+		dyt: make([]float32, maxBatch*o.H*o.W*l.outC), sums: make([]float32, (taps+1)*l.outC),
+		dpw: dpw, dyp: make([]float32, l.outC*maxBatch*(in.H+l.k-1)*dpw), wf: make([]float32, taps*l.outC),
+		zeroBiases: make([]float32, in.C)}
+}
+
+func (c *lanesKernel) forward(p, x, y []float32, s *step) {
+	in, pad, k := c.in, c.l.pad, c.l.k
+	for pl := 0; pl < in.C*s.batch; pl++ {
+		plane := c.xp[pl*c.ph*c.pw:][:c.ph*c.pw]
+		clear(plane)
+		for i := 0; i < in.H; i++ {
+			copy(plane[(i+pad)*c.pw+pad:], x[(pl*in.H+i)*in.W:][:in.W])
+		}
+	}
+	taps := in.C * k * k
+	for oc := 0; oc < c.l.outC; oc++ {
+		for t := 0; t < taps; t++ {
+			c.wt[t*c.l.outC+oc] = p[oc*taps+t]
+		}
+	}
+	lanesForward(c.xp, c.wt, p[c.l.outC*taps:], y, in.C, s.batch, c.o.H, c.o.W, c.ph, c.pw, c.l.outC, k, c.cb)
+}
+
+func (c *lanesKernel) backward(p, g, _, _, dy, dx []float32, s *step) {
+	outC, hw, k, in := c.l.outC, c.o.H*c.o.W, c.l.k, c.in
+	for oc := 0; oc < outC; oc++ {
+		for i, v := range dy[oc*s.batch*hw:][:s.batch*hw] {
+			c.dyt[i*outC+oc] = v
+		}
+	}
+	taps := in.C * k * k
+	lanesWeightGrad(c.xp, c.dyt, g[:outC*taps], g[outC*taps:], c.sums, in.C, s.batch, c.o.H, c.o.W, c.ph, c.pw, outC, k)
+	if dx == nil {
+		return
+	}
+	off, dph := k-1-c.l.pad, in.H+k-1
+	for pl := 0; pl < outC*s.batch; pl++ {
+		plane := c.dyp[pl*dph*c.dpw:][:dph*c.dpw]
+		clear(plane)
+		for r := 0; r < c.o.H; r++ {
+			copy(plane[(r+off)*c.dpw+off:], dy[(pl*c.o.H+r)*c.o.W:][:c.o.W])
+		}
+	}
+	for oc := 0; oc < outC; oc++ {
+		for ic := 0; ic < in.C; ic++ {
+			for t := 0; t < k*k; t++ {
+				c.wf[(ic*outC+oc)*k*k+t] = p[(oc*in.C+ic)*k*k+k*k-1-t]
+			}
+		}
+	}
+	planeForward(c.dyp, c.wf, c.zeroBiases, dx, outC, s.batch, in.H, in.W, c.dpw, in.C, off, c.o.H, k)
+}
+
+// lanesForwardGo is lanesForward in Go.
+func lanesForwardGo(xp, wt, bias, y []float32, chans, batch, oh, ow, ph, pw, outC, k, _ int) {
+	for o := 0; o < outC; o++ {
+		for s := 0; s < batch; s++ {
+			for r := 0; r < oh; r++ {
+				row := y[((o*batch+s)*oh+r)*ow:][:ow]
+				fill(row, bias[o])
+				for ic := 0; ic < chans; ic++ {
+					for ki := 0; ki < k; ki++ {
+						src := xp[((ic*batch+s)*ph+r+ki)*pw:]
+						for kj := 0; kj < k; kj++ {
+							w := wt[((ic*k+ki)*k+kj)*outC+o]
+							for c := range row {
+								row[c] += float32(w * src[c+kj])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// lanesWeightGradGo is lanesWeightGrad in Go.
+func lanesWeightGradGo(xp, dyt, gw, gb, _ []float32, chans, batch, oh, ow, ph, pw, outC, k int) {
+	for o := 0; o < outC; o++ {
+		b := float32(0)
+		for i := 0; i < batch*oh*ow; i++ {
+			b += dyt[i*outC+o]
+		}
+		gb[o] = b
+		for ic := 0; ic < chans; ic++ {
+			for ki := 0; ki < k; ki++ {
+				for kj := 0; kj < k; kj++ {
+					acc := float32(0)
+					for s := 0; s < batch; s++ {
+						for r := 0; r < oh; r++ {
+							src := xp[((ic*batch+s)*ph+r+ki)*pw+kj:]
+							d := dyt[(s*oh+r)*ow*outC:]
+							for c := 0; c < ow; c++ {
+								acc += float32(d[c*outC+o] * src[c])
+							}
+						}
+					}
+					gw[((o*chans+ic)*k+ki)*k+kj] = acc
+				}
+			}
+		}
+	}
+}
