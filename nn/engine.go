@@ -99,6 +99,12 @@ func standardise(s *datasets.Split, channels int) [][256]float32 {
 	return lut
 }
 
+// cpuVersion names the CPU engine's numerics; it changes whenever they do,
+// so that results computed before keep their cell keys. v2: convolutions
+// of one input channel, and of 16k output channels with short filters, are
+// computed directly, not as GEMMs (v1).
+const cpuVersion = "go-cpu-float32/v2"
+
 // CPUName is the CPU engine's Name on this host: its numerics and BLAS
 // (OpenBLAS with its version and kernel, which set the summation order, or
 // gonum, the same numbers whatever the reason it was chosen).
@@ -107,7 +113,7 @@ func CPUName() string {
 	if strings.HasPrefix(blas, "gonum") {
 		blas = "gonum"
 	}
-	return "go-cpu-float32/v1 " + blas
+	return cpuVersion + " " + blas
 }
 
 // UseCPUEngine makes the CPU engine compute as the engine named (a
@@ -118,7 +124,7 @@ func UseCPUEngine(name string) bool {
 	if name == CPUName() {
 		return true
 	}
-	if name != "go-cpu-float32/v1 gonum" {
+	if name != cpuVersion+" gonum" {
 		return false
 	}
 	backend = blasBackend{name: "gonum (pure Go, the engine the manifest's cells started with)"}

@@ -305,7 +305,7 @@ func TestResultsUnderAnotherEngine(t *testing.T) {
 		t.Errorf("run under OpenBLAS after gonum: exit %d; want every cell cached, on gonum, and said so\n%s", again.code, again.stderr)
 	}
 	for _, cmd := range []string{"status", "show"} {
-		if r := ump(t, kept, cmd, hash); !strings.Contains(r.stdout, "engine go-cpu-float32/v1 gonum\n") {
+		if r := ump(t, kept, cmd, hash); !strings.Contains(r.stdout, "engine go-cpu-float32/v2 gonum\n") {
 			t.Errorf("%s does not name the manifest's engine:\n%s", cmd, r.stdout)
 		}
 	}
