@@ -8,10 +8,10 @@ import (
 	"github.com/ump-lab/ump/internal/rng"
 )
 
-// directCases are the convolutions computed directly: one-channel ones
-// (the MNIST LeNet's and the EMNIST CNN's first layers) and ones with 16k
-// output channels (LeNet's second), with output rows shorter than, as long
-// as and longer than a vector or a column block, several blocks of output
+// directCases are the convolutions computed directly: ones with few taps
+// (LeNet's and the EMNIST CNN's first layers) and ones with 16k output
+// channels (LeNet's second), with output rows shorter than, as long as and
+// longer than a vector or a column block, several blocks of output
 // channels, more samples than a group of the weight gradients and filters
 // of every size.
 var directCases = []struct {
@@ -20,15 +20,19 @@ var directCases = []struct {
 	batch        int
 }{
 	{shape{1, 28, 28, true}, 6, 5, 2, 11}, // LeNet, MNIST
+	{shape{3, 32, 32, true}, 6, 5, 0, 2},  // LeNet, CIFAR-10
 	{shape{1, 28, 28, true}, 32, 3, 0, 2}, // CNN, EMNIST
 	{shape{1, 7, 9, true}, 3, 3, 1, 2},
 	{shape{1, 18, 18, true}, 5, 3, 0, 2}, // ow = 16
 	{shape{1, 6, 40, true}, 11, 5, 2, 1},
 	{shape{1, 5, 5, true}, 2, 2, 0, 4},
-	{shape{6, 14, 14, true}, 16, 5, 0, 11}, // LeNet's second layer
 	{shape{3, 9, 13, true}, 32, 3, 1, 3},
 	{shape{2, 12, 12, true}, 16, 5, 2, 9},
 	{shape{4, 6, 7, true}, 16, 2, 0, 2},
+	{shape{6, 14, 14, true}, 16, 5, 0, 11}, // LeNet's second layer
+	{shape{4, 9, 13, true}, 32, 5, 1, 3},
+	{shape{5, 12, 12, true}, 16, 5, 2, 2},
+	{shape{16, 6, 7, true}, 16, 3, 0, 2},
 }
 
 // directData fills a batch, its layer's parameters and an output gradient
@@ -61,10 +65,7 @@ func TestDirectConvolutionsAgainstFloat64(t *testing.T) {
 		x, p, dy := directData(in, l, c.batch)
 		o := l.out(in)
 		y, g := make([]float32, len(dy)), make([]float32, len(p))
-		var dx []float32
-		if in.C > 1 {
-			dx = make([]float32, len(x))
-		}
+		dx := make([]float32, len(x))
 		s := &step{batch: c.batch, train: true}
 		kern.forward(p, x, y, s)
 		kern.backward(p, g, x, y, dy, dx, s)
@@ -134,13 +135,14 @@ func TestDirectKernelsGiveTheGoLoopsBits(t *testing.T) {
 		y, yGo := make([]float32, len(dy)), make([]float32, len(dy))
 		gw, gwGo := make([]float32, c.outC*taps), make([]float32, c.outC*taps)
 		gb, gbGo := make([]float32, c.outC), make([]float32, c.outC)
-		if in.C == 1 {
+		if taps <= planeMaxTaps {
 			kern := l.bindPlane(in, c.batch)
-			kern.pad(x, c.batch)
-			planeForward(kern.planes, p[:len(gw)], p[len(gw):], y, 1, c.batch, o.H, o.W, kern.pw, c.outC, c.pad, in.H, c.k)
-			planeForwardGo(kern.planes, p[:len(gw)], p[len(gw):], yGo, 1, c.batch, o.H, o.W, kern.pw, c.outC, c.pad, in.H, c.k)
-			planeWeightGrad(kern.planes, dy, gw, gb, kern.sums, c.batch, o.H, o.W, kern.pw, c.outC, c.k)
-			planeWeightGradGo(kern.planes, dy, gwGo, gbGo, c.batch, o.H, o.W, kern.pw, c.outC, c.k)
+			padPlanes(kern.planes, x, in, c.batch, c.pad, kern.ph, kern.pw)
+			w, b := p[:len(gw)], p[len(gw):]
+			planeForward(kern.planes, w, b, y, in.C, c.batch, o.H, o.W, kern.pw, c.outC, c.pad, in.H, c.k)
+			planeForwardGo(kern.planes, w, b, yGo, in.C, c.batch, o.H, o.W, kern.pw, c.outC, c.pad, in.H, c.k)
+			planeWeightGrad(kern.planes, dy, gw, gb, kern.sums, in.C, c.batch, o.H, o.W, kern.pw, c.outC, c.k)
+			planeWeightGradGo(kern.planes, dy, gwGo, gbGo, in.C, c.batch, o.H, o.W, kern.pw, c.outC, c.k)
 		} else {
 			kern := l.bindLanes(in, c.batch)
 			s, g := &step{batch: c.batch}, make([]float32, len(p))

@@ -9,9 +9,8 @@ package nn
 // by one input value, for every input channel and tap. The input is
 // zero-padded per channel and sample (kept from forward for the weight
 // gradient); the filters are laid out [C][k][k][outC] and, for the
-// gradient, dy [batch][oh][ow][outC]. The input gradient is the
-// correlation of dy, zero-padded by k-1-pad, with the filters flipped and
-// their channels swapped, computed by the kernel of conv_plane.go.
+// gradient, dy [batch][oh][ow][outC]. The input gradient is
+// conv_plane.go's (inputGradient).
 //
 // The kernels (lanesForward, lanesWeightGrad) are C vectors under cgo and
 // the Go loops below otherwise, with the same order of additions (no fused
@@ -35,11 +34,7 @@ type lanesKernel struct {
 	wt     []float32 // the filters, [C][k][k][outC]
 	dyt    []float32 // dy, [batch][oh][ow][outC]
 	sums   []float32 // the C weight gradient's running sums
-	// the input gradient: dy padded (outC x batch planes of in.H+k-1 rows
-	// of dpw), the flipped filters (C x outC x k x k) and zero biases
-	dpw        int
-	dyp, wf    []float32
-	zeroBiases []float32
+	grad   *inputGradient
 }
 
 func (l conv2d) bindLanes(in shape, maxBatch int) *lanesKernel {
@@ -49,24 +44,16 @@ func (l conv2d) bindLanes(in shape, maxBatch int) *lanesKernel {
 		cb = 10
 	}
 	ph, pw := o.H+l.k-1, (o.W+cb-1)/cb*cb+l.k-1
-	dpw := (in.W+lanes-1)/lanes*lanes + l.k - 1
 	taps := in.C * l.k * l.k
 	return &lanesKernel{l: l, in: in, o: o, cb: cb, ph: ph, pw: pw,
 		xp: make([]float32, in.C*maxBatch*ph*pw), wt: make([]float32, taps*l.outC),
 		dyt: make([]float32, maxBatch*o.H*o.W*l.outC), sums: make([]float32, (taps+1)*l.outC),
-		dpw: dpw, dyp: make([]float32, l.outC*maxBatch*(in.H+l.k-1)*dpw), wf: make([]float32, taps*l.outC),
-		zeroBiases: make([]float32, in.C)}
+		grad: newInputGradient(l, in, maxBatch)}
 }
 
 func (c *lanesKernel) forward(p, x, y []float32, s *step) {
-	in, pad, k := c.in, c.l.pad, c.l.k
-	for pl := 0; pl < in.C*s.batch; pl++ {
-		plane := c.xp[pl*c.ph*c.pw:][:c.ph*c.pw]
-		clear(plane)
-		for i := 0; i < in.H; i++ {
-			copy(plane[(i+pad)*c.pw+pad:], x[(pl*in.H+i)*in.W:][:in.W])
-		}
-	}
+	in, k := c.in, c.l.k
+	padPlanes(c.xp, x, in, s.batch, c.l.pad, c.ph, c.pw)
 	taps := in.C * k * k
 	for oc := 0; oc < c.l.outC; oc++ {
 		for t := 0; t < taps; t++ {
@@ -77,33 +64,17 @@ func (c *lanesKernel) forward(p, x, y []float32, s *step) {
 }
 
 func (c *lanesKernel) backward(p, g, _, _, dy, dx []float32, s *step) {
-	outC, hw, k, in := c.l.outC, c.o.H*c.o.W, c.l.k, c.in
+	outC, hw := c.l.outC, c.o.H*c.o.W
 	for oc := 0; oc < outC; oc++ {
 		for i, v := range dy[oc*s.batch*hw:][:s.batch*hw] {
 			c.dyt[i*outC+oc] = v
 		}
 	}
-	taps := in.C * k * k
-	lanesWeightGrad(c.xp, c.dyt, g[:outC*taps], g[outC*taps:], c.sums, in.C, s.batch, c.o.H, c.o.W, c.ph, c.pw, outC, k)
-	if dx == nil {
-		return
+	taps := c.in.C * c.l.k * c.l.k
+	lanesWeightGrad(c.xp, c.dyt, g[:outC*taps], g[outC*taps:], c.sums, c.in.C, s.batch, c.o.H, c.o.W, c.ph, c.pw, outC, c.l.k)
+	if dx != nil {
+		c.grad.compute(p[:outC*taps], dy, dx, s.batch)
 	}
-	off, dph := k-1-c.l.pad, in.H+k-1
-	for pl := 0; pl < outC*s.batch; pl++ {
-		plane := c.dyp[pl*dph*c.dpw:][:dph*c.dpw]
-		clear(plane)
-		for r := 0; r < c.o.H; r++ {
-			copy(plane[(r+off)*c.dpw+off:], dy[(pl*c.o.H+r)*c.o.W:][:c.o.W])
-		}
-	}
-	for oc := 0; oc < outC; oc++ {
-		for ic := 0; ic < in.C; ic++ {
-			for t := 0; t < k*k; t++ {
-				c.wf[(ic*outC+oc)*k*k+t] = p[(oc*in.C+ic)*k*k+k*k-1-t]
-			}
-		}
-	}
-	planeForward(c.dyp, c.wf, c.zeroBiases, dx, outC, s.batch, in.H, in.W, c.dpw, in.C, off, c.o.H, k)
 }
 
 // lanesForwardGo is lanesForward in Go.

@@ -1,69 +1,107 @@
 package nn
 
-// ---- Conv2d of a one-channel input, computed directly ----
+// ---- Conv2d with few filter taps, computed directly along output rows ----
 //
-// The first layer of the MNIST and EMNIST models convolves a single input
-// plane. Unfolded, it is a GEMM with 6 or 32 rows and k*k inner products,
-// whose unfolding costs more than its arithmetic; directly, each output row
-// is k*k multiply-adds of shifted input rows. The samples are zero-padded
-// once per step into planes of width ow rounded up to 16 plus k-1, so that
-// every output row is read as whole vectors of 16; the planes stay from
-// forward for the weight gradient.
+// LeNet's first layer (1 or 3 channels to 6, 5x5) and the EMNIST CNN's (1
+// to 32, 3x3) have at most 75 taps (channels x k x k). Unfolded, each is a
+// GEMM with 6 or 32 rows and at most 75 inner products, whose unfolding
+// costs more than its arithmetic; directly, each output row is a
+// multiply-add of shifted input rows per tap, 16 columns a vector and
+// several output channels at once. The samples are zero-padded once per
+// step into planes of width ow rounded up to 16 plus k-1 (C x batch of
+// them), kept from forward for the weight gradient. The input gradient is
+// the same kernel's (inputGradient).
 //
 // The kernels (planeForward, planeWeightGrad) are C vectors under cgo and
 // the Go loops below otherwise. Both add in the same order, multiplies and
 // adds rounded apart (no fused multiply-add), so they give the same bits:
-//   - forward: y = bias, then y += w[ki][kj] * x[r+ki][c+kj] for ki, kj in
-//     order, but for the rows of padding;
+//   - forward: y = bias, then y += w[ic][ki][kj] * x[ic][r+ki][c+kj] for
+//     ic, ki, kj in order, but for the rows of padding;
 //   - weight and bias gradients: 16 running sums per filter tap (of dy x
 //     the input) and per channel (of dy), sum l holding the columns c with
 //     c mod 16 = l, added over samples, rows and columns in order (columns
 //     past the output's width count as 0), then the 16 sums added from
 //     l = 0 to 15.
-// Such a layer is always a model's first: it computes no input gradient.
 
 // lanes is the width of the kernels' vectors.
 const lanes = 16
+
+// planeMaxTaps bounds C x k x k for planeKernel: LeNet's first layer on
+// three channels.
+const planeMaxTaps = 75
 
 type planeKernel struct {
 	l      conv2d
 	in, o  shape
 	ph, pw int       // a padded plane: ph rows of pw floats
-	planes []float32 // the batch's padded planes
+	planes []float32 // the batch's padded planes, C x batch
 	sums   []float32 // the C weight gradient's running sums
+	grad   *inputGradient
 }
 
 func (l conv2d) bindPlane(in shape, maxBatch int) *planeKernel {
 	o := l.out(in)
 	ph, pw := o.H+l.k-1, (o.W+lanes-1)/lanes*lanes+l.k-1
-	return &planeKernel{l: l, in: in, o: o, ph: ph, pw: pw, planes: make([]float32, maxBatch*ph*pw),
-		sums: make([]float32, lanes*l.outC*(l.k*l.k+1))}
+	return &planeKernel{l: l, in: in, o: o, ph: ph, pw: pw, planes: make([]float32, in.C*maxBatch*ph*pw),
+		sums: make([]float32, lanes*l.outC*(in.C*l.k*l.k+1)), grad: newInputGradient(l, in, maxBatch)}
 }
 
-// pad writes the batch's samples into zero-padded planes.
-func (c *planeKernel) pad(x []float32, batch int) {
-	in, pad := c.in, c.l.pad
-	for s := 0; s < batch; s++ {
-		plane := c.planes[s*c.ph*c.pw:][:c.ph*c.pw]
+// padPlanes writes each of the batch's input planes (C x batch) into a
+// zero-padded plane of ph rows of pw floats, the image at (pad, pad).
+func padPlanes(planes, x []float32, in shape, batch, pad, ph, pw int) {
+	for pl := 0; pl < in.C*batch; pl++ {
+		plane := planes[pl*ph*pw:][:ph*pw]
 		clear(plane)
 		for i := 0; i < in.H; i++ {
-			copy(plane[(i+pad)*c.pw+pad:], x[(s*in.H+i)*in.W:][:in.W])
+			copy(plane[(i+pad)*pw+pad:], x[(pl*in.H+i)*in.W:][:in.W])
 		}
 	}
 }
 
 func (c *planeKernel) forward(p, x, y []float32, s *step) {
-	c.pad(x, s.batch)
-	w := p[:c.l.outC*c.l.k*c.l.k]
-	planeForward(c.planes, w, p[len(w):], y, 1, s.batch, c.o.H, c.o.W, c.pw, c.l.outC, c.l.pad, c.in.H, c.l.k)
+	padPlanes(c.planes, x, c.in, s.batch, c.l.pad, c.ph, c.pw)
+	w := p[:c.l.outC*c.in.C*c.l.k*c.l.k]
+	planeForward(c.planes, w, p[len(w):], y, c.in.C, s.batch, c.o.H, c.o.W, c.pw, c.l.outC, c.l.pad, c.in.H, c.l.k)
 }
 
-func (c *planeKernel) backward(_, g, _, _, dy, dx []float32, s *step) {
+func (c *planeKernel) backward(p, g, _, _, dy, dx []float32, s *step) {
+	gw := g[:c.l.outC*c.in.C*c.l.k*c.l.k]
+	planeWeightGrad(c.planes, dy, gw, g[len(gw):], c.sums, c.in.C, s.batch, c.o.H, c.o.W, c.pw, c.l.outC, c.l.k)
 	if dx != nil {
-		panic("nn: a one-channel convolution is a model's first layer; it computes no input gradient")
+		c.grad.compute(p[:len(gw)], dy, dx, s.batch)
 	}
-	gw := g[:c.l.outC*c.l.k*c.l.k]
-	planeWeightGrad(c.planes, dy, gw, g[len(gw):], c.sums, s.batch, c.o.H, c.o.W, c.pw, c.l.outC, c.l.k)
+}
+
+// inputGradient computes a convolution's input gradient as the correlation
+// of dy, zero-padded by k-1-pad, with the filters flipped and their
+// channels swapped (C x outC x k x k), by planeForward. Its buffers are
+// allocated at the first use: a model's first layer has none.
+type inputGradient struct {
+	l             conv2d
+	in, o         shape
+	maxBatch, dpw int
+	dyp, wf, zero []float32
+}
+
+func newInputGradient(l conv2d, in shape, maxBatch int) *inputGradient {
+	return &inputGradient{l: l, in: in, o: l.out(in), maxBatch: maxBatch, dpw: (in.W+lanes-1)/lanes*lanes + l.k - 1}
+}
+
+func (g *inputGradient) compute(w, dy, dx []float32, batch int) {
+	l, in, o, k := g.l, g.in, g.o, g.l.k
+	off, dph := k-1-l.pad, in.H+k-1
+	if g.dyp == nil {
+		g.dyp, g.wf, g.zero = make([]float32, l.outC*g.maxBatch*dph*g.dpw), make([]float32, len(w)), make([]float32, in.C)
+	}
+	padPlanes(g.dyp, dy, shape{C: l.outC, H: o.H, W: o.W}, batch, off, dph, g.dpw)
+	for oc := 0; oc < l.outC; oc++ {
+		for ic := 0; ic < in.C; ic++ {
+			for t := 0; t < k*k; t++ {
+				g.wf[(ic*l.outC+oc)*k*k+t] = w[(oc*in.C+ic)*k*k+k*k-1-t]
+			}
+		}
+	}
+	planeForward(g.dyp, g.wf, g.zero, dx, l.outC, batch, in.H, in.W, g.dpw, in.C, off, o.H, k)
 }
 
 // planeForwardGo is planeForward in Go: y (outC x batch x oh x ow) from
@@ -92,9 +130,10 @@ func planeForwardGo(planes, w, bias, y []float32, chans, batch, oh, ow, pw, outC
 	}
 }
 
-// planeWeightGradGo is planeWeightGrad in Go: gw (outC x k x k) and gb
-// (outC) from the padded planes and dy (outC x batch x oh x ow).
-func planeWeightGradGo(planes, dy, gw, gb []float32, batch, oh, ow, pw, outC, k int) {
+// planeWeightGradGo is planeWeightGrad in Go: gw (outC x chans x k x k)
+// and gb (outC) from the padded planes (chans x batch) and dy (outC x
+// batch x oh x ow).
+func planeWeightGradGo(planes, dy, gw, gb []float32, chans, batch, oh, ow, pw, outC, k int) {
 	ph := oh + k - 1
 	total := func(acc *[lanes]float32) float32 {
 		t := acc[0]
@@ -125,16 +164,18 @@ func planeWeightGradGo(planes, dy, gw, gb []float32, batch, oh, ow, pw, outC, k 
 			}
 		})
 		gb[o] = total(&bias)
-		for ki := 0; ki < k; ki++ {
-			for kj := 0; kj < k; kj++ {
-				var acc [lanes]float32
-				each(o, func(s, r, c0 int, d *[lanes]float32) {
-					x := planes[s*ph*pw+(r+ki)*pw+kj+c0:][:lanes]
-					for l, v := range d {
-						acc[l] += float32(v * x[l])
-					}
-				})
-				gw[(o*k+ki)*k+kj] = total(&acc)
+		for ic := 0; ic < chans; ic++ {
+			for ki := 0; ki < k; ki++ {
+				for kj := 0; kj < k; kj++ {
+					var acc [lanes]float32
+					each(o, func(s, r, c0 int, d *[lanes]float32) {
+						x := planes[(ic*batch+s)*ph*pw+(r+ki)*pw+kj+c0:][:lanes]
+						for l, v := range d {
+							acc[l] += float32(v * x[l])
+						}
+					})
+					gw[((o*chans+ic)*k+ki)*k+kj] = total(&acc)
+				}
 			}
 		}
 	}

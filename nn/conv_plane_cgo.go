@@ -64,12 +64,13 @@ INLINE void forward_k(const float *planes, const float *w, const float *bias, fl
 }
 
 // weight and bias gradients: samples 8 at a time (their planes and dy stay
-// in cache); for each filter row ki, 4 output channels at a time, the k
-// taps of the row (and the bias) in registers over the group's samples,
-// rows and columns, kept in sums between groups.
+// in cache); for each input channel and filter row ki, 4 output channels
+// at a time, the k taps of the row (and, in the first, the bias) in
+// registers over the group's samples, rows and columns, kept in sums
+// between groups. planes (the input channel's) are batch x ph x pw.
 enum { group = 8 };
 
-INLINE void grad_block(const float *planes, const float *dy, v16 *sums, v16 *bsums,
+INLINE void grad_block(const float *planes, const float *dy, v16 *sums, v16 *bsums, int with_bias,
 	int s0, int s1, int batch, int oh, int ow, int pw, int o0, int ki, const int k, const int ob) {
 	int ph = oh + k - 1;
 	v16 acc[4][7], b[4];
@@ -86,7 +87,7 @@ INLINE void grad_block(const float *planes, const float *dy, v16 *sums, v16 *bsu
 				for (int o = 0; o < ob; o++) {
 					const float *row = dy + (((size_t)(o0 + o) * batch + s) * oh + r) * ow + c0;
 					d[o] = n == 16 ? load16(row) : loadn(row, n);
-					if (ki == 0) b[o] += d[o];
+					if (with_bias) b[o] += d[o];
 				}
 				for (int kj = 0; kj < k; kj++) {
 					v16 x = load16(plane + (r + ki) * pw + c0 + kj);
@@ -106,35 +107,39 @@ INLINE float hsum(v16 v) {
 	return t;
 }
 
-// sums: outc*k*k vectors (channel, ki, kj); bsums: outc vectors.
+// sums: outc*chans*k*k vectors (as gw); bsums: outc vectors.
 INLINE void wgrad_k(const float *planes, const float *dy, float *gw, float *gb, v16u *sums, v16u *bsums,
-	int batch, int oh, int ow, int pw, int outc, const int k) {
-	for (int i = 0; i < outc * k * k; i++) sums[i] = (v16){0};
+	int chans, int batch, int oh, int ow, int pw, int outc, const int k) {
+	int ph = oh + k - 1, taps = chans * k * k;
+	for (int i = 0; i < outc * taps; i++) sums[i] = (v16){0};
 	for (int o = 0; o < outc; o++) bsums[o] = (v16){0};
 	for (int s0 = 0; s0 < batch; s0 += group) {
 		int s1 = batch - s0 < group ? batch : s0 + group;
-		for (int ki = 0; ki < k; ki++)
-			for (int o0 = 0; o0 < outc; o0 += 4) {
-				// a block's sums for row ki: channel o's taps at sums[((o0+o)*k+ki)*k], k apart by channel
-				v16 block[4 * 7], bblock[4];
-				int ob = outc - o0 < 4 ? outc - o0 : 4;
-				for (int o = 0; o < ob; o++) {
-					bblock[o] = bsums[o0 + o];
-					for (int kj = 0; kj < k; kj++) block[o * k + kj] = sums[((o0 + o) * k + ki) * k + kj];
+		for (int ic = 0; ic < chans; ic++)
+			for (int ki = 0; ki < k; ki++)
+				for (int o0 = 0; o0 < outc; o0 += 4) {
+					// the block's sums of row ki: channel o's k taps from sums[(o0+o)*taps + (ic*k+ki)*k]
+					const float *ch = planes + (size_t)ic * batch * ph * pw;
+					int with_bias = ic == 0 && ki == 0;
+					v16 block[4 * 7], bblock[4];
+					int ob = outc - o0 < 4 ? outc - o0 : 4;
+					for (int o = 0; o < ob; o++) {
+						bblock[o] = bsums[o0 + o];
+						for (int kj = 0; kj < k; kj++) block[o * k + kj] = sums[(o0 + o) * taps + (ic * k + ki) * k + kj];
+					}
+					switch (ob) {
+					case 4: grad_block(ch, dy, block, bblock, with_bias, s0, s1, batch, oh, ow, pw, o0, ki, k, 4); break;
+					case 3: grad_block(ch, dy, block, bblock, with_bias, s0, s1, batch, oh, ow, pw, o0, ki, k, 3); break;
+					case 2: grad_block(ch, dy, block, bblock, with_bias, s0, s1, batch, oh, ow, pw, o0, ki, k, 2); break;
+					default: grad_block(ch, dy, block, bblock, with_bias, s0, s1, batch, oh, ow, pw, o0, ki, k, 1);
+					}
+					for (int o = 0; o < ob; o++) {
+						bsums[o0 + o] = bblock[o];
+						for (int kj = 0; kj < k; kj++) sums[(o0 + o) * taps + (ic * k + ki) * k + kj] = block[o * k + kj];
+					}
 				}
-				switch (ob) {
-				case 4: grad_block(planes, dy, block, bblock, s0, s1, batch, oh, ow, pw, o0, ki, k, 4); break;
-				case 3: grad_block(planes, dy, block, bblock, s0, s1, batch, oh, ow, pw, o0, ki, k, 3); break;
-				case 2: grad_block(planes, dy, block, bblock, s0, s1, batch, oh, ow, pw, o0, ki, k, 2); break;
-				default: grad_block(planes, dy, block, bblock, s0, s1, batch, oh, ow, pw, o0, ki, k, 1);
-				}
-				for (int o = 0; o < ob; o++) {
-					bsums[o0 + o] = bblock[o];
-					for (int kj = 0; kj < k; kj++) sums[((o0 + o) * k + ki) * k + kj] = block[o * k + kj];
-				}
-			}
 	}
-	for (int i = 0; i < outc * k * k; i++) gw[i] = hsum(sums[i]);
+	for (int i = 0; i < outc * taps; i++) gw[i] = hsum(sums[i]);
 	for (int o = 0; o < outc; o++) gb[o] = hsum(bsums[o]);
 }
 
@@ -150,12 +155,12 @@ CLONES static void plane_forward(const float *planes, const float *w, const floa
 }
 
 CLONES static void plane_wgrad(const float *planes, const float *dy, float *gw, float *gb, float *scratch,
-	int batch, int oh, int ow, int pw, int outc, int k) {
-	v16u *sums = (v16u *)scratch, *bsums = sums + outc * k * k;
+	int chans, int batch, int oh, int ow, int pw, int outc, int k) {
+	v16u *sums = (v16u *)scratch, *bsums = sums + outc * chans * k * k;
 	switch (k) {
-	case 3: wgrad_k(planes, dy, gw, gb, sums, bsums, batch, oh, ow, pw, outc, 3); break;
-	case 5: wgrad_k(planes, dy, gw, gb, sums, bsums, batch, oh, ow, pw, outc, 5); break;
-	default: wgrad_k(planes, dy, gw, gb, sums, bsums, batch, oh, ow, pw, outc, k);
+	case 3: wgrad_k(planes, dy, gw, gb, sums, bsums, chans, batch, oh, ow, pw, outc, 3); break;
+	case 5: wgrad_k(planes, dy, gw, gb, sums, bsums, chans, batch, oh, ow, pw, outc, 5); break;
+	default: wgrad_k(planes, dy, gw, gb, sums, bsums, chans, batch, oh, ow, pw, outc, k);
 	}
 }
 
@@ -262,9 +267,9 @@ func planeForward(planes, w, bias, y []float32, chans, batch, oh, ow, pw, outC, 
 		C.int(chans), C.int(batch), C.int(oh), C.int(ow), C.int(pw), C.int(outC), C.int(zr), C.int(vr), C.int(k))
 }
 
-func planeWeightGrad(planes, dy, gw, gb, scratch []float32, batch, oh, ow, pw, outC, k int) {
+func planeWeightGrad(planes, dy, gw, gb, scratch []float32, chans, batch, oh, ow, pw, outC, k int) {
 	C.plane_wgrad((*C.float)(&planes[0]), (*C.float)(&dy[0]), (*C.float)(&gw[0]), (*C.float)(&gb[0]), (*C.float)(&scratch[0]),
-		C.int(batch), C.int(oh), C.int(ow), C.int(pw), C.int(outC), C.int(k))
+		C.int(chans), C.int(batch), C.int(oh), C.int(ow), C.int(pw), C.int(outC), C.int(k))
 }
 
 func lanesForward(xp, wt, bias, y []float32, chans, batch, oh, ow, ph, pw, outC, k, cb int) {

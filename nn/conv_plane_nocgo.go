@@ -8,8 +8,8 @@ func planeForward(planes, w, bias, y []float32, chans, batch, oh, ow, pw, outC, 
 	planeForwardGo(planes, w, bias, y, chans, batch, oh, ow, pw, outC, zr, vr, k)
 }
 
-func planeWeightGrad(planes, dy, gw, gb, _ []float32, batch, oh, ow, pw, outC, k int) {
-	planeWeightGradGo(planes, dy, gw, gb, batch, oh, ow, pw, outC, k)
+func planeWeightGrad(planes, dy, gw, gb, _ []float32, chans, batch, oh, ow, pw, outC, k int) {
+	planeWeightGradGo(planes, dy, gw, gb, chans, batch, oh, ow, pw, outC, k)
 }
 
 func lanesForward(xp, wt, bias, y []float32, chans, batch, oh, ow, ph, pw, outC, k, cb int) {

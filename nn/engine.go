@@ -190,12 +190,11 @@ func (e *CPU) Gradients(at Step, params, grads [][]float32, batches [][]int, los
 }
 
 // Evaluate scores every model on each chunk of evalBatch samples (the unit
-// of its loss arithmetic), the chunks spread over the goroutines. A chunk's
-// samples are loaded once for all models, and a multi-channel convolution
-// as the first layer unfolds them once for all models. Each model's logits
-// are those of its forward pass and the chunks' losses are added in order,
-// so the scores depend neither on the number of models nor on the
-// goroutines.
+// of its loss arithmetic), the chunks spread over the goroutines (not the
+// models, fewer than the chunks and rarely a multiple of the cores). A
+// chunk's samples are loaded once for all models. Each model's logits are
+// those of its forward pass and the chunks' losses are added in order, so
+// the scores depend neither on the number of models nor on the goroutines.
 func (e *CPU) Evaluate(params [][]float32, split *datasets.Split) ([]Score, error) {
 	models, n := len(params), split.Len()
 	chunks := (n + evalBatch - 1) / evalBatch
@@ -228,11 +227,9 @@ func (e *CPU) Evaluate(params [][]float32, split *datasets.Split) ([]Score, erro
 
 // evaluator is one goroutine's buffers for Evaluate of a number of models.
 type evaluator struct {
-	net     *net
-	idx     []int
-	stacked []float32   // the first convolution's outputs, model after model
-	out     [][]float32 // per model, the chunk's logits
-	w, bias []float32   // the first convolution's filters and biases, model after model
+	net *net
+	idx []int
+	out [][]float32 // per model, the chunk's logits
 }
 
 // evaluatorsFor returns one evaluator per goroutine for this many models.
@@ -244,12 +241,7 @@ func (e *CPU) evaluatorsFor(models int) []*evaluator {
 	}
 	evs := make([]*evaluator, e.procs)
 	for g := range evs {
-		ev := &evaluator{net: newNet(e.model, evalBatch), idx: make([]int, 0, evalBatch), out: make([][]float32, models)}
-		if c, ok := ev.net.kernels[0].(*convKernel); ok {
-			ev.stacked = make([]float32, models*c.o.size()*evalBatch)
-			ev.w, ev.bias = make([]float32, models*c.l.outC*c.rows), make([]float32, models*c.l.outC)
-		}
-		evs[g] = ev
+		evs[g] = &evaluator{net: newNet(e.model, evalBatch), idx: make([]int, 0, evalBatch), out: make([][]float32, models)}
 	}
 	e.evals[models] = evs
 	return evs
@@ -258,25 +250,8 @@ func (e *CPU) evaluatorsFor(models int) []*evaluator {
 // logits runs every model on the net's loaded samples and returns their
 // logits, model by model.
 func (ev *evaluator) logits(params [][]float32, s *step) [][]float32 {
-	n := ev.net
-	conv, stacked := n.kernels[0].(*convKernel)
-	if stacked {
-		filters := conv.l.outC * conv.rows
-		for i, p := range params {
-			copy(ev.w[i*filters:][:filters], p[:filters])
-			copy(ev.bias[i*conv.l.outC:][:conv.l.outC], p[filters:])
-		}
-		conv.forwardModels(ev.w, ev.bias, n.acts[0], ev.stacked, s)
-	}
 	for i, p := range params {
-		var logits []float32
-		if stacked {
-			size := conv.o.size() * s.batch
-			logits = n.forwardFrom(p, 1, ev.stacked[i*size:][:size], s)
-		} else {
-			logits = n.forward(p, s)
-		}
-		ev.out[i] = append(ev.out[i][:0], logits...)
+		ev.out[i] = append(ev.out[i][:0], ev.net.forward(p, s)...)
 	}
 	return ev.out
 }

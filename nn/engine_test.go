@@ -178,9 +178,8 @@ func TestCellBytesIsTheRoundProgramsArithmetic(t *testing.T) {
 // each model run alone through the training forward pass, chunk by chunk
 // of evalBatch samples as the engine has always scored (so stored
 // evaluations keep their numbers): the same bits whatever the number of
-// models evaluated together and of goroutines, with a one-channel and a
-// three-channel convolution (whose unfolding the models share) as the
-// first layer, a dense one and an EmbeddingBag.
+// models evaluated together and of goroutines, with a convolution, a dense
+// layer and an EmbeddingBag first.
 func TestEvaluationScoresEachModelByItsForwardPass(t *testing.T) {
 	for _, c := range []struct {
 		model string

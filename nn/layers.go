@@ -57,7 +57,7 @@ func kaimingUniform(w, b []float32, fanIn int, r *rand.Rand) {
 	}
 }
 
-// ---- Conv2d: im2col + GEMM over chunks of the batch (one input channel:
+// ---- Conv2d: im2col + GEMM over chunks of the batch (few taps:
 // conv_plane.go; 16k output channels and short filters: conv_lanes.go) ----
 
 type conv2d struct{ outC, k, pad int }
@@ -77,10 +77,11 @@ func (l conv2d) init(p []float32, in shape, r *rand.Rand) {
 const colFloats = 160 << 10
 
 func (l conv2d) bind(in shape, maxBatch int) kernel {
-	switch {
-	case in.C == 1:
+	switch taps := in.C * l.k * l.k; {
+	case l.pad >= l.k: // the input gradient's correlation needs pad < k
+	case taps <= planeMaxTaps:
 		return l.bindPlane(in, maxBatch)
-	case l.outC%lanes == 0 && in.C*l.k*l.k <= lanesMaxTaps && l.pad < l.k:
+	case l.outC%lanes == 0 && taps <= lanesMaxTaps:
 		return l.bindLanes(in, maxBatch)
 	}
 	o := l.out(in)
@@ -206,20 +207,10 @@ func (c *convKernel) col2im(dx []float32, b, s0, nb int) {
 }
 
 func (c *convKernel) forward(p, x, y []float32, s *step) {
-	c.forwardModels(p[:c.l.outC*c.rows], p[c.l.outC*c.rows:], x, y, s)
-}
-
-// forwardModels is forward for several models on the same samples: w holds
-// their filters (outC x rows each) and bias their biases, model after
-// model; model i's output goes to y[i*outC*n:] (n = batch x H x W). The
-// samples are unfolded once per chunk for all models; each model's GEMM
-// keeps the shape of its own forward (BLAS results depend on the shape), so
-// each output is the same sum, bit for bit.
-func (c *convKernel) forwardModels(w, bias, x, y []float32, s *step) {
 	hw := c.o.H * c.o.W
 	n := s.batch * hw
-	filters := c.l.outC * c.rows
-	for oc := range bias {
+	w, bias := p[:c.l.outC*c.rows], p[c.l.outC*c.rows:]
+	for oc := 0; oc < c.l.outC; oc++ {
 		fill(y[oc*n:][:n], bias[oc])
 	}
 	for s0 := 0; s0 < s.batch; s0 += c.chunk {
@@ -229,9 +220,7 @@ func (c *convKernel) forwardModels(w, bias, x, y []float32, s *step) {
 			col = c.block(s0 / c.chunk)
 		}
 		c.im2col(col, x, s.batch, s0, nb)
-		for i := 0; i < len(bias)/c.l.outC; i++ {
-			gemm(false, false, c.l.outC, nb*hw, c.rows, 1, w[i*filters:], c.rows, col, nb*hw, 1, y[i*c.l.outC*n+s0*hw:], n)
-		}
+		gemm(false, false, c.l.outC, nb*hw, c.rows, 1, w, c.rows, col, nb*hw, 1, y[s0*hw:], n)
 	}
 }
 

@@ -213,14 +213,8 @@ func newNet(m *Model, maxBatch int) *net {
 // forward runs the layers on acts[0] (or the step's bags) and returns the
 // logits, batch x classes.
 func (n *net) forward(p []float32, s *step) []float32 {
-	return n.forwardFrom(p, 0, n.acts[0], s)
-}
-
-// forwardFrom runs the layers from layer `from` on, whose input is x.
-func (n *net) forwardFrom(p []float32, from int, x []float32, s *step) []float32 {
-	for i := from; i < len(n.kernels); i++ {
-		n.kernels[i].forward(n.m.param(p, i), x, n.acts[i+1], s)
-		x = n.acts[i+1]
+	for i, k := range n.kernels {
+		k.forward(n.m.param(p, i), n.acts[i], n.acts[i+1], s)
 	}
 	return n.acts[len(n.kernels)][:s.batch*n.m.Classes]
 }
