@@ -12,10 +12,13 @@
 // Data model: a Model is a list of layers (Conv2d, MaxPool2d, ReLU,
 // Dropout, Flatten, Linear, EmbeddingBag) with each layer's parameters a
 // view into the flat vector, followed by softmax cross-entropy. A batch's
-// spatial activations are stored C x B x H x W so that a convolution is
-// im2col plus one GEMM per cache-sized chunk of the batch; flat
-// activations are B x F. GEMMs go to OpenBLAS's cblas_sgemm (loaded at run
-// time through cgo, one BLAS thread) or, without it, gonum's pure-Go sgemm.
+// spatial activations are stored C x B x H x W; flat ones B x F.
+// Convolutions with few taps or 16k output channels (LeNet's, the EMNIST
+// CNN's first) are computed directly by C vector kernels under cgo, or Go
+// loops giving the same bits (conv_plane.go, conv_lanes.go); the others
+// are im2col plus one GEMM per cache-sized chunk of the batch. GEMMs go to
+// OpenBLAS's cblas_sgemm (loaded at run time through cgo, one BLAS thread)
+// or, without it, gonum's pure-Go sgemm.
 // The CPU engine runs whole workers on one goroutine per core with buffers
 // allocated once; dropout masks come from counter-based streams (rng), so
 // gradients are bit-identical whatever the number of goroutines.

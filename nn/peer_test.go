@@ -160,6 +160,10 @@ func comparePeers(t testing.TB) {
 		}
 		fmt.Printf("%-22s %14.0f %14s %7s %12.1f %9.0f%%\n", pm.peer, ours, torch, ratio, gflops, 100*gflops/(ceiling*float64(procs())))
 	}
+	if slices.Contains(strings.Split(*peerModels, ","), "lenet-mnist") {
+		round, eval := evaluationCost(t)
+		fmt.Printf("%-22s %.3f s, %.0f%% of the 5 rounds it follows (%.3f s a round)\n", "lenet-mnist evaluation", eval, 100*eval/(5*round), round)
+	}
 	if slices.Contains(strings.Split(*peerModels, ","), "lenet-mnist") && backend.sgemm != nil {
 		saved := backend.sgemm
 		backend.sgemm = nil
@@ -167,6 +171,32 @@ func comparePeers(t testing.TB) {
 		backend.sgemm = saved
 		fmt.Printf("%-22s %14.0f   (the pure-Go gonum sgemm fallback, for machines without OpenBLAS)\n", "lenet-mnist, pure Go", median(rates))
 	}
+}
+
+// evaluationCost times, for LeNet on MNIST-shaped data, a round of the
+// workload and an evaluation as a cell does one every 5 rounds: 11 models
+// (10 workers' and their average) on a 10,000-sample test split; seconds,
+// medians of 5.
+func evaluationCost(t testing.TB) (round, eval float64) {
+	const models, samples = 11, 10000
+	data := withTest(randomData([]int{1, 28, 28}, 10, samples, 0, 0), samples)
+	rates, _ := engineRates(t, "lenet", data)
+	e, err := NewCPU("lenet", data, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := make([][]float32, models)
+	for i := range params {
+		params[i] = make([]float32, e.Params())
+		e.Init(params[i])
+	}
+	var times []float64
+	for range 6 {
+		start := time.Now()
+		e.Evaluate(params, &data.Test)
+		times = append(times, time.Since(start).Seconds())
+	}
+	return float64(workload.Workers*workload.LocalSteps*workload.Batch) / median(rates), median(times[1:])
 }
 
 func median(v []float64) float64 {
