@@ -78,7 +78,7 @@ const colFloats = 160 << 10
 
 func (l conv2d) bind(in shape, maxBatch int) kernel {
 	switch taps := in.C * l.k * l.k; {
-	case l.pad >= l.k: // the input gradient's correlation needs pad < k
+	case l.pad >= l.k || l.k > 7: // the direct kernels' input gradient needs pad < k, their registers k <= 7
 	case taps <= planeMaxTaps:
 		return l.bindPlane(in, maxBatch)
 	case l.outC%lanes == 0 && taps <= lanesMaxTaps:
