@@ -42,7 +42,8 @@ type Score struct{ Loss, Accuracy float64 }
 const evalBatch = 256
 
 // CPU is the float32 CPU engine: one goroutine per core, each running whole
-// workers (im2col + sgemm layers, OpenBLAS with one thread when present).
+// workers (direct convolution kernels where they are faster, im2col +
+// sgemm elsewhere; OpenBLAS with one thread when present).
 type CPU struct {
 	model *Model
 	data  *datasets.Dataset
@@ -101,8 +102,8 @@ func standardise(s *datasets.Split, channels int) [][256]float32 {
 
 // cpuVersion names the CPU engine's numerics; it changes whenever they do,
 // so that results computed before keep their cell keys. v2: convolutions
-// of one input channel, and of 16k output channels with short filters, are
-// computed directly, not as GEMMs (v1).
+// of at most 75 taps, and of 16k output channels and at most 256 taps, are
+// computed directly (conv_plane.go, conv_lanes.go), not as GEMMs (v1).
 const cpuVersion = "go-cpu-float32/v2"
 
 // CPUName is the CPU engine's Name on this host: its numerics and BLAS
