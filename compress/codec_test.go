@@ -270,3 +270,50 @@ func TestCodecParameterErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestOnebitDecodesTheTwoMeans: onebit sends the mean of the non-negative
+// entries and the mean of the negative ones; each entry decodes to its
+// sign's mean.
+func TestOnebitDecodesTheTwoMeans(t *testing.T) {
+	in := []float32{3, -1, 1, -3, 0}
+	c, err := NewCodec(Spec{Codec: "onebit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, len(in))
+	c.Decode(c.Encode(in, Draw{}), Draw{}, got)
+	pos, neg := float32(4.0/3), float32(-2) // (3+1+0)/3 and (-1-3)/2, by hand
+	if want := []float32{pos, neg, pos, neg, pos}; !slices.Equal(got, want) {
+		t.Errorf("onebit decodes %v as %v, want %v", in, got, want)
+	}
+}
+
+// TestSharedDrawsAreAlikeOnEveryWorker: randomk's indices and powersgd's
+// test matrix come from the stream every worker draws alike in a round,
+// so every worker's message of a round is decoded with the same indices
+// and matrix; another round draws others.
+func TestSharedDrawsAreAlikeOnEveryWorker(t *testing.T) {
+	const d = 200
+	in := make([]float32, d)
+	for k := range in {
+		in[k] = float32(k%7) - 3
+	}
+	for _, spec := range []Spec{{Codec: "randomk", Params: kinds.Values{"ratio": 0.1}}, {Codec: "powersgd"}} {
+		c, err := NewCodec(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decoded := func(worker, round int) []float32 {
+			at := Draw{Seed: 9, Round: round, Kind: "x", Worker: worker}
+			out := make([]float32, d)
+			c.Decode(c.Encode(in, at), at, out)
+			return out
+		}
+		if w0, w3 := decoded(0, 4), decoded(3, 4); !slices.Equal(w0, w3) {
+			t.Errorf("%s: workers 0 and 3 compress the same vector differently in one round: the shared draws differ", spec.Codec)
+		}
+		if slices.Equal(decoded(0, 4), decoded(0, 5)) {
+			t.Errorf("%s: rounds 4 and 5 draw alike", spec.Codec)
+		}
+	}
+}

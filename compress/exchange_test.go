@@ -220,3 +220,32 @@ func TestAVectorWithoutColumnsCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestCompressionRatioAgainstFloat32: compression_ratio_x is 32 bits per
+// entry over the bits sent: 1 for none, 2 for fp16, 32*d/(64+d) for
+// onebit (two float32 means and a bit per entry).
+func TestCompressionRatioAgainstFloat32(t *testing.T) {
+	const n, d = 3, 20
+	for codec, want := range map[string]float64{"none": 1, "fp16": 2, "onebit": 32.0 * d / (64 + d)} {
+		ex, err := NewExchange(Config{Spec: Spec{Codec: codec}}, n, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := make([][]float32, n)
+		for i := range x {
+			x[i] = make([]float32, d)
+			for k := range x[i] {
+				x[i][k] = float32(i+k) - 5
+			}
+		}
+		ex.Gossip(0, "x", nil, x, ring(t, n))
+		cols, row := Columns, ex.Row()
+		at := slices.Index(cols, "compression_ratio_x")
+		if at < 0 {
+			t.Fatalf("no compression_ratio_x among %v", cols)
+		}
+		if got := row[at]; math.Abs(got-want) > 1e-12 {
+			t.Errorf("%s: compression_ratio_x %g, want %g", codec, got, want)
+		}
+	}
+}
