@@ -249,3 +249,39 @@ func TestCompressionRatioAgainstFloat32(t *testing.T) {
 		}
 	}
 }
+
+// TestChocoRescalesUnbiasedCodecs: after one CHOCO step from a zero
+// public copy, worker i's copy is its decoded message q scaled by
+// 1/(1+omega) for the unbiased codecs: 8/9 for natural (omega 1/8) and
+// 1/4 for terngrad on 16 entries (omega sqrt(16)-1 = 3); 1 for topk.
+func TestChocoRescalesUnbiasedCodecs(t *testing.T) {
+	const n, d = 3, 16
+	for codec, scale := range map[string]float32{"natural": 8.0 / 9, "terngrad": 0.25, "topk": 1} {
+		spec := Spec{Codec: codec}
+		ex, err := NewExchange(Config{Spec: spec, Seed: 4}, n, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := NewCodec(spec)
+		x := make([][]float32, n)
+		for i := range x {
+			x[i] = randomVector(uint64(i+1), d)
+		}
+		sent := make([][]float32, n)
+		for i := range x {
+			sent[i] = slices.Clone(x[i])
+		}
+		ex.Gossip(0, "x", make([]float32, d), x, ring(t, n))
+		copies := ex.State()["choco_x"]
+		for i := range sent {
+			at := Draw{Seed: 4, Round: 0, Kind: "x", Worker: i}
+			q := make([]float32, d)
+			c.Decode(c.Encode(sent[i], at), at, q)
+			for k := range q {
+				if want := q[k] * scale; copies[i][k] != want {
+					t.Fatalf("%s: worker %d's public copy[%d] = %g after one step, want q x %g = %g", codec, i, k, copies[i][k], scale, want)
+				}
+			}
+		}
+	}
+}
