@@ -58,9 +58,15 @@ func TestKeyReadableByOthersIsRefused(t *testing.T) {
 	if _, _, err := LoadOrCreate(path); err != nil {
 		t.Fatal(err)
 	}
-	os.Chmod(path, 0o644)
-	if _, err := Load(path); !errors.Is(err, ErrBadKey) || !strings.Contains(err.Error(), "chmod 600") {
-		t.Errorf("a key readable by others: %v; want ErrBadKey naming chmod 600", err)
+	for _, mode := range []os.FileMode{0o644, 0o640, 0o604, 0o620, 0o610} { // readable, writable or executable by group or world
+		os.Chmod(path, mode)
+		if _, err := Load(path); !errors.Is(err, ErrBadKey) || !strings.Contains(err.Error(), "chmod 600") {
+			t.Errorf("a key of mode %04o: %v; want ErrBadKey naming chmod 600", mode, err)
+		}
+	}
+	os.Chmod(path, 0o400)
+	if _, err := Load(path); err != nil {
+		t.Errorf("a key only its owner can read (0400): %v", err)
 	}
 	os.WriteFile(path, []byte("someone:bm90IGEga2V5\n"), 0o600)
 	if _, err := Load(path); !errors.Is(err, ErrBadKey) {
