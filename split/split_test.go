@@ -1,6 +1,7 @@
 package split
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -152,5 +153,25 @@ func TestDirichletMinSizeIsAFloor(t *testing.T) {
 				t.Errorf("seed %d: worker %d holds %d samples after %d draws, below min_size %d", seed, i, len(p), draws, minSize)
 			}
 		}
+	}
+}
+
+// TestDirichletGoldenPartition pins a Dirichlet partition (24 samples of
+// 3 classes, 3 workers, alpha 1, seed 7): which samples each worker holds
+// depends on the seed through the proportions drawn and through the
+// order of each class's samples. A change here changes every user's
+// partitions, and so every cell's key downstream.
+func TestDirichletGoldenPartition(t *testing.T) {
+	lab := make([]int32, 24)
+	for i := range lab {
+		lab[i] = int32(i % 3)
+	}
+	parts, draws, err := Assign("dirichlet", kinds.Values{"alpha": 1.0, "min_size": 2}, lab, 3, 3, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]int{{3, 6, 7, 8, 12, 23}, {1, 2, 4, 5, 9, 11, 15, 16, 18, 21}, {0, 10, 13, 14, 17, 19, 20, 22}}
+	if draws != 1 || fmt.Sprint(parts) != fmt.Sprint(want) {
+		t.Errorf("partition %v after %d draws; pinned %v after 1", parts, draws, want)
 	}
 }
