@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
@@ -124,6 +125,87 @@ func TestDivergedAtAHundredUniformGuesses(t *testing.T) {
 		task := &neural{lossSum: 4 * c.loss, lossCount: 4, lossBound: lossBound(data)}
 		if got := task.diverged([][]float32{{0, c.x}}); got != c.diverged {
 			t.Errorf("mean loss %.4g (bound %.4g), parameter %v: diverged %v; want %v", c.loss, bound, c.x, got, c.diverged)
+		}
+	}
+}
+
+// TestRoundsMixWithTheirOwnMatrix: a run on a schedule that switches
+// (mesh-to-ring on 4 workers over 4 rounds: the full mesh in rounds 1-2,
+// the ring in 3-4) ends in the state of the same algorithm run round by
+// round with those matrices, written here by hand (Metropolis-Hastings:
+// 1/4 everywhere on the mesh; 1/3 for self and each neighbour on the ring).
+func TestRoundsMixWithTheirOwnMatrix(t *testing.T) {
+	ctx := context.Background()
+	plan, err := manifests.Parse("t.yaml", []byte(`version: 1
+name: t
+task: {dataset: quadratic, quadratic: {dim: 6}}
+workers: 4
+rounds: 4
+local_steps: 2
+lr: 0.05
+topology: {kind: mesh-to-ring, weights: metropolis-hastings}
+algorithm: {name: d-sum}
+evaluate: {every: 4}
+checkpoint: {every: 4}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &plan.Cells[0].Config
+	mem := artifacts.NewMemory()
+	env := &stages.Env{Params: topology.Stage{}.Params(cfg), Store: mem}
+	mixing, err := topology.Stage{}.Run(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env = &stages.Env{Params: Stage{}.Params(cfg), Store: mem, Upstream: map[string]*stages.Result{topology.Name: mixing},
+		Report: func(stages.RoundReport) error { return nil }}
+	res, err := Stage{}.Run(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := mem.Get(ctx, res.Outputs[Checkpoint.Name])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeTrainState(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	matrix := func(w [][]float64) algorithms.Mixing {
+		m, err := algorithms.NewMixing(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	q := 0.25
+	mesh := matrix([][]float64{{q, q, q, q}, {q, q, q, q}, {q, q, q, q}, {q, q, q, q}})
+	r := 1.0 / 3
+	ring := matrix([][]float64{{r, r, 0, r}, {r, r, r, 0}, {0, r, r, r}, {r, 0, r, r}})
+	quad := cfg.Task.Quadratic
+	task := datasets.NewQuadratic(4, quad.Dim, quad.Zeta, quad.Kappa, quad.Sigma, uint64(cfg.Seed))
+	opt, err := algorithms.New(algorithmConfig(cfg), 4, make([]float32, quad.Dim))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round, mix := range []algorithms.Mixing{mesh, mesh, ring, ring} {
+		err := opt.Round(&algorithms.Round{T: round, K: 2, LR: 0.05, Mix: mix, Grad: func(step int, x, g [][]float32) error {
+			for i := range x {
+				task.Grad(i, round, step, x[i], g[i])
+			}
+			return nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range opt.State() {
+		for i := range want {
+			if !slices.Equal(got.Vectors[name][i], want[i]) {
+				t.Fatalf("after 4 rounds, %s of worker %d is %v; with the mesh in rounds 1-2 and the ring in 3-4, %v", name, i, got.Vectors[name][i], want[i])
+			}
 		}
 	}
 }
