@@ -209,3 +209,55 @@ checkpoint: {every: 4}
 		}
 	}
 }
+
+// TestResumeFromADivergedCheckpoint: a run that diverges writes a
+// checkpoint at its diverged round; resumed from it (a run killed before
+// its end was recorded), the stage ends as the uninterrupted run did: the
+// same diverged round, rounds table and summary.
+func TestResumeFromADivergedCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	plan, err := manifests.Parse("t.yaml", []byte(`version: 1
+name: t
+task: {dataset: quadratic, quadratic: {dim: 6}}
+workers: 4
+rounds: 60
+local_steps: 2
+lr: 5
+algorithm: {name: d-sum}
+evaluate: {every: 3}
+checkpoint: {every: 4}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &plan.Cells[0].Config
+	mem := artifacts.NewMemory()
+	mixing, err := topology.Stage{}.Run(ctx, &stages.Env{Params: topology.Stage{}.Params(cfg), Store: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last stages.RoundReport
+	env := &stages.Env{Params: Stage{}.Params(cfg), Store: mem, Upstream: map[string]*stages.Result{topology.Name: mixing},
+		Report: func(r stages.RoundReport) error {
+			if r.Checkpoint != nil {
+				last = r
+			}
+			return nil
+		}}
+	whole, err := Stage{}.Run(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !whole.Diverged || last.Round == 0 || last.Round == cfg.Rounds {
+		t.Fatalf("the run should diverge before round %d (diverged %v, last checkpoint after round %d); raise lr", cfg.Rounds, whole.Diverged, last.Round)
+	}
+	env.Resume = &stages.Checkpoint{Round: last.Round, Ref: *last.Checkpoint}
+	resumed, err := Stage{}.Run(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !resumed.Diverged || resumed.Outputs[Rounds.Name] != whole.Outputs[Rounds.Name] || string(resumed.Summary) != string(whole.Summary) {
+		t.Errorf("resumed after the diverged round %d: diverged %v, rounds %v, summary %s; the whole run: diverged %v, rounds %v, summary %s",
+			last.Round, resumed.Diverged, resumed.Outputs[Rounds.Name], resumed.Summary, whole.Diverged, whole.Outputs[Rounds.Name], whole.Summary)
+	}
+}
