@@ -12,8 +12,10 @@ import (
 	"testing"
 
 	"github.com/ump-lab/ump/algorithms"
+	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/nn"
 )
 
 var updateKeys = flag.Bool("update-keys", false, "rewrite testdata/keys.golden.json (only when an issue changes cache keys)")
@@ -134,5 +136,36 @@ func TestCacheKeysAreStable(t *testing.T) {
 	}
 	if string(want) != string(data)+"\n" {
 		t.Errorf("cache keys changed; users' stores would stop matching. Now:\n%s", data)
+	}
+}
+
+// TestCellKeyValue pins a whole cell key: how a cell's spec and its inputs
+// (data digest and engine) are combined. A change would orphan every
+// user's cached results, as a change of spec would.
+func TestCellKeyValue(t *testing.T) {
+	plan, err := manifests.Parse("keys.yaml", []byte(pinnedManifests[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cellKey(&plan.Cells[0], "sha256:0123456789abcdef\ngo-cpu-float32/v2 gonum")
+	if want := "ca0226214f01a59449a85e4a9c23f5319d5aac159596b7a3a0936e86247e55e8"; got != want {
+		t.Errorf("cell key %s, pinned %s", got, want)
+	}
+}
+
+// TestCellInputsNameTheEngine: a data-set cell's inputs end with the
+// engine that computes it (its version and BLAS), so that its key changes
+// with the engine.
+func TestCellInputsNameTheEngine(t *testing.T) {
+	plan, err := manifests.Parse("keys.yaml", []byte(pinnedManifests[3]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs, err := cellInputs(&plan.Cells[0].Config, datasets.NewLibrary(t.TempDir()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(inputs, "sha256:") || !strings.HasSuffix(inputs, "\n"+nn.CPUName()) {
+		t.Errorf("cell inputs %q; want the data digest, then the engine %q", inputs, nn.CPUName())
 	}
 }
