@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -268,5 +269,57 @@ func TestRunnersShareASweepInMemory(t *testing.T) {
 	}
 	if len(want) == 0 || len(got) != len(want) {
 		t.Errorf("outputs: the first machine %d, the second %d", len(want), len(got))
+	}
+}
+
+// TestSignaturesCoverWhereAndWhat: a commit's signature covers the
+// manifest it is of and its outputs' digests, and an upload's its path: a
+// trusted commit copied to another manifest's cell (same index and key),
+// a commit whose output digest was changed after signing, and a signed
+// upload copied to another attempt's path are all refused.
+func TestSignaturesCoverWhereAndWhat(t *testing.T) {
+	ctx := context.Background()
+	bucket := artifacts.NewMemory()
+	key := testSigner(t, "fleet")
+	me := machine(t, bucket, key, key)
+	if _, err := me.Commit(ctx, tHash, 0, tKey, eventlog.Completed, finished(tHash, tKey, "a")); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := bucket.GetNamed(ctx, commitName(tHash, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := "h1" + tHash[2:]
+	bucket.PutNew(ctx, commitName(other, 0), raw)
+	if _, err := me.commit(ctx, tHash, 0); err != nil {
+		t.Fatalf("the commit where it was signed: %v", err)
+	}
+	if _, err := me.commit(ctx, other, 0); !errors.Is(err, ErrRejected) {
+		t.Errorf("a commit copied to another manifest's cell: %v; want ErrRejected", err)
+	}
+	var c Commit
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Outputs) == 0 {
+		t.Fatal("the commit names no outputs")
+	}
+	for name := range c.Outputs {
+		c.Outputs[name] = "sha256:" + strings.Repeat("b", 64)
+	}
+	if err := me.Trust.Verify("the commit", c.Signer, c.signed(tHash, 0), c.Signature); err == nil {
+		t.Error("a commit whose output digests changed after signing verifies")
+	}
+
+	events := encodeEvents(finished(tHash, tKey, "d"))
+	name := cellDir(tHash, 0) + "attempts/one/000001.jsonl"
+	bucket.PutNew(ctx, name, SignUpload(name, events, key))
+	moved := cellDir(tHash, 0) + "attempts/two/000001.jsonl"
+	bucket.PutNew(ctx, moved, SignUpload(name, events, key))
+	if _, err := me.upload(ctx, name); err != nil {
+		t.Fatalf("the upload where it was signed: %v", err)
+	}
+	if _, err := me.upload(ctx, moved); err == nil {
+		t.Error("a signed upload copied to another attempt's path is read")
 	}
 }
