@@ -27,12 +27,14 @@ run: build
 # algorithm under every choice), cohorts in the pipeline and a CLI run, on
 # GoMLX's pure-Go backend (on a GPU host the nn tests also run on XLA/CUDA);
 # the peer benchmarks (-tags peer) are vetted so that they keep building.
+# -timeout 30m: go test's default 10 minutes per package is too short for
+# ./cmd/ump's crash tests on a loaded 2-core machine.
 test:
 	$(GO) vet ./...
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 30m ./...
 	$(GO) vet -tags xla ./...
 	$(GO) vet -tags 'xla peer' ./nn
-	$(GO) test -count=1 -tags xla -run 'GPU|Cohort' ./nn ./pipeline ./cmd/ump
+	$(GO) test -count=1 -timeout 30m -tags xla -run 'GPU|Cohort' ./nn ./pipeline ./cmd/ump
 
 # Mutants of the code, each against the tests that must fail on it
 # (.ci/mutants lists them; about 5 minutes).
