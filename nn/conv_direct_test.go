@@ -146,11 +146,11 @@ func TestDirectKernelsGiveTheGoLoopsBits(t *testing.T) {
 		} else {
 			kern := l.bindLanes(in, c.batch)
 			s, g := &step{batch: c.batch}, make([]float32, len(p))
-			kern.forward(p, x, y, s)              // pads x and lays out the filters,
+			kern.forward(p, x, y, s)              // pads x,
 			kern.backward(p, g, x, y, dy, nil, s) // and dy, for the Go loops
 			copy(gw, g)
 			copy(gb, g[len(gw):])
-			lanesForwardGo(kern.xp, kern.wt, p[len(gw):], yGo, in.C, c.batch, o.H, o.W, kern.ph, kern.pw, c.outC, c.k, kern.cb)
+			planeForwardGo(kern.xp, p[:len(gw)], p[len(gw):], yGo, in.C, c.batch, o.H, o.W, kern.pw, c.outC, 0, kern.ph, c.k)
 			lanesWeightGradGo(kern.xp, kern.dyt, gwGo, gbGo, nil, in.C, c.batch, o.H, o.W, kern.ph, kern.pw, c.outC, c.k)
 		}
 		for _, v := range []struct {

@@ -13,8 +13,8 @@ package nn
 // conv_plane.go's (inputGradient).
 //
 // The kernels (lanesForward, lanesWeightGrad) are C vectors under cgo and
-// the Go loops below otherwise, with the same order of additions (no fused
-// multiply-add), so they give the same bits:
+// Go loops otherwise (planeForwardGo's for the forward), with the same
+// order of additions (no fused multiply-add), so they give the same bits:
 //   - forward: y = bias, then y += w[ic][ki][kj] * x[ic][r+ki][c+kj] for
 //     ic, ki, kj in order;
 //   - weight and bias gradients: each a sum over samples, rows and columns
@@ -31,7 +31,7 @@ type lanesKernel struct {
 	cb     int // outputs of a row computed at once: 10 for rows 10 wide (LeNet), else 8
 	ph, pw int // a padded input plane: ph rows of pw floats
 	xp     []float32
-	wt     []float32 // the filters, [C][k][k][outC]
+	wt     []float32 // the filters laid out [C][k][k][outC] for the C forward
 	dyt    []float32 // dy, [batch][oh][ow][outC]
 	sums   []float32 // the C weight gradient's running sums
 	grad   *inputGradient
@@ -54,13 +54,8 @@ func (l conv2d) bindLanes(in shape, maxBatch int) *lanesKernel {
 func (c *lanesKernel) forward(p, x, y []float32, s *step) {
 	in, k := c.in, c.l.k
 	padPlanes(c.xp, x, in, s.batch, c.l.pad, c.ph, c.pw)
-	taps := in.C * k * k
-	for oc := 0; oc < c.l.outC; oc++ {
-		for t := 0; t < taps; t++ {
-			c.wt[t*c.l.outC+oc] = p[oc*taps+t]
-		}
-	}
-	lanesForward(c.xp, c.wt, p[c.l.outC*taps:], y, in.C, s.batch, c.o.H, c.o.W, c.ph, c.pw, c.l.outC, k, c.cb)
+	filters := c.l.outC * in.C * k * k
+	lanesForward(c.xp, p[:filters], p[filters:], c.wt, y, in.C, s.batch, c.o.H, c.o.W, c.ph, c.pw, c.l.outC, k, c.cb)
 }
 
 func (c *lanesKernel) backward(p, g, _, _, dy, dx []float32, s *step) {
@@ -74,29 +69,6 @@ func (c *lanesKernel) backward(p, g, _, _, dy, dx []float32, s *step) {
 	lanesWeightGrad(c.xp, c.dyt, g[:outC*taps], g[outC*taps:], c.sums, c.in.C, s.batch, c.o.H, c.o.W, c.ph, c.pw, outC, c.l.k)
 	if dx != nil {
 		c.grad.compute(p[:outC*taps], dy, dx, s.batch)
-	}
-}
-
-// lanesForwardGo is lanesForward in Go.
-func lanesForwardGo(xp, wt, bias, y []float32, chans, batch, oh, ow, ph, pw, outC, k, _ int) {
-	for o := 0; o < outC; o++ {
-		for s := 0; s < batch; s++ {
-			for r := 0; r < oh; r++ {
-				row := y[((o*batch+s)*oh+r)*ow:][:ow]
-				fill(row, bias[o])
-				for ic := 0; ic < chans; ic++ {
-					for ki := 0; ki < k; ki++ {
-						src := xp[((ic*batch+s)*ph+r+ki)*pw:]
-						for kj := 0; kj < k; kj++ {
-							w := wt[((ic*k+ki)*k+kj)*outC+o]
-							for c := range row {
-								row[c] += float32(w * src[c+kj])
-							}
-						}
-					}
-				}
-			}
-		}
 	}
 }
 

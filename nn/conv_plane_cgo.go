@@ -272,7 +272,13 @@ func planeWeightGrad(planes, dy, gw, gb, scratch []float32, chans, batch, oh, ow
 		C.int(chans), C.int(batch), C.int(oh), C.int(ow), C.int(pw), C.int(outC), C.int(k))
 }
 
-func lanesForward(xp, wt, bias, y []float32, chans, batch, oh, ow, ph, pw, outC, k, cb int) {
+func lanesForward(xp, w, bias, wt, y []float32, chans, batch, oh, ow, ph, pw, outC, k, cb int) {
+	taps := chans * k * k
+	for oc := 0; oc < outC; oc++ {
+		for t := 0; t < taps; t++ {
+			wt[t*outC+oc] = w[oc*taps+t]
+		}
+	}
 	C.lanes_forward((*C.float)(&xp[0]), (*C.float)(&wt[0]), (*C.float)(&bias[0]), (*C.float)(&y[0]),
 		C.int(chans), C.int(batch), C.int(oh), C.int(ow), C.int(ph), C.int(pw), C.int(outC), C.int(k), C.int(cb))
 }

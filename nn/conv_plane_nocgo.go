@@ -12,8 +12,8 @@ func planeWeightGrad(planes, dy, gw, gb, _ []float32, chans, batch, oh, ow, pw, 
 	planeWeightGradGo(planes, dy, gw, gb, chans, batch, oh, ow, pw, outC, k)
 }
 
-func lanesForward(xp, wt, bias, y []float32, chans, batch, oh, ow, ph, pw, outC, k, cb int) {
-	lanesForwardGo(xp, wt, bias, y, chans, batch, oh, ow, ph, pw, outC, k, cb)
+func lanesForward(xp, w, bias, _, y []float32, chans, batch, oh, ow, ph, pw, outC, k, _ int) {
+	planeForwardGo(xp, w, bias, y, chans, batch, oh, ow, pw, outC, 0, ph, k)
 }
 
 func lanesWeightGrad(xp, dyt, gw, gb, scratch []float32, chans, batch, oh, ow, ph, pw, outC, k int) {
