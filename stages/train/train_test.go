@@ -71,12 +71,31 @@ func TestLearningRateSchedules(t *testing.T) {
 // half is the cosine schedule at lr 0.1 k/8 of the way after the warmup.
 func half(k int) float64 { return 0.1 * 0.5 * (1 + math.Cos(math.Pi*float64(k)/8)) }
 
+// quadraticRun parses a one-cell manifest, runs its topology stage in
+// memory and returns the cell's configuration and the train stage's
+// environment (its store the memory, Report a no-op).
+func quadraticRun(t *testing.T, src string) (*manifests.Manifest, *artifacts.Memory, *stages.Env) {
+	t.Helper()
+	plan, err := manifests.Parse("t.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &plan.Cells[0].Config
+	mem := artifacts.NewMemory()
+	mixing, err := topology.Stage{}.Run(context.Background(), &stages.Env{Params: topology.Stage{}.Params(cfg), Store: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg, mem, &stages.Env{Params: Stage{}.Params(cfg), Store: mem, Upstream: map[string]*stages.Result{topology.Name: mixing},
+		Report: func(stages.RoundReport) error { return nil }}
+}
+
 // TestEvaluatesEveryAndAtTheLastRound runs the stage after the topology
 // stage on a quadratic: evaluate.every 2 of 5 rounds gives rows for
 // rounds 2, 4 and 5.
 func TestEvaluatesEveryAndAtTheLastRound(t *testing.T) {
 	ctx := context.Background()
-	plan, err := manifests.Parse("t.yaml", []byte(`version: 1
+	_, _, env := quadraticRun(t, `version: 1
 name: t
 task: {dataset: quadratic, quadratic: {dim: 5}}
 workers: 3
@@ -84,19 +103,7 @@ rounds: 5
 lr: 0.1
 algorithm: {name: d-sum}
 evaluate: {every: 2}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &plan.Cells[0].Config
-	mem := artifacts.NewMemory()
-	env := &stages.Env{Params: topology.Stage{}.Params(cfg), Store: mem}
-	mixing, err := topology.Stage{}.Run(ctx, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env = &stages.Env{Params: Stage{}.Params(cfg), Store: mem, Upstream: map[string]*stages.Result{topology.Name: mixing},
-		Report: func(stages.RoundReport) error { return nil }}
+`)
 	res, err := Stage{}.Run(ctx, env)
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +143,7 @@ func TestDivergedAtAHundredUniformGuesses(t *testing.T) {
 // 1/4 everywhere on the mesh; 1/3 for self and each neighbour on the ring).
 func TestRoundsMixWithTheirOwnMatrix(t *testing.T) {
 	ctx := context.Background()
-	plan, err := manifests.Parse("t.yaml", []byte(`version: 1
+	cfg, mem, env := quadraticRun(t, `version: 1
 name: t
 task: {dataset: quadratic, quadratic: {dim: 6}}
 workers: 4
@@ -147,19 +154,7 @@ topology: {kind: mesh-to-ring, weights: metropolis-hastings}
 algorithm: {name: d-sum}
 evaluate: {every: 4}
 checkpoint: {every: 4}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &plan.Cells[0].Config
-	mem := artifacts.NewMemory()
-	env := &stages.Env{Params: topology.Stage{}.Params(cfg), Store: mem}
-	mixing, err := topology.Stage{}.Run(ctx, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env = &stages.Env{Params: Stage{}.Params(cfg), Store: mem, Upstream: map[string]*stages.Result{topology.Name: mixing},
-		Report: func(stages.RoundReport) error { return nil }}
+`)
 	res, err := Stage{}.Run(ctx, env)
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +211,7 @@ checkpoint: {every: 4}
 // same diverged round, rounds table and summary.
 func TestResumeFromADivergedCheckpoint(t *testing.T) {
 	ctx := context.Background()
-	plan, err := manifests.Parse("t.yaml", []byte(`version: 1
+	cfg, _, env := quadraticRun(t, `version: 1
 name: t
 task: {dataset: quadratic, quadratic: {dim: 6}}
 workers: 4
@@ -226,24 +221,14 @@ lr: 5
 algorithm: {name: d-sum}
 evaluate: {every: 3}
 checkpoint: {every: 4}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := &plan.Cells[0].Config
-	mem := artifacts.NewMemory()
-	mixing, err := topology.Stage{}.Run(ctx, &stages.Env{Params: topology.Stage{}.Params(cfg), Store: mem})
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	var last stages.RoundReport
-	env := &stages.Env{Params: Stage{}.Params(cfg), Store: mem, Upstream: map[string]*stages.Result{topology.Name: mixing},
-		Report: func(r stages.RoundReport) error {
-			if r.Checkpoint != nil {
-				last = r
-			}
-			return nil
-		}}
+	env.Report = func(r stages.RoundReport) error {
+		if r.Checkpoint != nil {
+			last = r
+		}
+		return nil
+	}
 	whole, err := Stage{}.Run(ctx, env)
 	if err != nil {
 		t.Fatal(err)
