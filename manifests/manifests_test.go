@@ -619,3 +619,21 @@ func TestNullBlockIsAbsent(t *testing.T) {
 		t.Errorf("compression: null gave hash %.12s and block %v; want %.12s and none", null.Hash, null.Cells[0].Config.Compression, without.Hash)
 	}
 }
+
+// TestOverrideOfADottedSweepKey: sweep.FIELD sets the sweep's list for a
+// dotted path (sweep.partition.alpha), as the file's `partition.alpha: [...]`
+// key does, not a partition mapping inside the sweep.
+func TestOverrideOfADottedSweepKey(t *testing.T) {
+	plan, err := Open("paper/table1-mnist", "sweep.partition.alpha=[0.1]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Cells) != 84 {
+		t.Fatalf("%d cells; want 84 (7 algorithms x 4 rates x 3 seeds at partition.alpha 0.1)", len(plan.Cells))
+	}
+	for _, c := range plan.Cells {
+		if a := c.Config.Partition.Params.Float("alpha"); a != 0.1 {
+			t.Fatalf("a cell at partition.alpha %v; want 0.1 only", a)
+		}
+	}
+}
