@@ -42,18 +42,8 @@ func BenchmarkLeNetMNISTRound(b *testing.B) {
 }
 
 func BenchmarkLeNetMNISTEvaluate(b *testing.B) {
-	const models, samples = 11, 10000
-	data := withTest(randomData([]int{1, 28, 28}, 10, samples, 0, 0), samples)
-	e, err := NewCPU("lenet", data, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	params := make([][]float32, models)
-	for i := range params {
-		params[i] = make([]float32, e.Params())
-		e.Init(params[i])
-	}
+	e, params, test := lenetEvaluation(b)
 	for b.Loop() {
-		e.Evaluate(params, &data.Test)
+		e.Evaluate(params, test)
 	}
 }

@@ -1,6 +1,8 @@
 package nn
 
 import (
+	"testing"
+
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/internal/rng"
 )
@@ -49,4 +51,22 @@ func withTest(d *datasets.Dataset, n int) *datasets.Dataset {
 	size := len(tr.Pixels) / len(tr.Labels)
 	te.Pixels = tr.Pixels[:n*size]
 	return d
+}
+
+// lenetEvaluation is what a LeNet/MNIST cell evaluates every 5 rounds: 11
+// models (10 workers' and their average) on a 10,000-sample test split of
+// random data, with the engine that scores them.
+func lenetEvaluation(t testing.TB) (*CPU, [][]float32, *datasets.Split) {
+	const models, samples = 11, 10000
+	data := withTest(randomData([]int{1, 28, 28}, 10, samples, 0, 0), samples)
+	e, err := NewCPU("lenet", data, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := make([][]float32, models)
+	for i := range params {
+		params[i] = make([]float32, e.Params())
+		e.Init(params[i])
+	}
+	return e, params, &data.Test
 }

@@ -178,22 +178,12 @@ func comparePeers(t testing.TB) {
 // (10 workers' and their average) on a 10,000-sample test split; seconds,
 // medians of 5.
 func evaluationCost(t testing.TB) (round, eval float64) {
-	const models, samples = 11, 10000
-	data := withTest(randomData([]int{1, 28, 28}, 10, samples, 0, 0), samples)
-	rates, _ := engineRates(t, "lenet", data)
-	e, err := NewCPU("lenet", data, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	params := make([][]float32, models)
-	for i := range params {
-		params[i] = make([]float32, e.Params())
-		e.Init(params[i])
-	}
+	rates, _ := engineRates(t, "lenet", randomData([]int{1, 28, 28}, 10, 4*workload.Batch, 0, 0))
+	e, params, test := lenetEvaluation(t)
 	var times []float64
 	for range 6 {
 		start := time.Now()
-		e.Evaluate(params, &data.Test)
+		e.Evaluate(params, test)
 		times = append(times, time.Since(start).Seconds())
 	}
 	return float64(workload.Workers*workload.LocalSteps*workload.Batch) / median(rates), median(times[1:])
