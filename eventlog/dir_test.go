@@ -135,11 +135,11 @@ func TestReaderOfAStoreKilledInItsFirstOpen(t *testing.T) {
 	}
 }
 
-// TestEmptyMemoryTableIsSetAside: a writer killed while Badger created a
-// memory table leaves it empty, which Badger refuses to open; readers
-// show the published events, and the next writer moves it to
-// events/orphaned and opens the log.
-func TestEmptyMemoryTableIsSetAside(t *testing.T) {
+// TestEmptyFilesOfAKilledWriterAreSetAside: a writer killed while Badger
+// created a memory table or a value log file leaves it empty, which Badger
+// refuses to open; readers show the published events, and the next writer
+// moves them to events/orphaned and opens the log.
+func TestEmptyFilesOfAKilledWriterAreSetAside(t *testing.T) {
 	dir := t.TempDir()
 	s, err := Open(dir, "test")
 	if err != nil {
@@ -147,8 +147,10 @@ func TestEmptyMemoryTableIsSetAside(t *testing.T) {
 	}
 	s.Log.Append(&Event{Kind: CellStarted})
 	s.Close()
-	empty := filepath.Join(dir, "events", "00099.mem")
-	os.WriteFile(empty, nil, 0o644)
+	empty := []string{"00099.mem", "000099.vlog"}
+	for _, name := range empty {
+		os.WriteFile(filepath.Join(dir, "events", name), nil, 0o644)
+	}
 	r, err := OpenReader(dir)
 	if err != nil {
 		t.Fatalf("reader: %v", err)
@@ -163,8 +165,10 @@ func TestEmptyMemoryTableIsSetAside(t *testing.T) {
 	if evs, err := s.Log.ByKind(CellStarted); err != nil || len(evs) != 1 {
 		t.Errorf("the log holds %d events (%v); want 1", len(evs), err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "events", orphanedDir, "00099.mem")); err != nil {
-		t.Errorf("the empty memory table was not set aside: %v", err)
+	for _, name := range empty {
+		if _, err := os.Stat(filepath.Join(dir, "events", orphanedDir, name)); err != nil {
+			t.Errorf("the empty %s was not set aside: %v", name, err)
+		}
 	}
 }
 

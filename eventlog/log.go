@@ -87,7 +87,8 @@ func openLog(dir string, readOnly bool) (*Badger, error) {
 		if readOnly {
 			return nil, fmt.Errorf("store %s: %w", dir, errUnclosed)
 		}
-		if err := setAsideEmpty(path, mem); err != nil {
+		vlogs, _ := filepath.Glob(filepath.Join(path, "*.vlog"))
+		if err := setAsideEmpty(path, append(mem, vlogs...)); err != nil {
 			return nil, err
 		}
 	} else {
@@ -136,13 +137,13 @@ func memTables(dir string) []string {
 	return mem
 }
 
-// setAsideEmpty moves the empty ones of the memory tables mem of the event
-// log directory dir into dir/orphaned: a writer killed while Badger created
-// one leaves it at size 0, holding nothing, and Badger refuses to open a
-// log with one.
-func setAsideEmpty(dir string, mem []string) error {
+// setAsideEmpty moves the empty ones of the files (memory tables and value
+// log files) of the event log directory dir into dir/orphaned: a writer
+// killed while Badger created one leaves it at size 0, holding nothing,
+// and Badger refuses to open a log with one.
+func setAsideEmpty(dir string, files []string) error {
 	var empty []string
-	for _, p := range mem {
+	for _, p := range files {
 		if info, err := os.Stat(p); err == nil && info.Size() == 0 {
 			empty = append(empty, filepath.Base(p))
 		}
