@@ -314,32 +314,40 @@ type poolKernel struct {
 
 // forward takes each window's maximum; in training it also records the
 // first position (row-major) that holds it, to which backward routes the
-// gradient (the last when the window holds a NaN).
+// gradient (the last when the window holds a NaN). poolForward (C under
+// cgo) computes it, or poolForwardGo, which defines it.
 func (k *poolKernel) forward(_, x, y []float32, s *step) {
-	in, o := k.in, k.o
-	for pl := 0; pl < in.C*s.batch; pl++ {
-		src := x[pl*in.H*in.W:]
-		dst := y[pl*o.H*o.W:][:o.H*o.W]
-		at := k.at[pl*o.H*o.W:][:o.H*o.W]
-		for oh := 0; oh < o.H; oh++ {
-			i0 := 2 * oh * in.W
-			r0 := src[i0:][:2*o.W]
-			r1 := src[i0+in.W:][:2*o.W]
-			d := dst[oh*o.W:][:o.W]
-			if !s.train {
-				for ow := range d {
-					d[ow] = max(max(r0[2*ow], r0[2*ow+1]), max(r1[2*ow], r1[2*ow+1]))
+	poolForward(x, y, k.at, k.in.C*s.batch, k.in.H, k.in.W, s.train)
+}
+
+// poolForwardGo takes the 2x2 windows' maxima of planes planes of h x w
+// (a last odd row or column is left out) into y, and in training (train)
+// their positions within the plane into at.
+func poolForwardGo(x, y []float32, at []int32, planes, h, w int, train bool) {
+	oh, ow := h/2, w/2
+	for pl := 0; pl < planes; pl++ {
+		src := x[pl*h*w:]
+		dst := y[pl*oh*ow:][:oh*ow]
+		at := at[pl*oh*ow:][:oh*ow]
+		for r := 0; r < oh; r++ {
+			i0 := 2 * r * w
+			r0 := src[i0:][:2*ow]
+			r1 := src[i0+w:][:2*ow]
+			d := dst[r*ow:][:ow]
+			if !train {
+				for c := range d {
+					d[c] = max(max(r0[2*c], r0[2*c+1]), max(r1[2*c], r1[2*c+1]))
 				}
 				continue
 			}
-			a := at[oh*o.W:][:o.W]
-			for ow := range d {
-				v00, v01, v10, v11 := r0[2*ow], r0[2*ow+1], r1[2*ow], r1[2*ow+1]
+			a := at[r*ow:][:ow]
+			for c := range d {
+				v00, v01, v10, v11 := r0[2*c], r0[2*c+1], r1[2*c], r1[2*c+1]
 				m := max(max(v00, v01), max(v10, v11))
-				d[ow] = m
-				off := int32(in.W + 1) // the first holding m, without branches
+				d[c] = m
+				off := int32(w + 1) // the first holding m, without branches
 				if v10 == m {
-					off = int32(in.W)
+					off = int32(w)
 				}
 				if v01 == m {
 					off = 1
@@ -347,7 +355,7 @@ func (k *poolKernel) forward(_, x, y []float32, s *step) {
 				if v00 == m {
 					off = 0
 				}
-				a[ow] = int32(i0+2*ow) + off
+				a[c] = int32(i0+2*c) + off
 			}
 		}
 	}

@@ -2,7 +2,7 @@
 
 package nn
 
-// Without cgo the one-channel convolution runs as Go loops.
+// Without cgo the direct convolutions and max-pooling run as Go loops.
 
 func planeForward(planes, w, bias, y []float32, chans, batch, oh, ow, pw, outC, zr, vr, k int) {
 	planeForwardGo(planes, w, bias, y, chans, batch, oh, ow, pw, outC, zr, vr, k)
@@ -18,4 +18,8 @@ func lanesForward(xp, w, bias, _, y []float32, chans, batch, oh, ow, ph, pw, out
 
 func lanesWeightGrad(xp, dyt, gw, gb, scratch []float32, chans, batch, oh, ow, ph, pw, outC, k int) {
 	lanesWeightGradGo(xp, dyt, gw, gb, scratch, chans, batch, oh, ow, ph, pw, outC, k)
+}
+
+func poolForward(x, y []float32, at []int32, planes, h, w int, train bool) {
+	poolForwardGo(x, y, at, planes, h, w, train)
 }

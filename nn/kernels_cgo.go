@@ -4,12 +4,14 @@ package nn
 
 /*
 #cgo CFLAGS: -O3 -std=c11 -Wno-psabi
+#include <stdint.h>
 #include <string.h>
 
 // v16 is 16 floats: one AVX-512 register, two of AVX2, four of SSE; each
 // lane's arithmetic is IEEE single precision whatever the target, and
-// ISO C (-std=c11) keeps multiplies and adds apart (GCC contracts them into FMAs only in GNU C), so every target (and
-// the Go loops of conv_plane.go) gives the same bits.
+// ISO C (-std=c11) keeps multiplies and adds apart (GCC contracts them
+// into FMAs only in GNU C), so every target (and the Go loops) gives the
+// same bits.
 typedef float v16 __attribute__((vector_size(64)));
 // v16u is a v16 in memory that Go allocated (aligned to 4 bytes only).
 typedef v16 v16u __attribute__((aligned(4)));
@@ -256,11 +258,88 @@ CLONES static void lanes_wgrad(const float *xp, const float *dyt, float *gw, flo
 	default: lanes_wgrad_k(xp, dyt, gw, gb, sums, chans, batch, oh, ow, ph, pw, outc, k);
 	}
 }
+// v8i is 8 int32s: GCC keeps comparisons of vectors of AVX2's width
+// (and AVX-512's) in vector registers, and splits wider ones into scalars.
+typedef int32_t v8i __attribute__((vector_size(32)));
+
+// key maps float bits to int32s whose order is Go's max order of floats
+// that are not NaN (-0 below +0); it is its own inverse.
+INLINE v8i key(v8i bits) { return bits ^ ((bits >> 31) & 0x7fffffff); }
+
+// pick is a where m holds lanes true (all ones), else b.
+INLINE v8i pick(v8i m, v8i a, v8i b) { return (m & a) | (~m & b); }
+
+// load8 reads the 8 floats' bits at x[i:], those at or past n as 0.
+INLINE v8i load8(const float *x, size_t i, size_t n) {
+	v8i v = {0};
+	if (i + 8 <= n) memcpy(&v, x + i, sizeof v);
+	else
+		for (size_t j = i; j < n; j++) memcpy((int32_t *)&v + (j - i), x + j, sizeof(float));
+	return v;
+}
+
+// store8 writes the first k of v's 8 lanes to p.
+INLINE void store8(void *p, v8i v, int k) {
+	if (k == 8) memcpy(p, &v, sizeof v);
+	else
+		for (int j = 0; j < k; j++) memcpy((int32_t *)p + j, (int32_t *)&v + j, sizeof(int32_t));
+}
+
+// pool_forward_k is poolForwardGo (layers.go) for windows without NaNs,
+// 8 outputs of a row at a time, on keys; it returns 0, having seen a NaN,
+// for the Go loop to give Go's NaN.
+INLINE int pool_forward_k(const float *x, float *y, int32_t *at, int planes, int h, int w, const int train) {
+	int oh = h / 2, ow = w / 2;
+	size_t n = (size_t)planes * h * w;
+	v8i nan = {0}, lane = {0, 1, 2, 3, 4, 5, 6, 7};
+	for (size_t p = 0; p < (size_t)planes; p++)
+		for (int r = 0; r < oh; r++)
+			for (int c0 = 0; c0 < ow; c0 += 8) {
+				size_t i0 = p * h * w + (size_t)2 * r * w + 2 * c0, i1 = i0 + w;
+				v8i a0 = load8(x, i0, n), b0 = load8(x, i0 + 8, n);
+				v8i a1 = load8(x, i1, n), b1 = load8(x, i1 + 8, n);
+				v8i v[4] = {
+					__builtin_shufflevector(a0, b0, 0, 2, 4, 6, 8, 10, 12, 14),
+					__builtin_shufflevector(a0, b0, 1, 3, 5, 7, 9, 11, 13, 15),
+					__builtin_shufflevector(a1, b1, 0, 2, 4, 6, 8, 10, 12, 14),
+					__builtin_shufflevector(a1, b1, 1, 3, 5, 7, 9, 11, 13, 15),
+				};
+				int k = ow - c0 < 8 ? ow - c0 : 8;
+				v8i in = lane < k, kv[4], km;
+				for (int j = 0; j < 4; j++) {
+					nan |= in & ((v[j] & 0x7fffffff) > 0x7f800000);
+					kv[j] = key(v[j]);
+				}
+				km = pick(kv[0] > kv[1], kv[0], kv[1]);
+				km = pick(kv[2] > km, kv[2], km);
+				km = pick(kv[3] > km, kv[3], km);
+				v8i m = key(km);
+				size_t o = (p * oh + r) * ow + c0;
+				store8(y + o, m, k);
+				if (train) { // the first (row-major) equal to m as floats: -0 == +0
+					v8i eq[4];
+					for (int j = 0; j < 4; j++) eq[j] = (kv[j] == km) | ((kv[j] == -1) & (km == 0));
+					v8i off = pick(eq[2], (v8i){0} + w, (v8i){0} + w + 1);
+					off = pick(eq[1], (v8i){0} + 1, off);
+					off = pick(eq[0], (v8i){0}, off);
+					v8i pos = 2 * lane + (2 * r * w + 2 * c0) + off;
+					store8(at + o, pos, k);
+				}
+			}
+	for (int i = 0; i < 8; i++)
+		if (nan[i]) return 0;
+	return 1;
+}
+
+CLONES static int pool_forward(const float *x, float *y, int32_t *at, int planes, int h, int w, int train) {
+	return train ? pool_forward_k(x, y, at, planes, h, w, 1) : pool_forward_k(x, y, at, planes, h, w, 0);
+}
 */
 import "C"
 
-// Under cgo the one-channel convolution runs as C vectors (conv_plane.go
-// says what they compute).
+// Under cgo the direct convolutions and max-pooling run as C vectors (the
+// Go loops of conv_plane.go, conv_lanes.go and layers.go say what they
+// compute, and give the same bits).
 
 func planeForward(planes, w, bias, y []float32, chans, batch, oh, ow, pw, outC, zr, vr, k int) {
 	C.plane_forward((*C.float)(&planes[0]), (*C.float)(&w[0]), (*C.float)(&bias[0]), (*C.float)(&y[0]),
@@ -286,4 +365,14 @@ func lanesForward(xp, w, bias, wt, y []float32, chans, batch, oh, ow, ph, pw, ou
 func lanesWeightGrad(xp, dyt, gw, gb, scratch []float32, chans, batch, oh, ow, ph, pw, outC, k int) {
 	C.lanes_wgrad((*C.float)(&xp[0]), (*C.float)(&dyt[0]), (*C.float)(&gw[0]), (*C.float)(&gb[0]), (*C.float)(&scratch[0]),
 		C.int(chans), C.int(batch), C.int(oh), C.int(ow), C.int(ph), C.int(pw), C.int(outC), C.int(k))
+}
+
+func poolForward(x, y []float32, at []int32, planes, h, w int, train bool) {
+	tr := C.int(0)
+	if train {
+		tr = 1
+	}
+	if C.pool_forward((*C.float)(&x[0]), (*C.float)(&y[0]), (*C.int32_t)(&at[0]), C.int(planes), C.int(h), C.int(w), tr) == 0 {
+		poolForwardGo(x, y, at, planes, h, w, train)
+	}
 }
