@@ -42,3 +42,9 @@ func Embedded() []string {
 	sort.Strings(names)
 	return names
 }
+
+// Published is the paper's published results and claims, as data
+// (published.yaml; read by report.ParsePublished).
+//
+//go:embed published.yaml
+var Published []byte

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
@@ -28,6 +29,7 @@ func tableCommand() *cli.Command {
 			&cli.StringFlag{Name: "value", Usage: "the final table's `COLUMN` to show and tune by, instead of the layout's value"},
 			&cli.BoolFlag{Name: "latex", Usage: "booktabs LaTeX, the best entry of each column in bold"},
 			&cli.BoolFlag{Name: "csv", Usage: "one CSV row per entry"},
+			&cli.BoolFlag{Name: "paper", Usage: "set each entry beside the paper's published one (manifests/published.yaml; paper manifests only): the difference, whether the paper's mean lies in our 95% interval, each column's rank agreement (Kendall's tau-b) and the paper's claims decided"},
 		},
 		Action: func(c *cli.Context) error {
 			hash, err := oneArg(c, "a manifest hash or unique prefix")
@@ -37,12 +39,12 @@ func tableCommand() *cli.Command {
 			if c.Bool("latex") && c.Bool("csv") {
 				return badInput{fmt.Errorf("choose one of --latex and --csv")}
 			}
-			return runTable(c.Context, globalsOf(c), hash, c.String("value"), c.Bool("latex"), c.Bool("csv"), c.App.Writer)
+			return runTable(c.Context, globalsOf(c), hash, c.String("value"), c.Bool("latex"), c.Bool("csv"), c.Bool("paper"), c.App.Writer)
 		},
 	}
 }
 
-func runTable(ctx context.Context, g globals, hash, value string, latex, csv bool, w io.Writer) error {
+func runTable(ctx context.Context, g globals, hash, value string, latex, csv, paper bool, w io.Writer) error {
 	store, rep, err := openReport(ctx, g, hash, "ump table")
 	if err != nil {
 		return err
@@ -65,6 +67,9 @@ func runTable(ctx context.Context, g globals, hash, value string, latex, csv boo
 	if err != nil {
 		return err
 	}
+	if paper {
+		return writePaperComparison(grid, rep.Plan.Manifest.Name, latex, csv, w)
+	}
 	switch {
 	case latex:
 		_, err = io.WriteString(w, grid.LaTeX())
@@ -75,6 +80,36 @@ func runTable(ctx context.Context, g globals, hash, value string, latex, csv boo
 		}
 	default:
 		_, err = io.WriteString(w, grid.Markdown())
+	}
+	return err
+}
+
+// writePaperComparison writes the grid of the manifest named name beside
+// the paper's published table for it.
+func writePaperComparison(grid *report.Grid, name string, latex, csv bool, w io.Writer) error {
+	published, err := report.ParsePublished(manifests.Published)
+	if err != nil {
+		return err
+	}
+	t := published.Table(name)
+	if t == nil {
+		var names []string
+		for _, t := range published.Tables {
+			names = append(names, t.Manifest)
+		}
+		return badInput{fmt.Errorf("--paper: the paper publishes no table for manifest %q; it does for: %s", name, strings.Join(names, ", "))}
+	}
+	pc := published.ComparePaper(grid, t)
+	switch {
+	case latex:
+		_, err = io.WriteString(w, pc.LaTeX())
+	case csv:
+		var b bytes.Buffer
+		if err = artifacts.WriteCSV(&b, pc.Table()); err == nil {
+			_, err = w.Write(b.Bytes())
+		}
+	default:
+		_, err = io.WriteString(w, pc.Markdown())
 	}
 	return err
 }

@@ -1,0 +1,574 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/ump-lab/ump/artifacts"
+)
+
+// Published is the paper's published results and claims
+// (manifests/published.yaml says what each field means).
+type Published struct {
+	Tables   []PublishedTable   `yaml:"tables"`
+	Readings map[string]float64 `yaml:"readings"`
+	Claims   []Claim            `yaml:"claims"`
+}
+
+// PublishedTable is one of the paper's tables, tied to the embedded paper
+// manifest named Manifest by its row and column labels.
+type PublishedTable struct {
+	Manifest string         `yaml:"manifest"`
+	Paper    string         `yaml:"paper"`
+	Columns  []string       `yaml:"columns"`
+	Rows     []PublishedRow `yaml:"rows"`
+}
+
+// PublishedRow is a row of a published table: the manifest's row label,
+// the paper's name for it and its entries as printed, one per column.
+type PublishedRow struct {
+	Row    string   `yaml:"row"`
+	Name   string   `yaml:"name"`
+	Values []string `yaml:"values"`
+}
+
+// Claim is a statement of the paper that a table's entries decide
+// (exactly one of Order, Rises and Best).
+type Claim struct {
+	Claim   string            `yaml:"claim"`
+	Tables  []string          `yaml:"tables"`
+	Order   []group           `yaml:"order"`
+	Strict  bool              `yaml:"strict"`
+	Columns []string          `yaml:"columns"`
+	Rises   bool              `yaml:"rises"`
+	Best    map[string]string `yaml:"best"`
+}
+
+// group is one step of a claim's order: a row name or a list of them.
+type group []string
+
+func (g *group) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		*g = group{n.Value}
+		return nil
+	}
+	return n.Decode((*[]string)(g))
+}
+
+// PaperValue is an entry as the paper prints it, read: mean ± std in
+// percent (HasStd when a std is printed), or Diverged for "*".
+type PaperValue struct {
+	Printed   string
+	Mean, Std float64
+	HasStd    bool
+	Diverged  bool
+}
+
+// ParsePublished reads and checks published data: every row has an
+// entry per column, every entry reads as a number (or through readings),
+// every claim names tables, rows and columns that exist.
+func ParsePublished(data []byte) (*Published, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var p Published
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("published results: %w", err)
+	}
+	for _, t := range p.Tables {
+		for _, r := range t.Rows {
+			if len(r.Values) != len(t.Columns) {
+				return nil, fmt.Errorf("published results: %s, row %s: %d values for %d columns", t.Manifest, r.Name, len(r.Values), len(t.Columns))
+			}
+			for _, v := range r.Values {
+				if _, err := p.read(v); err != nil {
+					return nil, fmt.Errorf("published results: %s, row %s: %w", t.Manifest, r.Name, err)
+				}
+			}
+		}
+	}
+	for _, c := range p.Claims {
+		kinds := 0
+		for _, set := range []bool{len(c.Order) > 0, c.Rises, len(c.Best) > 0} {
+			if set {
+				kinds++
+			}
+		}
+		if kinds != 1 {
+			return nil, fmt.Errorf("published results: claim %q: give exactly one of order, rises and best", c.Claim)
+		}
+		for _, name := range c.Tables {
+			t := p.Table(name)
+			if t == nil {
+				return nil, fmt.Errorf("published results: claim %q: no table %s", c.Claim, name)
+			}
+			names := slices.Sorted(maps.Keys(c.Best))
+			for _, g := range c.Order {
+				names = append(names, g...)
+			}
+			for _, n := range names {
+				if t.rowNamed(n) < 0 {
+					return nil, fmt.Errorf("published results: claim %q: %s has no row %s", c.Claim, name, n)
+				}
+			}
+			for _, col := range slices.Concat(c.Columns, slices.Collect(maps.Values(c.Best))) {
+				if !slices.Contains(t.Columns, col) {
+					return nil, fmt.Errorf("published results: claim %q: %s has no column %s", c.Claim, name, col)
+				}
+			}
+		}
+	}
+	return &p, nil
+}
+
+// read reads a printed entry.
+func (p *Published) read(printed string) (PaperValue, error) {
+	v := PaperValue{Printed: printed}
+	if printed == "*" {
+		v.Diverged = true
+		return v, nil
+	}
+	number := func(s string) (float64, error) {
+		if r, ok := p.Readings[s]; ok {
+			return r, nil
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return 0, fmt.Errorf("entry %q: %q is not a number (declare how to read it under readings)", printed, s)
+		}
+		return f, nil
+	}
+	mean, std, hasStd := strings.Cut(printed, " ± ")
+	var err error
+	if v.Mean, err = number(mean); err != nil {
+		return v, err
+	}
+	if hasStd {
+		v.HasStd = true
+		v.Std, err = number(std)
+	}
+	return v, err
+}
+
+// Table returns the published table tied to the manifest named name, or
+// nil.
+func (p *Published) Table(name string) *PublishedTable {
+	for i := range p.Tables {
+		if p.Tables[i].Manifest == name {
+			return &p.Tables[i]
+		}
+	}
+	return nil
+}
+
+// rowNamed is the index of the row the paper calls name, or -1.
+func (t *PublishedTable) rowNamed(name string) int {
+	return slices.IndexFunc(t.Rows, func(r PublishedRow) bool { return r.Name == name })
+}
+
+// PaperEntry is one entry of a comparison: ours (in percent) beside the
+// paper's.
+type PaperEntry struct {
+	Ours        Entry   // Missing when the grid has no such entry
+	Lo, Hi      float64 // our 95% interval of the mean (HasInterval)
+	HasInterval bool    // two seeds or more
+	Paper       PaperValue
+	Diff        float64 // ours − the paper's mean, in points (when both are numbers)
+	Inside      bool    // the paper's mean lies in our interval
+}
+
+// comparable reports whether both sides are numbers.
+func (e PaperEntry) comparable() bool {
+	return !e.Ours.Missing && !e.Ours.Diverged && !e.Paper.Diverged
+}
+
+// Tau is the rank agreement of a column: Kendall's tau-b between our
+// order of the rows and the paper's, over N rows with both.
+type Tau struct {
+	Tau float64 // NaN when undefined (fewer than 2 rows, or all tied)
+	N   int
+}
+
+// Verdict is a claim decided on our results and on the paper's.
+type Verdict struct {
+	Claim       *Claim
+	Ours, Paper string // "holds", "fails: …" or "not run: …"
+}
+
+// PaperComparison is a results table beside the paper's.
+type PaperComparison struct {
+	Grid    *Grid
+	Paper   *PublishedTable
+	Entries [][]PaperEntry // [published row][published column]
+	Taus    []Tau          // per published column
+	Claims  []Verdict
+}
+
+// percent is the factor from the value's fraction to the paper's percent.
+const percent = 100
+
+// studentT95 is the two-sided 95% quantile of Student's t with df degrees
+// of freedom.
+func studentT95(df int) float64 {
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(0.975)
+}
+
+// meanInterval is the 95% interval of a mean over n samples of sample
+// standard deviation std (Student's t); ok is false for fewer than 2.
+func meanInterval(mean, std float64, n int) (lo, hi float64, ok bool) {
+	if n < 2 {
+		return 0, 0, false
+	}
+	half := studentT95(n-1) * std / math.Sqrt(float64(n))
+	return mean - half, mean + half, true
+}
+
+// kendallTauB is Kendall's tau-b of the pairs (x[i], y[i]): NaN when
+// fewer than two or every pair tied on one side.
+func kendallTauB(x, y []float64) float64 {
+	var concordant, discordant, tiedX, tiedY, pairs float64
+	for i := range x {
+		for j := i + 1; j < len(x); j++ {
+			pairs++
+			dx, dy := x[i]-x[j], y[i]-y[j]
+			switch {
+			case dx == 0 && dy == 0:
+				tiedX++
+				tiedY++
+			case dx == 0:
+				tiedX++
+			case dy == 0:
+				tiedY++
+			case (dx > 0) == (dy > 0):
+				concordant++
+			default:
+				discordant++
+			}
+		}
+	}
+	den := math.Sqrt((pairs - tiedX) * (pairs - tiedY))
+	if den == 0 {
+		return math.NaN()
+	}
+	return (concordant - discordant) / den
+}
+
+// ComparePaper sets the grid's entries beside the published table t's
+// (by row and column label; entries the grid lacks are Missing) and
+// decides the claims that name t.
+func (p *Published) ComparePaper(g *Grid, t *PublishedTable) *PaperComparison {
+	pc := &PaperComparison{Grid: g, Paper: t}
+	colIndex := func(label string) int {
+		return slices.IndexFunc(g.ColLabels, func(l []string) bool { return strings.Join(l, " / ") == label })
+	}
+	for _, row := range t.Rows {
+		r := slices.IndexFunc(g.RowLabels, func(l []string) bool { return strings.Join(l, " / ") == row.Row })
+		var entries []PaperEntry
+		for c, printed := range row.Values {
+			e := PaperEntry{Ours: Entry{Missing: true}}
+			e.Paper, _ = p.read(printed) // checked by ParsePublished
+			if gc := colIndex(t.Columns[c]); r >= 0 && gc >= 0 {
+				e.Ours = g.Entries[r][gc]
+			}
+			if !e.Ours.Missing && !e.Ours.Diverged {
+				e.Ours.Mean *= percent
+				e.Ours.Std *= percent
+				e.Lo, e.Hi, e.HasInterval = meanInterval(e.Ours.Mean, e.Ours.Std, e.Ours.Seeds)
+			}
+			if e.comparable() {
+				e.Diff = e.Ours.Mean - e.Paper.Mean
+				e.Inside = e.HasInterval && e.Lo <= e.Paper.Mean && e.Paper.Mean <= e.Hi
+			}
+			entries = append(entries, e)
+		}
+		pc.Entries = append(pc.Entries, entries)
+	}
+	for c := range t.Columns {
+		var x, y []float64
+		for r := range t.Rows {
+			if e := pc.Entries[r][c]; e.comparable() && !e.Ours.Provisional {
+				x, y = append(x, e.Ours.Mean), append(y, e.Paper.Mean)
+			}
+		}
+		pc.Taus = append(pc.Taus, Tau{Tau: kendallTauB(x, y), N: len(x)})
+	}
+	for i := range p.Claims {
+		c := &p.Claims[i]
+		if !slices.Contains(c.Tables, t.Manifest) {
+			continue
+		}
+		ours := func(r, col int) (float64, bool) {
+			e := pc.Entries[r][col]
+			if e.Ours.Missing || e.Ours.Provisional {
+				return 0, false
+			}
+			if e.Ours.Diverged {
+				return math.Inf(-1), true
+			}
+			return e.Ours.Mean, true
+		}
+		paper := func(r, col int) (float64, bool) {
+			if v := pc.Entries[r][col].Paper; !v.Diverged {
+				return v.Mean, true
+			}
+			return math.Inf(-1), true
+		}
+		pc.Claims = append(pc.Claims, Verdict{Claim: c, Ours: pc.decide(c, ours), Paper: pc.decide(c, paper)})
+	}
+	return pc
+}
+
+// decide decides claim c on the entries value gives (ok false: not run;
+// -Inf: diverged, below every number).
+func (pc *PaperComparison) decide(c *Claim, value func(r, col int) (float64, bool)) string {
+	t := pc.Paper
+	var missing []string
+	show := func(v float64) string {
+		if math.IsInf(v, -1) {
+			return "*"
+		}
+		return fmt.Sprintf("%.2f", v)
+	}
+	get := func(r, col int) (float64, bool) {
+		v, ok := value(r, col)
+		if !ok {
+			missing = append(missing, t.Rows[r].Name+" at "+pc.Grid.columnName(t.Columns[col]))
+		}
+		return v, ok
+	}
+	columns := make([]int, 0, len(t.Columns))
+	for col, label := range t.Columns {
+		if len(c.Columns) == 0 || slices.Contains(c.Columns, label) {
+			columns = append(columns, col)
+		}
+	}
+	var failure string
+	fail := func(s string) {
+		if failure == "" {
+			failure = s
+		}
+	}
+	switch {
+	case len(c.Order) > 0:
+		for _, col := range columns {
+			for k := 0; k+1 < len(c.Order); k++ {
+				for _, above := range c.Order[k] {
+					for _, below := range c.Order[k+1] {
+						a, aok := get(t.rowNamed(above), col)
+						b, bok := get(t.rowNamed(below), col)
+						if aok && bok && (a < b || c.Strict && a == b) {
+							fail(fmt.Sprintf("%s: %s %s, %s %s", pc.Grid.columnName(t.Columns[col]), above, show(a), below, show(b)))
+						}
+					}
+				}
+			}
+		}
+	case c.Rises:
+		for r, row := range t.Rows {
+			for k := 0; k+1 < len(columns); k++ {
+				a, aok := get(r, columns[k])
+				b, bok := get(r, columns[k+1])
+				if aok && bok && b <= a {
+					fail(fmt.Sprintf("%s: %s %s, %s %s", row.Name, pc.Grid.columnName(t.Columns[columns[k]]), show(a), pc.Grid.columnName(t.Columns[columns[k+1]]), show(b)))
+				}
+			}
+		}
+	default:
+		for _, name := range slices.Sorted(maps.Keys(c.Best)) {
+			r, want := t.rowNamed(name), c.Best[name]
+			best, at := math.Inf(-1), []string{}
+			for _, col := range columns {
+				v, ok := get(r, col)
+				switch {
+				case !ok:
+				case v > best:
+					best, at = v, []string{t.Columns[col]}
+				case v == best:
+					at = append(at, t.Columns[col])
+				}
+			}
+			if len(missing) == 0 && !slices.Contains(at, want) {
+				fail(fmt.Sprintf("%s is highest at %s (%s), not at %s", name, pc.Grid.columnName(strings.Join(at, ", ")), show(best), want))
+			}
+		}
+	}
+	switch {
+	case failure != "":
+		return "fails (" + failure + ")"
+	case len(missing) > 0:
+		return fmt.Sprintf("not run (%d entries missing, e.g. %s)", len(missing), missing[0])
+	}
+	return "holds"
+}
+
+// columnName is a column label with the layout's column paths:
+// "partition.alpha=0.1".
+func (g *Grid) columnName(label string) string {
+	if len(g.Spec.Columns) == 0 {
+		return label
+	}
+	return strings.Join(g.Spec.Columns, " / ") + "=" + label
+}
+
+// text renders one entry: ours ± std [interval] · the paper's · the
+// difference · whether the paper's mean lies in our interval.
+func (pc *PaperComparison) text(e PaperEntry, pm string) string {
+	var ours string
+	switch {
+	case e.Ours.Diverged:
+		ours = "*"
+	case e.Ours.Missing:
+		ours = "–"
+	case e.Ours.Seeds < 2:
+		ours = fmt.Sprintf("%.2f (n/a)", e.Ours.Mean)
+	default:
+		ours = fmt.Sprintf("%.2f %s %.2f [%.2f, %.2f]", e.Ours.Mean, pm, e.Ours.Std, e.Lo, e.Hi)
+	}
+	if e.Ours.Provisional {
+		ours += " †"
+	}
+	paper := strings.ReplaceAll(e.Paper.Printed, "±", pm)
+	if !e.comparable() {
+		return ours + " · " + paper
+	}
+	verdict := "outside"
+	switch {
+	case !e.HasInterval:
+		verdict = "n/a"
+	case e.Inside:
+		verdict = "inside"
+	}
+	return fmt.Sprintf("%s · %s · %+.2f · %s", ours, paper, e.Diff, verdict)
+}
+
+// legend explains the entries, then the rank agreement and the claims.
+func (pc *PaperComparison) legend() []string {
+	g := pc.Grid
+	lines := []string{fmt.Sprintf("%s: ours (%s × 100 of the final round, mean ± std over seeds [95%% interval of the mean, Student's t]; n/a: one seed) · the paper's (%s, as printed) · ours − the paper's · whether the paper's mean lies inside our interval. * diverged, – not run, † provisional.",
+		pc.Paper.Paper, g.Spec.Value, pc.Paper.Paper)}
+	if g.Spec.Select != "" {
+		lines = append(lines, fmt.Sprintf("%s chosen per entry by the %s mean of the same seeds (the paper's protocol).", g.Spec.Select, g.Spec.Best))
+	}
+	var taus []string
+	for c, tau := range pc.Taus {
+		s := "n/a"
+		if !math.IsNaN(tau.Tau) {
+			s = fmt.Sprintf("%.2f", tau.Tau)
+		}
+		taus = append(taus, fmt.Sprintf("%s: %s (%d rows)", g.columnName(pc.Paper.Columns[c]), s, tau.N))
+	}
+	lines = append(lines, "Rank agreement with the paper (Kendall's tau-b of the rows' means, per column): "+strings.Join(taus, "; ")+".")
+	if len(pc.Claims) > 0 {
+		lines = append(lines, "Claims:")
+	}
+	for _, v := range pc.Claims {
+		lines = append(lines, fmt.Sprintf("- %s: ours %s; the paper's own numbers: %s", v.Claim.Claim, v.Ours, v.Paper))
+	}
+	return lines
+}
+
+// Markdown renders the comparison as a Markdown table and its legend.
+func (pc *PaperComparison) Markdown() string {
+	var b strings.Builder
+	b.WriteString("| " + strings.Join(pc.Grid.Spec.Rows, " / "))
+	for _, col := range pc.Paper.Columns {
+		b.WriteString(" | " + pc.Grid.columnName(col))
+	}
+	b.WriteString(" |\n|" + strings.Repeat("---|", len(pc.Paper.Columns)+1) + "\n")
+	for r, row := range pc.Paper.Rows {
+		b.WriteString("| " + row.Name)
+		for _, e := range pc.Entries[r] {
+			b.WriteString(" | " + pc.text(e, "±"))
+		}
+		b.WriteString(" |\n")
+	}
+	b.WriteString("\n" + strings.Join(pc.legend(), "\n") + "\n")
+	return b.String()
+}
+
+// LaTeX renders the comparison as a booktabs tabular, its legend in
+// comments.
+func (pc *PaperComparison) LaTeX() string {
+	var b strings.Builder
+	for _, l := range pc.legend() {
+		b.WriteString("% " + l + "\n")
+	}
+	b.WriteString(`\begin{tabular}{l` + strings.Repeat("c", len(pc.Paper.Columns)) + "}\n\\toprule\n")
+	b.WriteString(latexEscape.Replace(strings.Join(pc.Grid.Spec.Rows, " / ")))
+	for _, col := range pc.Paper.Columns {
+		b.WriteString(" & " + latexEscape.Replace(pc.Grid.columnName(col)))
+	}
+	b.WriteString(` \\` + "\n\\midrule\n")
+	for r, row := range pc.Paper.Rows {
+		b.WriteString(latexEscape.Replace(row.Name))
+		for _, e := range pc.Entries[r] {
+			b.WriteString(" & " + strings.ReplaceAll(latexEscape.Replace(pc.text(e, "±")), "±", `$\pm$`))
+		}
+		b.WriteString(` \\` + "\n")
+	}
+	b.WriteString("\\bottomrule\n\\end{tabular}\n")
+	return b.String()
+}
+
+// Table returns the comparison as a flat table, one row per entry: the
+// row and column labels, ours (percent: mean, std, seeds, the interval,
+// the selected value, the status), the paper's (as printed, mean, std),
+// the difference and whether the paper's mean lies in our interval; null
+// where a side has no number.
+func (pc *PaperComparison) Table() *artifacts.Table {
+	g := pc.Grid
+	str := func(name string) *artifacts.Column { return &artifacts.Column{Name: name, Strings: []string{}} }
+	num := func(name string) *artifacts.Column { return &artifacts.Column{Name: name, Floats: []float64{}, Null: []bool{}} }
+	row, name, col := str(strings.Join(g.Spec.Rows, "/")), str("paper_name"), str(strings.Join(g.Spec.Columns, "/"))
+	mean, std, lo, hi := num(g.Spec.Value+"_mean_percent"), num(g.Spec.Value+"_std_percent"), num("ci95_low"), num("ci95_high")
+	seeds := &artifacts.Column{Name: "seeds", Ints: []int64{}}
+	sel, status, printed := str("selected_"+g.Spec.Select), str("status"), str("paper_printed")
+	pmean, pstd, diff := num("paper_mean"), num("paper_std"), num("difference")
+	inside := &artifacts.Column{Name: "paper_inside_ci95", Bools: []bool{}, Null: []bool{}}
+	put := func(c *artifacts.Column, v float64, ok bool) {
+		c.Floats = append(c.Floats, v)
+		c.Null = append(c.Null, !ok)
+	}
+	for r, pr := range pc.Paper.Rows {
+		for c, e := range pc.Entries[r] {
+			row.Strings = append(row.Strings, pr.Row)
+			name.Strings = append(name.Strings, pr.Name)
+			col.Strings = append(col.Strings, pc.Paper.Columns[c])
+			number := !e.Ours.Missing && !e.Ours.Diverged
+			put(mean, e.Ours.Mean, number)
+			put(std, e.Ours.Std, number && e.Ours.Seeds > 1)
+			put(lo, e.Lo, e.HasInterval)
+			put(hi, e.Hi, e.HasInterval)
+			seeds.Ints = append(seeds.Ints, int64(e.Ours.Seeds))
+			sel.Strings = append(sel.Strings, e.Ours.Select)
+			st := "completed"
+			switch {
+			case e.Ours.Missing:
+				st = "missing"
+			case e.Ours.Diverged:
+				st = "diverged"
+			case e.Ours.Provisional:
+				st = "provisional"
+			}
+			status.Strings = append(status.Strings, st)
+			printed.Strings = append(printed.Strings, e.Paper.Printed)
+			put(pmean, e.Paper.Mean, !e.Paper.Diverged)
+			put(pstd, e.Paper.Std, e.Paper.HasStd)
+			put(diff, e.Diff, e.comparable())
+			inside.Bools = append(inside.Bools, e.Inside)
+			inside.Null = append(inside.Null, !e.comparable() || !e.HasInterval)
+		}
+	}
+	t := &artifacts.Table{}
+	for _, c := range []*artifacts.Column{row, name, col, mean, std, seeds, lo, hi, sel, status, printed, pmean, pstd, diff, inside} {
+		t.Columns = append(t.Columns, *c)
+	}
+	return t
+}

@@ -1,0 +1,227 @@
+package report
+
+import (
+	"math"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ump-lab/ump/manifests"
+)
+
+const paperTeX = "../../shared/paper/ump-paper.tex"
+
+// TestPublishedMatchesThePaper reads Tables 1 and 2 out of the paper's
+// LaTeX source and checks every entry of published.yaml against them, as
+// printed, in the paper's order: a typo in the data file fails here.
+func TestPublishedMatchesThePaper(t *testing.T) {
+	tex, err := os.ReadFile(paperTeX)
+	if err != nil {
+		t.Skipf("the paper's source is not beside the repository: %v", err)
+	}
+	p, err := ParsePublished(manifests.Published)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(tex)
+	section := func(from, to string) string {
+		s := src[strings.Index(src, from):]
+		return s[:strings.Index(s, to)]
+	}
+	bold := regexp.MustCompile(`\\textbf\{\s*([^}]*?)\s*\}`)
+	clean := func(s string) string { return strings.TrimSpace(bold.ReplaceAllString(s, "$1")) }
+	var printed [][]string // the paper's rows, in order
+	entry1 := regexp.MustCompile(`\$([^$]*?)\\pm([^$]*?)\$`)
+	for _, line := range strings.Split(section(`\label{tab:acc}`, `\end{tabular}`), "\n") {
+		var row []string
+		for _, m := range entry1.FindAllStringSubmatch(line, -1) {
+			row = append(row, clean(m[1])+" ± "+clean(m[2]))
+		}
+		if row != nil {
+			printed = append(printed, row)
+		}
+	}
+	entry2 := regexp.MustCompile(`\$([^$]*)\$`)
+	for _, line := range strings.Split(section(`\label{tbl:impact_alpha}`, `\end{tabular}`), "\n") {
+		if !strings.Contains(line, `\textt{\alg`) && !strings.HasPrefix(strings.TrimSpace(line), "& \\textt") {
+			continue
+		}
+		var row []string
+		for _, m := range entry2.FindAllStringSubmatch(line, -1) {
+			v := clean(m[1])
+			if v == `\star` {
+				v = "*"
+			}
+			row = append(row, v)
+		}
+		printed = append(printed, row)
+	}
+	var transcribed [][]string
+	for _, tb := range p.Tables {
+		for _, r := range tb.Rows {
+			transcribed = append(transcribed, r.Values)
+		}
+	}
+	if len(printed) != 28 || len(transcribed) != len(printed) {
+		t.Fatalf("the paper's Tables 1 and 2 have %d rows as read here (want 20 + 8); published.yaml has %d", len(printed), len(transcribed))
+	}
+	for i := range printed {
+		if strings.Join(printed[i], " | ") != strings.Join(transcribed[i], " | ") {
+			t.Errorf("row %d: the paper prints %q, published.yaml says %q", i+1, printed[i], transcribed[i])
+		}
+	}
+	for r := range p.Readings {
+		if !strings.Contains(src, r) {
+			t.Errorf("readings: the paper never prints %q", r)
+		}
+	}
+}
+
+// TestPublishedTablesFitTheirManifests: every published table names an
+// embedded paper manifest whose table layout has each of its rows and
+// columns.
+func TestPublishedTablesFitTheirManifests(t *testing.T) {
+	p, err := ParsePublished(manifests.Published)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range p.Tables {
+		plan, err := manifests.Open("paper/" + tb.Manifest)
+		if err != nil {
+			t.Fatalf("%s: %v", tb.Manifest, err)
+		}
+		g, err := NewGrid(plan, Layout(plan), make([]Final, len(plan.Cells)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		has := func(labels [][]string, l string) bool {
+			for _, x := range labels {
+				if strings.Join(x, " / ") == l {
+					return true
+				}
+			}
+			return false
+		}
+		for _, r := range tb.Rows {
+			if !has(g.RowLabels, r.Row) {
+				t.Errorf("%s: no row %q in the manifest's table (rows: %v)", tb.Manifest, r.Row, g.RowLabels)
+			}
+		}
+		for _, c := range tb.Columns {
+			if !has(g.ColLabels, c) {
+				t.Errorf("%s: no column %q in the manifest's table (columns: %v)", tb.Manifest, c, g.ColLabels)
+			}
+		}
+	}
+}
+
+// TestIntervalAndRankAgreementByHand checks the statistics against values
+// worked out by hand (and by scipy.stats: t.ppf(0.975, 2), kendalltau).
+func TestIntervalAndRankAgreementByHand(t *testing.T) {
+	if q := studentT95(2); math.Abs(q-4.302652729911275) > 1e-9 {
+		t.Errorf("t(0.975, 2 df) = %v, want 4.302652729911275", q)
+	}
+	if q := studentT95(4); math.Abs(q-2.7764451051977987) > 1e-9 {
+		t.Errorf("t(0.975, 4 df) = %v, want 2.7764451051977987", q)
+	}
+	// Seeds 1, 2, 3: mean 2, sample std 1, half-width 4.3027 / sqrt(3).
+	lo, hi, ok := meanInterval(2, 1, 3)
+	if !ok || math.Abs(lo-(2-2.4841377118)) > 1e-9 || math.Abs(hi-(2+2.4841377118)) > 1e-9 {
+		t.Errorf("interval of 1, 2, 3 = [%v, %v] (%v), want 2 ∓ 2.4841377118", lo, hi, ok)
+	}
+	if _, _, ok := meanInterval(5, 0, 1); ok {
+		t.Error("one seed has an interval")
+	}
+	for _, c := range []struct {
+		x, y []float64
+		want float64
+	}{
+		{[]float64{1, 2, 3, 4}, []float64{1, 3, 2, 4}, 4.0 / 6},             // 5 concordant, 1 discordant
+		{[]float64{1, 2, 3}, []float64{3, 2, 1}, -1},                        // reversed
+		{[]float64{1, 1, 2}, []float64{1, 2, 3}, 2 / math.Sqrt(2*3)},        // one tie in x: tau-b
+		{[]float64{1, 2, 3, 4}, []float64{2, 2, 1, 1}, -4 / math.Sqrt(6*4)}, // ties in y
+	} {
+		if got := kendallTauB(c.x, c.y); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("tau-b(%v, %v) = %v, want %v", c.x, c.y, got, c.want)
+		}
+	}
+	if got := kendallTauB([]float64{1}, []float64{2}); !math.IsNaN(got) {
+		t.Errorf("tau-b of one pair = %v, want NaN", got)
+	}
+}
+
+// TestClaimsAreDecided decides each kind of claim on a constructed table
+// where the answer is known, on ours and on the paper's numbers.
+func TestClaimsAreDecided(t *testing.T) {
+	p, err := ParsePublished([]byte(`
+tables:
+  - manifest: toy
+    paper: Toy
+    columns: ["0.1", "1", "10"]
+    rows:
+      - {row: "a(x=1)", name: A, values: ["50.0 ± 1.0", "60.0 ± 1.0", "70.0 ± 1.0"]}
+      - {row: "b(x=1)", name: B, values: ["40.0 ± 1.0", "61.0 ± 1.0", "*"]}
+      - {row: "c(x=1)", name: C, values: ["50.0 ± 1.0", "60.0 ± 1.0", "60.0 ± 1.0"]}
+  - manifest: flat
+    paper: Flat
+    columns: ["0.1", "1"]
+    rows:
+      - {row: "c(x=1)", name: C, values: ["50.0", "50.0"]}
+claims:
+  - {claim: A over B, tables: [toy], order: [A, B]}
+  - {claim: A over B at 0.1, tables: [toy], order: [A, B], columns: ["0.1"], strict: true}
+  - {claim: rises, tables: [toy], rises: true}
+  - {claim: A best at 10, tables: [toy], best: {A: "10"}}
+  - {claim: B best at 1, tables: [toy], best: {B: "1"}}
+  - {claim: A over C at 0.1, tables: [toy], order: [A, C], columns: ["0.1"], strict: true}
+  - {claim: flat rises, tables: [flat], rises: true}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := func(mean float64) Entry { return Entry{Mean: mean, Std: 0.01, Seeds: 3} }
+	g := &Grid{
+		Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"},
+		RowLabels: [][]string{{"b(x=1)"}, {"a(x=1)"}, {"c(x=1)"}},
+		ColLabels: [][]string{{"0.1"}, {"1"}, {"10"}},
+		Entries: [][]Entry{
+			{e(0.45), e(0.58), {Diverged: true}},
+			{e(0.40), e(0.62), {Missing: true}},
+			{e(0.35), e(0.61), e(0.62)},
+		},
+	}
+	pc := p.ComparePaper(g, p.Table("toy"))
+	want := []struct{ ours, paper string }{
+		{"fails (partition.alpha=0.1: A 40.00, B 45.00)", "fails (partition.alpha=1: A 60.00, B 61.00)"},
+		{"fails (partition.alpha=0.1: A 40.00, B 45.00)", "holds"},
+		{"fails (B: partition.alpha=1 58.00, partition.alpha=10 *)", "fails (B: partition.alpha=1 61.00, partition.alpha=10 *)"},
+		{"not run (1 entries missing, e.g. A at partition.alpha=10)", "holds"},
+		{"holds", "holds"},
+		{"holds", "fails (partition.alpha=0.1: A 50.00, C 50.00)"},
+	}
+	for i, v := range pc.Claims {
+		if v.Ours != want[i].ours || v.Paper != want[i].paper {
+			t.Errorf("claim %q: ours %q, paper %q; want %q, %q", v.Claim.Claim, v.Ours, v.Paper, want[i].ours, want[i].paper)
+		}
+	}
+	a := pc.Entries[0][0] // A at 0.1: ours 40 ± 1 (over 3 seeds), the paper's 50
+	if math.Abs(a.Diff+10) > 1e-9 || a.Inside || !a.HasInterval {
+		t.Errorf("A at 0.1: difference %v, inside %v; want -10, outside", a.Diff, a.Inside)
+	}
+	if b := pc.Entries[1][0]; math.Abs(b.Diff-5) > 1e-9 || b.Inside {
+		t.Errorf("B at 0.1: difference %v, inside %v; want 5, outside", b.Diff, b.Inside)
+	}
+	if c := pc.Entries[2][1]; !c.Inside { // 61 ± 1 over 3 seeds: [58.5, 63.5]
+		t.Errorf("C at 1: the paper's 60 is not inside [%v, %v]", c.Lo, c.Hi)
+	}
+	// Column 0.1: we rank B > A > C, the paper A = C > B: pairs (A, B)
+	// and (B, C) discordant, (A, C) tied in the paper's.
+	if tau := pc.Taus[0]; tau.N != 3 || math.Abs(tau.Tau-(-2/math.Sqrt(3*2))) > 1e-12 {
+		t.Errorf("column 0.1: tau %+v, want -2/sqrt(6) over 3 rows", tau)
+	}
+	flat := p.ComparePaper(g, p.Table("flat"))
+	if v := flat.Claims[0]; v.Paper != "fails (C: partition.alpha=0.1 50.00, partition.alpha=1 50.00)" {
+		t.Errorf("a flat row rises: %q", v.Paper)
+	}
+}
