@@ -4,9 +4,12 @@ import (
 	"encoding/csv"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ump-lab/ump/datasets"
 )
 
 const tableManifest = `version: 1
@@ -192,5 +195,81 @@ func TestTableFiguresAreCheckedBeforeResults(t *testing.T) {
 	}
 	if after := ump(t, store, "status").stdout; after != before {
 		t.Errorf("a refused manifest was registered: status was\n%s\nand is\n%s", before, after)
+	}
+}
+
+// TestTablePaperSetsOursBesideThePaper runs two seeds of one entry of
+// paper/table1-mnist (D-SUM, non-IID 0.1, one lr, 2 rounds) and checks
+// `ump table --paper`: the paper's entry as printed, ours recomputed from
+// the final export with its difference, the entries not run, and the
+// claims; CSV carries the same numbers; a manifest the paper has no table
+// for is refused (exit 2).
+func TestTablePaperSetsOursBesideThePaper(t *testing.T) {
+	if info, _ := datasets.Lookup("mnist"); !info.Installed(datasets.DefaultDir()) {
+		t.Skipf("mnist is not installed in %s (run `ump data fetch mnist`; CI does)", datasets.DefaultDir())
+	}
+	store := t.TempDir()
+	run := ump(t, store, "run", "paper/table1-mnist", "rounds=2", "evaluate.every=2", "workers=4", "local_steps=2",
+		"sweep.algorithm=[{name: d-sum, alpha: 2, beta: 0.9}]", "sweep.partition.alpha=[0.1]", "sweep.lr=[0.1]", "sweep.seed=[1, 2]")
+	if run.code != 0 {
+		t.Fatalf("run: %d %s", run.code, run.stderr)
+	}
+	hash := hashOf(t, run)
+	md := ump(t, store, "table", hash[:8], "--paper")
+	if md.code != 0 {
+		t.Fatalf("table --paper: %d %s", md.code, md.stderr)
+	}
+	final, err := csv.NewReader(strings.NewReader(exportCSV(t, store, hash, "final"))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accs []float64
+	for _, row := range final[1:] {
+		v, _ := strconv.ParseFloat(row[slices.Index(final[0], "test_acc_mean")], 64)
+		accs = append(accs, 100*v)
+	}
+	if len(accs) != 2 {
+		t.Fatalf("the final export has %d cells, want 2", len(accs))
+	}
+	mean := (accs[0] + accs[1]) / 2
+	want := fmt.Sprintf("· 97.89 ± 0.21 · %+.2f ·", mean-97.89)
+	row := ""
+	for _, l := range strings.Split(md.stdout, "\n") {
+		if strings.HasPrefix(l, "| D-SUM |") {
+			row = l
+		}
+	}
+	if cells := strings.Split(row, " | "); len(cells) != 4 || !strings.Contains(cells[1], fmt.Sprintf("%.2f ± ", mean)) || !strings.Contains(cells[1], want) ||
+		cells[2] != "– · 98.77 ± 0.04" {
+		t.Errorf("the D-SUM row is %q; want ours %.2f beside %q, and – beside the paper's non-IID 1 (98.77 ± 0.04)", row, mean, want)
+	}
+	for _, s := range []string{"| Local SGD w/ momentum | – · 95.66 ± 0.21 |", "Kendall's tau-b", "- GT-DSUM > D-SUM at non-IID 0.1 (gradient tracking mitigates heterogeneity): ours not run"} {
+		if !strings.Contains(md.stdout, s) {
+			t.Errorf("table --paper lacks %q:\n%s", s, md.stdout)
+		}
+	}
+	out := ump(t, store, "table", hash[:8], "--paper", "--csv")
+	rows, err := csv.NewReader(strings.NewReader(out.stdout)).ReadAll()
+	if err != nil || out.code != 0 {
+		t.Fatalf("table --paper --csv: %d %v %s", out.code, err, out.stderr)
+	}
+	col := func(name string) int { return slices.Index(rows[0], name) }
+	found := false
+	for _, r := range rows[1:] {
+		if r[col("paper_name")] == "D-SUM" && r[col("partition.alpha")] == "0.1" {
+			found = true
+			got, _ := strconv.ParseFloat(r[col("test_acc_mean_mean_percent")], 64)
+			diff, _ := strconv.ParseFloat(r[col("difference")], 64)
+			if math.Abs(got-mean) > 1e-9 || math.Abs(diff-(mean-97.89)) > 1e-9 || r[col("paper_printed")] != "97.89 ± 0.21" {
+				t.Errorf("CSV row %v: want mean %v, difference %v, the paper's 97.89 ± 0.21", r, mean, mean-97.89)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("CSV has no D-SUM row at 0.1:\n%s", out.stdout)
+	}
+	quad := ump(t, store, "run", writeFile(t, "m.yaml", tableManifest))
+	if bad := ump(t, store, "table", hashOf(t, quad)[:8], "--paper"); bad.code != 2 || !strings.Contains(bad.stderr, "the paper publishes no table for manifest \"quad-table\"") {
+		t.Errorf("table --paper of a manifest the paper has no table for: exit %d, %s", bad.code, bad.stderr)
 	}
 }
