@@ -525,7 +525,9 @@ func (pc *PaperComparison) LaTeX() string {
 func (pc *PaperComparison) Table() *artifacts.Table {
 	g := pc.Grid
 	str := func(name string) *artifacts.Column { return &artifacts.Column{Name: name, Strings: []string{}} }
-	num := func(name string) *artifacts.Column { return &artifacts.Column{Name: name, Floats: []float64{}, Null: []bool{}} }
+	num := func(name string) *artifacts.Column {
+		return &artifacts.Column{Name: name, Floats: []float64{}, Null: []bool{}}
+	}
 	row, name, col := str(strings.Join(g.Spec.Rows, "/")), str("paper_name"), str(strings.Join(g.Spec.Columns, "/"))
 	mean, std, lo, hi := num(g.Spec.Value+"_mean_percent"), num(g.Spec.Value+"_std_percent"), num("ci95_low"), num("ci95_high")
 	seeds := &artifacts.Column{Name: "seeds", Ints: []int64{}}
