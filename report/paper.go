@@ -338,8 +338,8 @@ func (pc *PaperComparison) decide(c *Claim, value func(r, col int) (float64, boo
 	}
 	get := func(r, col int) (float64, bool) {
 		v, ok := value(r, col)
-		if !ok {
-			missing = append(missing, t.Rows[r].Name+" at "+pc.Grid.columnName(t.Columns[col]))
+		if m := t.Rows[r].Name + " at " + pc.Grid.columnName(t.Columns[col]); !ok && !slices.Contains(missing, m) {
+			missing = append(missing, m)
 		}
 		return v, ok
 	}
@@ -455,6 +455,16 @@ func (pc *PaperComparison) legend() []string {
 		pc.Paper.Paper, g.Spec.Value, pc.Paper.Paper)}
 	if g.Spec.Select != "" {
 		lines = append(lines, fmt.Sprintf("%s chosen per entry by the %s mean of the same seeds (the paper's protocol).", g.Spec.Select, g.Spec.Best))
+	}
+	var others []string
+	for _, l := range g.RowLabels {
+		label := strings.Join(l, " / ")
+		if !slices.ContainsFunc(pc.Paper.Rows, func(r PublishedRow) bool { return r.Row == label }) {
+			others = append(others, label)
+		}
+	}
+	if len(others) > 0 {
+		lines = append(lines, "Rows the paper does not have (ump table shows them): "+strings.Join(others, ", ")+".")
 	}
 	var taus []string
 	for c, tau := range pc.Taus {
