@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/ump-lab/ump/artifacts"
 )
@@ -168,6 +167,15 @@ func (p *Published) Table(name string) *PublishedTable {
 	return nil
 }
 
+// scaled is vals times k, in a new slice.
+func scaled(vals []float64, k float64) []float64 {
+	out := make([]float64, len(vals))
+	for i, v := range vals {
+		out[i] = v * k
+	}
+	return out
+}
+
 // rowNamed is the index of the row the paper calls name, or -1.
 func (t *PublishedTable) rowNamed(name string) int {
 	return slices.IndexFunc(t.Rows, func(r PublishedRow) bool { return r.Name == name })
@@ -214,52 +222,6 @@ type PaperComparison struct {
 // percent is the factor from the value's fraction to the paper's percent.
 const percent = 100
 
-// studentT95 is the two-sided 95% quantile of Student's t with df degrees
-// of freedom.
-func studentT95(df int) float64 {
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(df)}.Quantile(0.975)
-}
-
-// meanInterval is the 95% interval of a mean over n samples of sample
-// standard deviation std (Student's t); ok is false for fewer than 2.
-func meanInterval(mean, std float64, n int) (lo, hi float64, ok bool) {
-	if n < 2 {
-		return 0, 0, false
-	}
-	half := studentT95(n-1) * std / math.Sqrt(float64(n))
-	return mean - half, mean + half, true
-}
-
-// kendallTauB is Kendall's tau-b of the pairs (x[i], y[i]): NaN when
-// fewer than two or every pair tied on one side.
-func kendallTauB(x, y []float64) float64 {
-	var concordant, discordant, tiedX, tiedY, pairs float64
-	for i := range x {
-		for j := i + 1; j < len(x); j++ {
-			pairs++
-			dx, dy := x[i]-x[j], y[i]-y[j]
-			switch {
-			case dx == 0 && dy == 0:
-				tiedX++
-				tiedY++
-			case dx == 0:
-				tiedX++
-			case dy == 0:
-				tiedY++
-			case (dx > 0) == (dy > 0):
-				concordant++
-			default:
-				discordant++
-			}
-		}
-	}
-	den := math.Sqrt((pairs - tiedX) * (pairs - tiedY))
-	if den == 0 {
-		return math.NaN()
-	}
-	return (concordant - discordant) / den
-}
-
 // ComparePaper sets the grid's entries beside the published table t's
 // (by row and column label; entries the grid lacks are Missing) and
 // decides the claims that name t.
@@ -280,7 +242,8 @@ func (p *Published) ComparePaper(g *Grid, t *PublishedTable) *PaperComparison {
 			if !e.Ours.Missing && !e.Ours.Diverged {
 				e.Ours.Mean *= percent
 				e.Ours.Std *= percent
-				e.Lo, e.Hi, e.HasInterval = meanInterval(e.Ours.Mean, e.Ours.Std, e.Ours.Seeds)
+				e.Ours.Values = scaled(e.Ours.Values, percent)
+				e.Lo, e.Hi, e.HasInterval = Stat{e.Ours.Mean, e.Ours.Std, e.Ours.Values}.interval(e.Ours.Seeds)
 			}
 			if e.comparable() {
 				e.Diff = e.Ours.Mean - e.Paper.Mean

@@ -19,7 +19,8 @@ import (
 // Entry is one entry of a results table: a value aggregated over seeds.
 type Entry struct {
 	Mean, Std float64
-	Also      []Stat // the layout's also columns, at the same choice
+	Values    []float64 // the seeds' values, in the plan's order
+	Also      []Stat    // the layout's also columns, at the same choice
 	Seeds     int
 	Select    string // the chosen value of the select path, or ""
 	Diverged  bool   // every choice had a diverged seed: shown as *
@@ -31,11 +32,14 @@ type Entry struct {
 }
 
 // Stat is a column of the final table aggregated over seeds.
-type Stat struct{ Mean, Std float64 }
+type Stat struct {
+	Mean, Std float64
+	Values    []float64 // the seeds'
+}
 
 // statOf is the mean and sample std of vals.
 func statOf(vals []float64) Stat {
-	var f Stat
+	f := Stat{Values: vals}
 	for _, v := range vals {
 		f.Mean += v
 	}
@@ -57,6 +61,60 @@ type Grid struct {
 	Entries   [][]Entry  // [row][column]
 	Cells     [][][]int  // [row][column]: the plan indexes of the entry's cells, every choice's
 	Choices   []string   // per plan cell: its value of the select path ("" without one)
+	// Intervals: entries show the 95% interval of the mean (Stat.interval)
+	// in place of ± std.
+	Intervals bool
+	// Baseline is the labels of the row every other row is compared with,
+	// per column (difference, Welch's p, probability of improvement); nil
+	// for none.
+	Baseline []string
+}
+
+// RowIndex finds the row labelled label (its labels joined by " / "), or
+// the one row whose label contains it; ok is false for none or several.
+func (g *Grid) RowIndex(label string) (row int, ok bool) {
+	found := -1
+	for r, l := range g.RowLabels {
+		switch joined := strings.Join(l, " / "); {
+		case joined == label:
+			return r, true
+		case strings.Contains(joined, label):
+			if found >= 0 {
+				return -1, false
+			}
+			found = r
+		}
+	}
+	return found, found >= 0
+}
+
+// comparison is entry (r, c) against the baseline row's in the same
+// column: the difference of the means, Welch's p-value and the
+// probability that a seed of r beats one of the baseline (ok false for
+// the baseline itself, or when either has no numbers).
+func (g *Grid) comparison(r, c int) (diff, p, better float64, ok bool) {
+	base := slices.IndexFunc(g.RowLabels, func(l []string) bool { return slices.Equal(l, g.Baseline) })
+	if g.Baseline == nil || base < 0 || r == base {
+		return 0, 0, 0, false
+	}
+	e, b := g.Entries[r][c], g.Entries[base][c]
+	if e.Missing || e.Diverged || b.Missing || b.Diverged {
+		return 0, 0, 0, false
+	}
+	return e.Mean - b.Mean, welchP(e.Values, b.Values), improvement(e.Values, b.Values, g.Spec.Best), true
+}
+
+// comparisonText renders comparison (r, c): " (Δ +0.0123, p 0.034, P(better) 0.89)".
+func (g *Grid) comparisonText(r, c int) string {
+	diff, p, better, ok := g.comparison(r, c)
+	if !ok {
+		return ""
+	}
+	sign := ""
+	if diff >= 0 {
+		sign = "+"
+	}
+	return fmt.Sprintf(" (Δ %s%s, p %.3g, P(better) %.2f)", sign, g.number(diff), p, better)
 }
 
 // DefaultTable is the layout when a manifest has no table block: a row per
@@ -285,7 +343,7 @@ func NewGrid(plan *manifests.Plan, spec manifests.Table, finals []Final) (*Grid,
 				continue
 			}
 			f := statOf(vals)
-			e := Entry{Mean: f.Mean, Std: f.Std, Seeds: len(vals), Select: choice}
+			e := Entry{Mean: f.Mean, Std: f.Std, Values: vals, Seeds: len(vals), Select: choice}
 			for _, a := range also {
 				e.Also = append(e.Also, statOf(a))
 			}
@@ -345,7 +403,7 @@ func (g *Grid) Text(e Entry, pm string) string {
 	case e.Missing:
 		return "–"
 	}
-	s := g.stat(Stat{e.Mean, e.Std}, e.Seeds, pm)
+	s := g.stat(Stat{e.Mean, e.Std, e.Values}, e.Seeds, pm)
 	for _, a := range e.Also {
 		s += " / " + g.stat(a, e.Seeds, pm)
 	}
@@ -355,13 +413,18 @@ func (g *Grid) Text(e Entry, pm string) string {
 	return s
 }
 
-// stat renders mean ± std (the mean alone for one seed).
+// stat renders mean ± std, or mean [low, high] with Intervals; one seed
+// has no spread: mean ± n/a.
 func (g *Grid) stat(f Stat, seeds int, pm string) string {
 	s := g.number(f.Mean)
-	if seeds > 1 {
-		s += " " + pm + " " + g.number(f.Std)
+	switch {
+	case seeds < 2:
+		return s + " " + pm + " n/a"
+	case g.Intervals:
+		lo, hi, _ := f.interval(seeds)
+		return s + " [" + g.number(lo) + ", " + g.number(hi) + "]"
 	}
-	return s
+	return s + " " + pm + " " + g.number(f.Std)
 }
 
 // number renders a value with the table's decimals, in scientific
@@ -397,9 +460,16 @@ func (g *Grid) ColumnHeader(c int) string {
 
 // Legend explains the entries in one line.
 func (g *Grid) Legend() string {
-	s := fmt.Sprintf("%s of the final round, mean ± std over seeds (best: %s, in bold)", strings.Join(slices.Concat([]string{g.Spec.Value}, g.Spec.Also), " / "), g.Spec.Best)
+	spread := "mean ± std over seeds"
+	if g.Intervals {
+		spread = fmt.Sprintf("mean [95%% interval of the mean over seeds: Student's t up to %d seeds, a percentile bootstrap of %d resamples beyond]", tMaxSeeds, bootstrapResamples)
+	}
+	s := fmt.Sprintf("%s of the final round, %s (best: %s, in bold; ± n/a: one seed)", strings.Join(slices.Concat([]string{g.Spec.Value}, g.Spec.Also), " / "), spread, g.Spec.Best)
 	if g.Spec.Select != "" {
 		s += fmt.Sprintf("; %s chosen per entry by the %s mean", g.Spec.Select, g.Spec.Best)
+	}
+	if base := strings.Join(g.Baseline, " / "); g.Baseline != nil {
+		s += fmt.Sprintf("; (Δ, p, P(better)): the difference of the means to %s's, Welch's two-sided p-value, and the probability that a seed's value beats one of %s's (ties half)", base, base)
 	}
 	s += "; * diverged, – not run yet"
 	for _, row := range g.Entries {
@@ -426,7 +496,7 @@ func (g *Grid) Markdown() string {
 			if best[c] == r {
 				cell = "**" + cell + "**"
 			}
-			b.WriteString(" | " + cell + g.SelectNote(e))
+			b.WriteString(" | " + cell + g.SelectNote(e) + g.comparisonText(r, c))
 		}
 		b.WriteString(" |\n")
 	}
@@ -456,7 +526,7 @@ func (g *Grid) LaTeX() string {
 			if best[c] == r {
 				cell = `\textbf{` + cell + `}`
 			}
-			b.WriteString(" & " + cell + latexEscape.Replace(g.SelectNote(e)))
+			b.WriteString(" & " + cell + latexEscape.Replace(g.SelectNote(e)+g.comparisonText(r, c)))
 		}
 		b.WriteString(` \\` + "\n")
 	}
@@ -465,7 +535,10 @@ func (g *Grid) LaTeX() string {
 }
 
 // Table returns the grid as a flat table: the row and column paths, then
-// mean, std, seeds, the selected value and the status of each entry.
+// each entry's mean and std (NaN for one seed), the also figures', the
+// 95% interval of the mean, with a baseline the comparison (difference,
+// Welch's p, probability of improvement), the seeds, the selected value
+// and the status.
 func (g *Grid) Table() *artifacts.Table {
 	t := &artifacts.Table{}
 	paths := slices.Concat(g.Spec.Rows, g.Spec.Columns)
@@ -492,6 +565,9 @@ func (g *Grid) Table() *artifacts.Table {
 			case e.Provisional:
 				st = "provisional"
 			}
+			if e.Seeds < 2 {
+				e.Std = math.NaN() // no spread
+			}
 			mean.Floats, std.Floats = append(mean.Floats, e.Mean), append(std.Floats, e.Std)
 			seeds.Ints, sel.Strings, status.Strings = append(seeds.Ints, int64(e.Seeds)), append(sel.Strings, e.Select), append(status.Strings, st)
 		}
@@ -502,14 +578,40 @@ func (g *Grid) Table() *artifacts.Table {
 		sd := artifacts.Column{Name: name + "_std", Floats: []float64{}}
 		for r := range g.RowLabels {
 			for c := range g.ColLabels {
-				f := Stat{math.NaN(), math.NaN()}
+				f := Stat{Mean: math.NaN(), Std: math.NaN()}
 				if e := g.Entries[r][c]; !e.Missing && !e.Diverged {
 					f = e.Also[k]
+					if e.Seeds < 2 {
+						f.Std = math.NaN()
+					}
 				}
 				m.Floats, sd.Floats = append(m.Floats, f.Mean), append(sd.Floats, f.Std)
 			}
 		}
 		t.Columns = append(t.Columns, m, sd)
+	}
+	lo := artifacts.Column{Name: g.Spec.Value + "_ci95_low", Floats: []float64{}}
+	hi := artifacts.Column{Name: g.Spec.Value + "_ci95_high", Floats: []float64{}}
+	diff := artifacts.Column{Name: g.Spec.Value + "_difference", Floats: []float64{}}
+	p := artifacts.Column{Name: "welch_p", Floats: []float64{}}
+	better := artifacts.Column{Name: "p_improvement", Floats: []float64{}}
+	for r := range g.RowLabels {
+		for c := range g.ColLabels {
+			e, l, h := g.Entries[r][c], math.NaN(), math.NaN()
+			if !e.Missing && !e.Diverged && e.Seeds > 1 {
+				l, h, _ = Stat{e.Mean, e.Std, e.Values}.interval(e.Seeds)
+			}
+			lo.Floats, hi.Floats = append(lo.Floats, l), append(hi.Floats, h)
+			d, pv, b, ok := g.comparison(r, c)
+			if !ok {
+				d, pv, b = math.NaN(), math.NaN(), math.NaN()
+			}
+			diff.Floats, p.Floats, better.Floats = append(diff.Floats, d), append(p.Floats, pv), append(better.Floats, b)
+		}
+	}
+	t.Columns = append(t.Columns, lo, hi)
+	if g.Baseline != nil {
+		t.Columns = append(t.Columns, diff, p, better)
 	}
 	t.Columns = append(t.Columns, seeds)
 	if g.Spec.Select != "" {

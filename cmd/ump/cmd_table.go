@@ -29,6 +29,8 @@ func tableCommand() *cli.Command {
 			&cli.StringFlag{Name: "value", Usage: "the final table's `COLUMN` to show and tune by, instead of the layout's value"},
 			&cli.BoolFlag{Name: "latex", Usage: "booktabs LaTeX, the best entry of each column in bold"},
 			&cli.BoolFlag{Name: "csv", Usage: "one CSV row per entry"},
+			&cli.BoolFlag{Name: "ci", Usage: "show each entry's 95% interval of the mean over seeds in place of ± std (Student's t up to 5 seeds, a percentile bootstrap beyond)"},
+			&cli.StringFlag{Name: "compare", Usage: "compare every row with `ROW` (its label as printed, or a part of it naming one row), per column: the difference of the means, Welch's p-value and the probability of improvement"},
 			&cli.BoolFlag{Name: "paper", Usage: "set each entry beside the paper's published one (manifests/published.yaml; paper manifests only): the difference, whether the paper's mean lies in our 95% interval, each column's rank agreement (Kendall's tau-b) and the paper's claims decided"},
 		},
 		Action: func(c *cli.Context) error {
@@ -39,12 +41,23 @@ func tableCommand() *cli.Command {
 			if c.Bool("latex") && c.Bool("csv") {
 				return badInput{fmt.Errorf("choose one of --latex and --csv")}
 			}
-			return runTable(c.Context, globalsOf(c), hash, c.String("value"), c.Bool("latex"), c.Bool("csv"), c.Bool("paper"), c.App.Writer)
+			if c.Bool("paper") && (c.Bool("ci") || c.String("compare") != "") {
+				return badInput{fmt.Errorf("--paper shows each entry's interval beside the paper's; it does not take --ci or --compare (run ump table again with those)")}
+			}
+			return runTable(c.Context, globalsOf(c), hash, tableOptions{value: c.String("value"), latex: c.Bool("latex"), csv: c.Bool("csv"),
+				ci: c.Bool("ci"), compare: c.String("compare"), paper: c.Bool("paper")}, c.App.Writer)
 		},
 	}
 }
 
-func runTable(ctx context.Context, g globals, hash, value string, latex, csv, paper bool, w io.Writer) error {
+// tableOptions are ump table's flags.
+type tableOptions struct {
+	value, compare        string
+	latex, csv, ci, paper bool
+}
+
+func runTable(ctx context.Context, g globals, hash string, o tableOptions, w io.Writer) error {
+	value, latex, csv := o.value, o.latex, o.csv
 	store, rep, err := openReport(ctx, g, hash, "ump table")
 	if err != nil {
 		return err
@@ -67,8 +80,20 @@ func runTable(ctx context.Context, g globals, hash, value string, latex, csv, pa
 	if err != nil {
 		return err
 	}
-	if paper {
+	if o.paper {
 		return writePaperComparison(grid, rep.Plan.Manifest.Name, latex, csv, w)
+	}
+	grid.Intervals = o.ci
+	if o.compare != "" {
+		r, ok := grid.RowIndex(o.compare)
+		if !ok {
+			var rows []string
+			for _, l := range grid.RowLabels {
+				rows = append(rows, strings.Join(l, " / "))
+			}
+			return badInput{fmt.Errorf("--compare %q: name one row, by its label or a part of it found in no other; the rows: %s", o.compare, strings.Join(rows, "; "))}
+		}
+		grid.Baseline = grid.RowLabels[r]
 	}
 	switch {
 	case latex:

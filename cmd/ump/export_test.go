@@ -132,8 +132,10 @@ func TestNotebookReproducesTable(t *testing.T) {
 		return rows[1:]
 	}
 	mine, _ := os.ReadFile(filepath.Join(dir, "table.csv"))
-	ours := read(ump(t, store, "table", hash, "--csv").stdout) // algorithm, topology.kind, mean, std, seeds, lr, status
-	theirs := read(string(mine))                               // topology, alpha, lr, mean, std, seeds
+	table := ump(t, store, "table", hash, "--csv").stdout
+	header := strings.Split(strings.SplitN(table, "\n", 2)[0], ",")
+	ours := read(table)          // algorithm, topology.kind, mean, std, … selected_lr, status
+	theirs := read(string(mine)) // topology, alpha, lr, mean, std, seeds
 	key := func(mean, std, lr string) string {
 		m, _ := strconv.ParseFloat(mean, 64)
 		s, _ := strconv.ParseFloat(std, 64)
@@ -141,7 +143,7 @@ func TestNotebookReproducesTable(t *testing.T) {
 	}
 	var a, b []string
 	for _, r := range ours {
-		a = append(a, key(r[2], r[3], r[5]))
+		a = append(a, key(r[slices.Index(header, "objective_gap_mean")], r[slices.Index(header, "objective_gap_std")], r[slices.Index(header, "selected_lr")]))
 	}
 	for _, r := range theirs {
 		b = append(b, key(r[3], r[4], r[2]))

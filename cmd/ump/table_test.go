@@ -273,3 +273,78 @@ func TestTablePaperSetsOursBesideThePaper(t *testing.T) {
 		t.Errorf("table --paper of a manifest the paper has no table for: exit %d, %s", bad.code, bad.stderr)
 	}
 }
+
+// TestTableIntervalsAndComparison checks `ump table --ci --compare ROW`
+// against the per-cell final export: each entry's 95% interval is the
+// mean ∓ t(0.975, 2) · std / √3 of its three seeds at the chosen lr, and
+// each row's difference to the baseline and probability of improvement
+// (pairs of seeds won, lower objective_gap better) are the export's; an
+// unknown row is refused (exit 2).
+func TestTableIntervalsAndComparison(t *testing.T) {
+	store := t.TempDir()
+	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", tableManifest)))
+	const base = "d-sum(alpha=0,beta=0.9)"
+	out := ump(t, store, "table", hash[:8], "--csv", "--ci", "--compare", "alpha=0")
+	rows, err := csv.NewReader(strings.NewReader(out.stdout)).ReadAll()
+	if err != nil || out.code != 0 {
+		t.Fatalf("table --csv --ci --compare: %d %v %s", out.code, err, out.stderr)
+	}
+	final, err := csv.NewReader(strings.NewReader(exportCSV(t, store, hash, "final"))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seeds := func(alg, topo, lr string) []float64 {
+		var v []float64
+		for _, r := range final[1:] {
+			if fmt.Sprintf("d-sum(alpha=%s,beta=%s)", r[slices.Index(final[0], "alpha")], r[slices.Index(final[0], "beta")]) == alg &&
+				r[slices.Index(final[0], "topology")] == topo && r[slices.Index(final[0], "lr")] == lr {
+				x, _ := strconv.ParseFloat(r[slices.Index(final[0], "objective_gap")], 64)
+				v = append(v, x)
+			}
+		}
+		return v
+	}
+	col := func(name string) int { return slices.Index(rows[0], name) }
+	num := func(r []string, name string) float64 { x, _ := strconv.ParseFloat(r[col(name)], 64); return x }
+	chosen := map[string][]float64{} // "alg topo": the chosen lr's seeds
+	for _, r := range rows[1:] {
+		chosen[r[col("algorithm")]+" "+r[col("topology.kind")]] = seeds(r[col("algorithm")], r[col("topology.kind")], r[col("selected_lr")])
+	}
+	for _, r := range rows[1:] {
+		v := chosen[r[col("algorithm")]+" "+r[col("topology.kind")]]
+		mean, std := meanStd3(v)
+		half := 4.302652729911275 * std / math.Sqrt(3)
+		if math.Abs(num(r, "objective_gap_ci95_low")-(mean-half)) > 1e-12 || math.Abs(num(r, "objective_gap_ci95_high")-(mean+half)) > 1e-12 {
+			t.Errorf("%v: interval [%s, %s], want %v ∓ %v", r, r[col("objective_gap_ci95_low")], r[col("objective_gap_ci95_high")], mean, half)
+		}
+		b := chosen[base+" "+r[col("topology.kind")]]
+		if r[col("algorithm")] == base {
+			if r[col("objective_gap_difference")] != "NaN" {
+				t.Errorf("the baseline's own row has a difference: %v", r)
+			}
+			continue
+		}
+		bmean, _ := meanStd3(b)
+		var won float64
+		for _, x := range v {
+			for _, y := range b {
+				if x < y {
+					won++
+				} else if x == y {
+					won += 0.5
+				}
+			}
+		}
+		if math.Abs(num(r, "objective_gap_difference")-(mean-bmean)) > 1e-12 || math.Abs(num(r, "p_improvement")-won/9) > 1e-12 ||
+			!(num(r, "welch_p") > 0 && num(r, "welch_p") <= 1) {
+			t.Errorf("%v: want difference %v, P(improvement) %v, a p-value in (0, 1]", r, mean-bmean, won/9)
+		}
+	}
+	md := ump(t, store, "table", hash[:8], "--ci", "--compare", "alpha=0")
+	if !strings.Contains(md.stdout, "95% interval of the mean") || !strings.Contains(md.stdout, "P(better)") {
+		t.Errorf("table --ci --compare:\n%s", md.stdout)
+	}
+	if bad := ump(t, store, "table", hash[:8], "--compare", "d-sum"); bad.code != 2 || !strings.Contains(bad.stderr, "name one row") {
+		t.Errorf("--compare naming two rows: exit %d %s", bad.code, bad.stderr)
+	}
+}

@@ -1,0 +1,117 @@
+package report
+
+import (
+	"encoding/json"
+	"math"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestIntervalAndRankAgreementByHand checks the statistics against values
+// worked out by hand (and by scipy.stats: t.ppf(0.975, 2), kendalltau).
+func TestIntervalAndRankAgreementByHand(t *testing.T) {
+	if q := studentT95(2); math.Abs(q-4.302652729911275) > 1e-9 {
+		t.Errorf("t(0.975, 2 df) = %v, want 4.302652729911275", q)
+	}
+	if q := studentT95(4); math.Abs(q-2.7764451051977987) > 1e-9 {
+		t.Errorf("t(0.975, 4 df) = %v, want 2.7764451051977987", q)
+	}
+	// Seeds 1, 2, 3: mean 2, sample std 1, half-width 4.3027 / sqrt(3).
+	lo, hi, ok := meanInterval(2, 1, 3)
+	if !ok || math.Abs(lo-(2-2.4841377118)) > 1e-9 || math.Abs(hi-(2+2.4841377118)) > 1e-9 {
+		t.Errorf("interval of 1, 2, 3 = [%v, %v] (%v), want 2 ∓ 2.4841377118", lo, hi, ok)
+	}
+	if _, _, ok := meanInterval(5, 0, 1); ok {
+		t.Error("one seed has an interval")
+	}
+	for _, c := range []struct {
+		x, y []float64
+		want float64
+	}{
+		{[]float64{1, 2, 3, 4}, []float64{1, 3, 2, 4}, 4.0 / 6},             // 5 concordant, 1 discordant
+		{[]float64{1, 2, 3}, []float64{3, 2, 1}, -1},                        // reversed
+		{[]float64{1, 1, 2}, []float64{1, 2, 3}, 2 / math.Sqrt(2*3)},        // one tie in x: tau-b
+		{[]float64{1, 2, 3, 4}, []float64{2, 2, 1, 1}, -4 / math.Sqrt(6*4)}, // ties in y
+	} {
+		if got := kendallTauB(c.x, c.y); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("tau-b(%v, %v) = %v, want %v", c.x, c.y, got, c.want)
+		}
+	}
+	if got := kendallTauB([]float64{1}, []float64{2}); !math.IsNaN(got) {
+		t.Errorf("tau-b of one pair = %v, want NaN", got)
+	}
+}
+
+// TestBootstrapIntervalAgainstTheExactDistribution: for 6 seeds the
+// bootstrap distribution of the mean can be enumerated (6^6 resamples);
+// the interval drawn from 10,000 resamples lies within Monte Carlo error
+// of its exact 2.5% and 97.5% quantiles, and the same values give the
+// same interval.
+func TestBootstrapIntervalAgainstTheExactDistribution(t *testing.T) {
+	vals := []float64{0.90, 0.93, 0.94, 0.95, 0.97, 0.99}
+	var means []float64
+	idx := make([]int, len(vals))
+	for {
+		var sum float64
+		for _, i := range idx {
+			sum += vals[i]
+		}
+		means = append(means, sum/6)
+		k := 0
+		for k < len(idx) && idx[k] == len(vals)-1 {
+			idx[k] = 0
+			k++
+		}
+		if k == len(idx) {
+			break
+		}
+		idx[k]++
+	}
+	slices.Sort(means)
+	exactLo, exactHi := means[int(0.025*float64(len(means)))], means[int(0.975*float64(len(means)))]
+	lo, hi, ok := Stat{Mean: 0.9467, Std: 0.03, Values: vals}.interval(len(vals))
+	if !ok || math.Abs(lo-exactLo) > 0.002 || math.Abs(hi-exactHi) > 0.002 {
+		t.Errorf("bootstrap interval [%v, %v], the exact distribution's [%v, %v]", lo, hi, exactLo, exactHi)
+	}
+	if lo2, hi2, _ := (Stat{Values: slices.Clone(vals)}).interval(len(vals)); lo2 != lo || hi2 != hi {
+		t.Errorf("the same values gave [%v, %v], then [%v, %v]", lo, hi, lo2, hi2)
+	}
+	// Up to 5 seeds the interval is Student's t of the mean and std.
+	if lo, hi, _ := (Stat{Mean: 2, Std: 1, Values: []float64{1, 2, 3}}).interval(3); math.Abs(hi-lo-2*2.4841377118) > 1e-9 {
+		t.Errorf("3 seeds: [%v, %v], want Student's t", lo, hi)
+	}
+}
+
+// TestWelchAndImprovementAgainstScipy checks Welch's p-value against
+// scipy.stats.ttest_ind(equal_var=False) run by Debian's python3-scipy,
+// and the probability of improvement against a count by hand.
+func TestWelchAndImprovementAgainstScipy(t *testing.T) {
+	a, b := []float64{0.9858, 0.9851, 0.9865}, []float64{0.9697, 0.9651, 0.9743, 0.9702}
+	if got := improvement([]float64{1, 2, 3}, []float64{2, 2.5}, "max"); math.Abs(got-2.5/6) > 1e-12 {
+		// pairs won: (3,2), (3,2.5); tied: (2,2): 2.5 of 6
+		t.Errorf("P(improvement) = %v, want 2.5/6", got)
+	}
+	if got := improvement([]float64{1, 2, 3}, []float64{2, 2.5}, "min"); math.Abs(got-3.5/6) > 1e-12 {
+		t.Errorf("P(improvement), lower better = %v, want 3.5/6", got)
+	}
+	if p := welchP([]float64{1}, b); !math.IsNaN(p) {
+		t.Errorf("Welch's p with one value = %v, want NaN", p)
+	}
+	script := `import json, sys; from scipy import stats; a, b = json.load(sys.stdin); print(stats.ttest_ind(a, b, equal_var=False).pvalue)`
+	cmd := exec.Command("/usr/bin/python3", "-c", script)
+	in, _ := json.Marshal([][]float64{a, b})
+	cmd.Stdin = strings.NewReader(string(in))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Skipf("Debian's python3-scipy is not installed (.ci/run installs it): %v", err)
+	}
+	var want float64
+	if err := json.Unmarshal([]byte(strings.TrimSpace(string(out))), &want); err != nil {
+		t.Fatalf("scipy printed %q", out)
+	}
+	if got := welchP(a, b); math.Abs(got-want) > 1e-9*math.Max(1, want) {
+		t.Errorf("Welch's p = %v, scipy's %v", got, want)
+	}
+}
