@@ -29,8 +29,14 @@ var tableSources = map[string]stages.Output{
 	"final":     evaluate.Final,
 }
 
+// SummaryTable is the exportable table of a manifest's table entries
+// (Summary), not a stage's output.
+const SummaryTable = "summary"
+
 // TableNames lists the exportable tables.
-func TableNames() []string { return slices.Sorted(maps.Keys(tableSources)) }
+func TableNames() []string {
+	return slices.Sorted(slices.Values(append(slices.Collect(maps.Keys(tableSources)), SummaryTable)))
+}
 
 // TableSource is the stage output an exportable table comes from.
 func TableSource(name string) stages.Output { return tableSources[name] }
@@ -43,6 +49,10 @@ func TableSource(name string) stages.Output { return tableSources[name] }
 // (the one column that differs between runs). The table's metadata names
 // the manifests, the engines that computed the cells and this ump.
 func (s Source) Export(ctx context.Context, reps []*Report, table string, incomplete bool) (t *artifacts.Table, skipped []string, err error) {
+	if table == SummaryTable && !incomplete {
+		out, err := s.Summary(ctx, reps)
+		return out, nil, err
+	}
 	src, ok := tableSources[table]
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: unknown table %q; use one of: %v", ErrBadArgument, table, TableNames())
@@ -331,4 +341,66 @@ func ParamColumns() []string {
 		names = append(names, c.Name)
 	}
 	return names
+}
+
+// Summary is the table of each manifest's table entries (Grid.Table: the
+// row and column labels, mean, std, the 95% interval, the seeds, the
+// chosen value of the select path, the status), each row led by its
+// manifest's hash and followed by the paper's published entry where
+// published.yaml has one (percent, as printed; NaN elsewhere). The
+// manifests' layouts must have the same columns.
+func (s Source) Summary(ctx context.Context, reps []*Report) (*artifacts.Table, error) {
+	published, err := ParsePublished(manifests.Published)
+	if err != nil {
+		return nil, err
+	}
+	out := &artifacts.Table{}
+	var hashes []string
+	engines := map[string]bool{}
+	for _, rep := range reps {
+		g, err := s.Grid(ctx, rep, Layout(&rep.Plan))
+		if err != nil {
+			return nil, err
+		}
+		t := g.Table()
+		n := t.Rows()
+		paperMean := artifacts.Column{Name: "paper_mean_percent", Floats: make([]float64, n)}
+		paperStd := artifacts.Column{Name: "paper_std_percent", Floats: make([]float64, n)}
+		for i := range n {
+			paperMean.Floats[i], paperStd.Floats[i] = math.NaN(), math.NaN()
+		}
+		if pt := published.Table(rep.Plan.Manifest.Name); pt != nil {
+			pc := published.ComparePaper(g, pt)
+			for pr, row := range pt.Rows {
+				r := slices.IndexFunc(g.RowLabels, func(l []string) bool { return strings.Join(l, " / ") == row.Row })
+				for pcol, label := range pt.Columns {
+					c := slices.IndexFunc(g.ColLabels, func(l []string) bool { return strings.Join(l, " / ") == label })
+					v := pc.Entries[pr][pcol].Paper
+					if r < 0 || c < 0 || v.Diverged {
+						continue
+					}
+					i := r*len(g.ColLabels) + c // Grid.Table's order
+					paperMean.Floats[i] = v.Mean
+					if v.HasStd {
+						paperStd.Floats[i] = v.Std
+					}
+				}
+			}
+		}
+		hashCol := artifacts.Column{Name: "manifest", Strings: slices.Repeat([]string{rep.Plan.Hash}, n)}
+		cols := slices.Concat([]artifacts.Column{hashCol}, t.Columns, []artifacts.Column{paperMean, paperStd})
+		if err := appendColumns(out, cols); err != nil {
+			return nil, fmt.Errorf("manifest %.12s: %w (its table has other rows or columns than the first manifest's: export the manifests one at a time)", rep.Plan.Hash, err)
+		}
+		hashes = append(hashes, rep.Plan.Hash)
+		for _, cell := range rep.Cells {
+			if e := cell.Engine(); e != "" {
+				engines[e] = true
+			}
+		}
+	}
+	out.Metadata = map[string]string{"ump.manifests": strings.Join(hashes, ","), "ump.table": SummaryTable,
+		"ump.engines": strings.Join(slices.Sorted(maps.Keys(engines)), "; "), "ump.version": Version(),
+		"ump.columns": "one row per table entry; std NaN for one seed; ci95 the 95% interval of the mean (Student's t up to 5 seeds, bootstrap beyond); paper_* in percent, NaN where the paper has no entry"}
+	return out, nil
 }

@@ -19,7 +19,7 @@ func exportCommand() *cli.Command {
 		Usage: "write a table of a manifest's cells (parameter columns + figures) as CSV, Arrow IPC or Parquet",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "manifest", Required: true, Usage: "manifest `HASH` or unique prefix; repeat it to export several manifests into one table"},
-			&cli.StringFlag{Name: "table", Value: "rounds", Usage: "rounds (per-round metrics), final (one row per cell), partition (worker, class, count) or topology (round, i, j, weight, spectral_gap)"},
+			&cli.StringFlag{Name: "table", Value: "rounds", Usage: "rounds (per-round metrics), final (one row per cell), partition (worker, class, count), topology (round, i, j, weight, spectral_gap) or summary (one row per entry of the manifest's table: n, mean, std, 95% interval, chosen lr, status, and the paper's value where published)"},
 			&cli.StringFlag{Name: "format", Value: "csv", Usage: "csv, arrow (IPC file) or parquet"},
 			&cli.StringFlag{Name: "out", Required: true, Usage: "output file, or - for stdout"},
 			&cli.BoolFlag{Name: "include-incomplete", Usage: "with --table rounds, also the rounds that cells still training (or interrupted, or failed) " +

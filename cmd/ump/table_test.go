@@ -268,6 +268,26 @@ func TestTablePaperSetsOursBesideThePaper(t *testing.T) {
 	if !found {
 		t.Errorf("CSV has no D-SUM row at 0.1:\n%s", out.stdout)
 	}
+	sum := ump(t, store, "export", "--manifest", hash, "--table", "summary", "--out", "-")
+	summary, err := csv.NewReader(strings.NewReader(sum.stdout)).ReadAll()
+	if err != nil || len(summary) != 2 {
+		t.Fatalf("export --table summary: %d rows (%v), want a header and the one entry run", len(summary), err)
+	}
+	scol := func(name string) int { return slices.Index(summary[0], name) }
+	for _, r := range summary[1:] {
+		if r[scol("algorithm")] != "d-sum(alpha=2,beta=0.9)" || r[scol("partition.alpha")] != "0.1" {
+			t.Errorf("summary row %v: want D-SUM at non-IID 0.1", r)
+			continue
+		}
+		m, _ := strconv.ParseFloat(r[scol("test_acc_mean_mean")], 64)
+		lo, _ := strconv.ParseFloat(r[scol("test_acc_mean_ci95_low")], 64)
+		sd, _ := strconv.ParseFloat(r[scol("test_acc_mean_std")], 64)
+		half := 12.706204736174698 * sd / math.Sqrt(2) // t(0.975, 1 df)
+		if math.Abs(100*m-mean) > 1e-9 || math.Abs(lo-(m-half)) > 1e-9 || r[scol("paper_mean_percent")] != "97.89" || r[scol("paper_std_percent")] != "0.21" ||
+			r[scol("manifest")] != hash || r[scol("seeds")] != "2" || r[scol("selected_lr")] != "0.1" {
+			t.Errorf("summary row %v: want mean %v, interval low %v, the paper's 97.89 ± 0.21", r, mean/100, m-half)
+		}
+	}
 	quad := ump(t, store, "run", writeFile(t, "m.yaml", tableManifest))
 	if bad := ump(t, store, "table", hashOf(t, quad)[:8], "--paper"); bad.code != 2 || !strings.Contains(bad.stderr, "the paper publishes no table for manifest \"quad-table\"") {
 		t.Errorf("table --paper of a manifest the paper has no table for: exit %d, %s", bad.code, bad.stderr)
