@@ -39,10 +39,23 @@ var ErrBusy = errors.New("store is in use")
 // opened, read or written: permissions, a read-only or failing disk.
 var ErrUnavailable = errors.New("store is unavailable")
 
+// ErrNotDirectory is returned (wrapped) when the store's path names a
+// file: the user's mistake, not a damaged store.
+var ErrNotDirectory = errors.New("is a file, not a store directory")
+
+// notADirectory refuses a store path that names anything but a directory
+// (a path that does not exist yet is a new store's).
+func notADirectory(dir string) error {
+	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
+		return fmt.Errorf("%s %w: name a directory (ump creates it when it does not exist)", dir, ErrNotDirectory)
+	}
+	return nil
+}
+
 // opening gives every error of opening a store an identity: busy, damaged,
-// not a store, a full disk, or else unavailable.
+// not a store, not a directory, a full disk, or else unavailable.
 func opening(err error) error {
-	for _, known := range []error{ErrBusy, ErrDamaged, ErrNotStore, ErrUnavailable, syscall.ENOSPC} {
+	for _, known := range []error{ErrBusy, ErrDamaged, ErrNotStore, ErrNotDirectory, ErrUnavailable, syscall.ENOSPC} {
 		if errors.Is(err, known) {
 			return err
 		}
@@ -55,6 +68,9 @@ func opening(err error) error {
 // A store held by reading commands (OpenReader while no run holds it) is
 // waited for up to readerWait: they hold it for a moment.
 func Open(dir, command string) (*Dir, error) {
+	if err := notADirectory(dir); err != nil {
+		return nil, err
+	}
 	s, err := open(dir, command)
 	if err != nil {
 		return nil, opening(err)
@@ -139,6 +155,9 @@ func busy(dir string) error {
 // returns ErrBusy when the holder publishes nothing (a store written by an
 // older ump that is still running).
 func OpenReader(dir string) (*Dir, error) {
+	if err := notADirectory(dir); err != nil {
+		return nil, err
+	}
 	s, err := openReader(dir)
 	if err != nil {
 		return nil, opening(err)

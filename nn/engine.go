@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"errors"
 	"math"
 	"runtime"
 	"strings"
@@ -10,6 +11,10 @@ import (
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/internal/rng"
 )
+
+// ErrNoGPU is the answer of a build without the GPU engine (built without
+// -tags xla) to anything that needs it.
+var ErrNoGPU = errors.New("this ump was built without the GPU engine; rebuild with -tags xla (make build-gpu)")
 
 // Engine computes the workers' gradients and evaluates parameters. Each
 // worker's parameters are one flat float32 vector (Params long). Results

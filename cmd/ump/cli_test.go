@@ -217,8 +217,13 @@ func TestGlobalFlagsAfterTheCommandAndVersion(t *testing.T) {
 		}
 	}
 	m := writeFile(t, "m2.yaml", strings.Replace(smallManifest, "lr: 0.02", "lr: 0.01", 1))
-	// (TestMain sets UMP_KEY, which the hint keeps too.)
-	if r := ump(t, store, "run", m, "--until", "topology"); r.code != 0 || !strings.Contains(r.stderr, "`ump --store "+store+" --key "+os.Getenv("UMP_KEY")+" run "+m+"` continues") {
+	// (TestMain sets UMP_KEY, which the hint keeps too, as it keeps a data
+	// directory chosen by UMP_DATA.)
+	globals := "`ump --store " + store
+	if dir := os.Getenv("UMP_DATA"); dir != "" {
+		globals += " --data-dir " + dir
+	}
+	if r := ump(t, store, "run", m, "--until", "topology"); r.code != 0 || !strings.Contains(r.stderr, globals+" --key "+os.Getenv("UMP_KEY")+" run "+m+"` continues") {
 		t.Errorf("run --until: exit %d; want the hint to continue with --store:\n%s", r.code, r.stderr)
 	}
 	if out, err := exec.Command(umpBin, "--version").CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "ump version ") {

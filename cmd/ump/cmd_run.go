@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -154,6 +155,9 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	if err := pipeline.CheckUntil(stgs, until); err != nil {
 		return badInput{err}
 	}
+	if err := gpuBuilt(plan, g.device); err != nil {
+		return err
+	}
 	store, err := pipeline.Open(g.store, "ump run "+rerun)
 	if err != nil {
 		return err
@@ -215,6 +219,22 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	}
 	if out.Failed > 0 { // a diverged cell is a result (the paper's *), not a failure
 		return errCells
+	}
+	return nil
+}
+
+// gpuBuilt refuses, before anything runs, a plan with GPU cells on a build
+// without the GPU engine: a choice the user can change (--engine cpu), not
+// a cell that fails.
+func gpuBuilt(plan *manifests.Plan, device *nn.Device) error {
+	for i := range plan.Cells {
+		if plan.Cells[i].Config.Engine != "gpu" {
+			continue
+		}
+		if _, err := device.Name(); errors.Is(err, nn.ErrNoGPU) {
+			return badInput{fmt.Errorf("cell %d trains on the GPU engine (engine: gpu, or --engine gpu), and %w; or run it on the CPU engine (--engine cpu)", i+1, err)}
+		}
+		return nil
 	}
 	return nil
 }

@@ -55,6 +55,9 @@ func TestEveryCommandExitsByClass(t *testing.T) {
 		[]string{"table", hash, "--value", "no_such_column"}, []string{"plot", hash, "--y", "no_such_column", "--out", plots},
 		[]string{"export", "--manifest", hash, "--table", "nope", "--out", "-"})...)
 	add(good, env, 2, []string{"push", "0000000"}, []string{"pull", "0000000"})
+	// A store path that names a file.
+	file := writeFile(t, "a-file", "")
+	add(file, nil, 2, append(readers(hash), []string{"run", m}, []string{"gc"})...)
 
 	// A damaged store: its marker overwritten.
 	damaged := copyOf()
