@@ -3,19 +3,26 @@ package kinds
 import "fmt"
 
 // DidYouMean returns ` (did you mean "x"?)` for the option closest to a
-// misspelt word, when one is close enough to be the likely intent (edit
-// distance at most a third of the word's length, and at least 1); else "".
+// misspelt word (Closest); else "".
 func DidYouMean(word string, options []string) string {
+	best, ok := Closest(word, options)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// Closest is the option closest to a misspelt word, when one is close
+// enough to be the likely intent: edit distance at most a third of the
+// word's length, and at least 1.
+func Closest(word string, options []string) (string, bool) {
 	best, bestD := "", len(word)/3+1
 	for _, o := range options {
 		if d := editDistance(word, o); d < bestD && d > 0 {
 			best, bestD = o, d
 		}
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return best, best != ""
 }
 
 // editDistance is the Levenshtein distance between a and b, in runes.

@@ -7,8 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/ump-lab/ump/kinds"
 )
 
 //go:embed quickstart.yaml examples/*.yaml paper/*.yaml
@@ -24,10 +27,32 @@ func Open(nameOrPath string, overrides ...string) (*Plan, error) {
 	name := strings.TrimSuffix(nameOrPath, ".yaml") + ".yaml"
 	data, err := embedded.ReadFile(name)
 	if err != nil {
-		return nil, &Error{Problems: []string{fmt.Sprintf("%s: no such file, and no embedded manifest of that name (embedded: %s)",
-			nameOrPath, strings.Join(Embedded(), ", "))}}
+		return nil, &Error{Problems: []string{fmt.Sprintf("%s: no such file, and no embedded manifest of that name%s (embedded: %s)",
+			nameOrPath, suggestEmbedded(strings.TrimSuffix(nameOrPath, ".yaml")), strings.Join(Embedded(), ", "))}}
 	}
 	return Parse("embedded:"+name, data, overrides...)
+}
+
+// suggestEmbedded is " (did you mean …?)" for the embedded manifest whose
+// name, or whose name without its folder (table1-mnist for
+// paper/table1-mnist), is closest to name; "" when none is close.
+func suggestEmbedded(name string) string {
+	names := Embedded()
+	if s := kinds.DidYouMean(name, names); s != "" {
+		return s
+	}
+	bases := make([]string, len(names))
+	for i, n := range names {
+		bases[i] = path.Base(n)
+	}
+	base, ok := kinds.Closest(name, bases)
+	if slices.Contains(bases, name) {
+		base, ok = name, true
+	}
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", names[slices.Index(bases, base)])
 }
 
 // Embedded lists the names of the embedded manifests.

@@ -637,3 +637,21 @@ func TestOverrideOfADottedSweepKey(t *testing.T) {
 		}
 	}
 }
+
+// TestMisspeltEmbeddedNamesGetASuggestion: a name that is no file and no
+// embedded manifest suggests the closest embedded one, by its full name or
+// its name without the folder, and nothing when none is close.
+func TestMisspeltEmbeddedNamesGetASuggestion(t *testing.T) {
+	for name, want := range map[string]string{
+		"quickstrat":         `(did you mean "quickstart"?)`,
+		"table1-mnist":       `(did you mean "paper/table1-mnist"?)`,
+		"table1-mnsit":       `(did you mean "paper/table1-mnist"?)`,
+		"paper/table1-mnits": `(did you mean "paper/table1-mnist"?)`,
+		"zzz":                "",
+	} {
+		_, err := Open(name)
+		if err == nil || (want != "" && !strings.Contains(err.Error(), want)) || (want == "" && strings.Contains(err.Error(), "did you mean")) {
+			t.Errorf("Open(%q): %v; want %q", name, err, want)
+		}
+	}
+}
