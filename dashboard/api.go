@@ -618,7 +618,7 @@ func (s *Server) cellView(r *http.Request) (any, error) {
 			out.RoundsTable = append(out.RoundsTable, col)
 		}
 	}
-	for _, name := range report.TableNames() {
+	for _, name := range report.CellTableNames() {
 		if _, ok := cell.Output(report.TableSource(name)); ok {
 			out.Tables = append(out.Tables, name)
 		}

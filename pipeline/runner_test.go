@@ -271,7 +271,7 @@ func TestStagesReadOnlyDeclaredOutputsOfEarlierStages(t *testing.T) {
 		}
 		declared = append(declared, st.Outputs()...)
 	}
-	for _, name := range report.TableNames() {
+	for _, name := range report.CellTableNames() {
 		src := report.TableSource(name)
 		if !slices.Contains(declared, src) {
 			t.Errorf("export table %s comes from %s, which no stage declares", name, src)

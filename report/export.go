@@ -33,10 +33,12 @@ var tableSources = map[string]stages.Output{
 // (Summary), not a stage's output.
 const SummaryTable = "summary"
 
-// TableNames lists the exportable tables.
-func TableNames() []string {
-	return slices.Sorted(slices.Values(append(slices.Collect(maps.Keys(tableSources)), SummaryTable)))
-}
+// CellTableNames lists the exportable tables built from the cells' stage
+// outputs (TableSource).
+func CellTableNames() []string { return slices.Sorted(maps.Keys(tableSources)) }
+
+// TableNames lists the exportable tables: the cells' and the summary.
+func TableNames() []string { return slices.Sorted(slices.Values(append(CellTableNames(), SummaryTable))) }
 
 // TableSource is the stage output an exportable table comes from.
 func TableSource(name string) stages.Output { return tableSources[name] }
