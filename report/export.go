@@ -256,6 +256,7 @@ func paramColumns(hash string, c *manifests.Cell, cell *CellView, rows int) []ar
 	}
 	cols := []artifacts.Column{
 		str("manifest", hash), integer("cell", c.Index+1, true), str("cell_key", cell.Key), str("status", cell.Status),
+		boolean("diverged", cell.Status == eventlog.Diverged, true),
 		str("dataset", cfg.Task.Dataset), str("model", cfg.Task.Model), str("partition", partitionKind),
 		float("partition_alpha", partitionAlpha), str("algorithm", cfg.Algorithm.Name), integer("workers", cfg.Workers, true),
 		str("topology", cfg.Topology.Kind), float("lr", cfg.LR), integer("seed", cfg.Seed, true),

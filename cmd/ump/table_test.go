@@ -368,3 +368,35 @@ func TestTableIntervalsAndComparison(t *testing.T) {
 		t.Errorf("--compare naming two rows: exit %d %s", bad.code, bad.stderr)
 	}
 }
+
+// TestExportsMarkDivergedCells: the final and rounds exports carry a
+// diverged column, true exactly for the cells whose status is diverged
+// (the lr 5 cells of tableManifest), so that a notebook does not mistake
+// their last figures for results.
+func TestExportsMarkDivergedCells(t *testing.T) {
+	store := t.TempDir()
+	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", tableManifest)))
+	for _, table := range []string{"final", "rounds"} {
+		out := ump(t, store, "export", "--manifest", hash, "--table", table, "--out", "-")
+		rows, err := csv.NewReader(strings.NewReader(out.stdout)).ReadAll()
+		if err != nil || out.code != 0 {
+			t.Fatalf("export %s: %d %v %s", table, out.code, err, out.stderr)
+		}
+		status, diverged := slices.Index(rows[0], "status"), slices.Index(rows[0], "diverged")
+		if diverged < 0 {
+			t.Fatalf("export %s has no diverged column: %v", table, rows[0])
+		}
+		count := 0
+		for _, r := range rows[1:] {
+			if want := strconv.FormatBool(r[status] == "diverged"); r[diverged] != want {
+				t.Errorf("export %s: status %s, diverged %s", table, r[status], r[diverged])
+			}
+			if r[diverged] == "true" {
+				count++
+			}
+		}
+		if count == 0 {
+			t.Errorf("export %s: no cell marked diverged (lr 5 diverges)", table)
+		}
+	}
+}
