@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
+	"github.com/urfave/cli/v2"
 )
 
 var umpBin string
@@ -588,4 +590,34 @@ func TestReadersBesideARun(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGINT)
 	cmd.Wait()
+}
+
+// TestFlagPlaceholdersAreNames: the placeholder `ump help` shows after
+// each flag (the first backquoted word of its usage) is a name such as
+// FILE or HASH, without spaces, never a phrase quoted in the usage.
+func TestFlagPlaceholdersAreNames(t *testing.T) {
+	var check func(where string, flags []cli.Flag, cmds []*cli.Command)
+	check = func(where string, flags []cli.Flag, cmds []*cli.Command) {
+		for _, f := range flags {
+			d, ok := f.(cli.DocGenerationFlag)
+			if !ok {
+				continue
+			}
+			_, quoted, _ := strings.Cut(d.GetUsage(), "`")
+			name, _, closed := strings.Cut(quoted, "`") // as urfave/cli reads the placeholder
+			if closed && (strings.ContainsAny(name, " \t") || strings.ToLower(name) == name) {
+				t.Errorf("%s --%s shows the placeholder %q; quote a name such as FILE in its usage", where, f.Names()[0], name)
+			}
+		}
+		for _, c := range cmds {
+			check(where+" "+c.Name, c.Flags, c.Subcommands)
+		}
+	}
+	app := newApp(io.Discard, io.Discard)
+	check("ump", app.Flags, app.Commands)
+	var out bytes.Buffer
+	newApp(&out, io.Discard).Run([]string{"ump", "help"})
+	if !strings.Contains(out.String(), "--data-dir DIR") {
+		t.Errorf("ump help does not show --data-dir DIR:\n%s", out.String())
+	}
 }

@@ -30,8 +30,8 @@ func runCommand() *cli.Command {
 			engineFlag, cohortFlag, scaleFlag, trustUnsignedFlag,
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: 1, Usage: "run `N` cells at once (those not in a GPU cohort), each " +
 				"engine on its share of the cores; results are bit-identical to one at a time"},
-			&cli.StringFlag{Name: "other-engine", Usage: "when cells have results recorded under another engine (another BLAS or GPU " +
-				"backend: the engine is part of each cell's key), `use` them, or `recompute` them on this one (default: stop and say so)"},
+			&cli.StringFlag{Name: "other-engine", Usage: "what to do with cells that have results recorded under another engine (another BLAS or GPU " +
+				"backend: the engine is part of each cell's key): `CHOICE` is use (keep them) or recompute (run them on this one); by default ump stops and says so"},
 		},
 		Action: func(c *cli.Context) error {
 			opts, err := runOptionsOf(c)

@@ -284,9 +284,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		ErrWriter: stderr,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "store", Value: "./.ump", EnvVars: []string{"UMP_STORE"},
-				Usage: "store directory (event log, blobs)"},
+				Usage: "the store `DIR` (event log, blobs)"},
 			&cli.StringFlag{Name: "data-dir", Value: datasets.DefaultDir(), EnvVars: []string{"UMP_DATA"},
-				Usage: "data directory, one subdirectory per data set (`ump data fetch` fills it)"},
+				Usage: "the data `DIR`, one subdirectory per data set (ump data fetch fills it)"},
 			&cli.StringFlag{Name: "artifacts", EnvVars: []string{"UMP_ARTIFACTS"},
 				Usage: "keep artifacts in S3 at `s3://BUCKET/PREFIX` (endpoint from UMP_S3_ENDPOINT, credentials from " +
 					"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, each request's time limit from UMP_S3_TIMEOUT, default 1m); the event log stays in --store"},
@@ -294,7 +294,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			&cli.StringFlag{Name: "key", Value: signing.DefaultPath(), EnvVars: []string{"UMP_KEY"},
 				Usage: "your signing key `FILE`: it signs what you commit to S3 (created on first need; `ump key show` prints its public half)"},
 			&cli.StringFlag{Name: "gpu-backend", EnvVars: []string{"GOMLX_BACKEND"},
-				Usage: "the GoMLX backend GPU cells train on: `xla:/abs/path/xla_cuda_plugin.so`, or go for GoMLX's " +
+				Usage: "the GoMLX `BACKEND` GPU cells train on: xla:/abs/path/xla_cuda_plugin.so, or go for GoMLX's " +
 					"pure-Go backend (default: the CUDA PJRT plugin of an installed jax-cuda package)"},
 		},
 		Commands:       []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand(), submitCommand(), workerCommand(), keyCommand(), trustCommand(), noteCommand(), forgetCommand(), diffCommand(), tableCommand(), plotCommand(), serveCommand(), gcCommand(), doctorCommand()},
