@@ -556,10 +556,11 @@ func (s *Server) cellView(r *http.Request) (any, error) {
 		Mixing      []mixing          `json:"mixing"`
 		Value       string            `json:"value"`        // the layout's figure: the one the page shows first
 		RoundsTable []column          `json:"rounds_table"` // the rounds table, finished or so far
+		Color       string            `json:"color"`        // its curve's: report.SeriesColour(0)
 		Tables      []string          `json:"tables"`       // exportable for this cell
 		Formats     []string          `json:"formats"`      // export formats
 	}{cellSummary: summarise(rep, i), Manifest: rep.Plan.Hash, Name: rep.Plan.Manifest.Name, Value: report.Layout(&rep.Plan).Value,
-		Config: manifests.CanonicalJSON(rep.Plan.Cells[i].Config), Fingerprint: cell.Fingerprint(), Stages: []stage{}, Tables: []string{},
+		Color: report.SeriesColour(0), Config: manifests.CanonicalJSON(rep.Plan.Cells[i].Config), Fingerprint: cell.Fingerprint(), Stages: []stage{}, Tables: []string{},
 		Formats: artifacts.Formats}
 	for _, st := range cell.Stages {
 		v := stage{Name: st.Name, Status: st.Status, Key: st.Key, Cached: st.Cached, Restarts: st.Restarts, Inputs: st.Inputs,

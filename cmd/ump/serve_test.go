@@ -210,6 +210,11 @@ func TestServeFollowsASweepInABrowser(t *testing.T) {
 	if heat != 5 { // the header and partition, topology, train, evaluate
 		t.Errorf("the cell page lists %d stage rows, want 4 and the header", heat-1)
 	}
+	// The cell's curve is drawn, in a colour, through its evaluated rounds.
+	curve := poll[string](t, ctx, "the cell's curve", `Array.from(document.querySelectorAll("svg path")).filter((p) => p.getAttribute("fill") === "none" && (p.getAttribute("d") || "").includes("L")).map((p) => p.getAttribute("stroke")).join(" ")`)
+	if !regexp.MustCompile(`^#[0-9a-fA-F]{6}$`).MatchString(curve) {
+		t.Errorf("the cell page's curve has stroke %q; want one curve in a colour of the palette", curve)
+	}
 	screenshot(t, ctx, "cell")
 
 	// Exports downloaded from the pages are ump export's bytes: the cell's

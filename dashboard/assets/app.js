@@ -499,7 +499,7 @@ async function pageCell(hash, n) {
     const col = Object.fromEntries(c.rounds_table.map((k) => [k.name, k.values]));
     const cols = c.rounds_table.map((k) => k.name).filter((k) => k !== "round");
     const y = cols.includes(choice.cellY[c.manifest]) ? choice.cellY[c.manifest] : c.value;
-    const fig = { name: y, title: `cell ${c.n}`, x: "round", y, series: [{ label: y, x: col.round, mean: col[y], std: [], seeds: 1,
+    const fig = { name: y, title: `cell ${c.n}`, x: "round", y, series: [{ label: y, color: c.color, x: col.round, mean: col[y], std: [], seeds: 1,
       diverged: c.stages.some((s) => s.diverged) ? 1 : 0, running: c.status === "incomplete" ? 1 : 0 }] };
     top.push(section("Rounds", el("div", { class: "controls" }, select("y", cols, y, (v) => { choice.cellY[c.manifest] = v; render(); })), chart(fig, false)));
   }
