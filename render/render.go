@@ -1,7 +1,10 @@
 package render
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"image/color"
 	"math"
 	"os"
@@ -213,7 +216,7 @@ func saveBeside(p *plot.Plot, w, h, side vg.Length, drawSide func(draw.Canvas), 
 	format := strings.TrimPrefix(filepath.Ext(path), ".")
 	var c vg.CanvasWriterTo
 	if format == "png" {
-		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w+side, h), vgimg.UseDPI(300))}
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w+side, h), vgimg.UseDPI(pngDPI))}
 	} else {
 		var err error
 		if c, err = draw.NewFormattedCanvas(w+side, h, format); err != nil {
@@ -223,15 +226,34 @@ func saveBeside(p *plot.Plot, w, h, side vg.Length, drawSide func(draw.Canvas), 
 	dc := draw.New(c)
 	p.Draw(draw.Crop(dc, 0, -side, 0, 0))
 	drawSide(draw.Crop(dc, w+vg.Points(6), 0, vg.Points(30), -vg.Points(30)))
-	out, err := os.Create(path)
-	if err != nil {
+	var b bytes.Buffer
+	if _, err := c.WriteTo(&b); err != nil {
 		return err
 	}
-	if _, err := c.WriteTo(out); err != nil {
-		out.Close()
-		return err
+	data := b.Bytes()
+	if format == "png" {
+		data = withDPI(data, pngDPI)
 	}
-	return out.Close()
+	return os.WriteFile(path, data, 0o644)
+}
+
+// pngDPI is the resolution PNG figures are drawn at, and say they are.
+const pngDPI = 300
+
+// withDPI inserts into an encoded PNG, after its header chunk, a pHYs
+// chunk giving its resolution (Go's encoder writes none, so that viewers
+// and LaTeX would take 72 dpi and size a 300 dpi figure four times too
+// large).
+func withDPI(png []byte, dpi float64) []byte {
+	const ihdrEnd = 8 + 4 + 4 + 13 + 4 // signature, then IHDR: length, type, data, CRC
+	perMetre := uint32(math.Round(dpi / 0.0254))
+	chunk := binary.BigEndian.AppendUint32(nil, 9)
+	chunk = append(chunk, "pHYs"...)
+	chunk = binary.BigEndian.AppendUint32(chunk, perMetre)
+	chunk = binary.BigEndian.AppendUint32(chunk, perMetre)
+	chunk = append(chunk, 1) // the unit: the metre
+	chunk = binary.BigEndian.AppendUint32(chunk, crc32.ChecksumIEEE(chunk[4:]))
+	return slices.Concat(png[:ihdrEnd], chunk, png[ihdrEnd:])
 }
 
 // histogramGrid is a worker x class count grid for a heat map.

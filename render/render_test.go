@@ -1,7 +1,12 @@
 package render
 
 import (
+	"bytes"
+	"encoding/binary"
+	"image/png"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/ump-lab/ump/report"
@@ -60,5 +65,40 @@ func TestTicksBracketTheData(t *testing.T) {
 		if top < c.hi {
 			t.Errorf("[%g, %g]: the highest labelled tick is %g, below the data", c.lo, c.hi, top)
 		}
+	}
+}
+
+// TestPNGSaysItsResolution: a PNG figure is drawn at 300 dpi and says so
+// in a pHYs chunk (11,811 pixels per metre both ways), read here from the
+// file's chunks; the file still decodes (its CRCs hold), and its axes are
+// 4 inches high (1,200 pixels) and at least 6 wide, the legend beside them.
+func TestPNGSaysItsResolution(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.png")
+	f := report.Figure{Title: "t", X: "round", Y: "y", Series: []report.Series{{Label: "a", X: []float64{1, 2, 3}, Mean: []float64{1, 2, 1.5}, Std: []float64{0, 0, 0}, Seeds: 1}}}
+	if err := Figure(&f, path); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for i := 8; i+8 <= len(data); {
+		n := int(binary.BigEndian.Uint32(data[i:]))
+		if string(data[i+4:i+8]) == "pHYs" {
+			body := data[i+8 : i+8+n]
+			found = n == 9 && binary.BigEndian.Uint32(body) == 11811 && binary.BigEndian.Uint32(body[4:]) == 11811 && body[8] == 1
+		}
+		i += 12 + n
+	}
+	if !found {
+		t.Error("no pHYs chunk of 11811 pixels per metre")
+	}
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("the PNG does not decode: %v", err)
+	}
+	if b := img.Bounds(); b.Dy() != 4*300 || b.Dx() < 6*300 {
+		t.Errorf("the PNG is %d x %d pixels; want 1200 high and at least 1800 wide", b.Dx(), b.Dy())
 	}
 }
