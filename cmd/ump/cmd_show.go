@@ -52,6 +52,7 @@ func runShow(ctx context.Context, g globals, hash string, events, manifestOnly b
 	if err := printAbout(w, "  ", store, rep); err != nil {
 		return err
 	}
+	printed := map[artifacts.Ref]int{} // each histogram and schedule shown: the cell that showed it
 	for i, cell := range rep.Cells {
 		fmt.Fprintf(w, "\ncell %d %s\n  key %s\n  status %s\n", i+1, rep.Plan.Cells[i].LabelString(), cell.Key, cell.Status)
 		for _, p := range cell.Imported {
@@ -86,7 +87,7 @@ func runShow(ctx context.Context, g globals, hash string, events, manifestOnly b
 				if len(st.Result.Summary) > 0 {
 					fmt.Fprintf(w, "    summary %s\n", st.Result.Summary)
 				}
-				if err := showTables(ctx, w, store, cell, st.Name); err != nil {
+				if err := showTables(ctx, w, store, cell, i+1, st.Name, printed); err != nil {
 					return err
 				}
 			}
@@ -120,10 +121,17 @@ func runShow(ctx context.Context, g globals, hash string, events, manifestOnly b
 const showLimit = 40
 
 // showTables prints what a user checks before training: the class
-// histogram of the partition and the spectral gaps of the topology.
-func showTables(ctx context.Context, w io.Writer, store *pipeline.Store, cell *report.CellView, stage string) error {
+// histogram of the partition and the spectral gaps of the topology of
+// cell n, each once per store blob: one printed for an earlier cell
+// (printed) is named instead.
+func showTables(ctx context.Context, w io.Writer, store *pipeline.Store, cell *report.CellView, n int, stage string, printed map[artifacts.Ref]int) error {
 	read := func(out stages.Output) (*artifacts.Table, error) {
 		ref, _ := cell.Output(out)
+		if first, ok := printed[ref]; ok {
+			fmt.Fprintf(w, "    %s: the same as cell %d's\n", out.Name, first)
+			return nil, nil
+		}
+		printed[ref] = n
 		data, err := store.Blobs.Get(ctx, ref)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", out, err)
@@ -133,7 +141,7 @@ func showTables(ctx context.Context, w io.Writer, store *pipeline.Store, cell *r
 	switch _, ok := cell.Output(partition.Histogram); {
 	case stage == partition.Name && ok:
 		t, err := read(partition.Histogram)
-		if err != nil {
+		if err != nil || t == nil {
 			return err
 		}
 		workers, classes, counts := t.Column("worker").Ints, t.Column("class").Ints, t.Column("count").Ints
@@ -158,7 +166,7 @@ func showTables(ctx context.Context, w io.Writer, store *pipeline.Store, cell *r
 		}
 	case stage == topology.Name:
 		t, err := read(topology.Mixing)
-		if err != nil {
+		if err != nil || t == nil {
 			return err
 		}
 		rounds, gaps, is, js := t.Column("round").Ints, t.Column("spectral_gap").Floats, t.Column("i").Ints, t.Column("j").Ints

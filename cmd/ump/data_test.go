@@ -89,3 +89,24 @@ func TestDataCommands(t *testing.T) {
 		t.Errorf("missing data: exit %d %s", r.code, r.stderr)
 	}
 }
+
+// TestShowPrintsEachPartitionOnce: cells that share their partition and
+// topology (two algorithms, one seed) show the histogram and the mixing
+// schedule once, the second cell naming the first's; another seed's
+// partition is shown again.
+func TestShowPrintsEachPartitionOnce(t *testing.T) {
+	store := t.TempDir()
+	m := writeFile(t, "s.yaml", strings.Replace(inspectManifest, "DATASET", "synthetic", 1)+
+		"sweep:\n  algorithm: [{name: d-sum}, {name: gt-dsum}]\n  seed: [1, 2]\n")
+	hash := hashOf(t, ump(t, store, "run", m, "--until", "topology"))
+	out := ump(t, store, "show", hash).stdout
+	if got := strings.Count(out, "class histogram (samples per worker and class)"); got != 2 {
+		t.Errorf("show prints %d histograms for 2 seeds x 2 algorithms; want one per seed:\n%s", got, out)
+	}
+	if got := strings.Count(out, "histogram: the same as cell "); got != 2 {
+		t.Errorf("show names an earlier cell's histogram %d times; want 2:\n%s", got, out)
+	}
+	if got := strings.Count(out, "mixing matrices (spectral gap"); got+strings.Count(out, "mixing: the same as cell ") != 4 || got == 4 {
+		t.Errorf("show prints the mixing schedule %d times of 4 cells; want it named where it repeats:\n%s", got, out)
+	}
+}
