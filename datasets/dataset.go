@@ -42,12 +42,38 @@ type Split struct {
 	Offsets []int64
 }
 
-// Len is the number of samples.
 // ErrNotInstalled is returned (wrapped) for a data set not in the data
 // directory: `ump data fetch` installs it.
 var ErrNotInstalled = errors.New("data set not installed")
 
+// Len is the number of samples.
 func (s *Split) Len() int { return len(s.Labels) }
+
+// Subset is a split of the samples idx of s, in that order; shape is one
+// sample's input shape (Dataset.Shape).
+func (s *Split) Subset(idx []int, shape []int) Split {
+	size := 1
+	for _, d := range shape {
+		size *= d
+	}
+	var out Split
+	for _, i := range idx {
+		out.Labels = append(out.Labels, s.Labels[i])
+		switch {
+		case s.Pixels != nil:
+			out.Pixels = append(out.Pixels, s.Pixels[i*size:(i+1)*size]...)
+		case s.Features != nil:
+			out.Features = append(out.Features, s.Features[i*size:(i+1)*size]...)
+		case s.Offsets != nil:
+			if out.Offsets == nil {
+				out.Offsets = []int64{0}
+			}
+			out.Tokens = append(out.Tokens, s.Tokens[s.Offsets[i]:s.Offsets[i+1]]...)
+			out.Offsets = append(out.Offsets, int64(len(out.Tokens)))
+		}
+	}
+	return out
+}
 
 // ClassCounts counts the samples of each class.
 func (s *Split) ClassCounts(classes int) []int {

@@ -410,6 +410,8 @@ func TestPaperManifests(t *testing.T) {
 		"paper/table1-emnist": 180, "paper/table1-cifar10": 180, "paper/table1-agnews": 180,
 		// the same and D-SUM and GT-DSUM under the favoured reading (7 rows)
 		"paper/table1-mnist": 252, "paper/table1-fashion-mnist": 252,
+		// honest tuning: the same with a validation share
+		"paper/table1-mnist-honest": 252, "paper/table1-emnist-honest": 180, "paper/table1-cifar10-honest": 180, "paper/table1-agnews-honest": 180,
 		// 2 algorithms x 10 alphas x 4 x 3
 		"paper/table2-mnist": 240, "paper/table2-emnist": 240, "paper/table2-cifar10": 240, "paper/table2-agnews": 240,
 		// 3 algorithms x 5 K x 4 x 3

@@ -44,6 +44,8 @@ type Manifest struct {
 	// Compression is nil for exact communication (codec none).
 	Compression *Compression `yaml:"compression" json:"compression,omitempty" help:"a mapping: {codec: a codec, ...its parameters, memory, gamma}"`
 	Evaluate    Evaluate     `yaml:"evaluate" json:"evaluate" help:"a mapping: {every: N}"`
+	// Validation is nil when every sample of a worker's partition trains.
+	Validation *Validation `yaml:"validation" json:"validation,omitempty" help:"a mapping: {fraction: F}: each worker holds out a stratified F of its partition, never trained on, scored as val_acc_mean and val_loss_mean (data sets, CPU engine)"`
 	Checkpoint  Checkpoint   `yaml:"checkpoint" json:"checkpoint" help:"a mapping: {every: N}"`
 	// Table says how `ump table` presents the results; it is not part of
 	// any cell.
@@ -172,6 +174,11 @@ func (t *Table) Unplaced(swept []string) []string {
 // Evaluate sets how often per-round metrics are computed.
 type Evaluate struct {
 	Every int `yaml:"every" json:"every" help:"evaluate every N rounds (and at the last), a positive integer"`
+}
+
+// Validation holds out part of each worker's partition for tuning.
+type Validation struct {
+	Fraction float64 `yaml:"fraction" json:"fraction" help:"the share of each worker's samples held out, a number in (0, 0.5]"`
 }
 
 // Checkpoint sets how often training state is saved for resuming.
@@ -362,6 +369,16 @@ func (m *Manifest) validate(at func(path string) string) error {
 	}
 	if m.Checkpoint.Every < 1 {
 		bad("checkpoint.every", "%d is out of range; use a positive integer", m.Checkpoint.Every)
+	}
+	if v := m.Validation; v != nil {
+		switch {
+		case !(v.Fraction > 0 && v.Fraction <= 0.5):
+			bad("validation.fraction", "%g is out of range; use a number in (0, 0.5], e.g. 0.1", v.Fraction)
+		case m.Task.Dataset == "quadratic":
+			bad("validation", "the quadratic task has no samples to hold out; remove validation")
+		case m.Engine == "gpu":
+			bad("validation", "the GPU engine does not score a validation split; use engine: cpu (or remove validation)")
+		}
 	}
 	m.validateSchedule(bad, oneOf, onlyTakes)
 	if m.Compression != nil {

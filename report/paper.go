@@ -23,9 +23,11 @@ type Published struct {
 }
 
 // PublishedTable is one of the paper's tables, tied to the embedded paper
-// manifest named Manifest by its row and column labels.
+// manifest named Manifest (and its Variants: the same table under another
+// protocol) by its row and column labels.
 type PublishedTable struct {
 	Manifest string         `yaml:"manifest"`
+	Variants []string       `yaml:"variants"`
 	Paper    string         `yaml:"paper"`
 	Columns  []string       `yaml:"columns"`
 	Rows     []PublishedRow `yaml:"rows"`
@@ -156,11 +158,11 @@ func (p *Published) read(printed string) (PaperValue, error) {
 	return v, err
 }
 
-// Table returns the published table tied to the manifest named name, or
-// nil.
+// Table returns the published table tied to the manifest named name (or
+// to a variant of it), or nil.
 func (p *Published) Table(name string) *PublishedTable {
 	for i := range p.Tables {
-		if p.Tables[i].Manifest == name {
+		if p.Tables[i].Manifest == name || slices.Contains(p.Tables[i].Variants, name) {
 			return &p.Tables[i]
 		}
 	}
@@ -416,7 +418,11 @@ func (pc *PaperComparison) legend() []string {
 	g := pc.Grid
 	lines := []string{fmt.Sprintf("%s: ours (%s × 100 of the final round, mean ± std over seeds [95%% interval of the mean, Student's t]; n/a: one seed) · the paper's (%s, as printed) · ours − the paper's · whether the paper's mean lies inside our interval. * diverged, – not run, † provisional.",
 		pc.Paper.Paper, g.Spec.Value, pc.Paper.Paper)}
-	if g.Spec.Select != "" {
+	switch {
+	case g.Spec.Select == "":
+	case g.SelectBy != g.Spec.Value:
+		lines = append(lines, fmt.Sprintf("%s chosen per entry by the %s mean of %s, on the samples each worker holds out (never trained on), not by the test figure shown.", g.Spec.Select, g.Spec.Best, g.SelectBy))
+	default:
 		lines = append(lines, fmt.Sprintf("%s chosen per entry by the %s mean of the same seeds (the paper's protocol).", g.Spec.Select, g.Spec.Best))
 	}
 	var others []string

@@ -79,38 +79,40 @@ func TestPublishedMatchesThePaper(t *testing.T) {
 }
 
 // TestPublishedTablesFitTheirManifests: every published table names an
-// embedded paper manifest whose table layout has each of its rows and
-// columns.
+// embedded paper manifest (and variants) whose table layout has each of
+// its rows and columns.
 func TestPublishedTablesFitTheirManifests(t *testing.T) {
 	p, err := ParsePublished(manifests.Published)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, tb := range p.Tables {
-		plan, err := manifests.Open("paper/" + tb.Manifest)
-		if err != nil {
-			t.Fatalf("%s: %v", tb.Manifest, err)
-		}
-		g, err := NewGrid(plan, Layout(plan), make([]Final, len(plan.Cells)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		has := func(labels [][]string, l string) bool {
-			for _, x := range labels {
-				if strings.Join(x, " / ") == l {
-					return true
+		for _, name := range append([]string{tb.Manifest}, tb.Variants...) {
+			plan, err := manifests.Open("paper/" + name)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			g, err := NewGrid(plan, Layout(plan), make([]Final, len(plan.Cells)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			has := func(labels [][]string, l string) bool {
+				for _, x := range labels {
+					if strings.Join(x, " / ") == l {
+						return true
+					}
+				}
+				return false
+			}
+			for _, r := range tb.Rows {
+				if !has(g.RowLabels, r.Row) {
+					t.Errorf("%s: no row %q in the manifest's table (rows: %v)", name, r.Row, g.RowLabels)
 				}
 			}
-			return false
-		}
-		for _, r := range tb.Rows {
-			if !has(g.RowLabels, r.Row) {
-				t.Errorf("%s: no row %q in the manifest's table (rows: %v)", tb.Manifest, r.Row, g.RowLabels)
-			}
-		}
-		for _, c := range tb.Columns {
-			if !has(g.ColLabels, c) {
-				t.Errorf("%s: no column %q in the manifest's table (columns: %v)", tb.Manifest, c, g.ColLabels)
+			for _, c := range tb.Columns {
+				if !has(g.ColLabels, c) {
+					t.Errorf("%s: no column %q in the manifest's table (columns: %v)", name, c, g.ColLabels)
+				}
 			}
 		}
 	}

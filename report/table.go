@@ -25,6 +25,7 @@ type Entry struct {
 	Select    string // the chosen value of the select path, or ""
 	Diverged  bool   // every choice had a diverged seed: shown as *
 	Missing   bool   // no choice had all its cells finished
+	selectMean float64 // the mean of the grid's SelectBy figure, which chose Select
 	// Provisional: some choice of the select path has not finished yet,
 	// so the choice, and the entry, may still change (shown with †,
 	// never in bold).
@@ -61,6 +62,11 @@ type Grid struct {
 	Entries   [][]Entry  // [row][column]
 	Cells     [][][]int  // [row][column]: the plan indexes of the entry's cells, every choice's
 	Choices   []string   // per plan cell: its value of the select path ("" without one)
+	// SelectBy is the figure whose seed mean chooses the select path's
+	// value: the validation figure (val_acc_mean, or val_loss_mean for a
+	// value where lower is better) when every cell holds out a validation
+	// share, else the value itself (the paper's protocol).
+	SelectBy string
 	// Intervals: entries show the 95% interval of the mean (Stat.interval)
 	// in place of ± std.
 	Intervals bool
@@ -250,7 +256,13 @@ func (s Source) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*G
 // (spec.Best) wins, a choice with a diverged seed only when no other
 // finished.
 func NewGrid(plan *manifests.Plan, spec manifests.Table, finals []Final) (*Grid, error) {
-	g := &Grid{Spec: spec, Choices: make([]string, len(plan.Cells))}
+	g := &Grid{Spec: spec, Choices: make([]string, len(plan.Cells)), SelectBy: spec.Value}
+	if !slices.ContainsFunc(plan.Cells, func(c manifests.Cell) bool { return c.Config.Validation == nil }) {
+		g.SelectBy = "val_acc_mean"
+		if spec.Best == "min" {
+			g.SelectBy = "val_loss_mean"
+		}
+	}
 	type group struct {
 		row, col int
 		choices  map[string][]int // select value -> cell indexes
@@ -300,7 +312,7 @@ func NewGrid(plan *manifests.Plan, spec manifests.Table, finals []Final) (*Grid,
 		best := Entry{Missing: true}
 		unfinished := false // some choice has a cell not finished
 		for _, choice := range gr.order {
-			var vals []float64
+			var vals, by []float64 // the value's, and SelectBy's
 			also := make([][]float64, len(spec.Also))
 			diverged, missing := false, false
 			for _, i := range gr.choices[choice] {
@@ -320,6 +332,11 @@ func NewGrid(plan *manifests.Plan, spec manifests.Table, finals []Final) (*Grid,
 				if err != nil {
 					return nil, err
 				}
+				b, err := figure("the selection figure", g.SelectBy)
+				if err != nil {
+					return nil, err
+				}
+				by = append(by, b)
 				for k, name := range spec.Also {
 					a, err := figure("table.also", name)
 					if err != nil {
@@ -343,11 +360,11 @@ func NewGrid(plan *manifests.Plan, spec manifests.Table, finals []Final) (*Grid,
 				continue
 			}
 			f := statOf(vals)
-			e := Entry{Mean: f.Mean, Std: f.Std, Values: vals, Seeds: len(vals), Select: choice}
+			e := Entry{Mean: f.Mean, Std: f.Std, Values: vals, Seeds: len(vals), Select: choice, selectMean: statOf(by).Mean}
 			for _, a := range also {
 				e.Also = append(e.Also, statOf(a))
 			}
-			if best.Missing || best.Diverged || better(e.Mean, best.Mean) {
+			if best.Missing || best.Diverged || better(e.selectMean, best.selectMean) {
 				best = e
 			}
 		}
@@ -465,9 +482,7 @@ func (g *Grid) Legend() string {
 		spread = fmt.Sprintf("mean [95%% interval of the mean over seeds: Student's t up to %d seeds, a percentile bootstrap of %d resamples beyond]", tMaxSeeds, bootstrapResamples)
 	}
 	s := fmt.Sprintf("%s of the final round, %s (best: %s, in bold; ± n/a: one seed)", strings.Join(slices.Concat([]string{g.Spec.Value}, g.Spec.Also), " / "), spread, g.Spec.Best)
-	if g.Spec.Select != "" {
-		s += fmt.Sprintf("; %s chosen per entry by the %s mean", g.Spec.Select, g.Spec.Best)
-	}
+	s += g.selectionNote()
 	if base := strings.Join(g.Baseline, " / "); g.Baseline != nil {
 		s += fmt.Sprintf("; (Δ, p, P(better)): the difference of the means to %s's, Welch's two-sided p-value, and the probability that a seed's value beats one of %s's (ties half)", base, base)
 	}
@@ -478,6 +493,19 @@ func (g *Grid) Legend() string {
 		}
 	}
 	return s
+}
+
+// selectionNote says how the select path was chosen: "; lr chosen per
+// entry by the max mean" of the value, or of the validation figure.
+func (g *Grid) selectionNote() string {
+	switch {
+	case g.Spec.Select == "":
+		return ""
+	case g.SelectBy != g.Spec.Value:
+		return fmt.Sprintf("; %s chosen per entry by the %s mean of %s (on the samples each worker holds out, never trained on), not by the figure shown",
+			g.Spec.Select, g.Spec.Best, g.SelectBy)
+	}
+	return fmt.Sprintf("; %s chosen per entry by the %s mean", g.Spec.Select, g.Spec.Best)
 }
 
 // Markdown renders the grid as a Markdown table.

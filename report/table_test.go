@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/manifests"
 )
 
@@ -34,6 +35,51 @@ func TestBestEntryFollowsTheDirection(t *testing.T) {
 		label, e, ok := g.Best()
 		if !ok || e.Mean != want.mean || !strings.HasPrefix(label, want.row+", ") {
 			t.Errorf("best: %s: %q %v (ok %v); want row %s at %v", best, label, e.Mean, ok, want.row, want.mean)
+		}
+	}
+}
+
+// TestSelectionByValidation: where every cell holds out a validation
+// share, lr is chosen by the validation figure's seed mean, not the
+// value's; on finals where lr 0.1 wins on the test split and lr 0.2 on
+// validation, the manifest with validation picks 0.2 and says so, the
+// same manifest without it 0.1.
+func TestSelectionByValidation(t *testing.T) {
+	src := `version: 1
+name: v
+task: {dataset: synthetic}
+rounds: 2
+lr: 0.1
+algorithm: {name: d-sum}
+VALIDATION
+sweep:
+  lr: [0.1, 0.2]
+  seed: [1, 2]
+`
+	for _, c := range []struct {
+		validation, want string
+	}{{"validation: {fraction: 0.1}", "0.2"}, {"", "0.1"}} {
+		plan, err := manifests.Parse("v.yaml", []byte(strings.Replace(src, "VALIDATION", c.validation, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		finals := make([]Final, len(plan.Cells))
+		for i, cell := range plan.Cells {
+			test, val := 0.8, 0.7 // lr 0.1: better on test, worse on validation
+			if cell.Config.LR == 0.2 {
+				test, val = 0.75, 0.9
+			}
+			finals[i] = Final{Status: eventlog.Completed, Figures: map[string]float64{"test_acc_mean": test, "val_acc_mean": val, "val_loss_mean": 1 - val}}
+		}
+		g, err := NewGrid(plan, Layout(plan), finals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := g.Entries[0][0]; e.Select != c.want {
+			t.Errorf("%q: lr %s chosen, want %s", c.validation, e.Select, c.want)
+		}
+		if byValidation := strings.Contains(g.Legend(), "by the max mean of val_acc_mean"); byValidation != (c.validation != "") {
+			t.Errorf("%q: the legend %q does not say which figure chose", c.validation, g.Legend())
 		}
 	}
 }

@@ -32,18 +32,19 @@ func (Stage) Inputs() []stages.Output  { return nil }
 func (Stage) Outputs() []stages.Output { return []stages.Output{Assignment, Histogram} }
 
 // Params is what the partition depends on: the data (not the model), the
-// workers, the seed and the kind.
+// workers, the seed, the kind and the validation share.
 type Params struct {
-	Task      manifests.Task       `json:"task"`
-	Workers   int                  `json:"workers"`
-	Seed      int                  `json:"seed"`
-	Partition *manifests.Partition `json:"partition,omitempty"`
+	Task       manifests.Task        `json:"task"`
+	Workers    int                   `json:"workers"`
+	Seed       int                   `json:"seed"`
+	Partition  *manifests.Partition  `json:"partition,omitempty"`
+	Validation *manifests.Validation `json:"validation,omitempty"`
 }
 
 func (Stage) Params(cfg *manifests.Manifest) any {
 	task := cfg.Task
 	task.Model = ""
-	return Params{task, cfg.Workers, cfg.Seed, cfg.Partition}
+	return Params{task, cfg.Workers, cfg.Seed, cfg.Partition, cfg.Validation}
 }
 
 // Summary is the stage's JSON summary.
@@ -52,7 +53,13 @@ type Summary struct {
 	MinWorkerSize  int `json:"min_worker_size"`
 	MaxWorkerSize  int `json:"max_worker_size"`
 	DirichletDraws int `json:"dirichlet_draws,omitempty"`
+	Validation     int `json:"validation,omitempty"` // samples held out, over all workers
 }
+
+// ValidationColumn is the assignment's column, with validation, that is
+// 1 for the samples a worker holds out (0 for those it trains on) (the worker sizes and the class
+// histogram count those it trains on).
+const ValidationColumn = "validation"
 
 func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	cfg := env.Params.(Params)
@@ -77,21 +84,37 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	var val [][]int // held out, per worker
+	if v := cfg.Validation; v != nil {
+		if parts, val, err = split.HoldOut(parts, data.Train.Labels, data.Classes, v.Fraction, uint64(cfg.Seed)); err != nil {
+			return nil, err
+		}
+	}
 	sum := Summary{Samples: data.Train.Len(), MinWorkerSize: math.MaxInt, DirichletDraws: draws}
 	var worker, sample, hw, hc, count []int64
+	var held []int64
 	for i, p := range parts {
 		sum.MinWorkerSize, sum.MaxWorkerSize = min(sum.MinWorkerSize, len(p)), max(sum.MaxWorkerSize, len(p))
 		hist := make([]int64, data.Classes)
 		for _, s := range p {
-			worker, sample = append(worker, int64(i)), append(sample, int64(s))
+			worker, sample, held = append(worker, int64(i)), append(sample, int64(s)), append(held, 0)
 			hist[data.Train.Labels[s]]++
+		}
+		if val != nil {
+			sum.Validation += len(val[i])
+			for _, s := range val[i] {
+				worker, sample, held = append(worker, int64(i)), append(sample, int64(s)), append(held, 1)
+			}
 		}
 		for c, k := range hist {
 			hw, hc, count = append(hw, int64(i)), append(hc, int64(c)), append(count, k)
 		}
 	}
-	assignment, err := stages.PutTable(ctx, env.Store, &artifacts.Table{Columns: []artifacts.Column{
-		{Name: "worker", Ints: worker}, {Name: "sample", Ints: sample}}})
+	cols := []artifacts.Column{{Name: "worker", Ints: worker}, {Name: "sample", Ints: sample}}
+	if val != nil {
+		cols = append(cols, artifacts.Column{Name: ValidationColumn, Ints: held})
+	}
+	assignment, err := stages.PutTable(ctx, env.Store, &artifacts.Table{Columns: cols})
 	if err != nil {
 		return nil, err
 	}

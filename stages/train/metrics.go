@@ -17,7 +17,30 @@ func Columns(cfg *manifests.Manifest) []string {
 	if cfg.Task.Dataset == "quadratic" {
 		return slices.Concat(quadraticColumns, compress.Columns)
 	}
+	if cfg.Validation != nil {
+		return slices.Concat(neuralColumns, validationColumns, compress.Columns)
+	}
 	return slices.Concat(neuralColumns, compress.Columns)
+}
+
+// validationColumns are the metric columns of a cell with validation: each
+// worker's local model scored on the samples all workers hold out, the
+// mean over workers (what tuning reads instead of the test split).
+var validationColumns = []string{"val_loss_mean", "val_acc_mean"}
+
+// evalValidation computes the validationColumns of the local models x.
+func evalValidation(e nn.Engine, val *datasets.Split, x [][]float32) ([]float64, error) {
+	scores, err := e.Evaluate(x, val)
+	if err != nil {
+		return nil, err
+	}
+	var loss, acc float64
+	for _, s := range scores {
+		loss += s.Loss
+		acc += s.Accuracy
+	}
+	n := float64(len(scores))
+	return []float64{loss / n, acc / n}, nil
 }
 
 // quadraticColumns are the metric columns of the quadratic task.

@@ -32,7 +32,7 @@ func newTask(ctx context.Context, env *stages.Env) (task, error) {
 	if q := cfg.Task.Quadratic; cfg.Task.Dataset == "quadratic" {
 		return &quadratic{q: datasets.NewQuadratic(cfg.Workers, q.Dim, q.Zeta, q.Kappa, q.Sigma, uint64(cfg.Seed))}, nil
 	}
-	data, samplers, err := loadPartition(ctx, env)
+	data, samplers, held, err := loadPartition(ctx, env)
 	if err != nil {
 		return nil, err
 	}
@@ -40,8 +40,13 @@ func newTask(ctx context.Context, env *stages.Env) (task, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &neural{engine: engine, data: data, samplers: samplers, batches: make([][]int, cfg.Workers),
-		losses: make([]float64, cfg.Workers), lossBound: lossBound(data)}, nil
+	t := &neural{engine: engine, data: data, samplers: samplers, batches: make([][]int, cfg.Workers),
+		losses: make([]float64, cfg.Workers), lossBound: lossBound(data)}
+	if cfg.Validation != nil {
+		val := data.Train.Subset(held, data.Shape)
+		t.val = &val
+	}
+	return t, nil
 }
 
 // newEngine builds the training engine of a data-set cell: the CPU
@@ -59,36 +64,40 @@ func newEngine(cfg *manifests.Manifest, data *datasets.Dataset, device *nn.Devic
 }
 
 // loadPartition loads a cell's data set and its workers' samplers from the
-// partition stage's assignment.
-func loadPartition(ctx context.Context, env *stages.Env) (*datasets.Dataset, []*sampler, error) {
+// partition stage's assignment: the samples each worker trains on, and
+// those held out for validation (held, every worker's, in the
+// assignment's order), which no sampler ever yields.
+func loadPartition(ctx context.Context, env *stages.Env) (data *datasets.Dataset, samplers []*sampler, held []int, err error) {
 	cfg := config(env)
-	data, err := stages.LoadData(cfg.Task, env.Data)
-	if err != nil {
-		return nil, nil, err
+	if data, err = stages.LoadData(cfg.Task, env.Data); err != nil {
+		return nil, nil, nil, err
 	}
 	tab, err := stages.ReadTable(ctx, env, partition.Assignment)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	workers, samples := tab.Column("worker"), tab.Column("sample")
+	workers, samples, validation := tab.Column("worker"), tab.Column("sample"), tab.Column(partition.ValidationColumn)
 	if workers == nil || samples == nil {
-		return nil, nil, fmt.Errorf("train: the partition's assignment table lacks worker or sample columns")
+		return nil, nil, nil, fmt.Errorf("train: the partition's assignment table lacks worker or sample columns")
 	}
 	parts := make([][]int, cfg.Workers)
 	for r, w := range workers.Ints {
 		if w < 0 || int(w) >= cfg.Workers {
-			return nil, nil, fmt.Errorf("train: the partition assigns a sample to worker %d of %d", w, cfg.Workers)
+			return nil, nil, nil, fmt.Errorf("train: the partition assigns a sample to worker %d of %d", w, cfg.Workers)
+		}
+		if validation != nil && validation.Ints[r] == 1 {
+			held = append(held, int(samples.Ints[r]))
+			continue
 		}
 		parts[w] = append(parts[w], int(samples.Ints[r]))
 	}
-	var samplers []*sampler
 	for i, p := range parts {
 		if len(p) == 0 {
-			return nil, nil, fmt.Errorf("train: worker %d holds no training samples; use fewer workers or another partition", i)
+			return nil, nil, nil, fmt.Errorf("train: worker %d holds no training samples; use fewer workers or another partition", i)
 		}
 		samplers = append(samplers, &sampler{seed: uint64(cfg.Seed), worker: i, samples: p, size: cfg.BatchSize})
 	}
-	return data, samplers, nil
+	return data, samplers, held, nil
 }
 
 // lossBound is the mean mini-batch loss above which a data-set round has
@@ -126,6 +135,7 @@ const lossBoundFactor = 100
 type neural struct {
 	engine    nn.Engine
 	data      *datasets.Dataset
+	val       *datasets.Split // the samples the workers hold out (validation), or nil
 	samplers  []*sampler
 	batches   [][]int
 	losses    []float64
@@ -166,7 +176,12 @@ func (t *neural) diverged(x [][]float32) bool {
 }
 
 func (t *neural) metrics(round int, x [][]float32) ([]float64, error) {
-	return evalNeural(t.engine, &t.data.Test, round, t.trainLoss(), x)
+	row, err := evalNeural(t.engine, &t.data.Test, round, t.trainLoss(), x)
+	if err != nil || t.val == nil {
+		return row, err
+	}
+	v, err := evalValidation(t.engine, t.val, x)
+	return append(row, v...), err
 }
 
 // sampler yields one worker's mini-batches: its samples reshuffled every

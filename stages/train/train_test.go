@@ -11,6 +11,7 @@ import (
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/stages/partition"
 	"github.com/ump-lab/ump/stages/topology"
 )
 
@@ -244,5 +245,66 @@ checkpoint: {every: 4}
 	if !resumed.Diverged || resumed.Outputs[Rounds.Name] != whole.Outputs[Rounds.Name] || string(resumed.Summary) != string(whole.Summary) {
 		t.Errorf("resumed after the diverged round %d: diverged %v, rounds %v, summary %s; the whole run: diverged %v, rounds %v, summary %s",
 			last.Round, resumed.Diverged, resumed.Outputs[Rounds.Name], resumed.Summary, whole.Diverged, whole.Outputs[Rounds.Name], whole.Summary)
+	}
+}
+
+// TestValidationSamplesNeverReachTraining runs the partition stage with
+// validation: {fraction: 0.25} on the synthetic data set and loads the
+// train stage's samplers from its assignment: each worker holds out
+// round(F × n) of its n samples, no batch of any sampler, over several
+// epochs, ever yields one of them, and the held-out samples are what the
+// validation split is built from.
+func TestValidationSamplesNeverReachTraining(t *testing.T) {
+	plan, err := manifests.Parse("v.yaml", []byte(`version: 1
+name: v
+task: {dataset: synthetic}
+workers: 4
+rounds: 2
+lr: 0.1
+batch_size: 16
+partition: {kind: dirichlet, alpha: 0.5}
+algorithm: {name: d-sum}
+validation: {fraction: 0.25}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &plan.Cells[0].Config
+	ctx, mem, lib := context.Background(), artifacts.NewMemory(), datasets.NewLibrary("")
+	part, err := partition.Stage{}.Run(ctx, &stages.Env{Params: partition.Stage{}.Params(cfg), Store: mem, Data: lib})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &stages.Env{Params: Stage{}.Params(cfg), Store: mem, Data: lib, Upstream: map[string]*stages.Result{partition.Name: part}}
+	data, samplers, held, err := loadPartition(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	isHeld := map[int]bool{}
+	for _, s := range held {
+		isHeld[s] = true
+	}
+	total := 0
+	for _, sp := range samplers {
+		n := len(sp.samples)
+		for _, s := range sp.samples {
+			if isHeld[s] {
+				t.Errorf("worker %d trains on sample %d, which is held out", sp.worker, s)
+			}
+		}
+		for step := 0; step < 4*n/sp.size+4; step++ {
+			for _, s := range sp.batch(step) {
+				if isHeld[s] {
+					t.Fatalf("worker %d's batch %d holds sample %d, which is held out", sp.worker, step, s)
+				}
+			}
+		}
+		total += n
+	}
+	if len(held) == 0 || total+len(held) != data.Train.Len() {
+		t.Errorf("%d samples train and %d are held out, of %d", total, len(held), data.Train.Len())
+	}
+	if want := math.Round(0.25 * float64(data.Train.Len())); math.Abs(float64(len(held))-want) > float64(cfg.Workers) {
+		t.Errorf("%d held out of %d; want about a quarter (%v, each worker's share rounded)", len(held), data.Train.Len(), want)
 	}
 }
