@@ -101,6 +101,10 @@ func TestDidYouMean(t *testing.T) {
 			t.Errorf("DidYouMean(%q) = %q; want %q", word, got, want)
 		}
 	}
+	// Two letters swapped are one edit: a five-letter word allows one.
+	if got := DidYouMean("alhpa", []string{"alpha", "beta"}); got != ` (did you mean "alpha"?)` {
+		t.Errorf(`DidYouMean("alhpa") = %q; want alpha`, got)
+	}
 }
 
 func TestEditDistance(t *testing.T) {

@@ -174,6 +174,26 @@ func blockKeys(fam *kinds.Schema) []string {
 	return keys
 }
 
+// kindKeys are the keys the block n allows: its key and the parameters of
+// the kind it names, or with no known kind every parameter of the family
+// (blockKeys).
+func kindKeys(fam *kinds.Schema, n *yaml.Node) []string {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value != fam.Key {
+			continue
+		}
+		if k, ok := fam.Lookup(n.Content[i+1].Value); ok {
+			keys := []string{fam.Key}
+			for _, p := range k.Params {
+				keys = append(keys, p.Name)
+			}
+			slices.Sort(keys)
+			return keys
+		}
+	}
+	return blockKeys(fam)
+}
+
 // blockHelp is the help of a key of a block.
 func blockHelp(fam *kinds.Schema, key string) string {
 	if key == fam.Key {
@@ -211,7 +231,8 @@ func (d *decoder) decodeBlock(n *yaml.Node, b block, path, help string) error {
 		}
 		decl, ok := familyParam(fam, k.Value)
 		if !ok {
-			return d.errorf(k.Line, p, "unknown key %q%s; allowed keys here: %s", k.Value, kinds.DidYouMean(k.Value, blockKeys(fam)), strings.Join(blockKeys(fam), ", "))
+			keys := kindKeys(fam, n)
+			return d.errorf(k.Line, p, "unknown key %q%s; allowed keys here: %s", k.Value, kinds.DidYouMean(k.Value, keys), strings.Join(keys, ", "))
 		}
 		d.lines[p] = k.Line
 		v, err := scalar(val, decl)

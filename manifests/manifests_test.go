@@ -192,7 +192,7 @@ func TestErrors(t *testing.T) {
 		want       []string
 	}{
 		{"unknown key", valid + "wrkers: 4\n", []string{"bad.yaml:7:", `"wrkers"`, `(did you mean "workers"?)`, "allowed keys here:", "workers"}},
-		{"unknown nested key", strings.Replace(valid, "{name: d-sum}", "{name: d-sum, betta: 0.5}", 1), []string{"bad.yaml:6:", `"algorithm.betta"`, `(did you mean "beta"?)`, "alpha, base_beta, beta"}},
+		{"unknown nested key", strings.Replace(valid, "{name: d-sum}", "{name: d-sum, betta: 0.5}", 1), []string{"bad.yaml:6:", `"algorithm.betta"`, `(did you mean "beta"?)`, "allowed keys here: alpha, beta, momentum_restart, name"}},
 		{"misspelt algorithm", strings.Replace(valid, "{name: d-sum}", "{name: gt-dsm}", 1), []string{"bad.yaml:6:", `"algorithm.name"`, `"gt-dsm" is not allowed (did you mean "gt-dsum"?)`}},
 		{"unknown key far from any", valid + "colour: red\n", []string{"bad.yaml:7:", `unknown key "colour"; allowed keys here:`}},
 		{"wrong type int", valid + "workers: ten\n", []string{"bad.yaml:7:", `"workers"`, "expected the number of workers", `"ten"`}},
@@ -560,6 +560,12 @@ func TestOverrides(t *testing.T) {
 		{"seed=3", []string{"the manifest sweeps seed", "sweep.seed=[...]"}},
 		{"algorithm.beta=[0.5", []string{"not YAML"}},
 		{"algorithm.beta=2", []string{"m.yaml, override 1", "algorithm.beta"}},
+		// a misspelt key, at any depth, gets the closest allowed one
+		{"algorithm.bta=0.5", []string{`"algorithm.bta" is not a manifest field (did you mean "algorithm.beta"?)`}},
+		{"toplogy.kind=ring", []string{`(did you mean "topology.kind"?)`}},
+		{"sweep.sed=[1]", []string{`(did you mean "sweep.seed"?)`}},
+		// a swept list's entries are keyed by their kind's own parameters
+		{"sweep.algorithm=[{name: d-sum, alhpa: 4}]", []string{`unknown key "alhpa" (did you mean "alpha"?); allowed keys here: alpha, beta, momentum_restart, name`}},
 	} {
 		_, err := Parse("m.yaml", []byte(swept), tc.override)
 		for _, w := range tc.want {
@@ -567,6 +573,20 @@ func TestOverrides(t *testing.T) {
 				t.Errorf("override %q: %v; want it to name %q", tc.override, err, w)
 			}
 		}
+	}
+}
+
+// TestAValueInsideASweptListSaysHowToSetIt: sweep.algorithm.beta=0.5,
+// where algorithm is swept as a list, is refused with the whole list
+// written out with beta set in each entry whose algorithm takes it.
+func TestAValueInsideASweptListSaysHowToSetIt(t *testing.T) {
+	_, err := Open("quickstart", "sweep.algorithm.beta=0.5")
+	want := "'sweep.algorithm=[{name: local-sgd-m, beta: 0.5}, {name: qg-dsgdm, beta: 0.5}, {name: slowmo}, {name: d-sum, alpha: 2, beta: 0.5}, {name: gt-dsum, alpha: 2, beta: 0.5, lambda: 0.8}]'"
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "sweep.algorithm.beta=[...]") {
+		t.Errorf("sweep.algorithm.beta=0.5: %v; want the list %s", err, want)
+	}
+	if _, err := Open("quickstart", "sweep.algorithm=[{name: d-sum, beta: 0.5}]"); err != nil {
+		t.Errorf("the list the message suggests, shortened: %v", err)
 	}
 }
 

@@ -46,7 +46,7 @@ type Manifest struct {
 	Evaluate    Evaluate     `yaml:"evaluate" json:"evaluate" help:"a mapping: {every: N}"`
 	// Validation is nil when every sample of a worker's partition trains.
 	Validation *Validation `yaml:"validation" json:"validation,omitempty" help:"a mapping: {fraction: F}: each worker holds out a stratified F of its partition, never trained on, scored as val_acc_mean and val_loss_mean (data sets, CPU engine)"`
-	Checkpoint  Checkpoint   `yaml:"checkpoint" json:"checkpoint" help:"a mapping: {every: N}"`
+	Checkpoint Checkpoint  `yaml:"checkpoint" json:"checkpoint" help:"a mapping: {every: N}"`
 	// Table says how `ump table` presents the results; it is not part of
 	// any cell.
 	Table *Table `yaml:"table" json:"table,omitempty" help:"a mapping: {rows: [...], columns: [...], value, best, select}"`

@@ -38,7 +38,9 @@ const SummaryTable = "summary"
 func CellTableNames() []string { return slices.Sorted(maps.Keys(tableSources)) }
 
 // TableNames lists the exportable tables: the cells' and the summary.
-func TableNames() []string { return slices.Sorted(slices.Values(append(CellTableNames(), SummaryTable))) }
+func TableNames() []string {
+	return slices.Sorted(slices.Values(append(CellTableNames(), SummaryTable)))
+}
 
 // TableSource is the stage output an exportable table comes from.
 func TableSource(name string) stages.Output { return tableSources[name] }

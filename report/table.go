@@ -18,13 +18,13 @@ import (
 
 // Entry is one entry of a results table: a value aggregated over seeds.
 type Entry struct {
-	Mean, Std float64
-	Values    []float64 // the seeds' values, in the plan's order
-	Also      []Stat    // the layout's also columns, at the same choice
-	Seeds     int
-	Select    string // the chosen value of the select path, or ""
-	Diverged  bool   // every choice had a diverged seed: shown as *
-	Missing   bool   // no choice had all its cells finished
+	Mean, Std  float64
+	Values     []float64 // the seeds' values, in the plan's order
+	Also       []Stat    // the layout's also columns, at the same choice
+	Seeds      int
+	Select     string  // the chosen value of the select path, or ""
+	Diverged   bool    // every choice had a diverged seed: shown as *
+	Missing    bool    // no choice had all its cells finished
 	selectMean float64 // the mean of the grid's SelectBy figure, which chose Select
 	// Provisional: some choice of the select path has not finished yet,
 	// so the choice, and the entry, may still change (shown with †,
