@@ -379,3 +379,34 @@ func TestServeRefusesWhatItMustNot(t *testing.T) {
 		t.Errorf("the token as a bearer: %d, want 200", code)
 	}
 }
+
+// TestServeStaticPageLetsAHeadlessBrowserFinish: with ?static=1 the
+// dashboard follows no event stream, so a headless Chromium's
+// --virtual-time-budget (which waits for the page to go idle) finishes,
+// and the DOM it dumps holds the store's manifests (without it, the open
+// stream keeps the page busy and the browser never returns).
+func TestServeStaticPageLetsAHeadlessBrowserFinish(t *testing.T) {
+	path := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			path = p
+			break
+		}
+	}
+	if path == "" {
+		t.Skip("needs a headless Chromium (Debian chromium; .ci/run installs it)")
+	}
+	store := t.TempDir()
+	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
+	url := startServe(t, store)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dom, err := exec.CommandContext(ctx, path, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+		"--virtual-time-budget=5000", "--dump-dom", url+"?static=1").Output()
+	if err != nil {
+		t.Fatalf("chromium --dump-dom of the static page: %v (did it wait for the event stream?)", err)
+	}
+	if !strings.Contains(string(dom), hash[:12]) || !strings.Contains(string(dom), "static page") {
+		t.Errorf("the static page's DOM lacks the manifest %.12s or says it is not static:\n%s", hash, dom)
+	}
+}

@@ -572,8 +572,18 @@ function changed() {
 }
 
 const writer = document.getElementById("writer");
-const stream = new EventSource("/api/stream");
-stream.addEventListener("state", (ev) => {
+// ?static=1 draws the page once and follows nothing: an open event stream
+// keeps a page from ever going idle, which a headless browser's
+// --virtual-time-budget (to screenshot it) waits for.
+function follow() {
+  if (new URLSearchParams(location.search).get("static") === "1") {
+    writer.textContent = "static page: reload for news";
+    return;
+  }
+  const stream = new EventSource("/api/stream");
+  stream.addEventListener("state", onState);
+}
+function onState(ev) {
   const st = JSON.parse(ev.data);
   writer.textContent = st.writer ? `written by ${st.writer}` : "no writer: the store is idle";
   writer.title = writer.textContent;
@@ -582,6 +592,7 @@ stream.addEventListener("state", (ev) => {
   const differs = st.seq !== lastState.seq || st.updated !== lastState.updated || st.writer !== lastState.writer;
   lastState = st;
   if (!first && differs) changed();
-});
+}
+follow();
 window.addEventListener("hashchange", () => { window.scrollTo(0, 0); render(); });
 render();
