@@ -62,6 +62,29 @@ func join(path, key string) string {
 	return path + "." + key
 }
 
+// decodeSelection fills table.select's mapping form, {by: PATH, seeds:
+// [...]}, into t.
+func (d *decoder) decodeSelection(n *yaml.Node, t *Table, path string) error {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		p := join(path, k.Value)
+		d.lines[p] = k.Line
+		var err error
+		switch k.Value {
+		case "by":
+			err = d.decode(val, reflect.ValueOf(&t.Select).Elem(), p, "a swept path tuned per entry, e.g. lr")
+		case "seeds":
+			err = d.decode(val, reflect.ValueOf(&t.SelectSeeds).Elem(), p, "a list of the swept seeds to tune on, e.g. [1, 2]")
+		default:
+			return d.errorf(k.Line, p, "unknown key %q%s; allowed keys here: by, seeds", k.Value, kinds.DidYouMean(k.Value, []string{"by", "seeds"}))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // decode fills v from n. help describes what v allows, for messages.
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, path, help string) error {
 	for n.Kind == yaml.AliasNode {
@@ -87,6 +110,14 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path, help string) error
 		t := v.Type()
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, val := n.Content[i], n.Content[i+1]
+			if t == reflect.TypeFor[Table]() && k.Value == "select" && val.Kind == yaml.MappingNode {
+				p := join(path, k.Value)
+				d.lines[p] = k.Line
+				if err := d.decodeSelection(val, v.Addr().Interface().(*Table), p); err != nil {
+					return err
+				}
+				continue
+			}
 			f, ok := fieldByKey(t, k.Value)
 			if !ok {
 				return d.errorf(k.Line, join(path, k.Value), "unknown key %q%s; allowed keys here: %s", k.Value, kinds.DidYouMean(k.Value, keys(t)), strings.Join(keys(t), ", "))

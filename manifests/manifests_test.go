@@ -677,3 +677,56 @@ func TestMisspeltEmbeddedNamesGetASuggestion(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectOnSeedsOfItsOwn: table.select's mapping form {by, seeds}
+// parses, survives the normalised JSON both ways (the string form writes
+// as before, so tables without seeds keep their hashes), and a seed the
+// sweep lacks, or a list that leaves none to report, is refused naming
+// table.select.seeds.
+func TestSelectOnSeedsOfItsOwn(t *testing.T) {
+	src := `version: 1
+name: s
+task: {dataset: quadratic}
+rounds: 2
+lr: 0.1
+algorithm: {name: d-sum}
+sweep:
+  lr: [0.1, 0.2]
+  seed: [1, 2, 3]
+table: {rows: [algorithm], value: objective_gap, select: SELECT}
+`
+	plan, err := Parse("s.yaml", []byte(strings.Replace(src, "SELECT", "{by: lr, seeds: [1, 2]}", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb := plan.Manifest.Table
+	if tb.Select != "lr" || !slices.Equal(tb.SelectSeeds, []int{1, 2}) {
+		t.Fatalf("select parsed as %q %v", tb.Select, tb.SelectSeeds)
+	}
+	data := CanonicalJSON(tb)
+	if !strings.Contains(string(data), `"select":{"by":"lr","seeds":[1,2]}`) {
+		t.Errorf("normalised: %s", data)
+	}
+	var back Table
+	if err := json.Unmarshal(data, &back); err != nil || back.Select != "lr" || !slices.Equal(back.SelectSeeds, []int{1, 2}) {
+		t.Errorf("read back: %+v %v", back, err)
+	}
+	plain, err := Parse("s.yaml", []byte(strings.Replace(src, "SELECT", "lr", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data := CanonicalJSON(plain.Manifest.Table); !strings.Contains(string(data), `"select":"lr"`) {
+		t.Errorf("the string form normalises to %s", data)
+	}
+	for sel, want := range map[string]string{
+		"{by: lr, seeds: [1, 4]}":    "seed 4 is not swept",
+		"{by: lr, seeds: [1, 2, 3]}": "leaves no swept seed to report",
+		"{by: lr, sedes: [1]}":       `unknown key "sedes" (did you mean "seeds"?)`,
+		"{seeds: [1]}":               `"table.select.by"`,
+	} {
+		_, err := Parse("s.yaml", []byte(strings.Replace(src, "SELECT", sel, 1)))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("select %s: %v; want %q", sel, err, want)
+		}
+	}
+}

@@ -162,6 +162,9 @@ func Parse(file string, data []byte, overrides ...string) (*Plan, error) {
 	if err := checkLayout(file, base, m.Table, axes); err != nil {
 		return nil, err
 	}
+	if err := checkSelectSeeds(file, m.Table, plan.Manifest.Sweep["seed"], lineOf(base, "table")); err != nil {
+		return nil, err
+	}
 
 	// Expand the cartesian product, the last axis varying fastest.
 	idx := make([]int, len(axes))
@@ -688,6 +691,45 @@ func CanonicalJSON(v any) []byte {
 // checkLayout refuses a table block that does not account for every swept
 // path (Table.Unplaced), naming them all and where each is swept, before
 // anything runs.
+// checkSelectSeeds refuses a table.select.seeds that names a seed the
+// sweep does not hold (sweptSeeds, canonical JSON), or that leaves none to
+// report; line is the table's.
+func checkSelectSeeds(file string, t *Table, sweptSeeds []json.RawMessage, line int) error {
+	if t == nil || len(t.SelectSeeds) == 0 {
+		return nil
+	}
+	var swept []int
+	for _, raw := range sweptSeeds {
+		var seed int
+		if json.Unmarshal(raw, &seed) == nil {
+			swept = append(swept, seed)
+		}
+	}
+	where := position(file, line) + `: field "table.select.seeds"`
+	if len(swept) == 0 {
+		return &Error{Problems: []string{where + ": the manifest does not sweep seed; sweep it (sweep: {seed: [1, 2, 3, 4, 5]}) to tune on some seeds and report the others"}}
+	}
+	for _, seed := range t.SelectSeeds {
+		if !slices.Contains(swept, seed) {
+			return &Error{Problems: []string{fmt.Sprintf("%s: seed %d is not swept (sweep.seed is %v); tune on swept seeds", where, seed, swept)}}
+		}
+	}
+	if !slices.ContainsFunc(swept, func(s int) bool { return !slices.Contains(t.SelectSeeds, s) }) {
+		return &Error{Problems: []string{fmt.Sprintf("%s: %v leaves no swept seed to report; keep at least one out of it", where, t.SelectSeeds)}}
+	}
+	return nil
+}
+
+// lineOf is the line of key in the mapping base, or base's own.
+func lineOf(base *yaml.Node, key string) int {
+	for i := 0; i+1 < len(base.Content); i += 2 {
+		if base.Content[i].Value == key {
+			return base.Content[i].Line
+		}
+	}
+	return base.Line
+}
+
 func checkLayout(file string, base *yaml.Node, t *Table, axes []axis) error {
 	if t == nil {
 		return nil

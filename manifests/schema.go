@@ -152,11 +152,58 @@ type Table struct {
 	Value   string   `yaml:"value" json:"value" help:"a column of the final table, e.g. test_acc_mean or objective_gap"`
 	Also    []string `yaml:"also" json:"also,omitempty" help:"a list of more columns of the final table shown in each entry beside value, at the choice value makes, e.g. [consensus_acc]"`
 	Best    string   `yaml:"best" json:"best" help:"max or min: which value is better (default: min for losses, gaps, distances and norms, else max)"`
-	Select  string   `yaml:"select" json:"select,omitempty" help:"a swept path tuned per entry by the value, e.g. lr"`
-	Digits  int      `yaml:"digits" json:"digits" help:"decimals shown, an integer from 0 to 12 (default 4)"`
+	Select  string   `yaml:"select" json:"select,omitempty" help:"a swept path tuned per entry by the value, e.g. lr, or {by: lr, seeds: [1, 2]}: tuned on those seeds, which the entries then leave out"`
+	// SelectSeeds are the seeds the select path is tuned on and the
+	// entries leave out (select: {by: PATH, seeds: [...]}); nil: every
+	// seed tunes and is reported (the paper's protocol).
+	SelectSeeds []int `yaml:"-" json:"-"`
+	Digits      int   `yaml:"digits" json:"digits" help:"decimals shown, an integer from 0 to 12 (default 4)"`
 	// Labels renames what figures show: a row or column value as the
 	// table prints it, a path, or a figure column.
 	Labels map[string]string `yaml:"labels" json:"labels,omitempty" help:"a mapping from what tables print (a row value such as d-sum(alpha=2,beta=0.9), a path such as partition.alpha, a column such as test_acc_mean) to the label figures show, e.g. {test_acc_mean: test accuracy}"`
+}
+
+// MarshalJSON writes select as {"by": PATH, "seeds": [...]} where the table
+// tunes on seeds of its own, else as the path alone (so that tables
+// without them keep their hashes).
+func (t Table) MarshalJSON() ([]byte, error) {
+	type plain Table
+	if len(t.SelectSeeds) == 0 {
+		return json.Marshal(plain(t))
+	}
+	return json.Marshal(struct {
+		plain
+		Select selection `json:"select"`
+	}{plain(t), selection{t.Select, t.SelectSeeds}})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (t *Table) UnmarshalJSON(data []byte) error {
+	type plain Table
+	var v struct {
+		plain
+		Select json.RawMessage `json:"select"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	*t = Table(v.plain)
+	switch {
+	case len(v.Select) == 0:
+		return nil
+	case v.Select[0] == '"':
+		return json.Unmarshal(v.Select, &t.Select)
+	}
+	var sel selection
+	err := json.Unmarshal(v.Select, &sel)
+	t.Select, t.SelectSeeds = sel.By, sel.Seeds
+	return err
+}
+
+// selection is table.select in its mapping form.
+type selection struct {
+	By    string `json:"by"`
+	Seeds []int  `json:"seeds"`
 }
 
 // Unplaced lists, in the order given, the swept paths the layout does not
@@ -362,6 +409,12 @@ func (m *Manifest) validate(at func(path string) string) error {
 		oneOf("table.best", t.Best, "max", "min")
 		if t.Digits < 0 || t.Digits > 12 {
 			bad("table.digits", "%d is out of range; use an integer from 0 to 12", t.Digits)
+		}
+		if t.SelectSeeds != nil && t.Select == "" {
+			bad("table.select.by", "name the swept path tuned on the seeds, e.g. lr")
+		}
+		if t.SelectSeeds != nil && len(t.SelectSeeds) == 0 {
+			bad("table.select.seeds", "list the seeds to tune on, e.g. [1, 2]")
 		}
 	}
 	if m.Evaluate.Every < 1 {

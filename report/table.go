@@ -336,16 +336,22 @@ func NewGrid(plan *manifests.Plan, spec manifests.Table, finals []Final) (*Grid,
 				if err != nil {
 					return nil, err
 				}
-				by = append(by, b)
+				if f.Status == eventlog.Diverged || math.IsNaN(v) || math.IsInf(v, 0) {
+					diverged = true
+				}
+				tuning := slices.Contains(spec.SelectSeeds, plan.Cells[i].Config.Seed)
+				if tuning || spec.SelectSeeds == nil {
+					by = append(by, b)
+				}
+				if tuning {
+					continue // a tuning seed: not reported
+				}
 				for k, name := range spec.Also {
 					a, err := figure("table.also", name)
 					if err != nil {
 						return nil, err
 					}
 					also[k] = append(also[k], a)
-				}
-				if f.Status == eventlog.Diverged || math.IsNaN(v) || math.IsInf(v, 0) {
-					diverged = true
 				}
 				vals = append(vals, v)
 			}
@@ -501,6 +507,9 @@ func (g *Grid) selectionNote() string {
 	switch {
 	case g.Spec.Select == "":
 		return ""
+	case g.Spec.SelectSeeds != nil:
+		return fmt.Sprintf("; %s chosen per entry by the %s mean of %s over seeds %s, which the entries leave out (they aggregate the other seeds)",
+			g.Spec.Select, g.Spec.Best, g.SelectBy, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(g.Spec.SelectSeeds)), ", "), "[]"))
 	case g.SelectBy != g.Spec.Value:
 		return fmt.Sprintf("; %s chosen per entry by the %s mean of %s (on the samples each worker holds out, never trained on), not by the figure shown",
 			g.Spec.Select, g.Spec.Best, g.SelectBy)

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -81,5 +82,43 @@ sweep:
 		if byValidation := strings.Contains(g.Legend(), "by the max mean of val_acc_mean"); byValidation != (c.validation != "") {
 			t.Errorf("%q: the legend %q does not say which figure chose", c.validation, g.Legend())
 		}
+	}
+}
+
+// TestSelectionOnSeedsOfItsOwn: with select: {by: lr, seeds: [1, 2]} lr
+// is chosen by the mean over seeds 1 and 2 alone, and each entry
+// aggregates the other seeds (3 and 4): where lr 0.1 wins on seeds 1-2 and
+// lr 0.2 on seeds 3-4, 0.1 is chosen and its entry is seeds 3-4's mean.
+func TestSelectionOnSeedsOfItsOwn(t *testing.T) {
+	plan, err := manifests.Parse("s.yaml", []byte(`version: 1
+name: s
+task: {dataset: quadratic}
+rounds: 2
+lr: 0.1
+algorithm: {name: d-sum}
+sweep:
+  lr: [0.1, 0.2]
+  seed: [1, 2, 3, 4]
+table: {rows: [algorithm], value: objective_gap, select: {by: lr, seeds: [1, 2]}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	finals := make([]Final, len(plan.Cells))
+	for i, cell := range plan.Cells {
+		gap := map[float64]map[bool]float64{0.1: {true: 1, false: 5}, 0.2: {true: 2, false: 3}}[cell.Config.LR][cell.Config.Seed <= 2]
+		gap += float64(cell.Config.Seed) / 100 // a spread over seeds
+		finals[i] = Final{Status: eventlog.Completed, Figures: map[string]float64{"objective_gap": gap}}
+	}
+	g, err := NewGrid(plan, Layout(plan), finals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := g.Entries[0][0]
+	if e.Select != "0.1" || e.Seeds != 2 || math.Abs(e.Mean-5.035) > 1e-12 {
+		t.Errorf("entry %+v; want lr 0.1 (best on seeds 1-2), over seeds 3-4 (mean 5.035)", e)
+	}
+	if !strings.Contains(g.Legend(), "over seeds 1, 2, which the entries leave out") {
+		t.Errorf("the legend does not say the tuning seeds: %q", g.Legend())
 	}
 }
