@@ -111,8 +111,12 @@ func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
 // 300 dpi, .svg or .pdf): per series the mean over seeds with a shaded
 // band of ± one standard deviation, a cross where a diverged curve stops,
 // the legend beside the axes (not over the curves), grid lines, and a
-// logarithmic y axis when the values span more than two decades.
+// logarithmic y axis when the values span more than two decades; curves
+// with diverged seeds are clipped to the healthy curves' range
+// (clipDiverged), and on a log axis exact zeros sit at its floor.
 func Figure(f *report.Figure, path string) error {
+	given := f
+	f = clipDiverged(f)
 	p := plot.New()
 	p.Title.Text = f.Title
 	p.X.Label.Text, p.Y.Label.Text = f.X, f.Y
@@ -124,15 +128,19 @@ func Figure(f *report.Figure, path string) error {
 	}
 	legend := plot.NewLegend()
 	legend.Top, legend.Left = true, true
+	floor := logFloor(f)
 	for i, sr := range f.Series {
 		var line, band, lower plotter.XYs
 		for k := range sr.X {
 			m, lo, hi := sr.Mean[k], sr.Mean[k]-sr.Std[k], sr.Mean[k]+sr.Std[k]
-			if math.IsNaN(m) || math.IsInf(m, 0) || logY && m <= 0 {
+			if math.IsNaN(m) || math.IsInf(m, 0) || logY && m < 0 {
 				continue // a diverged seed's last rows
 			}
+			if logY && m == 0 {
+				m, hi = floor, max(hi, floor) // an exact zero, at the axis's floor
+			}
 			if logY && lo <= 0 {
-				lo = m / 10
+				lo = max(m/10, floor)
 			}
 			line = append(line, plotter.XY{X: sr.X[k], Y: m})
 			band = append(band, plotter.XY{X: sr.X[k], Y: hi})
@@ -166,6 +174,12 @@ func Figure(f *report.Figure, path string) error {
 		if sr.Seeds > 1 {
 			label += fmt.Sprintf(" (%d seeds)", sr.Seeds)
 		}
+		if !slices.Equal(sr.Mean, given.Series[i].Mean) {
+			label += ", clipped at " + strconv.FormatFloat(slices.Max(sr.Mean), 'g', 3, 64)
+		}
+		if logY && slices.Contains(sr.Mean, 0) {
+			label += ", zeros at the axis floor"
+		}
 		thumbs := []plot.Thumbnailer{l}
 		if sr.DivergedSeeds > 0 {
 			end, err := plotter.NewScatter(line[len(line)-1:])
@@ -194,16 +208,72 @@ func spansDecades(f *report.Figure) bool {
 	lo, hi := math.Inf(1), 0.0
 	for _, sr := range f.Series {
 		for _, m := range sr.Mean {
-			if math.IsNaN(m) || math.IsInf(m, 0) {
-				continue
-			}
-			if m <= 0 {
+			switch {
+			case math.IsNaN(m) || math.IsInf(m, 0) || m == 0: // exact zeros sit at the floor
+			case m < 0:
 				return false
+			default:
+				lo, hi = min(lo, m), max(hi, m)
 			}
-			lo, hi = min(lo, m), max(hi, m)
 		}
 	}
 	return hi > 0 && hi/lo > 100
+}
+
+// logFloor is where a log axis puts exact zeros: a decade below the
+// smallest positive mean.
+func logFloor(f *report.Figure) float64 {
+	lo := math.Inf(1)
+	for _, sr := range f.Series {
+		for _, m := range sr.Mean {
+			if m > 0 && !math.IsInf(m, 0) {
+				lo = min(lo, m)
+			}
+		}
+	}
+	return lo / 10
+}
+
+// divergedCap is how far above the healthy curves' largest value a curve
+// with diverged seeds is drawn before it is clipped.
+const divergedCap = 10
+
+// clipDiverged returns f with the means (and bands) of its series that
+// have diverged seeds clipped to divergedCap times the largest finite
+// magnitude of the healthy series, so that one blown-up curve (a loss or
+// consensus distance of 1e15) does not flatten the rest; the cross at its
+// end marks it. f is returned as it is when no series is healthy.
+func clipDiverged(f *report.Figure) *report.Figure {
+	healthy := 0.0
+	for _, sr := range f.Series {
+		if sr.DivergedSeeds > 0 {
+			continue
+		}
+		for k, m := range sr.Mean {
+			if !math.IsNaN(m) && !math.IsInf(m, 0) {
+				healthy = max(healthy, math.Abs(m)+math.Abs(sr.Std[k]))
+			}
+		}
+	}
+	if healthy == 0 {
+		return f
+	}
+	limit := divergedCap * healthy
+	out := *f
+	out.Series = slices.Clone(f.Series)
+	for i, sr := range out.Series {
+		if sr.DivergedSeeds == 0 {
+			continue
+		}
+		sr.Mean, sr.Std = slices.Clone(sr.Mean), slices.Clone(sr.Std)
+		for k, m := range sr.Mean {
+			if math.Abs(m) > limit || math.IsInf(m, 0) {
+				sr.Mean[k], sr.Std[k] = math.Copysign(limit, m), 0
+			}
+		}
+		out.Series[i] = sr
+	}
+	return &out
 }
 
 // saveBeside draws a plot of width w and height h with, in a strip of

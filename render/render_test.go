@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/ump-lab/ump/report"
@@ -14,7 +15,8 @@ import (
 )
 
 // TestLogAxisWhenDecades: a log y axis for positive values spanning more
-// than two decades, never for values at or below zero.
+// than two decades, exact zeros beside them or not, never for negative
+// values.
 func TestLogAxisWhenDecades(t *testing.T) {
 	for _, tc := range []struct {
 		means []float64
@@ -22,7 +24,8 @@ func TestLogAxisWhenDecades(t *testing.T) {
 	}{
 		{[]float64{2, 0.5, 0.01}, true},
 		{[]float64{0.97, 0.1}, false},
-		{[]float64{1e6, 1, 0}, false},
+		{[]float64{1e6, 1, 0}, true}, // exact zeros sit at the floor
+		{[]float64{1e6, 1, -1}, false},
 		{[]float64{3, 1e9, math.NaN()}, true},
 	} {
 		f := report.Figure{Series: []report.Series{{Mean: tc.means}}}
@@ -100,5 +103,30 @@ func TestPNGSaysItsResolution(t *testing.T) {
 	}
 	if b := img.Bounds(); b.Dy() != 4*300 || b.Dx() < 6*300 {
 		t.Errorf("the PNG is %d x %d pixels; want 1200 high and at least 1800 wide", b.Dx(), b.Dy())
+	}
+}
+
+// TestDivergedCurvesAreClipped: a curve with diverged seeds is clipped to
+// ten times the healthy curves' largest value (mean plus std), the healthy
+// ones are left as they are, the figure given is not changed, and with no
+// healthy curve nothing is clipped.
+func TestDivergedCurvesAreClipped(t *testing.T) {
+	f := &report.Figure{Series: []report.Series{
+		{Mean: []float64{0, 1e-3, 1.5}, Std: []float64{0, 0, 0.5}},
+		{Mean: []float64{1, 1e15, math.Inf(1)}, Std: []float64{0, 1e14, 0}, DivergedSeeds: 1},
+	}}
+	got := clipDiverged(f)
+	if want := []float64{1, 20, 20}; !slices.Equal(got.Series[1].Mean, want) {
+		t.Errorf("the diverged curve is %v, want %v (10 x (1.5 + 0.5))", got.Series[1].Mean, want)
+	}
+	if !slices.Equal(got.Series[0].Mean, f.Series[0].Mean) || f.Series[1].Mean[1] != 1e15 {
+		t.Errorf("healthy curve %v, the given figure's diverged curve %v: changed", got.Series[0].Mean, f.Series[1].Mean)
+	}
+	if !spansDecades(got) {
+		t.Error("zeros, 1e-3 and a curve clipped at 20 span four decades: want a log axis")
+	}
+	all := &report.Figure{Series: []report.Series{f.Series[1]}}
+	if clipDiverged(all) != all {
+		t.Error("a figure of diverged curves only was clipped")
 	}
 }
