@@ -295,14 +295,17 @@ func saveBeside(p *plot.Plot, w, h, side vg.Length, drawSide func(draw.Canvas), 
 	}
 	dc := draw.New(c)
 	p.Draw(draw.Crop(dc, 0, -side, 0, 0))
-	drawSide(draw.Crop(dc, w+vg.Points(6), 0, vg.Points(30), -vg.Points(30)))
+	drawSide(draw.Crop(dc, w+vg.Points(6), -vg.Points(12), vg.Points(30), -vg.Points(30))) // a margin to the right edge
 	var b bytes.Buffer
 	if _, err := c.WriteTo(&b); err != nil {
 		return err
 	}
 	data := b.Bytes()
-	if format == "png" {
+	switch format {
+	case "png":
 		data = withDPI(data, pngDPI)
+	case "svg": // gonum's SVG canvas embeds images as PNG but declares them JPEG
+		data = bytes.ReplaceAll(data, []byte("data:image/jpg;base64,"), []byte("data:image/png;base64,"))
 	}
 	return os.WriteFile(path, data, 0o644)
 }

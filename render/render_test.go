@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/report"
 	"gonum.org/v1/plot"
 )
@@ -128,5 +129,43 @@ func TestDivergedCurvesAreClipped(t *testing.T) {
 	all := &report.Figure{Series: []report.Series{f.Series[1]}}
 	if clipDiverged(all) != all {
 		t.Error("a figure of diverged curves only was clipped")
+	}
+}
+
+// TestHeatMapFiles: the partition heat map's SVG declares its embedded
+// image as the PNG it is (gonum writes image/jpg), and in the PNG the
+// colour bar keeps a margin to the right edge (its last 24 pixel columns
+// are background).
+func TestHeatMapFiles(t *testing.T) {
+	var w, c, n []int64
+	for worker := range 4 {
+		for class := range 3 {
+			w, c, n = append(w, int64(worker)), append(c, int64(class)), append(n, int64(worker*class+1))
+		}
+	}
+	tab := &artifacts.Table{Columns: []artifacts.Column{{Name: "worker", Ints: w}, {Name: "class", Ints: c}, {Name: "count", Ints: n}}}
+	dir := t.TempDir()
+	if err := Histogram(tab, "partition", filepath.Join(dir, "p.svg")); err != nil {
+		t.Fatal(err)
+	}
+	svg, _ := os.ReadFile(filepath.Join(dir, "p.svg"))
+	if !bytes.Contains(svg, []byte("data:image/png;base64,")) || bytes.Contains(svg, []byte("image/jpg")) {
+		t.Error("the SVG does not declare its embedded image as PNG")
+	}
+	if err := Histogram(tab, "partition", filepath.Join(dir, "p.png")); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "p.png"))
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := img.Bounds()
+	for x := b.Max.X - 24; x < b.Max.X; x++ {
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			if r, g, bl, a := img.At(x, y).RGBA(); a != 0 && (r < 0xf000 || g < 0xf000 || bl < 0xf000) {
+				t.Fatalf("pixel (%d, %d) of a %d-wide heat map is drawn: the colour bar touches the edge", x, y, b.Dx())
+			}
+		}
 	}
 }
