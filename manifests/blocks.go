@@ -165,9 +165,12 @@ func familyParam(fam *kinds.Schema, name string) (kinds.Param, bool) {
 
 // blockKeys are the keys a block allows: its key and every parameter of
 // the family.
-func blockKeys(fam *kinds.Schema) []string {
+func blockKeys(fam *kinds.Schema) []string { return paramKeys(fam, fam.Params()) }
+
+// paramKeys are a block's key and the names of params, sorted.
+func paramKeys(fam *kinds.Schema, params []kinds.Param) []string {
 	keys := []string{fam.Key}
-	for _, p := range fam.Params() {
+	for _, p := range params {
 		keys = append(keys, p.Name)
 	}
 	slices.Sort(keys)
@@ -183,12 +186,7 @@ func kindKeys(fam *kinds.Schema, n *yaml.Node) []string {
 			continue
 		}
 		if k, ok := fam.Lookup(n.Content[i+1].Value); ok {
-			keys := []string{fam.Key}
-			for _, p := range k.Params {
-				keys = append(keys, p.Name)
-			}
-			slices.Sort(keys)
-			return keys
+			return paramKeys(fam, k.Params)
 		}
 	}
 	return blockKeys(fam)

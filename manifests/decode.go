@@ -62,8 +62,21 @@ func join(path, key string) string {
 	return path + "." + key
 }
 
-// decodeSelection fills table.select's mapping form, {by: PATH, seeds:
-// [...]}, into t.
+// ownForms is a struct with a field written in a form of its own, which
+// decodeOwn reads (done), leaving the others to the decoder.
+type ownForms interface {
+	decodeOwn(d *decoder, key string, n *yaml.Node, path string) (done bool, err error)
+}
+
+// decodeOwn reads table.select's mapping form, {by: PATH, seeds: [...]}.
+func (t *Table) decodeOwn(d *decoder, key string, n *yaml.Node, path string) (bool, error) {
+	if key != "select" || n.Kind != yaml.MappingNode {
+		return false, nil
+	}
+	return true, d.decodeSelection(n, t, path)
+}
+
+// decodeSelection fills table.select's mapping form into t.
 func (d *decoder) decodeSelection(n *yaml.Node, t *Table, path string) error {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
@@ -110,13 +123,15 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path, help string) error
 		t := v.Type()
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, val := n.Content[i], n.Content[i+1]
-			if t == reflect.TypeFor[Table]() && k.Value == "select" && val.Kind == yaml.MappingNode {
+			if own, ok := v.Addr().Interface().(ownForms); ok {
 				p := join(path, k.Value)
-				d.lines[p] = k.Line
-				if err := d.decodeSelection(val, v.Addr().Interface().(*Table), p); err != nil {
-					return err
+				if done, err := own.decodeOwn(d, k.Value, val, p); done || err != nil {
+					d.lines[p] = k.Line
+					if err != nil {
+						return err
+					}
+					continue
 				}
-				continue
 			}
 			f, ok := fieldByKey(t, k.Value)
 			if !ok {

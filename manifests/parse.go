@@ -745,12 +745,7 @@ func checkLayout(file string, base *yaml.Node, t *Table, axes []axis) error {
 		return nil
 	}
 	slices.SortFunc(unplaced, func(a, b string) int { return lines[a] - lines[b] }) // as the file has them
-	line := base.Line
-	for i := 0; i+1 < len(base.Content); i += 2 {
-		if base.Content[i].Value == "table" {
-			line = base.Content[i].Line
-		}
-	}
+	line := lineOf(base, "table")
 	var named []string
 	for _, p := range unplaced {
 		named = append(named, fmt.Sprintf("%s (%s)", p, position(file, lines[p])))

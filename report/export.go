@@ -375,12 +375,11 @@ func (s Source) Summary(ctx context.Context, reps []*Report) (*artifacts.Table, 
 			paperMean.Floats[i], paperStd.Floats[i] = math.NaN(), math.NaN()
 		}
 		if pt := published.Table(rep.Plan.Manifest.Name); pt != nil {
-			pc := published.ComparePaper(g, pt)
-			for pr, row := range pt.Rows {
-				r := slices.IndexFunc(g.RowLabels, func(l []string) bool { return strings.Join(l, " / ") == row.Row })
+			for _, row := range pt.Rows {
+				r := labelIndex(g.RowLabels, row.Row)
 				for pcol, label := range pt.Columns {
-					c := slices.IndexFunc(g.ColLabels, func(l []string) bool { return strings.Join(l, " / ") == label })
-					v := pc.Entries[pr][pcol].Paper
+					c := labelIndex(g.ColLabels, label)
+					v, _ := published.read(row.Values[pcol]) // checked by ParsePublished
 					if r < 0 || c < 0 || v.Diverged {
 						continue
 					}

@@ -178,6 +178,18 @@ func scaled(vals []float64, k float64) []float64 {
 	return out
 }
 
+// labelIndex is the index of the row or column labels (one value per
+// path) that print as label, joined by " / " as tables print them, or -1.
+func labelIndex(labels [][]string, label string) int {
+	return slices.IndexFunc(labels, func(l []string) bool { return strings.Join(l, " / ") == label })
+}
+
+// rowLabelled is the index of the row tied to the manifest's row label, or
+// -1.
+func (t *PublishedTable) rowLabelled(label string) int {
+	return slices.IndexFunc(t.Rows, func(r PublishedRow) bool { return r.Row == label })
+}
+
 // rowNamed is the index of the row the paper calls name, or -1.
 func (t *PublishedTable) rowNamed(name string) int {
 	return slices.IndexFunc(t.Rows, func(r PublishedRow) bool { return r.Name == name })
@@ -229,16 +241,13 @@ const percent = 100
 // decides the claims that name t.
 func (p *Published) ComparePaper(g *Grid, t *PublishedTable) *PaperComparison {
 	pc := &PaperComparison{Grid: g, Paper: t}
-	colIndex := func(label string) int {
-		return slices.IndexFunc(g.ColLabels, func(l []string) bool { return strings.Join(l, " / ") == label })
-	}
 	for _, row := range t.Rows {
-		r := slices.IndexFunc(g.RowLabels, func(l []string) bool { return strings.Join(l, " / ") == row.Row })
+		r := labelIndex(g.RowLabels, row.Row)
 		var entries []PaperEntry
 		for c, printed := range row.Values {
 			e := PaperEntry{Ours: Entry{Missing: true}}
 			e.Paper, _ = p.read(printed) // checked by ParsePublished
-			if gc := colIndex(t.Columns[c]); r >= 0 && gc >= 0 {
+			if gc := labelIndex(g.ColLabels, t.Columns[c]); r >= 0 && gc >= 0 {
 				e.Ours = g.Entries[r][gc]
 			}
 			if !e.Ours.Missing && !e.Ours.Diverged {
@@ -427,8 +436,7 @@ func (pc *PaperComparison) legend() []string {
 	}
 	var others []string
 	for _, l := range g.RowLabels {
-		label := strings.Join(l, " / ")
-		if !slices.ContainsFunc(pc.Paper.Rows, func(r PublishedRow) bool { return r.Row == label }) {
+		if label := strings.Join(l, " / "); pc.Paper.rowLabelled(label) < 0 {
 			others = append(others, label)
 		}
 	}

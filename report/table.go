@@ -79,17 +79,18 @@ type Grid struct {
 // RowIndex finds the row labelled label (its labels joined by " / "), or
 // the one row whose label contains it; ok is false for none or several.
 func (g *Grid) RowIndex(label string) (row int, ok bool) {
+	if r := labelIndex(g.RowLabels, label); r >= 0 {
+		return r, true
+	}
 	found := -1
 	for r, l := range g.RowLabels {
-		switch joined := strings.Join(l, " / "); {
-		case joined == label:
-			return r, true
-		case strings.Contains(joined, label):
-			if found >= 0 {
-				return -1, false
-			}
-			found = r
+		if !strings.Contains(strings.Join(l, " / "), label) {
+			continue
 		}
+		if found >= 0 {
+			return -1, false
+		}
+		found = r
 	}
 	return found, found >= 0
 }

@@ -57,7 +57,6 @@ type tableOptions struct {
 }
 
 func runTable(ctx context.Context, g globals, hash string, o tableOptions, w io.Writer) error {
-	value, latex, csv := o.value, o.latex, o.csv
 	store, rep, err := openReport(ctx, g, hash, "ump table")
 	if err != nil {
 		return err
@@ -69,19 +68,23 @@ func runTable(ctx context.Context, g globals, hash string, o tableOptions, w io.
 		}
 	}
 	t := report.Layout(&rep.Plan)
-	if value != "" {
-		t.Value, t.Best = value, manifests.BestFor(value)
-		t.Also = slices.DeleteFunc(slices.Clone(t.Also), func(a string) bool { return a == value })
+	if o.value != "" {
+		t.Value, t.Best = o.value, manifests.BestFor(o.value)
+		t.Also = slices.DeleteFunc(slices.Clone(t.Also), func(a string) bool { return a == o.value })
 	}
 	grid, err := store.Source().Grid(ctx, rep, t)
-	if err != nil && value != "" {
-		return fmt.Errorf("--value %s: %w", value, err)
+	if err != nil && o.value != "" {
+		return fmt.Errorf("--value %s: %w", o.value, err)
 	}
 	if err != nil {
 		return err
 	}
 	if o.paper {
-		return writePaperComparison(grid, rep.Plan.Manifest.Name, latex, csv, w)
+		pc, err := paperComparison(grid, rep.Plan.Manifest.Name)
+		if err != nil {
+			return err
+		}
+		return writeTable(pc, o, w)
 	}
 	grid.Intervals = o.ci
 	if o.compare != "" {
@@ -95,26 +98,39 @@ func runTable(ctx context.Context, g globals, hash string, o tableOptions, w io.
 		}
 		grid.Baseline = grid.RowLabels[r]
 	}
+	return writeTable(grid, o, w)
+}
+
+// renderedTable is a table ump table prints: a grid, or a grid beside the
+// paper's.
+type renderedTable interface {
+	Markdown() string
+	LaTeX() string
+	Table() *artifacts.Table
+}
+
+// writeTable writes t as --latex or --csv ask, else as Markdown.
+func writeTable(t renderedTable, o tableOptions, w io.Writer) (err error) {
 	switch {
-	case latex:
-		_, err = io.WriteString(w, grid.LaTeX())
-	case csv:
+	case o.latex:
+		_, err = io.WriteString(w, t.LaTeX())
+	case o.csv:
 		var b bytes.Buffer
-		if err = artifacts.WriteCSV(&b, grid.Table()); err == nil {
+		if err = artifacts.WriteCSV(&b, t.Table()); err == nil {
 			_, err = w.Write(b.Bytes())
 		}
 	default:
-		_, err = io.WriteString(w, grid.Markdown())
+		_, err = io.WriteString(w, t.Markdown())
 	}
 	return err
 }
 
-// writePaperComparison writes the grid of the manifest named name beside
-// the paper's published table for it.
-func writePaperComparison(grid *report.Grid, name string, latex, csv bool, w io.Writer) error {
+// paperComparison sets the grid of the manifest named name beside the
+// paper's published table for it.
+func paperComparison(grid *report.Grid, name string) (*report.PaperComparison, error) {
 	published, err := report.ParsePublished(manifests.Published)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	t := published.Table(name)
 	if t == nil {
@@ -122,19 +138,7 @@ func writePaperComparison(grid *report.Grid, name string, latex, csv bool, w io.
 		for _, t := range published.Tables {
 			names = append(names, t.Manifest)
 		}
-		return badInput{fmt.Errorf("--paper: the paper publishes no table for manifest %q; it does for: %s", name, strings.Join(names, ", "))}
+		return nil, badInput{fmt.Errorf("--paper: the paper publishes no table for manifest %q; it does for: %s", name, strings.Join(names, ", "))}
 	}
-	pc := published.ComparePaper(grid, t)
-	switch {
-	case latex:
-		_, err = io.WriteString(w, pc.LaTeX())
-	case csv:
-		var b bytes.Buffer
-		if err = artifacts.WriteCSV(&b, pc.Table()); err == nil {
-			_, err = w.Write(b.Bytes())
-		}
-	default:
-		_, err = io.WriteString(w, pc.Markdown())
-	}
-	return err
+	return published.ComparePaper(grid, t), nil
 }

@@ -66,20 +66,23 @@ func startServe(t *testing.T, store string, args ...string) string {
 	return m[1]
 }
 
+// chromium is the path of a Chromium, or skips the test.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("needs a headless Chromium (Debian chromium; .ci/run installs it)")
+	return ""
+}
+
 // browserContext starts a headless Chromium (Debian's chromium) for the
 // test, downloading into dir.
 func browserContext(t *testing.T, dir string) context.Context {
 	t.Helper()
-	path := ""
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			path = p
-			break
-		}
-	}
-	if path == "" {
-		t.Skip("needs a headless Chromium (Debian chromium; .ci/run installs it)")
-	}
+	path := chromium(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
 		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1360, 900))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -386,16 +389,7 @@ func TestServeRefusesWhatItMustNot(t *testing.T) {
 // and the DOM it dumps holds the store's manifests (without it, the open
 // stream keeps the page busy and the browser never returns).
 func TestServeStaticPageLetsAHeadlessBrowserFinish(t *testing.T) {
-	path := ""
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			path = p
-			break
-		}
-	}
-	if path == "" {
-		t.Skip("needs a headless Chromium (Debian chromium; .ci/run installs it)")
-	}
+	path := chromium(t)
 	store := t.TempDir()
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
 	url := startServe(t, store)
