@@ -2,6 +2,7 @@ package artifacts
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -68,6 +70,42 @@ func (t *Table) Column(name string) *Column {
 		}
 	}
 	return nil
+}
+
+// Select is a new table of the given rows of t, in that order, with t's
+// metadata.
+func (t *Table) Select(rows []int) *Table {
+	out := &Table{Columns: make([]Column, len(t.Columns)), Metadata: t.Metadata}
+	for i, c := range t.Columns {
+		o := &out.Columns[i]
+		o.Name = c.Name
+		switch {
+		case c.Ints != nil:
+			o.Ints = []int64{}
+		case c.Strings != nil:
+			o.Strings = []string{}
+		case c.Bools != nil:
+			o.Bools = []bool{}
+		default:
+			o.Floats = []float64{}
+		}
+		for _, r := range rows {
+			switch {
+			case c.Ints != nil:
+				o.Ints = append(o.Ints, c.Ints[r])
+			case c.Strings != nil:
+				o.Strings = append(o.Strings, c.Strings[r])
+			case c.Bools != nil:
+				o.Bools = append(o.Bools, c.Bools[r])
+			default:
+				o.Floats = append(o.Floats, c.Floats[r])
+			}
+			if c.Null != nil {
+				o.Null = append(o.Null, c.Null[r])
+			}
+		}
+	}
+	return out
 }
 
 func (t *Table) check() error {
@@ -159,15 +197,82 @@ func WriteParquet(w io.Writer, t *Table) error {
 }
 
 // ReadArrow decodes an Arrow IPC file written by WriteArrow (or any IPC
-// file of int64, float64 and string columns).
+// file of int64, float64, string and boolean columns).
 func ReadArrow(data []byte) (*Table, error) {
 	r, err := ipc.NewFileReader(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("reading Arrow table: %w", err)
 	}
 	defer r.Close()
-	schema := r.Schema()
+	var recs []arrow.RecordBatch
+	for k := 0; k < r.NumRecords(); k++ {
+		rec, err := r.RecordBatch(k)
+		if err != nil {
+			return nil, fmt.Errorf("reading Arrow table: %w", err)
+		}
+		recs = append(recs, rec)
+	}
+	t, err := fromRecords(r.Schema(), recs)
+	if err != nil {
+		return nil, fmt.Errorf("reading Arrow table: %w", err)
+	}
+	return t, nil
+}
+
+// ReadParquet decodes a Parquet file written by WriteParquet (or any file
+// of int64, float64, string and boolean columns), its nulls and metadata
+// included.
+func ReadParquet(data []byte) (*Table, error) {
+	pf, err := file.NewParquetReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("reading Parquet table: %w", err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.NewGoAllocator())
+	if err != nil {
+		return nil, fmt.Errorf("reading Parquet table: %w", err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("reading Parquet table: %w", err)
+	}
+	defer tbl.Release()
+	tr := array.NewTableReader(tbl, max(1, tbl.NumRows()))
+	defer tr.Release()
+	var recs []arrow.RecordBatch
+	for tr.Next() {
+		rec := tr.RecordBatch()
+		rec.Retain()
+		defer rec.Release()
+		recs = append(recs, rec)
+	}
+	t, err := fromRecords(tbl.Schema(), recs)
+	if err != nil {
+		return nil, fmt.Errorf("reading Parquet table: %w", err)
+	}
+	kv := pf.MetaData().KeyValueMetadata()
+	for i, k := range kv.Keys() {
+		if k == "ARROW:schema" { // pqarrow's copy of the schema, not the table's metadata
+			continue
+		}
+		if t.Metadata == nil {
+			t.Metadata = map[string]string{}
+		}
+		t.Metadata[k] = kv.Values()[i]
+	}
+	return t, nil
+}
+
+// fromRecords gathers record batches of one schema into a Table; a
+// column's Null is set where its field is nullable or a row is null.
+func fromRecords(schema *arrow.Schema, recs []arrow.RecordBatch) (*Table, error) {
 	t := &Table{Columns: make([]Column, schema.NumFields())}
+	if md := schema.Metadata(); md.Len() > 0 {
+		t.Metadata = map[string]string{}
+		for i, k := range md.Keys() {
+			t.Metadata[k] = md.Values()[i]
+		}
+	}
 	for i, f := range schema.Fields() {
 		t.Columns[i].Name = f.Name
 		switch f.Type.ID() {
@@ -177,25 +282,34 @@ func ReadArrow(data []byte) (*Table, error) {
 			t.Columns[i].Floats = []float64{}
 		case arrow.STRING:
 			t.Columns[i].Strings = []string{}
+		case arrow.BOOL:
+			t.Columns[i].Bools = []bool{}
 		default:
-			return nil, fmt.Errorf("reading Arrow table: column %q has unsupported type %s", f.Name, f.Type)
+			return nil, fmt.Errorf("column %q has unsupported type %s", f.Name, f.Type)
+		}
+		if f.Nullable { // written so, and written back so (Table.record)
+			t.Columns[i].Null = []bool{}
 		}
 	}
-	for k := 0; k < r.NumRecords(); k++ {
-		rec, err := r.RecordBatch(k)
-		if err != nil {
-			return nil, fmt.Errorf("reading Arrow table: %w", err)
-		}
+	for _, rec := range recs {
 		for i := range t.Columns {
-			c := &t.Columns[i]
-			switch a := rec.Column(i).(type) {
-			case *array.Int64:
-				c.Ints = append(c.Ints, a.Int64Values()...)
-			case *array.Float64:
-				c.Floats = append(c.Floats, a.Float64Values()...)
-			case *array.String:
-				for j := 0; j < a.Len(); j++ {
+			c, a := &t.Columns[i], rec.Column(i)
+			for j := 0; j < a.Len(); j++ {
+				if a.IsNull(j) && c.Null == nil {
+					c.Null = make([]bool, c.Len())
+				}
+				if c.Null != nil {
+					c.Null = append(c.Null, a.IsNull(j))
+				}
+				switch a := a.(type) {
+				case *array.Int64:
+					c.Ints = append(c.Ints, a.Value(j))
+				case *array.Float64:
+					c.Floats = append(c.Floats, a.Value(j))
+				case *array.String:
 					c.Strings = append(c.Strings, a.Value(j))
+				case *array.Boolean:
+					c.Bools = append(c.Bools, a.Value(j))
 				}
 			}
 		}

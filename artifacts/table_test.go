@@ -57,3 +57,54 @@ func TestWriteCSV(t *testing.T) {
 		t.Error("ragged table accepted")
 	}
 }
+
+func TestParquetRoundTripKeepsNullsBoolsAndMetadata(t *testing.T) {
+	in := &Table{Columns: []Column{
+		{Name: "cell", Ints: []int64{1, 2, 3}},
+		{Name: "alpha", Floats: []float64{2, 0, math.Inf(-1)}, Null: []bool{false, true, false}},
+		{Name: "status", Strings: []string{"completed", "", "diverged"}, Null: []bool{false, false, true}},
+		{Name: "diverged", Bools: []bool{false, false, true}},
+	}, Metadata: map[string]string{"ump.table": "final"}}
+	var b strings.Builder
+	if err := WriteParquet(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	out, err := ReadParquet([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Table{Columns: []Column{
+		{Name: "cell", Ints: []int64{1, 2, 3}},
+		{Name: "alpha", Floats: []float64{2, 0, math.Inf(-1)}, Null: []bool{false, true, false}},
+		{Name: "status", Strings: []string{"completed", "", ""}, Null: []bool{false, false, true}},
+		{Name: "diverged", Bools: []bool{false, false, true}},
+	}, Metadata: map[string]string{"ump.table": "final"}}
+	if !reflect.DeepEqual(out, want) {
+		t.Fatalf("read back %+v\nwant %+v", out, want)
+	}
+	if _, err := ReadParquet([]byte("PAR1 not really")); err == nil || !strings.Contains(err.Error(), "Parquet") {
+		t.Fatalf("a damaged file gave %v, want an error naming Parquet", err)
+	}
+}
+
+func TestSelectTakesTheRowsInOrder(t *testing.T) {
+	in := &Table{Columns: []Column{
+		{Name: "cell", Ints: []int64{1, 2, 3}},
+		{Name: "acc", Floats: []float64{0.1, 0.2, 0.3}, Null: []bool{false, true, false}},
+		{Name: "status", Strings: []string{"a", "b", "c"}},
+		{Name: "diverged", Bools: []bool{true, false, false}},
+	}, Metadata: map[string]string{"k": "v"}}
+	got := in.Select([]int{2, 0})
+	want := &Table{Columns: []Column{
+		{Name: "cell", Ints: []int64{3, 1}},
+		{Name: "acc", Floats: []float64{0.3, 0.1}, Null: []bool{false, false}},
+		{Name: "status", Strings: []string{"c", "a"}},
+		{Name: "diverged", Bools: []bool{false, true}},
+	}, Metadata: map[string]string{"k": "v"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Select gave %+v, want %+v", got, want)
+	}
+	if none := in.Select(nil); none.Rows() != 0 || none.Columns[1].Floats == nil || none.Columns[3].Bools == nil {
+		t.Fatalf("Select of no rows lost the columns' types: %+v", none)
+	}
+}

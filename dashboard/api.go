@@ -346,13 +346,13 @@ func (s *Server) tableView(r *http.Request) (any, error) {
 		Rows      []row           `json:"rows"`
 		Legend    string          `json:"legend"`
 		Layout    manifests.Table `json:"layout"`
-	}{RowHeader: strings.Join(spec.Rows, " / "), Legend: grid.Legend(), Layout: spec}
+	}{RowHeader: grid.RowsTitle(), Legend: grid.Legend(), Layout: spec}
 	for c := range grid.ColLabels {
-		out.Columns = append(out.Columns, grid.ColumnHeader(c))
+		out.Columns = append(out.Columns, grid.ColumnTitle(c))
 	}
 	best := grid.BestRows()
-	for r, labels := range grid.RowLabels {
-		rw := row{Label: strings.Join(labels, " / ")}
+	for r := range grid.RowLabels {
+		rw := row{Label: grid.RowTitle(r)}
 		for c, e := range grid.Entries[r] {
 			cells := make([]int, len(grid.Cells[r][c]))
 			for k, i := range grid.Cells[r][c] {
@@ -398,7 +398,7 @@ func (s *Server) entryView(r *http.Request) (any, error) {
 		Text   string   `json:"text"`
 		Note   string   `json:"note"`
 		Groups []choice `json:"groups"`
-	}{Row: strings.Join(grid.RowLabels[row], " / "), Column: grid.ColumnHeader(col), Value: spec.Value, Select: spec.Select,
+	}{Row: grid.RowTitle(row), Column: grid.ColumnTitle(col), Value: spec.Value, Select: spec.Select,
 		Text: grid.Text(e, "±"), Note: grid.SelectNote(e)}
 	for _, i := range grid.Cells[row][col] {
 		v := grid.Choices[i]

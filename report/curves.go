@@ -133,6 +133,21 @@ func (s Source) Curves(ctx context.Context, rep *Report, spec manifests.Table, o
 	if err != nil {
 		return nil, err
 	}
+	return curves(&rep.Plan, grid, spec, o, func(cells []int) string { return furthest(rep, grid, cells) },
+		func(i int) (*artifacts.Table, bool, bool, error) {
+			t, done, err := s.roundsOf(ctx, rep, i, o.Live)
+			return t, done, done && rep.Cells[i].Stage(train.Name).Result.Diverged, err
+		})
+}
+
+// roundsFunc gives cell i's rounds table (nil: none), whether its
+// training finished and whether it diverged.
+type roundsFunc func(i int) (t *artifacts.Table, done, diverged bool, err error)
+
+// curves builds the figures of a grid from its cells' rounds (Curves);
+// furthestOf picks the choice a live figure shows for an entry none of
+// whose choices has finished (CurveOptions.Live).
+func curves(plan *manifests.Plan, grid *Grid, spec manifests.Table, o CurveOptions, furthestOf func(cells []int) string, rounds roundsFunc) ([]Figure, error) {
 	// Row labels: the layout's, or the kind labels without what all rows share.
 	rows := make([]string, len(grid.RowLabels))
 	for k := range spec.Rows {
@@ -155,7 +170,7 @@ func (s Source) Curves(ctx context.Context, rep *Report, spec manifests.Table, o
 	figs := make([]Figure, len(grid.ColLabels))
 	shown := make([][]string, len(grid.RowLabels)) // [row][column]: the select value whose cells are drawn
 	for c := range figs {
-		figs[c] = Figure{Name: grid.ColumnHeader(c), Title: rep.Plan.Manifest.Name, X: label(spec, o.X), Y: label(spec, o.Y)}
+		figs[c] = Figure{Name: grid.ColumnHeader(c), Title: plan.Manifest.Name, X: label(spec, o.X), Y: label(spec, o.Y)}
 		if len(spec.Columns) > 0 {
 			var parts []string
 			for k, path := range spec.Columns {
@@ -175,7 +190,7 @@ func (s Source) Curves(ctx context.Context, rep *Report, spec manifests.Table, o
 			case o.Choice != "":
 				choice = o.Choice
 			case o.Live && e.Missing:
-				choice, sr.Untuned = furthest(rep, grid, grid.Cells[r][c]), true
+				choice, sr.Untuned = furthestOf(grid.Cells[r][c]), true
 			}
 			shown[r][c] = choice
 			if choice != "" {
@@ -194,7 +209,7 @@ func (s Source) Curves(ctx context.Context, rep *Report, spec manifests.Table, o
 				if grid.Choices[i] != shown[r][c] {
 					continue
 				}
-				t, done, err := s.roundsOf(ctx, rep, i, o.Live)
+				t, done, diverged, err := rounds(i)
 				if err != nil {
 					return nil, fmt.Errorf("cell %d: %w", i+1, err)
 				}
@@ -217,7 +232,7 @@ func (s Source) Curves(ctx context.Context, rep *Report, spec manifests.Table, o
 				switch {
 				case !done:
 					sr.Running++
-				case rep.Cells[i].Stage(train.Name).Result.Diverged:
+				case diverged:
 					sr.DivergedSeeds++
 				}
 			}

@@ -382,13 +382,14 @@ func (pc *PaperComparison) decide(c *Claim, value func(r, col int) (float64, boo
 	return "holds"
 }
 
-// columnName is a column label with the layout's column paths:
-// "partition.alpha=0.1".
+// columnName is a column of the paper's table as tables show it: its
+// label with the layout's column paths ("partition.alpha=0.1", or with
+// labels "non-IID = 0.1").
 func (g *Grid) columnName(label string) string {
 	if len(g.Spec.Columns) == 0 {
 		return label
 	}
-	return strings.Join(g.Spec.Columns, " / ") + "=" + label
+	return g.titles([]string{strings.Join(g.Spec.Columns, " / ")}, []string{label}, "")
 }
 
 // text renders one entry: ours ± std [interval] · the paper's · the
@@ -435,9 +436,9 @@ func (pc *PaperComparison) legend() []string {
 		lines = append(lines, fmt.Sprintf("%s chosen per entry by the %s mean of the same seeds (the paper's protocol).", g.Spec.Select, g.Spec.Best))
 	}
 	var others []string
-	for _, l := range g.RowLabels {
-		if label := strings.Join(l, " / "); pc.Paper.rowLabelled(label) < 0 {
-			others = append(others, label)
+	for r, l := range g.RowLabels {
+		if pc.Paper.rowLabelled(strings.Join(l, " / ")) < 0 {
+			others = append(others, g.RowTitle(r))
 		}
 	}
 	if len(others) > 0 {
@@ -464,7 +465,7 @@ func (pc *PaperComparison) legend() []string {
 // Markdown renders the comparison as a Markdown table and its legend.
 func (pc *PaperComparison) Markdown() string {
 	var b strings.Builder
-	b.WriteString("| " + strings.Join(pc.Grid.Spec.Rows, " / "))
+	b.WriteString("| " + pc.Grid.RowsTitle())
 	for _, col := range pc.Paper.Columns {
 		b.WriteString(" | " + pc.Grid.columnName(col))
 	}
@@ -488,7 +489,7 @@ func (pc *PaperComparison) LaTeX() string {
 		b.WriteString("% " + l + "\n")
 	}
 	b.WriteString(`\begin{tabular}{l` + strings.Repeat("c", len(pc.Paper.Columns)) + "}\n\\toprule\n")
-	b.WriteString(latexEscape.Replace(strings.Join(pc.Grid.Spec.Rows, " / ")))
+	b.WriteString(latexEscape.Replace(pc.Grid.RowsTitle()))
 	for _, col := range pc.Paper.Columns {
 		b.WriteString(" & " + latexEscape.Replace(pc.Grid.columnName(col)))
 	}

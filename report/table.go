@@ -482,6 +482,49 @@ func (g *Grid) ColumnHeader(c int) string {
 	return strings.Join(parts, " ")
 }
 
+// Shown is what tables show for a row or column value, a path or a
+// figure column: the layout's label for it (Table.Labels), else the name
+// itself.
+func (g *Grid) Shown(name string) string {
+	if l, ok := g.Spec.Labels[name]; ok {
+		return l
+	}
+	return name
+}
+
+// RowsTitle heads the rows' column: the row paths, as shown.
+func (g *Grid) RowsTitle() string { return g.titles(g.Spec.Rows, nil, " / ") }
+
+// RowTitle is row r's label as tables show it.
+func (g *Grid) RowTitle(r int) string { return g.titles(g.RowLabels[r], nil, " / ") }
+
+// ColumnTitle is column c's header as tables show it: each column path
+// and its value, as shown ("partition.alpha=0.1", or with labels
+// "non-IID = 0.1").
+func (g *Grid) ColumnTitle(c int) string {
+	if len(g.Spec.Columns) == 0 {
+		return g.titles(slices.Concat([]string{g.Spec.Value}, g.Spec.Also), nil, " / ")
+	}
+	return g.titles(g.Spec.Columns, g.ColLabels[c], " ")
+}
+
+// titles shows names, each with its value where values are given (a
+// labelled path takes " = ", as the paper writes it).
+func (g *Grid) titles(names, values []string, sep string) string {
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = g.Shown(n)
+		if values != nil {
+			eq := "="
+			if parts[i] != n {
+				eq = " = "
+			}
+			parts[i] += eq + g.Shown(values[i])
+		}
+	}
+	return strings.Join(parts, sep)
+}
+
 // Legend explains the entries in one line.
 func (g *Grid) Legend() string {
 	spread := "mean ± std over seeds"
@@ -522,13 +565,13 @@ func (g *Grid) selectionNote() string {
 func (g *Grid) Markdown() string {
 	var b strings.Builder
 	best := g.BestRows()
-	b.WriteString("| " + strings.Join(g.Spec.Rows, " / "))
+	b.WriteString("| " + g.RowsTitle())
 	for c := range g.ColLabels {
-		b.WriteString(" | " + g.ColumnHeader(c))
+		b.WriteString(" | " + g.ColumnTitle(c))
 	}
 	b.WriteString(" |\n|" + strings.Repeat("---|", len(g.ColLabels)+1) + "\n")
-	for r, labels := range g.RowLabels {
-		b.WriteString("| " + strings.Join(labels, " / "))
+	for r := range g.RowLabels {
+		b.WriteString("| " + g.RowTitle(r))
 		for c, e := range g.Entries[r] {
 			cell := g.Text(e, "±")
 			if best[c] == r {
@@ -542,8 +585,10 @@ func (g *Grid) Markdown() string {
 	return b.String()
 }
 
-// latexEscape escapes the characters LaTeX treats specially in labels.
-var latexEscape = strings.NewReplacer(`\`, `\textbackslash{}`, "_", `\_`, "%", `\%`, "&", `\&`, "#", `\#`, "$", `\$`, "{", `\{`, "}", `\}`, "^", `\^{}`, "~", `\~{}`)
+// latexEscape escapes the characters LaTeX treats specially in labels,
+// and writes the Greek letters labels use (non-IID α, momentum β) as math.
+var latexEscape = strings.NewReplacer(`\`, `\textbackslash{}`, "_", `\_`, "%", `\%`, "&", `\&`, "#", `\#`, "$", `\$`, "{", `\{`, "}", `\}`, "^", `\^{}`, "~", `\~{}`,
+	"α", `$\alpha$`, "β", `$\beta$`, "γ", `$\gamma$`, "η", `$\eta$`, "λ", `$\lambda$`, "μ", `$\mu$`)
 
 // LaTeX renders the grid as a booktabs tabular, the best entry of each
 // column in bold as the paper does.
@@ -552,13 +597,13 @@ func (g *Grid) LaTeX() string {
 	best := g.BestRows()
 	b.WriteString("% " + g.Legend() + "\n")
 	b.WriteString(`\begin{tabular}{l` + strings.Repeat("c", len(g.ColLabels)) + "}\n\\toprule\n")
-	b.WriteString(latexEscape.Replace(strings.Join(g.Spec.Rows, " / ")))
+	b.WriteString(latexEscape.Replace(g.RowsTitle()))
 	for c := range g.ColLabels {
-		b.WriteString(" & " + latexEscape.Replace(g.ColumnHeader(c)))
+		b.WriteString(" & " + latexEscape.Replace(g.ColumnTitle(c)))
 	}
 	b.WriteString(` \\` + "\n\\midrule\n")
-	for r, labels := range g.RowLabels {
-		b.WriteString(latexEscape.Replace(strings.Join(labels, " / ")))
+	for r := range g.RowLabels {
+		b.WriteString(latexEscape.Replace(g.RowTitle(r)))
 		for c, e := range g.Entries[r] {
 			cell := g.Text(e, `$\pm$`)
 			if best[c] == r {

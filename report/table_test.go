@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -120,5 +121,54 @@ table: {rows: [algorithm], value: objective_gap, select: {by: lr, seeds: [1, 2]}
 	}
 	if !strings.Contains(g.Legend(), "over seeds 1, 2, which the entries leave out") {
 		t.Errorf("the legend does not say the tuning seeds: %q", g.Legend())
+	}
+}
+
+// The paper manifests name their rows as the paper does (table.labels),
+// and every label renames something their tables show: a typo in a key
+// would leave an identifier in a table.
+func TestPaperManifestsLabelWhatTheirTablesShow(t *testing.T) {
+	n := 0
+	for _, name := range manifests.Embedded() {
+		if !strings.HasPrefix(name, "paper/") {
+			continue
+		}
+		n++
+		plan, err := manifests.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := Layout(plan)
+		g, err := NewGrid(plan, spec, make([]Final, len(plan.Cells)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		shown := map[string]bool{}
+		for _, p := range slices.Concat(spec.Rows, spec.Columns) {
+			shown[p] = true
+		}
+		for _, l := range slices.Concat(g.RowLabels, g.ColLabels) {
+			for _, v := range l {
+				shown[v] = true
+			}
+		}
+		for k := range spec.Labels {
+			if !shown[k] {
+				t.Errorf("%s: label %q names nothing its table shows", name, k)
+			}
+		}
+		for k, p := range spec.Rows {
+			if p != "algorithm" && p != "algorithm.name" {
+				continue
+			}
+			for r := range g.RowLabels {
+				if v := g.RowLabels[r][k]; spec.Labels[v] == "" {
+					t.Errorf("%s: row %q has no paper name in table.labels", name, v)
+				}
+			}
+		}
+	}
+	if n < 20 {
+		t.Fatalf("found %d paper manifests, want every one of manifests/paper", n)
 	}
 }

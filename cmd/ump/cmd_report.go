@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/render"
+	"github.com/ump-lab/ump/report"
+	"github.com/urfave/cli/v2"
+)
+
+func reportCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "report",
+		Usage:     "write one reproduction report of manifests: each table beside the paper's with the claims decided, the figures (PNG and PDF), the commands and hashes, the ump version and engine, and the results as Parquet and CSV",
+		ArgsUsage: "HASH|DIR ...",
+		Description: "Each argument is a manifest in the store (a hash or unique prefix) or a directory an earlier\n" +
+			"report wrote for one (it holds " + report.RegistrationFile + ", " + report.FinalFile + " and " + report.RoundsFile + "): a report\n" +
+			"regenerates from committed results without the store. Writes --out/report.md and, per\n" +
+			"manifest, --out/NAME-HASH12/: the results and the figures (curves-N-COLUMN.png and .pdf).\n" +
+			"Only finished cells are reported; entries not run show –.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "out", Value: "report", Usage: "the output `DIR`"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return badInput{fmt.Errorf("ump report needs one or more manifest hashes (or directories an earlier report wrote)")}
+			}
+			return runReport(c.Context, globalsOf(c), c.Args().Slice(), c.String("out"), c.App.Writer)
+		},
+	}
+}
+
+func runReport(ctx context.Context, g globals, args []string, out string, w io.Writer) error {
+	var store *pipeline.Store
+	defer func() {
+		if store != nil {
+			store.Close()
+		}
+	}()
+	var all []*report.Exported
+	for _, arg := range args {
+		if report.IsExported(arg) {
+			x, err := report.ReadExported(arg)
+			if err != nil {
+				return err
+			}
+			all = append(all, x)
+			continue
+		}
+		if store == nil {
+			var err error
+			if store, err = openStore(ctx, g, "ump report", true); err != nil {
+				return err
+			}
+		}
+		reg, err := store.Source().FindManifest(arg)
+		if err != nil {
+			return err
+		}
+		rep, err := store.Source().Report(reg)
+		if err != nil {
+			return err
+		}
+		x, err := store.Source().Exported(ctx, rep)
+		if err != nil {
+			return err
+		}
+		all = append(all, x)
+	}
+	var doc strings.Builder
+	fmt.Fprintf(&doc, "# Reproduction report\n\nWritten by `ump report` (ump %s) from %d manifest(s). Each directory beside this file holds a manifest's\n"+
+		"results; `ump report DIR... --out OUT` writes this report again from them, without the store.\n", report.Version(), len(all))
+	for _, x := range all {
+		dir := fmt.Sprintf("%s-%.12s", x.Registration.Plan.Manifest.Name, x.Registration.Plan.Hash)
+		if err := x.Write(filepath.Join(out, dir)); err != nil {
+			return err
+		}
+		section, err := reportSection(x, out, dir)
+		if err != nil {
+			return fmt.Errorf("manifest %.12s: %w", x.Registration.Plan.Hash, err)
+		}
+		doc.WriteString(section)
+	}
+	path := filepath.Join(out, "report.md")
+	if err := os.WriteFile(path, []byte(doc.String()), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, path)
+	return nil
+}
+
+// reportSection is a manifest's part of the report; its figures are drawn
+// into out/dir.
+func reportSection(x *report.Exported, out, dir string) (string, error) {
+	plan := &x.Registration.Plan
+	var b strings.Builder
+	counts := map[string]int{}
+	finals, err := x.Finals()
+	if err != nil {
+		return "", err
+	}
+	for _, f := range finals {
+		counts[f.Status]++
+	}
+	cells := fmt.Sprintf("%d: %d completed, %d diverged", len(plan.Cells), counts[eventlog.Completed], counts[eventlog.Diverged])
+	if left := len(plan.Cells) - counts[eventlog.Completed] - counts[eventlog.Diverged]; left > 0 {
+		cells += fmt.Sprintf(", %d not finished (not reported)", left)
+	}
+	link := func(name string) string { return fmt.Sprintf("[%s](%s/%s)", name, dir, name) }
+	fmt.Fprintf(&b, "\n## %s\n\n| | |\n|---|---|\n", plan.Manifest.Name)
+	fmt.Fprintf(&b, "| manifest | `%s` |\n| run it | `%s` |\n| check it | `ump verify %.12s` (recomputes every cell and compares each output's digest) |\n",
+		plan.Hash, x.Command(), plan.Hash)
+	fmt.Fprintf(&b, "| cells | %s |\n| engine | %s |\n", cells, x.Engines())
+	fmt.Fprintf(&b, "| results | %s, %s (and their .csv), %s |\n", link(report.FinalFile), link(report.RoundsFile), link(report.RegistrationFile))
+	table, err := reportTable(x, "grid")
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(&b, "\n### Table\n\n%s", table)
+	if published(plan.Manifest.Name) {
+		beside, err := reportTable(x, "paper")
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "\n### Beside the paper's\n\n%s", beside)
+	}
+	figs, err := x.Curves(report.Layout(plan), report.CurveOptions{X: "round", Y: report.Layout(plan).Value})
+	if err != nil {
+		return "", err
+	}
+	b.WriteString("\n### Figures\n")
+	for c, fig := range figs {
+		if !slices.ContainsFunc(fig.Series, func(s report.Series) bool { return len(s.X) > 0 }) {
+			continue
+		}
+		name := fmt.Sprintf("curves-%d-%s", c+1, fileSafe(fig.Name))
+		for _, ext := range []string{".png", ".pdf"} {
+			if err := render.Figure(&fig, filepath.Join(out, dir, name+ext)); err != nil {
+				return "", err
+			}
+		}
+		fmt.Fprintf(&b, "\n![%s](%s/%s.png)\n\n%s: every row at its tuned learning rate, mean over seeds with a ±1 std band ([PDF](%s/%s.pdf)).\n",
+			fig.Title, dir, name, fig.Title, dir, name)
+	}
+	return b.String(), nil
+}
+
+// reportTable is an exported manifest's table in Markdown: "grid" as `ump
+// table` prints it, "paper" beside the paper's (`ump table --paper`).
+func reportTable(x *report.Exported, kind string) (string, error) {
+	grid, err := x.Grid(report.Layout(&x.Registration.Plan))
+	if err != nil {
+		return "", err
+	}
+	if kind == "grid" {
+		return grid.Markdown(), nil
+	}
+	pc, err := paperComparison(grid, x.Registration.Plan.Manifest.Name)
+	if err != nil {
+		return "", err
+	}
+	return pc.Markdown(), nil
+}
+
+// published reports whether the paper publishes a table for the manifest
+// named name (manifests/published.yaml).
+func published(name string) bool {
+	p, err := report.ParsePublished(manifests.Published)
+	return err == nil && p.Table(name) != nil
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestReportFromTheStoreAndFromItsResults: ump report writes a manifest's
+// table (the one ump table prints from the store's blobs, here laid out
+// from the exports), its figures as PNG and PDF, the commands and hashes
+// and the exports; from the directory it wrote, without a store, it
+// writes the same report again; an edited or incomplete directory is
+// refused with exit 2, naming the file.
+func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
+	store := t.TempDir()
+	run := ump(t, store, "run", writeFile(t, "m.yaml", tableManifest))
+	hash := hashOf(t, run)
+	out := filepath.Join(t.TempDir(), "report")
+	r := ump(t, store, "report", hash[:8], "--out", out)
+	if r.code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+	}
+	doc, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := ump(t, store, "table", hash)
+	if table.code != 0 || !strings.Contains(string(doc), "### Table\n\n"+table.stdout) {
+		t.Errorf("the report's table is not ump table's:\n%s\nump table printed:\n%s", doc, table.stdout)
+	}
+	for _, want := range []string{"## quad-table\n", "| manifest | `" + hash + "` |", "| run it | `ump run MANIFEST.yaml",
+		"`ump verify " + hash[:12] + "`", "| cells | 36: ", "![topology.kind = full]("} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, doc)
+		}
+	}
+	dir := filepath.Join(out, "quad-table-"+hash[:12])
+	magic := map[string]string{".png": "\x89PNG", ".pdf": "%PDF", ".parquet": "PAR1", ".json": "{"}
+	for _, name := range []string{"registration.json", "final.parquet", "rounds.parquet", "final.csv", "rounds.csv",
+		"curves-1-topology.kind=ring.png", "curves-1-topology.kind=ring.pdf", "curves-2-topology.kind=full.png", "curves-2-topology.kind=full.pdf"} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := magic[filepath.Ext(name)]; !bytes.HasPrefix(data, []byte(m)) {
+			t.Errorf("%s does not start with %q", name, m)
+		}
+		if !strings.Contains(string(doc), "quad-table-"+hash[:12]+"/"+name) && name != "final.csv" && name != "rounds.csv" {
+			t.Errorf("report.md does not link %s", name)
+		}
+	}
+	export := ump(t, store, "export", "--manifest", hash, "--table", "final", "--out", "-")
+	if final, _ := os.ReadFile(filepath.Join(dir, "final.csv")); export.code != 0 || string(final) != export.stdout {
+		t.Errorf("final.csv is not ump export's final table:\n%s\nexport (exit %d):\n%s", final, export.code, export.stdout)
+	}
+
+	// From the results alone: the same report.
+	again := filepath.Join(t.TempDir(), "again")
+	r = ump(t, filepath.Join(t.TempDir(), "no-store"), "report", dir, "--out", again)
+	if r.code != 0 {
+		t.Fatalf("report from %s: exit %d\n%s", dir, r.code, r.stderr)
+	}
+	if doc2, _ := os.ReadFile(filepath.Join(again, "report.md")); string(doc2) != string(doc) {
+		t.Errorf("the report from the results differs from the store's:\n%s\nwant:\n%s", doc2, doc)
+	}
+
+	// Edited or incomplete results are refused.
+	reg, _ := os.ReadFile(filepath.Join(dir, "registration.json"))
+	edited := regexp.MustCompile(`"rounds": 15`).ReplaceAll(reg, []byte(`"rounds": 16`))
+	if bytes.Equal(edited, reg) {
+		t.Fatal("the registration holds no \"rounds\": 15 to edit")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "registration.json"), edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = ump(t, store, "report", dir, "--out", t.TempDir())
+	if r.code != 2 || !strings.Contains(r.stderr, "registration.json") || !strings.Contains(r.stderr, "edited") {
+		t.Errorf("an edited registration: exit %d, %s", r.code, r.stderr)
+	}
+	os.WriteFile(filepath.Join(dir, "registration.json"), reg, 0o644)
+	os.Remove(filepath.Join(dir, "rounds.parquet"))
+	r = ump(t, store, "report", dir, "--out", t.TempDir())
+	if r.code != 2 || !strings.Contains(r.stderr, "rounds.parquet: not found") {
+		t.Errorf("no rounds.parquet: exit %d, %s", r.code, r.stderr)
+	}
+	if r := ump(t, store, "report"); r.code != 2 || !strings.Contains(r.stderr, "manifest hashes") {
+		t.Errorf("no argument: exit %d, %s", r.code, r.stderr)
+	}
+}

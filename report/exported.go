@@ -1,0 +1,239 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/manifests"
+)
+
+// Exported is a manifest's results as files, without a store: its
+// registration (the plan, its hash, cell keys and the run's overrides)
+// and its final and rounds exports. `ump report` writes one directory of
+// them per manifest and reads such directories back, so that a report
+// (its tables and figures) can be regenerated from committed results.
+type Exported struct {
+	Registration  eventlog.Registration
+	Final, Rounds *artifacts.Table
+}
+
+// The files of an exported directory.
+const (
+	RegistrationFile = "registration.json"
+	FinalFile        = "final.parquet"
+	RoundsFile       = "rounds.parquet"
+)
+
+// Exported exports a manifest's results: the final and rounds tables of
+// its finished cells.
+func (s Source) Exported(ctx context.Context, rep *Report) (*Exported, error) {
+	final, _, err := s.Export(ctx, []*Report{rep}, "final", false)
+	if err != nil {
+		return nil, err
+	}
+	rounds, _, err := s.Export(ctx, []*Report{rep}, "rounds", false)
+	if err != nil {
+		return nil, err
+	}
+	return &Exported{Registration: rep.Registration, Final: final, Rounds: rounds}, nil
+}
+
+// Write writes the registration and the exports into dir (made if
+// needed): the Parquet files that ReadExported reads, and CSV copies for
+// readers without Parquet.
+func (x *Exported) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	reg, err := json.MarshalIndent(x.Registration, "", " ")
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{RegistrationFile: append(reg, '\n')}
+	for name, t := range map[string]*artifacts.Table{"final": x.Final, "rounds": x.Rounds} {
+		for _, format := range []string{"parquet", "csv"} {
+			data, err := artifacts.Encode(t, format)
+			if err != nil {
+				return err
+			}
+			files[name+"."+format] = data
+		}
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// IsExported reports whether dir holds an exported manifest (its
+// registration file).
+func IsExported(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, RegistrationFile))
+	return err == nil
+}
+
+// ReadExported reads what Write wrote into dir, checking that the plan's
+// hash is its manifest's and that the exports are this manifest's.
+func ReadExported(dir string) (*Exported, error) {
+	read := func(name string) ([]byte, error) {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %s: not found; a directory of exported results holds %s, %s and %s, as ump report --out writes them",
+				ErrBadArgument, filepath.Join(dir, name), RegistrationFile, FinalFile, RoundsFile)
+		}
+		return data, err
+	}
+	data, err := read(RegistrationFile)
+	if err != nil {
+		return nil, err
+	}
+	x := &Exported{}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&x.Registration); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrBadArgument, filepath.Join(dir, RegistrationFile), err)
+	}
+	plan := &x.Registration.Plan
+	if got := manifests.HashOf(plan.Manifest); got != plan.Hash || len(plan.Cells) != len(x.Registration.CellKeys) {
+		return nil, fmt.Errorf("%w: %s: the plan does not match its hash %.12s (its manifest hashes to %.12s, %d cells for %d keys): the file was edited",
+			ErrBadArgument, filepath.Join(dir, RegistrationFile), plan.Hash, got, len(plan.Cells), len(x.Registration.CellKeys))
+	}
+	for _, t := range []struct {
+		name string
+		into **artifacts.Table
+	}{{FinalFile, &x.Final}, {RoundsFile, &x.Rounds}} {
+		data, err := read(t.name)
+		if err != nil {
+			return nil, err
+		}
+		if *t.into, err = artifacts.ReadParquet(data); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrBadArgument, filepath.Join(dir, t.name), err)
+		}
+		if got := (*t.into).Metadata["ump.manifests"]; got != plan.Hash {
+			return nil, fmt.Errorf("%w: %s: exported from manifest %.12s, not %.12s of %s", ErrBadArgument, filepath.Join(dir, t.name), got, plan.Hash, RegistrationFile)
+		}
+	}
+	return x, nil
+}
+
+// Engines names the engines that computed the exported cells.
+func (x *Exported) Engines() string { return x.Final.Metadata["ump.engines"] }
+
+// cellRows maps each cell (by plan index) to its rows of an export.
+func (x *Exported) cellRows(t *artifacts.Table) (map[int][]int, error) {
+	cells := t.Column("cell")
+	if cells == nil || cells.Ints == nil {
+		return nil, fmt.Errorf("%w: the export has no cell column", ErrBadArgument)
+	}
+	rows := map[int][]int{}
+	for r, c := range cells.Ints {
+		if c < 1 || int(c) > len(x.Registration.Plan.Cells) {
+			return nil, fmt.Errorf("%w: the export names cell %d of a plan of %d", ErrBadArgument, c, len(x.Registration.Plan.Cells))
+		}
+		rows[int(c)-1] = append(rows[int(c)-1], r)
+	}
+	return rows, nil
+}
+
+// Finals is each cell's final figures (by plan index) as the final export
+// holds them: the figure columns (the float columns that are not
+// parameters) of its row, a null as the NaN the cell's final table holds
+// (Export writes a one-row table's NaN as null); cells without a row have
+// no status.
+func (x *Exported) Finals() ([]Final, error) {
+	rows, err := x.cellRows(x.Final)
+	if err != nil {
+		return nil, err
+	}
+	status := x.Final.Column("status")
+	params := ParamColumns()
+	finals := make([]Final, len(x.Registration.Plan.Cells))
+	for i, rs := range rows {
+		r := rs[0]
+		finals[i] = Final{Status: status.Strings[r], Figures: map[string]float64{}}
+		for _, c := range x.Final.Columns {
+			switch {
+			case c.Floats == nil || slices.Contains(params, c.Name):
+			case c.Null != nil && c.Null[r]:
+				finals[i].Figures[c.Name] = math.NaN()
+			default:
+				finals[i].Figures[c.Name] = c.Floats[r]
+			}
+		}
+	}
+	return finals, nil
+}
+
+// Grid lays out the exported results as spec says (NewGrid).
+func (x *Exported) Grid(spec manifests.Table) (*Grid, error) {
+	if err := CheckTable(&x.Registration.Plan, spec); err != nil {
+		return nil, err
+	}
+	finals, err := x.Finals()
+	if err != nil {
+		return nil, err
+	}
+	return NewGrid(&x.Registration.Plan, spec, finals)
+}
+
+// Curves builds the figures of the exported results from the rounds
+// export, as Source.Curves does from a store's blobs.
+func (x *Exported) Curves(spec manifests.Table, o CurveOptions) ([]Figure, error) {
+	if o.Live {
+		return nil, fmt.Errorf("%w: exported results hold finished cells only; a live figure needs the store", ErrBadArgument)
+	}
+	grid, err := x.Grid(spec)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := x.cellRows(x.Rounds)
+	if err != nil {
+		return nil, err
+	}
+	finals, err := x.Finals()
+	if err != nil {
+		return nil, err
+	}
+	return curves(&x.Registration.Plan, grid, spec, o, nil, func(i int) (*artifacts.Table, bool, bool, error) {
+		if len(rows[i]) == 0 {
+			return nil, false, false, nil
+		}
+		return x.Rounds.Select(rows[i]), true, finals[i].Status == eventlog.Diverged, nil
+	})
+}
+
+// Command is the command that runs the exported manifest again: `ump run`
+// of the embedded manifest it is (with the run's overrides), else of a
+// file holding it.
+func (x *Exported) Command() string {
+	reg := x.Registration
+	for _, name := range manifests.Embedded() {
+		p, err := manifests.Open(name, reg.Overrides...)
+		if err == nil && p.Hash == reg.Plan.Hash {
+			return strings.Join(append([]string{"ump run", name}, quoted(reg.Overrides)...), " ")
+		}
+	}
+	return "ump run MANIFEST.yaml (the manifest named " + reg.Plan.Manifest.Name + " in " + RegistrationFile + ")"
+}
+
+// quoted quotes overrides for a shell.
+func quoted(overrides []string) []string {
+	out := make([]string, len(overrides))
+	for i, o := range overrides {
+		out[i] = "'" + strings.ReplaceAll(o, "'", `'\''`) + "'"
+	}
+	return out
+}
