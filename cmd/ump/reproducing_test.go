@@ -1,0 +1,58 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/ump-lab/ump/report"
+)
+
+// reportBlock is a table REPRODUCING.md shows from committed results:
+// what `ump report DIR` writes for it (grid: the table; paper: beside the
+// paper's).
+var reportBlock = regexp.MustCompile(`(?s)<!-- ump report (\S+) (grid|paper) -->\n(.*?)<!-- end of ump report -->`)
+
+// TestReproducingShowsTheCommittedResults regenerates every table
+// REPRODUCING.md shows from the results committed under results/, and
+// fails where the document and the results disagree, or where a
+// directory of results is not shown at all.
+func TestReproducingShowsTheCommittedResults(t *testing.T) {
+	root := filepath.Join("..", "..")
+	doc, err := os.ReadFile(filepath.Join(root, "REPRODUCING.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := map[string]bool{}
+	for _, b := range reportBlock.FindAllStringSubmatch(string(doc), -1) {
+		dir, kind, body := b[1], b[2], b[3]
+		x, err := report.ReadExported(filepath.Join(root, dir))
+		if err != nil {
+			t.Errorf("REPRODUCING.md shows %s: %v", dir, err)
+			continue
+		}
+		shown[dir] = true
+		want, err := reportTable(x, kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body != want {
+			t.Errorf("REPRODUCING.md's %s table of %s is not what its results give (ump report %s --out DIR writes it); the results give:\n%s\nthe document has:\n%s",
+				kind, dir, dir, want, body)
+		}
+	}
+	dirs, err := filepath.Glob(filepath.Join(root, "results", "*", report.RegistrationFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dirs) == 0 {
+		t.Fatal("results/ holds no exported manifest")
+	}
+	for _, d := range dirs {
+		rel, _ := filepath.Rel(root, filepath.Dir(d))
+		if !shown[filepath.ToSlash(rel)] {
+			t.Errorf("REPRODUCING.md shows no table of %s (add <!-- ump report %s grid --> ... <!-- end of ump report -->)", rel, rel)
+		}
+	}
+}
