@@ -11,6 +11,7 @@ import (
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages/train"
 )
@@ -82,10 +83,25 @@ func shorten(labels []string) []string {
 		}
 		labels[i] = name
 		kind, _ := algorithms.Family.Lookup(name)
-		for _, p := range strings.Split(strings.TrimSuffix(list, ")"), ",") {
+		pairs := strings.Split(strings.TrimSuffix(list, ")"), ",")
+		values := kinds.Values{} // the label's own, for defaults computed from them (qg-dsgdm's mu: beta)
+		for _, p := range pairs {
+			k, v, _ := strings.Cut(p, "=")
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				values[k] = f
+			} else {
+				values[k] = v
+			}
+		}
+		for _, p := range pairs {
 			k, v, _ := strings.Cut(p, "=")
 			if kind != nil {
-				if decl, ok := kind.Param(k); ok && decl.Default != nil && fmt.Sprint(decl.Default) == v {
+				decl, ok := kind.Param(k)
+				switch {
+				case !ok:
+				case decl.Default != nil && fmt.Sprint(decl.Default) == v:
+					continue
+				case decl.DefaultOf != nil && fmt.Sprint(decl.DefaultOf(values, kinds.Cell{})) == v:
 					continue
 				}
 			}

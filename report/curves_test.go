@@ -16,4 +16,10 @@ func TestShortenLabels(t *testing.T) {
 	if got := shorten([]string{"qg-dsgdm(beta=0.5,mu=0.8)", "qg-dsgdm(beta=0.5,mu=0.9)"}); !slices.Equal(got, []string{"qg-dsgdm (mu=0.8)", "qg-dsgdm (mu=0.9)"}) {
 		t.Errorf("shorten drops only what all rows share: %q", got)
 	}
+	// qg-dsgdm's mu defaults to its beta: at that default it is dropped,
+	// elsewhere kept.
+	got = shorten([]string{"qg-dsgdm(beta=0.9,mu=0.9,nesterov=false)", "qg-dsgdm(beta=0.5,mu=0.9,nesterov=false)", "slowmo(base_beta=0,slow_alpha=1,slow_beta=0.5)"})
+	if want := []string{"qg-dsgdm", "qg-dsgdm (beta=0.5, mu=0.9)", "slowmo"}; !slices.Equal(got, want) {
+		t.Errorf("shorten with a default computed from beta: %q, want %q", got, want)
+	}
 }
