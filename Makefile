@@ -1,5 +1,5 @@
 # ump: `make run` builds, fetches MNIST and runs the quickstart sweep;
-# `make test` runs every test. See README.md.
+# `make test` runs every test. See README.md and docs/internals.md.
 GO ?= go
 STORE ?= ./.ump
 
@@ -8,7 +8,7 @@ STORE ?= ./.ump
 build:
 	$(GO) build -buildvcs=auto -o bin/ump ./cmd/ump
 
-# ump with the GPU engine (GoMLX on XLA/PJRT; see README, `ump doctor`).
+# ump with the GPU engine (GoMLX on XLA/PJRT; see docs/gpu.md, `ump doctor`).
 build-gpu:
 	$(GO) build -buildvcs=auto -tags xla -o bin/ump-gpu ./cmd/ump
 
@@ -37,7 +37,7 @@ test:
 	$(GO) test -count=1 -timeout 30m -tags xla -run 'GPU|Cohort' ./nn ./pipeline ./cmd/ump
 
 # Mutants of the code, each against the tests that must fail on it
-# (.ci/mutants lists them, 53; two at a time, about 5 minutes).
+# (.ci/mutants lists them; two at a time).
 mutants:
 	.ci/mutants
 

@@ -49,7 +49,7 @@ func oneLocalStep(name string) func(kinds.Values, kinds.Cell) []kinds.Problem {
 }
 
 // Family declares every algorithm, each in its own file with its
-// definition; the order here is that of ump help and the README.
+// definition; the order here is that of ump help and docs/manifests.md.
 var Family = kinds.Family[*Rules]{Field: "algorithm", Key: "name",
 	Kinds: []kinds.Kind[*Rules]{dsum, gtdsum, dpsgd, dsgdm, localSGDM, qgdsgdm, slowmo, dsgt, d2}}
 

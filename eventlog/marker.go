@@ -254,4 +254,4 @@ func openTable(path string) (err error) {
 
 // recovery says how to recover a damaged event log.
 const recovery = "To recover: restore the store directory from a backup, or pull the manifests you pushed " +
-	"(`ump push`) into a new --store with `ump pull HASH`; see README, \"When a store is damaged\"."
+	"(`ump push`) into a new --store with `ump pull HASH`; see docs/store.md, \"When a store is damaged\"."

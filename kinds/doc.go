@@ -9,7 +9,7 @@
 // (algorithms.Family, compress.Codecs, graphs.Topologies,
 // split.Partitions). From the declarations manifests decodes, fills and
 // validates the blocks (and explains them in errors), export builds its
-// parameter columns and a test checks the README's tables. Adding a
+// parameter columns and a test checks the tables of docs/manifests.md. Adding a
 // parameter is one Param in one Kind, and reading it where it is used
 // (Values.Float("name")).
 package kinds

@@ -25,7 +25,7 @@ func submitCommand() *cli.Command {
 			"and writes an sbatch array script (--slurm) or a Kubernetes Indexed Job (--k8s) to --out. Each task\n" +
 			"runs `ump worker --run <id>`; a cell is committed once however often its task runs, and a task\n" +
 			"requeued or preempted resumes from its last checkpoint on S3. `ump status --remote HASH` shows\n" +
-			"progress; `ump pull HASH` brings the results home. See README, Running on a cluster.",
+			"progress; `ump pull HASH` brings the results home. See docs/cluster.md.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "slurm", Usage: "write an sbatch array script"},
 			&cli.BoolFlag{Name: "k8s", Usage: "write a Kubernetes Indexed Job"},

@@ -12,15 +12,15 @@ import (
 	"github.com/ump-lab/ump/kinds"
 )
 
-// readmeTables returns the README's Markdown tables that have a
+// docTables returns the Markdown tables of docs/manifests.md that have a
 // "parameters" column: each row's first-column name (backquotes and notes
 // dropped) mapped to its parameters cell.
-func readmeTables(readme string) []map[string]string {
+func docTables(doc string) []map[string]string {
 	name := regexp.MustCompile("^`([a-z0-9-]+)`")
 	var tables []map[string]string
 	var cur map[string]string
 	column := -1
-	for _, line := range strings.Split(readme, "\n") {
+	for _, line := range strings.Split(doc, "\n") {
 		if !strings.HasPrefix(line, "|") {
 			cur, column = nil, -1
 			continue
@@ -43,7 +43,7 @@ func readmeTables(readme string) []map[string]string {
 	return tables
 }
 
-// defaultText is how the README writes a parameter's default.
+// defaultText is how docs/manifests.md writes a parameter's default.
 func defaultText(p kinds.Param) string {
 	switch {
 	case p.Required != "":
@@ -57,40 +57,40 @@ func defaultText(p kinds.Param) string {
 	return fmt.Sprintf("(%v)", p.Default)
 }
 
-// TestREADMETablesMatchTheDeclarations checks the README's tables of
+// TestManifestsDocTablesMatchTheDeclarations checks the tables of docs/manifests.md of
 // algorithms, codecs, partitions and topologies against the kinds the
 // packages declare: one row per kind and no other, each parameter in its
 // kind's row with its default. A parameter every kind with parameters
 // takes (memory, gamma, weights) is documented once beside its table.
-func TestREADMETablesMatchTheDeclarations(t *testing.T) {
-	data, err := os.ReadFile("../README.md")
+func TestManifestsDocTablesMatchTheDeclarations(t *testing.T) {
+	data, err := os.ReadFile("../docs/manifests.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := string(data)
-	tables := readmeTables(readme)
+	doc := string(data)
+	tables := docTables(doc)
 	for _, fam := range []*kinds.Schema{(&Algorithm{}).family(), (&Compression{}).family(), (&Partition{}).family(), (&Topology{}).family()} {
 		names := fam.Names()
 		i := slices.IndexFunc(tables, func(tab map[string]string) bool { _, ok := tab[names[0]]; return ok })
 		if i < 0 {
-			t.Errorf("README: no table with a row for %s %q", fam.Field, names[0])
+			t.Errorf("docs/manifests.md: no table with a row for %s %q", fam.Field, names[0])
 			continue
 		}
 		table := tables[i]
 		for row := range table {
 			if !slices.Contains(names, row) {
-				t.Errorf("README: the %s table has a row %q, which is not declared", fam.Field, row)
+				t.Errorf("docs/manifests.md: the %s table has a row %q, which is not declared", fam.Field, row)
 			}
 		}
 		for _, p := range fam.Params() {
-			if shared(fam, p.Name) && !strings.Contains(readme, "`"+p.Name+"`") {
-				t.Errorf("README: %s's parameter %s, which every kind with parameters takes, is not documented", fam.Field, p.Name)
+			if shared(fam, p.Name) && !strings.Contains(doc, "`"+p.Name+"`") {
+				t.Errorf("docs/manifests.md: %s's parameter %s, which every kind with parameters takes, is not documented", fam.Field, p.Name)
 			}
 		}
 		for _, k := range fam.Kinds {
 			row, ok := table[k.Name]
 			if !ok {
-				t.Errorf("README: the %s table has no row for %q", fam.Field, k.Name)
+				t.Errorf("docs/manifests.md: the %s table has no row for %q", fam.Field, k.Name)
 				continue
 			}
 			for _, p := range k.Params {
@@ -99,7 +99,7 @@ func TestREADMETablesMatchTheDeclarations(t *testing.T) {
 				}
 				at := strings.Index(row, "`"+p.Name)
 				if at < 0 {
-					t.Errorf("README: the row of %s %q does not list its parameter %s", fam.Field, k.Name, p.Name)
+					t.Errorf("docs/manifests.md: the row of %s %q does not list its parameter %s", fam.Field, k.Name, p.Name)
 					continue
 				}
 				seg := row[at:]
@@ -107,7 +107,7 @@ func TestREADMETablesMatchTheDeclarations(t *testing.T) {
 					seg = seg[:next]
 				}
 				if want := defaultText(p); !strings.Contains(seg, want) {
-					t.Errorf("README: %s %q: %s is written %q; its default reads %q", fam.Field, k.Name, p.Name, seg, want)
+					t.Errorf("docs/manifests.md: %s %q: %s is written %q; its default reads %q", fam.Field, k.Name, p.Name, seg, want)
 				}
 			}
 		}
