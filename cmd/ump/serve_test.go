@@ -404,3 +404,34 @@ func TestServeStaticPageLetsAHeadlessBrowserFinish(t *testing.T) {
 		t.Errorf("the static page's DOM lacks the manifest %.12s or says it is not static:\n%s", hash, dom)
 	}
 }
+
+// TestServeShowsTheTableLabels: the dashboard's table and entry pages
+// name rows, columns and paths as the table block's labels say, as ump
+// table does.
+func TestServeShowsTheTableLabels(t *testing.T) {
+	store := t.TempDir()
+	m := strings.Replace(tableManifest, "select: lr}", `select: lr, labels: {algorithm: Algorithm, "d-sum(alpha=2,beta=0.9)": D-SUM, topology.kind: graph}}`, 1)
+	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", m)))
+	url := strings.TrimSuffix(startServe(t, store), "/")
+	get := func(path string) string {
+		resp, err := http.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: %d %s", path, resp.StatusCode, body)
+		}
+		return string(body)
+	}
+	table := get("/api/manifests/" + hash + "/table")
+	for _, want := range []string{`"row_header":"Algorithm"`, `"columns":["graph = ring","graph = full"]`, `"label":"D-SUM"`, `"label":"d-sum(alpha=0,beta=0.9)"`} {
+		if !strings.Contains(table, want) {
+			t.Errorf("the table's JSON lacks %s:\n%s", want, table)
+		}
+	}
+	if entry := get("/api/manifests/" + hash + "/entries/1/2"); !strings.Contains(entry, `"row":"D-SUM","column":"graph = full"`) {
+		t.Errorf("the entry's JSON does not name its row and column by their labels:\n%s", entry)
+	}
+}
