@@ -208,3 +208,55 @@ func TestPoolKernelGivesTheGoLoopsBits(t *testing.T) {
 		}
 	}
 }
+
+// TestSampleInputGradGivesThePaddedBits checks that the input gradient in
+// use (16 samples a vector under cgo, the products of padding skipped)
+// gives the bits of the sum over dy's zero-padded planes that defines it:
+// on values whose products cancel to exact zeros and carry both signs of
+// zero, NaNs and infinities in dy, batches that fill no vector, one and
+// several, LeNet's shape and others; a filter that is not finite takes
+// the padded path.
+func TestSampleInputGradGivesThePaddedBits(t *testing.T) {
+	negZero := float32(math.Copysign(0, -1))
+	values := []float32{-1, negZero, 0, 1, 2, -0.5}
+	r := rng.New(7, "input gradient")
+	for _, c := range []struct {
+		outC, inC, h, k, pad, batch int
+		special                     []float32 // put into dy, or into w when wSpecial
+		wSpecial                    bool
+	}{
+		{16, 6, 14, 5, 0, 128, nil, false}, {16, 6, 14, 5, 0, 100, nil, false}, {16, 6, 14, 5, 0, 1, nil, false},
+		{16, 6, 14, 5, 0, 17, []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}, false},
+		{8, 3, 9, 3, 1, 20, nil, false}, {4, 8, 12, 5, 2, 33, nil, false}, {4, 9, 8, 3, 0, 16, nil, false},
+		{1, 2, 6, 3, 0, 40, nil, false}, // a corner's sum is one product: often a zero of either sign
+		{16, 6, 14, 5, 0, 40, []float32{float32(math.Inf(1))}, true}, {16, 6, 14, 5, 0, 40, []float32{float32(math.NaN())}, true},
+	} {
+		l, in := conv2d{c.outC, c.k, c.pad}, shape{C: c.inC, H: c.h, W: c.h, Spatial: true}
+		o := l.out(in)
+		w, dy := make([]float32, c.outC*c.inC*c.k*c.k), make([]float32, c.outC*c.batch*o.H*o.W)
+		for i := range w {
+			w[i] = values[r.IntN(len(values))]
+		}
+		for i := range dy {
+			dy[i] = values[r.IntN(len(values))]
+		}
+		into := dy
+		if c.wSpecial {
+			into = w
+		}
+		for i, v := range c.special {
+			into[(i*7919+len(into)/3)%len(into)] = v
+		}
+		n := c.inC * c.batch * c.h * c.h
+		got, want := make([]float32, n+16), make([]float32, n+16) // 16 past the end stay 0
+		g := newInputGradient(l, in, c.batch)
+		g.compute(w, dy, got[:n], c.batch)
+		g.padded(w, dy, want[:n], c.batch)
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Errorf("%+v: dx[%d] = %g (%#x), the padded sum gives %g (%#x)", c, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+				break
+			}
+		}
+	}
+}

@@ -81,13 +81,27 @@ type inputGradient struct {
 	in, o         shape
 	maxBatch, dpw int
 	dyp, wf, zero []float32
+	dyt           []float32 // sampleInputGrad's scratch
 }
 
 func newInputGradient(l conv2d, in shape, maxBatch int) *inputGradient {
 	return &inputGradient{l: l, in: in, o: l.out(in), maxBatch: maxBatch, dpw: (in.W+lanes-1)/lanes*lanes + l.k - 1}
 }
 
+// compute writes dx: by sampleInputGrad where it can, else padded; both
+// give the same bits.
 func (g *inputGradient) compute(w, dy, dx []float32, batch int) {
+	l, o := g.l, g.o
+	if g.dyt == nil {
+		g.dyt = make([]float32, (g.maxBatch+lanes-1)/lanes*lanes*l.outC*o.H*o.W)
+	}
+	if !sampleInputGrad(dy, w, dx, g.dyt, l.outC, g.in.C, batch, g.in.H, g.in.W, o.H, o.W, l.k-1-l.pad, l.k) {
+		g.padded(w, dy, dx, batch)
+	}
+}
+
+// padded computes dx by planeForward over dy's zero-padded planes.
+func (g *inputGradient) padded(w, dy, dx []float32, batch int) {
 	l, in, o, k := g.l, g.in, g.o, g.l.k
 	off, dph := k-1-l.pad, in.H+k-1
 	if g.dyp == nil {

@@ -156,6 +156,78 @@ CLONES static void plane_forward(const float *planes, const float *w, const floa
 #undef FWD
 }
 
+// input gradient, 16 samples a vector: dx (inc x batch x h x w) is the
+// correlation of dy (outc x batch x oh x ow), zero-padded by off on every
+// side, with the filters w (outc x inc x k x k) flipped: plane_forward's
+// sum over the padded planes (inputGradient, conv_plane.go), in its order,
+// less the products of padding. Each of those is +0 or -0 when every
+// filter is finite, and adding either to a sum that starts at +0 leaves
+// the sum as it is (such a sum is never -0), so the bits are
+// plane_forward's; with a filter that is not finite it returns 0, for
+// the caller to take plane_forward's path. dyt (batch/16 rounded up x outc
+// x oh x ow vectors) is scratch.
+INLINE void igrad_k(const float *dy, const float *w, float *dx, v16u *dyt, int outc, int inc, int batch,
+	int h, int wd, int oh, int ow, int off, const int k, const int ni) {
+	int kk = k * k, nsv = (batch + 15) / 16;
+	float wt[outc * kk * ni];  // [d][ki][kj][ic], flipped
+	for (int d = 0; d < outc; d++)
+		for (int t = 0; t < kk; t++)
+			for (int ic = 0; ic < ni; ic++) wt[(d * kk + t) * ni + ic] = w[(d * inc + ic) * kk + kk - 1 - t];
+	for (int sv = 0; sv < nsv; sv++) {
+		int nl = batch - sv * 16 < 16 ? batch - sv * 16 : 16;
+		v16u *ds = dyt + (size_t)sv * outc * oh * ow;
+		for (int d = 0; d < outc; d++)
+			for (int i = 0; i < oh * ow; i++) {
+				v16 v = {0};
+				for (int l = 0; l < nl; l++) v[l] = dy[((size_t)d * batch + sv * 16 + l) * oh * ow + i];
+				ds[d * oh * ow + i] = v;
+			}
+		for (int r = 0; r < h; r++) {
+			int klo = off - r > 0 ? off - r : 0, khi = off + oh - r < k ? off + oh - r : k;
+			for (int c = 0; c < wd; c++) {
+				int jlo = off - c > 0 ? off - c : 0, jhi = off + ow - c < k ? off + ow - c : k;
+				v16 acc[8];
+				for (int o = 0; o < ni; o++) acc[o] = (v16){0};
+				if (jlo == 0 && jhi == k) // a column whose taps all fall on dy: k of them, unrolled
+					for (int d = 0; d < outc; d++)
+						for (int ki = klo; ki < khi; ki++) {
+							const v16u *xr = ds + ((size_t)d * oh + r + ki - off) * ow + c - off;
+							const float *wr = wt + (d * kk + ki * k) * ni;
+							for (int kj = 0; kj < k; kj++) {
+								v16 x = xr[kj];
+								for (int o = 0; o < ni; o++) acc[o] += wr[kj * ni + o] * x;
+							}
+						}
+				else
+					for (int d = 0; d < outc; d++)
+						for (int ki = klo; ki < khi; ki++) {
+							const v16u *xr = ds + ((size_t)d * oh + r + ki - off) * ow + c - off;
+							const float *wr = wt + (d * kk + ki * k) * ni;
+							for (int kj = jlo; kj < jhi; kj++) {
+								v16 x = xr[kj];
+								for (int o = 0; o < ni; o++) acc[o] += wr[kj * ni + o] * x;
+							}
+						}
+				for (int o = 0; o < ni; o++)
+					for (int l = 0; l < nl; l++) dx[(((size_t)o * batch + sv * 16 + l) * h + r) * wd + c] = acc[o][l];
+			}
+		}
+	}
+}
+
+CLONES static int input_grad(const float *dy, const float *w, float *dx, float *scratch, int outc, int inc, int batch,
+	int h, int wd, int oh, int ow, int off, int k) {
+	uint32_t bits;
+	for (int i = 0; i < outc * inc * k * k; i++) {
+		memcpy(&bits, w + i, sizeof bits);
+		if ((bits & 0x7f800000) == 0x7f800000) return 0;
+	}
+	v16u *dyt = (v16u *)scratch;
+	if (k == 5 && inc == 6) igrad_k(dy, w, dx, dyt, outc, inc, batch, h, wd, oh, ow, off, 5, 6);
+	else igrad_k(dy, w, dx, dyt, outc, inc, batch, h, wd, oh, ow, off, k, inc);
+	return 1;
+}
+
 CLONES static void plane_wgrad(const float *planes, const float *dy, float *gw, float *gb, float *scratch,
 	int chans, int batch, int oh, int ow, int pw, int outc, int k) {
 	v16u *sums = (v16u *)scratch, *bsums = sums + outc * chans * k * k;
@@ -344,6 +416,18 @@ import "C"
 func planeForward(planes, w, bias, y []float32, chans, batch, oh, ow, pw, outC, zr, vr, k int) {
 	C.plane_forward((*C.float)(&planes[0]), (*C.float)(&w[0]), (*C.float)(&bias[0]), (*C.float)(&y[0]),
 		C.int(chans), C.int(batch), C.int(oh), C.int(ow), C.int(pw), C.int(outC), C.int(zr), C.int(vr), C.int(k))
+}
+
+// sampleInputGrad computes an input gradient as inputGradient does, 16
+// samples a vector (input_grad), and reports false, having done nothing,
+// when it cannot give the same bits: a filter that is not finite, or more
+// than 8 input channels.
+func sampleInputGrad(dy, w, dx, scratch []float32, outC, inC, batch, h, wd, oh, ow, off, k int) bool {
+	if inC > 8 {
+		return false
+	}
+	return C.input_grad((*C.float)(&dy[0]), (*C.float)(&w[0]), (*C.float)(&dx[0]), (*C.float)(&scratch[0]), C.int(outC), C.int(inC),
+		C.int(batch), C.int(h), C.int(wd), C.int(oh), C.int(ow), C.int(off), C.int(k)) == 1
 }
 
 func planeWeightGrad(planes, dy, gw, gb, scratch []float32, chans, batch, oh, ow, pw, outC, k int) {

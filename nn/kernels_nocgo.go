@@ -8,6 +8,10 @@ func planeForward(planes, w, bias, y []float32, chans, batch, oh, ow, pw, outC, 
 	planeForwardGo(planes, w, bias, y, chans, batch, oh, ow, pw, outC, zr, vr, k)
 }
 
+// sampleInputGrad has no Go loop of its own: inputGradient's path is the
+// same sum.
+func sampleInputGrad(_, _, _, _ []float32, _, _, _, _, _, _, _, _, _ int) bool { return false }
+
 func planeWeightGrad(planes, dy, gw, gb, _ []float32, chans, batch, oh, ow, pw, outC, k int) {
 	planeWeightGradGo(planes, dy, gw, gb, chans, batch, oh, ow, pw, outC, k)
 }
