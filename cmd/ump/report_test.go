@@ -87,6 +87,16 @@ func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "rounds.parquet: not found") {
 		t.Errorf("no rounds.parquet: exit %d, %s", r.code, r.stderr)
 	}
+	// A manifest none of whose cells finished: a report of what is not.
+	early := t.TempDir()
+	ump(t, early, "run", "--until", "partition", writeFile(t, "m.yaml", tableManifest))
+	none := t.TempDir()
+	if r := ump(t, early, "report", hash[:12], "--out", none); r.code != 0 {
+		t.Fatalf("report of unfinished cells: exit %d\n%s", r.code, r.stderr)
+	}
+	if doc, _ := os.ReadFile(filepath.Join(none, "report.md")); !strings.Contains(string(doc), "| cells | 36: 0 completed, 0 diverged, 36 not finished (not reported) |") {
+		t.Errorf("the report of unfinished cells does not say so:\n%s", doc)
+	}
 	if r := ump(t, store, "report"); r.code != 2 || !strings.Contains(r.stderr, "manifest hashes") {
 		t.Errorf("no argument: exit %d, %s", r.code, r.stderr)
 	}
