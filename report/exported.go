@@ -134,6 +134,9 @@ func (x *Exported) Engines() string { return x.Final.Metadata["ump.engines"] }
 
 // cellRows maps each cell (by plan index) to its rows of an export.
 func (x *Exported) cellRows(t *artifacts.Table) (map[int][]int, error) {
+	if t.Rows() == 0 { // no cell finished: the export has no columns either
+		return map[int][]int{}, nil
+	}
 	cells := t.Column("cell")
 	if cells == nil || cells.Ints == nil {
 		return nil, fmt.Errorf("%w: the export has no cell column", ErrBadArgument)
