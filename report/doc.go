@@ -9,5 +9,7 @@
 // A Source is what it reads: an eventlog.Reader and an artifacts.Store
 // (the store's blobs, or S3). Laying a table out (Layout) is a pure
 // function of the plan, the layout and each cell's final figures; only
-// ReadFinals and the curves read blobs.
+// ReadFinals and the curves read blobs. Exported is a manifest's results
+// without a store (its registration and exports, as `ump report` writes
+// them), from which the same tables and curves are laid out again.
 package report
