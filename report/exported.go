@@ -61,13 +61,13 @@ func (x *Exported) Write(dir string) error {
 		return err
 	}
 	files := map[string][]byte{RegistrationFile: append(reg, '\n')}
-	for name, t := range map[string]*artifacts.Table{"final": x.Final, "rounds": x.Rounds} {
+	for name, t := range map[string]*artifacts.Table{FinalFile: x.Final, RoundsFile: x.Rounds} {
 		for _, format := range []string{"parquet", "csv"} {
 			data, err := artifacts.Encode(t, format)
 			if err != nil {
 				return err
 			}
-			files[name+"."+format] = data
+			files[strings.TrimSuffix(name, ".parquet")+"."+format] = data
 		}
 	}
 	for name, data := range files {
@@ -180,6 +180,18 @@ func (x *Exported) Finals() ([]Final, error) {
 	return finals, nil
 }
 
+// Counts is how many exported cells have each status (completed,
+// diverged); the cells the export lacks did not finish.
+func (x *Exported) Counts() map[string]int {
+	counts := map[string]int{}
+	if x.Final.Rows() > 0 {
+		for _, s := range x.Final.Column("status").Strings {
+			counts[s]++
+		}
+	}
+	return counts
+}
+
 // Grid lays out the exported results as spec says (NewGrid).
 func (x *Exported) Grid(spec manifests.Table) (*Grid, error) {
 	if err := CheckTable(&x.Registration.Plan, spec); err != nil {
@@ -192,15 +204,12 @@ func (x *Exported) Grid(spec manifests.Table) (*Grid, error) {
 	return NewGrid(&x.Registration.Plan, spec, finals)
 }
 
-// Curves builds the figures of the exported results from the rounds
-// export, as Source.Curves does from a store's blobs.
-func (x *Exported) Curves(spec manifests.Table, o CurveOptions) ([]Figure, error) {
+// Curves builds the figures of the exported results, laid out as grid
+// (Exported.Grid), from the rounds export, as Source.Curves does from a
+// store's blobs.
+func (x *Exported) Curves(grid *Grid, o CurveOptions) ([]Figure, error) {
 	if o.Live {
 		return nil, fmt.Errorf("%w: exported results hold finished cells only; a live figure needs the store", ErrBadArgument)
-	}
-	grid, err := x.Grid(spec)
-	if err != nil {
-		return nil, err
 	}
 	rows, err := x.cellRows(x.Rounds)
 	if err != nil {
@@ -210,7 +219,7 @@ func (x *Exported) Curves(spec manifests.Table, o CurveOptions) ([]Figure, error
 	if err != nil {
 		return nil, err
 	}
-	return curves(&x.Registration.Plan, grid, spec, o, nil, func(i int) (*artifacts.Table, bool, bool, error) {
+	return curves(&x.Registration.Plan, grid, grid.Spec, o, nil, func(i int) (*artifacts.Table, bool, bool, error) {
 		if len(rows[i]) == 0 {
 			return nil, false, false, nil
 		}

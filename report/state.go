@@ -91,6 +91,16 @@ func (s Source) FindManifest(prefix string) (*eventlog.Registration, error) {
 	return FindIn(all, prefix, s.Dir)
 }
 
+// FindReport folds every cell of the manifest whose hash is or starts
+// with prefix (FindManifest, Report).
+func (s Source) FindReport(prefix string) (*Report, error) {
+	reg, err := s.FindManifest(prefix)
+	if err != nil {
+		return nil, err
+	}
+	return s.Report(reg)
+}
+
 // Note is a user's note on a manifest (ump note).
 type Note struct {
 	Time time.Time `json:"time"`

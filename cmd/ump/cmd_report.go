@@ -62,11 +62,7 @@ func runReport(ctx context.Context, g globals, args []string, out string, w io.W
 				return err
 			}
 		}
-		reg, err := store.Source().FindManifest(arg)
-		if err != nil {
-			return err
-		}
-		rep, err := store.Source().Report(reg)
+		rep, err := store.Source().FindReport(arg)
 		if err != nil {
 			return err
 		}
@@ -103,14 +99,7 @@ func runReport(ctx context.Context, g globals, args []string, out string, w io.W
 func reportSection(x *report.Exported, out, dir string) (string, error) {
 	plan := &x.Registration.Plan
 	var b strings.Builder
-	counts := map[string]int{}
-	finals, err := x.Finals()
-	if err != nil {
-		return "", err
-	}
-	for _, f := range finals {
-		counts[f.Status]++
-	}
+	counts := x.Counts()
 	cells := fmt.Sprintf("%d: %d completed, %d diverged", len(plan.Cells), counts[eventlog.Completed], counts[eventlog.Diverged])
 	if left := len(plan.Cells) - counts[eventlog.Completed] - counts[eventlog.Diverged]; left > 0 {
 		cells += fmt.Sprintf(", %d not finished (not reported)", left)
@@ -121,19 +110,15 @@ func reportSection(x *report.Exported, out, dir string) (string, error) {
 		plan.Hash, x.Command(), plan.Hash)
 	fmt.Fprintf(&b, "| cells | %s |\n| engine | %s |\n", cells, x.Engines())
 	fmt.Fprintf(&b, "| results | %s, %s (and their .csv), %s |\n", link(report.FinalFile), link(report.RoundsFile), link(report.RegistrationFile))
-	table, err := reportTable(x, "grid")
+	grid, tables, err := reportTables(x)
 	if err != nil {
 		return "", err
 	}
-	fmt.Fprintf(&b, "\n### Table\n\n%s", table)
-	if published(plan.Manifest.Name) {
-		beside, err := reportTable(x, "paper")
-		if err != nil {
-			return "", err
-		}
+	fmt.Fprintf(&b, "\n### Table\n\n%s", tables["grid"])
+	if beside, ok := tables["paper"]; ok {
 		fmt.Fprintf(&b, "\n### Beside the paper's\n\n%s", beside)
 	}
-	figs, err := x.Curves(report.Layout(plan), report.CurveOptions{X: "round", Y: report.Layout(plan).Value})
+	figs, err := x.Curves(grid, report.CurveOptions{X: "round", Y: grid.Spec.Value})
 	if err != nil {
 		return "", err
 	}
@@ -154,26 +139,21 @@ func reportSection(x *report.Exported, out, dir string) (string, error) {
 	return b.String(), nil
 }
 
-// reportTable is an exported manifest's table in Markdown: "grid" as `ump
-// table` prints it, "paper" beside the paper's (`ump table --paper`).
-func reportTable(x *report.Exported, kind string) (string, error) {
+// reportTables lays out an exported manifest's table and renders it in
+// Markdown: "grid" as `ump table` prints it and, where the paper publishes
+// a table for the manifest, "paper" beside it (`ump table --paper`).
+func reportTables(x *report.Exported) (*report.Grid, map[string]string, error) {
 	grid, err := x.Grid(report.Layout(&x.Registration.Plan))
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
-	if kind == "grid" {
-		return grid.Markdown(), nil
-	}
-	pc, err := paperComparison(grid, x.Registration.Plan.Manifest.Name)
+	tables := map[string]string{"grid": grid.Markdown()}
+	published, err := report.ParsePublished(manifests.Published)
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
-	return pc.Markdown(), nil
-}
-
-// published reports whether the paper publishes a table for the manifest
-// named name (manifests/published.yaml).
-func published(name string) bool {
-	p, err := report.ParsePublished(manifests.Published)
-	return err == nil && p.Table(name) != nil
+	if t := published.Table(x.Registration.Plan.Manifest.Name); t != nil {
+		tables["paper"] = published.ComparePaper(grid, t).Markdown()
+	}
+	return grid, tables, nil
 }

@@ -203,11 +203,7 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	}
 	fmt.Fprintf(stderr, "%d cells: %d completed, %d diverged, %d failed (%d fully cached)\n",
 		out.Cells, out.Completed, out.Diverged, out.Failed, out.Cached)
-	reg, err := store.Source().FindManifest(plan.Hash)
-	if err != nil {
-		return err
-	}
-	rep, err := store.Source().Report(reg)
+	rep, err := store.Source().FindReport(plan.Hash)
 	if err != nil {
 		return err
 	}

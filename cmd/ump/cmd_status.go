@@ -89,15 +89,11 @@ func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 		}
 		return nil
 	}
-	reg, err := store.Source().FindManifest(hash)
+	rep, err := store.Source().FindReport(hash)
 	if err != nil {
 		return err
 	}
-	rep, err := store.Source().Report(reg)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "manifest %s (%s): %s\n", reg.Plan.Hash, reg.Plan.Manifest.Name, countLine(rep))
+	fmt.Fprintf(w, "manifest %s (%s): %s\n", rep.Plan.Hash, rep.Plan.Manifest.Name, countLine(rep))
 	if err := printSummary(ctx, w, "  ", store, rep); err != nil {
 		return err
 	}
@@ -105,7 +101,7 @@ func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 		return err
 	}
 	for i, cell := range rep.Cells {
-		fmt.Fprintf(w, "  cell %d  %-11s %s\n", i+1, cell.Status, reg.Plan.Cells[i].LabelString())
+		fmt.Fprintf(w, "  cell %d  %-11s %s\n", i+1, cell.Status, rep.Plan.Cells[i].LabelString())
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,9 @@ import (
 
 	"github.com/ump-lab/ump/datasets"
 )
+
+// flagName finds the flags of a help line's names ("--jobs N, -j N").
+var flagName = regexp.MustCompile(`(?:^|, )(--[a-z0-9-]+)`)
 
 // helpNames lists the names a section of `ump help` output lists: its
 // COMMANDS (first word of each line) or its OPTIONS (each --flag).
@@ -31,7 +33,7 @@ func helpNames(help, section string) []string {
 			}
 		case in:
 			spec, _, _ := strings.Cut(strings.TrimSpace(line), "  ") // the flag's names, before its usage
-			for _, m := range regexp.MustCompile(`(?:^|, )(--[a-z0-9-]+)`).FindAllStringSubmatch(spec, -1) {
+			for _, m := range flagName.FindAllStringSubmatch(spec, -1) {
 				if m[1] != "--help" && m[1] != "--version" {
 					names = append(names, m[1])
 				}
@@ -153,14 +155,7 @@ func TestREADMECommandsRunAsShown(t *testing.T) {
 		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "UMP_STORE="+filepath.Join(dir, ".ump"))
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		code := 0
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			code = exit.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
+		code := exitStatus(t, cmd.Run())
 		want := 0
 		if m := exitLine.FindStringSubmatch(s.shown); m != nil {
 			want, _ = strconv.Atoi(m[1])

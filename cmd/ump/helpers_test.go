@@ -44,15 +44,21 @@ func umpBinary(t *testing.T, bin string, env []string, store string, args ...str
 	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
+	code := exitStatus(t, cmd.Run())
+	return result{out.String(), errb.String(), code}
+}
+
+// exitStatus is the exit status of a command that ran, err being what Run
+// returned; a command that could not start fails the test.
+func exitStatus(t *testing.T, err error) int {
+	t.Helper()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		code = exit.ExitCode()
+		return exit.ExitCode()
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	return result{out.String(), errb.String(), code}
+	return 0
 }
 
 func writeFile(t *testing.T, name, content string) string {

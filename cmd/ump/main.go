@@ -475,13 +475,10 @@ func openReport(ctx context.Context, g globals, hash, command string) (*pipeline
 	if err != nil {
 		return nil, nil, err
 	}
-	reg, err := store.Source().FindManifest(hash)
-	if err == nil {
-		var rep *report.Report
-		if rep, err = store.Source().Report(reg); err == nil {
-			return store, rep, nil
-		}
+	rep, err := store.Source().FindReport(hash)
+	if err != nil {
+		store.Close()
+		return nil, nil, err
 	}
-	store.Close()
-	return nil, nil, err
+	return store, rep, nil
 }
