@@ -27,7 +27,7 @@ func TraceRound(cfg Config, at At) (Trace, error) {
 	}
 	t := &tracer{cfg: cfg.WithDefaults(), at: at, rules: k.New}
 	k.New.Round(t, at.K)
-	return t.Trace, nil
+	return t.Trace, t.err
 }
 
 // tracer is the Space of TraceRound.
@@ -36,6 +36,7 @@ type tracer struct {
 	cfg   Config
 	at    At
 	rules *Rules
+	err   error // the definition's first use of a vector its Rules do not declare
 }
 
 func (t *tracer) declared(name string) {
@@ -44,7 +45,9 @@ func (t *tracer) declared(name string) {
 			return
 		}
 	}
-	panic(fmt.Sprintf("algorithms: %s uses vector %q, which its Rules do not declare", t.cfg.Name, name))
+	if t.err == nil {
+		t.err = fmt.Errorf("algorithms: %s uses vector %q, which its Rules do not declare", t.cfg.Name, name)
+	}
 }
 
 func (t *tracer) Get(name string) Vec    { t.declared(name); return Vec{} }

@@ -115,6 +115,7 @@ func NewCohort(device *Device, data *datasets.Dataset, shape CohortShape) (Cohor
 	if c.round, err = NewExec(backend, c.roundGraph); err != nil {
 		return nil, err
 	}
+	c.round.WithName(shape.Algorithm + "'s round program")
 	if c.eval, err = NewExec(backend, c.evalGraph(shape.Cells)); err != nil {
 		return nil, err
 	}
@@ -615,7 +616,7 @@ func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 	packed := inputs[ns+4 : ns+4+len(drops)]
 	split := inputs[ns+4+len(drops):]
 	rows := sh.Cells * sh.Workers
-	s := &graphSpace{cells: sh.Cells, workers: sh.Workers, params: m.Params, scal: scal, mixing: mixing, state: map[string]*Node{}}
+	s := &graphSpace{algorithm: sh.Algorithm, cells: sh.Cells, workers: sh.Workers, params: m.Params, scal: scal, mixing: mixing, state: map[string]*Node{}}
 	for k, name := range c.names {
 		s.state[name] = inputs[k]
 	}
@@ -638,7 +639,7 @@ func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 	}
 	c.rules.Round(s, sh.LocalSteps)
 	if s.grads != sh.LocalSteps || s.next != c.nums {
-		panic(fmt.Sprintf("gpu engine: %s's definition took %d gradients and %d numbers for %d local steps, its trace %d numbers",
+		panic(fmt.Errorf("gpu engine: %s's definition took %d gradients and %d numbers for %d local steps on the device, its trace on the host %d numbers",
 			sh.Algorithm, s.grads, s.next, sh.LocalSteps, c.nums))
 	}
 	outs := make([]*Node, 0, ns+2)
@@ -660,6 +661,7 @@ func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 // the columns the trace gives the second step (every later step's are
 // the same values, numbers depending on the cell and the round only).
 type graphSpace struct {
+	algorithm              string
 	cells, workers, params int
 	scal, mixing           *Node
 	state                  map[string]*Node
@@ -735,7 +737,7 @@ func (s *graphSpace) is(col *Node) *Node {
 func (s *graphSpace) vector(name string) *Node {
 	v, ok := s.state[name]
 	if !ok {
-		panic(fmt.Sprintf("gpu engine: the definition uses vector %q, which its Rules do not declare", name))
+		panic(fmt.Errorf("gpu engine: %s's definition uses vector %q, which its Rules do not declare", s.algorithm, name))
 	}
 	return v
 }

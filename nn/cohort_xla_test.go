@@ -5,6 +5,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,9 +55,9 @@ func cohortBatches(seed uint64, round, k int) [][][]int {
 // generated from its declaration: as many cells as its most numerous
 // choices (at least 3), cell c taking the c-th value (cyclically) of every
 // choice and boolean parameter, (1 - c/10) times every non-zero float
-// default (c/10 for a zero one) and weight decay c 1e-3; K = 2 (the first
-// step and one turn of the round program's loop; the whole-run agreement
-// test of package pipeline takes K = 3), or 1 for those defined for one
+// default (c/10 for a zero one) and weight decay c 1e-3; K = 3 (the first
+// step and two turns of the round program's loop, so that XLA cannot
+// replace a one-trip loop by its body), or 1 for those defined for one
 // local step only.
 func algorithmCases() map[string]cohortCase {
 	out := map[string]cohortCase{}
@@ -65,8 +66,8 @@ func algorithmCases() map[string]cohortCase {
 		for _, p := range kind.Params {
 			cells = max(cells, len(p.Choices))
 		}
-		cc := cohortCase{k: 2}
-		if len(kind.Validate(kinds.Values{}, kinds.Cell{LocalSteps: 2})) > 0 {
+		cc := cohortCase{k: 3}
+		if len(kind.Validate(kinds.Values{}, kinds.Cell{LocalSteps: cc.k})) > 0 {
 			cc.k = 1
 		}
 		for c := range cells {
@@ -349,8 +350,71 @@ func ringOf(n int) algorithms.Mixing {
 // compile.
 func TestCohortNeedsATestSplit(t *testing.T) {
 	data := randomData([]int{1, 28, 28}, 10, 96, 0, 0)
-	_, err := NewCohort(device(goBackend), data, CohortShape{Model: "lenet", Algorithm: "d-sum", Cells: 1, Workers: 2, LocalSteps: 1, Batch: 4})
+	_, err := NewCohort(device(GoBackend), data, CohortShape{Model: "lenet", Algorithm: "d-sum", Cells: 1, Workers: 2, LocalSteps: 1, Batch: 4})
 	if err == nil || !strings.Contains(err.Error(), "no test samples") {
 		t.Fatalf("NewCohort on a data set without a test split: %v; want an error saying it has no test samples", err)
+	}
+}
+
+// TestCohortBuilderErrorsNameTheAlgorithm: a definition the round program
+// cannot be built from is an error naming the algorithm and what is
+// inconsistent, not a crash: one whose later local steps take no gradient
+// or ask for a number the first two steps do not (it branches on a step
+// other than the first; the program builds the first step and one loop
+// body), where the host's trace and the program disagree, and one that uses
+// a vector its Rules do not declare, which the host's trace refuses first.
+func TestCohortBuilderErrorsNameTheAlgorithm(t *testing.T) {
+	eta := func(_ algorithms.Config, at algorithms.At) float32 { return float32(at.LR) }
+	step := func(s algorithms.Space, tau int) {
+		s.Set("x", s.Sub(s.Get("x"), s.Scale(s.Num(eta), s.Grad(tau))))
+	}
+	cases := []struct {
+		name, want string
+		round      func(s algorithms.Space, k int)
+	}{
+		{"gradient-first-step-only", "took 1 gradients and 1 numbers for 3 local steps on the device, its trace on the host 1 numbers",
+			func(s algorithms.Space, k int) {
+				s.Steps(k, func(tau int) {
+					if tau == 0 {
+						step(s, tau)
+					}
+				})
+			}},
+		{"number-at-the-last-step", "took 3 gradients and 3 numbers for 3 local steps on the device, its trace on the host 4 numbers",
+			func(s algorithms.Space, k int) {
+				s.Steps(k, func(tau int) {
+					if tau == 2 {
+						s.Num(eta)
+					}
+					step(s, tau)
+				})
+			}},
+		{"undeclared-vector", `uses vector "m", which its Rules do not declare`,
+			func(s algorithms.Space, k int) {
+				s.Steps(k, func(tau int) { step(s, tau) })
+				s.Set("x", s.Add(s.Get("x"), s.Get("m")))
+			}},
+	}
+	data := cohortData()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			saved := algorithms.Family.Kinds
+			name := "test-" + tc.name
+			algorithms.Family.Kinds = append(slices.Clip(saved), kinds.Kind[*algorithms.Rules]{Name: name,
+				New: &algorithms.Rules{Vectors: []algorithms.Vector{{Name: "x", FromX0: true}}, Round: tc.round}})
+			defer func() { algorithms.Family.Kinds = saved }()
+			cc := cohortCase{cfgs: []algorithms.Config{{Name: name}}, k: 3, lrs: []float64{0.1}, seeds: []uint64{1}}
+			co, err := NewCohort(device(GoBackend), data, CohortShape{Model: "lenet", Algorithm: name, Cells: 1,
+				Workers: cohortWorkers, LocalSteps: cc.k, Batch: cohortBatch})
+			if err == nil {
+				defer co.Close()
+				_, _, err = co.Round([]CellRound{{Active: true, Config: cc.cfgs[0], Seed: 1, LR: 0.1, Mix: ringOf(cohortWorkers),
+					Batches: cohortBatches(1, 0, cc.k)}})
+			}
+			if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("a cohort of %s: %v; want an error naming it and saying %q", name, err, tc.want)
+			}
+			t.Log(err)
+		})
 	}
 }

@@ -15,6 +15,9 @@ func NewDevice(string) *Device { return &Device{} }
 // Name reports that the GPU engine is not built in.
 func (*Device) Name() (string, error) { return "", ErrNoGPU }
 
+// CheckCompile reports that the GPU engine is not built in.
+func (*Device) CheckCompile() (CompileCheck, error) { return CompileCheck{}, ErrNoGPU }
+
 // GPUEnvironment is empty: there is no GPU engine.
 func GPUEnvironment() map[string]string { return nil }
 

@@ -73,11 +73,16 @@ func NewGPU(model string, data *datasets.Dataset, seed uint64, device *Device) (
 	return e, nil
 }
 
+// GoBackend is GoMLX's pure-Go backend with its ops run one after another
+// (run in parallel, its worker pool can deadlock on graphs with several
+// large products).
+const GoBackend = "go:ops_sequential"
+
 // Device is one GoMLX backend, opened at its first use and shared by the
 // engines and cohorts built on it (a PJRT client reserves most of the
 // GPU's memory, so a process opens one).
 type Device struct {
-	config  string
+	config  string // the backend, in GoMLX's syntax ("" until found)
 	once    sync.Once
 	backend backends.Backend
 	err     error
@@ -95,20 +100,19 @@ func (d *Device) Backend() (backends.Backend, error) {
 		return nil, errors.New("gpu engine: no device configured")
 	}
 	d.once.Do(func() {
-		config := d.config
-		if config == "" {
+		if d.config == "" {
 			plugin, err := FindCUDAPlugin()
 			if err != nil {
 				d.err = err
 				return
 			}
-			config = "xla:" + plugin
+			d.config = "xla:" + plugin
 		}
-		d.backend, d.err = openBackend(config)
+		d.backend, d.err = openBackend(d.config)
 		if d.err != nil {
-			d.err = fmt.Errorf("gpu engine: backend %q: %w", config, d.err)
+			d.err = fmt.Errorf("gpu engine: backend %q: %w", d.config, d.err)
 		} else if d.backend == nil {
-			d.err = fmt.Errorf("gpu engine: backend %q gave no backend", config)
+			d.err = fmt.Errorf("gpu engine: backend %q gave no backend", d.config)
 		}
 	})
 	return d.backend, d.err
@@ -121,18 +125,31 @@ func (d *Device) Backend() (backends.Backend, error) {
 var pjrtOptions = pjrt.NamedValuesMap{"preallocate": false, "memory_fraction": float32(0.9)}
 
 // openBackend opens a GoMLX backend: "xla:PLUGIN" with pjrtOptions and
-// float32 products in float32 (GoMLX's "notf32", explicit, since later
-// GoMLX versions turn TF32 on by default on CUDA); anything else by
-// GoMLX's registry ("go").
+// float32 products in float32; anything else by GoMLX's registry ("go").
+//
+// Float32 products: XLA's DEFAULT precision lets cuBLAS use TF32, so every
+// float32 DotGeneral must carry precision_config HIGHEST. GoMLX v0.27.3's
+// XLA backend (backends/xla/ops_dotgeneral.go) emits HIGHEST on a CUDA
+// plugin only on the path of its DotGeneralUseTF32 switch — elsewhere that
+// path sets a TF32 dot algorithm — and nothing with the switch off (its
+// "notf32"). So the switch is on exactly when GoMLX sees a CUDA plugin.
+// TestCheckCompile reads the StableHLO an XLA backend compiles for the
+// attribute, and ump doctor checks the products' digits on the device.
 func openBackend(config string) (backends.Backend, error) {
 	plugin, ok := strings.CutPrefix(config, "xla:")
 	if !ok {
 		return backends.NewWithConfig(config)
 	}
-	b, err := xla.NewWithOptions(plugin+",notf32", pjrtOptions)
+	b, err := xla.NewWithOptions(plugin, pjrtOptions)
 	if err != nil {
 		return nil, err
 	}
+	loaded, err := pjrt.GetPlugin(plugin) // the plugin b loaded (go-xla keeps one per path)
+	if err != nil {
+		b.Finalize()
+		return nil, err
+	}
+	b.DotGeneralUseTF32 = loaded.IsCUDA()
 	return b, nil
 }
 
@@ -145,9 +162,9 @@ func (d *Device) Name() (string, error) {
 	return gpuName(b), nil
 }
 
-// GPUEnvironment is the environment the GPU engine needs, for the program
-// to set before it opens a device (XLA and cuBLAS read it when they load)
-// where the user has not: float32 products in float32 on NVIDIA GPUs
+// GPUEnvironment is the environment the GPU engine needs, which
+// SetGPUEnvironment puts in place before a device opens (XLA and cuBLAS
+// read it when they load): float32 products in float32 on NVIDIA GPUs
 // (XLA's default precision lets cuBLAS and its Triton kernels use TF32,
 // whose 10-bit mantissa put the gradients 0.3-5% away from the CPU
 // engine's): cuBLAS without TF32, no Triton GEMMs, deterministic ops and

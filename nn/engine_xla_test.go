@@ -5,24 +5,16 @@ package nn
 import (
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/internal/rng"
 )
 
-// goBackend is GoMLX's pure-Go backend, its ops run one after another (run
-// in parallel, a graph with several large products can deadlock its
-// worker pool).
-const goBackend = "go:ops_sequential"
-
 // TestMain sets the GPU engine's environment, as ump's main does.
 func TestMain(m *testing.M) {
-	for k, v := range GPUEnvironment() {
-		if os.Getenv(k) == "" {
-			os.Setenv(k, v)
-		}
-	}
+	SetGPUEnvironment()
 	os.Exit(m.Run())
 }
 
@@ -37,17 +29,18 @@ func device(config string) *Device {
 	return devices[config]
 }
 
-// gpuBackends are the GoMLX devices the agreement tests run on: GoMLX's
-// pure-Go backend everywhere, and XLA on CUDA where a plugin is found
-// (GOMLX_BACKEND or FindCUDAPlugin).
+// gpuBackends are the GoMLX devices the agreement tests run on, by the
+// name their subtests take (a GPU host runs the "xla" half alone):
+// "gomlx-go", GoMLX's pure-Go backend, everywhere, and "xla" where a plugin
+// is given (GOMLX_BACKEND=xla:...) or found (FindCUDAPlugin).
 func gpuBackends(t *testing.T) map[string]*Device {
-	out := map[string]*Device{"gomlx-go": device(goBackend)}
-	if cfg := os.Getenv("GOMLX_BACKEND"); cfg != "" {
+	out := map[string]*Device{"gomlx-go": device(GoBackend)}
+	if cfg := os.Getenv("GOMLX_BACKEND"); strings.HasPrefix(cfg, "xla:") {
 		out["xla"] = device(cfg)
-	} else if plugin, err := FindCUDAPlugin(); err == nil {
-		out["xla-cuda"] = device("xla:" + plugin)
+	} else if plugin, err := FindCUDAPlugin(); err == nil && cfg == "" {
+		out["xla"] = device("xla:" + plugin)
 	} else {
-		t.Logf("no GPU: the XLA CUDA case is skipped (%v)", err)
+		t.Logf("no XLA backend: the xla half is skipped (GOMLX_BACKEND=%q; %v)", cfg, err)
 	}
 	return out
 }

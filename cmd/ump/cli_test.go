@@ -25,7 +25,8 @@ import (
 var umpBin string
 
 // TestMain builds the ump binary once: the tests drive it as a user does,
-// including killing it.
+// including killing it. $UMP_TEST_BINARY names a prebuilt one instead (the
+// GPU kit's, on a host without Go).
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "ump-cli-test")
 	if err != nil {
@@ -35,7 +36,9 @@ func TestMain(m *testing.M) {
 	// Every ump the tests start signs with this key unless a test names
 	// another (UMP_KEY in its environment); none touches the user's own.
 	os.Setenv("UMP_KEY", filepath.Join(dir, "signing-key"))
-	if out, err := exec.Command("go", append([]string{"build", "-o", umpBin}, append(buildTags, ".")...)...).CombinedOutput(); err != nil {
+	if prebuilt := os.Getenv("UMP_TEST_BINARY"); prebuilt != "" {
+		umpBin = prebuilt
+	} else if out, err := exec.Command("go", append([]string{"build", "-o", umpBin}, append(buildTags, ".")...)...).CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building ump: %v\n%s", err, out)
 		os.Exit(1)
 	}

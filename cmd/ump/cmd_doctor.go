@@ -19,7 +19,9 @@ func doctorCommand() *cli.Command {
 		Description: "cpu: the float32 CPU engine and its BLAS (OpenBLAS, or the pure-Go gonum fallback).\n" +
 			"gpu: the GoMLX engine (engine: gpu, or ump run --engine gpu): built with -tags xla, it opens\n" +
 			"the backend of --gpu-backend or $GOMLX_BACKEND (e.g. xla:/abs/path/xla_cuda_plugin.so, or go for\n" +
-			"GoMLX's pure-Go backend) or else the CUDA PJRT plugin of an installed jax-cuda package. GPU cells train\n" +
+			"GoMLX's pure-Go backend) or else the CUDA PJRT plugin of an installed jax-cuda package, then\n" +
+			"compiles and runs a check program there (a loop of three trips and float32 products, against\n" +
+			"float64 on the host and GoMLX's Go backend), with XLA's warnings on stderr. GPU cells train\n" +
 			"on the device in cohorts; cells with compressed communication exchange on the host.",
 		Action: func(c *cli.Context) error { return runDoctor(globalsOf(c).device, c.App.Writer) },
 	}
@@ -30,12 +32,24 @@ func runDoctor(device *nn.Device, w io.Writer) error {
 	if strings.HasPrefix(nn.BLAS(), "gonum") {
 		fmt.Fprintf(w, "  %s; install libopenblas-dev (Debian) for a faster sgemm\n", nn.BLAS())
 	}
+	// XLA logs through TensorFlow's logger, which GoMLX silences unless
+	// told otherwise; the doctor shows warnings (read when the plugin loads).
+	os.Setenv("TF_CPP_MIN_LOG_LEVEL", "1")
 	name, err := device.Name()
 	if err != nil {
 		fmt.Fprintf(w, "gpu: does not work here: %v\n", err)
 		return nil
 	}
 	fmt.Fprintf(w, "gpu: works: %s\n", name)
+	check, err := device.CheckCompile()
+	fmt.Fprintf(w, "  backend: GOMLX_BACKEND=%s\n  %s\n", check.Backend, check.Description)
+	if err != nil {
+		fmt.Fprintf(w, "  compile check: FAILED\n")
+		return err
+	}
+	fmt.Fprintf(w, "  compile check: a loop of 3 trips capturing an outer value and float32 products compiled and ran in %.1f s;\n"+
+		"  relative difference %.1g from float64 on the host, %.1g from GoMLX's Go backend (at most %.0g passes)\n",
+		check.Seconds, check.FromHost, check.FromGo, nn.CheckTolerance)
 	memory, measured := nn.DeviceMemory()
 	source := "nvidia-smi"
 	if !measured {

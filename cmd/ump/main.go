@@ -68,12 +68,8 @@ var errCells = errors.New("some cells failed")
 
 func main() {
 	// XLA and cuBLAS read their settings from the environment when they
-	// load: set the GPU engine's where the user has not, before any.
-	for k, v := range nn.GPUEnvironment() {
-		if _, set := os.LookupEnv(k); !set {
-			os.Setenv(k, v)
-		}
-	}
+	// load: set the GPU engine's, before any.
+	nn.SetGPUEnvironment()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()

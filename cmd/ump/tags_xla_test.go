@@ -3,23 +3,28 @@
 package main
 
 import (
+	"cmp"
 	"encoding/csv"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ump-lab/ump/nn"
 )
 
 // buildTags are the tags the tests build ump with: those they are built with.
 var buildTags = []string{"-tags", "xla"}
 
 // TestGPUEngineThroughThePipeline trains a synthetic sweep with --engine
-// gpu on GoMLX's pure-Go backend (GOMLX_BACKEND=go:ops_sequential; a GPU host runs the
-// same with XLA/CUDA) and with the CPU engine: both complete, the engine
-// enters the hash and the cell keys, and the final accuracies agree
-// closely (the engines differ in rounding only).
+// gpu on $GOMLX_BACKEND (XLA/CUDA on a GPU host), else GoMLX's pure-Go
+// backend, and with the CPU engine: both complete, the engine enters the
+// hash and the cell keys, and the final accuracies agree closely (the
+// engines differ in rounding only); doctor names the backend.
 func TestGPUEngineThroughThePipeline(t *testing.T) {
-	env := []string{"GOMLX_BACKEND=go:ops_sequential"}
+	backend := cmp.Or(os.Getenv("GOMLX_BACKEND"), nn.GoBackend)
+	env := []string{"GOMLX_BACKEND=" + backend}
 	m := writeFile(t, "s.yaml", strings.Replace(inspectManifest, "DATASET", "synthetic", 1))
 	store := t.TempDir()
 	gpu := umpEnv(t, env, store, "run", "--engine", "gpu", m)
@@ -46,7 +51,11 @@ func TestGPUEngineThroughThePipeline(t *testing.T) {
 	if a, b := acc(hg), acc(hc); a < 0.3 || b < 0.3 || a-b > 0.02 || b-a > 0.02 {
 		t.Errorf("final test_acc_mean: gpu engine %.4f, cpu engine %.4f", a, b)
 	}
-	if r := umpEnv(t, env, store, "doctor"); !strings.Contains(r.stdout, "gpu: works: gomlx-float32/v4 SimpleGo") {
-		t.Errorf("doctor with GOMLX_BACKEND=go:ops_sequential:\n%s", r.stdout)
+	want := "gpu: works: gomlx-float32/v4 SimpleGo"
+	if !strings.HasPrefix(backend, "go") {
+		want = "gpu: works: gomlx-float32/v4 xla "
+	}
+	if r := umpEnv(t, env, store, "doctor"); !strings.Contains(r.stdout, want) {
+		t.Errorf("doctor with GOMLX_BACKEND=%s, want %q:\n%s", backend, want, r.stdout)
 	}
 }
