@@ -3,7 +3,7 @@
 GO ?= go
 STORE ?= ./.ump
 
-.PHONY: build build-gpu data run test mutants bench bench-gpu
+.PHONY: build build-gpu gpu-kit data run test mutants bench bench-gpu
 
 build:
 	$(GO) build -buildvcs=auto -o bin/ump ./cmd/ump
@@ -11,6 +11,12 @@ build:
 # ump with the GPU engine (GoMLX on XLA/PJRT; see docs/gpu.md, `ump doctor`).
 build-gpu:
 	$(GO) build -buildvcs=auto -tags xla -o bin/ump-gpu ./cmd/ump
+
+# Everything a GPU host without Go or network needs, in .gpu/ (at most
+# 64 MiB): take it along and run .gpu/run smoke|agree|bench|tables there
+# (docs/gpu.md).
+gpu-kit:
+	gpukit/build.sh
 
 # The default data sets (into --data-dir: $UMP_DATA or ~/.cache/ump/data).
 data: build
@@ -22,19 +28,22 @@ run: build
 	./bin/ump data fetch mnist
 	./bin/ump --store $(STORE) run quickstart
 
-# Every test, then the GPU engine's build (-tags xla): its agreement with
-# the CPU engine (a round of every algorithm; whole runs of every
-# algorithm under every choice), cohorts in the pipeline and a CLI run, on
-# GoMLX's pure-Go backend (on a GPU host the nn tests also run on XLA/CUDA);
-# the peer benchmarks (-tags peer) are vetted so that they keep building.
-# -timeout 30m: go test's default 10 minutes per package is too short for
-# ./cmd/ump's crash tests on a loaded 2-core machine.
+# Every test, then the GPU engine's build and the GPU kit: its phases (the
+# GPU engine's agreement with the CPU engine — a round of every algorithm;
+# whole runs of every algorithm under every choice — cohorts in the
+# pipeline, a CLI run, doctor's check program, a tiny table stopped and
+# continued) from the kit's binaries on GoMLX's pure-Go backend, as a GPU
+# host runs them on XLA; the peer benchmarks (-tags peer) are vetted so
+# that they keep building. -timeout 30m: go test's default 10 minutes per
+# package is too short for ./cmd/ump's crash tests on a loaded 2-core
+# machine.
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
 	$(GO) vet -tags xla ./...
 	$(GO) vet -tags 'xla peer' ./nn
-	$(GO) test -count=1 -timeout 30m -tags xla -run 'GPU|Cohort' ./nn ./pipeline ./cmd/ump
+	$(MAKE) gpu-kit
+	UMP_GPU_KIT=$(CURDIR)/.gpu $(GO) test -count=1 -timeout 30m -v -run KitPhases ./gpukit
 
 # Mutants of the code, each against the tests that must fail on it
 # (.ci/mutants lists them; two at a time).

@@ -70,6 +70,12 @@ func NewGPU(model string, data *datasets.Dataset, seed uint64, device *Device) (
 	if e.eval, err = NewExec(backend, e.evalGraph); err != nil {
 		return nil, err
 	}
+	// A program per shape a run meets — the largest batch of a call (up to
+	// the batch size), bags padded to multiples of 16 tokens, the models
+	// evaluated — each compiled once and kept: GoMLX's default cache of 32
+	// would fail the run at its 33rd shape.
+	e.train.SetMaxCache(-1)
+	e.eval.SetMaxCache(-1)
 	return e, nil
 }
 

@@ -146,3 +146,22 @@ func TestGPUEngineMatchesCPU(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUEngineCompilesEveryShapeARunMeets: the per-step engine compiles a
+// program for each batch size a call's largest batch takes; 40 sizes,
+// beyond GoMLX's default cache of 32 programs, all train.
+func TestGPUEngineCompilesEveryShapeARunMeets(t *testing.T) {
+	data := randomData([]int{1, 28, 28}, 10, 64, 0, 0)
+	gpu, err := NewGPU("mlp", data, 7, device(GoBackend))
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, grads := [][]float32{make([]float32, gpu.Params())}, [][]float32{make([]float32, gpu.Params())}
+	gpu.Init(params[0])
+	losses := make([]float64, 1)
+	for size := 1; size <= 40; size++ {
+		if err := gpu.Gradients(Step{}, params, grads, [][]int{rng.New(1, "sizes").Perm(64)[:size]}, losses); err != nil {
+			t.Fatalf("a batch of %d: %v", size, err)
+		}
+	}
+}

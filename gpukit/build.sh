@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# make gpu-kit: builds .gpu/, everything a GPU host without Go or network
+# needs to verify the GPU engine and produce the paper's tables with it:
+#   .gpu/run          the phases (gpukit/run.sh; .gpu/run help)
+#   .gpu/kit.tar.xz   stripped ump-gpu; the test binaries of nn (-tags 'xla
+#                     peer', with the peer scripts), pipeline and cmd/ump
+#                     (-tags xla), each under its package's path; MNIST
+#   .gpu/KIT          what was built, from which commit, and the archive's sha256
+# The folder must fit in 64 MiB, what one command may take to a GPU host.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+limit=$((64 << 20))
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/bin" "$stage/nn" "$stage/pipeline" "$stage/cmd/ump" "$stage/data"
+
+strip=(-ldflags=-s\ -w)
+go build -tags xla "${strip[@]}" -o "$stage/bin/ump-gpu" ./cmd/ump
+go test -c -tags 'xla peer' "${strip[@]}" -o "$stage/nn/nn.test" ./nn
+go test -c -tags xla "${strip[@]}" -o "$stage/pipeline/pipeline.test" ./pipeline
+go test -c -tags xla "${strip[@]}" -o "$stage/cmd/ump/ump.test" ./cmd/ump
+cp -r nn/peerbench "$stage/nn/"
+cp -r pipeline/testdata "$stage/pipeline/"
+
+data=${UMP_DATA:-$HOME/.cache/ump/data}
+"$stage/bin/ump-gpu" --data-dir "$data" data fetch mnist >&2
+cp -r "$data/mnist" "$stage/data/"
+
+rm -rf .gpu
+mkdir .gpu
+cp gpukit/run.sh .gpu/run
+chmod +x .gpu/run
+# One archive in two blocks compressed side by side, the binaries first
+# and those that share most code together (about 250 MB raw, 47 MB so in
+# 1.5 minutes on 2 cores; one solid block gives 44 MB in 4 minutes).
+tar -C "$stage" -cf - bin cmd pipeline nn data |
+	xz -T2 --block-size=$((130 << 20)) --x86 --lzma2=preset=9 > .gpu/kit.tar.xz
+{
+	echo "ump GPU kit built $(date -u +%Y-%m-%dT%H:%M:%SZ) from $(git rev-parse --short HEAD)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)') by $(go version | cut -d' ' -f3)"
+	(cd "$stage" && find . -type f -size +1M -printf '  %P %s bytes\n' | sort)
+	echo "sha256 $(sha256sum .gpu/kit.tar.xz | cut -d' ' -f1)"
+} > .gpu/KIT
+size=$(du -cb .gpu/* | tail -1 | cut -f1)
+echo ".gpu: $size bytes ($(( size * 100 / limit ))% of 64 MiB)"
+if [ "$size" -gt "$limit" ]; then
+	echo "make gpu-kit: .gpu is $size bytes, over the 64 MiB a command may take to a GPU host" >&2
+	exit 1
+fi

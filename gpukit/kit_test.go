@@ -1,0 +1,109 @@
+package gpukit
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// tinyTable is paper/table1-mnist cut to two cells of 4 workers training
+// the MLP (LeNet's evaluation takes a minute on GoMLX's Go backend) on
+// small batches for 30 rounds, evaluated at the end: long enough to be
+// stopped by a time limit of a few seconds, short enough to finish in
+// about half a minute.
+var tinyTable = []string{"paper/table1-mnist", "task.model=mlp", "workers=4", "batch_size=8", "local_steps=3", "rounds=30",
+	"evaluate.every=30", "checkpoint.every=2", "sweep.partition.alpha=[0.1]", "sweep.lr=[0.1]", "sweep.seed=[1]",
+	"sweep.algorithm=[{name: d-sum, alpha: 2, beta: 0.9}, {name: local-sgd-m, beta: 0.9}]"}
+
+// TestKitPhasesOnTheGoBackend runs the phases of the kit $UMP_GPU_KIT names
+// (make test builds it first) on GoMLX's pure-Go backend, as a GPU host runs
+// them on XLA: smoke (doctor's compile check), agree (every GPU agreement
+// test, from the kit's test binaries, with the kit's ump) and tables at a
+// tiny scale, stopped by its time limit, then continued to the end.
+func TestKitPhasesOnTheGoBackend(t *testing.T) {
+	kit := os.Getenv("UMP_GPU_KIT")
+	if kit == "" {
+		t.Skip("UMP_GPU_KIT names no kit: make gpu-kit, then UMP_GPU_KIT=$PWD/.gpu go test ./gpukit (make test does)")
+	}
+	home := t.TempDir()
+	phase := func(t *testing.T, out string, env []string, args ...string) (int, string) {
+		t.Helper()
+		cmd := exec.Command(filepath.Join(kit, "run"), args...)
+		cmd.Env = append(os.Environ(), append([]string{"OUT=" + out, "UMP_KIT_HOME=" + home, "GOMLX_BACKEND=go:ops_sequential"}, env...)...)
+		output, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatal(err)
+		}
+		return cmd.ProcessState.ExitCode(), string(output)
+	}
+	read := func(t *testing.T, path string) string {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	t.Run("smoke", func(t *testing.T) {
+		out := t.TempDir()
+		if code, output := phase(t, out, nil, "smoke"); code != 0 {
+			t.Fatalf("smoke exited %d:\n%s", code, output)
+		}
+		doctor := read(t, filepath.Join(out, "smoke-doctor.log"))
+		for _, want := range []string{"gpu: works: gomlx-float32/v4 SimpleGo", "backend: GOMLX_BACKEND=go:ops_sequential", "compile check: a loop of 3 trips"} {
+			if !strings.Contains(doctor, want) {
+				t.Errorf("smoke's doctor log lacks %q:\n%s", want, doctor)
+			}
+		}
+		if host := read(t, filepath.Join(out, "smoke-host.log")); !strings.Contains(host, "sha256 ") {
+			t.Errorf("smoke's host log does not name the kit:\n%s", host)
+		}
+	})
+	t.Run("agree", func(t *testing.T) {
+		out := t.TempDir()
+		code, output := phase(t, out, nil, "agree")
+		summary := read(t, filepath.Join(out, "agree-summary.txt"))
+		if code != 0 || strings.Contains(summary, "--- FAIL") {
+			t.Fatalf("agree exited %d:\n%s\n%s", code, summary, output[max(0, len(output)-3000):])
+		}
+		for _, want := range []string{"--- PASS: TestCohortMatchesCPU", "--- PASS: TestCohortAgreesWithCPUOverWholeRuns",
+			"--- PASS: TestGPUEngineThroughThePipeline", "--- PASS: TestCheckCompile", "worst relative difference per figure"} {
+			if !strings.Contains(summary, want) {
+				t.Errorf("agree's summary lacks %q:\n%s", want, summary)
+			}
+		}
+	})
+	t.Run("tables", func(t *testing.T) {
+		first, second := t.TempDir(), t.TempDir()
+		code, output := phase(t, first, []string{"UMP_KIT_LIMIT=5"}, append([]string{"tables"}, tinyTable...)...)
+		if code != 75 || !strings.Contains(output, "run .gpu/run tables again") {
+			t.Fatalf("tables within 5 s exited %d, want 75 (stopped, to be continued):\n%s", code, output)
+		}
+		if strings.Contains(output, "not closed by its last writer") {
+			t.Errorf("the time limit killed ump instead of stopping it at a safe point:\n%s", output)
+		}
+		if report := read(t, filepath.Join(first, "results", "report.md")); !strings.Contains(report, "not finished") {
+			t.Errorf("the stopped run's report does not say what is not finished:\n%s", report)
+		}
+		code, output = phase(t, second, nil, append([]string{"tables"}, tinyTable...)...)
+		if code != 0 || !strings.Contains(output, "over 2 call(s)") {
+			t.Fatalf("tables continued exited %d, want 0 after 2 calls:\n%s", code, output)
+		}
+		report := read(t, filepath.Join(second, "results", "report.md"))
+		if strings.Contains(report, "not finished") || !strings.Contains(report, "D-SUM") {
+			t.Errorf("the finished run's report:\n%s", report)
+		}
+		if status := read(t, filepath.Join(second, "tables-status.txt")); !strings.Contains(status, "2 completed") {
+			t.Errorf("the finished run's status does not count 2 completed cells:\n%s", status)
+		}
+	})
+	t.Run("unknown-phase", func(t *testing.T) {
+		if code, output := phase(t, t.TempDir(), nil, "tabels"); code != 2 || !strings.Contains(output, `unknown phase "tabels"`) {
+			t.Errorf("an unknown phase exited %d:\n%s", code, output)
+		}
+	})
+}

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# .gpu/run PHASE [ARGS...]: the GPU kit's phases (make gpu-kit builds the
+# kit; docs/gpu.md says what to run on a GPU host). Each writes its logs
+# and results under $OUT (the device's result folder; or set OUT=DIR) and
+# keeps under 9 minutes.
+#   smoke            nvidia-smi, the kit, ump doctor (backend, PJRT plugin and
+#                    version, the compile check, XLA's warnings)
+#   agree            every GPU agreement test (nn, pipeline, the CLI) on the
+#                    backend; on XLA only their XLA half
+#   bench [CASES]    the GPU engine against the JAX and torch.func peers
+#                    (default lenet-c1-n10,lenet-c36-n10,lenet-c180-n10; more
+#                    flags of nn's BenchmarkGPUPeerComparison may follow)
+#   tables [MANIFEST [PATH=VALUE...]]
+#                    ump run --engine gpu of the manifest (paper/table1-mnist),
+#                    stopped at a safe point after UMP_KIT_LIMIT seconds (510),
+#                    then its report and exports under $OUT/results; run it
+#                    again to continue (exit 75 until every cell is done)
+# The backend is $GOMLX_BACKEND, else the CUDA plugin ump finds. The kit
+# unpacks once under UMP_KIT_HOME (/tmp/ump-kit), where the tables' store
+# (UMP_KIT_STORE) is kept between calls.
+set -euo pipefail
+kit=$(cd "$(dirname "$0")" && pwd)
+phase=${1:-help}
+shift || true
+case $phase in smoke | agree | bench | tables) ;; *)
+	sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'
+	[ "$phase" = help ] && exit 0
+	echo ".gpu/run: unknown phase \"$phase\"" >&2
+	exit 2
+	;;
+esac
+out=${OUT:?set OUT to the folder for the results (the device tool sets it)}
+mkdir -p "$out"
+home=${UMP_KIT_HOME:-/tmp/ump-kit}
+sum=$(sed -n 's/^sha256 //p' "$kit/KIT")
+dir=$home/$sum
+if [ ! -x "$dir/bin/ump-gpu" ]; then
+	echo "unpacking the kit into $dir" >&2
+	(cd "$kit" && echo "$sum  kit.tar.xz" | sha256sum -c --quiet -) || { echo ".gpu/run: kit.tar.xz does not match .gpu/KIT: rebuild it (make gpu-kit)" >&2; exit 2; }
+	rm -rf "$dir.part"
+	mkdir -p "$dir.part"
+	xz -dc "$kit/kit.tar.xz" | tar -C "$dir.part" -xf -
+	mv "$dir.part" "$dir"
+fi
+ump=$dir/bin/ump-gpu
+export UMP_DATA=$dir/data
+for venv in /opt/*/.venv/bin; do # the GPU host's python3 with JAX and PyTorch, for the peers
+	[ -x "$venv/python3" ] && PATH=$venv:$PATH
+done
+if [ -z "${GOMLX_BACKEND:-}" ]; then
+	GOMLX_BACKEND=$("$ump" doctor 2>/dev/null | sed -n 's/^  backend: GOMLX_BACKEND=//p')
+fi
+export GOMLX_BACKEND
+if [ -z "$GOMLX_BACKEND" ] && [ "$phase" != smoke ]; then
+	echo ".gpu/run: no GPU backend (ump doctor finds no CUDA plugin): run .gpu/run smoke to see why, or set GOMLX_BACKEND" >&2
+	exit 2
+fi
+
+# run NAME CMD...: runs a command, its output into $out/NAME.log and on
+# stdout, and returns its exit status.
+run() {
+	local name=$1
+	shift
+	set +e
+	"$@" 2>&1 | tee "$out/$name.log"
+	local rc=${PIPESTATUS[0]}
+	set -e
+	return "$rc"
+}
+
+case $phase in
+smoke)
+	{
+		cat "$kit/KIT"
+		date -u
+		if command -v nvidia-smi > /dev/null; then nvidia-smi; else echo "nvidia-smi: none here"; fi
+	} 2>&1 | tee "$out/smoke-host.log"
+	run smoke-doctor "$ump" doctor
+	grep -q '^gpu: works' "$out/smoke-doctor.log" || { echo ".gpu/run smoke: the GPU engine does not work here (above)" >&2; exit 1; }
+	;;
+agree)
+	half=gomlx-go
+	case $GOMLX_BACKEND in xla:*) half=xla ;; esac
+	# The three packages' tests side by side, each from its package's folder.
+	(cd "$dir/nn" && exec ./nn.test -test.v -test.timeout 8m -test.run "GPU|Cohort|Check/$half") > "$out/agree-nn.log" 2>&1 &
+	nn=$!
+	(cd "$dir/pipeline" && exec ./pipeline.test -test.v -test.timeout 8m -test.run Cohort) > "$out/agree-pipeline.log" 2>&1 &
+	pipeline=$!
+	(cd "$dir/cmd/ump" && UMP_TEST_BINARY=$ump exec ./ump.test -test.v -test.timeout 8m -test.run GPU) > "$out/agree-cli.log" 2>&1 &
+	cli=$!
+	rc=0
+	for p in $nn $pipeline $cli; do
+		wait "$p" || rc=1
+	done
+	tail -n 3 "$out"/agree-nn.log "$out"/agree-pipeline.log "$out"/agree-cli.log
+	grep -h -E '^(--- |    --- )(PASS|FAIL|SKIP)|worst relative difference|within [0-9.e-]+ of the CPU|differs' \
+		"$out"/agree-nn.log "$out"/agree-pipeline.log "$out"/agree-cli.log > "$out/agree-summary.txt" || true
+	echo "agree on $GOMLX_BACKEND: $(grep -c -- '--- PASS' "$out/agree-summary.txt") passed, $(grep -c -- '--- FAIL' "$out/agree-summary.txt") failed (summary in agree-summary.txt)"
+	exit $rc
+	;;
+bench)
+	cases=${1:-lenet-c1-n10,lenet-c36-n10,lenet-c180-n10}
+	shift || true
+	cd "$dir/nn"
+	run bench timeout -s INT 530 ./nn.test -test.run '^$' -test.bench '^BenchmarkGPUPeerComparison$' -test.benchtime 1x -gpu-cases "$cases" "$@"
+	;;
+tables)
+	manifest=${1:-paper/table1-mnist}
+	shift || true
+	store=${UMP_KIT_STORE:-$home/store}
+	start=$(date +%s)
+	# --foreground: the signal to ump alone (without it timeout signals the
+	# process group too, and a second SIGINT ends ump at once, unsaved).
+	set +e
+	timeout --foreground --preserve-status -s INT -k 60 "${UMP_KIT_LIMIT:-510}" \
+		"$ump" --store "$store" run --engine gpu "$manifest" "$@" > "$out/tables-run.out" 2> >(tee "$out/tables-run.log" >&2)
+	rc=$?
+	set -e
+	took=$(($(date +%s) - start))
+	hash=$(sed -n 's/^manifest //p' "$out/tables-run.out" | head -1)
+	if [ -z "$hash" ]; then
+		echo ".gpu/run tables: ump run stopped before naming the manifest (exit $rc; tables-run.log)" >&2
+		exit 1
+	fi
+	echo "$took" >> "$store/kit-seconds-$hash"
+	total=$(awk '{s += $1} END {print s}' "$store/kit-seconds-$hash")
+	"$ump" --store "$store" status "$hash" > "$out/tables-status.txt" 2>&1 || true
+	rm -rf "$out/results"
+	"$ump" --store "$store" report "$hash" --out "$out/results"
+	echo "tables: $manifest $* (manifest $hash): ump run exited $rc after $took s; $total s of ump run over $(wc -l < "$store/kit-seconds-$hash") call(s)" | tee "$out/tables-summary.txt"
+	case $rc in
+	0) ;;
+	130) echo "stopped at the time limit at a safe point: run .gpu/run tables again (same arguments) to continue" | tee -a "$out/tables-summary.txt"; exit 75 ;;
+	*) exit "$rc" ;;
+	esac
+	;;
+esac
