@@ -275,6 +275,14 @@ INLINE void lanes_fwd_k(const float *xp, const float *wt, const float *bias, flo
 					lanes_fwd_block(xp, wt, bias, y, chans, batch, oh, ow, ph, pw, outc, s, r, c0, ob, k, cb);
 }
 
+// narrow: the CPU has 16 vector registers (AVX2, SSE), not AVX-512's 32,
+// so lanes_wgrad keeps a fifth as many 16-lane sums in them (each takes two
+// of AVX2's): with as many as AVX-512 holds, most spill to memory at every
+// multiply-add. narrow_override, when 0 or 1, decides instead (tests).
+static int narrow_override = -1;
+INLINE int narrow(void) { return narrow_override >= 0 ? narrow_override : !__builtin_cpu_supports("avx512f"); }
+static void set_narrow(int v) { narrow_override = v; }
+
 CLONES static void lanes_forward(const float *xp, const float *wt, const float *bias, float *y,
 	int chans, int batch, int oh, int ow, int ph, int pw, int outc, int k, int cb) {
 	if (k == 5 && cb == 10) lanes_fwd_k(xp, wt, bias, y, chans, batch, oh, ow, ph, pw, outc, 5, 10);
@@ -285,9 +293,11 @@ CLONES static void lanes_forward(const float *xp, const float *wt, const float *
 
 // lanes_wgrad: dyt is dy as [batch][oh][ow][outc]; sums (outc/16 x C x
 // k*k vectors, then outc/16 for the bias) carry each filter tap's sum over
-// groups of 8 samples, its k*k taps in registers within a group.
+// groups of 8 samples, `rows` rows of k taps in registers at a time within
+// a group (all k rows, or one where narrow(): each tap's sum runs over the
+// same samples, rows and columns in the same order either way).
 INLINE void lanes_wgrad_k(const float *xp, const float *dyt, float *gw, float *gb, v16u *sums,
-	int chans, int batch, int oh, int ow, int ph, int pw, int outc, const int k) {
+	int chans, int batch, int oh, int ow, int ph, int pw, int outc, const int k, const int rows) {
 	int nob = outc / 16, kk = k * k;
 	v16u *bsums = sums + (size_t)nob * chans * kk;
 	for (int i = 0; i < nob * chans * kk; i++) sums[i] = (v16){0};
@@ -295,22 +305,23 @@ INLINE void lanes_wgrad_k(const float *xp, const float *dyt, float *gw, float *g
 	for (int s0 = 0; s0 < batch; s0 += group) {
 		int s1 = batch - s0 < group ? batch : s0 + group;
 		for (int ob = 0; ob < nob; ob++)
-			for (int ic = 0; ic < chans; ic++) {
-				v16 acc[49], b = bsums[ob];
-				v16u *sum = sums + (size_t)(ob * chans + ic) * kk;
-				for (int t = 0; t < kk; t++) acc[t] = sum[t];
-				for (int s = s0; s < s1; s++)
-					for (int r = 0; r < oh; r++)
-						for (int c = 0; c < ow; c++) {
-							v16 d = load16(dyt + ((size_t)(s * oh + r) * ow + c) * outc + ob * 16);
-							if (ic == 0) b += d;
-							const float *xr = xp + ((size_t)(ic * batch + s) * ph + r) * pw + c;
-							for (int ki = 0; ki < k; ki++)
-								for (int kj = 0; kj < k; kj++) acc[ki * k + kj] += d * xr[ki * pw + kj];
-						}
-				for (int t = 0; t < kk; t++) sum[t] = acc[t];
-				bsums[ob] = b;
-			}
+			for (int ic = 0; ic < chans; ic++)
+				for (int k0 = 0; k0 < k; k0 += rows) {
+					v16 acc[49], b = bsums[ob];
+					v16u *sum = sums + (size_t)(ob * chans + ic) * kk + k0 * k;
+					for (int t = 0; t < rows * k; t++) acc[t] = sum[t];
+					for (int s = s0; s < s1; s++)
+						for (int r = 0; r < oh; r++)
+							for (int c = 0; c < ow; c++) {
+								v16 d = load16(dyt + ((size_t)(s * oh + r) * ow + c) * outc + ob * 16);
+								if (ic == 0 && k0 == 0) b += d;
+								const float *xr = xp + ((size_t)(ic * batch + s) * ph + r + k0) * pw + c;
+								for (int ki = 0; ki < rows; ki++)
+									for (int kj = 0; kj < k; kj++) acc[ki * k + kj] += d * xr[ki * pw + kj];
+							}
+					for (int t = 0; t < rows * k; t++) sum[t] = acc[t];
+					bsums[ob] = b;
+				}
 	}
 	for (int ob = 0; ob < nob; ob++) {
 		for (int o = 0; o < 16; o++) gb[ob * 16 + o] = bsums[ob][o];
@@ -324,11 +335,12 @@ INLINE void lanes_wgrad_k(const float *xp, const float *dyt, float *gw, float *g
 CLONES static void lanes_wgrad(const float *xp, const float *dyt, float *gw, float *gb, float *scratch,
 	int chans, int batch, int oh, int ow, int ph, int pw, int outc, int k) {
 	v16u *sums = (v16u *)scratch;
-	switch (k) {
-	case 3: lanes_wgrad_k(xp, dyt, gw, gb, sums, chans, batch, oh, ow, ph, pw, outc, 3); break;
-	case 5: lanes_wgrad_k(xp, dyt, gw, gb, sums, chans, batch, oh, ow, ph, pw, outc, 5); break;
-	default: lanes_wgrad_k(xp, dyt, gw, gb, sums, chans, batch, oh, ow, ph, pw, outc, k);
-	}
+	int one = narrow();
+	if (k == 5 && one) lanes_wgrad_k(xp, dyt, gw, gb, sums, chans, batch, oh, ow, ph, pw, outc, 5, 1);
+	else if (k == 5) lanes_wgrad_k(xp, dyt, gw, gb, sums, chans, batch, oh, ow, ph, pw, outc, 5, 5);
+	else if (k == 3 && one) lanes_wgrad_k(xp, dyt, gw, gb, sums, chans, batch, oh, ow, ph, pw, outc, 3, 1);
+	else if (k == 3) lanes_wgrad_k(xp, dyt, gw, gb, sums, chans, batch, oh, ow, ph, pw, outc, 3, 3);
+	else lanes_wgrad_k(xp, dyt, gw, gb, sums, chans, batch, oh, ow, ph, pw, outc, k, one ? 1 : k);
 }
 // v8i is 8 int32s: GCC keeps comparisons of vectors of AVX2's width
 // (and AVX-512's) in vector registers, and splits wider ones into scalars.
@@ -445,6 +457,11 @@ func lanesForward(xp, w, bias, wt, y []float32, chans, batch, oh, ow, ph, pw, ou
 	C.lanes_forward((*C.float)(&xp[0]), (*C.float)(&wt[0]), (*C.float)(&bias[0]), (*C.float)(&y[0]),
 		C.int(chans), C.int(batch), C.int(oh), C.int(ow), C.int(ph), C.int(pw), C.int(outC), C.int(k), C.int(cb))
 }
+
+// setNarrowKernels makes the C kernels block their sums for 16 vector
+// registers (1) or for AVX-512's 32 (0), whatever the CPU, or as the CPU
+// says (-1): tests check both blockings on any machine.
+func setNarrowKernels(v int) { C.set_narrow(C.int(v)) }
 
 func lanesWeightGrad(xp, dyt, gw, gb, scratch []float32, chans, batch, oh, ow, ph, pw, outC, k int) {
 	C.lanes_wgrad((*C.float)(&xp[0]), (*C.float)(&dyt[0]), (*C.float)(&gw[0]), (*C.float)(&gb[0]), (*C.float)(&scratch[0]),
