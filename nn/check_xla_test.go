@@ -91,9 +91,15 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
+func (b *syncBuffer) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Reset()
+}
+
 // logTo sends GoMLX's klog lines of the given -vmodule to w until the test
 // ends.
-func logTo(t *testing.T, w *syncBuffer, vmodule string) {
+func logTo(t testing.TB, w *syncBuffer, vmodule string) {
 	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(fs)
 	set := func(values map[string]string) {

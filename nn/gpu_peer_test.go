@@ -3,7 +3,6 @@
 package nn
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -15,7 +14,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,7 +21,6 @@ import (
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/internal/rng"
 	"github.com/ump-lab/ump/kinds"
-	"k8s.io/klog/v2"
 )
 
 var (
@@ -92,7 +89,8 @@ func compareGPUPeers(t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compiles := captureCompiles()
+	compiles := &syncBuffer{}
+	logTo(t, compiles, "executable=1")
 	benchHeader(config, gpuName(backend))
 	python, _ := exec.LookPath("python3")
 	for _, bc := range benchCases() {
@@ -106,7 +104,7 @@ func compareGPUPeers(t testing.TB) {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", bc.name, err)
 			continue
 		}
-		r.print(bc, compiles.String())
+		r.print(bc, compileLines(compiles.String()))
 		if python == "" || *gpuPeers == "none" {
 			continue
 		}
@@ -153,46 +151,17 @@ func benchHeader(config, engine string) {
 	fmt.Printf("allocator  PJRT client options %v\n", pjrtOptions)
 }
 
-// compileLog collects what GoMLX's XLA backend logs at each compilation
-// (klog V(1) in executable.go: the program's name, compile time, and
-// XLA's memory figures for it).
-type compileLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *compileLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *compileLog) Reset() { l.mu.Lock(); l.buf.Reset(); l.mu.Unlock() }
-
-// String is the log's compile lines, trimmed of klog's prefix.
-func (l *compileLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// compileLines are the compile lines of GoMLX's XLA backend's log (klog
+// V(1) in executable.go: the program's name, compile time, and XLA's
+// memory figures for it), trimmed of klog's prefix.
+func compileLines(log string) string {
 	var out []string
-	for _, line := range strings.Split(l.buf.String(), "\n") {
+	for _, line := range strings.Split(log, "\n") {
 		if i := strings.Index(line, "] "); i >= 0 && (strings.Contains(line, "Compil") || strings.Contains(line, "Memory usage")) {
 			out = append(out, "    "+line[i+2:])
 		}
 	}
 	return strings.Join(out, "\n")
-}
-
-func captureCompiles() *compileLog {
-	l := &compileLog{}
-	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(fs)
-	for name, v := range map[string]string{"logtostderr": "false", "alsologtostderr": "false", "stderrthreshold": "FATAL", "vmodule": "executable=1"} {
-		if err := fs.Set(name, v); err != nil {
-			panic(err)
-		}
-	}
-	klog.SetOutput(l)
-	return l
 }
 
 // phaseNames are a round's phases as benchCohort times them.
