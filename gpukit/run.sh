@@ -39,7 +39,11 @@ if [ ! -x "$dir/bin/ump-gpu" ]; then
 	(cd "$kit" && echo "$sum  kit.tar.xz" | sha256sum -c --quiet -) || { echo ".gpu/run: kit.tar.xz does not match .gpu/KIT: rebuild it (make gpu-kit)" >&2; exit 2; }
 	rm -rf "$dir.part"
 	mkdir -p "$dir.part"
-	xz -dc "$kit/kit.tar.xz" | tar -C "$dir.part" -xf -
+	if command -v xz > /dev/null; then
+		xz -dc "$kit/kit.tar.xz" | tar -C "$dir.part" -xf -
+	else # python3's lzma, where the host lacks xz
+		python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$kit/kit.tar.xz" "$dir.part"
+	fi
 	mv "$dir.part" "$dir"
 fi
 ump=$dir/bin/ump-gpu
