@@ -147,7 +147,7 @@ func benchHeader(config, engine string) {
 	for _, name := range []string{"XLA_FLAGS", "NVIDIA_TF32_OVERRIDE"} {
 		fmt.Printf("env        %s=%q\n", name, os.Getenv(name))
 	}
-	fmt.Printf("precision  float32 products in float32: GoMLX notf32 (DotGeneral), NVIDIA_TF32_OVERRIDE=0 (cuBLAS)\n")
+	fmt.Printf("precision  float32 products in float32: every DotGeneral at HIGHEST precision on CUDA (openBackend), NVIDIA_TF32_OVERRIDE=0 (cuBLAS)\n")
 	fmt.Printf("allocator  PJRT client options %v\n", pjrtOptions)
 }
 
