@@ -51,10 +51,10 @@ export UMP_DATA=$dir/data
 for venv in /opt/*/.venv/bin; do # the GPU host's python3 with JAX and PyTorch, for the peers
 	[ -x "$venv/python3" ] && PATH=$venv:$PATH
 done
-if [ -z "${GOMLX_BACKEND:-}" ]; then
+if [ -z "${GOMLX_BACKEND:-}" ] && [ "$phase" != smoke ]; then # smoke runs doctor itself
 	GOMLX_BACKEND=$("$ump" doctor 2>/dev/null | sed -n 's/^  backend: GOMLX_BACKEND=//p')
 fi
-export GOMLX_BACKEND
+export GOMLX_BACKEND=${GOMLX_BACKEND:-}
 if [ -z "$GOMLX_BACKEND" ] && [ "$phase" != smoke ]; then
 	echo ".gpu/run: no GPU backend (ump doctor finds no CUDA plugin): run .gpu/run smoke to see why, or set GOMLX_BACKEND" >&2
 	exit 2
