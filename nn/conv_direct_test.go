@@ -125,18 +125,17 @@ func TestDirectConvolutionsAgainstFloat64(t *testing.T) {
 }
 
 // TestDirectKernelsGiveTheGoLoopsBits checks that the kernels in use (C
-// vectors under cgo, blocked for AVX-512's 32 vector registers or for 16)
-// give the bits of the Go loops that define them, so that a build without
+// vectors under cgo, at each vector width the CPU runs) give the bits of the Go loops that define them, so that a build without
 // cgo, or on another CPU, computes the same numbers.
 func TestDirectKernelsGiveTheGoLoopsBits(t *testing.T) {
-	defer setNarrowKernels(-1)
-	for _, narrow := range []int{0, 1} {
-		setNarrowKernels(narrow)
-		directKernelsGiveTheGoLoopsBits(t, narrow)
+	defer setKernelWidth(0)
+	for _, width := range kernelWidths() {
+		setKernelWidth(width)
+		directKernelsGiveTheGoLoopsBits(t, width)
 	}
 }
 
-func directKernelsGiveTheGoLoopsBits(t *testing.T, narrow int) {
+func directKernelsGiveTheGoLoopsBits(t *testing.T, width int) {
 	for _, c := range directCases {
 		l, in := conv2d{c.outC, c.k, c.pad}, c.in
 		x, p, dy := directData(in, l, c.batch)
@@ -168,7 +167,7 @@ func directKernelsGiveTheGoLoopsBits(t *testing.T, narrow int) {
 		}{{"output", y, yGo}, {"weight gradient", gw, gwGo}, {"bias gradient", gb, gbGo}} {
 			for i := range v.got {
 				if v.got[i] != v.want[i] {
-					t.Errorf("%+v (narrow %d): %s[%d] = %g, the Go loops give %g", c, narrow, v.what, i, v.got[i], v.want[i])
+					t.Errorf("%+v (width %d): %s[%d] = %g, the Go loops give %g", c, width, v.what, i, v.got[i], v.want[i])
 					break
 				}
 			}
@@ -219,13 +218,14 @@ func TestPoolKernelGivesTheGoLoopsBits(t *testing.T) {
 }
 
 // TestSampleInputGradGivesThePaddedBits checks that the input gradient in
-// use (16 samples a vector under cgo, the products of padding skipped)
-// gives the bits of the sum over dy's zero-padded planes that defines it:
-// on values whose products cancel to exact zeros and carry both signs of
+// use (under cgo a vector of samples, at each width the CPU runs, the
+// products of padding skipped) gives the bits of the sum over dy's
+// zero-padded planes that defines it: on values whose products cancel to exact zeros and carry both signs of
 // zero, NaNs and infinities in dy, batches that fill no vector, one and
 // several, LeNet's shape and others; a filter that is not finite takes
 // the padded path.
 func TestSampleInputGradGivesThePaddedBits(t *testing.T) {
+	defer setKernelWidth(0)
 	negZero := float32(math.Copysign(0, -1))
 	values := []float32{-1, negZero, 0, 1, 2, -0.5}
 	r := rng.New(7, "input gradient")
@@ -257,14 +257,18 @@ func TestSampleInputGradGivesThePaddedBits(t *testing.T) {
 			into[(i*7919+len(into)/3)%len(into)] = v
 		}
 		n := c.inC * c.batch * c.h * c.h
-		got, want := make([]float32, n+16), make([]float32, n+16) // 16 past the end stay 0
+		want := make([]float32, n+16) // 16 past the end stay 0
 		g := newInputGradient(l, in, c.batch)
-		g.compute(w, dy, got[:n], c.batch)
 		g.padded(w, dy, want[:n], c.batch)
-		for i := range got {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-				t.Errorf("%+v: dx[%d] = %g (%#x), the padded sum gives %g (%#x)", c, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
-				break
+		for _, width := range kernelWidths() {
+			setKernelWidth(width)
+			got := make([]float32, n+16)
+			g.compute(w, dy, got[:n], c.batch)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Errorf("%+v (width %d): dx[%d] = %g (%#x), the padded sum gives %g (%#x)", c, width, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+					break
+				}
 			}
 		}
 	}

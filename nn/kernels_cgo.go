@@ -7,341 +7,121 @@ package nn
 #include <stdint.h>
 #include <string.h>
 
-// v16 is 16 floats: one AVX-512 register, two of AVX2, four of SSE; each
-// lane's arithmetic is IEEE single precision whatever the target, and
-// ISO C (-std=c11) keeps multiplies and adds apart (GCC contracts them
-// into FMAs only in GNU C), so every target (and the Go loops) gives the
-// same bits.
+// The convolutions' kernels are conv_kernels.h, compiled once per vector
+// width: 16 floats (one AVX-512 register), 8 (AVX2) and 4 (SSE, NEON), the
+// CPU's widest run (kernel_width). Each lane's arithmetic is IEEE single
+// precision whatever the target, and ISO C (-std=c11) keeps multiplies
+// and adds apart (GCC contracts them into FMAs only in GNU C), so every
+// width (and the Go loops) gives the same bits.
 typedef float v16 __attribute__((vector_size(64)));
-// v16u is a v16 in memory that Go allocated (aligned to 4 bytes only).
-typedef v16 v16u __attribute__((aligned(4)));
+typedef float v8 __attribute__((vector_size(32)));
+typedef float v4 __attribute__((vector_size(16)));
+#define INLINE static inline __attribute__((always_inline))
+enum { group = 8 }; // the weight gradients' samples a block
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define X86_WIDTHS 1
 #define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#define vec v16
+#define VL 16
+#define REGS 32
+#define NAME(f) f##_16
+#include "conv_kernels.h"
+#undef vec
+#undef VL
+#undef REGS
+#undef NAME
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#define vec v8
+#define VL 8
+#define REGS 16
+#define NAME(f) f##_8
+#include "conv_kernels.h"
+#undef vec
+#undef VL
+#undef REGS
+#undef NAME
+#pragma GCC pop_options
 #else
 #define CLONES
 #endif
-#define INLINE static inline __attribute__((always_inline))
+#define vec v4
+#define VL 4
+#define REGS 16
+#define NAME(f) f##_4
+#include "conv_kernels.h"
+#undef vec
+#undef VL
+#undef REGS
+#undef NAME
 
-INLINE v16 load16(const float *p) { v16 v; memcpy(&v, p, sizeof v); return v; }
-
-// loadn reads n < 16 floats, the other lanes 0.
-INLINE v16 loadn(const float *p, int n) { v16 v = {0}; memcpy(&v, p, n * sizeof(float)); return v; }
-
-// forward: ob output channels at a time (6 for 6 channels, else 8), 16
-// columns of a row in each of their accumulators; planes are chans x batch
-// x ph x pw, of which only rows zr..zr+vr-1 may hold non-zeros (the taps
-// of the others are skipped).
-INLINE void forward_k(const float *planes, const float *w, const float *bias, float *y,
-	int chans, int batch, int oh, int ow, int pw, int outc, int zr, int vr, const int k, const int ob) {
-	int ph = oh + k - 1, taps = chans * k * k;
-	float wb[ob * taps], bb[ob];  // the block's filters, tap-major
-	for (int o0 = 0; o0 < outc; o0 += ob) {
-		int no = outc - o0 < ob ? outc - o0 : ob;
-		for (int o = 0; o < ob; o++) {
-			bb[o] = o < no ? bias[o0 + o] : 0;
-			for (int t = 0; t < taps; t++) wb[t * ob + o] = o < no ? w[(o0 + o) * taps + t] : 0;
-		}
-		for (int s = 0; s < batch; s++)
-			for (int r = 0; r < oh; r++) {
-				int klo = zr - r > 0 ? zr - r : 0, khi = zr + vr - r < k ? zr + vr - r : k;
-				for (int c0 = 0; c0 < ow; c0 += 16) {
-					v16 acc[8];
-					for (int o = 0; o < ob; o++) acc[o] = (v16){0} + bb[o];
-					for (int ic = 0; ic < chans; ic++) {
-						const float *plane = planes + (size_t)(ic * batch + s) * ph * pw;
-						for (int ki = klo; ki < khi; ki++)
-							for (int kj = 0; kj < k; kj++) {
-								v16 x = load16(plane + (r + ki) * pw + c0 + kj);
-								const float *wt = wb + ((ic * k + ki) * k + kj) * ob;
-								for (int o = 0; o < ob; o++) acc[o] += wt[o] * x;
-							}
-					}
-					int n = ow - c0 < 16 ? ow - c0 : 16;
-					for (int o = 0; o < no; o++)
-						memcpy(y + (((size_t)(o0 + o) * batch + s) * oh + r) * ow + c0, &acc[o], n * sizeof(float));
-				}
-			}
-	}
+// kernel_width: the widest vectors the CPU runs, or width_override where
+// a test set it (to a width the CPU runs).
+static int width_override;
+static int kernel_width(void) {
+	if (width_override) return width_override;
+#ifdef X86_WIDTHS
+	if (__builtin_cpu_supports("avx512f")) return 16;
+	if (__builtin_cpu_supports("avx2")) return 8;
+#endif
+	return 4;
 }
-
-// weight and bias gradients: samples 8 at a time (their planes and dy stay
-// in cache); for each input channel and filter row ki, 4 output channels
-// at a time, the k taps of the row (and, in the first, the bias) in
-// registers over the group's samples, rows and columns, kept in sums
-// between groups. planes (the input channel's) are batch x ph x pw.
-enum { group = 8 };
-
-INLINE void grad_block(const float *planes, const float *dy, v16 *sums, v16 *bsums, int with_bias,
-	int s0, int s1, int batch, int oh, int ow, int pw, int o0, int ki, const int k, const int ob) {
-	int ph = oh + k - 1;
-	v16 acc[4][7], b[4];
-	for (int o = 0; o < ob; o++) {
-		b[o] = bsums[o];
-		for (int kj = 0; kj < k; kj++) acc[o][kj] = sums[o * k + kj];
-	}
-	for (int s = s0; s < s1; s++) {
-		const float *plane = planes + (size_t)s * ph * pw;
-		for (int r = 0; r < oh; r++)
-			for (int c0 = 0; c0 < ow; c0 += 16) {
-				int n = ow - c0 < 16 ? ow - c0 : 16;
-				v16 d[4];
-				for (int o = 0; o < ob; o++) {
-					const float *row = dy + (((size_t)(o0 + o) * batch + s) * oh + r) * ow + c0;
-					d[o] = n == 16 ? load16(row) : loadn(row, n);
-					if (with_bias) b[o] += d[o];
-				}
-				for (int kj = 0; kj < k; kj++) {
-					v16 x = load16(plane + (r + ki) * pw + c0 + kj);
-					for (int o = 0; o < ob; o++) acc[o][kj] += d[o] * x;
-				}
-			}
-	}
-	for (int o = 0; o < ob; o++) {
-		bsums[o] = b[o];
-		for (int kj = 0; kj < k; kj++) sums[o * k + kj] = acc[o][kj];
-	}
+static int cpu_runs(int width) {
+#ifdef X86_WIDTHS
+	if (width == 16) return __builtin_cpu_supports("avx512f");
+	if (width == 8) return __builtin_cpu_supports("avx2");
+#endif
+	return width == 4;
 }
+static void set_width(int width) { width_override = width; }
 
-INLINE float hsum(v16 v) {
-	float t = v[0];
-	for (int l = 1; l < 16; l++) t += v[l];
-	return t;
-}
+#ifdef X86_WIDTHS
+#define DISPATCH(f, ...) switch (kernel_width()) { \
+	case 16: f##_16(__VA_ARGS__); break; \
+	case 8: f##_8(__VA_ARGS__); break; \
+	default: f##_4(__VA_ARGS__); }
+#else
+#define DISPATCH(f, ...) f##_4(__VA_ARGS__)
+#endif
 
-// sums: outc*chans*k*k vectors (as gw); bsums: outc vectors.
-INLINE void wgrad_k(const float *planes, const float *dy, float *gw, float *gb, v16u *sums, v16u *bsums,
-	int chans, int batch, int oh, int ow, int pw, int outc, const int k) {
-	int ph = oh + k - 1, taps = chans * k * k;
-	for (int i = 0; i < outc * taps; i++) sums[i] = (v16){0};
-	for (int o = 0; o < outc; o++) bsums[o] = (v16){0};
-	for (int s0 = 0; s0 < batch; s0 += group) {
-		int s1 = batch - s0 < group ? batch : s0 + group;
-		for (int ic = 0; ic < chans; ic++)
-			for (int ki = 0; ki < k; ki++)
-				for (int o0 = 0; o0 < outc; o0 += 4) {
-					// the block's sums of row ki: channel o's k taps from sums[(o0+o)*taps + (ic*k+ki)*k]
-					const float *ch = planes + (size_t)ic * batch * ph * pw;
-					int with_bias = ic == 0 && ki == 0;
-					v16 block[4 * 7], bblock[4];
-					int ob = outc - o0 < 4 ? outc - o0 : 4;
-					for (int o = 0; o < ob; o++) {
-						bblock[o] = bsums[o0 + o];
-						for (int kj = 0; kj < k; kj++) block[o * k + kj] = sums[(o0 + o) * taps + (ic * k + ki) * k + kj];
-					}
-					switch (ob) {
-					case 4: grad_block(ch, dy, block, bblock, with_bias, s0, s1, batch, oh, ow, pw, o0, ki, k, 4); break;
-					case 3: grad_block(ch, dy, block, bblock, with_bias, s0, s1, batch, oh, ow, pw, o0, ki, k, 3); break;
-					case 2: grad_block(ch, dy, block, bblock, with_bias, s0, s1, batch, oh, ow, pw, o0, ki, k, 2); break;
-					default: grad_block(ch, dy, block, bblock, with_bias, s0, s1, batch, oh, ow, pw, o0, ki, k, 1);
-					}
-					for (int o = 0; o < ob; o++) {
-						bsums[o0 + o] = bblock[o];
-						for (int kj = 0; kj < k; kj++) sums[(o0 + o) * taps + (ic * k + ki) * k + kj] = block[o * k + kj];
-					}
-				}
-	}
-	for (int i = 0; i < outc * taps; i++) gw[i] = hsum(sums[i]);
-	for (int o = 0; o < outc; o++) gb[o] = hsum(bsums[o]);
-}
-
-CLONES static void plane_forward(const float *planes, const float *w, const float *bias, float *y,
+static void plane_forward(const float *planes, const float *w, const float *bias, float *y,
 	int chans, int batch, int oh, int ow, int pw, int outc, int zr, int vr, int k) {
-#define FWD(K, OB) forward_k(planes, w, bias, y, chans, batch, oh, ow, pw, outc, zr, vr, K, OB)
-	if (outc == 6) {
-		if (k == 5) FWD(5, 6); else if (k == 3) FWD(3, 6); else FWD(k, 6);
-	} else {
-		if (k == 5) FWD(5, 8); else if (k == 3) FWD(3, 8); else FWD(k, 8);
-	}
-#undef FWD
+	DISPATCH(plane_forward, planes, w, bias, y, chans, batch, oh, ow, pw, outc, zr, vr, k)
 }
 
-// input gradient, 16 samples a vector: dx (inc x batch x h x w) is the
-// correlation of dy (outc x batch x oh x ow), zero-padded by off on every
-// side, with the filters w (outc x inc x k x k) flipped: plane_forward's
-// sum over the padded planes (inputGradient, conv_plane.go), in its order,
-// less the products of padding. Each of those is +0 or -0 when every
-// filter is finite, and adding either to a sum that starts at +0 leaves
-// the sum as it is (such a sum is never -0), so the bits are
-// plane_forward's; with a filter that is not finite it returns 0, for
-// the caller to take plane_forward's path. dyt (batch/16 rounded up x outc
-// x oh x ow vectors) is scratch.
-INLINE void igrad_k(const float *dy, const float *w, float *dx, v16u *dyt, int outc, int inc, int batch,
-	int h, int wd, int oh, int ow, int off, const int k, const int ni) {
-	int kk = k * k, nsv = (batch + 15) / 16;
-	float wt[outc * kk * ni];  // [d][ki][kj][ic], flipped
-	for (int d = 0; d < outc; d++)
-		for (int t = 0; t < kk; t++)
-			for (int ic = 0; ic < ni; ic++) wt[(d * kk + t) * ni + ic] = w[(d * inc + ic) * kk + kk - 1 - t];
-	for (int sv = 0; sv < nsv; sv++) {
-		int nl = batch - sv * 16 < 16 ? batch - sv * 16 : 16;
-		v16u *ds = dyt + (size_t)sv * outc * oh * ow;
-		for (int d = 0; d < outc; d++)
-			for (int i = 0; i < oh * ow; i++) {
-				v16 v = {0};
-				for (int l = 0; l < nl; l++) v[l] = dy[((size_t)d * batch + sv * 16 + l) * oh * ow + i];
-				ds[d * oh * ow + i] = v;
-			}
-		for (int r = 0; r < h; r++) {
-			int klo = off - r > 0 ? off - r : 0, khi = off + oh - r < k ? off + oh - r : k;
-			for (int c = 0; c < wd; c++) {
-				int jlo = off - c > 0 ? off - c : 0, jhi = off + ow - c < k ? off + ow - c : k;
-				v16 acc[8];
-				for (int o = 0; o < ni; o++) acc[o] = (v16){0};
-				if (jlo == 0 && jhi == k) // a column whose taps all fall on dy: k of them, unrolled
-					for (int d = 0; d < outc; d++)
-						for (int ki = klo; ki < khi; ki++) {
-							const v16u *xr = ds + ((size_t)d * oh + r + ki - off) * ow + c - off;
-							const float *wr = wt + (d * kk + ki * k) * ni;
-							for (int kj = 0; kj < k; kj++) {
-								v16 x = xr[kj];
-								for (int o = 0; o < ni; o++) acc[o] += wr[kj * ni + o] * x;
-							}
-						}
-				else
-					for (int d = 0; d < outc; d++)
-						for (int ki = klo; ki < khi; ki++) {
-							const v16u *xr = ds + ((size_t)d * oh + r + ki - off) * ow + c - off;
-							const float *wr = wt + (d * kk + ki * k) * ni;
-							for (int kj = jlo; kj < jhi; kj++) {
-								v16 x = xr[kj];
-								for (int o = 0; o < ni; o++) acc[o] += wr[kj * ni + o] * x;
-							}
-						}
-				for (int o = 0; o < ni; o++)
-					for (int l = 0; l < nl; l++) dx[(((size_t)o * batch + sv * 16 + l) * h + r) * wd + c] = acc[o][l];
-			}
-		}
-	}
+static void plane_wgrad(const float *planes, const float *dy, float *gw, float *gb, float *scratch,
+	int chans, int batch, int oh, int ow, int pw, int outc, int k) {
+	DISPATCH(plane_wgrad, planes, dy, gw, gb, scratch, chans, batch, oh, ow, pw, outc, k)
 }
 
-CLONES static int input_grad(const float *dy, const float *w, float *dx, float *scratch, int outc, int inc, int batch,
+// input_grad returns 0, having done nothing, where a filter is not finite
+// (conv_kernels.h's igrad_k says why), for the caller to take
+// plane_forward's path.
+static int input_grad(const float *dy, const float *w, float *dx, float *scratch, int outc, int inc, int batch,
 	int h, int wd, int oh, int ow, int off, int k) {
 	uint32_t bits;
 	for (int i = 0; i < outc * inc * k * k; i++) {
 		memcpy(&bits, w + i, sizeof bits);
 		if ((bits & 0x7f800000) == 0x7f800000) return 0;
 	}
-	v16u *dyt = (v16u *)scratch;
-	if (k == 5 && inc == 6) igrad_k(dy, w, dx, dyt, outc, inc, batch, h, wd, oh, ow, off, 5, 6);
-	else igrad_k(dy, w, dx, dyt, outc, inc, batch, h, wd, oh, ow, off, k, inc);
+	DISPATCH(input_grad, dy, w, dx, scratch, outc, inc, batch, h, wd, oh, ow, off, k)
 	return 1;
 }
 
-CLONES static void plane_wgrad(const float *planes, const float *dy, float *gw, float *gb, float *scratch,
-	int chans, int batch, int oh, int ow, int pw, int outc, int k) {
-	v16u *sums = (v16u *)scratch, *bsums = sums + outc * chans * k * k;
-	switch (k) {
-	case 3: wgrad_k(planes, dy, gw, gb, sums, bsums, chans, batch, oh, ow, pw, outc, 3); break;
-	case 5: wgrad_k(planes, dy, gw, gb, sums, bsums, chans, batch, oh, ow, pw, outc, 5); break;
-	default: wgrad_k(planes, dy, gw, gb, sums, bsums, chans, batch, oh, ow, pw, outc, k);
-	}
-}
-
-// ---- convolutions with 16k output channels (conv_lanes.go) ----
-// xp: padded input, C x batch x ph x pw; wt: filters as [C][k][k][outc];
-// y: outc x batch x oh x ow. A vector holds 16 output channels.
-
-// lanes_fwd_block: output row r of sample s, columns c0..c0+cb-1, channels
-// ob*16..ob*16+15 (columns past ow are computed from padding, not stored).
-INLINE void lanes_fwd_block(const float *xp, const float *wt, const float *bias, float *y,
-	int chans, int batch, int oh, int ow, int ph, int pw, int outc, int s, int r, int c0, int ob,
-	const int k, const int cb) {
-	v16 acc[12];
-	v16 b = load16(bias + ob * 16);
-	for (int c = 0; c < cb; c++) acc[c] = b;
-	for (int ic = 0; ic < chans; ic++)
-		for (int ki = 0; ki < k; ki++) {
-			const float *xr = xp + ((size_t)(ic * batch + s) * ph + r + ki) * pw + c0;
-			const float *wr = wt + (size_t)((ic * k + ki) * k) * outc + ob * 16;
-			for (int kj = 0; kj < k; kj++) {
-				v16 w = load16(wr + kj * outc);
-				for (int c = 0; c < cb; c++) acc[c] += w * xr[c + kj];
-			}
-		}
-	int n = ow - c0 < cb ? ow - c0 : cb;
-	for (int o = 0; o < 16; o++) {
-		float *yr = y + (((size_t)(ob * 16 + o) * batch + s) * oh + r) * ow + c0;
-		for (int c = 0; c < n; c++) yr[c] = acc[c][o];
-	}
-}
-
-INLINE void lanes_fwd_k(const float *xp, const float *wt, const float *bias, float *y,
-	int chans, int batch, int oh, int ow, int ph, int pw, int outc, const int k, const int cb) {
-	for (int s = 0; s < batch; s++)
-		for (int r = 0; r < oh; r++)
-			for (int ob = 0; ob < outc / 16; ob++)
-				for (int c0 = 0; c0 < ow; c0 += cb)
-					lanes_fwd_block(xp, wt, bias, y, chans, batch, oh, ow, ph, pw, outc, s, r, c0, ob, k, cb);
-}
-
-// narrow: the CPU has 16 vector registers (AVX2, SSE), not AVX-512's 32,
-// so lanes_wgrad keeps a fifth as many 16-lane sums in them (each takes two
-// of AVX2's): with as many as AVX-512 holds, most spill to memory at every
-// multiply-add. narrow_override, when 0 or 1, decides instead (tests).
-static int narrow_override = -1;
-INLINE int narrow(void) { return narrow_override >= 0 ? narrow_override : !__builtin_cpu_supports("avx512f"); }
-static void set_narrow(int v) { narrow_override = v; }
-
-CLONES static void lanes_forward(const float *xp, const float *wt, const float *bias, float *y,
+static void lanes_forward(const float *xp, const float *wt, const float *bias, float *y,
 	int chans, int batch, int oh, int ow, int ph, int pw, int outc, int k, int cb) {
-	if (k == 5 && cb == 10) lanes_fwd_k(xp, wt, bias, y, chans, batch, oh, ow, ph, pw, outc, 5, 10);
-	else if (k == 5) lanes_fwd_k(xp, wt, bias, y, chans, batch, oh, ow, ph, pw, outc, 5, 8);
-	else if (k == 3) lanes_fwd_k(xp, wt, bias, y, chans, batch, oh, ow, ph, pw, outc, 3, 8);
-	else lanes_fwd_k(xp, wt, bias, y, chans, batch, oh, ow, ph, pw, outc, k, 8);
+	DISPATCH(lanes_forward, xp, wt, bias, y, chans, batch, oh, ow, ph, pw, outc, k, cb)
 }
 
-// lanes_wgrad: dyt is dy as [batch][oh][ow][outc]; sums (outc/16 x C x
-// k*k vectors, then outc/16 for the bias) carry each filter tap's sum over
-// groups of 8 samples, `rows` rows of k taps in registers at a time within
-// a group (all k rows, or one where narrow(): each tap's sum runs over the
-// same samples, rows and columns in the same order either way).
-INLINE void lanes_wgrad_k(const float *xp, const float *dyt, float *gw, float *gb, v16u *sums,
-	int chans, int batch, int oh, int ow, int ph, int pw, int outc, const int k, const int rows) {
-	int nob = outc / 16, kk = k * k;
-	v16u *bsums = sums + (size_t)nob * chans * kk;
-	for (int i = 0; i < nob * chans * kk; i++) sums[i] = (v16){0};
-	for (int ob = 0; ob < nob; ob++) bsums[ob] = (v16){0};
-	for (int s0 = 0; s0 < batch; s0 += group) {
-		int s1 = batch - s0 < group ? batch : s0 + group;
-		for (int ob = 0; ob < nob; ob++)
-			for (int ic = 0; ic < chans; ic++)
-				for (int k0 = 0; k0 < k; k0 += rows) {
-					v16 acc[49], b = bsums[ob];
-					v16u *sum = sums + (size_t)(ob * chans + ic) * kk + k0 * k;
-					for (int t = 0; t < rows * k; t++) acc[t] = sum[t];
-					for (int s = s0; s < s1; s++)
-						for (int r = 0; r < oh; r++)
-							for (int c = 0; c < ow; c++) {
-								v16 d = load16(dyt + ((size_t)(s * oh + r) * ow + c) * outc + ob * 16);
-								if (ic == 0 && k0 == 0) b += d;
-								const float *xr = xp + ((size_t)(ic * batch + s) * ph + r + k0) * pw + c;
-								for (int ki = 0; ki < rows; ki++)
-									for (int kj = 0; kj < k; kj++) acc[ki * k + kj] += d * xr[ki * pw + kj];
-							}
-					for (int t = 0; t < rows * k; t++) sum[t] = acc[t];
-					bsums[ob] = b;
-				}
-	}
-	for (int ob = 0; ob < nob; ob++) {
-		for (int o = 0; o < 16; o++) gb[ob * 16 + o] = bsums[ob][o];
-		for (int ic = 0; ic < chans; ic++)
-			for (int t = 0; t < kk; t++)
-				for (int o = 0; o < 16; o++)
-					gw[((size_t)(ob * 16 + o) * chans + ic) * kk + t] = sums[(size_t)(ob * chans + ic) * kk + t][o];
-	}
-}
-
-CLONES static void lanes_wgrad(const float *xp, const float *dyt, float *gw, float *gb, float *scratch,
+static void lanes_wgrad(const float *xp, const float *dyt, float *gw, float *gb, float *scratch,
 	int chans, int batch, int oh, int ow, int ph, int pw, int outc, int k) {
-	v16u *sums = (v16u *)scratch;
-	int one = narrow();
-	if (k == 5 && one) lanes_wgrad_k(xp, dyt, gw, gb, sums, chans, batch, oh, ow, ph, pw, outc, 5, 1);
-	else if (k == 5) lanes_wgrad_k(xp, dyt, gw, gb, sums, chans, batch, oh, ow, ph, pw, outc, 5, 5);
-	else if (k == 3 && one) lanes_wgrad_k(xp, dyt, gw, gb, sums, chans, batch, oh, ow, ph, pw, outc, 3, 1);
-	else if (k == 3) lanes_wgrad_k(xp, dyt, gw, gb, sums, chans, batch, oh, ow, ph, pw, outc, 3, 3);
-	else lanes_wgrad_k(xp, dyt, gw, gb, sums, chans, batch, oh, ow, ph, pw, outc, k, one ? 1 : k);
+	DISPATCH(lanes_wgrad, xp, dyt, gw, gb, scratch, chans, batch, oh, ow, ph, pw, outc, k)
 }
+
 // v8i is 8 int32s: GCC keeps comparisons of vectors of AVX2's width
 // (and AVX-512's) in vector registers, and splits wider ones into scalars.
 typedef int32_t v8i __attribute__((vector_size(32)));
@@ -458,10 +238,20 @@ func lanesForward(xp, w, bias, wt, y []float32, chans, batch, oh, ow, ph, pw, ou
 		C.int(chans), C.int(batch), C.int(oh), C.int(ow), C.int(ph), C.int(pw), C.int(outC), C.int(k), C.int(cb))
 }
 
-// setNarrowKernels makes the C kernels block their sums for 16 vector
-// registers (1) or for AVX-512's 32 (0), whatever the CPU, or as the CPU
-// says (-1): tests check both blockings on any machine.
-func setNarrowKernels(v int) { C.set_narrow(C.int(v)) }
+// kernelWidths are the vector widths (floats) of the C kernels that this
+// CPU runs, widest first, and setKernelWidth makes the kernels use one of
+// them, or the widest (0): tests check every width on any machine.
+func kernelWidths() []int {
+	var ws []int
+	for _, w := range []int{16, 8, 4} {
+		if C.cpu_runs(C.int(w)) != 0 {
+			ws = append(ws, w)
+		}
+	}
+	return ws
+}
+
+func setKernelWidth(w int) { C.set_width(C.int(w)) }
 
 func lanesWeightGrad(xp, dyt, gw, gb, scratch []float32, chans, batch, oh, ow, ph, pw, outC, k int) {
 	C.lanes_wgrad((*C.float)(&xp[0]), (*C.float)(&dyt[0]), (*C.float)(&gw[0]), (*C.float)(&gb[0]), (*C.float)(&scratch[0]),

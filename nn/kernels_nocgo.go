@@ -28,5 +28,8 @@ func poolForward(x, y []float32, at []int32, planes, h, w int, train bool) {
 	poolForwardGo(x, y, at, planes, h, w, train)
 }
 
-// setNarrowKernels does nothing: the Go loops have one blocking.
-func setNarrowKernels(int) {}
+// kernelWidths has the Go loops' one width, and setKernelWidth does
+// nothing: the Go loops have one blocking.
+func kernelWidths() []int { return []int{1} }
+
+func setKernelWidth(int) {}
