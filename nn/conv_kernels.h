@@ -16,8 +16,13 @@ typedef vec NAME(vecu) __attribute__((aligned(4)));
 
 INLINE vec NAME(load)(const float *p) { vec v; memcpy(&v, p, sizeof v); return v; }
 
-// loadn reads n < VL floats, the other lanes 0.
-INLINE vec NAME(loadn)(const float *p, int n) { vec v = {0}; memcpy(&v, p, n * sizeof(float)); return v; }
+// loadn reads n < VL floats, the other lanes 0 (lane by lane: a memcpy of
+// n floats is a call).
+INLINE vec NAME(loadn)(const float *p, int n) {
+	vec v = {0};
+	for (int l = 0; l < VL; l++) v[l] = l < n ? p[l] : 0;
+	return v;
+}
 #define load NAME(load)
 #define loadn NAME(loadn)
 
@@ -194,18 +199,25 @@ INLINE void NAME(igrad_k)(const float *dy, const float *w, float *dx, float *scr
 			}
 		for (int r = 0; r < h; r++) {
 			int klo = off - r > 0 ? off - r : 0, khi = off + oh - r < k ? off + oh - r : k;
-			for (int c = 0; c < wd; c++) {
+			for (int c = 0; c < wd;) {
 				int jlo = off - c > 0 ? off - c : 0, jhi = off + ow - c < k ? off + ow - c : k;
-				vec acc[8];
-				for (int o = 0; o < ni; o++) acc[o] = (vec){0};
-				if (jlo == 0 && jhi == k) // a column whose taps all fall on dy: k of them, unrolled
+				// two columns at once where the taps of both fall on dy (k
+				// of them, unrolled), else one
+				int np = jlo == 0 && c + 1 < wd && off + ow - (c + 1) >= k ? 2 : 1;
+				vec acc[2][8];
+				for (int j = 0; j < 2; j++)
+					for (int o = 0; o < ni; o++) acc[j][o] = (vec){0};
+				if (np == 2)
 					for (int d = 0; d < outc; d++)
 						for (int ki = klo; ki < khi; ki++) {
 							const vecu *xr = ds + ((size_t)d * oh + r + ki - off) * ow + c - off;
 							const float *wr = wt + (d * kk + ki * k) * ni;
 							for (int kj = 0; kj < k; kj++) {
-								vec x = xr[kj];
-								for (int o = 0; o < ni; o++) acc[o] += wr[kj * ni + o] * x;
+								vec x0 = xr[kj], x1 = xr[kj + 1];
+								for (int o = 0; o < ni; o++) {
+									acc[0][o] += wr[kj * ni + o] * x0;
+									acc[1][o] += wr[kj * ni + o] * x1;
+								}
 							}
 						}
 				else
@@ -215,11 +227,13 @@ INLINE void NAME(igrad_k)(const float *dy, const float *w, float *dx, float *scr
 							const float *wr = wt + (d * kk + ki * k) * ni;
 							for (int kj = jlo; kj < jhi; kj++) {
 								vec x = xr[kj];
-								for (int o = 0; o < ni; o++) acc[o] += wr[kj * ni + o] * x;
+								for (int o = 0; o < ni; o++) acc[0][o] += wr[kj * ni + o] * x;
 							}
 						}
-				for (int o = 0; o < ni; o++)
-					for (int l = 0; l < nl; l++) dx[(((size_t)o * batch + sv * VL + l) * h + r) * wd + c] = acc[o][l];
+				for (int j = 0; j < np; j++)
+					for (int o = 0; o < ni; o++)
+						for (int l = 0; l < nl; l++) dx[(((size_t)o * batch + sv * VL + l) * h + r) * wd + c + j] = acc[j][o][l];
+				c += np;
 			}
 		}
 	}
