@@ -14,7 +14,8 @@
 // view into the flat vector, followed by softmax cross-entropy. A batch's
 // spatial activations are stored C x B x H x W; flat ones B x F.
 // Convolutions with few taps or 16k output channels (LeNet's, the EMNIST
-// CNN's first) are computed directly by C vector kernels under cgo, or Go
+// CNN's first) are computed directly by C vector kernels under cgo
+// (conv_kernels.h, compiled for each vector width the CPU may have), or Go
 // loops giving the same bits (conv_plane.go, conv_lanes.go); the others
 // are im2col plus one GEMM per cache-sized chunk of the batch. GEMMs go to
 // OpenBLAS's cblas_sgemm (loaded at run time through cgo, one BLAS thread)
