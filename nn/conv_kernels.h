@@ -3,7 +3,8 @@
 // may have: 16 (AVX-512), 8 (AVX2) and 4 (SSE, NEON), each compiled for
 // its instruction set, so that every vector is one register. Before the
 // inclusion: vec (a vector of VL floats), VL, REGS (the target's vector
-// registers: 32 or 16) and NAME(f), the function names' suffix.
+// registers: 32 or 16) and NAME(f), the function names' suffix; the
+// file undefines them at its end, for the next width.
 //
 // The width only blocks the work: each output and each running sum is
 // computed by the same multiplies and adds in the same order at any
@@ -345,3 +346,7 @@ static void NAME(lanes_wgrad)(const float *xp, const float *dyt, float *gw, floa
 #undef load
 #undef loadn
 #undef per16
+#undef vec
+#undef VL
+#undef REGS
+#undef NAME

@@ -29,10 +29,6 @@ enum { group = 8 }; // the weight gradients' samples a block
 #define REGS 32
 #define NAME(f) f##_16
 #include "conv_kernels.h"
-#undef vec
-#undef VL
-#undef REGS
-#undef NAME
 #pragma GCC pop_options
 #pragma GCC push_options
 #pragma GCC target("avx2")
@@ -41,10 +37,6 @@ enum { group = 8 }; // the weight gradients' samples a block
 #define REGS 16
 #define NAME(f) f##_8
 #include "conv_kernels.h"
-#undef vec
-#undef VL
-#undef REGS
-#undef NAME
 #pragma GCC pop_options
 #else
 #define CLONES
@@ -54,28 +46,21 @@ enum { group = 8 }; // the weight gradients' samples a block
 #define REGS 16
 #define NAME(f) f##_4
 #include "conv_kernels.h"
-#undef vec
-#undef VL
-#undef REGS
-#undef NAME
 
-// kernel_width: the widest vectors the CPU runs, or width_override where
-// a test set it (to a width the CPU runs).
+// cpu_runs: whether the CPU has the instructions of a width's kernels;
+// kernel_width: the widest it runs, or width_override where a test set it
+// (to a width the CPU runs).
 static int width_override;
-static int kernel_width(void) {
-	if (width_override) return width_override;
-#ifdef X86_WIDTHS
-	if (__builtin_cpu_supports("avx512f")) return 16;
-	if (__builtin_cpu_supports("avx2")) return 8;
-#endif
-	return 4;
-}
 static int cpu_runs(int width) {
 #ifdef X86_WIDTHS
 	if (width == 16) return __builtin_cpu_supports("avx512f");
 	if (width == 8) return __builtin_cpu_supports("avx2");
 #endif
 	return width == 4;
+}
+static int kernel_width(void) {
+	if (width_override) return width_override;
+	return cpu_runs(16) ? 16 : cpu_runs(8) ? 8 : 4;
 }
 static void set_width(int width) { width_override = width; }
 
