@@ -16,16 +16,33 @@ typedef vec NAME(vecu) __attribute__((aligned(4)));
 #define vecu NAME(vecu)
 
 INLINE vec NAME(load)(const float *p) { vec v; memcpy(&v, p, sizeof v); return v; }
+#define load NAME(load)
 
-// loadn reads n < VL floats, the other lanes 0 (lane by lane: a memcpy of
-// n floats is a call).
-INLINE vec NAME(loadn)(const float *p, int n) {
+// loadn reads n < VL floats, the other lanes 0: a whole vector with its
+// last lanes cleared where end (the array's) allows, else lane by lane (a
+// memcpy of n floats would be a call).
+typedef int NAME(veci) __attribute__((vector_size(VL * 4)));
+INLINE vec NAME(loadn)(const float *p, int n, const float *end) {
+	if (p + VL <= end) {
+		NAME(veci) lane;
+		for (int l = 0; l < VL; l++) lane[l] = l;
+		return (vec)((NAME(veci))load(p) & (lane < n));
+	}
 	vec v = {0};
 	for (int l = 0; l < VL; l++) v[l] = l < n ? p[l] : 0;
 	return v;
 }
-#define load NAME(load)
 #define loadn NAME(loadn)
+
+// wfloat: a weight as the forward's multiplies take it from memory: a
+// float where they broadcast it (AVX-512), else a vector of its copies
+// (AVX2's broadcasts are separate instructions, one per multiply).
+#if VL == 16
+typedef float NAME(wfloat);
+#else
+typedef vec NAME(wfloat);
+#endif
+#define wfloat NAME(wfloat)
 
 // forward: ob output channels at a time (6 for 6 channels, else 8), VL
 // columns of a row in each of their accumulators; planes are chans x batch
@@ -34,12 +51,13 @@ INLINE vec NAME(loadn)(const float *p, int n) {
 INLINE void NAME(forward_k)(const float *planes, const float *w, const float *bias, float *y,
 	int chans, int batch, int oh, int ow, int pw, int outc, int zr, int vr, const int k, const int ob) {
 	int ph = oh + k - 1, taps = chans * k * k;
-	float wb[ob * taps], bb[ob];  // the block's filters, tap-major
+	wfloat wb[ob * taps];  // the block's filters, tap-major
+	float bb[ob];
 	for (int o0 = 0; o0 < outc; o0 += ob) {
 		int no = outc - o0 < ob ? outc - o0 : ob;
 		for (int o = 0; o < ob; o++) {
 			bb[o] = o < no ? bias[o0 + o] : 0;
-			for (int t = 0; t < taps; t++) wb[t * ob + o] = o < no ? w[(o0 + o) * taps + t] : 0;
+			for (int t = 0; t < taps; t++) wb[t * ob + o] = (wfloat){0} + (o < no ? w[(o0 + o) * taps + t] : 0);
 		}
 		for (int s = 0; s < batch; s++)
 			for (int r = 0; r < oh; r++) {
@@ -52,13 +70,17 @@ INLINE void NAME(forward_k)(const float *planes, const float *w, const float *bi
 						for (int ki = klo; ki < khi; ki++)
 							for (int kj = 0; kj < k; kj++) {
 								vec x = load(plane + (r + ki) * pw + c0 + kj);
-								const float *wt = wb + ((ic * k + ki) * k + kj) * ob;
+								const wfloat *wt = wb + ((ic * k + ki) * k + kj) * ob;
 								for (int o = 0; o < ob; o++) acc[o] += wt[o] * x;
 							}
 					}
+					// the row's last vector lane by lane (a memcpy of n floats is a call)
 					int n = ow - c0 < VL ? ow - c0 : VL;
-					for (int o = 0; o < no; o++)
-						memcpy(y + (((size_t)(o0 + o) * batch + s) * oh + r) * ow + c0, &acc[o], n * sizeof(float));
+					for (int o = 0; o < no; o++) {
+						float *yr = y + (((size_t)(o0 + o) * batch + s) * oh + r) * ow + c0;
+						if (n == VL) memcpy(yr, &acc[o], sizeof(vec));
+						else for (int l = 0; l < n; l++) yr[l] = acc[o][l];
+					}
 				}
 			}
 	}
@@ -84,9 +106,10 @@ static void NAME(plane_forward)(const float *planes, const float *w, const float
 // in sums between groups. planes (the input channel's) are batch x ph x pw.
 #define per16 (16 / VL)
 
-INLINE void NAME(grad_block)(const float *planes, const float *dy, vec *sums, vec *bsums, int with_bias,
+INLINE void NAME(grad_block)(const float *planes, const float *dy, vec *sums, vec *bsums, const int with_bias,
 	int s0, int s1, int batch, int oh, int ow, int pw, int o0, int ki, int v, const int k, const int ob) {
 	int ph = oh + k - 1;
+	const float *dyend = dy + (size_t)(o0 + ob) * batch * oh * ow;  // the block's channels'
 	vec acc[4][7], b[4];
 	for (int o = 0; o < ob; o++) {
 		b[o] = bsums[o];
@@ -100,7 +123,7 @@ INLINE void NAME(grad_block)(const float *planes, const float *dy, vec *sums, ve
 				vec d[4];
 				for (int o = 0; o < ob; o++) {
 					const float *row = dy + (((size_t)(o0 + o) * batch + s) * oh + r) * ow + c0;
-					d[o] = n == VL ? load(row) : loadn(row, n);
+					d[o] = n == VL ? load(row) : loadn(row, n, dyend);
 					if (with_bias) b[o] += d[o];
 				}
 				for (int kj = 0; kj < k; kj++) {
@@ -139,7 +162,8 @@ INLINE void NAME(wgrad_k)(const float *planes, const float *dy, float *gw, float
 							for (int kj = 0; kj < k; kj++)
 								block[o * k + kj] = sv[((size_t)(o0 + o) * taps + (ic * k + ki) * k + kj) * per16 + v];
 						}
-#define BLOCK(OB) NAME(grad_block)(ch, dy, block, bblock, with_bias, s0, s1, batch, oh, ow, pw, o0, ki, v, k, OB)
+#define BLOCK(OB) if (with_bias) NAME(grad_block)(ch, dy, block, bblock, 1, s0, s1, batch, oh, ow, pw, o0, ki, v, k, OB); \
+	else NAME(grad_block)(ch, dy, block, bblock, 0, s0, s1, batch, oh, ow, pw, o0, ki, v, k, OB)
 						switch (nb) {
 						case 4: BLOCK(4); break;
 						case 3: BLOCK(3); break;
@@ -343,6 +367,7 @@ static void NAME(lanes_wgrad)(const float *xp, const float *dyt, float *gw, floa
 }
 
 #undef vecu
+#undef wfloat
 #undef load
 #undef loadn
 #undef per16
