@@ -34,6 +34,16 @@ INLINE vec NAME(loadn)(const float *p, int n, const float *end) {
 }
 #define loadn NAME(loadn)
 
+// in_register(x): x stays in a register where it is used. On AVX2 GCC
+// otherwise reads it from memory again for every multiply, and the plane
+// weight gradient's reads of shifted columns often straddle cache lines.
+// (The AVX-512 build keeps GCC's choice: unmeasured there.)
+#if REGS == 16 && defined(__x86_64__) && defined(__GNUC__)
+#define in_register(x) __asm__("" : "+x"(x))
+#else
+#define in_register(x) (void)0
+#endif
+
 // wfloat: a weight as the forward's multiplies take it from memory: a
 // float where they broadcast it (AVX-512), else a vector of its copies
 // (AVX2's broadcasts are separate instructions, one per multiply).
@@ -128,6 +138,7 @@ INLINE void NAME(grad_block)(const float *planes, const float *dy, vec *sums, ve
 				}
 				for (int kj = 0; kj < k; kj++) {
 					vec x = load(plane + (r + ki) * pw + c0 + kj);
+					in_register(x);
 					for (int o = 0; o < ob; o++) acc[o][kj] += d[o] * x;
 				}
 			}
@@ -368,6 +379,7 @@ static void NAME(lanes_wgrad)(const float *xp, const float *dyt, float *gw, floa
 
 #undef vecu
 #undef wfloat
+#undef in_register
 #undef load
 #undef loadn
 #undef per16
