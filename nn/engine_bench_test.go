@@ -9,12 +9,17 @@ import (
 // The CPU engine's two hot paths at the paper's MNIST settings, for A/B
 // comparisons of kernels (`make bench`, medians of -count 5) and for
 // profiles (-cpuprofile): a round of 10 LeNet workers (K = 10 local steps
-// of batch 128, each followed by an SGD update), and an evaluation of 11
-// models (10 local ones and their average) on a 10,000-sample test split.
+// of batch 128, each followed by an SGD update), on MNIST's shape and on
+// CIFAR-10's, and an evaluation of 11 models (10 local ones and their
+// average) on a 10,000-sample test split.
 
-func BenchmarkLeNetMNISTRound(b *testing.B) {
+func BenchmarkLeNetMNISTRound(b *testing.B) { benchmarkLeNetRound(b, []int{1, 28, 28}) }
+
+func BenchmarkLeNetCIFAR10Round(b *testing.B) { benchmarkLeNetRound(b, []int{3, 32, 32}) }
+
+func benchmarkLeNetRound(b *testing.B, shape []int) {
 	const workers, localSteps, batch = 10, 10, 128
-	data := randomData([]int{1, 28, 28}, 10, 4*batch, 0, 0)
+	data := randomData(shape, 10, 4*batch, 0, 0)
 	e, err := NewCPU("lenet", data, 1)
 	if err != nil {
 		b.Fatal(err)
