@@ -119,7 +119,7 @@ static void NAME(plane_forward)(const float *planes, const float *w, const float
 INLINE void NAME(grad_block)(const float *planes, const float *dy, vec *sums, vec *bsums, const int with_bias,
 	int s0, int s1, int batch, int oh, int ow, int pw, int o0, int ki, int v, const int k, const int ob) {
 	int ph = oh + k - 1;
-	const float *dyend = dy + (size_t)(o0 + ob) * batch * oh * ow;  // the block's channels'
+	const float *dyend = dy + (size_t)(o0 + ob) * batch * oh * ow;  // the end of the block's channels of dy
 	vec acc[4][7], b[4];
 	for (int o = 0; o < ob; o++) {
 		b[o] = bsums[o];
