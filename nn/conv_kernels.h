@@ -44,6 +44,15 @@ INLINE vec NAME(loadn)(const float *p, int n, const float *end) {
 #define in_register(x) (void)0
 #endif
 
+// no_unroll: the loop after it stays a loop where there are 16 registers:
+// unrolled, GCC reads every iteration's inputs first and spills the sums.
+// (The AVX-512 build unrolls: unmeasured there.)
+#if REGS == 16 && defined(__GNUC__) && !defined(__clang__)
+#define no_unroll _Pragma("GCC unroll 1")
+#else
+#define no_unroll
+#endif
+
 // wfloat: a weight as the forward's multiplies take it from memory: a
 // float where they broadcast it (AVX-512), else a vector of its copies
 // (AVX2's broadcasts are separate instructions, one per multiply).
@@ -248,6 +257,7 @@ INLINE void NAME(igrad_k)(const float *dy, const float *w, float *dx, float *scr
 						for (int ki = klo; ki < khi; ki++) {
 							const vecu *xr = ds + ((size_t)d * oh + r + ki - off) * ow + c - off;
 							const float *wr = wt + (d * kk + ki * k) * ni;
+							no_unroll
 							for (int kj = 0; kj < k; kj++) {
 								vec x0 = xr[kj], x1 = xr[kj + 1];
 								for (int o = 0; o < ni; o++) {
@@ -261,6 +271,7 @@ INLINE void NAME(igrad_k)(const float *dy, const float *w, float *dx, float *scr
 						for (int ki = klo; ki < khi; ki++) {
 							const vecu *xr = ds + ((size_t)d * oh + r + ki - off) * ow + c - off;
 							const float *wr = wt + (d * kk + ki * k) * ni;
+							no_unroll
 							for (int kj = jlo; kj < jhi; kj++) {
 								vec x = xr[kj];
 								for (int o = 0; o < ni; o++) acc[0][o] += wr[kj * ni + o] * x;
@@ -380,6 +391,7 @@ static void NAME(lanes_wgrad)(const float *xp, const float *dyt, float *gw, floa
 #undef vecu
 #undef wfloat
 #undef in_register
+#undef no_unroll
 #undef load
 #undef loadn
 #undef per16
