@@ -125,8 +125,9 @@ func TestDirectConvolutionsAgainstFloat64(t *testing.T) {
 }
 
 // TestDirectKernelsGiveTheGoLoopsBits checks that the kernels in use (C
-// vectors under cgo, at each vector width the CPU runs) give the bits of the Go loops that define them, so that a build without
-// cgo, or on another CPU, computes the same numbers.
+// vectors under cgo, at each vector width the CPU runs) give the bits of
+// the Go loops that define them, so that a build without cgo, or on
+// another CPU, computes the same numbers.
 func TestDirectKernelsGiveTheGoLoopsBits(t *testing.T) {
 	defer setKernelWidth(0)
 	for _, width := range kernelWidths() {
@@ -220,10 +221,10 @@ func TestPoolKernelGivesTheGoLoopsBits(t *testing.T) {
 // TestSampleInputGradGivesThePaddedBits checks that the input gradient in
 // use (under cgo a vector of samples, at each width the CPU runs, the
 // products of padding skipped) gives the bits of the sum over dy's
-// zero-padded planes that defines it: on values whose products cancel to exact zeros and carry both signs of
-// zero, NaNs and infinities in dy, batches that fill no vector, one and
-// several, LeNet's shape and others; a filter that is not finite takes
-// the padded path.
+// zero-padded planes that defines it: on values whose products cancel to
+// exact zeros and carry both signs of zero, NaNs and infinities in dy,
+// batches that fill no vector, one and several, LeNet's shape and others;
+// a filter that is not finite takes the padded path.
 func TestSampleInputGradGivesThePaddedBits(t *testing.T) {
 	defer setKernelWidth(0)
 	negZero := float32(math.Copysign(0, -1))
