@@ -4,7 +4,8 @@
 #   .gpu/run          the phases (gpukit/run.sh; .gpu/run help)
 #   .gpu/kit.tar.xz   stripped ump-gpu; the test binaries of nn (-tags 'xla
 #                     peer', with the peer scripts), pipeline and cmd/ump
-#                     (-tags xla), each under its package's path; MNIST
+#                     (-tags xla), each under its package's path; MNIST;
+#                     go.mod (the bench reads GoMLX's and go-xla's versions)
 #   .gpu/KIT          what was built, from which commit, and the archive's sha256
 # The folder must fit in 64 MiB, what one command may take to a GPU host.
 set -euo pipefail
@@ -21,6 +22,7 @@ go test -c -tags xla "${strip[@]}" -o "$stage/pipeline/pipeline.test" ./pipeline
 go test -c -tags xla "${strip[@]}" -o "$stage/cmd/ump/ump.test" ./cmd/ump
 cp -r nn/peerbench "$stage/nn/"
 cp -r pipeline/testdata "$stage/pipeline/"
+cp go.mod "$stage/"
 
 data=${UMP_DATA:-$HOME/.cache/ump/data}
 "$stage/bin/ump-gpu" --data-dir "$data" data fetch mnist >&2
@@ -33,7 +35,7 @@ chmod +x .gpu/run
 # One archive in two blocks compressed side by side, the binaries first
 # and those that share most code together (about 250 MB raw, 47 MB so in
 # 1.5 minutes on 2 cores; one solid block gives 44 MB in 4 minutes).
-tar -C "$stage" -cf - bin cmd pipeline nn data |
+tar -C "$stage" -cf - bin cmd pipeline nn data go.mod |
 	xz -T2 --block-size=$((130 << 20)) --x86 --lzma2=preset=9 > .gpu/kit.tar.xz
 {
 	echo "ump GPU kit built $(date -u +%Y-%m-%dT%H:%M:%SZ) from $(git rev-parse --short HEAD)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)') by $(go version | cut -d' ' -f3)"

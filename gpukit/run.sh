@@ -2,19 +2,25 @@
 # .gpu/run PHASE [ARGS...]: the GPU kit's phases (make gpu-kit builds the
 # kit; docs/gpu.md says what to run on a GPU host). Each writes its logs
 # and results under $OUT (the device's result folder; or set OUT=DIR) and
-# keeps under 9 minutes.
+# stops within its time limit, UMP_KIT_LIMIT seconds (default below).
+#   all [MANIFEST [PATH=VALUE...]]
+#                    one command within 570 s: smoke, then agree (2/5 of
+#                    the limit), bench of UMP_KIT_BENCH (default
+#                    "lenet-c36-n10,lenet-c180-n10 -gpu-peers jax"; 1/4),
+#                    then tables of the manifest in the time left; a
+#                    line per phase in all-summary.txt
 #   smoke            nvidia-smi, the kit, ump doctor (backend, PJRT plugin and
-#                    version, the compile check, XLA's warnings)
+#                    version, the compile check, XLA's warnings); 120 s
 #   agree            every GPU agreement test (nn, pipeline, the CLI) on the
-#                    backend; on XLA only their XLA half
+#                    backend; on XLA only their XLA half; 480 s
 #   bench [CASES]    the GPU engine against the JAX and torch.func peers
 #                    (default lenet-c1-n10,lenet-c36-n10,lenet-c180-n10; more
-#                    flags of nn's BenchmarkGPUPeerComparison may follow)
+#                    flags of nn's BenchmarkGPUPeerComparison may follow); 530 s
 #   tables [MANIFEST [PATH=VALUE...]]
 #                    ump run --engine gpu of the manifest (paper/table1-mnist),
-#                    stopped at a safe point after UMP_KIT_LIMIT seconds (510),
-#                    then its report and exports under $OUT/results; run it
-#                    again to continue (exit 75 until every cell is done)
+#                    stopped at a safe point at the limit (510 s), then its
+#                    report and exports under $OUT/results; run it again to
+#                    continue (exit 75 until every cell is done)
 # The backend is $GOMLX_BACKEND, else the CUDA plugin ump finds. The kit
 # unpacks once under UMP_KIT_HOME (/tmp/ump-kit), where the tables' store
 # (UMP_KIT_STORE) is kept between calls.
@@ -22,13 +28,14 @@ set -euo pipefail
 kit=$(cd "$(dirname "$0")" && pwd)
 phase=${1:-help}
 shift || true
-case $phase in smoke | agree | bench | tables) ;; *)
+case $phase in all) limit=570 ;; smoke) limit=120 ;; agree) limit=480 ;; bench) limit=530 ;; tables) limit=510 ;; *)
 	sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'
 	[ "$phase" = help ] && exit 0
 	echo ".gpu/run: unknown phase \"$phase\"" >&2
 	exit 2
 	;;
 esac
+limit=${UMP_KIT_LIMIT:-$limit}
 out=${OUT:?set OUT to the folder for the results (the device tool sets it)}
 mkdir -p "$out"
 home=${UMP_KIT_HOME:-/tmp/ump-kit}
@@ -51,11 +58,11 @@ export UMP_DATA=$dir/data
 for venv in /opt/*/.venv/bin; do # the GPU host's python3 with JAX and PyTorch, for the peers
 	[ -x "$venv/python3" ] && PATH=$venv:$PATH
 done
-if [ -z "${GOMLX_BACKEND:-}" ] && [ "$phase" != smoke ]; then # smoke runs doctor itself
+if [ -z "${GOMLX_BACKEND:-}" ] && [ "$phase" != smoke ] && [ "$phase" != all ]; then # smoke runs doctor itself
 	GOMLX_BACKEND=$("$ump" doctor 2>/dev/null | sed -n 's/^  backend: GOMLX_BACKEND=//p')
 fi
 export GOMLX_BACKEND=${GOMLX_BACKEND:-}
-if [ -z "$GOMLX_BACKEND" ] && [ "$phase" != smoke ]; then
+if [ -z "$GOMLX_BACKEND" ] && [ "$phase" != smoke ] && [ "$phase" != all ]; then
 	echo ".gpu/run: no GPU backend (ump doctor finds no CUDA plugin): run .gpu/run smoke to see why, or set GOMLX_BACKEND" >&2
 	exit 2
 fi
@@ -73,24 +80,54 @@ run() {
 }
 
 case $phase in
+all)
+	start=$(date +%s)
+	: > "$out/all-summary.txt"
+	# phase NAME LIMIT ARGS...: .gpu/run NAME ARGS... within LIMIT seconds,
+	# its exit status and time noted in all-summary.txt.
+	phase() {
+		local name=$1 lim=$2 began rc=0
+		shift 2
+		began=$(date +%s)
+		UMP_KIT_LIMIT=$lim "$kit/run" "$name" "$@" || rc=$?
+		echo "$name: exit $rc after $(($(date +%s) - began)) s (limit $lim s)" | tee -a "$out/all-summary.txt"
+		return "$rc"
+	}
+	phase smoke 60 || exit 1
+	[ -n "$GOMLX_BACKEND" ] || GOMLX_BACKEND=$(sed -n 's/^  backend: GOMLX_BACKEND=//p' "$out/smoke-doctor.log")
+	rc=0
+	phase agree $((limit * 2 / 5)) || rc=1
+	read -r -a bench <<< "${UMP_KIT_BENCH:-lenet-c36-n10,lenet-c180-n10 -gpu-peers jax}"
+	phase bench $((limit / 4)) "${bench[@]}" || rc=1
+	# The time left, less a minute for ump to reach a safe point and report.
+	left=$((start + limit - $(date +%s) - 60))
+	if [ "$left" -lt 30 ]; then
+		echo "tables: not started, $left s left (run .gpu/run tables)" | tee -a "$out/all-summary.txt"
+		r=75
+	else
+		phase tables "$left" "$@" || r=$?
+	fi
+	[ $rc != 0 ] || rc=${r:-0}
+	exit $rc
+	;;
 smoke)
 	{
 		cat "$kit/KIT"
 		date -u
 		if command -v nvidia-smi > /dev/null; then nvidia-smi; else echo "nvidia-smi: none here"; fi
 	} 2>&1 | tee "$out/smoke-host.log"
-	run smoke-doctor "$ump" doctor
+	run smoke-doctor timeout -s INT "$limit" "$ump" doctor
 	grep -q '^gpu: works' "$out/smoke-doctor.log" || { echo ".gpu/run smoke: the GPU engine does not work here (above)" >&2; exit 1; }
 	;;
 agree)
 	half=gomlx-go
 	case $GOMLX_BACKEND in xla:*) half=xla ;; esac
 	# The three packages' tests side by side, each from its package's folder.
-	(cd "$dir/nn" && exec ./nn.test -test.v -test.timeout 8m -test.run "GPU|Cohort|Check/$half") > "$out/agree-nn.log" 2>&1 &
+	(cd "$dir/nn" && exec ./nn.test -test.v -test.timeout "${limit}s" -test.run "GPU|Cohort|Check/$half") > "$out/agree-nn.log" 2>&1 &
 	nn=$!
-	(cd "$dir/pipeline" && exec ./pipeline.test -test.v -test.timeout 8m -test.run Cohort) > "$out/agree-pipeline.log" 2>&1 &
+	(cd "$dir/pipeline" && exec ./pipeline.test -test.v -test.timeout "${limit}s" -test.run Cohort) > "$out/agree-pipeline.log" 2>&1 &
 	pipeline=$!
-	(cd "$dir/cmd/ump" && UMP_TEST_BINARY=$ump exec ./ump.test -test.v -test.timeout 8m -test.run GPU) > "$out/agree-cli.log" 2>&1 &
+	(cd "$dir/cmd/ump" && UMP_TEST_BINARY=$ump exec ./ump.test -test.v -test.timeout "${limit}s" -test.run GPU) > "$out/agree-cli.log" 2>&1 &
 	cli=$!
 	rc=0
 	for p in $nn $pipeline $cli; do
@@ -106,7 +143,7 @@ bench)
 	cases=${1:-lenet-c1-n10,lenet-c36-n10,lenet-c180-n10}
 	shift || true
 	cd "$dir/nn"
-	run bench timeout -s INT 530 ./nn.test -test.run '^$' -test.bench '^BenchmarkGPUPeerComparison$' -test.benchtime 1x -gpu-cases "$cases" "$@"
+	run bench timeout -s INT "$limit" ./nn.test -test.run '^$' -test.bench '^BenchmarkGPUPeerComparison$' -test.benchtime 1x -gpu-cases "$cases" "$@"
 	;;
 tables)
 	manifest=${1:-paper/table1-mnist}
@@ -116,7 +153,7 @@ tables)
 	# --foreground: the signal to ump alone (without it timeout signals the
 	# process group too, and a second SIGINT ends ump at once, unsaved).
 	set +e
-	timeout --foreground --preserve-status -s INT -k 60 "${UMP_KIT_LIMIT:-510}" \
+	timeout --foreground --preserve-status -s INT -k 60 "$limit" \
 		"$ump" --store "$store" run --engine gpu "$manifest" "$@" > "$out/tables-run.out" 2> >(tee "$out/tables-run.log" >&2)
 	rc=$?
 	set -e
