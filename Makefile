@@ -13,8 +13,8 @@ build-gpu:
 	$(GO) build -buildvcs=auto -tags xla -o bin/ump-gpu ./cmd/ump
 
 # Everything a GPU host without Go or network needs, in .gpu/ (at most
-# 64 MiB): take it along and run .gpu/run smoke|agree|bench|tables there
-# (docs/gpu.md).
+# 64 MiB): take it along and run .gpu/run all (or one of its phases:
+# smoke|agree|bench|tables) there (docs/gpu.md).
 gpu-kit:
 	gpukit/build.sh
 
