@@ -1,10 +1,15 @@
 package gpukit
 
 import (
+	"archive/tar"
+	"compress/gzip"
 	"errors"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -27,7 +32,8 @@ func tinyTable(seed string) []string {
 // the kit's test binaries with the kit's ump, bench's header — its cases
 // take too long on the Go backend — and a tiny table run to the end), then
 // tables at a tiny scale stopped by its time limit and continued to the
-// end.
+// end. What each call leaves in $OUT must come back from a device
+// (delivered).
 func TestKitPhasesOnTheGoBackend(t *testing.T) {
 	kit := os.Getenv("UMP_GPU_KIT")
 	if kit == "" {
@@ -60,22 +66,23 @@ func TestKitPhasesOnTheGoBackend(t *testing.T) {
 		if code != 0 {
 			t.Errorf("all exited %d:\n%s", code, output[max(0, len(output)-3000):])
 		}
+		logs := delivered(t, out)
 		summary := read(t, filepath.Join(out, "all-summary.txt"))
 		for _, want := range []string{"smoke: exit 0", "agree: exit 0", "bench: exit 0", "tables: exit 0"} {
 			if !strings.Contains(summary, want) {
 				t.Errorf("all's summary lacks %q:\n%s", want, summary)
 			}
 		}
-		doctor := read(t, filepath.Join(out, "smoke-doctor.log"))
+		doctor := read(t, filepath.Join(logs, "smoke-doctor.log"))
 		for _, want := range []string{"gpu: works: gomlx-float32/v4 SimpleGo", "backend: GOMLX_BACKEND=go:ops_sequential", "compile check: a loop of 3 trips"} {
 			if !strings.Contains(doctor, want) {
 				t.Errorf("smoke's doctor log lacks %q:\n%s", want, doctor)
 			}
 		}
-		if host := read(t, filepath.Join(out, "smoke-host.log")); !strings.Contains(host, "sha256 ") {
+		if host := read(t, filepath.Join(logs, "smoke-host.log")); !strings.Contains(host, "sha256 ") {
 			t.Errorf("smoke's host log does not name the kit:\n%s", host)
 		}
-		agree := read(t, filepath.Join(out, "agree-summary.txt"))
+		agree := read(t, filepath.Join(logs, "agree-summary.txt"))
 		if strings.Contains(agree, "--- FAIL") {
 			t.Errorf("agree failed:\n%s", agree)
 		}
@@ -85,13 +92,13 @@ func TestKitPhasesOnTheGoBackend(t *testing.T) {
 				t.Errorf("agree's summary lacks %q:\n%s", want, agree)
 			}
 		}
-		bench := read(t, filepath.Join(out, "bench.log"))
+		bench := read(t, filepath.Join(logs, "bench.log"))
 		for _, want := range []string{"engine     gomlx-float32/v4", "module     github.com/gomlx/gomlx v", "module     github.com/gomlx/go-xla v"} {
 			if !strings.Contains(bench, want) {
 				t.Errorf("bench's header lacks %q:\n%s", want, bench)
 			}
 		}
-		report := read(t, filepath.Join(out, "results", "report.md"))
+		report := read(t, filepath.Join(logs, "results", "report.md"))
 		if strings.Contains(report, "not finished") || !strings.Contains(report, "D-SUM") {
 			t.Errorf("the table's report:\n%s", report)
 		}
@@ -105,18 +112,19 @@ func TestKitPhasesOnTheGoBackend(t *testing.T) {
 		if strings.Contains(output, "not closed by its last writer") {
 			t.Errorf("the time limit killed ump instead of stopping it at a safe point:\n%s", output)
 		}
-		if report := read(t, filepath.Join(first, "results", "report.md")); !strings.Contains(report, "not finished") {
+		if report := read(t, filepath.Join(delivered(t, first), "results", "report.md")); !strings.Contains(report, "not finished") {
 			t.Errorf("the stopped run's report does not say what is not finished:\n%s", report)
 		}
 		code, output = phase(t, second, nil, append([]string{"tables"}, tinyTable("2")...)...)
 		if code != 0 || !strings.Contains(output, "over 2 call(s)") {
 			t.Fatalf("tables continued exited %d, want 0 after 2 calls:\n%s", code, output)
 		}
-		report := read(t, filepath.Join(second, "results", "report.md"))
+		logs := delivered(t, second)
+		report := read(t, filepath.Join(logs, "results", "report.md"))
 		if strings.Contains(report, "not finished") || !strings.Contains(report, "D-SUM") {
 			t.Errorf("the finished run's report:\n%s", report)
 		}
-		if status := read(t, filepath.Join(second, "tables-status.txt")); !strings.Contains(status, "2 completed") {
+		if status := read(t, filepath.Join(logs, "tables-status.txt")); !strings.Contains(status, "2 completed") {
 			t.Errorf("the finished run's status does not count 2 completed cells:\n%s", status)
 		}
 	})
@@ -137,4 +145,70 @@ func pathWithoutGo() string {
 		}
 	}
 	return strings.Join(keep, string(filepath.ListSeparator))
+}
+
+// delivered checks that what a call left in out would all come back from
+// the device tool — at most 8 files of at most 16 MiB, none more than two
+// folders down, named in letters, digits, '.', '_' and '-' — and returns a
+// folder with its kit-out.tar.gz unpacked: every phase's logs and results.
+func delivered(t *testing.T, out string) string {
+	t.Helper()
+	name := regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+	files := 0
+	err := filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == out {
+			return err
+		}
+		rel, _ := filepath.Rel(out, path)
+		if !name.MatchString(d.Name()) || strings.Count(rel, string(filepath.Separator)) > 2 {
+			t.Errorf("$OUT/%s would not come back from a device", rel)
+		}
+		if d.IsDir() {
+			return nil
+		}
+		files++
+		if info, err := d.Info(); err != nil || info.Size() > 16<<20 {
+			t.Errorf("$OUT/%s: over 16 MiB or unreadable (%v)", rel, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files > 8 {
+		t.Errorf("$OUT holds %d files: a device gives back 8", files)
+	}
+	archive, err := os.Open(filepath.Join(out, "kit-out.tar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer archive.Close()
+	unzipped, err := gzip.NewReader(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := t.TempDir()
+	entries := tar.NewReader(unzipped)
+	for {
+		h, err := entries.Next()
+		if err == io.EOF {
+			return logs
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(logs, h.Name)
+		switch h.Typeflag {
+		case tar.TypeDir:
+			err = os.MkdirAll(path, 0o755)
+		case tar.TypeReg:
+			var b []byte
+			if b, err = io.ReadAll(entries); err == nil {
+				err = os.WriteFile(path, b, 0o644)
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }

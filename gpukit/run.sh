@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # .gpu/run PHASE [ARGS...]: the GPU kit's phases (make gpu-kit builds the
-# kit; docs/gpu.md says what to run on a GPU host). Each writes its logs
-# and results under $OUT (the device's result folder; or set OUT=DIR) and
-# stops within its time limit, UMP_KIT_LIMIT seconds (default below).
+# kit; docs/gpu.md says what to run on a GPU host). Each stops within its
+# time limit, UMP_KIT_LIMIT seconds (default below), and writes its logs
+# and results under UMP_KIT_HOME/out; $OUT (the device's result folder, or
+# set OUT=DIR) gets all of them as kit-out.tar.gz, and the summaries.
 #   all [MANIFEST [PATH=VALUE...]]
 #                    one command within 570 s: smoke, then agree (2/5 of
 #                    the limit), bench of UMP_KIT_BENCH (default
@@ -19,7 +20,7 @@
 #   tables [MANIFEST [PATH=VALUE...]]
 #                    ump run --engine gpu of the manifest (paper/table1-mnist),
 #                    stopped at a safe point at the limit (510 s), then its
-#                    report and exports under $OUT/results; run it again to
+#                    report and exports (results/); run it again to
 #                    continue (exit 75 until every cell is done)
 # The backend is $GOMLX_BACKEND, else the CUDA plugin ump finds. The kit
 # unpacks once under UMP_KIT_HOME (/tmp/ump-kit), where the tables' store
@@ -37,8 +38,21 @@ case $phase in all) limit=570 ;; smoke) limit=120 ;; agree) limit=480 ;; bench) 
 esac
 limit=${UMP_KIT_LIMIT:-$limit}
 out=${OUT:?set OUT to the folder for the results (the device tool sets it)}
-mkdir -p "$out"
 home=${UMP_KIT_HOME:-/tmp/ump-kit}
+logs=$home/out # every phase's logs and results, kept between calls as the store is
+mkdir -p "$out" "$logs"
+
+# deliver: $OUT gets every phase's logs and results so far, this call's
+# and earlier calls' on this host, as one archive (kit-out.tar.gz), and
+# the summaries beside it: a device gives back at most 8 files. It runs
+# whenever .gpu/run ends, so under all after every phase.
+deliver() {
+	tar -C "$logs" -czf "$out/kit-out.tar.gz.part" . && mv "$out/kit-out.tar.gz.part" "$out/kit-out.tar.gz"
+	for f in all-summary.txt smoke-doctor.log agree-summary.txt bench.log tables-summary.txt; do
+		if [ -f "$logs/$f" ]; then cp "$logs/$f" "$out/"; fi
+	done
+}
+trap deliver EXIT
 sum=$(sed -n 's/^sha256 //p' "$kit/KIT")
 dir=$home/$sum
 if [ ! -x "$dir/bin/ump-gpu" ]; then
@@ -67,13 +81,13 @@ if [ -z "$GOMLX_BACKEND" ] && [ "$phase" != smoke ] && [ "$phase" != all ]; then
 	exit 2
 fi
 
-# run NAME CMD...: runs a command, its output into $out/NAME.log and on
+# run NAME CMD...: runs a command, its output into $logs/NAME.log and on
 # stdout, and returns its exit status.
 run() {
 	local name=$1
 	shift
 	set +e
-	"$@" 2>&1 | tee "$out/$name.log"
+	"$@" 2>&1 | tee "$logs/$name.log"
 	local rc=${PIPESTATUS[0]}
 	set -e
 	return "$rc"
@@ -82,7 +96,7 @@ run() {
 case $phase in
 all)
 	start=$(date +%s)
-	: > "$out/all-summary.txt"
+	: > "$logs/all-summary.txt"
 	# phase NAME LIMIT ARGS...: .gpu/run NAME ARGS... within LIMIT seconds,
 	# its exit status and time noted in all-summary.txt.
 	phase() {
@@ -90,11 +104,11 @@ all)
 		shift 2
 		began=$(date +%s)
 		UMP_KIT_LIMIT=$lim "$kit/run" "$name" "$@" || rc=$?
-		echo "$name: exit $rc after $(($(date +%s) - began)) s (limit $lim s)" | tee -a "$out/all-summary.txt"
+		echo "$name: exit $rc after $(($(date +%s) - began)) s (limit $lim s)" | tee -a "$logs/all-summary.txt"
 		return "$rc"
 	}
 	phase smoke 60 || exit 1
-	[ -n "$GOMLX_BACKEND" ] || GOMLX_BACKEND=$(sed -n 's/^  backend: GOMLX_BACKEND=//p' "$out/smoke-doctor.log")
+	[ -n "$GOMLX_BACKEND" ] || GOMLX_BACKEND=$(sed -n 's/^  backend: GOMLX_BACKEND=//p' "$logs/smoke-doctor.log")
 	rc=0
 	phase agree $((limit * 2 / 5)) || rc=1
 	read -r -a bench <<< "${UMP_KIT_BENCH:-lenet-c36-n10,lenet-c180-n10 -gpu-peers jax}"
@@ -102,7 +116,7 @@ all)
 	# The time left, less a minute for ump to reach a safe point and report.
 	left=$((start + limit - $(date +%s) - 60))
 	if [ "$left" -lt 30 ]; then
-		echo "tables: not started, $left s left (run .gpu/run tables)" | tee -a "$out/all-summary.txt"
+		echo "tables: not started, $left s left (run .gpu/run tables)" | tee -a "$logs/all-summary.txt"
 		r=75
 	else
 		phase tables "$left" "$@" || r=$?
@@ -115,28 +129,28 @@ smoke)
 		cat "$kit/KIT"
 		date -u
 		if command -v nvidia-smi > /dev/null; then nvidia-smi; else echo "nvidia-smi: none here"; fi
-	} 2>&1 | tee "$out/smoke-host.log"
+	} 2>&1 | tee "$logs/smoke-host.log"
 	run smoke-doctor timeout -s INT "$limit" "$ump" doctor
-	grep -q '^gpu: works' "$out/smoke-doctor.log" || { echo ".gpu/run smoke: the GPU engine does not work here (above)" >&2; exit 1; }
+	grep -q '^gpu: works' "$logs/smoke-doctor.log" || { echo ".gpu/run smoke: the GPU engine does not work here (above)" >&2; exit 1; }
 	;;
 agree)
 	half=gomlx-go
 	case $GOMLX_BACKEND in xla:*) half=xla ;; esac
 	# The three packages' tests side by side, each from its package's folder.
-	(cd "$dir/nn" && exec ./nn.test -test.v -test.timeout "${limit}s" -test.run "GPU|Cohort|Check/$half") > "$out/agree-nn.log" 2>&1 &
+	(cd "$dir/nn" && exec ./nn.test -test.v -test.timeout "${limit}s" -test.run "GPU|Cohort|Check/$half") > "$logs/agree-nn.log" 2>&1 &
 	nn=$!
-	(cd "$dir/pipeline" && exec ./pipeline.test -test.v -test.timeout "${limit}s" -test.run Cohort) > "$out/agree-pipeline.log" 2>&1 &
+	(cd "$dir/pipeline" && exec ./pipeline.test -test.v -test.timeout "${limit}s" -test.run Cohort) > "$logs/agree-pipeline.log" 2>&1 &
 	pipeline=$!
-	(cd "$dir/cmd/ump" && UMP_TEST_BINARY=$ump exec ./ump.test -test.v -test.timeout "${limit}s" -test.run GPU) > "$out/agree-cli.log" 2>&1 &
+	(cd "$dir/cmd/ump" && UMP_TEST_BINARY=$ump exec ./ump.test -test.v -test.timeout "${limit}s" -test.run GPU) > "$logs/agree-cli.log" 2>&1 &
 	cli=$!
 	rc=0
 	for p in $nn $pipeline $cli; do
 		wait "$p" || rc=1
 	done
-	tail -n 3 "$out"/agree-nn.log "$out"/agree-pipeline.log "$out"/agree-cli.log
+	tail -n 3 "$logs"/agree-nn.log "$logs"/agree-pipeline.log "$logs"/agree-cli.log
 	grep -h -E '^(--- |    --- )(PASS|FAIL|SKIP)|worst relative difference|within [0-9.e-]+ of the CPU|differs' \
-		"$out"/agree-nn.log "$out"/agree-pipeline.log "$out"/agree-cli.log > "$out/agree-summary.txt" || true
-	echo "agree on $GOMLX_BACKEND: $(grep -c -- '--- PASS' "$out/agree-summary.txt") passed, $(grep -c -- '--- FAIL' "$out/agree-summary.txt") failed (summary in agree-summary.txt)"
+		"$logs"/agree-nn.log "$logs"/agree-pipeline.log "$logs"/agree-cli.log > "$logs/agree-summary.txt" || true
+	echo "agree on $GOMLX_BACKEND: $(grep -c -- '--- PASS' "$logs/agree-summary.txt") passed, $(grep -c -- '--- FAIL' "$logs/agree-summary.txt") failed (summary in agree-summary.txt)"
 	exit $rc
 	;;
 bench)
@@ -154,24 +168,24 @@ tables)
 	# process group too, and a second SIGINT ends ump at once, unsaved).
 	set +e
 	timeout --foreground --preserve-status -s INT -k 60 "$limit" \
-		"$ump" --store "$store" run --engine gpu "$manifest" "$@" > "$out/tables-run.out" 2> >(tee "$out/tables-run.log" >&2)
+		"$ump" --store "$store" run --engine gpu "$manifest" "$@" > "$logs/tables-run.out" 2> >(tee "$logs/tables-run.log" >&2)
 	rc=$?
 	set -e
 	took=$(($(date +%s) - start))
-	hash=$(sed -n 's/^manifest //p' "$out/tables-run.out" | head -1)
+	hash=$(sed -n 's/^manifest //p' "$logs/tables-run.out" | head -1)
 	if [ -z "$hash" ]; then
 		echo ".gpu/run tables: ump run stopped before naming the manifest (exit $rc; tables-run.log)" >&2
 		exit 1
 	fi
 	echo "$took" >> "$store/kit-seconds-$hash"
 	total=$(awk '{s += $1} END {print s}' "$store/kit-seconds-$hash")
-	"$ump" --store "$store" status "$hash" > "$out/tables-status.txt" 2>&1 || true
-	rm -rf "$out/results"
-	"$ump" --store "$store" report "$hash" --out "$out/results"
-	echo "tables: $manifest $* (manifest $hash): ump run exited $rc after $took s; $total s of ump run over $(wc -l < "$store/kit-seconds-$hash") call(s)" | tee "$out/tables-summary.txt"
+	"$ump" --store "$store" status "$hash" > "$logs/tables-status.txt" 2>&1 || true
+	rm -rf "$logs/results"
+	"$ump" --store "$store" report "$hash" --out "$logs/results"
+	echo "tables: $manifest $* (manifest $hash): ump run exited $rc after $took s; $total s of ump run over $(wc -l < "$store/kit-seconds-$hash") call(s)" | tee "$logs/tables-summary.txt"
 	case $rc in
 	0) ;;
-	130) echo "stopped at the time limit at a safe point: run .gpu/run tables again (same arguments) to continue" | tee -a "$out/tables-summary.txt"; exit 75 ;;
+	130) echo "stopped at the time limit at a safe point: run .gpu/run tables again (same arguments) to continue" | tee -a "$logs/tables-summary.txt"; exit 75 ;;
 	*) exit "$rc" ;;
 	esac
 	;;
