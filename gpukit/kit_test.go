@@ -60,6 +60,14 @@ func TestKitPhasesOnTheGoBackend(t *testing.T) {
 		}
 		return string(b)
 	}
+	holds := func(t *testing.T, what, text string, wants ...string) {
+		t.Helper()
+		for _, want := range wants {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s lacks %q:\n%s", what, want, text)
+			}
+		}
+	}
 	t.Run("all", func(t *testing.T) {
 		out := t.TempDir()
 		code, output := phase(t, out, []string{"UMP_KIT_LIMIT=1500", "UMP_KIT_BENCH=none"}, append([]string{"all"}, tinyTable("1")...)...)
@@ -67,37 +75,18 @@ func TestKitPhasesOnTheGoBackend(t *testing.T) {
 			t.Errorf("all exited %d:\n%s", code, output[max(0, len(output)-3000):])
 		}
 		logs := delivered(t, out)
-		summary := read(t, filepath.Join(out, "all-summary.txt"))
-		for _, want := range []string{"smoke: exit 0", "agree: exit 0", "bench: exit 0", "tables: exit 0"} {
-			if !strings.Contains(summary, want) {
-				t.Errorf("all's summary lacks %q:\n%s", want, summary)
-			}
-		}
-		doctor := read(t, filepath.Join(logs, "smoke-doctor.log"))
-		for _, want := range []string{"gpu: works: gomlx-float32/v4 SimpleGo", "backend: GOMLX_BACKEND=go:ops_sequential", "compile check: a loop of 3 trips"} {
-			if !strings.Contains(doctor, want) {
-				t.Errorf("smoke's doctor log lacks %q:\n%s", want, doctor)
-			}
-		}
-		if host := read(t, filepath.Join(logs, "smoke-host.log")); !strings.Contains(host, "sha256 ") {
-			t.Errorf("smoke's host log does not name the kit:\n%s", host)
-		}
+		holds(t, "all's summary", read(t, filepath.Join(out, "all-summary.txt")), "smoke: exit 0", "agree: exit 0", "bench: exit 0", "tables: exit 0")
+		holds(t, "smoke's doctor log", read(t, filepath.Join(logs, "smoke-doctor.log")),
+			"gpu: works: gomlx-float32/v4 SimpleGo", "backend: GOMLX_BACKEND=go:ops_sequential", "compile check: a loop of 3 trips")
+		holds(t, "smoke's host log", read(t, filepath.Join(logs, "smoke-host.log")), "sha256 ")
 		agree := read(t, filepath.Join(logs, "agree-summary.txt"))
 		if strings.Contains(agree, "--- FAIL") {
 			t.Errorf("agree failed:\n%s", agree)
 		}
-		for _, want := range []string{"--- PASS: TestCohortMatchesCPU", "--- PASS: TestCohortAgreesWithCPUOverWholeRuns",
-			"--- PASS: TestGPUEngineThroughThePipeline", "--- PASS: TestCheckCompile", "worst relative difference per figure"} {
-			if !strings.Contains(agree, want) {
-				t.Errorf("agree's summary lacks %q:\n%s", want, agree)
-			}
-		}
-		bench := read(t, filepath.Join(logs, "bench.log"))
-		for _, want := range []string{"engine     gomlx-float32/v4", "module     github.com/gomlx/gomlx v", "module     github.com/gomlx/go-xla v"} {
-			if !strings.Contains(bench, want) {
-				t.Errorf("bench's header lacks %q:\n%s", want, bench)
-			}
-		}
+		holds(t, "agree's summary", agree, "--- PASS: TestCohortMatchesCPU", "--- PASS: TestCohortAgreesWithCPUOverWholeRuns",
+			"--- PASS: TestGPUEngineThroughThePipeline", "--- PASS: TestCheckCompile", "worst relative difference per figure")
+		holds(t, "bench's header", read(t, filepath.Join(logs, "bench.log")),
+			"engine     gomlx-float32/v4", "module     github.com/gomlx/gomlx v", "module     github.com/gomlx/go-xla v")
 		report := read(t, filepath.Join(logs, "results", "report.md"))
 		if strings.Contains(report, "not finished") || !strings.Contains(report, "D-SUM") {
 			t.Errorf("the table's report:\n%s", report)
@@ -124,9 +113,7 @@ func TestKitPhasesOnTheGoBackend(t *testing.T) {
 		if strings.Contains(report, "not finished") || !strings.Contains(report, "D-SUM") {
 			t.Errorf("the finished run's report:\n%s", report)
 		}
-		if status := read(t, filepath.Join(logs, "tables-status.txt")); !strings.Contains(status, "2 completed") {
-			t.Errorf("the finished run's status does not count 2 completed cells:\n%s", status)
-		}
+		holds(t, "the finished run's status", read(t, filepath.Join(logs, "tables-status.txt")), "2 completed")
 	})
 	t.Run("unknown-phase", func(t *testing.T) {
 		if code, output := phase(t, t.TempDir(), nil, "tabels"); code != 2 || !strings.Contains(output, `unknown phase "tabels"`) {
