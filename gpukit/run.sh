@@ -72,14 +72,17 @@ export UMP_DATA=$dir/data
 for venv in /opt/*/.venv/bin; do # the GPU host's python3 with JAX and PyTorch, for the peers
 	[ -x "$venv/python3" ] && PATH=$venv:$PATH
 done
-if [ -z "${GOMLX_BACKEND:-}" ] && [ "$phase" != smoke ] && [ "$phase" != all ]; then # smoke runs doctor itself
-	GOMLX_BACKEND=$("$ump" doctor 2>/dev/null | sed -n 's/^  backend: GOMLX_BACKEND=//p')
-fi
+# doctor_backend: the backend named in ump doctor's output on stdin.
+doctor_backend() { sed -n 's/^  backend: GOMLX_BACKEND=//p'; }
 export GOMLX_BACKEND=${GOMLX_BACKEND:-}
-if [ -z "$GOMLX_BACKEND" ] && [ "$phase" != smoke ] && [ "$phase" != all ]; then
-	echo ".gpu/run: no GPU backend (ump doctor finds no CUDA plugin): run .gpu/run smoke to see why, or set GOMLX_BACKEND" >&2
-	exit 2
-fi
+case $phase in smoke | all) ;; *) # smoke runs doctor itself, and all smoke first
+	[ -n "$GOMLX_BACKEND" ] || GOMLX_BACKEND=$("$ump" doctor 2>/dev/null | doctor_backend)
+	if [ -z "$GOMLX_BACKEND" ]; then
+		echo ".gpu/run: no GPU backend (ump doctor finds no CUDA plugin): run .gpu/run smoke to see why, or set GOMLX_BACKEND" >&2
+		exit 2
+	fi
+	;;
+esac
 
 # run NAME CMD...: runs a command, its output into $logs/NAME.log and on
 # stdout, and returns its exit status.
@@ -97,9 +100,9 @@ case $phase in
 all)
 	start=$(date +%s)
 	: > "$logs/all-summary.txt"
-	# phase NAME LIMIT ARGS...: .gpu/run NAME ARGS... within LIMIT seconds,
+	# step NAME LIMIT ARGS...: .gpu/run NAME ARGS... within LIMIT seconds,
 	# its exit status and time noted in all-summary.txt.
-	phase() {
+	step() {
 		local name=$1 lim=$2 began rc=0
 		shift 2
 		began=$(date +%s)
@@ -107,22 +110,24 @@ all)
 		echo "$name: exit $rc after $(($(date +%s) - began)) s (limit $lim s)" | tee -a "$logs/all-summary.txt"
 		return "$rc"
 	}
-	phase smoke 60 || exit 1
-	[ -n "$GOMLX_BACKEND" ] || GOMLX_BACKEND=$(sed -n 's/^  backend: GOMLX_BACKEND=//p' "$logs/smoke-doctor.log")
-	rc=0
-	phase agree $((limit * 2 / 5)) || rc=1
+	step smoke 60 || exit 1
+	[ -n "$GOMLX_BACKEND" ] || GOMLX_BACKEND=$(doctor_backend < "$logs/smoke-doctor.log")
+	failed=0
+	step agree $((limit * 2 / 5)) || failed=1
 	read -r -a bench <<< "${UMP_KIT_BENCH:-lenet-c36-n10,lenet-c180-n10 -gpu-peers jax}"
-	phase bench $((limit / 4)) "${bench[@]}" || rc=1
+	step bench $((limit / 4)) "${bench[@]}" || failed=1
 	# The time left, less a minute for ump to reach a safe point and report.
 	left=$((start + limit - $(date +%s) - 60))
+	tables=0
 	if [ "$left" -lt 30 ]; then
 		echo "tables: not started, $left s left (run .gpu/run tables)" | tee -a "$logs/all-summary.txt"
-		r=75
+		tables=75
 	else
-		phase tables "$left" "$@" || r=$?
+		step tables "$left" "$@" || tables=$?
 	fi
-	[ $rc != 0 ] || rc=${r:-0}
-	exit $rc
+	# 1 if agree or bench failed, else the table's status (75: to be continued).
+	[ $failed = 0 ] || exit 1
+	exit $tables
 	;;
 smoke)
 	{
