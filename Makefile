@@ -28,19 +28,21 @@ run: build
 	./bin/ump data fetch mnist
 	./bin/ump --store $(STORE) run quickstart
 
-# Every test, then the GPU engine's build and the GPU kit: its phases (the
-# GPU engine's agreement with the CPU engine — a round of every algorithm;
-# whole runs of every algorithm under every choice — cohorts in the
-# pipeline, a CLI run, doctor's check program, a tiny table stopped and
-# continued) from the kit's binaries on GoMLX's pure-Go backend, as a GPU
-# host runs them on XLA; the peer benchmarks (-tags peer) are vetted so
-# that they keep building. -timeout 30m: go test's default 10 minutes per
-# package is too short for ./cmd/ump's crash tests on a loaded 2-core
-# machine.
+# Every test; then the GPU engine's build, and every program it compiles
+# built through XLA's StableHLO builder (a build-only PJRT plugin:
+# docs/gpu.md); then the GPU kit: its phases (the GPU engine's agreement
+# with the CPU engine — a round of every algorithm; whole runs of every
+# algorithm under every choice — cohorts in the pipeline, a CLI run,
+# doctor's check program, a tiny table stopped and continued) from the
+# kit's binaries on GoMLX's pure-Go backend, as a GPU host runs them on
+# XLA; the peer benchmarks (-tags peer) are vetted so that they keep
+# building. -timeout 30m: go test's default 10 minutes per package is too
+# short for ./cmd/ump's crash tests on a loaded 2-core machine.
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
 	$(GO) vet -tags xla ./...
+	$(GO) test -count=1 -tags xla -run '^TestXLABuilderAcceptsEveryProgram$$' ./nn
 	$(GO) vet -tags 'xla peer' ./nn
 	$(MAKE) gpu-kit
 	UMP_GPU_KIT=$(CURDIR)/.gpu $(GO) test -count=1 -timeout 30m -v -run KitPhases ./gpukit

@@ -32,6 +32,7 @@ type cpu struct {
 	gen       int // commits so far: a value's leaves must be of the current one
 	r         *Round
 	at        At
+	step      int // the local step Steps is in (-1 outside)
 	err       error
 }
 
@@ -74,7 +75,7 @@ var (
 
 func newCPU(cfg Config, kind *kinds.Kind[*Rules], n int, x0 []float32) *cpu {
 	rules := kind.New
-	o := &cpu{cfg: cfg, rules: rules, kindCheck: kind.Check, n: n, dim: len(x0), x0: x0, vectors: map[string][][]float32{},
+	o := &cpu{cfg: cfg, rules: rules, step: -1, kindCheck: kind.Check, n: n, dim: len(x0), x0: x0, vectors: map[string][][]float32{},
 		grad: buffers(n, len(x0), nil), mean: make([]float32, len(x0))}
 	for _, v := range rules.Vectors {
 		var start []float32
@@ -144,10 +145,14 @@ func (o *cpu) Set(name string, v Vec) {
 }
 
 func (o *cpu) Steps(k int, step func(tau int)) {
+	defer func() { o.step = -1 }()
 	for tau := range k {
+		o.step = tau
 		step(tau)
 	}
 }
+
+func (o *cpu) FirstStep(f Flag) Flag { return Flag{o.step == 0 && f.V.(bool)} }
 
 func (o *cpu) Grad(tau int) Vec {
 	o.commit()

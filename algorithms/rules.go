@@ -62,8 +62,9 @@ type Space interface {
 	Get(name string) Vec
 	Set(name string, v Vec)
 	// Steps runs step(tau) for tau = 0..k-1, in order: a round's local
-	// steps. A step may branch on tau == 0 only: the GPU's round program
-	// runs the first step, then the others as one loop over its body.
+	// steps. A step must not branch on tau (FirstStep gives what differs
+	// at the first step): the GPU's round program runs every step as one
+	// loop over a single body.
 	Steps(k int, step func(tau int))
 	// Grad is every worker's mean mini-batch gradient at "x" (as Set so
 	// far) for local step tau, without weight decay (see Gradient).
@@ -72,6 +73,9 @@ type Space interface {
 	// from the cell's configuration and the round.
 	Num(f func(c Config, at At) float32) Num
 	Flag(f func(c Config, at At) bool) Flag
+	// FirstStep is f during the round's first local step and false during
+	// the others (and outside Steps).
+	FirstStep(f Flag) Flag
 	Add(a, b Vec) Vec
 	Sub(a, b Vec) Vec
 	Scale(n Num, a Vec) Vec // n a

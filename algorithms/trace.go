@@ -77,6 +77,8 @@ func (t *tracer) Flag(f func(Config, At) bool) Flag {
 	return Flag{}
 }
 
+func (t *tracer) FirstStep(Flag) Flag { return Flag{} }
+
 func (t *tracer) Add(Vec, Vec) Vec          { return Vec{} }
 func (t *tracer) Sub(Vec, Vec) Vec          { return Vec{} }
 func (t *tracer) Scale(Num, Vec) Vec        { return Vec{} }

@@ -29,19 +29,19 @@ func (d *Device) CheckCompile() (CompileCheck, error) {
 		return CompileCheck{}, err
 	}
 	check := CompileCheck{Backend: d.config, Description: b.Description()}
-	table, w := checkInputs()
+	data := checkInputs()
 	start := time.Now()
-	got, err := runCheck(d, table, w)
+	got, err := runCheck(d, data)
 	if err != nil {
 		return check, fmt.Errorf("gpu engine: the check program: %w", err)
 	}
 	check.Seconds = time.Since(start).Seconds()
-	want := checkReference(table, w)
+	want := checkReference(data)
 	reference := got
 	if goReference, err := referenceDevice.Backend(); err != nil {
 		return check, err
 	} else if b.Name() != goReference.Name() {
-		if reference, err = runCheck(referenceDevice, table, w); err != nil {
+		if reference, err = runCheck(referenceDevice, data); err != nil {
 			return check, fmt.Errorf("gpu engine: the check program on GoMLX's Go backend: %w", err)
 		}
 	}
@@ -56,47 +56,62 @@ func (d *Device) CheckCompile() (CompileCheck, error) {
 	return check, nil
 }
 
-// checkProgram is what the round program relies on, in small: a While
-// loop of checkTrips trips whose body gathers row i of table by the loop
-// index and adds that row times w — a value of the enclosing graph, which
-// the body captures — to the loop's sum, a float32 DotGeneral.
-func checkProgram(table, w *Node) *Node {
+// checkProgram is what the round program relies on, in small: a loop of
+// checkTrips trips built as Steps builds the local steps (countedLoop),
+// whose body uses values of the enclosing function as the loop carries
+// them. Trip i gathers row i of table by the loop's counter, scales it by
+// u elementwise (r = t_i * u), and adds r w (a float32 DotGeneral) and the
+// sum of r - u (a float32 reduction) to the loop's sum; the enclosing
+// function adds the sum of u (a reduction of the same kind, so the body
+// must build its own).
+func checkProgram(table, u, w *Node) *Node {
 	g := table.Graph()
-	index, sum := shapes.Make(dtypes.Int32), shapes.Make(dtypes.Float32, 1, checkCols)
-	more := NewClosure(g, func(g *Graph) []*Node {
-		i := Parameter(g, "i", index)
-		Parameter(g, "sum", sum)
-		return []*Node{LessThan(i, Const(g, int32(checkTrips)))}
+	sum := Zeros(g, shapes.Make(dtypes.Float32, 1, checkCols))
+	out := countedLoop(g, checkTrips, 1, []*Node{table, u, w}, []*Node{sum}, func(b *loopBody, i *Node, state []*Node) []*Node {
+		row := Reshape(Gather(b.use(table), Reshape(i, 1)), 1, checkRows)
+		r := Mul(row, b.use(u))
+		extra := BroadcastToDims(ReduceSum(Sub(r, b.use(u))), 1, checkCols)
+		return []*Node{Add(state[0], Add(Einsum("ij,jk->ik", r, b.use(w)), extra))}
 	})
-	body := NewClosure(g, func(g *Graph) []*Node {
-		i, s := Parameter(g, "i", index), Parameter(g, "sum", sum)
-		row := Reshape(Gather(table, Reshape(i, 1)), 1, checkRows)
-		return []*Node{Add(i, Const(g, int32(1))), Add(s, Einsum("ij,jk->ik", row, w))}
-	})
-	return While(more, body, Const(g, int32(0)), Zeros(g, sum))[1]
+	return Add(out[0], BroadcastToDims(ReduceSum(u), 1, checkCols))
 }
+
+// checkData are the check program's inputs: table [trips, rows], u [1,
+// rows], w [rows, cols].
+type checkData struct{ table, u, w []float32 }
 
 // checkInputs are numbers whose products float32 keeps and TF32 (10
-// mantissa bits) rounds: 1 + m 2^-11 and 1 - m 2^-12, exact in float32.
-func checkInputs() (table, w []float32) {
-	table, w = make([]float32, checkTrips*checkRows), make([]float32, checkRows*checkCols)
-	for i := range table {
-		table[i] = float32(1 + math.Ldexp(float64(i+1), -11))
+// mantissa bits) rounds: table 1 + m 2^-11 and w 1 - m 2^-12, exact in
+// float32; u is 1 or 2, so r and r - u are exact too.
+func checkInputs() checkData {
+	d := checkData{make([]float32, checkTrips*checkRows), make([]float32, checkRows), make([]float32, checkRows*checkCols)}
+	for i := range d.table {
+		d.table[i] = float32(1 + math.Ldexp(float64(i+1), -11))
 	}
-	for i := range w {
-		w[i] = float32(1 - math.Ldexp(float64(i+1), -12))
+	for j := range d.u {
+		d.u[j] = float32(1 + j%2)
 	}
-	return table, w
+	for i := range d.w {
+		d.w[i] = float32(1 - math.Ldexp(float64(i+1), -12))
+	}
+	return d
 }
 
-// checkReference is checkProgram's result in float64 on the host: the sum
-// of table's rows times w.
-func checkReference(table, w []float32) []float64 {
+// checkReference is checkProgram's result in float64 on the host, over
+// the rows of d.table.
+func checkReference(d checkData) []float64 {
 	out := make([]float64, checkCols)
-	for i := range len(table) / checkRows {
+	for k := range out {
+		for _, u := range d.u {
+			out[k] += float64(u)
+		}
+	}
+	for i := range len(d.table) / checkRows {
 		for j := range checkRows {
+			u := float64(d.u[j])
+			r := float64(d.table[i*checkRows+j]) * u
 			for k := range out {
-				out[k] += float64(table[i*checkRows+j]) * float64(w[j*checkCols+k])
+				out[k] += r*float64(d.w[j*checkCols+k]) + r - u
 			}
 		}
 	}
@@ -104,7 +119,7 @@ func checkReference(table, w []float32) []float64 {
 }
 
 // runCheck compiles and runs checkProgram on a device.
-func runCheck(d *Device, table, w []float32) ([]float32, error) {
+func runCheck(d *Device, data checkData) ([]float32, error) {
 	b, err := d.Backend()
 	if err != nil {
 		return nil, err
@@ -114,8 +129,8 @@ func runCheck(d *Device, table, w []float32) ([]float32, error) {
 		return nil, err
 	}
 	defer exec.Finalize()
-	out, err := exec.Exec(tensors.FromFlatDataAndDimensions(table, checkTrips, checkRows),
-		tensors.FromFlatDataAndDimensions(w, checkRows, checkCols))
+	out, err := exec.Exec(tensors.FromFlatDataAndDimensions(data.table, checkTrips, checkRows),
+		tensors.FromFlatDataAndDimensions(data.u, 1, checkRows), tensors.FromFlatDataAndDimensions(data.w, checkRows, checkCols))
 	if err != nil {
 		return nil, err
 	}

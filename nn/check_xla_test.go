@@ -49,8 +49,8 @@ func TestCheckCompile(t *testing.T) {
 // result further from the float64 one than CheckTolerance, and so does a
 // loop one trip short: the check fails on either.
 func TestCheckInputsExposeTF32(t *testing.T) {
-	table, w := checkInputs()
-	want := checkReference(table, w)
+	data := checkInputs()
+	want := checkReference(data)
 	tf32 := func(v []float32) []float32 {
 		out := make([]float32, len(v))
 		for i, x := range v {
@@ -59,8 +59,8 @@ func TestCheckInputsExposeTF32(t *testing.T) {
 		}
 		return out
 	}
-	short := checkReference(table[:(checkTrips-1)*checkRows], w) // one trip fewer: the rows beyond are not summed
-	rounded := checkReference(tf32(table), tf32(w))
+	short := checkReference(checkData{data.table[:(checkTrips-1)*checkRows], data.u, data.w}) // one trip fewer: the rows beyond are not summed
+	rounded := checkReference(checkData{tf32(data.table), data.u, tf32(data.w)})
 	for what, got := range map[string][]float64{"TF32": rounded, "a loop one trip short": short} {
 		worst := 0.0
 		for k := range want {

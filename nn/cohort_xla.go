@@ -43,6 +43,7 @@ type xlaCohort struct {
 	rules   *algorithms.Rules
 	names   []string // the algorithm's state vectors, x first
 	nums    int      // the definition's numbers and conditions per cell (algorithms.Trace)
+	grads   int      // the gradients its trace takes
 	round   *Exec
 	eval    *Exec             // every cell's models
 	evalOne *Exec             // one cell's
@@ -105,7 +106,7 @@ func NewCohort(device *Device, data *datasets.Dataset, shape CohortShape) (Cohor
 	if err != nil {
 		return nil, err
 	}
-	c := &xlaCohort{shape: shape, model: m, data: data, backend: backend, rules: kind.New, names: names, nums: len(trace.Nums)}
+	c := &xlaCohort{shape: shape, model: m, data: data, backend: backend, rules: kind.New, names: names, nums: len(trace.Nums), grads: len(trace.Grads)}
 	var lut [][256]float32
 	if len(data.Shape) == 3 {
 		lut = standardise(&data.Train, data.Shape[0])
@@ -616,7 +617,8 @@ func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 	packed := inputs[ns+4 : ns+4+len(drops)]
 	split := inputs[ns+4+len(drops):]
 	rows := sh.Cells * sh.Workers
-	s := &graphSpace{algorithm: sh.Algorithm, cells: sh.Cells, workers: sh.Workers, params: m.Params, scal: scal, mixing: mixing, state: map[string]*Node{}}
+	s := &graphSpace{algorithm: sh.Algorithm, cells: sh.Cells, workers: sh.Workers, params: m.Params, scal: scal, mixing: mixing,
+		state: map[string]*Node{}, outside: inputs[ns:]}
 	for k, name := range c.names {
 		s.state[name] = inputs[k]
 	}
@@ -627,8 +629,8 @@ func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 	}
 	s.losses = Zeros(scal.Graph(), shapes.Make(dtypes.Float32, rows, sh.LocalSteps))
 	s.grad = func(tau, x *Node) (loss, grad *Node) {
-		step := func(v *Node) *Node { return Gather(v, Reshape(tau, 1)) } // v[tau] (every backend has Gather)
-		in, labels := c.gatherInput(split, step(idx))
+		step := func(v *Node) *Node { return Gather(s.here(v), Reshape(tau, 1)) } // v[tau] (every backend has Gather)
+		in, labels := c.gatherInput(s.hereAll(split), step(idx))
 		var masks []*Node
 		for d, li := range drops {
 			masks = append(masks, unpackMask(step(packed[d]), m.shapes[li], m.layers[li].(dropout)))
@@ -638,9 +640,9 @@ func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 		return loss, m.graphBackward(x, t, dlogits)
 	}
 	c.rules.Round(s, sh.LocalSteps)
-	if s.grads != sh.LocalSteps || s.next != c.nums {
-		panic(fmt.Errorf("gpu engine: %s's definition took %d gradients and %d numbers for %d local steps on the device, its trace on the host %d numbers",
-			sh.Algorithm, s.grads, s.next, sh.LocalSteps, c.nums))
+	if s.grads != c.grads || s.next != c.nums {
+		panic(fmt.Errorf("gpu engine: %s's definition took %d gradients and %d numbers for %d local steps on the device, its trace on the host %d gradients and %d numbers",
+			sh.Algorithm, s.grads, s.next, sh.LocalSteps, c.grads, c.nums))
 	}
 	outs := make([]*Node, 0, ns+2)
 	active := s.is(s.column(c.nums))
@@ -656,10 +658,10 @@ func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 // column of the numbers input, a Flag such a column's being > 0. The
 // definition asks for its numbers in the order algorithms.TraceRound
 // computes them on the host, so the i-th is column i. Steps builds the
-// first local step, then the others as one While loop over the step's
-// body (one step's activations live at a time): the body's numbers are
-// the columns the trace gives the second step (every later step's are
-// the same values, numbers depending on the cell and the round only).
+// local steps as one While loop over a single step's body (one step's
+// activations live at a time; countedLoop): the body's numbers are the
+// columns the trace gives the first step (every later step's are the same
+// values, numbers depending on the cell and the round only).
 type graphSpace struct {
 	algorithm              string
 	cells, workers, params int
@@ -668,50 +670,53 @@ type graphSpace struct {
 	losses                 *Node // [rows, K]: each step's per-worker loss
 	next                   int   // numbers asked for so far
 	grads                  int   // local steps' gradients taken so far
-	tau                    *Node // the local step, as an int32 scalar (nil outside Steps)
+	tau                    *Node     // the local step, as an int32 scalar (nil outside Steps)
+	body                   *loopBody // Steps' loop body while it is built (nil outside)
+	outside                []*Node   // what Steps' loop carries: the round's inputs after the state
 	grad                   func(tau, x *Node) (loss, grad *Node)
 }
 
 var _ algorithms.Space = (*graphSpace)(nil)
 
 func (s *graphSpace) Steps(k int, step func(tau int)) {
-	g := s.scal.Graph()
-	outer := s.tau
-	defer func() { s.tau = outer }()
-	s.tau = Const(g, int32(0))
-	step(0)
-	if k == 1 {
-		return
+	if s.body != nil {
+		panic(fmt.Errorf("gpu engine: %s's definition runs Steps within Steps", s.algorithm))
 	}
 	names := slices.Sorted(maps.Keys(s.state))
-	carried := func(g *Graph) []*Node { // the loop's state as a closure's parameters: tau, losses, the vectors
-		ps := []*Node{Parameter(g, "tau", shapes.Make(dtypes.Int32)), Parameter(g, "losses", s.losses.Shape())}
-		for _, name := range names {
-			ps = append(ps, Parameter(g, name, s.state[name].Shape()))
-		}
-		return ps
-	}
-	state := append([]*Node{Const(g, int32(1)), s.losses}, valuesOf(s.state, names)...)
 	first, grads := s.next, s.grads
-	more := NewClosure(g, func(g *Graph) []*Node {
-		return []*Node{LessThan(carried(g)[0], Const(g, int32(k)))}
-	})
-	body := NewClosure(g, func(g *Graph) []*Node {
-		ps := carried(g)
-		s.tau, s.losses = ps[0], ps[1]
+	state := append(valuesOf(s.state, names), s.losses) // the losses last: every round program uses them
+	out := countedLoop(s.scal.Graph(), k, 1, s.outside, state, func(b *loopBody, tau *Node, state []*Node) []*Node {
+		s.body, s.tau = b, tau
 		for i, name := range names {
-			s.state[name] = ps[2+i]
+			s.state[name] = state[i]
 		}
-		step(1)
-		return append([]*Node{Add(s.tau, Const(g, int32(1))), s.losses}, valuesOf(s.state, names)...)
+		s.losses = state[len(names)]
+		step(0)
+		s.body, s.tau = nil, nil
+		return append(valuesOf(s.state, names), s.losses)
 	})
-	perStep := s.next - first
-	s.next, s.grads = first+(k-1)*perStep, grads+(k-1)*(s.grads-grads)
-	out := While(more, body, state...)
-	s.losses = out[1]
+	s.next, s.grads = first+k*(s.next-first), grads+k*(s.grads-grads)
 	for i, name := range names {
-		s.state[name] = out[2+i]
+		s.state[name] = out[i]
 	}
+	s.losses = out[len(names)]
+}
+
+// here is v as the current function can use it: within Steps' loop, a
+// value from outside it comes in as a parameter of the loop's body.
+func (s *graphSpace) here(v *Node) *Node {
+	if s.body == nil {
+		return v
+	}
+	return s.body.use(v)
+}
+
+// hereAll is here of each value.
+func (s *graphSpace) hereAll(vs []*Node) []*Node {
+	if s.body == nil {
+		return vs
+	}
+	return s.body.useAll(vs)
 }
 
 // valuesOf lists m's values of names, in order.
@@ -725,7 +730,7 @@ func valuesOf(m map[string]*Node, names []string) []*Node {
 
 // column is number i as a [rows, 1] column (one value per cell).
 func (s *graphSpace) column(i int) *Node {
-	v := Slice(s.scal, AxisRange(), AxisElem(i)) // [cells, 1]
+	v := Slice(s.here(s.scal), AxisRange(), AxisElem(i)) // [cells, 1]
 	return Reshape(BroadcastToDims(Reshape(v, s.cells, 1, 1), s.cells, s.workers, 1), s.cells*s.workers, 1)
 }
 
@@ -751,7 +756,7 @@ func (s *graphSpace) Set(name string, v algorithms.Vec) {
 // Grad takes step tau's gradient (the loop's step inside Steps) and
 // writes its losses into column tau of the round's losses.
 func (s *graphSpace) Grad(tau int) algorithms.Vec {
-	x := s.state["x"]
+	x := s.here(s.state["x"])
 	at := s.tau
 	if at == nil {
 		at = Const(x.Graph(), int32(tau))
@@ -763,45 +768,83 @@ func (s *graphSpace) Grad(tau int) algorithms.Vec {
 	return algorithms.Vec{V: grad}
 }
 
+// numRef and flagRef are a Num's and a Flag's column of the numbers
+// input, made a node where they are used (numNode, flagNode): a number
+// asked for before Steps is read within the loop from the loop's own copy
+// of the numbers.
+type (
+	numRef  int
+	flagRef struct {
+		column    int
+		firstStep bool // only within Steps' first trip (FirstStep)
+	}
+)
+
 func (s *graphSpace) Num(func(algorithms.Config, algorithms.At) float32) algorithms.Num {
 	s.next++
-	return algorithms.Num{V: s.column(s.next - 1)}
+	return algorithms.Num{V: numRef(s.next - 1)}
 }
 
 func (s *graphSpace) Flag(func(algorithms.Config, algorithms.At) bool) algorithms.Flag {
 	s.next++
-	return algorithms.Flag{V: s.is(s.column(s.next - 1))}
+	return algorithms.Flag{V: flagRef{column: s.next - 1}}
 }
 
-func vec(v algorithms.Vec) *Node { return v.V.(*Node) }
+func (s *graphSpace) FirstStep(f algorithms.Flag) algorithms.Flag {
+	r := f.V.(flagRef)
+	r.firstStep = true
+	return algorithms.Flag{V: r}
+}
+
+// numNode is a Num as a [rows, 1] node of the current function.
+func (s *graphSpace) numNode(n algorithms.Num) *Node { return s.column(int(n.V.(numRef))) }
+
+// flagNode is a Flag as a [rows, P] mask of the current function; one of
+// FirstStep's is false but within the first trip of Steps' loop (the step
+// counter is 0).
+func (s *graphSpace) flagNode(f algorithms.Flag) *Node {
+	r := f.V.(flagRef)
+	mask := s.is(s.column(r.column))
+	if !r.firstStep {
+		return mask
+	}
+	g, dims := mask.Graph(), mask.Shape().Dimensions
+	if s.tau == nil {
+		return BroadcastToDims(Const(g, false), dims...)
+	}
+	return LogicalAnd(mask, BroadcastToDims(Equal(s.tau, Const(g, int32(0))), dims...))
+}
+
+// node is a Vec as the current function can use it.
+func (s *graphSpace) node(v any) *Node { return s.here(v.(*Node)) }
 
 func (s *graphSpace) Add(a, b algorithms.Vec) algorithms.Vec {
-	return algorithms.Vec{V: Add(vec(a), vec(b))}
+	return algorithms.Vec{V: Add(s.node(a.V), s.node(b.V))}
 }
 func (s *graphSpace) Sub(a, b algorithms.Vec) algorithms.Vec {
-	return algorithms.Vec{V: Sub(vec(a), vec(b))}
+	return algorithms.Vec{V: Sub(s.node(a.V), s.node(b.V))}
 }
 func (s *graphSpace) Scale(n algorithms.Num, a algorithms.Vec) algorithms.Vec {
-	return algorithms.Vec{V: Mul(n.V.(*Node), vec(a))}
+	return algorithms.Vec{V: Mul(s.numNode(n), s.node(a.V))}
 }
 func (s *graphSpace) Div(a algorithms.Vec, n algorithms.Num) algorithms.Vec {
-	return algorithms.Vec{V: Div(vec(a), n.V.(*Node))}
+	return algorithms.Vec{V: Div(s.node(a.V), s.numNode(n))}
 }
 func (s *graphSpace) Select(f algorithms.Flag, a, b algorithms.Vec) algorithms.Vec {
-	return algorithms.Vec{V: Where(f.V.(*Node), vec(a), vec(b))}
+	return algorithms.Vec{V: Where(s.flagNode(f), s.node(a.V), s.node(b.V))}
 }
-func (s *graphSpace) Zero() algorithms.Vec { return algorithms.Vec{V: ZerosLike(s.state["x"])} }
+func (s *graphSpace) Zero() algorithms.Vec { return algorithms.Vec{V: ZerosLike(s.here(s.state["x"]))} }
 
 // Mix is the gossip with each cell's matrix, in float64 as on the CPU.
 func (s *graphSpace) Mix(_ string, v algorithms.Vec) algorithms.Vec {
-	x64 := Reshape(ConvertDType(vec(v), dtypes.Float64), s.cells, s.workers, s.params)
-	mixed := Einsum("cij,cjp->cip", s.mixing, x64)
+	x64 := Reshape(ConvertDType(s.node(v.V), dtypes.Float64), s.cells, s.workers, s.params)
+	mixed := Einsum("cij,cjp->cip", s.here(s.mixing), x64)
 	return algorithms.Vec{V: Reshape(ConvertDType(mixed, dtypes.Float32), s.cells*s.workers, s.params)}
 }
 
 // Average is the exact mean over each cell's workers, in float64.
 func (s *graphSpace) Average(_ string, v, _ algorithms.Vec) algorithms.Vec {
-	x64 := Reshape(ConvertDType(vec(v), dtypes.Float64), s.cells, s.workers, s.params)
+	x64 := Reshape(ConvertDType(s.node(v.V), dtypes.Float64), s.cells, s.workers, s.params)
 	mean := DivScalar(ReduceSum(x64, 1), float64(s.workers))
 	all := BroadcastToDims(ExpandAxes(ConvertDType(mean, dtypes.Float32), 1), s.cells, s.workers, s.params)
 	return algorithms.Vec{V: Reshape(all, s.cells*s.workers, s.params)}
@@ -856,30 +899,19 @@ func (c *xlaCohort) evalGraph(cells int) func(inputs []*Node) []*Node {
 		models := Concatenate([]*Node{x, ConvertDType(mean, dtypes.Float32)}, 0)
 		k := cells * (n + 1)
 		chunk := evalChunk(k)
-		scalar := shapes.Make(dtypes.Int32)
-		sums := shapes.Make(dtypes.Float64, k)
-		more := NewClosure(g, func(g *Graph) []*Node {
-			start := Parameter(g, "start", scalar)
-			Parameter(g, "loss", sums)
-			Parameter(g, "hits", sums)
-			return []*Node{LessThan(start, Const(g, int32(c.test.len)))}
-		})
-		next := NewClosure(g, func(g *Graph) []*Node {
-			start := Parameter(g, "start", scalar)
-			lossSum, hitSum := Parameter(g, "loss", sums), Parameter(g, "hits", sums)
+		zero := Zeros(g, shapes.Make(dtypes.Float64, k))
+		out := countedLoop(g, c.test.len, chunk, append([]*Node{models}, split...), []*Node{zero, zero}, func(b *loopBody, start *Node, sums []*Node) []*Node {
+			g := start.Graph()
 			sample := Add(Iota(g, shapes.Make(dtypes.Int32, chunk), 0), start)
 			valid := ConvertDType(LessThan(sample, Const(g, int32(c.test.len))), dtypes.Float32)
 			idx := BroadcastToDims(ExpandAxes(sample, 0), k, chunk)
-			in, labels := c.gatherInput(split, idx)
-			t := m.graphForward(models, in, nil)
+			in, labels := c.gatherInput(b.useAll(split), idx)
+			t := m.graphForward(b.use(models), in, nil)
 			w := BroadcastToDims(ExpandAxes(valid, 0), k, chunk)
 			loss, _, hits := crossEntropyGraph(t.acts[len(t.acts)-1], labels, w, m.Classes)
 			correct := ReduceSum(Mul(ConvertDType(hits, dtypes.Float32), w), 1)
-			return []*Node{Add(start, Const(g, int32(chunk))),
-				Add(lossSum, ConvertDType(loss, dtypes.Float64)), Add(hitSum, ConvertDType(correct, dtypes.Float64))}
+			return []*Node{Add(sums[0], ConvertDType(loss, dtypes.Float64)), Add(sums[1], ConvertDType(correct, dtypes.Float64))}
 		})
-		zero := Zeros(g, sums)
-		out := While(more, next, Const(g, int32(0)), zero, zero)
-		return []*Node{out[1], out[2], distance}
+		return []*Node{out[0], out[1], distance}
 	}
 }

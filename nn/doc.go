@@ -4,7 +4,8 @@
 // engine's Cohort keeps cells × workers models and their optimizer state
 // on the device and runs a whole round of every algorithm of
 // spec/algorithms.md as one compiled program (the local steps a While
-// loop, a hand-written backward pass, channels-last activations, every
+// loop that carries what its body uses, as XLA's builder requires:
+// countedLoop; a hand-written backward pass, channels-last activations, every
 // product a matrix product batched over models, one-channel convolutions
 // as shifted multiply-adds); its per-step Engine serves cells whose
 // compressed communication runs on the host.
