@@ -28,7 +28,8 @@ run: build
 	./bin/ump data fetch mnist
 	./bin/ump --store $(STORE) run quickstart
 
-# Every test; then the GPU engine's build, and every program it compiles
+# Every test, and the CPU engine's again on its pure-Go sgemm (UMP_BLAS=go:
+# what a machine without OpenBLAS runs); then the GPU engine's build, and every program it compiles
 # built through XLA's StableHLO builder (a build-only PJRT plugin:
 # docs/gpu.md); then the GPU kit: its phases (the GPU engine's agreement
 # with the CPU engine — a round of every algorithm; whole runs of every
@@ -41,6 +42,7 @@ run: build
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
+	UMP_BLAS=go $(GO) test -count=1 ./nn
 	$(GO) vet -tags xla ./...
 	$(GO) test -count=1 -tags xla -run '^TestXLABuilderAcceptsEveryProgram$$' ./nn
 	$(GO) vet -tags 'xla peer' ./nn

@@ -19,7 +19,7 @@ func gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 		}
 		return blas.NoTrans
 	}
-	goBLAS.Sgemm(t(transA), t(transB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	goSgemm(t(transA), t(transB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // blasBackend is the sgemm in use: OpenBLAS loaded at run time, or nil for
