@@ -730,3 +730,28 @@ table: {rows: [algorithm], value: objective_gap, select: SELECT}
 		}
 	}
 }
+
+// TestYAMLRunsWithTheSameHash: the YAML of every embedded manifest's
+// normalised form, with and without overrides, opens as a manifest of the
+// same hash.
+func TestYAMLRunsWithTheSameHash(t *testing.T) {
+	for _, name := range Embedded() {
+		for _, overrides := range [][]string{nil, {"scale=0.05", "checkpoint.every=7"}} {
+			p, err := Open(name, overrides...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(t.TempDir(), "manifest.yaml")
+			if err := os.WriteFile(file, YAML(p.Manifest), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			q, err := Open(file)
+			if err != nil {
+				t.Fatalf("%s %v: %v", name, overrides, err)
+			}
+			if q.Hash != p.Hash {
+				t.Errorf("%s %v: its YAML opens as %.12s, not %.12s", name, overrides, q.Hash, p.Hash)
+			}
+		}
+	}
+}

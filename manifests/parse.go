@@ -668,6 +668,21 @@ func labelOf(axes []axis, idx []int) string {
 	return strings.Join(parts, " ")
 }
 
+// YAML is the normalised manifest as a manifest file: keys sorted,
+// defaults written out. Opening it gives the same hash
+// (TestYAMLRunsWithTheSameHash).
+func YAML(m Manifest) []byte {
+	var tree any
+	if err := json.Unmarshal(CanonicalJSON(m), &tree); err != nil {
+		panic(err)
+	}
+	out, err := yaml.Marshal(tree)
+	if err != nil {
+		panic(fmt.Sprintf("manifests: YAML: %v", err))
+	}
+	return out
+}
+
 // CanonicalJSON encodes v with object keys sorted, no insignificant space
 // and numbers in Go's shortest round-trip form.
 func CanonicalJSON(v any) []byte {

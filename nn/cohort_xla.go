@@ -667,9 +667,9 @@ type graphSpace struct {
 	cells, workers, params int
 	scal, mixing           *Node
 	state                  map[string]*Node
-	losses                 *Node // [rows, K]: each step's per-worker loss
-	next                   int   // numbers asked for so far
-	grads                  int   // local steps' gradients taken so far
+	losses                 *Node     // [rows, K]: each step's per-worker loss
+	next                   int       // numbers asked for so far
+	grads                  int       // local steps' gradients taken so far
 	tau                    *Node     // the local step, as an int32 scalar (nil outside Steps)
 	body                   *loopBody // Steps' loop body while it is built (nil outside)
 	outside                []*Node   // what Steps' loop carries: the round's inputs after the state

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -31,6 +32,7 @@ type Exported struct {
 // The files of an exported directory.
 const (
 	RegistrationFile = "registration.json"
+	ManifestFile     = "manifest.yaml"
 	FinalFile        = "final.parquet"
 	RoundsFile       = "rounds.parquet"
 )
@@ -60,7 +62,8 @@ func (x *Exported) Write(dir string) error {
 	if err != nil {
 		return err
 	}
-	files := map[string][]byte{RegistrationFile: append(reg, '\n')}
+	manifest := fmt.Appendf(nil, "# The manifest ump ran (normalised: defaults written out); `ump run` of this\n# file runs it again, with hash %s.\n", x.Registration.Plan.Hash)
+	files := map[string][]byte{RegistrationFile: append(reg, '\n'), ManifestFile: append(manifest, manifests.YAML(x.Registration.Plan.Manifest)...)}
 	for name, t := range map[string]*artifacts.Table{FinalFile: x.Final, RoundsFile: x.Rounds} {
 		for _, format := range []string{"parquet", "csv"} {
 			data, err := artifacts.Encode(t, format)
@@ -228,9 +231,9 @@ func (x *Exported) Curves(grid *Grid, o CurveOptions) ([]Figure, error) {
 }
 
 // Command is the command that runs the exported manifest again: `ump run`
-// of the embedded manifest it is (with the run's overrides), else of a
-// file holding it.
-func (x *Exported) Command() string {
+// of the embedded manifest it is (with the run's overrides), else of its
+// ManifestFile in dir (as a path from where the command runs).
+func (x *Exported) Command(dir string) string {
 	reg := x.Registration
 	for _, name := range manifests.Embedded() {
 		p, err := manifests.Open(name, reg.Overrides...)
@@ -238,8 +241,15 @@ func (x *Exported) Command() string {
 			return strings.Join(append([]string{"ump run", name}, quoted(reg.Overrides)...), " ")
 		}
 	}
-	return "ump run MANIFEST.yaml (the manifest named " + reg.Plan.Manifest.Name + " in " + RegistrationFile + ")"
+	path := filepath.Join(dir, ManifestFile)
+	if !plainWord.MatchString(path) {
+		path = quoted([]string{path})[0]
+	}
+	return "ump run " + path
 }
+
+// plainWord is a word a shell takes as it is.
+var plainWord = regexp.MustCompile(`^[A-Za-z0-9_./=:,+-]+$`)
 
 // quoted quotes overrides for a shell.
 func quoted(overrides []string) []string {

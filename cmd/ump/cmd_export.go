@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -20,7 +21,7 @@ func exportCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "manifest", Required: true, Usage: "manifest `HASH` or unique prefix; repeat it to export several manifests into one table"},
 			&cli.StringFlag{Name: "table", Value: "rounds", Usage: "rounds (per-round metrics), final (one row per cell), partition (worker, class, count), topology (round, i, j, weight, spectral_gap) or summary (one row per entry of the manifest's table: n, mean, std, 95% interval, chosen lr, status, and the paper's value where published)"},
-			&cli.StringFlag{Name: "format", Value: "csv", Usage: "csv, arrow (IPC file) or parquet"},
+			&cli.StringFlag{Name: "format", Usage: "csv, arrow (IPC file) or parquet (default: --out's extension, .csv, .arrow or .parquet; else csv)"},
 			&cli.StringFlag{Name: "out", Required: true, Usage: "output file, or - for stdout"},
 			&cli.BoolFlag{Name: "include-incomplete", Usage: "with --table rounds, also the rounds that cells still training (or interrupted, or failed) " +
 				"have reported so far, to watch curves while a sweep runs"},
@@ -42,9 +43,11 @@ type exportOptions struct {
 }
 
 func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr io.Writer) error {
-	if !slices.Contains(artifacts.Formats, o.format) {
-		return badInput{fmt.Errorf("--format %q: use csv, arrow or parquet", o.format)}
+	format, err := exportFormat(o.format, o.out)
+	if err != nil {
+		return err
 	}
+	o.format = format
 	if !slices.Contains(report.TableNames(), o.table) {
 		return badInput{fmt.Errorf("--table %q: use one of %s", o.table, strings.Join(report.TableNames(), ", "))}
 	}
@@ -100,4 +103,24 @@ func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr i
 	}
 	fmt.Fprintf(stderr, "wrote %d rows of %s to %s\n", table.Rows(), o.table, o.out)
 	return nil
+}
+
+// exportFormat is the format to write: --format, else the one --out's
+// extension names (.csv, .arrow, .parquet), else csv. A --format that
+// another known extension contradicts is refused, as a file named for one
+// format holding another would be.
+func exportFormat(format, out string) (string, error) {
+	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(out)), ".")
+	named := slices.Contains(artifacts.Formats, ext)
+	switch {
+	case format == "" && named:
+		return ext, nil
+	case format == "":
+		return "csv", nil
+	case !slices.Contains(artifacts.Formats, format):
+		return "", badInput{fmt.Errorf("--format %q: use csv, arrow or parquet", format)}
+	case named && ext != format:
+		return "", badInput{fmt.Errorf("--format %s with --out %s: the file's extension says %s; name the file .%s, or drop --format", format, out, ext, format)}
+	}
+	return format, nil
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,7 +30,7 @@ func reportCommand() *cli.Command {
 			"manifest, --out/NAME-HASH12/: the results and the figures (curves-N-COLUMN.png and .pdf).\n" +
 			"Only finished cells are reported; entries not run show –.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "out", Value: "report", Usage: "the output `DIR`"},
+			&cli.StringFlag{Name: "out", Value: "ump-report", Usage: "the output `DIR` (not a directory of source code)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
@@ -40,6 +42,9 @@ func reportCommand() *cli.Command {
 }
 
 func runReport(ctx context.Context, g globals, args []string, out string, w io.Writer) error {
+	if err := checkReportDir(out); err != nil {
+		return err
+	}
 	var store *pipeline.Store
 	defer func() {
 		if store != nil {
@@ -106,8 +111,12 @@ func reportSection(x *report.Exported, out, dir string) (string, error) {
 	}
 	link := func(name string) string { return fmt.Sprintf("[%s](%s/%s)", name, dir, name) }
 	fmt.Fprintf(&b, "\n## %s\n\n| | |\n|---|---|\n", plan.Manifest.Name)
-	fmt.Fprintf(&b, "| manifest | `%s` |\n| run it | `%s` |\n| check it | `ump verify %.12s` (recomputes every cell and compares each output's digest) |\n",
-		plan.Hash, x.Command(), plan.Hash)
+	run := "`" + x.Command(dir) + "`"
+	if strings.HasSuffix(run, report.ManifestFile+"`") {
+		run += " (from this report's directory)"
+	}
+	fmt.Fprintf(&b, "| manifest | `%s` |\n| run it | %s |\n| check it | `ump verify %.12s` (recomputes every cell and compares each output's digest) |\n",
+		plan.Hash, run, plan.Hash)
 	fmt.Fprintf(&b, "| cells | %s |\n| engine | %s |\n", cells, x.Engines())
 	fmt.Fprintf(&b, "| results | %s, %s (and their .csv), %s |\n", link(report.FinalFile), link(report.RoundsFile), link(report.RegistrationFile))
 	grid, tables, err := reportTables(x)
@@ -156,4 +165,26 @@ func reportTables(x *report.Exported) (*report.Grid, map[string]string, error) {
 		tables["paper"] = published.ComparePaper(grid, t).Markdown()
 	}
 	return grid, tables, nil
+}
+
+// checkReportDir refuses an --out that is empty, a file, or a directory of
+// Go source (run from ump's own tree, `--out report` would write into the
+// package of that name).
+func checkReportDir(out string) error {
+	if out == "" {
+		return badInput{errors.New("--out '': name the report's directory")}
+	}
+	info, err := os.Stat(out)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !info.IsDir():
+		return badInput{fmt.Errorf("--out %s is a file: name a directory for the report", out)}
+	}
+	if code, _ := filepath.Glob(filepath.Join(out, "*.go")); len(code) > 0 {
+		return badInput{fmt.Errorf("--out %s holds Go source (%s): name another directory for the report", out, filepath.Base(code[0]))}
+	}
+	return nil
 }

@@ -129,6 +129,23 @@ func openPlan(opts runOptions) (*manifests.Plan, string, error) {
 	return plan, args, nil
 }
 
+// howToRun is the flags of `ump run` that change how it runs, not what
+// (-j, --cohort, --other-engine), each followed by a space, for a hint that
+// reruns it as it ran.
+func (o runOptions) howToRun() string {
+	var flags string
+	if o.jobs > 1 {
+		flags += fmt.Sprintf("-j %d ", o.jobs)
+	}
+	if o.cohort > 0 {
+		flags += fmt.Sprintf("--cohort %d ", o.cohort)
+	}
+	if o.otherEngine != "" {
+		flags += "--other-engine " + o.otherEngine + " "
+	}
+	return flags
+}
+
 // changes lists what the options change from the manifest file, as
 // overrides (Registration.Overrides).
 func (o runOptions) changes() []string {
@@ -150,6 +167,7 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
+	rerun = opts.howToRun() + rerun
 	until := opts.until
 	stgs := pipeline.DefaultStages()
 	if err := pipeline.CheckUntil(stgs, until); err != nil {
@@ -207,7 +225,7 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
-	if err := printFinal(ctx, stdout, store, rep); err != nil {
+	if err := printFinal(ctx, stdout, g.ump, store, rep); err != nil {
 		return err
 	}
 	if err := printTable(ctx, stdout, store, rep); err != nil {

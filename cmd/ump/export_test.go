@@ -191,3 +191,27 @@ func executeNotebook(t *testing.T, python, store, hash string) string {
 	}
 	return dir
 }
+
+// TestExportFormatFollowsTheFileName: without --format, --out's extension
+// names the format (.parquet, .arrow, .csv; anything else is CSV); a
+// --format that the extension contradicts is refused (exit 2) and writes
+// nothing.
+func TestExportFormatFollowsTheFileName(t *testing.T) {
+	store, dir := t.TempDir(), t.TempDir()
+	m := writeFile(t, "m.yaml", strings.Replace(longManifest, "dim: 30000", "dim: 30", 1))
+	hash := hashOf(t, ump(t, store, "run", m))
+	for name, magic := range map[string]string{"oops.parquet": "PAR1", "t.arrow": "ARROW1", "t.csv": "manifest,", "t.txt": "manifest,", "T.PARQUET": "PAR1"} {
+		out := filepath.Join(dir, name)
+		if r := ump(t, store, "export", "--manifest", hash, "--table", "final", "--out", out); r.code != 0 {
+			t.Fatalf("export --out %s: exit %d\n%s", name, r.code, r.stderr)
+		}
+		if data, _ := os.ReadFile(out); !strings.HasPrefix(string(data), magic) {
+			t.Errorf("export --out %s wrote %.8q, want a file starting %q", name, data, magic)
+		}
+	}
+	out := filepath.Join(dir, "mismatch.parquet")
+	r := ump(t, store, "export", "--manifest", hash, "--format", "csv", "--out", out)
+	if _, err := os.Stat(out); r.code != 2 || !strings.Contains(r.stderr, "--format csv with --out") || err == nil {
+		t.Errorf("--format csv --out mismatch.parquet: exit %d, %q, file written: %v; want exit 2 naming both, nothing written", r.code, r.stderr, err == nil)
+	}
+}

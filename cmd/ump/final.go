@@ -23,8 +23,9 @@ import (
 // NaN in every cell shown, e.g. the bits of a vector no algorithm sends).
 // When the swept values do not fit beside the figures they go on a line of
 // their own below. Diverged cells show * for every figure, as the paper's
-// tables do.
-func printFinal(ctx context.Context, w io.Writer, store *pipeline.Store, rep *report.Report) error {
+// tables do. The last line is the command that exports every figure (ump:
+// the invocation, with its global flags).
+func printFinal(ctx context.Context, w io.Writer, ump string, store *pipeline.Store, rep *report.Report) error {
 	final, _, err := store.Source().Export(ctx, []*report.Report{rep}, "final", false)
 	if err != nil {
 		return err
@@ -95,7 +96,7 @@ func printFinal(ctx context.Context, w io.Writer, store *pipeline.Store, rep *re
 		}
 	}
 	if len(figures) > 0 {
-		fmt.Fprintf(w, "(every figure: ump export --manifest %.12s --table final)\n", rep.Plan.Hash)
+		fmt.Fprintf(w, "(every figure: %s export --manifest %.12s --table final --out final-%.12s.csv)\n", ump, rep.Plan.Hash, rep.Plan.Hash)
 	}
 	return nil
 }

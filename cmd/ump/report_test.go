@@ -32,7 +32,8 @@ func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
 	if table.code != 0 || !strings.Contains(string(doc), "### Table\n\n"+table.stdout) {
 		t.Errorf("the report's table is not ump table's:\n%s\nump table printed:\n%s", doc, table.stdout)
 	}
-	for _, want := range []string{"## quad-table\n", "| manifest | `" + hash + "` |", "| run it | `ump run MANIFEST.yaml",
+	runIt := "ump run quad-table-" + hash[:12] + "/manifest.yaml"
+	for _, want := range []string{"## quad-table\n", "| manifest | `" + hash + "` |", "| run it | `" + runIt + "` (from this report's directory) |",
 		"`ump verify " + hash[:12] + "`", "| cells | 36: ", "![topology.kind = full]("} {
 		if !strings.Contains(string(doc), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, doc)
@@ -52,6 +53,11 @@ func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
 		if !strings.Contains(string(doc), "quad-table-"+hash[:12]+"/"+name) && name != "final.csv" && name != "rounds.csv" {
 			t.Errorf("report.md does not link %s", name)
 		}
+	}
+	// The run-it line, pasted in the report's directory: the same manifest,
+	// every cell a cache hit.
+	if r := pasted(t, out, strings.Replace(runIt, "ump ", "ump --store "+store+" ", 1)); r.code != 0 || hashOf(t, r) != hash || !strings.Contains(r.stderr, "(36 fully cached)") {
+		t.Errorf("%s: exit %d\n%s", runIt, r.code, r.stderr)
 	}
 	export := ump(t, store, "export", "--manifest", hash, "--table", "final", "--out", "-")
 	if final, _ := os.ReadFile(filepath.Join(dir, "final.csv")); export.code != 0 || string(final) != export.stdout {
@@ -96,6 +102,18 @@ func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
 	}
 	if doc, _ := os.ReadFile(filepath.Join(none, "report.md")); !strings.Contains(string(doc), "| cells | 36: 0 completed, 0 diverged, 36 not finished (not reported) |") {
 		t.Errorf("the report of unfinished cells does not say so:\n%s", doc)
+	}
+	// --out: never into source code, a file or nowhere.
+	code := t.TempDir()
+	os.WriteFile(filepath.Join(code, "doc.go"), []byte("package report\n"), 0o644)
+	file := writeFile(t, "notes.txt", "")
+	for outDir, want := range map[string]string{code: "holds Go source (doc.go)", file: "is a file", "": "--out ''"} {
+		if r := ump(t, store, "report", hash[:12], "--out", outDir); r.code != 2 || !strings.Contains(r.stderr, want) {
+			t.Errorf("report --out %q: exit %d, %q; want exit 2 saying %q", outDir, r.code, r.stderr, want)
+		}
+	}
+	if entries, _ := os.ReadDir(code); len(entries) != 1 {
+		t.Errorf("report --out a package wrote into it: %v", entries)
 	}
 	if r := ump(t, store, "report"); r.code != 2 || !strings.Contains(r.stderr, "manifest hashes") {
 		t.Errorf("no argument: exit %d, %s", r.code, r.stderr)

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// pasted runs a command ump printed as a user pastes it into a shell, in
+// dir: `ump` is this test's binary.
+func pasted(t *testing.T, dir, command string) result {
+	t.Helper()
+	rest, ok := strings.CutPrefix(command, "ump ")
+	if !ok {
+		t.Fatalf("a hint that is not an ump command: %q", command)
+	}
+	cmd := exec.Command("bash", "-c", `"$UMP" `+rest)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "UMP="+umpBin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	code := exitStatus(t, cmd.Run())
+	return result{out.String(), errb.String(), code}
+}
+
+// hint is the command in a line of ump's output that matches re (its
+// first group).
+func hint(t *testing.T, output string, re *regexp.Regexp) string {
+	t.Helper()
+	m := re.FindStringSubmatch(output)
+	if m == nil {
+		t.Fatalf("no hint matching %s in:\n%s", re, output)
+	}
+	return m[1]
+}
+
+var (
+	everyFigureHint = regexp.MustCompile(`\(every figure: (ump [^)]*)\)`)
+	resumeHint      = regexp.MustCompile("stopped at a safe point; rerun `(ump [^`]*)` to resume")
+	untilHints      = regexp.MustCompile("`(ump [^`]*show[^`]*)` shows them, `(ump [^`]*)` continues")
+)
+
+// TestPrintedHintsRunAsPrinted runs, as a user pastes them, the commands
+// ump prints: the export of every figure after a run, the show and the run
+// that continue a run stopped by --until, and the rerun after an interrupt
+// of `run -j 2` (which must keep -j 2 and resume).
+func TestPrintedHintsRunAsPrinted(t *testing.T) {
+	store, dir := t.TempDir(), t.TempDir()
+	m := writeFile(t, "m.yaml", strings.Replace(longManifest, "dim: 30000", "dim: 30", 1))
+	until := ump(t, store, "run", "--until", "topology", m)
+	if until.code != 0 {
+		t.Fatalf("run --until: exit %d\n%s", until.code, until.stderr)
+	}
+	m2 := untilHints.FindStringSubmatch(until.stderr)
+	if m2 == nil {
+		t.Fatalf("run --until printed no hints:\n%s", until.stderr)
+	}
+	if r := pasted(t, dir, m2[1]); r.code != 0 || !strings.Contains(r.stdout, "stage topology: completed") {
+		t.Errorf("%s: exit %d\n%s%s", m2[1], r.code, r.stdout, r.stderr)
+	}
+	finished := pasted(t, dir, m2[2])
+	if finished.code != 0 {
+		t.Fatalf("%s: exit %d\n%s", m2[2], finished.code, finished.stderr)
+	}
+	export := hint(t, finished.stdout, everyFigureHint)
+	if r := pasted(t, dir, export); r.code != 0 {
+		t.Errorf("%s: exit %d\n%s", export, r.code, r.stderr)
+	} else if out := strings.Fields(export)[len(strings.Fields(export))-1]; !isFinalCSV(filepath.Join(dir, out), 2) {
+		t.Errorf("%s wrote no CSV table of the 2 cells to %s", export, out)
+	}
+
+	long := writeFile(t, "long.yaml", longManifest)
+	store = t.TempDir()
+	cmd := exec.Command(umpBin, "--store", store, "run", "-j", "2", long)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(20 * time.Second)
+	for s := snapshot(store); s == nil || s.PID != cmd.Process.Pid || s.Stage != "train" || s.Round < 6; s = snapshot(store) {
+		if time.Now().After(deadline) {
+			t.Fatalf("run never reached training: %s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	rerun := hint(t, stderr.String(), resumeHint)
+	if !strings.Contains(rerun, " -j 2 ") {
+		t.Errorf("the resume hint drops -j 2: %s", rerun)
+	}
+	if r := pasted(t, dir, rerun); r.code != 0 || !strings.Contains(r.stderr, "resuming from the checkpoint after round") {
+		t.Errorf("%s: exit %d, did not resume\n%s", rerun, r.code, r.stderr)
+	}
+}
+
+// isFinalCSV says whether a file is a CSV final table of that many cells.
+func isFinalCSV(path string, cells int) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	return err == nil && len(rows) == cells+1 && slices.Contains(rows[0], "cell_key")
+}
