@@ -126,8 +126,13 @@ func (s Source) Notes(hash string) ([]Note, error) {
 	return notes, nil
 }
 
+// MinPrefix is the fewest digits a manifest prefix may have: one digit
+// would match by chance.
+const MinPrefix = 4
+
 // FindIn returns the registration among regs (the store in dir's) whose
-// hash is or starts with prefix; the prefix must be unique.
+// hash is or starts with prefix; the prefix must be unique and at least
+// MinPrefix digits long.
 func FindIn(regs []eventlog.Registration, prefix, dir string) (*eventlog.Registration, error) {
 	var found []eventlog.Registration
 	for _, r := range regs {
@@ -136,6 +141,8 @@ func FindIn(regs []eventlog.Registration, prefix, dir string) (*eventlog.Registr
 		}
 	}
 	switch {
+	case len(prefix) < MinPrefix && len(found) > 0:
+		return nil, fmt.Errorf("%w: manifest prefix %q is too short; give at least %d of its hash's digits (e.g. %.12s)", ErrBadArgument, prefix, MinPrefix, found[0].Plan.Hash)
 	case prefix == "" || len(found) == 0:
 		return nil, fmt.Errorf("%w: no manifest %q in store %s; `ump status` lists the manifests it holds", ErrBadArgument, prefix, dir)
 	case len(found) > 1:

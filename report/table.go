@@ -76,23 +76,27 @@ type Grid struct {
 	Baseline []string
 }
 
-// RowIndex finds the row labelled label (its labels joined by " / "), or
-// the one row whose label contains it; ok is false for none or several.
+// RowIndex is the row a user names: by its label as printed (RowTitle)
+// or its identifier (the row paths' values), exactly, then ignoring case,
+// then by a part of either found in no other row's.
 func (g *Grid) RowIndex(label string) (row int, ok bool) {
-	if r := labelIndex(g.RowLabels, label); r >= 0 {
-		return r, true
-	}
-	found := -1
-	for r, l := range g.RowLabels {
-		if !strings.Contains(strings.Join(l, " / "), label) {
-			continue
+	part := func(name, l string) bool { return strings.Contains(strings.ToLower(name), strings.ToLower(l)) }
+	for _, match := range []func(name, l string) bool{func(name, l string) bool { return name == l }, strings.EqualFold, part} {
+		found := -1
+		for r := range g.RowLabels {
+			if !match(strings.Join(g.RowLabels[r], " / "), label) && !match(g.RowTitle(r), label) {
+				continue
+			}
+			if found >= 0 {
+				return -1, false
+			}
+			found = r
 		}
 		if found >= 0 {
-			return -1, false
+			return found, true
 		}
-		found = r
 	}
-	return found, found >= 0
+	return -1, false
 }
 
 // comparison is entry (r, c) against the baseline row's in the same

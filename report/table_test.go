@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -170,5 +171,40 @@ func TestPaperManifestsLabelWhatTheirTablesShow(t *testing.T) {
 	}
 	if n < 20 {
 		t.Fatalf("found %d paper manifests, want every one of manifests/paper", n)
+	}
+}
+
+// TestRowIndexTakesWhatATablePrints: a row is named by its label as
+// printed, its identifier, either in another case, or a part of either
+// that no other row has; a part two rows share names none.
+func TestRowIndexTakesWhatATablePrints(t *testing.T) {
+	g := &Grid{Spec: manifests.Table{Rows: []string{"algorithm"}, Labels: map[string]string{
+		"d-sum(alpha=2,beta=0.9)": "D-SUM", "d-sum(alpha=2,beta=0.9,momentum_restart=step)": "D-SUM (momentum restarted every step)",
+		"local-sgd-m(beta=0.9,nesterov=false)": "Local SGD w/ momentum"}},
+		RowLabels: [][]string{{"d-sum(alpha=2,beta=0.9)"}, {"d-sum(alpha=2,beta=0.9,momentum_restart=step)"}, {"local-sgd-m(beta=0.9,nesterov=false)"}}}
+	for name, want := range map[string]int{"D-SUM": 0, "d-sum": 0, "d-sum(alpha=2,beta=0.9)": 0, "D-SUM (momentum restarted every step)": 1,
+		"momentum_restart": 1, "restarted": 1, "Local SGD w/ momentum": 2, "local sgd": 2, "local-sgd-m": 2, "Local": 2,
+		"alpha=2": -1, "momentum": -1, "SlowMo": -1} {
+		if got, ok := g.RowIndex(name); got != want || ok != (want >= 0) {
+			t.Errorf("RowIndex(%q) = %d, %v; want %d", name, got, ok, want)
+		}
+	}
+}
+
+// TestFindInWantsFourDigits: a manifest is found by a unique prefix of at
+// least MinPrefix digits; a shorter one is refused even when it matches
+// one manifest alone, saying how many digits to give.
+func TestFindInWantsFourDigits(t *testing.T) {
+	regs := []eventlog.Registration{{Plan: manifests.Plan{Hash: "0b4f57f9aa"}}, {Plan: manifests.Plan{Hash: "a9318d514f"}}}
+	for prefix, want := range map[string]string{"0b4f": "0b4f57f9aa", "a9318d514f": "a9318d514f", "0": "", "a93": "", "": "", "0b4e": ""} {
+		reg, err := FindIn(regs, prefix, "store")
+		switch {
+		case want != "" && (err != nil || reg.Plan.Hash != want):
+			t.Errorf("FindIn(%q) = %v, %v; want %s", prefix, reg, err, want)
+		case want == "" && err == nil:
+			t.Errorf("FindIn(%q) found %s; want an error", prefix, reg.Plan.Hash)
+		case len(prefix) > 0 && len(prefix) < MinPrefix && !strings.Contains(fmt.Sprint(err), "at least 4"):
+			t.Errorf("FindIn(%q): %v; want it to ask for at least 4 digits", prefix, err)
+		}
 	}
 }

@@ -30,7 +30,7 @@ func tableCommand() *cli.Command {
 			&cli.BoolFlag{Name: "latex", Usage: "booktabs LaTeX, the best entry of each column in bold"},
 			&cli.BoolFlag{Name: "csv", Usage: "one CSV row per entry"},
 			&cli.BoolFlag{Name: "ci", Usage: "show each entry's 95% interval of the mean over seeds in place of ± std (Student's t up to 5 seeds, a percentile bootstrap beyond)"},
-			&cli.StringFlag{Name: "compare", Usage: "compare every row with `ROW` (its label as printed, or a part of it naming one row), per column: the difference of the means, Welch's p-value and the probability of improvement"},
+			&cli.StringFlag{Name: "compare", Usage: "compare every row with `ROW` (its label as printed or its identifier, in any case, or a part of either naming one row), per column: the difference of the means, Welch's p-value and the probability of improvement"},
 			&cli.BoolFlag{Name: "paper", Usage: "set each entry beside the paper's published one (manifests/published.yaml; paper manifests only): the difference, whether the paper's mean lies in our 95% interval, each column's rank agreement (Kendall's tau-b) and the paper's claims decided"},
 		},
 		Action: func(c *cli.Context) error {
@@ -91,10 +91,10 @@ func runTable(ctx context.Context, g globals, hash string, o tableOptions, w io.
 		r, ok := grid.RowIndex(o.compare)
 		if !ok {
 			var rows []string
-			for _, l := range grid.RowLabels {
-				rows = append(rows, strings.Join(l, " / "))
+			for r := range grid.RowLabels {
+				rows = append(rows, grid.RowTitle(r))
 			}
-			return badInput{fmt.Errorf("--compare %q: name one row, by its label or a part of it found in no other; the rows: %s", o.compare, strings.Join(rows, "; "))}
+			return badInput{fmt.Errorf("--compare %q: name one row, by its label as printed, its identifier, or a part of either found in no other; the rows: %s", o.compare, strings.Join(rows, "; "))}
 		}
 		grid.Baseline = grid.RowLabels[r]
 	}
