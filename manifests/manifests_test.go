@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"maps"
 	"math"
@@ -752,6 +753,27 @@ func TestYAMLRunsWithTheSameHash(t *testing.T) {
 			if q.Hash != p.Hash {
 				t.Errorf("%s %v: its YAML opens as %.12s, not %.12s", name, overrides, q.Hash, p.Hash)
 			}
+		}
+	}
+}
+
+// TestEveryRangeProblemAtOnce: the manifest's own out-of-range values and
+// its sweep's, every value of every axis and every combination, come in
+// one error, each problem once.
+func TestEveryRangeProblemAtOnce(t *testing.T) {
+	data := strings.Replace(valid, "lr: 0.1", "lr: -0.1", 1) + "sweep:\n  seed: [1, 2]\n  algorithm.beta: [0.5, 1.5]\n  workers: [4, 0]\n  local_steps: [-1, 1]\n"
+	_, err := Parse("bad.yaml", []byte(data))
+	var bad *Error
+	if !errors.As(err, &bad) {
+		t.Fatalf("%v; want an Error", err)
+	}
+	want := []string{`bad.yaml:5: field "lr": -0.1`, `bad.yaml:9: field "algorithm.beta": 1.5`, `bad.yaml:10: field "workers": 0`, `bad.yaml:11: field "local_steps": -1`}
+	if len(bad.Problems) != len(want) {
+		t.Errorf("%d problems, want %d:\n%s", len(bad.Problems), len(want), err)
+	}
+	for _, w := range want {
+		if n := strings.Count(err.Error(), w); n != 1 {
+			t.Errorf("%q said %d times, want once:\n%s", w, n, err)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -139,7 +140,18 @@ func Parse(file string, data []byte, overrides ...string) (*Plan, error) {
 		base.Content = append(base.Content, root.Content[i], root.Content[i+1])
 	}
 	m, err := decodeManifest(file, base)
-	if err != nil {
+	if bad := (*Error)(nil); errors.As(err, &bad) {
+		// The sweep's values' problems too, at once (each said once).
+		var more *Error
+		if _, err := sweepAxes(file, base, sweep); errors.As(err, &more) {
+			for _, p := range more.Problems {
+				if !slices.Contains(bad.Problems, p) {
+					bad.Problems = append(bad.Problems, p)
+				}
+			}
+		}
+		return nil, bad
+	} else if err != nil {
 		return nil, err
 	}
 	axes, err := sweepAxes(file, base, sweep)
@@ -166,8 +178,12 @@ func Parse(file string, data []byte, overrides ...string) (*Plan, error) {
 		return nil, err
 	}
 
-	// Expand the cartesian product, the last axis varying fastest.
+	// Expand the cartesian product, the last axis varying fastest. Every
+	// cell's problems are gathered, each said once with the first cell it
+	// shows in, so that all come at once.
 	idx := make([]int, len(axes))
+	var problems []string
+	cellsOf := map[string][]string{} // problem -> the cells it shows in
 	for {
 		cell := Cell{Index: len(plan.Cells), Label: map[string]string{}, Config: *m}
 		cell.Config.Sweep, cell.Config.Table = nil, nil
@@ -180,11 +196,21 @@ func Parse(file string, data []byte, overrides ...string) (*Plan, error) {
 				cell.Label[a.path] = labelValue(a.values[idx[k]])
 			}
 			c, err := decodeManifest(file, node)
-			if err != nil {
+			var bad *Error
+			switch {
+			case errors.As(err, &bad):
+				for _, p := range bad.Problems {
+					if cellsOf[p] == nil {
+						problems = append(problems, p)
+					}
+					cellsOf[p] = append(cellsOf[p], labelOf(axes, idx))
+				}
+			case err != nil:
 				return nil, fmt.Errorf("sweep cell %s: %w", labelOf(axes, idx), err)
+			default:
+				cell.Config = *c
+				cell.Config.Table = nil
 			}
-			cell.Config = *c
-			cell.Config.Table = nil
 		}
 		cell.rounds = cell.Config.Rounds
 		cell.Config.Rounds, cell.Config.Scale = cell.Config.ScaledRounds(), nil
@@ -199,6 +225,16 @@ func Parse(file string, data []byte, overrides ...string) (*Plan, error) {
 		if k < 0 {
 			break
 		}
+	}
+	if len(problems) > 0 {
+		for i, p := range problems {
+			cells := cellsOf[p]
+			problems[i] = fmt.Sprintf("sweep cell %s: %s", cells[0], p)
+			if len(cells) > 1 {
+				problems[i] = fmt.Sprintf("sweep cell %s (and %d more): %s", cells[0], len(cells)-1, p)
+			}
+		}
+		return nil, &Error{Problems: problems}
 	}
 	return plan, nil
 }
@@ -519,6 +555,7 @@ func sweepAxes(file string, base, sweep *yaml.Node) ([]axis, error) {
 		return nil, &Error{Problems: []string{fmt.Sprintf("%s: field \"sweep\": expected a mapping of field paths to lists of values (e.g. seed: [1, 2]), got %s", position(file, sweep.Line), describe(sweep))}}
 	}
 	var axes []axis
+	var problems []string // every value's, said once each
 	for i := 0; i+1 < len(sweep.Content); i += 2 {
 		k, v := sweep.Content[i], sweep.Content[i+1]
 		path := k.Value
@@ -540,7 +577,16 @@ func sweepAxes(file string, base, sweep *yaml.Node) ([]axis, error) {
 				return nil, err
 			}
 			m, err := decodeManifest(file, node)
-			if err != nil {
+			var bad *Error
+			switch {
+			case errors.As(err, &bad):
+				for _, p := range bad.Problems {
+					if !slices.Contains(problems, p) {
+						problems = append(problems, p)
+					}
+				}
+				continue
+			case err != nil:
 				return nil, err
 			}
 			value := valueAt(m, path)
@@ -551,6 +597,9 @@ func sweepAxes(file string, base, sweep *yaml.Node) ([]axis, error) {
 			a.values = append(a.values, value)
 		}
 		axes = append(axes, a)
+	}
+	if len(problems) > 0 {
+		return nil, &Error{Problems: problems}
 	}
 	sort.Slice(axes, func(i, j int) bool { return axes[i].path < axes[j].path })
 	for i := 1; i < len(axes); i++ {

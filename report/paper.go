@@ -255,6 +255,7 @@ func (p *Published) ComparePaper(g *Grid, t *PublishedTable) *PaperComparison {
 				e.Ours.Std *= percent
 				e.Ours.Values = scaled(e.Ours.Values, percent)
 				e.Lo, e.Hi, e.HasInterval = Stat{e.Ours.Mean, e.Ours.Std, e.Ours.Values}.interval(e.Ours.Seeds)
+				e.Lo, e.Hi = within(g.Spec.Value, percent, e.Lo, e.Hi)
 			}
 			if e.comparable() {
 				e.Diff = e.Ours.Mean - e.Paper.Mean

@@ -1,8 +1,10 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -41,6 +43,43 @@ func (f Stat) interval(seeds int) (lo, hi float64, ok bool) {
 	}
 	lo, hi = bootstrapInterval(f.Values)
 	return lo, hi, true
+}
+
+// figureRange is the range a figure's values lie in, so its intervals can
+// too: accuracies are fractions of samples, [0, 1]; distances, gaps,
+// squared norms and bit counts are at least 0. ok is false for a figure of
+// no known range (a quadratic's loss may be negative).
+func figureRange(name string) (lo, hi float64, ok bool) {
+	switch {
+	case strings.Contains(name, "_acc") || strings.HasSuffix(name, "acc"):
+		return 0, 1, true
+	case strings.HasSuffix(name, "_distance") || strings.HasSuffix(name, "_gap") || strings.HasSuffix(name, "_norm_sq") ||
+		strings.HasPrefix(name, "bits_") || strings.HasPrefix(name, "compression_"):
+		return 0, math.Inf(1), true
+	}
+	return 0, 0, false
+}
+
+// within is the interval [lo, hi] of a mean of figure name (at scale:
+// 100 for percent) cut to the figure's range (figureRange).
+func within(name string, scale, lo, hi float64) (float64, float64) {
+	if min, max, ok := figureRange(name); ok {
+		lo, hi = math.Max(lo, min*scale), math.Min(hi, max*scale)
+	}
+	return lo, hi
+}
+
+// rangeNote says that intervals of figure name are cut to its range, as
+// printed (at scale), or "" for a figure of no known range.
+func rangeNote(name string, scale float64) string {
+	lo, hi, ok := figureRange(name)
+	switch {
+	case !ok:
+		return ""
+	case math.IsInf(hi, 1):
+		return fmt.Sprintf(", cut at %g, %s's least value", lo*scale, name)
+	}
+	return fmt.Sprintf(", cut to [%g, %g], %s's range", lo*scale, hi*scale, name)
 }
 
 // bootstrapInterval is the 95% percentile bootstrap interval of the mean

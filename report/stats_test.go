@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ump-lab/ump/manifests"
 )
 
 // TestIntervalAndRankAgreementByHand checks the statistics against values
@@ -113,5 +115,35 @@ func TestWelchAndImprovementAgainstScipy(t *testing.T) {
 	}
 	if got := welchP(a, b); math.Abs(got-want) > 1e-9*math.Max(1, want) {
 		t.Errorf("Welch's p = %v, scipy's %v", got, want)
+	}
+}
+
+// TestIntervalsStayInTheFiguresRange: an interval of an accuracy is cut to
+// [0, 1] (or [0, 100] in percent), one of a distance or gap at 0, and one
+// of a figure of no known range (a quadratic's loss) is left as it is;
+// the legend says so.
+func TestIntervalsStayInTheFiguresRange(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		scale, lo, hi  float64
+		wantLo, wantHi float64
+	}{
+		{"test_acc_mean", 1, 0.5094, 1.2273, 0.5094, 1},
+		{"consensus_acc", 100, -3, 99, 0, 99},
+		{"val_acc_mean", 1, 0.2, 0.3, 0.2, 0.3},
+		{"objective_gap", 1, -0.5, 2, 0, 2},
+		{"consensus_distance", 1, -1e-3, 1e-2, 0, 1e-2},
+		{"train_loss", 1, -0.5, 2, -0.5, 2},
+	} {
+		if lo, hi := within(c.name, c.scale, c.lo, c.hi); lo != c.wantLo || hi != c.wantHi {
+			t.Errorf("%s at scale %g: [%g, %g] -> [%g, %g], want [%g, %g]", c.name, c.scale, c.lo, c.hi, lo, hi, c.wantLo, c.wantHi)
+		}
+	}
+	g := &Grid{Spec: manifests.Table{Value: "test_acc_mean", Best: "max", Digits: 4}, Intervals: true}
+	if l := g.Legend(); !strings.Contains(l, "cut to [0, 1], test_acc_mean's range") {
+		t.Errorf("the legend of an accuracy's intervals does not say they are cut: %s", l)
+	}
+	if e := (Stat{Mean: 0.9, Std: 0.2}); !strings.Contains(g.stat(e, 3, "±"), "[0.4032, 1.0000]") {
+		t.Errorf("an accuracy 0.9 ± 0.2 over 3 seeds prints %s, want [0.4032, 1.0000]", g.stat(e, 3, "±"))
 	}
 }

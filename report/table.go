@@ -450,6 +450,7 @@ func (g *Grid) stat(f Stat, seeds int, pm string) string {
 		return s + " " + pm + " n/a"
 	case g.Intervals:
 		lo, hi, _ := f.interval(seeds)
+		lo, hi = within(g.Spec.Value, 1, lo, hi)
 		return s + " [" + g.number(lo) + ", " + g.number(hi) + "]"
 	}
 	return s + " " + pm + " " + g.number(f.Std)
@@ -533,7 +534,7 @@ func (g *Grid) titles(names, values []string, sep string) string {
 func (g *Grid) Legend() string {
 	spread := "mean ± std over seeds"
 	if g.Intervals {
-		spread = fmt.Sprintf("mean [95%% interval of the mean over seeds: Student's t up to %d seeds, a percentile bootstrap of %d resamples beyond]", tMaxSeeds, bootstrapResamples)
+		spread = fmt.Sprintf("mean [95%% interval of the mean over seeds: Student's t up to %d seeds, a percentile bootstrap of %d resamples beyond%s]", tMaxSeeds, bootstrapResamples, rangeNote(g.Spec.Value, 1))
 	}
 	s := fmt.Sprintf("%s of the final round, %s (best: %s, in bold; ± n/a: one seed)", strings.Join(slices.Concat([]string{g.Spec.Value}, g.Spec.Also), " / "), spread, g.Spec.Best)
 	s += g.selectionNote()
@@ -687,6 +688,7 @@ func (g *Grid) Table() *artifacts.Table {
 			e, l, h := g.Entries[r][c], math.NaN(), math.NaN()
 			if !e.Missing && !e.Diverged && e.Seeds > 1 {
 				l, h, _ = Stat{e.Mean, e.Std, e.Values}.interval(e.Seeds)
+				l, h = within(g.Spec.Value, 1, l, h)
 			}
 			lo.Floats, hi.Floats = append(lo.Floats, l), append(hi.Floats, h)
 			d, pv, b, ok := g.comparison(r, c)
