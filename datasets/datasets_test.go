@@ -318,3 +318,16 @@ func TestFetchFallsThroughAndLeavesNothing(t *testing.T) {
 		t.Errorf("fetch left %d entries behind in the data directory", len(entries))
 	}
 }
+
+// TestHandInstallNamesTheDataSetsOwnFiles: the hint for installing a data
+// set by hand names its files, and speaks of gzipped IDX files only for the
+// data sets that have them (not CIFAR-10's .bin batches or AG NEWS' CSV).
+func TestHandInstallNamesTheDataSetsOwnFiles(t *testing.T) {
+	for name, gz := range map[string]bool{"mnist": true, "emnist-digits": true, "fashion-mnist": true, "cifar10": false, "agnews": false} {
+		info, _ := Lookup(name)
+		hint := info.handInstall("/data/" + name)
+		if !strings.Contains(hint, info.Files) || strings.Contains(hint, "gzipped") != gz || strings.Contains(hint, "ubyte") && !gz {
+			t.Errorf("%s: %q", name, hint)
+		}
+	}
+}

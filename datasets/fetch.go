@@ -91,8 +91,16 @@ func Fetch(ctx context.Context, dataDir, name string, log io.Writer) error {
 		fmt.Fprintf(log, "%s: %v\n", name, err)
 		tried = append(tried, fmt.Sprintf("  - %s: %v", src.describe(), err))
 	}
-	return fmt.Errorf("could not fetch %s; tried:\n%s\nto install it by hand, put %s into %s (gzipped or not where the names end in -ubyte)",
-		name, strings.Join(tried, "\n"), info.Files, dst)
+	return fmt.Errorf("could not fetch %s; tried:\n%s\n%s", name, strings.Join(tried, "\n"), info.handInstall(dst))
+}
+
+// handInstall says how to install the data set into dst by hand.
+func (i *Info) handInstall(dst string) string {
+	s := fmt.Sprintf("to install it by hand, put %s into %s", i.Files, dst)
+	if strings.Contains(i.Files, "-ubyte") {
+		s += " (IDX files gzipped or not)"
+	}
+	return s
 }
 
 // verify checks pinned checksums, then loads the files and compares the
