@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/manifests"
 )
 
 // Published is the paper's published results and claims
@@ -231,6 +232,9 @@ type PaperComparison struct {
 	Entries [][]PaperEntry // [published row][published column]
 	Taus    []Tau          // per published column
 	Claims  []Verdict
+	// Departures are how the run departs from the paper's protocol
+	// (Departures): when there are any, the comparison is provisional.
+	Departures []string
 }
 
 // percent is the factor from the value's fraction to the paper's percent.
@@ -238,9 +242,9 @@ const percent = 100
 
 // ComparePaper sets the grid's entries beside the published table t's
 // (by row and column label; entries the grid lacks are Missing) and
-// decides the claims that name t.
-func (p *Published) ComparePaper(g *Grid, t *PublishedTable) *PaperComparison {
-	pc := &PaperComparison{Grid: g, Paper: t}
+// decides the claims that name t, on the grid of plan's results.
+func (p *Published) ComparePaper(plan *manifests.Plan, g *Grid, t *PublishedTable) *PaperComparison {
+	pc := &PaperComparison{Grid: g, Paper: t, Departures: Departures(plan)}
 	for _, row := range t.Rows {
 		r := labelIndex(g.RowLabels, row.Row)
 		var entries []PaperEntry
@@ -427,8 +431,12 @@ func (pc *PaperComparison) text(e PaperEntry, pm string) string {
 // legend explains the entries, then the rank agreement and the claims.
 func (pc *PaperComparison) legend() []string {
 	g := pc.Grid
-	lines := []string{fmt.Sprintf("%s: ours (%s × 100 of the final round, mean ± std over seeds [95%% interval of the mean, Student's t]; n/a: one seed) · the paper's (%s, as printed) · ours − the paper's · whether the paper's mean lies inside our interval. * diverged, – not run, † provisional.",
-		pc.Paper.Paper, g.Spec.Value, pc.Paper.Paper)}
+	var lines []string
+	if note := provisionalNote(pc.Departures); note != "" {
+		lines = append(lines, note)
+	}
+	lines = append(lines, fmt.Sprintf("%s: ours (%s × 100 of the final round, mean ± std over seeds [95%% interval of the mean, Student's t]; n/a: one seed) · the paper's (%s, as printed) · ours − the paper's · whether the paper's mean lies inside our interval. * diverged, – not run, † provisional.",
+		pc.Paper.Paper, g.Spec.Value, pc.Paper.Paper))
 	switch {
 	case g.Spec.Select == "":
 	case g.SelectBy != g.Spec.Value:
@@ -458,7 +466,11 @@ func (pc *PaperComparison) legend() []string {
 		lines = append(lines, "Claims:")
 	}
 	for _, v := range pc.Claims {
-		lines = append(lines, fmt.Sprintf("- %s: ours %s; the paper's own numbers: %s", v.Claim.Claim, v.Ours, v.Paper))
+		ours := v.Ours
+		if len(pc.Departures) > 0 {
+			ours += " (provisional)"
+		}
+		lines = append(lines, fmt.Sprintf("- %s: ours %s; the paper's own numbers: %s", v.Claim.Claim, ours, v.Paper))
 	}
 	return lines
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -158,7 +159,7 @@ claims:
 			{e(0.35), e(0.61), e(0.62)},
 		},
 	}
-	pc := p.ComparePaper(g, p.Table("toy"))
+	pc := p.ComparePaper(nil, g, p.Table("toy"))
 	want := []struct{ ours, paper string }{
 		{"fails (partition.alpha=0.1: A 40.00, B 45.00)", "fails (partition.alpha=1: A 60.00, B 61.00)"},
 		{"fails (partition.alpha=0.1: A 40.00, B 45.00)", "holds"},
@@ -187,8 +188,44 @@ claims:
 	if tau := pc.Taus[0]; tau.N != 3 || math.Abs(tau.Tau-(-2/math.Sqrt(3*2))) > 1e-12 {
 		t.Errorf("column 0.1: tau %+v, want -2/sqrt(6) over 3 rows", tau)
 	}
-	flat := p.ComparePaper(g, p.Table("flat"))
+	flat := p.ComparePaper(nil, g, p.Table("flat"))
 	if v := flat.Claims[0]; v.Paper != "fails (C: partition.alpha=0.1 50.00, partition.alpha=1 50.00)" {
 		t.Errorf("a flat row rises: %q", v.Paper)
+	}
+	if md := pc.Markdown(); strings.Contains(md, "rovisional:") || strings.Contains(md, "(provisional)") {
+		t.Errorf("a comparison without departures is called provisional:\n%s", md)
+	}
+	pc.Departures = []string{"5 rounds (the manifest's 100)"}
+	md := pc.Markdown()
+	if !strings.Contains(md, "Provisional: this run departs from the paper's protocol (5 rounds (the manifest's 100))") ||
+		strings.Count(md, "(provisional)") != len(pc.Claims) {
+		t.Errorf("a comparison on a departing run does not say it is provisional, at the top and at each claim:\n%s", md)
+	}
+}
+
+// TestDeparturesFromThePapersProtocol: a paper manifest run as written, or
+// on a column of its table, departs from nothing; with --scale, fewer
+// seeds or one lr it departs in each, named with the manifest's own.
+func TestDeparturesFromThePapersProtocol(t *testing.T) {
+	for _, c := range []struct {
+		overrides []string
+		want      []string
+	}{
+		{nil, nil},
+		{[]string{"sweep.partition.alpha=[0.1]"}, nil},
+		{[]string{"scale=0.05", "sweep.seed=[1]", "sweep.lr=[0.1]"}, []string{"5 rounds (the manifest's 100)", "seeds [1] (the manifest's [1,2,3])",
+			"lr grid [0.1] (the manifest's [0.01,0.03162277660168379,0.1,0.31622776601683794])"}},
+		{[]string{"workers=16", "local_steps=5"}, []string{"workers [16] (the manifest's [10])", "local steps [5] (the manifest's [10])"}},
+	} {
+		plan, err := manifests.Open("paper/table1-mnist", c.overrides...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := Departures(plan); !slices.Equal(got, c.want) {
+			t.Errorf("%v: departures %q, want %q", c.overrides, got, c.want)
+		}
+	}
+	if got := Departures(&manifests.Plan{Manifest: manifests.Manifest{Name: "mine"}, Hash: "x"}); got != nil {
+		t.Errorf("a manifest of the user's own: departures %q", got)
 	}
 }

@@ -162,7 +162,7 @@ func reportTables(x *report.Exported) (*report.Grid, map[string]string, error) {
 		return nil, nil, err
 	}
 	if t := published.Table(x.Registration.Plan.Manifest.Name); t != nil {
-		tables["paper"] = published.ComparePaper(grid, t).Markdown()
+		tables["paper"] = published.ComparePaper(&x.Registration.Plan, grid, t).Markdown()
 	}
 	return grid, tables, nil
 }

@@ -80,7 +80,7 @@ func runTable(ctx context.Context, g globals, hash string, o tableOptions, w io.
 		return err
 	}
 	if o.paper {
-		pc, err := paperComparison(grid, rep.Plan.Manifest.Name)
+		pc, err := paperComparison(&rep.Plan, grid)
 		if err != nil {
 			return err
 		}
@@ -125,9 +125,10 @@ func writeTable(t renderedTable, o tableOptions, w io.Writer) (err error) {
 	return err
 }
 
-// paperComparison sets the grid of the manifest named name beside the
-// paper's published table for it.
-func paperComparison(grid *report.Grid, name string) (*report.PaperComparison, error) {
+// paperComparison sets the grid of plan's results beside the paper's
+// published table for its manifest.
+func paperComparison(plan *manifests.Plan, grid *report.Grid) (*report.PaperComparison, error) {
+	name := plan.Manifest.Name
 	published, err := report.ParsePublished(manifests.Published)
 	if err != nil {
 		return nil, err
@@ -140,5 +141,5 @@ func paperComparison(grid *report.Grid, name string) (*report.PaperComparison, e
 		}
 		return nil, badInput{fmt.Errorf("--paper: the paper publishes no table for manifest %q; it does for: %s", name, strings.Join(names, ", "))}
 	}
-	return published.ComparePaper(grid, t), nil
+	return published.ComparePaper(plan, grid, t), nil
 }

@@ -1,0 +1,82 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/ump-lab/ump/manifests"
+)
+
+// Departures lists how a plan departs from the protocol of the embedded
+// manifest of its name (a paper manifest run with overrides, --scale or
+// another engine): its rounds (and scale), seeds, learning rate and its
+// grid, workers, local steps and batch size, each as "what (the
+// manifest's: what)". A comparison with the paper on such a run is
+// provisional. Nothing when the plan is an embedded manifest as written,
+// departs from none of those, or is not embedded at all.
+func Departures(plan *manifests.Plan) []string {
+	if plan == nil {
+		return nil
+	}
+	base := embeddedNamed(plan.Manifest.Name)
+	if base == nil || base.Hash == plan.Hash {
+		return nil
+	}
+	m, b := &plan.Manifest, &base.Manifest
+	var out []string
+	if got, want := m.ScaledRounds(), b.ScaledRounds(); got != want {
+		out = append(out, fmt.Sprintf("%d rounds (the manifest's %d)", got, want))
+	}
+	for _, f := range []struct {
+		name      string
+		got, want any
+	}{
+		{"seeds", seeds(m), seeds(b)},
+		{"lr grid", sweptOr(m, "lr", m.LR), sweptOr(b, "lr", b.LR)},
+		{"workers", sweptOr(m, "workers", m.Workers), sweptOr(b, "workers", b.Workers)},
+		{"local steps", sweptOr(m, "local_steps", m.LocalSteps), sweptOr(b, "local_steps", b.LocalSteps)},
+		{"batch size", sweptOr(m, "batch_size", m.BatchSize), sweptOr(b, "batch_size", b.BatchSize)},
+	} {
+		if got, want := manifests.CanonicalJSON(f.got), manifests.CanonicalJSON(f.want); !bytes.Equal(got, want) {
+			out = append(out, fmt.Sprintf("%s %s (the manifest's %s)", f.name, got, want))
+		}
+	}
+	return out
+}
+
+// embeddedNamed is the embedded manifest called name, as written (nil for
+// none); an embedded manifest's file is named after it.
+func embeddedNamed(name string) *manifests.Plan {
+	for _, e := range manifests.Embedded() {
+		if path.Base(e) != name {
+			continue
+		}
+		if p, err := manifests.Open(e); err == nil && p.Manifest.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// seeds are a manifest's seeds: its sweep's, or its one seed.
+func seeds(m *manifests.Manifest) any { return sweptOr(m, "seed", m.Seed) }
+
+// sweptOr is a path's swept values, or its one value.
+func sweptOr(m *manifests.Manifest, path string, one any) any {
+	if values, ok := m.Sweep[path]; ok {
+		return values
+	}
+	return []any{one}
+}
+
+// provisionalNote is the line a comparison with the paper starts with
+// when the run departs from its protocol ("" when it does not).
+func provisionalNote(departures []string) string {
+	if len(departures) == 0 {
+		return ""
+	}
+	return "Provisional: this run departs from the paper's protocol (" + strings.Join(departures, "; ") +
+		"): the comparison and the claims below are decided on it, not on a run of the protocol."
+}
