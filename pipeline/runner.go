@@ -394,6 +394,7 @@ func (r *Runner) runCells(ctx context.Context, plan *manifests.Plan, reg *eventl
 	var mu sync.Mutex
 	next := 0
 	var first error
+	var stopped []*interruptedCell // every cell an interrupt stopped (several with -j)
 	take := func() (int, bool) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -417,6 +418,10 @@ func (r *Runner) runCells(ctx context.Context, plan *manifests.Plan, reg *eventl
 					seat.Release()
 				}
 				mu.Lock()
+				var ic *interruptedCell
+				if errors.As(err, &ic) {
+					stopped = append(stopped, ic)
+				}
 				if err != nil {
 					if first == nil || errors.Is(first, ErrInterrupted) && !errors.Is(err, ErrInterrupted) {
 						first = err
@@ -433,8 +438,30 @@ func (r *Runner) runCells(ctx context.Context, plan *manifests.Plan, reg *eventl
 	if first == nil && ctx.Err() != nil && next < len(cells) {
 		first = fmt.Errorf("%w before cell %d", ErrInterrupted, cells[next]+1)
 	}
+	if len(stopped) > 1 && errors.Is(first, ErrInterrupted) {
+		slices.SortFunc(stopped, func(a, b *interruptedCell) int { return a.cell - b.cell })
+		where := make([]string, len(stopped))
+		for i, ic := range stopped {
+			where[i] = ic.where()
+		}
+		first = fmt.Errorf("%w in cells %s", ErrInterrupted, strings.Join(where, "; "))
+	}
 	return first
 }
+
+// interruptedCell is ErrInterrupted in a cell: where it stopped.
+type interruptedCell struct {
+	cell         int // from 1
+	label, stage string
+}
+
+func (e *interruptedCell) where() string {
+	return fmt.Sprintf("%d (%s), stage %s", e.cell, e.label, e.stage)
+}
+func (e *interruptedCell) Error() string {
+	return fmt.Sprintf("%v in cell %s", ErrInterrupted, e.where())
+}
+func (e *interruptedCell) Unwrap() error { return ErrInterrupted }
 
 // count adds a finished cell.
 func (o *Outcome) count(status string, cached bool) {
@@ -518,7 +545,7 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 		} else {
 			res, err = r.runStage(ctx, plan.Hash, st, cell, params, skey, results, appendCell, p, seat, procs)
 			if errors.Is(err, stages.ErrInterrupted) || (err != nil && ctx.Err() != nil) {
-				return "", false, fmt.Errorf("%w in cell %d (%s), stage %s", ErrInterrupted, cell.Index+1, cell.LabelString(), st.Name())
+				return "", false, &interruptedCell{cell: cell.Index + 1, label: cell.LabelString(), stage: st.Name()}
 			}
 			if storeFailure(err) { // the store failed, not the cell: stop, and the rerun resumes
 				return "", false, fmt.Errorf("cell %d (%s), stage %s: %w", cell.Index+1, cell.LabelString(), st.Name(), err)

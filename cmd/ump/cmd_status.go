@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -189,7 +190,15 @@ func countLine(rep *report.Report) string {
 
 func printSnapshot(w io.Writer, s *eventlog.Snapshot) {
 	fmt.Fprintf(w, "run %s by PID %d: manifest %s (%s)\n", s.State, s.PID, s.Manifest, s.Name)
-	fmt.Fprintf(w, "  cells done %d/%d; cell %d %s", s.CellsDone, s.Cells, s.Cell, s.Label)
+	fmt.Fprintf(w, "  cells done %d/%d; ", s.CellsDone, s.Cells)
+	if len(s.Running) > 1 {
+		running := make([]string, len(s.Running))
+		for i, c := range s.Running {
+			running[i] = strconv.Itoa(c)
+		}
+		fmt.Fprintf(w, "cells %s running; last reported: ", strings.Join(running, ", "))
+	}
+	fmt.Fprintf(w, "cell %d %s", s.Cell, s.Label)
 	if s.Stage != "" {
 		fmt.Fprintf(w, ", stage %s", s.Stage)
 	}

@@ -51,7 +51,8 @@ var (
 // TestPrintedHintsRunAsPrinted runs, as a user pastes them, the commands
 // ump prints: the export of every figure after a run, the show and the run
 // that continue a run stopped by --until, and the rerun after an interrupt
-// of `run -j 2` (which must keep -j 2 and resume).
+// of `run -j 2` (which must keep -j 2 and resume); that run's live status
+// and its interrupt name both cells in flight.
 func TestPrintedHintsRunAsPrinted(t *testing.T) {
 	store, dir := t.TempDir(), t.TempDir()
 	m := writeFile(t, "m.yaml", strings.Replace(longManifest, "dim: 30000", "dim: 30", 1))
@@ -93,8 +94,14 @@ func TestPrintedHintsRunAsPrinted(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	if st := ump(t, store, "status"); !strings.Contains(st.stdout, "cells 1, 2 running; last reported: cell ") {
+		t.Errorf("status during run -j 2 does not name both cells in flight:\n%s", st.stdout)
+	}
 	cmd.Process.Signal(syscall.SIGINT)
 	cmd.Wait()
+	if !regexp.MustCompile(`interrupted in cells 1 \(seed=1\), stage \w+; 2 \(seed=2\), stage \w+`).MatchString(stderr.String()) {
+		t.Errorf("the interrupt of run -j 2 does not name both cells in flight:\n%s", stderr.String())
+	}
 	rerun := hint(t, stderr.String(), resumeHint)
 	if !strings.Contains(rerun, " -j 2 ") {
 		t.Errorf("the resume hint drops -j 2: %s", rerun)
