@@ -129,7 +129,43 @@ func ReadExported(dir string) (*Exported, error) {
 			return nil, fmt.Errorf("%w: %s: exported from manifest %.12s, not %.12s of %s", ErrBadArgument, filepath.Join(dir, t.name), got, plan.Hash, RegistrationFile)
 		}
 	}
+	if err := x.checkFinal(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrBadArgument, filepath.Join(dir, FinalFile), err)
+	}
 	return x, nil
+}
+
+// checkFinal checks the final export's structure: one row per cell of the
+// plan, each finished (completed or diverged), and a completed cell's
+// value (the figure its table shows) a number.
+func (x *Exported) checkFinal() error {
+	t := x.Final
+	if t.Rows() == 0 {
+		return nil
+	}
+	cells, status := t.Column("cell"), t.Column("status")
+	switch {
+	case cells == nil || cells.Ints == nil:
+		return errors.New("no integer column cell")
+	case status == nil || status.Strings == nil:
+		return errors.New("no text column status")
+	}
+	value := t.Column(Layout(&x.Registration.Plan).Value)
+	seen := map[int64]bool{}
+	for r, c := range cells.Ints {
+		switch s := status.Strings[r]; {
+		case c < 1 || int(c) > len(x.Registration.Plan.Cells):
+			return fmt.Errorf("row %d names cell %d of a plan of %d", r+1, c, len(x.Registration.Plan.Cells))
+		case seen[c]:
+			return fmt.Errorf("cell %d has a second row (row %d); a final table has one row per cell", c, r+1)
+		case s != eventlog.Completed && s != eventlog.Diverged:
+			return fmt.Errorf("cell %d has status %q; an export holds completed and diverged cells", c, s)
+		case s == eventlog.Completed && (value == nil || value.Floats == nil || value.Null != nil && value.Null[r] || math.IsNaN(value.Floats[r]) || math.IsInf(value.Floats[r], 0)):
+			return fmt.Errorf("completed cell %d has no number for %s", c, Layout(&x.Registration.Plan).Value)
+		}
+		seen[c] = true
+	}
+	return nil
 }
 
 // Engines names the engines that computed the exported cells.

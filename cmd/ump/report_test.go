@@ -2,11 +2,15 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ump-lab/ump/artifacts"
 )
 
 // TestReportFromTheStoreAndFromItsResults: ump report writes a manifest's
@@ -117,5 +121,60 @@ func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
 	}
 	if r := ump(t, store, "report"); r.code != 2 || !strings.Contains(r.stderr, "manifest hashes") {
 		t.Errorf("no argument: exit %d, %s", r.code, r.stderr)
+	}
+}
+
+// TestReportRefusesAMalformedFinalTable: a final.parquet without its
+// status column, with an integer one, a status no cell has, a cell's
+// second row, or a completed cell without its figure is bad input (exit
+// 2 naming the file and what is wrong), never a panic.
+func TestReportRefusesAMalformedFinalTable(t *testing.T) {
+	store := t.TempDir()
+	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", tableManifest)))
+	out := t.TempDir()
+	if r := ump(t, store, "report", hash[:12], "--out", out); r.code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+	}
+	dir := filepath.Join(out, "quad-table-"+hash[:12])
+	original, err := os.ReadFile(filepath.Join(dir, "final.parquet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		edit func(tb *artifacts.Table)
+		want string
+	}{
+		"no status": {func(tb *artifacts.Table) {
+			tb.Columns = slices.DeleteFunc(tb.Columns, func(c artifacts.Column) bool { return c.Name == "status" })
+		}, "no text column status"},
+		"integer status": {func(tb *artifacts.Table) {
+			c := tb.Column("status")
+			c.Ints, c.Strings = make([]int64, len(c.Strings)), nil
+		}, "no text column status"},
+		"garbage status": {func(tb *artifacts.Table) { tb.Column("status").Strings[0] = "grand" }, `has status "grand"`},
+		"a second row":   {func(tb *artifacts.Table) { tb.Column("cell").Ints[1] = tb.Column("cell").Ints[0] }, "has a second row"},
+		"NaN completed": {func(tb *artifacts.Table) {
+			for r, s := range tb.Column("status").Strings {
+				if s == "completed" {
+					tb.Column("objective_gap").Floats[r] = math.NaN()
+					return
+				}
+			}
+		}, "has no number for objective_gap"},
+	} {
+		tb, err := artifacts.ReadParquet(original)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.edit(tb)
+		data, err := artifacts.Encode(tb, "parquet")
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, "final.parquet"), data, 0o644)
+		r := ump(t, store, "report", dir, "--out", t.TempDir())
+		if r.code != 2 || !strings.Contains(r.stderr, "final.parquet: ") || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%s: exit %d, %q; want exit 2 naming final.parquet and saying %q", name, r.code, r.stderr, c.want)
+		}
 	}
 }
