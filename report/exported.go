@@ -58,6 +58,9 @@ func (x *Exported) Write(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
+	if _, err := PathInside(dir); err != nil {
+		return err
+	}
 	reg, err := json.MarshalIndent(x.Registration, "", " ")
 	if err != nil {
 		return err
@@ -74,12 +77,50 @@ func (x *Exported) Write(dir string) error {
 		}
 	}
 	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		path, err := PathInside(dir, name)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// PathInside is root/parts... for a file to write there: each part one
+// local name (no separator, not ..), and nothing on the way a symbolic
+// link, nor the file itself anything but a regular file, so that a write
+// stays inside root and never goes through a link. Otherwise
+// ErrBadArgument, naming the path.
+func PathInside(root string, parts ...string) (string, error) {
+	path := root
+	for i := -1; i < len(parts); i++ {
+		if i >= 0 {
+			if p := parts[i]; !filepath.IsLocal(p) || filepath.Base(p) != p {
+				return "", fmt.Errorf("%w: %q is not a name for a file inside %s", ErrBadArgument, p, root)
+			}
+			path = filepath.Join(path, parts[i])
+		}
+		info, err := os.Lstat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return filepath.Join(root, filepath.Join(parts...)), nil
+		case err != nil:
+			return "", err
+		case info.Mode()&fs.ModeSymlink != 0:
+			return "", fmt.Errorf("%w: %s is a symbolic link; ump writes its results into real files only", ErrBadArgument, path)
+		case i == len(parts)-1 && len(parts) > 0 && !info.Mode().IsRegular():
+			return "", fmt.Errorf("%w: %s is in the way (not a regular file); remove it or choose another --out", ErrBadArgument, path)
+		}
+	}
+	return path, nil
+}
+
+// exportLimits are the largest files ReadExported reads, by name: far
+// beyond a full-scale paper manifest's (Table 1: 238 KB, 48 KB and
+// 301 KB), and small enough to read whole.
+var exportLimits = map[string]int64{RegistrationFile: 64 << 20, FinalFile: 64 << 20, RoundsFile: 512 << 20}
 
 // IsExported reports whether dir holds an exported manifest (its
 // registration file).
@@ -92,12 +133,24 @@ func IsExported(dir string) bool {
 // hash is its manifest's and that the exports are this manifest's.
 func ReadExported(dir string) (*Exported, error) {
 	read := func(name string) ([]byte, error) {
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		if errors.Is(err, fs.ErrNotExist) {
+		path := filepath.Join(dir, name)
+		info, err := os.Lstat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			return nil, fmt.Errorf("%w: %s: not found; a directory of exported results holds %s, %s and %s, as ump report --out writes them",
-				ErrBadArgument, filepath.Join(dir, name), RegistrationFile, FinalFile, RoundsFile)
+				ErrBadArgument, path, RegistrationFile, FinalFile, RoundsFile)
+		case err != nil:
+			return nil, fmt.Errorf("%w: %s: %v", ErrBadArgument, path, err)
+		case !info.Mode().IsRegular():
+			return nil, fmt.Errorf("%w: %s is not a regular file (a directory, link, pipe or device); exported results are plain files", ErrBadArgument, path)
+		case info.Size() > exportLimits[name]:
+			return nil, fmt.Errorf("%w: %s is %d bytes, more than the %d an export of ump's holds", ErrBadArgument, path, info.Size(), exportLimits[name])
 		}
-		return data, err
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrBadArgument, path, err)
+		}
+		return data, nil
 	}
 	data, err := read(RegistrationFile)
 	if err != nil {
@@ -110,9 +163,15 @@ func ReadExported(dir string) (*Exported, error) {
 		return nil, fmt.Errorf("%w: %s: %v", ErrBadArgument, filepath.Join(dir, RegistrationFile), err)
 	}
 	plan := &x.Registration.Plan
-	if got := manifests.HashOf(plan.Manifest); got != plan.Hash || len(plan.Cells) != len(x.Registration.CellKeys) {
-		return nil, fmt.Errorf("%w: %s: the plan does not match its hash %.12s (its manifest hashes to %.12s, %d cells for %d keys): the file was edited",
-			ErrBadArgument, filepath.Join(dir, RegistrationFile), plan.Hash, got, len(plan.Cells), len(x.Registration.CellKeys))
+	// The manifest must be one (its name, ranges and sweep as a file's
+	// are checked), hash to the plan's hash and expand to the plan's cells.
+	again, err := manifests.Parse(filepath.Join(dir, RegistrationFile), manifests.YAML(plan.Manifest))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: its manifest is not valid: %v", ErrBadArgument, filepath.Join(dir, RegistrationFile), err)
+	}
+	if again.Hash != plan.Hash || !bytes.Equal(manifests.CanonicalJSON(again.Cells), manifests.CanonicalJSON(plan.Cells)) || len(plan.Cells) != len(x.Registration.CellKeys) {
+		return nil, fmt.Errorf("%w: %s: the plan does not match its hash %.12s (its manifest hashes to %.12s and expands to %d cells; the plan has %d cells, %d keys): the file was edited",
+			ErrBadArgument, filepath.Join(dir, RegistrationFile), plan.Hash, again.Hash, len(again.Cells), len(plan.Cells), len(x.Registration.CellKeys))
 	}
 	for _, t := range []struct {
 		name string

@@ -91,7 +91,10 @@ func runReport(ctx context.Context, g globals, args []string, out string, w io.W
 		}
 		doc.WriteString(section)
 	}
-	path := filepath.Join(out, "report.md")
+	path, err := report.PathInside(out, "report.md")
+	if err != nil {
+		return err
+	}
 	if err := os.WriteFile(path, []byte(doc.String()), 0o644); err != nil {
 		return err
 	}
@@ -138,7 +141,11 @@ func reportSection(x *report.Exported, out, dir string) (string, error) {
 		}
 		name := fmt.Sprintf("curves-%d-%s", c+1, fileSafe(fig.Name))
 		for _, ext := range []string{".png", ".pdf"} {
-			if err := render.Figure(&fig, filepath.Join(out, dir, name+ext)); err != nil {
+			path, err := report.PathInside(out, dir, name+ext)
+			if err != nil {
+				return "", err
+			}
+			if err := render.Figure(&fig, path); err != nil {
 				return "", err
 			}
 		}

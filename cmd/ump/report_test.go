@@ -2,15 +2,20 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/manifests"
 )
 
 // TestReportFromTheStoreAndFromItsResults: ump report writes a manifest's
@@ -176,5 +181,119 @@ func TestReportRefusesAMalformedFinalTable(t *testing.T) {
 		if r.code != 2 || !strings.Contains(r.stderr, "final.parquet: ") || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("%s: exit %d, %q; want exit 2 naming final.parquet and saying %q", name, r.code, r.stderr, c.want)
 		}
+	}
+}
+
+// TestReportRefusesAnEditedPlan: a registration whose cells were swapped,
+// or whose manifest was renamed to a path ("../../escaped") with its hash
+// recomputed, is bad input: the plan must be its manifest's expansion and
+// the manifest a valid one. Nothing is written outside --out.
+func TestReportRefusesAnEditedPlan(t *testing.T) {
+	store := t.TempDir()
+	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", tableManifest)))
+	out := filepath.Join(t.TempDir(), "a", "b", "out")
+	if r := ump(t, store, "report", hash[:12], "--out", out); r.code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+	}
+	dir := filepath.Join(out, "quad-table-"+hash[:12])
+	original, err := os.ReadFile(filepath.Join(dir, "registration.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		edit func(reg *eventlog.Registration)
+		want string
+	}{
+		"cells swapped": {func(reg *eventlog.Registration) {
+			cells := reg.Plan.Cells
+			cells[0].Label, cells[1].Label = cells[1].Label, cells[0].Label
+			cells[0].Config, cells[1].Config = cells[1].Config, cells[0].Config
+		}, "the file was edited"},
+		"a path for a name": {func(reg *eventlog.Registration) {
+			reg.Plan.Manifest.Name = "../../escaped"
+			reg.Plan.Hash = manifests.HashOf(reg.Plan.Manifest)
+		}, `field "name": "../../escaped" is not allowed`},
+	} {
+		var reg eventlog.Registration
+		if err := json.Unmarshal(original, &reg); err != nil {
+			t.Fatal(err)
+		}
+		c.edit(&reg)
+		data, _ := json.MarshalIndent(reg, "", " ")
+		os.WriteFile(filepath.Join(dir, "registration.json"), data, 0o644)
+		again := filepath.Join(out, "again")
+		r := ump(t, store, "report", dir, "--out", again)
+		if r.code != 2 || !strings.Contains(r.stderr, "registration.json: ") || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%s: exit %d, %q; want exit 2 naming registration.json and saying %q", name, r.code, r.stderr, c.want)
+		}
+	}
+	if escaped, _ := filepath.Glob(filepath.Join(out, "..", "..", "escaped*")); len(escaped) > 0 {
+		t.Errorf("report wrote outside --out: %v", escaped)
+	}
+}
+
+// TestReportReadsAndWritesOnlyPlainFiles: a results directory's file that
+// is a directory, a FIFO, a symbolic link (to a file outside it) or larger
+// than an export can be is bad input (exit 2, at once, naming it); and a
+// report.md in --out that is a symbolic link or a directory is refused,
+// nothing written through it.
+func TestReportReadsAndWritesOnlyPlainFiles(t *testing.T) {
+	store := t.TempDir()
+	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", tableManifest)))
+	out := t.TempDir()
+	if r := ump(t, store, "report", hash[:12], "--out", out); r.code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+	}
+	dir := filepath.Join(out, "quad-table-"+hash[:12])
+	final := filepath.Join(dir, "final.parquet")
+	saved := filepath.Join(t.TempDir(), "final.parquet")
+	if err := os.Rename(final, saved); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		make func() error
+		want string
+	}{
+		"a directory": {func() error { return os.Mkdir(final, 0o755) }, "is not a regular file"},
+		"a FIFO":      {func() error { return syscall.Mkfifo(final, 0o644) }, "is not a regular file"},
+		"a link":      {func() error { return os.Symlink(saved, final) }, "is not a regular file"},
+		"too large": {func() error {
+			f, err := os.Create(final)
+			if err == nil {
+				err = f.Truncate(65<<20 + 1) // sparse
+				f.Close()
+			}
+			return err
+		}, "more than the 67108864 an export of ump's holds"},
+	} {
+		os.RemoveAll(final)
+		if err := c.make(); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		r := ump(t, store, "report", dir, "--out", t.TempDir())
+		if r.code != 2 || !strings.Contains(r.stderr, final) || !strings.Contains(r.stderr, c.want) || time.Since(start) > 10*time.Second {
+			t.Errorf("final.parquet %s: exit %d after %v, %q; want exit 2 naming it and saying %q", name, r.code, time.Since(start), r.stderr, c.want)
+		}
+	}
+	os.RemoveAll(final)
+	os.Rename(saved, final)
+
+	elsewhere := writeFile(t, "elsewhere.md", "not a report\n")
+	for name, make := range map[string]func(string) error{
+		"a link":      func(p string) error { return os.Symlink(elsewhere, p) },
+		"a directory": func(p string) error { return os.Mkdir(p, 0o755) },
+	} {
+		again := t.TempDir()
+		if err := make(filepath.Join(again, "report.md")); err != nil {
+			t.Fatal(err)
+		}
+		r := ump(t, store, "report", dir, "--out", again)
+		if r.code != 2 || !strings.Contains(r.stderr, filepath.Join(again, "report.md")) {
+			t.Errorf("report.md %s: exit %d, %q; want exit 2 naming it", name, r.code, r.stderr)
+		}
+	}
+	if data, _ := os.ReadFile(elsewhere); string(data) != "not a report\n" {
+		t.Errorf("report wrote through a link to %s: %q", elsewhere, data)
 	}
 }
