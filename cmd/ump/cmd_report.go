@@ -77,6 +77,13 @@ func runReport(ctx context.Context, g globals, args []string, out string, w io.W
 		}
 		all = append(all, x)
 	}
+	for i, x := range all { // one section and one directory per manifest
+		for _, y := range all[:i] {
+			if x.Registration.Plan.Hash == y.Registration.Plan.Hash {
+				return badInput{fmt.Errorf("%s and %s are the same manifest (%.12s): name each manifest once", args[slices.Index(all, y)], args[i], x.Registration.Plan.Hash)}
+			}
+		}
+	}
 	var doc strings.Builder
 	fmt.Fprintf(&doc, "# Reproduction report\n\nWritten by `ump report` (ump %s) from %d manifest(s). Each directory beside this file holds a manifest's\n"+
 		"results; `ump report DIR... --out OUT` writes this report again from them, without the store.\n", report.Version(), len(all))

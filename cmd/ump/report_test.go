@@ -83,6 +83,10 @@ func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
 		t.Errorf("the report from the results differs from the store's:\n%s\nwant:\n%s", doc2, doc)
 	}
 
+	// The same manifest twice (from the store and from its results).
+	if r := ump(t, store, "report", hash[:12], dir, "--out", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "are the same manifest") {
+		t.Errorf("the same manifest twice: exit %d, %q; want exit 2", r.code, r.stderr)
+	}
 	// Edited or incomplete results are refused.
 	reg, _ := os.ReadFile(filepath.Join(dir, "registration.json"))
 	edited := regexp.MustCompile(`"rounds": 15`).ReplaceAll(reg, []byte(`"rounds": 16`))
