@@ -147,6 +147,9 @@ func (o *cpu) Set(name string, v Vec) {
 func (o *cpu) Steps(k int, step func(tau int)) {
 	defer func() { o.step = -1 }()
 	for tau := range k {
+		if o.err != nil { // a gradient failed (or was refused): the round ends with its error
+			return
+		}
 		o.step = tau
 		step(tau)
 	}

@@ -187,6 +187,17 @@ func (p *progress) tick(c *manifests.Cell, round, rounds int) {
 	p.publish(false)
 }
 
+// step reports a local step of a round in progress: a line once none was
+// printed for tickEvery, so that a long round shows it is running.
+func (p *progress) step(c *manifests.Cell, round, step, steps int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if time.Since(p.lastLine) >= tickEvery {
+		p.lastLine = time.Now()
+		p.cellf(c, "train: round %d/%d, local step %d/%d\n", round, c.Config.Rounds, step, steps)
+	}
+}
+
 // roundLine prints where training is: the round, its figures if any, the
 // sweep's share done and the ETA.
 func (p *progress) roundLine(c *manifests.Cell, round, rounds int, figures string) {

@@ -653,6 +653,7 @@ func (r *Runner) runStage(ctx context.Context, hash string, st stages.Stage, cel
 	p.stageStart(cell, st.Name(), resume)
 	env := &stages.Env{Params: params, Store: r.Blobs, Data: r.Data, Upstream: declared(st, upstream), Resume: resume, Procs: procs,
 		Tick: func(round, rounds int) { p.tick(cell, round, rounds) },
+		Step: func(round, step, steps int) { p.step(cell, round, step, steps) },
 		Report: func(rep stages.RoundReport) error {
 			ev := eventlog.New(eventlog.RoundCompleted, rep)
 			ev.Stage, ev.StageKey, ev.Round = st.Name(), skey, rep.Round

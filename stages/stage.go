@@ -58,6 +58,9 @@ type Env struct {
 	// Tick tells the pipeline that round of rounds finished, every round
 	// (for progress lines; nothing is recorded); nil for none.
 	Tick func(round, rounds int)
+	// Step tells the pipeline that local step step of steps of round
+	// (from 1) begins, for progress within a long round; nil for none.
+	Step func(round, step, steps int)
 	// Procs is how many goroutines a CPU engine may use: its share of the
 	// cores when cells run side by side; 0 for all of them.
 	Procs int

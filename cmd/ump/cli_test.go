@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -623,4 +624,86 @@ func TestFlagPlaceholdersAreNames(t *testing.T) {
 	if !strings.Contains(out.String(), "--data-dir DIR") {
 		t.Errorf("ump help does not show --data-dir DIR:\n%s", out.String())
 	}
+}
+
+// TestOneInterruptStopsALongRound: a round of 10^9 local steps prints its
+// progress within the round, and one SIGINT stops it within 5 s (exit
+// 130): the round is abandoned at a local step after the 2 s it may take
+// to end, the store is left with the cell incomplete (not failed), and a
+// rerun starts it again.
+func TestOneInterruptStopsALongRound(t *testing.T) {
+	m := writeFile(t, "long-round.yaml", `version: 1
+name: long-round
+task: {dataset: quadratic, quadratic: {dim: 3000}}
+workers: 4
+rounds: 1
+local_steps: 1000000000
+lr: 0.001
+algorithm: {name: d-sum}
+`)
+	store := t.TempDir()
+	cmd := exec.Command(umpBin, "--store", store, "run", m)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(stderr.String(), "train: round 1/1, local step ") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no progress within the round after 30 s:\n%s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+			t.Errorf("after one SIGINT: %v, want exit 130\n%s", err, stderr.String())
+		}
+		t.Logf("stopped %v after SIGINT", time.Since(start).Round(time.Millisecond))
+	case <-time.After(5 * time.Second):
+		t.Fatalf("one SIGINT did not stop a long round within 5 s:\n%s", stderr.String())
+	}
+	if st := ump(t, store, "status"); !strings.Contains(st.stdout, "1 incomplete") {
+		t.Errorf("after the interrupt the cell is not incomplete:\n%s%s", st.stdout, st.stderr)
+	}
+	again := exec.Command(umpBin, "--store", store, "run", m)
+	var again2 syncBuffer
+	again.Stderr = &again2
+	if err := again.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer again.Process.Kill()
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(again2.String(), "local step "); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the rerun did not train again:\n%s", again2.String())
+		}
+	}
+	if !strings.Contains(again2.String(), "partition: cached") {
+		t.Errorf("the rerun did not take the cell's earlier stages from the store:\n%s", again2.String())
+	}
+}
+
+// syncBuffer is a buffer a command writes while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -83,7 +83,9 @@ func (d *deviceTrainer) join() error {
 	return nil
 }
 
-func (d *deviceTrainer) round(t int, lr float64, mix algorithms.Mixing, evaluate bool) error {
+// round runs the cell's round in its cohort's one execution: it has no
+// local steps to report (step is not called).
+func (d *deviceTrainer) round(t int, lr float64, mix algorithms.Mixing, evaluate bool, _ func(tau int) error) error {
 	if err := d.join(); err != nil {
 		return err
 	}

@@ -3,8 +3,10 @@ package train
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
+	"sync/atomic"
 	"time"
 
 	"github.com/ump-lab/ump/algorithms"
@@ -95,6 +97,11 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		return nil, err
 	}
 	defer tr.close()
+	// An interrupt lets the round end and checkpoints it; a round still
+	// running roundGrace later is abandoned at its next local step (the
+	// cell resumes from its last checkpoint).
+	var abandon atomic.Bool
+	defer context.AfterFunc(ctx, func() { time.AfterFunc(roundGrace, func() { abandon.Store(true) }) })()
 	st := &TrainState{Columns: Columns(cfg)}
 	if env.Resume != nil {
 		data, err := env.Store.Get(ctx, env.Resume.Ref)
@@ -115,7 +122,18 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	last := time.Now()
 	for t := st.Round; t < cfg.Rounds && !diverged; t++ {
 		evaluate := (t+1)%cfg.Evaluate.Every == 0 || t+1 == cfg.Rounds
-		if err := tr.round(t, learningRate(cfg, t), mixings.At(t+1), evaluate); err != nil {
+		step := func(tau int) error {
+			if abandon.Load() {
+				return stages.ErrInterrupted
+			}
+			if env.Step != nil {
+				env.Step(t+1, tau+1, cfg.LocalSteps)
+			}
+			return nil
+		}
+		if err := tr.round(t, learningRate(cfg, t), mixings.At(t+1), evaluate, step); errors.Is(err, stages.ErrInterrupted) {
+			return nil, stages.ErrInterrupted
+		} else if err != nil {
 			return nil, fmt.Errorf("round %d: %w", t+1, err)
 		}
 		st.Round = t + 1
@@ -173,13 +191,18 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		Summary: summary, Diverged: diverged}, nil
 }
 
+// roundGrace is how long an interrupted round may go on before it is
+// abandoned.
+const roundGrace = 2 * time.Second
+
 // trainer advances a cell's training round by round: on the host (the
 // optimizers of package algorithms over an engine's gradients), or in a
 // device cohort (the GPU engine).
 type trainer interface {
 	// round runs round t (from 0); evaluate says metrics will be asked
-	// for after it.
-	round(t int, lr float64, mix algorithms.Mixing, evaluate bool) error
+	// for after it. step is called before each local step on the host (an
+	// error from it ends the round with that error).
+	round(t int, lr float64, mix algorithms.Mixing, evaluate bool, step func(tau int) error) error
 	// diverged reports whether the last round blew up: parameters that
 	// are not finite, or (data sets) a mean mini-batch loss above the
 	// bound.
@@ -222,8 +245,14 @@ func newHostTrainer(ctx context.Context, env *stages.Env) (*hostTrainer, error) 
 	return &hostTrainer{tk: tk, opt: opt, exchange: exchange, k: cfg.LocalSteps}, nil
 }
 
-func (h *hostTrainer) round(t int, lr float64, mix algorithms.Mixing, _ bool) error {
-	return h.opt.Round(&algorithms.Round{T: t, K: h.k, LR: lr, Mix: mix, Grad: h.tk.grads(t, h.k), Comm: h.exchange})
+func (h *hostTrainer) round(t int, lr float64, mix algorithms.Mixing, _ bool, step func(tau int) error) error {
+	grads := h.tk.grads(t, h.k)
+	return h.opt.Round(&algorithms.Round{T: t, K: h.k, LR: lr, Mix: mix, Comm: h.exchange, Grad: func(tau int, x, g [][]float32) error {
+		if err := step(tau); err != nil {
+			return err
+		}
+		return grads(tau, x, g)
+	}})
 }
 
 func (h *hostTrainer) diverged() bool { return h.tk.diverged(h.opt.X()) }
