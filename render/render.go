@@ -82,6 +82,27 @@ func tickLabel(v, step float64) string {
 	return label + suffix
 }
 
+// logTicks are gonum's log-axis ticks labelled in their shortest decimal
+// form: gonum computes a power of ten as 10^x, inexactly, and printed
+// 0.09999999999999998 for 0.1.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.LogTicks{Prec: -1}.Ticks(lo, hi)
+	for i, t := range ticks {
+		if t.Label != "" {
+			ticks[i].Label = shortest(t.Value)
+		}
+	}
+	return ticks
+}
+
+// shortest is v to 12 significant digits, in its shortest form.
+func shortest(v float64) string {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 12, 64), 64)
+	return strconv.FormatFloat(r, 'g', -1, 64)
+}
+
 // bracket widens a linear axis to the ticks around its data, so a tick
 // lies at or beyond each end (a curve that reaches 0.97 gets a tick at 1).
 func bracket(a *plot.Axis) {
@@ -124,7 +145,7 @@ func Figure(f *report.Figure, path string) error {
 	p.X.Tick.Marker, p.Y.Tick.Marker = denseTicks{}, denseTicks{}
 	logY := spansDecades(f)
 	if logY {
-		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 	}
 	legend := plot.NewLegend()
 	legend.Top, legend.Left = true, true

@@ -169,3 +169,25 @@ func TestHeatMapFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestLogTicksReadAsNumbers: log-axis tick labels are the powers of ten in
+// their shortest form (gonum's own printed 0.09999999999999998 for 0.1 and
+// 9.999999999999997e-06 for 1e-05).
+func TestLogTicksReadAsNumbers(t *testing.T) {
+	labels := map[string]bool{}
+	for _, tick := range (logTicks{}).Ticks(1e-6, 10) {
+		if tick.Label != "" {
+			labels[tick.Label] = true
+		}
+	}
+	for _, want := range []string{"1e-06", "1e-05", "0.0001", "0.001", "0.01", "0.1", "1", "10"} {
+		if !labels[want] {
+			t.Errorf("no tick labelled %s among %v", want, labels)
+		}
+	}
+	for l := range labels {
+		if len(l) > 6 {
+			t.Errorf("a tick label %q is not a power of ten's shortest form", l)
+		}
+	}
+}

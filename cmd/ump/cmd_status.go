@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/pipeline"
@@ -118,14 +119,14 @@ func printAbout(w io.Writer, indent string, store *pipeline.Store, rep *report.R
 		}
 	}
 	if len(engines) > 0 {
-		fmt.Fprintf(w, "%sengine %s\n", indent, strings.Join(engines, " and "))
+		fmt.Fprintf(w, "%sengine %s\n", indent, printable(strings.Join(engines, " and ")))
 	}
 	if len(rep.Overrides) > 0 {
-		fmt.Fprintf(w, "%srun with %s\n", indent, strings.Join(rep.Overrides, " "))
+		fmt.Fprintf(w, "%srun with %s\n", indent, printable(strings.Join(rep.Overrides, " ")))
 	}
 	notes, err := store.Source().Notes(rep.Plan.Hash)
 	for _, n := range notes {
-		fmt.Fprintf(w, "%snote %s: %s\n", indent, n.Time.Local().Format("2006-01-02 15:04"), n.Text)
+		fmt.Fprintf(w, "%snote %s: %s\n", indent, n.Time.Local().Format("2006-01-02 15:04"), printable(n.Text))
 	}
 	return err
 }
@@ -270,4 +271,21 @@ func keyName(public string) string {
 		return "nobody (unsigned)"
 	}
 	return public[:min(len(public), strings.IndexByte(public, ':')+9)] + "…"
+}
+
+// printable is text from the store (a note, an engine's name) as a
+// terminal may show it: each control character (an escape sequence's ESC,
+// a bell, a carriage return, a newline) written as Go writes it in a
+// string literal (\x1b, \a, \r, \n), so it cannot drive the terminal.
+func printable(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -154,3 +154,18 @@ func TestDashboardShowsEveryRunningCellAndItsOwnTime(t *testing.T) {
 		t.Errorf("status of a manifest whose cells another manifest computed:\n%s", st)
 	}
 }
+
+// TestStatusPrintsNoControlCharacters: a note holding an escape sequence,
+// a bell and a newline is printed by ump status with them written out
+// (\x1b[2J, \a, \n), never as the bytes that would drive the terminal.
+func TestStatusPrintsNoControlCharacters(t *testing.T) {
+	store := t.TempDir()
+	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
+	if r := ump(t, store, "note", hash[:12], "clear\x1b[2Jscreen\abell\nline"); r.code != 0 {
+		t.Fatalf("note: exit %d\n%s", r.code, r.stderr)
+	}
+	st := ump(t, store, "status")
+	if strings.ContainsAny(st.stdout, "\x1b\a") || !strings.Contains(st.stdout, `clear\x1b[2Jscreen\abell\nline`) {
+		t.Errorf("status printed the note's control characters raw, or not at all:\n%q", st.stdout)
+	}
+}
