@@ -198,6 +198,9 @@ type Info struct {
 	expect [2]int
 }
 
+// TrainSamples is the number of samples of the official training split.
+func (i *Info) TrainSamples() int { return i.expect[0] }
+
 // catalog holds the file-based data sets, by name.
 var catalog = func() map[string]*Info {
 	m := map[string]*Info{}

@@ -777,3 +777,18 @@ func TestEveryRangeProblemAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestValidationThatHoldsOutNothingIsRefused: a validation fraction that
+// rounds to no sample in the largest worker the partition can give (an
+// equal share of MNIST's 60,000 over 200 workers: 300) is refused with
+// the least fraction that holds one out; one that does hold out passes.
+func TestValidationThatHoldsOutNothingIsRefused(t *testing.T) {
+	m := "version: 1\nname: v\ntask: {dataset: mnist}\nworkers: 200\nrounds: 2\nlr: 0.1\nalgorithm: {name: d-sum}\npartition: {kind: iid}\nvalidation: {fraction: F}\n"
+	_, err := Parse("v.yaml", []byte(strings.Replace(m, "F", "0.001", 1)))
+	if err == nil || !strings.Contains(err.Error(), `v.yaml:9: field "validation.fraction": 0.001 holds out no sample`) || !strings.Contains(err.Error(), "at least 0.0017") {
+		t.Errorf("0.001 of 300 samples: %v; want it refused", err)
+	}
+	if _, err := Parse("v.yaml", []byte(strings.Replace(m, "F", "0.002", 1))); err != nil {
+		t.Errorf("0.002 of 300 samples holds one out: %v", err)
+	}
+}

@@ -89,6 +89,25 @@ type Synthetic struct {
 	Separation float64 `yaml:"separation" json:"separation" help:"the spread of the class means, a number > 0"`
 }
 
+// largestWorker is the most training samples a worker can hold under the
+// partition (all but the others' least, or an equal share under iid), or 0
+// where the data set's size is not known here.
+func (m *Manifest) largestWorker() int {
+	var n int
+	if info, ok := datasets.Lookup(m.Task.Dataset); ok {
+		n = info.TrainSamples()
+	} else if m.Task.Synthetic != nil {
+		n = m.Task.Synthetic.Train
+	}
+	if n == 0 || m.Workers < 1 || m.Partition == nil {
+		return 0
+	}
+	if m.Partition.Kind == "iid" {
+		return (n + m.Workers - 1) / m.Workers
+	}
+	return n - (m.Workers-1)*max(1, m.Partition.Params.Int("min_size"))
+}
+
 // Partition chooses how training samples are split over workers: a kind
 // of split.Partitions and its parameters.
 type Partition struct {
@@ -431,6 +450,11 @@ func (m *Manifest) validate(at func(path string) string) error {
 			bad("validation", "the quadratic task has no samples to hold out; remove validation")
 		case m.Engine == "gpu":
 			bad("validation", "the GPU engine does not score a validation split; use engine: cpu (or remove validation)")
+		default:
+			if largest := m.largestWorker(); largest > 0 && math.Round(v.Fraction*float64(largest)) == 0 {
+				bad("validation.fraction", "%g holds out no sample: a worker of the %d holds at most %d of the training split's samples, and %g of them rounds to none; "+
+					"use a fraction of at least %.2g (or fewer workers)", v.Fraction, m.Workers, largest, v.Fraction, 0.5/float64(largest))
+			}
 		}
 	}
 	m.validateSchedule(bad, oneOf, onlyTakes)

@@ -32,11 +32,12 @@ type progress struct {
 	ran        int // rounds computed by this process
 	lastLine   time.Time
 	lastSnap   time.Time
-	cellRounds map[int]int // per running cell: its rounds already counted
+	cellRounds map[int]int       // per running cell: its rounds already counted
+	roundStart map[int]time.Time // per training cell: when its round's first local step began
 }
 
 func newProgress(w io.Writer, dir string, plan *manifests.Plan) *progress {
-	p := &progress{w: w, dir: dir, start: time.Now(), cellRounds: map[int]int{}}
+	p := &progress{w: w, dir: dir, start: time.Now(), cellRounds: map[int]int{}, roundStart: map[int]time.Time{}}
 	for _, c := range plan.Cells {
 		p.total += c.Config.Rounds
 	}
@@ -187,12 +188,17 @@ func (p *progress) tick(c *manifests.Cell, round, rounds int) {
 	p.publish(false)
 }
 
-// step reports a local step of a round in progress: a line once none was
-// printed for tickEvery, so that a long round shows it is running.
+// step reports a local step of a round in progress: a line once the round
+// has run for tickEvery and none was printed for as long, so that a long
+// round shows it is running (a short one prints nothing).
 func (p *progress) step(c *manifests.Cell, round, step, steps int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if time.Since(p.lastLine) >= tickEvery {
+	if step == 1 {
+		p.roundStart[c.Index] = time.Now()
+		return
+	}
+	if time.Since(p.roundStart[c.Index]) >= tickEvery && time.Since(p.lastLine) >= tickEvery {
 		p.lastLine = time.Now()
 		p.cellf(c, "train: round %d/%d, local step %d/%d\n", round, c.Config.Rounds, step, steps)
 	}

@@ -547,6 +547,9 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 			if errors.Is(err, stages.ErrInterrupted) || (err != nil && ctx.Err() != nil) {
 				return "", false, &interruptedCell{cell: cell.Index + 1, label: cell.LabelString(), stage: st.Name()}
 			}
+			if errors.Is(err, stages.ErrBadInput) { // the manifest, not the cell: stop; the manifest must change
+				return "", false, fmt.Errorf("cell %d (%s), stage %s: %w", cell.Index+1, cell.LabelString(), st.Name(), err)
+			}
 			if storeFailure(err) { // the store failed, not the cell: stop, and the rerun resumes
 				return "", false, fmt.Errorf("cell %d (%s), stage %s: %w", cell.Index+1, cell.LabelString(), st.Name(), err)
 			}

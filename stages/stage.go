@@ -92,6 +92,11 @@ type RoundReport struct {
 // because its context was cancelled; its last report holds a checkpoint.
 var ErrInterrupted = errors.New("interrupted")
 
+// ErrBadInput is returned (wrapped) by a stage whose parameters cannot run
+// on the data, which only the data shows (validation that holds out no
+// sample): the run stops, as for a bad manifest, and nothing is recorded.
+var ErrBadInput = errors.New("bad input")
+
 // Metric is a float64 whose JSON form also carries NaN and ±Inf (as the
 // strings "NaN", "+Inf", "-Inf").
 type Metric float64

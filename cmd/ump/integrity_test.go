@@ -430,3 +430,22 @@ func TestReadersAfterAKill(t *testing.T) {
 		t.Errorf("status after the recovering run: exit %d\n%s", st.code, st.stdout)
 	}
 }
+
+// TestValidationThatHoldsOutNothingStopsTheRun: where only the partition
+// shows that no worker holds out a sample (a Dirichlet split of 2,000
+// samples over 40 workers: at most 108 each), the run stops at the
+// partition with exit 2, naming the workers' sizes and the fraction to
+// use, and records no failed cell.
+func TestValidationThatHoldsOutNothingStopsTheRun(t *testing.T) {
+	store := t.TempDir()
+	m := writeFile(t, "v.yaml", "version: 1\nname: val\ntask: {dataset: synthetic, model: logreg, synthetic: {train: 2000}}\nworkers: 40\nrounds: 2\nlr: 0.1\n"+
+		"algorithm: {name: d-sum}\npartition: {kind: dirichlet, alpha: 1}\nvalidation: {fraction: 0.001}\n")
+	r := ump(t, store, "run", m)
+	if r.code != 2 || !strings.Contains(r.stderr, `stage partition: bad input: field "validation.fraction": 0.001 holds out no sample: each of the 40 workers holds`) ||
+		!strings.Contains(r.stderr, "use a fraction of at least") {
+		t.Errorf("exit %d, %s; want exit 2 saying the fraction holds out nothing", r.code, r.stderr)
+	}
+	if st := ump(t, store, "status"); strings.Contains(st.stdout, "1 failed") {
+		t.Errorf("the refused cell was recorded as failed:\n%s", st.stdout)
+	}
+}

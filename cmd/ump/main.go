@@ -22,6 +22,7 @@ import (
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/report"
 	"github.com/ump-lab/ump/signing"
+	"github.com/ump-lab/ump/stages"
 	"github.com/urfave/cli/v2"
 )
 
@@ -114,7 +115,7 @@ var exitClasses = []struct {
 		artifacts.ErrUnavailable, artifacts.ErrNotFound, artifacts.ErrCorrupt, syscall.ENOSPC)},
 	{exitBadInput, func(err error) bool { // cli.ExitCoder: urfave/cli's own usage errors (help for an unknown command)
 		return errors.As(err, new(*manifests.Error)) || errors.As(err, new(badInput)) || errors.As(err, new(cli.ExitCoder)) ||
-			isAny(report.ErrBadArgument, eventlog.ErrNotDirectory, pipeline.ErrEngineMismatch, pipeline.ErrOtherEngine, datasets.ErrNotInstalled, signing.ErrBadKey)(err)
+			isAny(report.ErrBadArgument, eventlog.ErrNotDirectory, pipeline.ErrEngineMismatch, pipeline.ErrOtherEngine, datasets.ErrNotInstalled, signing.ErrBadKey, stages.ErrBadInput)(err)
 	}},
 	{exitRequeue, func(err error) bool { return errors.As(err, new(requeue)) }},
 	{exitInterrupted, isAny(pipeline.ErrInterrupted)},

@@ -3,6 +3,7 @@ package partition
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 
 	"github.com/ump-lab/ump/artifacts"
@@ -109,6 +110,10 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		for c, k := range hist {
 			hw, hc, count = append(hw, int64(i)), append(hc, int64(c)), append(count, k)
 		}
+	}
+	if v := cfg.Validation; v != nil && sum.Validation == 0 {
+		return nil, fmt.Errorf("%w: field \"validation.fraction\": %g holds out no sample: each of the %d workers holds %d to %d samples, and %g of them rounds to none; "+
+			"use a fraction of at least %.2g (or fewer workers)", stages.ErrBadInput, v.Fraction, len(parts), sum.MinWorkerSize, sum.MaxWorkerSize, v.Fraction, 0.5/float64(sum.MaxWorkerSize))
 	}
 	cols := []artifacts.Column{{Name: "worker", Ints: worker}, {Name: "sample", Ints: sample}}
 	if val != nil {
