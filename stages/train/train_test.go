@@ -308,3 +308,66 @@ validation: {fraction: 0.25}
 		t.Errorf("%d held out of %d; want about a quarter (%v, each worker's share rounded)", len(held), data.Train.Len(), want)
 	}
 }
+
+// TestScheduleTimesTheRounds: with a learning-rate schedule, round t of a
+// run trains at the rate the schedule gives round t (warmup 2, milestones
+// 2 and 4, gamma 0.5 at lr 0.1: 0.05, 0.1, 0.05, 0.05, 0.025, 0.025,
+// written out by hand): the stage's state after six rounds is bit for bit
+// the optimizer's, run here at those rates.
+func TestScheduleTimesTheRounds(t *testing.T) {
+	ctx := context.Background()
+	cfg, mem, env := quadraticRun(t, `version: 1
+name: t
+task: {dataset: quadratic, quadratic: {dim: 6}}
+workers: 3
+rounds: 6
+local_steps: 2
+lr: 0.1
+lr_schedule: {kind: step, warmup: 2, milestones: [2, 4], gamma: 0.5}
+algorithm: {name: dpsgd}
+topology: {kind: ring, weights: metropolis-hastings}
+evaluate: {every: 6}
+checkpoint: {every: 6}
+`)
+	res, err := Stage{}.Run(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := mem.Get(ctx, res.Outputs[Checkpoint.Name])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeTrainState(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := 1.0 / 3
+	ring, err := algorithms.NewMixing([][]float64{{r, r, r}, {r, r, r}, {r, r, r}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quad := cfg.Task.Quadratic
+	task := datasets.NewQuadratic(3, quad.Dim, quad.Zeta, quad.Kappa, quad.Sigma, uint64(cfg.Seed))
+	opt, err := algorithms.New(algorithmConfig(cfg), 3, make([]float32, quad.Dim))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round, lr := range []float64{0.05, 0.1, 0.05, 0.05, 0.025, 0.025} {
+		err := opt.Round(&algorithms.Round{T: round, K: 2, LR: lr, Mix: ring, Grad: func(step int, x, g [][]float32) error {
+			for i := range x {
+				task.Grad(i, round, step, x[i], g[i])
+			}
+			return nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range opt.State() {
+		for i := range want {
+			if !slices.Equal(got.Vectors[name][i], want[i]) {
+				t.Fatalf("after 6 rounds, %s of worker %d is %v; at the schedule's rates, round by round, %v", name, i, got.Vectors[name][i], want[i])
+			}
+		}
+	}
+}
