@@ -300,4 +300,13 @@ func TestReportReadsAndWritesOnlyPlainFiles(t *testing.T) {
 	if data, _ := os.ReadFile(elsewhere); string(data) != "not a report\n" {
 		t.Errorf("report wrote through a link to %s: %q", elsewhere, data)
 	}
+	// A manifest's directory in --out that links elsewhere.
+	again, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(again, filepath.Base(dir))); err != nil {
+		t.Fatal(err)
+	}
+	r := ump(t, store, "report", dir, "--out", again)
+	if entries, _ := os.ReadDir(outside); r.code != 2 || !strings.Contains(r.stderr, "is a symbolic link") || len(entries) > 0 {
+		t.Errorf("a linked manifest directory: exit %d, %q, %d files written through it; want exit 2 and none", r.code, r.stderr, len(entries))
+	}
 }
