@@ -494,23 +494,7 @@ func killThenResume(t *testing.T, manifest string, step time.Duration) {
 func TestCtrlCStopsCleanlyAndSecondProcessIsRefused(t *testing.T) {
 	m := writeFile(t, "long.yaml", longManifest)
 	store := t.TempDir()
-	cmd := exec.Command(umpBin, "--store", store, "run", m)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if s := snapshot(store); s != nil && s.PID == cmd.Process.Pid && s.Stage == "train" && s.Round >= 6 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run never reached training: %s", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	cmd, stderr := runUntilTraining(t, store, m)
 	second := ump(t, store, "run", m)
 	if second.code != 3 || !strings.Contains(second.stderr, fmt.Sprintf("in use by PID %d", cmd.Process.Pid)) {
 		t.Errorf("second process: exit %d, %q; want 3 naming PID %d", second.code, second.stderr, cmd.Process.Pid)
@@ -706,4 +690,26 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// runUntilTraining starts `ump --store store run args...` and waits (20 s
+// at most) until it reports round 6 of a cell's training; the process is
+// killed when the test ends.
+func runUntilTraining(t *testing.T, store string, args ...string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	cmd := exec.Command(umpBin, append([]string{"--store", store, "run"}, args...)...)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	deadline := time.Now().Add(20 * time.Second)
+	for s := snapshot(store); s == nil || s.PID != cmd.Process.Pid || s.Stage != "train" || s.Round < 6; s = snapshot(store) {
+		if time.Now().After(deadline) {
+			t.Fatalf("run never reached training: %s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return cmd, stderr
 }

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // pasted runs a command ump printed as a user pastes it into a shell, in
@@ -80,20 +79,7 @@ func TestPrintedHintsRunAsPrinted(t *testing.T) {
 
 	long := writeFile(t, "long.yaml", longManifest)
 	store = t.TempDir()
-	cmd := exec.Command(umpBin, "--store", store, "run", "-j", "2", long)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	deadline := time.Now().Add(20 * time.Second)
-	for s := snapshot(store); s == nil || s.PID != cmd.Process.Pid || s.Stage != "train" || s.Round < 6; s = snapshot(store) {
-		if time.Now().After(deadline) {
-			t.Fatalf("run never reached training: %s", stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	cmd, stderr := runUntilTraining(t, store, "-j", "2", long)
 	if st := ump(t, store, "status"); !strings.Contains(st.stdout, "cells 1, 2 running; last reported: cell ") {
 		t.Errorf("status during run -j 2 does not name both cells in flight:\n%s", st.stdout)
 	}

@@ -140,13 +140,7 @@ func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
 // second row, or a completed cell without its figure is bad input (exit
 // 2 naming the file and what is wrong), never a panic.
 func TestReportRefusesAMalformedFinalTable(t *testing.T) {
-	store := t.TempDir()
-	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", tableManifest)))
-	out := t.TempDir()
-	if r := ump(t, store, "report", hash[:12], "--out", out); r.code != 0 {
-		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
-	}
-	dir := filepath.Join(out, "quad-table-"+hash[:12])
+	store, _, dir := reported(t, t.TempDir())
 	original, err := os.ReadFile(filepath.Join(dir, "final.parquet"))
 	if err != nil {
 		t.Fatal(err)
@@ -195,13 +189,8 @@ func TestReportRefusesAMalformedFinalTable(t *testing.T) {
 // recomputed, is bad input: the plan must be its manifest's expansion and
 // the manifest a valid one. Nothing is written outside --out.
 func TestReportRefusesAnEditedPlan(t *testing.T) {
-	store := t.TempDir()
-	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", tableManifest)))
 	out := filepath.Join(t.TempDir(), "a", "b", "out")
-	if r := ump(t, store, "report", hash[:12], "--out", out); r.code != 0 {
-		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
-	}
-	dir := filepath.Join(out, "quad-table-"+hash[:12])
+	store, _, dir := reported(t, out)
 	original, err := os.ReadFile(filepath.Join(dir, "registration.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -244,13 +233,7 @@ func TestReportRefusesAnEditedPlan(t *testing.T) {
 // report.md in --out that is a symbolic link or a directory is refused,
 // nothing written through it.
 func TestReportReadsAndWritesOnlyPlainFiles(t *testing.T) {
-	store := t.TempDir()
-	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", tableManifest)))
-	out := t.TempDir()
-	if r := ump(t, store, "report", hash[:12], "--out", out); r.code != 0 {
-		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
-	}
-	dir := filepath.Join(out, "quad-table-"+hash[:12])
+	store, _, dir := reported(t, t.TempDir())
 	final := filepath.Join(dir, "final.parquet")
 	saved := filepath.Join(t.TempDir(), "final.parquet")
 	if err := os.Rename(final, saved); err != nil {
@@ -315,4 +298,16 @@ func TestReportReadsAndWritesOnlyPlainFiles(t *testing.T) {
 	if entries, _ := os.ReadDir(outside); r.code != 2 || !strings.Contains(r.stderr, "is a symbolic link") || len(entries) > 0 {
 		t.Errorf("a linked manifest directory: exit %d, %q, %d files written through it; want exit 2 and none", r.code, r.stderr, len(entries))
 	}
+}
+
+// reported runs tableManifest in a new store and reports it into out; it
+// returns the store, the manifest's hash and its directory in out.
+func reported(t *testing.T, out string) (store, hash, dir string) {
+	t.Helper()
+	store = t.TempDir()
+	hash = hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", tableManifest)))
+	if r := ump(t, store, "report", hash[:12], "--out", out); r.code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+	}
+	return store, hash, filepath.Join(out, "quad-table-"+hash[:12])
 }

@@ -156,19 +156,7 @@ algorithm: {name: d-sum}
 evaluate: {every: 4}
 checkpoint: {every: 4}
 `)
-	res, err := Stage{}.Run(ctx, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := mem.Get(ctx, res.Outputs[Checkpoint.Name])
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := DecodeTrainState(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-
+	got := finalState(t, ctx, mem, env)
 	matrix := func(w [][]float64) algorithms.Mixing {
 		m, err := algorithms.NewMixing(w)
 		if err != nil {
@@ -180,14 +168,41 @@ checkpoint: {every: 4}
 	mesh := matrix([][]float64{{q, q, q, q}, {q, q, q, q}, {q, q, q, q}, {q, q, q, q}})
 	r := 1.0 / 3
 	ring := matrix([][]float64{{r, r, 0, r}, {r, r, r, 0}, {0, r, r, r}, {r, 0, r, r}})
-	quad := cfg.Task.Quadratic
-	task := datasets.NewQuadratic(4, quad.Dim, quad.Zeta, quad.Kappa, quad.Sigma, uint64(cfg.Seed))
-	opt, err := algorithms.New(algorithmConfig(cfg), 4, make([]float32, quad.Dim))
+	want := optimizerState(t, cfg, []algorithms.Mixing{mesh, mesh, ring, ring}, []float64{0.05, 0.05, 0.05, 0.05})
+	sameState(t, got, want, "with the mesh in rounds 1-2 and the ring in 3-4")
+}
+
+// finalState runs the train stage of env and decodes its final checkpoint.
+func finalState(t *testing.T, ctx context.Context, mem *artifacts.Memory, env *stages.Env) *TrainState {
+	t.Helper()
+	res, err := Stage{}.Run(ctx, env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for round, mix := range []algorithms.Mixing{mesh, mesh, ring, ring} {
-		err := opt.Round(&algorithms.Round{T: round, K: 2, LR: 0.05, Mix: mix, Grad: func(step int, x, g [][]float32) error {
+	data, err := mem.Get(ctx, res.Outputs[Checkpoint.Name])
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := DecodeTrainState(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// optimizerState runs a quadratic cell's optimizer directly, round r
+// mixing with mixes[r] at rate lrs[r] (K = cfg's local steps), and returns
+// its state.
+func optimizerState(t *testing.T, cfg *manifests.Manifest, mixes []algorithms.Mixing, lrs []float64) map[string][][]float32 {
+	t.Helper()
+	quad := cfg.Task.Quadratic
+	task := datasets.NewQuadratic(cfg.Workers, quad.Dim, quad.Zeta, quad.Kappa, quad.Sigma, uint64(cfg.Seed))
+	opt, err := algorithms.New(algorithmConfig(cfg), cfg.Workers, make([]float32, quad.Dim))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round, mix := range mixes {
+		err := opt.Round(&algorithms.Round{T: round, K: cfg.LocalSteps, LR: lrs[round], Mix: mix, Grad: func(step int, x, g [][]float32) error {
 			for i := range x {
 				task.Grad(i, round, step, x[i], g[i])
 			}
@@ -197,10 +212,17 @@ checkpoint: {every: 4}
 			t.Fatal(err)
 		}
 	}
-	for name, want := range opt.State() {
-		for i := range want {
-			if !slices.Equal(got.Vectors[name][i], want[i]) {
-				t.Fatalf("after 4 rounds, %s of worker %d is %v; with the mesh in rounds 1-2 and the ring in 3-4, %v", name, i, got.Vectors[name][i], want[i])
+	return opt.State()
+}
+
+// sameState checks a checkpoint's vectors against an optimizer's, bit for
+// bit; how says how the optimizer ran.
+func sameState(t *testing.T, got *TrainState, want map[string][][]float32, how string) {
+	t.Helper()
+	for name, w := range want {
+		for i := range w {
+			if !slices.Equal(got.Vectors[name][i], w[i]) {
+				t.Fatalf("%s of worker %d is %v; %s, %v", name, i, got.Vectors[name][i], how, w[i])
 			}
 		}
 	}
@@ -329,45 +351,12 @@ topology: {kind: ring, weights: metropolis-hastings}
 evaluate: {every: 6}
 checkpoint: {every: 6}
 `)
-	res, err := Stage{}.Run(ctx, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := mem.Get(ctx, res.Outputs[Checkpoint.Name])
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := DecodeTrainState(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := finalState(t, ctx, mem, env)
 	r := 1.0 / 3
 	ring, err := algorithms.NewMixing([][]float64{{r, r, r}, {r, r, r}, {r, r, r}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	quad := cfg.Task.Quadratic
-	task := datasets.NewQuadratic(3, quad.Dim, quad.Zeta, quad.Kappa, quad.Sigma, uint64(cfg.Seed))
-	opt, err := algorithms.New(algorithmConfig(cfg), 3, make([]float32, quad.Dim))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for round, lr := range []float64{0.05, 0.1, 0.05, 0.05, 0.025, 0.025} {
-		err := opt.Round(&algorithms.Round{T: round, K: 2, LR: lr, Mix: ring, Grad: func(step int, x, g [][]float32) error {
-			for i := range x {
-				task.Grad(i, round, step, x[i], g[i])
-			}
-			return nil
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, want := range opt.State() {
-		for i := range want {
-			if !slices.Equal(got.Vectors[name][i], want[i]) {
-				t.Fatalf("after 6 rounds, %s of worker %d is %v; at the schedule's rates, round by round, %v", name, i, got.Vectors[name][i], want[i])
-			}
-		}
-	}
+	want := optimizerState(t, cfg, []algorithms.Mixing{ring, ring, ring, ring, ring, ring}, []float64{0.05, 0.1, 0.05, 0.05, 0.025, 0.025})
+	sameState(t, got, want, "at the schedule's rates, round by round")
 }
