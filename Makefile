@@ -28,8 +28,9 @@ run: build
 	./bin/ump data fetch mnist
 	./bin/ump --store $(STORE) run quickstart
 
-# Every test, and the CPU engine's again on its pure-Go sgemm (UMP_BLAS=go:
-# what a machine without OpenBLAS runs); then the GPU engine's build, and every program it compiles
+# Every test, the CPU engine's again on its pure-Go sgemm (UMP_BLAS=go:
+# what a machine without OpenBLAS runs), and 30 s of fuzzing a results
+# directory as ump report reads it; then the GPU engine's build, and every program it compiles
 # built through XLA's StableHLO builder (a build-only PJRT plugin:
 # docs/gpu.md); then the GPU kit: its phases (the GPU engine's agreement
 # with the CPU engine — a round of every algorithm; whole runs of every
@@ -43,6 +44,7 @@ test:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
 	UMP_BLAS=go $(GO) test -count=1 ./nn
+	$(GO) test -run '^$$' -fuzz '^FuzzReadExported$$' -fuzztime 30s ./report
 	$(GO) vet -tags xla ./...
 	$(GO) test -count=1 -tags xla -run '^TestXLABuilderAcceptsEveryProgram$$' ./nn
 	$(GO) vet -tags 'xla peer' ./nn
