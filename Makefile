@@ -30,16 +30,17 @@ run: build
 
 # Every test, the CPU engine's again on its pure-Go sgemm (UMP_BLAS=go:
 # what a machine without OpenBLAS runs), and 30 s of fuzzing a results
-# directory as ump report reads it; then the GPU engine's build, and every program it compiles
-# built through XLA's StableHLO builder (a build-only PJRT plugin:
-# docs/gpu.md); then the GPU kit: its phases (the GPU engine's agreement
-# with the CPU engine — a round of every algorithm; whole runs of every
-# algorithm under every choice — cohorts in the pipeline, a CLI run,
-# doctor's check program, a tiny table stopped and continued) from the
-# kit's binaries on GoMLX's pure-Go backend, as a GPU host runs them on
-# XLA; the peer benchmarks (-tags peer) are vetted so that they keep
-# building. -timeout 30m: go test's default 10 minutes per package is too
-# short for ./cmd/ump's crash tests on a loaded 2-core machine.
+# directory as ump report reads it; then the GPU engine's build, and every
+# program it compiles built through XLA's StableHLO builder (a build-only
+# PJRT plugin: docs/gpu.md); then the GPU kit: its phases (the GPU
+# engine's agreement with the CPU engine — a round of every algorithm;
+# whole runs of every algorithm under every choice — cohorts in the
+# pipeline, a CLI run, doctor's check program, a tiny table stopped and
+# continued) from the kit's binaries on GoMLX's pure-Go backend, as a GPU
+# host runs them on XLA; the peer benchmarks (-tags peer) are vetted so
+# that they keep building. -timeout 30m: go test's default 10 minutes per
+# package is too short for ./cmd/ump's crash tests on a loaded 2-core
+# machine.
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
