@@ -792,3 +792,17 @@ func TestValidationThatHoldsOutNothingIsRefused(t *testing.T) {
 		t.Errorf("0.002 of 300 samples holds one out: %v", err)
 	}
 }
+
+// TestImpossibleMinSizeIsRefused: a Dirichlet min_size that the workers
+// together cannot hold (100 workers of at least 700 of MNIST's 60,000) is
+// refused when the manifest is read, saying the most it can be.
+func TestImpossibleMinSizeIsRefused(t *testing.T) {
+	m := "version: 1\nname: v\ntask: {dataset: mnist}\nworkers: 100\nrounds: 2\nlr: 0.1\nalgorithm: {name: d-sum}\npartition: {kind: dirichlet, alpha: 1, min_size: N}\n"
+	_, err := Parse("v.yaml", []byte(strings.Replace(m, "N", "700", 1)))
+	if err == nil || !strings.Contains(err.Error(), `v.yaml:8: field "partition.min_size": 700 for each of 100 workers`) || !strings.Contains(err.Error(), "use at most 600") {
+		t.Errorf("min_size 700 of 100 workers: %v; want it refused", err)
+	}
+	if _, err := Parse("v.yaml", []byte(strings.Replace(m, "N", "600", 1))); err != nil {
+		t.Errorf("min_size 600 of 100 workers fits: %v", err)
+	}
+}

@@ -89,16 +89,23 @@ type Synthetic struct {
 	Separation float64 `yaml:"separation" json:"separation" help:"the spread of the class means, a number > 0"`
 }
 
+// trainSamples is the size of the task's training split where it is known
+// here (the file-based data sets' official size, a synthetic task's), else
+// 0.
+func (m *Manifest) trainSamples() int {
+	if info, ok := datasets.Lookup(m.Task.Dataset); ok {
+		return info.TrainSamples()
+	} else if m.Task.Synthetic != nil {
+		return m.Task.Synthetic.Train
+	}
+	return 0
+}
+
 // largestWorker is the most training samples a worker can hold under the
 // partition (all but the others' least, or an equal share under iid), or 0
 // where the data set's size is not known here.
 func (m *Manifest) largestWorker() int {
-	var n int
-	if info, ok := datasets.Lookup(m.Task.Dataset); ok {
-		n = info.TrainSamples()
-	} else if m.Task.Synthetic != nil {
-		n = m.Task.Synthetic.Train
-	}
+	n := m.trainSamples()
 	if n == 0 || m.Workers < 1 || m.Partition == nil {
 		return 0
 	}
@@ -441,6 +448,12 @@ func (m *Manifest) validate(at func(path string) string) error {
 	}
 	if m.Checkpoint.Every < 1 {
 		bad("checkpoint.every", "%d is out of range; use a positive integer", m.Checkpoint.Every)
+	}
+	if n := m.trainSamples(); n > 0 && m.Partition != nil && m.Workers >= 1 {
+		if least := m.Partition.Params.Int("min_size"); least*m.Workers > n {
+			bad("partition.min_size", "%d for each of %d workers is more than the training split's %d samples; use at most %d (or fewer workers)",
+				least, m.Workers, n, n/m.Workers)
+		}
 	}
 	if v := m.Validation; v != nil {
 		switch {

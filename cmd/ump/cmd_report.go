@@ -53,7 +53,7 @@ func runReport(ctx context.Context, g globals, args []string, out string, w io.W
 	}()
 	var all []*report.Exported
 	for _, arg := range args {
-		if report.IsExported(arg) {
+		if info, err := os.Stat(arg); report.IsExported(arg) || err == nil && info.IsDir() { // a directory: exported results (it says what it lacks)
 			x, err := report.ReadExported(arg)
 			if err != nil {
 				return err

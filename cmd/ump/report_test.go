@@ -102,6 +102,11 @@ func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "registration.json") || !strings.Contains(r.stderr, "edited") {
 		t.Errorf("an edited registration: exit %d, %s", r.code, r.stderr)
 	}
+	os.Remove(filepath.Join(dir, "registration.json"))
+	r = ump(t, store, "report", dir, "--out", t.TempDir())
+	if r.code != 2 || !strings.Contains(r.stderr, "registration.json: not found") {
+		t.Errorf("no registration.json: exit %d, %s; want exit 2 naming it", r.code, r.stderr)
+	}
 	os.WriteFile(filepath.Join(dir, "registration.json"), reg, 0o644)
 	os.Remove(filepath.Join(dir, "rounds.parquet"))
 	r = ump(t, store, "report", dir, "--out", t.TempDir())
