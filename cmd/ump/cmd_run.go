@@ -200,8 +200,8 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 		if strings.Contains(blas, "UMP_BLAS") {
 			fix = "unset UMP_BLAS to use OpenBLAS"
 		}
-		fmt.Fprintf(stderr, "note: the CPU engine computes with %s, slower than with OpenBLAS (LeNet by about 10%%: the quickstart takes "+
-			"about 70 s instead of 60; the EMNIST CNN, whose convolutions are GEMMs, about 5 times); %s. The engine is part of each "+
+		fmt.Fprintf(stderr, "note: the CPU engine computes with %s, slower than with OpenBLAS (the EMNIST CNN, "+
+			"whose convolutions are GEMMs, about 5 times; LeNet, whose are ump's own kernels, less); %s. The engine is part of each "+
 			"cell's key: `ump run --other-engine use` keeps, on OpenBLAS, what runs now.\n", blas, fix)
 	}
 	out, err := runner.Run(ctx, plan)
