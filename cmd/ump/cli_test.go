@@ -308,7 +308,7 @@ func TestResultsUnderAnotherEngine(t *testing.T) {
 
 	kept := t.TempDir()
 	first := umpEnv(t, gonum, kept, "run", m)
-	if first.code != 0 || !strings.Contains(first.stderr, "slower than with OpenBLAS (LeNet by about 10%") {
+	if first.code != 0 || !strings.Contains(first.stderr, "slower than with OpenBLAS (the EMNIST CNN") {
 		t.Fatalf("run with UMP_BLAS=go: exit %d, want a note on the speed\n%s", first.code, first.stderr)
 	}
 	hash := hashOf(t, first)
