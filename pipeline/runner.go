@@ -717,8 +717,9 @@ func CheckUntil(stgs []stages.Stage, until string) error {
 	return nil
 }
 
-// Fingerprint describes the environment a cell runs in, and its inputs
-// (cellInputs), from which a pull recomputes its key.
+// Fingerprint describes the environment a cell runs in (with the build of
+// ump that computes it), and its inputs (cellInputs), from which a pull
+// recomputes its key.
 func Fingerprint(cfg *manifests.Manifest, device *nn.Device, inputs string) map[string]string {
 	cpu := "unknown"
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
@@ -734,7 +735,7 @@ func Fingerprint(cfg *manifests.Manifest, device *nn.Device, inputs string) map[
 		engine = err.Error()
 	}
 	return map[string]string{"go": runtime.Version(), "os": runtime.GOOS + "/" + runtime.GOARCH,
-		"engine": engine, "blas": nn.BLAS(), "cpu": cpu,
+		"engine": engine, "ump": report.Version(), "blas": nn.BLAS(), "cpu": cpu,
 		"cpus": fmt.Sprint(runtime.NumCPU()), "time": time.Now().UTC().Format(time.RFC3339), "inputs": inputs}
 }
 
