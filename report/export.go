@@ -284,7 +284,8 @@ func paramColumns(hash string, c *manifests.Cell, cell *CellView, rows int) []ar
 		}
 	}
 	return append(cols, integer("batch_size", cfg.BatchSize, cfg.Task.Dataset != "quadratic"), str("lr_schedule", schedule),
-		float("weight_decay", cfg.WeightDecay), str("codec", codec), str("compression", compression))
+		float("weight_decay", cfg.WeightDecay), str("codec", codec), str("compression", compression),
+		str("engine", cell.Engine()), str("ump_version", cell.Fingerprint()["ump"]))
 }
 
 // param is a numeric parameter, or NaN when the kind does not take it.

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/eventlog"
@@ -227,8 +228,45 @@ func (x *Exported) checkFinal() error {
 	return nil
 }
 
-// Engines names the engines that computed the exported cells.
-func (x *Exported) Engines() string { return x.Final.Metadata["ump.engines"] }
+// Engines names the engines that computed the exported cells (Plain).
+func (x *Exported) Engines() string { return Plain(x.Final.Metadata["ump.engines"]) }
+
+// Plain is s with every character that Markdown or HTML could read as
+// markup or a control (anything but letters, digits, spaces and
+// .,:;/()+-=) as '?': the results files' free text, fit to print in
+// report.md and a terminal.
+func Plain(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(" .,:;/()+-=", r) {
+			return r
+		}
+		return '?'
+	}, s)
+}
+
+// Versions names the builds of ump that started the exported cells (Plain), each
+// with its number of cells, in order of first appearance ("not recorded"
+// for cells from before ump recorded its build, or an export without the
+// ump_version column).
+func (x *Exported) Versions() string {
+	col := x.Final.Column("ump_version")
+	var names []string
+	count := map[string]int{}
+	for r := range x.Final.Rows() {
+		v := "not recorded"
+		if col != nil && col.Strings != nil && (col.Null == nil || !col.Null[r]) && col.Strings[r] != "" {
+			v = Plain(col.Strings[r])
+		}
+		if count[v] == 0 {
+			names = append(names, v)
+		}
+		count[v]++
+	}
+	for i, v := range names {
+		names[i] = fmt.Sprintf("%s (%d cells)", v, count[v])
+	}
+	return strings.Join(names, "; ")
+}
 
 // cellRows maps each cell (by plan index) to its rows of an export.
 func (x *Exported) cellRows(t *artifacts.Table) (map[int][]int, error) {

@@ -127,7 +127,7 @@ func reportSection(x *report.Exported, out, dir string) (string, error) {
 	}
 	fmt.Fprintf(&b, "| manifest | `%s` |\n| run it | %s |\n| check it | `ump verify %.12s` (recomputes every cell and compares each output's digest) |\n",
 		plan.Hash, run, plan.Hash)
-	fmt.Fprintf(&b, "| cells | %s |\n| engine | %s |\n", cells, x.Engines())
+	fmt.Fprintf(&b, "| cells | %s |\n| engine | %s |\n| computed by | %s |\n", cells, x.Engines(), x.Versions())
 	fmt.Fprintf(&b, "| results | %s, %s (and their .csv), %s |\n", link(report.FinalFile), link(report.RoundsFile), link(report.RegistrationFile))
 	grid, tables, err := reportTables(x)
 	if err != nil {

@@ -44,7 +44,8 @@ func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
 		t.Errorf("the report's table is not ump table's:\n%s\nump table printed:\n%s", doc, table.stdout)
 	}
 	runIt := "ump run quad-table-" + hash[:12] + "/manifest.yaml"
-	for _, want := range []string{"## quad-table\n", "| manifest | `" + hash + "` |", "| run it | `" + runIt + "` (from this report's directory) |",
+	version := strings.TrimSpace(strings.TrimPrefix(ump(t, store, "--version").stdout, "ump version "))
+	for _, want := range []string{"## quad-table\n", "| computed by | " + version + " (36 cells) |", "| manifest | `" + hash + "` |", "| run it | `" + runIt + "` (from this report's directory) |",
 		"`ump verify " + hash[:12] + "`", "| cells | 36: ", "![topology.kind = full]("} {
 		if !strings.Contains(string(doc), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, doc)
