@@ -218,6 +218,37 @@ func TestPoolKernelGivesTheGoLoopsBits(t *testing.T) {
 	}
 }
 
+// TestReLUKernelGivesTheGoLoopsBits checks that ReLU's forward in use
+// (C under cgo) gives the bits of Go's max(x, 0): +0 for -0 and +0, NaNs
+// of either sign kept, lengths that fill no vector and several, nothing
+// written past the output.
+func TestReLUKernelGivesTheGoLoopsBits(t *testing.T) {
+	negNaN := math.Float32frombits(0xffc00000)
+	values := []float32{-1, float32(math.Copysign(0, -1)), 0, 0.5, float32(math.Inf(-1)), float32(math.Inf(1)), 1e-40}
+	r := rng.New(6, "relu")
+	for _, c := range []struct {
+		n    int
+		nans []float32
+	}{{1, nil}, {7, nil}, {16, nil}, {33, nil}, {1176, nil}, {100, []float32{negNaN}}, {100, []float32{float32(math.NaN())}}} {
+		x := make([]float32, c.n)
+		for i := range x {
+			x[i] = values[r.IntN(len(values))]
+		}
+		for i, v := range c.nans {
+			x[(i*31+c.n/2)%c.n] = v
+		}
+		y, yGo := make([]float32, c.n+16), make([]float32, c.n+16) // 16 past the end stay 0
+		reluForward(x, y[:c.n])
+		reluForwardGo(x, yGo[:c.n])
+		for i := range y {
+			if math.Float32bits(y[i]) != math.Float32bits(yGo[i]) {
+				t.Errorf("%d values, nans %v: output %d = %g (%#x), the Go loop gives %g (%#x)", c.n, c.nans, i, y[i], math.Float32bits(y[i]), yGo[i], math.Float32bits(yGo[i]))
+				break
+			}
+		}
+	}
+}
+
 // TestSampleInputGradGivesThePaddedBits checks that the input gradient in
 // use (under cgo a vector of samples, at each width the CPU runs, the
 // products of padding skipped) gives the bits of the sum over dy's

@@ -231,19 +231,11 @@ func (e *CPU) Evaluate(params [][]float32, split *datasets.Split) ([]Score, erro
 	return scores, nil
 }
 
-// evalHeadBatch is how many samples of a chunk evaluation runs through a
-// model's head (Model.head) at a time: few enough that the convolutions'
-// outputs stay in the core's cache for the pooling and ReLU after them.
-// A head computes each sample on its own, so the logits are those of the
-// whole chunk's forward pass, bit for bit.
-const evalHeadBatch = 16
-
 // evaluator is one goroutine's buffers for Evaluate of a number of models.
 type evaluator struct {
-	net  *net // the chunk's input, and the layers after the head
-	head *net // the head's, evalHeadBatch samples at a time (nil without a head)
-	idx  []int
-	out  [][]float32 // per model, the chunk's logits
+	net *net
+	idx []int
+	out [][]float32 // per model, the chunk's logits
 }
 
 // evaluatorsFor returns one evaluator per goroutine for this many models.
@@ -256,9 +248,6 @@ func (e *CPU) evaluatorsFor(models int) []*evaluator {
 	evs := make([]*evaluator, e.procs)
 	for g := range evs {
 		evs[g] = &evaluator{net: newNet(e.model, evalBatch), idx: make([]int, 0, evalBatch), out: make([][]float32, models)}
-		if e.model.head > 0 {
-			evs[g].head = newNet(e.model, evalHeadBatch)
-		}
 	}
 	e.evals[models] = evs
 	return evs
@@ -268,32 +257,9 @@ func (e *CPU) evaluatorsFor(models int) []*evaluator {
 // logits, model by model.
 func (ev *evaluator) logits(params [][]float32, s *step) [][]float32 {
 	for i, p := range params {
-		ev.out[i] = append(ev.out[i][:0], ev.forward(p, s)...)
+		ev.out[i] = append(ev.out[i][:0], ev.net.forward(p, s)...)
 	}
 	return ev.out
-}
-
-// forward is net.forward of the loaded chunk, its head run evalHeadBatch
-// samples at a time.
-func (ev *evaluator) forward(p []float32, s *step) []float32 {
-	n, h := ev.net, ev.head
-	if h == nil {
-		return n.forward(p, s)
-	}
-	m := n.m
-	in, f := m.shapes[0], m.head
-	hw, d := in.H*in.W, m.shapes[f].size()
-	for b0 := 0; b0 < s.batch; b0 += evalHeadBatch {
-		sub := *s
-		sub.batch = min(evalHeadBatch, s.batch-b0)
-		for c := 0; c < in.C; c++ { // C x batch x H x W
-			copy(h.acts[0][c*sub.batch*hw:][:sub.batch*hw], n.acts[0][(c*s.batch+b0)*hw:])
-		}
-		h.run(p, &sub, 0, f)
-		copy(n.acts[f][b0*d:][:sub.batch*d], h.acts[f])
-	}
-	n.run(p, s, f, len(n.kernels))
-	return n.acts[len(n.kernels)][:s.batch*m.Classes]
 }
 
 // gather loads samples idx of a split into the net's input (or the step's

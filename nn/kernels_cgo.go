@@ -183,10 +183,23 @@ INLINE int pool_forward_k(const float *x, float *y, int32_t *at, int planes, int
 CLONES static int pool_forward(const float *x, float *y, int32_t *at, int planes, int h, int w, int train) {
 	return train ? pool_forward_k(x, y, at, planes, h, w, 1) : pool_forward_k(x, y, at, planes, h, w, 0);
 }
+
+// relu_forward is reluKernel's Go loop (y = max(x, 0), +0 for -0) for
+// arrays without NaNs; it returns 0, having seen a NaN, for the Go loop
+// to give Go's NaN.
+CLONES static int relu_forward(const float *x, float *y, size_t n) {
+	int nan = 0;
+	for (size_t i = 0; i < n; i++) {
+		float v = x[i];
+		nan |= v != v;
+		y[i] = v > 0 ? v : 0;
+	}
+	return !nan;
+}
 */
 import "C"
 
-// Under cgo the direct convolutions and max-pooling run as C vectors (the
+// Under cgo the direct convolutions, max-pooling and ReLU run as C (the
 // Go loops of conv_plane.go, conv_lanes.go and layers.go say what they
 // compute, and give the same bits).
 
@@ -250,5 +263,11 @@ func poolForward(x, y []float32, at []int32, planes, h, w int, train bool) {
 	}
 	if C.pool_forward((*C.float)(&x[0]), (*C.float)(&y[0]), (*C.int32_t)(&at[0]), C.int(planes), C.int(h), C.int(w), tr) == 0 {
 		poolForwardGo(x, y, at, planes, h, w, train)
+	}
+}
+
+func reluForward(x, y []float32) {
+	if len(x) > 0 && C.relu_forward((*C.float)(&x[0]), (*C.float)(&y[0]), C.size_t(len(x))) == 0 {
+		reluForwardGo(x, y)
 	}
 }

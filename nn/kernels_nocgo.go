@@ -2,7 +2,7 @@
 
 package nn
 
-// Without cgo the direct convolutions and max-pooling run as Go loops.
+// Without cgo the direct convolutions, max-pooling and ReLU run as Go loops.
 
 func planeForward(planes, w, bias, y []float32, chans, batch, oh, ow, pw, outC, zr, vr, k int) {
 	planeForwardGo(planes, w, bias, y, chans, batch, oh, ow, pw, outC, zr, vr, k)
@@ -27,6 +27,8 @@ func lanesWeightGrad(xp, dyt, gw, gb, scratch []float32, chans, batch, oh, ow, p
 func poolForward(x, y []float32, at []int32, planes, h, w int, train bool) {
 	poolForwardGo(x, y, at, planes, h, w, train)
 }
+
+func reluForward(x, y []float32) { reluForwardGo(x, y) }
 
 // kernelWidths has the Go loops' one width, and setKernelWidth does
 // nothing: the Go loops have one blocking.

@@ -385,8 +385,13 @@ func (relu) bind(in shape, _ int) kernel {
 
 type reluKernel struct{ n int }
 
+// forward is reluForward: C under cgo, else reluForwardGo, which defines
+// it.
 func (k reluKernel) forward(_, x, y []float32, s *step) {
-	x, y = x[:k.n*s.batch], y[:k.n*s.batch]
+	reluForward(x[:k.n*s.batch], y[:k.n*s.batch])
+}
+
+func reluForwardGo(x, y []float32) {
 	for i, v := range x {
 		y[i] = max(v, 0)
 	}

@@ -18,10 +18,6 @@ type Model struct {
 	layers  []layer
 	shapes  []shape // shapes[i] is layer i's input, shapes[len(layers)] the logits
 	offsets []int
-	// head is the number of leading layers that compute each sample on its
-	// own, up to and including the flatten after convolutions (0 when the
-	// model has none): evaluation runs them a few samples at a time.
-	head int
 }
 
 // Input describes a data set's samples for NewModel: Shape is [C, H, W]
@@ -141,11 +137,6 @@ func (m *Model) layout() {
 	}
 	m.shapes = append(m.shapes, s)
 	m.offsets = append(m.offsets, m.Params)
-	for i, l := range m.layers {
-		if _, ok := l.(flatten); ok && i > 0 {
-			m.head = i + 1
-		}
-	}
 }
 
 // Init fills p with the initial parameters: PyTorch's defaults
@@ -222,15 +213,10 @@ func newNet(m *Model, maxBatch int) *net {
 // forward runs the layers on acts[0] (or the step's bags) and returns the
 // logits, batch x classes.
 func (n *net) forward(p []float32, s *step) []float32 {
-	n.run(p, s, 0, len(n.kernels))
-	return n.acts[len(n.kernels)][:s.batch*n.m.Classes]
-}
-
-// run runs layers from..to-1, from acts[from] into acts[to].
-func (n *net) run(p []float32, s *step, from, to int) {
-	for i := from; i < to; i++ {
-		n.kernels[i].forward(n.m.param(p, i), n.acts[i], n.acts[i+1], s)
+	for i, k := range n.kernels {
+		k.forward(n.m.param(p, i), n.acts[i], n.acts[i+1], s)
 	}
+	return n.acts[len(n.kernels)][:s.batch*n.m.Classes]
 }
 
 // lossGrad runs forward and backward: it returns the mean softmax
