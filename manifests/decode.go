@@ -68,7 +68,7 @@ type ownForms interface {
 	decodeOwn(d *decoder, key string, n *yaml.Node, path string) (done bool, err error)
 }
 
-// decodeOwn reads table.select's mapping form, {by: PATH, seeds: [...]}.
+// decodeOwn reads table.select's mapping form, {by: PATH, seeds: [...], per: [...]}.
 func (t *Table) decodeOwn(d *decoder, key string, n *yaml.Node, path string) (bool, error) {
 	if key != "select" || n.Kind != yaml.MappingNode {
 		return false, nil
@@ -88,8 +88,13 @@ func (d *decoder) decodeSelection(n *yaml.Node, t *Table, path string) error {
 			err = d.decode(val, reflect.ValueOf(&t.Select).Elem(), p, "a swept path tuned per entry, e.g. lr")
 		case "seeds":
 			err = d.decode(val, reflect.ValueOf(&t.SelectSeeds).Elem(), p, "a list of the swept seeds to tune on, e.g. [1, 2]")
+		case "per":
+			if val.Kind == yaml.ScalarNode { // per: row is per: [row]
+				val = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: val.Line, Column: val.Column, Content: []*yaml.Node{val}}
+			}
+			err = d.decode(val, reflect.ValueOf(&t.SelectPer).Elem(), p, "entry, row, or a list of them, e.g. [row, entry]")
 		default:
-			return d.errorf(k.Line, p, "unknown key %q%s; allowed keys here: by, seeds", k.Value, kinds.DidYouMean(k.Value, []string{"by", "seeds"}))
+			return d.errorf(k.Line, p, "unknown key %q%s; allowed keys here: by, seeds, per", k.Value, kinds.DidYouMean(k.Value, []string{"by", "seeds", "per"}))
 		}
 		if err != nil {
 			return err

@@ -679,8 +679,8 @@ func TestMisspeltEmbeddedNamesGetASuggestion(t *testing.T) {
 	}
 }
 
-// TestSelectOnSeedsOfItsOwn: table.select's mapping form {by, seeds}
-// parses, survives the normalised JSON both ways (the string form writes
+// TestSelectOnSeedsOfItsOwn: table.select's mapping form {by, seeds,
+// per} parses, survives the normalised JSON both ways (the string form writes
 // as before, so tables without seeds keep their hashes), and a seed the
 // sweep lacks, or a list that leaves none to report, is refused naming
 // table.select.seeds.
@@ -719,7 +719,33 @@ table: {rows: [algorithm], value: objective_gap, select: SELECT}
 	if data := CanonicalJSON(plain.Manifest.Table); !strings.Contains(string(data), `"select":"lr"`) {
 		t.Errorf("the string form normalises to %s", data)
 	}
+	for sel, want := range map[string][]string{
+		"{by: lr, per: row}":                         {"row"},
+		"{by: lr, per: [row, entry]}":                {"row", "entry"},
+		"{by: lr, seeds: [1, 2], per: [entry, row]}": {"entry", "row"},
+	} {
+		p, err := Parse("s.yaml", []byte(strings.Replace(src, "SELECT", sel, 1)))
+		if err != nil {
+			t.Fatalf("select %s: %v", sel, err)
+		}
+		tb := p.Manifest.Table
+		if !slices.Equal(tb.SelectPer, want) || tb.Scope() != want[0] {
+			t.Errorf("select %s: per parsed as %v (scope %s)", sel, tb.SelectPer, tb.Scope())
+		}
+		var back Table
+		if err := json.Unmarshal(CanonicalJSON(tb), &back); err != nil || !slices.Equal(back.SelectPer, want) || !slices.Equal(back.SelectSeeds, tb.SelectSeeds) {
+			t.Errorf("select %s: read back %+v %v", sel, back, err)
+		}
+		if p.Hash == plain.Hash || p.Hash == plan.Hash {
+			t.Errorf("select %s has the hash of a table without it", sel)
+		}
+	}
 	for sel, want := range map[string]string{
+		"{by: lr, per: column}":      `"table.select.per": "column" is not a scope`,
+		"{by: lr, per: [row, row]}":  `"row" is listed twice`,
+		"{by: lr, per: []}":          "list the scopes",
+		"{per: row}":                 `"table.select.by"`,
+		"{by: lr, pre: row}":         `unknown key "pre" (did you mean "per"?)`,
 		"{by: lr, seeds: [1, 4]}":    "seed 4 is not swept",
 		"{by: lr, seeds: [1, 2, 3]}": "leaves no swept seed to report",
 		"{by: lr, sedes: [1]}":       `unknown key "sedes" (did you mean "seeds"?)`,

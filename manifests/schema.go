@@ -178,29 +178,59 @@ type Table struct {
 	Value   string   `yaml:"value" json:"value" help:"a column of the final table, e.g. test_acc_mean or objective_gap"`
 	Also    []string `yaml:"also" json:"also,omitempty" help:"a list of more columns of the final table shown in each entry beside value, at the choice value makes, e.g. [consensus_acc]"`
 	Best    string   `yaml:"best" json:"best" help:"max or min: which value is better (default: min for losses, gaps, distances and norms, else max)"`
-	Select  string   `yaml:"select" json:"select,omitempty" help:"a swept path tuned per entry by the value, e.g. lr, or {by: lr, seeds: [1, 2]}: tuned on those seeds, which the entries then leave out"`
+	Select  string   `yaml:"select" json:"select,omitempty" help:"a swept path tuned per entry by the value, e.g. lr, or {by: lr, seeds: [1, 2], per: [row, entry]}: seeds, tuned on those seeds, which the entries then leave out; per, tuned per entry or once per row (by the mean over its columns), the first scope laying out the table and the others shown beside it"`
 	// SelectSeeds are the seeds the select path is tuned on and the
 	// entries leave out (select: {by: PATH, seeds: [...]}); nil: every
 	// seed tunes and is reported (the paper's protocol).
 	SelectSeeds []int `yaml:"-" json:"-"`
-	Digits      int   `yaml:"digits" json:"digits" help:"decimals shown, an integer from 0 to 12 (default 4)"`
+	// SelectPer are the scopes the select path is tuned in (select: {by:
+	// PATH, per: [row, entry]}): "entry", each entry its own choice, or
+	// "row", one choice for the whole row, by the mean over its columns.
+	// The first lays out the table; the others are shown beside it. nil:
+	// per entry.
+	SelectPer []string `yaml:"-" json:"-"`
+	Digits    int      `yaml:"digits" json:"digits" help:"decimals shown, an integer from 0 to 12 (default 4)"`
 	// Labels renames what figures show: a row or column value as the
 	// table prints it, a path, or a figure column.
 	Labels map[string]string `yaml:"labels" json:"labels,omitempty" help:"a mapping from what tables print (a row value such as d-sum(alpha=2,beta=0.9), a path such as partition.alpha, a column such as test_acc_mean) to the label figures show, e.g. {test_acc_mean: test accuracy}"`
 }
 
-// MarshalJSON writes select as {"by": PATH, "seeds": [...]} where the table
-// tunes on seeds of its own, else as the path alone (so that tables
-// without them keep their hashes).
+// Select scopes (Table.SelectPer).
+const (
+	PerEntry = "entry"
+	PerRow   = "row"
+)
+
+// SelectScopes are the scopes select may be tuned in.
+var SelectScopes = []string{PerEntry, PerRow}
+
+// Scope is the scope the table's select path is tuned in: the first of
+// SelectPer, else per entry.
+func (t Table) Scope() string {
+	if len(t.SelectPer) == 0 {
+		return PerEntry
+	}
+	return t.SelectPer[0]
+}
+
+// Scoped is the table tuned in scope alone (one of SelectScopes).
+func (t Table) Scoped(scope string) Table {
+	t.SelectPer = []string{scope}
+	return t
+}
+
+// MarshalJSON writes select as {"by": PATH, "seeds": [...], "per": [...]}
+// where the table tunes on seeds of its own or in a declared scope, else
+// as the path alone (so that tables without them keep their hashes).
 func (t Table) MarshalJSON() ([]byte, error) {
 	type plain Table
-	if len(t.SelectSeeds) == 0 {
+	if len(t.SelectSeeds) == 0 && len(t.SelectPer) == 0 {
 		return json.Marshal(plain(t))
 	}
 	return json.Marshal(struct {
 		plain
 		Select selection `json:"select"`
-	}{plain(t), selection{t.Select, t.SelectSeeds}})
+	}{plain(t), selection{t.Select, t.SelectSeeds, t.SelectPer}})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -222,14 +252,15 @@ func (t *Table) UnmarshalJSON(data []byte) error {
 	}
 	var sel selection
 	err := json.Unmarshal(v.Select, &sel)
-	t.Select, t.SelectSeeds = sel.By, sel.Seeds
+	t.Select, t.SelectSeeds, t.SelectPer = sel.By, sel.Seeds, sel.Per
 	return err
 }
 
 // selection is table.select in its mapping form.
 type selection struct {
-	By    string `json:"by"`
-	Seeds []int  `json:"seeds"`
+	By    string   `json:"by"`
+	Seeds []int    `json:"seeds,omitempty"`
+	Per   []string `json:"per,omitempty"`
 }
 
 // Unplaced lists, in the order given, the swept paths the layout does not
@@ -441,6 +472,20 @@ func (m *Manifest) validate(at func(path string) string) error {
 		}
 		if t.SelectSeeds != nil && len(t.SelectSeeds) == 0 {
 			bad("table.select.seeds", "list the seeds to tune on, e.g. [1, 2]")
+		}
+		if t.SelectPer != nil && t.Select == "" {
+			bad("table.select.by", "name the swept path tuned per row or entry, e.g. lr")
+		}
+		if t.SelectPer != nil && len(t.SelectPer) == 0 {
+			bad("table.select.per", "list the scopes to tune in, e.g. [row, entry]")
+		}
+		for i, per := range t.SelectPer {
+			switch {
+			case !slices.Contains(SelectScopes, per):
+				bad("table.select.per", "%q is not a scope; use entry (each entry its own choice) or row (one choice per row, by the mean over its columns)", per)
+			case slices.Index(t.SelectPer, per) < i:
+				bad("table.select.per", "%q is listed twice; list each scope once", per)
+			}
 		}
 	}
 	if m.Evaluate.Every < 1 {

@@ -312,77 +312,147 @@ func NewGrid(plan *manifests.Plan, spec manifests.Table, finals []Final) (*Grid,
 		}
 	}
 	better := func(a, b float64) bool { return (spec.Best == "min" && a < b) || (spec.Best != "min" && a > b) }
+	// each entry's candidate per choice: nil where a cell has not finished
+	cands := map[*group]map[string]*Entry{}
 	for _, gr := range groups {
 		g.Cells[gr.row][gr.col] = gr.cells
-		best := Entry{Missing: true}
-		unfinished := false // some choice has a cell not finished
+		cands[gr] = map[string]*Entry{}
 		for _, choice := range gr.order {
-			var vals, by []float64 // the value's, and SelectBy's
-			also := make([][]float64, len(spec.Also))
-			diverged, missing := false, false
-			for _, i := range gr.choices[choice] {
-				f := finals[i]
-				if (f.Status != eventlog.Completed && f.Status != eventlog.Diverged) || f.Figures == nil {
-					missing = true
-					break
-				}
-				figure := func(field, name string) (float64, error) {
-					v, ok := f.Figures[name]
-					if !ok {
-						return 0, fmt.Errorf("%w: %s %q is not a figure of the final table; its columns are: %s", ErrBadArgument, field, name, strings.Join(slices.Sorted(maps.Keys(f.Figures)), ", "))
-					}
-					return v, nil
-				}
-				v, err := figure("table.value", spec.Value)
-				if err != nil {
-					return nil, err
-				}
-				b, err := figure("the selection figure", g.SelectBy)
-				if err != nil {
-					return nil, err
-				}
-				if f.Status == eventlog.Diverged || math.IsNaN(v) || math.IsInf(v, 0) {
-					diverged = true
-				}
-				tuning := slices.Contains(spec.SelectSeeds, plan.Cells[i].Config.Seed)
-				if tuning || spec.SelectSeeds == nil {
-					by = append(by, b)
-				}
-				if tuning {
-					continue // a tuning seed: not reported
-				}
-				for k, name := range spec.Also {
-					a, err := figure("table.also", name)
-					if err != nil {
-						return nil, err
-					}
-					also[k] = append(also[k], a)
-				}
-				vals = append(vals, v)
+			e, err := g.candidate(plan, finals, gr.choices[choice], choice)
+			if err != nil {
+				return nil, err
 			}
-			switch {
-			case missing:
-				unfinished = true
-				continue
-			case diverged:
-				if best.Missing {
-					best = Entry{Diverged: true, Select: choice}
+			cands[gr][choice] = e
+		}
+	}
+	// rank orders two choices' candidates of one scope: fewer diverged
+	// entries first, then the better mean of SelectBy's seed means
+	type rank struct {
+		diverged int
+		mean     float64
+	}
+	ahead := func(a, b rank) bool {
+		return a.diverged < b.diverged || (a.diverged == b.diverged && better(a.mean, b.mean))
+	}
+	// choose picks, for entries that share one choice (one, or a row's),
+	// the best choice of which each entry's candidate finished
+	choose := func(scope []*group) {
+		var order []string
+		for _, gr := range scope {
+			for _, choice := range gr.order {
+				if !slices.Contains(order, choice) {
+					order = append(order, choice)
 				}
-				continue
-			}
-			f := statOf(vals)
-			e := Entry{Mean: f.Mean, Std: f.Std, Values: vals, Seeds: len(vals), Select: choice, selectMean: statOf(by).Mean}
-			for _, a := range also {
-				e.Also = append(e.Also, statOf(a))
-			}
-			if best.Missing || best.Diverged || better(e.selectMean, best.selectMean) {
-				best = e
 			}
 		}
-		best.Provisional = unfinished && !best.Missing
-		g.Entries[gr.row][gr.col] = best
+		best, bestRank, found, unfinished := "", rank{}, false, false
+		for _, choice := range order {
+			r, complete := rank{}, true
+			var means []float64
+			for _, gr := range scope {
+				e := cands[gr][choice]
+				switch {
+				case e == nil:
+					complete = false
+				case e.Diverged:
+					r.diverged++
+				default:
+					means = append(means, e.selectMean)
+				}
+			}
+			if !complete {
+				unfinished = true
+				continue
+			}
+			r.mean = math.NaN()
+			if len(means) > 0 {
+				r.mean = statOf(means).Mean
+			}
+			if !found || ahead(r, bestRank) {
+				best, bestRank, found = choice, r, true
+			}
+		}
+		for _, gr := range scope {
+			e := Entry{Missing: true}
+			if found {
+				e = *cands[gr][best]
+				e.Provisional = unfinished
+			}
+			g.Entries[gr.row][gr.col] = e
+		}
+	}
+	if spec.Scope() == manifests.PerRow {
+		rows := make([][]*group, len(g.RowLabels))
+		for _, gr := range groups {
+			rows[gr.row] = append(rows[gr.row], gr)
+		}
+		for _, row := range rows {
+			slices.SortFunc(row, func(a, b *group) int { return a.col - b.col })
+			choose(row)
+		}
+	} else {
+		for _, gr := range groups {
+			choose([]*group{gr})
+		}
 	}
 	return g, nil
+}
+
+// candidate is the entry of cells (one choice's, every seed) when all
+// finished, else nil: Diverged when a seed diverged.
+func (g *Grid) candidate(plan *manifests.Plan, finals []Final, cells []int, choice string) (*Entry, error) {
+	spec := g.Spec
+	var vals, by []float64 // the value's, and SelectBy's
+	also := make([][]float64, len(spec.Also))
+	diverged := false
+	for _, i := range cells {
+		f := finals[i]
+		if (f.Status != eventlog.Completed && f.Status != eventlog.Diverged) || f.Figures == nil {
+			return nil, nil
+		}
+		figure := func(field, name string) (float64, error) {
+			v, ok := f.Figures[name]
+			if !ok {
+				return 0, fmt.Errorf("%w: %s %q is not a figure of the final table; its columns are: %s", ErrBadArgument, field, name, strings.Join(slices.Sorted(maps.Keys(f.Figures)), ", "))
+			}
+			return v, nil
+		}
+		v, err := figure("table.value", spec.Value)
+		if err != nil {
+			return nil, err
+		}
+		b, err := figure("the selection figure", g.SelectBy)
+		if err != nil {
+			return nil, err
+		}
+		if f.Status == eventlog.Diverged || math.IsNaN(v) || math.IsInf(v, 0) {
+			diverged = true
+		}
+		tuning := slices.Contains(spec.SelectSeeds, plan.Cells[i].Config.Seed)
+		if tuning || spec.SelectSeeds == nil {
+			by = append(by, b)
+		}
+		if tuning {
+			continue // a tuning seed: not reported
+		}
+		for k, name := range spec.Also {
+			a, err := figure("table.also", name)
+			if err != nil {
+				return nil, err
+			}
+			also[k] = append(also[k], a)
+		}
+		vals = append(vals, v)
+	}
+	if diverged {
+		return &Entry{Diverged: true, Select: choice}, nil
+	}
+	f := statOf(vals)
+	e := &Entry{Mean: f.Mean, Std: f.Std, Values: vals, Seeds: len(vals), Select: choice, selectMean: statOf(by).Mean}
+	for _, a := range also {
+		e.Also = append(e.Also, statOf(a))
+	}
+	return e, nil
 }
 
 // Best returns the best entry of the whole table and its row and column
@@ -553,17 +623,23 @@ func (g *Grid) Legend() string {
 // selectionNote says how the select path was chosen: "; lr chosen per
 // entry by the max mean" of the value, or of the validation figure.
 func (g *Grid) selectionNote() string {
-	switch {
-	case g.Spec.Select == "":
+	if g.Spec.Select == "" {
 		return ""
-	case g.Spec.SelectSeeds != nil:
-		return fmt.Sprintf("; %s chosen per entry by the %s mean of %s over seeds %s, which the entries leave out (they aggregate the other seeds)",
-			g.Spec.Select, g.Spec.Best, g.SelectBy, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(g.Spec.SelectSeeds)), ", "), "[]"))
-	case g.SelectBy != g.Spec.Value:
-		return fmt.Sprintf("; %s chosen per entry by the %s mean of %s (on the samples each worker holds out, never trained on), not by the figure shown",
-			g.Spec.Select, g.Spec.Best, g.SelectBy)
 	}
-	return fmt.Sprintf("; %s chosen per entry by the %s mean", g.Spec.Select, g.Spec.Best)
+	scope, mean := "per entry", "the "+g.Spec.Best+" mean"
+	if g.Spec.Scope() == manifests.PerRow {
+		scope = "once per row (for all its columns)"
+		mean = "the " + g.Spec.Best + " mean over the row's columns of each entry's mean"
+	}
+	switch {
+	case g.Spec.SelectSeeds != nil:
+		return fmt.Sprintf("; %s chosen %s by %s of %s over seeds %s, which the entries leave out (they aggregate the other seeds)",
+			g.Spec.Select, scope, mean, g.SelectBy, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(g.Spec.SelectSeeds)), ", "), "[]"))
+	case g.SelectBy != g.Spec.Value:
+		return fmt.Sprintf("; %s chosen %s by %s of %s (on the samples each worker holds out, never trained on), not by the figure shown",
+			g.Spec.Select, scope, mean, g.SelectBy)
+	}
+	return fmt.Sprintf("; %s chosen %s by %s", g.Spec.Select, scope, mean)
 }
 
 // Markdown renders the grid as a Markdown table.

@@ -137,6 +137,13 @@ func reportSection(x *report.Exported, out, dir string) (string, error) {
 	if beside, ok := tables["paper"]; ok {
 		fmt.Fprintf(&b, "\n### Beside the paper's\n\n%s", beside)
 	}
+	for _, scope := range grid.Spec.SelectPer[min(1, len(grid.Spec.SelectPer)):] {
+		what := fmt.Sprintf("%s chosen %s", grid.Spec.Select, scopeWords[scope])
+		fmt.Fprintf(&b, "\n### Table with %s (a declared variant: `ump table %.12s --select-per %s`)\n\n%s", what, plan.Hash, scope, tables["grid "+scope])
+		if beside, ok := tables["paper "+scope]; ok {
+			fmt.Fprintf(&b, "\n### Beside the paper's, with %s\n\n%s", what, beside)
+		}
+	}
 	figs, err := x.Curves(grid, report.CurveOptions{X: "round", Y: grid.Spec.Value})
 	if err != nil {
 		return "", err
@@ -164,22 +171,40 @@ func reportSection(x *report.Exported, out, dir string) (string, error) {
 
 // reportTables lays out an exported manifest's table and renders it in
 // Markdown: "grid" as `ump table` prints it and, where the paper publishes
-// a table for the manifest, "paper" beside it (`ump table --paper`).
+// a table for the manifest, "paper" beside it (`ump table --paper`); the
+// same as "grid SCOPE" and "paper SCOPE" for each other scope the table
+// declares (`ump table --select-per SCOPE`).
 func reportTables(x *report.Exported) (*report.Grid, map[string]string, error) {
-	grid, err := x.Grid(report.Layout(&x.Registration.Plan))
+	plan := &x.Registration.Plan
+	layout := report.Layout(plan)
+	grid, err := x.Grid(layout)
 	if err != nil {
 		return nil, nil, err
 	}
-	tables := map[string]string{"grid": grid.Markdown()}
 	published, err := report.ParsePublished(manifests.Published)
 	if err != nil {
 		return nil, nil, err
 	}
-	if t := published.Table(x.Registration.Plan.Manifest.Name); t != nil {
-		tables["paper"] = published.ComparePaper(&x.Registration.Plan, grid, t).Markdown()
+	paper := published.Table(plan.Manifest.Name)
+	tables := map[string]string{}
+	for i, scope := range append([]string{""}, layout.SelectPer[min(1, len(layout.SelectPer)):]...) {
+		g, key := grid, ""
+		if i > 0 {
+			if g, err = x.Grid(layout.Scoped(scope)); err != nil {
+				return nil, nil, err
+			}
+			key = " " + scope
+		}
+		tables["grid"+key] = g.Markdown()
+		if paper != nil {
+			tables["paper"+key] = published.ComparePaper(plan, g, paper).Markdown()
+		}
 	}
 	return grid, tables, nil
 }
+
+// scopeWords say how a select scope tunes.
+var scopeWords = map[string]string{manifests.PerEntry: "per entry", manifests.PerRow: "once per row"}
 
 // checkReportDir refuses an --out that is empty, a file, or a directory of
 // Go source (run from ump's own tree, `--out report` would write into the

@@ -20,13 +20,15 @@ func tableCommand() *cli.Command {
 		Usage:     "print a manifest's results as a paper-style table (Markdown, LaTeX or CSV)",
 		ArgsUsage: "HASH",
 		Description: "The manifest's table block chooses rows, columns, the value, which value is best and\n" +
-			"the path tuned per entry (select: lr); seeds are aggregated as mean ± std. Without a\n" +
+			"the path tuned per entry (select: lr) or once per row ({by: lr, per: row}); seeds are\n" +
+			"aggregated as mean ± std. Without a\n" +
 			"block: a row per swept setting, lr tuned when swept, test_acc_mean (objective_gap for\n" +
 			"the quadratic task). Diverged entries show *, entries not run yet –. --value picks\n" +
 			"another column of the final table (e.g. consensus_acc, the averaged model's accuracy,\n" +
 			"beside test_acc_mean, the local models' mean) without editing the manifest.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "value", Usage: "the final table's `COLUMN` to show and tune by, instead of the layout's value"},
+			&cli.StringFlag{Name: "select-per", Usage: "tune the layout's select path in `SCOPE` instead of its first: entry (each entry its own choice) or row (one choice per row, by the mean over its columns)"},
 			&cli.BoolFlag{Name: "latex", Usage: "booktabs LaTeX, the best entry of each column in bold"},
 			&cli.BoolFlag{Name: "csv", Usage: "one CSV row per entry"},
 			&cli.BoolFlag{Name: "ci", Usage: "show each entry's 95% interval of the mean over seeds in place of ± std (Student's t up to 5 seeds, a percentile bootstrap beyond)"},
@@ -44,7 +46,10 @@ func tableCommand() *cli.Command {
 			if c.Bool("paper") && (c.Bool("ci") || c.String("compare") != "") {
 				return badInput{fmt.Errorf("--paper shows each entry's interval beside the paper's; it does not take --ci or --compare (run ump table again with those)")}
 			}
-			return runTable(c.Context, globalsOf(c), hash, tableOptions{value: c.String("value"), latex: c.Bool("latex"), csv: c.Bool("csv"),
+			if per := c.String("select-per"); per != "" && !slices.Contains(manifests.SelectScopes, per) {
+				return badInput{fmt.Errorf("--select-per %q: use entry (each entry its own choice) or row (one choice per row, by the mean over its columns)", per)}
+			}
+			return runTable(c.Context, globalsOf(c), hash, tableOptions{value: c.String("value"), selectPer: c.String("select-per"), latex: c.Bool("latex"), csv: c.Bool("csv"),
 				ci: c.Bool("ci"), compare: c.String("compare"), paper: c.Bool("paper")}, c.App.Writer)
 		},
 	}
@@ -52,8 +57,8 @@ func tableCommand() *cli.Command {
 
 // tableOptions are ump table's flags.
 type tableOptions struct {
-	value, compare        string
-	latex, csv, ci, paper bool
+	value, selectPer, compare string
+	latex, csv, ci, paper     bool
 }
 
 func runTable(ctx context.Context, g globals, hash string, o tableOptions, w io.Writer) error {
@@ -71,6 +76,12 @@ func runTable(ctx context.Context, g globals, hash string, o tableOptions, w io.
 	if o.value != "" {
 		t.Value, t.Best = o.value, manifests.BestFor(o.value)
 		t.Also = slices.DeleteFunc(slices.Clone(t.Also), func(a string) bool { return a == o.value })
+	}
+	if o.selectPer != "" {
+		if t.Select == "" {
+			return badInput{fmt.Errorf("--select-per %s: the table of %.12s tunes no path (table.select)", o.selectPer, rep.Plan.Hash)}
+		}
+		t = t.Scoped(o.selectPer)
 	}
 	grid, err := store.Source().Grid(ctx, rep, t)
 	if err != nil && o.value != "" {

@@ -141,6 +141,25 @@ func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
 	}
 }
 
+// TestReportShowsEveryDeclaredScope: a table tuned once per row with the
+// per-entry variant declared shows the per-row table, then the variant as
+// ump table --select-per entry prints it.
+func TestReportShowsEveryDeclaredScope(t *testing.T) {
+	store := t.TempDir()
+	m := strings.Replace(tableManifest, "select: lr}", "select: {by: lr, per: [row, entry]}}", 1)
+	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", m)))
+	out := filepath.Join(t.TempDir(), "report")
+	if r := ump(t, store, "report", hash[:12], "--out", out); r.code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+	}
+	doc, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	row, entry := ump(t, store, "table", hash[:12]), ump(t, store, "table", hash[:12], "--select-per", "entry")
+	want := "### Table\n\n" + row.stdout + "\n### Table with lr chosen per entry (a declared variant: `ump table " + hash[:12] + " --select-per entry`)\n\n" + entry.stdout
+	if !strings.Contains(row.stdout, "once per row") || !strings.Contains(string(doc), want) {
+		t.Errorf("report.md does not show the per-row table and then the per-entry variant:\n%s\nwant:\n%s", doc, want)
+	}
+}
+
 // TestReportRefusesAMalformedFinalTable: a final.parquet without its
 // status column, with an integer one, a status no cell has, a cell's
 // second row, or a completed cell without its figure is bad input (exit

@@ -85,6 +85,35 @@ func TestTableAggregatesSeedsAndTunesLR(t *testing.T) {
 			}
 		}
 	}
+	// --select-per row: one lr per row, the best mean over the row's
+	// columns of the entries' means.
+	row := ump(t, store, "table", "--select-per", "row", hash[:8])
+	if row.code != 0 || !strings.Contains(row.stdout, "lr chosen once per row") {
+		t.Errorf("table --select-per row: exit %d\n%s%s", row.code, row.stdout, row.stderr)
+	}
+	for _, alg := range []string{"d-sum(alpha=2,beta=0.9)", "d-sum(alpha=0,beta=0.9)"} {
+		bestLR, best := "", math.Inf(1)
+		for _, lr := range []string{"0.02", "0.05", "5"} {
+			ring, full := vals[key{alg, "ring", lr}], vals[key{alg, "full", lr}]
+			if len(ring) != 3 || len(full) != 3 {
+				continue
+			}
+			mr, _ := meanStd3(ring)
+			mf, _ := meanStd3(full)
+			if (mr+mf)/2 < best {
+				bestLR, best = lr, (mr+mf)/2
+			}
+		}
+		for _, topo := range []string{"ring", "full"} {
+			mean, std := meanStd3(vals[key{alg, topo, bestLR}])
+			if want := fmt.Sprintf("%.4f ± %.4f (lr=%s)", mean, std, bestLR); !strings.Contains(strings.ReplaceAll(row.stdout, "**", ""), want) {
+				t.Errorf("table --select-per row: want %q for %s on %s in\n%s", want, alg, topo, row.stdout)
+			}
+		}
+	}
+	if r := ump(t, store, "table", "--select-per", "column", hash[:8]); r.code != 2 || !strings.Contains(r.stderr, "--select-per \"column\": use entry") {
+		t.Errorf("table --select-per column: exit %d, %q; want exit 2", r.code, r.stderr)
+	}
 	if !strings.Contains(md.stdout, "| algorithm | topology.kind=ring | topology.kind=full |") || !strings.Contains(md.stdout, "**") {
 		t.Errorf("header or bold best missing:\n%s", md.stdout)
 	}
