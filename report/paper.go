@@ -27,11 +27,14 @@ type Published struct {
 // manifest named Manifest (and its Variants: the same table under another
 // protocol) by its row and column labels.
 type PublishedTable struct {
-	Manifest string         `yaml:"manifest"`
-	Variants []string       `yaml:"variants"`
-	Paper    string         `yaml:"paper"`
-	Columns  []string       `yaml:"columns"`
-	Rows     []PublishedRow `yaml:"rows"`
+	Manifest string   `yaml:"manifest"`
+	Variants []string `yaml:"variants"`
+	Paper    string   `yaml:"paper"`
+	// Drawn: the paper draws the results as a figure and prints no
+	// numbers; its rows have no values, and claims are decided on ours.
+	Drawn   bool           `yaml:"drawn"`
+	Columns []string       `yaml:"columns"`
+	Rows    []PublishedRow `yaml:"rows"`
 }
 
 // PublishedRow is a row of a published table: the manifest's row label,
@@ -43,15 +46,23 @@ type PublishedRow struct {
 }
 
 // Claim is a statement of the paper that a table's entries decide
-// (exactly one of Order, Rises and Best).
+// (exactly one kind: Order, ColumnOrder, Rises, Falls, Widens, Best or
+// Worst), from the paper's LaTeX source at Line, where Quote stands.
 type Claim struct {
-	Claim   string            `yaml:"claim"`
-	Tables  []string          `yaml:"tables"`
-	Order   []group           `yaml:"order"`
-	Strict  bool              `yaml:"strict"`
-	Columns []string          `yaml:"columns"`
-	Rises   bool              `yaml:"rises"`
-	Best    map[string]string `yaml:"best"`
+	Claim       string            `yaml:"claim"`
+	Line        int               `yaml:"line"`
+	Quote       string            `yaml:"quote"`
+	Tables      []string          `yaml:"tables"`
+	Order       []group           `yaml:"order"`
+	ColumnOrder []group           `yaml:"column_order"`
+	Strict      bool              `yaml:"strict"`
+	Columns     []string          `yaml:"columns"`
+	Rows        []string          `yaml:"rows"`
+	Rises       bool              `yaml:"rises"`
+	Falls       bool              `yaml:"falls"`
+	Widens      []string          `yaml:"widens"`
+	Best        map[string]string `yaml:"best"`
+	Worst       map[string]string `yaml:"worst"`
 }
 
 // group is one step of a claim's order: a row name or a list of them.
@@ -86,7 +97,10 @@ func ParsePublished(data []byte) (*Published, error) {
 	}
 	for _, t := range p.Tables {
 		for _, r := range t.Rows {
-			if len(r.Values) != len(t.Columns) {
+			if t.Drawn && len(r.Values) > 0 {
+				return nil, fmt.Errorf("published results: %s, row %s: a drawn table has no values", t.Manifest, r.Name)
+			}
+			if !t.Drawn && len(r.Values) != len(t.Columns) {
 				return nil, fmt.Errorf("published results: %s, row %s: %d values for %d columns", t.Manifest, r.Name, len(r.Values), len(t.Columns))
 			}
 			for _, v := range r.Values {
@@ -98,20 +112,23 @@ func ParsePublished(data []byte) (*Published, error) {
 	}
 	for _, c := range p.Claims {
 		kinds := 0
-		for _, set := range []bool{len(c.Order) > 0, c.Rises, len(c.Best) > 0} {
+		for _, set := range []bool{len(c.Order) > 0, len(c.ColumnOrder) > 0, c.Rises, c.Falls, len(c.Widens) > 0, len(c.Best) > 0, len(c.Worst) > 0} {
 			if set {
 				kinds++
 			}
 		}
 		if kinds != 1 {
-			return nil, fmt.Errorf("published results: claim %q: give exactly one of order, rises and best", c.Claim)
+			return nil, fmt.Errorf("published results: claim %q: give exactly one of order, column_order, rises, falls, widens, best and worst", c.Claim)
+		}
+		if len(c.Widens) > 0 && len(c.Widens) != 2 {
+			return nil, fmt.Errorf("published results: claim %q: widens names two rows, the one ahead and the one behind", c.Claim)
 		}
 		for _, name := range c.Tables {
 			t := p.Table(name)
 			if t == nil {
 				return nil, fmt.Errorf("published results: claim %q: no table %s", c.Claim, name)
 			}
-			names := slices.Sorted(maps.Keys(c.Best))
+			names := slices.Concat(slices.Sorted(maps.Keys(c.Best)), slices.Sorted(maps.Keys(c.Worst)), c.Rows, c.Widens)
 			for _, g := range c.Order {
 				names = append(names, g...)
 			}
@@ -120,7 +137,11 @@ func ParsePublished(data []byte) (*Published, error) {
 					return nil, fmt.Errorf("published results: claim %q: %s has no row %s", c.Claim, name, n)
 				}
 			}
-			for _, col := range slices.Concat(c.Columns, slices.Collect(maps.Values(c.Best))) {
+			cols := slices.Concat(c.Columns, slices.Collect(maps.Values(c.Best)), slices.Collect(maps.Values(c.Worst)))
+			for _, g := range c.ColumnOrder {
+				cols = append(cols, g...)
+			}
+			for _, col := range cols {
 				if !slices.Contains(t.Columns, col) {
 					return nil, fmt.Errorf("published results: claim %q: %s has no column %s", c.Claim, name, col)
 				}
@@ -209,7 +230,7 @@ type PaperEntry struct {
 
 // comparable reports whether both sides are numbers.
 func (e PaperEntry) comparable() bool {
-	return !e.Ours.Missing && !e.Ours.Diverged && !e.Paper.Diverged
+	return !e.Ours.Missing && !e.Ours.Diverged && e.Paper.Printed != "" && !e.Paper.Diverged
 }
 
 // Tau is the rank agreement of a column: Kendall's tau-b between our
@@ -248,9 +269,11 @@ func (p *Published) ComparePaper(plan *manifests.Plan, g *Grid, t *PublishedTabl
 	for _, row := range t.Rows {
 		r := labelIndex(g.RowLabels, row.Row)
 		var entries []PaperEntry
-		for c, printed := range row.Values {
+		for c := range t.Columns {
 			e := PaperEntry{Ours: Entry{Missing: true}}
-			e.Paper, _ = p.read(printed) // checked by ParsePublished
+			if !t.Drawn {
+				e.Paper, _ = p.read(row.Values[c]) // checked by ParsePublished
+			}
 			if gc := labelIndex(g.ColLabels, t.Columns[c]); r >= 0 && gc >= 0 {
 				e.Ours = g.Entries[r][gc]
 			}
@@ -299,7 +322,11 @@ func (p *Published) ComparePaper(plan *manifests.Plan, g *Grid, t *PublishedTabl
 			}
 			return math.Inf(-1), true
 		}
-		pc.Claims = append(pc.Claims, Verdict{Claim: c, Ours: pc.decide(c, ours), Paper: pc.decide(c, paper)})
+		v := Verdict{Claim: c, Ours: pc.decide(c, ours), Paper: "no numbers (the paper draws this as a figure)"}
+		if !t.Drawn {
+			v.Paper = pc.decide(c, paper)
+		}
+		pc.Claims = append(pc.Claims, v)
 	}
 	return pc
 }
@@ -328,6 +355,18 @@ func (pc *PaperComparison) decide(c *Claim, value func(r, col int) (float64, boo
 			columns = append(columns, col)
 		}
 	}
+	rows := make([]int, 0, len(t.Rows))
+	for r, row := range t.Rows {
+		if len(c.Rows) == 0 || slices.Contains(c.Rows, row.Name) {
+			rows = append(rows, r)
+		}
+	}
+	showGap := func(v float64) string {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return "n/a (a side diverged)"
+		}
+		return fmt.Sprintf("%+.2f", v)
+	}
 	var failure string
 	fail := func(s string) {
 		if failure == "" {
@@ -349,32 +388,64 @@ func (pc *PaperComparison) decide(c *Claim, value func(r, col int) (float64, boo
 				}
 			}
 		}
-	case c.Rises:
-		for r, row := range t.Rows {
-			for k := 0; k+1 < len(columns); k++ {
-				a, aok := get(r, columns[k])
-				b, bok := get(r, columns[k+1])
-				if aok && bok && b <= a {
-					fail(fmt.Sprintf("%s: %s %s, %s %s", row.Name, pc.Grid.columnName(t.Columns[columns[k]]), show(a), pc.Grid.columnName(t.Columns[columns[k+1]]), show(b)))
+	case len(c.ColumnOrder) > 0:
+		for _, r := range rows {
+			for k := 0; k+1 < len(c.ColumnOrder); k++ {
+				for _, above := range c.ColumnOrder[k] {
+					for _, below := range c.ColumnOrder[k+1] {
+						a, aok := get(r, slices.Index(t.Columns, above))
+						b, bok := get(r, slices.Index(t.Columns, below))
+						if aok && bok && (a < b || c.Strict && a == b) {
+							fail(fmt.Sprintf("%s: %s %s, %s %s", t.Rows[r].Name, pc.Grid.columnName(above), show(a), pc.Grid.columnName(below), show(b)))
+						}
+					}
 				}
 			}
 		}
+	case c.Rises || c.Falls:
+		for _, r := range rows {
+			for k := 0; k+1 < len(columns); k++ {
+				a, aok := get(r, columns[k])
+				b, bok := get(r, columns[k+1])
+				if aok && bok && (c.Rises && b <= a || c.Falls && b > a) {
+					fail(fmt.Sprintf("%s: %s %s, %s %s", t.Rows[r].Name, pc.Grid.columnName(t.Columns[columns[k]]), show(a), pc.Grid.columnName(t.Columns[columns[k+1]]), show(b)))
+				}
+			}
+		}
+	case len(c.Widens) > 0:
+		ahead, behind := t.rowNamed(c.Widens[0]), t.rowNamed(c.Widens[1])
+		gap := func(col int) (float64, bool) {
+			a, aok := get(ahead, col)
+			b, bok := get(behind, col)
+			return a - b, aok && bok // ±Inf where a side diverged, NaN where both did
+		}
+		for k := 0; k+1 < len(columns); k++ {
+			a, aok := gap(columns[k])
+			b, bok := gap(columns[k+1])
+			if aok && bok && !math.IsNaN(a) && !math.IsNaN(b) && !(b > a) {
+				fail(fmt.Sprintf("%s − %s: %s %s, %s %s", c.Widens[0], c.Widens[1], pc.Grid.columnName(t.Columns[columns[k]]), showGap(a), pc.Grid.columnName(t.Columns[columns[k+1]]), showGap(b)))
+			}
+		}
 	default:
-		for _, name := range slices.Sorted(maps.Keys(c.Best)) {
-			r, want := t.rowNamed(name), c.Best[name]
+		extreme, word, sign := c.Best, "highest", 1.0
+		if len(c.Worst) > 0 {
+			extreme, word, sign = c.Worst, "lowest", -1
+		}
+		for _, name := range slices.Sorted(maps.Keys(extreme)) {
+			r, want := t.rowNamed(name), extreme[name]
 			best, at := math.Inf(-1), []string{}
 			for _, col := range columns {
 				v, ok := get(r, col)
 				switch {
 				case !ok:
-				case v > best:
-					best, at = v, []string{t.Columns[col]}
-				case v == best:
+				case sign*v > best:
+					best, at = sign*v, []string{t.Columns[col]}
+				case sign*v == best:
 					at = append(at, t.Columns[col])
 				}
 			}
 			if len(missing) == 0 && !slices.Contains(at, want) {
-				fail(fmt.Sprintf("%s is highest at %s (%s), not at %s", name, pc.Grid.columnName(strings.Join(at, ", ")), show(best), want))
+				fail(fmt.Sprintf("%s is %s at %s (%s), not at %s", name, word, pc.Grid.columnName(strings.Join(at, ", ")), show(sign*best), want))
 			}
 		}
 	}
@@ -415,6 +486,9 @@ func (pc *PaperComparison) text(e PaperEntry, pm string) string {
 		ours += " †"
 	}
 	paper := strings.ReplaceAll(e.Paper.Printed, "±", pm)
+	if pc.Paper.Drawn {
+		return ours
+	}
 	if !e.comparable() {
 		return ours + " · " + paper
 	}
@@ -435,14 +509,22 @@ func (pc *PaperComparison) legend() []string {
 	if note := provisionalNote(pc.Departures); note != "" {
 		lines = append(lines, note)
 	}
-	lines = append(lines, fmt.Sprintf("%s: ours (%s × 100 of the final round, mean ± std over seeds [95%% interval of the mean, Student's t]; n/a: one seed) · the paper's (%s, as printed) · ours − the paper's · whether the paper's mean lies inside our interval. * diverged, – not run, † provisional.",
-		pc.Paper.Paper, g.Spec.Value, pc.Paper.Paper))
-	switch {
-	case g.Spec.Select == "":
-	case g.SelectBy != g.Spec.Value:
-		lines = append(lines, fmt.Sprintf("%s chosen per entry by the %s mean of %s, on the samples each worker holds out (never trained on), not by the test figure shown.", g.Spec.Select, g.Spec.Best, g.SelectBy))
-	default:
-		lines = append(lines, fmt.Sprintf("%s chosen per entry by the %s mean of the same seeds (the paper's protocol).", g.Spec.Select, g.Spec.Best))
+	if pc.Paper.Drawn {
+		lines = append(lines, fmt.Sprintf("%s: ours (%s × 100 of the final round, mean ± std over seeds [95%% interval of the mean, Student's t]; n/a: one seed); the paper draws these results as a figure and prints no numbers. * diverged, – not run, † provisional.",
+			pc.Paper.Paper, g.Spec.Value))
+	} else {
+		lines = append(lines, fmt.Sprintf("%s: ours (%s × 100 of the final round, mean ± std over seeds [95%% interval of the mean, Student's t]; n/a: one seed) · the paper's (%s, as printed) · ours − the paper's · whether the paper's mean lies inside our interval. * diverged, – not run, † provisional.",
+			pc.Paper.Paper, g.Spec.Value, pc.Paper.Paper))
+	}
+	if g.Spec.Select != "" {
+		protocol := " (the paper's protocol: one learning rate per algorithm and data set)"
+		switch {
+		case g.SelectBy != g.Spec.Value:
+			protocol = " (the paper tunes on the test figure, one learning rate per algorithm and data set)"
+		case g.Spec.Scope() == manifests.PerEntry:
+			protocol = " (not the paper's protocol, which tunes one learning rate per algorithm and data set)"
+		}
+		lines = append(lines, strings.TrimPrefix(g.selectionNote(), "; ")+protocol+".")
 	}
 	var others []string
 	for r, l := range g.RowLabels {

@@ -61,7 +61,9 @@ func TestPublishedMatchesThePaper(t *testing.T) {
 	var transcribed [][]string
 	for _, tb := range p.Tables {
 		for _, r := range tb.Rows {
-			transcribed = append(transcribed, r.Values)
+			if !tb.Drawn {
+				transcribed = append(transcribed, r.Values)
+			}
 		}
 	}
 	if len(printed) != 28 || len(transcribed) != len(printed) {
@@ -75,6 +77,16 @@ func TestPublishedMatchesThePaper(t *testing.T) {
 	for r := range p.Readings {
 		if !strings.Contains(src, r) {
 			t.Errorf("readings: the paper never prints %q", r)
+		}
+	}
+	lines := strings.Split(src, "\n")
+	for _, c := range p.Claims {
+		switch {
+		case c.Line == 0 && c.Quote == "":
+		case c.Line < 1 || c.Line > len(lines):
+			t.Errorf("claim %q: line %d is not a line of the paper's source", c.Claim, c.Line)
+		case c.Quote == "" || !strings.Contains(lines[c.Line-1], c.Quote):
+			t.Errorf("claim %q: line %d of the paper's source does not say %q:\n%s", c.Claim, c.Line, c.Quote, lines[c.Line-1])
 		}
 	}
 }
@@ -200,6 +212,87 @@ claims:
 	if !strings.Contains(md, "Provisional: this run departs from the paper's protocol (5 rounds (the manifest's 100))") ||
 		strings.Count(md, "(provisional)") != len(pc.Claims) {
 		t.Errorf("a comparison on a departing run does not say it is provisional, at the top and at each claim:\n%s", md)
+	}
+}
+
+// TestClaimKindsOfTheFiguresAreDecided decides worst, column_order, falls
+// and widens on the toy table of TestClaimsAreDecided, on ours and on the
+// paper's numbers, and a claim on a drawn table on ours alone.
+func TestClaimKindsOfTheFiguresAreDecided(t *testing.T) {
+	p, err := ParsePublished([]byte(`
+tables:
+  - manifest: toy
+    paper: Toy
+    columns: ["0.1", "1", "10"]
+    rows:
+      - {row: "a(x=1)", name: A, values: ["50.0 ± 1.0", "60.0 ± 1.0", "70.0 ± 1.0"]}
+      - {row: "b(x=1)", name: B, values: ["40.0 ± 1.0", "61.0 ± 1.0", "*"]}
+      - {row: "c(x=1)", name: C, values: ["50.0 ± 1.0", "60.0 ± 1.0", "60.0 ± 1.0"]}
+  - manifest: drawn
+    paper: Figure D
+    drawn: true
+    columns: ["0.1", "1", "10"]
+    rows:
+      - {row: "b(x=1)", name: B}
+      - {row: "c(x=1)", name: C}
+claims:
+  - {claim: C worst at 0.1, tables: [toy], worst: {C: "0.1"}}
+  - {claim: B worst at 0.1, tables: [toy], worst: {B: "0.1"}}
+  - {claim: C higher at 1 and 10 than at 0.1, tables: [toy], column_order: [["1", "10"], "0.1"], rows: [C]}
+  - {claim: all higher at 1 and 10 than at 0.1, tables: [toy], column_order: [["1", "10"], "0.1"]}
+  - {claim: B falls, tables: [toy], falls: true, rows: [B]}
+  - {claim: B falls from 1, tables: [toy], falls: true, rows: [B], columns: ["1", "10"]}
+  - {claim: C's lead over A widens, tables: [toy], widens: [C, A]}
+  - {claim: C's lead over B widens, tables: [toy], widens: [C, B]}
+  - {claim: C over B, tables: [drawn], order: [C, B], columns: ["1", "10"]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := func(mean float64) Entry { return Entry{Mean: mean, Std: 0.01, Seeds: 3} }
+	g := &Grid{
+		Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"},
+		RowLabels: [][]string{{"b(x=1)"}, {"a(x=1)"}, {"c(x=1)"}},
+		ColLabels: [][]string{{"0.1"}, {"1"}, {"10"}},
+		Entries: [][]Entry{
+			{e(0.45), e(0.58), {Diverged: true}},
+			{e(0.40), e(0.62), {Missing: true}},
+			{e(0.35), e(0.61), e(0.62)},
+		},
+	}
+	want := []struct{ ours, paper string }{
+		{"holds", "holds"},
+		{"fails (B is lowest at partition.alpha=10 (*), not at 0.1)", "fails (B is lowest at partition.alpha=10 (*), not at 0.1)"},
+		{"holds", "holds"},
+		{"fails (B: partition.alpha=10 *, partition.alpha=0.1 45.00)", "fails (B: partition.alpha=10 *, partition.alpha=0.1 40.00)"},
+		{"fails (B: partition.alpha=0.1 45.00, partition.alpha=1 58.00)", "fails (B: partition.alpha=0.1 40.00, partition.alpha=1 61.00)"},
+		{"holds", "holds"},
+		{"not run (1 entries missing, e.g. A at partition.alpha=10)", "fails (C − A: partition.alpha=0.1 +0.00, partition.alpha=1 +0.00)"},
+		{"holds", "fails (C − B: partition.alpha=0.1 +10.00, partition.alpha=1 -1.00)"},
+	}
+	pc := p.ComparePaper(nil, g, p.Table("toy"))
+	if len(pc.Claims) != len(want) {
+		t.Fatalf("%d claims decided, want %d", len(pc.Claims), len(want))
+	}
+	for i, v := range pc.Claims {
+		if v.Ours != want[i].ours || v.Paper != want[i].paper {
+			t.Errorf("claim %q: ours %q, paper %q; want %q, %q", v.Claim.Claim, v.Ours, v.Paper, want[i].ours, want[i].paper)
+		}
+	}
+	drawn := p.ComparePaper(nil, g, p.Table("drawn"))
+	if v := drawn.Claims[0]; v.Ours != "holds" || v.Paper != "no numbers (the paper draws this as a figure)" {
+		t.Errorf("a claim on a drawn table: ours %q, paper %q", v.Ours, v.Paper)
+	}
+	if md := drawn.Markdown(); !strings.Contains(md, "| C | 35.00 ± 1.00 [") || strings.Contains(md, " · ") || !strings.Contains(md, "prints no numbers") {
+		t.Errorf("a drawn table's comparison shows more than ours:\n%s", md)
+	}
+	for _, bad := range []string{
+		"tables: [{manifest: d, paper: D, drawn: true, columns: [\"1\"], rows: [{row: a, name: A, values: [\"1\"]}]}]",
+		"tables: [{manifest: d, paper: D, columns: [\"1\"], rows: [{row: a, name: A, values: [\"1\"]}]}]\nclaims: [{claim: c, tables: [d], widens: [A]}]",
+	} {
+		if _, err := ParsePublished([]byte(bad)); err == nil {
+			t.Errorf("accepted: %s", bad)
+		}
 	}
 }
 
