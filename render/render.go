@@ -136,6 +136,9 @@ func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
 // with diverged seeds are clipped to the healthy curves' range
 // (clipDiverged), and on a log axis exact zeros sit at its floor.
 func Figure(f *report.Figure, path string) error {
+	if len(f.Categories) > 0 {
+		return sweepFigure(f, path)
+	}
 	given := f
 	f = clipDiverged(f)
 	p := plot.New()
@@ -220,6 +223,75 @@ func Figure(f *report.Figure, path string) error {
 	bracket(&p.X)
 	r := legend.Rectangle(draw.Canvas{})
 	return saveBeside(p, 6*vg.Inch, 4*vg.Inch, r.Max.X-r.Min.X+vg.Points(18), legend.Draw, path)
+}
+
+// sweepFigure draws a figure of entries against a swept parameter
+// (report.Grid.SweepFigure): per series a line through the means with a
+// marker at each, ± one standard deviation as error bars, the x axis the
+// categories evenly spaced, the legend beside the axes.
+func sweepFigure(f *report.Figure, path string) error {
+	p := plot.New()
+	p.Title.Text = f.Title
+	p.X.Label.Text, p.Y.Label.Text = f.X, f.Y
+	p.Add(plotter.NewGrid())
+	var ticks []plot.Tick
+	for i, c := range f.Categories {
+		ticks = append(ticks, plot.Tick{Value: float64(i), Label: c})
+	}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.ConstantTicks(ticks), denseTicks{}
+	p.X.Min, p.X.Max = -0.3, float64(len(f.Categories)-1)+0.3
+	legend := plot.NewLegend()
+	legend.Top, legend.Left = true, true
+	shapes := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.PyramidGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}}
+	for i, sr := range f.Series {
+		var pts errorPoints
+		for k := range sr.X {
+			if m := sr.Mean[k]; !math.IsNaN(m) && !math.IsInf(m, 0) {
+				pts = append(pts, errorPoint{x: sr.X[k], y: m, err: sr.Std[k]})
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		col := rgb(report.SeriesColour(i))
+		l, s, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return err
+		}
+		l.Color, l.Width = col, vg.Points(1.5)
+		if report.SeriesDashed(i) {
+			l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
+		}
+		s.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(3), Shape: shapes[i%len(shapes)]}
+		bars, err := plotter.NewYErrorBars(pts)
+		if err != nil {
+			return err
+		}
+		bars.Color, bars.Width, bars.CapWidth = col, vg.Points(1), vg.Points(6)
+		p.Add(bars, l, s)
+		label := sr.Label
+		if sr.Select != "" {
+			label += ", " + sr.Select
+		}
+		if sr.Seeds > 1 {
+			label += fmt.Sprintf(" (%d seeds, ± 1 std)", sr.Seeds)
+		}
+		legend.Add(label, l, s)
+	}
+	bracket(&p.Y)
+	r := legend.Rectangle(draw.Canvas{})
+	return saveBeside(p, 6*vg.Inch, 4*vg.Inch, r.Max.X-r.Min.X+vg.Points(18), legend.Draw, path)
+}
+
+// errorPoint is a mean and its error bar's half-height; errorPoints are
+// what plotter's lines, scatters and error bars read.
+type errorPoint struct{ x, y, err float64 }
+type errorPoints []errorPoint
+
+func (e errorPoints) Len() int                    { return len(e) }
+func (e errorPoints) XY(i int) (float64, float64) { return e[i].x, e[i].y }
+func (e errorPoints) YError(i int) (float64, float64) {
+	return e[i].err, e[i].err
 }
 
 // spansDecades reports whether the figure's means are all positive and

@@ -34,6 +34,10 @@ type Figure struct {
 	Title  string
 	X, Y   string // axis titles
 	Series []Series
+	// Categories, where set, name the x positions 0, 1, ...: a figure of
+	// entries against a swept parameter (Grid.SweepFigure), drawn with
+	// markers and error bars instead of bands.
+	Categories []string
 }
 
 // axisTitles are the figures' default axis titles of rounds-table columns
@@ -160,21 +164,19 @@ func (s Source) Curves(ctx context.Context, rep *Report, spec manifests.Table, o
 // training finished and whether it diverged.
 type roundsFunc func(i int) (t *artifacts.Table, done, diverged bool, err error)
 
-// curves builds the figures of a grid from its cells' rounds (Curves);
-// furthestOf picks the choice a live figure shows for an entry none of
-// whose choices has finished (CurveOptions.Live).
-func curves(plan *manifests.Plan, grid *Grid, spec manifests.Table, o CurveOptions, furthestOf func(cells []int) string, rounds roundsFunc) ([]Figure, error) {
-	// Row labels: the layout's, or the kind labels without what all rows share.
-	rows := make([]string, len(grid.RowLabels))
-	for k := range spec.Rows {
+// seriesLabels are the rows' names in figures: the layout's labels, or
+// the kind labels without what all rows share.
+func (g *Grid) seriesLabels() []string {
+	rows := make([]string, len(g.RowLabels))
+	for k := range g.Spec.Rows {
 		values := make([]string, len(rows))
 		for r := range rows {
-			values[r] = grid.RowLabels[r][k]
+			values[r] = g.RowLabels[r][k]
 		}
 		short := shorten(slices.Clone(values))
 		for r := range rows {
 			part := short[r]
-			if l, ok := spec.Labels[values[r]]; ok {
+			if l, ok := g.Spec.Labels[values[r]]; ok {
 				part = l
 			}
 			if part == "" { // every row shares it: nothing to tell apart
@@ -183,6 +185,14 @@ func curves(plan *manifests.Plan, grid *Grid, spec manifests.Table, o CurveOptio
 			rows[r] = strings.TrimPrefix(rows[r]+" / "+part, " / ")
 		}
 	}
+	return rows
+}
+
+// curves builds the figures of a grid from its cells' rounds (Curves);
+// furthestOf picks the choice a live figure shows for an entry none of
+// whose choices has finished (CurveOptions.Live).
+func curves(plan *manifests.Plan, grid *Grid, spec manifests.Table, o CurveOptions, furthestOf func(cells []int) string, rounds roundsFunc) ([]Figure, error) {
+	rows := grid.seriesLabels()
 	figs := make([]Figure, len(grid.ColLabels))
 	shown := make([][]string, len(grid.RowLabels)) // [row][column]: the select value whose cells are drawn
 	for c := range figs {

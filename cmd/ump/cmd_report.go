@@ -144,6 +144,20 @@ func reportSection(x *report.Exported, out, dir string) (string, error) {
 			fmt.Fprintf(&b, "\n### Beside the paper's, with %s\n\n%s", what, beside)
 		}
 	}
+	if fig, ok := grid.SweepFigure(plan.Manifest.Name); ok {
+		name := fileSafe(fig.Name)
+		for _, ext := range []string{".png", ".pdf"} {
+			path, err := report.PathInside(out, dir, name+ext)
+			if err != nil {
+				return "", err
+			}
+			if err := render.Figure(&fig, path); err != nil {
+				return "", err
+			}
+		}
+		fmt.Fprintf(&b, "\n### Against %s\n\n![%s against %s](%s/%s.png)\n\n%s of the final round against %s: a line per row at its tuned learning rate, the mean over seeds with ± 1 std as error bars ([PDF](%s/%s.pdf)).\n",
+			fig.X, fig.Y, fig.X, dir, name, fig.Y, fig.X, dir, name)
+	}
 	figs, err := x.Curves(grid, report.CurveOptions{X: "round", Y: grid.Spec.Value})
 	if err != nil {
 		return "", err

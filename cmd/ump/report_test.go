@@ -54,7 +54,8 @@ func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
 	dir := filepath.Join(out, "quad-table-"+hash[:12])
 	magic := map[string]string{".png": "\x89PNG", ".pdf": "%PDF", ".parquet": "PAR1", ".json": "{"}
 	for _, name := range []string{"registration.json", "final.parquet", "rounds.parquet", "final.csv", "rounds.csv",
-		"curves-1-topology.kind=ring.png", "curves-1-topology.kind=ring.pdf", "curves-2-topology.kind=full.png", "curves-2-topology.kind=full.pdf"} {
+		"curves-1-topology.kind=ring.png", "curves-1-topology.kind=ring.pdf", "curves-2-topology.kind=full.png", "curves-2-topology.kind=full.pdf",
+		"sweep-topology.kind.png", "sweep-topology.kind.pdf"} {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)

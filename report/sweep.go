@@ -1,0 +1,73 @@
+package report
+
+import (
+	"math"
+	"strings"
+)
+
+// SweepFigure draws a grid's entries against its one column path, as the
+// paper draws the effect of a swept parameter (local steps K, momentum β,
+// workers): one line per row through the entries' means, the seeds' ± one
+// standard deviation as error bars, the column values as evenly spaced
+// categories in the table's order. A diverged or missing entry leaves a
+// gap (its row's legend says where). ok is false unless the layout has
+// exactly one column path and at least two columns.
+func (g *Grid) SweepFigure(title string) (f Figure, ok bool) {
+	if len(g.Spec.Columns) != 1 || len(g.ColLabels) < 2 {
+		return Figure{}, false
+	}
+	f = Figure{Name: "sweep-" + g.Spec.Columns[0], Title: title, X: label(g.Spec, g.Spec.Columns[0]), Y: label(g.Spec, g.Spec.Value)}
+	for _, l := range g.ColLabels {
+		f.Categories = append(f.Categories, l[0])
+	}
+	for r, name := range g.seriesLabels() {
+		s := Series{Label: name}
+		var gaps []string
+		for c, e := range g.Entries[r] {
+			s.X = append(s.X, float64(c))
+			mean, std := e.Mean, e.Std
+			switch {
+			case e.Diverged:
+				mean, std = math.NaN(), math.NaN()
+				gaps = append(gaps, "* at "+f.Categories[c])
+			case e.Missing:
+				mean, std = math.NaN(), math.NaN()
+				gaps = append(gaps, "– at "+f.Categories[c])
+			case e.Provisional:
+				gaps = append(gaps, "† at "+f.Categories[c])
+			}
+			if e.Seeds < 2 {
+				std = 0
+			}
+			s.Mean, s.Std = append(s.Mean, mean), append(s.Std, std)
+			s.Seeds = max(s.Seeds, e.Seeds)
+		}
+		if g.Spec.Select != "" {
+			s.Select = g.Spec.Select + " per entry"
+			if chosen := g.chosen(r); chosen != "" {
+				s.Select = g.Spec.Select + "=" + chosen
+			}
+		}
+		if len(gaps) > 0 {
+			s.Label += " (" + strings.Join(gaps, ", ") + ")"
+		}
+		f.Series = append(f.Series, s)
+	}
+	return f, true
+}
+
+// chosen is the one value of the select path that row r's entries with a
+// result share, or "" when they chose several.
+func (g *Grid) chosen(r int) string {
+	one := ""
+	for _, e := range g.Entries[r] {
+		switch {
+		case e.Missing || e.Diverged:
+		case one == "":
+			one = e.Select
+		case e.Select != one:
+			return ""
+		}
+	}
+	return one
+}
