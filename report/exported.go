@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -116,6 +117,33 @@ func PathInside(root string, parts ...string) (string, error) {
 		}
 	}
 	return path, nil
+}
+
+// As is x as the results of plan: a manifest of the same cells (their
+// configurations and order, hence their keys) whose table block differs,
+// such as an embedded paper manifest whose layout changed after the
+// results were computed. The exports name plan's hash; the registration
+// keeps x's cell keys and overrides. Another set of cells is bad input.
+func (x *Exported) As(plan *manifests.Plan) (*Exported, error) {
+	old := &x.Registration.Plan
+	if !bytes.Equal(manifests.CanonicalJSON(plan.Cells), manifests.CanonicalJSON(old.Cells)) {
+		return nil, fmt.Errorf("%w: %s (%.12s, %d cells) is not a layout of the same cells as %s (%.12s, %d cells): only its table block may differ",
+			ErrBadArgument, plan.Manifest.Name, plan.Hash, len(plan.Cells), old.Manifest.Name, old.Hash, len(old.Cells))
+	}
+	y := &Exported{Registration: x.Registration}
+	y.Registration.Plan = *plan
+	for _, t := range []struct{ from, into **artifacts.Table }{{&x.Final, &y.Final}, {&x.Rounds, &y.Rounds}} {
+		out := &artifacts.Table{Metadata: maps.Clone((*t.from).Metadata)}
+		out.Metadata["ump.manifests"] = plan.Hash
+		for _, c := range (*t.from).Columns {
+			if c.Name == "manifest" {
+				c.Strings = slices.Repeat([]string{plan.Hash}, len(c.Strings))
+			}
+			out.Columns = append(out.Columns, c)
+		}
+		*t.into = out
+	}
+	return y, nil
 }
 
 // exportLimits are the largest files ReadExported reads, by name: far
@@ -233,11 +261,12 @@ func (x *Exported) Engines() string { return Plain(x.Final.Metadata["ump.engines
 
 // Plain is s with every character that Markdown or HTML could read as
 // markup or a control (anything but letters, digits, spaces and
-// .,:;/()+-=) as '?': the results files' free text, fit to print in
-// report.md and a terminal.
+// .,:;/()+-=_) as '?': the results files' free text, fit to print in
+// report.md and a terminal (an underscore inside a word, as in
+// NO_LAPACKE, is no emphasis in Markdown).
 func Plain(s string) string {
 	return strings.Map(func(r rune) rune {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(" .,:;/()+-=", r) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(" .,:;/()+-=_", r) {
 			return r
 		}
 		return '?'

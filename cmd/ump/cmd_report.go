@@ -31,17 +31,21 @@ func reportCommand() *cli.Command {
 			"Only finished cells are reported; entries not run show –.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Value: "ump-report", Usage: "the output `DIR` (not a directory of source code)"},
+			&cli.StringFlag{Name: "as", Usage: "report the one DIR's results as those of `MANIFEST` (an embedded name or a file, with DIR's overrides): the same cells under another table block, such as a paper manifest whose layout changed after the results were computed"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
 				return badInput{fmt.Errorf("ump report needs one or more manifest hashes (or directories an earlier report wrote)")}
 			}
-			return runReport(c.Context, globalsOf(c), c.Args().Slice(), c.String("out"), c.App.Writer)
+			if c.String("as") != "" && (c.NArg() != 1 || !report.IsExported(c.Args().First())) {
+				return badInput{fmt.Errorf("--as %s takes one directory of results (one that an earlier report wrote)", c.String("as"))}
+			}
+			return runReport(c.Context, globalsOf(c), c.Args().Slice(), c.String("out"), c.String("as"), c.App.Writer)
 		},
 	}
 }
 
-func runReport(ctx context.Context, g globals, args []string, out string, w io.Writer) error {
+func runReport(ctx context.Context, g globals, args []string, out, as string, w io.Writer) error {
 	if err := checkReportDir(out); err != nil {
 		return err
 	}
@@ -57,6 +61,15 @@ func runReport(ctx context.Context, g globals, args []string, out string, w io.W
 			x, err := report.ReadExported(arg)
 			if err != nil {
 				return err
+			}
+			if as != "" {
+				plan, err := manifests.Open(as, x.Registration.Overrides...)
+				if err != nil {
+					return badInput{fmt.Errorf("--as: %w", err)}
+				}
+				if x, err = x.As(plan); err != nil {
+					return err
+				}
 			}
 			all = append(all, x)
 			continue

@@ -159,6 +159,32 @@ func TestReportShowsEveryDeclaredScope(t *testing.T) {
 	if !strings.Contains(row.stdout, "once per row") || !strings.Contains(string(doc), want) {
 		t.Errorf("report.md does not show the per-row table and then the per-entry variant:\n%s\nwant:\n%s", doc, want)
 	}
+
+	// --as: the results directory reported as those of the manifest with
+	// the plain select: the same report as the store gives for it.
+	plain := writeFile(t, "plain.yaml", tableManifest)
+	plainHash := hashOf(t, ump(t, store, "run", plain))
+	dir := filepath.Join(out, "quad-table-"+hash[:12])
+	as := filepath.Join(t.TempDir(), "as")
+	if r := ump(t, t.TempDir(), "report", dir, "--as", plain, "--out", as); r.code != 0 {
+		t.Fatalf("report --as: exit %d\n%s", r.code, r.stderr)
+	}
+	fromStore := filepath.Join(t.TempDir(), "store")
+	ump(t, store, "report", plainHash[:12], "--out", fromStore)
+	got, _ := os.ReadFile(filepath.Join(as, "report.md"))
+	if wantDoc, _ := os.ReadFile(filepath.Join(fromStore, "report.md")); len(wantDoc) == 0 || string(got) != string(wantDoc) {
+		t.Errorf("report DIR --as MANIFEST differs from the store's report of MANIFEST:\n%s\nwant:\n%s", got, wantDoc)
+	}
+	if r := ump(t, t.TempDir(), "report", filepath.Join(as, "quad-table-"+plainHash[:12]), "--out", t.TempDir()); r.code != 0 {
+		t.Errorf("the directory --as wrote does not report again: exit %d\n%s", r.code, r.stderr)
+	}
+	other := writeFile(t, "other.yaml", strings.Replace(tableManifest, "rounds: 15", "rounds: 16", 1))
+	if r := ump(t, t.TempDir(), "report", dir, "--as", other, "--out", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "is not a layout of the same cells") {
+		t.Errorf("report --as a manifest of other cells: exit %d, %q; want exit 2", r.code, r.stderr)
+	}
+	if r := ump(t, store, "report", hash[:12], "--as", plain, "--out", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "takes one directory") {
+		t.Errorf("report HASH --as: exit %d, %q; want exit 2", r.code, r.stderr)
+	}
 }
 
 // TestReportRefusesAMalformedFinalTable: a final.parquet without its
