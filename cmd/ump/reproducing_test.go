@@ -11,8 +11,9 @@ import (
 
 // reportBlock is a table REPRODUCING.md shows from committed results:
 // what `ump report DIR` writes for it (grid: the table; paper: beside the
-// paper's).
-var reportBlock = regexp.MustCompile(`(?s)<!-- ump report (\S+) (grid|paper) -->\n(.*?)<!-- end of ump report -->`)
+// paper's; "grid entry", "paper entry": the same under a declared select
+// scope other than the first).
+var reportBlock = regexp.MustCompile(`(?s)<!-- ump report (\S+) ((?:grid|paper)(?: entry| row)?) -->\n(.*?)<!-- end of ump report -->`)
 
 // TestReproducingShowsTheCommittedResults regenerates every table
 // REPRODUCING.md shows from the results committed under results/, and
