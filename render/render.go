@@ -250,7 +250,8 @@ func sweepFigure(f *report.Figure, path string) error {
 				pts = append(pts, errorPoint{x: sr.X[k], y: m, err: sr.Std[k]})
 			}
 		}
-		if len(pts) == 0 {
+		if len(pts) == 0 { // named, without a mark: its legend says why
+			legend.Add(sr.Label)
 			continue
 		}
 		col := rgb(report.SeriesColour(i))

@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -22,19 +23,19 @@ func (g *Grid) SweepFigure(title string) (f Figure, ok bool) {
 	}
 	for r, name := range g.seriesLabels() {
 		s := Series{Label: name}
-		var gaps []string
+		gaps := map[string][]string{} // what a gap is -> its columns
 		for c, e := range g.Entries[r] {
 			s.X = append(s.X, float64(c))
 			mean, std := e.Mean, e.Std
 			switch {
 			case e.Diverged:
 				mean, std = math.NaN(), math.NaN()
-				gaps = append(gaps, "* at "+f.Categories[c])
+				gaps["* diverged"] = append(gaps["* diverged"], f.Categories[c])
 			case e.Missing:
 				mean, std = math.NaN(), math.NaN()
-				gaps = append(gaps, "– at "+f.Categories[c])
+				gaps["– not run"] = append(gaps["– not run"], f.Categories[c])
 			case e.Provisional:
-				gaps = append(gaps, "† at "+f.Categories[c])
+				gaps["† provisional"] = append(gaps["† provisional"], f.Categories[c])
 			}
 			if e.Seeds < 2 {
 				std = 0
@@ -45,11 +46,17 @@ func (g *Grid) SweepFigure(title string) (f Figure, ok bool) {
 		if g.Spec.Select != "" {
 			s.Select = g.Spec.Select + " per entry"
 			if chosen := g.chosen(r); chosen != "" {
-				s.Select = g.Spec.Select + "=" + chosen
+				s.Select = g.Spec.Select + "=" + short(chosen)
 			}
 		}
-		if len(gaps) > 0 {
-			s.Label += " (" + strings.Join(gaps, ", ") + ")"
+		var notes []string
+		for _, what := range []string{"* diverged", "– not run", "† provisional"} {
+			if at := gaps[what]; len(at) > 0 {
+				notes = append(notes, what+" at "+strings.Join(at, ", "))
+			}
+		}
+		if len(notes) > 0 {
+			s.Label += " (" + strings.Join(notes, "; ") + ")"
 		}
 		f.Series = append(f.Series, s)
 	}
@@ -70,4 +77,14 @@ func (g *Grid) chosen(r int) string {
 		}
 	}
 	return one
+}
+
+// short is a number with 3 significant digits (0.0316 for
+// 0.03162277660168379), anything else as it is.
+func short(v string) string {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return v
+	}
+	return strconv.FormatFloat(f, 'g', 3, 64)
 }

@@ -37,7 +37,7 @@ func TestSweepFigureDrawsTheTable(t *testing.T) {
 		!slices.Equal(d.Mean, []float64{0.9, 0.95, 0.97}) || !slices.Equal(d.Std, []float64{0.01, 0.02, 0.01}) || d.Seeds != 3 {
 		t.Errorf("D-SUM's series %+v", d)
 	}
-	if gt.Label != "gt-dsum (* at 5)" || gt.Select != "lr per entry" || !math.IsNaN(gt.Mean[1]) || gt.Mean[2] != 0.96 {
+	if gt.Label != "gt-dsum (* diverged at 5)" || gt.Select != "lr per entry" || !math.IsNaN(gt.Mean[1]) || gt.Mean[2] != 0.96 {
 		t.Errorf("GT-DSUM's series %+v", gt)
 	}
 	g.Spec.Columns = nil
