@@ -666,6 +666,11 @@ func (r *Runner) runStage(ctx context.Context, hash string, st stages.Stage, cel
 			if err := appendCell(ev); err != nil {
 				return err
 			}
+			if rep.Checkpoint != nil {
+				if err := r.dropSuperseded(hash, skey); err != nil {
+					return err
+				}
+			}
 			p.round(cell, rep)
 			return nil
 		}}
@@ -681,6 +686,26 @@ func (r *Runner) runStage(ctx context.Context, hash string, st stages.Stage, cel
 	}
 	p.stageDone(cell, st.Name(), res)
 	return res, nil
+}
+
+// dropSuperseded removes the local blobs of the checkpoints of stage key
+// skey that later ones supersede (superseded); S3 stores keep theirs
+// (their writes are create-only).
+func (r *Runner) dropSuperseded(hash, skey string) error {
+	local, ok := r.Blobs.(*artifacts.Local)
+	if !ok {
+		return nil
+	}
+	evs, err := r.source().StageEvents(hash, skey)
+	if err != nil {
+		return err
+	}
+	for _, digest := range slices.Sorted(maps.Keys(superseded(evs))) {
+		if err := local.Remove(artifacts.Ref{Digest: digest}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // lastCheckpoint returns the furthest checkpoint recorded for a stage key

@@ -165,6 +165,64 @@ func TestInterruptedRunResumesBitIdentical(t *testing.T) {
 	sameTables(t, exportTable(t, clean, plan.Hash, "final"), exportTable(t, s, plan.Hash, "final"))
 }
 
+// TestStoreHoldsTwoCheckpointsPerTraining: a run that checkpoints every
+// round keeps two checkpoint blobs per training stage (the furthest and
+// the one before it), whatever its rounds, so the store does not grow
+// with the square of the rounds; interrupted and resumed, it still ends
+// with two and the same results, and CheckBlobs finds nothing missing.
+func TestStoreHoldsTwoCheckpointsPerTraining(t *testing.T) {
+	src := strings.NewReplacer("rounds: 40", "rounds: 120", "checkpoint: {every: 10}", "checkpoint: {every: 1}").Replace(smallManifest)
+	plan := parse(t, src)
+	checkpoints := func(s *Store) (n int, size int64) {
+		refs, err := s.Local.List()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ref := range refs {
+			data, err := s.Local.Get(context.Background(), ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasPrefix(string(data), "UMPCKPT1") {
+				n, size = n+1, size+ref.Size
+			}
+		}
+		return n, size
+	}
+	clean := openTestStore(t)
+	if _, err := (&Runner{Log: clean.Log, Blobs: clean.Blobs, Dir: clean.Path, Stages: DefaultStages()}).Run(context.Background(), plan); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := checkpoints(clean); n != 4 {
+		t.Errorf("2 cells of 120 rounds, checkpointed every round, left %d checkpoint blobs; want 4 (two each)", n)
+	}
+	s := openTestStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stgs := DefaultStages()
+	stgs[2] = interruptAt{algorithm: "gt-dsum", round: 70, cancel: cancel}
+	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs}).Run(ctx, plan); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("run: %v, want ErrInterrupted", err)
+	}
+	if n, _ := checkpoints(s); n != 4 {
+		t.Errorf("interrupted at round 70 of the second cell: %d checkpoint blobs, want 4", n)
+	}
+	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: DefaultStages()}).Run(context.Background(), plan); err != nil {
+		t.Fatal(err)
+	}
+	sameTables(t, exportTable(t, clean, plan.Hash, "rounds"), exportTable(t, s, plan.Hash, "rounds"))
+	if n, _ := checkpoints(s); n != 4 {
+		t.Errorf("resumed: %d checkpoint blobs, want 4", n)
+	}
+	reg, err := s.Source().FindManifest(plan.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, damaged, err := CheckBlobs(context.Background(), s, reg); err != nil || len(damaged) > 0 {
+		t.Errorf("CheckBlobs: %v, damaged %v", err, damaged)
+	}
+}
+
 func TestDivergedCellIsRecorded(t *testing.T) {
 	src := strings.Replace(smallManifest, "lr: 0.05", "lr: 3", 1)
 	plan := parse(t, src)

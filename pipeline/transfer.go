@@ -32,12 +32,16 @@ type TransferStats struct {
 	Committed, Already     int // cells a push committed, and found committed with the same outputs
 }
 
-// referenced lists, sorted and once each, every blob an event refers to.
+// referenced lists, sorted and once each, every blob an event refers to,
+// less the superseded checkpoints.
 func referenced(evs []eventlog.Event) []artifacts.Ref {
+	old := superseded(evs)
 	seen := map[string]artifacts.Ref{}
 	for _, ev := range evs {
 		for _, ref := range ev.Outputs {
-			seen[ref.Digest] = ref
+			if !old[ref.Digest] {
+				seen[ref.Digest] = ref
+			}
 		}
 	}
 	refs := make([]artifacts.Ref, 0, len(seen))
@@ -47,6 +51,47 @@ func referenced(evs []eventlog.Event) []artifacts.Ref {
 	slices.SortFunc(refs, func(a, b artifacts.Ref) int { return strings.Compare(a.Digest, b.Digest) })
 	return refs
 }
+
+// superseded are the digests of the checkpoints that two later
+// checkpoints of the same stage key replace (and that no other event
+// refers to): training resumes from the furthest whose blob reads back,
+// the one before it stands in for a damaged one, and a stage's final
+// checkpoint is its output; older ones are not kept. The runner removes
+// each as the next is recorded, gc collects any left, push and pull skip
+// them and CheckBlobs does not read them; so a store holds at most two
+// checkpoints per training stage, whatever its rounds.
+func superseded(evs []eventlog.Event) map[string]bool {
+	rounds := map[string][]int{} // stage key -> its checkpoints' rounds
+	for _, ev := range evs {
+		if _, ok := ev.Outputs[eventlog.RoundCheckpoint]; ok && ev.Kind == eventlog.RoundCompleted {
+			rounds[ev.StageKey] = append(rounds[ev.StageKey], ev.Round)
+		}
+	}
+	kept := map[string]int{} // stage key -> the round from which checkpoints are kept
+	for key, rs := range rounds {
+		slices.Sort(rs)
+		rs = slices.Compact(rs)
+		kept[key] = rs[max(0, len(rs)-keptCheckpoints)]
+	}
+	old, live := map[string]bool{}, map[string]bool{}
+	for _, ev := range evs {
+		for _, ref := range ev.Outputs {
+			if ev.Kind == eventlog.RoundCompleted && ev.Round < kept[ev.StageKey] {
+				old[ref.Digest] = true
+			} else {
+				live[ref.Digest] = true
+			}
+		}
+	}
+	for d := range live {
+		delete(old, d)
+	}
+	return old
+}
+
+// keptCheckpoints is how many of a training stage's furthest checkpoints
+// the store keeps (superseded).
+const keptCheckpoints = 2
 
 // Push copies a manifest from the store to S3 as the runs of other
 // machines share it (Remote): its blobs (skipping those already there

@@ -58,7 +58,8 @@ type DamagedBlob struct {
 }
 
 // CheckBlobs reads back every blob the events of a registered manifest
-// name (stage outputs and checkpoints), as restic's check --read-data,
+// name (stage outputs and checkpoints, less the superseded ones), as
+// restic's check --read-data,
 // and returns how many it read and the damaged ones.
 func CheckBlobs(ctx context.Context, s *Store, reg *eventlog.Registration) (int, []*DamagedBlob, error) {
 	seen := map[string]bool{}
@@ -68,10 +69,11 @@ func CheckBlobs(ctx context.Context, s *Store, reg *eventlog.Registration) (int,
 		if err != nil {
 			return 0, nil, err
 		}
+		old := superseded(evs)
 		for _, ev := range evs {
 			for _, name := range slices.Sorted(maps.Keys(ev.Outputs)) {
 				ref := ev.Outputs[name]
-				if seen[ref.Digest] {
+				if seen[ref.Digest] || old[ref.Digest] {
 					continue
 				}
 				seen[ref.Digest] = true
