@@ -171,3 +171,26 @@ func TestREADMECommandsRunAsShown(t *testing.T) {
 		}
 	}
 }
+
+// TestNothingTrackedPointsOutsideTheRepository: no tracked file names the
+// project's shared folder beside the repository, which a user's clone
+// does not have (the paper's source, the design notes): the repository
+// stands alone.
+func TestNothingTrackedPointsOutsideTheRepository(t *testing.T) {
+	root := filepath.Join("..", "..")
+	out, err := exec.Command("git", "-C", root, "ls-files", "-z").Output()
+	if err != nil {
+		t.Skipf("not a git checkout (git ls-files: %v)", err)
+	}
+	outside := "../" + "shared"
+	for _, name := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+		data, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := strings.Index(string(data), outside); i >= 0 {
+			line := strings.Count(string(data[:i]), "\n") + 1
+			t.Errorf("%s:%d names %s, which a clone does not have; say it in the repository's own docs", name, line, outside)
+		}
+	}
+}
