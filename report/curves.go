@@ -164,6 +164,17 @@ func (s Source) Curves(ctx context.Context, rep *Report, spec manifests.Table, o
 // training finished and whether it diverged.
 type roundsFunc func(i int) (t *artifacts.Table, done, diverged bool, err error)
 
+// FigureTitle is what a figure of plan's results is titled: the
+// manifest's name, and when its rounds were scaled down (--scale), by how
+// much, for a reader who sees the figure alone.
+func FigureTitle(plan *manifests.Plan) string {
+	m := &plan.Manifest
+	if m.Scale == nil {
+		return m.Name
+	}
+	return fmt.Sprintf("%s (scaled: %d of %d rounds)", m.Name, m.ScaledRounds(), m.Rounds)
+}
+
 // seriesLabels are the rows' names in figures: the layout's labels, or
 // the kind labels without what all rows share.
 func (g *Grid) seriesLabels() []string {
@@ -196,13 +207,13 @@ func curves(plan *manifests.Plan, grid *Grid, spec manifests.Table, o CurveOptio
 	figs := make([]Figure, len(grid.ColLabels))
 	shown := make([][]string, len(grid.RowLabels)) // [row][column]: the select value whose cells are drawn
 	for c := range figs {
-		figs[c] = Figure{Name: grid.ColumnHeader(c), Title: plan.Manifest.Name, X: label(spec, o.X), Y: label(spec, o.Y)}
+		figs[c] = Figure{Name: grid.ColumnHeader(c), Title: FigureTitle(plan), X: label(spec, o.X), Y: label(spec, o.Y)}
 		if len(spec.Columns) > 0 {
 			var parts []string
 			for k, path := range spec.Columns {
 				parts = append(parts, label(spec, path)+" = "+label(spec, grid.ColLabels[c][k]))
 			}
-			figs[c].Title = strings.Join(parts, ", ")
+			figs[c].Title += ": " + strings.Join(parts, ", ")
 		}
 		for r := range grid.RowLabels {
 			if c == 0 {

@@ -46,8 +46,9 @@ type PublishedRow struct {
 }
 
 // Claim is a statement of the paper that a table's entries decide
-// (exactly one kind: Order, ColumnOrder, Rises, Falls, Widens, Best or
-// Worst), from the paper's LaTeX source at Line, where Quote stands.
+// (exactly one kind: Order, ColumnOrder, Rises, Falls, Widens, Best,
+// Worst or Converges), from the paper's LaTeX source at Line, where Quote
+// stands.
 type Claim struct {
 	Claim       string            `yaml:"claim"`
 	Line        int               `yaml:"line"`
@@ -63,6 +64,18 @@ type Claim struct {
 	Widens      []string          `yaml:"widens"`
 	Best        map[string]string `yaml:"best"`
 	Worst       map[string]string `yaml:"worst"`
+	Converges   *Convergence      `yaml:"converges"`
+}
+
+// Convergence is a claim on the curves (each entry's figure per evaluated
+// round, at its chosen learning rate, the mean over seeds): in every
+// column, every row of Faster[0] reaches Within points of its final
+// figure in at most 1 − Fewer times the rounds every row of Faster[1]
+// takes. A row that diverged never reaches it.
+type Convergence struct {
+	Within float64 `yaml:"within"` // points (the paper's percent)
+	Fewer  float64 `yaml:"fewer"`  // a fraction of the slower rows' rounds
+	Faster []group `yaml:"faster"` // two groups: the faster rows, the slower
 }
 
 // group is one step of a claim's order: a row name or a list of them.
@@ -112,13 +125,16 @@ func ParsePublished(data []byte) (*Published, error) {
 	}
 	for _, c := range p.Claims {
 		kinds := 0
-		for _, set := range []bool{len(c.Order) > 0, len(c.ColumnOrder) > 0, c.Rises, c.Falls, len(c.Widens) > 0, len(c.Best) > 0, len(c.Worst) > 0} {
+		for _, set := range []bool{len(c.Order) > 0, len(c.ColumnOrder) > 0, c.Rises, c.Falls, len(c.Widens) > 0, len(c.Best) > 0, len(c.Worst) > 0, c.Converges != nil} {
 			if set {
 				kinds++
 			}
 		}
 		if kinds != 1 {
-			return nil, fmt.Errorf("published results: claim %q: give exactly one of order, column_order, rises, falls, widens, best and worst", c.Claim)
+			return nil, fmt.Errorf("published results: claim %q: give exactly one of order, column_order, rises, falls, widens, best, worst and converges", c.Claim)
+		}
+		if v := c.Converges; v != nil && (len(v.Faster) != 2 || !(v.Within > 0) || !(v.Fewer >= 0 && v.Fewer < 1)) {
+			return nil, fmt.Errorf("published results: claim %q: converges needs within > 0 (points), fewer in [0, 1) and faster: [FASTER ROWS, SLOWER ROWS]", c.Claim)
 		}
 		if len(c.Widens) > 0 && len(c.Widens) != 2 {
 			return nil, fmt.Errorf("published results: claim %q: widens names two rows, the one ahead and the one behind", c.Claim)
@@ -131,6 +147,11 @@ func ParsePublished(data []byte) (*Published, error) {
 			names := slices.Concat(slices.Sorted(maps.Keys(c.Best)), slices.Sorted(maps.Keys(c.Worst)), c.Rows, c.Widens)
 			for _, g := range c.Order {
 				names = append(names, g...)
+			}
+			if c.Converges != nil {
+				for _, g := range c.Converges.Faster {
+					names = append(names, g...)
+				}
 			}
 			for _, n := range names {
 				if t.rowNamed(n) < 0 {
@@ -263,8 +284,10 @@ const percent = 100
 
 // ComparePaper sets the grid's entries beside the published table t's
 // (by row and column label; entries the grid lacks are Missing) and
-// decides the claims that name t, on the grid of plan's results.
-func (p *Published) ComparePaper(plan *manifests.Plan, g *Grid, t *PublishedTable) *PaperComparison {
+// decides the claims that name t, on the grid of plan's results; curves
+// (the grid's figures per round, one per column, Curves) decide the
+// claims on convergence, which without them are left undecided.
+func (p *Published) ComparePaper(plan *manifests.Plan, g *Grid, t *PublishedTable, curves []Figure) *PaperComparison {
 	pc := &PaperComparison{Grid: g, Paper: t, Departures: Departures(plan)}
 	for _, row := range t.Rows {
 		r := labelIndex(g.RowLabels, row.Row)
@@ -323,7 +346,10 @@ func (p *Published) ComparePaper(plan *manifests.Plan, g *Grid, t *PublishedTabl
 			return math.Inf(-1), true
 		}
 		v := Verdict{Claim: c, Ours: pc.decide(c, ours), Paper: "no numbers (the paper draws this as a figure)"}
-		if !t.Drawn {
+		switch {
+		case c.Converges != nil:
+			v.Ours, v.Paper = pc.converges(c.Converges, curves), "no numbers (the paper draws the curves)"
+		case !t.Drawn:
 			v.Paper = pc.decide(c, paper)
 		}
 		pc.Claims = append(pc.Claims, v)
@@ -453,6 +479,59 @@ func (pc *PaperComparison) decide(c *Claim, value func(r, col int) (float64, boo
 	case failure != "":
 		return "fails (" + failure + ")"
 	case len(missing) > 0:
+		return fmt.Sprintf("not run (%d entries missing, e.g. %s)", len(missing), missing[0])
+	}
+	return "holds"
+}
+
+// converges decides a Convergence claim on the curves: per published
+// column and row, the first evaluated round whose mean is within v.Within
+// points of the curve's last (never, for a curve with a diverged seed).
+func (pc *PaperComparison) converges(v *Convergence, curves []Figure) string {
+	if curves == nil {
+		return "not decided here (it needs the curves: ump report decides it)"
+	}
+	t, g := pc.Paper, pc.Grid
+	var missing []string
+	reached := func(name string, col int) (float64, bool) {
+		r := labelIndex(g.RowLabels, t.Rows[t.rowNamed(name)].Row)
+		c := labelIndex(g.ColLabels, t.Columns[col])
+		if r < 0 || c < 0 || c >= len(curves) || r >= len(curves[c].Series) || len(curves[c].Series[r].X) == 0 || g.Entries[r][c].Provisional {
+			if m := name + " at " + g.columnName(t.Columns[col]); !slices.Contains(missing, m) {
+				missing = append(missing, m)
+			}
+			return 0, false
+		}
+		s := curves[c].Series[r]
+		final := s.Mean[len(s.Mean)-1]
+		if s.DivergedSeeds > 0 || math.IsNaN(final) || math.IsInf(final, 0) {
+			return math.Inf(1), true
+		}
+		for k, m := range s.Mean {
+			if math.Abs(final-m)*percent <= v.Within {
+				return s.X[k], true
+			}
+		}
+		return s.X[len(s.X)-1], true
+	}
+	show := func(x float64) string {
+		if math.IsInf(x, 1) {
+			return "never (diverged)"
+		}
+		return fmt.Sprintf("round %g", x)
+	}
+	for col := range t.Columns {
+		for _, fast := range v.Faster[0] {
+			for _, slow := range v.Faster[1] {
+				a, aok := reached(fast, col)
+				b, bok := reached(slow, col)
+				if aok && bok && !(a <= (1-v.Fewer)*b) {
+					return fmt.Sprintf("fails (%s: %s within %g points of its final at %s, %s at %s)", g.columnName(t.Columns[col]), fast, v.Within, show(a), slow, show(b))
+				}
+			}
+		}
+	}
+	if len(missing) > 0 {
 		return fmt.Sprintf("not run (%d entries missing, e.g. %s)", len(missing), missing[0])
 	}
 	return "holds"

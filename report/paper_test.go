@@ -184,7 +184,7 @@ claims:
 			{e(0.35), e(0.61), e(0.62)},
 		},
 	}
-	pc := p.ComparePaper(nil, g, p.Table("toy"))
+	pc := p.ComparePaper(nil, g, p.Table("toy"), nil)
 	want := []struct{ ours, paper string }{
 		{"fails (partition.alpha=0.1: A 40.00, B 45.00)", "fails (partition.alpha=1: A 60.00, B 61.00)"},
 		{"fails (partition.alpha=0.1: A 40.00, B 45.00)", "holds"},
@@ -213,7 +213,7 @@ claims:
 	if tau := pc.Taus[0]; tau.N != 3 || math.Abs(tau.Tau-(-2/math.Sqrt(3*2))) > 1e-12 {
 		t.Errorf("column 0.1: tau %+v, want -2/sqrt(6) over 3 rows", tau)
 	}
-	flat := p.ComparePaper(nil, g, p.Table("flat"))
+	flat := p.ComparePaper(nil, g, p.Table("flat"), nil)
 	if v := flat.Claims[0]; v.Paper != "fails (C: partition.alpha=0.1 50.00, partition.alpha=1 50.00)" {
 		t.Errorf("a flat row rises: %q", v.Paper)
 	}
@@ -283,7 +283,7 @@ claims:
 		{"not run (1 entries missing, e.g. A at partition.alpha=10)", "fails (C − A: partition.alpha=0.1 +0.00, partition.alpha=1 +0.00)"},
 		{"holds", "fails (C − B: partition.alpha=0.1 +10.00, partition.alpha=1 -1.00)"},
 	}
-	pc := p.ComparePaper(nil, g, p.Table("toy"))
+	pc := p.ComparePaper(nil, g, p.Table("toy"), nil)
 	if len(pc.Claims) != len(want) {
 		t.Fatalf("%d claims decided, want %d", len(pc.Claims), len(want))
 	}
@@ -292,7 +292,7 @@ claims:
 			t.Errorf("claim %q: ours %q, paper %q; want %q, %q", v.Claim.Claim, v.Ours, v.Paper, want[i].ours, want[i].paper)
 		}
 	}
-	drawn := p.ComparePaper(nil, g, p.Table("drawn"))
+	drawn := p.ComparePaper(nil, g, p.Table("drawn"), nil)
 	if v := drawn.Claims[0]; v.Ours != "holds" || v.Paper != "no numbers (the paper draws this as a figure)" {
 		t.Errorf("a claim on a drawn table: ours %q, paper %q", v.Ours, v.Paper)
 	}
@@ -306,6 +306,61 @@ claims:
 		if _, err := ParsePublished([]byte(bad)); err == nil {
 			t.Errorf("accepted: %s", bad)
 		}
+	}
+}
+
+// TestConvergenceIsDecidedOnTheCurves: a converges claim is decided on
+// each entry's curve (the first round within the given points of its
+// last), not left to the finals; without curves it is undecided.
+func TestConvergenceIsDecidedOnTheCurves(t *testing.T) {
+	p, err := ParsePublished([]byte(`
+tables:
+  - manifest: toy
+    paper: Toy
+    columns: ["0.1", "1"]
+    rows:
+      - {row: "a(x=1)", name: A, values: ["50.0", "60.0"]}
+      - {row: "b(x=1)", name: B, values: ["40.0", "61.0"]}
+claims:
+  - {claim: A fast, tables: [toy], converges: {within: 0.5, fewer: 0.4, faster: [A, B]}}
+  - {claim: A faster at all, tables: [toy], converges: {within: 0.5, fewer: 0, faster: [A, B]}}
+  - {claim: B fast, tables: [toy], converges: {within: 0.5, fewer: 0, faster: [B, A]}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := Entry{Mean: 0.9, Seeds: 3}
+	g := &Grid{
+		Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"},
+		RowLabels: [][]string{{"a(x=1)"}, {"b(x=1)"}},
+		ColLabels: [][]string{{"0.1"}, {"1"}},
+		Entries:   [][]Entry{{e, e}, {e, e}},
+	}
+	x := []float64{10, 20, 30, 40, 50}
+	curve := func(means ...float64) Series { return Series{X: x, Mean: means, Std: make([]float64, len(x)), Seeds: 3} }
+	curves := []Figure{
+		// column 0.1: A within 0.5 points of its last at round 20, B at 40
+		{Series: []Series{curve(0.5, 0.896, 0.9, 0.9, 0.9), curve(0.5, 0.6, 0.7, 0.899, 0.9)}},
+		// column 1: A at round 30, B at 40 (A not 40% faster here)
+		{Series: []Series{curve(0.5, 0.6, 0.9, 0.9, 0.9), curve(0.5, 0.6, 0.7, 0.899, 0.9)}},
+	}
+	want := []string{
+		"fails (partition.alpha=1: A within 0.5 points of its final at round 30, B at round 40)",
+		"holds",
+		"fails (partition.alpha=0.1: B within 0.5 points of its final at round 40, A at round 20)",
+	}
+	pc := p.ComparePaper(nil, g, p.Table("toy"), curves)
+	for i, v := range pc.Claims {
+		if v.Ours != want[i] || v.Paper != "no numbers (the paper draws the curves)" {
+			t.Errorf("claim %q: ours %q, paper %q; want %q", v.Claim.Claim, v.Ours, v.Paper, want[i])
+		}
+	}
+	curves[1].Series[1].DivergedSeeds = 1 // B never gets there in column 1
+	if v := p.ComparePaper(nil, g, p.Table("toy"), curves).Claims[0]; v.Ours != "holds" {
+		t.Errorf("against a diverged row: %q, want holds", v.Ours)
+	}
+	if v := p.ComparePaper(nil, g, p.Table("toy"), nil).Claims[0]; !strings.HasPrefix(v.Ours, "not decided here") {
+		t.Errorf("without curves: %q", v.Ours)
 	}
 }
 

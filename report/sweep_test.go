@@ -45,3 +45,23 @@ func TestSweepFigureDrawsTheTable(t *testing.T) {
 		t.Error("a figure for a table without a column path")
 	}
 }
+
+// TestFigureTitleSaysTheRunWasScaled: a figure of a run at --scale says
+// how many of the manifest's rounds ran; one in full is the manifest's name.
+func TestFigureTitleSaysTheRunWasScaled(t *testing.T) {
+	src := "version: 1\nname: q\ntask: {dataset: quadratic}\nrounds: 100\nlr: 0.1\nalgorithm: {name: d-sum}\n"
+	full, err := manifests.Parse("q.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scaled, err := manifests.Parse("q.yaml", []byte(src+"scale: 0.05\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := FigureTitle(full); got != "q" {
+		t.Errorf("full run: %q", got)
+	}
+	if got := FigureTitle(scaled); got != "q (scaled: 5 of 100 rounds)" {
+		t.Errorf("scaled run: %q", got)
+	}
+}

@@ -157,7 +157,7 @@ func reportSection(x *report.Exported, out, dir string) (string, error) {
 			fmt.Fprintf(&b, "\n### Beside the paper's, with %s\n\n%s", what, beside)
 		}
 	}
-	if fig, ok := grid.SweepFigure(plan.Manifest.Name); ok {
+	if fig, ok := grid.SweepFigure(report.FigureTitle(plan)); ok {
 		name := fileSafe(fig.Name)
 		for _, ext := range []string{".png", ".pdf"} {
 			path, err := report.PathInside(out, dir, name+ext)
@@ -224,7 +224,11 @@ func reportTables(x *report.Exported) (*report.Grid, map[string]string, error) {
 		}
 		tables["grid"+key] = g.Markdown()
 		if paper != nil {
-			tables["paper"+key] = published.ComparePaper(plan, g, paper).Markdown()
+			curves, err := x.Curves(g, report.CurveOptions{X: "round", Y: g.Spec.Value})
+			if err != nil {
+				return nil, nil, err
+			}
+			tables["paper"+key] = published.ComparePaper(plan, g, paper, curves).Markdown()
 		}
 	}
 	return grid, tables, nil

@@ -152,5 +152,5 @@ func paperComparison(plan *manifests.Plan, grid *report.Grid) (*report.PaperComp
 		}
 		return nil, badInput{fmt.Errorf("--paper: the paper publishes no table for manifest %q; it does for: %s", name, strings.Join(names, ", "))}
 	}
-	return published.ComparePaper(plan, grid, t), nil
+	return published.ComparePaper(plan, grid, t, nil), nil
 }

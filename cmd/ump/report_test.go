@@ -46,7 +46,7 @@ func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
 	runIt := "ump run quad-table-" + hash[:12] + "/manifest.yaml"
 	version := strings.TrimSpace(strings.TrimPrefix(ump(t, store, "--version").stdout, "ump version "))
 	for _, want := range []string{"## quad-table\n", "| computed by | " + version + " (36 cells) |", "| manifest | `" + hash + "` |", "| run it | `" + runIt + "` (from this report's directory) |",
-		"`ump verify " + hash[:12] + "`", "| cells | 36: ", "![topology.kind = full]("} {
+		"`ump verify " + hash[:12] + "`", "| cells | 36: ", "![quad-table: topology.kind = full]("} {
 		if !strings.Contains(string(doc), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, doc)
 		}
