@@ -516,9 +516,9 @@ func (pc *PaperComparison) converges(v *Convergence, curves []Figure) string {
 	}
 	show := func(x float64) string {
 		if math.IsInf(x, 1) {
-			return "never (diverged)"
+			return "never (it diverged)"
 		}
-		return fmt.Sprintf("round %g", x)
+		return fmt.Sprintf("at round %g", x)
 	}
 	for col := range t.Columns {
 		for _, fast := range v.Faster[0] {
@@ -526,7 +526,7 @@ func (pc *PaperComparison) converges(v *Convergence, curves []Figure) string {
 				a, aok := reached(fast, col)
 				b, bok := reached(slow, col)
 				if aok && bok && !(a <= (1-v.Fewer)*b) {
-					return fmt.Sprintf("fails (%s: %s within %g points of its final at %s, %s at %s)", g.columnName(t.Columns[col]), fast, v.Within, show(a), slow, show(b))
+					return fmt.Sprintf("fails (%s: %s gets within %g points of its final %s, %s %s)", g.columnName(t.Columns[col]), fast, v.Within, show(a), slow, show(b))
 				}
 			}
 		}

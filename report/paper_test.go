@@ -337,7 +337,9 @@ claims:
 		Entries:   [][]Entry{{e, e}, {e, e}},
 	}
 	x := []float64{10, 20, 30, 40, 50}
-	curve := func(means ...float64) Series { return Series{X: x, Mean: means, Std: make([]float64, len(x)), Seeds: 3} }
+	curve := func(means ...float64) Series {
+		return Series{X: x, Mean: means, Std: make([]float64, len(x)), Seeds: 3}
+	}
 	curves := []Figure{
 		// column 0.1: A within 0.5 points of its last at round 20, B at 40
 		{Series: []Series{curve(0.5, 0.896, 0.9, 0.9, 0.9), curve(0.5, 0.6, 0.7, 0.899, 0.9)}},
@@ -345,9 +347,9 @@ claims:
 		{Series: []Series{curve(0.5, 0.6, 0.9, 0.9, 0.9), curve(0.5, 0.6, 0.7, 0.899, 0.9)}},
 	}
 	want := []string{
-		"fails (partition.alpha=1: A within 0.5 points of its final at round 30, B at round 40)",
+		"fails (partition.alpha=1: A gets within 0.5 points of its final at round 30, B at round 40)",
 		"holds",
-		"fails (partition.alpha=0.1: B within 0.5 points of its final at round 40, A at round 20)",
+		"fails (partition.alpha=0.1: B gets within 0.5 points of its final at round 40, A at round 20)",
 	}
 	pc := p.ComparePaper(nil, g, p.Table("toy"), curves)
 	for i, v := range pc.Claims {
