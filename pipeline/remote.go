@@ -432,7 +432,7 @@ type CellState struct {
 func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*eventlog.Registration, []CellState, error) {
 	p, err := r.pinned(ctx, hash)
 	if errors.Is(err, artifacts.ErrNotFound) {
-		return nil, nil, fmt.Errorf("manifest %s has no registration on %s: no machine has run it there yet (give the full 64-digit hash)", hash, r.Bucket)
+		return nil, nil, fmt.Errorf("%w: manifest %s has no registration on %s: no machine has run it there yet (give the full 64-digit hash)", report.ErrBadArgument, hash, r.Bucket)
 	}
 	if err != nil {
 		return nil, nil, err

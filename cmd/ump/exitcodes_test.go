@@ -142,4 +142,9 @@ func TestEveryCommandExitsByClass(t *testing.T) {
 	if r := umpEnv(t, env, good, "--s3-insecure", "status", "--remote", hash); r.code != 3 || len(r.stdout+r.stderr) > 1000 {
 		t.Errorf("status --remote of a commit with a 1 MiB status: exit %d, %d bytes of output; want 3 and one short line", r.code, len(r.stdout+r.stderr))
 	}
+
+	// A manifest the bucket has no registration of: an unknown hash, bad input.
+	if r := umpEnv(t, env, good, "--s3-insecure", "status", "--remote", strings.Repeat("0", 64)); r.code != 2 || !strings.Contains(r.stderr, "has no registration") {
+		t.Errorf("status --remote of a manifest never pushed: exit %d; want 2\n%s", r.code, r.stderr)
+	}
 }
