@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -321,5 +322,51 @@ func TestSignaturesCoverWhereAndWhat(t *testing.T) {
 	}
 	if _, err := me.upload(ctx, moved); err == nil {
 		t.Error("a signed upload copied to another attempt's path is read")
+	}
+}
+
+// missingBlob is a bucket that has lost one blob.
+type missingBlob struct {
+	*artifacts.Memory
+	digest string
+}
+
+func (m missingBlob) Get(ctx context.Context, ref artifacts.Ref) ([]byte, error) {
+	if ref.Digest == m.digest {
+		return nil, fmt.Errorf("%w: %s", artifacts.ErrNotFound, ref.Digest)
+	}
+	return m.Memory.Get(ctx, ref)
+}
+
+// TestFailedPullLeavesNothingBehind: a pull that cannot fetch its last
+// blob fails naming it, and the store holds none of the blobs it fetched
+// before (no event would refer to them); with the blob there, it pulls.
+func TestFailedPullLeavesNothingBehind(t *testing.T) {
+	ctx := context.Background()
+	plan := parse(t, smallManifest)
+	src := openTestStore(t)
+	if _, err := (&Runner{Log: src.Log, Blobs: src.Blobs, Dir: src.Path, Stages: DefaultStages()}).Run(ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+	bucket, key := artifacts.NewMemory(), testSigner(t, "fleet")
+	if _, err := src.Push(ctx, plan.Hash, machine(t, bucket, key, key), io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := src.Events.ByManifest(plan.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := referenced(evs)
+	dst := openTestStore(t)
+	_, err = dst.Pull(ctx, plan.Hash, machine(t, missingBlob{bucket, refs[len(refs)-1].Digest}, key, key), nil, io.Discard)
+	if !errors.Is(err, artifacts.ErrNotFound) || !strings.Contains(err.Error(), fmt.Sprintf("blob %d of %d", len(refs), len(refs))) {
+		t.Fatalf("pull without its last blob: %v", err)
+	}
+	if left, err := dst.Local.List(); err != nil || len(left) != 0 {
+		t.Errorf("the failed pull left %d blobs behind (%v)", len(left), err)
+	}
+	st, err := dst.Pull(ctx, plan.Hash, machine(t, bucket, key, key), nil, io.Discard)
+	if err != nil || st.Blobs != len(refs) {
+		t.Errorf("pull: %+v %v; want %d blobs", st, err, len(refs))
 	}
 }

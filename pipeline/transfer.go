@@ -229,21 +229,21 @@ func (s *Store) Pull(ctx context.Context, hash string, remote *Remote, data *dat
 		return st, fmt.Errorf("%w: %s: %v; nothing was imported", ErrRejected, name, err)
 	}
 	refs := referenced(evs)
+	var added []artifacts.Ref
 	for i, ref := range refs {
-		if ctx.Err() != nil {
-			return st, ErrInterrupted
-		}
-		if _, err := s.Blobs.Get(ctx, ref); err == nil {
+		if _, err := s.Blobs.Get(ctx, ref); err == nil && ctx.Err() == nil {
 			st.Present++
 			continue
 		}
-		blob, err := src.Get(ctx, ref)
-		if err != nil {
-			return st, fmt.Errorf("blob %d of %d: %w", i+1, len(refs), err)
+		if err := s.pullBlob(ctx, src, ref); err != nil {
+			if ctx.Err() != nil {
+				err = ErrInterrupted
+			} else {
+				err = fmt.Errorf("blob %d of %d: %w", i+1, len(refs), err)
+			}
+			return st, errors.Join(err, s.removeLocal(added)) // nothing imported: the blobs pulled so far go too
 		}
-		if _, err := s.Blobs.Put(ctx, blob); err != nil {
-			return st, err
-		}
+		added = append(added, ref)
 		st.Blobs++
 		fmt.Fprintf(progress, "pulled %d/%d %s\n", i+1, len(refs), ref)
 	}
@@ -265,6 +265,34 @@ func (s *Store) Pull(ctx context.Context, hash string, remote *Remote, data *dat
 	}
 	st.Events, err = importAbsent(ctx, s.Log, have, append(cells, regs...))
 	return st, err
+}
+
+// pullBlob copies one blob from src into the store.
+func (s *Store) pullBlob(ctx context.Context, src artifacts.Store, ref artifacts.Ref) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	blob, err := src.Get(ctx, ref)
+	if err != nil {
+		return err
+	}
+	_, err = s.Blobs.Put(ctx, blob)
+	return err
+}
+
+// removeLocal removes blobs from the local store (what a failed pull
+// added, which no event refers to).
+func (s *Store) removeLocal(refs []artifacts.Ref) error {
+	local, ok := s.Blobs.(*artifacts.Local)
+	if !ok {
+		return nil
+	}
+	for _, ref := range refs {
+		if err := local.Remove(ref); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // cellsOf groups events by cell, leaving out those of no cell.
