@@ -3,6 +3,9 @@ package report
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +22,7 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/signing"
 )
 
 // Exported is a manifest's results as files, without a store: its
@@ -29,6 +33,10 @@ import (
 type Exported struct {
 	Registration  eventlog.Registration
 	Final, Rounds *artifacts.Table
+	// Signer is who vouches for these results: the public key that signed
+	// the record (RecordFile) of the directory they were read from, or the
+	// writer's for results from the store; "" when no one does.
+	Signer string
 }
 
 // The files of an exported directory.
@@ -37,7 +45,29 @@ const (
 	ManifestFile     = "manifest.yaml"
 	FinalFile        = "final.parquet"
 	RoundsFile       = "rounds.parquet"
+	RecordFile       = "record.json"
 )
+
+// Record is what ump report wrote into a directory: each file's digest,
+// signed by the user's key when one is set up (Signer, Signature: over
+// the canonical JSON of the manifest's hash and the files). ReadExported
+// refuses a directory whose files differ from it.
+type Record struct {
+	Manifest  string            `json:"manifest"`
+	Files     map[string]string `json:"files"` // name -> sha256:HEX
+	Signer    string            `json:"signer,omitempty"`
+	Signature string            `json:"signature,omitempty"`
+}
+
+// signed is what a record's signature covers.
+func (r *Record) signed() []byte {
+	return manifests.CanonicalJSON(struct {
+		Manifest string            `json:"manifest"`
+		Files    map[string]string `json:"files"`
+	}{r.Manifest, r.Files})
+}
+
+func digestOf(data []byte) string { return fmt.Sprintf("sha256:%x", sha256.Sum256(data)) }
 
 // Exported exports a manifest's results: the final and rounds tables of
 // its finished cells.
@@ -55,8 +85,9 @@ func (s Source) Exported(ctx context.Context, rep *Report) (*Exported, error) {
 
 // Write writes the registration and the exports into dir (made if
 // needed): the Parquet files that ReadExported reads, and CSV copies for
-// readers without Parquet.
-func (x *Exported) Write(dir string) error {
+// readers without Parquet; then the record of them (RecordFile), signed
+// with key unless it is nil.
+func (x *Exported) Write(dir string, key *signing.Key) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -78,12 +109,24 @@ func (x *Exported) Write(dir string) error {
 			files[strings.TrimSuffix(name, ".parquet")+"."+format] = data
 		}
 	}
+	record := Record{Manifest: x.Registration.Plan.Hash, Files: map[string]string{}}
 	for name, data := range files {
+		record.Files[name] = digestOf(data)
+	}
+	if key != nil {
+		record.Signer, record.Signature = key.Public(), key.Sign(record.signed())
+	}
+	data, err := json.MarshalIndent(record, "", " ")
+	if err != nil {
+		return err
+	}
+	files[RecordFile] = append(data, '\n')
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		path, err := PathInside(dir, name)
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(path, data, 0o644); err != nil {
+		if err := os.WriteFile(path, files[name], 0o644); err != nil {
 			return err
 		}
 	}
@@ -123,14 +166,15 @@ func PathInside(root string, parts ...string) (string, error) {
 // configurations and order, hence their keys) whose table block differs,
 // such as an embedded paper manifest whose layout changed after the
 // results were computed. The exports name plan's hash; the registration
-// keeps x's cell keys and overrides. Another set of cells is bad input.
+// keeps x's cell keys and overrides, and x's signer still vouches for
+// them. Another set of cells is bad input.
 func (x *Exported) As(plan *manifests.Plan) (*Exported, error) {
 	old := &x.Registration.Plan
 	if !bytes.Equal(manifests.CanonicalJSON(plan.Cells), manifests.CanonicalJSON(old.Cells)) {
 		return nil, fmt.Errorf("%w: %s (%.12s, %d cells) is not a layout of the same cells as %s (%.12s, %d cells): only its table block may differ",
 			ErrBadArgument, plan.Manifest.Name, plan.Hash, len(plan.Cells), old.Manifest.Name, old.Hash, len(old.Cells))
 	}
-	y := &Exported{Registration: x.Registration}
+	y := &Exported{Registration: x.Registration, Signer: x.Signer}
 	y.Registration.Plan = *plan
 	for _, t := range []struct{ from, into **artifacts.Table }{{&x.Final, &y.Final}, {&x.Rounds, &y.Rounds}} {
 		out := &artifacts.Table{Metadata: maps.Clone((*t.from).Metadata)}
@@ -149,7 +193,16 @@ func (x *Exported) As(plan *manifests.Plan) (*Exported, error) {
 // exportLimits are the largest files ReadExported reads, by name: far
 // beyond a full-scale paper manifest's (Table 1: 238 KB, 48 KB and
 // 301 KB), and small enough to read whole.
-var exportLimits = map[string]int64{RegistrationFile: 64 << 20, FinalFile: 64 << 20, RoundsFile: 512 << 20}
+var exportLimits = map[string]int64{RegistrationFile: 64 << 20, FinalFile: 64 << 20, RoundsFile: 512 << 20, RecordFile: 1 << 20}
+
+// limitOf is the largest file of this name ReadExported reads (a CSV copy
+// or the manifest that a record lists: as large as the rounds).
+func limitOf(name string) int64 {
+	if l, ok := exportLimits[name]; ok {
+		return l
+	}
+	return exportLimits[RoundsFile]
+}
 
 // IsExported reports whether dir holds an exported manifest (its
 // registration file).
@@ -172,8 +225,8 @@ func ReadExported(dir string) (*Exported, error) {
 			return nil, fmt.Errorf("%w: %s: %v", ErrBadArgument, path, err)
 		case !info.Mode().IsRegular():
 			return nil, fmt.Errorf("%w: %s is not a regular file (a directory, link, pipe or device); exported results are plain files", ErrBadArgument, path)
-		case info.Size() > exportLimits[name]:
-			return nil, fmt.Errorf("%w: %s is %d bytes, more than the %d an export of ump's holds", ErrBadArgument, path, info.Size(), exportLimits[name])
+		case info.Size() > limitOf(name):
+			return nil, fmt.Errorf("%w: %s is %d bytes, more than the %d an export of ump's holds", ErrBadArgument, path, info.Size(), limitOf(name))
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -220,7 +273,60 @@ func ReadExported(dir string) (*Exported, error) {
 	if err := x.checkFinal(); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrBadArgument, filepath.Join(dir, FinalFile), err)
 	}
+	if err := x.checkRecord(dir, read); err != nil {
+		return nil, err
+	}
 	return x, nil
+}
+
+// checkRecord checks dir's files against its record, when it has one
+// (directories written before ump recorded its reports have none, and
+// read as unsigned), and its signature, which sets x.Signer.
+func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error)) error {
+	if _, err := os.Lstat(filepath.Join(dir, RecordFile)); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	data, err := read(RecordFile)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, RecordFile)
+	var r Record
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrBadArgument, path, err)
+	}
+	if r.Manifest != x.Registration.Plan.Hash {
+		return fmt.Errorf("%w: %s records manifest %.12s, not %.12s of %s", ErrBadArgument, path, r.Manifest, x.Registration.Plan.Hash, RegistrationFile)
+	}
+	for _, name := range []string{RegistrationFile, FinalFile, RoundsFile} {
+		if _, ok := r.Files[name]; !ok {
+			return fmt.Errorf("%w: %s records no %s", ErrBadArgument, path, name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Files)) {
+		if !filepath.IsLocal(name) || filepath.Base(name) != name || name == RecordFile {
+			return fmt.Errorf("%w: %s records %q, not a file of the directory", ErrBadArgument, path, name)
+		}
+		got, err := read(name)
+		if err != nil {
+			return err
+		}
+		if digestOf(got) != r.Files[name] {
+			return fmt.Errorf("%w: %s was changed after ump report wrote it: its digest is not the one %s records", ErrBadArgument, filepath.Join(dir, name), RecordFile)
+		}
+	}
+	if r.Signer == "" && r.Signature == "" {
+		return nil
+	}
+	pub, err := signing.ParsePublic(r.Signer)
+	raw, derr := base64.StdEncoding.DecodeString(r.Signature)
+	if err != nil || derr != nil || !ed25519.Verify(pub, r.signed(), raw) {
+		return fmt.Errorf("%w: %s carries a signature by %s that does not verify: the record was changed after signing", ErrBadArgument, path, Plain(r.Signer))
+	}
+	x.Signer = r.Signer
+	return nil
 }
 
 // checkFinal checks the final export's structure: one row per cell of the
@@ -261,12 +367,12 @@ func (x *Exported) Engines() string { return Plain(x.Final.Metadata["ump.engines
 
 // Plain is s with every character that Markdown or HTML could read as
 // markup or a control (anything but letters, digits, spaces and
-// .,:;/()+-=_) as '?': the results files' free text, fit to print in
+// .,:;/()+-=_@) as '?': the results files' free text, fit to print in
 // report.md and a terminal (an underscore inside a word, as in
 // NO_LAPACKE, is no emphasis in Markdown).
 func Plain(s string) string {
 	return strings.Map(func(r rune) rune {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(" .,:;/()+-=_", r) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(" .,:;/()+-=_@", r) {
 			return r
 		}
 		return '?'

@@ -25,7 +25,7 @@ func smallExport(f *testing.F) map[string][]byte {
 		{Name: "round", Ints: []int64{1, 2, 1, 2}}, {Name: "objective_gap", Floats: []float64{1, 0.5, 3, 7}}}}
 	x := &Exported{Registration: eventlog.Registration{Plan: *plan, CellKeys: []string{"k1", "k2"}}, Final: final, Rounds: rounds}
 	dir := f.TempDir()
-	if err := x.Write(dir); err != nil {
+	if err := x.Write(dir, nil); err != nil {
 		f.Fatal(err)
 	}
 	files := map[string][]byte{}

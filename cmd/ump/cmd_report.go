@@ -16,6 +16,7 @@ import (
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/render"
 	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/signing"
 	"github.com/urfave/cli/v2"
 )
 
@@ -55,6 +56,10 @@ func runReport(ctx context.Context, g globals, args []string, out, as string, w 
 			store.Close()
 		}
 	}()
+	key, err := reportKey(g)
+	if err != nil {
+		return err
+	}
 	var all []*report.Exported
 	for _, arg := range args {
 		if info, err := os.Stat(arg); report.IsExported(arg) || err == nil && info.IsDir() { // a directory: exported results (it says what it lacks)
@@ -88,6 +93,9 @@ func runReport(ctx context.Context, g globals, args []string, out, as string, w 
 		if err != nil {
 			return err
 		}
+		if key != nil { // the results come from the user's own store
+			x.Signer = key.Public()
+		}
 		all = append(all, x)
 	}
 	for i, x := range all { // one section and one directory per manifest
@@ -102,7 +110,7 @@ func runReport(ctx context.Context, g globals, args []string, out, as string, w 
 		"results; `ump report DIR... --out OUT` writes this report again from them, without the store.\n", report.Version(), len(all))
 	for _, x := range all {
 		dir := fmt.Sprintf("%s-%.12s", x.Registration.Plan.Manifest.Name, x.Registration.Plan.Hash)
-		if err := x.Write(filepath.Join(out, dir)); err != nil {
+		if err := x.Write(filepath.Join(out, dir), key); err != nil {
 			return err
 		}
 		section, err := reportSection(x, out, dir)
@@ -120,6 +128,16 @@ func runReport(ctx context.Context, g globals, args []string, out, as string, w 
 	}
 	fmt.Fprintln(w, path)
 	return nil
+}
+
+// reportKey is the user's signing key, which signs each directory's
+// record, or nil when none is set up (the report is then unsigned; ump
+// creates the key for S3, or ump key show).
+func reportKey(g globals) (*signing.Key, error) {
+	if _, err := os.Stat(g.key); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return signing.Load(g.key)
 }
 
 // reportSection is a manifest's part of the report; its figures are drawn
@@ -140,7 +158,11 @@ func reportSection(x *report.Exported, out, dir string) (string, error) {
 	}
 	fmt.Fprintf(&b, "| manifest | `%s` |\n| run it | %s |\n| check it | `ump verify %.12s` (recomputes every cell and compares each output's digest) |\n",
 		plan.Hash, run, plan.Hash)
-	fmt.Fprintf(&b, "| cells | %s |\n| engine | %s |\n| computed by | %s |\n", cells, x.Engines(), x.Versions())
+	signed := "no: nothing vouches that these files are what ump wrote (set up a key with `ump key show`)"
+	if x.Signer != "" {
+		signed = "by `" + report.Plain(x.Signer) + "` (" + report.RecordFile + ": every file's digest; `ump report` of this directory checks them)"
+	}
+	fmt.Fprintf(&b, "| cells | %s |\n| engine | %s |\n| computed by | %s |\n| signed | %s |\n", cells, x.Engines(), x.Versions(), signed)
 	fmt.Fprintf(&b, "| results | %s, %s (and their .csv), %s |\n", link(report.FinalFile), link(report.RoundsFile), link(report.RegistrationFile))
 	grid, tables, err := reportTables(x)
 	if err != nil {

@@ -187,6 +187,57 @@ func TestReportShowsEveryDeclaredScope(t *testing.T) {
 	}
 }
 
+// TestReportRecordsWhatItWrote: a report written with the user's key
+// records every file's digest, signed; ump report of the directory says
+// who signed it, and refuses a changed export or a changed record (exit
+// 2, naming the file); without the record the report says it is unsigned.
+func TestReportRecordsWhatItWrote(t *testing.T) {
+	store := t.TempDir()
+	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", tableManifest)))
+	key := testKey(t)
+	out := filepath.Join(t.TempDir(), "report")
+	if r := ump(t, store, "report", hash[:12], "--out", out); r.code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+	}
+	signed := "| signed | by `" + key.Public() + "`"
+	if doc, _ := os.ReadFile(filepath.Join(out, "report.md")); !strings.Contains(string(doc), signed) {
+		t.Errorf("report.md does not say it is signed by %s:\n%s", key.Public(), doc)
+	}
+	dir := filepath.Join(out, "quad-table-"+hash[:12])
+	again := filepath.Join(t.TempDir(), "again")
+	if r := ump(t, t.TempDir(), "report", dir, "--out", again); r.code != 0 {
+		t.Fatalf("report of the signed directory: exit %d\n%s", r.code, r.stderr)
+	}
+	if doc, _ := os.ReadFile(filepath.Join(again, "report.md")); !strings.Contains(string(doc), signed) {
+		t.Errorf("the report of the directory does not name its signer:\n%s", doc)
+	}
+	for _, c := range []struct {
+		file, from, to, want string
+	}{
+		{"final.csv", "completed", "completEd", "final.csv was changed after ump report wrote it"},
+		{"record.json", `"signature": "`, `"signature": "AA`, "does not verify"},
+	} {
+		path := filepath.Join(dir, c.file)
+		orig, _ := os.ReadFile(path)
+		if !strings.Contains(string(orig), c.from) {
+			t.Fatalf("%s holds no %q to change", c.file, c.from)
+		}
+		os.WriteFile(path, []byte(strings.Replace(string(orig), c.from, c.to, 1)), 0o644)
+		if r := ump(t, t.TempDir(), "report", dir, "--out", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%s changed: exit %d, %q; want exit 2 saying %q", c.file, r.code, r.stderr, c.want)
+		}
+		os.WriteFile(path, orig, 0o644)
+	}
+	os.Remove(filepath.Join(dir, "record.json"))
+	unsigned := filepath.Join(t.TempDir(), "unsigned")
+	if r := ump(t, t.TempDir(), "report", dir, "--out", unsigned); r.code != 0 {
+		t.Fatalf("report without a record: exit %d\n%s", r.code, r.stderr)
+	}
+	if doc, _ := os.ReadFile(filepath.Join(unsigned, "report.md")); !strings.Contains(string(doc), "| signed | no:") {
+		t.Errorf("a directory without its record is not reported unsigned:\n%s", doc)
+	}
+}
+
 // TestReportRefusesAMalformedFinalTable: a final.parquet without its
 // status column, with an integer one, a status no cell has, a cell's
 // second row, or a completed cell without its figure is bad input (exit
