@@ -181,14 +181,8 @@ func reportSection(x *report.Exported, out, dir string) (string, error) {
 	}
 	if fig, ok := grid.SweepFigure(report.FigureTitle(plan)); ok {
 		name := fileSafe(fig.Name)
-		for _, ext := range []string{".png", ".pdf"} {
-			path, err := report.PathInside(out, dir, name+ext)
-			if err != nil {
-				return "", err
-			}
-			if err := render.Figure(&fig, path); err != nil {
-				return "", err
-			}
+		if err := drawFigure(&fig, out, dir, name); err != nil {
+			return "", err
 		}
 		fmt.Fprintf(&b, "\n### Against %s\n\n![%s against %s](%s/%s.png)\n\n%s of the final round against %s: a line per row at its tuned learning rate, the mean over seeds with ± 1 std as error bars ([PDF](%s/%s.pdf)).\n",
 			fig.X, fig.Y, fig.X, dir, name, fig.Y, fig.X, dir, name)
@@ -203,19 +197,27 @@ func reportSection(x *report.Exported, out, dir string) (string, error) {
 			continue
 		}
 		name := fmt.Sprintf("curves-%d-%s", c+1, fileSafe(fig.Name))
-		for _, ext := range []string{".png", ".pdf"} {
-			path, err := report.PathInside(out, dir, name+ext)
-			if err != nil {
-				return "", err
-			}
-			if err := render.Figure(&fig, path); err != nil {
-				return "", err
-			}
+		if err := drawFigure(&fig, out, dir, name); err != nil {
+			return "", err
 		}
 		fmt.Fprintf(&b, "\n![%s](%s/%s.png)\n\n%s: every row at its tuned learning rate, mean over seeds with a ±1 std band ([PDF](%s/%s.pdf)).\n",
 			fig.Title, dir, name, fig.Title, dir, name)
 	}
 	return b.String(), nil
+}
+
+// drawFigure draws fig as out/dir/name.png (300 dpi) and .pdf.
+func drawFigure(fig *report.Figure, out, dir, name string) error {
+	for _, ext := range []string{".png", ".pdf"} {
+		path, err := report.PathInside(out, dir, name+ext)
+		if err != nil {
+			return err
+		}
+		if err := render.Figure(fig, path); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // reportTables lays out an exported manifest's table and renders it in
