@@ -359,6 +359,44 @@ func (x *Exported) checkFinal() error {
 		}
 		seen[c] = true
 	}
+	return x.checkLastRounds(cells.Ints, value)
+}
+
+// checkLastRounds checks that each cell's final value is its last
+// evaluated round's in the rounds export (a final table is its cell's
+// last round): an edited final figure, or a rounds file of other cells,
+// does not pass. NaN matches NaN (a diverged cell).
+func (x *Exported) checkLastRounds(cells []int64, value *artifacts.Column) error {
+	name := Layout(&x.Registration.Plan).Value
+	rc, rr, rv := x.Rounds.Column("cell"), x.Rounds.Column("round"), x.Rounds.Column(name)
+	if value == nil || value.Floats == nil {
+		return nil // a table without the value (every cell diverged before a number): nothing to match
+	}
+	if rc == nil || rc.Ints == nil || rr == nil || rr.Ints == nil || rv == nil || rv.Floats == nil {
+		return fmt.Errorf("%s has no integer columns cell and round and no %s to check the final figures against", RoundsFile, name)
+	}
+	last := map[int64]int{} // cell -> its row of the latest round
+	for r, c := range rc.Ints {
+		if l, ok := last[c]; !ok || rr.Ints[r] > rr.Ints[l] {
+			last[c] = r
+		}
+	}
+	for r, c := range cells {
+		l, ok := last[c]
+		if !ok {
+			return fmt.Errorf("cell %d has no rows in %s", c, RoundsFile)
+		}
+		f, v := value.Floats[r], rv.Floats[l]
+		if value.Null != nil && value.Null[r] {
+			f = math.NaN()
+		}
+		if rv.Null != nil && rv.Null[l] {
+			v = math.NaN()
+		}
+		if f != v && !(math.IsNaN(f) && math.IsNaN(v)) {
+			return fmt.Errorf("cell %d's %s is %v, but its last round (%d) in %s has %v: a final figure is its last round's", c, name, f, rr.Ints[l], RoundsFile, v)
+		}
+	}
 	return nil
 }
 

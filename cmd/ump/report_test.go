@@ -269,6 +269,14 @@ func TestReportRefusesAMalformedFinalTable(t *testing.T) {
 				}
 			}
 		}, "has no number for objective_gap"},
+		"an edited figure": {func(tb *artifacts.Table) {
+			for r, s := range tb.Column("status").Strings {
+				if s == "completed" {
+					tb.Column("objective_gap").Floats[r] /= 2
+					return
+				}
+			}
+		}, "but its last round (15) in rounds.parquet has"},
 	} {
 		tb, err := artifacts.ReadParquet(original)
 		if err != nil {
