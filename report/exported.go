@@ -344,12 +344,14 @@ func (x *Exported) checkFinal() error {
 	case status == nil || status.Strings == nil:
 		return errors.New("no text column status")
 	}
-	value := t.Column(Layout(&x.Registration.Plan).Value)
+	value, keys := t.Column(Layout(&x.Registration.Plan).Value), t.Column("cell_key")
 	seen := map[int64]bool{}
 	for r, c := range cells.Ints {
 		switch s := status.Strings[r]; {
 		case c < 1 || int(c) > len(x.Registration.Plan.Cells):
 			return fmt.Errorf("row %d names cell %d of a plan of %d", r+1, c, len(x.Registration.Plan.Cells))
+		case keys == nil || keys.Strings == nil || keys.Strings[r] != x.Registration.CellKeys[c-1]:
+			return fmt.Errorf("cell %d's cell_key is not the one %s gives it", c, RegistrationFile)
 		case seen[c]:
 			return fmt.Errorf("cell %d has a second row (row %d); a final table has one row per cell", c, r+1)
 		case s != eventlog.Completed && s != eventlog.Diverged:

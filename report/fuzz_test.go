@@ -19,7 +19,7 @@ func smallExport(f *testing.F) map[string][]byte {
 		f.Fatal(err)
 	}
 	meta := map[string]string{"ump.manifests": plan.Hash}
-	final := &artifacts.Table{Metadata: meta, Columns: []artifacts.Column{{Name: "cell", Ints: []int64{1, 2}},
+	final := &artifacts.Table{Metadata: meta, Columns: []artifacts.Column{{Name: "cell", Ints: []int64{1, 2}}, {Name: "cell_key", Strings: []string{"k1", "k2"}},
 		{Name: "status", Strings: []string{eventlog.Completed, eventlog.Diverged}}, {Name: "objective_gap", Floats: []float64{0.5, 7}}}}
 	rounds := &artifacts.Table{Metadata: meta, Columns: []artifacts.Column{{Name: "cell", Ints: []int64{1, 1, 2, 2}},
 		{Name: "round", Ints: []int64{1, 2, 1, 2}}, {Name: "objective_gap", Floats: []float64{1, 0.5, 3, 7}}}}

@@ -260,7 +260,10 @@ func TestReportRefusesAMalformedFinalTable(t *testing.T) {
 			c.Ints, c.Strings = make([]int64, len(c.Strings)), nil
 		}, "no text column status"},
 		"garbage status": {func(tb *artifacts.Table) { tb.Column("status").Strings[0] = "grand" }, `has status "grand"`},
-		"a second row":   {func(tb *artifacts.Table) { tb.Column("cell").Ints[1] = tb.Column("cell").Ints[0] }, "has a second row"},
+		"a second row": {func(tb *artifacts.Table) {
+			tb.Column("cell").Ints[1], tb.Column("cell_key").Strings[1] = tb.Column("cell").Ints[0], tb.Column("cell_key").Strings[0]
+		}, "has a second row"},
+		"a cell key": {func(tb *artifacts.Table) { tb.Column("cell_key").Strings[0] = strings.Repeat("0", 64) }, "cell_key is not the one registration.json gives it"},
 		"NaN completed": {func(tb *artifacts.Table) {
 			for r, s := range tb.Column("status").Strings {
 				if s == "completed" {
