@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -211,23 +213,26 @@ func TestReportRecordsWhatItWrote(t *testing.T) {
 	if doc, _ := os.ReadFile(filepath.Join(again, "report.md")); !strings.Contains(string(doc), signed) {
 		t.Errorf("the report of the directory does not name its signer:\n%s", doc)
 	}
-	for _, c := range []struct {
-		file, from, to, want string
-	}{
-		{"final.csv", "completed", "completEd", "final.csv was changed after ump report wrote it"},
-		{"record.json", `"signature": "`, `"signature": "AA`, "does not verify"},
-	} {
-		path := filepath.Join(dir, c.file)
-		orig, _ := os.ReadFile(path)
-		if !strings.Contains(string(orig), c.from) {
-			t.Fatalf("%s holds no %q to change", c.file, c.from)
-		}
-		os.WriteFile(path, []byte(strings.Replace(string(orig), c.from, c.to, 1)), 0o644)
-		if r := ump(t, t.TempDir(), "report", dir, "--out", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, c.want) {
-			t.Errorf("%s changed: exit %d, %q; want exit 2 saying %q", c.file, r.code, r.stderr, c.want)
-		}
-		os.WriteFile(path, orig, 0o644)
+	// A changed export, then the same with its digest in the record
+	// changed to match (the record no longer verifies against its signer).
+	csvPath, recordPath := filepath.Join(dir, "final.csv"), filepath.Join(dir, "record.json")
+	csv, _ := os.ReadFile(csvPath)
+	record, _ := os.ReadFile(recordPath)
+	forged := []byte(strings.Replace(string(csv), "completed", "completEd", 1))
+	os.WriteFile(csvPath, forged, 0o644)
+	if r := ump(t, t.TempDir(), "report", dir, "--out", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "final.csv was changed after ump report wrote it") {
+		t.Errorf("final.csv changed: exit %d, %q; want exit 2 naming it", r.code, r.stderr)
 	}
+	digest := func(b []byte) string { return fmt.Sprintf("sha256:%x", sha256.Sum256(b)) }
+	if !strings.Contains(string(record), digest(csv)) {
+		t.Fatalf("record.json does not hold final.csv's digest:\n%s", record)
+	}
+	os.WriteFile(recordPath, []byte(strings.Replace(string(record), digest(csv), digest(forged), 1)), 0o644)
+	if r := ump(t, t.TempDir(), "report", dir, "--out", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "does not verify") {
+		t.Errorf("final.csv and its recorded digest changed: exit %d, %q; want exit 2 saying the signature does not verify", r.code, r.stderr)
+	}
+	os.WriteFile(csvPath, csv, 0o644)
+	os.WriteFile(recordPath, record, 0o644)
 	os.Remove(filepath.Join(dir, "record.json"))
 	unsigned := filepath.Join(t.TempDir(), "unsigned")
 	if r := ump(t, t.TempDir(), "report", dir, "--out", unsigned); r.code != 0 {
