@@ -364,6 +364,12 @@ claims:
 	if v := p.ComparePaper(nil, g, p.Table("toy"), nil).Claims[0]; !strings.HasPrefix(v.Ours, "not decided here") {
 		t.Errorf("without curves: %q", v.Ours)
 	}
+	table := "tables: [{manifest: toy, paper: Toy, columns: [\"1\"], rows: [{row: a, name: A, values: [\"1\"]}, {row: b, name: B, values: [\"2\"]}]}]\n"
+	for _, bad := range []string{"{within: 0, fewer: 0.4, faster: [A, B]}", "{within: 0.5, fewer: 1, faster: [A, B]}", "{within: 0.5, fewer: 0.4, faster: [A]}"} {
+		if _, err := ParsePublished([]byte(table + "claims: [{claim: c, tables: [toy], converges: " + bad + "}]")); err == nil || !strings.Contains(err.Error(), "converges needs") {
+			t.Errorf("converges: %s accepted (%v)", bad, err)
+		}
+	}
 }
 
 // TestDeparturesFromThePapersProtocol: a paper manifest run as written, or
