@@ -131,7 +131,7 @@ func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
 // Figure draws a figure to path, its format from the extension (.png at
 // 300 dpi, .svg or .pdf): per series the mean over seeds with a shaded
 // band of ± one standard deviation, a cross where a diverged curve stops,
-// the legend beside the axes (not over the curves), grid lines, and a
+// the legend under the axes (not over the curves), grid lines, and a
 // logarithmic y axis when the values span more than two decades; curves
 // with diverged seeds are clipped to the healthy curves' range
 // (clipDiverged), and on a log axis exact zeros sit at its floor.
@@ -150,8 +150,7 @@ func Figure(f *report.Figure, path string) error {
 	if logY {
 		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 	}
-	legend := plot.NewLegend()
-	legend.Top, legend.Left = true, true
+	var legend []legendEntry
 	floor := logFloor(f)
 	for i, sr := range f.Series {
 		var line, band, lower plotter.XYs
@@ -215,20 +214,19 @@ func Figure(f *report.Figure, path string) error {
 			label += fmt.Sprintf(", diverged (%d of %d seeds) at ×", sr.DivergedSeeds, sr.Seeds)
 			thumbs = append(thumbs, end)
 		}
-		legend.Add(label, thumbs...)
+		legend = append(legend, legendEntry{label, thumbs})
 	}
 	if !logY {
 		bracket(&p.Y)
 	}
 	bracket(&p.X)
-	r := legend.Rectangle(draw.Canvas{})
-	return saveBeside(p, 6*vg.Inch, 4*vg.Inch, r.Max.X-r.Min.X+vg.Points(18), legend.Draw, path)
+	return saveWithLegend(p, 6*vg.Inch, 4*vg.Inch, legend, path)
 }
 
 // sweepFigure draws a figure of entries against a swept parameter
 // (report.Grid.SweepFigure): per series a line through the means with a
 // marker at each, ± one standard deviation as error bars, the x axis the
-// categories evenly spaced, the legend beside the axes.
+// categories evenly spaced, the legend under the axes.
 func sweepFigure(f *report.Figure, path string) error {
 	p := plot.New()
 	p.Title.Text = f.Title
@@ -240,8 +238,7 @@ func sweepFigure(f *report.Figure, path string) error {
 	}
 	p.X.Tick.Marker, p.Y.Tick.Marker = plot.ConstantTicks(ticks), denseTicks{}
 	p.X.Min, p.X.Max = -0.3, float64(len(f.Categories)-1)+0.3
-	legend := plot.NewLegend()
-	legend.Top, legend.Left = true, true
+	var legend []legendEntry
 	shapes := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.PyramidGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}}
 	for i, sr := range f.Series {
 		var pts errorPoints
@@ -251,7 +248,7 @@ func sweepFigure(f *report.Figure, path string) error {
 			}
 		}
 		if len(pts) == 0 { // named, without a mark: its legend says why
-			legend.Add(sr.Label)
+			legend = append(legend, legendEntry{label: sr.Label})
 			continue
 		}
 		col := rgb(report.SeriesColour(i))
@@ -277,11 +274,10 @@ func sweepFigure(f *report.Figure, path string) error {
 		if sr.Seeds > 1 {
 			label += fmt.Sprintf(" (%d seeds, ± 1 std)", sr.Seeds)
 		}
-		legend.Add(label, l, s)
+		legend = append(legend, legendEntry{label, []plot.Thumbnailer{l, s}})
 	}
 	bracket(&p.Y)
-	r := legend.Rectangle(draw.Canvas{})
-	return saveBeside(p, 6*vg.Inch, 4*vg.Inch, r.Max.X-r.Min.X+vg.Points(18), legend.Draw, path)
+	return saveWithLegend(p, 6*vg.Inch, 4*vg.Inch, legend, path)
 }
 
 // errorPoint is a mean and its error bar's half-height; errorPoints are
@@ -371,25 +367,98 @@ func clipDiverged(f *report.Figure) *report.Figure {
 }
 
 // saveBeside draws a plot of width w and height h with, in a strip of
-// width side to its right, what drawSide draws there (a legend, a colour
-// bar), and writes it to path in the format its extension names (PNG at
-// 300 dpi, SVG, PDF). The plot widens to hold its title whole.
+// width side to its right, what drawSide draws there (a colour bar), and
+// writes it to path (save).
 func saveBeside(p *plot.Plot, w, h, side vg.Length, drawSide func(draw.Canvas), path string) error {
+	w = widenForTitle(p, w)
+	return save(w+side, h, path, func(dc draw.Canvas) {
+		p.Draw(draw.Crop(dc, 0, -side, 0, 0))
+		drawSide(draw.Crop(dc, w+vg.Points(6), -vg.Points(12), vg.Points(30), -vg.Points(30))) // a margin to the right edge
+	})
+}
+
+// legendEntry is a legend's line: its label and the marks that show it.
+type legendEntry struct {
+	label  string
+	thumbs []plot.Thumbnailer
+}
+
+// saveWithLegend draws a plot of width w with axes of height h and its
+// legend in a strip under them: the entries in as many columns as fit
+// the width, filled down then across, and writes it to path (save). A
+// label wider than the plot widens the figure.
+func saveWithLegend(p *plot.Plot, w, h vg.Length, entries []legendEntry, path string) error {
+	w = widenForTitle(p, w)
+	margin, gap := vg.Points(12), vg.Points(18)
+	var columns []plot.Legend
+	var width vg.Length
+	for n := len(entries); n >= 1; n-- {
+		columns = legendColumns(entries, n)
+		width = gap * vg.Length(len(columns)-1)
+		for i := range columns {
+			r := columns[i].Rectangle(draw.Canvas{})
+			width += r.Max.X - r.Min.X
+		}
+		if width <= w-2*margin {
+			break
+		}
+	}
+	w = max(w, width+2*margin)
+	var strip vg.Length
+	for i := range columns {
+		r := columns[i].Rectangle(draw.Canvas{})
+		strip = max(strip, r.Max.Y-r.Min.Y)
+	}
+	if strip > 0 {
+		strip += vg.Points(6)
+	}
+	return save(w, h+strip, path, func(dc draw.Canvas) {
+		p.Draw(draw.Crop(dc, 0, -margin, strip, 0)) // the last tick's label whole
+		x := margin
+		for i := range columns {
+			r := columns[i].Rectangle(draw.Canvas{})
+			columns[i].Draw(draw.Crop(dc, x, 0, 0, -h))
+			x += r.Max.X - r.Min.X + gap
+		}
+	})
+}
+
+// legendColumns lays entries out in n columns (fewer when the last would
+// be empty), filled down then across.
+func legendColumns(entries []legendEntry, n int) []plot.Legend {
+	rows := (len(entries) + n - 1) / max(n, 1)
+	var out []plot.Legend
+	for start := 0; start < len(entries); start += rows {
+		l := plot.NewLegend()
+		l.Top, l.Left = true, true
+		for _, e := range entries[start:min(start+rows, len(entries))] {
+			l.Add(e.label, e.thumbs...)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// widenForTitle returns w, or more where the plot's title needs it whole.
+func widenForTitle(p *plot.Plot, w vg.Length) vg.Length {
 	title := p.Title.TextStyle.Rectangle(p.Title.Text)
-	w = max(w, title.Max.X-title.Min.X+vg.Points(24))
+	return max(w, title.Max.X-title.Min.X+vg.Points(24))
+}
+
+// save draws a figure of width w and height h with drawAll and writes it
+// to path in the format its extension names (PNG at 300 dpi, SVG, PDF).
+func save(w, h vg.Length, path string, drawAll func(draw.Canvas)) error {
 	format := strings.TrimPrefix(filepath.Ext(path), ".")
 	var c vg.CanvasWriterTo
 	if format == "png" {
-		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w+side, h), vgimg.UseDPI(pngDPI))}
+		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(pngDPI))}
 	} else {
 		var err error
-		if c, err = draw.NewFormattedCanvas(w+side, h, format); err != nil {
+		if c, err = draw.NewFormattedCanvas(w, h, format); err != nil {
 			return err
 		}
 	}
-	dc := draw.New(c)
-	p.Draw(draw.Crop(dc, 0, -side, 0, 0))
-	drawSide(draw.Crop(dc, w+vg.Points(6), -vg.Points(12), vg.Points(30), -vg.Points(30))) // a margin to the right edge
+	drawAll(draw.New(c))
 	var b bytes.Buffer
 	if _, err := c.WriteTo(&b); err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ump-lab/ump/artifacts"
@@ -74,8 +75,8 @@ func TestTicksBracketTheData(t *testing.T) {
 
 // TestPNGSaysItsResolution: a PNG figure is drawn at 300 dpi and says so
 // in a pHYs chunk (11,811 pixels per metre both ways), read here from the
-// file's chunks; the file still decodes (its CRCs hold), and its axes are
-// 4 inches high (1,200 pixels) and at least 6 wide, the legend beside them.
+// file's chunks; the file still decodes (its CRCs hold), and it is 6
+// inches wide (1,800 pixels), its axes 4 high and its legend under them.
 func TestPNGSaysItsResolution(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f.png")
 	f := report.Figure{Title: "t", X: "round", Y: "y", Series: []report.Series{{Label: "a", X: []float64{1, 2, 3}, Mean: []float64{1, 2, 1.5}, Std: []float64{0, 0, 0}, Seeds: 1}}}
@@ -102,8 +103,45 @@ func TestPNGSaysItsResolution(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the PNG does not decode: %v", err)
 	}
-	if b := img.Bounds(); b.Dy() != 4*300 || b.Dx() < 6*300 {
-		t.Errorf("the PNG is %d x %d pixels; want 1200 high and at least 1800 wide", b.Dx(), b.Dy())
+	if b := img.Bounds(); b.Dx() != 6*300 || b.Dy() <= 4*300 || b.Dy() > 4*300+100 {
+		t.Errorf("the PNG is %d x %d pixels; want 1800 wide and a line of legend above 1200 high", b.Dx(), b.Dy())
+	}
+}
+
+// TestLegendUnderTheAxes: the legend takes a strip under the axes, its
+// entries side by side where they fit (five short labels: one line), one
+// under another where they do not (five long labels: five lines), and a
+// label wider than the axes widens the figure rather than being cut.
+func TestLegendUnderTheAxes(t *testing.T) {
+	bounds := func(labels ...string) (w, h int) {
+		f := report.Figure{Title: "t", X: "round", Y: "y"}
+		for _, l := range labels {
+			f.Series = append(f.Series, report.Series{Label: l, X: []float64{1, 2}, Mean: []float64{1, 2}, Std: []float64{0, 0}, Seeds: 1})
+		}
+		path := filepath.Join(t.TempDir(), "f.png")
+		if err := Figure(&f, path); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return img.Bounds().Dx(), img.Bounds().Dy()
+	}
+	const axes, line = 4 * 300, 40 // a legend line: 12-point text at 300 dpi, less its padding
+	if w, h := bounds("a", "b", "c", "d", "e"); w != 6*300 || h <= axes || h > axes+2*line {
+		t.Errorf("five short labels: %d x %d pixels; want 1800 wide and one line of legend under 1200", w, h)
+	}
+	long := strings.Repeat("x", 45)
+	if w, h := bounds(long+"a", long+"b", long+"c", long+"d", long+"e"); w != 6*300 || h < axes+5*line {
+		t.Errorf("five long labels: %d x %d pixels; want 1800 wide and five lines of legend", w, h)
+	}
+	if w, _ := bounds(strings.Repeat("x", 200)); w <= 6*300 {
+		t.Errorf("a label wider than the axes: the figure is %d pixels wide; want it widened to hold the label", w)
 	}
 }
 

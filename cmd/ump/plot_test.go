@@ -9,7 +9,7 @@ import (
 )
 
 // TestPlotWritesCurvesAndHeatMaps draws a manifest's figures as PNG (300
-// dpi, the legend in a strip beside the axes), SVG and PDF, with readable
+// dpi, the legend in a strip under the axes), SVG and PDF, with readable
 // labels (parameters at their defaults left out, the tuned lr shown, the
 // layout's labels map applied) and diverged curves marked.
 func TestPlotWritesCurvesAndHeatMaps(t *testing.T) {
@@ -31,8 +31,8 @@ func TestPlotWritesCurvesAndHeatMaps(t *testing.T) {
 		f.Close()
 		if err != nil {
 			t.Errorf("%s.png: %v", name, err)
-		} else if img.Bounds().Dx() <= 6*300 || img.Bounds().Dy() != 4*300 {
-			t.Errorf("%s.png: %v, want a 6 x 4 inch plot at 300 dpi and the legend beside it", name, img.Bounds())
+		} else if img.Bounds().Dx() != 6*300 || img.Bounds().Dy() <= 4*300 {
+			t.Errorf("%s.png: %v, want a 6 inch wide plot at 300 dpi, its axes 4 inches high and the legend under them", name, img.Bounds())
 		}
 		svg, _ := os.ReadFile(filepath.Join(out, name+".svg"))
 		for _, want := range []string{"<svg", "d-sum (alpha=0), lr=0.05 (3 seeds)", ">d-sum, lr=0.05 (3 seeds)", "optimality gap"} {
