@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -82,7 +83,7 @@ func progressOf(rep *report.Report, snap *eventlog.Snapshot) progress {
 }
 
 // storeView is the home page: the store, its writer and its manifests.
-func (s *Server) storeView(*http.Request) (any, error) {
+func (s *Server) storeView(r *http.Request) (any, error) {
 	regs, err := s.registrations()
 	if err != nil {
 		return nil, err
@@ -90,6 +91,10 @@ func (s *Server) storeView(*http.Request) (any, error) {
 	type manifest struct {
 		Hash string `json:"hash"`
 		Name string `json:"name"`
+		// Best is its table's best entry: mean ± std, row and column, tuned
+		// value ("" before any result); BestOf names its figure in words.
+		Best   string `json:"best,omitempty"`
+		BestOf string `json:"best_of,omitempty"`
 		about
 		progress
 	}
@@ -109,9 +114,36 @@ func (s *Server) storeView(*http.Request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.Manifests = append(out.Manifests, manifest{regs[i].Plan.Hash, regs[i].Plan.Manifest.Name, a, progressOf(rep, out.Run)})
+		best, err := s.best(r, rep)
+		if err != nil {
+			return nil, err
+		}
+		spec := report.Layout(&rep.Plan)
+		out.Manifests = append(out.Manifests, manifest{regs[i].Plan.Hash, regs[i].Plan.Manifest.Name, best, report.Label(spec, spec.Value), a, progressOf(rep, out.Run)})
 	}
 	slices.Reverse(out.Manifests) // the newest first
+	return out, nil
+}
+
+// best is the best entry of rep's table: mean ± std, row and column,
+// and tuned value; "" before any result, or when its table block cannot
+// lay its results out.
+func (s *Server) best(r *http.Request, rep *report.Report) (string, error) {
+	grid, err := s.store.Grid(r.Context(), rep, report.Layout(&rep.Plan))
+	if errors.Is(err, report.ErrBadArgument) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	label, e, ok := grid.Best()
+	if !ok {
+		return "", nil
+	}
+	out := grid.Text(e, "±") + ", " + label
+	if e.Select != "" {
+		out += ", " + grid.Spec.Select + "=" + e.Select
+	}
 	return out, nil
 }
 
@@ -164,6 +196,8 @@ type cellSummary struct {
 	Round  int    `json:"round"`
 	Rounds int    `json:"rounds"`
 	Key    string `json:"key"`
+	// Values are its swept paths' values (manifests.Cell.Label).
+	Values map[string]string `json:"values"`
 	// Figures are a finished cell's report.HeadlineFigures, on the
 	// manifest's page.
 	Figures map[string]num `json:"figures,omitempty"`
@@ -172,7 +206,7 @@ type cellSummary struct {
 func summarise(rep *report.Report, i int) cellSummary {
 	cell := rep.Cells[i]
 	c := cellSummary{N: i + 1, Label: rep.Plan.Cells[i].LabelString(), Status: cell.Status,
-		Rounds: rep.Plan.Cells[i].Config.Rounds, Key: cell.Key}
+		Rounds: rep.Plan.Cells[i].Config.Rounds, Key: cell.Key, Values: rep.Plan.Cells[i].Label}
 	if st := cell.Stage(train.Name); st != nil {
 		c.Round = st.Round // a diverged cell's last: where it stopped
 		if st.Status == eventlog.Completed && !st.Result.Diverged {
@@ -224,17 +258,47 @@ func (s *Server) manifestView(r *http.Request) (any, error) {
 		About      about              `json:"about"`
 		Progress   progress           `json:"progress"`
 		Layout     manifests.Table    `json:"layout"`
-		Figures    []string           `json:"figures"`    // final-table figures the table can show
-		Columns    []string           `json:"columns"`    // rounds-table columns the curves can show
-		Choices    []string           `json:"choices"`    // the select path's values
-		Tables     []string           `json:"tables"`     // exportable tables
-		Formats    []string           `json:"formats"`    // export formats
-		Unfinished bool               `json:"unfinished"` // some cell has rounds but no rounds table
+		Figures    []string           `json:"figures"`     // final-table figures the table can show
+		Columns    []string           `json:"columns"`     // rounds-table columns the curves can show
+		SelectPath string             `json:"select_path"` // the path the table tunes (Layout.Select), "" for none
+		Choices    []string           `json:"choices"`     // the select path's values
+		Tables     []string           `json:"tables"`      // exportable tables
+		Formats    []string           `json:"formats"`     // export formats
+		Unfinished bool               `json:"unfinished"`  // some cell has rounds but no rounds table
 		Cells      []cellSummary      `json:"cells"`
 		CellFigs   []string           `json:"cell_figures"` // the figures each finished cell shows
+		Swept      []string           `json:"swept"`        // the swept paths, in the sweep's order
+		Words      map[string]string  `json:"words"`        // columns and paths in words, as figures name them
 		Manifest   manifests.Manifest `json:"manifest"`
 	}{rep.Plan.Hash, rep.Plan.Manifest.Name, a, progressOf(rep, s.snapshot()), spec, figures(&rep.Plan), roundsColumns(&rep.Plan),
-		choices(&rep.Plan, spec.Select), report.TableNames(), artifacts.Formats, incomplete, cells, shown, rep.Plan.Manifest}, nil
+		spec.Select, choices(&rep.Plan, spec.Select), report.TableNames(), artifacts.Formats, incomplete, cells, shown, sweptPaths(&rep.Plan),
+		words(spec, roundsColumns(&rep.Plan), sweptPaths(&rep.Plan)), rep.Plan.Manifest}, nil
+}
+
+// sweptPaths are the paths the plan's cells take different values at, in
+// the order of their labels.
+func sweptPaths(plan *manifests.Plan) []string {
+	var out []string
+	for i := range plan.Cells {
+		for _, p := range slices.Sorted(maps.Keys(plan.Cells[i].Label)) {
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// words names columns and paths as figures do (report.Label): the
+// page's axis labels and choices.
+func words(spec manifests.Table, names ...[]string) map[string]string {
+	out := map[string]string{}
+	for _, list := range names {
+		for _, n := range list {
+			out[n] = report.Label(spec, n)
+		}
+	}
+	return out
 }
 
 // about is what tells a manifest apart besides its hash: the overrides
@@ -338,6 +402,7 @@ func (s *Server) tableView(r *http.Request) (any, error) {
 	}
 	type row struct {
 		Label   string  `json:"label"`
+		Color   string  `json:"color"` // its curves' (report.SeriesColour)
 		Entries []entry `json:"entries"`
 	}
 	out := struct {
@@ -352,7 +417,7 @@ func (s *Server) tableView(r *http.Request) (any, error) {
 	}
 	best := grid.BestRows()
 	for r := range grid.RowLabels {
-		rw := row{Label: grid.RowTitle(r)}
+		rw := row{Label: grid.RowTitle(r), Color: report.SeriesColour(r)}
 		for c, e := range grid.Entries[r] {
 			cells := make([]int, len(grid.Cells[r][c]))
 			for k, i := range grid.Cells[r][c] {
@@ -557,10 +622,12 @@ func (s *Server) cellView(r *http.Request) (any, error) {
 		Value       string            `json:"value"`        // the layout's figure: the one the page shows first
 		RoundsTable []column          `json:"rounds_table"` // the rounds table, finished or so far
 		Color       string            `json:"color"`        // its curve's: report.SeriesColour(0)
+		Words       map[string]string `json:"words"`        // its columns and paths in words (report.Label)
 		Tables      []string          `json:"tables"`       // exportable for this cell
 		Formats     []string          `json:"formats"`      // export formats
 	}{cellSummary: summarise(rep, i), Manifest: rep.Plan.Hash, Name: rep.Plan.Manifest.Name, Value: report.Layout(&rep.Plan).Value,
-		Color: report.SeriesColour(0), Config: manifests.CanonicalJSON(rep.Plan.Cells[i].Config), Fingerprint: cell.Fingerprint(), Stages: []stage{}, Tables: []string{},
+		Color: report.SeriesColour(0), Words: words(report.Layout(&rep.Plan), roundsColumns(&rep.Plan), sweptPaths(&rep.Plan)),
+		Config: manifests.CanonicalJSON(rep.Plan.Cells[i].Config), Fingerprint: cell.Fingerprint(), Stages: []stage{}, Tables: []string{},
 		Formats: artifacts.Formats}
 	for _, st := range cell.Stages {
 		v := stage{Name: st.Name, Status: st.Status, Key: st.Key, Cached: st.Cached, Restarts: st.Restarts, Inputs: st.Inputs,

@@ -3,8 +3,8 @@
 // (eventlog.Follower: it holds no lock, so a writer is never blocked or
 // slowed), answers a JSON API built from the same folds as ump's commands
 // (tables laid out as `ump table` does, curves as `ump plot` draws them,
-// exports byte for byte as `ump export` writes them) and tells pages
-// that something changed by server-sent events. The page itself is a
+// exports byte for byte as `ump export` writes them) and a state the page
+// asks for once a second to learn that something changed. The page itself is a
 // single-page app embedded in the binary (assets/: HTML, one script, one
 // style sheet; no CDN) that draws its figures as SVG.
 //

@@ -47,7 +47,6 @@ type Server struct {
 	dir   *eventlog.Dir // the store as last read: its events, its writer
 	store report.Source // its events and the cached blobs
 	state state
-	wake  chan struct{} // closed, and replaced, when state changes
 
 	regsMu     sync.Mutex // guards regs and registered, filled while requests read
 	regs       []eventlog.Registration
@@ -66,7 +65,7 @@ type state struct {
 // New reads the store's events and returns a server over it; an error
 // here (no store, a damaged one) is the store's.
 func New(o Options) (*Server, error) {
-	s := &Server{o: o, follower: eventlog.NewFollower(o.Dir), wake: make(chan struct{})}
+	s := &Server{o: o, follower: eventlog.NewFollower(o.Dir)}
 	if _, err := s.follower.Refresh(); err != nil {
 		return nil, err
 	}
@@ -104,8 +103,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// refresh reads what the store's writers added since the last look, and
-// wakes the pages watching when anything they show changed.
+// refresh reads what the store's writers added since the last look.
 func (s *Server) refresh() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -119,11 +117,7 @@ func (s *Server) refresh() {
 	if snap := s.snapshot(); snap != nil {
 		next.Updated = snap.Updated.Format(time.RFC3339Nano)
 	}
-	if next != s.state {
-		s.state = next
-		close(s.wake)
-		s.wake = make(chan struct{})
-	}
+	s.state = next
 }
 
 // snapshot is the progress the store's writer publishes, when it is a
@@ -243,7 +237,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.ServeFileFS(w, r, static, "index.html")
 	})
-	s.mux.HandleFunc("GET /api/stream", s.stream)
+	s.mux.HandleFunc("GET /api/state", s.api(s.stateView))
 	s.mux.HandleFunc("GET /api/store", s.api(s.storeView))
 	s.mux.HandleFunc("GET /api/manifests/{hash}", s.api(s.manifestView))
 	s.mux.HandleFunc("GET /api/manifests/{hash}/table", s.api(s.tableView))
@@ -297,37 +291,12 @@ func writeError(w http.ResponseWriter, err error) {
 	json.NewEncoder(w).Encode(map[string]string{"error": err.Error()})
 }
 
-// stream tells the page, by server-sent events, the state now and each
-// time it changes; a comment every 15 s keeps proxies from closing it.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request) {
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	for {
-		s.mu.RLock()
-		st, wake := s.state, s.wake
-		s.mu.RUnlock()
-		data, _ := json.Marshal(st)
-		fmt.Fprintf(w, "event: state\ndata: %s\n\n", data)
-		flusher.Flush()
-	wait:
-		for {
-			select {
-			case <-r.Context().Done():
-				return
-			case <-wake:
-				break wait
-			case <-time.After(15 * time.Second):
-				fmt.Fprint(w, ": still here\n\n")
-				flusher.Flush()
-			}
-		}
-	}
-}
+// stateView is what the page asks for once a second: a change in it
+// (a new event, another writer, a newer snapshot of the running sweep)
+// makes the page fetch its view again. A request that completes, unlike
+// an open event stream, lets a page go idle, so a headless browser's
+// --virtual-time-budget can screenshot it.
+func (s *Server) stateView(*http.Request) (any, error) { return s.state, nil }
 
 // blobCache keeps the tables the pages read in memory: a blob is named by
 // its content, so a kept copy never goes stale. It keeps blobs up to

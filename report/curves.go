@@ -62,9 +62,9 @@ func SeriesColour(i int) string { return Palette[i%len(Palette)] }
 // SeriesDashed reports whether a figure's i-th curve is dashed.
 func SeriesDashed(i int) bool { return i >= len(Palette) }
 
-// label is what figures show for a value, path or column: the layout's
+// Label is what figures show for a value, path or column: the layout's
 // Labels, else a default axis title, else the name itself.
-func label(spec manifests.Table, name string) string {
+func Label(spec manifests.Table, name string) string {
 	if l, ok := spec.Labels[name]; ok {
 		return l
 	}
@@ -207,11 +207,11 @@ func curves(plan *manifests.Plan, grid *Grid, spec manifests.Table, o CurveOptio
 	figs := make([]Figure, len(grid.ColLabels))
 	shown := make([][]string, len(grid.RowLabels)) // [row][column]: the select value whose cells are drawn
 	for c := range figs {
-		figs[c] = Figure{Name: grid.ColumnHeader(c), Title: FigureTitle(plan), X: label(spec, o.X), Y: label(spec, o.Y)}
+		figs[c] = Figure{Name: grid.ColumnHeader(c), Title: FigureTitle(plan), X: Label(spec, o.X), Y: Label(spec, o.Y)}
 		if len(spec.Columns) > 0 {
 			var parts []string
 			for k, path := range spec.Columns {
-				parts = append(parts, label(spec, path)+" = "+label(spec, grid.ColLabels[c][k]))
+				parts = append(parts, Label(spec, path)+" = "+Label(spec, grid.ColLabels[c][k]))
 			}
 			figs[c].Title += ": " + strings.Join(parts, ", ")
 		}
@@ -231,9 +231,9 @@ func curves(plan *manifests.Plan, grid *Grid, spec manifests.Table, o CurveOptio
 			}
 			shown[r][c] = choice
 			if choice != "" {
-				sr.Select = label(spec, spec.Select) + "=" + choice
+				sr.Select = Label(spec, spec.Select) + "=" + choice
 				if v, err := strconv.ParseFloat(choice, 64); err == nil {
-					sr.Select = label(spec, spec.Select) + "=" + strconv.FormatFloat(v, 'g', 3, 64)
+					sr.Select = Label(spec, spec.Select) + "=" + strconv.FormatFloat(v, 'g', 3, 64)
 				}
 			}
 			figs[c].Series = append(figs[c].Series, sr)

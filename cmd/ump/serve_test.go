@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -192,6 +193,27 @@ func TestServeFollowsASweepInABrowser(t *testing.T) {
 		}
 	}
 
+	// The charts take their card's whole width; each finished cell's
+	// final figure can be drawn against any swept parameter, numeric ones
+	// on a numeric axis.
+	if ratio := poll[float64](t, ctx, "a chart", `(() => { const f = document.querySelector("figure.chart svg"); return f && f.getBoundingClientRect().width / f.closest("section").clientWidth; })()`); ratio < 0.9 {
+		t.Errorf("a chart takes %.2f of its card's width; want all of it", ratio)
+	}
+	dots := poll[int](t, ctx, "the final figure against a parameter", `document.querySelectorAll("svg.scatter circle.point").length`)
+	if dots != 8 {
+		t.Errorf("the scatter shows %d cells, want the 8 finished ones", dots)
+	}
+	if err := chromedp.Do(ctx, chromedp.SetValue(`select[aria-label="parameter"]`, "lr")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('select[aria-label="parameter"]').dispatchEvent(new Event("change"))`)); err != nil {
+		t.Fatal(err)
+	}
+	ticks := poll[string](t, ctx, "the scatter against lr", `document.querySelector('select[aria-label="parameter"]').value === "lr" && [...document.querySelectorAll("svg.scatter text")].map(t => t.firstChild.nodeValue).join("|")`)
+	if labels := strings.Split(ticks, "|"); !slices.Contains(labels, "0.01") || !slices.Contains(labels, "0.02") || !slices.Contains(labels, "lr") {
+		t.Errorf("the scatter against lr has labels %q; want the values 0.01 and 0.02 and the axis named", ticks)
+	}
+
 	// A table entry leads to its cells, a cell to its page.
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("table.results a.entry"))); err != nil {
 		t.Fatal(err)
@@ -218,6 +240,16 @@ func TestServeFollowsASweepInABrowser(t *testing.T) {
 	if !regexp.MustCompile(`^#[0-9a-fA-F]{6}$`).MatchString(curve) {
 		t.Errorf("the cell page's curve has stroke %q; want one curve in a colour of the palette", curve)
 	}
+	// The cell's settings as a table, the swept ones marked; its axes in words.
+	settings := poll[[]string](t, ctx, "the cell's settings", `[...document.querySelectorAll("table.settings tr.swept td:first-child")].map(td => td.textContent)`)
+	for _, want := range []string{"algorithm.name", "lr", "seed"} {
+		if !slices.Contains(settings, want) {
+			t.Errorf("the cell's settings mark %q swept; want %s among them", settings, want)
+		}
+	}
+	if axes, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("svg .axis-label")].map(t => t.textContent)`)); len(axes) != 2 || strings.Contains(strings.Join(axes, " "), "_") {
+		t.Errorf("the cell's chart names its axes %q; want two, in words", axes)
+	}
 	screenshot(t, ctx, "cell")
 
 	// Exports downloaded from the pages are ump export's bytes: the cell's
@@ -239,6 +271,17 @@ func TestServeFollowsASweepInABrowser(t *testing.T) {
 		if r.code != 0 || !bytes.Equal(got, []byte(r.stdout)) {
 			t.Errorf("downloaded %s.%s (%d bytes) differs from ump export's (%d bytes, exit %d)", d.table, d.format, len(got), len(r.stdout), r.code)
 		}
+	}
+
+	// The home page names each manifest's best entry: the one ump table
+	// puts in bold.
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"#/")); err != nil {
+		t.Fatal(err)
+	}
+	home := poll[string](t, ctx, "the home page's best entry", `document.querySelector("tr.manifest td.best") && document.querySelector("tr.manifest td.best").textContent`)
+	bold := regexp.MustCompile(`\*\*([^*]+)\*\*`).FindStringSubmatch(table.stdout)
+	if bold == nil || !strings.HasPrefix(home, bold[1]+", ") {
+		t.Errorf("the home page's best entry is %q; want ump table's bold entry first:\n%s", home, table.stdout)
 	}
 }
 
@@ -383,12 +426,11 @@ func TestServeRefusesWhatItMustNot(t *testing.T) {
 	}
 }
 
-// TestServeStaticPageLetsAHeadlessBrowserFinish: with ?static=1 the
-// dashboard follows no event stream, so a headless Chromium's
-// --virtual-time-budget (which waits for the page to go idle) finishes,
-// and the DOM it dumps holds the store's manifests (without it, the open
-// stream keeps the page busy and the browser never returns).
-func TestServeStaticPageLetsAHeadlessBrowserFinish(t *testing.T) {
+// TestServePageLetsAHeadlessBrowserFinish: the page asks for the store's
+// state with requests that end, so a headless Chromium's virtual time
+// runs out and it dumps the page (an open event stream kept it waiting
+// for ever).
+func TestServePageLetsAHeadlessBrowserFinish(t *testing.T) {
 	path := chromium(t)
 	store := t.TempDir()
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
@@ -396,12 +438,12 @@ func TestServeStaticPageLetsAHeadlessBrowserFinish(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	dom, err := exec.CommandContext(ctx, path, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-		"--virtual-time-budget=5000", "--dump-dom", url+"?static=1").Output()
+		"--virtual-time-budget=5000", "--dump-dom", url).Output()
 	if err != nil {
-		t.Fatalf("chromium --dump-dom of the static page: %v (did it wait for the event stream?)", err)
+		t.Fatalf("chromium --dump-dom of the page: %v (did it wait for the page to go idle?)", err)
 	}
-	if !strings.Contains(string(dom), hash[:12]) || !strings.Contains(string(dom), "static page") {
-		t.Errorf("the static page's DOM lacks the manifest %.12s or says it is not static:\n%s", hash, dom)
+	if !strings.Contains(string(dom), hash[:12]) || !strings.Contains(string(dom), "the store is idle") {
+		t.Errorf("the page's DOM lacks the manifest %.12s or the store's state:\n%s", hash, dom)
 	}
 }
 

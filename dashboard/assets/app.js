@@ -3,16 +3,17 @@
 //   #/m/HASH               a manifest: table, curves, cells, downloads
 //   #/m/HASH/entry/R/C     one table entry (row R, column C, from 1 as cells): its cells by tuned value
 //   #/m/HASH/cell/N        one cell: configuration, stages, partition, mixing
-// The server says by server-sent events when the store changed; the page
-// then fetches its view again.
+// The page asks the server for the store's state once a second; when it
+// changed, the page fetches its view again.
 "use strict";
 
 const main = document.getElementById("main");
 const tooltip = document.getElementById("tooltip");
 const SVG = "http://www.w3.org/2000/svg";
 
-// Per-manifest choices the user made: table figure, curve axes, lr.
-const choice = { value: {}, x: {}, y: {}, pick: {}, cellY: {}, compare: {} };
+// Per-manifest choices the user made: table figure, curve axes, lr, the
+// scatter's parameter and figure.
+const choice = { value: {}, x: {}, y: {}, pick: {}, cellY: {}, compare: {}, param: {}, cellFig: {} };
 
 // el builds an HTML element: attributes (text: its text, on*: listeners),
 // then children (strings become text).
@@ -155,10 +156,11 @@ function tickLabel(t) {
 
 // chart draws a figure: per series the mean over seeds with a band of ±
 // one standard deviation, a cross where a diverged curve stops, a dot
-// where a running one has got to, the legend beside it; a log y axis when
-// the means span more than two decades, as `ump plot` does.
+// where a running one has got to, the legend under it; a log y axis when
+// the means span more than two decades, as `ump plot` does. It takes its
+// card's whole width.
 function chart(fig, legendShown = true) {
-  const W = 600, H = 340, L = 62, R = 14, T = 26, B = 44;
+  const W = 1100, H = 400, L = 66, R = 16, T = 26, B = 44;
   const series = fig.series.map((s, i) => {
     const pts = [];
     s.x.forEach((x, k) => {
@@ -169,7 +171,7 @@ function chart(fig, legendShown = true) {
   const all = series.flatMap((s) => s.pts);
   const means = all.map((p) => p.m);
   const logY = means.length > 0 && means.every((m) => m > 0) && Math.max(...means) / Math.min(...means) > 100;
-  const svg = sv("svg", { width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": fig.title });
+  const svg = sv("svg", { width: "100%", viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": fig.title });
   svg.append(sv("text", { x: L, y: 16, class: "title" }, document.createTextNode(fig.title)));
   if (!all.length) {
     svg.append(sv("text", { x: W / 2, y: H / 2, "text-anchor": "middle", class: "empty" }, document.createTextNode("no rounds reported yet")));
@@ -264,6 +266,63 @@ function chart(fig, legendShown = true) {
   return el("figure", { class: "chart", "data-name": fig.name }, svg, legendShown ? legend : null);
 }
 
+// scatter draws each cell's final figure against a swept parameter: a dot
+// per cell in its table row's colour (a click opens the cell), the x axis
+// numeric where every value is a number (logarithmic where they are
+// positive and span more than a decade), else the values evenly spaced.
+function scatter(points, xTitle, yTitle, onpick) {
+  const W = 1100, H = 360, L = 66, R = 16, T = 14, B = 44;
+  const svg = sv("svg", { width: "100%", viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": `${yTitle} against ${xTitle}`, class: "scatter" });
+  const shown = points.filter((p) => p.y !== null && p.y !== undefined);
+  if (!shown.length) {
+    svg.append(sv("text", { x: W / 2, y: H / 2, "text-anchor": "middle", class: "empty" }, document.createTextNode("no finished cell yet")));
+    return svg;
+  }
+  const values = [...new Set(points.map((p) => p.x))];
+  const numeric = values.every((v) => v !== "" && isFinite(Number(v)));
+  const xs = numeric ? values.map(Number) : [];
+  const logX = numeric && xs.every((v) => v > 0) && Math.max(...xs) / Math.min(...xs) > 10;
+  if (numeric) values.sort((a, b) => Number(a) - Number(b));
+  const pos = (v) => (logX ? Math.log10(Number(v)) : numeric ? Number(v) : values.indexOf(v));
+  let x0 = Math.min(...values.map(pos)), x1 = Math.max(...values.map(pos));
+  const padX = x1 > x0 ? (x1 - x0) * 0.06 : 1;
+  x0 -= padX; x1 += padX;
+  let y0 = Math.min(...shown.map((p) => p.y)), y1 = Math.max(...shown.map((p) => p.y));
+  if (y0 === y1) { y0 -= 0.5; y1 += 0.5; }
+  const step = tickStep(y0, y1, 6);
+  y0 = Math.floor(y0 / step + 1e-9) * step; y1 = Math.ceil(y1 / step - 1e-9) * step;
+  const X = (v) => L + (pos(v) - x0) / (x1 - x0) * (W - L - R);
+  const Y = (y) => T + (1 - (y - y0) / (y1 - y0)) * (H - T - B);
+  const room = Math.floor((W - L - R) / values.length / 6.5); // characters that fit under a value
+  for (const v of values) {
+    const text = numeric ? tickLabel(Number(v)) : v.length > room ? `${v.slice(0, Math.max(1, room - 1))}…` : v;
+    svg.append(sv("line", { x1: X(v), x2: X(v), y1: T, y2: H - B, class: "grid" }));
+    svg.append(sv("text", { x: X(v), y: H - B + 15, "text-anchor": "middle" }, document.createTextNode(text), sv("title", {}, document.createTextNode(v))));
+  }
+  for (const t of ticks(y0, y1, 6)) {
+    svg.append(sv("line", { x1: L, x2: W - R, y1: Y(t), y2: Y(t), class: "grid" }));
+    svg.append(sv("text", { x: L - 6, y: Y(t) + 4, "text-anchor": "end" }, document.createTextNode(tickLabel(t))));
+  }
+  svg.append(sv("line", { x1: L, x2: L, y1: T, y2: H - B, class: "axis" }), sv("line", { x1: L, x2: W - R, y1: H - B, y2: H - B, class: "axis" }));
+  svg.append(sv("text", { x: (L + W - R) / 2, y: H - 8, "text-anchor": "middle", class: "axis-label" },
+    document.createTextNode(logX ? `${xTitle} (log scale)` : xTitle)));
+  svg.append(sv("text", { x: 14, y: (T + H - B) / 2, "text-anchor": "middle", transform: `rotate(-90 14 ${(T + H - B) / 2})`, class: "axis-label" },
+    document.createTextNode(yTitle)));
+  // Dots at one value side by side, so that seeds do not hide each other.
+  const at = {};
+  for (const p of shown) (at[p.x] = at[p.x] || []).push(p);
+  for (const group of Object.values(at)) {
+    group.forEach((p, k) => {
+      const dx = (k - (group.length - 1) / 2) * Math.min(7, 60 / group.length);
+      const dot = sv("circle", { cx: X(p.x) + dx, cy: Y(p.y), r: 4.5, fill: p.color, "fill-opacity": 0.85, class: "point", "data-cell": p.cell },
+        sv("title", {}, document.createTextNode(`cell ${p.cell}: ${p.label}\n${yTitle} ${fmt(p.y)}`)));
+      dot.addEventListener("click", () => onpick(p.cell));
+      svg.append(dot);
+    });
+  }
+  return svg;
+}
+
 // heatmap draws a partition's class histogram: workers across, classes up.
 function heatmap(h) {
   const cw = Math.max(8, Math.min(28, Math.floor(640 / h.workers))), ch = Math.max(10, Math.min(22, Math.floor(260 / h.classes)));
@@ -323,9 +382,10 @@ async function pageStore() {
     el("td", { class: "num", text: m.first ? duration(spanSeconds(m)) : "" }, m.reused ? el("div", { class: "about muted", text: `${m.reused} cells reused` }) : null),
     el("td", {}, `${m.cells} cells `, counts(m.counts, m.running ? (m.running_cells || []).length : 0)),
     el("td", {}, bar(m.rounds_done, m.rounds_total), percent(m.rounds_done, m.rounds_total)),
-    el("td", { class: "num", text: m.running ? duration(m.eta_seconds) : "" })));
+    el("td", { class: "num", text: m.running ? duration(m.eta_seconds) : "" }),
+    el("td", { class: "best", title: m.best_of ? `best ${m.best_of}` : null, text: m.best || "–" })));
   out.push(el("section", {}, el("table", { class: "manifests" },
-    el("tr", {}, ["manifest", "hash", "started", "ran for", "cells", "progress", "ETA"].map((h) => el("th", { text: h }))), rows)));
+    el("tr", {}, ["manifest", "hash", "started", "ran for", "cells", "progress", "ETA", "best entry"].map((h) => el("th", { text: h }))), rows)));
   return out;
 }
 
@@ -408,7 +468,7 @@ async function pageManifest(hash) {
   });
   fillRows();
   out.push(section("Table",
-    el("div", { class: "controls" }, select("figure", m.figures, value, (v) => { choice.value[H] = v; render(); })),
+    el("div", { class: "controls" }, select("figure", m.figures, value, (v) => { choice.value[H] = v; render(); }, m.figures.map((c) => m.words[c] || c))),
     el("div", { class: "scroll" }, el("table", { class: "results" }, el("thead", {}, head), tbody)),
     el("p", { class: "muted", text: table.legend + ". Click an entry for its cells." })));
 
@@ -416,14 +476,36 @@ async function pageManifest(hash) {
   const ys = m.columns.filter((c) => c !== "round");
   out.push(section("Curves",
     el("div", { class: "controls" },
-      select("y", ys, y, (v) => { choice.y[H] = v; render(); }),
+      select("y", ys, y, (v) => { choice.y[H] = v; render(); }, ys.map((c) => m.words[c] || c)),
       select("x", ["round", "bits_sent_per_worker"], x, (v) => { choice.x[H] = v; render(); }, ["round", "bits sent per worker"]),
-      m.layout.select ? select(m.layout.select, [""].concat(m.choices), pick, (v) => { choice.pick[H] = v; render(); },
-        [`tuned per entry`].concat(m.choices)) : null,
+      m.select_path ? select(m.select_path, [""].concat(m.choices), pick, (v) => { choice.pick[H] = v; render(); },
+        ["tuned, as in the table"].concat(m.choices)) : null,
       others.length ? select("compare with", [""].concat(others.map((o) => o.hash)), other, (v) => { choice.compare[H] = v; render(); },
         ["(none)"].concat(others.map((o) => `${o.name} ${short(o.hash)}`))) : null),
     compareNote,
     el("div", { class: "figures" }, figs.map((f) => chart(f)))));
+
+  // Each cell's final figure against a swept parameter.
+  if (m.swept.length && m.cell_figures.length) {
+    const param = m.swept.includes(choice.param[H]) ? choice.param[H] : (m.swept.includes(m.select_path) ? m.select_path : m.swept[0]);
+    const fig = m.cell_figures.includes(choice.cellFig[H]) ? choice.cellFig[H] : m.cell_figures[0];
+    const rowOf = {};
+    table.rows.forEach((r) => r.entries.forEach((e) => e.cells.forEach((n) => { rowOf[n] = r; })));
+    const points = m.cells.map((c) => ({ cell: c.n, label: c.label, x: (c.values || {})[param] || "", y: c.figures ? c.figures[fig] : null,
+      color: rowOf[c.n] ? rowOf[c.n].color : "#7f7f7f" }));
+    const rowsShown = table.rows.map((r) => {
+      const dot = el("span", { class: "dot" });
+      dot.style.background = r.color; // a style attribute would break the page's content security policy
+      return el("li", {}, dot, r.label);
+    });
+    out.push(section("Final figure against a parameter",
+      el("div", { class: "controls" },
+        select("parameter", m.swept, param, (v) => { choice.param[H] = v; render(); }, m.swept.map((p) => m.words[p] || p)),
+        select("figure", m.cell_figures, fig, (v) => { choice.cellFig[H] = v; render(); }, m.cell_figures.map((c) => m.words[c] || c))),
+      el("figure", { class: "chart sweep" }, scatter(points, m.words[param] || param, m.words[fig] || fig, (n) => { location.hash = `#/m/${H}/cell/${n}`; }),
+        el("ul", { class: "legend" }, rowsShown)),
+      el("p", { class: "muted", text: "One dot per finished cell, in its table row's colour; a click opens the cell." })));
+  }
 
   // Cells, with their final figures; a click on a figure's header sorts by it.
   const cellRows = el("tbody");
@@ -493,17 +575,17 @@ async function pageCell(hash, n) {
     el("dt", { text: "manifest" }), el("dd", { class: "mono", text: c.manifest }),
     el("dt", { text: "progress" }), el("dd", { text: `round ${c.round} of ${c.rounds}` }),
     Object.entries(c.fingerprint || {}).map(([k, v]) => [el("dt", { text: k }), el("dd", { class: "mono", text: v })]));
-  const top = [section("Fingerprint", facts)];
+  out.push(el("div", { class: "grid2" }, section("Fingerprint", facts), section("Settings", settings(c.config, c.values))));
 
   if (c.rounds_table) {
     const col = Object.fromEntries(c.rounds_table.map((k) => [k.name, k.values]));
     const cols = c.rounds_table.map((k) => k.name).filter((k) => k !== "round");
     const y = cols.includes(choice.cellY[c.manifest]) ? choice.cellY[c.manifest] : c.value;
-    const fig = { name: y, title: `cell ${c.n}`, x: "round", y, series: [{ label: y, color: c.color, x: col.round, mean: col[y], std: [], seeds: 1,
+    const words = (k) => c.words[k] || k;
+    const fig = { name: y, title: `cell ${c.n}`, x: words("round"), y: words(y), series: [{ label: words(y), color: c.color, x: col.round, mean: col[y], std: [], seeds: 1,
       diverged: c.stages.some((s) => s.diverged) ? 1 : 0, running: c.status === "incomplete" ? 1 : 0 }] };
-    top.push(section("Rounds", el("div", { class: "controls" }, select("y", cols, y, (v) => { choice.cellY[c.manifest] = v; render(); })), chart(fig, false)));
+    out.push(section("Rounds", el("div", { class: "controls" }, select("y", cols, y, (v) => { choice.cellY[c.manifest] = v; render(); }, cols.map(words))), chart(fig, false)));
   }
-  out.push(el("div", { class: "grid2" }, top));
 
   out.push(section("Stages", el("table", { class: "stages" },
     el("tr", {}, ["stage", "status", "cache key, inputs and outputs"].map((h) => el("th", { text: h }))),
@@ -531,9 +613,27 @@ async function pageCell(hash, n) {
   if (pair.length) out.push(el("div", { class: "grid2" }, pair));
   out.push(section("Downloads (this cell)", downloads(c.manifest, c.tables, c.formats, c.n,
     c.status !== "completed" && c.status !== "diverged" && c.rounds_table)));
-  out.push(el("section", {}, el("details", { open: "" }, el("summary", { text: "Configuration (normalised)" }),
+  out.push(el("section", {}, el("details", {}, el("summary", { text: "Configuration as JSON (normalised)" }),
     el("pre", { text: JSON.stringify(c.config, null, 2) }))));
   return out;
+}
+
+// settings lays a cell's configuration out as a table, one row per
+// setting (nested blocks as dotted paths), the swept ones marked.
+function settings(config, swept) {
+  const rows = [];
+  const walk = (v, path) => {
+    if (v !== null && typeof v === "object" && !Array.isArray(v)) {
+      for (const k of Object.keys(v)) walk(v[k], path ? `${path}.${k}` : k);
+    } else {
+      rows.push([path, Array.isArray(v) ? JSON.stringify(v) : String(v)]);
+    }
+  };
+  walk(config, "");
+  const isSwept = (p) => Object.keys(swept || {}).some((s) => p === s || p.startsWith(`${s}.`));
+  return el("table", { class: "settings" }, el("tr", {}, el("th", { text: "setting" }), el("th", { text: "value" })),
+    rows.map(([p, v]) => el("tr", { class: isSwept(p) ? "swept" : null }, el("td", { class: "mono", text: p }),
+      el("td", { class: "mono" }, v, isSwept(p) ? el("span", { class: "muted", text: " (swept)" }) : null))));
 }
 
 // ---- routing and live updates ---------------------------------------------
@@ -572,19 +672,18 @@ function changed() {
 }
 
 const writer = document.getElementById("writer");
-// ?static=1 draws the page once and follows nothing: an open event stream
-// keeps a page from ever going idle, which a headless browser's
-// --virtual-time-budget (to screenshot it) waits for.
-function follow() {
-  if (new URLSearchParams(location.search).get("static") === "1") {
-    writer.textContent = "static page: reload for news";
-    return;
+// follow asks for the store's state once a second (a request that ends,
+// unlike an open event stream, lets the page go idle: a headless browser
+// screenshots it) and fetches the page again when the state changed.
+async function follow() {
+  try {
+    onState(await get("/api/state"));
+  } catch (err) {
+    writer.textContent = `the server does not answer: ${err.message}`;
   }
-  const stream = new EventSource("/api/stream");
-  stream.addEventListener("state", onState);
+  setTimeout(follow, 1000);
 }
-function onState(ev) {
-  const st = JSON.parse(ev.data);
+function onState(st) {
   writer.textContent = st.writer ? `written by ${st.writer}` : "no writer: the store is idle";
   writer.title = writer.textContent;
   writer.classList.toggle("live", !!st.writer);
