@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ump-lab/ump/stages"
 	"maps"
 	"math"
 	"net/http"
@@ -17,10 +18,7 @@ import (
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/report"
-	"github.com/ump-lab/ump/stages/evaluate"
-	"github.com/ump-lab/ump/stages/partition"
-	"github.com/ump-lab/ump/stages/topology"
-	"github.com/ump-lab/ump/stages/train"
+	"github.com/ump-lab/ump/state"
 )
 
 // num is a figure in JSON: null where it is NaN or infinite (a diverged
@@ -58,7 +56,7 @@ type progress struct {
 
 // progressOf is how far rep's cells are; snap is the store's running
 // writer's snapshot, or nil.
-func progressOf(rep *report.Report, snap *eventlog.Snapshot) progress {
+func progressOf(rep *state.Report, snap *eventlog.Snapshot) progress {
 	p := progress{Cells: len(rep.Cells), Counts: rep.Counts()}
 	for i, cell := range rep.Cells {
 		rounds := rep.Plan.Cells[i].Config.Rounds
@@ -67,7 +65,7 @@ func progressOf(rep *report.Report, snap *eventlog.Snapshot) progress {
 		case eventlog.Completed, eventlog.Diverged, eventlog.Failed: // nothing left to run
 			p.RoundsDone += rounds
 		case eventlog.Incomplete:
-			if st := cell.Stage(train.Name); st != nil {
+			if st := cell.Stage(stages.Train); st != nil {
 				p.RoundsDone += min(st.Round, rounds)
 			}
 		}
@@ -100,7 +98,7 @@ func (s *Server) storeView(r *http.Request) (any, error) {
 	}
 	out := struct {
 		Dir       string             `json:"dir"`
-		State     state              `json:"state"`
+		State     storeState         `json:"state"`
 		Note      string             `json:"note,omitempty"`
 		Run       *eventlog.Snapshot `json:"run,omitempty"`
 		Manifests []manifest         `json:"manifests"`
@@ -128,9 +126,9 @@ func (s *Server) storeView(r *http.Request) (any, error) {
 // best is the best entry of rep's table: mean ± std, row and column,
 // and tuned value; "" before any result, or when its table block cannot
 // lay its results out.
-func (s *Server) best(r *http.Request, rep *report.Report) (string, error) {
-	grid, err := s.store.Grid(r.Context(), rep, report.Layout(&rep.Plan))
-	if errors.Is(err, report.ErrBadArgument) {
+func (s *Server) best(r *http.Request, rep *state.Report) (string, error) {
+	grid, err := report.ReadGrid(r.Context(), s.store, rep, report.Layout(&rep.Plan))
+	if errors.Is(err, state.ErrBadArgument) {
 		return "", nil
 	}
 	if err != nil {
@@ -150,7 +148,7 @@ func (s *Server) best(r *http.Request, rep *report.Report) (string, error) {
 var hashPattern = regexp.MustCompile(`^[0-9a-f]{1,64}$`)
 
 // report finds the manifest the URL names, by its hash or a unique prefix.
-func (s *Server) report(r *http.Request) (*report.Report, error) {
+func (s *Server) report(r *http.Request) (*state.Report, error) {
 	hash := r.PathValue("hash")
 	if !hashPattern.MatchString(hash) {
 		return nil, badRequest("%q is not a manifest hash (up to 64 lowercase hex digits)", hash)
@@ -159,7 +157,7 @@ func (s *Server) report(r *http.Request) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	reg, err := report.FindIn(regs, hash, s.o.Dir)
+	reg, err := state.FindIn(regs, hash, s.o.Dir)
 	if err != nil {
 		return nil, notFound("%v", err)
 	}
@@ -167,7 +165,7 @@ func (s *Server) report(r *http.Request) (*report.Report, error) {
 }
 
 // cellIndex is the cell the URL names (from 1, as ump counts), as a plan index.
-func cellIndex(rep *report.Report, v string) (int, error) {
+func cellIndex(rep *state.Report, v string) (int, error) {
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > len(rep.Cells) {
 		return 0, notFound("manifest %.12s has cells 1 to %d, not %q", rep.Plan.Hash, len(rep.Cells), v)
@@ -203,11 +201,11 @@ type cellSummary struct {
 	Figures map[string]num `json:"figures,omitempty"`
 }
 
-func summarise(rep *report.Report, i int) cellSummary {
+func summarise(rep *state.Report, i int) cellSummary {
 	cell := rep.Cells[i]
 	c := cellSummary{N: i + 1, Label: rep.Plan.Cells[i].LabelString(), Status: cell.Status,
 		Rounds: rep.Plan.Cells[i].Config.Rounds, Key: cell.Key, Values: rep.Plan.Cells[i].Label}
-	if st := cell.Stage(train.Name); st != nil {
+	if st := cell.Stage(stages.Train); st != nil {
 		c.Round = st.Round // a diverged cell's last: where it stopped
 		if st.Status == eventlog.Completed && !st.Result.Diverged {
 			c.Round = c.Rounds
@@ -228,7 +226,7 @@ func (s *Server) manifestView(r *http.Request) (any, error) {
 	for i := range cells {
 		cells[i] = summarise(rep, i)
 	}
-	final, _, err := s.store.Export(r.Context(), []*report.Report{rep}, "final", false)
+	final, _, err := report.Export(r.Context(), s.store, []*state.Report{rep}, "final", false)
 	if err != nil {
 		return nil, err
 	}
@@ -304,8 +302,8 @@ func words(spec manifests.Table, names ...[]string) map[string]string {
 // about is what tells a manifest apart besides its hash: the overrides
 // it was run with, the user's notes (ump note).
 type about struct {
-	Overrides []string      `json:"overrides,omitempty"`
-	Notes     []report.Note `json:"notes,omitempty"`
+	Overrides []string     `json:"overrides,omitempty"`
+	Notes     []state.Note `json:"notes,omitempty"`
 }
 
 func (s *Server) about(reg *eventlog.Registration) (about, error) {
@@ -319,7 +317,7 @@ func roundsColumns(plan *manifests.Plan) []string {
 	if len(plan.Cells) == 0 {
 		return nil
 	}
-	return train.Columns(&plan.Cells[0].Config)
+	return stages.Columns(&plan.Cells[0].Config)
 }
 
 // figures are the final-table figures a table can show: the rounds
@@ -369,7 +367,7 @@ func layoutFor(r *http.Request, plan *manifests.Plan) (manifests.Table, error) {
 
 // grid is the manifest the URL names and its table, showing the figure
 // ?value= names.
-func (s *Server) grid(r *http.Request) (*report.Report, manifests.Table, *report.Grid, error) {
+func (s *Server) grid(r *http.Request) (*state.Report, manifests.Table, *report.Grid, error) {
 	rep, err := s.report(r)
 	if err != nil {
 		return nil, manifests.Table{}, nil, err
@@ -378,7 +376,7 @@ func (s *Server) grid(r *http.Request) (*report.Report, manifests.Table, *report
 	if err != nil {
 		return nil, spec, nil, err
 	}
-	grid, err := s.store.Grid(r.Context(), rep, spec)
+	grid, err := report.ReadGrid(r.Context(), s.store, rep, spec)
 	return rep, spec, grid, err
 }
 
@@ -482,8 +480,8 @@ func (s *Server) entryView(r *http.Request) (any, error) {
 }
 
 // finalFigure is a cell's figure in its final table, NaN when it has none.
-func (s *Server) finalFigure(r *http.Request, rep *report.Report, i int, name string) (float64, error) {
-	ref, ok := rep.Cells[i].Output(evaluate.Final)
+func (s *Server) finalFigure(r *http.Request, rep *state.Report, i int, name string) (float64, error) {
+	ref, ok := rep.Cells[i].Output(stages.Final)
 	if !ok {
 		return math.NaN(), nil
 	}
@@ -527,7 +525,7 @@ func (s *Server) curvesView(r *http.Request) (any, error) {
 	if o.Choice, err = oneOf(r, "choice", "", choices(&rep.Plan, spec.Select)); err != nil {
 		return nil, err
 	}
-	figs, err := s.store.Curves(r.Context(), rep, spec, o)
+	figs, err := report.Curves(r.Context(), s.store, rep, spec, o)
 	if err != nil {
 		return nil, err
 	}
@@ -640,7 +638,7 @@ func (s *Server) cellView(r *http.Request) (any, error) {
 		}
 		out.Stages = append(out.Stages, v)
 	}
-	if ref, ok := cell.Output(partition.Histogram); ok {
+	if ref, ok := cell.Output(stages.Histogram); ok {
 		t, err := s.table(r, ref)
 		if err != nil {
 			return nil, err
@@ -650,7 +648,7 @@ func (s *Server) cellView(r *http.Request) (any, error) {
 			out.Histogram = &histogram{int(slices.Max(w.Ints)) + 1, int(slices.Max(c.Ints)) + 1, counts.Ints}
 		}
 	}
-	if ref, ok := cell.Output(topology.Mixing); ok {
+	if ref, ok := cell.Output(stages.Mixing); ok {
 		t, err := s.table(r, ref)
 		if err != nil {
 			return nil, err
@@ -667,11 +665,11 @@ func (s *Server) cellView(r *http.Request) (any, error) {
 		}
 	}
 	var rounds *artifacts.Table
-	if ref, ok := cell.Output(train.Rounds); ok {
+	if ref, ok := cell.Output(stages.Rounds); ok {
 		if rounds, err = s.table(r, ref); err != nil {
 			return nil, err
 		}
-	} else if st := cell.Stage(train.Name); st != nil {
+	} else if st := cell.Stage(stages.Train); st != nil {
 		rounds = report.PartialRounds(&rep.Plan.Cells[i].Config, cell, st)
 	}
 	if rounds != nil {
@@ -747,7 +745,7 @@ func (s *Server) exportData(r *http.Request) ([]byte, string, error) {
 		rep = &one
 		name += fmt.Sprintf("-cell%d", i+1)
 	}
-	t, _, err := s.store.Export(r.Context(), []*report.Report{rep}, table, incomplete)
+	t, _, err := report.Export(r.Context(), s.store, []*state.Report{rep}, table, incomplete)
 	if err != nil {
 		return nil, "", err
 	}

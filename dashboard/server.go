@@ -16,7 +16,7 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/eventlog"
-	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/state"
 )
 
 //go:embed assets
@@ -45,17 +45,17 @@ type Server struct {
 
 	mu    sync.RWMutex  // Lock: the poller refreshing; RLock: requests reading
 	dir   *eventlog.Dir // the store as last read: its events, its writer
-	store report.Source // its events and the cached blobs
-	state state
+	store state.Source  // its events and the cached blobs
+	state storeState
 
 	regsMu     sync.Mutex // guards regs and registered, filled while requests read
 	regs       []eventlog.Registration
 	registered int // ManifestRegistered and ManifestForgotten events that regs folds
 }
 
-// state is what the page watches for: a new event, another writer, a
+// storeState is what the page watches for: a new event, another writer, a
 // newer snapshot of the running sweep, a refresh error.
-type state struct {
+type storeState struct {
 	Seq     uint64 `json:"seq"`
 	Writer  string `json:"writer"`
 	Updated string `json:"updated,omitempty"` // the run's snapshot's time
@@ -107,12 +107,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 func (s *Server) refresh() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	next := state{}
+	next := storeState{}
 	if _, err := s.follower.Refresh(); err != nil {
 		next.Error = err.Error() // the events read before stay
 	}
 	s.dir = s.follower.Dir()
-	s.store = report.Source{Dir: s.dir.Path, Events: s.dir.Events, Blobs: s.blobs}
+	s.store = state.Source{Dir: s.dir.Path, Events: s.dir.Events, Blobs: s.blobs}
 	next.Seq, next.Writer = s.follower.Seq(), s.dir.Beside
 	if snap := s.snapshot(); snap != nil {
 		next.Updated = snap.Updated.Format(time.RFC3339Nano)

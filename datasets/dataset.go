@@ -189,7 +189,7 @@ func (l *Library) Load(name string, synth Synthetic) (*Dataset, error) {
 type Info struct {
 	Name        string
 	Classes     int
-	Model       string // the paper's model for it (nn.Models)
+	Model       string // the paper's model for it (manifests.Models)
 	Description string
 	Files       string // the files expected there, for error messages
 	load        func(dir string) (*Dataset, error)

@@ -59,7 +59,7 @@ func NewModel(name string, in Input) (*Model, error) {
 		}
 	}
 	if decl == nil {
-		return nil, fmt.Errorf("unknown model %q; use one of %v", name, Models())
+		return nil, fmt.Errorf("unknown model %q; use one of %v", name, modelNames())
 	}
 	layers, err := decl.layers(m, in)
 	if err != nil {
@@ -85,6 +85,16 @@ func flat(image bool, rest ...layer) []layer {
 		return append([]layer{flatten{}}, rest...)
 	}
 	return rest
+}
+
+// modelNames lists the models NewModel builds: manifests.Models, which
+// TestModelsAreTheManifestsModels checks.
+func modelNames() []string {
+	names := make([]string, len(modelKinds))
+	for i, k := range modelKinds {
+		names[i] = k.name
+	}
+	return names
 }
 
 // modelKinds are the models, as NewModel's doc draws them.
@@ -115,15 +125,6 @@ var modelKinds = []modelKind{
 	{"logreg", func(m *Model, input Input) ([]layer, error) {
 		return flat(m.in.Spatial, linear{input.Classes}), nil
 	}},
-}
-
-// Models lists the models NewModel builds.
-func Models() []string {
-	names := make([]string, len(modelKinds))
-	for i, k := range modelKinds {
-		names[i] = k.name
-	}
-	return names
 }
 
 // layout computes each layer's input shape and parameter offset.

@@ -22,7 +22,7 @@ import (
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn"
-	"github.com/ump-lab/ump/stages/train"
+	"github.com/ump-lab/ump/stages"
 )
 
 // testBackend is the GoMLX backend the cohort tests run on:
@@ -83,8 +83,8 @@ func trainDigests(t *testing.T, s *Store, hash string) []string {
 	t.Helper()
 	var out []string
 	for _, c := range reportOf(t, s, hash).Cells {
-		rounds, ok1 := c.Output(train.Rounds)
-		checkpoint, ok2 := c.Output(train.Checkpoint)
+		rounds, ok1 := c.Output(stages.Rounds)
+		checkpoint, ok2 := c.Output(stages.LastCheckpoint)
 		if !ok1 || !ok2 {
 			out = append(out, "")
 			continue

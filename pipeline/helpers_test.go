@@ -7,6 +7,7 @@ import (
 
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/state"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
@@ -69,7 +70,7 @@ func openTestStore(t *testing.T) *Store {
 }
 
 // reportOf is the store's report of a manifest.
-func reportOf(t *testing.T, s *Store, hash string) *report.Report {
+func reportOf(t *testing.T, s *Store, hash string) *state.Report {
 	t.Helper()
 	reg, err := s.Source().FindManifest(hash)
 	if err != nil {
@@ -84,7 +85,7 @@ func reportOf(t *testing.T, s *Store, hash string) *report.Report {
 
 func exportTable(t *testing.T, s *Store, hash, table string) *artifacts.Table {
 	t.Helper()
-	tab, skipped, err := s.Source().Export(context.Background(), []*report.Report{reportOf(t, s, hash)}, table, false)
+	tab, skipped, err := report.Export(context.Background(), s.Source(), []*state.Report{reportOf(t, s, hash)}, table, false)
 	if err != nil || len(skipped) > 0 {
 		t.Fatalf("export %s: skipped %v, %v", table, skipped, err)
 	}

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/ump-lab/ump/eventlog"
-
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/report"
 )
 
 // TestPaperTableLayouts lays out every embedded paper manifest's table on
@@ -52,7 +52,7 @@ func TestPaperTableLayouts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := s.Source().Grid(context.Background(), rep, *plan.Manifest.Table)
+		g, err := report.ReadGrid(context.Background(), s.Source(), rep, *plan.Manifest.Table)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue

@@ -13,7 +13,6 @@ import (
 
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
-	"github.com/ump-lab/ump/stages/train"
 )
 
 // progress prints human progress lines and publishes the status snapshot.
@@ -116,7 +115,7 @@ func (p *progress) stageCached(c *manifests.Cell, name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.cellf(c, "%s: cached\n", name)
-	if name == train.Name {
+	if name == stages.Train {
 		p.count(c, c.Config.Rounds, false)
 	}
 }

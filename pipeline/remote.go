@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/ump-lab/ump/eventlog"
-	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/state"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
@@ -294,7 +294,7 @@ func (c *Commit) agrees(hash string, keys []string, evs []eventlog.Event) error 
 	if got := stageOutputs(evs); !maps.Equal(got, c.Outputs) {
 		return fmt.Errorf("it records outputs %v, its events %v", c.Outputs, got)
 	}
-	view, err := report.FoldCell(c.Key, evs)
+	view, err := state.FoldCell(c.Key, evs)
 	if err != nil {
 		return err
 	}
@@ -432,7 +432,7 @@ type CellState struct {
 func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*eventlog.Registration, []CellState, error) {
 	p, err := r.pinned(ctx, hash)
 	if errors.Is(err, artifacts.ErrNotFound) {
-		return nil, nil, fmt.Errorf("%w: manifest %s has no registration on %s: no machine has run it there yet (give the full 64-digit hash)", report.ErrBadArgument, hash, r.Bucket)
+		return nil, nil, fmt.Errorf("%w: manifest %s has no registration on %s: no machine has run it there yet (give the full 64-digit hash)", state.ErrBadArgument, hash, r.Bucket)
 	}
 	if err != nil {
 		return nil, nil, err

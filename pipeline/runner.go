@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/ump-lab/ump/eventlog"
-	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/state"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
@@ -63,7 +63,7 @@ type Runner struct {
 	Cells []int
 	// OtherEngine says what Register does with cells that have results
 	// recorded under other cell inputs than this machine's (another
-	// engine or data; report.Source.OtherResults): "" refuses (ErrOtherEngine),
+	// engine or data; state.Source.OtherResults): "" refuses (ErrOtherEngine),
 	// "use" keeps those results, "recompute" computes the cells again.
 	OtherEngine string
 	// Overrides are what the run changed from the manifest file, recorded
@@ -101,8 +101,8 @@ func (r *Runner) hooks(plan *manifests.Plan, cell *manifests.Cell, key string, p
 }
 
 // source is what the runner reads back: its log and blobs.
-func (r *Runner) source() report.Source {
-	return report.Source{Dir: r.Dir, Events: r.Log, Blobs: r.Blobs}
+func (r *Runner) source() state.Source {
+	return state.Source{Dir: r.Dir, Events: r.Log, Blobs: r.Blobs}
 }
 
 // Outcome counts the cells of a run by final status.
@@ -760,7 +760,7 @@ func Fingerprint(cfg *manifests.Manifest, device *nn.Device, inputs string) map[
 		engine = err.Error()
 	}
 	return map[string]string{"go": runtime.Version(), "os": runtime.GOOS + "/" + runtime.GOARCH,
-		"engine": engine, "ump": report.Version(), "blas": nn.BLAS(), "cpu": cpu,
+		"engine": engine, "ump": state.Version(), "blas": nn.BLAS(), "cpu": cpu,
 		"cpus": fmt.Sprint(runtime.NumCPU()), "time": time.Now().UTC().Format(time.RFC3339), "inputs": inputs}
 }
 

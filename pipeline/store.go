@@ -5,7 +5,7 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/eventlog"
-	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/state"
 )
 
 // Store is an opened store directory (eventlog.Dir) and where its blobs
@@ -37,8 +37,8 @@ func OpenReader(dir string) (*Store, error) {
 }
 
 // Source is what reports read of the store: its events and blobs.
-func (s *Store) Source() report.Source {
-	return report.Source{Dir: s.Path, Events: s.Events, Blobs: s.Blobs}
+func (s *Store) Source() state.Source {
+	return state.Source{Dir: s.Path, Events: s.Events, Blobs: s.Blobs}
 }
 
 // TrustedKeysPath is the store's list of the public keys, besides its

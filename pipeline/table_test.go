@@ -29,7 +29,7 @@ func TestEntriesAreProvisionalUntilEveryChoiceFinishes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := s.Source().Grid(context.Background(), rep, report.Layout(plan))
+		g, err := report.ReadGrid(context.Background(), s.Source(), rep, report.Layout(plan))
 		if err != nil {
 			t.Fatal(err)
 		}

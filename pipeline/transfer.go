@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/ump-lab/ump/eventlog"
-	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/state"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
@@ -149,7 +149,7 @@ func (s *Store) Push(ctx context.Context, hash string, remote *Remote, progress 
 	}
 	inputs := make([]string, len(reg.CellKeys))
 	for i, key := range reg.CellKeys {
-		if inputs[i] = (&report.CellView{Events: byCell[key]}).Fingerprint()["inputs"]; inputs[i] == "" {
+		if inputs[i] = (&state.CellView{Events: byCell[key]}).Fingerprint()["inputs"]; inputs[i] == "" {
 			inputs[i] = "(not run on the pushing machine)"
 		}
 	}
@@ -164,7 +164,7 @@ func (s *Store) Push(ctx context.Context, hash string, remote *Remote, progress 
 		if len(cellEvs) == 0 {
 			continue
 		}
-		view, err := report.FoldCell(key, cellEvs)
+		view, err := state.FoldCell(key, cellEvs)
 		if err != nil {
 			return st, err
 		}
@@ -452,7 +452,7 @@ func checkCell(key string, cell *manifests.Cell, evs []eventlog.Event, stgs []st
 // fingerprints recorded them, the local data's digest and the recorded
 // engine.
 func pulledInputs(key string, cell *manifests.Cell, evs []eventlog.Event, data *datasets.Library) (string, error) {
-	fp := (&report.CellView{Events: evs}).Fingerprint()
+	fp := (&state.CellView{Events: evs}).Fingerprint()
 	inputs, ok := fp["inputs"]
 	if !ok {
 		digest, err := datasetDigest(&cell.Config, data)

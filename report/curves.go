@@ -3,6 +3,8 @@ package report
 import (
 	"context"
 	"fmt"
+	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/state"
 	"maps"
 	"math"
 	"slices"
@@ -13,7 +15,6 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/stages/train"
 )
 
 // Series is one curve: the mean of y over seeds at each x, and its
@@ -148,15 +149,15 @@ type CurveOptions struct {
 // figure per column of the table layout, one series per row, seeds
 // averaged, and where the layout selects a path (lr) the cells of the
 // selected value only.
-func (s Source) Curves(ctx context.Context, rep *Report, spec manifests.Table, o CurveOptions) ([]Figure, error) {
-	grid, err := s.Grid(ctx, rep, spec)
+func Curves(ctx context.Context, s state.Source, rep *state.Report, spec manifests.Table, o CurveOptions) ([]Figure, error) {
+	grid, err := ReadGrid(ctx, s, rep, spec)
 	if err != nil {
 		return nil, err
 	}
 	return curves(&rep.Plan, grid, spec, o, func(cells []int) string { return furthest(rep, grid, cells) },
 		func(i int) (*artifacts.Table, bool, bool, error) {
-			t, done, err := s.roundsOf(ctx, rep, i, o.Live)
-			return t, done, done && rep.Cells[i].Stage(train.Name).Result.Diverged, err
+			t, done, err := roundsOf(ctx, s, rep, i, o.Live)
+			return t, done, done && rep.Cells[i].Stage(stages.Train).Result.Diverged, err
 		})
 }
 
@@ -300,9 +301,9 @@ func curves(plan *manifests.Plan, grid *Grid, spec manifests.Table, o CurveOptio
 // roundsOf is cell i's rounds table, done when its training finished; with
 // live, a cell still training (or stopped) gives the rounds it reported so
 // far. It is nil when the cell has none.
-func (s Source) roundsOf(ctx context.Context, rep *Report, i int, live bool) (t *artifacts.Table, done bool, err error) {
+func roundsOf(ctx context.Context, s state.Source, rep *state.Report, i int, live bool) (t *artifacts.Table, done bool, err error) {
 	cell := rep.Cells[i]
-	if ref, ok := cell.Output(train.Rounds); ok {
+	if ref, ok := cell.Output(stages.Rounds); ok {
 		data, err := s.Blobs.Get(ctx, ref)
 		if err != nil {
 			return nil, false, err
@@ -310,7 +311,7 @@ func (s Source) roundsOf(ctx context.Context, rep *Report, i int, live bool) (t 
 		t, err := artifacts.ReadArrow(data)
 		return t, true, err
 	}
-	st := cell.Stage(train.Name)
+	st := cell.Stage(stages.Train)
 	if !live || st == nil {
 		return nil, false, nil
 	}
@@ -323,7 +324,7 @@ func (s Source) roundsOf(ctx context.Context, rep *Report, i int, live bool) (t 
 // furthest is the value of the select path whose cells, among the given
 // ones, have reported the most rounds (the first in plan order on a tie):
 // the choice a live figure shows before any has finished.
-func furthest(rep *Report, grid *Grid, cells []int) string {
+func furthest(rep *state.Report, grid *Grid, cells []int) string {
 	rounds := map[string]int{}
 	var order []string
 	for _, i := range cells {
@@ -331,7 +332,7 @@ func furthest(rep *Report, grid *Grid, cells []int) string {
 		if _, ok := rounds[v]; !ok {
 			order, rounds[v] = append(order, v), 0
 		}
-		if st := rep.Cells[i].Stage(train.Name); st != nil {
+		if st := rep.Cells[i].Stage(stages.Train); st != nil {
 			rounds[v] += st.Round
 		}
 	}
@@ -361,7 +362,7 @@ func columnPair(t *artifacts.Table, x, y string) ([]float64, []float64, error) {
 			for _, col := range t.Columns {
 				names = append(names, col.Name)
 			}
-			return nil, fmt.Errorf("%w: the rounds table has no column %q; its columns are: %s", ErrBadArgument, name, strings.Join(names, ", "))
+			return nil, fmt.Errorf("%w: the rounds table has no column %q; its columns are: %s", state.ErrBadArgument, name, strings.Join(names, ", "))
 		}
 		if c.Ints != nil {
 			out := make([]float64, len(c.Ints))

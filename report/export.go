@@ -3,9 +3,9 @@ package report
 import (
 	"context"
 	"fmt"
+	"github.com/ump-lab/ump/state"
 	"maps"
 	"math"
-	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -15,18 +15,14 @@ import (
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
-	"github.com/ump-lab/ump/stages/evaluate"
-	"github.com/ump-lab/ump/stages/partition"
-	"github.com/ump-lab/ump/stages/topology"
-	"github.com/ump-lab/ump/stages/train"
 )
 
 // Tables that Export builds: the stage output each comes from.
 var tableSources = map[string]stages.Output{
-	"partition": partition.Histogram,
-	"topology":  topology.Mixing,
-	"rounds":    train.Rounds,
-	"final":     evaluate.Final,
+	"partition": stages.Histogram,
+	"topology":  stages.Mixing,
+	"rounds":    stages.Rounds,
+	"final":     stages.Final,
 }
 
 // SummaryTable is the exportable table of a manifest's table entries
@@ -52,17 +48,17 @@ func TableSource(name string) stages.Output { return tableSources[name] }
 // wall_seconds: cumulative compute time from the RoundCompleted events
 // (the one column that differs between runs). The table's metadata names
 // the manifests, the engines that computed the cells and this ump.
-func (s Source) Export(ctx context.Context, reps []*Report, table string, incomplete bool) (t *artifacts.Table, skipped []string, err error) {
+func Export(ctx context.Context, s state.Source, reps []*state.Report, table string, incomplete bool) (t *artifacts.Table, skipped []string, err error) {
 	if table == SummaryTable && !incomplete {
-		out, err := s.Summary(ctx, reps)
+		out, err := Summary(ctx, s, reps)
 		return out, nil, err
 	}
 	src, ok := tableSources[table]
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: unknown table %q; use one of: %v", ErrBadArgument, table, TableNames())
+		return nil, nil, fmt.Errorf("%w: unknown table %q; use one of: %v", state.ErrBadArgument, table, TableNames())
 	}
-	if incomplete && src != train.Rounds {
-		return nil, nil, fmt.Errorf("%w: only the rounds table has rows before a cell finishes (not %s)", ErrBadArgument, table)
+	if incomplete && src != stages.Rounds {
+		return nil, nil, fmt.Errorf("%w: only the rounds table has rows before a cell finishes (not %s)", state.ErrBadArgument, table)
 	}
 	out := &artifacts.Table{}
 	var hashes []string
@@ -96,7 +92,7 @@ func (s Source) Export(ctx context.Context, reps []*Report, table string, incomp
 			}
 			cols := paramColumns(rep.Plan.Hash, c, cell, own.Rows())
 			cols = append(cols, notApplicable(own.Columns)...)
-			if src == train.Rounds {
+			if src == stages.Rounds {
 				cols = append(cols, wallSeconds(st, own.Column("round").Ints))
 			}
 			if err := appendColumns(out, cols); err != nil {
@@ -106,7 +102,7 @@ func (s Source) Export(ctx context.Context, reps []*Report, table string, incomp
 		}
 	}
 	out.Metadata = map[string]string{"ump.manifests": strings.Join(hashes, ","), "ump.table": table,
-		"ump.engines": strings.Join(slices.Sorted(maps.Keys(engines)), "; "), "ump.version": Version(),
+		"ump.engines": strings.Join(slices.Sorted(maps.Keys(engines)), "; "), "ump.version": state.Version(),
 		"ump.columns": "cell counts from 1 as ump's commands do; null where a parameter does not apply; algorithm.lambda is lambda_"}
 	return out, skipped, nil
 }
@@ -115,7 +111,7 @@ func (s Source) Export(ctx context.Context, reps []*Report, table string, incomp
 // finished (running, interrupted or failed): the metrics its events
 // reported for each evaluated round so far (a round reported again after
 // a resume: the latest report).
-func PartialRounds(cfg *manifests.Manifest, cell *CellView, st *StageView) *artifacts.Table {
+func PartialRounds(cfg *manifests.Manifest, cell *state.CellView, st *state.StageView) *artifacts.Table {
 	metrics := map[int]map[string]stages.Metric{}
 	for i := range cell.Events {
 		ev := &cell.Events[i]
@@ -128,7 +124,7 @@ func PartialRounds(cfg *manifests.Manifest, cell *CellView, st *StageView) *arti
 	}
 	rounds := slices.Sorted(maps.Keys(metrics))
 	t := &artifacts.Table{}
-	for _, name := range train.Columns(cfg) {
+	for _, name := range stages.Columns(cfg) {
 		if name == "round" {
 			col := artifacts.Column{Name: name, Ints: make([]int64, len(rounds))}
 			for r, round := range rounds {
@@ -168,33 +164,6 @@ func notApplicable(cols []artifacts.Column) []artifacts.Column {
 	return cols
 }
 
-// Engine is the engine a cell's fingerprint names.
-func (cell *CellView) Engine() string {
-	if e := cell.Fingerprint()["engine"]; e != "" {
-		return e
-	}
-	return "unknown"
-}
-
-// Version names this build of ump: its module version and, for a build
-// from a git checkout, the commit.
-func Version() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := info.Main.Version
-	for _, set := range info.Settings {
-		if set.Key == "vcs.revision" {
-			v += " " + set.Value
-		}
-		if set.Key == "vcs.modified" && set.Value == "true" {
-			v += " (modified)"
-		}
-	}
-	return v
-}
-
 // columnNames maps the parameters whose names are reserved words in the
 // readers notebooks use (DuckDB, Python) to their export column.
 var columnNames = map[string]string{"lambda": "lambda_"}
@@ -207,7 +176,7 @@ var columnNames = map[string]string{"lambda": "lambda_"}
 // of the quadratic task) is null; lr_schedule is "constant" or the
 // schedule's canonical JSON; compression is "none" or the block's
 // canonical JSON. cell counts from 1.
-func paramColumns(hash string, c *manifests.Cell, cell *CellView, rows int) []artifacts.Column {
+func paramColumns(hash string, c *manifests.Cell, cell *state.CellView, rows int) []artifacts.Column {
 	cfg := c.Config
 	nulls := func(null bool) []bool {
 		n := make([]bool, rows)
@@ -298,7 +267,7 @@ func param(v kinds.Values, name string) float64 {
 
 // wallSeconds sums, for each round, the seconds reported for every round
 // up to it.
-func wallSeconds(st *StageView, rounds []int64) artifacts.Column {
+func wallSeconds(st *state.StageView, rounds []int64) artifacts.Column {
 	secs := st.Seconds
 	reported := slices.Sorted(maps.Keys(secs))
 	col := artifacts.Column{Name: "wall_seconds", Floats: make([]float64, len(rounds))}
@@ -343,7 +312,7 @@ func appendColumns(t *artifacts.Table, cols []artifacts.Column) error {
 // starts with.
 func ParamColumns() []string {
 	var names []string
-	for _, c := range paramColumns("", &manifests.Cell{}, &CellView{}, 0) {
+	for _, c := range paramColumns("", &manifests.Cell{}, &state.CellView{}, 0) {
 		names = append(names, c.Name)
 	}
 	return names
@@ -355,7 +324,7 @@ func ParamColumns() []string {
 // manifest's hash and followed by the paper's published entry where
 // published.yaml has one (percent, as printed; NaN elsewhere). The
 // manifests' layouts must have the same columns.
-func (s Source) Summary(ctx context.Context, reps []*Report) (*artifacts.Table, error) {
+func Summary(ctx context.Context, s state.Source, reps []*state.Report) (*artifacts.Table, error) {
 	published, err := ParsePublished(manifests.Published)
 	if err != nil {
 		return nil, err
@@ -364,7 +333,7 @@ func (s Source) Summary(ctx context.Context, reps []*Report) (*artifacts.Table, 
 	var hashes []string
 	engines := map[string]bool{}
 	for _, rep := range reps {
-		g, err := s.Grid(ctx, rep, Layout(&rep.Plan))
+		g, err := ReadGrid(ctx, s, rep, Layout(&rep.Plan))
 		if err != nil {
 			return nil, err
 		}
@@ -405,7 +374,7 @@ func (s Source) Summary(ctx context.Context, reps []*Report) (*artifacts.Table, 
 		}
 	}
 	out.Metadata = map[string]string{"ump.manifests": strings.Join(hashes, ","), "ump.table": SummaryTable,
-		"ump.engines": strings.Join(slices.Sorted(maps.Keys(engines)), "; "), "ump.version": Version(),
+		"ump.engines": strings.Join(slices.Sorted(maps.Keys(engines)), "; "), "ump.version": state.Version(),
 		"ump.columns": "one row per table entry; std NaN for one seed; ci95 the 95% interval of the mean (Student's t up to 5 seeds, bootstrap beyond); paper_* in percent, NaN where the paper has no entry"}
 	return out, nil
 }

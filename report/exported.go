@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ump-lab/ump/state"
 	"io/fs"
 	"maps"
 	"math"
@@ -69,14 +70,14 @@ func (r *Record) signed() []byte {
 
 func digestOf(data []byte) string { return fmt.Sprintf("sha256:%x", sha256.Sum256(data)) }
 
-// Exported exports a manifest's results: the final and rounds tables of
+// ExportOf exports a manifest's results: the final and rounds tables of
 // its finished cells.
-func (s Source) Exported(ctx context.Context, rep *Report) (*Exported, error) {
-	final, _, err := s.Export(ctx, []*Report{rep}, "final", false)
+func ExportOf(ctx context.Context, s state.Source, rep *state.Report) (*Exported, error) {
+	final, _, err := Export(ctx, s, []*state.Report{rep}, "final", false)
 	if err != nil {
 		return nil, err
 	}
-	rounds, _, err := s.Export(ctx, []*Report{rep}, "rounds", false)
+	rounds, _, err := Export(ctx, s, []*state.Report{rep}, "rounds", false)
 	if err != nil {
 		return nil, err
 	}
@@ -137,13 +138,13 @@ func (x *Exported) Write(dir string, key *signing.Key) error {
 // local name (no separator, not ..), and nothing on the way a symbolic
 // link, nor the file itself anything but a regular file, so that a write
 // stays inside root and never goes through a link. Otherwise
-// ErrBadArgument, naming the path.
+// state.ErrBadArgument, naming the path.
 func PathInside(root string, parts ...string) (string, error) {
 	path := root
 	for i := -1; i < len(parts); i++ {
 		if i >= 0 {
 			if p := parts[i]; !filepath.IsLocal(p) || filepath.Base(p) != p {
-				return "", fmt.Errorf("%w: %q is not a name for a file inside %s", ErrBadArgument, p, root)
+				return "", fmt.Errorf("%w: %q is not a name for a file inside %s", state.ErrBadArgument, p, root)
 			}
 			path = filepath.Join(path, parts[i])
 		}
@@ -154,9 +155,9 @@ func PathInside(root string, parts ...string) (string, error) {
 		case err != nil:
 			return "", err
 		case info.Mode()&fs.ModeSymlink != 0:
-			return "", fmt.Errorf("%w: %s is a symbolic link; ump writes its results into real files only", ErrBadArgument, path)
+			return "", fmt.Errorf("%w: %s is a symbolic link; ump writes its results into real files only", state.ErrBadArgument, path)
 		case i == len(parts)-1 && len(parts) > 0 && !info.Mode().IsRegular():
-			return "", fmt.Errorf("%w: %s is in the way (not a regular file); remove it or choose another --out", ErrBadArgument, path)
+			return "", fmt.Errorf("%w: %s is in the way (not a regular file); remove it or choose another --out", state.ErrBadArgument, path)
 		}
 	}
 	return path, nil
@@ -172,7 +173,7 @@ func (x *Exported) As(plan *manifests.Plan) (*Exported, error) {
 	old := &x.Registration.Plan
 	if !bytes.Equal(manifests.CanonicalJSON(plan.Cells), manifests.CanonicalJSON(old.Cells)) {
 		return nil, fmt.Errorf("%w: %s (%.12s, %d cells) is not a layout of the same cells as %s (%.12s, %d cells): only its table block may differ",
-			ErrBadArgument, plan.Manifest.Name, plan.Hash, len(plan.Cells), old.Manifest.Name, old.Hash, len(old.Cells))
+			state.ErrBadArgument, plan.Manifest.Name, plan.Hash, len(plan.Cells), old.Manifest.Name, old.Hash, len(old.Cells))
 	}
 	y := &Exported{Registration: x.Registration, Signer: x.Signer}
 	y.Registration.Plan = *plan
@@ -220,17 +221,17 @@ func ReadExported(dir string) (*Exported, error) {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			return nil, fmt.Errorf("%w: %s: not found; a directory of exported results holds %s, %s and %s, as ump report --out writes them",
-				ErrBadArgument, path, RegistrationFile, FinalFile, RoundsFile)
+				state.ErrBadArgument, path, RegistrationFile, FinalFile, RoundsFile)
 		case err != nil:
-			return nil, fmt.Errorf("%w: %s: %v", ErrBadArgument, path, err)
+			return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, path, err)
 		case !info.Mode().IsRegular():
-			return nil, fmt.Errorf("%w: %s is not a regular file (a directory, link, pipe or device); exported results are plain files", ErrBadArgument, path)
+			return nil, fmt.Errorf("%w: %s is not a regular file (a directory, link, pipe or device); exported results are plain files", state.ErrBadArgument, path)
 		case info.Size() > limitOf(name):
-			return nil, fmt.Errorf("%w: %s is %d bytes, more than the %d an export of ump's holds", ErrBadArgument, path, info.Size(), limitOf(name))
+			return nil, fmt.Errorf("%w: %s is %d bytes, more than the %d an export of ump's holds", state.ErrBadArgument, path, info.Size(), limitOf(name))
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrBadArgument, path, err)
+			return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, path, err)
 		}
 		return data, nil
 	}
@@ -242,18 +243,18 @@ func ReadExported(dir string) (*Exported, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&x.Registration); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrBadArgument, filepath.Join(dir, RegistrationFile), err)
+		return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, filepath.Join(dir, RegistrationFile), err)
 	}
 	plan := &x.Registration.Plan
 	// The manifest must be one (its name, ranges and sweep as a file's
 	// are checked), hash to the plan's hash and expand to the plan's cells.
 	again, err := manifests.Parse(filepath.Join(dir, RegistrationFile), manifests.YAML(plan.Manifest))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: its manifest is not valid: %v", ErrBadArgument, filepath.Join(dir, RegistrationFile), err)
+		return nil, fmt.Errorf("%w: %s: its manifest is not valid: %v", state.ErrBadArgument, filepath.Join(dir, RegistrationFile), err)
 	}
 	if again.Hash != plan.Hash || !bytes.Equal(manifests.CanonicalJSON(again.Cells), manifests.CanonicalJSON(plan.Cells)) || len(plan.Cells) != len(x.Registration.CellKeys) {
 		return nil, fmt.Errorf("%w: %s: the plan does not match its hash %.12s (its manifest hashes to %.12s and expands to %d cells; the plan has %d cells, %d keys): the file was edited",
-			ErrBadArgument, filepath.Join(dir, RegistrationFile), plan.Hash, again.Hash, len(again.Cells), len(plan.Cells), len(x.Registration.CellKeys))
+			state.ErrBadArgument, filepath.Join(dir, RegistrationFile), plan.Hash, again.Hash, len(again.Cells), len(plan.Cells), len(x.Registration.CellKeys))
 	}
 	for _, t := range []struct {
 		name string
@@ -264,14 +265,14 @@ func ReadExported(dir string) (*Exported, error) {
 			return nil, err
 		}
 		if *t.into, err = artifacts.ReadParquet(data); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrBadArgument, filepath.Join(dir, t.name), err)
+			return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, filepath.Join(dir, t.name), err)
 		}
 		if got := (*t.into).Metadata["ump.manifests"]; got != plan.Hash {
-			return nil, fmt.Errorf("%w: %s: exported from manifest %.12s, not %.12s of %s", ErrBadArgument, filepath.Join(dir, t.name), got, plan.Hash, RegistrationFile)
+			return nil, fmt.Errorf("%w: %s: exported from manifest %.12s, not %.12s of %s", state.ErrBadArgument, filepath.Join(dir, t.name), got, plan.Hash, RegistrationFile)
 		}
 	}
 	if err := x.checkFinal(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrBadArgument, filepath.Join(dir, FinalFile), err)
+		return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, filepath.Join(dir, FinalFile), err)
 	}
 	if err := x.checkRecord(dir, read); err != nil {
 		return nil, err
@@ -295,26 +296,26 @@ func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrBadArgument, path, err)
+		return fmt.Errorf("%w: %s: %v", state.ErrBadArgument, path, err)
 	}
 	if r.Manifest != x.Registration.Plan.Hash {
-		return fmt.Errorf("%w: %s records manifest %.12s, not %.12s of %s", ErrBadArgument, path, r.Manifest, x.Registration.Plan.Hash, RegistrationFile)
+		return fmt.Errorf("%w: %s records manifest %.12s, not %.12s of %s", state.ErrBadArgument, path, r.Manifest, x.Registration.Plan.Hash, RegistrationFile)
 	}
 	for _, name := range []string{RegistrationFile, FinalFile, RoundsFile} {
 		if _, ok := r.Files[name]; !ok {
-			return fmt.Errorf("%w: %s records no %s", ErrBadArgument, path, name)
+			return fmt.Errorf("%w: %s records no %s", state.ErrBadArgument, path, name)
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(r.Files)) {
 		if !filepath.IsLocal(name) || filepath.Base(name) != name || name == RecordFile {
-			return fmt.Errorf("%w: %s records %q, not a file of the directory", ErrBadArgument, path, name)
+			return fmt.Errorf("%w: %s records %q, not a file of the directory", state.ErrBadArgument, path, name)
 		}
 		got, err := read(name)
 		if err != nil {
 			return err
 		}
 		if digestOf(got) != r.Files[name] {
-			return fmt.Errorf("%w: %s was changed after ump report wrote it: its digest is not the one %s records", ErrBadArgument, filepath.Join(dir, name), RecordFile)
+			return fmt.Errorf("%w: %s was changed after ump report wrote it: its digest is not the one %s records", state.ErrBadArgument, filepath.Join(dir, name), RecordFile)
 		}
 	}
 	if r.Signer == "" && r.Signature == "" {
@@ -323,7 +324,7 @@ func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error
 	pub, err := signing.ParsePublic(r.Signer)
 	raw, derr := base64.StdEncoding.DecodeString(r.Signature)
 	if err != nil || derr != nil || !ed25519.Verify(pub, r.signed(), raw) {
-		return fmt.Errorf("%w: %s carries a signature by %s that does not verify: the record was changed after signing", ErrBadArgument, path, Plain(r.Signer))
+		return fmt.Errorf("%w: %s carries a signature by %s that does not verify: the record was changed after signing", state.ErrBadArgument, path, Plain(r.Signer))
 	}
 	x.Signer = r.Signer
 	return nil
@@ -450,12 +451,12 @@ func (x *Exported) cellRows(t *artifacts.Table) (map[int][]int, error) {
 	}
 	cells := t.Column("cell")
 	if cells == nil || cells.Ints == nil {
-		return nil, fmt.Errorf("%w: the export has no cell column", ErrBadArgument)
+		return nil, fmt.Errorf("%w: the export has no cell column", state.ErrBadArgument)
 	}
 	rows := map[int][]int{}
 	for r, c := range cells.Ints {
 		if c < 1 || int(c) > len(x.Registration.Plan.Cells) {
-			return nil, fmt.Errorf("%w: the export names cell %d of a plan of %d", ErrBadArgument, c, len(x.Registration.Plan.Cells))
+			return nil, fmt.Errorf("%w: the export names cell %d of a plan of %d", state.ErrBadArgument, c, len(x.Registration.Plan.Cells))
 		}
 		rows[int(c)-1] = append(rows[int(c)-1], r)
 	}
@@ -520,7 +521,7 @@ func (x *Exported) Grid(spec manifests.Table) (*Grid, error) {
 // store's blobs.
 func (x *Exported) Curves(grid *Grid, o CurveOptions) ([]Figure, error) {
 	if o.Live {
-		return nil, fmt.Errorf("%w: exported results hold finished cells only; a live figure needs the store", ErrBadArgument)
+		return nil, fmt.Errorf("%w: exported results hold finished cells only; a live figure needs the store", state.ErrBadArgument)
 	}
 	rows, err := x.cellRows(x.Rounds)
 	if err != nil {

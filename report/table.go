@@ -3,6 +3,8 @@ package report
 import (
 	"context"
 	"fmt"
+	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/state"
 	"maps"
 	"math"
 	"slices"
@@ -12,8 +14,6 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/stages/evaluate"
-	"github.com/ump-lab/ump/stages/train"
 )
 
 // Entry is one entry of a results table: a value aggregated over seeds.
@@ -177,15 +177,15 @@ func HeadlineFigures(spec manifests.Table) []string {
 // CheckTable refuses, before any result is read (or computed), a layout
 // that does not fit the manifest: a swept path it does not place
 // (manifests.Table.Unplaced), a value or also that names no figure of
-// the cells' final tables. Errors wrap ErrBadArgument.
+// the cells' final tables. Errors wrap state.ErrBadArgument.
 func CheckTable(plan *manifests.Plan, spec manifests.Table) error {
 	if unplaced := spec.Unplaced(slices.Sorted(maps.Keys(plan.Manifest.Sweep))); len(unplaced) > 0 {
 		return fmt.Errorf("%w: table: the sweep varies %s, which the layout does not place (neither a row, a column, the select path nor seed); "+
-			"add each to table.rows or table.columns", ErrBadArgument, strings.Join(unplaced, " and "))
+			"add each to table.rows or table.columns", state.ErrBadArgument, strings.Join(unplaced, " and "))
 	}
 	var figures []string // every cell's final table has these columns but round
 	for i := range plan.Cells {
-		for _, c := range train.Columns(&plan.Cells[i].Config)[1:] {
+		for _, c := range stages.Columns(&plan.Cells[i].Config)[1:] {
 			if !slices.Contains(figures, c) {
 				figures = append(figures, c)
 			}
@@ -197,7 +197,7 @@ func CheckTable(plan *manifests.Plan, spec manifests.Table) error {
 			if k > 0 {
 				field = "table.also"
 			}
-			return fmt.Errorf("%w: %s %q is not a figure of the final table; its columns are: %s", ErrBadArgument, field, name, strings.Join(figures, ", "))
+			return fmt.Errorf("%w: %s %q is not a figure of the final table; its columns are: %s", state.ErrBadArgument, field, name, strings.Join(figures, ", "))
 		}
 	}
 	return nil
@@ -212,14 +212,14 @@ type Final struct {
 
 // ReadFinals reads the final figures of every finished cell of a report,
 // by plan index; the others have only their status.
-func (s Source) ReadFinals(ctx context.Context, rep *Report) ([]Final, error) {
+func ReadFinals(ctx context.Context, s state.Source, rep *state.Report) ([]Final, error) {
 	finals := make([]Final, len(rep.Cells))
 	for i, cell := range rep.Cells {
 		finals[i].Status = cell.Status
 		if cell.Status != eventlog.Completed && cell.Status != eventlog.Diverged {
 			continue
 		}
-		ref, ok := cell.Output(evaluate.Final)
+		ref, ok := cell.Output(stages.Final)
 		if !ok {
 			continue
 		}
@@ -241,13 +241,13 @@ func (s Source) ReadFinals(ctx context.Context, rep *Report) ([]Final, error) {
 	return finals, nil
 }
 
-// Grid lays out a manifest's final results as spec says (CheckTable,
+// ReadGrid lays out a manifest's final results as spec says (CheckTable,
 // ReadFinals, NewGrid).
-func (s Source) Grid(ctx context.Context, rep *Report, spec manifests.Table) (*Grid, error) {
+func ReadGrid(ctx context.Context, s state.Source, rep *state.Report, spec manifests.Table) (*Grid, error) {
 	if err := CheckTable(&rep.Plan, spec); err != nil {
 		return nil, err
 	}
-	finals, err := s.ReadFinals(ctx, rep)
+	finals, err := ReadFinals(ctx, s, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -413,7 +413,7 @@ func (g *Grid) candidate(plan *manifests.Plan, finals []Final, cells []int, choi
 		figure := func(field, name string) (float64, error) {
 			v, ok := f.Figures[name]
 			if !ok {
-				return 0, fmt.Errorf("%w: %s %q is not a figure of the final table; its columns are: %s", ErrBadArgument, field, name, strings.Join(slices.Sorted(maps.Keys(f.Figures)), ", "))
+				return 0, fmt.Errorf("%w: %s %q is not a figure of the final table; its columns are: %s", state.ErrBadArgument, field, name, strings.Join(slices.Sorted(maps.Keys(f.Figures)), ", "))
 			}
 			return v, nil
 		}

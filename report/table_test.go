@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -264,24 +263,6 @@ func TestRowIndexTakesWhatATablePrints(t *testing.T) {
 		"alpha=2": -1, "momentum": -1, "SlowMo": -1} {
 		if got, ok := g.RowIndex(name); got != want || ok != (want >= 0) {
 			t.Errorf("RowIndex(%q) = %d, %v; want %d", name, got, ok, want)
-		}
-	}
-}
-
-// TestFindInWantsFourDigits: a manifest is found by a unique prefix of at
-// least MinPrefix digits; a shorter one is refused even when it matches
-// one manifest alone, saying how many digits to give.
-func TestFindInWantsFourDigits(t *testing.T) {
-	regs := []eventlog.Registration{{Plan: manifests.Plan{Hash: "0b4f57f9aa"}}, {Plan: manifests.Plan{Hash: "a9318d514f"}}}
-	for prefix, want := range map[string]string{"0b4f": "0b4f57f9aa", "a9318d514f": "a9318d514f", "0": "", "a93": "", "": "", "0b4e": ""} {
-		reg, err := FindIn(regs, prefix, "store")
-		switch {
-		case want != "" && (err != nil || reg.Plan.Hash != want):
-			t.Errorf("FindIn(%q) = %v, %v; want %s", prefix, reg, err, want)
-		case want == "" && err == nil:
-			t.Errorf("FindIn(%q) found %s; want an error", prefix, reg.Plan.Hash)
-		case len(prefix) > 0 && len(prefix) < MinPrefix && !strings.Contains(fmt.Sprint(err), "at least 4"):
-			t.Errorf("FindIn(%q): %v; want it to ask for at least 4 digits", prefix, err)
 		}
 	}
 }

@@ -9,6 +9,8 @@
 // summary. The pipeline hashes the params and every upstream output into
 // the stage's cache key and hands Run exactly those params and declared
 // inputs (Env.Params, Env.Upstream): a stage cannot read anything else of
-// the cell. Readers of results (export, show, plot, table) name outputs by
-// the stages' declarations (train.Rounds, evaluate.Final, ...).
+// the cell. The stages' names, their outputs that readers of a store name
+// (Rounds, Final, ...) and the rounds table's columns are declared here,
+// below the stages, so that readers (state, report, the dashboard) do not
+// link the engines that write them.
 package stages

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/state"
 	"github.com/urfave/cli/v2"
 )
 
@@ -56,7 +57,7 @@ func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr i
 		return err
 	}
 	defer store.Close()
-	var reps []*report.Report
+	var reps []*state.Report
 	seen := map[string]bool{}
 	for _, hash := range o.manifests {
 		reg, err := store.Source().FindManifest(hash)
@@ -79,7 +80,7 @@ func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr i
 	if o.incomplete && o.table != "rounds" {
 		return badInput{fmt.Errorf("--include-incomplete: only the rounds table has rows before a cell finishes (not %s)", o.table)}
 	}
-	table, skipped, err := store.Source().Export(ctx, reps, o.table, o.incomplete)
+	table, skipped, err := report.Export(ctx, store.Source(), reps, o.table, o.incomplete)
 	if err != nil {
 		return err
 	}

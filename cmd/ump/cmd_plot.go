@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ump-lab/ump/stages"
 	"io"
 	"maps"
 	"os"
@@ -14,7 +15,6 @@ import (
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/render"
 	"github.com/ump-lab/ump/report"
-	"github.com/ump-lab/ump/stages/partition"
 	"github.com/urfave/cli/v2"
 )
 
@@ -73,7 +73,7 @@ func runPlot(ctx context.Context, g globals, hash string, o plotOptions, w io.Wr
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
 	}
-	figs, err := store.Source().Curves(ctx, rep, spec, report.CurveOptions{X: o.x, Y: o.y})
+	figs, err := report.Curves(ctx, store.Source(), rep, spec, report.CurveOptions{X: o.x, Y: o.y})
 	if err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func runPlot(ctx context.Context, g globals, hash string, o plotOptions, w io.Wr
 	}
 	var drawn []string
 	for i, cell := range rep.Cells {
-		ref, ok := cell.Output(partition.Histogram)
+		ref, ok := cell.Output(stages.Histogram)
 		if !ok || slices.Contains(drawn, ref.Digest) {
 			continue
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/ump-lab/ump/render"
 	"github.com/ump-lab/ump/report"
 	"github.com/ump-lab/ump/signing"
+	"github.com/ump-lab/ump/state"
 	"github.com/urfave/cli/v2"
 )
 
@@ -89,7 +90,7 @@ func runReport(ctx context.Context, g globals, args []string, out, as string, w 
 		if err != nil {
 			return err
 		}
-		x, err := store.Source().Exported(ctx, rep)
+		x, err := report.ExportOf(ctx, store.Source(), rep)
 		if err != nil {
 			return err
 		}
@@ -107,7 +108,7 @@ func runReport(ctx context.Context, g globals, args []string, out, as string, w 
 	}
 	var doc strings.Builder
 	fmt.Fprintf(&doc, "# Reproduction report\n\nWritten by `ump report` (ump %s) from %d manifest(s). Each directory beside this file holds a manifest's\n"+
-		"results; `ump report DIR... --out OUT` writes this report again from them, without the store.\n", report.Version(), len(all))
+		"results; `ump report DIR... --out OUT` writes this report again from them, without the store.\n", state.Version(), len(all))
 	for _, x := range all {
 		dir := fmt.Sprintf("%s-%.12s", x.Registration.Plan.Manifest.Name, x.Registration.Plan.Hash)
 		if err := x.Write(filepath.Join(out, dir), key); err != nil {

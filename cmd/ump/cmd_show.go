@@ -11,10 +11,8 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/pipeline"
-	"github.com/ump-lab/ump/report"
 	"github.com/ump-lab/ump/stages"
-	"github.com/ump-lab/ump/stages/partition"
-	"github.com/ump-lab/ump/stages/topology"
+	"github.com/ump-lab/ump/state"
 	"github.com/urfave/cli/v2"
 )
 
@@ -124,7 +122,7 @@ const showLimit = 40
 // histogram of the partition and the spectral gaps of the topology of
 // cell n, each once per store blob: one printed for an earlier cell
 // (printed) is named instead.
-func showTables(ctx context.Context, w io.Writer, store *pipeline.Store, cell *report.CellView, n int, stage string, printed map[artifacts.Ref]int) error {
+func showTables(ctx context.Context, w io.Writer, store *pipeline.Store, cell *state.CellView, n int, stage string, printed map[artifacts.Ref]int) error {
 	read := func(out stages.Output) (*artifacts.Table, error) {
 		ref, _ := cell.Output(out)
 		if first, ok := printed[ref]; ok {
@@ -138,9 +136,9 @@ func showTables(ctx context.Context, w io.Writer, store *pipeline.Store, cell *r
 		}
 		return artifacts.ReadArrow(data)
 	}
-	switch _, ok := cell.Output(partition.Histogram); {
-	case stage == partition.Name && ok:
-		t, err := read(partition.Histogram)
+	switch _, ok := cell.Output(stages.Histogram); {
+	case stage == stages.Partition && ok:
+		t, err := read(stages.Histogram)
 		if err != nil || t == nil {
 			return err
 		}
@@ -164,8 +162,8 @@ func showTables(ctx context.Context, w io.Writer, store *pipeline.Store, cell *r
 			}
 			fmt.Fprintf(w, " %6d\n", total)
 		}
-	case stage == topology.Name:
-		t, err := read(topology.Mixing)
+	case stage == stages.Topology:
+		t, err := read(stages.Mixing)
 		if err != nil || t == nil {
 			return err
 		}

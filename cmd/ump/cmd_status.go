@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ump-lab/ump/stages"
 	"io"
 	"slices"
 	"strconv"
@@ -14,7 +15,7 @@ import (
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/report"
-	"github.com/ump-lab/ump/stages/train"
+	"github.com/ump-lab/ump/state"
 	"github.com/urfave/cli/v2"
 )
 
@@ -111,7 +112,7 @@ func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 // printAbout prints what tells a manifest apart besides its hash: the
 // engines its cells ran on, the overrides it was run with and the user's
 // notes.
-func printAbout(w io.Writer, indent string, store *pipeline.Store, rep *report.Report) error {
+func printAbout(w io.Writer, indent string, store *pipeline.Store, rep *state.Report) error {
 	var engines []string
 	for _, c := range rep.Cells {
 		if e := c.Fingerprint()["engine"]; e != "" && !slices.Contains(engines, e) {
@@ -133,7 +134,7 @@ func printAbout(w io.Writer, indent string, store *pipeline.Store, rep *report.R
 
 // noteOtherEngine says when cells of the manifest that have no result
 // here have one recorded under another engine, and how to see them.
-func noteOtherEngine(w io.Writer, indent string, store *pipeline.Store, rep *report.Report) error {
+func noteOtherEngine(w io.Writer, indent string, store *pipeline.Store, rep *state.Report) error {
 	other, engines, err := store.Source().OtherResults(rep.Plan.Hash, rep.CellKeys)
 	if err != nil || len(other) == 0 {
 		return err
@@ -146,7 +147,7 @@ func noteOtherEngine(w io.Writer, indent string, store *pipeline.Store, rep *rep
 
 // printSummary prints when the manifest's cells ran and its table's best
 // entry so far, and what another engine recorded.
-func printSummary(ctx context.Context, w io.Writer, indent string, store *pipeline.Store, rep *report.Report) error {
+func printSummary(ctx context.Context, w io.Writer, indent string, store *pipeline.Store, rep *state.Report) error {
 	if err := noteOtherEngine(w, indent, store, rep); err != nil {
 		return err
 	}
@@ -163,8 +164,8 @@ func printSummary(ctx context.Context, w io.Writer, indent string, store *pipeli
 	if !first.IsZero() {
 		ran = fmt.Sprintf("ran %s to %s (%s)", first.Local().Format("2006-01-02 15:04"), last.Local().Format("15:04"), last.Sub(first).Round(time.Second))
 	}
-	grid, err := store.Source().Grid(ctx, rep, report.Layout(&rep.Plan))
-	if errors.Is(err, report.ErrBadArgument) { // its table block cannot lay out its results: say so, list the rest
+	grid, err := report.ReadGrid(ctx, store.Source(), rep, report.Layout(&rep.Plan))
+	if errors.Is(err, state.ErrBadArgument) { // its table block cannot lay out its results: say so, list the rest
 		fmt.Fprintf(w, "%s%s%s; no table: %v\n", indent, ran, reused, err)
 		return nil
 	}
@@ -183,7 +184,7 @@ func printSummary(ctx context.Context, w io.Writer, indent string, store *pipeli
 	return nil
 }
 
-func countLine(rep *report.Report) string {
+func countLine(rep *state.Report) string {
 	c := rep.Counts()
 	return fmt.Sprintf("%d cells: %d completed, %d diverged, %d failed, %d incomplete, %d pending",
 		len(rep.Cells), c[eventlog.Completed], c[eventlog.Diverged], c[eventlog.Failed], c[eventlog.Incomplete], c[eventlog.Pending])
@@ -203,7 +204,7 @@ func printSnapshot(w io.Writer, s *eventlog.Snapshot) {
 	if s.Stage != "" {
 		fmt.Fprintf(w, ", stage %s", s.Stage)
 	}
-	if s.Stage == train.Name {
+	if s.Stage == stages.Train {
 		fmt.Fprintf(w, " round %d/%d", s.Round, s.Rounds)
 	}
 	fmt.Fprintln(w)

@@ -83,7 +83,7 @@ func runTable(ctx context.Context, g globals, hash string, o tableOptions, w io.
 		}
 		t = t.Scoped(o.selectPer)
 	}
-	grid, err := store.Source().Grid(ctx, rep, t)
+	grid, err := report.ReadGrid(ctx, store.Source(), rep, t)
 	if err != nil && o.value != "" {
 		return fmt.Errorf("--value %s: %w", o.value, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/state"
 )
 
 // printFinal prints one line per cell, within finalWidth columns: its
@@ -25,8 +26,8 @@ import (
 // their own below. Diverged cells show * for every figure, as the paper's
 // tables do. The last line is the command that exports every figure (ump:
 // the invocation, with its global flags).
-func printFinal(ctx context.Context, w io.Writer, ump string, store *pipeline.Store, rep *report.Report) error {
-	final, _, err := store.Source().Export(ctx, []*report.Report{rep}, "final", false)
+func printFinal(ctx context.Context, w io.Writer, ump string, store *pipeline.Store, rep *state.Report) error {
+	final, _, err := report.Export(ctx, store.Source(), []*state.Report{rep}, "final", false)
 	if err != nil {
 		return err
 	}
@@ -138,8 +139,8 @@ func wrap(text string, width int) []string {
 }
 
 // printTable prints the manifest's table, as `ump table HASH` does.
-func printTable(ctx context.Context, w io.Writer, store *pipeline.Store, rep *report.Report) error {
-	grid, err := store.Source().Grid(ctx, rep, report.Layout(&rep.Plan))
+func printTable(ctx context.Context, w io.Writer, store *pipeline.Store, rep *state.Report) error {
+	grid, err := report.ReadGrid(ctx, store.Source(), rep, report.Layout(&rep.Plan))
 	if err != nil {
 		return err
 	}

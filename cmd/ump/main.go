@@ -20,9 +20,9 @@ import (
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn"
 	"github.com/ump-lab/ump/pipeline"
-	"github.com/ump-lab/ump/report"
 	"github.com/ump-lab/ump/signing"
 	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/state"
 	"github.com/urfave/cli/v2"
 )
 
@@ -115,7 +115,7 @@ var exitClasses = []struct {
 		artifacts.ErrUnavailable, artifacts.ErrNotFound, artifacts.ErrCorrupt, syscall.ENOSPC)},
 	{exitBadInput, func(err error) bool { // cli.ExitCoder: urfave/cli's own usage errors (help for an unknown command)
 		return errors.As(err, new(*manifests.Error)) || errors.As(err, new(badInput)) || errors.As(err, new(cli.ExitCoder)) ||
-			isAny(report.ErrBadArgument, eventlog.ErrNotDirectory, pipeline.ErrEngineMismatch, pipeline.ErrOtherEngine, datasets.ErrNotInstalled, signing.ErrBadKey, stages.ErrBadInput)(err)
+			isAny(state.ErrBadArgument, eventlog.ErrNotDirectory, pipeline.ErrEngineMismatch, pipeline.ErrOtherEngine, datasets.ErrNotInstalled, signing.ErrBadKey, stages.ErrBadInput)(err)
 	}},
 	{exitRequeue, func(err error) bool { return errors.As(err, new(requeue)) }},
 	{exitInterrupted, isAny(pipeline.ErrInterrupted)},
@@ -297,7 +297,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Commands:       []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand(), submitCommand(), workerCommand(), keyCommand(), trustCommand(), noteCommand(), forgetCommand(), diffCommand(), tableCommand(), plotCommand(), reportCommand(), serveCommand(), gcCommand(), doctorCommand()},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
 		OnUsageError:   usageError,
-		Version:        report.Version(),
+		Version:        state.Version(),
 		Suggest:        true, // "Did you mean …?" for a misspelt command or flag
 	}
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print ump's version and the VCS revision it was built from"}
@@ -467,7 +467,7 @@ func openQuiet(ctx context.Context, g globals, command string) (*pipeline.Store,
 
 // openReport opens the store beside any run and folds the events of the manifest whose
 // hash is or starts with hash. The caller closes the store.
-func openReport(ctx context.Context, g globals, hash, command string) (*pipeline.Store, *report.Report, error) {
+func openReport(ctx context.Context, g globals, hash, command string) (*pipeline.Store, *state.Report, error) {
 	store, err := openStore(ctx, g, command, true)
 	if err != nil {
 		return nil, nil, err

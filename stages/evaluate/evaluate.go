@@ -7,7 +7,6 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
-	"github.com/ump-lab/ump/stages/train"
 )
 
 // Stage records the final figures of a cell.
@@ -15,16 +14,10 @@ type Stage struct{}
 
 var _ stages.Stage = Stage{}
 
-// Name is the stage's name.
-const Name = "evaluate"
-
-// Final is the stage's output, the final figures.
-var Final = stages.Output{Stage: Name, Name: "final"}
-
-func (Stage) Name() string             { return Name }
+func (Stage) Name() string             { return stages.Evaluate }
 func (Stage) Version() int             { return 1 }
-func (Stage) Inputs() []stages.Output  { return []stages.Output{train.Rounds} }
-func (Stage) Outputs() []stages.Output { return []stages.Output{Final} }
+func (Stage) Inputs() []stages.Output  { return []stages.Output{stages.Rounds} }
+func (Stage) Outputs() []stages.Output { return []stages.Output{stages.Final} }
 
 // Params is what the stage's cache key has always held (its output is a
 // function of train's, whose key covers the whole cell).
@@ -37,7 +30,7 @@ type Params struct {
 func (Stage) Params(cfg *manifests.Manifest) any { return Params{cfg.Task, cfg.Workers, cfg.Seed} }
 
 func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
-	rounds, err := stages.ReadTable(ctx, env, train.Rounds)
+	rounds, err := stages.ReadTable(ctx, env, stages.Rounds)
 	if err != nil {
 		return nil, err
 	}
@@ -62,5 +55,5 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &stages.Result{Outputs: map[string]artifacts.Ref{Final.Name: out}, Diverged: env.Upstream[train.Name].Diverged}, nil
+	return &stages.Result{Outputs: map[string]artifacts.Ref{stages.Final.Name: out}, Diverged: env.Upstream[stages.Train].Diverged}, nil
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/stages"
-	"github.com/ump-lab/ump/stages/train"
 )
 
 // TestFinalIsTheLastRoundsRow: the final table is the rounds table's last
@@ -24,13 +23,13 @@ func TestFinalIsTheLastRoundsRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := &stages.Env{Store: mem, Upstream: map[string]*stages.Result{
-		train.Name: {Outputs: map[string]artifacts.Ref{train.Rounds.Name: ref}, Diverged: true}}}
+		stages.Train: {Outputs: map[string]artifacts.Ref{stages.Rounds.Name: ref}, Diverged: true}}}
 	res, err := Stage{}.Run(ctx, env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	env.Upstream = map[string]*stages.Result{Name: res}
-	final, err := stages.ReadTable(ctx, env, Final)
+	env.Upstream = map[string]*stages.Result{stages.Evaluate: res}
+	final, err := stages.ReadTable(ctx, env, stages.Final)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,20 +17,10 @@ type Stage struct{}
 
 var _ stages.Stage = Stage{}
 
-// Name is the stage's name.
-const Name = "partition"
-
-// The stage's outputs: the assignment (every cell) and the per-worker
-// class histogram (data sets only).
-var (
-	Assignment = stages.Output{Stage: Name, Name: "assignment"}
-	Histogram  = stages.Output{Stage: Name, Name: "histogram"}
-)
-
-func (Stage) Name() string             { return Name }
+func (Stage) Name() string             { return stages.Partition }
 func (Stage) Version() int             { return 2 }
 func (Stage) Inputs() []stages.Output  { return nil }
-func (Stage) Outputs() []stages.Output { return []stages.Output{Assignment, Histogram} }
+func (Stage) Outputs() []stages.Output { return []stages.Output{stages.Assignment, stages.Histogram} }
 
 // Params is what the partition depends on: the data (not the model), the
 // workers, the seed, the kind and the validation share.
@@ -75,7 +65,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &stages.Result{Outputs: map[string]artifacts.Ref{Assignment.Name: ref}}, nil
+		return &stages.Result{Outputs: map[string]artifacts.Ref{stages.Assignment.Name: ref}}, nil
 	}
 	data, err := stages.LoadData(cfg.Task, env.Data)
 	if err != nil {
@@ -129,5 +119,5 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		return nil, err
 	}
 	summary, _ := json.Marshal(sum)
-	return &stages.Result{Outputs: map[string]artifacts.Ref{Assignment.Name: assignment, Histogram.Name: histogram}, Summary: summary}, nil
+	return &stages.Result{Outputs: map[string]artifacts.Ref{stages.Assignment.Name: assignment, stages.Histogram.Name: histogram}, Summary: summary}, nil
 }

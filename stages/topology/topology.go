@@ -21,16 +21,10 @@ type Stage struct{}
 
 var _ stages.Stage = Stage{}
 
-// Name is the stage's name.
-const Name = "topology"
-
-// Mixing is the stage's output, the mixing table.
-var Mixing = stages.Output{Stage: Name, Name: "mixing"}
-
-func (Stage) Name() string             { return Name }
+func (Stage) Name() string             { return stages.Topology }
 func (Stage) Version() int             { return 2 }
 func (Stage) Inputs() []stages.Output  { return nil }
-func (Stage) Outputs() []stages.Output { return []stages.Output{Mixing} }
+func (Stage) Outputs() []stages.Output { return []stages.Output{stages.Mixing} }
 
 // Params is what the graphs depend on: the rounds and the seed only for
 // the kinds whose graphs use them (graphs.Topologies), so that identical
@@ -106,7 +100,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		return nil, err
 	}
 	summary, _ := json.Marshal(sum)
-	return &stages.Result{Outputs: map[string]artifacts.Ref{Mixing.Name: ref}, Summary: summary}, nil
+	return &stages.Result{Outputs: map[string]artifacts.Ref{stages.Mixing.Name: ref}, Summary: summary}, nil
 }
 
 // SpectralGap returns rho = 1 - max(|lambda_2|, |lambda_n|)^2 of a

@@ -83,7 +83,7 @@ func run(t *testing.T, cfg manifests.Manifest) (*Mixings, *artifacts.Table, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	data, _ := mem.Get(context.Background(), res.Outputs[Mixing.Name])
+	data, _ := mem.Get(context.Background(), res.Outputs[stages.Mixing.Name])
 	tab, err := artifacts.ReadArrow(data)
 	if err != nil {
 		t.Fatal(err)

@@ -2,33 +2,13 @@ package train
 
 import (
 	"math"
-	"slices"
 
 	"github.com/ump-lab/ump/artifacts"
-	"github.com/ump-lab/ump/compress"
 	"github.com/ump-lab/ump/datasets"
-	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn"
 )
 
-// Columns are the columns of a cell's rounds table (Rounds), "round"
-// first: its task's metrics, then the exchange's (compress.Columns).
-func Columns(cfg *manifests.Manifest) []string {
-	if cfg.Task.Dataset == "quadratic" {
-		return slices.Concat(quadraticColumns, compress.Columns)
-	}
-	if cfg.Validation != nil {
-		return slices.Concat(neuralColumns, validationColumns, compress.Columns)
-	}
-	return slices.Concat(neuralColumns, compress.Columns)
-}
-
-// validationColumns are the metric columns of a cell with validation: each
-// worker's local model scored on the samples all workers hold out, the
-// mean over workers (what tuning reads instead of the test split).
-var validationColumns = []string{"val_loss_mean", "val_acc_mean"}
-
-// evalValidation computes the validationColumns of the local models x.
+// evalValidation computes the validation columns (stages.Columns) of the local models x.
 func evalValidation(e nn.Engine, val *datasets.Split, x [][]float32) ([]float64, error) {
 	scores, err := e.Evaluate(x, val)
 	if err != nil {
@@ -43,10 +23,7 @@ func evalValidation(e nn.Engine, val *datasets.Split, x [][]float32) ([]float64,
 	return []float64{loss / n, acc / n}, nil
 }
 
-// quadraticColumns are the metric columns of the quadratic task.
-var quadraticColumns = []string{"round", "train_loss", "consensus_distance", "objective_gap", "grad_norm_sq"}
-
-// evalQuadratic computes one metrics row (quadraticColumns) after round:
+// evalQuadratic computes one metrics row (stages.Columns' quadratic order) after round:
 // train_loss is mean_i f_i(x_i), the gap and gradient norm are at xbar.
 func evalQuadratic(q *datasets.Quadratic, round int, x [][]float32) []float64 {
 	xbar := average(x)
@@ -57,14 +34,7 @@ func evalQuadratic(q *datasets.Quadratic, round int, x [][]float32) []float64 {
 	return []float64{float64(round), loss / float64(len(x)), consensusDistance(x, xbar), q.Gap(xbar), q.GradNormSq(xbar)}
 }
 
-// neuralColumns are the metric columns of a data-set cell. test_* score
-// each worker's local model on the whole test split (the paper reports
-// test_acc_mean; std is over workers, ddof 0); consensus_* score the
-// average of the workers' parameters.
-var neuralColumns = []string{"round", "train_loss", "test_loss_mean", "test_acc_mean", "test_acc_std",
-	"test_acc_min", "test_acc_max", "consensus_loss", "consensus_acc", "consensus_distance"}
-
-// evalNeural computes one metrics row (neuralColumns) after round. trainLoss
+// evalNeural computes one metrics row (stages.Columns' order) after round. trainLoss
 // is the round's mean mini-batch loss over workers and local steps. The n
 // local models and the averaged one are evaluated in one engine call (in
 // parallel, on the engine's reused buffers).
@@ -82,7 +52,7 @@ func evalNeural(e nn.Engine, test *datasets.Split, round int, trainLoss float64,
 		ConsensusDistance: consensusDistance(x, xbar)}), nil
 }
 
-// neuralRow is the metrics row (neuralColumns) of a round's scores.
+// neuralRow is the metrics row (stages.Columns' order) of a round's scores.
 func neuralRow(round int, trainLoss float64, s nn.CellScores) []float64 {
 	lossSum, accSum, accMin, accMax := 0.0, 0.0, math.Inf(1), math.Inf(-1)
 	for _, l := range s.Local {

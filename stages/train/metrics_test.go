@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/stages"
 )
 
 // TestNeuralRowAggregatesLocalAndAveragedModels checks each figure of a
@@ -38,7 +40,7 @@ func TestNeuralRowAggregatesLocalAndAveragedModels(t *testing.T) {
 		return s[0]
 	}
 	got := map[string]float64{}
-	for k, name := range neuralColumns {
+	for k, name := range stages.Columns(&manifests.Manifest{})[:len(row)] { // a data set's: its metrics first
 		got[name] = row[k]
 	}
 	var acc []float64

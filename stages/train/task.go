@@ -72,7 +72,7 @@ func loadPartition(ctx context.Context, env *stages.Env) (data *datasets.Dataset
 	if data, err = stages.LoadData(cfg.Task, env.Data); err != nil {
 		return nil, nil, nil, err
 	}
-	tab, err := stages.ReadTable(ctx, env, partition.Assignment)
+	tab, err := stages.ReadTable(ctx, env, stages.Assignment)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn"
 	"github.com/ump-lab/ump/stages"
-	"github.com/ump-lab/ump/stages/partition"
 	"github.com/ump-lab/ump/stages/topology"
 )
 
@@ -24,20 +23,10 @@ type Stage struct{}
 
 var _ stages.Stage = Stage{}
 
-// Name is the stage's name.
-const Name = "train"
-
-// The stage's outputs: the metrics of every evaluated round, and the
-// final checkpoint.
-var (
-	Rounds     = stages.Output{Stage: Name, Name: "rounds"}
-	Checkpoint = stages.Output{Stage: Name, Name: "checkpoint"}
-)
-
-func (Stage) Name() string             { return Name }
+func (Stage) Name() string             { return stages.Train }
 func (Stage) Version() int             { return 3 }
-func (Stage) Inputs() []stages.Output  { return []stages.Output{partition.Assignment, topology.Mixing} }
-func (Stage) Outputs() []stages.Output { return []stages.Output{Rounds, Checkpoint} }
+func (Stage) Inputs() []stages.Output  { return []stages.Output{stages.Assignment, stages.Mixing} }
+func (Stage) Outputs() []stages.Output { return []stages.Output{stages.Rounds, stages.LastCheckpoint} }
 
 // Params is the whole cell configuration but its name (a
 // manifests.Manifest).
@@ -79,7 +68,7 @@ func exchangeConfig(cfg *manifests.Manifest) compress.Config {
 
 func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	cfg := config(env)
-	tab, err := stages.ReadTable(ctx, env, topology.Mixing)
+	tab, err := stages.ReadTable(ctx, env, stages.Mixing)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +91,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	// cell resumes from its last checkpoint).
 	var abandon atomic.Bool
 	defer context.AfterFunc(ctx, func() { time.AfterFunc(roundGrace, func() { abandon.Store(true) }) })()
-	st := &TrainState{Columns: Columns(cfg)}
+	st := &TrainState{Columns: stages.Columns(cfg)}
 	if env.Resume != nil {
 		data, err := env.Store.Get(ctx, env.Resume.Ref)
 		if err != nil {
@@ -187,7 +176,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		sum.DivergedRound = st.Round
 	}
 	summary, _ := json.Marshal(sum)
-	return &stages.Result{Outputs: map[string]artifacts.Ref{Rounds.Name: rounds, Checkpoint.Name: lastCheckpoint},
+	return &stages.Result{Outputs: map[string]artifacts.Ref{stages.Rounds.Name: rounds, stages.LastCheckpoint.Name: lastCheckpoint},
 		Summary: summary, Diverged: diverged}, nil
 }
 

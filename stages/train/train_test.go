@@ -87,7 +87,7 @@ func quadraticRun(t *testing.T, src string) (*manifests.Manifest, *artifacts.Mem
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cfg, mem, &stages.Env{Params: Stage{}.Params(cfg), Store: mem, Upstream: map[string]*stages.Result{topology.Name: mixing},
+	return cfg, mem, &stages.Env{Params: Stage{}.Params(cfg), Store: mem, Upstream: map[string]*stages.Result{stages.Topology: mixing},
 		Report: func(stages.RoundReport) error { return nil }}
 }
 
@@ -109,8 +109,8 @@ evaluate: {every: 2}
 	if err != nil {
 		t.Fatal(err)
 	}
-	env.Upstream = map[string]*stages.Result{Name: res}
-	rounds, err := stages.ReadTable(ctx, env, Rounds)
+	env.Upstream = map[string]*stages.Result{stages.Train: res}
+	rounds, err := stages.ReadTable(ctx, env, stages.Rounds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func finalState(t *testing.T, ctx context.Context, mem *artifacts.Memory, env *s
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := mem.Get(ctx, res.Outputs[Checkpoint.Name])
+	data, err := mem.Get(ctx, res.Outputs[stages.LastCheckpoint.Name])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,9 +264,9 @@ checkpoint: {every: 4}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !resumed.Diverged || resumed.Outputs[Rounds.Name] != whole.Outputs[Rounds.Name] || string(resumed.Summary) != string(whole.Summary) {
+	if !resumed.Diverged || resumed.Outputs[stages.Rounds.Name] != whole.Outputs[stages.Rounds.Name] || string(resumed.Summary) != string(whole.Summary) {
 		t.Errorf("resumed after the diverged round %d: diverged %v, rounds %v, summary %s; the whole run: diverged %v, rounds %v, summary %s",
-			last.Round, resumed.Diverged, resumed.Outputs[Rounds.Name], resumed.Summary, whole.Diverged, whole.Outputs[Rounds.Name], whole.Summary)
+			last.Round, resumed.Diverged, resumed.Outputs[stages.Rounds.Name], resumed.Summary, whole.Diverged, whole.Outputs[stages.Rounds.Name], whole.Summary)
 	}
 }
 
@@ -297,7 +297,7 @@ validation: {fraction: 0.25}
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &stages.Env{Params: Stage{}.Params(cfg), Store: mem, Data: lib, Upstream: map[string]*stages.Result{partition.Name: part}}
+	env := &stages.Env{Params: Stage{}.Params(cfg), Store: mem, Data: lib, Upstream: map[string]*stages.Result{stages.Partition: part}}
 	data, samplers, held, err := loadPartition(ctx, env)
 	if err != nil {
 		t.Fatal(err)

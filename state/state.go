@@ -1,9 +1,10 @@
-package report
+package state
 
 import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -452,4 +453,32 @@ func (s Source) StageEvents(hash, skey string) ([]eventlog.Event, error) {
 	}
 	unsigned, err := s.unsignedImports()
 	return countFor(hash, evs, unsigned), err
+}
+
+// Version names this build of ump: its module version and, for a build
+// from a git checkout, the commit (what a cell's fingerprint records as
+// "ump").
+func Version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := info.Main.Version
+	for _, set := range info.Settings {
+		if set.Key == "vcs.revision" {
+			v += " " + set.Value
+		}
+		if set.Key == "vcs.modified" && set.Value == "true" {
+			v += " (modified)"
+		}
+	}
+	return v
+}
+
+// Engine is the engine a cell's fingerprint names.
+func (cell *CellView) Engine() string {
+	if e := cell.Fingerprint()["engine"]; e != "" {
+		return e
+	}
+	return "unknown"
 }
