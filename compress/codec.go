@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/ump-lab/ump/codecs"
 	"github.com/ump-lab/ump/internal/rng"
 	"github.com/ump-lab/ump/kinds"
 )
@@ -65,50 +66,21 @@ type Spec struct {
 // newCodec is a codec's constructor.
 type newCodec func(v kinds.Values) Codec
 
-// The parameters; memory and gamma apply to every codec but none.
-var (
-	ratio = kinds.Param{Name: "ratio", Type: kinds.Float, Range: "(0, 1]", Default: 0.01, Doc: "the fraction of entries sent"}
-	tau   = kinds.Param{Name: "tau", Type: kinds.Float, Range: "[0, inf)", Doc: "threshold sends the entries with |t| > tau",
-		Required: "threshold needs tau: entries with |t| > tau are sent, e.g. 0.001"}
-	levels = kinds.Param{Name: "levels", Type: kinds.Int, Range: "[1, inf)", Default: 16, Doc: "qsgd's quantization levels"}
-	bucket = kinds.Param{Name: "bucket", Type: kinds.Int, Range: "[1, inf)", Default: 512, Doc: "qsgd's entries per norm"}
-	rank   = kinds.Param{Name: "rank", Type: kinds.Int, Range: "[1, inf)", Default: 1, Doc: "powersgd's rank"}
-	memory = kinds.Param{Name: "memory", Type: kinds.String, Choices: []string{"none", "residual"}, Default: "residual",
-		Doc: "error feedback of the all-reduce algorithms' messages"}
-	gamma = kinds.Param{Name: "gamma", Type: kinds.Float, Range: "(0, 1]", Default: 0.5, Doc: "the CHOCO-gossip consensus step"}
-)
-
-// compressing lists a codec's own parameters with memory and gamma.
-func compressing(own ...kinds.Param) []kinds.Param { return append(own, memory, gamma) }
-
-// Codecs declares every codec (GRACE's names), its parameters and its
-// constructor.
-var Codecs = kinds.Family[newCodec]{Field: "compression", Key: "codec", Kinds: []kinds.Kind[newCodec]{
-	{Name: "none", Doc: "float32 values, exact", New: func(kinds.Values) Codec { return plain{} }},
-	{Name: "fp16", Doc: "IEEE half, round to nearest even", Params: compressing(), New: func(kinds.Values) Codec { return fp16{} }},
-	{Name: "topk", Doc: "the largest magnitudes as index + value", Params: compressing(ratio),
-		New: func(v kinds.Values) Codec { return topk{v.Float("ratio")} }},
-	{Name: "randomk", Doc: "values at indices drawn alike on every worker", Params: compressing(ratio),
-		New: func(v kinds.Values) Codec { return randomk{v.Float("ratio")} }},
-	{Name: "threshold", Doc: "entries with |t| > tau as index + value", Params: compressing(tau),
-		New: func(v kinds.Values) Codec { return threshold{v.Float("tau")} }},
-	{Name: "qsgd", Doc: "per bucket its norm, per entry a sign and a stochastic level", Params: compressing(levels, bucket),
-		New: func(v kinds.Values) Codec { return qsgd{v.Int("levels"), v.Int("bucket")} }},
-	{Name: "terngrad", Doc: "max|t| and a stochastic ternary per entry", Params: compressing(), New: func(kinds.Values) Codec { return terngrad{} }},
-	{Name: "sign", Doc: "mean|t| and a sign bit per entry", Params: compressing(), New: func(kinds.Values) Codec { return sign{} }},
-	{Name: "efsign", Doc: "sign, always with error feedback", Params: compressing(), New: func(kinds.Values) Codec { return sign{} },
-		Check: func(v kinds.Values, _ kinds.Cell) []kinds.Problem {
-			if v.String("memory") == "none" {
-				return []kinds.Problem{{Param: "memory", Msg: "efsign is sign with error feedback; use memory: residual, or codec: sign"}}
-			}
-			return nil
-		}},
-	{Name: "onebit", Doc: "the means of the non-negative and negative entries and a bit per entry", Params: compressing(),
-		New: func(kinds.Values) Codec { return onebit{} }},
-	{Name: "natural", Doc: "stochastic rounding to a power of two", Params: compressing(), New: func(kinds.Values) Codec { return natural{} }},
-	{Name: "powersgd", Doc: "a rank-r power iteration on the vector as a matrix", Params: compressing(rank),
-		New: func(v kinds.Values) Codec { return powersgd{v.Int("rank")} }},
-}}
+// Codecs binds each codec codecs.Family declares to its constructor.
+var Codecs = kinds.Bind(&codecs.Family, map[string]newCodec{
+	"none":      func(kinds.Values) Codec { return plain{} },
+	"fp16":      func(kinds.Values) Codec { return fp16{} },
+	"topk":      func(v kinds.Values) Codec { return topk{v.Float("ratio")} },
+	"randomk":   func(v kinds.Values) Codec { return randomk{v.Float("ratio")} },
+	"threshold": func(v kinds.Values) Codec { return threshold{v.Float("tau")} },
+	"qsgd":      func(v kinds.Values) Codec { return qsgd{v.Int("levels"), v.Int("bucket")} },
+	"terngrad":  func(kinds.Values) Codec { return terngrad{} },
+	"sign":      func(kinds.Values) Codec { return sign{} },
+	"efsign":    func(kinds.Values) Codec { return sign{} },
+	"onebit":    func(kinds.Values) Codec { return onebit{} },
+	"natural":   func(kinds.Values) Codec { return natural{} },
+	"powersgd":  func(v kinds.Values) Codec { return powersgd{v.Int("rank")} },
+})
 
 // NewCodec returns the codec s names, after filling its parameters'
 // defaults and checking them.

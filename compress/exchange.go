@@ -2,6 +2,7 @@ package compress
 
 import (
 	"fmt"
+	"github.com/ump-lab/ump/codecs"
 	"maps"
 	"math"
 	"slices"
@@ -10,28 +11,6 @@ import (
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/kinds"
 )
-
-// Kinds are the vectors with columns of their own in a rounds table: the
-// model x, D-SUM's v and the trackers y. (All-reduce algorithms send x's
-// change over the round.) A vector of another name that an algorithm
-// sends counts in bits_sent_per_worker: the columns stay fixed, so adding
-// an algorithm never changes the tables cells have recorded.
-var Kinds = []string{"x", "v", "y"}
-
-// Columns are the metric columns the exchange adds to a rounds table:
-// bits_sent_per_worker (cumulative, all kinds), then per kind its
-// cumulative bits, and over the rounds since the previous row its
-// compression ratio against float32 and its mean relative compression
-// error |C(t)-t|/|t| (NaN for kinds the algorithm does not send).
-var Columns = columns()
-
-func columns() []string {
-	cols := []string{"bits_sent_per_worker"}
-	for _, k := range Kinds {
-		cols = append(cols, "bits_"+k, "compression_ratio_"+k, "compression_error_"+k)
-	}
-	return cols
-}
 
 // Config is a cell's communication: the codec with its parameters (with
 // CHOCO's gamma and the all-reduce messages' memory), and the cell seed.
@@ -230,13 +209,13 @@ func (e *Exchange) count(kind string, bits, relErr float64) {
 // Row returns the values of Columns now and starts a new window.
 func (e *Exchange) Row() []float64 {
 	row := []float64{0}
-	others := slices.DeleteFunc(slices.Sorted(maps.Keys(e.stats)), func(k string) bool { return slices.Contains(Kinds, k) })
-	for _, k := range slices.Concat(Kinds, others) { // a fixed order: the sum's
+	others := slices.DeleteFunc(slices.Sorted(maps.Keys(e.stats)), func(k string) bool { return slices.Contains(codecs.Sent, k) })
+	for _, k := range slices.Concat(codecs.Sent, others) { // a fixed order: the sum's
 		if s := e.stats[k]; s != nil {
 			row[0] += s.bits
 		}
 	}
-	for _, k := range Kinds {
+	for _, k := range codecs.Sent {
 		s := e.stats[k]
 		if s == nil {
 			row = append(row, math.NaN(), math.NaN(), math.NaN())

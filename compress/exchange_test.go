@@ -1,6 +1,7 @@
 package compress
 
 import (
+	"github.com/ump-lab/ump/codecs"
 	"math"
 	"slices"
 	"testing"
@@ -239,7 +240,7 @@ func TestCompressionRatioAgainstFloat32(t *testing.T) {
 			}
 		}
 		ex.Gossip(0, "x", nil, x, ring(t, n))
-		cols, row := Columns, ex.Row()
+		cols, row := codecs.Columns, ex.Row()
 		at := slices.Index(cols, "compression_ratio_x")
 		if at < 0 {
 			t.Fatalf("no compression_ratio_x among %v", cols)

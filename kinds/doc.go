@@ -6,8 +6,10 @@
 // constructor.
 //
 // The package that implements a family declares it next to the code
-// (algorithms.Family, compress.Codecs, graphs.Topologies,
-// split.Partitions). From the declarations manifests decodes, fills and
+// (algorithms.Family, graphs.Topologies, split.Partitions), or, where
+// reading a manifest must not link the implementation, in a package of
+// declarations that the implementation binds its constructors to by name
+// (codecs.Family, bound by compress.Codecs with Bind). From the declarations manifests decodes, fills and
 // validates the blocks (and explains them in errors), export builds its
 // parameter columns and a test checks the tables of docs/manifests.md. Adding a
 // parameter is one Param in one Kind, and reading it where it is used

@@ -364,3 +364,28 @@ func (v Values) names() []string {
 	slices.Sort(out)
 	return out
 }
+
+// Bind returns the family schema declares, each kind with its constructor
+// from news by name: a package that implements a family whose declaration
+// lives elsewhere (below what reads manifests) binds to it. A declared kind
+// without a constructor, or a constructor of no declared kind, is a
+// programming error: Bind panics, so the implementing package's every test
+// fails.
+func Bind[New any](schema *Schema, news map[string]New) Family[New] {
+	f := Family[New]{Field: schema.Field, Key: schema.Key}
+	for _, k := range schema.Kinds {
+		n, ok := news[k.Name]
+		if !ok {
+			panic(fmt.Sprintf("kinds: %s %q is declared but has no constructor", schema.Field, k.Name))
+		}
+		f.Kinds = append(f.Kinds, Kind[New]{Name: k.Name, Doc: k.Doc, Params: k.Params, Uses: k.Uses, Check: k.Check, New: n})
+	}
+	if len(news) != len(schema.Kinds) {
+		for name := range news {
+			if _, ok := schema.Lookup(name); !ok {
+				panic(fmt.Sprintf("kinds: %s %q has a constructor but no declaration", schema.Field, name))
+			}
+		}
+	}
+	return f
+}

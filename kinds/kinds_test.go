@@ -2,7 +2,9 @@ package kinds
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -115,5 +117,30 @@ func TestEditDistance(t *testing.T) {
 		if got := editDistance(c.a, c.b); got != c.d {
 			t.Errorf("editDistance(%q, %q) = %d; want %d", c.a, c.b, got, c.d)
 		}
+	}
+}
+
+// TestBindPairsEachDeclarationWithItsConstructor: Bind gives each declared
+// kind its constructor, keeping the declaration; a declared kind without a
+// constructor, or a constructor without a declaration, panics naming it.
+func TestBindPairsEachDeclarationWithItsConstructor(t *testing.T) {
+	schema := &Schema{Field: "thing", Key: "kind", Kinds: []Kind[struct{}]{
+		{Name: "a", Doc: "the first", Params: []Param{{Name: "p", Type: Int, Default: 1}}},
+		{Name: "b", Doc: "the second", Uses: []string{"seed"}},
+	}}
+	f := Bind(schema, map[string]int{"a": 1, "b": 2})
+	if len(f.Kinds) != 2 || f.Kinds[0].Name != "a" || f.Kinds[0].New != 1 || f.Kinds[1].New != 2 ||
+		f.Kinds[0].Params[0].Name != "p" || f.Kinds[1].Uses[0] != "seed" || f.Field != "thing" || f.Key != "kind" {
+		t.Errorf("Bind = %+v", f)
+	}
+	for name, news := range map[string]map[string]int{`"b" is declared but has no constructor`: {"a": 1}, `"c" has a constructor but no declaration`: {"a": 1, "b": 2, "c": 3}} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), name) {
+					t.Errorf("Bind(%v): panic %v; want one saying %s", news, r, name)
+				}
+			}()
+			Bind(schema, news)
+		}()
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"github.com/ump-lab/ump/algorithms"
-	"github.com/ump-lab/ump/compress"
+	"github.com/ump-lab/ump/codecs"
 	"github.com/ump-lab/ump/graphs"
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/split"
@@ -50,7 +50,7 @@ func (m *Manifest) blocks() map[string]block {
 
 func (a *Algorithm) family() *kinds.Schema              { return algorithms.Family.Schema() }
 func (a *Algorithm) fields() (*string, *kinds.Values)   { return &a.Name, &a.Params }
-func (c *Compression) family() *kinds.Schema            { return compress.Codecs.Schema() }
+func (c *Compression) family() *kinds.Schema            { return &codecs.Family }
 func (c *Compression) fields() (*string, *kinds.Values) { return &c.Codec, &c.Params }
 func (t *Topology) family() *kinds.Schema               { return graphs.Topologies.Schema() }
 func (t *Topology) fields() (*string, *kinds.Values)    { return &t.Kind, &t.Params }

@@ -148,7 +148,7 @@ type Algorithm struct {
 }
 
 // Compression chooses the codec of every message workers send (GRACE
-// names, compress.Codecs) and its parameters; memory and gamma apply to
+// names, codecs.Family) and its parameters; memory and gamma apply to
 // every codec but none. Gossip algorithms use CHOCO-gossip with step
 // gamma; all-reduce algorithms (local-sgd-m, slowmo) compress the round's
 // update, with error feedback when memory is residual.

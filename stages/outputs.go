@@ -3,7 +3,7 @@ package stages
 import (
 	"slices"
 
-	"github.com/ump-lab/ump/compress"
+	"github.com/ump-lab/ump/codecs"
 	"github.com/ump-lab/ump/manifests"
 )
 
@@ -33,15 +33,15 @@ var (
 )
 
 // Columns are the columns of a cell's rounds table (Rounds), "round"
-// first: its task's metrics, then the exchange's (compress.Columns).
+// first: its task's metrics, then the exchange's (codecs.Columns).
 func Columns(cfg *manifests.Manifest) []string {
 	if cfg.Task.Dataset == "quadratic" {
-		return slices.Concat(quadraticColumns, compress.Columns)
+		return slices.Concat(quadraticColumns, codecs.Columns)
 	}
 	if cfg.Validation != nil {
-		return slices.Concat(neuralColumns, validationColumns, compress.Columns)
+		return slices.Concat(neuralColumns, validationColumns, codecs.Columns)
 	}
-	return slices.Concat(neuralColumns, compress.Columns)
+	return slices.Concat(neuralColumns, codecs.Columns)
 }
 
 // neuralColumns are the metric columns of a data-set cell. test_* score
