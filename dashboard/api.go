@@ -112,37 +112,37 @@ func (s *Server) storeView(r *http.Request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		best, err := s.best(r, rep)
+		best, of, err := s.best(r, rep)
 		if err != nil {
 			return nil, err
 		}
-		spec := report.Layout(&rep.Plan)
-		out.Manifests = append(out.Manifests, manifest{regs[i].Plan.Hash, regs[i].Plan.Manifest.Name, best, report.Label(spec, spec.Value), a, progressOf(rep, out.Run)})
+		out.Manifests = append(out.Manifests, manifest{regs[i].Plan.Hash, regs[i].Plan.Manifest.Name, best, of, a, progressOf(rep, out.Run)})
 	}
 	slices.Reverse(out.Manifests) // the newest first
 	return out, nil
 }
 
-// best is the best entry of rep's table: mean ± std, row and column,
-// and tuned value; "" before any result, or when its table block cannot
-// lay its results out.
-func (s *Server) best(r *http.Request, rep *state.Report) (string, error) {
-	grid, err := report.ReadGrid(r.Context(), s.store, rep, report.Layout(&rep.Plan))
+// best is the best entry of rep's table (mean ± std, row and column,
+// tuned value) and its figure in words; "" before any result, or when
+// its table block cannot lay its results out.
+func (s *Server) best(r *http.Request, rep *state.Report) (best, of string, err error) {
+	spec := report.Layout(&rep.Plan)
+	grid, err := report.ReadGrid(r.Context(), s.store, rep, spec)
 	if errors.Is(err, state.ErrBadArgument) {
-		return "", nil
+		return "", "", nil
 	}
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	label, e, ok := grid.Best()
 	if !ok {
-		return "", nil
+		return "", "", nil
 	}
-	out := grid.Text(e, "±") + ", " + label
+	best = grid.Text(e, "±") + ", " + label
 	if e.Select != "" {
-		out += ", " + grid.Spec.Select + "=" + e.Select
+		best += ", " + spec.Select + "=" + e.Select
 	}
-	return out, nil
+	return best, report.Label(spec, spec.Value), nil
 }
 
 var hashPattern = regexp.MustCompile(`^[0-9a-f]{1,64}$`)
@@ -250,6 +250,7 @@ func (s *Server) manifestView(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	swept := sweptPaths(&rep.Plan)
 	return struct {
 		Hash       string             `json:"hash"`
 		Name       string             `json:"name"`
@@ -265,16 +266,16 @@ func (s *Server) manifestView(r *http.Request) (any, error) {
 		Unfinished bool               `json:"unfinished"`  // some cell has rounds but no rounds table
 		Cells      []cellSummary      `json:"cells"`
 		CellFigs   []string           `json:"cell_figures"` // the figures each finished cell shows
-		Swept      []string           `json:"swept"`        // the swept paths, in the sweep's order
+		Swept      []string           `json:"swept"`        // the swept paths, sorted
 		Words      map[string]string  `json:"words"`        // columns and paths in words, as figures name them
 		Manifest   manifests.Manifest `json:"manifest"`
 	}{rep.Plan.Hash, rep.Plan.Manifest.Name, a, progressOf(rep, s.snapshot()), spec, figures(&rep.Plan), roundsColumns(&rep.Plan),
-		spec.Select, choices(&rep.Plan, spec.Select), report.TableNames(), artifacts.Formats, incomplete, cells, shown, sweptPaths(&rep.Plan),
-		words(spec, roundsColumns(&rep.Plan), sweptPaths(&rep.Plan)), rep.Plan.Manifest}, nil
+		spec.Select, choices(&rep.Plan, spec.Select), report.TableNames(), artifacts.Formats, incomplete, cells, shown, swept,
+		words(spec, roundsColumns(&rep.Plan), swept), rep.Plan.Manifest}, nil
 }
 
-// sweptPaths are the paths the plan's cells take different values at, in
-// the order of their labels.
+// sweptPaths are the paths the plan's cells take different values at,
+// sorted (as cell labels list them).
 func sweptPaths(plan *manifests.Plan) []string {
 	var out []string
 	for i := range plan.Cells {
