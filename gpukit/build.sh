@@ -2,9 +2,10 @@
 # make gpu-kit: builds .gpu/, everything a GPU host without Go or network
 # needs to verify the GPU engine and produce the paper's tables with it:
 #   .gpu/run          the phases (gpukit/run.sh; .gpu/run help)
-#   .gpu/kit.tar.xz   stripped ump-gpu; the test binaries of nn (-tags 'xla
-#                     peer', with the peer scripts), pipeline and cmd/ump
-#                     (-tags xla), each under its package's path; MNIST;
+#   .gpu/kit.tar.xz   the stripped test binaries of nn (-tags 'xla peer',
+#                     with the peer scripts), pipeline and cmd/ump (-tags
+#                     xla), each under its package's path; bin/ump-gpu, a
+#                     script that runs cmd/ump's as ump; MNIST;
 #                     go.mod (the bench reads GoMLX's and go-xla's versions)
 #   .gpu/KIT          what was built, from which commit, and the archive's sha256
 # The folder and the working tree must fit in 64 MiB, what one command may
@@ -17,13 +18,19 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/nn" "$stage/pipeline" "$stage/cmd/ump" "$stage/data"
 
 strip=(-ldflags=-s\ -w)
-go build -tags xla "${strip[@]}" -o "$stage/bin/ump-gpu" ./cmd/ump
 go test -c -tags 'xla peer' "${strip[@]}" -o "$stage/nn/nn.test" ./nn
 go test -c -tags xla "${strip[@]}" -o "$stage/pipeline/pipeline.test" ./pipeline
 go test -c -tags xla "${strip[@]}" -o "$stage/cmd/ump/ump.test" ./cmd/ump
 cp -r nn/peerbench "$stage/nn/"
 cp -r pipeline/testdata "$stage/pipeline/"
 cp go.mod "$stage/"
+# ump-gpu is the CLI's test binary run as ump (its TestMain): one binary of
+# that code, not two (10 MB less in the archive).
+cat > "$stage/bin/ump-gpu" <<'SH'
+#!/bin/sh
+UMP_TEST_AS_UMP=1 exec "$(dirname "$0")/../cmd/ump/ump.test" "$@"
+SH
+chmod +x "$stage/bin/ump-gpu"
 
 data=${UMP_DATA:-$HOME/.cache/ump/data}
 "$stage/bin/ump-gpu" --data-dir "$data" data fetch mnist >&2

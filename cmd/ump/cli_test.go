@@ -27,8 +27,13 @@ var umpBin string
 
 // TestMain builds the ump binary once: the tests drive it as a user does,
 // including killing it. $UMP_TEST_BINARY names a prebuilt one instead (the
-// GPU kit's, on a host without Go).
+// GPU kit's, on a host without Go). With UMP_TEST_AS_UMP=1 this binary is
+// ump itself: the GPU kit carries it alone, not beside a second binary of
+// the same code (10 MB less to take to a GPU host).
 func TestMain(m *testing.M) {
+	if os.Getenv("UMP_TEST_AS_UMP") == "1" {
+		main()
+	}
 	dir, err := os.MkdirTemp("", "ump-cli-test")
 	if err != nil {
 		panic(err)
