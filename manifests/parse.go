@@ -18,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ump-lab/ump/kinds"
+	"github.com/ump-lab/ump/tasks"
 )
 
 // Plan is a parsed manifest: the normalised manifest, its hash and its cells.
@@ -496,13 +497,13 @@ func (p *Plan) SetEngine(engine string) error {
 	if _, swept := p.Manifest.Sweep["engine"]; swept {
 		return &Error{Problems: []string{"--engine: the manifest sweeps engine; remove the flag or the sweep"}}
 	}
-	if engine != "cpu" && engine != "gpu" {
-		return &Error{Problems: []string{fmt.Sprintf("--engine %q: use cpu or gpu", engine)}}
+	if !slices.Contains(tasks.Engines, engine) {
+		return &Error{Problems: []string{fmt.Sprintf("--engine %q: use %s", engine, strings.Join(tasks.Engines, " or "))}}
 	}
-	if p.Manifest.Task.Dataset == "quadratic" && engine == "gpu" {
-		return &Error{Problems: []string{"--engine gpu: the quadratic task runs on the CPU"}}
+	if kind := p.Manifest.Task.Kind(); !slices.Contains(kind.Engines, engine) {
+		return &Error{Problems: []string{fmt.Sprintf("--engine %s: the %s task runs on the %s", engine, kind.Name, strings.ToUpper(kind.Engines[0]))}}
 	}
-	if engine == "cpu" {
+	if engine == tasks.CPU {
 		engine = ""
 	}
 	p.Manifest.Engine = engine

@@ -12,6 +12,7 @@ import (
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/kinds"
+	"github.com/ump-lab/ump/tasks"
 )
 
 // SchemaVersion is the manifest schema this package reads; it enters the hash.
@@ -33,7 +34,7 @@ type Manifest struct {
 	// LRSchedule is nil for a constant learning rate without warmup.
 	LRSchedule *Schedule `yaml:"lr_schedule" json:"lr_schedule,omitempty" help:"a mapping: {kind: constant|step|cosine, warmup: ROUNDS, milestones: [ROUND, ...], gamma}"`
 	BatchSize  int       `yaml:"batch_size" json:"batch_size,omitempty" help:"samples per worker and local step, a positive integer (default 128; data sets only)"`
-	// Engine is "" for the CPU engine (the default) or "gpu".
+	// Engine is "" for the CPU engine (the default) or tasks.GPU (OnGPU).
 	Engine      string     `yaml:"engine" json:"engine,omitempty" help:"cpu or gpu: the training engine of data-set cells (gpu needs a build with -tags xla)"`
 	WeightDecay float64    `yaml:"weight_decay" json:"weight_decay,omitempty" help:"the L2 weight decay added to every gradient, a number >= 0"`
 	Seed        int        `yaml:"seed" json:"seed" help:"the cell seed, a non-negative integer"`
@@ -65,12 +66,18 @@ type Task struct {
 
 // Datasets are the values of task.dataset: the quadratic objective, the
 // synthetic Gaussian mixture and the data sets the datasets package loads.
-var Datasets = append([]string{"quadratic", "synthetic"}, datasets.Names()...)
+var Datasets = append([]string{tasks.Quadratic.Name, "synthetic"}, datasets.Names()...)
 
 // Models are the values of task.model: the models nn builds (declared
 // here so that reading a manifest does not link the engine; nn's test
 // checks it builds exactly these).
 var Models = []string{"lenet", "cnn", "embedding-bag", "mlp", "logreg"}
+
+// Kind is the kind of task its data set selects.
+func (t Task) Kind() *tasks.Kind { return tasks.Of(t.Dataset) }
+
+// OnGPU reports whether the manifest's cells train on the GPU engine.
+func (m *Manifest) OnGPU() bool { return m.Engine == tasks.GPU }
 
 // defaultModel is the model of the paper for each data set (mlp for the
 // synthetic one).
@@ -320,7 +327,7 @@ func (m *Manifest) fillDefaults(given func(path string) bool) {
 	fillBlock(&m.Topology, cell)
 	setInt("evaluate.every", &m.Evaluate.Every, 1)
 	setInt("checkpoint.every", &m.Checkpoint.Every, 10)
-	if m.Task.Dataset == "quadratic" {
+	if !m.Task.Kind().Samples {
 		if m.Task.Quadratic == nil {
 			m.Task.Quadratic = &Quadratic{}
 		}
@@ -356,7 +363,7 @@ func (m *Manifest) fillDefaults(given func(path string) bool) {
 		}
 	}
 	fillBlock(&m.Algorithm, cell)
-	if m.Engine == "cpu" {
+	if m.Engine == tasks.CPU {
 		m.Engine = "" // the default, written out
 	}
 	if m.Scale != nil && *m.Scale == 1 {
@@ -505,9 +512,9 @@ func (m *Manifest) validate(at func(path string) string) error {
 		switch {
 		case !(v.Fraction > 0 && v.Fraction <= 0.5):
 			bad("validation.fraction", "%g is out of range; use a number in (0, 0.5], e.g. 0.1", v.Fraction)
-		case m.Task.Dataset == "quadratic":
-			bad("validation", "the quadratic task has no samples to hold out; remove validation")
-		case m.Engine == "gpu":
+		case !m.Task.Kind().Samples:
+			bad("validation", "the %s task has no samples to hold out; remove validation", m.Task.Kind().Name)
+		case m.OnGPU():
 			bad("validation", "the GPU engine does not score a validation split; use engine: cpu (or remove validation)")
 		default:
 			if largest := m.largestWorker(); largest > 0 && math.Round(v.Fraction*float64(largest)) == 0 {
@@ -524,7 +531,7 @@ func (m *Manifest) validate(at func(path string) string) error {
 		bad("weight_decay", "%g is out of range; use a number >= 0", m.WeightDecay)
 	}
 	validateBlock(&m.Algorithm, cell, bad, oneOf)
-	if m.Engine == "gpu" && (m.Compression == nil || m.Compression.Codec == "none") && len(errs) == 0 {
+	if m.OnGPU() && (m.Compression == nil || m.Compression.Codec == "none") && len(errs) == 0 {
 		// a cohort's round program: what the device cannot run is refused here
 		if err := algorithms.OnDevice(algorithms.Config{Name: m.Algorithm.Name, Params: m.Algorithm.Params}, m.LocalSteps); err != nil {
 			bad("algorithm", "%v", err)
@@ -540,16 +547,16 @@ type complaint func(path, format string, args ...any)
 
 // validateTask checks the data set's own block and the model.
 func (m *Manifest) validateTask(bad complaint, oneOf func(path, v string, allowed ...string)) {
-	t := m.Task
-	if t.Dataset == "quadratic" {
+	t, kind := m.Task, m.Task.Kind()
+	if !kind.Samples {
 		if t.Model != "" {
-			bad("task.model", "the quadratic task has no model; remove it")
+			bad("task.model", "the %s task has no model; remove it", kind.Name)
 		}
 		if m.Partition != nil {
-			bad("partition", "the quadratic task gives worker i its own objective f_i; remove partition")
+			bad("partition", "the %s task gives worker i its own objective f_i; remove partition", kind.Name)
 		}
 		if m.BatchSize != 0 {
-			bad("batch_size", "the quadratic task has no samples to batch; remove batch_size (task.quadratic.sigma sets the gradient noise)")
+			bad("batch_size", "the %s task has no samples to batch; remove batch_size (task.%[1]s.sigma sets the gradient noise)", kind.Name)
 		}
 	} else if t.Model != "" {
 		oneOf("task.model", t.Model, Models...)
@@ -565,17 +572,17 @@ func (m *Manifest) validateTask(bad complaint, oneOf func(path, v string, allowe
 		}
 	}
 	if m.Engine != "" {
-		oneOf("engine", m.Engine, "cpu", "gpu")
-		if t.Dataset == "quadratic" {
-			bad("engine", "the quadratic task runs on the CPU; remove engine")
+		oneOf("engine", m.Engine, tasks.Engines...)
+		if len(kind.Engines) == 1 {
+			bad("engine", "the %s task runs on the %s; remove engine", kind.Name, strings.ToUpper(kind.Engines[0]))
 		}
 	}
-	if t.Dataset != "quadratic" && t.Dataset != "" && m.BatchSize < 1 {
+	if kind.Samples && t.Dataset != "" && m.BatchSize < 1 {
 		bad("batch_size", "%d is out of range; use a positive integer", m.BatchSize)
 	}
 	if q := t.Quadratic; q != nil {
-		if t.Dataset != "quadratic" {
-			bad("task.quadratic", "only allowed with dataset: quadratic")
+		if kind.Samples {
+			bad("task.quadratic", "only allowed with dataset: %s", tasks.Quadratic.Name)
 		}
 		if q.Dim < 1 {
 			bad("task.quadratic.dim", "%d is out of range; use a positive integer", q.Dim)

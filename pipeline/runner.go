@@ -152,13 +152,13 @@ func cellInputs(cfg *manifests.Manifest, data *datasets.Library, device *nn.Devi
 // engineName identifies the code that computes a cell's numbers; it
 // enters the cell key. Data sets train on the nn CPU engine, whose name
 // includes the BLAS in use, or with engine: gpu on the GoMLX engine, whose
-// name includes the backend and device; the quadratic task is plain
-// float32 Go.
+// name includes the backend and device; a task without samples names its
+// own plain-Go code (tasks.Kind.GoEngine).
 func engineName(cfg *manifests.Manifest, device *nn.Device) (string, error) {
 	switch {
-	case cfg.Task.Dataset == "quadratic":
-		return "go-cpu-float32/v1", nil
-	case cfg.Engine == "gpu":
+	case !cfg.Task.Kind().Samples:
+		return cfg.Task.Kind().GoEngine, nil
+	case cfg.OnGPU():
 		return device.Name()
 	}
 	return nn.CPUName(), nil
@@ -167,7 +167,7 @@ func engineName(cfg *manifests.Manifest, device *nn.Device) (string, error) {
 // datasetDigest identifies the content of a cell's data; it enters the
 // cell key.
 func datasetDigest(cfg *manifests.Manifest, lib *datasets.Library) (string, error) {
-	if q := cfg.Task.Quadratic; cfg.Task.Dataset == "quadratic" {
+	if q := cfg.Task.Quadratic; !cfg.Task.Kind().Samples {
 		return datasets.QuadraticDigest(cfg.Workers, q.Dim, q.Zeta, q.Kappa), nil
 	}
 	d, err := stages.LoadData(cfg.Task, lib)
@@ -775,7 +775,7 @@ const stateVectors = 8
 // names the manifest field that drives the estimate.
 func memoryNeed(cfg *manifests.Manifest, data *datasets.Library) (need float64, field string, err error) {
 	workers := float64(cfg.Workers)
-	if cfg.Task.Dataset == "quadratic" {
+	if !cfg.Task.Kind().Samples {
 		return workers * float64(cfg.Task.Quadratic.Dim) * stateVectors * 4, "task.quadratic.dim", nil
 	}
 	d, err := stages.LoadData(cfg.Task, data)

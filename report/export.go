@@ -252,7 +252,7 @@ func paramColumns(hash string, c *manifests.Cell, cell *state.CellView, rows int
 			cols = append(cols, str(name, given))
 		}
 	}
-	return append(cols, integer("batch_size", cfg.BatchSize, cfg.Task.Dataset != "quadratic"), str("lr_schedule", schedule),
+	return append(cols, integer("batch_size", cfg.BatchSize, cfg.Task.Kind().Samples), str("lr_schedule", schedule),
 		float("weight_decay", cfg.WeightDecay), str("codec", codec), str("compression", compression),
 		str("engine", cell.Engine()), str("ump_version", cell.Fingerprint()["ump"]))
 }

@@ -149,16 +149,13 @@ func DefaultTable(plan *manifests.Plan, value string) manifests.Table {
 }
 
 // Layout is how a manifest's results are arranged in tables and figures:
-// its table block, else DefaultTable on test_acc_mean (objective_gap for
-// the quadratic task).
+// its table block, else DefaultTable on its task's figure (test_acc_mean;
+// objective_gap for the quadratic task).
 func Layout(plan *manifests.Plan) manifests.Table {
 	if t := plan.Manifest.Table; t != nil {
 		return *t
 	}
-	if plan.Manifest.Task.Dataset == "quadratic" {
-		return DefaultTable(plan, "objective_gap")
-	}
-	return DefaultTable(plan, "test_acc_mean")
+	return DefaultTable(plan, plan.Manifest.Task.Kind().Value)
 }
 
 // HeadlineFigures are the final figures shown beside each cell (the

@@ -33,28 +33,12 @@ var (
 )
 
 // Columns are the columns of a cell's rounds table (Rounds), "round"
-// first: its task's metrics, then the exchange's (codecs.Columns).
+// first: its task's metrics (tasks.Kind), then the exchange's
+// (codecs.Columns).
 func Columns(cfg *manifests.Manifest) []string {
-	if cfg.Task.Dataset == "quadratic" {
-		return slices.Concat(quadraticColumns, codecs.Columns)
-	}
+	kind := cfg.Task.Kind()
 	if cfg.Validation != nil {
-		return slices.Concat(neuralColumns, validationColumns, codecs.Columns)
+		return slices.Concat(kind.Columns, kind.ValidationColumns, codecs.Columns)
 	}
-	return slices.Concat(neuralColumns, codecs.Columns)
+	return slices.Concat(kind.Columns, codecs.Columns)
 }
-
-// neuralColumns are the metric columns of a data-set cell. test_* score
-// each worker's local model on the whole test split (the paper reports
-// test_acc_mean; std is over workers, ddof 0); consensus_* score the
-// average of the workers' parameters.
-var neuralColumns = []string{"round", "train_loss", "test_loss_mean", "test_acc_mean", "test_acc_std",
-	"test_acc_min", "test_acc_max", "consensus_loss", "consensus_acc", "consensus_distance"}
-
-// validationColumns are the metric columns of a cell with validation: each
-// worker's local model scored on the samples all workers hold out, the
-// mean over workers (what tuning reads instead of the test split).
-var validationColumns = []string{"val_loss_mean", "val_acc_mean"}
-
-// quadraticColumns are the metric columns of the quadratic task.
-var quadraticColumns = []string{"round", "train_loss", "consensus_distance", "objective_gap", "grad_norm_sq"}

@@ -242,7 +242,7 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 // a cell that fails.
 func gpuBuilt(plan *manifests.Plan, device *nn.Device) error {
 	for i := range plan.Cells {
-		if plan.Cells[i].Config.Engine != "gpu" {
+		if !plan.Cells[i].Config.OnGPU() {
 			continue
 		}
 		if _, err := device.Name(); errors.Is(err, nn.ErrNoGPU) {
@@ -253,11 +253,11 @@ func gpuBuilt(plan *manifests.Plan, device *nn.Device) error {
 	return nil
 }
 
-// usesCPUEngine reports whether some cell trains a data set on the CPU
-// engine (the quadratic task does not use BLAS).
+// usesCPUEngine reports whether some cell trains a model on the CPU
+// engine (a task without samples does not use BLAS).
 func usesCPUEngine(plan *manifests.Plan) bool {
 	for i := range plan.Cells {
-		if c := &plan.Cells[i].Config; c.Task.Dataset != "quadratic" && c.Engine != "gpu" {
+		if c := &plan.Cells[i].Config; c.Task.Kind().Samples && !c.OnGPU() {
 			return true
 		}
 	}

@@ -55,7 +55,7 @@ const ValidationColumn = "validation"
 func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	cfg := env.Params.(Params)
 	n := cfg.Workers
-	if cfg.Task.Dataset == "quadratic" {
+	if !cfg.Task.Kind().Samples {
 		ids := make([]int64, n)
 		for i := range ids {
 			ids[i] = int64(i)

@@ -29,7 +29,7 @@ type task interface {
 
 func newTask(ctx context.Context, env *stages.Env) (task, error) {
 	cfg := config(env)
-	if q := cfg.Task.Quadratic; cfg.Task.Dataset == "quadratic" {
+	if q := cfg.Task.Quadratic; !cfg.Task.Kind().Samples {
 		return &quadratic{q: datasets.NewQuadratic(cfg.Workers, q.Dim, q.Zeta, q.Kappa, q.Sigma, uint64(cfg.Seed))}, nil
 	}
 	data, samplers, held, err := loadPartition(ctx, env)
@@ -53,7 +53,7 @@ func newTask(ctx context.Context, env *stages.Env) (task, error) {
 // engine on procs goroutines (0: all), or with engine: gpu the GoMLX one
 // on the device.
 func newEngine(cfg *manifests.Manifest, data *datasets.Dataset, device *nn.Device, procs int) (nn.Engine, error) {
-	if cfg.Engine == "gpu" {
+	if cfg.OnGPU() {
 		return nn.NewGPU(cfg.Task.Model, data, uint64(cfg.Seed), device)
 	}
 	e, err := nn.NewCPU(cfg.Task.Model, data, uint64(cfg.Seed))

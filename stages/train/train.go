@@ -314,7 +314,7 @@ func deviceOf(ctx context.Context) onDevice {
 // cell that trains otherwise (the CPU engine, the quadratic task, or
 // compressed communication, which exchanges on the host).
 func CohortKey(cfg *manifests.Manifest) string {
-	if cfg.Engine != "gpu" || cfg.Task.Dataset == "quadratic" || (cfg.Compression != nil && cfg.Compression.Codec != "none") {
+	if !cfg.OnGPU() || !cfg.Task.Kind().Samples || (cfg.Compression != nil && cfg.Compression.Codec != "none") {
 		return ""
 	}
 	return fmt.Sprintf("%s %s %s w%d k%d b%d", cfg.Task.Dataset, cfg.Task.Model, cfg.Algorithm.Name, cfg.Workers, cfg.LocalSteps, cfg.BatchSize)
