@@ -80,7 +80,7 @@ func verify(ref Ref, data []byte, where string) error {
 
 // Named is a blob store that also keeps objects by name, each name
 // written at most once: the state machines running one sweep share
-// (pipeline.Remote). Implementations: S3, and Memory for unit tests.
+// (fleet.Remote). Implementations: S3, and Memory for unit tests.
 //
 // Contract: as Store, and safe for concurrent use. PutNew stores data
 // under name unless the name is taken, atomically: of racing PutNews of

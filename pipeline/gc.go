@@ -53,7 +53,7 @@ func (s *Store) GC(dryRun bool) (GCStats, error) {
 	}
 	live := slices.DeleteFunc(evs, func(ev eventlog.Event) bool { return forgotten[ev.Manifest] && !listedCells[ev.Cell] })
 	keep := map[string]bool{}
-	for _, ref := range referenced(live) {
+	for _, ref := range Referenced(live) {
 		keep[ref.Digest] = true
 	}
 	blobs, err := s.Local.List()

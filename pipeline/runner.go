@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -69,35 +68,57 @@ type Runner struct {
 	// Overrides are what the run changed from the manifest file, recorded
 	// with its registration to show (Registration.Overrides).
 	Overrides []string
-	// Remote, when set, shares the run with other machines through S3:
-	// the registration is pinned there, each cell starts from what S3
-	// holds of it, uploads its events at every checkpoint and commits its
-	// result once (Remote).
-	Remote *Remote
+	// Fleet, when set, shares the run with other machines (package
+	// fleet, through S3): the registration is pinned there, and each cell
+	// runs between its hooks.
+	Fleet Fleet
 }
 
-// cellHooks are what happens beside a cell's stage loop: nothing when the
-// run is its store's alone (noHooks), and through S3 when it is shared
-// (remoteHooks). start runs before the first stage, recorded after each
-// event the cell records, finish once the cell has its status.
-type cellHooks interface {
-	start(ctx context.Context) error
-	recorded(ctx context.Context, ev *eventlog.Event) error
-	finish(ctx context.Context, status string) error
+// Fleet is how a run is shared with other machines: Pin records a
+// registration (its event and every cell's inputs) where they see it,
+// before the store does; Cell gives the hooks of one cell.
+type Fleet interface {
+	Pin(ctx context.Context, ev *eventlog.Event, reg *eventlog.Registration, inputs []string) error
+	Cell(c *CellRun) CellHooks
+}
+
+// CellRun is one cell of a run, as its hooks see it.
+type CellRun struct {
+	Plan *manifests.Plan
+	Cell *manifests.Cell
+	Key  string
+	Log  eventlog.Log // the run's store
+	// Check checks events of the cell from elsewhere against its key and
+	// its stages (CheckCell).
+	Check func(evs []eventlog.Event) error
+	// Say prints a progress line of the cell.
+	Say func(format string, args ...any)
+}
+
+// CellHooks are what happens beside a cell's stage loop: nothing when the
+// run is its store's alone (noHooks), else its Fleet's. Start runs before
+// the first stage, Recorded after each event the cell records, Finish
+// once the cell has its status.
+type CellHooks interface {
+	Start(ctx context.Context) error
+	Recorded(ctx context.Context, ev *eventlog.Event) error
+	Finish(ctx context.Context, status string) error
 }
 
 type noHooks struct{}
 
-func (noHooks) start(context.Context) error                     { return nil }
-func (noHooks) recorded(context.Context, *eventlog.Event) error { return nil }
-func (noHooks) finish(context.Context, string) error            { return nil }
+func (noHooks) Start(context.Context) error                     { return nil }
+func (noHooks) Recorded(context.Context, *eventlog.Event) error { return nil }
+func (noHooks) Finish(context.Context, string) error            { return nil }
 
-// hooks are a cell's: remoteHooks when the run has a Remote.
-func (r *Runner) hooks(plan *manifests.Plan, cell *manifests.Cell, key string, p *progress) cellHooks {
-	if r.Remote == nil {
+// hooks are a cell's: its Fleet's when the run has one.
+func (r *Runner) hooks(plan *manifests.Plan, cell *manifests.Cell, key string, p *progress) CellHooks {
+	if r.Fleet == nil {
 		return noHooks{}
 	}
-	return remoteHooks{r: r, plan: plan, cell: cell, key: key, p: p}
+	return r.Fleet.Cell(&CellRun{Plan: plan, Cell: cell, Key: key, Log: r.Log,
+		Check: func(evs []eventlog.Event) error { return CheckCell(key, cell, evs, r.Stages, r.Data) },
+		Say:   func(format string, args ...any) { p.cellf(cell, format, args...) }})
 }
 
 // source is what the runner reads back: its log and blobs.
@@ -287,9 +308,9 @@ func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*eventlog.
 	}
 	ev := eventlog.New(eventlog.ManifestRegistered, *reg)
 	ev.Manifest = plan.Hash
-	if r.Remote != nil {
+	if r.Fleet != nil {
 		ev.Time = time.Now().UTC()
-		if err := r.Remote.Pin(ctx, ev, reg, all); err != nil {
+		if err := r.Fleet.Pin(ctx, ev, reg, all); err != nil {
 			return nil, err
 		}
 	}
@@ -485,7 +506,7 @@ func (o *Outcome) count(status string, cached bool) {
 func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manifests.Cell, key string, p *progress, seat *train.Seat, procs int) (status string, cached bool, err error) {
 	p.cellStart(cell)
 	hooks := r.hooks(plan, cell, key, p)
-	if err := hooks.start(ctx); err != nil {
+	if err := hooks.Start(ctx); err != nil {
 		return "", false, fmt.Errorf("cell %d (%s): %w", cell.Index+1, cell.LabelString(), err)
 	}
 	view, err := r.source().Cell(plan.Hash, key)
@@ -520,7 +541,7 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 		if err := r.Log.Append(ev); err != nil {
 			return err
 		}
-		return hooks.recorded(ctx, ev)
+		return hooks.Recorded(ctx, ev)
 	}
 	results := map[string]*stages.Result{}
 	status, diverged := eventlog.Completed, false
@@ -582,7 +603,7 @@ func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manife
 			return "", false, err
 		}
 	}
-	if err := hooks.finish(ctx, status); err != nil {
+	if err := hooks.Finish(ctx, status); err != nil {
 		return "", false, fmt.Errorf("cell %d (%s): %w", cell.Index+1, cell.LabelString(), err)
 	}
 	return status, !appended, nil
@@ -762,82 +783,4 @@ func Fingerprint(cfg *manifests.Manifest, device *nn.Device, inputs string) map[
 	return map[string]string{"go": runtime.Version(), "os": runtime.GOOS + "/" + runtime.GOARCH,
 		"engine": engine, "ump": state.Version(), "blas": nn.BLAS(), "cpu": cpu,
 		"cpus": fmt.Sprint(runtime.NumCPU()), "time": time.Now().UTC().Format(time.RFC3339), "inputs": inputs}
-}
-
-// stateVectors is about how many model-sized float32 vectors a worker
-// keeps (parameters, gradient, momentum, the algorithms' buffers, a
-// codec's memory, the exchange's copies). The estimate only has to tell
-// the impossible from the possible.
-const stateVectors = 8
-
-// memoryNeed estimates the bytes a cell needs at its peak: every worker's
-// state vectors, and one batch's activations forward and backward. It
-// names the manifest field that drives the estimate.
-func memoryNeed(cfg *manifests.Manifest, data *datasets.Library) (need float64, field string, err error) {
-	workers := float64(cfg.Workers)
-	if !cfg.Task.Kind().Samples {
-		return workers * float64(cfg.Task.Quadratic.Dim) * stateVectors * 4, "task.quadratic.dim", nil
-	}
-	d, err := stages.LoadData(cfg.Task, data)
-	if err != nil {
-		return 0, "", err
-	}
-	m, err := nn.NewModel(cfg.Task.Model, nn.Input{Shape: d.Shape, Classes: d.Classes, Vocab: len(d.Vocab)})
-	if err != nil {
-		return 0, "", err
-	}
-	state := workers * float64(m.Params) * stateVectors * 4
-	batch := float64(cfg.BatchSize) * float64(m.Activations()) * 4 * 2
-	if batch > state {
-		return state + batch, "batch_size", nil
-	}
-	return state + batch, "workers", nil
-}
-
-// checkMemory refuses a cell whose estimated peak (memoryNeed) exceeds
-// have, the machine's memory (machineMemory), before it allocates any of
-// it.
-func checkMemory(cfg *manifests.Manifest, data *datasets.Library, have int64) error {
-	need, field, err := memoryNeed(cfg, data)
-	if err != nil {
-		return err
-	}
-	if have == 0 || need <= float64(have) {
-		return nil
-	}
-	return &manifests.Error{Problems: []string{fmt.Sprintf("needs about %s of memory, and this machine has %s: "+
-		"field %q is too large for it (lower it, or run the manifest on a larger machine)",
-		bytesString(need), bytesString(float64(have)), field)}}
-}
-
-// machineMemory is the memory this process may use: the machine's, or a
-// cgroup's limit below it; 0 when unknown.
-func machineMemory() int64 {
-	var total int64
-	if f, err := os.Open("/proc/meminfo"); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
-				kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-				total = kb << 10
-			}
-		}
-		f.Close()
-	}
-	if data, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
-		if limit, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64); err == nil && (total == 0 || limit < total) {
-			total = limit
-		}
-	}
-	return total
-}
-
-// bytesString renders a byte count in binary units.
-func bytesString(b float64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	i := 0
-	for ; b >= 1024 && i < len(units)-1; i++ {
-		b /= 1024
-	}
-	return fmt.Sprintf("%.3g %s", b, units[i])
 }

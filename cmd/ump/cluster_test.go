@@ -18,8 +18,8 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/fleet"
 	"github.com/ump-lab/ump/internal/slurmtest"
-	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/signing"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -46,7 +46,7 @@ func submitted(t *testing.T, r result) string {
 // reachedRound waits until S3 holds an upload of a cell (from 0) past
 // round 0, i.e. with a checkpoint, signed by a key remote trusts, and
 // returns its round.
-func reachedRound(t *testing.T, remote *pipeline.Remote, hash string, cell int, still func() bool) int {
+func reachedRound(t *testing.T, remote *fleet.Remote, hash string, cell int, still func() bool) int {
 	t.Helper()
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if _, cells, err := remote.RemoteStatus(context.Background(), hash); err == nil && cells[cell].Round > 0 {
@@ -291,7 +291,7 @@ func TestKubernetesJobAndWorkerContract(t *testing.T) {
 	// outputs: the pod reports nondeterminism.
 	slow := startWorker(t, append(env, "JOB_COMPLETION_INDEX=2"), run)
 	reachedRound(t, testRemote(t, s3), hash, 2, slow.alive)
-	other := pipeline.Commit{Attempt: "elsewhere", Status: eventlog.Completed, Outputs: map[string]string{"evaluate/final": "sha256:0"}}
+	other := fleet.Commit{Attempt: "elsewhere", Status: eventlog.Completed, Outputs: map[string]string{"evaluate/final": "sha256:0"}}
 	var err error
 	if other.Key, err = cellKeyOnS3(s3, hash, 2); err != nil {
 		t.Fatal(err)

@@ -64,7 +64,7 @@ func runPush(ctx context.Context, g globals, hash string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	st, err := store.Push(ctx, reg.Plan.Hash, remote, stderr)
+	st, err := remote.Push(ctx, store, reg.Plan.Hash, stderr)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func runPull(ctx context.Context, g globals, hash string, unsigned bool, stdout,
 		return err
 	}
 	defer store.Close()
-	st, err := store.Pull(ctx, hash, remote, g.data, stderr)
+	st, err := remote.Pull(ctx, store, hash, g.data, stderr)
 	if err != nil {
 		return err
 	}

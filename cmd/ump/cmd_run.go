@@ -184,17 +184,18 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	if store.Note != "" {
 		fmt.Fprintln(stderr, store.Note)
 	}
-	var remote *pipeline.Remote // with --artifacts, each finished cell is committed there
-	if g.artifacts != "" {
-		if remote, err = g.remote(ctx, stderr); err != nil {
+	runner := &pipeline.Runner{Log: store.Log, Dir: store.Path, Stages: stgs, Data: g.data, Device: g.device, Progress: stderr, Until: until, Cohort: opts.cohort,
+		Jobs: opts.jobs, OtherEngine: opts.otherEngine, Overrides: opts.changes()}
+	if g.artifacts != "" { // each finished cell is committed there
+		remote, err := g.remote(ctx, stderr)
+		if err != nil {
 			return err
 		}
 		remote.Trust.Unsigned = opts.trustUnsigned
-		store.Blobs = remote.Bucket
+		store.Blobs, runner.Fleet = remote.Bucket, remote
 	}
+	runner.Blobs = store.Blobs
 	fmt.Fprintf(stdout, "manifest %s\n", plan.Hash)
-	runner := &pipeline.Runner{Log: store.Log, Blobs: store.Blobs, Dir: store.Path, Stages: stgs, Data: g.data, Device: g.device, Progress: stderr, Until: until, Cohort: opts.cohort,
-		Jobs: opts.jobs, OtherEngine: opts.otherEngine, Remote: remote, Overrides: opts.changes()}
 	if blas := nn.BLAS(); strings.HasPrefix(blas, "gonum") && usesCPUEngine(plan) {
 		fix := "install Debian's libopenblas-dev (`ump doctor` says more)"
 		if strings.Contains(blas, "UMP_BLAS") {

@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/fleet"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/report"
 	"github.com/ump-lab/ump/state"
@@ -260,7 +261,7 @@ func runRemoteStatus(ctx context.Context, g globals, hash string, w io.Writer) e
 		fmt.Fprintln(w, "  "+l)
 	}
 	if counts["refused"] > 0 {
-		return fmt.Errorf("%w: %d commits on %s do not check (listed above); pull refuses the manifest until they do", pipeline.ErrRejected, counts["refused"], remote.Bucket)
+		return fmt.Errorf("%w: %d commits on %s do not check (listed above); pull refuses the manifest until they do", fleet.ErrRejected, counts["refused"], remote.Bucket)
 	}
 	return nil
 }

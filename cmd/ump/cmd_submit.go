@@ -12,7 +12,7 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/fleet"
 	"github.com/urfave/cli/v2"
 )
 
@@ -127,7 +127,7 @@ func runSubmit(ctx context.Context, g globals, opts submitOptions, stdout, stder
 			perTask = (len(cells) + maxArray - 1) / maxArray
 		}
 	}
-	wl := &pipeline.Worklist{Plan: *plan, Trusted: remote.Trust.Keys(), TrustUnsigned: opts.run.trustUnsigned}
+	wl := &fleet.Worklist{Plan: *plan, Trusted: remote.Trust.Keys(), TrustUnsigned: opts.run.trustUnsigned}
 	for start := 0; start < len(cells); start += perTask {
 		wl.Tasks = append(wl.Tasks, cells[start:min(start+perTask, len(cells))])
 	}

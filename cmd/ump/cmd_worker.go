@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/fleet"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/signing"
 	"github.com/urfave/cli/v2"
@@ -79,7 +80,7 @@ func runWorker(ctx context.Context, g globals, run, index string, stdout, stderr
 	// The worker trusts its own key and what the submitting store trusted
 	// (--store is not the worker's).
 	if remote.Trust, err = signing.NewTrust(append(wl.Trusted, remote.Signer.Public())...); err != nil {
-		return fmt.Errorf("%w: the run's trusted keys: %w", pipeline.ErrRejected, err)
+		return fmt.Errorf("%w: the run's trusted keys: %w", fleet.ErrRejected, err)
 	}
 	remote.Trust.Unsigned = wl.TrustUnsigned
 	dir, err := os.MkdirTemp("", "ump-worker-")
@@ -96,7 +97,7 @@ func runWorker(ctx context.Context, g globals, run, index string, stdout, stderr
 	cells := wl.Tasks[task]
 	fmt.Fprintf(stderr, "run %.12s task %d: %d cells of manifest %.12s, attempt %s\n", run, task, len(cells), wl.Plan.Hash, remote.Attempt)
 	runner := &pipeline.Runner{Log: store.Log, Blobs: store.Blobs, Dir: store.Path, Stages: pipeline.DefaultStages(), Data: g.data, Device: g.device, Progress: stderr,
-		Cells: cells, Remote: remote}
+		Cells: cells, Fleet: remote}
 	out, err := runner.Run(ctx, &wl.Plan)
 	if errors.Is(err, pipeline.ErrInterrupted) {
 		fmt.Fprintf(stderr, "stopped at a safe point with its checkpoint on S3; run the task again to resume (exit %d)\n", exitRequeue)

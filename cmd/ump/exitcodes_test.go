@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/fleet"
 	"github.com/ump-lab/ump/pipeline"
 )
 
@@ -116,7 +117,7 @@ func TestEveryCommandExitsByClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var commit pipeline.Commit
+	var commit fleet.Commit
 	if err := json.Unmarshal(data, &commit); err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/artifacts/s3test"
 	"github.com/ump-lab/ump/eventlog"
-	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/fleet"
 	"github.com/ump-lab/ump/signing"
 )
 
@@ -174,18 +174,18 @@ func testKey(t *testing.T) *signing.Key {
 }
 
 // testRemote reads S3 as a store does that trusts testKey.
-func testRemote(t *testing.T, s3 *artifacts.S3) *pipeline.Remote {
+func testRemote(t *testing.T, s3 *artifacts.S3) *fleet.Remote {
 	t.Helper()
 	return trustingRemote(t, s3, testKey(t))
 }
 
 // trustingRemote reads S3 as a store does that trusts key, and signs with
 // it.
-func trustingRemote(t *testing.T, s3 *artifacts.S3, key *signing.Key) *pipeline.Remote {
+func trustingRemote(t *testing.T, s3 *artifacts.S3, key *signing.Key) *fleet.Remote {
 	t.Helper()
 	trust, err := signing.NewTrust(key.Public())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pipeline.NewRemote(s3, key, trust)
+	return fleet.NewRemote(s3, key, trust)
 }

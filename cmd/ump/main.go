@@ -17,6 +17,7 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/fleet"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn"
 	"github.com/ump-lab/ump/pipeline"
@@ -110,12 +111,12 @@ var exitClasses = []struct {
 	code int
 	is   func(error) bool
 }{
-	{exitNondeterministic, isAny(pipeline.ErrNondeterministic)},
-	{exitStore, isAny(eventlog.ErrBusy, eventlog.ErrDamaged, eventlog.ErrNotStore, eventlog.ErrUnavailable, pipeline.ErrRejected,
+	{exitNondeterministic, isAny(fleet.ErrNondeterministic)},
+	{exitStore, isAny(eventlog.ErrBusy, eventlog.ErrDamaged, eventlog.ErrNotStore, eventlog.ErrUnavailable, fleet.ErrRejected,
 		artifacts.ErrUnavailable, artifacts.ErrNotFound, artifacts.ErrCorrupt, syscall.ENOSPC)},
 	{exitBadInput, func(err error) bool { // cli.ExitCoder: urfave/cli's own usage errors (help for an unknown command)
 		return errors.As(err, new(*manifests.Error)) || errors.As(err, new(badInput)) || errors.As(err, new(cli.ExitCoder)) ||
-			isAny(state.ErrBadArgument, eventlog.ErrNotDirectory, pipeline.ErrEngineMismatch, pipeline.ErrOtherEngine, datasets.ErrNotInstalled, signing.ErrBadKey, stages.ErrBadInput)(err)
+			isAny(state.ErrBadArgument, eventlog.ErrNotDirectory, fleet.ErrEngineMismatch, pipeline.ErrOtherEngine, datasets.ErrNotInstalled, signing.ErrBadKey, stages.ErrBadInput)(err)
 	}},
 	{exitRequeue, func(err error) bool { return errors.As(err, new(requeue)) }},
 	{exitInterrupted, isAny(pipeline.ErrInterrupted)},
@@ -195,11 +196,11 @@ func (g globals) s3(ctx context.Context) (*artifacts.S3, error) {
 }
 
 // remote connects to the S3 store of --artifacts for writing what runs on
-// many machines share (pipeline.Remote), after checking that the server
+// many machines share (fleet.Remote), after checking that the server
 // honours create-only writes, on which commits rely. It signs with this
 // user's key (created on first need, said on stderr) and trusts what the
 // store does (trust).
-func (g globals) remote(ctx context.Context, stderr io.Writer) (*pipeline.Remote, error) {
+func (g globals) remote(ctx context.Context, stderr io.Writer) (*fleet.Remote, error) {
 	key, created, err := signing.LoadOrCreate(g.key)
 	if err != nil {
 		return nil, err
@@ -219,12 +220,12 @@ func (g globals) remote(ctx context.Context, stderr io.Writer) (*pipeline.Remote
 	if err := s3.CheckCreateOnly(ctx, "probes/create-only"); err != nil {
 		return nil, err
 	}
-	return pipeline.NewRemote(s3, key, trust), nil
+	return fleet.NewRemote(s3, key, trust), nil
 }
 
 // reader connects to the S3 store of --artifacts for reading what runs
 // share, trusting what the store does (trust).
-func (g globals) reader(ctx context.Context, unsigned bool) (*pipeline.Remote, error) {
+func (g globals) reader(ctx context.Context, unsigned bool) (*fleet.Remote, error) {
 	trust, err := g.trust(unsigned)
 	if err != nil {
 		return nil, err
@@ -233,7 +234,7 @@ func (g globals) reader(ctx context.Context, unsigned bool) (*pipeline.Remote, e
 	if err != nil {
 		return nil, err
 	}
-	return pipeline.NewRemote(s3, nil, trust), nil
+	return fleet.NewRemote(s3, nil, trust), nil
 }
 
 // trust is the set of keys whose signed commits the store accepts: this

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/fleet"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/signing"
 )
@@ -45,7 +46,7 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var commit pipeline.Commit
+	var commit fleet.Commit
 	if err := json.Unmarshal(committed, &commit); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 		edit            func([]byte) []byte
 		outputs         map[string]string // the forged commit's, when set
 		status          string            // the forged commit's, when set
-		sign            func(*pipeline.Commit)
+		sign            func(*fleet.Commit)
 	}{
 		{name: "a forged result for another manifest's cell", add: string(line), want: "is not a cell of the manifest"},
 		{name: "an event of another manifest", add: string(line2), want: "belongs to manifest"},
@@ -133,13 +134,13 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 		{name: "commit outputs its events do not record", want: "it records outputs", edit: bytes.Clone, outputs: contradicting},
 		{name: "a commit flipped to diverged", want: "its status is diverged, its events say completed", edit: bytes.Clone, status: eventlog.Diverged},
 		{name: "a commit signed by an untrusted key", want: "is signed by " + stranger.Public() + ", a key this store does not trust", edit: bytes.Clone,
-			sign: func(c *pipeline.Commit) { c.Sign(bigHash, 0, stranger) }},
+			sign: func(c *fleet.Commit) { c.Sign(bigHash, 0, stranger) }},
 		{name: "a commit flipped to diverged after signing", want: "that does not verify: it was changed after signing", edit: bytes.Clone, status: eventlog.Diverged,
-			sign: func(c *pipeline.Commit) {}},
+			sign: func(c *fleet.Commit) {}},
 		{name: "a trusted signature over another cell", want: "that does not verify", edit: bytes.Clone,
-			sign: func(c *pipeline.Commit) { c.Sign(bigHash, 1, testKey(t)) }},
+			sign: func(c *fleet.Commit) { c.Sign(bigHash, 1, testKey(t)) }},
 		{name: "an unsigned commit", want: "is not signed", edit: bytes.Clone,
-			sign: func(c *pipeline.Commit) { c.Signer, c.Signature = "", "" }},
+			sign: func(c *fleet.Commit) { c.Signer, c.Signature = "", "" }},
 	}
 	for _, tc := range tampered {
 		// Whoever can write the bucket can replace a commit.
@@ -188,7 +189,7 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 	// hit or a checkpoint for it.
 	otherName := "manifests/" + otherHash + "/cells/00001/commit.json"
 	otherCommitted, _ := s3.GetNamed(context.Background(), otherName)
-	var unsigned pipeline.Commit
+	var unsigned fleet.Commit
 	json.Unmarshal(otherCommitted, &unsigned)
 	unsigned.Signer, unsigned.Signature = "", ""
 	data, _ := json.Marshal(unsigned)

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/fleet"
 	"github.com/ump-lab/ump/signing"
 )
 
@@ -161,9 +161,9 @@ func TestABadAttemptNeverBlocksACell(t *testing.T) {
 	signed := "manifests/" + hash + "/cells/00002/attempts/foreign/000001.jsonl"
 	untrusted := "manifests/" + hash + "/cells/00002/attempts/stranger/000009.jsonl"
 	bad := map[string][]byte{
-		garbage:   pipeline.SignUpload(garbage, []byte("not an event\n"), testKey(t)),
-		signed:    pipeline.SignUpload(signed, foreign, testKey(t)), // another manifest's events, signed by a trusted key
-		untrusted: pipeline.SignUpload(untrusted, foreign, stranger),
+		garbage:   fleet.SignUpload(garbage, []byte("not an event\n"), testKey(t)),
+		signed:    fleet.SignUpload(signed, foreign, testKey(t)), // another manifest's events, signed by a trusted key
+		untrusted: fleet.SignUpload(untrusted, foreign, stranger),
 		"manifests/" + hash + "/cells/00001/attempts/unsigned/000001.jsonl": foreign,
 	}
 	for name, data := range bad {
@@ -204,7 +204,7 @@ func TestRunResumesFromUnsignedCommitsOnlyWhenTold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c pipeline.Commit
+	var c fleet.Commit
 	json.Unmarshal(raw, &c)
 	c.Signer, c.Signature = "", ""
 	unsigned, _ := json.Marshal(c)

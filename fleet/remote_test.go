@@ -1,4 +1,4 @@
-package pipeline
+package fleet
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	"github.com/ump-lab/ump/eventlog"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/signing"
 	"github.com/ump-lab/ump/stages"
 )
@@ -229,9 +231,9 @@ func TestRunnersShareASweepInMemory(t *testing.T) {
 	plan := parse(t, smallManifest)
 	bucket, blobs := artifacts.NewMemory(), artifacts.NewMemory()
 	key := testSigner(t, "fleet")
-	run := func(log eventlog.Log) Outcome {
+	run := func(log eventlog.Log) pipeline.Outcome {
 		t.Helper()
-		r := &Runner{Log: log, Blobs: blobs, Stages: DefaultStages(), Remote: machine(t, bucket, key, key)}
+		r := &pipeline.Runner{Log: log, Blobs: blobs, Stages: pipeline.DefaultStages(), Fleet: machine(t, bucket, key, key)}
 		out, err := r.Run(context.Background(), plan)
 		if err != nil {
 			t.Fatal(err)
@@ -345,28 +347,62 @@ func TestFailedPullLeavesNothingBehind(t *testing.T) {
 	ctx := context.Background()
 	plan := parse(t, smallManifest)
 	src := openTestStore(t)
-	if _, err := (&Runner{Log: src.Log, Blobs: src.Blobs, Dir: src.Path, Stages: DefaultStages()}).Run(ctx, plan); err != nil {
+	if _, err := (&pipeline.Runner{Log: src.Log, Blobs: src.Blobs, Dir: src.Path, Stages: pipeline.DefaultStages()}).Run(ctx, plan); err != nil {
 		t.Fatal(err)
 	}
 	bucket, key := artifacts.NewMemory(), testSigner(t, "fleet")
-	if _, err := src.Push(ctx, plan.Hash, machine(t, bucket, key, key), io.Discard); err != nil {
+	if _, err := machine(t, bucket, key, key).Push(ctx, src, plan.Hash, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	evs, err := src.Events.ByManifest(plan.Hash)
 	if err != nil {
 		t.Fatal(err)
 	}
-	refs := referenced(evs)
+	refs := pipeline.Referenced(evs)
 	dst := openTestStore(t)
-	_, err = dst.Pull(ctx, plan.Hash, machine(t, missingBlob{bucket, refs[len(refs)-1].Digest}, key, key), nil, io.Discard)
+	_, err = machine(t, missingBlob{bucket, refs[len(refs)-1].Digest}, key, key).Pull(ctx, dst, plan.Hash, nil, io.Discard)
 	if !errors.Is(err, artifacts.ErrNotFound) || !strings.Contains(err.Error(), fmt.Sprintf("blob %d of %d", len(refs), len(refs))) {
 		t.Fatalf("pull without its last blob: %v", err)
 	}
 	if left, err := dst.Local.List(); err != nil || len(left) != 0 {
 		t.Errorf("the failed pull left %d blobs behind (%v)", len(left), err)
 	}
-	st, err := dst.Pull(ctx, plan.Hash, machine(t, bucket, key, key), nil, io.Discard)
+	st, err := machine(t, bucket, key, key).Pull(ctx, dst, plan.Hash, nil, io.Discard)
 	if err != nil || st.Blobs != len(refs) {
 		t.Errorf("pull: %+v %v; want %d blobs", st, err, len(refs))
 	}
+}
+
+// smallManifest is a sweep of two quadratic cells that run in a second.
+const smallManifest = `version: 1
+name: small
+task: {dataset: quadratic, quadratic: {dim: 50, sigma: 0.1}}
+workers: 6
+rounds: 40
+local_steps: 3
+lr: 0.05
+algorithm: {name: d-sum}
+sweep:
+  algorithm: [{name: d-sum}, {name: gt-dsum}]
+evaluate: {every: 2}
+checkpoint: {every: 10}
+`
+
+func parse(t *testing.T, src string) *manifests.Plan {
+	t.Helper()
+	plan, err := manifests.Parse("test.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan
+}
+
+func openTestStore(t *testing.T) *pipeline.Store {
+	t.Helper()
+	s, err := pipeline.Open(t.TempDir(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }

@@ -1,4 +1,4 @@
-package pipeline
+package fleet
 
 import (
 	"crypto/ed25519"

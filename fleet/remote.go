@@ -1,4 +1,4 @@
-package pipeline
+package fleet
 
 import (
 	"bufio"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/signing"
 )
 
@@ -55,6 +56,10 @@ func NewRemote(bucket artifacts.Named, signer *signing.Key, trust *signing.Trust
 	return &Remote{Bucket: bucket, Attempt: fmt.Sprintf("%s-%d-%d", host, os.Getpid(), time.Now().UnixNano()),
 		Signer: signer, Trust: trust, uploads: map[string]int{}}
 }
+
+// ErrRejected is returned (wrapped) by Pull for pushed events that are
+// not the manifest's own or do not decode.
+var ErrRejected = errors.New("pushed events rejected")
 
 // ErrEngineMismatch is returned (wrapped) when the cell keys pinned on S3
 // follow from other inputs (another engine or other data) than this
@@ -501,20 +506,21 @@ func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*eventlog.Regis
 	return &reg, cells, nil
 }
 
-// remoteHooks share a cell through S3 (Runner.Remote).
-type remoteHooks struct {
-	r    *Runner
-	plan *manifests.Plan
-	cell *manifests.Cell
-	key  string
-	p    *progress
+// Cell gives a cell's hooks (pipeline.Fleet): its run shares it through
+// S3.
+func (r *Remote) Cell(c *pipeline.CellRun) pipeline.CellHooks { return cellHooks{r, c} }
+
+// cellHooks share a cell through S3.
+type cellHooks struct {
+	r *Remote
+	c *pipeline.CellRun
 }
 
-// start brings into the store what S3 holds of the cell (Resume),
+// Start brings into the store what S3 holds of the cell (Resume),
 // checked like a pull, so that the runner finds its completed stages as
 // cache hits and resumes training from the furthest checkpoint.
-func (h remoteHooks) start(ctx context.Context) error {
-	r, plan, cell, key, p := h.r, h.plan, h.cell, h.key, h.p
+func (h cellHooks) Start(ctx context.Context) error {
+	r, plan, cell, key := h.r, h.c.Plan, h.c.Cell, h.c.Key
 	check := func(evs []eventlog.Event) error {
 		for i := range evs {
 			if evs[i].Manifest != plan.Hash || evs[i].Cell != key {
@@ -524,30 +530,30 @@ func (h remoteHooks) start(ctx context.Context) error {
 				return fmt.Errorf("event %d (%s): %v", i+1, evs[i].Kind, err)
 			}
 		}
-		return checkCell(key, cell, evs, r.Stages, r.Data)
+		return h.c.Check(evs)
 	}
-	res, err := r.Remote.Resume(ctx, plan.Hash, cell.Index, check)
+	res, err := r.Resume(ctx, plan.Hash, cell.Index, check)
 	if err != nil {
 		return err
 	}
 	for _, s := range res.Skipped {
-		p.cellf(cell, "skipping an attempt's upload that does not check (kept on S3): %s\n", s)
+		h.c.Say("skipping an attempt's upload that does not check (kept on S3): %s\n", s)
 	}
 	if res.Events == nil {
 		return nil
 	}
-	have, err := r.Log.ByCell(key)
+	have, err := h.c.Log.ByCell(key)
 	if err != nil {
 		return err
 	}
 	evs := res.Events
 	if res.Commit != nil {
-		evs = append(evs, r.Remote.imported(plan.Hash, res.Commit, have, evs)...)
+		evs = append(evs, r.imported(plan.Hash, res.Commit, have, evs)...)
 	}
-	if _, err := importAbsent(ctx, r.Log, have, evs); err != nil {
+	if _, err := pipeline.ImportAbsent(ctx, h.c.Log, have, evs); err != nil {
 		return err
 	}
-	p.cellf(cell, "resuming from S3: %s\n", res.From)
+	h.c.Say("resuming from S3: %s\n", res.From)
 	return nil
 }
 
@@ -556,10 +562,10 @@ func (h remoteHooks) start(ctx context.Context) error {
 func (r *Remote) imported(hash string, c *Commit, have, evs []eventlog.Event) []eventlog.Event {
 	known := map[string]bool{}
 	for _, ev := range have {
-		known[identity(ev)] = true
+		known[pipeline.Identity(ev)] = true
 	}
 	for _, ev := range evs {
-		if !known[identity(ev)] {
+		if !known[pipeline.Identity(ev)] {
 			ev := eventlog.New(eventlog.CellImported, eventlog.Provenance{From: r.Bucket.String(), Attempt: c.Attempt, Signer: c.Signer})
 			ev.Manifest, ev.Cell, ev.Time = hash, c.Key, time.Now().UTC()
 			return []eventlog.Event{*ev}
@@ -568,12 +574,12 @@ func (r *Remote) imported(hash string, c *Commit, have, evs []eventlog.Event) []
 	return nil
 }
 
-// recorded uploads the cell's events so far (Remote.Progress) after each
+// Recorded uploads the cell's events so far (Remote.Progress) after each
 // stage's end and each checkpoint; a context
 // already cancelled (an interrupted run saving its last checkpoint) gets
 // a short one of its own.
-func (h remoteHooks) recorded(ctx context.Context, ev *eventlog.Event) error {
-	r, plan, cell, key := h.r, h.plan, h.cell, h.key
+func (h cellHooks) Recorded(ctx context.Context, ev *eventlog.Event) error {
+	plan, cell := h.c.Plan, h.c.Cell
 	_, checkpoint := ev.Outputs[eventlog.RoundCheckpoint]
 	if ev.Kind != eventlog.StageCompleted && ev.Kind != eventlog.StageFailed && !(ev.Kind == eventlog.RoundCompleted && checkpoint) {
 		return nil
@@ -583,11 +589,11 @@ func (h remoteHooks) recorded(ctx context.Context, ev *eventlog.Event) error {
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 	}
-	evs, err := r.Log.ByCell(key)
+	evs, err := h.c.Log.ByCell(h.c.Key)
 	if err != nil {
 		return err
 	}
-	return r.Remote.Progress(ctx, plan.Hash, cell.Index, ownEvents(evs, plan.Hash))
+	return h.r.Progress(ctx, plan.Hash, cell.Index, ownEvents(evs, plan.Hash))
 }
 
 // ownEvents keeps the events of one manifest, less the store's own
@@ -596,26 +602,26 @@ func ownEvents(evs []eventlog.Event, hash string) []eventlog.Event {
 	return slices.DeleteFunc(evs, func(ev eventlog.Event) bool { return ev.Manifest != hash || eventlog.Own(ev.Kind) })
 }
 
-// finish commits the cell's result on S3 (Remote.Commit); a failed cell
+// Finish commits the cell's result on S3 (Remote.Commit); a failed cell
 // is left for another attempt.
 // It finishes even when ctx is cancelled meanwhile (S3's own time limits
 // bound it).
-func (h remoteHooks) finish(ctx context.Context, status string) error {
-	r, plan, cell, key, p := h.r, h.plan, h.cell, h.key, h.p
+func (h cellHooks) Finish(ctx context.Context, status string) error {
+	r, plan, cell, key := h.r, h.c.Plan, h.c.Cell, h.c.Key
 	if status == eventlog.Failed { // another machine may yet compute it
 		return nil
 	}
 	ctx = context.WithoutCancel(ctx)
-	evs, err := r.Log.ByCell(key)
+	evs, err := h.c.Log.ByCell(key)
 	if err != nil {
 		return err
 	}
-	c, err := r.Remote.Commit(ctx, plan.Hash, cell.Index, key, status, ownEvents(evs, plan.Hash))
+	c, err := r.Commit(ctx, plan.Hash, cell.Index, key, status, ownEvents(evs, plan.Hash))
 	if err != nil {
 		return err
 	}
-	if c.Attempt != r.Remote.Attempt {
-		p.cellf(cell, "already committed by %s with the same outputs\n", c.Attempt)
+	if c.Attempt != r.Attempt {
+		h.c.Say("already committed by %s with the same outputs\n", c.Attempt)
 	}
 	return nil
 }
@@ -672,7 +678,7 @@ func (r *Remote) remoteEvents(ctx context.Context, hash string, progress func(st
 			return nil, nil, false, fmt.Errorf("%w: %s: the manifest has %d cells", ErrRejected, commitName(hash, i), len(reg.Plan.Cells))
 		}
 		if ctx.Err() != nil {
-			return nil, nil, false, ErrInterrupted
+			return nil, nil, false, pipeline.ErrInterrupted
 		}
 		c, err := r.commit(ctx, hash, i)
 		if err != nil {
