@@ -1,8 +1,9 @@
 // Package algorithms defines the decentralized optimizers of
-// spec/algorithms.md, each exactly once: D-SUM, GT-DSUM and the baselines
+// docs/algorithms.md, each exactly once: D-SUM, GT-DSUM and the baselines
 // D-PSGD, DSGDm, Local SGD with momentum, QG-DSGDm, SlowMo, DSGT and D^2.
-// Family declares each with its parameters (the paper's defaults, ranges,
-// docs) and its definition; a Config carries the parameters by name.
+// optimizers.Family declares each with its parameters (the paper's
+// defaults, ranges, docs); Family binds each to its definition here, and
+// a Config carries the parameters by name.
 //
 // Data model: n workers each hold named vectors (x, v, y, m, ...) of one
 // length. An algorithm's definition (Rules) lists them and writes one round

@@ -7,9 +7,10 @@ import (
 	"sync"
 
 	"github.com/ump-lab/ump/kinds"
+	"github.com/ump-lab/ump/optimizers"
 )
 
-// Config selects an optimizer and its parameters (spec/algorithms.md):
+// Config selects an optimizer and its parameters (docs/algorithms.md):
 // Params as Family declares them for the named algorithm; missing ones
 // take their defaults.
 type Config struct {
@@ -18,40 +19,11 @@ type Config struct {
 	WeightDecay float64 // every algorithm: g = grad + wd * x
 }
 
-// The parameters, shared by the algorithms that take them.
-var (
-	alpha       = kinds.Param{Name: "alpha", Type: kinds.Float, Range: "[0, inf)", Default: 2.0, Doc: "SUM's step to the momentum"}
-	beta        = kinds.Param{Name: "beta", Type: kinds.Float, Range: "[0, 1)", Default: 0.9, Doc: "the momentum"}
-	lambda      = kinds.Param{Name: "lambda", Type: kinds.Float, Range: "[0, 1]", Default: 0.8, Doc: "the weight of the fresh gradient against the tracker"}
-	trackerInit = kinds.Param{Name: "tracker_init", Type: kinds.String, Choices: []string{"paper", "unbiased"}, Default: "paper", Doc: "the first round's tracker"}
-	// tracker and restart are readings of the paper (spec/algorithms.md);
-	// Quiet keeps their defaults out of manifests' hashes and cell keys.
-	tracker = kinds.Param{Name: "tracker", Type: kinds.String, Choices: []string{"displacement", "normalized", "gradient", "direction"},
-		Default: "displacement", Quiet: true, Doc: "what the tracker follows: the round's displacement (literal), it times 1-beta, the mean gradient, or the mean direction"}
-	restart = kinds.Param{Name: "momentum_restart", Type: kinds.String, Choices: []string{"none", "round", "step"},
-		Default: "none", Quiet: true, Doc: "where SUM's auxiliary sequence v restarts at x: never, at each round, before each step"}
-	nesterov = kinds.Param{Name: "nesterov", Type: kinds.Bool, Default: false, Doc: "Nesterov momentum"}
-	mu       = kinds.Param{Name: "mu", Type: kinds.Float, Range: "[0, 1)", Doc: "the quasi-global buffer's averaging weight (default: beta)",
-		DefaultOf: func(v kinds.Values, _ kinds.Cell) any { return v.Float("beta") }}
-	baseBeta  = kinds.Param{Name: "base_beta", Type: kinds.Float, Range: "[0, 1)", Default: 0.0, Doc: "the base optimizer's local momentum"}
-	slowBeta  = kinds.Param{Name: "slow_beta", Type: kinds.Float, Range: "[0, 1)", Default: 0.5, Doc: "the slow momentum"}
-	slowAlpha = kinds.Param{Name: "slow_alpha", Type: kinds.Float, Range: "(0, inf)", Default: 1.0, Doc: "the slow learning rate"}
-)
-
-// oneLocalStep is the rule of the algorithms defined for K = 1 only.
-func oneLocalStep(name string) func(kinds.Values, kinds.Cell) []kinds.Problem {
-	return func(_ kinds.Values, c kinds.Cell) []kinds.Problem {
-		if c.LocalSteps != 1 {
-			return []kinds.Problem{{Cell: "local_steps", Msg: fmt.Sprintf("%s takes exactly one local step per round; got %d (use local_steps: 1)", name, c.LocalSteps)}}
-		}
-		return nil
-	}
-}
-
-// Family declares every algorithm, each in its own file with its
-// definition; the order here is that of ump help and docs/manifests.md.
-var Family = kinds.Family[*Rules]{Field: "algorithm", Key: "name",
-	Kinds: []kinds.Kind[*Rules]{dsum, gtdsum, dpsgd, dsgdm, localSGDM, qgdsgdm, slowmo, dsgt, d2}}
+// Family binds every algorithm optimizers.Family declares to its
+// definition, each in its own file.
+var Family = kinds.Bind(&optimizers.Family, map[string]*Rules{
+	"d-sum": dsum, "gt-dsum": gtdsum, "dpsgd": dpsgd, "dsgdm": dsgdm, "local-sgd-m": localSGDM, "qg-dsgdm": qgdsgdm, "slowmo": slowmo, "dsgt": dsgt, "d2": d2,
+})
 
 // Grads writes, for every worker i, the stochastic gradient at x[i] into
 // g[i] for local step `step` (0..K-1) of the round. It is called once per
@@ -88,8 +60,10 @@ func New(cfg Config, n int, x0 []float32) (Optimizer, error) {
 		return nil, fmt.Errorf("unknown algorithm %q; use one of %v", cfg.Name, Family.Names())
 	}
 	cfg = cfg.WithDefaults()
-	if problems := k.ValidateParams(cfg.Params); len(problems) > 0 {
-		return nil, fmt.Errorf("%s: %s: %s", cfg.Name, problems[0].Param, problems[0].Msg)
+	if d, ok := optimizers.Family.Lookup(cfg.Name); ok { // its parameters' declaration (a test's rules may have none)
+		if problems := d.ValidateParams(cfg.Params); len(problems) > 0 {
+			return nil, fmt.Errorf("%s: %s: %s", cfg.Name, problems[0].Param, problems[0].Msg)
+		}
 	}
 	if !(cfg.WeightDecay >= 0) {
 		return nil, fmt.Errorf("%s: weight_decay = %g is out of range; use a number >= 0", cfg.Name, cfg.WeightDecay)
@@ -98,9 +72,10 @@ func New(cfg Config, n int, x0 []float32) (Optimizer, error) {
 }
 
 // WithDefaults returns cfg with a copy of its parameters in which every
-// parameter the algorithm takes and cfg lacks has its default.
+// parameter the algorithm takes (optimizers.Family) and cfg lacks has its
+// default.
 func (cfg Config) WithDefaults() Config {
-	if k, ok := Family.Lookup(cfg.Name); ok {
+	if k, ok := optimizers.Family.Lookup(cfg.Name); ok {
 		cfg.Params = k.WithDefaults(cfg.Params, kinds.Cell{})
 	} else {
 		cfg.Params = maps.Clone(cfg.Params)

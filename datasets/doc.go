@@ -10,7 +10,7 @@
 // Sources: IDX files (MNIST, Fashion-MNIST, EMNIST, loaded upright),
 // CIFAR-10's binary batches, AG NEWS CSVs (tokenized, vocabulary from the
 // training split), the synthetic Gaussian mixture, and the quadratic task
-// of spec/algorithms.md (worker i minimises f_i(x) = 0.5 sum_j a_ij (x_j -
+// of docs/algorithms.md (worker i minimises f_i(x) = 0.5 sum_j a_ij (x_j -
 // b_ij)^2). A Library loads data sets from a data directory once per
 // process; Fetch fills that directory from a list of sources, verifying
 // before anything is kept.

@@ -9,7 +9,7 @@ import (
 	"github.com/ump-lab/ump/internal/rng"
 )
 
-// Quadratic is the heterogeneous quadratic task of spec/algorithms.md.
+// Quadratic is the heterogeneous quadratic task of docs/algorithms.md.
 type Quadratic struct {
 	N, Dim int
 	A, B   [][]float64 // A[i][j] = a_ij, B[i][j] = b_ij

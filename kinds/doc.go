@@ -6,10 +6,11 @@
 // constructor.
 //
 // The package that implements a family declares it next to the code
-// (algorithms.Family, graphs.Topologies, split.Partitions), or, where
-// reading a manifest must not link the implementation, in a package of
-// declarations that the implementation binds its constructors to by name
-// (codecs.Family, bound by compress.Codecs with Bind). From the declarations manifests decodes, fills and
+// (graphs.Topologies, split.Partitions), or, where reading a manifest must
+// not link the implementation, in a package of declarations that the
+// implementation binds its constructors to by name (codecs.Family, bound
+// by compress.Codecs, and optimizers.Family, bound by algorithms.Family,
+// with Bind). From the declarations manifests decodes, fills and
 // validates the blocks (and explains them in errors), export builds its
 // parameter columns and a test checks the tables of docs/manifests.md. Adding a
 // parameter is one Param in one Kind, and reading it where it is used

@@ -12,10 +12,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/codecs"
 	"github.com/ump-lab/ump/graphs"
 	"github.com/ump-lab/ump/kinds"
+	"github.com/ump-lab/ump/optimizers"
 	"github.com/ump-lab/ump/split"
 	"go.yaml.in/yaml/v3"
 )
@@ -48,7 +48,7 @@ func (m *Manifest) blocks() map[string]block {
 	return out
 }
 
-func (a *Algorithm) family() *kinds.Schema              { return algorithms.Family.Schema() }
+func (a *Algorithm) family() *kinds.Schema              { return &optimizers.Family }
 func (a *Algorithm) fields() (*string, *kinds.Values)   { return &a.Name, &a.Params }
 func (c *Compression) family() *kinds.Schema            { return &codecs.Family }
 func (c *Compression) fields() (*string, *kinds.Values) { return &c.Codec, &c.Params }

@@ -12,9 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/ump-lab/ump/algorithms"
-	"github.com/ump-lab/ump/kinds"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -588,41 +585,6 @@ func TestAValueInsideASweptListSaysHowToSetIt(t *testing.T) {
 	}
 	if _, err := Open("quickstart", "sweep.algorithm=[{name: d-sum, beta: 0.5}]"); err != nil {
 		t.Errorf("the list the message suggests, shortened: %v", err)
-	}
-}
-
-// TestGPURefusesWhatItsProgramCannotRun: an algorithm whose definition
-// takes two gradients per local step (the device program takes one, on
-// the step's batch) is refused for engine: gpu when the manifest is read,
-// naming the algorithm and what to use; engine: cpu and compressed GPU
-// cells (whose optimizer runs on the host) accept it.
-func TestGPURefusesWhatItsProgramCannotRun(t *testing.T) {
-	twice := kinds.Kind[*algorithms.Rules]{Name: "test-two-gradients", Doc: "two gradients a step (a test's)", New: &algorithms.Rules{
-		Vectors: []algorithms.Vector{{Name: "x", FromX0: true}},
-		Round: func(s algorithms.Space, k int) {
-			for tau := range k {
-				g := s.Add(algorithms.Gradient(s, tau), algorithms.Gradient(s, tau))
-				s.Set("x", s.Sub(s.Get("x"), g))
-			}
-		},
-	}}
-	saved := algorithms.Family.Kinds
-	algorithms.Family.Kinds = append(slices.Clip(saved), twice)
-	t.Cleanup(func() { algorithms.Family.Kinds = saved })
-	src := "version: 1\nname: x\ntask: {dataset: synthetic}\nrounds: 5\nlocal_steps: 2\nlr: 0.1\nalgorithm: {name: test-two-gradients}\n"
-	const want = `field "algorithm": test-two-gradients asks for gradients at local steps [0 0 1 1] of a round of 2; the GPU engine takes one per local step, in order (use engine: cpu)`
-	_, err := Parse("gpu.yaml", []byte(src+"engine: gpu\n"))
-	if err == nil || !strings.Contains(err.Error(), "gpu.yaml:7: "+want) {
-		t.Errorf("engine gpu: %v", err)
-	}
-	swept := strings.Replace(src, "test-two-gradients}", "dpsgd}\nsweep: {algorithm: [{name: dpsgd}, {name: test-two-gradients}]}", 1)
-	if _, err := Parse("swept.yaml", []byte(swept+"engine: gpu\n")); err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("engine gpu, swept: %v", err)
-	}
-	for _, ok := range []string{src, src + "engine: gpu\ncompression: {codec: topk}\n"} {
-		if _, err := Parse("ok.yaml", []byte(ok)); err != nil {
-			t.Errorf("%s: %v", ok, err)
-		}
 	}
 }
 

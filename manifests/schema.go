@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/tasks"
@@ -130,7 +129,7 @@ type Partition struct {
 	Params kinds.Values
 }
 
-// Quadratic parameterises the heterogeneous quadratic of spec/algorithms.md.
+// Quadratic parameterises the heterogeneous quadratic of docs/algorithms.md.
 type Quadratic struct {
 	Dim   int     `yaml:"dim" json:"dim" help:"the dimension, a positive integer"`
 	Zeta  float64 `yaml:"zeta" json:"zeta" help:"the heterogeneity, a number >= 0"`
@@ -146,7 +145,7 @@ type Topology struct {
 	Params kinds.Values
 }
 
-// Algorithm names the optimizer, one of algorithms.Family, and its
+// Algorithm names the optimizer, one of optimizers.Family, and its
 // parameters. Parameters that the named algorithm does not take must be
 // absent; the ones it takes get their declared defaults.
 type Algorithm struct {
@@ -531,12 +530,6 @@ func (m *Manifest) validate(at func(path string) string) error {
 		bad("weight_decay", "%g is out of range; use a number >= 0", m.WeightDecay)
 	}
 	validateBlock(&m.Algorithm, cell, bad, oneOf)
-	if m.OnGPU() && (m.Compression == nil || m.Compression.Codec == "none") && len(errs) == 0 {
-		// a cohort's round program: what the device cannot run is refused here
-		if err := algorithms.OnDevice(algorithms.Config{Name: m.Algorithm.Name, Params: m.Algorithm.Params}, m.LocalSteps); err != nil {
-			bad("algorithm", "%v", err)
-		}
-	}
 	if len(errs) > 0 {
 		return &Error{Problems: errs}
 	}

@@ -3,7 +3,7 @@
 // engine, and with the build tag xla the GoMLX engine (GPU). The GPU
 // engine's Cohort keeps cells × workers models and their optimizer state
 // on the device and runs a whole round of every algorithm of
-// spec/algorithms.md as one compiled program (the local steps a While
+// docs/algorithms.md as one compiled program (the local steps a While
 // loop that carries what its body uses, as XLA's builder requires:
 // countedLoop; a hand-written backward pass, channels-last activations, every
 // product a matrix product batched over models, one-channel convolutions

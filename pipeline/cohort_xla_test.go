@@ -22,6 +22,7 @@ import (
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/optimizers"
 	"github.com/ump-lab/ump/stages"
 )
 
@@ -361,15 +362,16 @@ var dampedGossip = kinds.Kind[*algorithms.Rules]{
 	},
 }
 
-// TestCohortRunsANewAlgorithm: an algorithm added to the family (and
-// nowhere else) trains on both engines with the same figures in every
+// TestCohortRunsANewAlgorithm: an algorithm declared in optimizers.Family
+// and bound to its rules in algorithms.Family (and nowhere else) trains on both engines with the same figures in every
 // round, and on the GPU it does train: accuracy rises, the workers' models
 // differ, and both vectors it gossips are counted (m, which has no column
 // of its own, in bits_sent_per_worker).
 func TestCohortRunsANewAlgorithm(t *testing.T) {
-	saved := algorithms.Family.Kinds
-	algorithms.Family.Kinds = append(slices.Clip(saved), dampedGossip)
-	t.Cleanup(func() { algorithms.Family.Kinds = saved })
+	declared, bound := optimizers.Family.Kinds, algorithms.Family.Kinds
+	optimizers.Family.Kinds = append(slices.Clip(declared), kinds.Kind[struct{}]{Name: dampedGossip.Name, Doc: dampedGossip.Doc, Params: dampedGossip.Params})
+	algorithms.Family.Kinds = append(slices.Clip(bound), dampedGossip)
+	t.Cleanup(func() { optimizers.Family.Kinds, algorithms.Family.Kinds = declared, bound })
 	gpu := checkAgreement(t, []kinds.Kind[*algorithms.Rules]{dampedGossip})
 	acc, distance := gpu.Column("test_acc_mean").Floats, gpu.Column("consensus_distance").Floats
 	if !(acc[len(acc)-1] > acc[0]+0.1) || !(distance[len(distance)-1] > 0) {

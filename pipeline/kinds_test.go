@@ -8,12 +8,13 @@ import (
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/optimizers"
 	"github.com/ump-lab/ump/report"
 )
 
 // TestAddingAnAlgorithmParameterIsOneDeclaration makes the one edit a new
 // algorithm parameter needs — a Param in its kind's declaration in
-// algorithms.Family — and checks that everything else follows: manifests
+// optimizers.Family — and checks that everything else follows: manifests
 // decode, default, sweep, range-check and explain it, other algorithms
 // refuse it, the optimizer receives it, export has its column, and, as
 // the parameter is quiet, manifests that do not set it keep their hashes.
@@ -27,7 +28,7 @@ algorithm: {name: gt-dsum}
 `
 	before := parse(t, src)
 
-	k, _ := algorithms.Family.Lookup("gt-dsum")
+	k, _ := optimizers.Family.Lookup("gt-dsum")
 	saved := k.Params
 	k.Params = append(slices.Clone(saved), kinds.Param{Name: "restart_every", Type: kinds.Int, Range: "[0, inf)",
 		Default: 0, Quiet: true, Doc: "rounds between momentum restarts (0: never)"})

@@ -9,7 +9,7 @@ import (
 )
 
 // refQuadratic is an independent float64 implementation of the quadratic
-// task and of D-SUM / GT-DSUM, written from spec/algorithms.md without the
+// task and of D-SUM / GT-DSUM, written from docs/algorithms.md without the
 // production code.
 type refQuadratic struct {
 	n, d int
@@ -344,7 +344,7 @@ checkpoint: {every: 10}
 `
 
 // readingsManifest holds the readings of GT-DSUM's tracker and the
-// momentum restarts of D-SUM and GT-DSUM (spec/algorithms.md), at values
+// momentum restarts of D-SUM and GT-DSUM (docs/algorithms.md), at values
 // where each converges on this task.
 const readingsManifest = `version: 1
 name: reference-readings

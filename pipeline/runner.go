@@ -259,6 +259,11 @@ func inputs(upstream map[string]*stages.Result) []string {
 // returns its cell keys.
 func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*eventlog.Registration, error) {
 	reg := &eventlog.Registration{Plan: *plan, Overrides: r.Overrides}
+	for i := range plan.Cells { // what the GPU cohort cannot run, before any cell's data loads
+		if err := train.CheckDevice(&plan.Cells[i].Config); err != nil {
+			return nil, fmt.Errorf("cell %d (%s): %w", i+1, plan.Cells[i].LabelString(), err)
+		}
+	}
 	memory := machineMemory()
 	var all []string // each cell's inputs
 	for i := range plan.Cells {

@@ -11,10 +11,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/optimizers"
 )
 
 // Series is one curve: the mean of y over seeds at each x, and its
@@ -87,7 +87,7 @@ func shorten(labels []string) []string {
 			continue
 		}
 		labels[i] = name
-		kind, _ := algorithms.Family.Lookup(name)
+		kind, _ := optimizers.Family.Lookup(name)
 		pairs := strings.Split(strings.TrimSuffix(list, ")"), ",")
 		values := kinds.Values{} // the label's own, for defaults computed from them (qg-dsgdm's mu: beta)
 		for _, p := range pairs {

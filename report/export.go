@@ -9,11 +9,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/optimizers"
 	"github.com/ump-lab/ump/stages"
 )
 
@@ -169,7 +169,7 @@ func notApplicable(cols []artifacts.Column) []artifacts.Column {
 var columnNames = map[string]string{"lambda": "lambda_"}
 
 // paramColumns repeats a cell's parameters over rows, with a column for
-// every parameter algorithms.Family declares (numbers as float64, flags
+// every parameter optimizers.Family declares (numbers as float64, flags
 // as booleans, the others as strings; columnNames renames). A parameter
 // that does not apply to the cell (one its algorithm does not take,
 // partition_alpha without a Dirichlet partition, the model and batch size
@@ -233,7 +233,7 @@ func paramColumns(hash string, c *manifests.Cell, cell *state.CellView, rows int
 		str("topology", cfg.Topology.Kind), float("lr", cfg.LR), integer("seed", cfg.Seed, true),
 		integer("local_steps", cfg.LocalSteps, true), integer("rounds", cfg.Rounds, true),
 	}
-	for _, p := range algorithms.Family.Params() { // as declared
+	for _, p := range optimizers.Family.Params() { // as declared
 		name := p.Name
 		if renamed, ok := columnNames[name]; ok {
 			name = renamed

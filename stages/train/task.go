@@ -106,7 +106,7 @@ func lossBound(data *datasets.Dataset) float64 {
 	return lossBoundFactor * math.Log(float64(data.Classes))
 }
 
-// quadratic is the heterogeneous quadratic of spec/algorithms.md.
+// quadratic is the heterogeneous quadratic of docs/algorithms.md.
 type quadratic struct{ q *datasets.Quadratic }
 
 func (t *quadratic) x0() []float32 { return make([]float32, t.q.Dim) }

@@ -319,3 +319,16 @@ func CohortKey(cfg *manifests.Manifest) string {
 	}
 	return fmt.Sprintf("%s %s %s w%d k%d b%d", cfg.Task.Dataset, cfg.Task.Model, cfg.Algorithm.Name, cfg.Workers, cfg.LocalSteps, cfg.BatchSize)
 }
+
+// CheckDevice refuses, before anything runs, a cell that a GPU cohort
+// would train (CohortKey) with an algorithm its round program cannot run
+// (algorithms.OnDevice); nil for any other cell.
+func CheckDevice(cfg *manifests.Manifest) error {
+	if CohortKey(cfg) == "" {
+		return nil
+	}
+	if err := algorithms.OnDevice(algorithms.Config{Name: cfg.Algorithm.Name, Params: cfg.Algorithm.Params}, cfg.LocalSteps); err != nil {
+		return &manifests.Error{Problems: []string{fmt.Sprintf("field \"algorithm\": %v", err)}}
+	}
+	return nil
+}
