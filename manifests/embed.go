@@ -69,7 +69,7 @@ func Embedded() []string {
 }
 
 // Published is the paper's published results and claims, as data
-// (published.yaml; read by report.ParsePublished).
+// (published.yaml; read by published.Parse).
 //
 //go:embed published.yaml
 var Published []byte

@@ -14,6 +14,7 @@ import (
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/optimizers"
+	"github.com/ump-lab/ump/published"
 	"github.com/ump-lab/ump/stages"
 )
 
@@ -325,7 +326,7 @@ func ParamColumns() []string {
 // published.yaml has one (percent, as printed; NaN elsewhere). The
 // manifests' layouts must have the same columns.
 func Summary(ctx context.Context, s state.Source, reps []*state.Report) (*artifacts.Table, error) {
-	published, err := ParsePublished(manifests.Published)
+	pub, err := published.Parse(manifests.Published)
 	if err != nil {
 		return nil, err
 	}
@@ -344,12 +345,12 @@ func Summary(ctx context.Context, s state.Source, reps []*state.Report) (*artifa
 		for i := range n {
 			paperMean.Floats[i], paperStd.Floats[i] = math.NaN(), math.NaN()
 		}
-		if pt := published.Table(rep.Plan.Manifest.Name); pt != nil {
+		if pt := pub.Table(rep.Plan.Manifest.Name); pt != nil {
 			for _, row := range pt.Rows {
 				r := labelIndex(g.RowLabels, row.Row)
 				for pcol, label := range pt.Columns {
 					c := labelIndex(g.ColLabels, label)
-					v, _ := published.read(row.Values[pcol]) // checked by ParsePublished
+					v, _ := pub.Read(row.Values[pcol]) // checked by published.Parse
 					if r < 0 || c < 0 || v.Diverged {
 						continue
 					}

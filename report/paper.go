@@ -1,216 +1,16 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/published"
 )
-
-// Published is the paper's published results and claims
-// (manifests/published.yaml says what each field means).
-type Published struct {
-	Tables   []PublishedTable   `yaml:"tables"`
-	Readings map[string]float64 `yaml:"readings"`
-	Claims   []Claim            `yaml:"claims"`
-}
-
-// PublishedTable is one of the paper's tables, tied to the embedded paper
-// manifest named Manifest (and its Variants: the same table under another
-// protocol) by its row and column labels.
-type PublishedTable struct {
-	Manifest string   `yaml:"manifest"`
-	Variants []string `yaml:"variants"`
-	Paper    string   `yaml:"paper"`
-	// Drawn: the paper draws the results as a figure and prints no
-	// numbers; its rows have no values, and claims are decided on ours.
-	Drawn   bool           `yaml:"drawn"`
-	Columns []string       `yaml:"columns"`
-	Rows    []PublishedRow `yaml:"rows"`
-}
-
-// PublishedRow is a row of a published table: the manifest's row label,
-// the paper's name for it and its entries as printed, one per column.
-type PublishedRow struct {
-	Row    string   `yaml:"row"`
-	Name   string   `yaml:"name"`
-	Values []string `yaml:"values"`
-}
-
-// Claim is a statement of the paper that a table's entries decide
-// (exactly one kind: Order, ColumnOrder, Rises, Falls, Widens, Best,
-// Worst or Converges), from the paper's LaTeX source at Line, where Quote
-// stands.
-type Claim struct {
-	Claim       string            `yaml:"claim"`
-	Line        int               `yaml:"line"`
-	Quote       string            `yaml:"quote"`
-	Tables      []string          `yaml:"tables"`
-	Order       []group           `yaml:"order"`
-	ColumnOrder []group           `yaml:"column_order"`
-	Strict      bool              `yaml:"strict"`
-	Columns     []string          `yaml:"columns"`
-	Rows        []string          `yaml:"rows"`
-	Rises       bool              `yaml:"rises"`
-	Falls       bool              `yaml:"falls"`
-	Widens      []string          `yaml:"widens"`
-	Best        map[string]string `yaml:"best"`
-	Worst       map[string]string `yaml:"worst"`
-	Converges   *Convergence      `yaml:"converges"`
-}
-
-// Convergence is a claim on the curves (each entry's figure per evaluated
-// round, at its chosen learning rate, the mean over seeds): in every
-// column, every row of Faster[0] reaches Within points of its final
-// figure in at most 1 − Fewer times the rounds every row of Faster[1]
-// takes. A row that diverged never reaches it.
-type Convergence struct {
-	Within float64 `yaml:"within"` // points (the paper's percent)
-	Fewer  float64 `yaml:"fewer"`  // a fraction of the slower rows' rounds
-	Faster []group `yaml:"faster"` // two groups: the faster rows, the slower
-}
-
-// group is one step of a claim's order: a row name or a list of them.
-type group []string
-
-func (g *group) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind == yaml.ScalarNode {
-		*g = group{n.Value}
-		return nil
-	}
-	return n.Decode((*[]string)(g))
-}
-
-// PaperValue is an entry as the paper prints it, read: mean ± std in
-// percent (HasStd when a std is printed), or Diverged for "*".
-type PaperValue struct {
-	Printed   string
-	Mean, Std float64
-	HasStd    bool
-	Diverged  bool
-}
-
-// ParsePublished reads and checks published data: every row has an
-// entry per column, every entry reads as a number (or through readings),
-// every claim names tables, rows and columns that exist.
-func ParsePublished(data []byte) (*Published, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	var p Published
-	if err := dec.Decode(&p); err != nil {
-		return nil, fmt.Errorf("published results: %w", err)
-	}
-	for _, t := range p.Tables {
-		for _, r := range t.Rows {
-			if t.Drawn && len(r.Values) > 0 {
-				return nil, fmt.Errorf("published results: %s, row %s: a drawn table has no values", t.Manifest, r.Name)
-			}
-			if !t.Drawn && len(r.Values) != len(t.Columns) {
-				return nil, fmt.Errorf("published results: %s, row %s: %d values for %d columns", t.Manifest, r.Name, len(r.Values), len(t.Columns))
-			}
-			for _, v := range r.Values {
-				if _, err := p.read(v); err != nil {
-					return nil, fmt.Errorf("published results: %s, row %s: %w", t.Manifest, r.Name, err)
-				}
-			}
-		}
-	}
-	for _, c := range p.Claims {
-		kinds := 0
-		for _, set := range []bool{len(c.Order) > 0, len(c.ColumnOrder) > 0, c.Rises, c.Falls, len(c.Widens) > 0, len(c.Best) > 0, len(c.Worst) > 0, c.Converges != nil} {
-			if set {
-				kinds++
-			}
-		}
-		if kinds != 1 {
-			return nil, fmt.Errorf("published results: claim %q: give exactly one of order, column_order, rises, falls, widens, best, worst and converges", c.Claim)
-		}
-		if v := c.Converges; v != nil && (len(v.Faster) != 2 || !(v.Within > 0) || !(v.Fewer >= 0 && v.Fewer < 1)) {
-			return nil, fmt.Errorf("published results: claim %q: converges needs within > 0 (points), fewer in [0, 1) and faster: [FASTER ROWS, SLOWER ROWS]", c.Claim)
-		}
-		if len(c.Widens) > 0 && len(c.Widens) != 2 {
-			return nil, fmt.Errorf("published results: claim %q: widens names two rows, the one ahead and the one behind", c.Claim)
-		}
-		for _, name := range c.Tables {
-			t := p.Table(name)
-			if t == nil {
-				return nil, fmt.Errorf("published results: claim %q: no table %s", c.Claim, name)
-			}
-			names := slices.Concat(slices.Sorted(maps.Keys(c.Best)), slices.Sorted(maps.Keys(c.Worst)), c.Rows, c.Widens)
-			for _, g := range c.Order {
-				names = append(names, g...)
-			}
-			if c.Converges != nil {
-				for _, g := range c.Converges.Faster {
-					names = append(names, g...)
-				}
-			}
-			for _, n := range names {
-				if t.rowNamed(n) < 0 {
-					return nil, fmt.Errorf("published results: claim %q: %s has no row %s", c.Claim, name, n)
-				}
-			}
-			cols := slices.Concat(c.Columns, slices.Collect(maps.Values(c.Best)), slices.Collect(maps.Values(c.Worst)))
-			for _, g := range c.ColumnOrder {
-				cols = append(cols, g...)
-			}
-			for _, col := range cols {
-				if !slices.Contains(t.Columns, col) {
-					return nil, fmt.Errorf("published results: claim %q: %s has no column %s", c.Claim, name, col)
-				}
-			}
-		}
-	}
-	return &p, nil
-}
-
-// read reads a printed entry.
-func (p *Published) read(printed string) (PaperValue, error) {
-	v := PaperValue{Printed: printed}
-	if printed == "*" {
-		v.Diverged = true
-		return v, nil
-	}
-	number := func(s string) (float64, error) {
-		if r, ok := p.Readings[s]; ok {
-			return r, nil
-		}
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return 0, fmt.Errorf("entry %q: %q is not a number (declare how to read it under readings)", printed, s)
-		}
-		return f, nil
-	}
-	mean, std, hasStd := strings.Cut(printed, " ± ")
-	var err error
-	if v.Mean, err = number(mean); err != nil {
-		return v, err
-	}
-	if hasStd {
-		v.HasStd = true
-		v.Std, err = number(std)
-	}
-	return v, err
-}
-
-// Table returns the published table tied to the manifest named name (or
-// to a variant of it), or nil.
-func (p *Published) Table(name string) *PublishedTable {
-	for i := range p.Tables {
-		if p.Tables[i].Manifest == name || slices.Contains(p.Tables[i].Variants, name) {
-			return &p.Tables[i]
-		}
-	}
-	return nil
-}
 
 // scaled is vals times k, in a new slice.
 func scaled(vals []float64, k float64) []float64 {
@@ -227,24 +27,13 @@ func labelIndex(labels [][]string, label string) int {
 	return slices.IndexFunc(labels, func(l []string) bool { return strings.Join(l, " / ") == label })
 }
 
-// rowLabelled is the index of the row tied to the manifest's row label, or
-// -1.
-func (t *PublishedTable) rowLabelled(label string) int {
-	return slices.IndexFunc(t.Rows, func(r PublishedRow) bool { return r.Row == label })
-}
-
-// rowNamed is the index of the row the paper calls name, or -1.
-func (t *PublishedTable) rowNamed(name string) int {
-	return slices.IndexFunc(t.Rows, func(r PublishedRow) bool { return r.Name == name })
-}
-
 // PaperEntry is one entry of a comparison: ours (in percent) beside the
 // paper's.
 type PaperEntry struct {
 	Ours        Entry   // Missing when the grid has no such entry
 	Lo, Hi      float64 // our 95% interval of the mean (HasInterval)
 	HasInterval bool    // two seeds or more
-	Paper       PaperValue
+	Paper       published.Value
 	Diff        float64 // ours − the paper's mean, in points (when both are numbers)
 	Inside      bool    // the paper's mean lies in our interval
 }
@@ -263,14 +52,14 @@ type Tau struct {
 
 // Verdict is a claim decided on our results and on the paper's.
 type Verdict struct {
-	Claim       *Claim
+	Claim       *published.Claim
 	Ours, Paper string // "holds", "fails: …" or "not run: …"
 }
 
 // PaperComparison is a results table beside the paper's.
 type PaperComparison struct {
 	Grid    *Grid
-	Paper   *PublishedTable
+	Paper   *published.Table
 	Entries [][]PaperEntry // [published row][published column]
 	Taus    []Tau          // per published column
 	Claims  []Verdict
@@ -287,15 +76,15 @@ const percent = 100
 // decides the claims that name t, on the grid of plan's results; curves
 // (the grid's figures per round, one per column, Curves) decide the
 // claims on convergence, which without them are left undecided.
-func (p *Published) ComparePaper(plan *manifests.Plan, g *Grid, t *PublishedTable, curves []Figure) *PaperComparison {
-	pc := &PaperComparison{Grid: g, Paper: t, Departures: Departures(plan)}
+func ComparePaper(p *published.Results, plan *manifests.Plan, g *Grid, t *published.Table, curves []Figure) *PaperComparison {
+	pc := &PaperComparison{Grid: g, Paper: t, Departures: plan.Departures()}
 	for _, row := range t.Rows {
 		r := labelIndex(g.RowLabels, row.Row)
 		var entries []PaperEntry
 		for c := range t.Columns {
 			e := PaperEntry{Ours: Entry{Missing: true}}
 			if !t.Drawn {
-				e.Paper, _ = p.read(row.Values[c]) // checked by ParsePublished
+				e.Paper, _ = p.Read(row.Values[c]) // checked by published.Parse
 			}
 			if gc := labelIndex(g.ColLabels, t.Columns[c]); r >= 0 && gc >= 0 {
 				e.Ours = g.Entries[r][gc]
@@ -359,7 +148,7 @@ func (p *Published) ComparePaper(plan *manifests.Plan, g *Grid, t *PublishedTabl
 
 // decide decides claim c on the entries value gives (ok false: not run;
 // -Inf: diverged, below every number).
-func (pc *PaperComparison) decide(c *Claim, value func(r, col int) (float64, bool)) string {
+func (pc *PaperComparison) decide(c *published.Claim, value func(r, col int) (float64, bool)) string {
 	t := pc.Paper
 	var missing []string
 	show := func(v float64) string {
@@ -405,8 +194,8 @@ func (pc *PaperComparison) decide(c *Claim, value func(r, col int) (float64, boo
 			for k := 0; k+1 < len(c.Order); k++ {
 				for _, above := range c.Order[k] {
 					for _, below := range c.Order[k+1] {
-						a, aok := get(t.rowNamed(above), col)
-						b, bok := get(t.rowNamed(below), col)
+						a, aok := get(t.RowNamed(above), col)
+						b, bok := get(t.RowNamed(below), col)
 						if aok && bok && (a < b || c.Strict && a == b) {
 							fail(fmt.Sprintf("%s: %s %s, %s %s", pc.Grid.columnName(t.Columns[col]), above, show(a), below, show(b)))
 						}
@@ -439,7 +228,7 @@ func (pc *PaperComparison) decide(c *Claim, value func(r, col int) (float64, boo
 			}
 		}
 	case len(c.Widens) > 0:
-		ahead, behind := t.rowNamed(c.Widens[0]), t.rowNamed(c.Widens[1])
+		ahead, behind := t.RowNamed(c.Widens[0]), t.RowNamed(c.Widens[1])
 		gap := func(col int) (float64, bool) {
 			a, aok := get(ahead, col)
 			b, bok := get(behind, col)
@@ -458,7 +247,7 @@ func (pc *PaperComparison) decide(c *Claim, value func(r, col int) (float64, boo
 			extreme, word, sign = c.Worst, "lowest", -1
 		}
 		for _, name := range slices.Sorted(maps.Keys(extreme)) {
-			r, want := t.rowNamed(name), extreme[name]
+			r, want := t.RowNamed(name), extreme[name]
 			best, at := math.Inf(-1), []string{}
 			for _, col := range columns {
 				v, ok := get(r, col)
@@ -484,17 +273,17 @@ func (pc *PaperComparison) decide(c *Claim, value func(r, col int) (float64, boo
 	return "holds"
 }
 
-// converges decides a Convergence claim on the curves: per published
+// converges decides a convergence claim on the curves: per published
 // column and row, the first evaluated round whose mean is within v.Within
 // points of the curve's last (never, for a curve with a diverged seed).
-func (pc *PaperComparison) converges(v *Convergence, curves []Figure) string {
+func (pc *PaperComparison) converges(v *published.Convergence, curves []Figure) string {
 	if curves == nil {
 		return "not decided here (it needs the curves: ump report decides it)"
 	}
 	t, g := pc.Paper, pc.Grid
 	var missing []string
 	reached := func(name string, col int) (float64, bool) {
-		r := labelIndex(g.RowLabels, t.Rows[t.rowNamed(name)].Row)
+		r := labelIndex(g.RowLabels, t.Rows[t.RowNamed(name)].Row)
 		c := labelIndex(g.ColLabels, t.Columns[col])
 		if r < 0 || c < 0 || c >= len(curves) || r >= len(curves[c].Series) || len(curves[c].Series[r].X) == 0 || g.Entries[r][c].Provisional {
 			if m := name + " at " + g.columnName(t.Columns[col]); !slices.Contains(missing, m) {
@@ -607,7 +396,7 @@ func (pc *PaperComparison) legend() []string {
 	}
 	var others []string
 	for r, l := range g.RowLabels {
-		if pc.Paper.rowLabelled(strings.Join(l, " / ")) < 0 {
+		if pc.Paper.RowLabelled(strings.Join(l, " / ")) < 0 {
 			others = append(others, g.RowTitle(r))
 		}
 	}
@@ -735,4 +524,14 @@ func (pc *PaperComparison) Table() *artifacts.Table {
 		t.Columns = append(t.Columns, *c)
 	}
 	return t
+}
+
+// provisionalNote is the line a comparison with the paper starts with
+// when the run departs from its protocol ("" when it does not).
+func provisionalNote(departures []string) string {
+	if len(departures) == 0 {
+		return ""
+	}
+	return "Provisional: this run departs from the paper's protocol (" + strings.Join(departures, "; ") +
+		"): the comparison and the claims below are decided on it, not on a run of the protocol."
 }

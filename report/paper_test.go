@@ -5,11 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/published"
 )
 
 // paperTeX is the paper's LaTeX source where a folder beside the
@@ -34,7 +34,7 @@ func TestPublishedMatchesThePaper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := ParsePublished(manifests.Published)
+	p, err := published.Parse(manifests.Published)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestPublishedMatchesThePaper(t *testing.T) {
 // embedded paper manifest (and variants) whose table layout has each of
 // its rows and columns.
 func TestPublishedTablesFitTheirManifests(t *testing.T) {
-	p, err := ParsePublished(manifests.Published)
+	p, err := published.Parse(manifests.Published)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestPublishedTablesFitTheirManifests(t *testing.T) {
 // TestClaimsAreDecided decides each kind of claim on a constructed table
 // where the answer is known, on ours and on the paper's numbers.
 func TestClaimsAreDecided(t *testing.T) {
-	p, err := ParsePublished([]byte(`
+	p, err := published.Parse([]byte(`
 tables:
   - manifest: toy
     paper: Toy
@@ -184,7 +184,7 @@ claims:
 			{e(0.35), e(0.61), e(0.62)},
 		},
 	}
-	pc := p.ComparePaper(nil, g, p.Table("toy"), nil)
+	pc := ComparePaper(p, nil, g, p.Table("toy"), nil)
 	want := []struct{ ours, paper string }{
 		{"fails (partition.alpha=0.1: A 40.00, B 45.00)", "fails (partition.alpha=1: A 60.00, B 61.00)"},
 		{"fails (partition.alpha=0.1: A 40.00, B 45.00)", "holds"},
@@ -213,7 +213,7 @@ claims:
 	if tau := pc.Taus[0]; tau.N != 3 || math.Abs(tau.Tau-(-2/math.Sqrt(3*2))) > 1e-12 {
 		t.Errorf("column 0.1: tau %+v, want -2/sqrt(6) over 3 rows", tau)
 	}
-	flat := p.ComparePaper(nil, g, p.Table("flat"), nil)
+	flat := ComparePaper(p, nil, g, p.Table("flat"), nil)
 	if v := flat.Claims[0]; v.Paper != "fails (C: partition.alpha=0.1 50.00, partition.alpha=1 50.00)" {
 		t.Errorf("a flat row rises: %q", v.Paper)
 	}
@@ -232,7 +232,7 @@ claims:
 // and widens on the toy table of TestClaimsAreDecided, on ours and on the
 // paper's numbers, and a claim on a drawn table on ours alone.
 func TestClaimKindsOfTheFiguresAreDecided(t *testing.T) {
-	p, err := ParsePublished([]byte(`
+	p, err := published.Parse([]byte(`
 tables:
   - manifest: toy
     paper: Toy
@@ -283,7 +283,7 @@ claims:
 		{"not run (1 entries missing, e.g. A at partition.alpha=10)", "fails (C − A: partition.alpha=0.1 +0.00, partition.alpha=1 +0.00)"},
 		{"holds", "fails (C − B: partition.alpha=0.1 +10.00, partition.alpha=1 -1.00)"},
 	}
-	pc := p.ComparePaper(nil, g, p.Table("toy"), nil)
+	pc := ComparePaper(p, nil, g, p.Table("toy"), nil)
 	if len(pc.Claims) != len(want) {
 		t.Fatalf("%d claims decided, want %d", len(pc.Claims), len(want))
 	}
@@ -292,7 +292,7 @@ claims:
 			t.Errorf("claim %q: ours %q, paper %q; want %q, %q", v.Claim.Claim, v.Ours, v.Paper, want[i].ours, want[i].paper)
 		}
 	}
-	drawn := p.ComparePaper(nil, g, p.Table("drawn"), nil)
+	drawn := ComparePaper(p, nil, g, p.Table("drawn"), nil)
 	if v := drawn.Claims[0]; v.Ours != "holds" || v.Paper != "no numbers (the paper draws this as a figure)" {
 		t.Errorf("a claim on a drawn table: ours %q, paper %q", v.Ours, v.Paper)
 	}
@@ -303,7 +303,7 @@ claims:
 		"tables: [{manifest: d, paper: D, drawn: true, columns: [\"1\"], rows: [{row: a, name: A, values: [\"1\"]}]}]",
 		"tables: [{manifest: d, paper: D, columns: [\"1\"], rows: [{row: a, name: A, values: [\"1\"]}]}]\nclaims: [{claim: c, tables: [d], widens: [A]}]",
 	} {
-		if _, err := ParsePublished([]byte(bad)); err == nil {
+		if _, err := published.Parse([]byte(bad)); err == nil {
 			t.Errorf("accepted: %s", bad)
 		}
 	}
@@ -313,7 +313,7 @@ claims:
 // each entry's curve (the first round within the given points of its
 // last), not left to the finals; without curves it is undecided.
 func TestConvergenceIsDecidedOnTheCurves(t *testing.T) {
-	p, err := ParsePublished([]byte(`
+	p, err := published.Parse([]byte(`
 tables:
   - manifest: toy
     paper: Toy
@@ -351,50 +351,23 @@ claims:
 		"holds",
 		"fails (partition.alpha=0.1: B gets within 0.5 points of its final at round 40, A at round 20)",
 	}
-	pc := p.ComparePaper(nil, g, p.Table("toy"), curves)
+	pc := ComparePaper(p, nil, g, p.Table("toy"), curves)
 	for i, v := range pc.Claims {
 		if v.Ours != want[i] || v.Paper != "no numbers (the paper draws the curves)" {
 			t.Errorf("claim %q: ours %q, paper %q; want %q", v.Claim.Claim, v.Ours, v.Paper, want[i])
 		}
 	}
 	curves[1].Series[1].DivergedSeeds = 1 // B never gets there in column 1
-	if v := p.ComparePaper(nil, g, p.Table("toy"), curves).Claims[0]; v.Ours != "holds" {
+	if v := ComparePaper(p, nil, g, p.Table("toy"), curves).Claims[0]; v.Ours != "holds" {
 		t.Errorf("against a diverged row: %q, want holds", v.Ours)
 	}
-	if v := p.ComparePaper(nil, g, p.Table("toy"), nil).Claims[0]; !strings.HasPrefix(v.Ours, "not decided here") {
+	if v := ComparePaper(p, nil, g, p.Table("toy"), nil).Claims[0]; !strings.HasPrefix(v.Ours, "not decided here") {
 		t.Errorf("without curves: %q", v.Ours)
 	}
 	table := "tables: [{manifest: toy, paper: Toy, columns: [\"1\"], rows: [{row: a, name: A, values: [\"1\"]}, {row: b, name: B, values: [\"2\"]}]}]\n"
 	for _, bad := range []string{"{within: 0, fewer: 0.4, faster: [A, B]}", "{within: 0.5, fewer: 1, faster: [A, B]}", "{within: 0.5, fewer: 0.4, faster: [A]}"} {
-		if _, err := ParsePublished([]byte(table + "claims: [{claim: c, tables: [toy], converges: " + bad + "}]")); err == nil || !strings.Contains(err.Error(), "converges needs") {
+		if _, err := published.Parse([]byte(table + "claims: [{claim: c, tables: [toy], converges: " + bad + "}]")); err == nil || !strings.Contains(err.Error(), "converges needs") {
 			t.Errorf("converges: %s accepted (%v)", bad, err)
 		}
-	}
-}
-
-// TestDeparturesFromThePapersProtocol: a paper manifest run as written, or
-// on a column of its table, departs from nothing; with --scale, fewer
-// seeds or one lr it departs in each, named with the manifest's own.
-func TestDeparturesFromThePapersProtocol(t *testing.T) {
-	for _, c := range []struct {
-		overrides []string
-		want      []string
-	}{
-		{nil, nil},
-		{[]string{"sweep.partition.alpha=[0.1]"}, nil},
-		{[]string{"scale=0.05", "sweep.seed=[1]", "sweep.lr=[0.1]"}, []string{"5 rounds (the manifest's 100)", "seeds [1] (the manifest's [1,2,3])",
-			"lr grid [0.1] (the manifest's [0.01,0.03162277660168379,0.1,0.31622776601683794])"}},
-		{[]string{"workers=16", "local_steps=5"}, []string{"workers [16] (the manifest's [10])", "local steps [5] (the manifest's [10])"}},
-	} {
-		plan, err := manifests.Open("paper/table1-mnist", c.overrides...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := Departures(plan); !slices.Equal(got, c.want) {
-			t.Errorf("%v: departures %q, want %q", c.overrides, got, c.want)
-		}
-	}
-	if got := Departures(&manifests.Plan{Manifest: manifests.Manifest{Name: "mine"}, Hash: "x"}); got != nil {
-		t.Errorf("a manifest of the user's own: departures %q", got)
 	}
 }

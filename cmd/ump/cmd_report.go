@@ -14,6 +14,7 @@ import (
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/published"
 	"github.com/ump-lab/ump/render"
 	"github.com/ump-lab/ump/report"
 	"github.com/ump-lab/ump/signing"
@@ -233,11 +234,11 @@ func reportTables(x *report.Exported) (*report.Grid, map[string]string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	published, err := report.ParsePublished(manifests.Published)
+	pub, err := published.Parse(manifests.Published)
 	if err != nil {
 		return nil, nil, err
 	}
-	paper := published.Table(plan.Manifest.Name)
+	paper := pub.Table(plan.Manifest.Name)
 	tables := map[string]string{}
 	for i, scope := range append([]string{""}, layout.SelectPer[min(1, len(layout.SelectPer)):]...) {
 		g, key := grid, ""
@@ -253,7 +254,7 @@ func reportTables(x *report.Exported) (*report.Grid, map[string]string, error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			tables["paper"+key] = published.ComparePaper(plan, g, paper, curves).Markdown()
+			tables["paper"+key] = report.ComparePaper(pub, plan, g, paper, curves).Markdown()
 		}
 	}
 	return grid, tables, nil

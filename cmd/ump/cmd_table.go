@@ -10,6 +10,7 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/published"
 	"github.com/ump-lab/ump/report"
 	"github.com/urfave/cli/v2"
 )
@@ -140,17 +141,17 @@ func writeTable(t renderedTable, o tableOptions, w io.Writer) (err error) {
 // published table for its manifest.
 func paperComparison(plan *manifests.Plan, grid *report.Grid) (*report.PaperComparison, error) {
 	name := plan.Manifest.Name
-	published, err := report.ParsePublished(manifests.Published)
+	pub, err := published.Parse(manifests.Published)
 	if err != nil {
 		return nil, err
 	}
-	t := published.Table(name)
+	t := pub.Table(name)
 	if t == nil {
 		var names []string
-		for _, t := range published.Tables {
+		for _, t := range pub.Tables {
 			names = append(names, t.Manifest)
 		}
 		return nil, badInput{fmt.Errorf("--paper: the paper publishes no table for manifest %q; it does for: %s", name, strings.Join(names, ", "))}
 	}
-	return published.ComparePaper(plan, grid, t, nil), nil
+	return report.ComparePaper(pub, plan, grid, t, nil), nil
 }

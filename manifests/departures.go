@@ -1,22 +1,19 @@
-package report
+package manifests
 
 import (
 	"bytes"
 	"fmt"
 	"path"
-	"strings"
-
-	"github.com/ump-lab/ump/manifests"
 )
 
-// Departures lists how a plan departs from the protocol of the embedded
+// Departures lists how the plan departs from the protocol of the embedded
 // manifest of its name (a paper manifest run with overrides, --scale or
 // another engine): its rounds (and scale), seeds, learning rate and its
 // grid, workers, local steps and batch size, each as "what (the
 // manifest's: what)". A comparison with the paper on such a run is
 // provisional. Nothing when the plan is an embedded manifest as written,
 // departs from none of those, or is not embedded at all.
-func Departures(plan *manifests.Plan) []string {
+func (plan *Plan) Departures() []string {
 	if plan == nil {
 		return nil
 	}
@@ -39,7 +36,7 @@ func Departures(plan *manifests.Plan) []string {
 		{"local steps", sweptOr(m, "local_steps", m.LocalSteps), sweptOr(b, "local_steps", b.LocalSteps)},
 		{"batch size", sweptOr(m, "batch_size", m.BatchSize), sweptOr(b, "batch_size", b.BatchSize)},
 	} {
-		if got, want := manifests.CanonicalJSON(f.got), manifests.CanonicalJSON(f.want); !bytes.Equal(got, want) {
+		if got, want := CanonicalJSON(f.got), CanonicalJSON(f.want); !bytes.Equal(got, want) {
 			out = append(out, fmt.Sprintf("%s %s (the manifest's %s)", f.name, got, want))
 		}
 	}
@@ -48,12 +45,12 @@ func Departures(plan *manifests.Plan) []string {
 
 // embeddedNamed is the embedded manifest called name, as written (nil for
 // none); an embedded manifest's file is named after it.
-func embeddedNamed(name string) *manifests.Plan {
-	for _, e := range manifests.Embedded() {
+func embeddedNamed(name string) *Plan {
+	for _, e := range Embedded() {
 		if path.Base(e) != name {
 			continue
 		}
-		if p, err := manifests.Open(e); err == nil && p.Manifest.Name == name {
+		if p, err := Open(e); err == nil && p.Manifest.Name == name {
 			return p
 		}
 	}
@@ -61,22 +58,12 @@ func embeddedNamed(name string) *manifests.Plan {
 }
 
 // seeds are a manifest's seeds: its sweep's, or its one seed.
-func seeds(m *manifests.Manifest) any { return sweptOr(m, "seed", m.Seed) }
+func seeds(m *Manifest) any { return sweptOr(m, "seed", m.Seed) }
 
 // sweptOr is a path's swept values, or its one value.
-func sweptOr(m *manifests.Manifest, path string, one any) any {
+func sweptOr(m *Manifest, path string, one any) any {
 	if values, ok := m.Sweep[path]; ok {
 		return values
 	}
 	return []any{one}
-}
-
-// provisionalNote is the line a comparison with the paper starts with
-// when the run departs from its protocol ("" when it does not).
-func provisionalNote(departures []string) string {
-	if len(departures) == 0 {
-		return ""
-	}
-	return "Provisional: this run departs from the paper's protocol (" + strings.Join(departures, "; ") +
-		"): the comparison and the claims below are decided on it, not on a run of the protocol."
 }

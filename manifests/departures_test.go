@@ -1,0 +1,33 @@
+package manifests
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestDeparturesFromThePapersProtocol: a paper manifest run as written, or
+// on a column of its table, departs from nothing; with --scale, fewer
+// seeds or one lr it departs in each, named with the manifest's own.
+func TestDeparturesFromThePapersProtocol(t *testing.T) {
+	for _, c := range []struct {
+		overrides []string
+		want      []string
+	}{
+		{nil, nil},
+		{[]string{"sweep.partition.alpha=[0.1]"}, nil},
+		{[]string{"scale=0.05", "sweep.seed=[1]", "sweep.lr=[0.1]"}, []string{"5 rounds (the manifest's 100)", "seeds [1] (the manifest's [1,2,3])",
+			"lr grid [0.1] (the manifest's [0.01,0.03162277660168379,0.1,0.31622776601683794])"}},
+		{[]string{"workers=16", "local_steps=5"}, []string{"workers [16] (the manifest's [10])", "local steps [5] (the manifest's [10])"}},
+	} {
+		plan, err := Open("paper/table1-mnist", c.overrides...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := plan.Departures(); !slices.Equal(got, c.want) {
+			t.Errorf("%v: departures %q, want %q", c.overrides, got, c.want)
+		}
+	}
+	if got := (&Plan{Manifest: Manifest{Name: "mine"}, Hash: "x"}).Departures(); got != nil {
+		t.Errorf("a manifest of the user's own: departures %q", got)
+	}
+}
