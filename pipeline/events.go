@@ -113,8 +113,8 @@ func ImportAbsent(ctx context.Context, l eventlog.Log, have, evs []eventlog.Even
 	return done, nil
 }
 
-// importChunk is how many events Pull imports in one transaction, well
-// under Badger's transaction limit.
+// importChunk is how many events ImportAbsent imports in one
+// transaction, well under Badger's transaction limit.
 const importChunk = 256
 
 // CheckPulled accepts pushed events only if they are the manifest's own:
