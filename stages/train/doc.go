@@ -15,5 +15,7 @@
 // compression train in a device cohort (Lockstep, nn.Cohort): the same
 // rounds, computed on the device, recorded the same way. The runner hands
 // Run the device and the cell's seat in its cohort through the context
-// (WithDevice).
+// (WithDevice), and asks before any cell runs what only this stage knows:
+// how much memory a cell needs (MemoryNeed, from its model) and whether a
+// cohort can run its algorithm (CheckDevice).
 package train
