@@ -12,7 +12,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	"codeberg.org/go-pdf/fpdf"
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/report"
 	"gonum.org/v1/plot"
@@ -475,6 +477,19 @@ func save(w, h vg.Length, path string, drawAll func(draw.Canvas)) error {
 
 // pngDPI is the resolution PNG figures are drawn at, and say they are.
 const pngDPI = 300
+
+// A PDF records when it was made: left to the clock, the same figure
+// drawn again is other bytes, and regenerating a results directory
+// rewrites every PDF in it. Every PDF says pdfDate instead, and lists its
+// resources in order, so that a figure is its bytes, as PNG and SVG are.
+func init() {
+	fpdf.SetDefaultCreationDate(pdfDate)
+	fpdf.SetDefaultModificationDate(pdfDate)
+	fpdf.SetDefaultCatalogSort(true)
+}
+
+// pdfDate is the date every PDF figure gives (the Unix epoch, UTC).
+var pdfDate = time.Unix(0, 0).UTC()
 
 // withDPI inserts into an encoded PNG, after its header chunk, a pHYs
 // chunk giving its resolution (Go's encoder writes none, so that viewers

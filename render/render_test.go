@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/report"
@@ -105,6 +106,35 @@ func TestPNGSaysItsResolution(t *testing.T) {
 	}
 	if b := img.Bounds(); b.Dx() != 6*300 || b.Dy() <= 4*300 || b.Dy() > 4*300+100 {
 		t.Errorf("the PNG is %d x %d pixels; want 1800 wide and a line of legend above 1200 high", b.Dx(), b.Dy())
+	}
+}
+
+// TestPDFIsItsFigure: the same figure drawn twice, a second apart, is
+// the same PDF, which gives the fixed date.
+func TestPDFIsItsFigure(t *testing.T) {
+	f := report.Figure{Title: "t", X: "round", Y: "y", Series: []report.Series{
+		{Label: "a", X: []float64{1, 2, 3}, Mean: []float64{1, 2, 1.5}, Std: []float64{0, 0, 0}, Seeds: 1},
+		{Label: "b", X: []float64{1, 2, 3}, Mean: []float64{2, 1, 1}, Std: []float64{0.1, 0.1, 0}, Seeds: 2}}}
+	var drawn [][]byte
+	for i := range 2 {
+		if i > 0 {
+			time.Sleep(time.Second) // the dates are in seconds
+		}
+		path := filepath.Join(t.TempDir(), "f.pdf")
+		if err := Figure(&f, path); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		drawn = append(drawn, data)
+	}
+	if !bytes.Equal(drawn[0], drawn[1]) {
+		t.Error("the same figure drawn twice gave two PDFs")
+	}
+	if !bytes.Contains(drawn[0], []byte("/CreationDate (D:19700101000000)")) || !bytes.Contains(drawn[0], []byte("/ModDate (D:19700101000000)")) {
+		t.Error("the PDF does not give the fixed date")
 	}
 }
 
