@@ -44,11 +44,11 @@ run: build
 test:
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
-	UMP_BLAS=go $(GO) test -count=1 ./nn
+	UMP_BLAS=go $(GO) test -count=1 ./nn/cpu
 	$(GO) test -run '^$$' -fuzz '^FuzzReadExported$$' -fuzztime 30s ./report
 	$(GO) vet -tags xla ./...
-	$(GO) test -count=1 -tags xla -run '^TestXLABuilderAcceptsEveryProgram$$' ./nn
-	$(GO) vet -tags 'xla peer' ./nn
+	$(GO) test -count=1 -tags xla -run '^TestXLABuilderAcceptsEveryProgram$$' ./nn/gpu
+	$(GO) vet -tags 'xla peer' ./nn/...
 	$(MAKE) gpu-kit
 	UMP_GPU_KIT=$(CURDIR)/.gpu $(GO) test -count=1 -timeout 30m -v -run KitPhases ./gpukit
 
@@ -61,14 +61,14 @@ mutants:
 # same round of training, with the machine's sgemm ceiling.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./...
-	$(GO) test -tags peer -run '^$$' -bench '^BenchmarkPeerComparison$$' -benchtime 1x ./nn
+	$(GO) test -tags peer -run '^$$' -bench '^BenchmarkPeerComparison$$' -benchtime 1x ./nn/cpu
 
 # On a GPU host: the GPU engine's cohorts against a JAX and a torch.func
 # peer and the per-worker PyTorch loop on the same GPU (python3 with jax
 # and torch on the PATH; -gpu-cases/-gpu-peers narrow it), then the wall
 # time of the full paper/table1-mnist in a fresh store.
 bench-gpu: build-gpu
-	$(GO) test -tags 'xla peer' -run '^$$' -bench '^BenchmarkGPUPeerComparison$$' -benchtime 1x ./nn
+	$(GO) test -tags 'xla peer' -run '^$$' -bench '^BenchmarkGPUPeerComparison$$' -benchtime 1x ./nn/gpu
 	./bin/ump-gpu data fetch mnist
 	store=$$(mktemp -d) && start=$$(date +%s) && \
 		./bin/ump-gpu --store $$store run --engine gpu paper/table1-mnist && \

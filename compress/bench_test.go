@@ -12,6 +12,7 @@ import (
 	"github.com/ump-lab/ump/internal/rng"
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/nn/cpu"
 )
 
 // benchWorkers, benchSteps and benchBatch are the MNIST examples' round:
@@ -39,7 +40,7 @@ func lenetRound(b *testing.B) (float64, [][]float32) {
 		for i := range data.Train.Pixels {
 			data.Train.Pixels[i] = uint8(r.IntN(256))
 		}
-		e, err := nn.NewCPU("lenet", data, 1)
+		e, err := cpu.New("lenet", data, 1)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -2,11 +2,12 @@ package compress
 
 import (
 	"fmt"
-	"github.com/ump-lab/ump/codecs"
 	"maps"
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/ump-lab/ump/codecs"
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/kinds"

@@ -1,10 +1,11 @@
 package compress
 
 import (
-	"github.com/ump-lab/ump/codecs"
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/ump-lab/ump/codecs"
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/datasets"

@@ -6,5 +6,6 @@
 // the store trusts (signing.Trust) and when its events check against the
 // cell as this machine would compute it (pipeline.CheckCell). A Remote is
 // a pipeline.Fleet: the runner pins its registrations and runs each cell
-// between its hooks.
+// between its hooks. A Job is the Slurm array script or Kubernetes Indexed
+// Job that runs a submitted worklist's tasks as workers.
 package fleet

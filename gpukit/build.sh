@@ -2,7 +2,7 @@
 # make gpu-kit: builds .gpu/, everything a GPU host without Go or network
 # needs to verify the GPU engine and produce the paper's tables with it:
 #   .gpu/run          the phases (gpukit/run.sh; .gpu/run help)
-#   .gpu/kit.tar.xz   the stripped test binaries of nn (-tags 'xla peer',
+#   .gpu/kit.tar.xz   the stripped test binaries of nn/gpu (-tags 'xla peer',
 #                     with the peer scripts), pipeline and cmd/ump (-tags
 #                     xla), each under its package's path; bin/ump-gpu, a
 #                     script that runs cmd/ump's as ump; MNIST;
@@ -15,13 +15,14 @@ cd "$(dirname "$0")/.."
 limit=$((64 << 20))
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage/bin" "$stage/nn" "$stage/pipeline" "$stage/cmd/ump" "$stage/data"
+mkdir -p "$stage/bin" "$stage/nn/gpu" "$stage/nn/cpu" "$stage/pipeline" "$stage/cmd/ump" "$stage/data"
 
 strip=(-ldflags=-s\ -w)
-go test -c -tags 'xla peer' "${strip[@]}" -o "$stage/nn/nn.test" ./nn
+go test -c -tags 'xla peer' "${strip[@]}" -o "$stage/nn/gpu/gpu.test" ./nn/gpu
 go test -c -tags xla "${strip[@]}" -o "$stage/pipeline/pipeline.test" ./pipeline
 go test -c -tags xla "${strip[@]}" -o "$stage/cmd/ump/ump.test" ./cmd/ump
-cp -r nn/peerbench "$stage/nn/"
+cp -r nn/gpu/peerbench "$stage/nn/gpu/"
+cp -r nn/cpu/peerbench "$stage/nn/cpu/" # the per-worker PyTorch loop the GPU bench also times
 cp -r pipeline/testdata "$stage/pipeline/"
 cp go.mod "$stage/"
 # ump-gpu is the CLI's test binary run as ump (its TestMain): one binary of

@@ -12,11 +12,11 @@
 #                    line per phase in all-summary.txt
 #   smoke            nvidia-smi, the kit, ump doctor (backend, PJRT plugin and
 #                    version, the compile check, XLA's warnings); 120 s
-#   agree            every GPU agreement test (nn, pipeline, the CLI) on the
+#   agree            every GPU agreement test (nn/gpu, pipeline, the CLI) on the
 #                    backend; on XLA only their XLA half; 480 s
 #   bench [CASES]    the GPU engine against the JAX and torch.func peers
 #                    (default lenet-c1-n10,lenet-c36-n10,lenet-c180-n10; more
-#                    flags of nn's BenchmarkGPUPeerComparison may follow); 530 s
+#                    flags of nn/gpu's BenchmarkGPUPeerComparison may follow); 530 s
 #   tables [MANIFEST [PATH=VALUE...]]
 #                    ump run --engine gpu of the manifest (paper/table1-mnist),
 #                    stopped at a safe point at the limit (510 s), then its
@@ -142,29 +142,29 @@ agree)
 	half=gomlx-go
 	case $GOMLX_BACKEND in xla:*) half=xla ;; esac
 	# The three packages' tests side by side, each from its package's folder.
-	# nn's tests name a subtest by its backend first; the parentheses keep
-	# "/$half" on all three (Go splits a -run pattern at a top-level "|").
-	(cd "$dir/nn" && exec ./nn.test -test.v -test.timeout "${limit}s" -test.run "(GPU|Cohort|Check)/$half") > "$logs/agree-nn.log" 2>&1 &
-	nn=$!
+	# nn/gpu's tests name a subtest by its backend first; the parentheses
+	# keep "/$half" on all three (Go splits a -run pattern at a top-level "|").
+	(cd "$dir/nn/gpu" && exec ./gpu.test -test.v -test.timeout "${limit}s" -test.run "(GPU|Cohort|Check)/$half") > "$logs/agree-gpu.log" 2>&1 &
+	gpu=$!
 	(cd "$dir/pipeline" && exec ./pipeline.test -test.v -test.timeout "${limit}s" -test.run Cohort) > "$logs/agree-pipeline.log" 2>&1 &
 	pipeline=$!
 	(cd "$dir/cmd/ump" && UMP_TEST_BINARY=$ump exec ./ump.test -test.v -test.timeout "${limit}s" -test.run GPU) > "$logs/agree-cli.log" 2>&1 &
 	cli=$!
 	rc=0
-	for p in $nn $pipeline $cli; do
+	for p in $gpu $pipeline $cli; do
 		wait "$p" || rc=1
 	done
-	tail -n 3 "$logs"/agree-nn.log "$logs"/agree-pipeline.log "$logs"/agree-cli.log
+	tail -n 3 "$logs"/agree-gpu.log "$logs"/agree-pipeline.log "$logs"/agree-cli.log
 	grep -h -E '^(--- |    --- )(PASS|FAIL|SKIP)|worst relative difference|within [0-9.e-]+ of the CPU|differs' \
-		"$logs"/agree-nn.log "$logs"/agree-pipeline.log "$logs"/agree-cli.log > "$logs/agree-summary.txt" || true
+		"$logs"/agree-gpu.log "$logs"/agree-pipeline.log "$logs"/agree-cli.log > "$logs/agree-summary.txt" || true
 	echo "agree on $GOMLX_BACKEND: $(grep -c -- '--- PASS' "$logs/agree-summary.txt") passed, $(grep -c -- '--- FAIL' "$logs/agree-summary.txt") failed (summary in agree-summary.txt)"
 	exit $rc
 	;;
 bench)
 	cases=${1:-lenet-c1-n10,lenet-c36-n10,lenet-c180-n10}
 	shift || true
-	cd "$dir/nn"
-	run bench timeout -s INT "$limit" ./nn.test -test.run '^$' -test.bench '^BenchmarkGPUPeerComparison$' -test.benchtime 1x -gpu-cases "$cases" "$@"
+	cd "$dir/nn/gpu"
+	run bench timeout -s INT "$limit" ./gpu.test -test.run '^$' -test.bench '^BenchmarkGPUPeerComparison$' -test.benchtime 1x -gpu-cases "$cases" "$@"
 	;;
 tables)
 	manifest=${1:-paper/table1-mnist}

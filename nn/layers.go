@@ -5,44 +5,25 @@ import (
 	"math/rand/v2"
 )
 
-// shape is one sample's activation shape. Spatial activations of a batch
-// are stored channel-major over the batch, C x B x H x W, so that a
-// convolution is one GEMM for the whole batch; flat activations are
-// B x C (H = W = 1).
-type shape struct {
+// Shape is one sample's activation shape: C x H x W when Spatial, C
+// features when flat (H = W = 1).
+type Shape struct {
 	C, H, W int
 	Spatial bool
 }
 
-func (s shape) size() int { return s.C * s.H * s.W }
+// Size is the number of float32s of one sample's activation.
+func (s Shape) Size() int { return s.C * s.H * s.W }
 
-// step is what one forward/backward pass needs besides parameters and
-// activations.
-type step struct {
-	batch int
-	train bool
-	// dropout draws the masks of this worker, round and local step.
-	dropout *rand.Rand
-	// tokens and offsets hold the batch's bags for EmbeddingBag.
-	tokens  []int32
-	offsets []int64
-}
-
-// layer is one layer of a model: its configuration, parameter count and
-// initialisation. bind makes a kernel with buffers for batches of up to
-// maxBatch samples.
-type layer interface {
-	out(in shape) shape
-	params(in shape) int
-	init(p []float32, in shape, r *rand.Rand)
-	bind(in shape, maxBatch int) kernel
-}
-
-// kernel runs a layer. forward writes y from x; backward writes the
-// parameter gradient g (every entry) and, when dx is not nil, dx.
-type kernel interface {
-	forward(p, x, y []float32, s *step)
-	backward(p, g, x, y, dy, dx []float32, s *step)
+// Layer is one layer of a model: its configuration (the types below;
+// each engine computes them its own way), output shape, parameter count
+// and initialisation.
+type Layer interface {
+	// Out is the layer's output shape for an input shape.
+	Out(in Shape) Shape
+	// Params is the number of parameters the layer owns.
+	Params(in Shape) int
+	init(p []float32, in Shape, r *rand.Rand)
 }
 
 // kaimingUniform fills weights and biases as PyTorch's Conv2d and Linear
@@ -57,384 +38,50 @@ func kaimingUniform(w, b []float32, fanIn int, r *rand.Rand) {
 	}
 }
 
-// ---- Conv2d: im2col + GEMM over chunks of the batch (few taps:
-// conv_plane.go; 16k output channels and short filters: conv_lanes.go) ----
+// Conv2d is a 2-D convolution of OutC K x K filters, stride 1, zero padding
+// Pad, with a bias per output channel; weights OutC x C x K x K as in PyTorch.
+type Conv2d struct{ OutC, K, Pad int }
 
-type conv2d struct{ outC, k, pad int }
-
-func (l conv2d) out(in shape) shape {
-	return shape{C: l.outC, H: in.H + 2*l.pad - l.k + 1, W: in.W + 2*l.pad - l.k + 1, Spatial: true}
+func (l Conv2d) Out(in Shape) Shape {
+	return Shape{C: l.OutC, H: in.H + 2*l.Pad - l.K + 1, W: in.W + 2*l.Pad - l.K + 1, Spatial: true}
 }
-func (l conv2d) params(in shape) int { return l.outC*in.C*l.k*l.k + l.outC }
-func (l conv2d) init(p []float32, in shape, r *rand.Rand) {
-	fan := in.C * l.k * l.k
-	kaimingUniform(p[:l.outC*fan], p[l.outC*fan:], fan, r)
-}
-
-// colFloats is the size an im2col chunk aims at: the samples of a chunk
-// fit the core's L2 cache, where the GEMMs run three to ten times faster
-// than over the whole batch.
-const colFloats = 160 << 10
-
-func (l conv2d) bind(in shape, maxBatch int) kernel {
-	switch taps := in.C * l.k * l.k; {
-	case l.pad >= l.k || l.k > 7: // the direct kernels' input gradient needs pad < k, their registers k <= 7
-	case taps <= planeMaxTaps:
-		return l.bindPlane(in, maxBatch)
-	case l.outC%lanes == 0 && taps <= lanesMaxTaps:
-		return l.bindLanes(in, maxBatch)
-	}
-	o := l.out(in)
-	rows := in.C * l.k * l.k
-	chunk := min(maxBatch, max(1, colFloats/(rows*o.H*o.W)))
-	return &convKernel{l: l, in: in, o: o, rows: rows, chunk: chunk}
+func (l Conv2d) Params(in Shape) int { return l.OutC*in.C*l.K*l.K + l.OutC }
+func (l Conv2d) init(p []float32, in Shape, r *rand.Rand) {
+	fan := in.C * l.K * l.K
+	kaimingUniform(p[:l.OutC*fan], p[l.OutC*fan:], fan, r)
 }
 
-type convKernel struct {
-	l     conv2d
-	in, o shape
-	rows  int // C*k*k
-	chunk int // samples per im2col and GEMM
-	// cols holds one im2col block per chunk: training keeps them all from
-	// forward for backward, evaluation reuses the first.
-	cols [][]float32
-	dcol []float32 // allocated when an input gradient is first needed
-}
+// MaxPool2 takes the maximum of 2 x 2 windows, stride 2.
+type MaxPool2 struct{}
 
-// block returns chunk i's im2col buffer.
-func (c *convKernel) block(i int) []float32 {
-	for len(c.cols) <= i {
-		c.cols = append(c.cols, make([]float32, c.rows*c.chunk*c.o.H*c.o.W))
-	}
-	return c.cols[i]
-}
+func (MaxPool2) Out(in Shape) Shape                { return Shape{C: in.C, H: in.H / 2, W: in.W / 2, Spatial: true} }
+func (MaxPool2) Params(Shape) int                  { return 0 }
+func (MaxPool2) init([]float32, Shape, *rand.Rand) {}
 
-// im2col writes, for samples s0..s0+nb of a batch of b, col[(c*k+ki)*k+kj]
-// [(s-s0), oh, ow] = x[c, s, oh+ki-pad, ow+kj-pad] (zero outside the image).
-func (c *convKernel) im2col(col, x []float32, b, s0, nb int) {
-	k, pad, in, o := c.l.k, c.l.pad, c.in, c.o
-	n := nb * o.H * o.W
-	for ch := 0; ch < in.C; ch++ {
-		for ki := 0; ki < k; ki++ {
-			for kj := 0; kj < k; kj++ {
-				row := col[((ch*k+ki)*k+kj)*n:][:n]
-				lo, hi := max(0, pad-kj), min(o.W, in.W+pad-kj) // ow range inside the image
-				if o.W == in.W {
-					c.shiftRows(row, x, b, s0, nb, ch, ki, kj)
-					continue
-				}
-				for s := 0; s < nb; s++ {
-					plane := x[(ch*b+s0+s)*in.H*in.W:][:in.H*in.W]
-					for oh := 0; oh < o.H; oh++ {
-						dst := row[(s*o.H+oh)*o.W:][:o.W]
-						ih := oh + ki - pad
-						if ih < 0 || ih >= in.H || lo >= hi {
-							clear(dst)
-							continue
-						}
-						clear(dst[:lo])
-						copy(dst[lo:hi], plane[ih*in.W+lo+kj-pad:])
-						clear(dst[hi:])
-					}
-				}
-			}
-		}
-	}
-}
+// ReLU is max(x, 0).
+type ReLU struct{}
 
-// shiftRows is im2col's row (ch, ki, kj) when the output is as wide as the
-// input ("same" padding): each sample's rows inside the image are one
-// shifted copy of the plane, then the columns that fell off an edge are
-// zeroed.
-func (c *convKernel) shiftRows(row, x []float32, b, s0, nb, ch, ki, kj int) {
-	pad, in, o := c.l.pad, c.in, c.o
-	dh, dw := ki-pad, kj-pad
-	ohLo, ohHi := max(0, -dh), min(o.H, in.H-dh) // output rows inside the image
-	for s := 0; s < nb; s++ {
-		plane := x[(ch*b+s0+s)*in.H*in.W:][:in.H*in.W]
-		dst := row[s*o.H*o.W:][:o.H*o.W]
-		clear(dst[:ohLo*o.W])
-		clear(dst[ohHi*o.W:])
-		if ohLo >= ohHi {
-			continue
-		}
-		from, to := ohLo*o.W, ohHi*o.W // dst[i] = plane[i + dh*W + dw]
-		lo, hi := max(from, -(dh*in.W+dw)), min(to, len(plane)-(dh*in.W+dw))
-		clear(dst[from:lo])
-		copy(dst[lo:hi], plane[lo+dh*in.W+dw:])
-		clear(dst[hi:to])
-		for oh := ohLo; oh < ohHi; oh++ { // columns past the left or right edge
-			r := dst[oh*o.W:][:o.W]
-			if dw < 0 {
-				clear(r[:-dw])
-			} else {
-				clear(r[o.W-dw:])
-			}
-		}
-	}
-}
+func (ReLU) Out(in Shape) Shape                { return in }
+func (ReLU) Params(Shape) int                  { return 0 }
+func (ReLU) init([]float32, Shape, *rand.Rand) {}
 
-// col2im adds dcol back into dx for samples s0..s0+nb (the adjoint of
-// im2col).
-func (c *convKernel) col2im(dx []float32, b, s0, nb int) {
-	k, pad, in, o := c.l.k, c.l.pad, c.in, c.o
-	n := nb * o.H * o.W
-	for ch := 0; ch < in.C; ch++ {
-		for ki := 0; ki < k; ki++ {
-			for kj := 0; kj < k; kj++ {
-				row := c.dcol[((ch*k+ki)*k+kj)*n:][:n]
-				lo, hi := max(0, pad-kj), min(o.W, in.W+pad-kj)
-				if lo >= hi {
-					continue
-				}
-				for s := 0; s < nb; s++ {
-					plane := dx[(ch*b+s0+s)*in.H*in.W:][:in.H*in.W]
-					for oh := 0; oh < o.H; oh++ {
-						ih := oh + ki - pad
-						if ih < 0 || ih >= in.H {
-							continue
-						}
-						src := row[(s*o.H+oh)*o.W+lo:][:hi-lo]
-						dst := plane[ih*in.W+lo+kj-pad:][:hi-lo]
-						for i, v := range src {
-							dst[i] += v
-						}
-					}
-				}
-			}
-		}
-	}
-}
+// Dropout drops each unit with probability P in training (inverted: kept
+// units are scaled by 1/(1-P)); evaluation passes x through.
+type Dropout struct{ P float64 }
 
-func (c *convKernel) forward(p, x, y []float32, s *step) {
-	hw := c.o.H * c.o.W
-	n := s.batch * hw
-	w, bias := p[:c.l.outC*c.rows], p[c.l.outC*c.rows:]
-	for oc := 0; oc < c.l.outC; oc++ {
-		fill(y[oc*n:][:n], bias[oc])
-	}
-	for s0 := 0; s0 < s.batch; s0 += c.chunk {
-		nb := min(c.chunk, s.batch-s0)
-		col := c.block(0)
-		if s.train {
-			col = c.block(s0 / c.chunk)
-		}
-		c.im2col(col, x, s.batch, s0, nb)
-		gemm(false, false, c.l.outC, nb*hw, c.rows, 1, w, c.rows, col, nb*hw, 1, y[s0*hw:], n)
-	}
-}
+func (Dropout) Out(in Shape) Shape                { return in }
+func (Dropout) Params(Shape) int                  { return 0 }
+func (Dropout) init([]float32, Shape, *rand.Rand) {}
 
-func (c *convKernel) backward(p, g, x, y, dy, dx []float32, s *step) {
-	hw := c.o.H * c.o.W
-	n := s.batch * hw
-	w := p[:c.l.outC*c.rows]
-	gw, gb := g[:c.l.outC*c.rows], g[c.l.outC*c.rows:]
-	for oc := range gb {
-		gb[oc] = sum(dy[oc*n:][:n])
-	}
-	for s0 := 0; s0 < s.batch; s0 += c.chunk {
-		nb := min(c.chunk, s.batch-s0)
-		col := c.block(s0 / c.chunk) // written by forward
-		beta := float32(1)
-		if s0 == 0 {
-			beta = 0
-		}
-		gemm(false, true, c.l.outC, c.rows, nb*hw, 1, dy[s0*hw:], n, col, nb*hw, beta, gw, c.rows)
-	}
-	if dx != nil {
-		c.inputGrad(w, dy, dx, s.batch)
-	}
-}
-
-// inputGrad writes dx from the filters w and dy: per chunk of the batch,
-// the unfolded gradient (a GEMM), folded back.
-func (c *convKernel) inputGrad(w, dy, dx []float32, batch int) {
-	hw := c.o.H * c.o.W
-	n := batch * hw
-	clear(dx[:c.in.C*batch*c.in.H*c.in.W])
-	if c.dcol == nil {
-		c.dcol = make([]float32, c.rows*c.chunk*hw)
-	}
-	for s0 := 0; s0 < batch; s0 += c.chunk {
-		nb := min(c.chunk, batch-s0)
-		gemm(true, false, c.rows, nb*hw, c.l.outC, 1, w, c.rows, dy[s0*hw:], n, 0, c.dcol, nb*hw)
-		c.col2im(dx, batch, s0, nb)
-	}
-}
-
-// sum adds in float64 with eight running sums (a fixed order, so the
-// result is reproducible) combined at the end.
-func sum(v []float32) float32 {
-	var acc [8]float64
-	i := 0
-	for ; i+8 <= len(v); i += 8 {
-		w := v[i : i+8 : i+8]
-		acc[0] += float64(w[0])
-		acc[1] += float64(w[1])
-		acc[2] += float64(w[2])
-		acc[3] += float64(w[3])
-		acc[4] += float64(w[4])
-		acc[5] += float64(w[5])
-		acc[6] += float64(w[6])
-		acc[7] += float64(w[7])
-	}
-	for ; i < len(v); i++ {
-		acc[i%8] += float64(v[i])
-	}
-	return float32(((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])))
-}
-
-// fill sets every element of v to x, doubling copies.
-func fill(v []float32, x float32) {
-	if len(v) == 0 {
-		return
-	}
-	v[0] = x
-	for k := 1; k < len(v); k *= 2 {
-		copy(v[k:], v[:k])
-	}
-}
-
-// ---- MaxPool2d, 2x2 windows, stride 2 ----
-
-type maxPool2 struct{}
-
-func (maxPool2) out(in shape) shape                { return shape{C: in.C, H: in.H / 2, W: in.W / 2, Spatial: true} }
-func (maxPool2) params(shape) int                  { return 0 }
-func (maxPool2) init([]float32, shape, *rand.Rand) {}
-func (l maxPool2) bind(in shape, maxBatch int) kernel {
-	o := l.out(in)
-	return &poolKernel{in: in, o: o, at: make([]int32, o.size()*maxBatch)}
-}
-
-type poolKernel struct {
-	in, o shape
-	at    []int32 // training: where each output's maximum is in x
-}
-
-// forward takes each window's maximum; in training it also records the
-// first position (row-major) that holds it, to which backward routes the
-// gradient (the last when the window holds a NaN). poolForward (C under
-// cgo) computes it, or poolForwardGo, which defines it.
-func (k *poolKernel) forward(_, x, y []float32, s *step) {
-	poolForward(x, y, k.at, k.in.C*s.batch, k.in.H, k.in.W, s.train)
-}
-
-// poolForwardGo takes the 2x2 windows' maxima of planes planes of h x w
-// (a last odd row or column is left out) into y, and in training (train)
-// their positions within the plane into at.
-func poolForwardGo(x, y []float32, at []int32, planes, h, w int, train bool) {
-	oh, ow := h/2, w/2
-	for pl := 0; pl < planes; pl++ {
-		src := x[pl*h*w:]
-		dst := y[pl*oh*ow:][:oh*ow]
-		at := at[pl*oh*ow:][:oh*ow]
-		for r := 0; r < oh; r++ {
-			i0 := 2 * r * w
-			r0 := src[i0:][:2*ow]
-			r1 := src[i0+w:][:2*ow]
-			d := dst[r*ow:][:ow]
-			if !train {
-				for c := range d {
-					d[c] = max(max(r0[2*c], r0[2*c+1]), max(r1[2*c], r1[2*c+1]))
-				}
-				continue
-			}
-			a := at[r*ow:][:ow]
-			for c := range d {
-				v00, v01, v10, v11 := r0[2*c], r0[2*c+1], r1[2*c], r1[2*c+1]
-				m := max(max(v00, v01), max(v10, v11))
-				d[c] = m
-				off := int32(w + 1) // the first holding m, without branches
-				if v10 == m {
-					off = int32(w)
-				}
-				if v01 == m {
-					off = 1
-				}
-				if v00 == m {
-					off = 0
-				}
-				a[c] = int32(i0+2*c) + off
-			}
-		}
-	}
-}
-
-func (k *poolKernel) backward(_, _, _, _, dy, dx []float32, s *step) {
-	in, o := k.in, k.o
-	clear(dx[:in.C*s.batch*in.H*in.W])
-	for pl := 0; pl < in.C*s.batch; pl++ {
-		d := dx[pl*in.H*in.W:][:in.H*in.W]
-		for i, g := range dy[pl*o.H*o.W:][:o.H*o.W] {
-			d[k.at[pl*o.H*o.W+i]] = g
-		}
-	}
-}
-
-// ---- ReLU ----
-
-type relu struct{}
-
-func (relu) out(in shape) shape                { return in }
-func (relu) params(shape) int                  { return 0 }
-func (relu) init([]float32, shape, *rand.Rand) {}
-func (relu) bind(in shape, _ int) kernel {
-	return reluKernel{n: in.size()}
-}
-
-type reluKernel struct{ n int }
-
-// forward is reluForward: C under cgo, else reluForwardGo, which defines
-// it.
-func (k reluKernel) forward(_, x, y []float32, s *step) {
-	reluForward(x[:k.n*s.batch], y[:k.n*s.batch])
-}
-
-func reluForwardGo(x, y []float32) {
-	for i, v := range x {
-		y[i] = max(v, 0)
-	}
-}
-
-// backward passes dy where y > 0. y >= 0, so its bits are zero exactly
-// where the unit was off; the mask is built without a branch.
-func (k reluKernel) backward(_, _, _, y, dy, dx []float32, s *step) {
-	y, dy, dx = y[:k.n*s.batch], dy[:k.n*s.batch], dx[:k.n*s.batch]
-	for i, v := range y {
-		on := uint32(int32(-math.Float32bits(v)) >> 31) // all ones when v > 0
-		dx[i] = math.Float32frombits(math.Float32bits(dy[i]) & on)
-	}
-}
-
-// ---- Dropout (inverted: kept units are scaled by 1/(1-p)) ----
-
-type dropout struct{ p float64 }
-
-func (dropout) out(in shape) shape                { return in }
-func (dropout) params(shape) int                  { return 0 }
-func (dropout) init([]float32, shape, *rand.Rand) {}
-func (l dropout) bind(in shape, maxBatch int) kernel {
-	threshold, scale := l.maskParams()
-	return &dropoutKernel{n: in.size(), mask: make([]float32, in.size()*maxBatch), threshold: threshold, scale: scale}
-}
-
-// maskParams are dropoutMask's threshold (a unit drops when its 16-bit
+// MaskParams are DropoutMask's threshold (a unit drops when its 16-bit
 // draw is below it) and the scale of kept units.
-func (l dropout) maskParams() (uint64, float32) {
-	return uint64(math.Round(l.p * 65536)), float32(1 / (1 - l.p))
+func (l Dropout) MaskParams() (uint64, float32) {
+	return uint64(math.Round(l.P * 65536)), float32(1 / (1 - l.P))
 }
 
-type dropoutKernel struct {
-	n         int
-	mask      []float32 // 0 or scale
-	threshold uint64    // a unit drops when its 16-bit draw is below this
-	scale     float32
-}
-
-// dropoutMask fills mask with 0 (dropped) or scale, four units per 64-bit
+// DropoutMask fills mask with 0 (dropped) or scale, four units per 64-bit
 // draw of r.
-func dropoutMask(r *rand.Rand, threshold uint64, scale float32, mask []float32) {
+func DropoutMask(r *rand.Rand, threshold uint64, scale float32, mask []float32) {
 	for i := 0; i < len(mask); i += 4 {
 		bits := r.Uint64()
 		for j := i; j < min(i+4, len(mask)); j++ {
@@ -448,142 +95,32 @@ func dropoutMask(r *rand.Rand, threshold uint64, scale float32, mask []float32) 
 	}
 }
 
-func (k *dropoutKernel) forward(_, x, y []float32, s *step) {
-	n := k.n * s.batch
-	if !s.train {
-		copy(y[:n], x[:n])
-		return
-	}
-	mask := k.mask[:n]
-	dropoutMask(s.dropout, k.threshold, k.scale, mask)
-	for i, m := range mask {
-		y[i] = x[i] * m
-	}
+// Flatten makes a spatial activation flat in PyTorch's (c, h, w) order.
+type Flatten struct{}
+
+func (Flatten) Out(in Shape) Shape                { return Shape{C: in.Size(), H: 1, W: 1} }
+func (Flatten) Params(Shape) int                  { return 0 }
+func (Flatten) init([]float32, Shape, *rand.Rand) {}
+
+// Linear is y = x W^T + b, W stored OutF x in as in PyTorch.
+type Linear struct{ OutF int }
+
+func (l Linear) Out(Shape) Shape     { return Shape{C: l.OutF, H: 1, W: 1} }
+func (l Linear) Params(in Shape) int { return l.OutF*in.Size() + l.OutF }
+func (l Linear) init(p []float32, in Shape, r *rand.Rand) {
+	kaimingUniform(p[:l.OutF*in.Size()], p[l.OutF*in.Size():], in.Size(), r)
 }
 
-func (k *dropoutKernel) backward(_, _, _, _, dy, dx []float32, s *step) {
-	for i, m := range k.mask[:k.n*s.batch] {
-		dx[i] = dy[i] * m
-	}
-}
+// EmbeddingBag is the mean of a bag's rows of a Vocab x Dim table: the
+// first layer of text models.
+type EmbeddingBag struct{ Vocab, Dim int }
 
-// ---- Flatten: C x B x H x W to B x (C*H*W), PyTorch's (c, h, w) order ----
-
-type flatten struct{}
-
-func (flatten) out(in shape) shape                { return shape{C: in.size(), H: 1, W: 1} }
-func (flatten) params(shape) int                  { return 0 }
-func (flatten) init([]float32, shape, *rand.Rand) {}
-func (flatten) bind(in shape, _ int) kernel       { return flattenKernel{in: in} }
-
-type flattenKernel struct{ in shape }
-
-func (k flattenKernel) forward(_, x, y []float32, s *step) {
-	hw, f := k.in.H*k.in.W, k.in.size()
-	for c := 0; c < k.in.C; c++ {
-		for b := 0; b < s.batch; b++ {
-			copy(y[b*f+c*hw:][:hw], x[(c*s.batch+b)*hw:])
-		}
-	}
-}
-
-func (k flattenKernel) backward(_, _, _, _, dy, dx []float32, s *step) {
-	hw, f := k.in.H*k.in.W, k.in.size()
-	for c := 0; c < k.in.C; c++ {
-		for b := 0; b < s.batch; b++ {
-			copy(dx[(c*s.batch+b)*hw:][:hw], dy[b*f+c*hw:])
-		}
-	}
-}
-
-// ---- Linear: y = x W^T + b, W stored out x in as in PyTorch ----
-
-type linear struct{ outF int }
-
-func (l linear) out(shape) shape     { return shape{C: l.outF, H: 1, W: 1} }
-func (l linear) params(in shape) int { return l.outF*in.size() + l.outF }
-func (l linear) init(p []float32, in shape, r *rand.Rand) {
-	kaimingUniform(p[:l.outF*in.size()], p[l.outF*in.size():], in.size(), r)
-}
-func (l linear) bind(in shape, _ int) kernel { return linearKernel{in: in.size(), out: l.outF} }
-
-type linearKernel struct{ in, out int }
-
-func (k linearKernel) forward(p, x, y []float32, s *step) {
-	w, bias := p[:k.out*k.in], p[k.out*k.in:]
-	for b := 0; b < s.batch; b++ {
-		copy(y[b*k.out:][:k.out], bias)
-	}
-	gemm(false, true, s.batch, k.out, k.in, 1, x, k.in, w, k.in, 1, y, k.out)
-}
-
-func (k linearKernel) backward(p, g, x, _, dy, dx []float32, s *step) {
-	w := p[:k.out*k.in]
-	gw, gb := g[:k.out*k.in], g[k.out*k.in:]
-	gemm(true, false, k.out, k.in, s.batch, 1, dy, k.out, x, k.in, 0, gw, k.in)
-	for o := range gb {
-		acc := 0.0
-		for b := 0; b < s.batch; b++ {
-			acc += float64(dy[b*k.out+o])
-		}
-		gb[o] = float32(acc)
-	}
-	if dx != nil {
-		gemm(false, false, s.batch, k.in, k.out, 1, dy, k.out, w, k.in, 0, dx, k.in)
-	}
-}
-
-// ---- EmbeddingBag (mean): the first layer of text models ----
-
-type embeddingBag struct{ vocab, dim int }
-
-func (l embeddingBag) out(shape) shape  { return shape{C: l.dim, H: 1, W: 1} }
-func (l embeddingBag) params(shape) int { return l.vocab * l.dim }
+func (l EmbeddingBag) Out(Shape) Shape  { return Shape{C: l.Dim, H: 1, W: 1} }
+func (l EmbeddingBag) Params(Shape) int { return l.Vocab * l.Dim }
 
 // init draws N(0, 1) as PyTorch's EmbeddingBag does.
-func (l embeddingBag) init(p []float32, _ shape, r *rand.Rand) {
+func (l EmbeddingBag) init(p []float32, _ Shape, r *rand.Rand) {
 	for i := range p {
 		p[i] = float32(r.NormFloat64())
-	}
-}
-func (l embeddingBag) bind(shape, int) kernel { return bagKernel(l) }
-
-type bagKernel embeddingBag
-
-func (k bagKernel) forward(p, _, y []float32, s *step) {
-	for b := 0; b < s.batch; b++ {
-		out := y[b*k.dim:][:k.dim]
-		clear(out)
-		bag := s.tokens[s.offsets[b]:s.offsets[b+1]]
-		for _, t := range bag {
-			row := p[int(t)*k.dim:][:k.dim]
-			for j, v := range row {
-				out[j] += v
-			}
-		}
-		if len(bag) > 0 {
-			inv := 1 / float32(len(bag))
-			for j := range out {
-				out[j] *= inv
-			}
-		}
-	}
-}
-
-func (k bagKernel) backward(_, g, _, _, dy, _ []float32, s *step) {
-	clear(g)
-	for b := 0; b < s.batch; b++ {
-		bag := s.tokens[s.offsets[b]:s.offsets[b+1]]
-		if len(bag) == 0 {
-			continue
-		}
-		inv := 1 / float32(len(bag))
-		d := dy[b*k.dim:][:k.dim]
-		for _, t := range bag {
-			row := g[int(t)*k.dim:][:k.dim]
-			for j, v := range d {
-				row[j] += v * inv
-			}
-		}
 	}
 }

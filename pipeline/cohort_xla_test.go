@@ -21,7 +21,7 @@ import (
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/nn/gpu"
 	"github.com/ump-lab/ump/optimizers"
 	"github.com/ump-lab/ump/stages"
 )
@@ -31,8 +31,8 @@ import (
 // GoMLX's pure-Go backend with its ops run one after another (run in
 // parallel, its worker pool can deadlock). testDevice opens it once.
 var (
-	testBackend = cmp.Or(os.Getenv("GOMLX_BACKEND"), nn.GoBackend)
-	testDevice  = nn.NewDevice(testBackend)
+	testBackend = cmp.Or(os.Getenv("GOMLX_BACKEND"), gpu.GoBackend)
+	testDevice  = gpu.NewDevice(testBackend)
 )
 
 // onGoBackend: the tests run on GoMLX's pure-Go backend, where a cell's
@@ -43,7 +43,7 @@ func onGoBackend() bool { return strings.HasPrefix(testBackend, "go") }
 // TestMain sets the GPU engine's environment, as ump's main does, and says
 // which backend the cohort tests run on.
 func TestMain(m *testing.M) {
-	nn.SetGPUEnvironment()
+	gpu.SetEnvironment()
 	fmt.Fprintf(os.Stderr, "pipeline: GPU cohort tests on GoMLX backend %q\n", testBackend)
 	os.Exit(m.Run())
 }

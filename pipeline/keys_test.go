@@ -15,7 +15,7 @@ import (
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/nn/cpu"
 )
 
 var updateKeys = flag.Bool("update-keys", false, "rewrite testdata/keys.golden.json (only when an issue changes cache keys)")
@@ -165,7 +165,7 @@ func TestCellInputsNameTheEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(inputs, "sha256:") || !strings.HasSuffix(inputs, "\n"+nn.CPUName()) {
-		t.Errorf("cell inputs %q; want the data digest, then the engine %q", inputs, nn.CPUName())
+	if !strings.HasPrefix(inputs, "sha256:") || !strings.HasSuffix(inputs, "\n"+cpu.Name()) {
+		t.Errorf("cell inputs %q; want the data digest, then the engine %q", inputs, cpu.Name())
 	}
 }

@@ -19,12 +19,13 @@ import (
 	"time"
 
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/nn/cpu"
+	"github.com/ump-lab/ump/nn/gpu"
 	"github.com/ump-lab/ump/state"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/nn"
 	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/stages/evaluate"
 	"github.com/ump-lab/ump/stages/partition"
@@ -44,8 +45,8 @@ type Runner struct {
 	Dir      string          // where it publishes its progress (eventlog.Snapshot); "" for nowhere
 	Stages   []stages.Stage
 	Data     *datasets.Library
-	Device   *nn.Device // where GPU cells train; nil where none is configured
-	Progress io.Writer  // human progress lines (stderr); nil for none
+	Device   *gpu.Device // where GPU cells train; nil where none is configured
+	Progress io.Writer   // human progress lines (stderr); nil for none
 	// Until, when set, names the last stage to run in each cell; the cell
 	// stays incomplete and a later run without Until finishes it.
 	Until string
@@ -158,7 +159,7 @@ func cellKey(c *manifests.Cell, inputs string) string {
 
 // cellInputs is what a cell's results depend on beyond its spec: the
 // content digest of its data and the engine that computes it.
-func cellInputs(cfg *manifests.Manifest, data *datasets.Library, device *nn.Device) (string, error) {
+func cellInputs(cfg *manifests.Manifest, data *datasets.Library, device *gpu.Device) (string, error) {
 	digest, err := datasetDigest(cfg, data)
 	if err != nil {
 		return "", err
@@ -175,14 +176,14 @@ func cellInputs(cfg *manifests.Manifest, data *datasets.Library, device *nn.Devi
 // includes the BLAS in use, or with engine: gpu on the GoMLX engine, whose
 // name includes the backend and device; a task without samples names its
 // own plain-Go code (tasks.Kind.GoEngine).
-func engineName(cfg *manifests.Manifest, device *nn.Device) (string, error) {
+func engineName(cfg *manifests.Manifest, device *gpu.Device) (string, error) {
 	switch {
 	case !cfg.Task.Kind().Samples:
 		return cfg.Task.Kind().GoEngine, nil
 	case cfg.OnGPU():
 		return device.Name()
 	}
-	return nn.CPUName(), nil
+	return cpu.Name(), nil
 }
 
 // datasetDigest identifies the content of a cell's data; it enters the
@@ -288,7 +289,7 @@ func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*eventlog.
 	// Cells with results computed on a CPU engine this machine can run
 	// bit-identically (gonum's sgemm after OpenBLAS was installed): the
 	// manifest keeps that engine, so no result is hidden or recomputed.
-	if len(other) > 0 && r.OtherEngine == "" && len(engines) == 1 && engines[0] != nn.CPUName() && nn.UseCPUEngine(engines[0]) {
+	if len(other) > 0 && r.OtherEngine == "" && len(engines) == 1 && engines[0] != cpu.Name() && cpu.UseEngine(engines[0]) {
 		if r.Progress != nil {
 			fmt.Fprintf(r.Progress, "note: %d of the manifest's cells have results computed on engine %q; its cells go on with that engine here "+
 				"(the same numbers), so none is hidden or recomputed (`--other-engine recompute` computes them again on this machine's own)\n",
@@ -771,12 +772,12 @@ func CheckUntil(stgs []stages.Stage, until string) error {
 // Fingerprint describes the environment a cell runs in (with the build of
 // ump that computes it), and its inputs (cellInputs), from which a pull
 // recomputes its key.
-func Fingerprint(cfg *manifests.Manifest, device *nn.Device, inputs string) map[string]string {
-	cpu := "unknown"
+func Fingerprint(cfg *manifests.Manifest, device *gpu.Device, inputs string) map[string]string {
+	processor := "unknown"
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
 			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				cpu = strings.TrimSpace(v)
+				processor = strings.TrimSpace(v)
 				break
 			}
 		}
@@ -786,6 +787,6 @@ func Fingerprint(cfg *manifests.Manifest, device *nn.Device, inputs string) map[
 		engine = err.Error()
 	}
 	return map[string]string{"go": runtime.Version(), "os": runtime.GOOS + "/" + runtime.GOARCH,
-		"engine": engine, "ump": state.Version(), "blas": nn.BLAS(), "cpu": cpu,
+		"engine": engine, "ump": state.Version(), "blas": cpu.BLAS(), "cpu": processor,
 		"cpus": fmt.Sprint(runtime.NumCPU()), "time": time.Now().UTC().Format(time.RFC3339), "inputs": inputs}
 }

@@ -9,10 +9,11 @@ import (
 	"slices"
 
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/nn/cpu"
+	"github.com/ump-lab/ump/nn/gpu"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
-	"github.com/ump-lab/ump/nn"
 	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/stages/train"
 )
@@ -98,7 +99,7 @@ func CheckBlobs(ctx context.Context, s *Store, reg *eventlog.Registration) (int,
 // digests with the ones the log recorded for the same stage key. Each
 // damaged blob (CheckBlobs) the recomputation reproduces is stored again
 // when repair is set; otherwise the store is only read.
-func Verify(ctx context.Context, s *Store, reg *eventlog.Registration, stgs []stages.Stage, data *datasets.Library, device *nn.Device, damaged []*DamagedBlob, repair bool, progress io.Writer) ([]CellCheck, error) {
+func Verify(ctx context.Context, s *Store, reg *eventlog.Registration, stgs []stages.Stage, data *datasets.Library, device *gpu.Device, damaged []*DamagedBlob, repair bool, progress io.Writer) ([]CellCheck, error) {
 	// Cells recorded on a CPU engine this machine can run bit-identically
 	// (gonum's sgemm) are verified on it, as runs go on with it.
 	rep, err := s.Source().Report(reg)
@@ -106,7 +107,7 @@ func Verify(ctx context.Context, s *Store, reg *eventlog.Registration, stgs []st
 		return nil, err
 	}
 	for _, v := range rep.Cells {
-		if recorded := v.Engine(); recorded != nn.CPUName() && nn.UseCPUEngine(recorded) {
+		if recorded := v.Engine(); recorded != cpu.Name() && cpu.UseEngine(recorded) {
 			break
 		}
 	}

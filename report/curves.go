@@ -3,13 +3,14 @@ package report
 import (
 	"context"
 	"fmt"
-	"github.com/ump-lab/ump/stages"
-	"github.com/ump-lab/ump/state"
 	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/state"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/kinds"

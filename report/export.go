@@ -3,11 +3,12 @@ package report
 import (
 	"context"
 	"fmt"
-	"github.com/ump-lab/ump/state"
 	"maps"
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/ump-lab/ump/state"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/eventlog"

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ump-lab/ump/state"
 	"io/fs"
 	"maps"
 	"math"
@@ -19,6 +18,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/ump-lab/ump/state"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/eventlog"

@@ -10,6 +10,7 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/published"
+	"github.com/ump-lab/ump/stats"
 )
 
 // scaled is vals times k, in a new slice.
@@ -111,7 +112,7 @@ func ComparePaper(p *published.Results, plan *manifests.Plan, g *Grid, t *publis
 				x, y = append(x, e.Ours.Mean), append(y, e.Paper.Mean)
 			}
 		}
-		pc.Taus = append(pc.Taus, Tau{Tau: kendallTauB(x, y), N: len(x)})
+		pc.Taus = append(pc.Taus, Tau{Tau: stats.KendallTauB(x, y), N: len(x)})
 	}
 	for i := range p.Claims {
 		c := &p.Claims[i]

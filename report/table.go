@@ -3,12 +3,14 @@ package report
 import (
 	"context"
 	"fmt"
-	"github.com/ump-lab/ump/stages"
-	"github.com/ump-lab/ump/state"
 	"maps"
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/state"
+	"github.com/ump-lab/ump/stats"
 
 	"github.com/ump-lab/ump/eventlog"
 
@@ -112,7 +114,7 @@ func (g *Grid) comparison(r, c int) (diff, p, better float64, ok bool) {
 	if e.Missing || e.Diverged || b.Missing || b.Diverged {
 		return 0, 0, 0, false
 	}
-	return e.Mean - b.Mean, welchP(e.Values, b.Values), improvement(e.Values, b.Values, g.Spec.Best), true
+	return e.Mean - b.Mean, welchP(e.Values, b.Values), stats.Improvement(e.Values, b.Values, g.Spec.Best), true
 }
 
 // comparisonText renders comparison (r, c): " (Δ +0.0123, p 0.034, P(better) 0.89)".
@@ -601,7 +603,7 @@ func (g *Grid) titles(names, values []string, sep string) string {
 func (g *Grid) Legend() string {
 	spread := "mean ± std over seeds"
 	if g.Intervals {
-		spread = fmt.Sprintf("mean [95%% interval of the mean over seeds: Student's t up to %d seeds, a percentile bootstrap of %d resamples beyond%s]", tMaxSeeds, bootstrapResamples, rangeNote(g.Spec.Value, 1))
+		spread = fmt.Sprintf("mean [95%% interval of the mean over seeds: Student's t up to %d seeds, a percentile bootstrap of %d resamples beyond%s]", tMaxSeeds, stats.BootstrapResamples, rangeNote(g.Spec.Value, 1))
 	}
 	s := fmt.Sprintf("%s of the final round, %s (best: %s, in bold; ± n/a: one seed)", strings.Join(slices.Concat([]string{g.Spec.Value}, g.Spec.Also), " / "), spread, g.Spec.Best)
 	s += g.selectionNote()

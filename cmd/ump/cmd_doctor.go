@@ -8,7 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/nn/cpu"
+	"github.com/ump-lab/ump/nn/gpu"
 	"github.com/urfave/cli/v2"
 )
 
@@ -27,10 +28,10 @@ func doctorCommand() *cli.Command {
 	}
 }
 
-func runDoctor(device *nn.Device, w io.Writer) error {
-	fmt.Fprintf(w, "cpu: works: %s\n", nn.CPUName())
-	if strings.HasPrefix(nn.BLAS(), "gonum") {
-		fmt.Fprintf(w, "  %s; install libopenblas-dev (Debian) for a faster sgemm\n", nn.BLAS())
+func runDoctor(device *gpu.Device, w io.Writer) error {
+	fmt.Fprintf(w, "cpu: works: %s\n", cpu.Name())
+	if strings.HasPrefix(cpu.BLAS(), "gonum") {
+		fmt.Fprintf(w, "  %s; install libopenblas-dev (Debian) for a faster sgemm\n", cpu.BLAS())
 	}
 	// XLA logs through TensorFlow's logger, which GoMLX silences unless
 	// told otherwise; the doctor shows warnings (read when the plugin loads).
@@ -49,15 +50,15 @@ func runDoctor(device *nn.Device, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "  compile check: a loop of 3 trips capturing an outer value and float32 products compiled and ran in %.1f s;\n"+
 		"  relative difference %.1g from float64 on the host, %.1g from GoMLX's Go backend (at most %.0g passes)\n",
-		check.Seconds, check.FromHost, check.FromGo, nn.CheckTolerance)
-	memory, measured := nn.DeviceMemory()
+		check.Seconds, check.FromHost, check.FromGo, gpu.CheckTolerance)
+	memory, measured := gpu.DeviceMemory()
 	source := "nvidia-smi"
 	if !measured {
 		source = "assumed: nvidia-smi gave none"
 	}
 	fmt.Fprintf(w, "  cells train on the device in cohorts sized to half of its %.0f GiB (%s; ump run --cohort N overrides);\n"+
 		"  cells with compressed communication compute gradients on the device and exchange on the host\n", float64(memory)/(1<<30), source)
-	for _, k := range slices.Sorted(maps.Keys(nn.GPUEnvironment())) {
+	for _, k := range slices.Sorted(maps.Keys(gpu.Environment())) {
 		fmt.Fprintf(w, "  %s=%s\n", k, os.Getenv(k))
 	}
 	return nil

@@ -8,8 +8,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ump-lab/ump/fleet"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/nn/cpu"
+	"github.com/ump-lab/ump/nn/gpu"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/report"
 	"github.com/urfave/cli/v2"
@@ -108,7 +110,7 @@ func openPlan(opts runOptions) (*manifests.Plan, string, error) {
 	}
 	args := opts.path
 	for _, ov := range opts.overrides {
-		args += " " + shellQuote(ov)
+		args += " " + fleet.ShellQuote(ov)
 	}
 	if opts.engine != "" {
 		if err := plan.SetEngine(opts.engine); err != nil {
@@ -196,7 +198,7 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	}
 	runner.Blobs = store.Blobs
 	fmt.Fprintf(stdout, "manifest %s\n", plan.Hash)
-	if blas := nn.BLAS(); strings.HasPrefix(blas, "gonum") && usesCPUEngine(plan) {
+	if blas := cpu.BLAS(); strings.HasPrefix(blas, "gonum") && usesCPUEngine(plan) {
 		fix := "install Debian's libopenblas-dev (`ump doctor` says more)"
 		if strings.Contains(blas, "UMP_BLAS") {
 			fix = "unset UMP_BLAS to use OpenBLAS"
@@ -226,12 +228,18 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
-	if err := printFinal(ctx, stdout, g.ump, store, rep); err != nil {
+	figures, err := report.WriteFinal(ctx, stdout, store.Source(), rep)
+	if err != nil {
 		return err
 	}
-	if err := printTable(ctx, stdout, store, rep); err != nil {
+	if figures {
+		fmt.Fprintf(stdout, "(every figure: %s export --manifest %.12s --table final --out final-%.12s.csv)\n", g.ump, rep.Plan.Hash, rep.Plan.Hash)
+	}
+	grid, err := report.ReadGrid(ctx, store.Source(), rep, report.Layout(&rep.Plan))
+	if err != nil {
 		return err
 	}
+	fmt.Fprintf(stdout, "\ntable (ump table %.12s):\n%s", rep.Plan.Hash, grid.Markdown())
 	if out.Failed > 0 { // a diverged cell is a result (the paper's *), not a failure
 		return errCells
 	}
@@ -241,12 +249,12 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 // gpuBuilt refuses, before anything runs, a plan with GPU cells on a build
 // without the GPU engine: a choice the user can change (--engine cpu), not
 // a cell that fails.
-func gpuBuilt(plan *manifests.Plan, device *nn.Device) error {
+func gpuBuilt(plan *manifests.Plan, device *gpu.Device) error {
 	for i := range plan.Cells {
 		if !plan.Cells[i].Config.OnGPU() {
 			continue
 		}
-		if _, err := device.Name(); errors.Is(err, nn.ErrNoGPU) {
+		if _, err := device.Name(); errors.Is(err, gpu.ErrNoGPU) {
 			return badInput{fmt.Errorf("cell %d trains on the GPU engine (engine: gpu, or --engine gpu), and %w; or run it on the CPU engine (--engine cpu)", i+1, err)}
 		}
 		return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ump-lab/ump/stages"
 	"io"
 	"slices"
 	"strconv"
@@ -12,8 +11,9 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/ump-lab/ump/stages"
+
 	"github.com/ump-lab/ump/eventlog"
-	"github.com/ump-lab/ump/fleet"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/report"
 	"github.com/ump-lab/ump/state"
@@ -224,55 +224,7 @@ func runRemoteStatus(ctx context.Context, g globals, hash string, w io.Writer) e
 	if err != nil {
 		return err
 	}
-	reg, cells, err := remote.RemoteStatus(ctx, hash)
-	if err != nil {
-		return err
-	}
-	counts := map[string]int{}
-	var lines []string
-	for i, c := range cells {
-		cell := &reg.Plan.Cells[i]
-		switch {
-		case c.Refused != "":
-			counts["refused"]++
-			lines = append(lines, fmt.Sprintf("cell %d/%d %s: its commit is refused: %s", i+1, len(cells), cell.LabelString(), c.Refused))
-		case c.Commit != nil:
-			counts[c.Commit.Status]++
-			lines = append(lines, fmt.Sprintf("cell %d/%d %s: %s, committed by %s, signed by %s", i+1, len(cells), cell.LabelString(), c.Commit.Status, c.Commit.Attempt, keyName(c.Commit.Signer)))
-		case c.Attempts > 0:
-			counts["running"]++
-			lines = append(lines, fmt.Sprintf("cell %d/%d %s: running or interrupted (%d attempts), round %d/%d reached, last upload %s",
-				i+1, len(cells), cell.LabelString(), c.Attempts, c.Round, cell.Config.Rounds, c.Uploaded.Format(time.RFC3339)))
-		default:
-			counts["missing"]++
-			lines = append(lines, fmt.Sprintf("cell %d/%d %s: missing", i+1, len(cells), cell.LabelString()))
-		}
-		for _, u := range c.Unreadable {
-			lines = append(lines, fmt.Sprintf("cell %d/%d: an attempt's upload does not check (skipped): %s", i+1, len(cells), u))
-		}
-	}
-	fmt.Fprintf(w, "%.12s  %-24s %d cells on %s: %d completed, %d diverged committed, %d running or interrupted, %d missing",
-		hash, reg.Plan.Manifest.Name, len(cells), remote.Bucket, counts[eventlog.Completed], counts[eventlog.Diverged], counts["running"], counts["missing"])
-	if counts["refused"] > 0 {
-		fmt.Fprintf(w, ", %d with a commit refused", counts["refused"])
-	}
-	fmt.Fprintln(w)
-	for _, l := range lines {
-		fmt.Fprintln(w, "  "+l)
-	}
-	if counts["refused"] > 0 {
-		return fmt.Errorf("%w: %d commits on %s do not check (listed above); pull refuses the manifest until they do", fleet.ErrRejected, counts["refused"], remote.Bucket)
-	}
-	return nil
-}
-
-// keyName is a public key NAME:BASE64 cut short (NAME and the first 8
-// digits), or "nobody" for an unsigned commit.
-func keyName(public string) string {
-	if public == "" {
-		return "nobody (unsigned)"
-	}
-	return public[:min(len(public), strings.IndexByte(public, ':')+9)] + "…"
+	return remote.WriteStatus(ctx, hash, w)
 }
 
 // printable is text from the store (a note, an engine's name) as a

@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"text/template"
 
 	"github.com/ump-lab/ump/fleet"
 	"github.com/urfave/cli/v2"
@@ -147,18 +144,18 @@ func runSubmit(ctx context.Context, g globals, opts submitOptions, stdout, stder
 	if err != nil {
 		return err
 	}
-	job := jobSpec{Run: run, Short: run[:12], Hash: plan.Hash, Name: plan.Manifest.Name, Cells: len(cells), PerTask: perTask,
+	job := fleet.Job{Run: run, Short: run[:12], Hash: plan.Hash, Name: plan.Manifest.Name, Cells: len(cells), PerTask: perTask,
 		Tasks: len(wl.Tasks), LastTask: len(wl.Tasks) - 1, Artifacts: g.artifacts, Insecure: g.insecure, Ump: self, Key: key, Sbatch: opts.sbatch,
 		Image: opts.image, Secret: opts.secret, KeySecret: opts.keySecret, Parallelism: opts.parallelism, Requeue: exitRequeue, Fail: []int{exitBadInput, exitNondeterministic}}
 	if job.Parallelism == 0 {
 		job.Parallelism = job.Tasks
 	}
-	tmpl, ext := slurmScript, "sbatch"
+	write, ext := job.Slurm, "sbatch"
 	if opts.k8s {
-		tmpl, ext = k8sJob, "yaml"
+		write, ext = job.Kubernetes, "yaml"
 	}
 	var text strings.Builder
-	if err := tmpl.Execute(&text, job); err != nil {
+	if err := write(&text); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "run %s\n", run)
@@ -194,128 +191,3 @@ func runSubmit(ctx context.Context, g globals, opts submitOptions, stdout, stder
 	}
 	return nil
 }
-
-// jobSpec is what the templates fill in.
-type jobSpec struct {
-	Run, Short, Hash, Name, Artifacts, Ump, Key, Image, Secret, KeySecret string
-	Cells, PerTask, Tasks, LastTask, Parallelism, Requeue                 int
-	Insecure                                                              bool
-	Sbatch                                                                []string
-	Fail                                                                  []int // exit codes a retry cannot fix
-}
-
-// quote writes a value as a YAML or shell-safe double-quoted string.
-func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-// shellQuote writes a value as a shell word: bare when the shell takes
-// each of its characters literally, else single-quoted.
-func shellQuote(s string) string {
-	if shellSafe.MatchString(s) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:=,@%+-]+$`)
-
-var funcs = template.FuncMap{"quote": quote, "shell": shellQuote, "json": func(v any) string { b, _ := json.Marshal(v); return string(b) }}
-
-// slurmScript is an sbatch array: one task per index, requeued when ump
-// worker stops at a safe point (SIGTERM from a time limit, preemption or
-// scontrol requeue), resuming from its checkpoint on S3.
-var slurmScript = template.Must(template.New("sbatch").Funcs(funcs).Parse(`#!/bin/bash
-#SBATCH --job-name=ump-{{.Short}}
-#SBATCH --array=0-{{.LastTask}}
-#SBATCH --requeue
-#SBATCH --signal=B:TERM@120
-#SBATCH --open-mode=append
-#SBATCH --output=ump-{{.Short}}-%a.out
-{{- range .Sbatch}}
-#SBATCH {{.}}
-{{- end}}
-# ump submit: run {{.Run}}
-# manifest {{.Name}} {{.Hash}}: {{.Cells}} cells, {{.PerTask}} per task.
-# The workers read UMP_S3_ENDPOINT, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and
-# UMP_DATA) from the environment sbatch passes on from the submitting shell, and
-# sign their commits with the submitter's key (--key below).
-# SIGTERM (the time limit's, with --signal above, or preemption) makes ump save a
-# checkpoint and exit {{.Requeue}}; the task is then requeued and resumes from it.
-set -u
-{{shell .Ump}} --artifacts {{shell .Artifacts}}{{if .Insecure}} --s3-insecure{{end}} --key {{shell .Key}} worker --run {{.Run}} &
-pid=$!
-trap 'kill -TERM "$pid" 2>/dev/null' TERM
-wait "$pid"; rc=$?
-while kill -0 "$pid" 2>/dev/null; do wait "$pid"; rc=$?; done
-if [ "$rc" -eq {{.Requeue}} ]; then
-	scontrol requeue "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}" || true
-fi
-exit "$rc"
-`))
-
-// k8sJob is an Indexed Job: one completion per task; a disruption
-// (eviction, preemption) and a worker stopped at a safe point do not count
-// against the index's retries, bad input and nondeterminism fail the index
-// at once.
-var k8sJob = template.Must(template.New("k8s").Funcs(funcs).Parse(`# ump submit: run {{.Run}}
-# manifest {{.Name}} {{.Hash}}: {{.Cells}} cells, {{.PerTask}} per task.
-# The Secret {{.Secret}} holds UMP_S3_ENDPOINT, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY;
-# the Secret {{.KeySecret}} holds the signing key the workers sign their commits with:
-#   kubectl create secret generic {{.KeySecret}} --from-file=signing-key={{.Key}}
-# the image has ump on its PATH and the data sets at $UMP_DATA.
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: ump-{{.Short}}
-  labels:
-    app.kubernetes.io/name: ump
-    ump/run: {{quote .Short}}
-spec:
-  completionMode: Indexed
-  completions: {{.Tasks}}
-  parallelism: {{.Parallelism}}
-  backoffLimitPerIndex: 3
-  podReplacementPolicy: Failed
-  podFailurePolicy:
-    rules:
-    - action: Ignore
-      onPodConditions:
-      - type: DisruptionTarget
-    - action: Ignore
-      onExitCodes:
-        containerName: ump
-        operator: In
-        values: [{{.Requeue}}]
-    - action: FailIndex
-      onExitCodes:
-        containerName: ump
-        operator: In
-        values: {{json .Fail}}
-  template:
-    metadata:
-      labels:
-        app.kubernetes.io/name: ump
-        ump/run: {{quote .Short}}
-    spec:
-      restartPolicy: Never
-      terminationGracePeriodSeconds: 120
-      containers:
-      - name: ump
-        image: {{quote .Image}}
-        command: ["ump"]
-        args: [{{quote "--artifacts"}}, {{quote .Artifacts}},{{if .Insecure}} "--s3-insecure",{{end}} "--key", "/etc/ump/signing-key", "worker", "--run", {{quote .Run}}]
-        envFrom:
-        - secretRef:
-            name: {{quote .Secret}}
-        volumeMounts:
-        - name: signing-key
-          mountPath: /etc/ump
-          readOnly: true
-      volumes:
-      - name: signing-key
-        secret:
-          secretName: {{quote .KeySecret}}
-          defaultMode: 0400
-`))

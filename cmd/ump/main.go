@@ -19,7 +19,7 @@ import (
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/fleet"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/nn/gpu"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/signing"
 	"github.com/ump-lab/ump/stages"
@@ -71,7 +71,7 @@ var errCells = errors.New("some cells failed")
 func main() {
 	// XLA and cuBLAS read their settings from the environment when they
 	// load: set the GPU engine's, before any.
-	nn.SetGPUEnvironment()
+	gpu.SetEnvironment()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()
@@ -150,7 +150,7 @@ type globals struct {
 	artifacts string // s3://BUCKET/PREFIX, or "" for the store's own blobs
 	insecure  bool
 	notes     io.Writer // stderr: says when a reader runs beside a writer; nil for none
-	device    *nn.Device
+	device    *gpu.Device
 	ump       string // "ump" and the global flags given, for hints that rerun a command
 	key       string // this user's signing key file
 }
@@ -158,7 +158,7 @@ type globals struct {
 func globalsOf(c *cli.Context) globals {
 	return globals{store: c.String("store"), data: datasets.NewLibrary(c.String("data-dir")),
 		artifacts: c.String("artifacts"), insecure: c.Bool("s3-insecure"), notes: c.App.ErrWriter,
-		device: nn.NewDevice(c.String("gpu-backend")), ump: invocation(c), key: c.String("key")}
+		device: gpu.NewDevice(c.String("gpu-backend")), ump: invocation(c), key: c.String("key")}
 }
 
 // invocation is `ump` with the global flags c was given (or their
@@ -172,7 +172,7 @@ func invocation(c *cli.Context) string {
 		case boolean:
 			parts = append(parts, "--"+name)
 		default:
-			parts = append(parts, "--"+name, shellQuote(c.String(name)))
+			parts = append(parts, "--"+name, fleet.ShellQuote(c.String(name)))
 		}
 	}
 	return strings.Join(parts, " ")

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/nn/gpu"
 )
 
 // buildTags are the tags the tests build ump with: those they are built with.
@@ -23,7 +23,7 @@ var buildTags = []string{"-tags", "xla"}
 // hash and the cell keys, and the final accuracies agree closely (the
 // engines differ in rounding only); doctor names the backend.
 func TestGPUEngineThroughThePipeline(t *testing.T) {
-	backend := cmp.Or(os.Getenv("GOMLX_BACKEND"), nn.GoBackend)
+	backend := cmp.Or(os.Getenv("GOMLX_BACKEND"), gpu.GoBackend)
 	env := []string{"GOMLX_BACKEND=" + backend}
 	m := writeFile(t, "s.yaml", strings.Replace(inspectManifest, "DATASET", "synthetic", 1))
 	store := t.TempDir()

@@ -7,6 +7,7 @@ import (
 	"github.com/ump-lab/ump/compress"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/nn/gpu"
 	"github.com/ump-lab/ump/stages"
 )
 
@@ -24,14 +25,14 @@ type deviceTrainer struct {
 	sends    []string // the vectors the algorithm communicates
 	initial  map[string][][]float32
 	data     *datasets.Dataset
-	shape    nn.CohortShape
+	shape    gpu.CohortShape
 	seat     *Seat
 	own      *Seat // a seat of its own (no runner gave one), released at close
 	m        *Member
 	bound    float64
 	loss     float64 // the last round's mean mini-batch loss
 	finite   bool
-	scores   *nn.CellScores // the last round's, when asked for
+	scores   *gpu.CellScores // the last round's, when asked for
 }
 
 func newDeviceTrainer(ctx context.Context, env *stages.Env) (*deviceTrainer, error) {
@@ -61,7 +62,7 @@ func newDeviceTrainer(ctx context.Context, env *stages.Env) (*deviceTrainer, err
 	}
 	d := &deviceTrainer{cfg: acfg, seed: uint64(cfg.Seed), k: cfg.LocalSteps, samplers: samplers, exchange: exchange,
 		sends: trace.Sends, initial: opt.State(), data: data, bound: lossBound(data), seat: deviceOf(ctx).seat,
-		shape: nn.CohortShape{Model: cfg.Task.Model, Algorithm: acfg.Name, Workers: cfg.Workers, LocalSteps: cfg.LocalSteps, Batch: cfg.BatchSize}}
+		shape: gpu.CohortShape{Model: cfg.Task.Model, Algorithm: acfg.Name, Workers: cfg.Workers, LocalSteps: cfg.LocalSteps, Batch: cfg.BatchSize}}
 	if d.seat == nil {
 		d.own = NewLockstep(1, deviceOf(ctx).device).Reserve(cfg)
 		d.seat = d.own
@@ -95,7 +96,7 @@ func (d *deviceTrainer) round(t int, lr float64, mix algorithms.Mixing, evaluate
 			batches[i] = append(batches[i], s.batch(t*d.k+step))
 		}
 	}
-	losses, finite, scores, err := d.m.Round(nn.CellRound{Config: d.cfg, Seed: d.seed, Round: t, LR: lr, Mix: mix, Batches: batches}, evaluate)
+	losses, finite, scores, err := d.m.Round(gpu.CellRound{Config: d.cfg, Seed: d.seed, Round: t, LR: lr, Mix: mix, Batches: batches}, evaluate)
 	if err != nil {
 		return err
 	}

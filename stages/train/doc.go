@@ -12,7 +12,7 @@
 // ("checkpoint"). A round with non-finite parameters, or a data-set round
 // whose mean mini-batch loss exceeds 100 ln(classes), stops the run as
 // diverged. Checkpoints are TrainState (checkpoint.go). GPU cells without
-// compression train in a device cohort (Lockstep, nn.Cohort): the same
+// compression train in a device cohort (Lockstep, gpu.Cohort): the same
 // rounds, computed on the device, recorded the same way. The runner hands
 // Run the device and the cell's seat in its cohort through the context
 // (WithDevice), and asks before any cell runs what only this stage knows:

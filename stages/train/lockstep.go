@@ -7,11 +7,12 @@ import (
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/nn/gpu"
 	"github.com/ump-lab/ump/stages"
 )
 
 // Lockstep runs the training of concurrently running GPU cells that share
-// their shapes as one device cohort (nn.Cohort, DESIGN.md "Cohorts"): a
+// their shapes as one device cohort (gpu.Cohort, DESIGN.md "Cohorts"): a
 // round executes when every member has asked for it and no reserved cell
 // is still on its way, so the device computes every slot once per round.
 // A cell's numbers do not depend on the others in its cohort (frozen and
@@ -20,23 +21,23 @@ type Lockstep struct {
 	size   int
 	mu     sync.Mutex
 	groups map[string]*group
-	// newCohort builds a cohort (nn.NewCohort on the device; tests put a
+	// newCohort builds a cohort (gpu.NewCohort on the device; tests put a
 	// fake here).
-	newCohort func(data *datasets.Dataset, shape nn.CohortShape) (nn.Cohort, error)
+	newCohort func(data *datasets.Dataset, shape gpu.CohortShape) (gpu.Cohort, error)
 }
 
 // NewLockstep returns a Lockstep whose cohorts hold size cells and train
 // on the device.
-func NewLockstep(size int, device *nn.Device) *Lockstep {
+func NewLockstep(size int, device *gpu.Device) *Lockstep {
 	return &Lockstep{size: max(1, size), groups: map[string]*group{},
-		newCohort: func(data *datasets.Dataset, shape nn.CohortShape) (nn.Cohort, error) {
-			return nn.NewCohort(device, data, shape)
+		newCohort: func(data *datasets.Dataset, shape gpu.CohortShape) (gpu.Cohort, error) {
+			return gpu.NewCohort(device, data, shape)
 		}}
 }
 
 // CohortSize is how many cells of cfg's shape one device cohort holds:
-// half the device's memory (nn.DeviceMemory) over a cell's estimated
-// footprint (nn.CellBytes), at least 1.
+// half the device's memory (gpu.DeviceMemory) over a cell's estimated
+// footprint (gpu.CellBytes), at least 1.
 func CohortSize(cfg *manifests.Manifest, lib *datasets.Library) int {
 	data, err := stages.LoadData(cfg.Task, lib)
 	if err != nil {
@@ -46,8 +47,8 @@ func CohortSize(cfg *manifests.Manifest, lib *datasets.Library) int {
 	if err != nil {
 		return 1
 	}
-	memory, _ := nn.DeviceMemory()
-	return int(max(1, memory/2/nn.CellBytes(m, cfg.Algorithm.Name, cfg.Workers, cfg.BatchSize)))
+	memory, _ := gpu.DeviceMemory()
+	return int(max(1, memory/2/gpu.CellBytes(m, cfg.Algorithm.Name, cfg.Workers, cfg.BatchSize)))
 }
 
 // Seat is a cell's reserved place in its cohort: the runner reserves it
@@ -104,7 +105,7 @@ type Member struct {
 // Join takes a slot in the seat's cohort, building the cohort on first
 // use, and uploads the cell's initial state (its optimizer's, or a
 // checkpoint's).
-func (s *Seat) Join(data *datasets.Dataset, shape nn.CohortShape, state map[string][][]float32) (*Member, error) {
+func (s *Seat) Join(data *datasets.Dataset, shape gpu.CohortShape, state map[string][][]float32) (*Member, error) {
 	g := s.g
 	l := g.l
 	l.mu.Lock()
@@ -119,7 +120,7 @@ func (s *Seat) Join(data *datasets.Dataset, shape nn.CohortShape, state map[stri
 			return nil, err
 		}
 		g.cohort = co
-		g.requests = make([]nn.CellRound, l.size)
+		g.requests = make([]gpu.CellRound, l.size)
 		g.evaluate = make([]bool, l.size)
 	}
 	slot := -1
@@ -144,7 +145,7 @@ func (s *Seat) Join(data *datasets.Dataset, shape nn.CohortShape, state map[stri
 
 // Round submits the member's round and waits for the cohort to run it;
 // with evaluate, the scores of its models after the round come back too.
-func (m *Member) Round(req nn.CellRound, evaluate bool) (losses []float64, finite bool, scores *nn.CellScores, err error) {
+func (m *Member) Round(req gpu.CellRound, evaluate bool) (losses []float64, finite bool, scores *gpu.CellScores, err error) {
 	g := m.g
 	g.l.mu.Lock()
 	defer g.l.mu.Unlock()
@@ -166,7 +167,7 @@ func (m *Member) Round(req nn.CellRound, evaluate bool) (losses []float64, finit
 }
 
 // Evaluate scores the member's models now (between its rounds).
-func (m *Member) Evaluate() (*nn.CellScores, error) {
+func (m *Member) Evaluate() (*gpu.CellScores, error) {
 	m.g.l.mu.Lock()
 	defer m.g.l.mu.Unlock()
 	scores, err := m.g.cohort.EvaluateCell(m.slot)
@@ -204,17 +205,17 @@ type group struct {
 	l         *Lockstep
 	key       string
 	cond      *sync.Cond
-	cohort    nn.Cohort
+	cohort    gpu.Cohort
 	slots     []bool // in use
 	reserved  int    // seats announced, not yet joined or released
 	live      int    // members
 	submitted int    // members waiting for this round
-	requests  []nn.CellRound
+	requests  []gpu.CellRound
 	evaluate  []bool
 	gen       int // rounds run
 	losses    [][]float64
 	finite    []bool
-	scores    []nn.CellScores
+	scores    []gpu.CellScores
 	err       error
 }
 
@@ -231,7 +232,7 @@ func (g *group) settle() {
 	if g.submitted == 0 || g.submitted < g.live || g.reserved > 0 {
 		return
 	}
-	cells := make([]nn.CellRound, len(g.requests))
+	cells := make([]gpu.CellRound, len(g.requests))
 	evaluate := false
 	for i := range cells {
 		if g.slots[i] && g.requests[i].Active {
@@ -244,7 +245,7 @@ func (g *group) settle() {
 		g.scores, g.err = g.cohort.Evaluate()
 	}
 	for i := range g.requests {
-		g.requests[i], g.evaluate[i] = nn.CellRound{}, false
+		g.requests[i], g.evaluate[i] = gpu.CellRound{}, false
 	}
 	g.submitted = 0
 	g.gen++

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/nn/gpu"
 )
 
 // fakeCohort records the rounds it runs: which slots were active, with
@@ -23,7 +23,7 @@ type fakeCohort struct {
 	closed bool
 }
 
-func (f *fakeCohort) Round(cells []nn.CellRound) ([][]float64, []bool, error) {
+func (f *fakeCohort) Round(cells []gpu.CellRound) ([][]float64, []bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.fail != nil {
@@ -43,12 +43,12 @@ func (f *fakeCohort) Round(cells []nn.CellRound) ([][]float64, []bool, error) {
 	return losses, finite, nil
 }
 
-func (f *fakeCohort) Evaluate() ([]nn.CellScores, error) {
+func (f *fakeCohort) Evaluate() ([]gpu.CellScores, error) {
 	f.evals++
-	return make([]nn.CellScores, 3), nil
+	return make([]gpu.CellScores, 3), nil
 }
 
-func (f *fakeCohort) EvaluateCell(int) (nn.CellScores, error) { return nn.CellScores{}, nil }
+func (f *fakeCohort) EvaluateCell(int) (gpu.CellScores, error) { return gpu.CellScores{}, nil }
 
 func (f *fakeCohort) State(c int) (map[string][][]float32, error) { return f.states[c], nil }
 
@@ -61,7 +61,7 @@ func (f *fakeCohort) Close() { f.closed = true }
 
 func fakeLockstep(size int, f *fakeCohort) *Lockstep {
 	l := NewLockstep(size, nil)
-	l.newCohort = func(*datasets.Dataset, nn.CohortShape) (nn.Cohort, error) { return f, nil }
+	l.newCohort = func(*datasets.Dataset, gpu.CohortShape) (gpu.Cohort, error) { return f, nil }
 	return l
 }
 
@@ -92,17 +92,17 @@ func TestLockstepWaitsForReservedCells(t *testing.T) {
 		t.Fatal("a GPU data-set cell has no cohort key")
 	}
 	seats := []*Seat{l.Reserve(cfg), l.Reserve(cfg), l.Reserve(cfg)}
-	a, err := seats[0].Join(nil, nn.CohortShape{}, map[string][][]float32{"x": {{1}}})
+	a, err := seats[0].Join(nil, gpu.CohortShape{}, map[string][][]float32{"x": {{1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := seats[1].Join(nil, nn.CohortShape{}, map[string][][]float32{"x": {{2}}})
+	b, err := seats[1].Join(nil, gpu.CohortShape{}, map[string][][]float32{"x": {{2}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan []float64, 2)
-	go func() { l, _, _, _ := a.Round(nn.CellRound{Round: 0}, false); done <- l }()
-	go func() { l, _, _, _ := b.Round(nn.CellRound{Round: 4}, false); done <- l }()
+	go func() { l, _, _, _ := a.Round(gpu.CellRound{Round: 0}, false); done <- l }()
+	go func() { l, _, _, _ := b.Round(gpu.CellRound{Round: 4}, false); done <- l }()
 	time.Sleep(20 * time.Millisecond)
 	if len(done) != 0 || len(f.rounds) != 0 {
 		t.Fatal("a round ran while a reserved cell was still on its way")
@@ -120,7 +120,7 @@ func TestLockstepWaitsForReservedCells(t *testing.T) {
 		t.Errorf("member b's state %v, want what it joined with", s)
 	}
 	a.Leave()
-	if _, _, _, err := b.Round(nn.CellRound{Round: 5}, false); err != nil {
+	if _, _, _, err := b.Round(gpu.CellRound{Round: 5}, false); err != nil {
 		t.Fatal(err)
 	}
 	if last := f.rounds[len(f.rounds)-1]; !slices.Equal(last, []int{-1, 5, -1}) {
@@ -138,11 +138,11 @@ func TestLockstepSharesAnError(t *testing.T) {
 	f := &fakeCohort{states: map[int]map[string][][]float32{}, fail: errors.New("device lost")}
 	l := fakeLockstep(2, f)
 	cfg := gpuCell()
-	a, _ := l.Reserve(cfg).Join(nil, nn.CohortShape{}, nil)
-	b, _ := l.Reserve(cfg).Join(nil, nn.CohortShape{}, nil)
+	a, _ := l.Reserve(cfg).Join(nil, gpu.CohortShape{}, nil)
+	b, _ := l.Reserve(cfg).Join(nil, gpu.CohortShape{}, nil)
 	errs := make(chan error, 2)
 	for _, m := range []*Member{a, b} {
-		go func() { _, _, _, err := m.Round(nn.CellRound{}, false); errs <- err }()
+		go func() { _, _, _, err := m.Round(gpu.CellRound{}, false); errs <- err }()
 	}
 	for range 2 {
 		if err := <-errs; err == nil || err.Error() != "device lost" {
@@ -150,9 +150,9 @@ func TestLockstepSharesAnError(t *testing.T) {
 		}
 	}
 	f.fail = nil
-	go func() { _, _, _, err := a.Round(nn.CellRound{}, true); errs <- err }()
+	go func() { _, _, _, err := a.Round(gpu.CellRound{}, true); errs <- err }()
 	eventually(t, "a's submission", func() bool { l.mu.Lock(); defer l.mu.Unlock(); return a.g.submitted == 1 })
-	if _, _, scores, err := b.Round(nn.CellRound{}, false); err != nil || scores != nil {
+	if _, _, scores, err := b.Round(gpu.CellRound{}, false); err != nil || scores != nil {
 		t.Errorf("b after the error: scores %v, %v", scores, err)
 	}
 	if err := <-errs; err != nil || f.evals != 1 {

@@ -7,6 +7,7 @@ import (
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/nn/cpu"
 	"github.com/ump-lab/ump/stages"
 )
 
@@ -17,7 +18,7 @@ func TestNeuralRowAggregatesLocalAndAveragedModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := nn.NewCPU("logreg", data, 1)
+	e, err := cpu.New("logreg", data, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

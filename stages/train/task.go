@@ -11,6 +11,8 @@ import (
 	"github.com/ump-lab/ump/internal/rng"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/nn/cpu"
+	"github.com/ump-lab/ump/nn/gpu"
 	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/stages/partition"
 )
@@ -52,11 +54,11 @@ func newTask(ctx context.Context, env *stages.Env) (task, error) {
 // newEngine builds the training engine of a data-set cell: the CPU
 // engine on procs goroutines (0: all), or with engine: gpu the GoMLX one
 // on the device.
-func newEngine(cfg *manifests.Manifest, data *datasets.Dataset, device *nn.Device, procs int) (nn.Engine, error) {
+func newEngine(cfg *manifests.Manifest, data *datasets.Dataset, device *gpu.Device, procs int) (nn.Engine, error) {
 	if cfg.OnGPU() {
-		return nn.NewGPU(cfg.Task.Model, data, uint64(cfg.Seed), device)
+		return gpu.New(cfg.Task.Model, data, uint64(cfg.Seed), device)
 	}
-	e, err := nn.NewCPU(cfg.Task.Model, data, uint64(cfg.Seed))
+	e, err := cpu.New(cfg.Task.Model, data, uint64(cfg.Seed))
 	if err == nil && procs > 0 {
 		e.UseProcs(procs)
 	}
@@ -131,7 +133,7 @@ func (t *quadratic) metrics(round int, x [][]float32) ([]float64, error) {
 // guess, ln(classes), has diverged.
 const lossBoundFactor = 100
 
-// neural trains a model of the nn engine on a partitioned data set.
+// neural trains a model of package nn, on the CPU or GPU engine, on a partitioned data set.
 type neural struct {
 	engine    nn.Engine
 	data      *datasets.Dataset

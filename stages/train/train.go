@@ -13,7 +13,7 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/compress"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/nn/gpu"
 	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/stages/topology"
 )
@@ -293,14 +293,14 @@ type deviceKey struct{}
 
 // onDevice is what WithDevice gives the train stage.
 type onDevice struct {
-	device *nn.Device
+	device *gpu.Device
 	seat   *Seat
 }
 
 // WithDevice returns ctx carrying where GPU cells train (nil where none is
 // configured) and the cell's seat in a cohort (nil: a cohort of its own),
 // for the train stage's Run; the other stages need neither.
-func WithDevice(ctx context.Context, device *nn.Device, seat *Seat) context.Context {
+func WithDevice(ctx context.Context, device *gpu.Device, seat *Seat) context.Context {
 	return context.WithValue(ctx, deviceKey{}, onDevice{device, seat})
 }
 

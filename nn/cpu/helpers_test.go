@@ -1,0 +1,26 @@
+package cpu
+
+import (
+	"testing"
+
+	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/nn/nntest"
+)
+
+// lenetEvaluation is what a LeNet/MNIST cell evaluates every 5 rounds: 11
+// models (10 workers' and their average) on a 10,000-sample test split of
+// random data, with the engine that scores them.
+func lenetEvaluation(t testing.TB) (*Engine, [][]float32, *datasets.Split) {
+	const models, samples = 11, 10000
+	data := nntest.WithTest(nntest.RandomData([]int{1, 28, 28}, 10, samples, 0, 0), samples)
+	e, err := New("lenet", data, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := make([][]float32, models)
+	for i := range params {
+		params[i] = make([]float32, e.Params())
+		e.Init(params[i])
+	}
+	return e, params, &data.Test
+}

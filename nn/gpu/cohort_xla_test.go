@@ -1,0 +1,460 @@
+//go:build xla
+
+package gpu
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ump-lab/ump/algorithms"
+	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/internal/rng"
+	"github.com/ump-lab/ump/kinds"
+	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/nn/cpu"
+	"github.com/ump-lab/ump/nn/nntest"
+)
+
+// cohortCase is a small cohort: cells of 4 workers on a ring, LeNet on
+// MNIST-shaped data (dropout on), batches of up to 8 with one worker's
+// smaller; the cells differ in seed, learning rate and parameters
+// (algorithmCases).
+type cohortCase struct {
+	cfgs  []algorithms.Config
+	k     int
+	lrs   []float64
+	seeds []uint64
+}
+
+const (
+	cohortWorkers = 4
+	cohortBatch   = 8
+)
+
+func cohortData() *datasets.Dataset {
+	return nntest.WithTest(nntest.RandomData([]int{1, 28, 28}, 10, 96, 0, 0), 40)
+}
+
+// cohortBatches are worker i's batches of round r, step k, for a cell.
+func cohortBatches(seed uint64, round, k int) [][][]int {
+	out := make([][][]int, cohortWorkers)
+	for i := range out {
+		r := rng.New(seed, "test-batches", uint64(i), uint64(round))
+		for range k {
+			size := cohortBatch
+			if i == 1 {
+				size = 5
+			}
+			out[i] = append(out[i], r.Perm(96)[:size])
+		}
+	}
+	return out
+}
+
+// algorithmCases has a cohort of every algorithm of algorithms.Family,
+// generated from its declaration: as many cells as its most numerous
+// choices (at least 3), cell c taking the c-th value (cyclically) of every
+// choice and boolean parameter, (1 - c/10) times every non-zero float
+// default (c/10 for a zero one) and weight decay c 1e-3; K = 3 (the first
+// step and two turns of the round program's loop, so that XLA cannot
+// replace a one-trip loop by its body), or 1 for those defined for one
+// local step only.
+func algorithmCases() map[string]cohortCase {
+	out := map[string]cohortCase{}
+	for _, kind := range algorithms.Family.Kinds {
+		cells := 3
+		for _, p := range kind.Params {
+			cells = max(cells, len(p.Choices))
+		}
+		cc := cohortCase{k: 3}
+		if len(kind.Validate(kinds.Values{}, kinds.Cell{LocalSteps: cc.k})) > 0 {
+			cc.k = 1
+		}
+		for c := range cells {
+			v := kinds.Values{}
+			for _, p := range kind.Params {
+				switch {
+				case p.Type == kinds.String:
+					v[p.Name] = p.Choices[c%len(p.Choices)]
+				case p.Type == kinds.Bool:
+					v[p.Name] = c%2 == 1
+				case p.Type == kinds.Float && p.Default != nil && p.Default.(float64) != 0:
+					v[p.Name] = p.Default.(float64) * (1 - 0.1*float64(c))
+				case p.Type == kinds.Float && p.Default != nil:
+					v[p.Name] = 0.1 * float64(c)
+				}
+			}
+			cc.cfgs = append(cc.cfgs, algorithms.Config{Name: kind.Name, Params: v, WeightDecay: 1e-3 * float64(c)})
+			cc.lrs = append(cc.lrs, []float64{0.05, 0.1, 0.02}[c%3])
+			cc.seeds = append(cc.seeds, uint64(c+1))
+		}
+		out[kind.Name] = cc
+	}
+	return out
+}
+
+// cpuRounds runs a cell on the CPU engine and the CPU optimizer: its state
+// and the per-round worker-major step losses.
+func cpuRounds(t *testing.T, data *datasets.Dataset, cfg algorithms.Config, seed uint64, lr float64, k, rounds int) (map[string][][]float32, [][]float64) {
+	e, err := cpu.New("lenet", data, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x0 := make([]float32, e.Params())
+	e.Init(x0)
+	opt, err := algorithms.New(cfg, cohortWorkers, x0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var losses [][]float64
+	for r := range rounds {
+		step, err := cpuRound(e, opt, r, lr, ringOf(cohortWorkers), cohortBatches(seed, r, k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		losses = append(losses, step)
+	}
+	return opt.State(), losses
+}
+
+// cpuRound runs round r of a cell on a CPU engine and optimizer, worker i
+// taking batches[i][tau] at local step tau; it returns the worker-major
+// step losses.
+func cpuRound(e nn.Engine, opt algorithms.Optimizer, r int, lr float64, mix algorithms.Mixing, batches [][][]int) ([]float64, error) {
+	n, k := len(batches), len(batches[0])
+	losses := make([]float64, n*k)
+	grads := func(tau int, x, g [][]float32) error {
+		bs := make([][]int, n)
+		for i := range bs {
+			bs[i] = batches[i][tau]
+		}
+		l := make([]float64, n)
+		if err := e.Gradients(nn.Step{Round: r, Local: tau}, x, g, bs, l); err != nil {
+			return err
+		}
+		for i, v := range l {
+			losses[i*k+tau] = v
+		}
+		return nil
+	}
+	if err := opt.Round(&algorithms.Round{T: r, K: k, LR: lr, Grad: grads, Mix: mix}); err != nil {
+		return nil, err
+	}
+	return losses, nil
+}
+
+// newTestCohort builds a cohort of a case's cells, each at its optimizer's
+// initial state.
+func newTestCohort(t *testing.T, dev *Device, data *datasets.Dataset, cc cohortCase) Cohort {
+	co, err := NewCohort(dev, data, CohortShape{Model: "lenet", Algorithm: cc.cfgs[0].Name, Cells: len(cc.cfgs), Workers: cohortWorkers,
+		LocalSteps: cc.k, Batch: cohortBatch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, cfg := range cc.cfgs {
+		cpu, _ := cpu.New("lenet", data, cc.seeds[c])
+		x0 := make([]float32, cpu.Params())
+		cpu.Init(x0)
+		opt, err := algorithms.New(cfg, cohortWorkers, x0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := co.SetState(c, opt.State()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return co
+}
+
+// cohortRound runs round r of a case's cells; frozen[c] freezes cell c.
+func cohortRound(t *testing.T, co Cohort, cc cohortCase, r int, frozen []bool) [][]float64 {
+	cells := make([]CellRound, len(cc.cfgs))
+	for c := range cells {
+		cells[c] = CellRound{Active: frozen == nil || !frozen[c], Config: cc.cfgs[c], Seed: cc.seeds[c], Round: r,
+			LR: cc.lrs[c], Mix: ringOf(cohortWorkers), Batches: cohortBatches(cc.seeds[c], r, cc.k)}
+	}
+	losses, finite, err := co.Round(cells)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, f := range finite {
+		if !f {
+			t.Fatalf("round %d: cell %d has non-finite parameters", r+1, c)
+		}
+	}
+	return losses
+}
+
+// relDiff is |a - b| / |a| over whole vectors.
+func relDiff(a, b [][]float32) float64 {
+	d, n := distance(a, b), norm(a)
+	if n == 0 {
+		return d
+	}
+	return d / n
+}
+
+// distance is |a - b| over whole vectors.
+func distance(a, b [][]float32) float64 {
+	var d float64
+	for i := range a {
+		for k := range a[i] {
+			e := float64(a[i][k]) - float64(b[i][k])
+			d += e * e
+		}
+	}
+	return math.Sqrt(d)
+}
+
+// norm is |v| over whole vectors.
+func norm(v [][]float32) float64 {
+	var n float64
+	for i := range v {
+		for _, e := range v[i] {
+			n += float64(e) * float64(e)
+		}
+	}
+	return math.Sqrt(n)
+}
+
+// TestCohortMatchesCPU: after one round, every state vector of every cell
+// of a cohort equals the CPU engine's and CPU optimizer's to a relative
+// 1e-5, for every algorithm of the family (algorithmCases), and so do the step losses and the evaluation
+// (of the whole cohort, and of one cell, in loops of several steps);
+// after a second round (which takes the algorithms' later-round branches)
+// to 1e-3: a ReLU or max-pool decision flipped by rounding may move a few
+// units further.
+//
+// A vector other than x may differ, beyond tol times its norm, by what x's
+// own difference explains: a vector made from a displacement of x over K
+// eta (QG-DSGDm's m_hat = mu m_hat + (1-mu)(x_start - x)/(K eta),
+// GT-DSUM's displacement tracker) takes up x's differences at the round's
+// start and end divided by K eta, a cancellation, plus its own difference
+// of the round before: in round r, at most explained_r = explained_{r-1} +
+// (|dx_{r-1}| + |dx_r|)/(K eta). On a 16-core Xeon (OpenBLAS's Cooperlake
+// kernels) x was within 5e-5 of the CPU's and m_hat 1.4e-3 by its norm,
+// which 1e-3 alone refused. Where x agrees, the allowance vanishes. (A
+// mistake in such a vector moves x too, and so loosens its own check; but
+// both engines run one definition, so a mistake of the GPU engine's is in
+// an operation every algorithm and vector uses, x among them.)
+func TestCohortMatchesCPU(t *testing.T) {
+	data := cohortData()
+	defer func(v int) { evalModelSamples = v }(evalModelSamples)
+	evalModelSamples = 16 * 3 * (cohortWorkers + 1) // 40 test samples in 3 steps of 16 for 3 cells, 2 of 32 for one
+	for backendName, dev := range gpuBackends(t) {
+		for name, cc := range algorithmCases() {
+			t.Run(backendName+"/"+name, func(t *testing.T) {
+				co := newTestCohort(t, dev, data, cc)
+				defer co.Close()
+				dx, explained := make([]float64, len(cc.cfgs)), make([]float64, len(cc.cfgs)) // per cell, as above
+				for r, tol := range []float64{1e-5, 1e-3} {
+					losses := cohortRound(t, co, cc, r, nil)
+					scores, err := co.Evaluate()
+					if err != nil {
+						t.Fatal(err)
+					}
+					for c, cfg := range cc.cfgs {
+						want, wantLosses := cpuRounds(t, data, cfg, cc.seeds[c], cc.lrs[c], cc.k, r+1)
+						got, err := co.State(c)
+						if err != nil {
+							t.Fatal(err)
+						}
+						start := dx[c]
+						dx[c] = distance(want["x"], got["x"])
+						explained[c] += (start + dx[c]) / (float64(cc.k) * cc.lrs[c])
+						for vec, w := range want {
+							allowed := tol * norm(w)
+							if vec != "x" {
+								allowed += explained[c]
+							}
+							if d := relDiff(w, got[vec]); distance(w, got[vec]) > allowed {
+								t.Errorf("round %d cell %d: %s differs from the CPU's by %.3g relative, beyond %.3g (tol, plus what x's difference explains)", r+1, c, vec, d, allowed/norm(w))
+							} else {
+								t.Logf("round %d cell %d: %s within %.2g of the CPU's", r+1, c, vec, d)
+							}
+						}
+						for j, l := range wantLosses[r] {
+							if math.Abs(l-losses[c][j]) > tol*math.Abs(l) {
+								t.Errorf("round %d cell %d: loss %d is %g, the CPU's %g", r+1, c, j, losses[c][j], l)
+							}
+						}
+						cpu, _ := cpu.New("lenet", data, cc.seeds[c])
+						one, err := co.EvaluateCell(c)
+						if err != nil {
+							t.Fatal(err)
+						}
+						wantScores, err := cpu.Evaluate(want["x"], &data.Test)
+						if err != nil {
+							t.Fatal(err)
+						}
+						for i, s := range wantScores {
+							what := fmt.Sprintf("round %d cell %d worker %d", r+1, c, i)
+							checkScore(t, what, s, scores[c].Local[i], data.Test.Len(), tol)
+							checkScore(t, what+" (EvaluateCell)", s, one.Local[i], data.Test.Len(), tol)
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+func checkScore(t *testing.T, what string, want, got nn.Score, n int, tol float64) {
+	t.Helper()
+	if math.Abs(want.Loss-got.Loss) > tol*math.Abs(want.Loss) || math.Abs(want.Accuracy-got.Accuracy) > 1.5/float64(n) {
+		t.Errorf("%s: evaluation %+v, the CPU's %+v", what, got, want)
+	}
+}
+
+// TestCohortEqualsCellsAlone: a second run of a cohort gives the same bits
+// (XLA on a GPU included), a frozen cell keeps its state while the others
+// train on, and a cohort of 3 cells gives each cell the state it reaches
+// in a cohort of its own: exactly on GoMLX's Go backend; on a GPU to
+// float rounding (1e-5 relative), since cuBLAS picks its kernels by the
+// program's shapes.
+func TestCohortEqualsCellsAlone(t *testing.T) {
+	data := cohortData()
+	cc := algorithmCases()["gt-dsum"]
+	run := func(dev *Device, cc cohortCase, rounds int, frozen func(c, r int) bool) Cohort {
+		co := newTestCohort(t, dev, data, cc)
+		for r := range rounds {
+			fr := make([]bool, len(cc.cfgs))
+			for c := range fr {
+				fr[c] = frozen(c, r)
+			}
+			cohortRound(t, co, cc, r, fr)
+		}
+		return co
+	}
+	same := func(t *testing.T, what string, a, b Cohort, ca, cb int, tol float64) {
+		want, err := a.State(ca)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := b.State(cb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for vec, w := range want {
+			if d := relDiff(w, got[vec]); d > tol {
+				t.Errorf("%s: %s differs by %.3g", what, vec, d)
+			} else if d != 0 {
+				t.Logf("%s: %s differs by %.3g", what, vec, d)
+			}
+		}
+	}
+	for backendName, dev := range gpuBackends(t) {
+		t.Run(backendName, func(t *testing.T) {
+			secondFrozen := func(c, r int) bool { return c == 1 && r > 0 }
+			co := run(dev, cc, 3, secondFrozen)
+			defer co.Close()
+			again := run(dev, cc, 3, secondFrozen)
+			defer again.Close()
+			for c := range cc.cfgs {
+				same(t, fmt.Sprintf("cell %d, second run", c), co, again, c, c, 0)
+				alone := cohortCase{cfgs: cc.cfgs[c : c+1], k: cc.k, lrs: cc.lrs[c : c+1], seeds: cc.seeds[c : c+1]}
+				rounds := 3
+				if c == 1 {
+					rounds = 1 // frozen after its first round
+				}
+				one := run(dev, alone, rounds, func(int, int) bool { return false })
+				tol := 0.0
+				if backendName != "gomlx-go" {
+					tol = 1e-5
+				}
+				same(t, fmt.Sprintf("cell %d, alone", c), one, co, 0, c, tol)
+				one.Close()
+			}
+		})
+	}
+}
+
+// ringOf is Metropolis-Hastings on a ring of n (1/3 each; n >= 3).
+func ringOf(n int) algorithms.Mixing {
+	w := make([][]float64, n)
+	for i := range w {
+		w[i] = make([]float64, n)
+		w[i][i] += 1.0 / 3
+		w[i][(i+1)%n] += 1.0 / 3
+		w[i][(i+n-1)%n] += 1.0 / 3
+	}
+	m, _ := algorithms.NewMixing(w)
+	return m
+}
+
+// TestCohortNeedsATestSplit: a data set without test samples is refused
+// when the cohort is built, not when its evaluation program fails to
+// compile.
+func TestCohortNeedsATestSplit(t *testing.T) {
+	data := nntest.RandomData([]int{1, 28, 28}, 10, 96, 0, 0)
+	_, err := NewCohort(device(GoBackend), data, CohortShape{Model: "lenet", Algorithm: "d-sum", Cells: 1, Workers: 2, LocalSteps: 1, Batch: 4})
+	if err == nil || !strings.Contains(err.Error(), "no test samples") {
+		t.Fatalf("NewCohort on a data set without a test split: %v; want an error saying it has no test samples", err)
+	}
+}
+
+// TestCohortBuilderErrorsNameTheAlgorithm: a definition the round program
+// cannot be built from is an error naming the algorithm and what is
+// inconsistent, not a crash: one whose later local steps take no gradient
+// or ask for a number the first step does not (it branches on the step;
+// the program builds one loop body for every step), where the host's
+// trace and the program disagree, and one that uses
+// a vector its Rules do not declare, which the host's trace refuses first.
+func TestCohortBuilderErrorsNameTheAlgorithm(t *testing.T) {
+	eta := func(_ algorithms.Config, at algorithms.At) float32 { return float32(at.LR) }
+	step := func(s algorithms.Space, tau int) {
+		s.Set("x", s.Sub(s.Get("x"), s.Scale(s.Num(eta), s.Grad(tau))))
+	}
+	cases := []struct {
+		name, want string
+		round      func(s algorithms.Space, k int)
+	}{
+		{"gradient-first-step-only", "took 3 gradients and 3 numbers for 3 local steps on the device, its trace on the host 1 gradients and 1 numbers",
+			func(s algorithms.Space, k int) {
+				s.Steps(k, func(tau int) {
+					if tau == 0 {
+						step(s, tau)
+					}
+				})
+			}},
+		{"number-at-the-last-step", "took 3 gradients and 3 numbers for 3 local steps on the device, its trace on the host 3 gradients and 4 numbers",
+			func(s algorithms.Space, k int) {
+				s.Steps(k, func(tau int) {
+					if tau == 2 {
+						s.Num(eta)
+					}
+					step(s, tau)
+				})
+			}},
+		{"undeclared-vector", `uses vector "m", which its Rules do not declare`,
+			func(s algorithms.Space, k int) {
+				s.Steps(k, func(tau int) { step(s, tau) })
+				s.Set("x", s.Add(s.Get("x"), s.Get("m")))
+			}},
+	}
+	data := cohortData()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			saved := algorithms.Family.Kinds
+			name := "test-" + tc.name
+			algorithms.Family.Kinds = append(slices.Clip(saved), kinds.Kind[*algorithms.Rules]{Name: name,
+				New: &algorithms.Rules{Vectors: []algorithms.Vector{{Name: "x", FromX0: true}}, Round: tc.round}})
+			defer func() { algorithms.Family.Kinds = saved }()
+			cc := cohortCase{cfgs: []algorithms.Config{{Name: name}}, k: 3, lrs: []float64{0.1}, seeds: []uint64{1}}
+			co, err := NewCohort(device(GoBackend), data, CohortShape{Model: "lenet", Algorithm: name, Cells: 1,
+				Workers: cohortWorkers, LocalSteps: cc.k, Batch: cohortBatch})
+			if err == nil {
+				defer co.Close()
+				_, _, err = co.Round([]CellRound{{Active: true, Config: cc.cfgs[0], Seed: 1, LR: 0.1, Mix: ringOf(cohortWorkers),
+					Batches: cohortBatches(1, 0, cc.k)}})
+			}
+			if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("a cohort of %s: %v; want an error naming it and saying %q", name, err, tc.want)
+			}
+			t.Log(err)
+		})
+	}
+}

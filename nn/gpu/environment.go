@@ -1,0 +1,62 @@
+package gpu
+
+import (
+	"errors"
+	"os"
+	"strings"
+)
+
+// ErrNoGPU is the answer of a build without the GPU engine (built without
+// -tags xla) to anything that needs it.
+var ErrNoGPU = errors.New("this ump was built without the GPU engine; rebuild with -tags xla (make build-gpu)")
+
+// SetEnvironment puts Environment into the process's environment
+// before XLA and cuBLAS load and read it: each variable where the user has
+// not set it, and in XLA_FLAGS each of the engine's flags the user's own do
+// not name, ahead of theirs (the user's setting of a flag wins).
+func SetEnvironment() {
+	for k, v := range Environment() {
+		old, set := os.LookupEnv(k)
+		switch {
+		case !set:
+			os.Setenv(k, v)
+		case k == "XLA_FLAGS":
+			os.Setenv(k, joinFlags(v, old))
+		}
+	}
+}
+
+// joinFlags is ours' flags that theirs do not name (by what precedes "="),
+// then theirs.
+func joinFlags(ours, theirs string) string {
+	named := map[string]bool{}
+	for _, f := range strings.Fields(theirs) {
+		name, _, _ := strings.Cut(f, "=")
+		named[name] = true
+	}
+	var out []string
+	for _, f := range strings.Fields(ours) {
+		if name, _, _ := strings.Cut(f, "="); !named[name] {
+			out = append(out, f)
+		}
+	}
+	return strings.Join(append(out, strings.Fields(theirs)...), " ")
+}
+
+// CompileCheck is what Device.CheckCompile found: a small program built the
+// way the GPU engine's round program is — a While loop of three trips whose
+// body captures a value of the enclosing graph and gathers a row by the
+// loop index, and float32 products of numbers that TF32 would round —
+// compiled and run on the device.
+type CompileCheck struct {
+	Backend     string  // the backend opened, in GoMLX's syntax (GOMLX_BACKEND)
+	Description string  // GoMLX's description of it: the PJRT plugin and its version
+	Seconds     float64 // to compile and run the program
+	FromHost    float64 // the largest relative difference from the host's float64 result
+	FromGo      float64 // ... from GoMLX's pure-Go backend's result
+}
+
+// CheckTolerance is the relative difference CheckCompile accepts: float32
+// rounding (about 1e-7 here) passes; TF32's (about 1e-4) or a loop one trip
+// short (a third off) does not.
+const CheckTolerance = 2e-6

@@ -1,0 +1,138 @@
+//go:build xla
+
+package gpu
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"unsafe"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+)
+
+// countedLoop builds, as one While loop of the current function,
+//
+//	for i := 0; i < limit; i += stride { state = body(i, state) }
+//
+// and returns the final state. XLA's StableHLO builder refuses an
+// operation in a loop's body on a value of the enclosing function (GoMLX's
+// Go backend accepts it). So the loop carries the outside values its body
+// uses, unchanged, as parameters of the body, which reaches them through
+// loopBody.use; the body's constants are its own (ownCaches), and so are
+// its reductions.
+//
+// The loop's values are ordered outside, counter, state, so the state's
+// last value is the While's last output: GoMLX's Go backend (v0.27.3,
+// simplego's function_exec.go) sizes a function's results by its last
+// output and fails on a While whose later outputs lie beyond it.
+func countedLoop(g *Graph, limit, stride int, outside, state []*Node, body func(b *loopBody, i *Node, state []*Node) []*Node) []*Node {
+	counter := shapes.Make(dtypes.Int32)
+	params := func(g *Graph) []*Node { // the loop's values as parameters of a closure
+		var ps []*Node
+		for k, v := range outside {
+			ps = append(ps, Parameter(g, fmt.Sprintf("outside%d", k), v.Shape()))
+		}
+		ps = append(ps, Parameter(g, "i", counter))
+		for k, v := range state {
+			ps = append(ps, Parameter(g, fmt.Sprintf("state%d", k), v.Shape()))
+		}
+		return ps
+	}
+	n := len(outside)
+	next := NewClosure(g, func(g *Graph) []*Node {
+		defer ownCaches(g)()
+		ps := params(g)
+		b := &loopBody{fn: g.CurrentFunc(), carried: map[*Node]*Node{}}
+		for k, v := range outside {
+			b.carried[v] = ps[k]
+		}
+		out := body(b, ps[n], ps[n+1:])
+		if len(out) != len(state) {
+			panic(fmt.Errorf("gpu engine: a loop's body gave %d values for a state of %d", len(out), len(state)))
+		}
+		loop := append(slices.Clip(ps[:n]), Add(ps[n], Const(g, int32(stride))))
+		return append(loop, b.useAll(out)...)
+	})
+	more := NewClosure(g, func(g *Graph) []*Node {
+		return []*Node{LessThan(params(g)[n], Const(g, int32(limit)))}
+	})
+	init := append(append(slices.Clip(outside), Const(g, int32(0))), state...)
+	return While(more, next, init...)[n+1:]
+}
+
+// loopBody is a countedLoop's body while it is built: its function and
+// the outside values it carries, each with its parameter.
+type loopBody struct {
+	fn      *Function
+	carried map[*Node]*Node // outside value -> its parameter
+}
+
+// use is v as the body can use it: v itself if the body made it, else the
+// parameter that carries it. Any other outside value is a mistake of the
+// program's (panics).
+func (b *loopBody) use(v *Node) *Node {
+	if v.Function() == b.fn {
+		return v
+	}
+	if p, ok := b.carried[v]; ok {
+		return p
+	}
+	panic(fmt.Errorf("gpu engine: a loop's body uses a value of its enclosing function that the loop does not carry (%s)", v.Shape()))
+}
+
+// useAll is use of each value.
+func (b *loopBody) useAll(vs []*Node) []*Node {
+	out := make([]*Node, len(vs))
+	for i, v := range vs {
+		out[i] = b.use(v)
+	}
+	return out
+}
+
+// ownCaches gives a loop body, while it is built, empty caches of what
+// GoMLX keeps once per graph rather than per function (it restores the
+// enclosing function's when the returned function is called): the graph's
+// scalar constants (graph.go, scalarCache) and, on XLA, the builder's
+// reduction, arg-min/max and selection functions (backends/xla/builder.go).
+// With the enclosing function's, the body would use its constants (a
+// ReLU's zero, a MulScalar's factor) and its reduction functions, which
+// XLA's builder refuses; with caches of its own, the body makes its own.
+func ownCaches(g *Graph) (restore func()) {
+	caches := []reflect.Value{field(reflect.ValueOf(g).Elem(), "scalars")}
+	if !caches[0].IsValid() {
+		panic(fmt.Errorf("gpu engine: GoMLX's Graph has no scalar cache (field scalars) to give a loop body its own: countedLoop must follow GoMLX"))
+	}
+	if builder := field(reflect.ValueOf(g).Elem(), "builder"); builder.IsValid() && !builder.IsNil() && builder.Elem().Kind() == reflect.Pointer {
+		for _, name := range []string{"cacheReductions", "cacheArgMinMax", "cacheSelections"} { // XLA's builder only
+			if c := field(builder.Elem().Elem(), name); c.IsValid() {
+				caches = append(caches, c)
+			}
+		}
+	}
+	saved := make([]reflect.Value, len(caches))
+	for i, c := range caches {
+		saved[i] = reflect.ValueOf(c.Interface())
+		c.Set(reflect.MakeMap(c.Type()))
+	}
+	return func() {
+		for i, c := range caches {
+			c.Set(saved[i])
+		}
+	}
+}
+
+// field is a struct's field of that name, if it is a map, made settable;
+// the zero Value otherwise.
+func field(v reflect.Value, name string) reflect.Value {
+	if v.Kind() != reflect.Struct {
+		return reflect.Value{}
+	}
+	f := v.FieldByName(name)
+	if !f.IsValid() || (f.Kind() != reflect.Map && f.Kind() != reflect.Interface) || !f.CanAddr() {
+		return reflect.Value{}
+	}
+	return reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem()
+}
