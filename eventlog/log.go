@@ -191,6 +191,12 @@ func openBadger(dir string, readOnly bool) (*Badger, error) {
 		WithNumVersionsToKeep(1).
 		WithReadOnly(readOnly)
 	db, err := badger.Open(opts)
+	if err != nil && strings.Contains(err.Error(), syscall.ENOSPC.Error()) {
+		// Badger formats its cause into its message (errors.Is cannot
+		// find it): a disk that filled while it wrote its lock file or key
+		// registry is a full disk, not a damaged store.
+		return nil, fmt.Errorf("opening event log %s: %w (%v)", path, syscall.ENOSPC, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: opening event log %s: %w", ErrDamaged, path, err)
 	}
