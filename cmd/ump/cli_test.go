@@ -230,7 +230,7 @@ func TestGlobalFlagsAfterTheCommandAndVersion(t *testing.T) {
 	m := writeFile(t, "m2.yaml", strings.Replace(smallManifest, "lr: 0.02", "lr: 0.01", 1))
 	// (TestMain sets UMP_KEY, which the hint keeps too, as it keeps a data
 	// directory chosen by UMP_DATA.)
-	globals := "`ump --store " + store
+	globals := "`" + umpBin + " --store " + store
 	if dir := os.Getenv("UMP_DATA"); dir != "" {
 		globals += " --data-dir " + dir
 	}
@@ -606,10 +606,10 @@ func TestFlagPlaceholdersAreNames(t *testing.T) {
 			check(where+" "+c.Name, c.Flags, c.Subcommands)
 		}
 	}
-	app := newApp(io.Discard, io.Discard)
+	app := newApp("ump", io.Discard, io.Discard)
 	check("ump", app.Flags, app.Commands)
 	var out bytes.Buffer
-	newApp(&out, io.Discard).Run([]string{"ump", "help"})
+	newApp("ump", &out, io.Discard).Run([]string{"ump", "help"})
 	if !strings.Contains(out.String(), "--data-dir DIR") {
 		t.Errorf("ump help does not show --data-dir DIR:\n%s", out.String())
 	}

@@ -13,17 +13,34 @@ import (
 	"testing"
 )
 
-// pasted runs a command ump printed as a user pastes it into a shell, in
-// dir: `ump` is this test's binary.
+// pasted runs a command of the docs (`ump ...`) as a user pastes it into a
+// shell, in dir, with `ump` this test's binary.
 func pasted(t *testing.T, dir, command string) result {
 	t.Helper()
 	rest, ok := strings.CutPrefix(command, "ump ")
 	if !ok {
-		t.Fatalf("a hint that is not an ump command: %q", command)
+		t.Fatalf("a command that is not an ump command: %q", command)
 	}
-	cmd := exec.Command("bash", "-c", `"$UMP" `+rest)
+	return inShell(t, dir, `"$UMP" `+rest, "UMP="+umpBin)
+}
+
+// printed runs a hint ump printed exactly as printed, in dir: one that
+// names ump by the path it was run by (this test's binary), as `make run`
+// runs ./bin/ump, which is not on the PATH.
+func printed(t *testing.T, dir, command string) result {
+	t.Helper()
+	if !strings.HasPrefix(command, umpBin+" ") {
+		t.Fatalf("a hint that does not name ump as it was run (%s): %q", umpBin, command)
+	}
+	return inShell(t, dir, command)
+}
+
+// inShell runs a command line with bash in dir, with env added.
+func inShell(t *testing.T, dir, command string, env ...string) result {
+	t.Helper()
+	cmd := exec.Command("bash", "-c", command)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "UMP="+umpBin)
+	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	code := exitStatus(t, cmd.Run())
@@ -42,13 +59,13 @@ func hint(t *testing.T, output string, re *regexp.Regexp) string {
 }
 
 var (
-	everyFigureHint = regexp.MustCompile(`\(every figure: (ump [^)]*)\)`)
-	resumeHint      = regexp.MustCompile("stopped at a safe point; rerun `(ump [^`]*)` to resume")
-	untilHints      = regexp.MustCompile("`(ump [^`]*show[^`]*)` shows them, `(ump [^`]*)` continues")
+	everyFigureHint = regexp.MustCompile(`\(every figure: ([^)]*)\)`)
+	resumeHint      = regexp.MustCompile("stopped at a safe point; rerun `([^`]*)` to resume")
+	untilHints      = regexp.MustCompile("`([^`]*show[^`]*)` shows them, `([^`]*)` continues")
 )
 
 // TestPrintedHintsRunAsPrinted runs, as a user pastes them, the commands
-// ump prints: the export of every figure after a run, the show and the run
+// ump prints (naming ump by the path it was run by): the export of every figure after a run, the show and the run
 // that continue a run stopped by --until, and the rerun after an interrupt
 // of `run -j 2` (which must keep -j 2 and resume); that run's live status
 // and its interrupt name both cells in flight.
@@ -63,15 +80,15 @@ func TestPrintedHintsRunAsPrinted(t *testing.T) {
 	if m2 == nil {
 		t.Fatalf("run --until printed no hints:\n%s", until.stderr)
 	}
-	if r := pasted(t, dir, m2[1]); r.code != 0 || !strings.Contains(r.stdout, "stage topology: completed") {
+	if r := printed(t, dir, m2[1]); r.code != 0 || !strings.Contains(r.stdout, "stage topology: completed") {
 		t.Errorf("%s: exit %d\n%s%s", m2[1], r.code, r.stdout, r.stderr)
 	}
-	finished := pasted(t, dir, m2[2])
+	finished := printed(t, dir, m2[2])
 	if finished.code != 0 {
 		t.Fatalf("%s: exit %d\n%s", m2[2], finished.code, finished.stderr)
 	}
 	export := hint(t, finished.stdout, everyFigureHint)
-	if r := pasted(t, dir, export); r.code != 0 {
+	if r := printed(t, dir, export); r.code != 0 {
 		t.Errorf("%s: exit %d\n%s", export, r.code, r.stderr)
 	} else if out := strings.Fields(export)[len(strings.Fields(export))-1]; !isFinalCSV(filepath.Join(dir, out), 2) {
 		t.Errorf("%s wrote no CSV table of the 2 cells to %s", export, out)
@@ -92,7 +109,7 @@ func TestPrintedHintsRunAsPrinted(t *testing.T) {
 	if !strings.Contains(rerun, " -j 2 ") {
 		t.Errorf("the resume hint drops -j 2: %s", rerun)
 	}
-	if r := pasted(t, dir, rerun); r.code != 0 || !strings.Contains(r.stderr, "resuming from the checkpoint after round") {
+	if r := printed(t, dir, rerun); r.code != 0 || !strings.Contains(r.stderr, "resuming from the checkpoint after round") {
 		t.Errorf("%s: exit %d, did not resume\n%s", rerun, r.code, r.stderr)
 	}
 }

@@ -89,7 +89,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 			code = exitCells
 		}
 	}()
-	app := newApp(stdout, stderr)
+	app := newApp(args[0], stdout, stderr)
 	hoisted, ordered := flagsFirst(app.Flags, nil, app.Commands, args[1:])
 	err := app.RunContext(ctx, slices.Concat(args[:1:1], hoisted, ordered))
 	if err == nil {
@@ -151,7 +151,7 @@ type globals struct {
 	insecure  bool
 	notes     io.Writer // stderr: says when a reader runs beside a writer; nil for none
 	device    *gpu.Device
-	ump       string // "ump" and the global flags given, for hints that rerun a command
+	ump       string // the program and the global flags given, for hints that rerun a command
 	key       string // this user's signing key file
 }
 
@@ -161,10 +161,23 @@ func globalsOf(c *cli.Context) globals {
 		device: gpu.NewDevice(c.String("gpu-backend")), ump: invocation(c), key: c.String("key")}
 }
 
-// invocation is `ump` with the global flags c was given (or their
+// programKey keys, in the app's Metadata, the program as a hint names it.
+const programKey = "program"
+
+// program is how a hint names ump, run as arg0: by the path it was run
+// by when that has a slash (`make run` runs ./bin/ump, which is not on
+// the PATH), else "ump".
+func program(arg0 string) string {
+	if strings.Contains(arg0, "/") {
+		return fleet.ShellQuote(arg0)
+	}
+	return "ump"
+}
+
+// invocation is the program with the global flags c was given (or their
 // environment variables set), as a hint that reruns the command needs them.
 func invocation(c *cli.Context) string {
-	parts := []string{"ump"}
+	parts := []string{c.App.Metadata[programKey].(string)}
 	for _, f := range c.App.Flags {
 		name := f.Names()[0]
 		switch _, boolean := f.(*cli.BoolFlag); {
@@ -272,10 +285,12 @@ func useArtifacts(ctx context.Context, g globals, store *pipeline.Store) error {
 	return nil
 }
 
-func newApp(stdout, stderr io.Writer) *cli.App {
+// newApp is ump's command line, run as arg0.
+func newApp(arg0 string, stdout, stderr io.Writer) *cli.App {
 	app := &cli.App{
-		Name:  "ump",
-		Usage: "reproducible decentralized-SGD sweeps (D-SUM, GT-DSUM and baselines)",
+		Name:     "ump",
+		Metadata: map[string]any{programKey: program(arg0)},
+		Usage:    "reproducible decentralized-SGD sweeps (D-SUM, GT-DSUM and baselines)",
 		Description: "A manifest declares a sweep; every cell runs partition, topology, train and evaluate;\n" +
 			"every stage is recorded in the store's event log and cached by its inputs.\n\n" + exitCodesHelp,
 		Writer:    stdout,
