@@ -62,7 +62,7 @@ type PaperComparison struct {
 	Grid    *Grid
 	Paper   *published.Table
 	Entries [][]PaperEntry // [published row][published column]
-	Taus    []Tau          // per published column
+	Taus    []Tau          // per published column; none where the paper draws a figure
 	Claims  []Verdict
 	// Departures are how the run departs from the paper's protocol
 	// (Departures): when there are any, the comparison is provisional.
@@ -106,6 +106,9 @@ func ComparePaper(p *published.Results, plan *manifests.Plan, g *Grid, t *publis
 		pc.Entries = append(pc.Entries, entries)
 	}
 	for c := range t.Columns {
+		if t.Drawn {
+			break // no numbers to rank
+		}
 		var x, y []float64
 		for r := range t.Rows {
 			if e := pc.Entries[r][c]; e.comparable() && !e.Ours.Provisional {
@@ -412,7 +415,9 @@ func (pc *PaperComparison) legend() []string {
 		}
 		taus = append(taus, fmt.Sprintf("%s: %s (%d rows)", g.columnName(pc.Paper.Columns[c]), s, tau.N))
 	}
-	lines = append(lines, "Rank agreement with the paper (Kendall's tau-b of the rows' means, per column): "+strings.Join(taus, "; ")+".")
+	if len(taus) > 0 {
+		lines = append(lines, "Rank agreement with the paper (Kendall's tau-b of the rows' means, per column): "+strings.Join(taus, "; ")+".")
+	}
 	if len(pc.Claims) > 0 {
 		lines = append(lines, "Claims:")
 	}
