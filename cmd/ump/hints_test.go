@@ -124,3 +124,13 @@ func isFinalCSV(path string, cells int) bool {
 	rows, err := csv.NewReader(f).ReadAll()
 	return err == nil && len(rows) == cells+1 && slices.Contains(rows[0], "cell_key")
 }
+
+// TestHintsNameUmpAsItWasRun: a hint names the binary by the name or path
+// it was run by, quoted for a shell, and "ump" when it was given none.
+func TestHintsNameUmpAsItWasRun(t *testing.T) {
+	for arg0, want := range map[string]string{"ump": "ump", "./bin/ump-gpu": "./bin/ump-gpu", "/opt/my tools/ump": "'/opt/my tools/ump'", "": "ump"} {
+		if got := program(arg0); got != want {
+			t.Errorf("run as %q: hints name %s; want %s", arg0, got, want)
+		}
+	}
+}

@@ -164,14 +164,14 @@ func globalsOf(c *cli.Context) globals {
 // programKey keys, in the app's Metadata, the program as a hint names it.
 const programKey = "program"
 
-// program is how a hint names ump, run as arg0: by the path it was run
-// by when that has a slash (`make run` runs ./bin/ump, which is not on
-// the PATH), else "ump".
+// program is how a hint names ump, run as arg0: as it was run, so that
+// the hint runs the same binary (`make run` runs ./bin/ump, which is not
+// on the PATH; `make build-gpu` makes bin/ump-gpu).
 func program(arg0 string) string {
-	if strings.Contains(arg0, "/") {
-		return fleet.ShellQuote(arg0)
+	if arg0 == "" {
+		return "ump"
 	}
-	return "ump"
+	return fleet.ShellQuote(arg0)
 }
 
 // invocation is the program with the global flags c was given (or their
