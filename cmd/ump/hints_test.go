@@ -65,10 +65,11 @@ var (
 )
 
 // TestPrintedHintsRunAsPrinted runs, as a user pastes them, the commands
-// ump prints (naming ump by the path it was run by): the export of every figure after a run, the show and the run
-// that continue a run stopped by --until, and the rerun after an interrupt
-// of `run -j 2` (which must keep -j 2 and resume); that run's live status
-// and its interrupt name both cells in flight.
+// ump prints (naming ump by the path it was run by): the export of every
+// figure after a run, the show and the run that continue a run stopped by
+// --until, and the rerun after an interrupt of `run -j 2` (which must keep
+// -j 2 and resume); that run's live status and its interrupt name both
+// cells in flight.
 func TestPrintedHintsRunAsPrinted(t *testing.T) {
 	store, dir := t.TempDir(), t.TempDir()
 	m := writeFile(t, "m.yaml", strings.Replace(longManifest, "dim: 30000", "dim: 30", 1))
