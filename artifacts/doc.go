@@ -9,5 +9,7 @@
 // ErrUnavailable) and Memory (for unit tests). S3 also keeps objects by
 // name, each written once (Named: the state machines running one sweep
 // share); Memory is its in-memory twin. A Table is a list of typed
-// columns (int64, float64 or string) written as Arrow IPC files or CSV.
+// columns (int64, float64, string or bool) written as Arrow IPC, Parquet
+// or CSV. Parquet files come from users (ump report reads results
+// directories), so a malformed one reads as an error, never a panic.
 package artifacts

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	pqmetadata "github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -221,36 +222,21 @@ func ReadArrow(data []byte) (*Table, error) {
 
 // ReadParquet decodes a Parquet file written by WriteParquet (or any file
 // of int64, float64, string and boolean columns), its nulls and metadata
-// included.
+// included. A malformed file is an error, never a panic.
 func ReadParquet(data []byte) (*Table, error) {
-	pf, err := file.NewParquetReader(bytes.NewReader(data))
+	schema, recs, kv, err := decodeParquet(data)
 	if err != nil {
 		return nil, fmt.Errorf("reading Parquet table: %w", err)
 	}
-	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.NewGoAllocator())
+	defer func() {
+		for _, rec := range recs {
+			rec.Release()
+		}
+	}()
+	t, err := fromRecords(schema, recs)
 	if err != nil {
 		return nil, fmt.Errorf("reading Parquet table: %w", err)
 	}
-	tbl, err := fr.ReadTable(context.Background())
-	if err != nil {
-		return nil, fmt.Errorf("reading Parquet table: %w", err)
-	}
-	defer tbl.Release()
-	tr := array.NewTableReader(tbl, max(1, tbl.NumRows()))
-	defer tr.Release()
-	var recs []arrow.RecordBatch
-	for tr.Next() {
-		rec := tr.RecordBatch()
-		rec.Retain()
-		defer rec.Release()
-		recs = append(recs, rec)
-	}
-	t, err := fromRecords(tbl.Schema(), recs)
-	if err != nil {
-		return nil, fmt.Errorf("reading Parquet table: %w", err)
-	}
-	kv := pf.MetaData().KeyValueMetadata()
 	for i, k := range kv.Keys() {
 		if k == "ARROW:schema" { // pqarrow's copy of the schema, not the table's metadata
 			continue
@@ -261,6 +247,91 @@ func ReadParquet(data []byte) (*Table, error) {
 		t.Metadata[k] = kv.Values()[i]
 	}
 	return t, nil
+}
+
+// decodeParquet reads a Parquet file with arrow-go into record batches
+// (the caller releases them) and the file's key-value metadata. arrow-go
+// trusts a file's footer: a column chunk that lies outside the file, or a
+// row count of 2^33, makes it allocate more than any machine has (a fatal
+// error, which no recover catches), so the footer is checked first and
+// rows are read in batches. What arrow-go does on other malformed input
+// (it panics: a negative length, a column shorter than the row count, an
+// unknown logical type) is an error here.
+func decodeParquet(data []byte) (schema *arrow.Schema, recs []arrow.RecordBatch, kv pqmetadata.KeyValueMetadata, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed file: %v", r)
+		}
+		if err != nil { // recs holds what was read before the error
+			for _, rec := range recs {
+				rec.Release()
+			}
+			schema, recs, kv = nil, nil, nil
+		}
+	}()
+	pf, err := file.NewParquetReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer pf.Close()
+	if err := checkFooter(pf.MetaData(), int64(len(data))); err != nil {
+		return nil, nil, nil, err
+	}
+	// arrow-go reserves room for a whole batch before it decodes one.
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: parquetBatchRows}, memory.NewGoAllocator())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer rr.Release()
+	var rows int64
+	for rr.Next() {
+		rec := rr.RecordBatch()
+		rec.Retain()
+		recs = append(recs, rec)
+		rows += rec.NumRows()
+	}
+	if err := rr.Err(); err != nil {
+		return nil, recs, nil, err
+	}
+	if claimed := pf.NumRows(); rows != claimed {
+		return nil, recs, nil, fmt.Errorf("its footer claims %d rows, its columns hold %d", claimed, rows)
+	}
+	return rr.Schema(), recs, pf.MetaData().KeyValueMetadata(), nil
+}
+
+// parquetBatchRows is how many rows ReadParquet decodes at a time.
+const parquetBatchRows = 1 << 16
+
+// checkFooter reports a column chunk whose bytes, as the footer gives
+// them, do not lie inside a file of size bytes, and row groups whose rows
+// do not add up to the file's.
+func checkFooter(md *pqmetadata.FileMetaData, size int64) error {
+	var rows int64
+	for g := range md.NumRowGroups() {
+		rg := md.RowGroup(g)
+		rows += rg.NumRows()
+		for c := range rg.NumColumns() {
+			col, err := rg.ColumnChunk(c)
+			if err != nil {
+				return err
+			}
+			start := col.DataPageOffset()
+			if col.HasDictionaryPage() && col.DictionaryPageOffset() > 0 && col.DictionaryPageOffset() < start {
+				start = col.DictionaryPageOffset()
+			}
+			if n := col.TotalCompressedSize(); start < 0 || n < 0 || n > size-start {
+				return fmt.Errorf("row group %d, column %d: the footer puts its %d bytes at offset %d, outside the file's %d bytes", g, c, n, start, size)
+			}
+		}
+	}
+	if rows != md.NumRows {
+		return fmt.Errorf("the footer gives the file %d rows and its row groups %d", md.NumRows, rows)
+	}
+	return nil
 }
 
 // fromRecords gathers record batches of one schema into a Table; a
