@@ -420,12 +420,12 @@ func (o *cpu) evaluate(outs []output) {
 				case opAddScaled:
 					b := read(in.b)[:w]
 					for j := range dst {
-						dst[j] = a[j] + n*b[j]
+						dst[j] = a[j] + float32(n*b[j])
 					}
 				case opSubScaled:
 					b := read(in.b)[:w]
 					for j := range dst {
-						dst[j] = a[j] - n*b[j]
+						dst[j] = a[j] - float32(n*b[j])
 					}
 				case opScale:
 					for j := range dst {

@@ -50,7 +50,7 @@ func (m Mixing) Apply(dst, src [][]float32) {
 		for k := range d {
 			s := 0.0
 			for _, e := range row {
-				s += e.W * float64(src[e.J][k])
+				s += float64(e.W * float64(src[e.J][k]))
 			}
 			d[k] = float32(s)
 		}

@@ -383,14 +383,14 @@ func (c qsgd) Encode(t []float32, at Draw) Message {
 		part := t[b*c.bucket : min(len(t), (b+1)*c.bucket)]
 		norm := 0.0
 		for _, v := range part {
-			norm += float64(v) * float64(v)
+			norm += float64(float64(v) * float64(v))
 		}
 		norm = math.Sqrt(norm)
 		w.f32(float32(norm))
 		for _, v := range part {
 			level := 0
 			if norm > 0 {
-				level = int(math.Abs(float64(v))/norm*s + r.Float64())
+				level = int(float64(math.Abs(float64(v))/norm*s) + float64(r.Float64()))
 			}
 			w.bits(signBit(v), 1)
 			w.bits(uint64(min(level, c.levels)), c.width())
@@ -587,14 +587,14 @@ func (c powersgd) Encode(t []float32, at Draw) Message {
 	q := make([]float64, cols*rank)
 	r := at.shared()
 	for k := range q {
-		q[k] = r.NormFloat64()
+		q[k] = rng.Normal(r)
 	}
 	p := make([]float64, rows*rank) // P = M Q
 	for i := 0; i < rows; i++ {
 		for j := 0; j < cols; j++ {
 			if m := entry(i, j); m != 0 {
 				for a := 0; a < rank; a++ {
-					p[i*rank+a] += m * q[j*rank+a]
+					p[i*rank+a] += float64(m * q[j*rank+a])
 				}
 			}
 		}
@@ -605,7 +605,7 @@ func (c powersgd) Encode(t []float32, at Draw) Message {
 		for j := 0; j < cols; j++ {
 			if m := entry(i, j); m != 0 {
 				for a := 0; a < rank; a++ {
-					q[j*rank+a] += m * p[i*rank+a]
+					q[j*rank+a] += float64(m * p[i*rank+a])
 				}
 			}
 		}
@@ -627,15 +627,15 @@ func orthonormalise(p []float64, rows, rank int) {
 		for b := 0; b < a; b++ {
 			dot := 0.0
 			for i := 0; i < rows; i++ {
-				dot += p[i*rank+a] * p[i*rank+b]
+				dot += float64(p[i*rank+a] * p[i*rank+b])
 			}
 			for i := 0; i < rows; i++ {
-				p[i*rank+a] -= dot * p[i*rank+b]
+				p[i*rank+a] -= float64(dot * p[i*rank+b])
 			}
 		}
 		norm := 0.0
 		for i := 0; i < rows; i++ {
-			norm += p[i*rank+a] * p[i*rank+a]
+			norm += float64(p[i*rank+a] * p[i*rank+a])
 		}
 		if norm = math.Sqrt(norm); norm > 1e-30 {
 			for i := 0; i < rows; i++ {
@@ -663,7 +663,7 @@ func (c powersgd) Decode(m Message, _ Draw, dst []float32) {
 		i, j := k/cols, k%cols
 		s := float32(0)
 		for a := 0; a < rank; a++ {
-			s += p[i*rank+a] * q[j*rank+a]
+			s += float32(p[i*rank+a] * q[j*rank+a])
 		}
 		dst[k] = s
 	}

@@ -99,7 +99,7 @@ func (e *Exchange) Gossip(t int, kind string, start []float32, x [][]float32, m 
 		}
 		bits[i], errs[i] = e.send(diff, q, Draw{Seed: e.cfg.Seed, Round: t, Kind: kind, Worker: i})
 		for k, v := range q {
-			xh[i][k] += v * scale
+			xh[i][k] += float32(v * scale)
 		}
 	})
 	gamma := e.params.Float("gamma")
@@ -108,7 +108,7 @@ func (e *Exchange) Gossip(t int, kind string, start []float32, x [][]float32, m 
 		for k := range x[i] {
 			s := 0.0
 			for _, en := range row {
-				s += en.W * (float64(xh[en.J][k]) - float64(xh[i][k]))
+				s += float64(en.W * (float64(xh[en.J][k]) - float64(xh[i][k])))
 			}
 			x[i][k] += float32(gamma * s)
 		}
@@ -173,8 +173,8 @@ func (e *Exchange) send(t, q []float32, at Draw) (int, float64) {
 	var diff, norm float64
 	for k, v := range t {
 		d := float64(q[k]) - float64(v)
-		diff += d * d
-		norm += float64(v) * float64(v)
+		diff += float64(d * d)
+		norm += float64(float64(v) * float64(v))
 	}
 	if norm == 0 {
 		return msg.Bits, 0

@@ -30,7 +30,7 @@ func NewQuadratic(n, dim int, zeta float64, kappa int, sigma float64, seed uint6
 			q.A[i][j] = float64(1 + (i+j)%kappa)
 			q.B[i][j] = zeta * math.Cos(float64(1+i+2*j))
 			q.abar[j] += q.A[i][j]
-			ab[j] += q.A[i][j] * q.B[i][j]
+			ab[j] += float64(q.A[i][j] * q.B[i][j])
 		}
 	}
 	for j := range q.xstar {
@@ -67,7 +67,7 @@ func (q *Quadratic) Loss(worker int, x []float32) float64 {
 	s := 0.0
 	for j, xj := range x {
 		d := float64(xj) - q.B[worker][j]
-		s += q.A[worker][j] * d * d
+		s += float64(q.A[worker][j] * d * d)
 	}
 	return 0.5 * s
 }
@@ -78,7 +78,7 @@ func (q *Quadratic) Gap(x []float64) float64 {
 	s := 0.0
 	for j, xj := range x {
 		d := xj - q.xstar[j]
-		s += q.abar[j] * d * d
+		s += float64(q.abar[j] * d * d)
 	}
 	return 0.5 * s
 }
@@ -88,7 +88,7 @@ func (q *Quadratic) GradNormSq(x []float64) float64 {
 	s := 0.0
 	for j, xj := range x {
 		d := q.abar[j] * (xj - q.xstar[j])
-		s += d * d
+		s += float64(d * d)
 	}
 	return s
 }

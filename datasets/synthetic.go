@@ -23,7 +23,7 @@ func NewSynthetic(s Synthetic) (*Dataset, error) {
 	means := make([]float64, s.Classes*s.Dims)
 	r := rng.New(0, "synthetic-means")
 	for k := range means {
-		means[k] = s.Separation * r.NormFloat64()
+		means[k] = s.Separation * rng.Normal(r)
 	}
 	d := &Dataset{Classes: s.Classes, Shape: []int{s.Dims}}
 	for k, split := range []*Split{&d.Train, &d.Test} {
@@ -35,7 +35,7 @@ func NewSynthetic(s Synthetic) (*Dataset, error) {
 			c := r.IntN(s.Classes)
 			split.Labels[i] = int32(c)
 			for j := 0; j < s.Dims; j++ {
-				split.Features[i*s.Dims+j] = float32(means[c*s.Dims+j] + r.NormFloat64())
+				split.Features[i*s.Dims+j] = float32(means[c*s.Dims+j] + rng.Normal(r))
 			}
 		}
 	}

@@ -52,11 +52,12 @@ func (c Cell) LabelString() string {
 	return strings.Join(parts, " ")
 }
 
-// Spec is the cell's canonical JSON without the manifest's name: everything
-// that determines the cell's results. It enters the cell key.
+// Spec is the cell's canonical JSON without what cannot change its trained
+// model's bits: the manifest's name and sweep, how often to evaluate and
+// checkpoint, and the table's layout. It enters the cell key.
 func (c Cell) Spec() []byte {
 	cfg := c.Config
-	cfg.Name, cfg.Sweep = "", nil
+	cfg.Name, cfg.Sweep, cfg.Table, cfg.Evaluate, cfg.Checkpoint = "", nil, nil, Evaluate{}, Checkpoint{}
 	return CanonicalJSON(cfg)
 }
 

@@ -53,11 +53,11 @@ func Standardise(s *datasets.Split, channels int) [][256]float32 {
 		for v, k := range hist {
 			x := float64(v) / 255
 			n += float64(k)
-			sum += float64(k) * x
-			sq += float64(k) * x * x
+			sum += float64(float64(k) * x)
+			sq += float64(float64(k) * x * x)
 		}
 		mean := sum / n
-		std := max(1e-6, math.Sqrt(max(0, sq/n-mean*mean)))
+		std := max(1e-6, math.Sqrt(max(0, sq/n-float64(mean*mean))))
 		for v := range lut[c] {
 			lut[c][v] = float32((float64(v)/255 - mean) / std)
 		}

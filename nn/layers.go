@@ -3,6 +3,8 @@ package nn
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/ump-lab/ump/internal/rng"
 )
 
 // Shape is one sample's activation shape: C x H x W when Spatial, C
@@ -31,10 +33,10 @@ type Layer interface {
 func kaimingUniform(w, b []float32, fanIn int, r *rand.Rand) {
 	bound := 1 / math.Sqrt(float64(fanIn))
 	for i := range w {
-		w[i] = float32((2*r.Float64() - 1) * bound)
+		w[i] = float32(rng.Symmetric(r) * bound)
 	}
 	for i := range b {
-		b[i] = float32((2*r.Float64() - 1) * bound)
+		b[i] = float32(rng.Symmetric(r) * bound)
 	}
 }
 
@@ -121,6 +123,6 @@ func (l EmbeddingBag) Params(Shape) int { return l.Vocab * l.Dim }
 // init draws N(0, 1) as PyTorch's EmbeddingBag does.
 func (l EmbeddingBag) init(p []float32, _ Shape, r *rand.Rand) {
 	for i := range p {
-		p[i] = float32(r.NormFloat64())
+		p[i] = float32(rng.Normal(r))
 	}
 }

@@ -192,7 +192,7 @@ func (m *Model) FLOPs() float64 {
 		if i == 0 {
 			passes = 2
 		}
-		total += 2 * macs * passes
+		total += float64(2 * macs * passes)
 	}
 	return total
 }

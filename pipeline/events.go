@@ -184,7 +184,7 @@ func sameCells(plan *manifests.Plan) error {
 		return fmt.Errorf("the registration lists %d cells; its manifest has %d", len(plan.Cells), len(again.Cells))
 	}
 	for i := range again.Cells {
-		if !bytes.Equal(again.Cells[i].Spec(), plan.Cells[i].Spec()) {
+		if !bytes.Equal(manifests.CanonicalJSON(again.Cells[i].Config), manifests.CanonicalJSON(plan.Cells[i].Config)) {
 			return fmt.Errorf("the registration's cell %d (%s) is not its manifest's cell %d (%s)", i+1, plan.Cells[i].LabelString(), i+1, again.Cells[i].LabelString())
 		}
 	}

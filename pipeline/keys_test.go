@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,9 +14,12 @@ import (
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn/cpu"
+	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/stages/train"
 )
 
 var updateKeys = flag.Bool("update-keys", false, "rewrite testdata/keys.golden.json (only when an issue changes cache keys)")
@@ -147,15 +151,15 @@ func TestCellKeyValue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := cellKey(&plan.Cells[0], "sha256:0123456789abcdef\ngo-cpu-float32/v2 gonum")
-	if want := "ca0226214f01a59449a85e4a9c23f5319d5aac159596b7a3a0936e86247e55e8"; got != want {
+	got := cellKey(&plan.Cells[0], "sha256:0123456789abcdef\ngo-cpu-float32/v3")
+	if want := "5a5b2881cf57bf6d26bf8cb199c2b3a5f7305a79a17536c7e3f5e11d5dc92500"; got != want {
 		t.Errorf("cell key %s, pinned %s", got, want)
 	}
 }
 
 // TestCellInputsNameTheEngine: a data-set cell's inputs end with the
-// engine that computes it (its version and BLAS), so that its key changes
-// with the engine.
+// engine that computes it (its version, and nothing about the machine), so
+// that its key changes with the engine's numerics.
 func TestCellInputsNameTheEngine(t *testing.T) {
 	plan, err := manifests.Parse("keys.yaml", []byte(pinnedManifests[3]))
 	if err != nil {
@@ -167,5 +171,99 @@ func TestCellInputsNameTheEngine(t *testing.T) {
 	}
 	if !strings.HasPrefix(inputs, "sha256:") || !strings.HasSuffix(inputs, "\n"+cpu.Name()) {
 		t.Errorf("cell inputs %q; want the data digest, then the engine %q", inputs, cpu.Name())
+	}
+}
+
+// everyManifest is a two-cell manifest evaluated and checkpointed as
+// often as asked.
+func everyManifest(evaluate, checkpoint int) string {
+	return fmt.Sprintf(`version: 1
+name: every
+task: {dataset: synthetic, model: mlp}
+workers: 4
+rounds: 4
+local_steps: 2
+batch_size: 16
+lr: 0.05
+algorithm: {name: d-sum}
+evaluate: {every: %d}
+checkpoint: {every: %d}
+sweep:
+  seed: [1, 2]
+`, evaluate, checkpoint)
+}
+
+// TestEvaluateAndCheckpointEveryKeepTheCell: how often a cell evaluates
+// and saves checkpoints cannot change its trained model's bits, so it is
+// not in the cell key. Run in fresh stores, two values of each give
+// bit-identical trained models; run in one store after another, the
+// second manifest finds every cell cached under the same keys.
+func TestEvaluateAndCheckpointEveryKeepTheCell(t *testing.T) {
+	ctx := context.Background()
+	trained := func(s *Store) map[string][][]float32 {
+		t.Helper()
+		evs, err := s.Log.ByKind(eventlog.StageCompleted)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][][]float32{}
+		for _, ev := range evs {
+			if ev.Stage != stages.Train {
+				continue
+			}
+			data, err := s.Blobs.Get(ctx, ev.Outputs[stages.LastCheckpoint.Name])
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := train.DecodeTrainState(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Round != 4 {
+				t.Fatalf("cell %s trained %d rounds of 4", ev.Cell, st.Round)
+			}
+			out[ev.Cell] = st.Vectors["x"]
+		}
+		return out
+	}
+	var first map[string][][]float32
+	var keys []string
+	shared, lib := openTestStore(t), datasets.NewLibrary(t.TempDir())
+	for i, every := range [][2]int{{1, 10}, {3, 2}, {2, 1}} {
+		plan := parse(t, everyManifest(every[0], every[1]))
+		s := openTestStore(t)
+		if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: DefaultStages(), Data: lib}).Run(ctx, plan); err != nil {
+			t.Fatal(err)
+		}
+		got := trained(s)
+		if len(got) != 2 {
+			t.Fatalf("evaluate.every %d, checkpoint.every %d: %d trained cells, want 2", every[0], every[1], len(got))
+		}
+		r := &Runner{Log: shared.Log, Blobs: shared.Blobs, Dir: shared.Path, Stages: DefaultStages(), Data: lib}
+		out, err := r.Run(ctx, plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg, err := r.Register(ctx, plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first, keys = got, reg.CellKeys
+			continue
+		}
+		if !slices.Equal(reg.CellKeys, keys) {
+			t.Errorf("evaluate.every %d, checkpoint.every %d: cell keys %v, first %v", every[0], every[1], reg.CellKeys, keys)
+		}
+		if out.Cached != 2 {
+			t.Errorf("evaluate.every %d, checkpoint.every %d after another value: %d of 2 cells cached", every[0], every[1], out.Cached)
+		}
+		for cell, x := range got {
+			for w := range x {
+				if !slices.Equal(x[w], first[cell][w]) {
+					t.Errorf("evaluate.every %d, checkpoint.every %d: cell %s worker %d trained other bits", every[0], every[1], cell, w)
+				}
+			}
+		}
 	}
 }

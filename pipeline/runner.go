@@ -286,17 +286,6 @@ func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*eventlog.
 	if err != nil {
 		return nil, err
 	}
-	// Cells with results computed on a CPU engine this machine can run
-	// bit-identically (gonum's sgemm after OpenBLAS was installed): the
-	// manifest keeps that engine, so no result is hidden or recomputed.
-	if len(other) > 0 && r.OtherEngine == "" && len(engines) == 1 && engines[0] != cpu.Name() && cpu.UseEngine(engines[0]) {
-		if r.Progress != nil {
-			fmt.Fprintf(r.Progress, "note: %d of the manifest's cells have results computed on engine %q; its cells go on with that engine here "+
-				"(the same numbers), so none is hidden or recomputed (`--other-engine recompute` computes them again on this machine's own)\n",
-				len(other), engines[0])
-		}
-		return r.Register(ctx, plan)
-	}
 	if len(other) > 0 {
 		switch r.OtherEngine {
 		case "use":
@@ -682,8 +671,9 @@ func (r *Runner) runStage(ctx context.Context, hash string, st stages.Stage, cel
 	}
 	p.stageStart(cell, st.Name(), resume)
 	env := &stages.Env{Params: params, Store: r.Blobs, Data: r.Data, Upstream: declared(st, upstream), Resume: resume, Procs: procs,
-		Tick: func(round, rounds int) { p.tick(cell, round, rounds) },
-		Step: func(round, step, steps int) { p.step(cell, round, step, steps) },
+		Every: stages.EveryOf(&cell.Config),
+		Tick:  func(round, rounds int) { p.tick(cell, round, rounds) },
+		Step:  func(round, step, steps int) { p.step(cell, round, step, steps) },
 		Report: func(rep stages.RoundReport) error {
 			ev := eventlog.New(eventlog.RoundCompleted, rep)
 			ev.Stage, ev.StageKey, ev.Round = st.Name(), skey, rep.Round
@@ -787,6 +777,6 @@ func Fingerprint(cfg *manifests.Manifest, device *gpu.Device, inputs string) map
 		engine = err.Error()
 	}
 	return map[string]string{"go": runtime.Version(), "os": runtime.GOOS + "/" + runtime.GOARCH,
-		"engine": engine, "ump": state.Version(), "blas": cpu.BLAS(), "cpu": processor,
+		"engine": engine, "ump": state.Version(), "kernels": cpu.Kernels(), "cpu": processor,
 		"cpus": fmt.Sprint(runtime.NumCPU()), "time": time.Now().UTC().Format(time.RFC3339), "inputs": inputs}
 }

@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"github.com/ump-lab/ump/eventlog"
-	"github.com/ump-lab/ump/nn/cpu"
 	"github.com/ump-lab/ump/nn/gpu"
 
 	"github.com/ump-lab/ump/artifacts"
@@ -100,17 +99,6 @@ func CheckBlobs(ctx context.Context, s *Store, reg *eventlog.Registration) (int,
 // damaged blob (CheckBlobs) the recomputation reproduces is stored again
 // when repair is set; otherwise the store is only read.
 func Verify(ctx context.Context, s *Store, reg *eventlog.Registration, stgs []stages.Stage, data *datasets.Library, device *gpu.Device, damaged []*DamagedBlob, repair bool, progress io.Writer) ([]CellCheck, error) {
-	// Cells recorded on a CPU engine this machine can run bit-identically
-	// (gonum's sgemm) are verified on it, as runs go on with it.
-	rep, err := s.Source().Report(reg)
-	if err != nil {
-		return nil, err
-	}
-	for _, v := range rep.Cells {
-		if recorded := v.Engine(); recorded != cpu.Name() && cpu.UseEngine(recorded) {
-			break
-		}
-	}
 	var out []CellCheck
 	for i := range reg.Plan.Cells {
 		cell := &reg.Plan.Cells[i]
@@ -145,11 +133,14 @@ func Verify(ctx context.Context, s *Store, reg *eventlog.Registration, stgs []st
 				return out, err
 			}
 			env := &stages.Env{Params: params, Store: mem, Data: data, Upstream: declared(st, results),
-				Report: func(stages.RoundReport) error { return ctx.Err() }}
+				Report: func(stages.RoundReport) error { return ctx.Err() }, Every: stages.EveryOf(&cell.Config)}
 			var trained train.Summary
 			var seat *train.Seat
 			if json.Unmarshal(summary, &trained) == nil && trained.Cohort > 1 { // as it trained: in a cohort of that size
 				seat = train.NewLockstep(trained.Cohort, device).Reserve(&cell.Config)
+			}
+			if trained.EvaluateEvery > 0 { // as it trained: evaluated that often
+				env.Every.Evaluate = trained.EvaluateEvery
 			}
 			res, err := st.Run(train.WithDevice(ctx, device, seat), env)
 			if err == nil {

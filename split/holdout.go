@@ -31,7 +31,7 @@ func HoldOut(parts [][]int, labels []int32, classes int, fraction float64, seed 
 		total := int(math.Round(fraction * float64(len(p))))
 		given := 0
 		for c, idx := range byClass {
-			exact := fraction * float64(len(idx))
+			exact := float64(fraction * float64(len(idx)))
 			shares[c] = int(math.Floor(exact))
 			given += shares[c]
 			rests = append(rests, rest{c, exact - float64(shares[c])})

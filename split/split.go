@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/ump-lab/ump/internal/fmath"
 	"github.com/ump-lab/ump/internal/rng"
 	"github.com/ump-lab/ump/kinds"
 )
@@ -147,7 +148,7 @@ func dirichlet(r *rand.Rand, alpha float64, p []float64) {
 	}
 	sum := 0.0
 	for j := range p {
-		p[j] = math.Exp(p[j] - hi)
+		p[j] = fmath.Exp(p[j] - hi)
 		sum += p[j]
 	}
 	for j := range p {
@@ -159,21 +160,21 @@ func dirichlet(r *rand.Rand, alpha float64, p []float64) {
 // for a < 1, Gamma(a) = Gamma(a+1) * U^(1/a)).
 func logGamma(r *rand.Rand, a float64) float64 {
 	if a < 1 {
-		u := 1 - r.Float64() // in (0, 1]
-		return logGamma(r, a+1) + math.Log(u)/a
+		u := 1 - float64(r.Float64()) // in (0, 1]
+		return logGamma(r, a+1) + fmath.Log(u)/a
 	}
 	d := a - 1.0/3
 	c := 1 / math.Sqrt(9*d)
 	for {
-		x := r.NormFloat64()
-		v := 1 + c*x
+		x := rng.Normal(r)
+		v := 1 + float64(c*x)
 		if v <= 0 {
 			continue
 		}
 		v = v * v * v
-		u := 1 - r.Float64()
-		if math.Log(u) < 0.5*x*x+d-d*v+d*math.Log(v) {
-			return math.Log(d * v)
+		u := 1 - float64(r.Float64())
+		if fmath.Log(u) < float64(0.5*x*x)+d-float64(d*v)+float64(d*fmath.Log(v)) {
+			return fmath.Log(d * v)
 		}
 	}
 }

@@ -64,6 +64,21 @@ type Env struct {
 	// Procs is how many goroutines a CPU engine may use: its share of the
 	// cores when cells run side by side; 0 for all of them.
 	Procs int
+	// Every says how often a rounded stage (train) evaluates and saves a
+	// checkpoint. It is not in Params: it changes what is recorded, never
+	// the trained model's bits, so it stays out of the cache key.
+	Every Every
+}
+
+// Every is how often, in rounds, a rounded stage evaluates and saves a
+// checkpoint (and always at the last round).
+type Every struct {
+	Evaluate, Checkpoint int
+}
+
+// EveryOf is a cell's Every.
+func EveryOf(cfg *manifests.Manifest) Every {
+	return Every{Evaluate: cfg.Evaluate.Every, Checkpoint: cfg.Checkpoint.Every}
 }
 
 // Result is what a completed stage produced.

@@ -296,64 +296,6 @@ func TestStatusSaysWhenAndBest(t *testing.T) {
 	}
 }
 
-// TestResultsUnderAnotherEngine: cells computed with gonum's sgemm
-// (UMP_BLAS=go, or before OpenBLAS was installed) and then met by a
-// machine with OpenBLAS go on with gonum, which every machine has: every
-// cell is a cache hit, status names the engine, verify recomputes them.
-// Cells computed with OpenBLAS met by a machine without it are not
-// hidden: run stops with exit 2 naming both engines and the two choices,
-// `use` keeps them (all cache hits), verify says which engine recorded
-// them, and after `recompute` status and table point at the other results.
-func TestResultsUnderAnotherEngine(t *testing.T) {
-	if out, _ := exec.Command(umpBin, "doctor").CombinedOutput(); !strings.Contains(string(out), "OpenBLAS") || strings.Contains(string(out), "OpenBLAS not found") {
-		t.Skipf("needs OpenBLAS (Debian libopenblas-dev) beside gonum to have two engines:\n%s", out)
-	}
-	m := writeFile(t, "syn.yaml", strings.Replace(smallManifest, "task: {dataset: quadratic, quadratic: {dim: 30, sigma: 0.5}}", "task: {dataset: synthetic, model: logreg}", 1))
-	gonum := []string{"UMP_BLAS=go"}
-
-	kept := t.TempDir()
-	first := umpEnv(t, gonum, kept, "run", m)
-	if first.code != 0 || !strings.Contains(first.stderr, "slower than with OpenBLAS (the EMNIST CNN") {
-		t.Fatalf("run with UMP_BLAS=go: exit %d, want a note on the speed\n%s", first.code, first.stderr)
-	}
-	hash := hashOf(t, first)
-	if again := ump(t, kept, "run", m); again.code != 0 || !strings.Contains(again.stderr, "(2 fully cached)") || !strings.Contains(again.stderr, `its cells go on with that engine here`) {
-		t.Errorf("run under OpenBLAS after gonum: exit %d; want every cell cached, on gonum, and said so\n%s", again.code, again.stderr)
-	}
-	for _, cmd := range []string{"status", "show"} {
-		if r := ump(t, kept, cmd, hash); !strings.Contains(r.stdout, "engine go-cpu-float32/v2 gonum\n") {
-			t.Errorf("%s does not name the manifest's engine:\n%s", cmd, r.stdout)
-		}
-	}
-	if v := ump(t, kept, "verify", hash); v.code != 0 {
-		t.Errorf("verify under OpenBLAS of cells computed with gonum: exit %d; want them recomputed on gonum and matching\n%s%s", v.code, v.stdout, v.stderr)
-	}
-
-	store := t.TempDir()
-	hash = hashOf(t, ump(t, store, "run", m))
-	stopped := umpEnv(t, gonum, store, "run", m)
-	if stopped.code != 2 || !strings.Contains(stopped.stderr, "gonum") || !strings.Contains(stopped.stderr, "openblas") ||
-		!strings.Contains(stopped.stderr, "--other-engine use") || !strings.Contains(stopped.stderr, "--other-engine recompute") {
-		t.Fatalf("run with gonum after OpenBLAS: exit %d, want 2 naming both engines and the choices\n%s", stopped.code, stopped.stderr)
-	}
-	if used := umpEnv(t, gonum, store, "run", "--other-engine", "use", m); used.code != 0 || !strings.Contains(used.stderr, "(2 fully cached)") {
-		t.Errorf("--other-engine use: exit %d, want every cell cached\n%s", used.code, used.stderr)
-	}
-	if v := umpEnv(t, gonum, store, "verify", hash); v.code == 0 || !strings.Contains(v.stdout, "recorded under engine") || !strings.Contains(v.stdout, "openblas") {
-		t.Errorf("verify of cells recorded under OpenBLAS on a gonum machine: exit %d\n%s", v.code, v.stdout)
-	}
-	if re := umpEnv(t, gonum, store, "run", "--other-engine", "recompute", m, "--until", "partition"); re.code != 0 {
-		t.Fatalf("--other-engine recompute: exit %d\n%s", re.code, re.stderr)
-	}
-	st := umpEnv(t, gonum, store, "status")
-	tab := umpEnv(t, gonum, store, "table", hash)
-	for _, out := range []string{st.stdout, tab.stderr} {
-		if !strings.Contains(out, "2 of its cells without a result here have one recorded under engine") || !strings.Contains(out, "openblas") {
-			t.Errorf("status/table after recompute do not point at the results under OpenBLAS:\n%s", out)
-		}
-	}
-}
-
 // TestRunJobsIsBitIdentical: four data-set cells two at a time (each
 // engine on half the cores) give the outputs and tables of one at a time.
 func TestRunJobsIsBitIdentical(t *testing.T) {

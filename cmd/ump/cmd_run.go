@@ -198,14 +198,9 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	}
 	runner.Blobs = store.Blobs
 	fmt.Fprintf(stdout, "manifest %s\n", plan.Hash)
-	if blas := cpu.BLAS(); strings.HasPrefix(blas, "gonum") && usesCPUEngine(plan) {
-		fix := "install Debian's libopenblas-dev (`ump doctor` says more)"
-		if strings.Contains(blas, "UMP_BLAS") {
-			fix = "unset UMP_BLAS to use OpenBLAS"
-		}
-		fmt.Fprintf(stderr, "note: the CPU engine computes with %s, slower than with OpenBLAS (the EMNIST CNN, "+
-			"whose convolutions are GEMMs, about 5 times; LeNet, whose are ump's own kernels, less); %s. The engine is part of each "+
-			"cell's key: `ump run --other-engine use` keeps, on OpenBLAS, what runs now.\n", blas, fix)
+	if cpu.Kernels() == "go" && usesCPUEngine(plan) {
+		fmt.Fprintf(stderr, "note: the CPU engine runs its Go loops (kernel path go: UMP_KERNELS=go, a build without cgo, or a CPU "+
+			"without AVX2 and FMA), several times slower than its vector kernels; the numbers are the same (`ump doctor` says more).\n")
 	}
 	out, err := runner.Run(ctx, plan)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/fleet"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/nn/cpu"
 	"github.com/ump-lab/ump/nn/gpu"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/signing"
@@ -89,6 +90,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 			code = exitCells
 		}
 	}()
+	if err := cpu.UseKernelsFromEnv(); err != nil {
+		fmt.Fprintln(stderr, "ump:", err)
+		return exitCode(badInput{err})
+	}
 	app := newApp(args[0], stdout, stderr)
 	hoisted, ordered := flagsFirst(app.Flags, nil, app.Commands, args[1:])
 	err := app.RunContext(ctx, slices.Concat(args[:1:1], hoisted, ordered))

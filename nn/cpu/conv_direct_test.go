@@ -126,18 +126,14 @@ func TestDirectConvolutionsAgainstFloat64(t *testing.T) {
 }
 
 // TestDirectKernelsGiveTheGoLoopsBits checks that the kernels in use (C
-// vectors under cgo, at each vector width the CPU runs) give the bits of
+// vectors under cgo, on each kernel path the CPU runs) give the bits of
 // the Go loops that define them, so that a build without cgo, or on
 // another CPU, computes the same numbers.
 func TestDirectKernelsGiveTheGoLoopsBits(t *testing.T) {
-	defer setKernelWidth(0)
-	for _, width := range kernelWidths() {
-		setKernelWidth(width)
-		directKernelsGiveTheGoLoopsBits(t, width)
-	}
+	onEveryPath(t, func(path string) { directKernelsGiveTheGoLoopsBits(t, path) })
 }
 
-func directKernelsGiveTheGoLoopsBits(t *testing.T, width int) {
+func directKernelsGiveTheGoLoopsBits(t *testing.T, path string) {
 	for _, c := range directCases {
 		l, in := nn.Conv2d{OutC: c.outC, K: c.k, Pad: c.pad}, c.in
 		x, p, dy := directData(in, l, c.batch)
@@ -169,7 +165,7 @@ func directKernelsGiveTheGoLoopsBits(t *testing.T, width int) {
 		}{{"output", y, yGo}, {"weight gradient", gw, gwGo}, {"bias gradient", gb, gbGo}} {
 			for i := range v.got {
 				if v.got[i] != v.want[i] {
-					t.Errorf("%+v (width %d): %s[%d] = %g, the Go loops give %g", c, width, v.what, i, v.got[i], v.want[i])
+					t.Errorf("%+v (%s): %s[%d] = %g, the Go loops give %g", c, path, v.what, i, v.got[i], v.want[i])
 					break
 				}
 			}
@@ -251,14 +247,13 @@ func TestReLUKernelGivesTheGoLoopsBits(t *testing.T) {
 }
 
 // TestSampleInputGradGivesThePaddedBits checks that the input gradient in
-// use (under cgo a vector of samples, at each width the CPU runs, the
+// use (under cgo a vector of samples, on each kernel path the CPU runs, the
 // products of padding skipped) gives the bits of the sum over dy's
 // zero-padded planes that defines it: on values whose products cancel to
 // exact zeros and carry both signs of zero, NaNs and infinities in dy,
 // batches that fill no vector, one and several, LeNet's shape and others;
 // a filter that is not finite takes the padded path.
 func TestSampleInputGradGivesThePaddedBits(t *testing.T) {
-	defer setKernelWidth(0)
 	negZero := float32(math.Copysign(0, -1))
 	values := []float32{-1, negZero, 0, 1, 2, -0.5}
 	r := rng.New(7, "input gradient")
@@ -293,16 +288,15 @@ func TestSampleInputGradGivesThePaddedBits(t *testing.T) {
 		want := make([]float32, n+16) // 16 past the end stay 0
 		g := newInputGradient(l, in, c.batch)
 		g.padded(w, dy, want[:n], c.batch)
-		for _, width := range kernelWidths() {
-			setKernelWidth(width)
+		onEveryPath(t, func(path string) {
 			got := make([]float32, n+16)
 			g.compute(w, dy, got[:n], c.batch)
 			for i := range got {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Errorf("%+v (width %d): dx[%d] = %g (%#x), the padded sum gives %g (%#x)", c, width, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+					t.Errorf("%+v (%s): dx[%d] = %g (%#x), the padded sum gives %g (%#x)", c, path, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
 					break
 				}
 			}
-		}
+		})
 	}
 }

@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -13,7 +12,7 @@ import (
 
 // Engine is the float32 CPU engine: one goroutine per core, each running whole
 // workers (direct convolution kernels where they are faster, im2col +
-// sgemm elsewhere; OpenBLAS with one thread when present).
+// the engine's own GEMM elsewhere).
 type Engine struct {
 	model *nn.Model
 	data  *datasets.Dataset
@@ -42,37 +41,17 @@ func New(model string, data *datasets.Dataset, seed uint64) (*Engine, error) {
 	return e, nil
 }
 
-// cpuVersion names the CPU engine's numerics; it changes whenever they do,
-// so that results computed before keep their cell keys. v2: convolutions
-// of at most 75 taps, and of 16k output channels and at most 256 taps, are
-// computed directly (conv_plane.go, conv_lanes.go), not as GEMMs (v1).
-const cpuVersion = "go-cpu-float32/v2"
-
-// Name is the CPU engine's Name on this host: its numerics and BLAS
-// (OpenBLAS with its version and kernel, which set the summation order, or
-// gonum, the same numbers whatever the reason it was chosen).
-func Name() string {
-	blas := BLAS()
-	if strings.HasPrefix(blas, "gonum") {
-		blas = "gonum"
-	}
-	return cpuVersion + " " + blas
-}
-
-// UseEngine makes the CPU engine compute as the engine named (a
-// Name) when this host can do so bit-identically: the engine in use,
-// or gonum's sgemm, which every host has. It reports whether it could;
-// call it before any training starts (it changes the process's BLAS).
-func UseEngine(name string) bool {
-	if name == Name() {
-		return true
-	}
-	if name != cpuVersion+" gonum" {
-		return false
-	}
-	backend = blasBackend{name: "gonum (pure Go, the engine the manifest's cells started with)"}
-	return true
-}
+// Name is the CPU engine's identity, which enters the cell key: its
+// numerics' version, which changes whenever they do, so that results
+// computed before keep their cell keys. Nothing about the machine enters
+// it: every kernel path gives the same bits. v2: convolutions of at most
+// 75 taps, and of 16k output channels and at most 256 taps, computed
+// directly (conv_plane.go, conv_lanes.go), not as GEMMs (v1). v3: the
+// engine's own matrix products (gemm.go: each element's products added in
+// order with fused multiply-adds) instead of OpenBLAS's or gonum's, its
+// own exp and log (internal/fmath), and normal variates by the polar
+// method (rng.Normal).
+func Name() string { return "go-cpu-float32/v3" }
 
 // UseProcs makes the engine parallelise each call over n goroutines
 // instead of GOMAXPROCS (its share of the cores when cells run side by
@@ -160,7 +139,7 @@ func (e *Engine) Evaluate(params [][]float32, split *datasets.Split) ([]nn.Score
 	for i := range scores {
 		loss, right := 0.0, 0
 		for c := 0; c < chunks; c++ {
-			loss += losses[c*models+i] * float64(min(n, (c+1)*nn.EvalBatch)-c*nn.EvalBatch)
+			loss += float64(losses[c*models+i] * float64(min(n, (c+1)*nn.EvalBatch)-c*nn.EvalBatch))
 			right += correct[c*models+i]
 		}
 		scores[i] = nn.Score{Loss: loss / float64(n), Accuracy: float64(right) / float64(n)}

@@ -24,3 +24,16 @@ func lenetEvaluation(t testing.TB) (*Engine, [][]float32, *datasets.Split) {
 	}
 	return e, params, &data.Test
 }
+
+// onEveryPath runs f on each kernel path this CPU runs, and leaves the
+// fastest in use.
+func onEveryPath(t testing.TB, f func(path string)) {
+	t.Helper()
+	defer UseKernels("")
+	for _, p := range Paths() {
+		if err := UseKernels(p); err != nil {
+			t.Fatal(err)
+		}
+		f(p)
+	}
+}

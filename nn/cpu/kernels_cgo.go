@@ -7,20 +7,24 @@ package cpu
 #include <stdint.h>
 #include <string.h>
 
-// The convolutions' kernels are conv_kernels.h, compiled once per vector
-// width: 16 floats (one AVX-512 register), 8 (AVX2) and 4 (SSE, NEON), the
-// CPU's widest run (kernel_width). Each lane's arithmetic is IEEE single
-// precision whatever the target, and ISO C (-std=c11) keeps multiplies
-// and adds apart (GCC contracts them into FMAs only in GNU C), so every
-// width (and the Go loops) gives the same bits.
+// The convolutions' kernels (conv_kernels.h) and the matrix product's
+// (gemm_kernels.h), compiled once per instruction set the CPU may have:
+// AVX-512 (16 floats a vector) and AVX2 with FMA (8); the CPU's widest
+// runs (kernel_width) unless a test or UMP_KERNELS chose one (set_width).
+// Each lane's arithmetic is IEEE single precision whatever the target:
+// ISO C (-std=c11) keeps the convolutions' multiplies and adds apart (GCC
+// contracts them into FMAs only in GNU C), and the product's fused
+// multiply-adds are explicit intrinsics, so both widths (and the Go loops)
+// give the same bits. Elsewhere (other architectures) there are no C
+// kernels: the Go loops run.
 typedef float v16 __attribute__((vector_size(64)));
 typedef float v8 __attribute__((vector_size(32)));
-typedef float v4 __attribute__((vector_size(16)));
 #define INLINE static inline __attribute__((always_inline))
 enum { group = 8 }; // the weight gradients' samples a block
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define X86_WIDTHS 1
+#include <immintrin.h>
 #define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #pragma GCC push_options
 #pragma GCC target("avx512f")
@@ -28,50 +32,53 @@ enum { group = 8 }; // the weight gradients' samples a block
 #define VL 16
 #define REGS 32
 #define NAME(f) f##_16
+#define FMA(a, b, c) ((vec)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
+#include "gemm_kernels.h"
 #include "conv_kernels.h"
+#undef FMA
 #pragma GCC pop_options
 #pragma GCC push_options
-#pragma GCC target("avx2")
+#pragma GCC target("avx2,fma")
 #define vec v8
 #define VL 8
 #define REGS 16
 #define NAME(f) f##_8
+#define FMA(a, b, c) ((vec)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
+#include "gemm_kernels.h"
 #include "conv_kernels.h"
+#undef FMA
 #pragma GCC pop_options
 #else
 #define CLONES
 #endif
-#define vec v4
-#define VL 4
-#define REGS 16
-#define NAME(f) f##_4
-#include "conv_kernels.h"
 
 // cpu_runs: whether the CPU has the instructions of a width's kernels;
-// kernel_width: the widest it runs, or width_override where a test set it
-// (to a width the CPU runs).
-static int width_override;
+// kernel_width: the width in use (0: none, the Go loops), set_width sets
+// it (to a width the CPU runs).
 static int cpu_runs(int width) {
 #ifdef X86_WIDTHS
+	__builtin_cpu_init();
 	if (width == 16) return __builtin_cpu_supports("avx512f");
-	if (width == 8) return __builtin_cpu_supports("avx2");
+	if (width == 8) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #endif
-	return width == 4;
+	return 0;
 }
-static int kernel_width(void) {
-	if (width_override) return width_override;
-	return cpu_runs(16) ? 16 : cpu_runs(8) ? 8 : 4;
-}
-static void set_width(int width) { width_override = width; }
+static int width;
+static int kernel_width(void) { return width; }
+static void set_width(int w) { width = w; }
 
 #ifdef X86_WIDTHS
 #define DISPATCH(f, ...) switch (kernel_width()) { \
 	case 16: f##_16(__VA_ARGS__); break; \
-	case 8: f##_8(__VA_ARGS__); break; \
-	default: f##_4(__VA_ARGS__); }
+	default: f##_8(__VA_ARGS__); }
 #else
-#define DISPATCH(f, ...) f##_4(__VA_ARGS__)
+#define DISPATCH(f, ...) (void)0
 #endif
+
+static void gemm(int ta, int tb, int m, int n, int k, const float *a, int lda, const float *b, int ldb,
+	int beta, float *c, int ldc) {
+	DISPATCH(gemm, ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+}
 
 static void plane_forward(const float *planes, const float *w, const float *bias, float *y,
 	int chans, int batch, int oh, int ow, int pw, int outc, int zr, int vr, int k) {
@@ -199,11 +206,53 @@ CLONES static int relu_forward(const float *x, float *y, size_t n) {
 */
 import "C"
 
-// Under cgo the direct convolutions, max-pooling and ReLU run as C (the
-// Go loops of conv_plane.go, conv_lanes.go and layers.go say what they
-// compute, and give the same bits).
+// Under cgo, on x86 with AVX2 and FMA or AVX-512, the matrix products, the
+// direct convolutions, max-pooling and ReLU run as C; on the "go" path
+// (UMP_KERNELS=go, other CPUs) as the Go loops of gemm.go, conv_plane.go,
+// conv_lanes.go and layers.go, which say what they compute and give the
+// same bits.
+
+// cPaths are the C kernels' paths and their vector widths.
+var cPaths = map[string]int{"avx512": 16, "avx2": 8}
+
+// runs reports whether this CPU runs a path's kernels.
+func runs(path string) bool {
+	w, ok := cPaths[path]
+	return path == "go" || ok && C.cpu_runs(C.int(w)) != 0
+}
+
+// use makes the kernels of a path (one this CPU runs) compute.
+func use(path string) {
+	kernels = path
+	C.set_width(C.int(cPaths[path]))
+}
+
+func cKernels() bool { return kernels != "go" }
+
+func gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta bool, c []float32, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 || !cKernels() {
+		gemmGo(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	C.gemm(cbool(ta), cbool(tb), C.int(m), C.int(n), C.int(k), (*C.float)(&a[0]), C.int(lda), (*C.float)(&b[0]), C.int(ldb),
+		cbool(beta), (*C.float)(&c[0]), C.int(ldc))
+}
+
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 func planeForward(planes, w, bias, y []float32, chans, batch, oh, ow, pw, outC, zr, vr, k int) {
+	if !cKernels() {
+		planeForwardGo(planes, w, bias, y, chans, batch, oh, ow, pw, outC, zr, vr, k)
+		return
+	}
 	C.plane_forward((*C.float)(&planes[0]), (*C.float)(&w[0]), (*C.float)(&bias[0]), (*C.float)(&y[0]),
 		C.int(chans), C.int(batch), C.int(oh), C.int(ow), C.int(pw), C.int(outC), C.int(zr), C.int(vr), C.int(k))
 }
@@ -211,9 +260,9 @@ func planeForward(planes, w, bias, y []float32, chans, batch, oh, ow, pw, outC, 
 // sampleInputGrad computes an input gradient as inputGradient does, 16
 // samples a vector (input_grad), and reports false, having done nothing,
 // when it cannot give the same bits: a filter that is not finite, or more
-// than 8 input channels.
+// than 8 input channels (or the go path, where inputGradient runs).
 func sampleInputGrad(dy, w, dx, scratch []float32, outC, inC, batch, h, wd, oh, ow, off, k int) bool {
-	if inC > 8 {
+	if inC > 8 || !cKernels() {
 		return false
 	}
 	return C.input_grad((*C.float)(&dy[0]), (*C.float)(&w[0]), (*C.float)(&dx[0]), (*C.float)(&scratch[0]), C.int(outC), C.int(inC),
@@ -221,11 +270,19 @@ func sampleInputGrad(dy, w, dx, scratch []float32, outC, inC, batch, h, wd, oh, 
 }
 
 func planeWeightGrad(planes, dy, gw, gb, scratch []float32, chans, batch, oh, ow, pw, outC, k int) {
+	if !cKernels() {
+		planeWeightGradGo(planes, dy, gw, gb, chans, batch, oh, ow, pw, outC, k)
+		return
+	}
 	C.plane_wgrad((*C.float)(&planes[0]), (*C.float)(&dy[0]), (*C.float)(&gw[0]), (*C.float)(&gb[0]), (*C.float)(&scratch[0]),
 		C.int(chans), C.int(batch), C.int(oh), C.int(ow), C.int(pw), C.int(outC), C.int(k))
 }
 
 func lanesForward(xp, w, bias, wt, y []float32, chans, batch, oh, ow, ph, pw, outC, k, cb int) {
+	if !cKernels() {
+		planeForwardGo(xp, w, bias, y, chans, batch, oh, ow, pw, outC, 0, ph, k)
+		return
+	}
 	taps := chans * k * k
 	for oc := 0; oc < outC; oc++ {
 		for t := 0; t < taps; t++ {
@@ -236,22 +293,11 @@ func lanesForward(xp, w, bias, wt, y []float32, chans, batch, oh, ow, ph, pw, ou
 		C.int(chans), C.int(batch), C.int(oh), C.int(ow), C.int(ph), C.int(pw), C.int(outC), C.int(k), C.int(cb))
 }
 
-// kernelWidths are the vector widths (floats) of the C kernels that this
-// CPU runs, widest first, and setKernelWidth makes the kernels use one of
-// them, or the widest (0): tests check every width on any machine.
-func kernelWidths() []int {
-	var ws []int
-	for _, w := range []int{16, 8, 4} {
-		if C.cpu_runs(C.int(w)) != 0 {
-			ws = append(ws, w)
-		}
-	}
-	return ws
-}
-
-func setKernelWidth(w int) { C.set_width(C.int(w)) }
-
 func lanesWeightGrad(xp, dyt, gw, gb, scratch []float32, chans, batch, oh, ow, ph, pw, outC, k int) {
+	if !cKernels() {
+		lanesWeightGradGo(xp, dyt, gw, gb, scratch, chans, batch, oh, ow, ph, pw, outC, k)
+		return
+	}
 	C.lanes_wgrad((*C.float)(&xp[0]), (*C.float)(&dyt[0]), (*C.float)(&gw[0]), (*C.float)(&gb[0]), (*C.float)(&scratch[0]),
 		C.int(chans), C.int(batch), C.int(oh), C.int(ow), C.int(ph), C.int(pw), C.int(outC), C.int(k))
 }
@@ -261,13 +307,13 @@ func poolForward(x, y []float32, at []int32, planes, h, w int, train bool) {
 	if train {
 		tr = 1
 	}
-	if C.pool_forward((*C.float)(&x[0]), (*C.float)(&y[0]), (*C.int32_t)(&at[0]), C.int(planes), C.int(h), C.int(w), tr) == 0 {
+	if !cKernels() || C.pool_forward((*C.float)(&x[0]), (*C.float)(&y[0]), (*C.int32_t)(&at[0]), C.int(planes), C.int(h), C.int(w), tr) == 0 {
 		poolForwardGo(x, y, at, planes, h, w, train)
 	}
 }
 
 func reluForward(x, y []float32) {
-	if len(x) > 0 && C.relu_forward((*C.float)(&x[0]), (*C.float)(&y[0]), C.size_t(len(x))) == 0 {
+	if !cKernels() || len(x) > 0 && C.relu_forward((*C.float)(&x[0]), (*C.float)(&y[0]), C.size_t(len(x))) == 0 {
 		reluForwardGo(x, y)
 	}
 }

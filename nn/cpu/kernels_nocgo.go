@@ -2,7 +2,17 @@
 
 package cpu
 
-// Without cgo the direct convolutions, max-pooling and ReLU run as Go loops.
+// Without cgo every kernel runs as Go loops: the "go" path.
+
+func runs(path string) bool { return path == "go" }
+
+func use(path string) { kernels = path }
+
+func gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta bool, c []float32, ldc int) {
+	if m > 0 && n > 0 {
+		gemmGo(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
+	}
+}
 
 func planeForward(planes, w, bias, y []float32, chans, batch, oh, ow, pw, outC, zr, vr, k int) {
 	planeForwardGo(planes, w, bias, y, chans, batch, oh, ow, pw, outC, zr, vr, k)
@@ -29,9 +39,3 @@ func poolForward(x, y []float32, at []int32, planes, h, w int, train bool) {
 }
 
 func reluForward(x, y []float32) { reluForwardGo(x, y) }
-
-// kernelWidths has the Go loops' one width, and setKernelWidth does
-// nothing: the Go loops have one blocking.
-func kernelWidths() []int { return []int{1} }
-
-func setKernelWidth(int) {}

@@ -206,7 +206,7 @@ func (c *convKernel) forward(p, x, y []float32, s *step) {
 			col = c.block(s0 / c.chunk)
 		}
 		c.im2col(col, x, s.batch, s0, nb)
-		gemm(false, false, c.l.OutC, nb*hw, c.rows, 1, w, c.rows, col, nb*hw, 1, y[s0*hw:], n)
+		gemm(false, false, c.l.OutC, nb*hw, c.rows, w, c.rows, col, nb*hw, true, y[s0*hw:], n)
 	}
 }
 
@@ -221,11 +221,7 @@ func (c *convKernel) backward(p, g, x, y, dy, dx []float32, s *step) {
 	for s0 := 0; s0 < s.batch; s0 += c.chunk {
 		nb := min(c.chunk, s.batch-s0)
 		col := c.block(s0 / c.chunk) // written by forward
-		beta := float32(1)
-		if s0 == 0 {
-			beta = 0
-		}
-		gemm(false, true, c.l.OutC, c.rows, nb*hw, 1, dy[s0*hw:], n, col, nb*hw, beta, gw, c.rows)
+		gemm(false, true, c.l.OutC, c.rows, nb*hw, dy[s0*hw:], n, col, nb*hw, s0 > 0, gw, c.rows)
 	}
 	if dx != nil {
 		c.inputGrad(w, dy, dx, s.batch)
@@ -243,7 +239,7 @@ func (c *convKernel) inputGrad(w, dy, dx []float32, batch int) {
 	}
 	for s0 := 0; s0 < batch; s0 += c.chunk {
 		nb := min(c.chunk, batch-s0)
-		gemm(true, false, c.rows, nb*hw, c.l.OutC, 1, w, c.rows, dy[s0*hw:], n, 0, c.dcol, nb*hw)
+		gemm(true, false, c.rows, nb*hw, c.l.OutC, w, c.rows, dy[s0*hw:], n, false, c.dcol, nb*hw)
 		c.col2im(dx, batch, s0, nb)
 	}
 }
@@ -433,13 +429,13 @@ func (k linearKernel) forward(p, x, y []float32, s *step) {
 	for b := 0; b < s.batch; b++ {
 		copy(y[b*k.out:][:k.out], bias)
 	}
-	gemm(false, true, s.batch, k.out, k.in, 1, x, k.in, w, k.in, 1, y, k.out)
+	gemm(false, true, s.batch, k.out, k.in, x, k.in, w, k.in, true, y, k.out)
 }
 
 func (k linearKernel) backward(p, g, x, _, dy, dx []float32, s *step) {
 	w := p[:k.out*k.in]
 	gw, gb := g[:k.out*k.in], g[k.out*k.in:]
-	gemm(true, false, k.out, k.in, s.batch, 1, dy, k.out, x, k.in, 0, gw, k.in)
+	gemm(true, false, k.out, k.in, s.batch, dy, k.out, x, k.in, false, gw, k.in)
 	for o := range gb {
 		acc := 0.0
 		for b := 0; b < s.batch; b++ {
@@ -448,7 +444,7 @@ func (k linearKernel) backward(p, g, x, _, dy, dx []float32, s *step) {
 		gb[o] = float32(acc)
 	}
 	if dx != nil {
-		gemm(false, false, s.batch, k.in, k.out, 1, dy, k.out, w, k.in, 0, dx, k.in)
+		gemm(false, false, s.batch, k.in, k.out, dy, k.out, w, k.in, false, dx, k.in)
 	}
 }
 
@@ -488,7 +484,7 @@ func (k bagKernel) backward(_, g, _, _, dy, _ []float32, s *step) {
 		for _, t := range bag {
 			row := g[int(t)*k.Dim:][:k.Dim]
 			for j, v := range d {
-				row[j] += v * inv
+				row[j] += float32(v * inv)
 			}
 		}
 	}

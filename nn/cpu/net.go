@@ -1,7 +1,7 @@
 package cpu
 
 import (
-	"math"
+	"github.com/ump-lab/ump/internal/fmath"
 
 	"github.com/ump-lab/ump/nn"
 )
@@ -76,14 +76,14 @@ func crossEntropy(logits []float32, labels []int32, classes int, d []float32) (l
 		}
 		z := 0.0
 		for _, v := range row {
-			z += math.Exp(float64(v - hi))
+			z += fmath.Exp(float64(v - hi))
 		}
-		lz := math.Log(z)
+		lz := fmath.Log(z)
 		loss += lz - float64(row[y]-hi)
 		if d != nil {
 			drow := d[i*classes:][:classes]
 			for c, v := range row {
-				drow[c] = float32(math.Exp(float64(v-hi)-lz) / float64(b))
+				drow[c] = float32(fmath.Exp(float64(v-hi)-lz) / float64(b))
 			}
 			drow[y] -= 1 / float32(b)
 		}

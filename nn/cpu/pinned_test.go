@@ -9,44 +9,59 @@ import (
 	"testing"
 
 	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/nn"
 	"github.com/ump-lab/ump/nn/nntest"
 )
 
 // pinnedNumbers are, per CPU engine version and model, the digests of the
 // gradients and evaluation scores that TestEngineNumbersArePinned computes
-// with gonum's sgemm (the same bits on every amd64 host). Stored results
-// are keyed by the engine's name: a change to the engine's numbers without
-// a new cpuVersion would give different numbers under the same cell keys.
+// on every kernel path (the same bits on every machine, arm64 included:
+// TestArm64GivesThePinnedNumbers). Stored results are keyed by the
+// engine's name: a change to the engine's numbers without a new Name
+// would give different numbers under the same cell keys.
 var pinnedNumbers = map[string]map[string]string{
-	"go-cpu-float32/v2": {
-		"lenet [1 28 28]":  "41e26e901adbba543fa9ff5ff37d58bde0612fc18372f3c0b49fa36d4bd37597",
-		"lenet [3 32 32]":  "c30d9cdd0cf2e570b5c89f8164e50e60c51c05f385a5237804b56f504a766a54",
-		"cnn [1 28 28]":    "86163eaefc2721f5f82ed36c4b62a26ee4193a62e519535cb7604326987965d0",
-		"embedding-bag []": "8e57ba61dad3c671c91d72f365f49e5fcf209caac2ac831df64ff5db9cf9416f",
-		"mlp [1 28 28]":    "b36a853070f1def935c60c26813a58ed1d3e5ad91f4f7611a3b917545c259eb4",
+	"go-cpu-float32/v3": {
+		"lenet [1 28 28]":  "bb1d9a1744c1e2a82e06703910f1a497ed5b73b8a9a4e53961bafe8cf4af2332",
+		"lenet [3 32 32]":  "3631a2123db41c811e84f73c0b74c2e480115ada49319ab45ecc268fa6f59879",
+		"cnn [1 28 28]":    "6f1bc517a2a69f6a384cd27fecea28a0a1fbe64b9857cd4880a540e2308e7863",
+		"embedding-bag []": "7245fe34c70c6a72c6da9510e81856131696f070f6768d416d6860b098d8844b",
+		"mlp [1 28 28]":    "7a3f9ff1275f2fd411ed4b1c56e8de53c9d0d910c3950a166173331034e90e6f",
 	},
 }
 
 // TestEngineNumbersArePinned computes a step of gradients and an
-// evaluation of every paper model, with gonum's sgemm, and checks their
-// digests against those pinned for cpuVersion.
+// evaluation of every paper model on every kernel path this CPU runs, and
+// checks their digests against those pinned for the engine's Name.
 func TestEngineNumbersArePinned(t *testing.T) {
-	saved := backend
-	backend = blasBackend{name: "gonum (pinned numbers)"}
-	defer func() { backend = saved }()
-	pinned, ok := pinnedNumbers[cpuVersion]
+	pinned, ok := pinnedNumbers[Name()]
 	if !ok {
-		t.Fatalf("no numbers pinned for %s", cpuVersion)
+		t.Fatalf("no numbers pinned for %s", Name())
 	}
+	onEveryPath(t, func(path string) {
+		for name, got := range engineDigests(t) {
+			if got != pinned[name] {
+				t.Errorf("%s on kernel path %s: the CPU engine's numbers changed (digest %s, pinned %q for %s): a change of numbers needs a new Name (nn/cpu/engine.go), with its digests pinned here",
+					name, path, got, pinned[name], Name())
+			}
+		}
+	})
+}
+
+// engineDigests computes, for every paper model, a digest of a step's
+// gradients (two workers, batches of 6 and 7 samples, different
+// parameters) and of an evaluation's scores (on 9 samples): small enough
+// for the go path under qemu.
+func engineDigests(t testing.TB) map[string]string {
+	out := map[string]string{}
 	for _, c := range []struct {
 		model string
 		data  *datasets.Dataset
 	}{
-		{"lenet", nntest.RandomData([]int{1, 28, 28}, 10, 300, 0, 0)},
-		{"lenet", nntest.RandomData([]int{3, 32, 32}, 10, 300, 0, 0)},
-		{"cnn", nntest.RandomData([]int{1, 28, 28}, 62, 100, 0, 0)},
-		{"embedding-bag", nntest.RandomData(nil, 4, 300, 500, 12)},
-		{"mlp", nntest.RandomData([]int{1, 28, 28}, 10, 300, 0, 0)},
+		{"lenet", nntest.RandomData([]int{1, 28, 28}, 10, 16, 0, 0)},
+		{"lenet", nntest.RandomData([]int{3, 32, 32}, 10, 16, 0, 0)},
+		{"cnn", nntest.RandomData([]int{1, 28, 28}, 62, 16, 0, 0)},
+		{"embedding-bag", nntest.RandomData(nil, 4, 16, 500, 12)},
+		{"mlp", nntest.RandomData([]int{1, 28, 28}, 10, 16, 0, 0)},
 	} {
 		name := fmt.Sprintf("%s %v", c.model, c.data.Shape)
 		h := sha256.New()
@@ -55,26 +70,37 @@ func TestEngineNumbersArePinned(t *testing.T) {
 				binary.Write(h, binary.LittleEndian, math.Float64bits(x))
 			}
 		}
-		for _, g := range gradientsWith(t, c.model, c.data, 2) {
-			for _, v := range g {
-				put(float64(v))
-			}
-		}
-		data := nntest.WithTest(c.data, c.data.Train.Len()-1)
+		data := nntest.WithTest(c.data, 9)
 		e, err := New(c.model, data, 7)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := make([]float32, e.Params())
-		e.Init(p)
-		scores, err := e.Evaluate([][]float32{p}, &data.Test)
+		params, grads, losses := make([][]float32, 2), make([][]float32, 2), make([]float64, 2)
+		for i := range params {
+			params[i], grads[i] = make([]float32, e.Params()), make([]float32, e.Params())
+			e.Init(params[i])
+			for j := range params[i] { // the workers hold different parameters
+				params[i][j] += float32(float32(i) * 1e-3 * float32(j%7))
+			}
+		}
+		batches := [][]int{{0, 1, 2, 3, 4, 5}, {6, 2, 5, 1, 3, 0, 4}}
+		if err := e.Gradients(nn.Step{Round: 3, Local: 1}, params, grads, batches, losses); err != nil {
+			t.Fatal(err)
+		}
+		for i, g := range grads {
+			put(losses[i])
+			for _, v := range g {
+				put(float64(v))
+			}
+		}
+		scores, err := e.Evaluate(params, &data.Test)
 		if err != nil {
 			t.Fatal(err)
 		}
-		put(scores[0].Loss, scores[0].Accuracy)
-		if got := hex.EncodeToString(h.Sum(nil)); got != pinned[name] {
-			t.Errorf("%s: the CPU engine's numbers changed (digest %s, pinned %q for %s): a change of numbers needs a new cpuVersion (nn/cpu/engine.go), with its digests pinned here",
-				name, got, pinned[name], cpuVersion)
+		for _, s := range scores {
+			put(s.Loss, s.Accuracy)
 		}
+		out[name] = hex.EncodeToString(h.Sum(nil))
 	}
+	return out
 }

@@ -17,8 +17,11 @@ type Stage struct{}
 
 var _ stages.Stage = Stage{}
 
+// Version 3: Dirichlet draws with rng.Normal and fmath.Exp and Log, the
+// same bits on every machine (2: math/rand's NormFloat64 and math).
+
 func (Stage) Name() string             { return stages.Partition }
-func (Stage) Version() int             { return 2 }
+func (Stage) Version() int             { return 3 }
 func (Stage) Inputs() []stages.Output  { return nil }
 func (Stage) Outputs() []stages.Output { return []stages.Output{stages.Assignment, stages.Histogram} }
 

@@ -123,7 +123,7 @@ func SpectralGap(w [][]float64) float64 {
 	vals := eig.Values(nil)
 	sort.Float64s(vals) // ascending: vals[n-1] is 1
 	m := math.Max(math.Abs(vals[n-2]), math.Abs(vals[0]))
-	return 1 - m*m
+	return 1 - float64(m*m)
 }
 
 // table accumulates the mixing table.

@@ -29,8 +29,8 @@ func MemoryNeed(cfg *manifests.Manifest, data *datasets.Library) (need float64, 
 	if err != nil {
 		return 0, "", err
 	}
-	state := workers * float64(m.Params) * stateVectors * 4
-	batch := float64(cfg.BatchSize) * float64(m.Activations()) * 4 * 2
+	state := float64(workers * float64(m.Params) * stateVectors * 4)
+	batch := float64(cfg.BatchSize * m.Activations() * 4 * 2)
 	if batch > state {
 		return state + batch, "batch_size", nil
 	}

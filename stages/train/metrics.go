@@ -30,7 +30,7 @@ func evalQuadratic(q *datasets.Quadratic, round int, x [][]float32) []float64 {
 	xbar := average(x)
 	loss := 0.0
 	for i := range x {
-		loss += q.Loss(i, x[i])
+		loss += float64(q.Loss(i, x[i]))
 	}
 	return []float64{float64(round), loss / float64(len(x)), consensusDistance(x, xbar), q.Gap(xbar), q.GradNormSq(xbar)}
 }
@@ -64,7 +64,7 @@ func neuralRow(round int, trainLoss float64, s gpu.CellScores) []float64 {
 	n := float64(len(s.Local))
 	accMean, spread := accSum/n, 0.0
 	for _, l := range s.Local {
-		spread += (l.Accuracy - accMean) * (l.Accuracy - accMean)
+		spread += float64((l.Accuracy - accMean) * (l.Accuracy - accMean))
 	}
 	return []float64{float64(round), trainLoss, lossSum / n, accMean, math.Sqrt(spread / n), accMin, accMax,
 		s.Consensus.Loss, s.Consensus.Accuracy, s.ConsensusDistance}
@@ -90,7 +90,7 @@ func consensusDistance(x [][]float32, xbar []float64) float64 {
 	for i := range x {
 		for k, v := range x[i] {
 			d := float64(v) - xbar[k]
-			cd += d * d
+			cd += float64(d * d)
 		}
 	}
 	return cd / float64(len(x))

@@ -28,11 +28,12 @@ func (Stage) Version() int             { return 3 }
 func (Stage) Inputs() []stages.Output  { return []stages.Output{stages.Assignment, stages.Mixing} }
 func (Stage) Outputs() []stages.Output { return []stages.Output{stages.Rounds, stages.LastCheckpoint} }
 
-// Params is the whole cell configuration but its name (a
-// manifests.Manifest).
+// Params is the whole cell configuration (a manifests.Manifest) but its
+// name and how often to evaluate and checkpoint, which reach Run as
+// Env.Every: they cannot change the trained model's bits.
 func (Stage) Params(cfg *manifests.Manifest) any {
 	c := *cfg
-	c.Name = ""
+	c.Name, c.Evaluate, c.Checkpoint = "", manifests.Evaluate{}, manifests.Checkpoint{}
 	return c
 }
 
@@ -50,6 +51,10 @@ type Summary struct {
 	// float rounding depends on the program's shape, so ump verify
 	// recomputes the cell in a cohort of this size.
 	Cohort int `json:"cohort,omitempty"`
+	// EvaluateEvery is the evaluate.every the cell ran with: its rounds
+	// table holds those rounds, and ump verify recomputes it so. (It is
+	// not in the cache key: a manifest asking for another reuses the cell.)
+	EvaluateEvery int `json:"evaluate_every,omitempty"`
 }
 
 // algorithmConfig is the optimizer's configuration of a cell.
@@ -68,6 +73,9 @@ func exchangeConfig(cfg *manifests.Manifest) compress.Config {
 
 func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	cfg := config(env)
+	if env.Every.Evaluate < 1 || env.Every.Checkpoint < 1 {
+		return nil, fmt.Errorf("train: Env.Every is %+v; the runner must say how often to evaluate and checkpoint (stages.EveryOf)", env.Every)
+	}
 	tab, err := stages.ReadTable(ctx, env, stages.Mixing)
 	if err != nil {
 		return nil, err
@@ -110,7 +118,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	diverged := st.Diverged // a resumed run may restore a diverged state
 	last := time.Now()
 	for t := st.Round; t < cfg.Rounds && !diverged; t++ {
-		evaluate := (t+1)%cfg.Evaluate.Every == 0 || t+1 == cfg.Rounds
+		evaluate := (t+1)%env.Every.Evaluate == 0 || t+1 == cfg.Rounds
 		step := func(tau int) error {
 			if abandon.Load() {
 				return stages.ErrInterrupted
@@ -141,7 +149,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 				report.Metrics[name] = stages.Metric(row[k+1])
 			}
 		}
-		if st.Round%cfg.Checkpoint.Every == 0 || st.Round == cfg.Rounds || diverged || interrupted {
+		if st.Round%env.Every.Checkpoint == 0 || st.Round == cfg.Rounds || diverged || interrupted {
 			if st.Vectors, st.Counters, err = tr.state(); err != nil {
 				return nil, fmt.Errorf("checkpoint after round %d: %w", st.Round, err)
 			}
@@ -171,7 +179,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum := Summary{Rounds: st.Round, Cohort: tr.cohort()}
+	sum := Summary{Rounds: st.Round, Cohort: tr.cohort(), EvaluateEvery: env.Every.Evaluate}
 	if diverged {
 		sum.DivergedRound = st.Round
 	}

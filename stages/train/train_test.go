@@ -87,7 +87,7 @@ func quadraticRun(t *testing.T, src string) (*manifests.Manifest, *artifacts.Mem
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cfg, mem, &stages.Env{Params: Stage{}.Params(cfg), Store: mem, Upstream: map[string]*stages.Result{stages.Topology: mixing},
+	return cfg, mem, &stages.Env{Params: Stage{}.Params(cfg), Every: stages.EveryOf(cfg), Store: mem, Upstream: map[string]*stages.Result{stages.Topology: mixing},
 		Report: func(stages.RoundReport) error { return nil }}
 }
 
@@ -297,7 +297,7 @@ validation: {fraction: 0.25}
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &stages.Env{Params: Stage{}.Params(cfg), Store: mem, Data: lib, Upstream: map[string]*stages.Result{stages.Partition: part}}
+	env := &stages.Env{Params: Stage{}.Params(cfg), Every: stages.EveryOf(cfg), Store: mem, Data: lib, Upstream: map[string]*stages.Result{stages.Partition: part}}
 	data, samplers, held, err := loadPartition(ctx, env)
 	if err != nil {
 		t.Fatal(err)

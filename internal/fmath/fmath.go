@@ -1,0 +1,131 @@
+package fmath
+
+import "math"
+
+// The constants of FreeBSD's e_exp.c and e_log.c (Sun's fdlibm), as Go's
+// pure-Go math.Exp and math.Log use them.
+const (
+	ln2Hi = 6.93147180369123816490e-01 // 0x3fe62e42fee00000
+	ln2Lo = 1.90821492927058770002e-10 // 0x3dea39ef35793c76
+	log2e = 1.44269504088896338700e+00
+
+	expP1 = 1.66666666666666657415e-01
+	expP2 = -2.77777777770155933842e-03
+	expP3 = 6.61375632143793436117e-05
+	expP4 = -1.65339022054652515390e-06
+	expP5 = 4.13813679705723846039e-08
+
+	logL1 = 6.666666666666735130e-01
+	logL2 = 3.999999999940941908e-01
+	logL3 = 2.857142874366239149e-01
+	logL4 = 2.222219843214978396e-01
+	logL5 = 1.818357216161805012e-01
+	logL6 = 1.531383769920937332e-01
+	logL7 = 1.479819860511658591e-01
+)
+
+// mul is x*y rounded to float64: an operand that Go may not fuse with an
+// addition around it.
+func mul(x, y float64) float64 { return float64(x * y) }
+
+// Exp returns e**x, within 1 ulp, with the same bits on every machine.
+func Exp(x float64) float64 {
+	const (
+		overflow  = 7.09782712893383973096e+02
+		underflow = -7.45133219101941108420e+02
+		nearZero  = 1.0 / (1 << 28)
+	)
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 1):
+		return x
+	case math.IsInf(x, -1):
+		return 0
+	case x > overflow:
+		return math.Inf(1)
+	case x < underflow:
+		return 0
+	case -nearZero < x && x < nearZero:
+		return 1 + x
+	}
+	// x = k ln2 + r, |r| <= ln2/2.
+	var k int
+	switch {
+	case x < 0:
+		k = int(mul(log2e, x) - 0.5)
+	case x > 0:
+		k = int(mul(log2e, x) + 0.5)
+	}
+	hi := x - mul(float64(k), ln2Hi)
+	lo := mul(float64(k), ln2Lo)
+	r := hi - lo
+	t := mul(r, r)
+	p := expP4 + mul(t, expP5)
+	p = expP3 + mul(t, p)
+	p = expP2 + mul(t, p)
+	p = expP1 + mul(t, p)
+	c := r - mul(t, p)
+	y := 1 - ((lo - mul(r, c)/(2-c)) - hi)
+	return math.Ldexp(y, k)
+}
+
+// Log returns the natural logarithm of x, within 1 ulp, with the same bits
+// on every machine.
+func Log(x float64) float64 {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 1):
+		return x
+	case x < 0:
+		return math.NaN()
+	case x == 0:
+		return math.Inf(-1)
+	}
+	f1, ki := math.Frexp(x)
+	if f1 < math.Sqrt2/2 {
+		f1 *= 2
+		ki--
+	}
+	f := f1 - 1
+	k := float64(ki)
+	s := f / (2 + f)
+	s2 := mul(s, s)
+	s4 := mul(s2, s2)
+	t1 := logL5 + mul(s4, logL7)
+	t1 = logL3 + mul(s4, t1)
+	t1 = logL1 + mul(s4, t1)
+	t1 = mul(s2, t1)
+	t2 := logL4 + mul(s4, logL6)
+	t2 = logL2 + mul(s4, t2)
+	t2 = mul(s4, t2)
+	R := t1 + t2
+	hfsq := mul(mul(0.5, f), f)
+	return mul(k, ln2Hi) - ((hfsq - (mul(s, hfsq+R) + mul(k, ln2Lo))) - f)
+}
+
+// FMA32 returns x*y + z rounded once to float32, as a hardware float32
+// fused multiply-add (VFMADD231PS, FMADD) computes it.
+//
+// The product of two float32s is exact in float64, and TwoSum gives the
+// exact error of the float64 sum s; rounding the exact result to odd in
+// float64 (s, or its neighbour towards the error, whichever has an odd
+// last bit) and then to float32 rounds once, because float64 carries more
+// than 24 + 1 bits (Boldo and Melquiond, "Emulation of FMA and correctly
+// rounded sums: proved algorithms using rounding to odd", 2008).
+func FMA32(x, y, z float32) float32 {
+	p := float64(float64(x) * float64(y)) // exact
+	c := float64(z)
+	s := p + c
+	if math.IsInf(s, 0) || math.IsNaN(s) {
+		return float32(s)
+	}
+	bb := s - p
+	e := (p - (s - bb)) + (c - bb) // s + e = p + c exactly
+	if b := math.Float64bits(s); e != 0 && b&1 == 0 {
+		if (e > 0) == (s > 0) {
+			b++ // away from zero
+		} else {
+			b--
+		}
+		s = math.Float64frombits(b)
+	}
+	return float32(s)
+}
