@@ -136,7 +136,7 @@ func (r *Remote) Pin(ctx context.Context, ev *eventlog.Event, reg *eventlog.Regi
 	for i, key := range reg.CellKeys {
 		if i >= len(pinned.CellKeys) || i >= len(theirs.Inputs) || pinned.CellKeys[i] != key {
 			return fmt.Errorf("%w: cell %d of manifest %.12s was pinned on %s by a machine whose inputs were %q; this machine's are %q. "+
-				"Run the manifest on machines with the same engine (BLAS, GPU backend) and data, or under another --artifacts prefix",
+				"Run the manifest on machines with the same engine (CPU engine version, GPU backend) and data, or under another --artifacts prefix",
 				ErrEngineMismatch, i+1, reg.Plan.Hash, r.Bucket, inputAt(theirs.Inputs, i), inputs[i])
 		}
 	}

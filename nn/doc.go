@@ -10,5 +10,5 @@
 // image inputs.
 //
 // The engines are packages of their own: nn/cpu (the CPU engine, its
-// kernels and BLAS) and nn/gpu (the GoMLX engine, built with -tags xla).
+// kernels and its own matrix product) and nn/gpu (the GoMLX engine, built with -tags xla).
 package nn

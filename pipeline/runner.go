@@ -173,9 +173,9 @@ func cellInputs(cfg *manifests.Manifest, data *datasets.Library, device *gpu.Dev
 
 // engineName identifies the code that computes a cell's numbers; it
 // enters the cell key. Data sets train on the nn CPU engine, whose name
-// includes the BLAS in use, or with engine: gpu on the GoMLX engine, whose
-// name includes the backend and device; a task without samples names its
-// own plain-Go code (tasks.Kind.GoEngine).
+// is its numerics' version (the same on every machine), or with engine:
+// gpu on the GoMLX engine, whose name includes the backend and device; a
+// task without samples names its own plain-Go code (tasks.Kind.GoEngine).
 func engineName(cfg *manifests.Manifest, device *gpu.Device) (string, error) {
 	switch {
 	case !cfg.Task.Kind().Samples:

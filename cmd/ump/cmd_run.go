@@ -32,7 +32,7 @@ func runCommand() *cli.Command {
 			engineFlag, cohortFlag, scaleFlag, trustUnsignedFlag,
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: 1, Usage: "run `N` cells at once (those not in a GPU cohort), each " +
 				"engine on its share of the cores; results are bit-identical to one at a time"},
-			&cli.StringFlag{Name: "other-engine", Usage: "what to do with cells that have results recorded under another engine (another BLAS or GPU " +
+			&cli.StringFlag{Name: "other-engine", Usage: "what to do with cells that have results recorded under another engine (an earlier CPU engine version, or another GPU " +
 				"backend: the engine is part of each cell's key): `CHOICE` is use (keep them) or recompute (run them on this one); by default ump stops and says so"},
 		},
 		Action: func(c *cli.Context) error {
@@ -258,7 +258,7 @@ func gpuBuilt(plan *manifests.Plan, device *gpu.Device) error {
 }
 
 // usesCPUEngine reports whether some cell trains a model on the CPU
-// engine (a task without samples does not use BLAS).
+// engine (a task without samples does not use the CPU engine).
 func usesCPUEngine(plan *manifests.Plan) bool {
 	for i := range plan.Cells {
 		if c := &plan.Cells[i].Config; c.Task.Kind().Samples && !c.OnGPU() {

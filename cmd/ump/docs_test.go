@@ -115,8 +115,11 @@ func TestEveryCommandAndFlagIsDocumented(t *testing.T) {
 
 // TestREADMECommandsRunAsShown runs the README's console blocks in order,
 // as a new user would, in an empty store: each `$ ump ...` line must exit
-// as shown (0, or the `(exit N)` line under it), and where the README
-// shows the manifest line of a run, print the same hash.
+// as shown (0, or the `(exit N)` line under it), where the README shows
+// the manifest line of a run, print the same hash, and print every line
+// of figures the README shows (a cell's status line, a Markdown or LaTeX
+// table row): the CPU engine gives the same bits on every machine, so the
+// quickstart's figures are the README's everywhere.
 func TestREADMECommandsRunAsShown(t *testing.T) {
 	if info, _ := datasets.Lookup("mnist"); !info.Installed(datasets.DefaultDir()) {
 		t.Skipf("mnist is not installed in %s (run `ump data fetch mnist`; CI does)", datasets.DefaultDir())
@@ -146,6 +149,7 @@ func TestREADMECommandsRunAsShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	exitLine := regexp.MustCompile(`(?m)^\(exit (\d+)\)$`)
+	figures := regexp.MustCompile(`^(\d+ +(completed|diverged|failed) |\| .*\d.* \|$|.* & .*\d.*\\\\$)`)
 	for _, s := range steps {
 		if !strings.HasPrefix(s.command, "ump ") {
 			t.Fatalf("README console line %q does not run ump", s.command)
@@ -167,6 +171,11 @@ func TestREADMECommandsRunAsShown(t *testing.T) {
 			first, _, _ := strings.Cut(s.shown, "\n")
 			if !strings.Contains(out.String(), first+"\n") {
 				t.Errorf("README: `%s` did not print %q:\n%s", s.command, first, out.String())
+			}
+		}
+		for _, line := range strings.Split(s.shown, "\n") {
+			if figures.MatchString(line) && !strings.Contains(out.String(), line+"\n") {
+				t.Errorf("README: `%s` did not print the figures the README shows:\n%s\nit printed:\n%s", s.command, line, out.String())
 			}
 		}
 	}

@@ -1,7 +1,7 @@
 // The direct convolutions' C kernels (kernels_cgo.go), written once for
-// vectors of VL floats, and included there once per vector width the CPU
-// may have: 16 (AVX-512), 8 (AVX2) and 4 (SSE, NEON), each compiled for
-// its instruction set, so that every vector is one register. Before the
+// vectors of VL floats, and included there once per vector width: 16
+// (AVX-512) and 8 (AVX2), each compiled for its instruction set, so that
+// every vector is one register. Before the
 // inclusion: vec (a vector of VL floats), VL, REGS (the target's vector
 // registers: 32 or 16) and NAME(f), the function names' suffix; the
 // file undefines them at its end, for the next width.

@@ -5,7 +5,7 @@ import "github.com/ump-lab/ump/nn"
 // ---- Conv2d with 16k output channels and short filters, computed directly ----
 //
 // LeNet's second layer (6 to 16 channels, 5x5, 14x14 to 10x10) unfolded is
-// a GEMM with 16 rows and 150 inner products, too small for BLAS to reach
+// a GEMM with 16 rows and 150 inner products, too small for a matrix product to reach
 // its speed once the unfolding is paid. Directly, a vector holds 16 output
 // channels: each output is a multiply-add of the filters' tap (16 channels)
 // by one input value, for every input channel and tap. The input is
