@@ -1,7 +1,8 @@
 // The matrix product's C kernel (kernels_cgo.go), written once for vectors
 // of VL floats and included there once per instruction set: AVX-512 (VL
-// 16) and AVX2 with FMA (VL 8). Before the inclusion: vec, VL, NAME(f) and
-// FMA(a, b, c), the vector fused multiply-add a*b + c.
+// 16) and AVX2 with FMA (VL 8). Before the inclusion: vec, VL, NAME(f),
+// FMA(a, b, c), the vector fused multiply-add a*b + c, and BROADCAST(x), x
+// in every lane (as it is: (vec){0} + x would turn -0 into +0).
 //
 // The order of operations is fixed: C[i][j] starts at 0 (or at C[i][j]
 // with beta) and adds A(i, l) * B(l, j) for l = 0, 1, ..., k-1, each with
@@ -49,7 +50,7 @@ INLINE void NAME(gemm_tile)(const int mr, const int ta, const float *a, int lda,
 		for (int v = 0; v < NV; v++) memcpy(&bv[v], p + l * NRW + v * VL, sizeof(vec));
 		for (int r = 0; r < mr; r++) {
 			float x = ta ? a[(size_t)(l0 + l) * lda + i0 + r] : a[(size_t)(i0 + r) * lda + l0 + l];
-			vec xv = (vec){0} + x;
+			vec xv = BROADCAST(x);
 			for (int v = 0; v < NV; v++) acc[r][v] = FMA(xv, bv[v], acc[r][v]);
 		}
 	}

@@ -82,4 +82,14 @@ func TestGemmAddsEachElementsProductsInOrder(t *testing.T) {
 			}
 		}
 	}
+	// A zero's sign survives: -0 * 1 + -0 is -0 (a broadcast that adds +0
+	// first would give +0).
+	negZero := float32(math.Copysign(0, -1))
+	onEveryPath(t, func(path string) {
+		c := []float32{negZero}
+		gemm(false, false, 1, 1, 1, []float32{negZero}, 1, []float32{1}, 1, true, c, 1)
+		if math.Float32bits(c[0]) != math.Float32bits(negZero) {
+			t.Errorf("%s: -0*1 + -0 = %g (%#x), want -0", path, c[0], math.Float32bits(c[0]))
+		}
+	})
 }

@@ -33,9 +33,11 @@ enum { group = 8 }; // the weight gradients' samples a block
 #define REGS 32
 #define NAME(f) f##_16
 #define FMA(a, b, c) ((vec)_mm512_fmadd_ps((__m512)(a), (__m512)(b), (__m512)(c)))
+#define BROADCAST(x) ((vec)_mm512_set1_ps(x))
 #include "gemm_kernels.h"
 #include "conv_kernels.h"
 #undef FMA
+#undef BROADCAST
 #pragma GCC pop_options
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
@@ -44,9 +46,11 @@ enum { group = 8 }; // the weight gradients' samples a block
 #define REGS 16
 #define NAME(f) f##_8
 #define FMA(a, b, c) ((vec)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(c)))
+#define BROADCAST(x) ((vec)_mm256_set1_ps(x))
 #include "gemm_kernels.h"
 #include "conv_kernels.h"
 #undef FMA
+#undef BROADCAST
 #pragma GCC pop_options
 #else
 #define CLONES
