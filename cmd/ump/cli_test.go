@@ -660,3 +660,16 @@ func runUntilTraining(t *testing.T, store string, args ...string) (*exec.Cmd, *s
 	}
 	return cmd, stderr
 }
+
+// TestKernelsFromTheEnvironment: UMP_KERNELS forces a kernel path that
+// `ump doctor` then names, and a path this CPU cannot run is bad input
+// (exit 2) naming the paths it can.
+func TestKernelsFromTheEnvironment(t *testing.T) {
+	store := t.TempDir()
+	if r := umpEnv(t, []string{"UMP_KERNELS=go"}, store, "doctor"); r.code != 0 || !strings.Contains(r.stdout, "kernels go (") {
+		t.Errorf("UMP_KERNELS=go ump doctor: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := umpEnv(t, []string{"UMP_KERNELS=neon"}, store, "doctor"); r.code != 2 || !strings.Contains(r.stderr, "UMP_KERNELS=neon") || !strings.Contains(r.stderr, "go") {
+		t.Errorf("UMP_KERNELS=neon: exit %d, want 2 naming the paths this CPU runs\n%s", r.code, r.stderr)
+	}
+}
