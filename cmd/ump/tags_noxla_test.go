@@ -30,7 +30,7 @@ func TestGPUEngineNeedsTheXLABuild(t *testing.T) {
 		t.Errorf("engine: gpu on the quadratic task: exit %d, %s", r.code, r.stderr)
 	}
 	r := ump(t, store, "doctor")
-	if r.code != 0 || !strings.Contains(r.stdout, "cpu: works: go-cpu-float32/v2") || !strings.Contains(r.stdout, "gpu: does not work here") {
+	if r.code != 0 || !strings.Contains(r.stdout, "cpu: works: go-cpu-float32/v3, kernels ") || !strings.Contains(r.stdout, "gpu: does not work here") {
 		t.Errorf("doctor: exit %d\n%s", r.code, r.stdout)
 	}
 }
