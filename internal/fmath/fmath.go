@@ -104,14 +104,29 @@ func Log(x float64) float64 {
 // FMA32 returns x*y + z rounded once to float32, as a hardware float32
 // fused multiply-add (VFMADD231PS, FMADD) computes it.
 //
-// The product of two float32s is exact in float64, and TwoSum gives the
-// exact error of the float64 sum s; rounding the exact result to odd in
-// float64 (s, or its neighbour towards the error, whichever has an odd
-// last bit) and then to float32 rounds once, because float64 carries more
-// than 24 + 1 bits (Boldo and Melquiond, "Emulation of FMA and correctly
-// rounded sums: proved algorithms using rounding to odd", 2008).
+// The product of two float32s is exact in float64, so the float64 sum s
+// is x*y + z rounded once. Rounding s to float32 then gives the right
+// result unless s lies exactly halfway between two float32s (a float32
+// midpoint between the exact sum and s would be a nearer float64): then,
+// and outside float32's normal range, TwoSum gives the sum's exact error,
+// s is rounded to odd (s, or its neighbour towards the error, whichever
+// has an odd last bit), and that to float32, which rounds once because
+// float64 carries more than 24 + 1 bits (Boldo and Melquiond, "Emulation
+// of FMA and correctly rounded sums: proved algorithms using rounding to
+// odd", 2008).
 func FMA32(x, y, z float32) float32 {
-	p := float64(float64(x) * float64(y)) // exact
+	s := float64(float64(x)*float64(y)) + float64(z) // the product is exact
+	// Not a float32 midpoint, and a normal float32 (its exponent 2^-126
+	// to 2^127): s rounds to the right float32.
+	if b := math.Float64bits(s); b&(1<<29-1) != 1<<28 && b>>52&0x7ff-(1023-126) <= 253 {
+		return float32(s)
+	}
+	return fma32Odd(x, y, z)
+}
+
+// fma32Odd is FMA32 through the exact sum rounded to odd.
+func fma32Odd(x, y, z float32) float32 {
+	p := float64(float64(x) * float64(y))
 	c := float64(z)
 	s := p + c
 	if math.IsInf(s, 0) || math.IsNaN(s) {
