@@ -2,6 +2,12 @@
 # `make test` runs every test. See README.md and docs/internals.md.
 GO ?= go
 STORE ?= ./.ump
+# Recipes run in bash with pipefail: make test pipes go test into its summary.
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
+# make test's list of skipped tests (internal/testsummary).
+SKIPS := bin/skipped-tests.txt
+SUMMARY := bin/testsummary -skips $(SKIPS)
 
 .PHONY: build build-gpu gpu-kit data run test mutants bench bench-gpu
 
@@ -41,16 +47,21 @@ run: build
 # host runs them on XLA; the peer benchmarks (-tags peer) are vetted so
 # that they keep building. -timeout 30m: go test's default 10 minutes per
 # package is too short for ./cmd/ump's crash tests on a loaded 2-core
-# machine.
+# machine. It ends with the list of every test it skipped, each with its
+# reason (FORBID_SKIPS=TEXT fails it when a reason holds TEXT: .ci/run
+# forbids the skips of what it installs).
 test:
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) build -o bin/testsummary ./internal/testsummary
+	rm -f $(SKIPS)
+	$(GO) test -count=1 -timeout 30m -json $$($(GO) list ./... | grep -v '/gpukit$$') | $(SUMMARY)
 	$(GO) test -run '^$$' -fuzz '^FuzzReadExported$$' -fuzztime 30s ./report
 	$(GO) vet -tags xla ./...
-	$(GO) test -count=1 -tags xla -run '^TestXLABuilderAcceptsEveryProgram$$' ./nn/gpu
+	$(GO) test -count=1 -tags xla -json -run '^TestXLABuilderAcceptsEveryProgram$$' ./nn/gpu | $(SUMMARY)
 	$(GO) vet -tags 'xla peer' ./nn/...
 	$(MAKE) gpu-kit
-	UMP_GPU_KIT=$(CURDIR)/.gpu $(GO) test -count=1 -timeout 30m -v -run KitPhases ./gpukit
+	UMP_GPU_KIT=$(CURDIR)/.gpu $(GO) test -count=1 -timeout 30m -json -run KitPhases ./gpukit | $(SUMMARY) -v
+	$(SUMMARY) -list $(if $(FORBID_SKIPS),-forbid '$(FORBID_SKIPS)')
 
 # Mutants of the code, each against the tests that must fail on it
 # (.ci/mutants lists them; two at a time).

@@ -21,7 +21,7 @@ func npmTools(t *testing.T) string {
 	}
 	for _, m := range []string{"apache-arrow", "parquet-wasm"} {
 		if _, err := os.Stat(filepath.Join(dir, m)); err != nil {
-			t.Skipf("npm %s is not in %s (npm install --prefix .npm-tools apache-arrow parquet-wasm; .ci/run does)", m, dir)
+			t.Skipf("npm %s is not in %s (npm install --prefix .npm-tools apache-arrow parquet-wasm; .ci/run installs them)", m, dir)
 		}
 	}
 	return dir

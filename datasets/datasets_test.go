@@ -41,7 +41,7 @@ func realDir(t *testing.T, name string) string {
 	dir := DefaultDir()
 	info, _ := Lookup(name)
 	if !info.Installed(dir) {
-		t.Skipf("%s is not installed in %s (run `ump data fetch %s`; CI does)", name, dir, name)
+		t.Skipf("%s is not installed in %s (run `ump data fetch %s`; .ci/run installs it)", name, dir, name)
 	}
 	return dir
 }

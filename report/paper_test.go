@@ -28,7 +28,7 @@ func paperTeX() string {
 func TestPublishedMatchesThePaper(t *testing.T) {
 	path := paperTeX()
 	if path == "" {
-		t.Skip("the paper's LaTeX source is not beside the repository (no ../*/paper/ump-paper.tex); CI has it")
+		t.Skip("the paper's LaTeX source is not beside the repository (no ../*/paper/ump-paper.tex; .ci/run installs it: CI runs beside the project's shared folder)")
 	}
 	tex, err := os.ReadFile(path)
 	if err != nil {

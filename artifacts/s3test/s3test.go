@@ -84,7 +84,7 @@ func Start(t *testing.T) []Server {
 		start("minio", cmd, addr)
 	}
 	if len(servers) == 0 {
-		t.Skip("no S3 server: install versitygw (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0; .ci/run does) or minio")
+		t.Skip("no S3 server: install versitygw (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0; .ci/run installs it) or minio")
 	}
 	return servers
 }

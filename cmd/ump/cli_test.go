@@ -370,7 +370,7 @@ checkpoint: {every: 2}
 // real MNIST with LeNet.
 func TestKillDuringMNISTTrainingThenResumeIsBitIdentical(t *testing.T) {
 	if info, _ := datasets.Lookup("mnist"); !info.Installed(datasets.DefaultDir()) {
-		t.Skipf("mnist is not installed in %s (run `ump data fetch mnist`; CI does)", datasets.DefaultDir())
+		t.Skipf("mnist is not installed in %s (run `ump data fetch mnist`; .ci/run installs it)", datasets.DefaultDir())
 	}
 	killThenResume(t, mnistKillManifest, 400*time.Millisecond)
 }

@@ -28,7 +28,7 @@ func TestUntilTopologyThenShowExportAndContinue(t *testing.T) {
 	for _, dataset := range []string{"synthetic", "mnist"} {
 		t.Run(dataset, func(t *testing.T) {
 			if info, ok := datasets.Lookup(dataset); ok && !info.Installed(datasets.DefaultDir()) {
-				t.Skipf("%s is not installed in %s (run `ump data fetch %s`; CI does)", dataset, datasets.DefaultDir(), dataset)
+				t.Skipf("%s is not installed in %s (run `ump data fetch %s`; .ci/run installs it)", dataset, datasets.DefaultDir(), dataset)
 			}
 			store := t.TempDir()
 			m := writeFile(t, "m.yaml", strings.Replace(inspectManifest, "DATASET", dataset, 1))

@@ -122,7 +122,7 @@ func TestEveryCommandAndFlagIsDocumented(t *testing.T) {
 // quickstart's figures are the README's everywhere.
 func TestREADMECommandsRunAsShown(t *testing.T) {
 	if info, _ := datasets.Lookup("mnist"); !info.Installed(datasets.DefaultDir()) {
-		t.Skipf("mnist is not installed in %s (run `ump data fetch mnist`; CI does)", datasets.DefaultDir())
+		t.Skipf("mnist is not installed in %s (run `ump data fetch mnist`; .ci/run installs it)", datasets.DefaultDir())
 	}
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {

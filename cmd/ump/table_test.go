@@ -235,7 +235,7 @@ func TestTableFiguresAreCheckedBeforeResults(t *testing.T) {
 // for is refused (exit 2).
 func TestTablePaperSetsOursBesideThePaper(t *testing.T) {
 	if info, _ := datasets.Lookup("mnist"); !info.Installed(datasets.DefaultDir()) {
-		t.Skipf("mnist is not installed in %s (run `ump data fetch mnist`; CI does)", datasets.DefaultDir())
+		t.Skipf("mnist is not installed in %s (run `ump data fetch mnist`; .ci/run installs it)", datasets.DefaultDir())
 	}
 	store := t.TempDir()
 	run := ump(t, store, "run", "paper/table1-mnist", "rounds=2", "evaluate.every=2", "workers=4", "local_steps=2",

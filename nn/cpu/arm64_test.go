@@ -22,7 +22,7 @@ func TestArm64GivesThePinnedNumbers(t *testing.T) {
 	}
 	qemu, err := exec.LookPath("qemu-aarch64")
 	if err != nil {
-		t.Skip("needs qemu-aarch64 to run an arm64 build (Debian: apt-get install qemu-user)")
+		t.Skip("needs qemu-aarch64 to run an arm64 build (Debian: apt-get install qemu-user; .ci/run installs it)")
 	}
 	for _, c := range []struct{ pkg, test string }{
 		{".", "TestEngineNumbersArePinned"},

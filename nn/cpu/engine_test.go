@@ -91,7 +91,7 @@ func TestSteadyStateAllocatesNoBuffers(t *testing.T) {
 func TestLeNetLearnsRealMNIST(t *testing.T) {
 	dir := datasets.DefaultDir()
 	if info, _ := datasets.Lookup("mnist"); !info.Installed(dir) {
-		t.Skipf("mnist is not installed in %s (run `ump data fetch mnist`; CI does)", dir)
+		t.Skipf("mnist is not installed in %s (run `ump data fetch mnist`; .ci/run installs it)", dir)
 	}
 	data, err := datasets.NewLibrary(dir).Load("mnist", datasets.Synthetic{})
 	if err != nil {
