@@ -14,9 +14,12 @@ import (
 // Results is the paper's published results and claims
 // (manifests/published.yaml says what each field means).
 type Results struct {
-	Tables   []Table            `yaml:"tables"`
-	Readings map[string]float64 `yaml:"readings"`
-	Claims   []Claim            `yaml:"claims"`
+	// Confidence is the level at which each comparison a claim makes is
+	// decided (DefaultConfidence when not given).
+	Confidence float64            `yaml:"confidence"`
+	Tables     []Table            `yaml:"tables"`
+	Readings   map[string]float64 `yaml:"readings"`
+	Claims     []Claim            `yaml:"claims"`
 }
 
 // Table is one of the paper's tables, tied to the embedded paper
@@ -46,9 +49,12 @@ type Row struct {
 // Worst or Converges), from the paper's LaTeX source at Line, where Quote
 // stands.
 type Claim struct {
-	Claim       string            `yaml:"claim"`
-	Line        int               `yaml:"line"`
-	Quote       string            `yaml:"quote"`
+	Claim string `yaml:"claim"`
+	Line  int    `yaml:"line"`
+	Quote string `yaml:"quote"`
+	// Reading is how ump reads what the text leaves open (a threshold,
+	// "every entry" for "tends to"), printed beside the verdict.
+	Reading     string            `yaml:"reading"`
 	Tables      []string          `yaml:"tables"`
 	Order       []group           `yaml:"order"`
 	ColumnOrder []group           `yaml:"column_order"`
@@ -85,6 +91,10 @@ func (g *group) UnmarshalYAML(n *yaml.Node) error {
 	return n.Decode((*[]string)(g))
 }
 
+// DefaultConfidence is the confidence of claims' comparisons where the
+// data file declares none.
+const DefaultConfidence = 0.95
+
 // Value is an entry as the paper prints it, read: mean ± std in
 // percent (HasStd when a std is printed), or Diverged for "*".
 type Value struct {
@@ -103,6 +113,12 @@ func Parse(data []byte) (*Results, error) {
 	var p Results
 	if err := dec.Decode(&p); err != nil {
 		return nil, fmt.Errorf("published results: %w", err)
+	}
+	switch {
+	case p.Confidence == 0:
+		p.Confidence = DefaultConfidence
+	case !(p.Confidence > 0 && p.Confidence < 1):
+		return nil, fmt.Errorf("published results: confidence %g: give a level in (0, 1), such as 0.95", p.Confidence)
 	}
 	for _, t := range p.Tables {
 		for _, r := range t.Rows {

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -59,11 +58,12 @@ type Verdict struct {
 
 // PaperComparison is a results table beside the paper's.
 type PaperComparison struct {
-	Grid    *Grid
-	Paper   *published.Table
-	Entries [][]PaperEntry // [published row][published column]
-	Taus    []Tau          // per published column; none where the paper draws a figure
-	Claims  []Verdict
+	Grid       *Grid
+	Paper      *published.Table
+	Entries    [][]PaperEntry // [published row][published column]
+	Taus       []Tau          // per published column; none where the paper draws a figure
+	Claims     []Verdict
+	Confidence float64 // of each comparison a claim makes
 	// Departures are how the run departs from the paper's protocol
 	// (Departures): when there are any, the comparison is provisional.
 	Departures []string
@@ -78,7 +78,7 @@ const percent = 100
 // (the grid's figures per round, one per column, Curves) decide the
 // claims on convergence, which without them are left undecided.
 func ComparePaper(p *published.Results, plan *manifests.Plan, g *Grid, t *published.Table, curves []Figure) *PaperComparison {
-	pc := &PaperComparison{Grid: g, Paper: t, Departures: plan.Departures()}
+	pc := &PaperComparison{Grid: g, Paper: t, Confidence: p.Confidence, Departures: plan.Departures()}
 	for _, row := range t.Rows {
 		r := labelIndex(g.RowLabels, row.Row)
 		var entries []PaperEntry
@@ -122,159 +122,32 @@ func ComparePaper(p *published.Results, plan *manifests.Plan, g *Grid, t *publis
 		if !slices.Contains(c.Tables, t.Manifest) {
 			continue
 		}
-		ours := func(r, col int) (float64, bool) {
+		ours := func(r, col int) (estimate, bool) {
 			e := pc.Entries[r][col]
-			if e.Ours.Missing || e.Ours.Provisional {
-				return 0, false
+			switch {
+			case e.Ours.Missing || e.Ours.Provisional:
+				return estimate{}, false
+			case e.Ours.Diverged:
+				return estimate{mean: math.Inf(-1)}, true
 			}
-			if e.Ours.Diverged {
-				return math.Inf(-1), true
-			}
-			return e.Ours.Mean, true
+			return estimate{mean: e.Ours.Mean, terms: []varTerm{{e.Ours.Std * e.Ours.Std / float64(e.Ours.Seeds), e.Ours.Seeds}}}, true
 		}
-		paper := func(r, col int) (float64, bool) {
+		paper := func(r, col int) (estimate, bool) {
 			if v := pc.Entries[r][col].Paper; !v.Diverged {
-				return v.Mean, true
+				return estimate{mean: v.Mean}, true
 			}
-			return math.Inf(-1), true
+			return estimate{mean: math.Inf(-1)}, true
 		}
-		v := Verdict{Claim: c, Ours: pc.decide(c, ours), Paper: "no numbers (the paper draws this as a figure)"}
+		v := Verdict{Claim: c, Ours: pc.decide(c, ours, p.Confidence), Paper: "no numbers (the paper draws this as a figure)"}
 		switch {
 		case c.Converges != nil:
 			v.Ours, v.Paper = pc.converges(c.Converges, curves), "no numbers (the paper draws the curves)"
 		case !t.Drawn:
-			v.Paper = pc.decide(c, paper)
+			v.Paper = pc.decide(c, paper, p.Confidence)
 		}
 		pc.Claims = append(pc.Claims, v)
 	}
 	return pc
-}
-
-// decide decides claim c on the entries value gives (ok false: not run;
-// -Inf: diverged, below every number).
-func (pc *PaperComparison) decide(c *published.Claim, value func(r, col int) (float64, bool)) string {
-	t := pc.Paper
-	var missing []string
-	show := func(v float64) string {
-		if math.IsInf(v, -1) {
-			return "*"
-		}
-		return fmt.Sprintf("%.2f", v)
-	}
-	get := func(r, col int) (float64, bool) {
-		v, ok := value(r, col)
-		if m := t.Rows[r].Name + " at " + pc.Grid.columnName(t.Columns[col]); !ok && !slices.Contains(missing, m) {
-			missing = append(missing, m)
-		}
-		return v, ok
-	}
-	columns := make([]int, 0, len(t.Columns))
-	for col, label := range t.Columns {
-		if len(c.Columns) == 0 || slices.Contains(c.Columns, label) {
-			columns = append(columns, col)
-		}
-	}
-	rows := make([]int, 0, len(t.Rows))
-	for r, row := range t.Rows {
-		if len(c.Rows) == 0 || slices.Contains(c.Rows, row.Name) {
-			rows = append(rows, r)
-		}
-	}
-	showGap := func(v float64) string {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return "n/a (a side diverged)"
-		}
-		return fmt.Sprintf("%+.2f", v)
-	}
-	var failure string
-	fail := func(s string) {
-		if failure == "" {
-			failure = s
-		}
-	}
-	switch {
-	case len(c.Order) > 0:
-		for _, col := range columns {
-			for k := 0; k+1 < len(c.Order); k++ {
-				for _, above := range c.Order[k] {
-					for _, below := range c.Order[k+1] {
-						a, aok := get(t.RowNamed(above), col)
-						b, bok := get(t.RowNamed(below), col)
-						if aok && bok && (a < b || c.Strict && a == b) {
-							fail(fmt.Sprintf("%s: %s %s, %s %s", pc.Grid.columnName(t.Columns[col]), above, show(a), below, show(b)))
-						}
-					}
-				}
-			}
-		}
-	case len(c.ColumnOrder) > 0:
-		for _, r := range rows {
-			for k := 0; k+1 < len(c.ColumnOrder); k++ {
-				for _, above := range c.ColumnOrder[k] {
-					for _, below := range c.ColumnOrder[k+1] {
-						a, aok := get(r, slices.Index(t.Columns, above))
-						b, bok := get(r, slices.Index(t.Columns, below))
-						if aok && bok && (a < b || c.Strict && a == b) {
-							fail(fmt.Sprintf("%s: %s %s, %s %s", t.Rows[r].Name, pc.Grid.columnName(above), show(a), pc.Grid.columnName(below), show(b)))
-						}
-					}
-				}
-			}
-		}
-	case c.Rises || c.Falls:
-		for _, r := range rows {
-			for k := 0; k+1 < len(columns); k++ {
-				a, aok := get(r, columns[k])
-				b, bok := get(r, columns[k+1])
-				if aok && bok && (c.Rises && b <= a || c.Falls && b > a) {
-					fail(fmt.Sprintf("%s: %s %s, %s %s", t.Rows[r].Name, pc.Grid.columnName(t.Columns[columns[k]]), show(a), pc.Grid.columnName(t.Columns[columns[k+1]]), show(b)))
-				}
-			}
-		}
-	case len(c.Widens) > 0:
-		ahead, behind := t.RowNamed(c.Widens[0]), t.RowNamed(c.Widens[1])
-		gap := func(col int) (float64, bool) {
-			a, aok := get(ahead, col)
-			b, bok := get(behind, col)
-			return a - b, aok && bok // ±Inf where a side diverged, NaN where both did
-		}
-		for k := 0; k+1 < len(columns); k++ {
-			a, aok := gap(columns[k])
-			b, bok := gap(columns[k+1])
-			if aok && bok && !math.IsNaN(a) && !math.IsNaN(b) && !(b > a) {
-				fail(fmt.Sprintf("%s − %s: %s %s, %s %s", c.Widens[0], c.Widens[1], pc.Grid.columnName(t.Columns[columns[k]]), showGap(a), pc.Grid.columnName(t.Columns[columns[k+1]]), showGap(b)))
-			}
-		}
-	default:
-		extreme, word, sign := c.Best, "highest", 1.0
-		if len(c.Worst) > 0 {
-			extreme, word, sign = c.Worst, "lowest", -1
-		}
-		for _, name := range slices.Sorted(maps.Keys(extreme)) {
-			r, want := t.RowNamed(name), extreme[name]
-			best, at := math.Inf(-1), []string{}
-			for _, col := range columns {
-				v, ok := get(r, col)
-				switch {
-				case !ok:
-				case sign*v > best:
-					best, at = sign*v, []string{t.Columns[col]}
-				case sign*v == best:
-					at = append(at, t.Columns[col])
-				}
-			}
-			if len(missing) == 0 && !slices.Contains(at, want) {
-				fail(fmt.Sprintf("%s is %s at %s (%s), not at %s", name, word, pc.Grid.columnName(strings.Join(at, ", ")), show(sign*best), want))
-			}
-		}
-	}
-	switch {
-	case failure != "":
-		return "fails (" + failure + ")"
-	case len(missing) > 0:
-		return fmt.Sprintf("not run (%d entries missing, e.g. %s)", len(missing), missing[0])
-	}
-	return "holds"
 }
 
 // converges decides a convergence claim on the curves: per published
@@ -419,16 +292,45 @@ func (pc *PaperComparison) legend() []string {
 		lines = append(lines, "Rank agreement with the paper (Kendall's tau-b of the rows' means, per column): "+strings.Join(taus, "; ")+".")
 	}
 	if len(pc.Claims) > 0 {
-		lines = append(lines, "Claims:")
+		lines = append(lines, fmt.Sprintf("Claims, from the paper's text (ours: each comparison decided at %g%% by Welch's interval of the difference of the means over seeds, a diverged entry below every number; "+
+			"holds where every comparison shows what the claim says, fails where one shows the opposite, not decided where an interval holds 0 or a side has one seed, "+
+			"cannot be decided where a row diverged in every cell the claim reads; the paper's own numbers compared as printed):", 100*pc.Confidence))
 	}
 	for _, v := range pc.Claims {
 		ours := v.Ours
 		if len(pc.Departures) > 0 {
 			ours += " (provisional)"
 		}
-		lines = append(lines, fmt.Sprintf("- %s: ours %s; the paper's own numbers: %s", v.Claim.Claim, ours, v.Paper))
+		lines = append(lines, fmt.Sprintf("- %s%s: ours %s; the paper's own numbers: %s", v.Claim.Claim, source(v.Claim), ours, v.Paper))
 	}
 	return lines
+}
+
+// source says where the paper makes claim c (its line and words, as
+// plain text) and how ump reads it, if it says.
+func source(c *published.Claim) string {
+	var parts []string
+	if c.Line > 0 {
+		parts = append(parts, fmt.Sprintf(`line %d: "%s"`, c.Line, plainLaTeX(c.Quote)))
+	}
+	if c.Reading != "" {
+		parts = append(parts, "reading: "+c.Reading)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// latexPlain turns the LaTeX of the paper's sentences into the words they
+// print: its algorithm macros, \textt, math and \eg.
+var latexPlain = strings.NewReplacer(
+	`\textt{\algone}`, "D-SUM", `\textt{\algtwo}`, "GT-DSUM", `\textt{\algone{}}`, "D-SUM", `\textt{\algtwo{}}`, "GT-DSUM",
+	`\textbf{`, "", `\textt{`, "", `\alpha`, "α", `\beta`, "β", `\eg`, "e.g.", `\ie`, "i.e.", `\%`, "%", `\pm`, "±", "$", "", "{", "", "}", "")
+
+// plainLaTeX is a sentence of the paper's source as it reads in print.
+func plainLaTeX(s string) string {
+	return strings.Join(strings.Fields(latexPlain.Replace(s)), " ")
 }
 
 // Markdown renders the comparison as a Markdown table and its legend.

@@ -95,12 +95,30 @@ func TestPublishedMatchesThePaper(t *testing.T) {
 	lines := strings.Split(src, "\n")
 	for _, c := range p.Claims {
 		switch {
-		case c.Line == 0 && c.Quote == "":
 		case c.Line < 1 || c.Line > len(lines):
 			t.Errorf("claim %q: line %d is not a line of the paper's source", c.Claim, c.Line)
 		case c.Quote == "" || !strings.Contains(lines[c.Line-1], c.Quote):
 			t.Errorf("claim %q: line %d of the paper's source does not say %q:\n%s", c.Claim, c.Line, c.Quote, lines[c.Line-1])
 		}
+	}
+}
+
+// TestEveryClaimQuotesThePaper: every claim names the line of the
+// paper's source that makes it, and its words (TestPublishedMatchesThePaper
+// checks them against the source); a claim whose reading the text leaves
+// open says how ump reads it.
+func TestEveryClaimQuotesThePaper(t *testing.T) {
+	p, err := published.Parse(manifests.Published)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Claims {
+		if c.Line == 0 || c.Quote == "" || c.Reading == "" {
+			t.Errorf("claim %q: line %d, quote %q, reading %q: every claim quotes the text and says how it is read", c.Claim, c.Line, c.Quote, c.Reading)
+		}
+	}
+	if p.Confidence != 0.95 {
+		t.Errorf("confidence %g, want the declared 0.95", p.Confidence)
 	}
 }
 
@@ -188,8 +206,10 @@ claims:
 	want := []struct{ ours, paper string }{
 		{"fails (partition.alpha=0.1: A 40.00, B 45.00)", "fails (partition.alpha=1: A 60.00, B 61.00)"},
 		{"fails (partition.alpha=0.1: A 40.00, B 45.00)", "holds"},
-		{"fails (B: partition.alpha=1 58.00, partition.alpha=10 *)", "fails (B: partition.alpha=1 61.00, partition.alpha=10 *)"},
-		{"not run (1 entries missing, e.g. A at partition.alpha=10)", "holds"},
+		{"fails: not run for A (1 entry missing, e.g. A at partition.alpha=10); fails for B (B: partition.alpha=1 58.00, partition.alpha=10 *); " +
+			"not decided for C (1 of 2 comparisons within the noise at 95%, e.g. C: partition.alpha=1 61.00, partition.alpha=10 62.00: difference +1.00, 95% interval [-1.27, +3.27])",
+			"fails: holds for A; fails for B (B: partition.alpha=1 61.00, partition.alpha=10 *); fails for C (C: partition.alpha=1 60.00, partition.alpha=10 60.00)"},
+		{"not run (1 entry missing, e.g. A at partition.alpha=10)", "holds"},
 		{"holds", "holds"},
 		{"holds", "fails (partition.alpha=0.1: A 50.00, C 50.00)"},
 	}
@@ -275,12 +295,13 @@ claims:
 	}
 	want := []struct{ ours, paper string }{
 		{"holds", "holds"},
-		{"fails (B is lowest at partition.alpha=10 (*), not at 0.1)", "fails (B is lowest at partition.alpha=10 (*), not at 0.1)"},
-		{"holds", "holds"},
 		{"fails (B: partition.alpha=10 *, partition.alpha=0.1 45.00)", "fails (B: partition.alpha=10 *, partition.alpha=0.1 40.00)"},
+		{"holds", "holds"},
+		{"fails: holds for C; not run for A (1 entry missing, e.g. A at partition.alpha=10); fails for B (B: partition.alpha=10 *, partition.alpha=0.1 45.00)",
+			"fails: holds for A and C; fails for B (B: partition.alpha=10 *, partition.alpha=0.1 40.00)"},
 		{"fails (B: partition.alpha=0.1 45.00, partition.alpha=1 58.00)", "fails (B: partition.alpha=0.1 40.00, partition.alpha=1 61.00)"},
 		{"holds", "holds"},
-		{"not run (1 entries missing, e.g. A at partition.alpha=10)", "fails (C − A: partition.alpha=0.1 +0.00, partition.alpha=1 +0.00)"},
+		{"not run (1 entry missing, e.g. A at partition.alpha=10)", "fails (C − A: partition.alpha=0.1 +0.00, partition.alpha=1 +0.00)"},
 		{"holds", "fails (C − B: partition.alpha=0.1 +10.00, partition.alpha=1 -1.00)"},
 	}
 	pc := ComparePaper(p, nil, g, p.Table("toy"), nil)
@@ -369,5 +390,72 @@ claims:
 		if _, err := published.Parse([]byte(table + "claims: [{claim: c, tables: [toy], converges: " + bad + "}]")); err == nil || !strings.Contains(err.Error(), "converges needs") {
 			t.Errorf("converges: %s accepted (%v)", bad, err)
 		}
+	}
+}
+
+// TestVerdictsSayWhatTheDataDecide: a comparison inside the noise leaves a
+// claim not decided; a row that diverged in every cell a claim reads
+// cannot decide it, and the claim says which rows decide it; one seed
+// decides nothing. On ours, and on the paper's numbers as printed.
+func TestVerdictsSayWhatTheDataDecide(t *testing.T) {
+	p, err := published.Parse([]byte(`
+tables:
+  - manifest: toy
+    paper: Toy
+    columns: ["1", "5", "10"]
+    rows:
+      - {row: "a", name: A, values: ["95.0", "98.0", "98.5"]}
+      - {row: "b", name: B, values: ["90.0", "97.0", "97.5"]}
+      - {row: "c", name: C, values: ["*", "*", "*"]}
+      - {row: "d", name: D, values: ["99.0", "99.0", "99.0"]}
+claims:
+  - {claim: all worst at 1, tables: [toy], worst: {A: "1", B: "1", C: "1"}}
+  - {claim: A over B, tables: [toy], order: [A, B]}
+  - {claim: C over A, tables: [toy], order: [C, A]}
+  - {claim: C falls, tables: [toy], falls: true, rows: [C]}
+  - {claim: A and C over B, tables: [toy], order: [[A, C], B]}
+  - {claim: D over A at 1, tables: [toy], order: [D, A], columns: ["1"]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := func(mean float64) Entry { return Entry{Mean: mean, Std: 0.01, Seeds: 3} }
+	g := &Grid{
+		Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"},
+		RowLabels: [][]string{{"a"}, {"b"}, {"c"}, {"d"}},
+		ColLabels: [][]string{{"1"}, {"5"}, {"10"}},
+		Entries: [][]Entry{
+			{e(0.95), e(0.98), e(0.985)},
+			{e(0.90), e(0.97), e(0.975)},
+			{{Diverged: true}, {Diverged: true}, {Diverged: true}},
+			{{Mean: 0.99, Seeds: 1}, {Mean: 0.99, Seeds: 1}, {Mean: 0.99, Seeds: 1}},
+		},
+	}
+	// 1 point of std over 3 seeds on each side: the difference's 95%
+	// interval is ±2.776·√(2/3) = ±2.27 points (Welch, 4 degrees of freedom).
+	want := []struct{ ours, paper string }{
+		{"not decided: holds for A and B; C diverged in all 3 cells", "not decided: holds for A and B; C diverged in all 3 cells"},
+		{"not decided (2 of 3 comparisons within the noise at 95%, e.g. partition.alpha=5: A 98.00, B 97.00: difference +1.00, 95% interval [-1.27, +3.27])", "holds"},
+		{"cannot be decided: C diverged in all 3 cells", "cannot be decided: C diverged in all 3 cells"},
+		{"cannot be decided: C diverged in all 3 cells", "cannot be decided: C diverged in all 3 cells"},
+		{"not decided: not decided for A (2 of 3 comparisons within the noise at 95%, e.g. partition.alpha=5: A 98.00, B 97.00: difference +1.00, 95% interval [-1.27, +3.27]); C diverged in all 3 cells",
+			"not decided: holds for A; C diverged in all 3 cells"},
+		{"not decided (1 of 1 comparisons within the noise at 95%, e.g. partition.alpha=1: D 99.00, A 95.00: one seed, no interval)", "holds"},
+	}
+	pc := ComparePaper(p, nil, g, p.Table("toy"), nil)
+	if len(pc.Claims) != len(want) {
+		t.Fatalf("%d claims decided, want %d", len(pc.Claims), len(want))
+	}
+	for i, v := range pc.Claims {
+		if v.Ours != want[i].ours || v.Paper != want[i].paper {
+			t.Errorf("claim %q:\nours  %q\npaper %q\nwant  %q\n      %q", v.Claim.Claim, v.Ours, v.Paper, want[i].ours, want[i].paper)
+		}
+	}
+	p.Confidence = 0.5 // the t quantile of 4 degrees of freedom at 75%: 0.741, ±0.61 points
+	if v := ComparePaper(p, nil, g, p.Table("toy"), nil).Claims[1]; v.Ours != "holds" {
+		t.Errorf("A over B at 50%%: %q, want holds", v.Ours)
+	}
+	if md := pc.Markdown(); !strings.Contains(md, "decided at 95% by Welch's interval") || !strings.Contains(md, "cannot be decided where a row diverged in every cell") {
+		t.Errorf("the legend does not define the verdicts:\n%s", md)
 	}
 }

@@ -104,3 +104,40 @@ func TestIntervalsStayInTheFiguresRange(t *testing.T) {
 		t.Errorf("an accuracy 0.9 ± 0.2 over 3 seeds prints %s, want [0.4032, 1.0000]", g.stat(e, 3, "±"))
 	}
 }
+
+// TestWelchIntervalAgainstScipy checks the interval claims are decided
+// with (the difference of two means over seeds, Welch–Satterthwaite's
+// degrees of freedom) against the same formula in Python with scipy's t
+// quantile, at two confidences.
+func TestWelchIntervalAgainstScipy(t *testing.T) {
+	a, b := []float64{98.58, 98.51, 98.65}, []float64{96.97, 96.51, 97.43, 97.02}
+	fa, fb := statOf(a), statOf(b)
+	ea := estimate{mean: fa.Mean, terms: []varTerm{{fa.Std * fa.Std / 3, 3}}}
+	eb := estimate{mean: fb.Mean, terms: []varTerm{{fb.Std * fb.Std / 4, 4}}}
+	script := `import json, sys
+from scipy import stats
+import statistics as s
+a, b, conf = json.load(sys.stdin)
+va, vb = s.variance(a)/len(a), s.variance(b)/len(b)
+df = (va+vb)**2/(va**2/(len(a)-1) + vb**2/(len(b)-1))
+half = stats.t.ppf(1-(1-conf)/2, df)*(va+vb)**0.5
+d = s.mean(a) - s.mean(b)
+print(json.dumps([d-half, d+half]))`
+	for _, conf := range []float64{0.95, 0.8} {
+		cmd := exec.Command("/usr/bin/python3", "-c", script)
+		in, _ := json.Marshal([]any{a, b, conf})
+		cmd.Stdin = strings.NewReader(string(in))
+		out, err := cmd.Output()
+		if err != nil {
+			t.Skipf("Debian's python3-scipy is not installed (.ci/run installs it): %v", err)
+		}
+		var want [2]float64
+		if err := json.Unmarshal(out, &want); err != nil {
+			t.Fatalf("python printed %q", out)
+		}
+		lo, hi := ea.minus(eb).welchInterval(conf)
+		if math.Abs(lo-want[0]) > 1e-9 || math.Abs(hi-want[1]) > 1e-9 {
+			t.Errorf("at %g: [%v, %v], scipy's [%v, %v]", conf, lo, hi, want[0], want[1])
+		}
+	}
+}
