@@ -53,7 +53,10 @@ type Tau struct {
 // Verdict is a claim decided on our results and on the paper's.
 type Verdict struct {
 	Claim       *published.Claim
-	Ours, Paper string // "holds", "fails: …" or "not run: …"
+	Ours, Paper string // "holds", "fails …", "not decided …", "cannot be decided: …" or "not run …"
+	// Depends says how our verdict changes where a choice of the select
+	// path within the noise is replaced by its runner-up.
+	Depends []string
 }
 
 // PaperComparison is a results table beside the paper's.
@@ -78,7 +81,113 @@ const percent = 100
 // (the grid's figures per round, one per column, Curves) decide the
 // claims on convergence, which without them are left undecided.
 func ComparePaper(p *published.Results, plan *manifests.Plan, g *Grid, t *published.Table, curves []Figure) *PaperComparison {
-	pc := &PaperComparison{Grid: g, Paper: t, Confidence: p.Confidence, Departures: plan.Departures()}
+	pc := &PaperComparison{Grid: g, Paper: t, Confidence: p.Confidence, Departures: plan.Departures(), Entries: paperEntries(p, g, t)}
+	for c := range t.Columns {
+		if t.Drawn {
+			break // no numbers to rank
+		}
+		var x, y []float64
+		for r := range t.Rows {
+			if e := pc.Entries[r][c]; e.comparable() && !e.Ours.Provisional {
+				x, y = append(x, e.Ours.Mean), append(y, e.Paper.Mean)
+			}
+		}
+		pc.Taus = append(pc.Taus, Tau{Tau: stats.KendallTauB(x, y), N: len(x)})
+	}
+	for i := range p.Claims {
+		c := &p.Claims[i]
+		if !slices.Contains(c.Tables, t.Manifest) {
+			continue
+		}
+		paper := func(r, col int) (estimate, bool) {
+			if v := pc.Entries[r][col].Paper; !v.Diverged {
+				return estimate{mean: v.Mean}, true
+			}
+			return estimate{mean: math.Inf(-1)}, true
+		}
+		v := Verdict{Claim: c, Ours: pc.decide(c, ours(pc.Entries), p.Confidence), Paper: "no numbers (the paper draws this as a figure)"}
+		switch {
+		case c.Converges != nil:
+			v.Ours, v.Paper = pc.converges(c.Converges, curves), "no numbers (the paper draws the curves)"
+		case !t.Drawn:
+			v.Paper = pc.decide(c, paper, p.Confidence)
+		}
+		if c.Converges == nil {
+			v.Depends = pc.dependence(p, c, v.Ours)
+		}
+		pc.Claims = append(pc.Claims, v)
+	}
+	return pc
+}
+
+// ours reads our entries for a claim: in percent with the variance of
+// each mean; not run where missing or provisional; -Inf where diverged.
+func ours(entries [][]PaperEntry) claimCells {
+	return func(r, col int) (estimate, bool) {
+		e := entries[r][col]
+		switch {
+		case e.Ours.Missing || e.Ours.Provisional:
+			return estimate{}, false
+		case e.Ours.Diverged:
+			return estimate{mean: math.Inf(-1)}, true
+		}
+		return estimate{mean: e.Ours.Mean, terms: []varTerm{{e.Ours.Std * e.Ours.Std / float64(e.Ours.Seeds), e.Ours.Seeds}}}, true
+	}
+}
+
+// dependence decides claim c again with each choice of the select path
+// that is not stable replaced by its runner-up, and says where that
+// changes the verdict (ours: the verdict as decided).
+func (pc *PaperComparison) dependence(p *published.Results, c *published.Claim, ours0 string) []string {
+	g := pc.Grid
+	var out []string
+	seen := map[*Selection]bool{}
+	for r, row := range g.Entries {
+		for _, e := range row {
+			s := e.Selection
+			if e.Missing || s == nil || s.Stable() || seen[s] || e.runnerUp == nil {
+				continue
+			}
+			seen[s] = true
+			swapped := *g
+			swapped.Entries = make([][]Entry, len(g.Entries))
+			for i := range g.Entries {
+				swapped.Entries[i] = slices.Clone(g.Entries[i])
+				for j := range swapped.Entries[i] {
+					if x := swapped.Entries[i][j]; x.Selection == s && x.runnerUp != nil {
+						swapped.Entries[i][j] = *x.runnerUp
+					}
+				}
+			}
+			alt := &PaperComparison{Grid: &swapped, Paper: pc.Paper, Confidence: pc.Confidence, Entries: paperEntries(p, &swapped, pc.Paper)}
+			if v := alt.decide(c, ours(alt.Entries), pc.Confidence); verdictWord(v) != verdictWord(ours0) {
+				name := g.RowTitle(r)
+				if i := pc.Paper.RowLabelled(strings.Join(g.RowLabels[r], " / ")); i >= 0 {
+					name = pc.Paper.Rows[i].Name
+				}
+				out = append(out, fmt.Sprintf("with %s's runner-up %s=%s it is %s", name, g.Spec.Select, s.RunnerUp, verdictWord(v)))
+			}
+		}
+	}
+	return out
+}
+
+// verdictWord is a verdict's first words: holds, fails, not decided,
+// cannot be decided or not run.
+func verdictWord(v string) string {
+	for _, w := range []string{holds, fails, notDecided, cannot, notRunClaim} {
+		if strings.HasPrefix(v, w) {
+			return w
+		}
+	}
+	return v
+}
+
+// paperEntries sets the grid's entries (in percent, with their
+// intervals) beside the published table t's, per published row and
+// column.
+func paperEntries(p *published.Results, g *Grid, t *published.Table) [][]PaperEntry {
+	var out [][]PaperEntry
 	for _, row := range t.Rows {
 		r := labelIndex(g.RowLabels, row.Row)
 		var entries []PaperEntry
@@ -103,51 +212,9 @@ func ComparePaper(p *published.Results, plan *manifests.Plan, g *Grid, t *publis
 			}
 			entries = append(entries, e)
 		}
-		pc.Entries = append(pc.Entries, entries)
+		out = append(out, entries)
 	}
-	for c := range t.Columns {
-		if t.Drawn {
-			break // no numbers to rank
-		}
-		var x, y []float64
-		for r := range t.Rows {
-			if e := pc.Entries[r][c]; e.comparable() && !e.Ours.Provisional {
-				x, y = append(x, e.Ours.Mean), append(y, e.Paper.Mean)
-			}
-		}
-		pc.Taus = append(pc.Taus, Tau{Tau: stats.KendallTauB(x, y), N: len(x)})
-	}
-	for i := range p.Claims {
-		c := &p.Claims[i]
-		if !slices.Contains(c.Tables, t.Manifest) {
-			continue
-		}
-		ours := func(r, col int) (estimate, bool) {
-			e := pc.Entries[r][col]
-			switch {
-			case e.Ours.Missing || e.Ours.Provisional:
-				return estimate{}, false
-			case e.Ours.Diverged:
-				return estimate{mean: math.Inf(-1)}, true
-			}
-			return estimate{mean: e.Ours.Mean, terms: []varTerm{{e.Ours.Std * e.Ours.Std / float64(e.Ours.Seeds), e.Ours.Seeds}}}, true
-		}
-		paper := func(r, col int) (estimate, bool) {
-			if v := pc.Entries[r][col].Paper; !v.Diverged {
-				return estimate{mean: v.Mean}, true
-			}
-			return estimate{mean: math.Inf(-1)}, true
-		}
-		v := Verdict{Claim: c, Ours: pc.decide(c, ours, p.Confidence), Paper: "no numbers (the paper draws this as a figure)"}
-		switch {
-		case c.Converges != nil:
-			v.Ours, v.Paper = pc.converges(c.Converges, curves), "no numbers (the paper draws the curves)"
-		case !t.Drawn:
-			v.Paper = pc.decide(c, paper, p.Confidence)
-		}
-		pc.Claims = append(pc.Claims, v)
-	}
-	return pc
+	return out
 }
 
 // converges decides a convergence claim on the curves: per published
@@ -300,6 +367,9 @@ func (pc *PaperComparison) legend() []string {
 		ours := v.Ours
 		if len(pc.Departures) > 0 {
 			ours += " (provisional)"
+		}
+		if len(v.Depends) > 0 {
+			ours += " (depends on a choice within the noise: " + strings.Join(v.Depends, "; ") + ")"
 		}
 		lines = append(lines, fmt.Sprintf("- %s%s: ours %s; the paper's own numbers: %s", v.Claim.Claim, source(v.Claim), ours, v.Paper))
 	}

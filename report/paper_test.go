@@ -459,3 +459,46 @@ claims:
 		t.Errorf("the legend does not define the verdicts:\n%s", md)
 	}
 }
+
+// TestClaimsSayWhenTheyDependOnAChoiceWithinTheNoise: a claim whose
+// verdict changes when an unstable choice of lr is replaced by its
+// runner-up says so; a stable choice is not questioned.
+func TestClaimsSayWhenTheyDependOnAChoiceWithinTheNoise(t *testing.T) {
+	p, err := published.Parse([]byte(`
+tables:
+  - manifest: toy
+    paper: Toy
+    columns: ["1"]
+    rows:
+      - {row: "a", name: A, values: ["95.0"]}
+      - {row: "b", name: B, values: ["92.0"]}
+claims:
+  - {claim: A over B, tables: [toy], order: [A, B], strict: true}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runnerUp := Entry{Mean: 0.90, Std: 0.01, Seeds: 3, Select: "0.2"}
+	for _, c := range []struct {
+		stability float64
+		want      string
+	}{
+		{0.6, "holds (depends on a choice within the noise: with A's runner-up lr=0.2 it is not decided)"},
+		{0.95, "holds;"},
+	} {
+		sel := &Selection{RunnerUp: "0.2", Margin: 0.05, Stability: c.stability}
+		g := &Grid{
+			Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean", Select: "lr"},
+			RowLabels: [][]string{{"a"}, {"b"}},
+			ColLabels: [][]string{{"1"}},
+			Entries: [][]Entry{
+				{{Mean: 0.95, Std: 0.01, Seeds: 3, Select: "0.1", Selection: sel, runnerUp: &runnerUp}},
+				{{Mean: 0.92, Std: 0.01, Seeds: 3, Select: "0.1"}},
+			},
+		}
+		md := ComparePaper(p, nil, g, p.Table("toy"), nil).Markdown()
+		if !strings.Contains(md, "- A over B: ours "+c.want) {
+			t.Errorf("stability %v: want the claim to read %q:\n%s", c.stability, c.want, md)
+		}
+	}
+}

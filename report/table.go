@@ -28,6 +28,11 @@ type Entry struct {
 	Diverged   bool    // every choice had a diverged seed: shown as *
 	Missing    bool    // no choice had all its cells finished
 	selectMean float64 // the mean of the grid's SelectBy figure, which chose Select
+	// Selection says how sure the choice of Select is (nil without a
+	// choice to make); entries that share one choice share it.
+	Selection *Selection
+	bySeed    map[int]float64 // SelectBy per seed that chose (NaN: diverged)
+	runnerUp  *Entry          // the entry under Selection.RunnerUp
 	// Provisional: some choice of the select path has not finished yet,
 	// so the choice, and the entry, may still change (shown with †,
 	// never in bold).
@@ -310,7 +315,6 @@ func NewGrid(plan *manifests.Plan, spec manifests.Table, finals []Final) (*Grid,
 			g.Entries[r][c] = Entry{Missing: true}
 		}
 	}
-	better := func(a, b float64) bool { return (spec.Best == "min" && a < b) || (spec.Best != "min" && a > b) }
 	// each entry's candidate per choice: nil where a cell has not finished
 	cands := map[*group]map[string]*Entry{}
 	for _, gr := range groups {
@@ -324,15 +328,6 @@ func NewGrid(plan *manifests.Plan, spec manifests.Table, finals []Final) (*Grid,
 			cands[gr][choice] = e
 		}
 	}
-	// rank orders two choices' candidates of one scope: fewer diverged
-	// entries first, then the better mean of SelectBy's seed means
-	type rank struct {
-		diverged int
-		mean     float64
-	}
-	ahead := func(a, b rank) bool {
-		return a.diverged < b.diverged || (a.diverged == b.diverged && better(a.mean, b.mean))
-	}
 	// choose picks, for entries that share one choice (one, or a row's),
 	// the best choice of which each entry's candidate finished
 	choose := func(scope []*group) {
@@ -344,38 +339,44 @@ func NewGrid(plan *manifests.Plan, spec manifests.Table, finals []Final) (*Grid,
 				}
 			}
 		}
-		best, bestRank, found, unfinished := "", rank{}, false, false
+		var complete []string
+		unfinished := false
 		for _, choice := range order {
-			r, complete := rank{}, true
-			var means []float64
+			done := true
 			for _, gr := range scope {
-				e := cands[gr][choice]
-				switch {
-				case e == nil:
-					complete = false
-				case e.Diverged:
-					r.diverged++
-				default:
-					means = append(means, e.selectMean)
-				}
+				done = done && cands[gr][choice] != nil
 			}
-			if !complete {
+			if done {
+				complete = append(complete, choice)
+			} else {
 				unfinished = true
-				continue
 			}
-			r.mean = math.NaN()
-			if len(means) > 0 {
-				r.mean = statOf(means).Mean
+		}
+		entries := func(choice string) []*Entry {
+			var es []*Entry
+			for _, gr := range scope {
+				es = append(es, cands[gr][choice])
 			}
-			if !found || ahead(r, bestRank) {
-				best, bestRank, found = choice, r, true
-			}
+			return es
+		}
+		found := len(complete) > 0
+		best := ""
+		if found {
+			best, _ = winner(complete, entries, nil, spec.Best)
+		}
+		var sel *Selection
+		if len(complete) > 1 {
+			sel = selection(complete, best, entries, spec.Best)
 		}
 		for _, gr := range scope {
 			e := Entry{Missing: true}
 			if found {
 				e = *cands[gr][best]
 				e.Provisional = unfinished
+				e.Selection = sel
+				if sel != nil {
+					e.runnerUp = cands[gr][sel.RunnerUp]
+				}
 			}
 			g.Entries[gr.row][gr.col] = e
 		}
@@ -402,6 +403,7 @@ func NewGrid(plan *manifests.Plan, spec manifests.Table, finals []Final) (*Grid,
 func (g *Grid) candidate(plan *manifests.Plan, finals []Final, cells []int, choice string) (*Entry, error) {
 	spec := g.Spec
 	var vals, by []float64 // the value's, and SelectBy's
+	bySeed := map[int]float64{}
 	also := make([][]float64, len(spec.Also))
 	diverged := false
 	for _, i := range cells {
@@ -427,9 +429,14 @@ func (g *Grid) candidate(plan *manifests.Plan, finals []Final, cells []int, choi
 		if f.Status == eventlog.Diverged || math.IsNaN(v) || math.IsInf(v, 0) {
 			diverged = true
 		}
-		tuning := slices.Contains(spec.SelectSeeds, plan.Cells[i].Config.Seed)
+		seed := plan.Cells[i].Config.Seed
+		tuning := slices.Contains(spec.SelectSeeds, seed)
 		if tuning || spec.SelectSeeds == nil {
 			by = append(by, b)
+			bySeed[seed] = b
+			if f.Status == eventlog.Diverged || math.IsNaN(b) || math.IsInf(b, 0) {
+				bySeed[seed] = math.NaN()
+			}
 		}
 		if tuning {
 			continue // a tuning seed: not reported
@@ -444,10 +451,10 @@ func (g *Grid) candidate(plan *manifests.Plan, finals []Final, cells []int, choi
 		vals = append(vals, v)
 	}
 	if diverged {
-		return &Entry{Diverged: true, Select: choice}, nil
+		return &Entry{Diverged: true, Select: choice, bySeed: bySeed}, nil
 	}
 	f := statOf(vals)
-	e := &Entry{Mean: f.Mean, Std: f.Std, Values: vals, Seeds: len(vals), Select: choice, selectMean: statOf(by).Mean}
+	e := &Entry{Mean: f.Mean, Std: f.Std, Values: vals, Seeds: len(vals), Select: choice, selectMean: statOf(by).Mean, bySeed: bySeed}
 	for _, a := range also {
 		e.Also = append(e.Also, statOf(a))
 	}
@@ -535,10 +542,14 @@ func (g *Grid) number(v float64) string {
 }
 
 // SelectNote is what follows an entry that tuned the select path:
-// " (lr=0.1)".
+// " (lr=0.1)", and where the choice is not stable (Selection.Stable)
+// the runner-up: " (lr=0.01; 0.0316 within noise)".
 func (g *Grid) SelectNote(e Entry) string {
 	if g.Spec.Select == "" || e.Missing || e.Diverged {
 		return ""
+	}
+	if s := e.Selection; s != nil && !s.Stable() {
+		return fmt.Sprintf(" (%s=%s; %s within noise)", g.Spec.Select, e.Select, s.RunnerUp)
 	}
 	return fmt.Sprintf(" (%s=%s)", g.Spec.Select, e.Select)
 }
@@ -611,12 +622,68 @@ func (g *Grid) Legend() string {
 		s += fmt.Sprintf("; (Δ, p, P(better)): the difference of the means to %s's, Welch's two-sided p-value, and the probability that a seed's value beats one of %s's (ties half)", base, base)
 	}
 	s += "; * diverged, – not run yet"
+	if g.unstable() {
+		s += fmt.Sprintf("; X within noise: the runner-up %s, where fewer than %g%% of %d resamples of the seeds choose the same %s", g.Spec.Select, 100*StableSelection, SelectionResamples, g.Spec.Select)
+	}
 	for _, row := range g.Entries {
 		if slices.ContainsFunc(row, func(e Entry) bool { return e.Provisional }) {
 			return s + "; † provisional: other values of " + g.Spec.Select + " still run"
 		}
 	}
 	return s
+}
+
+// unstable reports whether an entry's choice is not stable.
+func (g *Grid) unstable() bool {
+	for _, row := range g.Entries {
+		if slices.ContainsFunc(row, func(e Entry) bool { return !e.Missing && e.Selection != nil && !e.Selection.Stable() }) {
+			return true
+		}
+	}
+	return false
+}
+
+// Selections says, for each choice of the select path with a runner-up
+// (per row, or per entry), how sure it is: the margin of the selection
+// figure's mean over the runner-up's, the share of resamples of the
+// seeds that choose it again, and a better choice a diverged seed
+// excluded; nil without choices.
+func (g *Grid) Selections() []string {
+	var lines []string
+	seen := map[*Selection]bool{}
+	for r, row := range g.Entries {
+		for c, e := range row {
+			s := e.Selection
+			if e.Missing || e.Diverged || s == nil || seen[s] {
+				continue
+			}
+			seen[s] = true
+			where := g.RowTitle(r)
+			if g.Spec.Scope() != manifests.PerRow && len(g.ColLabels) > 1 {
+				where += " at " + g.ColumnTitle(c)
+			}
+			margin := ", which diverged in more entries"
+			if !math.IsNaN(s.Margin) {
+				margin = " by " + g.number(s.Margin)
+			}
+			line := fmt.Sprintf("- %s: %s=%s over %s%s, chosen again in %.1f%% of resamples", where, g.Spec.Select, e.Select, s.RunnerUp, margin, 100*s.Stability)
+			switch {
+			case math.IsNaN(s.Stability):
+				line = fmt.Sprintf("- %s: %s=%s over %s%s; one seed, so how sure cannot be measured", where, g.Spec.Select, e.Select, s.RunnerUp, margin)
+			case !s.Stable():
+				line += " (within noise)"
+			}
+			if s.Excluded != "" {
+				line += fmt.Sprintf("; %s has the better mean (%s) but a diverged seed excludes it", s.Excluded, g.number(s.ExcludedMean))
+			}
+			lines = append(lines, line)
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	head := fmt.Sprintf("Choices of %s (the margin of %s's mean over the runner-up's, and the share of %d resamples of the seeds that choose it again):", g.Spec.Select, g.SelectBy, SelectionResamples)
+	return append([]string{head}, lines...)
 }
 
 // selectionNote says how the select path was chosen: "; lr chosen per
@@ -662,6 +729,9 @@ func (g *Grid) Markdown() string {
 		b.WriteString(" |\n")
 	}
 	b.WriteString("\n" + g.Legend() + "\n")
+	for _, l := range g.Selections() {
+		b.WriteString(l + "\n")
+	}
 	return b.String()
 }
 
@@ -676,6 +746,9 @@ func (g *Grid) LaTeX() string {
 	var b strings.Builder
 	best := g.BestRows()
 	b.WriteString("% " + g.Legend() + "\n")
+	for _, l := range g.Selections() {
+		b.WriteString("% " + l + "\n")
+	}
 	b.WriteString(`\begin{tabular}{l` + strings.Repeat("c", len(g.ColLabels)) + "}\n\\toprule\n")
 	b.WriteString(latexEscape.Replace(g.RowsTitle()))
 	for c := range g.ColLabels {

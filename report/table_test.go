@@ -266,3 +266,82 @@ func TestRowIndexTakesWhatATablePrints(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectionSaysHowSureItIs: a choice of lr reports its margin over
+// the runner-up, the share of resamples of the seeds that choose it again
+// (against the exact probability, enumerated here over every draw), and
+// a better lr that a diverged seed excluded; an unstable choice is marked
+// in the table.
+func TestSelectionSaysHowSureItIs(t *testing.T) {
+	plan, err := manifests.Parse("s.yaml", []byte(`version: 1
+name: s
+task: {dataset: quadratic}
+rounds: 2
+lr: 0.1
+algorithm: {name: d-sum}
+sweep:
+  lr: [0.1, 0.2, 0.3]
+  seed: [1, 2, 3]
+table: {rows: [algorithm], value: objective_gap, select: lr}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	grid := func(gaps map[float64][3]float64) *Grid {
+		finals := make([]Final, len(plan.Cells))
+		for i, cell := range plan.Cells {
+			gap := gaps[cell.Config.LR][cell.Config.Seed-1]
+			status := eventlog.Completed
+			if math.IsNaN(gap) {
+				status = eventlog.Diverged
+			}
+			finals[i] = Final{Status: status, Figures: map[string]float64{"objective_gap": gap}}
+		}
+		g, err := NewGrid(plan, Layout(plan), finals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	// Lower is better. lr 0.1 (mean 2) beats 0.2 (2.2) by 0.2; 0.3 has the
+	// best mean (0.5) but seed 2 diverged there.
+	gaps := map[float64][3]float64{0.1: {1, 1, 4}, 0.2: {2.2, 2.2, 2.2}, 0.3: {0.5, math.NaN(), 0.5}}
+	g := grid(gaps)
+	e := g.Entries[0][0]
+	s := e.Selection
+	if e.Select != "0.1" || s == nil || s.RunnerUp != "0.2" || math.Abs(s.Margin-0.2) > 1e-12 || s.Excluded != "0.3" || s.ExcludedMean != 0.5 {
+		t.Fatalf("lr %s, selection %+v; want 0.1 over 0.2 by 0.2, 0.3 excluded at 0.5", e.Select, s)
+	}
+	// The exact probability that a draw of 3 seeds (with replacement)
+	// chooses 0.1 again: 0.3 must see seed 2, and 0.1's mean stay below 2.2.
+	wins, draws := 0, 0
+	for a := 1; a <= 3; a++ {
+		for b := 1; b <= 3; b++ {
+			for c := 1; c <= 3; c++ {
+				draws++
+				seeds := []int{a, b, c}
+				var sum float64
+				for _, sd := range seeds {
+					sum += gaps[0.1][sd-1]
+				}
+				if slices.Contains(seeds, 2) && sum/3 < 2.2 {
+					wins++
+				}
+			}
+		}
+	}
+	exact := float64(wins) / float64(draws)
+	if math.Abs(s.Stability-exact) > 0.05 || s.Stable() {
+		t.Errorf("chosen again in %v of resamples; the exact share is %v (%d of %d draws), not stable", s.Stability, exact, wins, draws)
+	}
+	md := g.Markdown()
+	for _, want := range []string{"(lr=0.1; 0.2 within noise)", "lr=0.1 over 0.2 by 0.2", "(within noise); 0.3 has the better mean (0.5", "but a diverged seed excludes it"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the table lacks %q:\n%s", want, md)
+		}
+	}
+	steady := grid(map[float64][3]float64{0.1: {1, 1.1, 0.9}, 0.2: {2.2, 2.2, 2.2}, 0.3: {3, 3, 3}})
+	if s := steady.Entries[0][0].Selection; s.Stability != 1 || !s.Stable() || s.Excluded != "" || strings.Contains(steady.Markdown(), "within noise") {
+		t.Errorf("a choice every draw makes: %+v\n%s", s, steady.Markdown())
+	}
+}
