@@ -39,6 +39,9 @@ type Exported struct {
 	// the record (RecordFile) of the directory they were read from, or the
 	// writer's for results from the store; "" when no one does.
 	Signer string
+	// Absent are files the record lists that ReadExportedFinals did not
+	// need and did not find (a directory shipped without its curves).
+	Absent []string
 }
 
 // The files of an exported directory.
@@ -215,7 +218,16 @@ func IsExported(dir string) bool {
 
 // ReadExported reads what Write wrote into dir, checking that the plan's
 // hash is its manifest's and that the exports are this manifest's.
-func ReadExported(dir string) (*Exported, error) {
+func ReadExported(dir string) (*Exported, error) { return readExported(dir, true) }
+
+// ReadExportedFinals reads a directory's plan and figures as ReadExported
+// does, checking every file it finds against the record; the files the
+// record lists that it does not need and cannot find (the CSV copies, the
+// figures, the report) are named in Absent, not refused.
+func ReadExportedFinals(dir string) (*Exported, error) { return readExported(dir, false) }
+
+// readExported reads dir; all: every file the record lists must be there.
+func readExported(dir string, all bool) (*Exported, error) {
 	read := func(name string) ([]byte, error) {
 		path := filepath.Join(dir, name)
 		info, err := os.Lstat(path)
@@ -275,7 +287,7 @@ func ReadExported(dir string) (*Exported, error) {
 	if err := x.checkFinal(); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, filepath.Join(dir, FinalFile), err)
 	}
-	if err := x.checkRecord(dir, read); err != nil {
+	if err := x.checkRecord(dir, read, all); err != nil {
 		return nil, err
 	}
 	return x, nil
@@ -284,7 +296,9 @@ func ReadExported(dir string) (*Exported, error) {
 // checkRecord checks dir's files against its record, when it has one
 // (directories written before ump recorded its reports have none, and
 // read as unsigned), and its signature, which sets x.Signer.
-func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error)) error {
+// With all false, a listed file other than the registration and the two
+// Parquet tables that is absent is named in x.Absent.
+func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error), all bool) error {
 	if _, err := os.Lstat(filepath.Join(dir, RecordFile)); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -310,6 +324,10 @@ func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error
 	for _, name := range slices.Sorted(maps.Keys(r.Files)) {
 		if !filepath.IsLocal(name) || filepath.Base(name) != name || name == RecordFile {
 			return fmt.Errorf("%w: %s records %q, not a file of the directory", state.ErrBadArgument, path, name)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, name)); !all && errors.Is(err, fs.ErrNotExist) && name != RegistrationFile && name != FinalFile && name != RoundsFile {
+			x.Absent = append(x.Absent, name)
+			continue
 		}
 		got, err := read(name)
 		if err != nil {
@@ -409,16 +427,19 @@ func (x *Exported) Engines() string { return Plain(x.Final.Metadata["ump.engines
 
 // Plain is s with every character that Markdown or HTML could read as
 // markup or a control (anything but letters, digits, spaces and
-// .,:;/()+-=_@) as '?': the results files' free text, fit to print in
+// .,:;/()[]+-=_@) as '?': the results files' free text, fit to print in
 // report.md and a terminal (an underscore inside a word, as in
-// NO_LAPACKE, is no emphasis in Markdown).
+// NO_LAPACKE, is no emphasis in Markdown; brackets stay, as in the GPU
+// engine's "cuda:0 [processId=0]", but never open a link: "](" becomes
+// "]?").
 func Plain(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(" .,:;/()+-=_@", r) {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(" .,:;/()[]+-=_@", r) {
 			return r
 		}
 		return '?'
 	}, s)
+	return strings.ReplaceAll(s, "](", "]?") // no link
 }
 
 // Versions names the builds of ump that started the exported cells (Plain), each

@@ -430,3 +430,22 @@ func reported(t *testing.T, out string) (store, hash, dir string) {
 	}
 	return store, hash, filepath.Join(out, "quad-table-"+hash[:12])
 }
+
+// TestCompareTwoComputations: ump compare of committed results with
+// themselves finds every cell agreeing; one argument, or two manifests of
+// different names, are bad input (exit 2).
+func TestCompareTwoComputations(t *testing.T) {
+	store := t.TempDir()
+	table1 := filepath.Join("..", "..", "results", "table1-mnist-2c03d21133b3")
+	table2 := filepath.Join("..", "..", "results", "table2-mnist-1bb37fdabf42")
+	same := ump(t, store, "compare", table1, table1)
+	if same.code != 0 || !strings.Contains(same.stdout, "The status agrees in 252; it differs in 0.") {
+		t.Errorf("compare with itself: exit %d\n%s%s", same.code, same.stdout, same.stderr)
+	}
+	if r := ump(t, store, "compare", table1); r.code != 2 || !strings.Contains(r.stderr, "needs two computations of one manifest") {
+		t.Errorf("one argument: exit %d, %s", r.code, r.stderr)
+	}
+	if r := ump(t, store, "compare", table1, table2); r.code != 2 || !strings.Contains(r.stderr, "compare two computations of one manifest") {
+		t.Errorf("two manifests: exit %d, %s", r.code, r.stderr)
+	}
+}

@@ -15,6 +15,10 @@ import (
 // scope other than the first).
 var reportBlock = regexp.MustCompile(`(?s)<!-- ump report (\S+) ((?:grid|paper)(?: entry| row)?) -->\n(.*?)<!-- end of ump report -->`)
 
+// compareBlock is a comparison REPRODUCING.md shows: what `ump compare A
+// B` prints for two directories of committed results.
+var compareBlock = regexp.MustCompile(`(?s)<!-- ump compare (\S+) (\S+) -->\n(.*?)<!-- end of ump compare -->`)
+
 // TestReproducingShowsTheCommittedResults regenerates every table
 // REPRODUCING.md shows from the results committed under results/, and
 // fails where the document and the results disagree, or where a
@@ -47,6 +51,26 @@ func TestReproducingShowsTheCommittedResults(t *testing.T) {
 			t.Errorf("REPRODUCING.md's %s table of %s is not what its results give (ump report %s --out DIR writes it); the results give:\n%s\nthe document has:\n%s",
 				kind, dir, dir, want, body)
 		}
+	}
+	compared := 0
+	for _, b := range compareBlock.FindAllStringSubmatch(string(doc), -1) {
+		var xs [2]*report.Exported
+		for i, dir := range b[1:3] {
+			if xs[i], err = report.ReadExportedFinals(filepath.Join(root, dir)); err != nil {
+				t.Fatalf("REPRODUCING.md compares %s: %v", dir, err)
+			}
+		}
+		c, err := report.Compare(b[1], b[2], xs[0], xs[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := c.Markdown(); b[3] != want {
+			t.Errorf("REPRODUCING.md's comparison of %s and %s is not what ump compare prints:\n%s\nthe document has:\n%s", b[1], b[2], want, b[3])
+		}
+		compared++
+	}
+	if compared == 0 {
+		t.Error("REPRODUCING.md shows no comparison of two engines (<!-- ump compare A B --> ... <!-- end of ump compare -->)")
 	}
 	dirs, err := filepath.Glob(filepath.Join(root, "results", "*", report.RegistrationFile))
 	if err != nil {

@@ -1,0 +1,245 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/published"
+	"github.com/ump-lab/ump/stats"
+)
+
+// Comparison sets two computations of the same cells side by side (two
+// engines, two machines): per cell the status and the difference of the
+// table's figure, per table the entries, choices and verdicts that
+// differ. A and B are as the user named them.
+type Comparison struct {
+	A, B       string
+	XA, XB     *Exported
+	Value      string     // the figure compared: the layout's value
+	Cells      []CellPair // the cells both have finished, in A's order
+	OnlyA      int        // cells A finished and B did not
+	OnlyB      int
+	GridA      *Grid
+	GridB      *Grid
+	VerdictsA  []Verdict // beside the paper (nil without a published table)
+	VerdictsB  []Verdict
+	Published  *published.Table
+	Confidence float64
+}
+
+// CellPair is one cell as A and B computed it.
+type CellPair struct {
+	Label            string
+	StatusA, StatusB string
+	A, B             float64 // the value (NaN where diverged)
+}
+
+// sameSettings is a cell's settings without its engine: the cells two
+// engines computed of one manifest match on it.
+func sameSettings(c manifests.Cell) string {
+	cfg := c.Config
+	cfg.Engine = ""
+	return string(manifests.CanonicalJSON(cfg))
+}
+
+// Compare matches a's and b's finished cells by their settings (the
+// engine aside) and compares them, then their tables under a's layout.
+func Compare(nameA, nameB string, a, b *Exported) (*Comparison, error) {
+	pa, pb := &a.Registration.Plan, &b.Registration.Plan
+	if pa.Manifest.Name != pb.Manifest.Name {
+		return nil, fmt.Errorf("%s is manifest %s and %s is %s: compare two computations of one manifest", nameA, pa.Manifest.Name, nameB, pb.Manifest.Name)
+	}
+	spec := Layout(pa)
+	c := &Comparison{A: nameA, B: nameB, XA: a, XB: b, Value: spec.Value}
+	fa, err := a.Finals()
+	if err != nil {
+		return nil, err
+	}
+	fb, err := b.Finals()
+	if err != nil {
+		return nil, err
+	}
+	inB := map[string]int{}
+	for i, cell := range pb.Cells {
+		inB[sameSettings(cell)] = i
+	}
+	finished := func(f Final) bool { return f.Figures != nil }
+	matched := map[int]bool{}
+	for i, cell := range pa.Cells {
+		j, ok := inB[sameSettings(cell)]
+		switch {
+		case ok && finished(fa[i]) && finished(fb[j]):
+			matched[j] = true
+			c.Cells = append(c.Cells, CellPair{Label: cell.LabelString(), StatusA: fa[i].Status, StatusB: fb[j].Status, A: fa[i].Figures[spec.Value], B: fb[j].Figures[spec.Value]})
+		case finished(fa[i]):
+			c.OnlyA++
+		}
+		if ok && finished(fb[j]) && !finished(fa[i]) {
+			c.OnlyB++
+		}
+	}
+	if c.GridA, err = a.Grid(spec); err != nil {
+		return nil, err
+	}
+	if c.GridB, err = b.Grid(spec); err != nil {
+		return nil, err
+	}
+	pub, err := published.Parse(manifests.Published)
+	if err != nil {
+		return nil, err
+	}
+	if t := pub.Table(pa.Manifest.Name); t != nil {
+		c.Published, c.Confidence = t, pub.Confidence
+		c.VerdictsA = ComparePaper(pub, pa, c.GridA, t, nil).Claims
+		c.VerdictsB = ComparePaper(pub, pb, c.GridB, t, nil).Claims
+	}
+	return c, nil
+}
+
+// Markdown renders the comparison: the cells, then the table's entries,
+// choices and verdicts that differ.
+func (c *Comparison) Markdown() string {
+	var b strings.Builder
+	engine := func(x *Exported) string {
+		if e := x.Engines(); e != "" {
+			return e
+		}
+		return "engine not recorded"
+	}
+	fmt.Fprintf(&b, "Two computations of %s:\n\n", c.XA.Registration.Plan.Manifest.Name)
+	fmt.Fprintf(&b, "- A: %s (manifest %.12s; %s)\n", c.A, c.XA.Registration.Plan.Hash, engine(c.XA))
+	fmt.Fprintf(&b, "- B: %s (manifest %.12s; %s)\n", c.B, c.XB.Registration.Plan.Hash, engine(c.XB))
+	for _, x := range []struct {
+		name string
+		x    *Exported
+	}{{"A", c.XA}, {"B", c.XB}} {
+		if len(x.x.Absent) > 0 {
+			fmt.Fprintf(&b, "- %s lacks %s, which its record lists (not needed here)\n", x.name, strings.Join(x.x.Absent, ", "))
+		}
+	}
+	var agree, numbers int
+	var diffs []float64
+	var statusDiffer []string
+	for _, p := range c.Cells {
+		if p.StatusA != p.StatusB {
+			statusDiffer = append(statusDiffer, fmt.Sprintf("%s: A %s, B %s", p.Label, p.StatusA, p.StatusB))
+			continue
+		}
+		agree++
+		if !math.IsNaN(p.A) && !math.IsNaN(p.B) && p.StatusA != "diverged" {
+			numbers++
+			diffs = append(diffs, p.B-p.A)
+		}
+	}
+	fmt.Fprintf(&b, "\n**Cells.** %d cells finished in both (%d in A alone, %d in B alone). The status agrees in %d; it differs in %d.\n",
+		len(c.Cells), c.OnlyA, c.OnlyB, agree, len(statusDiffer))
+	for _, s := range statusDiffer {
+		fmt.Fprintf(&b, "- %s\n", s)
+	}
+	if numbers > 0 {
+		abs := make([]float64, len(diffs))
+		for i, d := range diffs {
+			abs[i] = math.Abs(d)
+		}
+		slices.Sort(abs)
+		sorted := slices.Clone(diffs)
+		slices.Sort(sorted)
+		fmt.Fprintf(&b, "\n%s, B − A, over the %d cells both completed: median %+.4f; |B − A| median %.4f, 90th percentile %.4f, largest %.4f; %d identical.\n",
+			c.Value, numbers, stats.Quantile(sorted, 0.5), stats.Quantile(abs, 0.5), stats.Quantile(abs, 0.9), abs[len(abs)-1], count(abs, 0))
+		type big struct {
+			label string
+			d     float64
+		}
+		var bigs []big
+		for _, p := range c.Cells {
+			if p.StatusA == p.StatusB && p.StatusA != "diverged" && math.Abs(p.B-p.A) >= 0.01 {
+				bigs = append(bigs, big{p.Label, p.B - p.A})
+			}
+		}
+		slices.SortStableFunc(bigs, func(x, y big) int { return cmp.Compare(math.Abs(y.d), math.Abs(x.d)) })
+		if len(bigs) > 0 {
+			fmt.Fprintf(&b, "\nCells that differ by 0.01 or more (%d, largest first):\n", len(bigs))
+			for _, x := range bigs[:min(len(bigs), 20)] {
+				fmt.Fprintf(&b, "- %s: %+.4f\n", x.label, x.d)
+			}
+		}
+	}
+	fmt.Fprintf(&b, "\n**The table** (%s, as A lays it out).\n\n", c.Value)
+	ga, gb := c.GridA, c.GridB
+	var entries, choices []string
+	for r := range ga.RowLabels {
+		rb := slices.IndexFunc(gb.RowLabels, func(l []string) bool { return slices.Equal(l, ga.RowLabels[r]) })
+		for col := range ga.ColLabels {
+			cb := slices.IndexFunc(gb.ColLabels, func(l []string) bool { return slices.Equal(l, ga.ColLabels[col]) })
+			if rb < 0 || cb < 0 {
+				continue
+			}
+			ea, eb := ga.Entries[r][col], gb.Entries[rb][cb]
+			if ea.Missing || eb.Missing || ea.Provisional || eb.Provisional {
+				continue
+			}
+			where := ga.RowTitle(r)
+			if len(ga.ColLabels) > 1 {
+				where += " at " + ga.ColumnTitle(col)
+			}
+			if ta, tb := ga.Text(ea, "±"), gb.Text(eb, "±"); ta != tb && (ea.Diverged != eb.Diverged || math.Abs(ea.Mean-eb.Mean) >= 0.001) {
+				entries = append(entries, fmt.Sprintf("- %s: A %s, B %s", where, ta, tb))
+			}
+			if ea.Select != eb.Select && (ga.Spec.Scope() != manifests.PerRow || col == 0) {
+				w := ga.RowTitle(r)
+				if ga.Spec.Scope() != manifests.PerRow {
+					w = where
+				}
+				choices = append(choices, fmt.Sprintf("- %s: A %s=%s%s, B %s=%s%s", w, ga.Spec.Select, ea.Select, sureness(ea), ga.Spec.Select, eb.Select, sureness(eb)))
+			}
+		}
+	}
+	fmt.Fprintf(&b, "Entries both have that differ by 0.001 or more, or in status (%d):\n", len(entries))
+	for _, e := range entries {
+		b.WriteString(e + "\n")
+	}
+	if ga.Spec.Select != "" {
+		fmt.Fprintf(&b, "\nChoices of %s that differ (%d):\n", ga.Spec.Select, len(choices))
+		for _, e := range choices {
+			b.WriteString(e + "\n")
+		}
+	}
+	if c.Published != nil {
+		var verdicts []string
+		for i := range c.VerdictsA {
+			va, vb := c.VerdictsA[i], c.VerdictsB[i]
+			if verdictWord(va.Ours) != verdictWord(vb.Ours) {
+				verdicts = append(verdicts, fmt.Sprintf("- %s: A %s; B %s", va.Claim.Claim, va.Ours, vb.Ours))
+			}
+		}
+		fmt.Fprintf(&b, "\nVerdicts on the paper's claims that differ (%d of %d; decided at %g%%, the curves' claims left to ump report):\n", len(verdicts), len(c.VerdictsA), 100*c.Confidence)
+		for _, v := range verdicts {
+			b.WriteString(v + "\n")
+		}
+	}
+	return b.String()
+}
+
+// sureness is how sure an entry's choice is, as Selections words it: "
+// (chosen again in 69.0% of resamples)", or "".
+func sureness(e Entry) string {
+	if s := e.Selection; s != nil && !math.IsNaN(s.Stability) {
+		return fmt.Sprintf(" (chosen again in %.1f%% of resamples)", 100*s.Stability)
+	}
+	return ""
+}
+
+// count is how many values equal v.
+func count(vals []float64, v float64) int {
+	n := 0
+	for _, x := range vals {
+		if x == v {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,112 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ump-lab/ump/artifacts"
+)
+
+// committed is a results directory of this repository: Table 1 of MNIST
+// at full scale, 252 cells.
+const committed = "../results/table1-mnist-2c03d21133b3"
+
+// TestCompareFindsWhatDiffers compares committed results with themselves
+// (nothing differs) and with a copy in which one completed cell diverged
+// and another's accuracy rose by 0.2: the cells, the table entries and
+// the counts say so.
+func TestCompareFindsWhatDiffers(t *testing.T) {
+	a, err := ReadExported(committed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, err := Compare("A", "B", a, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := same.Markdown()
+	for _, want := range []string{"252 cells finished in both (0 in A alone, 0 in B alone). The status agrees in 252; it differs in 0.",
+		"largest 0.0000", "Entries both have that differ by 0.001 or more, or in status (0)", "Choices of lr that differ (0)", "Verdicts on the paper's claims that differ (0 of 4"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("A against itself lacks %q:\n%s", want, md)
+		}
+	}
+	// B: a copy with D-SUM's first completed cell at its chosen lr (10^-2)
+	// diverged and the next one's value raised.
+	b := *a
+	final := &artifacts.Table{Metadata: a.Final.Metadata}
+	for _, c := range a.Final.Columns {
+		c.Strings, c.Floats, c.Null = slices.Clone(c.Strings), slices.Clone(c.Floats), slices.Clone(c.Null)
+		final.Columns = append(final.Columns, c)
+	}
+	b.Final = final
+	b.Registration.Plan.Cells = slices.Clone(a.Registration.Plan.Cells) // as another engine computed them
+	for i := range b.Registration.Plan.Cells {
+		b.Registration.Plan.Cells[i].Config.Engine = "gpu"
+	}
+	status, value, cells := final.Column("status"), final.Column("test_acc_mean"), final.Column("cell")
+	label := func(r int) string { return a.Registration.Plan.Cells[cells.Ints[r]-1].LabelString() }
+	var changed []int
+	for r := range status.Strings {
+		if status.Strings[r] == "completed" && strings.HasPrefix(label(r), "algorithm=d-sum(alpha=2,beta=0.9) lr=0.01 ") && len(changed) < 2 {
+			changed = append(changed, r)
+		}
+	}
+	status.Strings[changed[0]] = "diverged"
+	value.Floats[changed[1]] += 0.2
+	cmp, err := Compare("A", "B", a, &b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md = cmp.Markdown()
+	for _, want := range []string{"The status agrees in 251; it differs in 1.", "- " + label(changed[0]) + ": A completed, B diverged",
+		"Cells that differ by 0.01 or more (1, largest first):\n- " + label(changed[1]) + ": +0.2000"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the comparison lacks %q:\n%s", want, md)
+		}
+	}
+	if !strings.Contains(md, "Entries both have that differ by 0.001 or more, or in status (") || strings.Contains(md, "or in status (0)") {
+		t.Errorf("no table entry differs:\n%s", md)
+	}
+	other := b
+	other.Registration.Plan.Manifest.Name = "table2-mnist"
+	if _, err := Compare("A", "C", a, &other); err == nil || !strings.Contains(err.Error(), "compare two computations of one manifest") {
+		t.Errorf("two manifests compared: %v", err)
+	}
+}
+
+// TestReadExportedFinalsNamesWhatIsAbsent: a results directory shipped
+// without a file its record lists (its CSV copy) is refused by
+// ReadExported and read by ReadExportedFinals, which names the file; an
+// edited file is refused by both.
+func TestReadExportedFinalsNamesWhatIsAbsent(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{RegistrationFile, FinalFile, RoundsFile, RecordFile, "final.csv"} {
+		data, err := os.ReadFile(filepath.Join(committed, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ReadExported(dir); err == nil {
+		t.Fatal("ReadExported read a directory without the files its record lists")
+	}
+	x, err := ReadExportedFinals(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"manifest.yaml", "rounds.csv"}; !slices.Equal(x.Absent, want) {
+		t.Errorf("absent %v, want %v", x.Absent, want)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "final.csv"), []byte("edited"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadExportedFinals(dir); err == nil || !strings.Contains(err.Error(), "was changed after ump report wrote it") {
+		t.Errorf("an edited file read: %v", err)
+	}
+}
