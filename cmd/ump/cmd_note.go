@@ -51,8 +51,8 @@ func forgetCommand() *cli.Command {
 				if err := store.Forget(reg.Plan.Hash); err != nil {
 					return err
 				}
-				fmt.Fprintf(c.App.Writer, "forgot manifest %s (%s): status and the dashboard no longer list it; `ump show %.12s` still shows it, and `ump gc` reclaims the blobs only it uses\n",
-					reg.Plan.Hash, reg.Plan.Manifest.Name, reg.Plan.Hash)
+				fmt.Fprintf(c.App.Writer, "forgot manifest %s (%s): status and the dashboard no longer list it; `%s show %.12s` still shows it, and `%s gc` reclaims the blobs only it uses\n",
+					reg.Plan.Hash, reg.Plan.Manifest.Name, globalsOf(c).ump, reg.Plan.Hash, globalsOf(c).ump)
 				return nil
 			})
 		},

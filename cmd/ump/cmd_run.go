@@ -234,7 +234,7 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\ntable (ump table %.12s):\n%s", rep.Plan.Hash, grid.Markdown())
+	fmt.Fprintf(stdout, "\ntable (%s table %.12s):\n%s", g.ump, rep.Plan.Hash, grid.Markdown())
 	if out.Failed > 0 { // a diverged cell is a result (the paper's *), not a failure
 		return errCells
 	}

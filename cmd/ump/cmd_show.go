@@ -85,7 +85,7 @@ func runShow(ctx context.Context, g globals, hash string, events, manifestOnly b
 				if len(st.Result.Summary) > 0 {
 					fmt.Fprintf(w, "    summary %s\n", st.Result.Summary)
 				}
-				if err := showTables(ctx, w, store, cell, i+1, st.Name, printed); err != nil {
+				if err := showTables(ctx, w, store, cell, i+1, st.Name, printed, fmt.Sprintf("%s export --manifest %.12s", g.ump, rep.Plan.Hash)); err != nil {
 					return err
 				}
 			}
@@ -121,8 +121,10 @@ const showLimit = 40
 // showTables prints what a user checks before training: the class
 // histogram of the partition and the spectral gaps of the topology of
 // cell n, each once per store blob: one printed for an earlier cell
-// (printed) is named instead.
-func showTables(ctx context.Context, w io.Writer, store *pipeline.Store, cell *state.CellView, n int, stage string, printed map[artifacts.Ref]int) error {
+// (printed) is named instead. export is the export command that has
+// every row ("ump export --manifest HASH"), for the hint where rows are
+// left out.
+func showTables(ctx context.Context, w io.Writer, store *pipeline.Store, cell *state.CellView, n int, stage string, printed map[artifacts.Ref]int, export string) error {
 	read := func(out stages.Output) (*artifacts.Table, error) {
 		ref, _ := cell.Output(out)
 		if first, ok := printed[ref]; ok {
@@ -151,7 +153,7 @@ func showTables(ctx context.Context, w io.Writer, store *pipeline.Store, cell *s
 		fmt.Fprintf(w, " %6s\n", "total")
 		for r := 0; r < len(counts); r += nc {
 			if r/nc == showLimit {
-				fmt.Fprintf(w, "    ... %d more workers (ump export --table partition has them all)\n", len(counts)/nc-showLimit)
+				fmt.Fprintf(w, "    ... %d more workers (%s --table partition --out partition.csv has them all)\n", len(counts)/nc-showLimit, export)
 				break
 			}
 			fmt.Fprintf(w, "    %6d", workers[r])
@@ -179,7 +181,7 @@ func showTables(ctx context.Context, w io.Writer, store *pipeline.Store, cell *s
 				}
 			}
 			if shown == showLimit {
-				fmt.Fprintf(w, "    ... more matrices (ump export --table topology has them all)\n")
+				fmt.Fprintf(w, "    ... more matrices (%s --table topology --out topology.csv has them all)\n", export)
 				break
 			}
 			fmt.Fprintf(w, "    from round %4d: %4d edges, spectral gap %.6f\n", rounds[r], edges, gaps[r])

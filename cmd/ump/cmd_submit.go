@@ -114,7 +114,7 @@ func runSubmit(ctx context.Context, g globals, opts submitOptions, stdout, stder
 		}
 	}
 	if len(cells) == 0 {
-		fmt.Fprintf(stdout, "every cell of manifest %s is committed on %s; nothing to submit (`ump pull %s` brings them home)\n", plan.Hash, remote.Bucket, plan.Hash)
+		fmt.Fprintf(stdout, "every cell of manifest %s is committed on %s; nothing to submit (`%s pull %s` brings them home)\n", plan.Hash, remote.Bucket, g.ump, plan.Hash)
 		return nil
 	}
 	perTask := opts.perTask

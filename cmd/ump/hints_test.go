@@ -60,13 +60,14 @@ func hint(t *testing.T, output string, re *regexp.Regexp) string {
 
 var (
 	everyFigureHint = regexp.MustCompile(`\(every figure: ([^)]*)\)`)
+	tableHint       = regexp.MustCompile(`\ntable \(([^)]*)\):\n`)
 	resumeHint      = regexp.MustCompile("stopped at a safe point; rerun `([^`]*)` to resume")
 	untilHints      = regexp.MustCompile("`([^`]*show[^`]*)` shows them, `([^`]*)` continues")
 )
 
 // TestPrintedHintsRunAsPrinted runs, as a user pastes them, the commands
 // ump prints (naming ump by the path it was run by): the export of every
-// figure after a run, the show and the run that continue a run stopped by
+// figure and the table after a run, the show and the run that continue a run stopped by
 // --until, and the rerun after an interrupt of `run -j 2` (which must keep
 // -j 2 and resume); that run's live status and its interrupt name both
 // cells in flight.
@@ -93,6 +94,10 @@ func TestPrintedHintsRunAsPrinted(t *testing.T) {
 		t.Errorf("%s: exit %d\n%s", export, r.code, r.stderr)
 	} else if out := strings.Fields(export)[len(strings.Fields(export))-1]; !isFinalCSV(filepath.Join(dir, out), 2) {
 		t.Errorf("%s wrote no CSV table of the 2 cells to %s", export, out)
+	}
+	table := hint(t, finished.stdout, tableHint)
+	if r := printed(t, dir, table); r.code != 0 || !strings.HasPrefix(r.stdout, "| ") {
+		t.Errorf("%s: exit %d\n%s%s", table, r.code, r.stdout, r.stderr)
 	}
 
 	long := writeFile(t, "long.yaml", longManifest)
