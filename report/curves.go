@@ -76,6 +76,27 @@ func Label(spec manifests.Table, name string) string {
 	return name
 }
 
+// greek are the parameter names that spell a Greek letter, as the paper
+// writes them.
+var greek = map[string]string{"alpha": "α", "beta": "β", "gamma": "γ", "eta": "η", "lambda": "λ", "mu": "μ", "rho": "ρ", "sigma": "σ"}
+
+// paramName is how a legend names a swept path: the layout's label, else
+// its parameter's name as declared (the path's last part, a Greek letter
+// where it spells one, local_steps as "local steps K").
+func paramName(spec manifests.Table, path string) string {
+	if l, ok := spec.Labels[path]; ok {
+		return l
+	}
+	name := path[strings.LastIndex(path, ".")+1:]
+	if g, ok := greek[name]; ok {
+		return g
+	}
+	if path == "local_steps" {
+		return "local steps K"
+	}
+	return strings.ReplaceAll(name, "_", " ")
+}
+
 // shorten drops from algorithm labels such as gt-dsum(alpha=2,beta=0.9)
 // the parameters at their declared defaults and those every label
 // shares: what tells the curves apart.
@@ -189,8 +210,11 @@ func (g *Grid) seriesLabels() []string {
 		short := shorten(slices.Clone(values))
 		for r := range rows {
 			part := short[r]
-			if l, ok := g.Spec.Labels[values[r]]; ok {
+			switch l, ok := g.Spec.Labels[values[r]]; {
+			case ok:
 				part = l
+			case part != "" && g.Spec.Rows[k] != "algorithm": // a bare value: say what it is
+				part = paramName(g.Spec, g.Spec.Rows[k]) + " = " + part
 			}
 			if part == "" { // every row shares it: nothing to tell apart
 				continue
