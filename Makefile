@@ -36,7 +36,10 @@ run: build
 
 # Every test (the CPU engine's on every kernel path this CPU runs, and, where
 # qemu-aarch64 is installed, its pinned numbers on arm64), and 30 s of
-# fuzzing a results directory as ump report reads it; then the GPU engine's
+# fuzzing a results directory as ump report reads it (its rate printed;
+# each new input minimized for 10 runs at most, since the default minute
+# of minimizing each of the many early ones left almost no time to fuzz);
+# then the GPU engine's
 # build, and every
 # program it compiles built through XLA's StableHLO builder (a build-only
 # PJRT plugin: docs/gpu.md); then the GPU kit: its phases (the GPU
@@ -55,7 +58,9 @@ test:
 	$(GO) build -o bin/testsummary ./internal/testsummary
 	rm -f $(SKIPS)
 	$(GO) test -count=1 -timeout 30m -json $$($(GO) list ./... | grep -v '/gpukit$$') | $(SUMMARY)
-	$(GO) test -run '^$$' -fuzz '^FuzzReadExported$$' -fuzztime 30s ./report
+	$(GO) test -run '^$$' -fuzz '^FuzzReadExported$$' -fuzztime 30s -fuzzminimizetime 10x ./report | tee bin/fuzz.log
+	sed -nE 's/.*elapsed: ([0-9]+)s, execs: ([0-9]+).*/\1 \2/p' bin/fuzz.log | tail -1 | \
+		awk '{printf "fuzzing: %d executions in %d s, %.0f per second\n", $$2, $$1, $$2/$$1}'
 	$(GO) vet -tags xla ./...
 	$(GO) test -count=1 -tags xla -json -run '^TestXLABuilderAcceptsEveryProgram$$' ./nn/gpu | $(SUMMARY)
 	$(GO) vet -tags 'xla peer' ./nn/...
