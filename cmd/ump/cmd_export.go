@@ -52,6 +52,11 @@ func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr i
 	if !slices.Contains(report.TableNames(), o.table) {
 		return badInput{fmt.Errorf("--table %q: use one of %s", o.table, strings.Join(report.TableNames(), ", "))}
 	}
+	if dir := filepath.Dir(o.out); o.out != "-" {
+		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+			return badInput{fmt.Errorf("--out %s: the directory %s does not exist; create it, or name a file in an existing one", o.out, dir)}
+		}
+	}
 	store, err := openStore(ctx, g, "ump export", true)
 	if err != nil {
 		return err

@@ -195,7 +195,7 @@ func executeNotebook(t *testing.T, python, store, hash string) string {
 // TestExportFormatFollowsTheFileName: without --format, --out's extension
 // names the format (.parquet, .arrow, .csv; anything else is CSV); a
 // --format that the extension contradicts is refused (exit 2) and writes
-// nothing.
+// nothing, and so is a file in a directory that does not exist.
 func TestExportFormatFollowsTheFileName(t *testing.T) {
 	store, dir := t.TempDir(), t.TempDir()
 	m := writeFile(t, "m.yaml", strings.Replace(longManifest, "dim: 30000", "dim: 30", 1))
@@ -213,5 +213,10 @@ func TestExportFormatFollowsTheFileName(t *testing.T) {
 	r := ump(t, store, "export", "--manifest", hash, "--format", "csv", "--out", out)
 	if _, err := os.Stat(out); r.code != 2 || !strings.Contains(r.stderr, "--format csv with --out") || err == nil {
 		t.Errorf("--format csv --out mismatch.parquet: exit %d, %q, file written: %v; want exit 2 naming both, nothing written", r.code, r.stderr, err == nil)
+	}
+	missing := filepath.Join(dir, "nodir", "final.parquet")
+	if r := ump(t, store, "export", "--manifest", hash, "--table", "final", "--out", missing); r.code != 2 ||
+		!strings.Contains(r.stderr, "the directory "+filepath.Dir(missing)+" does not exist") || strings.Contains(r.stderr, ".tmp") {
+		t.Errorf("export into a missing directory: exit %d, %q; want exit 2 naming the directory", r.code, r.stderr)
 	}
 }
