@@ -61,13 +61,15 @@ func hint(t *testing.T, output string, re *regexp.Regexp) string {
 var (
 	everyFigureHint = regexp.MustCompile(`\(every figure: ([^)]*)\)`)
 	tableHint       = regexp.MustCompile(`\ntable \(([^)]*)\):\n`)
+	forgetShowHint  = regexp.MustCompile("`([^`]*show [^`]*)` still shows it")
+	forgetGCHint    = regexp.MustCompile("`([^`]*gc)` reclaims")
 	resumeHint      = regexp.MustCompile("stopped at a safe point; rerun `([^`]*)` to resume")
 	untilHints      = regexp.MustCompile("`([^`]*show[^`]*)` shows them, `([^`]*)` continues")
 )
 
 // TestPrintedHintsRunAsPrinted runs, as a user pastes them, the commands
 // ump prints (naming ump by the path it was run by): the export of every
-// figure and the table after a run, the show and the run that continue a run stopped by
+// figure and the table after a run, forget's show and gc, the show and the run that continue a run stopped by
 // --until, and the rerun after an interrupt of `run -j 2` (which must keep
 // -j 2 and resume); that run's live status and its interrupt name both
 // cells in flight.
@@ -98,6 +100,14 @@ func TestPrintedHintsRunAsPrinted(t *testing.T) {
 	table := hint(t, finished.stdout, tableHint)
 	if r := printed(t, dir, table); r.code != 0 || !strings.HasPrefix(r.stdout, "| ") {
 		t.Errorf("%s: exit %d\n%s%s", table, r.code, r.stdout, r.stderr)
+	}
+	forgot := ump(t, store, "forget", hashOf(t, finished))
+	show, gc := hint(t, forgot.stdout, forgetShowHint), hint(t, forgot.stdout, forgetGCHint)
+	if r := printed(t, dir, show); r.code != 0 || !strings.Contains(r.stdout, "manifest ") {
+		t.Errorf("%s: exit %d\n%s%s", show, r.code, r.stdout, r.stderr)
+	}
+	if r := printed(t, dir, gc); r.code != 0 {
+		t.Errorf("%s: exit %d\n%s", gc, r.code, r.stderr)
 	}
 
 	long := writeFile(t, "long.yaml", longManifest)
