@@ -125,7 +125,7 @@ func TestRunScale(t *testing.T) {
 	if !strings.Contains(scaled.stderr, "round 30/30") || strings.Contains(scaled.stderr, "/120") {
 		t.Errorf("--scale 0.25 of 120 rounds did not run 30:\n%s", scaled.stderr)
 	}
-	if !strings.Contains(scaled.stdout, "table (ump table ") || !strings.Contains(scaled.stdout, "| objective_gap |") {
+	if !tableHint.MatchString(scaled.stdout) || !strings.Contains(scaled.stdout, "| objective_gap |") {
 		t.Errorf("run did not print the manifest's table:\n%s", scaled.stdout)
 	}
 	short := ump(t, store, "run", writeFile(t, "short.yaml", strings.Replace(small, "rounds: 120", "rounds: 30", 1)))
