@@ -181,7 +181,10 @@ func HeadlineFigures(spec manifests.Table) []string {
 // CheckTable refuses, before any result is read (or computed), a layout
 // that does not fit the manifest: a swept path it does not place
 // (manifests.Table.Unplaced), a value or also that names no figure of
-// the cells' final tables. Errors wrap state.ErrBadArgument.
+// the cells' final tables, a select path that is also a row or column
+// path, and two rows that print alike. (A label may name a row the
+// sweep no longer has: overrides narrow paper manifests' sweeps.) Errors
+// wrap state.ErrBadArgument.
 func CheckTable(plan *manifests.Plan, spec manifests.Table) error {
 	if unplaced := spec.Unplaced(slices.Sorted(maps.Keys(plan.Manifest.Sweep))); len(unplaced) > 0 {
 		return fmt.Errorf("%w: table: the sweep varies %s, which the layout does not place (neither a row, a column, the select path nor seed); "+
@@ -203,6 +206,21 @@ func CheckTable(plan *manifests.Plan, spec manifests.Table) error {
 			}
 			return fmt.Errorf("%w: %s %q is not a figure of the final table; its columns are: %s", state.ErrBadArgument, field, name, strings.Join(figures, ", "))
 		}
+	}
+	if spec.Select != "" && (slices.Contains(spec.Rows, spec.Select) || slices.Contains(spec.Columns, spec.Select)) {
+		return fmt.Errorf("%w: table.select: %s is also a row or column path; a path is a row, a column or the select path, one of them", state.ErrBadArgument, spec.Select)
+	}
+	g, err := NewGrid(plan, spec, make([]Final, len(plan.Cells)))
+	if err != nil {
+		return err
+	}
+	titles := map[string]int{}
+	for r := range g.RowLabels {
+		if other, ok := titles[g.RowTitle(r)]; ok {
+			return fmt.Errorf("%w: table.labels: rows %s and %s both print as %q; give each row its own label",
+				state.ErrBadArgument, strings.Join(g.RowLabels[other], " / "), strings.Join(g.RowLabels[r], " / "), g.RowTitle(r))
+		}
+		titles[g.RowTitle(r)] = r
 	}
 	return nil
 }

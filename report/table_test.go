@@ -345,3 +345,37 @@ table: {rows: [algorithm], value: objective_gap, select: lr}
 		t.Errorf("a choice every draw makes: %+v\n%s", s, steady.Markdown())
 	}
 }
+
+// TestCheckTableRefusesWhatCannotBeLaidOut: a select path that is also a
+// row or column path and two rows that print alike are refused before
+// anything runs; the same layout without them passes.
+func TestCheckTableRefusesWhatCannotBeLaidOut(t *testing.T) {
+	const base = `version: 1
+name: s
+task: {dataset: quadratic}
+rounds: 2
+lr: 0.1
+algorithm: {name: d-sum}
+sweep:
+  algorithm: [{name: d-sum}, {name: local-sgd-m}]
+  lr: [0.1, 0.2]
+`
+	for table, want := range map[string]string{
+		"{rows: [algorithm], value: objective_gap, select: lr}":                                                   "",
+		"{rows: [algorithm], columns: [lr], value: objective_gap, select: {by: lr}}":                              "table.select: lr is also a row or column path",
+		"{rows: [algorithm], value: objective_gap, select: lr, labels: {\"d-sum(alpha=2,beta=0.9)\": A, \"local-sgd-m(beta=0.9,nesterov=false)\": A}}": `both print as "A"`,
+		"{rows: [algorithm], value: objective_gap, select: lr, labels: {objective_gap: gap, lr: rate, \"d-sum(alpha=2,beta=0.9)\": D-SUM}}":         "",
+	} {
+		plan, err := manifests.Parse("s.yaml", []byte(base+"table: "+table+"\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", table, err)
+		}
+		err = CheckTable(plan, Layout(plan))
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: refused: %v", table, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("%s: %v, want an error saying %q", table, err, want)
+		}
+	}
+}
