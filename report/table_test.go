@@ -361,10 +361,10 @@ sweep:
   lr: [0.1, 0.2]
 `
 	for table, want := range map[string]string{
-		"{rows: [algorithm], value: objective_gap, select: lr}":                                                   "",
-		"{rows: [algorithm], columns: [lr], value: objective_gap, select: {by: lr}}":                              "table.select: lr is also a row or column path",
+		"{rows: [algorithm], value: objective_gap, select: lr}":                                                                                        "",
+		"{rows: [algorithm], columns: [lr], value: objective_gap, select: {by: lr}}":                                                                   "table.select: lr is also a row or column path",
 		"{rows: [algorithm], value: objective_gap, select: lr, labels: {\"d-sum(alpha=2,beta=0.9)\": A, \"local-sgd-m(beta=0.9,nesterov=false)\": A}}": `both print as "A"`,
-		"{rows: [algorithm], value: objective_gap, select: lr, labels: {objective_gap: gap, lr: rate, \"d-sum(alpha=2,beta=0.9)\": D-SUM}}":         "",
+		"{rows: [algorithm], value: objective_gap, select: lr, labels: {objective_gap: gap, lr: rate, \"d-sum(alpha=2,beta=0.9)\": D-SUM}}":            "",
 	} {
 		plan, err := manifests.Parse("s.yaml", []byte(base+"table: "+table+"\n"))
 		if err != nil {
