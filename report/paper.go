@@ -94,6 +94,7 @@ func ComparePaper(p *published.Results, plan *manifests.Plan, g *Grid, t *publis
 		}
 		pc.Taus = append(pc.Taus, Tau{Tau: stats.KendallTauB(x, y), N: len(x)})
 	}
+	runners := pc.runnersUp(p)
 	for i := range p.Claims {
 		c := &p.Claims[i]
 		if !slices.Contains(c.Tables, t.Manifest) {
@@ -113,7 +114,7 @@ func ComparePaper(p *published.Results, plan *manifests.Plan, g *Grid, t *publis
 			v.Paper = pc.decide(c, paper, p.Confidence)
 		}
 		if c.Converges == nil {
-			v.Depends = pc.dependence(p, c, v.Ours)
+			v.Depends = dependence(c, v.Ours, runners)
 		}
 		pc.Claims = append(pc.Claims, v)
 	}
@@ -135,12 +136,18 @@ func ours(entries [][]PaperEntry) claimCells {
 	}
 }
 
-// dependence decides claim c again with each choice of the select path
-// that is not stable replaced by its runner-up, and says where that
-// changes the verdict (ours: the verdict as decided).
-func (pc *PaperComparison) dependence(p *published.Results, c *published.Claim, ours0 string) []string {
+// runnerUp is the comparison with one choice of the select path that is
+// not stable replaced by its runner-up: what a claim would read then.
+type runnerUp struct {
+	what string // "D-SUM's runner-up lr=0.03162277660168379"
+	alt  *PaperComparison
+}
+
+// runnersUp are the comparisons under each unstable choice's runner-up,
+// built once for every claim to be decided again on.
+func (pc *PaperComparison) runnersUp(p *published.Results) []runnerUp {
 	g := pc.Grid
-	var out []string
+	var out []runnerUp
 	seen := map[*Selection]bool{}
 	for r, row := range g.Entries {
 		for _, e := range row {
@@ -153,20 +160,32 @@ func (pc *PaperComparison) dependence(p *published.Results, c *published.Claim, 
 			swapped.Entries = make([][]Entry, len(g.Entries))
 			for i := range g.Entries {
 				swapped.Entries[i] = slices.Clone(g.Entries[i])
-				for j := range swapped.Entries[i] {
-					if x := swapped.Entries[i][j]; x.Selection == s && x.runnerUp != nil {
+				for j, x := range swapped.Entries[i] {
+					if x.Selection == s && x.runnerUp != nil {
 						swapped.Entries[i][j] = *x.runnerUp
 					}
 				}
 			}
-			alt := &PaperComparison{Grid: &swapped, Paper: pc.Paper, Confidence: pc.Confidence, Entries: paperEntries(p, &swapped, pc.Paper)}
-			if v := alt.decide(c, ours(alt.Entries), pc.Confidence); verdictWord(v) != verdictWord(ours0) {
-				name := g.RowTitle(r)
-				if i := pc.Paper.RowLabelled(strings.Join(g.RowLabels[r], " / ")); i >= 0 {
-					name = pc.Paper.Rows[i].Name
-				}
-				out = append(out, fmt.Sprintf("with %s's runner-up %s=%s it is %s", name, g.Spec.Select, s.RunnerUp, verdictWord(v)))
+			name := g.RowTitle(r)
+			if i := pc.Paper.RowLabelled(strings.Join(g.RowLabels[r], " / ")); i >= 0 {
+				name = pc.Paper.Rows[i].Name
 			}
+			out = append(out, runnerUp{
+				what: fmt.Sprintf("%s's runner-up %s=%s", name, g.Spec.Select, s.RunnerUp),
+				alt:  &PaperComparison{Grid: &swapped, Paper: pc.Paper, Confidence: pc.Confidence, Entries: paperEntries(p, &swapped, pc.Paper)},
+			})
+		}
+	}
+	return out
+}
+
+// dependence decides claim c again under each runner-up and says where
+// that changes our verdict (decided: the verdict as decided).
+func dependence(c *published.Claim, decided string, runners []runnerUp) []string {
+	var out []string
+	for _, ru := range runners {
+		if v := ru.alt.decide(c, ours(ru.alt.Entries), ru.alt.Confidence); verdictWord(v) != verdictWord(decided) {
+			out = append(out, fmt.Sprintf("with %s it is %s", ru.what, verdictWord(v)))
 		}
 	}
 	return out
