@@ -2,12 +2,15 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
+	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/manifests"
 )
 
 // WriteStatus writes a manifest's cells as the store holds them, a line
@@ -15,6 +18,11 @@ import (
 // commit that does not check) under a count of each; a commit that does
 // not check is also an ErrRejected.
 func (r *Remote) WriteStatus(ctx context.Context, hash string, w io.Writer) error {
+	if _, err := r.pinned(ctx, hash); errors.Is(err, artifacts.ErrNotFound) {
+		if ok, err := r.writeSubmitted(ctx, hash, w); ok || err != nil {
+			return err
+		}
+	}
 	reg, cells, err := r.RemoteStatus(ctx, hash)
 	if err != nil {
 		return err
@@ -55,6 +63,37 @@ func (r *Remote) WriteStatus(ctx context.Context, hash string, w io.Writer) erro
 		return fmt.Errorf("%w: %d commits on %s do not check (listed above); pull refuses the manifest until they do", ErrRejected, counts["refused"], r.Bucket)
 	}
 	return nil
+}
+
+// writeSubmitted writes, for a manifest that no machine has registered
+// yet, the submitted runs of it (`ump submit` stores only the worklist; the
+// first worker registers the manifest), and whether there are any.
+func (r *Remote) writeSubmitted(ctx context.Context, hash string, w io.Writer) (bool, error) {
+	names, err := r.Bucket.List(ctx, "runs/")
+	if err != nil {
+		return false, err
+	}
+	var runs []string
+	var plan *manifests.Plan
+	for _, name := range names {
+		run, ok := strings.CutSuffix(strings.TrimPrefix(name, "runs/"), ".json")
+		if !ok {
+			continue
+		}
+		wl, err := r.Worklist(ctx, run)
+		if err != nil {
+			return false, err
+		}
+		if wl.Plan.Hash == hash {
+			runs, plan = append(runs, run[:12]), &wl.Plan
+		}
+	}
+	if plan == nil {
+		return false, nil
+	}
+	fmt.Fprintf(w, "%.12s  %-24s %d cells on %s: submitted (run %s), no machine has started a cell yet\n",
+		hash, plan.Manifest.Name, len(plan.Cells), r.Bucket, strings.Join(runs, ", "))
+	return true, nil
 }
 
 // keyName is a public key NAME:BASE64 cut short (NAME and the first 8

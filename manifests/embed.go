@@ -55,6 +55,18 @@ func suggestEmbedded(name string) string {
 	return fmt.Sprintf(" (did you mean %q?)", names[slices.Index(bases, base)])
 }
 
+// EmbeddedOf is the embedded manifest that, with overrides, is the plan of
+// that hash, and whether there is one: the name `ump run` takes to run it
+// again.
+func EmbeddedOf(hash string, overrides []string) (string, bool) {
+	for _, name := range Embedded() {
+		if p, err := Open(name, overrides...); err == nil && p.Hash == hash {
+			return name, true
+		}
+	}
+	return "", false
+}
+
 // Embedded lists the names of the embedded manifests.
 func Embedded() []string {
 	var names []string

@@ -794,3 +794,12 @@ func TestImpossibleMinSizeIsRefused(t *testing.T) {
 		t.Errorf("min_size 600 of 100 workers fits: %v", err)
 	}
 }
+
+// TestLabelStringIsFitForATerminal: a cell's label from a registration
+// read elsewhere (S3) prints its control characters written out.
+func TestLabelStringIsFitForATerminal(t *testing.T) {
+	c := Cell{Label: map[string]string{"algorithm": "d-sum\x1b]0;x\a", "lr": "0.1"}}
+	if got, want := c.LabelString(), `algorithm=d-sum\x1b]0;x\a lr=0.1`; got != want {
+		t.Errorf("LabelString() = %q, want %q", got, want)
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/tasks"
 )
@@ -39,12 +40,13 @@ type Cell struct {
 	rounds int
 }
 
-// LabelString renders the swept values as "path=value ..." in path order.
+// LabelString renders the swept values as "path=value ..." in path order,
+// fit for a terminal (display.Terminal).
 func (c Cell) LabelString() string {
 	paths := slices.Sorted(maps.Keys(c.Label))
 	parts := make([]string, len(paths))
 	for i, p := range paths {
-		parts[i] = p + "=" + c.Label[p]
+		parts[i] = display.Terminal(p + "=" + c.Label[p])
 	}
 	if len(parts) == 0 {
 		return "(single cell)"

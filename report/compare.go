@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/published"
 	"github.com/ump-lab/ump/stats"
@@ -106,7 +107,7 @@ func (c *Comparison) Markdown() string {
 	var b strings.Builder
 	engine := func(x *Exported) string {
 		if e := x.Engines(); e != "" {
-			return e
+			return display.Markdown(e)
 		}
 		return "engine not recorded"
 	}

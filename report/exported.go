@@ -17,8 +17,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"unicode"
 
+	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/state"
 
 	"github.com/ump-lab/ump/artifacts"
@@ -343,7 +343,7 @@ func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error
 	pub, err := signing.ParsePublic(r.Signer)
 	raw, derr := base64.StdEncoding.DecodeString(r.Signature)
 	if err != nil || derr != nil || !ed25519.Verify(pub, r.signed(), raw) {
-		return fmt.Errorf("%w: %s carries a signature by %s that does not verify: the record was changed after signing", state.ErrBadArgument, path, Plain(r.Signer))
+		return fmt.Errorf("%w: %s carries a signature by %s that does not verify: the record was changed after signing", state.ErrBadArgument, path, display.Terminal(r.Signer))
 	}
 	x.Signer = r.Signer
 	return nil
@@ -422,27 +422,12 @@ func (x *Exported) checkLastRounds(cells []int64, value *artifacts.Column) error
 	return nil
 }
 
-// Engines names the engines that computed the exported cells (Plain).
-func (x *Exported) Engines() string { return Plain(x.Final.Metadata["ump.engines"]) }
+// Engines names the engines that computed the exported cells, as the
+// export recorded them (text from a file: escape it where it is printed).
+func (x *Exported) Engines() string { return x.Final.Metadata["ump.engines"] }
 
-// Plain is s with every character that Markdown or HTML could read as
-// markup or a control (anything but letters, digits, spaces and
-// .,:;/()[]+-=_@) as '?': the results files' free text, fit to print in
-// report.md and a terminal (an underscore inside a word, as in
-// NO_LAPACKE, is no emphasis in Markdown; brackets stay, as in the GPU
-// engine's "cuda:0 [processId=0]", but never open a link: "](" becomes
-// "]?").
-func Plain(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune(" .,:;/()[]+-=_@", r) {
-			return r
-		}
-		return '?'
-	}, s)
-	return strings.ReplaceAll(s, "](", "]?") // no link
-}
-
-// Versions names the builds of ump that started the exported cells (Plain), each
+// Versions names the builds of ump that started the exported cells (text
+// from a file, as Engines), each
 // with its number of cells, in order of first appearance ("not recorded"
 // for cells from before ump recorded its build, or an export without the
 // ump_version column).
@@ -453,7 +438,7 @@ func (x *Exported) Versions() string {
 	for r := range x.Final.Rows() {
 		v := "not recorded"
 		if col != nil && col.Strings != nil && (col.Null == nil || !col.Null[r]) && col.Strings[r] != "" {
-			v = Plain(col.Strings[r])
+			v = col.Strings[r]
 		}
 		if count[v] == 0 {
 			names = append(names, v)
@@ -566,11 +551,8 @@ func (x *Exported) Curves(grid *Grid, o CurveOptions) ([]Figure, error) {
 // ManifestFile in dir (as a path from where the command runs).
 func (x *Exported) Command(dir string) string {
 	reg := x.Registration
-	for _, name := range manifests.Embedded() {
-		p, err := manifests.Open(name, reg.Overrides...)
-		if err == nil && p.Hash == reg.Plan.Hash {
-			return strings.Join(append([]string{"ump run", name}, quoted(reg.Overrides)...), " ")
-		}
+	if name, ok := manifests.EmbeddedOf(reg.Plan.Hash, reg.Overrides); ok {
+		return strings.Join(append([]string{"ump run", name}, quoted(reg.Overrides)...), " ")
 	}
 	path := filepath.Join(dir, ManifestFile)
 	if !plainWord.MatchString(path) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/published"
 	"github.com/ump-lab/ump/stats"
@@ -425,9 +426,9 @@ func plainLaTeX(s string) string {
 // Markdown renders the comparison as a Markdown table and its legend.
 func (pc *PaperComparison) Markdown() string {
 	var b strings.Builder
-	b.WriteString("| " + pc.Grid.RowsTitle())
+	b.WriteString("| " + display.Markdown(pc.Grid.RowsTitle()))
 	for _, col := range pc.Paper.Columns {
-		b.WriteString(" | " + pc.Grid.columnName(col))
+		b.WriteString(" | " + display.Markdown(pc.Grid.columnName(col)))
 	}
 	b.WriteString(" |\n|" + strings.Repeat("---|", len(pc.Paper.Columns)+1) + "\n")
 	for r, row := range pc.Paper.Rows {
@@ -446,18 +447,18 @@ func (pc *PaperComparison) Markdown() string {
 func (pc *PaperComparison) LaTeX() string {
 	var b strings.Builder
 	for _, l := range pc.legend() {
-		b.WriteString("% " + l + "\n")
+		b.WriteString("% " + display.Terminal(l) + "\n")
 	}
 	b.WriteString(`\begin{tabular}{l` + strings.Repeat("c", len(pc.Paper.Columns)) + "}\n\\toprule\n")
-	b.WriteString(latexEscape.Replace(pc.Grid.RowsTitle()))
+	b.WriteString(display.LaTeX(pc.Grid.RowsTitle()))
 	for _, col := range pc.Paper.Columns {
-		b.WriteString(" & " + latexEscape.Replace(pc.Grid.columnName(col)))
+		b.WriteString(" & " + display.LaTeX(pc.Grid.columnName(col)))
 	}
 	b.WriteString(` \\` + "\n\\midrule\n")
 	for r, row := range pc.Paper.Rows {
-		b.WriteString(latexEscape.Replace(row.Name))
+		b.WriteString(display.LaTeX(row.Name))
 		for _, e := range pc.Entries[r] {
-			b.WriteString(" & " + strings.ReplaceAll(latexEscape.Replace(pc.text(e, "±")), "±", `$\pm$`))
+			b.WriteString(" & " + strings.ReplaceAll(display.LaTeX(pc.text(e, "±")), "±", `$\pm$`))
 		}
 		b.WriteString(` \\` + "\n")
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/ump-lab/ump/stats"
 
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/internal/display"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
@@ -628,15 +629,19 @@ func (g *Grid) titles(names, values []string, sep string) string {
 	return strings.Join(parts, sep)
 }
 
-// Legend explains the entries in one line.
-func (g *Grid) Legend() string {
+// Legend explains the entries in one line (as the dashboard shows it; the
+// tables escape the labels in it for their format).
+func (g *Grid) Legend() string { return g.legend(func(s string) string { return s }) }
+
+// legend is Legend with each row label passed through esc.
+func (g *Grid) legend(esc func(string) string) string {
 	spread := "mean ± std over seeds"
 	if g.Intervals {
 		spread = fmt.Sprintf("mean [95%% interval of the mean over seeds: Student's t up to %d seeds, a percentile bootstrap of %d resamples beyond%s]", tMaxSeeds, stats.BootstrapResamples, rangeNote(g.Spec.Value, 1))
 	}
 	s := fmt.Sprintf("%s of the final round, %s (best: %s, in bold; ± n/a: one seed)", strings.Join(slices.Concat([]string{g.Spec.Value}, g.Spec.Also), " / "), spread, g.Spec.Best)
 	s += g.selectionNote()
-	if base := strings.Join(g.Baseline, " / "); g.Baseline != nil {
+	if base := esc(strings.Join(g.Baseline, " / ")); g.Baseline != nil {
 		s += fmt.Sprintf("; (Δ, p, P(better)): the difference of the means to %s's, Welch's two-sided p-value, and the probability that a seed's value beats one of %s's (ties half)", base, base)
 	}
 	s += "; * diverged, – not run yet"
@@ -665,8 +670,8 @@ func (g *Grid) unstable() bool {
 // (per row, or per entry), how sure it is: the margin of the selection
 // figure's mean over the runner-up's, the share of resamples of the
 // seeds that choose it again, and a better choice a diverged seed
-// excluded; nil without choices.
-func (g *Grid) Selections() []string {
+// excluded; nil without choices. Each row label passes through esc.
+func (g *Grid) selections(esc func(string) string) []string {
 	var lines []string
 	seen := map[*Selection]bool{}
 	for r, row := range g.Entries {
@@ -676,9 +681,9 @@ func (g *Grid) Selections() []string {
 				continue
 			}
 			seen[s] = true
-			where := g.RowTitle(r)
+			where := esc(g.RowTitle(r))
 			if g.Spec.Scope() != manifests.PerRow && len(g.ColLabels) > 1 {
-				where += " at " + g.ColumnTitle(c)
+				where += " at " + esc(g.ColumnTitle(c))
 			}
 			margin := ", which diverged in more entries"
 			if !math.IsNaN(s.Margin) {
@@ -726,61 +731,58 @@ func (g *Grid) selectionNote() string {
 	return fmt.Sprintf("; %s chosen %s by %s", g.Spec.Select, scope, mean)
 }
 
-// Markdown renders the grid as a Markdown table.
+// Markdown renders the grid as a Markdown table. Labels and values from
+// the manifest are escaped (display.Markdown).
 func (g *Grid) Markdown() string {
 	var b strings.Builder
 	best := g.BestRows()
-	b.WriteString("| " + g.RowsTitle())
+	b.WriteString("| " + display.Markdown(g.RowsTitle()))
 	for c := range g.ColLabels {
-		b.WriteString(" | " + g.ColumnTitle(c))
+		b.WriteString(" | " + display.Markdown(g.ColumnTitle(c)))
 	}
 	b.WriteString(" |\n|" + strings.Repeat("---|", len(g.ColLabels)+1) + "\n")
 	for r := range g.RowLabels {
-		b.WriteString("| " + g.RowTitle(r))
+		b.WriteString("| " + display.Markdown(g.RowTitle(r)))
 		for c, e := range g.Entries[r] {
 			cell := g.Text(e, "±")
 			if best[c] == r {
 				cell = "**" + cell + "**"
 			}
-			b.WriteString(" | " + cell + g.SelectNote(e) + g.comparisonText(r, c))
+			b.WriteString(" | " + cell + display.Markdown(g.SelectNote(e)+g.comparisonText(r, c)))
 		}
 		b.WriteString(" |\n")
 	}
-	b.WriteString("\n" + g.Legend() + "\n")
-	for _, l := range g.Selections() {
+	b.WriteString("\n" + g.legend(display.Markdown) + "\n")
+	for _, l := range g.selections(display.Markdown) {
 		b.WriteString(l + "\n")
 	}
 	return b.String()
 }
 
-// latexEscape escapes the characters LaTeX treats specially in labels,
-// and writes the Greek letters labels use (non-IID α, momentum β) as math.
-var latexEscape = strings.NewReplacer(`\`, `\textbackslash{}`, "_", `\_`, "%", `\%`, "&", `\&`, "#", `\#`, "$", `\$`, "{", `\{`, "}", `\}`, "^", `\^{}`, "~", `\~{}`,
-	"α", `$\alpha$`, "β", `$\beta$`, "γ", `$\gamma$`, "η", `$\eta$`, "λ", `$\lambda$`, "μ", `$\mu$`)
-
 // LaTeX renders the grid as a booktabs tabular, the best entry of each
-// column in bold as the paper does.
+// column in bold as the paper does; labels and values from the manifest
+// are escaped (display.LaTeX), the legend is in comments.
 func (g *Grid) LaTeX() string {
 	var b strings.Builder
 	best := g.BestRows()
-	b.WriteString("% " + g.Legend() + "\n")
-	for _, l := range g.Selections() {
+	b.WriteString("% " + g.legend(display.Terminal) + "\n")
+	for _, l := range g.selections(display.Terminal) {
 		b.WriteString("% " + l + "\n")
 	}
 	b.WriteString(`\begin{tabular}{l` + strings.Repeat("c", len(g.ColLabels)) + "}\n\\toprule\n")
-	b.WriteString(latexEscape.Replace(g.RowsTitle()))
+	b.WriteString(display.LaTeX(g.RowsTitle()))
 	for c := range g.ColLabels {
-		b.WriteString(" & " + latexEscape.Replace(g.ColumnTitle(c)))
+		b.WriteString(" & " + display.LaTeX(g.ColumnTitle(c)))
 	}
 	b.WriteString(` \\` + "\n\\midrule\n")
 	for r := range g.RowLabels {
-		b.WriteString(latexEscape.Replace(g.RowTitle(r)))
+		b.WriteString(display.LaTeX(g.RowTitle(r)))
 		for c, e := range g.Entries[r] {
 			cell := g.Text(e, `$\pm$`)
 			if best[c] == r {
 				cell = `\textbf{` + cell + `}`
 			}
-			b.WriteString(" & " + cell + latexEscape.Replace(g.SelectNote(e)+g.comparisonText(r, c)))
+			b.WriteString(" & " + cell + display.LaTeX(g.SelectNote(e)+g.comparisonText(r, c)))
 		}
 		b.WriteString(` \\` + "\n")
 	}

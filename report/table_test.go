@@ -379,3 +379,35 @@ sweep:
 		}
 	}
 }
+
+// TestTablesKeepLabelsInTheirCells: a row label from a manifest holding a
+// terminal escape, a cell boundary, a link and LaTeX specials is printed
+// harmless in each format: in Markdown it stays one cell of its row and
+// makes no link, in LaTeX its specials are escaped and no newline ends a
+// comment, and no control character reaches either.
+func TestTablesKeepLabelsInTheirCells(t *testing.T) {
+	label := "D-SUM\x1b]0;pwned\x07 | [x](http://e) 50%_&\nnext"
+	g := &Grid{Spec: manifests.Table{Rows: []string{"algorithm"}, Value: "test_acc_mean", Best: "max", Digits: 2, Labels: map[string]string{"d-sum": label}},
+		RowLabels: [][]string{{"d-sum"}, {"dpsgd"}}, ColLabels: [][]string{{}}, Baseline: []string{label},
+		Entries: [][]Entry{{{Mean: 0.9, Std: 0.01, Seeds: 2}}, {{Mean: 0.8, Std: 0.02, Seeds: 2}}}}
+	md := g.Markdown()
+	wantRow := `| D-SUM\\x1b\]0;pwned\\a \| \[x\](http://e) 50%_&\\nnext | **0.90 ± 0.01** |`
+	if !strings.Contains(md, wantRow+"\n") {
+		t.Errorf("Markdown lacks the row %s:\n%s", wantRow, md)
+	}
+	if !strings.Contains(md, `the difference of the means to D-SUM\\x1b\]0;pwned\\a \| \[x\]`) {
+		t.Errorf("Markdown's legend names the baseline unescaped:\n%s", md)
+	}
+	tex := g.LaTeX()
+	if want := `D-SUM\textbackslash{}x1b]0;pwned\textbackslash{}a | [x](http://e) 50\%\_\&\textbackslash{}nnext & \textbf{0.90 $\pm$ 0.01} \\`; !strings.Contains(tex, want+"\n") {
+		t.Errorf("LaTeX lacks the row %s:\n%s", want, tex)
+	}
+	for _, line := range strings.Split(tex, "\n") {
+		if strings.HasPrefix(line, "next") {
+			t.Errorf("a newline in a label ended a LaTeX comment:\n%s", tex)
+		}
+	}
+	if strings.ContainsAny(md+tex, "\x1b\x07\r") {
+		t.Error("a control character reached a table")
+	}
+}

@@ -159,7 +159,7 @@ func TestExitCodes(t *testing.T) {
 		t.Errorf("bad --table: exit %d", r.code)
 	}
 	notFetched := writeFile(t, "cifar.yaml", "version: 1\nname: c\ntask: {dataset: cifar10, model: lenet}\nworkers: 2\nrounds: 1\nlr: 0.1\nalgorithm: {name: d-sum}\n")
-	if r := ump(t, store, "--data-dir", t.TempDir(), "run", notFetched); r.code != 2 || !strings.Contains(r.stderr, "ump data fetch cifar10") {
+	if r := ump(t, store, "--data-dir", t.TempDir(), "run", notFetched); r.code != 2 || !strings.Contains(r.stderr, " data fetch cifar10`") {
 		t.Errorf("a data set not fetched: exit %d, %q; want 2 saying how to fetch it", r.code, r.stderr)
 	}
 	if r := ump(t, store, "help"); r.code != 0 || !strings.Contains(r.stdout, "EXIT CODES") {

@@ -185,7 +185,7 @@ func TestSlurmArrayRun(t *testing.T) {
 		t.Fatalf("local run: exit %d %s", r.code, r.stderr)
 	}
 	theirs := t.TempDir()
-	if r := umpEnv(t, laptopEnv, theirs, "--s3-insecure", "pull", hash); r.code != 3 || !strings.Contains(r.stderr, "ump trust add "+fleet.Public()) {
+	if r := umpEnv(t, laptopEnv, theirs, "--s3-insecure", "pull", hash); r.code != 3 || !strings.Contains(r.stderr, " trust add "+fleet.Public()+"`") {
 		t.Errorf("pull of the fleet's commits before trusting its key: exit %d; want 3 naming the key\n%s", r.code, r.stderr)
 	}
 	if r := ump(t, theirs, "trust", "add", fleet.Public()); r.code != 0 {

@@ -77,7 +77,7 @@ func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr i
 		if err != nil {
 			return err
 		}
-		if err := noteOtherEngine(stderr, "", store, rep); err != nil {
+		if err := noteOtherEngine(stderr, "", g, store, rep); err != nil {
 			return err
 		}
 		reps = append(reps, rep)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/urfave/cli/v2"
 )
@@ -125,7 +126,7 @@ func printDiff(w io.Writer, a, b *eventlog.Registration) error {
 			continue
 		}
 		n++
-		fmt.Fprintf(w, "  %s: %s -> %s\n", p, cmp.Or(va, "(absent)"), cmp.Or(vb, "(absent)"))
+		fmt.Fprintf(w, "  %s: %s -> %s\n", p, display.Terminal(cmp.Or(va, "(absent)")), display.Terminal(cmp.Or(vb, "(absent)")))
 	}
 	if n == 0 {
 		fmt.Fprintln(w, "  the same configuration")

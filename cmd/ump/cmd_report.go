@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/published"
@@ -153,7 +154,7 @@ func reportSection(x *report.Exported, out, dir string) (string, error) {
 		cells += fmt.Sprintf(", %d not finished (not reported)", left)
 	}
 	link := func(name string) string { return fmt.Sprintf("[%s](%s/%s)", name, dir, name) }
-	fmt.Fprintf(&b, "\n## %s\n\n| | |\n|---|---|\n", plan.Manifest.Name)
+	fmt.Fprintf(&b, "\n## %s\n\n| | |\n|---|---|\n", display.Markdown(plan.Manifest.Name))
 	run := "`" + x.Command(dir) + "`"
 	if strings.HasSuffix(run, report.ManifestFile+"`") {
 		run += " (from this report's directory)"
@@ -162,9 +163,9 @@ func reportSection(x *report.Exported, out, dir string) (string, error) {
 		plan.Hash, run, plan.Hash)
 	signed := "no: nothing vouches that these files are what ump wrote (set up a key with `ump key show`)"
 	if x.Signer != "" {
-		signed = "by `" + report.Plain(x.Signer) + "` (" + report.RecordFile + ": every file's digest; `ump report` of this directory checks them)"
+		signed = "by " + display.Markdown(x.Signer) + " (" + report.RecordFile + ": every file's digest; `ump report` of this directory checks them)"
 	}
-	fmt.Fprintf(&b, "| cells | %s |\n| engine | %s |\n| computed by | %s |\n| signed | %s |\n", cells, x.Engines(), x.Versions(), signed)
+	fmt.Fprintf(&b, "| cells | %s |\n| engine | %s |\n| computed by | %s |\n| signed | %s |\n", cells, display.Markdown(x.Engines()), display.Markdown(x.Versions()), signed)
 	fmt.Fprintf(&b, "| results | %s, %s (and their .csv), %s |\n", link(report.FinalFile), link(report.RoundsFile), link(report.RegistrationFile))
 	grid, tables, err := reportTables(x)
 	if err != nil {

@@ -184,7 +184,7 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	}
 	defer store.Close()
 	if store.Note != "" {
-		fmt.Fprintln(stderr, store.Note)
+		fmt.Fprintln(stderr, g.hinted(store.Note))
 	}
 	runner := &pipeline.Runner{Log: store.Log, Dir: store.Path, Stages: stgs, Data: g.data, Device: g.device, Progress: stderr, Until: until, Cohort: opts.cohort,
 		Jobs: opts.jobs, OtherEngine: opts.otherEngine, Overrides: opts.changes()}

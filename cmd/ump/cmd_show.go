@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/state"
@@ -58,7 +59,7 @@ func runShow(ctx context.Context, g globals, hash string, events, manifestOnly b
 			if p.Signer == "" {
 				signer = "unsigned (taken with --trust-unsigned: its results serve this manifest alone)"
 			}
-			fmt.Fprintf(w, "  imported from %s: committed by %s, %s\n", p.From, p.Attempt, signer)
+			fmt.Fprintf(w, "  imported from %s: committed by %s, %s\n", display.Terminal(p.From), display.Terminal(p.Attempt), display.Terminal(signer))
 		}
 		if len(cell.Imported) == 0 && len(cell.Events) > 0 {
 			fmt.Fprintln(w, "  computed in this store")
@@ -90,7 +91,7 @@ func runShow(ctx context.Context, g globals, hash string, events, manifestOnly b
 				}
 			}
 			if st.Error != "" {
-				fmt.Fprintf(w, "    error %s\n", st.Error)
+				fmt.Fprintf(w, "    error %s\n", display.Terminal(st.Error))
 			}
 		}
 		if events {

@@ -9,13 +9,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-
-	"github.com/ump-lab/ump/stages"
 
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/fleet"
+	"github.com/ump-lab/ump/internal/display"
+	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/state"
 	"github.com/urfave/cli/v2"
 )
@@ -58,7 +59,7 @@ func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 	}
 	defer store.Close()
 	if store.Beside == "" && store.Note != "" {
-		fmt.Fprintln(w, store.Note)
+		fmt.Fprintln(w, g.hinted(store.Note))
 	}
 	if store.Beside != "" {
 		// The holder may be a run (it publishes a snapshot) or a short
@@ -84,7 +85,7 @@ func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 				return err
 			}
 			fmt.Fprintf(w, "%s  %-24s %s\n", regs[i].Plan.Hash[:12], regs[i].Plan.Manifest.Name, countLine(rep))
-			if err := printSummary(ctx, w, "              ", store, rep); err != nil {
+			if err := printSummary(ctx, w, "              ", g, store, rep); err != nil {
 				return err
 			}
 			if err := printAbout(w, "              ", store, rep); err != nil {
@@ -98,7 +99,7 @@ func runStatus(ctx context.Context, g globals, hash string, w io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(w, "manifest %s (%s): %s\n", rep.Plan.Hash, rep.Plan.Manifest.Name, countLine(rep))
-	if err := printSummary(ctx, w, "  ", store, rep); err != nil {
+	if err := printSummary(ctx, w, "  ", g, store, rep); err != nil {
 		return err
 	}
 	if err := printAbout(w, "  ", store, rep); err != nil {
@@ -121,35 +122,51 @@ func printAbout(w io.Writer, indent string, store *pipeline.Store, rep *state.Re
 		}
 	}
 	if len(engines) > 0 {
-		fmt.Fprintf(w, "%sengine %s\n", indent, printable(strings.Join(engines, " and ")))
+		fmt.Fprintf(w, "%sengine %s\n", indent, display.Terminal(strings.Join(engines, " and ")))
 	}
 	if len(rep.Overrides) > 0 {
-		fmt.Fprintf(w, "%srun with %s\n", indent, printable(strings.Join(rep.Overrides, " ")))
+		fmt.Fprintf(w, "%srun with %s\n", indent, display.Terminal(strings.Join(rep.Overrides, " ")))
 	}
 	notes, err := store.Source().Notes(rep.Plan.Hash)
 	for _, n := range notes {
-		fmt.Fprintf(w, "%snote %s: %s\n", indent, n.Time.Local().Format("2006-01-02 15:04"), printable(n.Text))
+		fmt.Fprintf(w, "%snote %s: %s\n", indent, n.Time.Local().Format("2006-01-02 15:04"), display.Terminal(n.Text))
 	}
 	return err
 }
 
 // noteOtherEngine says when cells of the manifest that have no result
-// here have one recorded under another engine, and how to see them.
-func noteOtherEngine(w io.Writer, indent string, store *pipeline.Store, rep *state.Report) error {
+// here have one recorded under another engine, and how to see them: the
+// whole command where the manifest is an embedded one (its file is not
+// known otherwise).
+func noteOtherEngine(w io.Writer, indent string, g globals, store *pipeline.Store, rep *state.Report) error {
 	other, engines, err := store.Source().OtherResults(rep.Plan.Hash, rep.CellKeys)
 	if err != nil || len(other) == 0 {
 		return err
 	}
+	use, recompute := fmt.Sprintf("rerunning its manifest (%s) with --other-engine use", display.Terminal(rep.Plan.Manifest.Name)), "with --other-engine recompute"
+	if name, ok := manifests.EmbeddedOf(rep.Plan.Hash, rep.Overrides); ok {
+		args := strings.Join(append([]string{name}, quotedEach(rep.Overrides)...), " ")
+		use = fmt.Sprintf("`%s run --other-engine use %s`", g.ump, args)
+		recompute = fmt.Sprintf("`%s run --other-engine recompute %s`", g.ump, args)
+	}
 	fmt.Fprintf(w, "%snote: %d of its cells without a result here have one recorded under engine %s (the engine is part of each cell's key); "+
-		"`ump run --other-engine use` with the manifest (%s) brings them back, `--other-engine recompute` computes them on this engine\n",
-		indent, len(other), strings.Join(engines, " and "), rep.Plan.Manifest.Name)
+		"%s brings them back, %s computes them on this engine\n", indent, len(other), strings.Join(engines, " and "), use, recompute)
 	return nil
+}
+
+// quotedEach is each word quoted for a shell where it needs it.
+func quotedEach(words []string) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = fleet.ShellQuote(w)
+	}
+	return out
 }
 
 // printSummary prints when the manifest's cells ran and its table's best
 // entry so far, and what another engine recorded.
-func printSummary(ctx context.Context, w io.Writer, indent string, store *pipeline.Store, rep *state.Report) error {
-	if err := noteOtherEngine(w, indent, store, rep); err != nil {
+func printSummary(ctx context.Context, w io.Writer, indent string, g globals, store *pipeline.Store, rep *state.Report) error {
+	if err := noteOtherEngine(w, indent, g, store, rep); err != nil {
 		return err
 	}
 	first, last := rep.Span()
@@ -225,21 +242,4 @@ func runRemoteStatus(ctx context.Context, g globals, hash string, w io.Writer) e
 		return err
 	}
 	return remote.WriteStatus(ctx, hash, w)
-}
-
-// printable is text from the store (a note, an engine's name) as a
-// terminal may show it: each control character (an escape sequence's ESC,
-// a bell, a carriage return, a newline) written as Go writes it in a
-// string literal (\x1b, \a, \r, \n), so it cannot drive the terminal.
-func printable(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

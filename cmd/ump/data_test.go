@@ -85,7 +85,7 @@ func TestDataCommands(t *testing.T) {
 	// A manifest on a data set that is not installed names the fix.
 	m := writeFile(t, "m.yaml", strings.Replace(inspectManifest, "DATASET", "cifar10", 1))
 	r := ump(t, t.TempDir(), "--data-dir", dir, "run", m)
-	if r.code == 0 || !strings.Contains(r.stderr, "ump data fetch cifar10") {
+	if r.code == 0 || !strings.Contains(r.stderr, " data fetch cifar10`") {
 		t.Errorf("missing data: exit %d %s", r.code, r.stderr)
 	}
 }

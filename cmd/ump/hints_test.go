@@ -24,15 +24,16 @@ func pasted(t *testing.T, dir, command string) result {
 	return inShell(t, dir, `"$UMP" `+rest, "UMP="+umpBin)
 }
 
-// printed runs a hint ump printed exactly as printed, in dir: one that
+// printed runs a hint ump printed exactly as printed, in dir, in an
+// environment with env added (a shell's own variables): one that
 // names ump by the path it was run by (this test's binary), as `make run`
 // runs ./bin/ump, which is not on the PATH.
-func printed(t *testing.T, dir, command string) result {
+func printed(t *testing.T, dir, command string, env ...string) result {
 	t.Helper()
 	if !strings.HasPrefix(command, umpBin+" ") {
 		t.Fatalf("a hint that does not name ump as it was run (%s): %q", umpBin, command)
 	}
-	return inShell(t, dir, command)
+	return inShell(t, dir, command, env...)
 }
 
 // inShell runs a command line with bash in dir, with env added.
@@ -67,13 +68,23 @@ var (
 	untilHints      = regexp.MustCompile("`([^`]*show[^`]*)` shows them, `([^`]*)` continues")
 )
 
-// TestPrintedHintsRunAsPrinted runs, as a user pastes them, the commands
-// ump prints (naming ump by the path it was run by): the export of every
-// figure and the table after a run, forget's show and gc, the show and the run that continue a run stopped by
-// --until, and the rerun after an interrupt of `run -j 2` (which must keep
-// -j 2 and resume); that run's live status and its interrupt name both
-// cells in flight.
-func TestPrintedHintsRunAsPrinted(t *testing.T) {
+// TestEveryHintRunsAsPrinted runs every command ump prints for the user
+// to run next, pasted as printed in a directory other than the store's:
+// each names ump by the path it was run by, with the global flags given
+// (the store, the data directory, S3, the key), and does what it says.
+func TestEveryHintRunsAsPrinted(t *testing.T) {
+	t.Run("run and forget", hintsOfRunAndForget)
+	t.Run("show", hintsOfShow)
+	t.Run("errors", hintsInErrors)
+	t.Run("submit and pull", hintsOfSubmitAndPull)
+}
+
+// hintsOfRunAndForget: the export of every figure and the table after a
+// run, forget's show and gc, the show and the run that continue a run
+// stopped by --until, and the rerun after an interrupt of `run -j 2` (which
+// must keep -j 2 and resume); that run's live status and its interrupt
+// name both cells in flight.
+func hintsOfRunAndForget(t *testing.T) {
 	store, dir := t.TempDir(), t.TempDir()
 	m := writeFile(t, "m.yaml", strings.Replace(longManifest, "dim: 30000", "dim: 30", 1))
 	until := ump(t, store, "run", "--until", "topology", m)
@@ -127,6 +138,113 @@ func TestPrintedHintsRunAsPrinted(t *testing.T) {
 	}
 	if r := printed(t, dir, rerun); r.code != 0 || !strings.Contains(r.stderr, "resuming from the checkpoint after round") {
 		t.Errorf("%s: exit %d, did not resume\n%s", rerun, r.code, r.stderr)
+	}
+}
+
+// hintsOfShow: show's exports of a histogram and a schedule longer than it
+// prints.
+func hintsOfShow(t *testing.T) {
+	store, dir := t.TempDir(), t.TempDir()
+	m := writeFile(t, "wide.yaml", strings.NewReplacer("workers: 10", "workers: 41", "rounds: 30", "rounds: 50",
+		"kind: mesh-to-ring", "kind: time-varying-ring", "alpha: 0.1", "alpha: 100", "DATASET", "synthetic").Replace(inspectManifest))
+	r := ump(t, store, "run", "--until", "topology", m)
+	if r.code != 0 {
+		t.Fatalf("run --until topology: exit %d\n%s", r.code, r.stderr)
+	}
+	show := ump(t, store, "show", hashOf(t, r))
+	for table, re := range map[string]*regexp.Regexp{
+		"partition": regexp.MustCompile(`\.\.\. 1 more workers \((.*) has them all\)`),
+		"topology":  regexp.MustCompile(`\.\.\. more matrices \((.*) has them all\)`),
+	} {
+		export := hint(t, show.stdout, re)
+		if r := printed(t, dir, export); r.code != 0 {
+			t.Errorf("%s: exit %d\n%s", export, r.code, r.stderr)
+		} else if rows, err := os.ReadFile(filepath.Join(dir, table+".csv")); err != nil || bytes.Count(rows, []byte("\n")) <= showLimit+1 {
+			t.Errorf("%s wrote no %s table longer than show prints: %v", export, table, err)
+		}
+	}
+}
+
+// hintsInErrors: the commands that errors name (written by the packages
+// below cmd/ump as `ump ...`) carry the global flags too: fetching a data
+// set into --data-dir, the status of a store in use, the recovery of a
+// damaged marker, the help of a command given a flag it lacks.
+func hintsInErrors(t *testing.T) {
+	store, data, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	inErr := regexp.MustCompile("`([^`]*)`")
+	notFetched := writeFile(t, "cifar.yaml", "version: 1\nname: c\ntask: {dataset: cifar10, model: lenet}\nworkers: 2\nrounds: 1\nlr: 0.1\nalgorithm: {name: d-sum}\n")
+	r := ump(t, store, "--data-dir", data, "run", notFetched)
+	fetch := hint(t, r.stderr, regexp.MustCompile("`([^`]* data fetch cifar10)`"))
+	// No network reaches the archive here: the fetch fails, naming where
+	// it installs the files.
+	if r := printed(t, dir, fetch); !strings.Contains(r.stderr, "into "+filepath.Join(data, "cifar10")) {
+		t.Errorf("%s does not fetch into --data-dir %s:\n%s", fetch, data, r.stderr)
+	}
+
+	m := writeFile(t, "m.yaml", smallManifest)
+	cmd, _ := runUntilTraining(t, store, writeFile(t, "long.yaml", longManifest))
+	busy := ump(t, store, "run", m)
+	status := hint(t, busy.stderr, regexp.MustCompile("`([^`]* status)` works meanwhile"))
+	if r := printed(t, dir, status); r.code != 0 || !strings.Contains(r.stdout, "running") {
+		t.Errorf("%s: exit %d\n%s%s", status, r.code, r.stdout, r.stderr)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+
+	os.WriteFile(filepath.Join(store, "ump-store.json"), []byte("garbage"), 0o644)
+	damaged := ump(t, store, "status")
+	dry := hint(t, damaged.stderr, regexp.MustCompile("delete it and run `([^`]*)`"))
+	os.Remove(filepath.Join(store, "ump-store.json"))
+	if r := printed(t, dir, dry); r.code != 0 {
+		t.Errorf("%s: exit %d\n%s", dry, r.code, r.stderr)
+	}
+
+	usage := ump(t, store, "run", "--bogus", m)
+	help := hint(t, usage.stderr, regexp.MustCompile("see `([^`]*)`"))
+	if r := printed(t, dir, help); r.code != 0 || !strings.Contains(r.stdout, "run every cell of a manifest") {
+		t.Errorf("%s: exit %d\n%s%s", help, r.code, r.stdout, r.stderr)
+	}
+	for _, r := range []result{r, busy, damaged, usage} {
+		for _, m := range inErr.FindAllStringSubmatch(r.stderr, -1) {
+			if strings.HasPrefix(m[1], "ump ") {
+				t.Errorf("an error names ump without the flags it was run with: %s", m[0])
+			}
+		}
+	}
+}
+
+// hintsOfSubmitAndPull: submit's status of the run and its pull of a run
+// committed in full, and the trust a pull of another key's commits needs.
+func hintsOfSubmitAndPull(t *testing.T) {
+	_, env, _ := startS3(t)
+	fleetKey := filepath.Join(t.TempDir(), "fleet-key")
+	fleetEnv := append(slices.Clone(env), "UMP_KEY="+fleetKey)
+	store, dir := t.TempDir(), t.TempDir()
+	m := writeFile(t, "m.yaml", smallManifest)
+	submit := umpEnv(t, fleetEnv, store, "--s3-insecure", "submit", "--slurm", "--out", filepath.Join(dir, "job.sbatch"), m)
+	status := hint(t, submit.stdout, regexp.MustCompile("`([^`]* status --remote [0-9a-f]+)` follows them"))
+	if r := printed(t, dir, status, env...); r.code != 0 || !strings.Contains(r.stdout, "2 cells on s3://team/ump/ at 127.0.0.1:") ||
+		!strings.Contains(r.stdout, "no machine has started a cell yet") {
+		t.Errorf("%s: exit %d\n%s%s", status, r.code, r.stdout, r.stderr)
+	}
+	if r := umpEnv(t, fleetEnv, store, "--s3-insecure", "run", m); r.code != 0 {
+		t.Fatalf("run committing to S3: exit %d\n%s", r.code, r.stderr)
+	}
+	again := umpEnv(t, fleetEnv, store, "--s3-insecure", "submit", "--slurm", "--only-missing", "--out", filepath.Join(dir, "job.sbatch"), m)
+	pull := hint(t, again.stdout, regexp.MustCompile("`([^`]* pull [0-9a-f]+)` brings them home"))
+	if r := printed(t, dir, pull, env...); r.code != 0 {
+		t.Errorf("%s: exit %d\n%s", pull, r.code, r.stderr)
+	}
+
+	hash := pull[strings.LastIndex(pull, " ")+1:]
+	laptop := t.TempDir() // trusts the tests' key (UMP_KEY), not the fleet's
+	refused := umpEnv(t, env, laptop, "--s3-insecure", "pull", hash)
+	trust := hint(t, refused.stderr, regexp.MustCompile("`([^`]* trust add [^`]*)`"))
+	if r := printed(t, dir, trust, env...); r.code != 0 {
+		t.Fatalf("%s: exit %d\n%s", trust, r.code, r.stderr)
+	}
+	if r := umpEnv(t, env, laptop, "--s3-insecure", "pull", hash); r.code != 0 {
+		t.Errorf("pull after %s: exit %d\n%s", trust, r.code, r.stderr)
 	}
 }
 

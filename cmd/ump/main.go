@@ -18,6 +18,7 @@ import (
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/fleet"
+	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn/cpu"
 	"github.com/ump-lab/ump/nn/gpu"
@@ -100,11 +101,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	if err == nil {
 		return exitOK
 	}
-	if !errors.Is(err, errCells) {
-		fmt.Fprintln(stderr, "ump:", err)
+	inv, ok := app.Metadata[invocationKey].(string) // unset where the global flags did not parse
+	if !ok {
+		inv = program(args[0])
+	}
+	if !errors.Is(err, errCells) { // an error may quote a file: no control character reaches the terminal
+		lines := strings.Split(asRun(err.Error(), inv), "\n")
+		for i, l := range lines {
+			lines[i] = display.Terminal(l)
+		}
+		fmt.Fprintln(stderr, "ump:", strings.Join(lines, "\n"))
 	}
 	if errors.Is(err, syscall.ENOSPC) {
-		fmt.Fprintln(stderr, "ump: the disk is full; the store is consistent: free space (`ump gc` removes unreferenced blobs) and rerun the same command to resume")
+		fmt.Fprintln(stderr, asRun("ump: the disk is full; the store is consistent: free space (`ump gc` removes unreferenced blobs) and rerun the same command to resume", inv))
 	}
 	return exitCode(err)
 }
@@ -166,8 +175,25 @@ func globalsOf(c *cli.Context) globals {
 		device: gpu.NewDevice(c.String("gpu-backend")), ump: invocation(c), key: c.String("key")}
 }
 
-// programKey keys, in the app's Metadata, the program as a hint names it.
-const programKey = "program"
+// programKey keys, in the app's Metadata, the program as a hint names it;
+// invocationKey, the program with the global flags given (invocation).
+const (
+	programKey    = "program"
+	invocationKey = "invocation"
+)
+
+// asRun makes each command that s names in backquotes (`ump gc`,
+// written so by the packages below, which cannot know how ump was run) name
+// ump as it was run, with its global flags (invocation), so that pasted
+// it sees the same store, data and key.
+func asRun(s, invocation string) string {
+	return strings.ReplaceAll(s, "`ump ", "`"+invocation+" ")
+}
+
+// hinted is s with its commands named as ump was run (asRun).
+func (g globals) hinted(s string) string {
+	return asRun(s, g.ump)
+}
 
 // program is how a hint names ump, run as arg0: as it was run, so that
 // the hint runs the same binary (`make run` runs ./bin/ump, which is not
@@ -315,7 +341,11 @@ func newApp(arg0 string, stdout, stderr io.Writer) *cli.App {
 				Usage: "the GoMLX `BACKEND` GPU cells train on: xla:/abs/path/xla_cuda_plugin.so, or go for GoMLX's " +
 					"pure-Go backend (default: the CUDA PJRT plugin of an installed jax-cuda package)"},
 		},
-		Commands:       []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand(), submitCommand(), workerCommand(), keyCommand(), trustCommand(), noteCommand(), forgetCommand(), diffCommand(), tableCommand(), plotCommand(), reportCommand(), compareCommand(), serveCommand(), gcCommand(), doctorCommand()},
+		Commands: []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand(), submitCommand(), workerCommand(), keyCommand(), trustCommand(), noteCommand(), forgetCommand(), diffCommand(), tableCommand(), plotCommand(), reportCommand(), compareCommand(), serveCommand(), gcCommand(), doctorCommand()},
+		Before: func(c *cli.Context) error { // for the hints in errors (run)
+			c.App.Metadata[invocationKey] = invocation(c)
+			return nil
+		},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
 		OnUsageError:   usageError,
 		Version:        state.Version(),
@@ -329,7 +359,7 @@ func newApp(arg0 string, stdout, stderr io.Writer) *cli.App {
 // usageError makes a flag the command does not know, or a flag without
 // its value, bad input (exit 2).
 func usageError(c *cli.Context, err error, _ bool) error {
-	return badInput{fmt.Errorf("%w (see ump help %s)", err, c.Command.Name)}
+	return badInput{fmt.Errorf("%w (see `ump help %s`)", err, c.Command.Name)}
 }
 
 // checkFlags gives every command usageError, and checks its required
@@ -462,7 +492,7 @@ func openStore(ctx context.Context, g globals, command string, beside bool) (*pi
 		return nil, err
 	}
 	if store.Note != "" && g.notes != nil {
-		fmt.Fprintln(g.notes, store.Note)
+		fmt.Fprintln(g.notes, g.hinted(store.Note))
 	}
 	if err := useArtifacts(ctx, g, store); err != nil {
 		store.Close()

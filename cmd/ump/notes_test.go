@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -155,17 +156,39 @@ func TestDashboardShowsEveryRunningCellAndItsOwnTime(t *testing.T) {
 	}
 }
 
-// TestStatusPrintsNoControlCharacters: a note holding an escape sequence,
-// a bell and a newline is printed by ump status with them written out
-// (\x1b[2J, \a, \n), never as the bytes that would drive the terminal.
-func TestStatusPrintsNoControlCharacters(t *testing.T) {
+// TestNoControlCharacterReachesTheTerminal: text from files (a row label
+// holding an OSC sequence, a bell and a cell boundary; a note holding an
+// escape sequence and a newline; a file name holding an escape) is printed
+// by run, table (Markdown and LaTeX), status, show and an error with its
+// control characters written out (\x1b, \a, \n), never as the bytes that
+// would drive the terminal, and the label stays in its Markdown cell.
+func TestNoControlCharacterReachesTheTerminal(t *testing.T) {
 	store := t.TempDir()
-	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
+	m := writeFile(t, "m.yaml", strings.NewReplacer("name: long", "name: hostile", "sweep:\n  seed: [1, 2]",
+		"sweep:\n  algorithm: [{name: gt-dsum}, {name: dpsgd}]\ntable: {rows: [algorithm], value: objective_gap, labels: {\"dpsgd()\": \"D\\e]0;pwned\\a | x\"}}").Replace(smallManifest))
+	run := ump(t, store, "run", m)
+	if run.code != 0 {
+		t.Fatalf("run: exit %d\n%s", run.code, run.stderr)
+	}
+	hash := hashOf(t, run)
 	if r := ump(t, store, "note", hash[:12], "clear\x1b[2Jscreen\abell\nline"); r.code != 0 {
 		t.Fatalf("note: exit %d\n%s", r.code, r.stderr)
 	}
-	st := ump(t, store, "status")
-	if strings.ContainsAny(st.stdout, "\x1b\a") || !strings.Contains(st.stdout, `clear\x1b[2Jscreen\abell\nline`) {
-		t.Errorf("status printed the note's control characters raw, or not at all:\n%q", st.stdout)
+	row := regexp.MustCompile(`(?m)^\| D\\\\x1b\\\]0;pwned\\\\a \\\| x \| [^|]+ \|$`)
+	for _, tc := range []struct {
+		name string
+		r    result
+		want *regexp.Regexp
+	}{
+		{"run", run, row},
+		{"table", ump(t, store, "table", hash), row},
+		{"table --latex", ump(t, store, "table", "--latex", hash), regexp.MustCompile(`(?m)^D\\textbackslash\{\}x1b\]0;pwned\\textbackslash\{\}a \| x & `)},
+		{"status", ump(t, store, "status"), regexp.MustCompile(regexp.QuoteMeta(`clear\x1b[2Jscreen\abell\nline`))},
+		{"show", ump(t, store, "show", hash), regexp.MustCompile(`cell 2 algorithm=dpsgd\(\)`)},
+		{"an error", ump(t, store, "run", m+"\x1b[2J"), regexp.MustCompile(regexp.QuoteMeta(`m.yaml\x1b[2J: no such file`))},
+	} {
+		if out := tc.r.stdout + tc.r.stderr; strings.ContainsAny(out, "\x1b\a") || !tc.want.MatchString(out) {
+			t.Errorf("%s printed control characters raw, or lacks %s:\n%q", tc.name, tc.want, out)
+		}
 	}
 }

@@ -201,7 +201,7 @@ func TestReportRecordsWhatItWrote(t *testing.T) {
 	if r := ump(t, store, "report", hash[:12], "--out", out); r.code != 0 {
 		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
 	}
-	signed := "| signed | by `" + key.Public() + "`"
+	signed := "| signed | by " + key.Public() + " ("
 	if doc, _ := os.ReadFile(filepath.Join(out, "report.md")); !strings.Contains(string(doc), signed) {
 		t.Errorf("report.md does not say it is signed by %s:\n%s", key.Public(), doc)
 	}

@@ -1,0 +1,7 @@
+// Package display makes text that comes from files (manifests, labels,
+// records, notes, engine names: anything a collaborator may have written)
+// harmless where ump prints it. Terminal writes each control character as
+// its Go escape (\x1b), so no escape sequence reaches a terminal; Markdown
+// and LaTeX do the same and escape what would make markup in their format.
+// Every other character is kept.
+package display
