@@ -296,7 +296,7 @@ func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*eventlog.
 		default:
 			engine, _ := engineName(&plan.Cells[slices.Sorted(maps.Keys(other))[0]].Config, r.Device)
 			return nil, fmt.Errorf("%w: %d of the manifest's %d cells have results recorded under engine %s, and this machine computes with %s "+
-				"(the engine is part of each cell's key). Rerun with --other-engine use to keep those results (cells without one then run here), "+
+				"(or with other data: a cell's key holds the engine and the data it ran on). Rerun with --other-engine use to keep those results (cells without one then run here), "+
 				"or --other-engine recompute to compute them again here (the recorded results stay in the store)",
 				ErrOtherEngine, len(other), len(plan.Cells), strings.Join(quoted(engines), " and "), strconv.Quote(engine))
 		}

@@ -135,7 +135,8 @@ func printAbout(w io.Writer, indent string, store *pipeline.Store, rep *state.Re
 }
 
 // noteOtherEngine says when cells of the manifest that have no result
-// here have one recorded under another engine, and how to see them: the
+// here have one recorded under another engine or data, and how to keep
+// them: the
 // whole command where the manifest is an embedded one (its file is not
 // known otherwise).
 func noteOtherEngine(w io.Writer, indent string, g globals, store *pipeline.Store, rep *state.Report) error {
@@ -149,8 +150,8 @@ func noteOtherEngine(w io.Writer, indent string, g globals, store *pipeline.Stor
 		use = fmt.Sprintf("`%s run --other-engine use %s`", g.ump, args)
 		recompute = fmt.Sprintf("`%s run --other-engine recompute %s`", g.ump, args)
 	}
-	fmt.Fprintf(w, "%snote: %d of its cells without a result here have one recorded under engine %s (the engine is part of each cell's key); "+
-		"%s brings them back, %s computes them on this engine\n", indent, len(other), strings.Join(engines, " and "), use, recompute)
+	fmt.Fprintf(w, "%snote: %d of its cells without a result here have one recorded with other inputs, by engine %s (a cell's key holds the engine and the data it ran on); "+
+		"%s brings them back, %s computes them here\n", indent, len(other), strings.Join(engines, " and "), use, recompute)
 	return nil
 }
 

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/csv"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,6 +79,7 @@ func TestEveryHintRunsAsPrinted(t *testing.T) {
 	t.Run("show", hintsOfShow)
 	t.Run("errors", hintsInErrors)
 	t.Run("submit and pull", hintsOfSubmitAndPull)
+	t.Run("other inputs", hintsOfOtherInputs)
 }
 
 // hintsOfRunAndForget: the export of every figure and the table after a
@@ -246,6 +249,63 @@ func hintsOfSubmitAndPull(t *testing.T) {
 	if r := umpEnv(t, env, laptop, "--s3-insecure", "pull", hash); r.code != 0 {
 		t.Errorf("pull after %s: exit %d\n%s", trust, r.code, r.stderr)
 	}
+}
+
+// hintsOfOtherInputs: status's note on cells whose results were recorded
+// under other inputs (here other MNIST files in --data-dir; another engine
+// version is the same case) gives, for an embedded manifest, the run that
+// keeps them.
+func hintsOfOtherInputs(t *testing.T) {
+	store, dir := t.TempDir(), t.TempDir()
+	a, b := tinyMNIST(t, 1), tinyMNIST(t, 2)
+	small := []string{"quickstart", "workers=2", "rounds=1", "local_steps=1", "batch_size=4", "partition.alpha=100", "partition.min_size=1",
+		"sweep.algorithm=[{name: d-sum}]"}
+	if r := ump(t, store, append([]string{"--data-dir", a, "run"}, small...)...); r.code != 0 {
+		t.Fatalf("run on the first files: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := ump(t, store, append([]string{"--data-dir", b, "run", "--other-engine", "recompute", "--until", "partition"}, small...)...); r.code != 0 {
+		t.Fatalf("run on the second files: exit %d\n%s", r.code, r.stderr)
+	}
+	use := hint(t, ump(t, store, "--data-dir", b, "status").stdout, regexp.MustCompile("`([^`]* run --other-engine use quickstart [^`]*)` brings them back"))
+	if r := printed(t, dir, use); r.code != 0 || !strings.Contains(r.stderr, "(1 fully cached)") {
+		t.Errorf("%s: exit %d, did not keep the recorded cell\n%s", use, r.code, r.stderr)
+	}
+}
+
+// tinyMNIST writes 200 training and 50 test images of MNIST's format,
+// drawn from seed, into a data directory's mnist/ and returns the
+// directory.
+func tinyMNIST(t *testing.T, seed uint64) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "mnist"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(seed, 0))
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{"train", 200}, {"t10k", 50}} {
+		images, labels := make([]byte, f.n*28*28), make([]byte, f.n)
+		for i := range images {
+			images[i] = byte(r.IntN(256))
+		}
+		for i := range labels {
+			labels[i] = byte(i % 10)
+		}
+		idx := func(name string, magic uint32, dims []uint32, data []byte) {
+			var buf bytes.Buffer
+			binary.Write(&buf, binary.BigEndian, magic)
+			binary.Write(&buf, binary.BigEndian, dims)
+			buf.Write(data)
+			if err := os.WriteFile(filepath.Join(dir, "mnist", name), buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		idx(f.name+"-images-idx3-ubyte", 2051, []uint32{uint32(f.n), 28, 28}, images)
+		idx(f.name+"-labels-idx1-ubyte", 2049, []uint32{uint32(f.n)}, labels)
+	}
+	return dir
 }
 
 // isFinalCSV says whether a file is a CSV final table of that many cells.
