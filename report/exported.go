@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -35,13 +37,20 @@ import (
 type Exported struct {
 	Registration  eventlog.Registration
 	Final, Rounds *artifacts.Table
-	// Signer is who vouches for these results: the public key that signed
-	// the record (RecordFile) of the directory they were read from, or the
-	// writer's for results from the store; "" when no one does.
+	// Signer is who vouches for the numbers: the key that signed the
+	// results of the record of the directory they were read from, or, for
+	// results from the user's store, the user's; "" when no one does.
 	Signer string
 	// Absent are files the record lists that ReadExportedFinals did not
 	// need and did not find (a directory shipped without its curves).
 	Absent []string
+	// fromStore: computed or pulled into this user's store (ExportOf), so
+	// the user's key may vouch for them. record and results are what a
+	// directory held (readExported): written again byte for byte, with
+	// their signature, so that regenerating never re-signs them.
+	fromStore bool
+	record    *Record
+	results   map[string][]byte
 }
 
 // The files of an exported directory.
@@ -53,23 +62,76 @@ const (
 	RecordFile       = "record.json"
 )
 
-// Record is what ump report wrote into a directory: each file's digest,
-// signed by the user's key when one is set up (Signer, Signature: over
-// the canonical JSON of the manifest's hash and the files). ReadExported
-// refuses a directory whose files differ from it.
+// Record is what ump report wrote into a directory: the digest of every
+// file in it but itself, in two parts, each signed by whoever vouches
+// for it when a key is set up. The results (ResultFiles: the registration,
+// the manifest, the final and rounds tables) are signed by who vouches
+// for the numbers: the user whose store computed or pulled them
+// (Signer). The report (Report: the figures drawn from them) is signed by
+// who drew it, and names the results' digests and signer, so a report
+// regenerated from a directory keeps the results and their signature as
+// they were and adds only its own. ReadExported refuses a directory whose
+// files differ from it or that holds a file it does not list.
 type Record struct {
 	Manifest  string            `json:"manifest"`
+	Files     map[string]string `json:"files"` // the results: name -> sha256:HEX
+	Signer    string            `json:"signer,omitempty"`
+	Signature string            `json:"signature,omitempty"`
+	Report    *ReportRecord     `json:"report,omitempty"`
+}
+
+// ReportRecord is the figures' part of a record.
+type ReportRecord struct {
 	Files     map[string]string `json:"files"` // name -> sha256:HEX
 	Signer    string            `json:"signer,omitempty"`
 	Signature string            `json:"signature,omitempty"`
 }
 
-// signed is what a record's signature covers.
+// ResultFiles are the files of the results part of a record, as Write
+// writes them.
+var ResultFiles = []string{RegistrationFile, ManifestFile, FinalFile, "final.csv", RoundsFile, "rounds.csv"}
+
+// signed is what the results' signature covers: the manifest, the files
+// and the signer's key, its name included (so a look-alike name is
+// another key).
 func (r *Record) signed() []byte {
+	return manifests.CanonicalJSON(struct {
+		Kind     string            `json:"kind"`
+		Manifest string            `json:"manifest"`
+		Files    map[string]string `json:"files"`
+		Signer   string            `json:"signer"`
+	}{"ump results 2", r.Manifest, r.Files, r.Signer})
+}
+
+// signedV1 is what a record's signature covered before it named the
+// signer (ump before records had a report part), still verified: the
+// trust list holds whole keys, so a changed name is an untrusted key.
+func (r *Record) signedV1() []byte {
 	return manifests.CanonicalJSON(struct {
 		Manifest string            `json:"manifest"`
 		Files    map[string]string `json:"files"`
 	}{r.Manifest, r.Files})
+}
+
+// reportSigned is what the report's signature covers: its files, the
+// results they were drawn from and who vouches for those, and its
+// signer.
+func (r *Record) reportSigned() []byte {
+	return manifests.CanonicalJSON(struct {
+		Kind          string            `json:"kind"`
+		Manifest      string            `json:"manifest"`
+		Results       map[string]string `json:"results"`
+		ResultsSigner string            `json:"results_signer"`
+		Files         map[string]string `json:"files"`
+		Signer        string            `json:"signer"`
+	}{"ump report 2", r.Manifest, r.Files, r.Signer, r.Report.Files, r.Report.Signer})
+}
+
+// verify checks a signature by signer over msg.
+func verify(signer, signature string, msg []byte) bool {
+	pub, err := signing.ParsePublic(signer)
+	raw, derr := base64.StdEncoding.DecodeString(signature)
+	return err == nil && derr == nil && ed25519.Verify(pub, msg, raw)
 }
 
 func digestOf(data []byte) string { return fmt.Sprintf("sha256:%x", sha256.Sum256(data)) }
@@ -85,48 +147,33 @@ func ExportOf(ctx context.Context, s state.Source, rep *state.Report) (*Exported
 	if err != nil {
 		return nil, err
 	}
-	return &Exported{Registration: rep.Registration, Final: final, Rounds: rounds}, nil
+	return &Exported{Registration: rep.Registration, Final: final, Rounds: rounds, fromStore: true}, nil
 }
 
-// Write writes the registration and the exports into dir (made if
-// needed): the Parquet files that ReadExported reads, and CSV copies for
-// readers without Parquet; then the record of them (RecordFile), signed
-// with key unless it is nil.
-func (x *Exported) Write(dir string, key *signing.Key) error {
+// WriteResults writes the registration and the exports into dir (made if
+// needed): the Parquet files that ReadExported reads, CSV copies for
+// readers without Parquet, and the manifest as YAML; results read from a
+// directory are written as they were read. A file in dir that neither
+// this nor the record already there (an earlier report's figures) names
+// is refused, by name; those the record names are removed.
+func (x *Exported) WriteResults(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	if _, err := PathInside(dir); err != nil {
 		return err
 	}
-	reg, err := json.MarshalIndent(x.Registration, "", " ")
-	if err != nil {
+	if err := clearOwn(dir); err != nil {
 		return err
 	}
-	manifest := fmt.Appendf(nil, "# The manifest ump ran (normalised: defaults written out); `ump run` of this\n# file runs it again, with hash %s.\n", x.Registration.Plan.Hash)
-	files := map[string][]byte{RegistrationFile: append(reg, '\n'), ManifestFile: append(manifest, manifests.YAML(x.Registration.Plan.Manifest)...)}
-	for name, t := range map[string]*artifacts.Table{FinalFile: x.Final, RoundsFile: x.Rounds} {
-		for _, format := range []string{"parquet", "csv"} {
-			data, err := artifacts.Encode(t, format)
-			if err != nil {
-				return err
-			}
-			files[strings.TrimSuffix(name, ".parquet")+"."+format] = data
+	files := x.results
+	if files == nil {
+		var err error
+		if files, err = x.encode(); err != nil {
+			return err
 		}
 	}
-	record := Record{Manifest: x.Registration.Plan.Hash, Files: map[string]string{}}
-	for name, data := range files {
-		record.Files[name] = digestOf(data)
-	}
-	if key != nil {
-		record.Signer, record.Signature = key.Public(), key.Sign(record.signed())
-	}
-	data, err := json.MarshalIndent(record, "", " ")
-	if err != nil {
-		return err
-	}
-	files[RecordFile] = append(data, '\n')
-	for _, name := range slices.Sorted(maps.Keys(files)) {
+	for _, name := range ResultFiles {
 		path, err := PathInside(dir, name)
 		if err != nil {
 			return err
@@ -136,6 +183,111 @@ func (x *Exported) Write(dir string, key *signing.Key) error {
 		}
 	}
 	return nil
+}
+
+// encode is the results files of x.
+func (x *Exported) encode() (map[string][]byte, error) {
+	reg, err := json.MarshalIndent(x.Registration, "", " ")
+	if err != nil {
+		return nil, err
+	}
+	manifest := fmt.Appendf(nil, "# The manifest ump ran (normalised: defaults written out); `ump run` of this\n# file runs it again, with hash %s.\n", x.Registration.Plan.Hash)
+	files := map[string][]byte{RegistrationFile: append(reg, '\n'), ManifestFile: append(manifest, manifests.YAML(x.Registration.Plan.Manifest)...)}
+	for name, t := range map[string]*artifacts.Table{FinalFile: x.Final, RoundsFile: x.Rounds} {
+		for _, format := range []string{"parquet", "csv"} {
+			data, err := artifacts.Encode(t, format)
+			if err != nil {
+				return nil, err
+			}
+			files[strings.TrimSuffix(name, ".parquet")+"."+format] = data
+		}
+	}
+	return files, nil
+}
+
+// clearOwn removes from dir the files its record lists (what an earlier
+// report wrote there), and refuses any other file but the record.
+func clearOwn(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	own := map[string]bool{RecordFile: true}
+	if data, err := os.ReadFile(filepath.Join(dir, RecordFile)); err == nil {
+		var r Record
+		if json.Unmarshal(data, &r) == nil {
+			for name := range r.Files {
+				own[name] = true
+			}
+			if r.Report != nil {
+				for name := range r.Report.Files {
+					own[name] = true
+				}
+			}
+		}
+	}
+	for _, e := range entries {
+		if !own[e.Name()] && !slices.Contains(ResultFiles, e.Name()) {
+			return fmt.Errorf("%w: %s holds %s, which no report of ump wrote there: name another --out, or move it away",
+				state.ErrBadArgument, dir, e.Name())
+		}
+	}
+	for _, e := range entries {
+		if e.Name() != RecordFile && own[e.Name()] && !slices.Contains(ResultFiles, e.Name()) {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// WriteRecord writes dir's record (RecordFile) of the results
+// WriteResults wrote and the figures drawn beside them. The results keep
+// the record they were read with, their signature included; results from
+// the user's store are signed with key (nil: none set up), and so is the
+// report, whatever its results. Nothing else is signed with key: results
+// read from a directory or laid out anew (As) are not the user's to vouch
+// for.
+func (x *Exported) WriteRecord(dir string, figures []string, key *signing.Key) error {
+	var r Record
+	if x.record != nil {
+		r = Record{Manifest: x.record.Manifest, Files: x.record.Files, Signer: x.record.Signer, Signature: x.record.Signature}
+	} else {
+		r = Record{Manifest: x.Registration.Plan.Hash, Files: map[string]string{}}
+		for _, name := range ResultFiles {
+			data, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				return err
+			}
+			r.Files[name] = digestOf(data)
+		}
+		if x.fromStore && key != nil {
+			r.Signer = key.Public()
+			r.Signature = key.Sign(r.signed())
+		}
+	}
+	r.Report = &ReportRecord{Files: map[string]string{}}
+	for _, name := range figures {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		r.Report.Files[name] = digestOf(data)
+	}
+	if key != nil {
+		r.Report.Signer = key.Public()
+		r.Report.Signature = key.Sign(r.reportSigned())
+	}
+	data, err := json.MarshalIndent(r, "", " ")
+	if err != nil {
+		return err
+	}
+	path, err := PathInside(dir, RecordFile)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
 // PathInside is root/parts... for a file to write there: each part one
@@ -171,15 +323,15 @@ func PathInside(root string, parts ...string) (string, error) {
 // configurations and order, hence their keys) whose table block differs,
 // such as an embedded paper manifest whose layout changed after the
 // results were computed. The exports name plan's hash; the registration
-// keeps x's cell keys and overrides, and x's signer still vouches for
-// them. Another set of cells is bad input.
+// keeps x's cell keys and overrides. Its files are new, so no signature
+// covers them: y is unsigned. Another set of cells is bad input.
 func (x *Exported) As(plan *manifests.Plan) (*Exported, error) {
 	old := &x.Registration.Plan
 	if !bytes.Equal(manifests.CanonicalJSON(plan.Cells), manifests.CanonicalJSON(old.Cells)) {
 		return nil, fmt.Errorf("%w: %s (%.12s, %d cells) is not a layout of the same cells as %s (%.12s, %d cells): only its table block may differ",
 			state.ErrBadArgument, plan.Manifest.Name, plan.Hash, len(plan.Cells), old.Manifest.Name, old.Hash, len(old.Cells))
 	}
-	y := &Exported{Registration: x.Registration, Signer: x.Signer}
+	y := &Exported{Registration: x.Registration}
 	y.Registration.Plan = *plan
 	for _, t := range []struct{ from, into **artifacts.Table }{{&x.Final, &y.Final}, {&x.Rounds, &y.Rounds}} {
 		out := &artifacts.Table{Metadata: maps.Clone((*t.from).Metadata)}
@@ -290,14 +442,67 @@ func readExported(dir string, all bool) (*Exported, error) {
 	if err := x.checkRecord(dir, read, all); err != nil {
 		return nil, err
 	}
+	for _, t := range []struct {
+		name  string
+		table *artifacts.Table
+	}{{"final.csv", x.Final}, {"rounds.csv", x.Rounds}} {
+		if _, err := os.Lstat(filepath.Join(dir, t.name)); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		data, err := read(t.name)
+		if err != nil {
+			return nil, err
+		}
+		if err := sameAsCSV(t.table, data); err != nil {
+			return nil, fmt.Errorf("%w: %s does not hold what %s holds: %v", state.ErrBadArgument, filepath.Join(dir, t.name), strings.Replace(t.name, ".csv", ".parquet", 1), err)
+		}
+	}
 	return x, nil
+}
+
+// sameAsCSV checks that data is t as CSV (artifacts.WriteCSV: the
+// exact values), naming the first row and column that differ.
+func sameAsCSV(t *artifacts.Table, data []byte) error {
+	want, err := artifacts.Encode(t, "csv")
+	if err != nil || bytes.Equal(data, want) {
+		return err
+	}
+	got, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil {
+		return err
+	}
+	rows, _ := csv.NewReader(bytes.NewReader(want)).ReadAll()
+	if len(got) != len(rows) {
+		return fmt.Errorf("%d rows, not %d", len(got)-1, len(rows)-1)
+	}
+	for r := range rows {
+		if len(got[r]) != len(rows[r]) {
+			return fmt.Errorf("row %d has %d fields, not %d", r, len(got[r]), len(rows[r]))
+		}
+		for c := range rows[r] {
+			if got[r][c] != rows[r][c] {
+				if r == 0 {
+					return fmt.Errorf("column %d is named %q, not %q", c+1, display.Terminal(got[r][c]), rows[r][c])
+				}
+				where := fmt.Sprintf("row %d", r)
+				if k := slices.Index(rows[0], "cell"); k >= 0 {
+					where += " (cell " + rows[r][k] + ")"
+				}
+				return fmt.Errorf("%s, %s: %q, not %q", where, rows[0][c], display.Terminal(got[r][c]), rows[r][c])
+			}
+		}
+	}
+	return fmt.Errorf("its bytes differ (quoting or line ends)")
 }
 
 // checkRecord checks dir's files against its record, when it has one
 // (directories written before ump recorded its reports have none, and
-// read as unsigned), and its signature, which sets x.Signer.
+// read as unsigned): every file it lists has its digest, no other file is
+// in dir, and each signature verifies; the results' signer is x.Signer.
 // With all false, a listed file other than the registration and the two
-// Parquet tables that is absent is named in x.Absent.
+// Parquet tables that is absent is named in x.Absent; with all true, the
+// record and the results' bytes are kept, to be written again as they
+// were (WriteResults).
 func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error), all bool) error {
 	if _, err := os.Lstat(filepath.Join(dir, RecordFile)); errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -321,7 +526,20 @@ func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error
 			return fmt.Errorf("%w: %s records no %s", state.ErrBadArgument, path, name)
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(r.Files)) {
+	listed := maps.Clone(r.Files)
+	if r.Report != nil {
+		for name, digest := range r.Report.Files {
+			if _, ok := listed[name]; ok {
+				return fmt.Errorf("%w: %s records %s twice", state.ErrBadArgument, path, name)
+			}
+			listed[name] = digest
+		}
+	}
+	if err := onlyListed(dir, listed); err != nil {
+		return err
+	}
+	results := map[string][]byte{}
+	for _, name := range slices.Sorted(maps.Keys(listed)) {
 		if !filepath.IsLocal(name) || filepath.Base(name) != name || name == RecordFile {
 			return fmt.Errorf("%w: %s records %q, not a file of the directory", state.ErrBadArgument, path, name)
 		}
@@ -333,19 +551,40 @@ func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error
 		if err != nil {
 			return err
 		}
-		if digestOf(got) != r.Files[name] {
+		if digestOf(got) != listed[name] {
 			return fmt.Errorf("%w: %s was changed after ump report wrote it: its digest is not the one %s records", state.ErrBadArgument, filepath.Join(dir, name), RecordFile)
 		}
+		if _, ok := r.Files[name]; ok {
+			results[name] = got
+		}
 	}
-	if r.Signer == "" && r.Signature == "" {
-		return nil
+	if r.Signer != "" || r.Signature != "" {
+		if !verify(r.Signer, r.Signature, r.signed()) && !verify(r.Signer, r.Signature, r.signedV1()) {
+			return fmt.Errorf("%w: %s carries a signature of its results by %s that does not verify: the record was changed after signing", state.ErrBadArgument, path, display.Terminal(r.Signer))
+		}
+		x.Signer = r.Signer
 	}
-	pub, err := signing.ParsePublic(r.Signer)
-	raw, derr := base64.StdEncoding.DecodeString(r.Signature)
-	if err != nil || derr != nil || !ed25519.Verify(pub, r.signed(), raw) {
-		return fmt.Errorf("%w: %s carries a signature by %s that does not verify: the record was changed after signing", state.ErrBadArgument, path, display.Terminal(r.Signer))
+	if rr := r.Report; rr != nil && (rr.Signer != "" || rr.Signature != "") && !verify(rr.Signer, rr.Signature, r.reportSigned()) {
+		return fmt.Errorf("%w: %s carries a signature of its report by %s that does not verify: the record was changed after signing", state.ErrBadArgument, path, display.Terminal(rr.Signer))
 	}
-	x.Signer = r.Signer
+	if all && len(results) == len(ResultFiles) && slices.Equal(slices.Sorted(maps.Keys(r.Files)), slices.Sorted(slices.Values(ResultFiles))) {
+		x.record, x.results = &r, results
+	}
+	return nil
+}
+
+// onlyListed refuses a file in dir that the record does not list.
+func onlyListed(dir string, listed map[string]string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %v", state.ErrBadArgument, err)
+	}
+	for _, e := range entries {
+		if _, ok := listed[e.Name()]; !ok && e.Name() != RecordFile {
+			return fmt.Errorf("%w: %s holds %s, which its %s does not list: a file ump report did not write (or, from an ump before records listed figures, "+
+				"one it drew: move the figures away and ump report draws them again)", state.ErrBadArgument, dir, e.Name(), RecordFile)
+		}
+	}
 	return nil
 }
 
@@ -571,4 +810,101 @@ func quoted(overrides []string) []string {
 		out[i] = "'" + strings.ReplaceAll(o, "'", `'\''`) + "'"
 	}
 	return out
+}
+
+// RootFile is the record `ump report` writes beside its report.md: the
+// digest of report.md and of each manifest directory's record, signed by
+// who drew the report. `ump report OUT` of that directory checks it and
+// reports every directory it lists again.
+const RootFile = "report-record.json"
+
+// Root is a report's RootFile.
+type Root struct {
+	Files     map[string]string `json:"files"` // report.md and DIR/record.json -> sha256:HEX
+	Signer    string            `json:"signer,omitempty"`
+	Signature string            `json:"signature,omitempty"`
+}
+
+func (r *Root) signed() []byte {
+	return manifests.CanonicalJSON(struct {
+		Kind   string            `json:"kind"`
+		Files  map[string]string `json:"files"`
+		Signer string            `json:"signer"`
+	}{"ump report root 1", r.Files, r.Signer})
+}
+
+// WriteRoot writes out's RootFile over its report.md and the records of
+// dirs (directories in out), signed with key unless it is nil.
+func WriteRoot(out string, dirs []string, key *signing.Key) error {
+	r := Root{Files: map[string]string{}}
+	for _, name := range append([]string{"report.md"}, dirs...) {
+		if name != "report.md" {
+			name = path.Join(name, RecordFile)
+		}
+		data, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(name)))
+		if err != nil {
+			return err
+		}
+		r.Files[name] = digestOf(data)
+	}
+	if key != nil {
+		r.Signer = key.Public()
+		r.Signature = key.Sign(r.signed())
+	}
+	data, err := json.MarshalIndent(r, "", " ")
+	if err != nil {
+		return err
+	}
+	p, err := PathInside(out, RootFile)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(p, append(data, '\n'), 0o644)
+}
+
+// IsRoot reports whether dir holds a report's RootFile.
+func IsRoot(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, RootFile))
+	return err == nil
+}
+
+// ReadRoot checks dir's RootFile (report.md and each record it lists
+// unchanged, its signature) and returns the manifest directories it lists,
+// as paths from where ump runs.
+func ReadRoot(dir string) ([]string, error) {
+	rootPath := filepath.Join(dir, RootFile)
+	data, err := os.ReadFile(rootPath)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", state.ErrBadArgument, err)
+	}
+	var r Root
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, rootPath, err)
+	}
+	if (r.Signer != "" || r.Signature != "") && !verify(r.Signer, r.Signature, r.signed()) {
+		return nil, fmt.Errorf("%w: %s carries a signature by %s that does not verify: it was changed after signing", state.ErrBadArgument, rootPath, display.Terminal(r.Signer))
+	}
+	if _, ok := r.Files["report.md"]; !ok {
+		return nil, fmt.Errorf("%w: %s lists no report.md", state.ErrBadArgument, rootPath)
+	}
+	var dirs []string
+	for _, name := range slices.Sorted(maps.Keys(r.Files)) {
+		sub, ok := strings.CutSuffix(name, "/"+RecordFile)
+		if name != "report.md" && (!ok || !filepath.IsLocal(sub) || strings.Contains(sub, "/")) {
+			return nil, fmt.Errorf("%w: %s lists %q, neither report.md nor a directory's %s", state.ErrBadArgument, rootPath, display.Terminal(name), RecordFile)
+		}
+		got, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s lists %s: %v", state.ErrBadArgument, rootPath, name, err)
+		}
+		if digestOf(got) != r.Files[name] {
+			return nil, fmt.Errorf("%w: %s was changed after ump report wrote it: its digest is not the one %s records", state.ErrBadArgument, filepath.Join(dir, name), rootPath)
+		}
+		if ok {
+			dirs = append(dirs, filepath.Join(dir, sub))
+		}
+	}
+	return dirs, nil
 }

@@ -30,11 +30,16 @@ func reportCommand() *cli.Command {
 		ArgsUsage: "HASH|DIR ...",
 		Description: "Each argument is a manifest in the store (a hash or unique prefix) or a directory an earlier\n" +
 			"report wrote for one (it holds " + report.RegistrationFile + ", " + report.FinalFile + " and " + report.RoundsFile + "): a report\n" +
-			"regenerates from committed results without the store. Writes --out/report.md and, per\n" +
-			"manifest, --out/NAME-HASH12/: the results and the figures (curves-N-COLUMN.png and .pdf).\n" +
+			"regenerates from committed results without the store; a directory a whole report was written to\n" +
+			"stands for every manifest directory its " + report.RootFile + " lists. Writes --out/report.md and, per\n" +
+			"manifest, --out/NAME-HASH12/: the results and the figures (curves-N-COLUMN.png and .pdf), and the\n" +
+			"records of their digests. Your key (--key) signs results from your store, and the figures; results read\n" +
+			"from a directory keep their signature, whose key must be one you trust (`ump trust list`, --trust).\n" +
 			"Only finished cells are reported; entries not run show –.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Value: "ump-report", Usage: "the output `DIR` (not a directory of source code)"},
+			&cli.StringSliceFlag{Name: "trust", Usage: "also accept results directories signed by `KEY` (NAME:BASE64, as `ump key show` prints it), beside the keys of `ump trust list`"},
+			&cli.BoolFlag{Name: "trust-unsigned", Usage: "accept results directories signed by keys you do not trust, as if unsigned (the report says so)"},
 			&cli.StringFlag{Name: "as", Usage: "report the one DIR's results as those of `MANIFEST` (an embedded name or a file, with DIR's overrides): the same cells under another table block, such as a paper manifest whose layout changed after the results were computed"},
 		},
 		Action: func(c *cli.Context) error {
@@ -44,13 +49,21 @@ func reportCommand() *cli.Command {
 			if c.String("as") != "" && (c.NArg() != 1 || !report.IsExported(c.Args().First())) {
 				return badInput{fmt.Errorf("--as %s takes one directory of results (one that an earlier report wrote)", c.String("as"))}
 			}
-			return runReport(c.Context, globalsOf(c), c.Args().Slice(), c.String("out"), c.String("as"), c.App.Writer)
+			return runReport(c.Context, globalsOf(c), reportOptions{args: c.Args().Slice(), out: c.String("out"), as: c.String("as"),
+				trust: c.StringSlice("trust"), trustUnsigned: c.Bool("trust-unsigned")}, c.App.Writer)
 		},
 	}
 }
 
-func runReport(ctx context.Context, g globals, args []string, out, as string, w io.Writer) error {
-	if err := checkReportDir(out); err != nil {
+// reportOptions are the arguments and flags of `ump report`.
+type reportOptions struct {
+	args, trust   []string
+	out, as       string
+	trustUnsigned bool
+}
+
+func runReport(ctx context.Context, g globals, o reportOptions, w io.Writer) error {
+	if err := checkReportDir(o.out); err != nil {
 		return err
 	}
 	var store *pipeline.Store
@@ -63,21 +76,46 @@ func runReport(ctx context.Context, g globals, args []string, out, as string, w 
 	if err != nil {
 		return err
 	}
+	trust, err := g.trust(false)
+	if err != nil {
+		return err
+	}
+	if trust, err = signing.NewTrust(append(trust.Keys(), o.trust...)...); err != nil {
+		return badInput{fmt.Errorf("--trust: %w", err)}
+	}
+	var args []string // a report's directory stands for the manifest directories it lists
+	for _, arg := range o.args {
+		if !report.IsRoot(arg) || report.IsExported(arg) {
+			args = append(args, arg)
+			continue
+		}
+		dirs, err := report.ReadRoot(arg)
+		if err != nil {
+			return err
+		}
+		args = append(args, dirs...)
+	}
 	var all []*report.Exported
+	vouch := map[*report.Exported]string{} // what the report says of who vouches for the results
 	for _, arg := range args {
 		if info, err := os.Stat(arg); report.IsExported(arg) || err == nil && info.IsDir() { // a directory: exported results (it says what it lacks)
 			x, err := report.ReadExported(arg)
 			if err != nil {
 				return err
 			}
-			if as != "" {
-				plan, err := manifests.Open(as, x.Registration.Overrides...)
+			if vouch[x], err = trustOf(x, arg, trust, o.trustUnsigned); err != nil {
+				return err
+			}
+			if o.as != "" {
+				plan, err := manifests.Open(o.as, x.Registration.Overrides...)
 				if err != nil {
 					return badInput{fmt.Errorf("--as: %w", err)}
 				}
+				signer := vouch[x]
 				if x, err = x.As(plan); err != nil {
 					return err
 				}
+				vouch[x] = "no: laid out anew as " + display.Markdown(plan.Manifest.Name) + " (new files, which no signature covers) from results whose signature said " + signer
 			}
 			all = append(all, x)
 			continue
@@ -96,8 +134,10 @@ func runReport(ctx context.Context, g globals, args []string, out, as string, w 
 		if err != nil {
 			return err
 		}
+		vouch[x] = unsignedResults
 		if key != nil { // the results come from the user's own store
 			x.Signer = key.Public()
+			vouch[x] = "by " + display.Markdown(x.Signer) + ", your key: computed in your store, or pulled into it from keys you trust"
 		}
 		all = append(all, x)
 	}
@@ -109,28 +149,57 @@ func runReport(ctx context.Context, g globals, args []string, out, as string, w 
 		}
 	}
 	var doc strings.Builder
+	var dirs []string
 	fmt.Fprintf(&doc, "# Reproduction report\n\nWritten by `ump report` (ump %s) from %d manifest(s). Each directory beside this file holds a manifest's\n"+
-		"results; `ump report DIR... --out OUT` writes this report again from them, without the store.\n", state.Version(), len(all))
+		"results; `ump report DIR... --out OUT` (or `ump report THIS-DIRECTORY --out OUT`) writes this report again from them, without the store;\n"+
+		"its "+report.RootFile+" holds the digests of this file and of each directory's record.\n", state.Version(), len(all))
 	for _, x := range all {
 		dir := fmt.Sprintf("%s-%.12s", x.Registration.Plan.Manifest.Name, x.Registration.Plan.Hash)
-		if err := x.Write(filepath.Join(out, dir), key); err != nil {
+		dirs = append(dirs, dir)
+		if err := x.WriteResults(filepath.Join(o.out, dir)); err != nil {
 			return err
 		}
-		section, err := reportSection(x, out, dir)
+		section, figures, err := reportSection(x, vouch[x], key, o.out, dir)
 		if err != nil {
 			return fmt.Errorf("manifest %.12s: %w", x.Registration.Plan.Hash, err)
 		}
+		if err := x.WriteRecord(filepath.Join(o.out, dir), figures, key); err != nil {
+			return err
+		}
 		doc.WriteString(section)
 	}
-	path, err := report.PathInside(out, "report.md")
+	path, err := report.PathInside(o.out, "report.md")
 	if err != nil {
 		return err
 	}
 	if err := os.WriteFile(path, []byte(doc.String()), 0o644); err != nil {
 		return err
 	}
+	if err := report.WriteRoot(o.out, dirs, key); err != nil {
+		return err
+	}
 	fmt.Fprintln(w, path)
 	return nil
+}
+
+// unsignedResults is what a report says of results no key vouches for.
+const unsignedResults = "no: nothing vouches for these results. The digests in " + report.RecordFile + " catch accidents, not edits: " +
+	"whoever edits a file can write its new digest"
+
+// trustOf says who vouches for results read from dir: their signer when
+// trust holds the key, or no one; a signer not trusted is refused (exit
+// 3), unless trustUnsigned takes the results as unsigned.
+func trustOf(x *report.Exported, dir string, trust *signing.Trust, trustUnsigned bool) (string, error) {
+	switch {
+	case x.Signer == "":
+		return unsignedResults, nil
+	case slices.Contains(trust.Keys(), x.Signer):
+		return "by " + display.Markdown(x.Signer) + ", a key you trust", nil
+	case trustUnsigned:
+		return "no: signed by " + display.Markdown(x.Signer) + ", a key you do not trust, taken as unsigned (--trust-unsigned)", nil
+	}
+	return "", fmt.Errorf("%w: %s is signed by %s, a key you do not trust: `ump trust add %s` if it is a collaborator's, "+
+		"--trust KEY for this report alone, or --trust-unsigned to take the results as unsigned", signing.ErrUntrusted, dir, x.Signer, x.Signer)
 }
 
 // reportKey is the user's signing key, which signs each directory's
@@ -143,9 +212,10 @@ func reportKey(g globals) (*signing.Key, error) {
 	return signing.Load(g.key)
 }
 
-// reportSection is a manifest's part of the report; its figures are drawn
-// into out/dir.
-func reportSection(x *report.Exported, out, dir string) (string, error) {
+// reportSection is a manifest's part of the report, which says who vouches
+// for its results (vouch) and who drew its figures (key, or no one); its
+// figures are drawn into out/dir, and named.
+func reportSection(x *report.Exported, vouch string, key *signing.Key, out, dir string) (string, []string, error) {
 	plan := &x.Registration.Plan
 	var b strings.Builder
 	counts := x.Counts()
@@ -161,15 +231,16 @@ func reportSection(x *report.Exported, out, dir string) (string, error) {
 	}
 	fmt.Fprintf(&b, "| manifest | `%s` |\n| run it | %s |\n| check it | `ump verify %.12s` (recomputes every cell and compares each output's digest) |\n",
 		plan.Hash, run, plan.Hash)
-	signed := "no: nothing vouches that these files are what ump wrote (set up a key with `ump key show`)"
-	if x.Signer != "" {
-		signed = "by " + display.Markdown(x.Signer) + " (" + report.RecordFile + ": every file's digest; `ump report` of this directory checks them)"
+	drawn := "not signed (no key set up: `ump key show` makes one)"
+	if key != nil {
+		drawn = "signed by " + display.Markdown(key.Public())
 	}
-	fmt.Fprintf(&b, "| cells | %s |\n| engine | %s |\n| computed by | %s |\n| signed | %s |\n", cells, display.Markdown(x.Engines()), display.Markdown(x.Versions()), signed)
+	fmt.Fprintf(&b, "| cells | %s |\n| engine | %s |\n| computed by | %s |\n| results signed | %s |\n| figures | drawn by `ump report`, %s; %s lists every file's digest, and `ump report` of the directory checks them |\n",
+		cells, display.Markdown(x.Engines()), display.Markdown(x.Versions()), vouch, drawn, report.RecordFile)
 	fmt.Fprintf(&b, "| results | %s, %s (and their .csv), %s |\n", link(report.FinalFile), link(report.RoundsFile), link(report.RegistrationFile))
 	grid, tables, err := reportTables(x)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	fmt.Fprintf(&b, "\n### Table\n\n%s", tables["grid"])
 	if beside, ok := tables["paper"]; ok {
@@ -182,17 +253,20 @@ func reportSection(x *report.Exported, out, dir string) (string, error) {
 			fmt.Fprintf(&b, "\n### Beside the paper's, with %s\n\n%s", what, beside)
 		}
 	}
+	var figures []string
 	if fig, ok := grid.SweepFigure(report.FigureTitle(plan)); ok {
 		name := fileSafe(fig.Name)
-		if err := drawFigure(&fig, out, dir, name); err != nil {
-			return "", err
+		drawn, err := drawFigure(&fig, out, dir, name)
+		if err != nil {
+			return "", nil, err
 		}
+		figures = append(figures, drawn...)
 		fmt.Fprintf(&b, "\n### Against %s\n\n![%s against %s](%s/%s.png)\n\n%s of the final round against %s: a line per row at its tuned learning rate, the mean over seeds with ± 1 std as error bars ([PDF](%s/%s.pdf)).\n",
 			fig.X, fig.Y, fig.X, dir, name, fig.Y, fig.X, dir, name)
 	}
 	figs, err := x.Curves(grid, report.CurveOptions{X: "round", Y: grid.Spec.Value})
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	b.WriteString("\n### Figures\n")
 	for c, fig := range figs {
@@ -200,27 +274,32 @@ func reportSection(x *report.Exported, out, dir string) (string, error) {
 			continue
 		}
 		name := fmt.Sprintf("curves-%d-%s", c+1, fileSafe(fig.Name))
-		if err := drawFigure(&fig, out, dir, name); err != nil {
-			return "", err
+		drawn, err := drawFigure(&fig, out, dir, name)
+		if err != nil {
+			return "", nil, err
 		}
+		figures = append(figures, drawn...)
 		fmt.Fprintf(&b, "\n![%s](%s/%s.png)\n\n%s: every row at its tuned learning rate, mean over seeds with a ±1 std band ([PDF](%s/%s.pdf)).\n",
 			fig.Title, dir, name, fig.Title, dir, name)
 	}
-	return b.String(), nil
+	return b.String(), figures, nil
 }
 
-// drawFigure draws fig as out/dir/name.png (300 dpi) and .pdf.
-func drawFigure(fig *report.Figure, out, dir, name string) error {
+// drawFigure draws fig as out/dir/name.png (300 dpi) and .pdf, and names
+// the two files.
+func drawFigure(fig *report.Figure, out, dir, name string) ([]string, error) {
+	var files []string
 	for _, ext := range []string{".png", ".pdf"} {
 		path, err := report.PathInside(out, dir, name+ext)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := render.Figure(fig, path); err != nil {
-			return err
+			return nil, err
 		}
+		files = append(files, name+ext)
 	}
-	return nil
+	return files, nil
 }
 
 // reportTables lays out an exported manifest's table and renders it in

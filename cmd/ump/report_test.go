@@ -20,6 +20,8 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/signing"
 )
 
 // TestReportFromTheStoreAndFromItsResults: ump report writes a manifest's
@@ -192,7 +194,9 @@ func TestReportShowsEveryDeclaredScope(t *testing.T) {
 // TestReportRecordsWhatItWrote: a report written with the user's key
 // records every file's digest, signed; ump report of the directory says
 // who signed it, and refuses a changed export or a changed record (exit
-// 2, naming the file); without the record the report says it is unsigned.
+// 2, naming the file), a file the record does not list, a final.csv that
+// is not final.parquet, and a changed report.md; without the record the
+// report says it is unsigned, in words that do not read as a check.
 func TestReportRecordsWhatItWrote(t *testing.T) {
 	store := t.TempDir()
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", tableManifest)))
@@ -201,16 +205,15 @@ func TestReportRecordsWhatItWrote(t *testing.T) {
 	if r := ump(t, store, "report", hash[:12], "--out", out); r.code != 0 {
 		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
 	}
-	signed := "| signed | by " + key.Public() + " ("
-	if doc, _ := os.ReadFile(filepath.Join(out, "report.md")); !strings.Contains(string(doc), signed) {
-		t.Errorf("report.md does not say it is signed by %s:\n%s", key.Public(), doc)
+	if doc := readDoc(t, out); !strings.Contains(doc, "| results signed | by "+key.Public()+", your key") {
+		t.Errorf("report.md does not say its results are signed by %s:\n%s", key.Public(), doc)
 	}
 	dir := filepath.Join(out, "quad-table-"+hash[:12])
 	again := filepath.Join(t.TempDir(), "again")
 	if r := ump(t, t.TempDir(), "report", dir, "--out", again); r.code != 0 {
 		t.Fatalf("report of the signed directory: exit %d\n%s", r.code, r.stderr)
 	}
-	if doc, _ := os.ReadFile(filepath.Join(again, "report.md")); !strings.Contains(string(doc), signed) {
+	if doc := readDoc(t, again); !strings.Contains(doc, "| results signed | by "+key.Public()+", a key you trust") {
 		t.Errorf("the report of the directory does not name its signer:\n%s", doc)
 	}
 	// A changed export, then the same with its digest in the record
@@ -227,19 +230,175 @@ func TestReportRecordsWhatItWrote(t *testing.T) {
 	if !strings.Contains(string(record), digest(csv)) {
 		t.Fatalf("record.json does not hold final.csv's digest:\n%s", record)
 	}
-	os.WriteFile(recordPath, []byte(strings.Replace(string(record), digest(csv), digest(forged), 1)), 0o644)
+	forgedRecord := strings.Replace(string(record), digest(csv), digest(forged), 1)
+	os.WriteFile(recordPath, []byte(forgedRecord), 0o644)
 	if r := ump(t, t.TempDir(), "report", dir, "--out", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "does not verify") {
 		t.Errorf("final.csv and its recorded digest changed: exit %d, %q; want exit 2 saying the signature does not verify", r.code, r.stderr)
 	}
+	// Unsigned, the same edit passes the digests, but final.csv is checked
+	// against final.parquet.
+	var unsignedRecord map[string]any
+	json.Unmarshal([]byte(forgedRecord), &unsignedRecord)
+	delete(unsignedRecord, "signer")
+	delete(unsignedRecord, "signature")
+	delete(unsignedRecord, "report")
+	data, _ := json.Marshal(unsignedRecord)
+	os.WriteFile(recordPath, data, 0o644)
+	figures := moveFigures(t, dir)
+	if r := ump(t, t.TempDir(), "report", dir, "--out", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "final.csv does not hold what final.parquet holds: row 1 (cell 1), status: \"completEd\", not \"completed\"") {
+		t.Errorf("final.csv edited with its digest in an unsigned record: exit %d, %q; want exit 2 naming the cell", r.code, r.stderr)
+	}
 	os.WriteFile(csvPath, csv, 0o644)
 	os.WriteFile(recordPath, record, 0o644)
-	os.Remove(filepath.Join(dir, "record.json"))
+	restoreFigures(t, figures)
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644)
+	if r := ump(t, t.TempDir(), "report", dir, "--out", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "holds notes.txt, which its record.json does not list") {
+		t.Errorf("a file the record does not list: exit %d, %q; want exit 2 naming it", r.code, r.stderr)
+	}
+	os.Remove(filepath.Join(dir, "notes.txt"))
+
+	// The report's directory stands for its manifests; its report.md is
+	// covered by report-record.json.
+	if r := ump(t, t.TempDir(), "report", out, "--out", t.TempDir()); r.code != 0 {
+		t.Fatalf("report of the report's directory: exit %d\n%s", r.code, r.stderr)
+	}
+	doc := readDoc(t, out)
+	os.WriteFile(filepath.Join(out, "report.md"), []byte(strings.Replace(doc, " completed", "0 completed", 1)), 0o644)
+	if r := ump(t, t.TempDir(), "report", out, "--out", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "report.md was changed after ump report wrote it") {
+		t.Errorf("report.md edited: exit %d, %q; want exit 2 naming it", r.code, r.stderr)
+	}
+
+	os.Remove(recordPath)
 	unsigned := filepath.Join(t.TempDir(), "unsigned")
 	if r := ump(t, t.TempDir(), "report", dir, "--out", unsigned); r.code != 0 {
 		t.Fatalf("report without a record: exit %d\n%s", r.code, r.stderr)
 	}
-	if doc, _ := os.ReadFile(filepath.Join(unsigned, "report.md")); !strings.Contains(string(doc), "| signed | no:") {
+	if doc := readDoc(t, unsigned); !strings.Contains(doc, "| results signed | no: nothing vouches for these results. The digests in record.json catch accidents, not edits") {
 		t.Errorf("a directory without its record is not reported unsigned:\n%s", doc)
+	}
+}
+
+// TestReportNeverVouchesForWhatItDidNotCompute: forged results (numbers
+// rewritten, the record removed) regenerated, and regenerated again, never
+// come out signed by the user; results a stranger signed are refused
+// (exit 3, naming the key) unless trusted for the report (--trust) or taken
+// as unsigned (--trust-unsigned); and a record whose signer's name was
+// changed does not verify.
+func TestReportNeverVouchesForWhatItDidNotCompute(t *testing.T) {
+	store := t.TempDir()
+	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", tableManifest)))
+	key := testKey(t)
+	out := filepath.Join(t.TempDir(), "report")
+	if r := ump(t, store, "report", hash[:12], "--out", out); r.code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+	}
+	name := "quad-table-" + hash[:12]
+	dir := filepath.Join(out, name)
+	for _, file := range []string{"final.parquet", "rounds.parquet"} { // cell 1 made 1000 times better, consistently
+		data, _ := os.ReadFile(filepath.Join(dir, file))
+		tb, err := artifacts.ReadParquet(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cells := tb.Column("cell").Ints
+		for r := range cells {
+			if cells[r] == 1 {
+				tb.Column("objective_gap").Floats[r] /= 1000
+			}
+		}
+		if data, err = artifacts.Encode(tb, "parquet"); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, file), data, 0o644)
+	}
+	os.Remove(filepath.Join(dir, "final.csv"))
+	os.Remove(filepath.Join(dir, "rounds.csv"))
+	os.Remove(filepath.Join(dir, "record.json"))
+	moveFigures(t, dir)
+	from := dir
+	for round := 1; round <= 2; round++ {
+		next := filepath.Join(t.TempDir(), "regenerated")
+		if r := ump(t, t.TempDir(), "report", from, "--out", next); r.code != 0 {
+			t.Fatalf("regeneration %d of the forgery: exit %d\n%s", round, r.code, r.stderr)
+		}
+		doc := readDoc(t, next)
+		if !strings.Contains(doc, "| results signed | no: nothing vouches") || strings.Contains(doc, "| results signed | by") {
+			t.Errorf("regeneration %d says someone vouches for forged results:\n%s", round, doc)
+		}
+		from = filepath.Join(next, name)
+		var rec report.Record
+		raw, _ := os.ReadFile(filepath.Join(from, "record.json"))
+		if err := json.Unmarshal(raw, &rec); err != nil || rec.Signer != "" || rec.Signature != "" || rec.Report == nil || rec.Report.Signer != key.Public() {
+			t.Errorf("regeneration %d's record signs the results, or not the figures as the user's: %v\n%s", round, err, raw)
+		}
+	}
+
+	strangerKey := filepath.Join(t.TempDir(), "stranger")
+	stranger, _, err := signing.LoadOrCreate(strangerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs := filepath.Join(t.TempDir(), "theirs")
+	if r := umpEnv(t, []string{"UMP_KEY=" + strangerKey}, store, "report", hash[:12], "--out", theirs); r.code != 0 {
+		t.Fatalf("the stranger's report: exit %d\n%s", r.code, r.stderr)
+	}
+	dir = filepath.Join(theirs, name)
+	if r := ump(t, store, "report", dir, "--out", t.TempDir()); r.code != 3 || !strings.Contains(r.stderr, "signed by "+stranger.Public()+", a key you do not trust") {
+		t.Errorf("a stranger's results: exit %d, %q; want exit 3 naming the key", r.code, r.stderr)
+	}
+	for flags, want := range map[string]string{"--trust " + stranger.Public(): "| results signed | by " + stranger.Public() + ", a key you trust",
+		"--trust-unsigned": "| results signed | no: signed by " + stranger.Public() + ", a key you do not trust, taken as unsigned"} {
+		next := filepath.Join(t.TempDir(), "next")
+		if r := ump(t, store, append([]string{"report", dir, "--out", next}, strings.Fields(flags)...)...); r.code != 0 || !strings.Contains(readDoc(t, next), want) {
+			t.Errorf("report %s of a stranger's results: exit %d %s; want it to say %q", flags, r.code, r.stderr, want)
+		}
+	}
+	record := filepath.Join(dir, "record.json")
+	raw, _ := os.ReadFile(record)
+	lookAlike := strings.ReplaceAll(string(raw), stranger.Public(), "friend"+stranger.Public()[strings.Index(stranger.Public(), ":"):])
+	os.WriteFile(record, []byte(lookAlike), 0o644)
+	if r := ump(t, store, "report", dir, "--out", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "does not verify") {
+		t.Errorf("a record whose signer was renamed: exit %d, %q; want exit 2, the signature does not verify", r.code, r.stderr)
+	}
+}
+
+// readDoc is a report's report.md.
+func readDoc(t *testing.T, out string) string {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(doc)
+}
+
+// moveFigures moves a results directory's figures aside, as a directory
+// without its record must be (nothing lists them), and returns where each
+// went.
+func moveFigures(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	moved := map[string]string{}
+	aside := t.TempDir()
+	for _, pattern := range []string{"*.png", "*.pdf"} {
+		names, _ := filepath.Glob(filepath.Join(dir, pattern))
+		for _, n := range names {
+			to := filepath.Join(aside, filepath.Base(n))
+			if err := os.Rename(n, to); err != nil {
+				t.Fatal(err)
+			}
+			moved[n] = to
+		}
+	}
+	return moved
+}
+
+// restoreFigures undoes moveFigures.
+func restoreFigures(t *testing.T, moved map[string]string) {
+	t.Helper()
+	for n, to := range moved {
+		if err := os.Rename(to, n); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
