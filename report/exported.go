@@ -14,7 +14,7 @@ import (
 	"maps"
 	"math"
 	"os"
-	"path"
+
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -820,39 +820,49 @@ const RootFile = "report-record.json"
 
 // Root is a report's RootFile.
 type Root struct {
-	Files     map[string]string `json:"files"` // report.md and DIR/record.json -> sha256:HEX
-	Signer    string            `json:"signer,omitempty"`
-	Signature string            `json:"signature,omitempty"`
+	Report    string      `json:"report"`    // report.md's sha256:HEX
+	Manifests []RootEntry `json:"manifests"` // in the report's order
+	Signer    string      `json:"signer,omitempty"`
+	Signature string      `json:"signature,omitempty"`
+}
+
+// RootEntry is a manifest directory of a report and its record's digest.
+type RootEntry struct {
+	Dir    string `json:"dir"`
+	Record string `json:"record"`
 }
 
 func (r *Root) signed() []byte {
 	return manifests.CanonicalJSON(struct {
-		Kind   string            `json:"kind"`
-		Files  map[string]string `json:"files"`
-		Signer string            `json:"signer"`
-	}{"ump report root 1", r.Files, r.Signer})
+		Kind      string      `json:"kind"`
+		Report    string      `json:"report"`
+		Manifests []RootEntry `json:"manifests"`
+		Signer    string      `json:"signer"`
+	}{"ump report root 1", r.Report, r.Manifests, r.Signer})
 }
 
 // WriteRoot writes out's RootFile over its report.md and the records of
-// dirs (directories in out), signed with key unless it is nil.
+// dirs (directories in out, in the report's order), signed with key unless
+// it is nil.
 func WriteRoot(out string, dirs []string, key *signing.Key) error {
-	r := Root{Files: map[string]string{}}
-	for _, name := range append([]string{"report.md"}, dirs...) {
-		if name != "report.md" {
-			name = path.Join(name, RecordFile)
-		}
-		data, err := os.ReadFile(filepath.Join(out, filepath.FromSlash(name)))
+	var r Root
+	data, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		return err
+	}
+	r.Report = digestOf(data)
+	for _, dir := range dirs {
+		data, err := os.ReadFile(filepath.Join(out, dir, RecordFile))
 		if err != nil {
 			return err
 		}
-		r.Files[name] = digestOf(data)
+		r.Manifests = append(r.Manifests, RootEntry{Dir: dir, Record: digestOf(data)})
 	}
 	if key != nil {
 		r.Signer = key.Public()
 		r.Signature = key.Sign(r.signed())
 	}
-	data, err := json.MarshalIndent(r, "", " ")
-	if err != nil {
+	if data, err = json.MarshalIndent(r, "", " "); err != nil {
 		return err
 	}
 	p, err := PathInside(out, RootFile)
@@ -869,8 +879,8 @@ func IsRoot(dir string) bool {
 }
 
 // ReadRoot checks dir's RootFile (report.md and each record it lists
-// unchanged, its signature) and returns the manifest directories it lists,
-// as paths from where ump runs.
+// unchanged, its signature) and returns the manifest directories it lists
+// in the report's order, as paths from where ump runs.
 func ReadRoot(dir string) ([]string, error) {
 	rootPath := filepath.Join(dir, RootFile)
 	data, err := os.ReadFile(rootPath)
@@ -886,25 +896,28 @@ func ReadRoot(dir string) ([]string, error) {
 	if (r.Signer != "" || r.Signature != "") && !verify(r.Signer, r.Signature, r.signed()) {
 		return nil, fmt.Errorf("%w: %s carries a signature by %s that does not verify: it was changed after signing", state.ErrBadArgument, rootPath, display.Terminal(r.Signer))
 	}
-	if _, ok := r.Files["report.md"]; !ok {
-		return nil, fmt.Errorf("%w: %s lists no report.md", state.ErrBadArgument, rootPath)
+	check := func(name, digest string) error {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return fmt.Errorf("%w: %s lists %s: %v", state.ErrBadArgument, rootPath, name, err)
+		}
+		if digestOf(got) != digest {
+			return fmt.Errorf("%w: %s was changed after ump report wrote it: its digest is not the one %s records", state.ErrBadArgument, filepath.Join(dir, name), rootPath)
+		}
+		return nil
+	}
+	if err := check("report.md", r.Report); err != nil {
+		return nil, err
 	}
 	var dirs []string
-	for _, name := range slices.Sorted(maps.Keys(r.Files)) {
-		sub, ok := strings.CutSuffix(name, "/"+RecordFile)
-		if name != "report.md" && (!ok || !filepath.IsLocal(sub) || strings.Contains(sub, "/")) {
-			return nil, fmt.Errorf("%w: %s lists %q, neither report.md nor a directory's %s", state.ErrBadArgument, rootPath, display.Terminal(name), RecordFile)
+	for _, m := range r.Manifests {
+		if !filepath.IsLocal(m.Dir) || filepath.Base(m.Dir) != m.Dir {
+			return nil, fmt.Errorf("%w: %s lists %q, not a directory beside it", state.ErrBadArgument, rootPath, display.Terminal(m.Dir))
 		}
-		got, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s lists %s: %v", state.ErrBadArgument, rootPath, name, err)
+		if err := check(filepath.Join(m.Dir, RecordFile), m.Record); err != nil {
+			return nil, err
 		}
-		if digestOf(got) != r.Files[name] {
-			return nil, fmt.Errorf("%w: %s was changed after ump report wrote it: its digest is not the one %s records", state.ErrBadArgument, filepath.Join(dir, name), rootPath)
-		}
-		if ok {
-			dirs = append(dirs, filepath.Join(dir, sub))
-		}
+		dirs = append(dirs, filepath.Join(dir, m.Dir))
 	}
 	return dirs, nil
 }

@@ -111,11 +111,14 @@ func runReport(ctx context.Context, g globals, o reportOptions, w io.Writer) err
 				if err != nil {
 					return badInput{fmt.Errorf("--as: %w", err)}
 				}
-				signer := vouch[x]
+				from := "unsigned"
+				if x.Signer != "" {
+					from = "signed by " + display.Markdown(x.Signer)
+				}
 				if x, err = x.As(plan); err != nil {
 					return err
 				}
-				vouch[x] = "no: laid out anew as " + display.Markdown(plan.Manifest.Name) + " (new files, which no signature covers) from results whose signature said " + signer
+				vouch[x] = "no: laid out anew as " + display.Markdown(plan.Manifest.Name) + " (new files, which no signature covers) from results " + from
 			}
 			all = append(all, x)
 			continue
