@@ -94,15 +94,26 @@ type Commit struct {
 	Events    artifacts.Ref     `json:"events"`  // the cell's events, JSON lines
 	Time      time.Time         `json:"time"`
 	Signer    string            `json:"signer,omitempty"`    // the public key that signed it (signing.Key.Public)
-	Signature string            `json:"signature,omitempty"` // over signed(): all of the above but Time
+	Signature string            `json:"signature,omitempty"` // over signed(): all of the above
 }
 
 // signed is what a commit's signature covers: the cell it is of (manifest
-// hash, plan index, cell key), its attempt, status, events and outputs.
+// hash, plan index, cell key), its attempt, status, events, outputs and
+// time.
 func (c *Commit) signed(hash string, index int) []byte {
+	return fmt.Appendf(c.fields("ump commit 2", hash, index), "time %s\n", c.Time.UTC().Format(time.RFC3339Nano))
+}
+
+// signedV1 is what the signature of a commit by an ump from before commits
+// signed their time covered: all of signed but the time, which such a
+// commit does not vouch for.
+func (c *Commit) signedV1(hash string, index int) []byte { return c.fields("ump commit 1", hash, index) }
+
+// fields are a commit's signed lines but its time, under header.
+func (c *Commit) fields(header, hash string, index int) []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "ump commit 1\nmanifest %s\ncell %d\ncell_key %s\nattempt %s\nstatus %s\nevents %s %d\n",
-		hash, index+1, c.Key, c.Attempt, c.Status, c.Events.Digest, c.Events.Size)
+	fmt.Fprintf(&b, "%s\nmanifest %s\ncell %d\ncell_key %s\nattempt %s\nstatus %s\nevents %s %d\n",
+		header, hash, index+1, c.Key, c.Attempt, c.Status, c.Events.Digest, c.Events.Size)
 	for _, name := range slices.Sorted(maps.Keys(c.Outputs)) {
 		fmt.Fprintf(&b, "output %s %s\n", name, c.Outputs[name])
 	}
@@ -272,7 +283,11 @@ func (r *Remote) commit(ctx context.Context, hash string, index int) (*Commit, e
 		return nil, fmt.Errorf("%w: %s: attempt %.60q is not a machine's attempt name", ErrRejected, commitName(hash, index), c.Attempt)
 	}
 	what := fmt.Sprintf("the commit of cell %d of manifest %.12s (%s)", index+1, hash, commitName(hash, index))
-	if err := r.Trust.Verify(what, c.Signer, c.signed(hash, index), c.Signature); err != nil {
+	msg := c.signed(hash, index)
+	if !signing.Verifies(c.Signer, msg, c.Signature) && signing.Verifies(c.Signer, c.signedV1(hash, index), c.Signature) {
+		msg = c.signedV1(hash, index) // committed by an ump from before commits signed their time
+	}
+	if err := r.Trust.Verify(what, c.Signer, msg, c.Signature); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRejected, err)
 	}
 	return &c, nil

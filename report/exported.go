@@ -3,9 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -127,12 +125,6 @@ func (r *Record) reportSigned() []byte {
 	}{"ump report 2", r.Manifest, r.Files, r.Signer, r.Report.Files, r.Report.Signer})
 }
 
-// verify checks a signature by signer over msg.
-func verify(signer, signature string, msg []byte) bool {
-	pub, err := signing.ParsePublic(signer)
-	raw, derr := base64.StdEncoding.DecodeString(signature)
-	return err == nil && derr == nil && ed25519.Verify(pub, msg, raw)
-}
 
 func digestOf(data []byte) string { return fmt.Sprintf("sha256:%x", sha256.Sum256(data)) }
 
@@ -559,12 +551,12 @@ func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error
 		}
 	}
 	if r.Signer != "" || r.Signature != "" {
-		if !verify(r.Signer, r.Signature, r.signed()) && !verify(r.Signer, r.Signature, r.signedV1()) {
+		if !signing.Verifies(r.Signer, r.signed(), r.Signature) && !signing.Verifies(r.Signer, r.signedV1(), r.Signature) {
 			return fmt.Errorf("%w: %s carries a signature of its results by %s that does not verify: the record was changed after signing", state.ErrBadArgument, path, display.Terminal(r.Signer))
 		}
 		x.Signer = r.Signer
 	}
-	if rr := r.Report; rr != nil && (rr.Signer != "" || rr.Signature != "") && !verify(rr.Signer, rr.Signature, r.reportSigned()) {
+	if rr := r.Report; rr != nil && (rr.Signer != "" || rr.Signature != "") && !signing.Verifies(rr.Signer, r.reportSigned(), rr.Signature) {
 		return fmt.Errorf("%w: %s carries a signature of its report by %s that does not verify: the record was changed after signing", state.ErrBadArgument, path, display.Terminal(rr.Signer))
 	}
 	if all && len(results) == len(ResultFiles) && slices.Equal(slices.Sorted(maps.Keys(r.Files)), slices.Sorted(slices.Values(ResultFiles))) {
@@ -893,7 +885,7 @@ func ReadRoot(dir string) ([]string, error) {
 	if err := dec.Decode(&r); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, rootPath, err)
 	}
-	if (r.Signer != "" || r.Signature != "") && !verify(r.Signer, r.Signature, r.signed()) {
+	if (r.Signer != "" || r.Signature != "") && !signing.Verifies(r.Signer, r.signed(), r.Signature) {
 		return nil, fmt.Errorf("%w: %s carries a signature by %s that does not verify: it was changed after signing", state.ErrBadArgument, rootPath, display.Terminal(r.Signer))
 	}
 	check := func(name, digest string) error {

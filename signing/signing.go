@@ -181,6 +181,14 @@ func NewTrust(keys ...string) (*Trust, error) {
 // Keys lists the trusted keys.
 func (t *Trust) Keys() []string { return slices.Clone(t.keys) }
 
+// Verifies reports whether sig is signer's signature of msg, whoever
+// signer is (Trust.Verify also asks whether signer is trusted).
+func Verifies(signer string, msg []byte, sig string) bool {
+	pub, err := ParsePublic(signer)
+	raw, derr := base64.StdEncoding.DecodeString(sig)
+	return err == nil && derr == nil && ed25519.Verify(pub, msg, raw)
+}
+
 // Verify checks that sig is signer's signature of msg and signer is
 // trusted; a missing signature (signer and sig empty) passes only when
 // t.Unsigned. what names the signed thing in errors.
@@ -196,9 +204,7 @@ func (t *Trust) Verify(what, signer string, msg []byte, sig string) error {
 		return fmt.Errorf("%w: %s is signed by %s, a key this store does not trust: `ump trust add %s` if it is a collaborator's",
 			ErrUntrusted, what, firstLine(signer), firstLine(signer))
 	}
-	pub, _ := ParsePublic(signer)
-	raw, err := base64.StdEncoding.DecodeString(sig)
-	if err != nil || !ed25519.Verify(pub, msg, raw) {
+	if !Verifies(signer, msg, sig) {
 		return fmt.Errorf("%w: %s carries a signature by %s that does not verify: it was changed after signing", ErrUntrusted, what, signer)
 	}
 	return nil
