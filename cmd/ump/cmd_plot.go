@@ -30,7 +30,7 @@ func plotCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "y", Usage: "the rounds-table column to plot (default: the table block's value, else test_acc_mean, objective_gap for the quadratic task)"},
 			&cli.StringFlag{Name: "x", Value: "round", Usage: "round, or bits (bits_sent_per_worker)"},
-			&cli.StringFlag{Name: "out", Value: "plots", Usage: "output directory"},
+			&cli.StringFlag{Name: "out", Value: "plots", Usage: "the output `DIR` (not a repository's root or a directory of source code)"},
 			&cli.StringFlag{Name: "format", Value: "png,svg", Usage: "a comma-separated list of png (300 dpi), svg and pdf"},
 		},
 		Action: func(c *cli.Context) error {
@@ -61,6 +61,9 @@ func runPlot(ctx context.Context, g globals, hash string, o plotOptions, w io.Wr
 		o.x = "bits_sent_per_worker"
 	default:
 		return badInput{fmt.Errorf("--x %q: use round or bits", o.x)}
+	}
+	if err := checkOutDir(o.out); err != nil {
+		return err
 	}
 	store, rep, err := openReport(ctx, g, hash, "ump plot")
 	if err != nil {

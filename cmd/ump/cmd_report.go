@@ -37,7 +37,7 @@ func reportCommand() *cli.Command {
 			"from a directory keep their signature, whose key must be one you trust (`ump trust list`, --trust).\n" +
 			"Only finished cells are reported; entries not run show –.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "out", Value: "ump-report", Usage: "the output `DIR` (not a directory of source code)"},
+			&cli.StringFlag{Name: "out", Value: "ump-report", Usage: "the output `DIR` (not a repository's root or a directory of source code)"},
 			&cli.StringSliceFlag{Name: "trust", Usage: "also accept results directories signed by `KEY` (NAME:BASE64, as `ump key show` prints it), beside the keys of `ump trust list`"},
 			&cli.BoolFlag{Name: "trust-unsigned", Usage: "accept results directories signed by keys you do not trust, as if unsigned (the report says so)"},
 			&cli.StringFlag{Name: "as", Usage: "report the one DIR's results as those of `MANIFEST` (an embedded name or a file, with DIR's overrides): the same cells under another table block, such as a paper manifest whose layout changed after the results were computed"},
@@ -63,7 +63,7 @@ type reportOptions struct {
 }
 
 func runReport(ctx context.Context, g globals, o reportOptions, w io.Writer) error {
-	if err := checkReportDir(o.out); err != nil {
+	if err := checkOutDir(o.out); err != nil {
 		return err
 	}
 	var store *pipeline.Store
@@ -346,12 +346,18 @@ func reportTables(x *report.Exported) (*report.Grid, map[string]string, error) {
 // scopeWords say how a select scope tunes.
 var scopeWords = map[string]string{manifests.PerEntry: "per entry", manifests.PerRow: "once per row"}
 
-// checkReportDir refuses an --out that is empty, a file, or a directory of
-// Go source (run from ump's own tree, `--out report` would write into the
+// checkOutDir refuses an --out directory that is empty, a file, a link to
+// nothing, a repository's root (go.mod or .git) or a directory of Go
+// source (run from ump's own tree, `--out report` would write into the
 // package of that name).
-func checkReportDir(out string) error {
+func checkOutDir(out string) error {
 	if out == "" {
-		return badInput{errors.New("--out '': name the report's directory")}
+		return badInput{errors.New("--out '': name the output directory")}
+	}
+	if link, err := os.Readlink(out); err == nil {
+		if _, err := os.Stat(out); errors.Is(err, fs.ErrNotExist) {
+			return badInput{fmt.Errorf("--out %s is a link to %s, which does not exist: name a directory", out, link)}
+		}
 	}
 	info, err := os.Stat(out)
 	switch {
@@ -360,10 +366,15 @@ func checkReportDir(out string) error {
 	case err != nil:
 		return err
 	case !info.IsDir():
-		return badInput{fmt.Errorf("--out %s is a file: name a directory for the report", out)}
+		return badInput{fmt.Errorf("--out %s is a file: name a directory", out)}
+	}
+	for _, root := range []string{"go.mod", ".git"} {
+		if _, err := os.Lstat(filepath.Join(out, root)); err == nil {
+			return badInput{fmt.Errorf("--out %s is a repository's root (it holds %s): name a directory of its own", out, root)}
+		}
 	}
 	if code, _ := filepath.Glob(filepath.Join(out, "*.go")); len(code) > 0 {
-		return badInput{fmt.Errorf("--out %s holds Go source (%s): name another directory for the report", out, filepath.Base(code[0]))}
+		return badInput{fmt.Errorf("--out %s holds Go source (%s): name another directory", out, filepath.Base(code[0]))}
 	}
 	return nil
 }

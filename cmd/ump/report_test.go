@@ -129,13 +129,19 @@ func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
 	if doc, _ := os.ReadFile(filepath.Join(none, "report.md")); !strings.Contains(string(doc), "| cells | 36: 0 completed, 0 diverged, 36 not finished (not reported) |") {
 		t.Errorf("the report of unfinished cells does not say so:\n%s", doc)
 	}
-	// --out: never into source code, a file or nowhere.
-	code := t.TempDir()
+	// --out: never into source code, a repository's root, a file, a link
+	// to nothing or nowhere; the same for plot.
+	code, repo, linked := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "link")
 	os.WriteFile(filepath.Join(code, "doc.go"), []byte("package report\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, "go.mod"), []byte("module x\n"), 0o644)
+	os.Symlink(filepath.Join(t.TempDir(), "gone"), linked)
 	file := writeFile(t, "notes.txt", "")
-	for outDir, want := range map[string]string{code: "holds Go source (doc.go)", file: "is a file", "": "--out ''"} {
-		if r := ump(t, store, "report", hash[:12], "--out", outDir); r.code != 2 || !strings.Contains(r.stderr, want) {
-			t.Errorf("report --out %q: exit %d, %q; want exit 2 saying %q", outDir, r.code, r.stderr, want)
+	for outDir, want := range map[string]string{code: "holds Go source (doc.go)", repo: "is a repository's root (it holds go.mod)", linked: "which does not exist",
+		file: "is a file", "": "--out ''"} {
+		for _, cmd := range []string{"report", "plot"} {
+			if r := ump(t, store, cmd, hash[:12], "--out", outDir); r.code != 2 || !strings.Contains(r.stderr, want) {
+				t.Errorf("%s --out %q: exit %d, %q; want exit 2 saying %q", cmd, outDir, r.code, r.stderr, want)
+			}
 		}
 	}
 	if entries, _ := os.ReadDir(code); len(entries) != 1 {
