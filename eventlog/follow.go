@@ -26,8 +26,16 @@ type Follower struct {
 	file   os.FileInfo // the published file as last read; nil when read through OpenReader
 	read   int64       // bytes of it read
 	head   []byte      // its first bytes (up to headBytes) as read
+	bad    *badFile    // a file with a line that does not read, not read again while it is the same
 	marker os.FileInfo // the marker when the log was last read through OpenReader
 	note   string      // OpenReader's note on the events it read
+}
+
+// badFile is a published file as it was when a line of it did not read.
+type badFile struct {
+	file os.FileInfo
+	head []byte
+	err  error
 }
 
 // NewFollower follows the store in dir; Refresh reads it.
@@ -46,7 +54,10 @@ func (f *Follower) Refresh() (bool, error) {
 func (f *Follower) refresh() (bool, error) {
 	path := filepath.Join(f.dir, publishedName)
 	fi, err := os.Stat(path)
-	same := err == nil && f.file != nil && os.SameFile(fi, f.file) && fi.Size() >= f.read && f.sameHead(path)
+	if b := f.bad; err == nil && b != nil && os.SameFile(fi, b.file) && sameHead(path, b.head) {
+		return false, b.err // a line that does not read is not read again until the file is replaced
+	}
+	same := err == nil && f.file != nil && os.SameFile(fi, f.file) && fi.Size() >= f.read && sameHead(path, f.head)
 	switch {
 	case same && fi.Size() == f.read:
 		return false, nil
@@ -64,16 +75,16 @@ func (f *Follower) refresh() (bool, error) {
 // compares to tell a file rewritten in place from one appended to.
 const headBytes = 512
 
-// sameHead reports whether the file at path still starts as it did.
-func (f *Follower) sameHead(path string) bool {
+// sameHead reports whether the file at path still starts with head.
+func sameHead(path string, head []byte) bool {
 	file, err := os.Open(path)
 	if err != nil {
 		return false
 	}
 	defer file.Close()
-	head := make([]byte, len(f.head))
-	_, err = io.ReadFull(file, head)
-	return err == nil && string(head) == string(f.head)
+	now := make([]byte, len(head))
+	_, err = io.ReadFull(file, now)
+	return err == nil && string(now) == string(head)
 }
 
 // readFile reads the published file from offset into log, and makes log
@@ -88,24 +99,28 @@ func (f *Follower) readFile(path string, log *Memory, offset int64) (bool, error
 	if err != nil {
 		return false, err
 	}
+	head := f.head
+	if offset == 0 {
+		head = make([]byte, headBytes)
+		n, _ := io.ReadFull(file, head)
+		head = head[:n]
+	}
 	if _, err := file.Seek(offset, io.SeekStart); err != nil {
 		return false, err
 	}
-	data, err := io.ReadAll(file)
-	if err != nil {
-		return false, err
-	}
 	before := len(log.evs)
-	used, err := log.read(path, data)
+	used, err := log.read(path, file)
+	f.bad = nil
+	if err != nil {
+		f.bad = &badFile{file: fi, head: head, err: err}
+	}
 	if err != nil && log != f.log {
 		return false, err // a new copy that does not read: keep the events read before
 	}
-	// Lines read before a bad one stay read: the next look starts at it.
+	// Lines read before a bad one stay read (the next look at another
+	// file, or the same one replaced, starts at it).
 	changed := f.log != log || len(log.evs) > before
-	if offset == 0 {
-		f.head = data[:min(len(data), headBytes)]
-	}
-	f.log, f.file, f.read, f.marker, f.note = log, fi, offset+int64(used), nil, ""
+	f.log, f.file, f.read, f.head, f.marker, f.note = log, fi, offset+used, head, nil, ""
 	return changed, err
 }
 

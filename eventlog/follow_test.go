@@ -1,6 +1,7 @@
 package eventlog
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -139,4 +140,52 @@ func TestFollowerRereadsAFileRewrittenInPlace(t *testing.T) {
 	if evs, _ := f.Dir().Events.All(); evs[0].Cell != "store 1" {
 		t.Errorf("first event's cell %q; want the new file's", evs[0].Cell)
 	}
+}
+
+// TestALongLineIsRefusedOnce: a published line longer than maxLine is
+// refused where it starts (ErrDamaged, naming the line), by OpenReader's
+// read and by a Follower, which does not read it again while the file is
+// the same: an edit inside the line that would give another error if read
+// leaves the error as it was.
+func TestALongLineIsRefusedOnce(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Log.Append(&Event{Kind: CellStarted, Cell: "c1"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	path := filepath.Join(dir, publishedName)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := []byte(`{"seq":2,"kind":"` + strings.Repeat("x", maxLine) + "\"}\n")
+	f.Write(long)
+	f.Close()
+	want := fmt.Sprintf(":2 (from byte %d): a line of more than %d bytes", len(must(os.ReadFile(path)))-len(long), maxLine)
+	if _, err := readPublished(dir); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), want) {
+		t.Errorf("readPublished: %v; want ErrDamaged saying %q", err, want)
+	}
+	fl := NewFollower(dir)
+	if _, err := fl.Refresh(); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("first look: %v; want ErrDamaged saying %q", err, want)
+	}
+	// A newline early in the long line, in place: read again, it would be
+	// a line that is not JSON.
+	w, _ := os.OpenFile(path, os.O_WRONLY, 0)
+	w.WriteAt([]byte("\n"), int64(len(must(os.ReadFile(path)))-len(long)+2*headBytes))
+	w.Close()
+	if _, err := fl.Refresh(); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), want) {
+		t.Errorf("second look: %v; want the same error, the line not read again", err)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -1,42 +1,56 @@
 package eventlog
 
 import (
-	"bytes"
+	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
+
+// maxLine is the longest line of the published file a reader takes: far
+// beyond any event ump writes (a registration of thousands of cells is a
+// few MB; results directories take registrations up to this size too).
+// A longer line is damage, refused where it starts, never read whole.
+const maxLine = 64 << 20
 
 // readPublished reads the events the store's holder has published so far;
 // a last line still being written is left for the next read.
 func readPublished(dir string) (*Memory, error) {
 	path := filepath.Join(dir, publishedName)
-	data, err := os.ReadFile(path)
+	file, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
+	defer file.Close()
 	p := NewMemory()
-	if _, err := p.read(path, data); err != nil {
+	if _, err := p.read(path, file); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
-// read appends the whole lines of data, which continue the published
-// file at path after the events already read, and returns how many bytes
-// they took: a last line still being written is left for the next read.
-func (p *Memory) read(path string, data []byte) (int, error) {
+// read appends the whole lines of r, which continue the published file at
+// path after the events already read, and returns how many bytes they
+// took: a last line still being written is left for the next read. It
+// stops at a line that is not the next event, or longer than maxLine.
+func (p *Memory) read(path string, r io.Reader) (int64, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	used := 0
+	br := bufio.NewReaderSize(r, 64<<10)
+	var used int64
 	for {
-		end := bytes.IndexByte(data[used:], '\n')
-		if end < 0 {
+		n := len(p.evs) + 1
+		line, err := readLine(br)
+		switch {
+		case errors.Is(err, errLongLine):
+			return used, fmt.Errorf("%w: %s:%d (from byte %d): a line of more than %d bytes, which no event of ump's is; nothing after it is read",
+				ErrDamaged, path, n, used, maxLine)
+		case err != nil: // the end, maybe within a line still being written
 			return used, nil
 		}
-		line := data[used : used+end+1]
-		n := len(p.evs) + 1
 		var ev Event
 		if err := json.Unmarshal(line, &ev); err != nil {
 			return used, fmt.Errorf("%w: %s:%d: %w", ErrDamaged, path, n, err)
@@ -45,6 +59,24 @@ func (p *Memory) read(path string, data []byte) (int, error) {
 			return used, fmt.Errorf("%w: %s:%d: event %d out of sequence; the store's holder rewrites the file when it opens the store", ErrDamaged, path, n, ev.Seq)
 		}
 		p.add(ev)
-		used += end + 1
+		used += int64(len(line))
+	}
+}
+
+var errLongLine = errors.New("line too long")
+
+// readLine reads a line ending in a newline, of up to maxLine bytes;
+// io.EOF (with what it read) where the reader ends first.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		part, err := br.ReadSlice('\n')
+		if len(line)+len(part) > maxLine {
+			return nil, errLongLine
+		}
+		line = append(line, part...)
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
 	}
 }
