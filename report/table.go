@@ -226,6 +226,47 @@ func CheckTable(plan *manifests.Plan, spec manifests.Table) error {
 	return nil
 }
 
+// CheckLabels refuses a label (table.labels) that names nothing a table
+// or figure of the plans shows: a row or column value as tables print it,
+// a swept path or one the layout places, or a column of the final or
+// rounds table. Several plans:
+// a manifest and the same with overrides (which may narrow its sweep), a
+// label naming something in any of them.
+func CheckLabels(spec manifests.Table, plans ...*manifests.Plan) error {
+	named := map[string]bool{}
+	var rows []string
+	for _, plan := range plans {
+		layout := Layout(plan)
+		for _, p := range slices.Concat(slices.Collect(maps.Keys(plan.Manifest.Sweep)), layout.Rows, layout.Columns, []string{layout.Select}) {
+			named[p] = true
+		}
+		for i := range plan.Cells {
+			for _, c := range stages.Columns(&plan.Cells[i].Config) {
+				named[c] = true
+			}
+		}
+		g, err := NewGrid(plan, layout, make([]Final, len(plan.Cells)))
+		if err != nil {
+			return err
+		}
+		for _, l := range slices.Concat(g.RowLabels, g.ColLabels) {
+			for _, v := range l {
+				if !named[v] {
+					rows = append(rows, v)
+				}
+				named[v] = true
+			}
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(spec.Labels)) {
+		if !named[key] {
+			return fmt.Errorf("%w: table.labels: %q names no row or column value, swept path or figure of the table (values: %s): write the key as ump table prints it, or remove it",
+				state.ErrBadArgument, key, strings.Join(rows, ", "))
+		}
+	}
+	return nil
+}
+
 // Final is a cell's final figures: its status and the first row of its
 // final table (nil when it has none yet).
 type Final struct {

@@ -380,6 +380,61 @@ sweep:
 	}
 }
 
+// TestCheckLabelsRefusesALabelNamingNothing: a label whose key is no row
+// or column value, swept path or figure of the table is refused, naming
+// it; one naming a row of the manifest before an override narrowed its
+// sweep is taken; every embedded manifest's labels name something.
+func TestCheckLabelsRefusesALabelNamingNothing(t *testing.T) {
+	const m = `version: 1
+name: s
+task: {dataset: quadratic}
+rounds: 2
+lr: 0.1
+algorithm: {name: d-sum}
+sweep:
+  algorithm: [{name: d-sum}, {name: local-sgd-m}]
+  topology.kind: [ring, full]
+  lr: [0.1, 0.2]
+table: {rows: [algorithm], columns: [topology.kind], value: objective_gap, select: lr, labels: LABELS}
+`
+	parse := func(labels string, overrides ...string) *manifests.Plan {
+		plan, err := manifests.Parse("s.yaml", []byte(strings.Replace(m, "LABELS", labels, 1)), overrides...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return plan
+	}
+	for labels, want := range map[string]string{
+		`{"d-sum(alpha=2,beta=0.9)": D-SUM, full: mesh, topology.kind: graph, objective_gap: gap, lr: rate, round: t}`: "",
+		`{d-sum: D-SUM}`:  `"d-sum" names no row or column value, swept path or figure`,
+		`{mesh: mesh}`:    `"mesh" names no row`,
+		`{test_acc: acc}`: `"test_acc" names no row`,
+	} {
+		plan := parse(labels)
+		err := CheckLabels(Layout(plan), plan)
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("labels %s: %v; want %q", labels, err, want)
+		}
+	}
+	labels := `{"local-sgd-m(beta=0.9,nesterov=false)": Local SGD}`
+	narrowed := parse(labels, "sweep.algorithm=[{name: d-sum}]")
+	if err := CheckLabels(Layout(narrowed), narrowed); err == nil {
+		t.Error("a label of a row the override removed passes against the narrowed plan alone")
+	}
+	if err := CheckLabels(Layout(narrowed), narrowed, parse(labels)); err != nil {
+		t.Errorf("a label of a row the override removed, checked with the manifest's file: %v", err)
+	}
+	for _, name := range manifests.Embedded() {
+		plan, err := manifests.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckLabels(Layout(plan), plan); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
 // TestTablesKeepLabelsInTheirCells: a row label from a manifest holding a
 // terminal escape, a cell boundary, a link and LaTeX specials is printed
 // harmless in each format: in Markdown it stays one cell of its row and

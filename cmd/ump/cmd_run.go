@@ -124,8 +124,19 @@ func openPlan(opts runOptions) (*manifests.Plan, string, error) {
 		}
 		args = fmt.Sprintf("--scale %g %s", *opts.scale, args)
 	}
-	// The table block too is checked before anything is registered.
+	// The table block too is checked before anything is registered; its
+	// labels against the manifest as its file says too (overrides may
+	// narrow the sweep, leaving labels of rows it no longer has).
+	plans := []*manifests.Plan{plan}
+	if len(opts.overrides) > 0 {
+		if base, err := manifests.Open(opts.path); err == nil {
+			plans = append(plans, base)
+		}
+	}
 	if err := report.CheckTable(plan, report.Layout(plan)); err != nil {
+		return nil, "", fmt.Errorf("%s: %w", opts.path, err)
+	}
+	if err := report.CheckLabels(report.Layout(plan), plans...); err != nil {
 		return nil, "", fmt.Errorf("%s: %w", opts.path, err)
 	}
 	return plan, args, nil
