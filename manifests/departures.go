@@ -6,11 +6,12 @@ import (
 	"path"
 )
 
-// Departures lists how the plan departs from the protocol of the embedded
-// manifest of its name (a paper manifest run with overrides, --scale or
-// another engine): its rounds (and scale), seeds, learning rate and its
-// grid, workers, local steps and batch size, each as "what (the
-// manifest's: what)". A comparison with the paper on such a run is
+// Departures lists how the plan departs from the set-up and protocol of
+// the embedded manifest of its name (a paper manifest run with overrides,
+// --scale or another engine, or a manifest of one's own that took a paper
+// manifest's name): its data set, model, topology, rounds (and scale),
+// seeds, learning rate and its grid, workers, local steps and batch size,
+// each as "what (the manifest's what)". A comparison with the paper on such a run is
 // provisional. Nothing when the plan is an embedded manifest as written,
 // departs from none of those, or is not embedded at all.
 func (plan *Plan) Departures() []string {
@@ -23,6 +24,14 @@ func (plan *Plan) Departures() []string {
 	}
 	m, b := &plan.Manifest, &base.Manifest
 	var out []string
+	for _, f := range []struct{ name, got, want string }{{"data set", m.Task.Dataset, b.Task.Dataset}, {"model", m.Task.Model, b.Task.Model}} {
+		if f.got != f.want {
+			out = append(out, fmt.Sprintf("%s %s (the manifest's %s)", f.name, f.got, f.want))
+		}
+	}
+	if got, want := CanonicalJSON(sweptOr(m, "topology", m.Topology)), CanonicalJSON(sweptOr(b, "topology", b.Topology)); !bytes.Equal(got, want) {
+		out = append(out, fmt.Sprintf("topology %s (the manifest's %s)", got, want))
+	}
 	if got, want := m.ScaledRounds(), b.ScaledRounds(); got != want {
 		out = append(out, fmt.Sprintf("%d rounds (the manifest's %d)", got, want))
 	}

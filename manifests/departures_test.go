@@ -7,7 +7,8 @@ import (
 
 // TestDeparturesFromThePapersProtocol: a paper manifest run as written, or
 // on a column of its table, departs from nothing; with --scale, fewer
-// seeds or one lr it departs in each, named with the manifest's own.
+// seeds or one lr, another data set, model or topology it departs in
+// each, named with the manifest's own.
 func TestDeparturesFromThePapersProtocol(t *testing.T) {
 	for _, c := range []struct {
 		overrides []string
@@ -18,6 +19,8 @@ func TestDeparturesFromThePapersProtocol(t *testing.T) {
 		{[]string{"scale=0.05", "sweep.seed=[1]", "sweep.lr=[0.1]"}, []string{"5 rounds (the manifest's 100)", "seeds [1] (the manifest's [1,2,3])",
 			"lr grid [0.1] (the manifest's [0.01,0.03162277660168379,0.1,0.31622776601683794])"}},
 		{[]string{"workers=16", "local_steps=5"}, []string{"workers [16] (the manifest's [10])", "local steps [5] (the manifest's [10])"}},
+		{[]string{"task={dataset: synthetic, model: mlp}", "topology={kind: ring}"}, []string{"data set synthetic (the manifest's mnist)", "model mlp (the manifest's lenet)",
+			`topology [{"kind":"ring","weights":"metropolis-hastings"}] (the manifest's [{"kind":"mesh-to-ring","weights":"metropolis-hastings"}])`}},
 	} {
 		plan, err := Open("paper/table1-mnist", c.overrides...)
 		if err != nil {

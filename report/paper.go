@@ -338,7 +338,7 @@ func (pc *PaperComparison) text(e PaperEntry, pm string) string {
 func (pc *PaperComparison) legend() []string {
 	g := pc.Grid
 	var lines []string
-	if note := provisionalNote(pc.Departures); note != "" {
+	if note := provisionalNote(pc.Paper.Paper, pc.Departures); note != "" {
 		lines = append(lines, note)
 	}
 	if pc.Paper.Drawn {
@@ -526,10 +526,10 @@ func (pc *PaperComparison) Table() *artifacts.Table {
 
 // provisionalNote is the line a comparison with the paper starts with
 // when the run departs from its protocol ("" when it does not).
-func provisionalNote(departures []string) string {
+func provisionalNote(paper string, departures []string) string {
 	if len(departures) == 0 {
 		return ""
 	}
-	return "Provisional: this run departs from the paper's protocol (" + strings.Join(departures, "; ") +
+	return "Provisional: a variant of " + paper + ". This run departs from the paper's set-up and protocol (" + strings.Join(departures, "; ") +
 		"): the comparison and the claims below are decided on it, not on a run of the protocol."
 }

@@ -242,7 +242,7 @@ claims:
 	}
 	pc.Departures = []string{"5 rounds (the manifest's 100)"}
 	md := pc.Markdown()
-	if !strings.Contains(md, "Provisional: this run departs from the paper's protocol (5 rounds (the manifest's 100))") ||
+	if !strings.Contains(md, "Provisional: a variant of "+pc.Paper.Paper+". This run departs from the paper's set-up and protocol (5 rounds (the manifest's 100))") ||
 		strings.Count(md, "(provisional)") != len(pc.Claims) {
 		t.Errorf("a comparison on a departing run does not say it is provisional, at the top and at each claim:\n%s", md)
 	}
