@@ -54,19 +54,22 @@ type Claim struct {
 	Quote string `yaml:"quote"`
 	// Reading is how ump reads what the text leaves open (a threshold,
 	// "every entry" for "tends to"), printed beside the verdict.
-	Reading     string            `yaml:"reading"`
-	Tables      []string          `yaml:"tables"`
-	Order       []group           `yaml:"order"`
-	ColumnOrder []group           `yaml:"column_order"`
-	Strict      bool              `yaml:"strict"`
-	Columns     []string          `yaml:"columns"`
-	Rows        []string          `yaml:"rows"`
-	Rises       bool              `yaml:"rises"`
-	Falls       bool              `yaml:"falls"`
-	Widens      []string          `yaml:"widens"`
-	Best        map[string]string `yaml:"best"`
-	Worst       map[string]string `yaml:"worst"`
-	Converges   *Convergence      `yaml:"converges"`
+	Reading     string   `yaml:"reading"`
+	Tables      []string `yaml:"tables"`
+	Order       []group  `yaml:"order"`
+	ColumnOrder []group  `yaml:"column_order"`
+	// GroupMeans reads a column_order on each group's mean over its
+	// columns ("on average"), not entry by entry.
+	GroupMeans bool              `yaml:"group_means"`
+	Strict     bool              `yaml:"strict"`
+	Columns    []string          `yaml:"columns"`
+	Rows       []string          `yaml:"rows"`
+	Rises      bool              `yaml:"rises"`
+	Falls      bool              `yaml:"falls"`
+	Widens     []string          `yaml:"widens"`
+	Best       map[string]string `yaml:"best"`
+	Worst      map[string]string `yaml:"worst"`
+	Converges  *Convergence      `yaml:"converges"`
 }
 
 // Convergence is a claim on the curves (each entry's figure per evaluated
@@ -147,6 +150,9 @@ func Parse(data []byte) (*Results, error) {
 		}
 		if v := c.Converges; v != nil && (len(v.Faster) != 2 || !(v.Within > 0) || !(v.Fewer >= 0 && v.Fewer < 1)) {
 			return nil, fmt.Errorf("published results: claim %q: converges needs within > 0 (points), fewer in [0, 1) and faster: [FASTER ROWS, SLOWER ROWS]", c.Claim)
+		}
+		if c.GroupMeans && len(c.ColumnOrder) == 0 {
+			return nil, fmt.Errorf("published results: claim %q: group_means reads a column_order; give one", c.Claim)
 		}
 		if len(c.Widens) > 0 && len(c.Widens) != 2 {
 			return nil, fmt.Errorf("published results: claim %q: widens names two rows, the one ahead and the one behind", c.Claim)

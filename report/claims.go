@@ -43,6 +43,23 @@ func (a estimate) minus(b estimate) estimate {
 	return estimate{mean: a.mean - b.mean, terms: slices.Concat(a.terms, b.terms)}
 }
 
+// meanOf is the mean of estimates: its variance the sum of theirs over
+// k² (independent seeds); below every number where one diverged.
+func meanOf(es []estimate) estimate {
+	var m estimate
+	k := float64(len(es))
+	for _, e := range es {
+		if math.IsInf(e.mean, -1) {
+			return estimate{mean: math.Inf(-1)}
+		}
+		m.mean += e.mean / k
+		for _, t := range e.terms {
+			m.terms = append(m.terms, varTerm{v: t.v / (k * k), n: t.n})
+		}
+	}
+	return m
+}
+
 // outcome is what the data say of one comparison.
 type outcome int
 
@@ -176,6 +193,34 @@ func (pc *PaperComparison) decide(c *published.Claim, cells claimCells, conf flo
 							add(above, []string{above, below}, fmt.Sprintf("%s: %s %s, %s %s", col(t.Columns[cl]), above, show(a), below, show(b)), a, b, c.Strict)
 						}
 					}
+				}
+			}
+		}
+	case len(c.ColumnOrder) > 0 && c.GroupMeans:
+		for _, r := range rows {
+			name := t.Rows[r].Name
+			group := func(g []string) (estimate, bool) {
+				es := make([]estimate, len(g))
+				for i, label := range g {
+					var ok bool
+					if es[i], ok = get(r, slices.Index(t.Columns, label)); !ok {
+						return estimate{}, false
+					}
+				}
+				return meanOf(es), true
+			}
+			names := func(g []string) string {
+				cols := make([]string, len(g))
+				for i, label := range g {
+					cols[i] = col(label)
+				}
+				return "the mean at " + strings.Join(cols, ", ")
+			}
+			for k := 0; k+1 < len(c.ColumnOrder); k++ {
+				a, aok := group(c.ColumnOrder[k])
+				b, bok := group(c.ColumnOrder[k+1])
+				if aok && bok {
+					add(name, []string{name}, fmt.Sprintf("%s: %s %s, %s %s", name, names(c.ColumnOrder[k]), show(a), names(c.ColumnOrder[k+1]), show(b)), a, b, c.Strict)
 				}
 			}
 		}

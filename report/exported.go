@@ -125,7 +125,6 @@ func (r *Record) reportSigned() []byte {
 	}{"ump report 2", r.Manifest, r.Files, r.Signer, r.Report.Files, r.Report.Signer})
 }
 
-
 func digestOf(data []byte) string { return fmt.Sprintf("sha256:%x", sha256.Sum256(data)) }
 
 // ExportOf exports a manifest's results: the final and rounds tables of

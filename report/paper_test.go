@@ -330,6 +330,58 @@ claims:
 	}
 }
 
+// TestGroupMeansReadTrendsOnAverage: a column_order read on each group's
+// mean (group_means) holds where one entry of the group is below but the
+// mean is above, is refuted by a diverged entry in the upper group, and is
+// not decided where the interval of the difference of the means holds 0;
+// its interval is scipy's (Welch on the terms s²/n/k², 4 degrees of
+// freedom here: difference +1.00, 95% [-8.82, +10.82]). The entry-by-entry
+// reading of the same columns fails on the first row.
+func TestGroupMeansReadTrendsOnAverage(t *testing.T) {
+	p, err := published.Parse([]byte(`
+tables:
+  - manifest: toy
+    paper: Toy
+    drawn: true
+    columns: ["0.1", "1", "10"]
+    rows:
+      - {row: "a(x=1)", name: A}
+      - {row: "b(x=1)", name: B}
+      - {row: "c(x=1)", name: C}
+claims:
+  - {claim: on average, tables: [toy], column_order: [["1", "10"], ["0.1"]], group_means: true}
+  - {claim: entry by entry, tables: [toy], column_order: [["1", "10"], ["0.1"]], rows: [A]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := func(mean, std float64) Entry { return Entry{Mean: mean, Std: std, Seeds: 3} }
+	g := &Grid{
+		Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"},
+		RowLabels: [][]string{{"a(x=1)"}, {"b(x=1)"}, {"c(x=1)"}},
+		ColLabels: [][]string{{"0.1"}, {"1"}, {"10"}},
+		Entries: [][]Entry{
+			{e(0.65, 0.001), e(0.62, 0.001), e(0.70, 0.001)},
+			{e(0.65, 0.001), {Diverged: true}, e(0.90, 0.001)},
+			{e(0.65, 0.05), e(0.66, 0.05), e(0.66, 0.05)},
+		},
+	}
+	pc := ComparePaper(p, nil, g, p.Table("toy"), nil)
+	want := []string{
+		"fails: holds for A; fails for B (B: the mean at partition.alpha=1, partition.alpha=10 *, the mean at partition.alpha=0.1 65.00); " +
+			"not decided for C (1 of 1 comparisons within the noise at 95%, e.g. C: the mean at partition.alpha=1, partition.alpha=10 66.00, the mean at partition.alpha=0.1 65.00: difference +1.00, 95% interval [-8.82, +10.82])",
+		"fails (A: partition.alpha=1 62.00, partition.alpha=0.1 65.00)",
+	}
+	for i, v := range pc.Claims {
+		if v.Ours != want[i] {
+			t.Errorf("claim %q: ours %q;\nwant %q", v.Claim.Claim, v.Ours, want[i])
+		}
+	}
+	if _, err := published.Parse([]byte("tables: [{manifest: d, paper: D, columns: [\"1\"], rows: [{row: a, name: A, values: [\"1\"]}]}]\nclaims: [{claim: c, tables: [d], order: [A], group_means: true}]")); err == nil {
+		t.Error("group_means without a column_order accepted")
+	}
+}
+
 // TestConvergenceIsDecidedOnTheCurves: a converges claim is decided on
 // each entry's curve (the first round within the given points of its
 // last), not left to the finals; without curves it is undecided.
