@@ -113,6 +113,14 @@ func TestRecordRefusesWhatItDoesNotVouchFor(t *testing.T) {
 		{"figure changed", func(dir string) {
 			os.WriteFile(filepath.Join(dir, "curves-1.png"), []byte("another figure"), 0o644)
 		}, "curves-1.png was changed after ump report wrote it"},
+		{"rounds.parquet not listed", func(dir string) {
+			r := recordOf(t, dir)
+			delete(r.Files, RoundsFile)
+			r.Signer, r.Signature, r.Report = "", "", nil
+			os.Remove(filepath.Join(dir, "curves-1.png"))
+			data, _ := json.Marshal(r)
+			os.WriteFile(filepath.Join(dir, RecordFile), data, 0o644)
+		}, "records no rounds.parquet"},
 		{"file not listed", func(dir string) {
 			os.WriteFile(filepath.Join(dir, "README.md"), []byte("x"), 0o644)
 		}, "holds README.md, which its record.json does not list"},

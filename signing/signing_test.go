@@ -108,6 +108,9 @@ func TestVerifyAcceptsOnlyTrustedUntamperedSignatures(t *testing.T) {
 	if err := trust.Verify("commit", theirs.Public(), msg, theirs.Sign(msg)); err == nil {
 		t.Error("Unsigned made an untrusted key trusted")
 	}
+	if err := trust.Verify("commit", mine.Public(), msg, ""); !errors.Is(err, ErrUntrusted) || !strings.Contains(err.Error(), "does not verify") {
+		t.Errorf("a signer named without a signature, with Unsigned: %v; want it refused (not taken as unsigned)", err)
+	}
 }
 
 func TestTrustedKeysFile(t *testing.T) {
