@@ -41,7 +41,9 @@ func TestAnInfiniteFinalIsDiverged(t *testing.T) {
 // TestBaselineRowIsNotComparedWithItself: with --compare ROW, every other
 // row's entries say their difference to ROW's; ROW's own say nothing.
 func TestBaselineRowIsNotComparedWithItself(t *testing.T) {
-	e := func(vs ...float64) Entry { return Entry{Mean: (vs[0] + vs[1] + vs[2]) / 3, Std: 0.1, Seeds: 3, Values: vs} }
+	e := func(vs ...float64) Entry {
+		return Entry{Mean: (vs[0] + vs[1] + vs[2]) / 3, Std: 0.1, Seeds: 3, Values: vs}
+	}
 	g := &Grid{Spec: manifests.Table{Rows: []string{"algorithm"}, Value: "test_acc_mean", Best: "max", Digits: 2},
 		RowLabels: [][]string{{"a"}, {"b"}}, ColLabels: [][]string{{}}, Baseline: []string{"a"},
 		Entries: [][]Entry{{e(0.5, 0.6, 0.7)}, {e(0.7, 0.8, 0.9)}}}
