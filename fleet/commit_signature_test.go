@@ -88,3 +88,40 @@ func TestCommitTimeIsSigned(t *testing.T) {
 		t.Errorf("a version 1 commit: %+v, %v; want it taken", got, err)
 	}
 }
+
+// TestRemoteStatusRefusesACommitOfAnotherKey: a commit, signed and
+// trusted, that names a cell key other than the registration's for its
+// cell is reported refused by RemoteStatus, naming both keys; the cell's
+// own commit is taken.
+func TestRemoteStatusRefusesACommitOfAnotherKey(t *testing.T) {
+	ctx := context.Background()
+	bucket := artifacts.NewMemory()
+	key := testSigner(t, "fleet")
+	me := machine(t, bucket, key, key)
+	plan := parse(t, smallManifest)
+	reg := &eventlog.Registration{Plan: *plan}
+	for i := range plan.Cells {
+		reg.CellKeys = append(reg.CellKeys, fmt.Sprintf("k%063d", i))
+	}
+	ev := eventlog.New(eventlog.ManifestRegistered, *reg)
+	ev.Manifest = plan.Hash
+	if err := me.Pin(ctx, ev, reg, make([]string, len(plan.Cells))); err != nil {
+		t.Fatal(err)
+	}
+	other := fmt.Sprintf("x%063d", 0)
+	for i, k := range []string{reg.CellKeys[0], other} {
+		if _, err := me.Commit(ctx, plan.Hash, i, k, eventlog.Completed, finished(plan.Hash, k, "a")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, cells, err := me.RemoteStatus(ctx, plan.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cells[0].Commit == nil || cells[0].Refused != "" {
+		t.Errorf("the cell's own commit: %+v", cells[0])
+	}
+	if want := fmt.Sprintf("it names cell key %.12s, the registration %.12s", other, reg.CellKeys[1]); cells[1].Commit != nil || cells[1].Refused != want {
+		t.Errorf("a commit of another cell key: commit %v, refused %q; want %q", cells[1].Commit, cells[1].Refused, want)
+	}
+}
