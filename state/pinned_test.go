@@ -1,11 +1,13 @@
 package state
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/stages"
 )
 
 // TestReusedCountsOnlyCellsWithResultsOfOtherManifests: a cell is reused
@@ -57,5 +59,38 @@ func TestOtherResultsTakesTheNewestRegistration(t *testing.T) {
 	}
 	if other[0] != "newer" || !slices.Equal(engines, []string{"v2"}) {
 		t.Errorf("OtherResults: %v, engines %v; want the newer registration's key and engine v2", other, engines)
+	}
+}
+
+// TestSecondsAreTheCurrentKeys: a stage's per-round seconds are those
+// reported under its current key: a report of another key (a stale
+// attempt) is not taken, and a restart under a new key drops the old
+// key's rounds; a resumed run's repeat of a round keeps the latest.
+func TestSecondsAreTheCurrentKeys(t *testing.T) {
+	var evs []eventlog.Event
+	at := func(kind, key string, round int, seconds float64) {
+		var ev *eventlog.Event
+		if kind == eventlog.RoundCompleted {
+			ev = eventlog.New(kind, stages.RoundReport{Round: round, Rounds: 3, Seconds: seconds})
+			ev.Round = round
+		} else {
+			ev = eventlog.New[any](kind, nil)
+		}
+		ev.Cell, ev.Stage, ev.StageKey, ev.Seq = "c1", "train", key, uint64(len(evs)+1)
+		evs = append(evs, *ev)
+	}
+	at(eventlog.StageStarted, "t1", 0, 0)
+	at(eventlog.RoundCompleted, "t1", 1, 0.5)
+	at(eventlog.RoundCompleted, "t1", 2, 0.6)
+	at(eventlog.StageStarted, "t2", 0, 0)
+	at(eventlog.RoundCompleted, "t1", 3, 9)
+	at(eventlog.RoundCompleted, "t2", 1, 0.7)
+	at(eventlog.RoundCompleted, "t2", 1, 0.8)
+	v, err := FoldCell("c1", evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.Stages[0].Seconds; !maps.Equal(got, map[int]float64{1: 0.8}) {
+		t.Errorf("seconds %v, want only t2's round 1, its latest report (0.8)", got)
 	}
 }

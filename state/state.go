@@ -257,6 +257,9 @@ func FoldCell(key string, evs []eventlog.Event) (*CellView, error) {
 			if st.Key != "" {
 				st.Restarts++
 			}
+			if st.Key != ev.StageKey { // another computation: its rounds' seconds are its own
+				st.Seconds = nil
+			}
 			st.Key, st.Status, st.Inputs, st.Error, st.Cached = ev.StageKey, "running", ev.Inputs, "", false
 		case eventlog.RoundCompleted:
 			r, err := eventlog.PayloadOf[stages.RoundReport](ev)
