@@ -134,15 +134,21 @@ func (s *Server) best(r *http.Request, rep *state.Report) (best, of string, err 
 	if err != nil {
 		return "", "", err
 	}
+	return bestOf(grid), report.Label(spec, spec.Value), nil
+}
+
+// bestOf is a grid's best entry in words: mean ± std, its row and column,
+// and the value its select path was tuned to; "" before any result.
+func bestOf(grid *report.Grid) string {
 	label, e, ok := grid.Best()
 	if !ok {
-		return "", "", nil
+		return ""
 	}
-	best = grid.Text(e, "±") + ", " + label
+	best := grid.Text(e, "±") + ", " + label
 	if e.Select != "" {
-		best += ", " + spec.Select + "=" + e.Select
+		best += ", " + grid.Spec.Select + "=" + e.Select
 	}
-	return best, report.Label(spec, spec.Value), nil
+	return best
 }
 
 var hashPattern = regexp.MustCompile(`^[0-9a-f]{1,64}$`)
