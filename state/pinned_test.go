@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/manifests"
@@ -92,5 +93,50 @@ func TestSecondsAreTheCurrentKeys(t *testing.T) {
 	}
 	if got := v.Stages[0].Seconds; !maps.Equal(got, map[int]float64{1: 0.8}) {
 		t.Errorf("seconds %v, want only t2's round 1, its latest report (0.8)", got)
+	}
+}
+
+// TestSpanCountsOnlyTheManifestsOwnEvents: when a manifest ran is the
+// span of its own events; a shared cell's events of another manifest,
+// earlier or later, are not its.
+func TestSpanCountsOnlyTheManifestsOwnEvents(t *testing.T) {
+	at := func(manifest string, hour int) eventlog.Event {
+		return eventlog.Event{Manifest: manifest, Time: time.Date(2026, 11, 28, hour, 0, 0, 0, time.UTC)}
+	}
+	r := &Report{Registration: eventlog.Registration{Plan: manifests.Plan{Hash: "h"}}, Cells: []*CellView{
+		{Events: []eventlog.Event{at("other", 1), at("h", 3), at("h", 5), at("other", 9)}},
+	}}
+	if first, last := r.Span(); first.Hour() != 3 || last.Hour() != 5 {
+		t.Errorf("span %v to %v, want 03:00 to 05:00 (its own events)", first, last)
+	}
+}
+
+// TestForgetThenRegisterAgain: a manifest forgotten is listed again once
+// it is registered after the forget; one forgotten after its latest
+// registration is not.
+func TestForgetThenRegisterAgain(t *testing.T) {
+	log := eventlog.NewMemory()
+	add := func(ev *eventlog.Event, manifest string) {
+		t.Helper()
+		ev.Manifest = manifest
+		if err := log.Append(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	register := func(hash string) {
+		add(eventlog.New(eventlog.ManifestRegistered, eventlog.Registration{Plan: manifests.Plan{Hash: hash}}), hash)
+	}
+	forget := func(hash string) { add(eventlog.New[any](eventlog.ManifestForgotten, nil), hash) }
+	register("a")
+	register("b")
+	forget("a")
+	forget("b")
+	register("a")
+	_, forgotten, err := Source{Events: log}.RegistrationEvents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if forgotten["a"] || !forgotten["b"] {
+		t.Errorf("forgotten %v; want b alone (a was registered again after its forget)", forgotten)
 	}
 }
