@@ -86,6 +86,43 @@ sweep:
 	}
 }
 
+// TestSelectionByValidationLossWhereLowerIsBetter: a table whose figure
+// is best at its minimum (train_loss) tunes by val_loss_mean, not by
+// val_acc_mean: here the two disagree.
+func TestSelectionByValidationLossWhereLowerIsBetter(t *testing.T) {
+	plan, err := manifests.Parse("v.yaml", []byte(`version: 1
+name: v
+task: {dataset: synthetic}
+rounds: 2
+lr: 0.1
+algorithm: {name: d-sum}
+validation: {fraction: 0.1}
+sweep:
+  algorithm: [{name: d-sum}]
+  lr: [0.1, 0.2]
+  seed: [1, 2]
+table: {rows: [algorithm], value: train_loss, select: lr}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	finals := make([]Final, len(plan.Cells))
+	for i, cell := range plan.Cells {
+		acc, loss := 0.9, 0.2 // lr 0.1: the lower validation loss, the higher accuracy
+		if cell.Config.LR == 0.2 {
+			acc, loss = 0.7, 0.5
+		}
+		finals[i] = Final{Status: eventlog.Completed, Figures: map[string]float64{"train_loss": 1, "val_acc_mean": acc, "val_loss_mean": loss}}
+	}
+	g, err := NewGrid(plan, Layout(plan), finals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Spec.Best != "min" || g.SelectBy != "val_loss_mean" || g.Entries[0][0].Select != "0.1" {
+		t.Errorf("best %s, tuned by %s, lr %s; want min, val_loss_mean, 0.1", g.Spec.Best, g.SelectBy, g.Entries[0][0].Select)
+	}
+}
+
 // TestSelectionOnSeedsOfItsOwn: with select: {by: lr, seeds: [1, 2]} lr
 // is chosen by the mean over seeds 1 and 2 alone, and each entry
 // aggregates the other seeds (3 and 4): where lr 0.1 wins on seeds 1-2 and
