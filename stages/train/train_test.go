@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"errors"
 	"math"
 	"slices"
 	"testing"
@@ -359,4 +360,36 @@ checkpoint: {every: 6}
 	}
 	want := optimizerState(t, cfg, []algorithms.Mixing{ring, ring, ring, ring, ring, ring}, []float64{0.05, 0.1, 0.05, 0.05, 0.025, 0.025})
 	sameState(t, got, want, "at the schedule's rates, round by round")
+}
+
+// TestAnInterruptInTheFinalRoundLetsTheCellFinish: an interrupt that
+// comes during the last round lets it end, and the stage completes (its
+// result, not ErrInterrupted); one during an earlier round stops after it,
+// with ErrInterrupted.
+func TestAnInterruptInTheFinalRoundLetsTheCellFinish(t *testing.T) {
+	for _, at := range []int{3, 2} {
+		_, _, env := quadraticRun(t, `version: 1
+name: t
+task: {dataset: quadratic, quadratic: {dim: 5}}
+workers: 3
+rounds: 3
+local_steps: 2
+lr: 0.1
+algorithm: {name: d-sum}
+`)
+		ctx, cancel := context.WithCancel(context.Background())
+		env.Step = func(round, step, steps int) {
+			if round == at && step == 1 {
+				cancel()
+			}
+		}
+		res, err := Stage{}.Run(ctx, env)
+		cancel()
+		switch {
+		case at == 3 && (err != nil || res == nil):
+			t.Errorf("interrupted in the final round: %v; want the stage to complete", err)
+		case at < 3 && !errors.Is(err, stages.ErrInterrupted):
+			t.Errorf("interrupted in round %d of 3: %v; want ErrInterrupted", at, err)
+		}
+	}
 }
