@@ -1,6 +1,7 @@
 package algorithms
 
 import (
+	"errors"
 	"maps"
 	"math"
 	"runtime"
@@ -453,4 +454,46 @@ func TestTraceIsWhatTheOptimizerDoes(t *testing.T) {
 			t.Errorf("%s: StateNames %v, the optimizer keeps %v", name, names, want)
 		}
 	}
+}
+
+// TestNoStepAfterAFailedGradient: when a local step's gradient fails, the
+// round ends with its error and no algorithm moves x after it: the workers'
+// parameters are those the failing gradient was asked at.
+func TestNoStepAfterAFailedGradient(t *testing.T) {
+	q := datasets.NewQuadratic(4, 6, 1, 2, 0.5, 3)
+	failing := errors.New("the gradient failed")
+	for _, cfg := range allConfigs() {
+		k := stepsFor(cfg, 3)
+		if k < 2 {
+			continue // one local step: no step after it either way
+		}
+		opt, err := New(cfg, q.N, make([]float32, q.Dim))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var atFailure [][]float32
+		grads := quadraticGrads(q, 0)
+		err = opt.Round(&Round{T: 0, K: k, LR: 0.05, Mix: ringMixing(t, q.N), Grad: func(step int, x, g [][]float32) error {
+			if step == 1 {
+				atFailure = clone(x)
+				return failing
+			}
+			return grads(step, x, g)
+		}})
+		if !errors.Is(err, failing) {
+			t.Errorf("%s: the round returned %v, want the gradient's error", cfg.Name, err)
+			continue
+		}
+		if !slices.EqualFunc(opt.X(), atFailure, slices.Equal[[]float32]) {
+			t.Errorf("%s %v: x moved after the failed gradient", cfg.Name, cfg.Params)
+		}
+	}
+}
+
+func clone(x [][]float32) [][]float32 {
+	out := make([][]float32, len(x))
+	for i := range x {
+		out[i] = slices.Clone(x[i])
+	}
+	return out
 }
