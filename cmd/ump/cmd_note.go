@@ -126,7 +126,7 @@ func printDiff(w io.Writer, a, b *eventlog.Registration) error {
 			continue
 		}
 		n++
-		fmt.Fprintf(w, "  %s: %s -> %s\n", p, display.Terminal(cmp.Or(va, "(absent)")), display.Terminal(cmp.Or(vb, "(absent)")))
+		fmt.Fprintf(w, "  %s: %s -> %s\n", display.Terminal(p), cmp.Or(va, "(absent)"), cmp.Or(vb, "(absent)")) // the values are JSON: escaped
 	}
 	if n == 0 {
 		fmt.Fprintln(w, "  the same configuration")

@@ -186,6 +186,8 @@ func TestNoControlCharacterReachesTheTerminal(t *testing.T) {
 		{"status", ump(t, store, "status"), regexp.MustCompile(regexp.QuoteMeta(`clear\x1b[2Jscreen\abell\nline`))},
 		{"show", ump(t, store, "show", hash), regexp.MustCompile(`cell 2 algorithm=dpsgd\(\)`)},
 		{"an error", ump(t, store, "run", m+"\x1b[2J"), regexp.MustCompile(regexp.QuoteMeta(`m.yaml\x1b[2J: no such file`))},
+		{"diff", ump(t, store, "diff", hashOf(t, ump(t, store, "run", writeFile(t, "plain.yaml", strings.Replace(smallManifest, "name: long", "name: plain", 1)))), hash),
+			regexp.MustCompile(regexp.QuoteMeta(`table.labels.dpsgd(): (absent) -> "D\u001b]0;pwned\u0007 | x"`))},
 	} {
 		if out := tc.r.stdout + tc.r.stderr; strings.ContainsAny(out, "\x1b\a") || !tc.want.MatchString(out) {
 			t.Errorf("%s printed control characters raw, or lacks %s:\n%q", tc.name, tc.want, out)
