@@ -37,6 +37,9 @@ type PaperEntry struct {
 	Paper       published.Value
 	Diff        float64 // ours − the paper's mean, in points (when both are numbers)
 	Inside      bool    // the paper's mean lies in our interval
+	// Depends says where a choice of the select path within the noise
+	// decides Inside: "outside with D-SUM's runner-up lr=0.1".
+	Depends []string
 }
 
 // comparable reports whether both sides are numbers.
@@ -96,6 +99,16 @@ func ComparePaper(p *published.Results, plan *manifests.Plan, g *Grid, t *publis
 		pc.Taus = append(pc.Taus, Tau{Tau: stats.KendallTauB(x, y), N: len(x)})
 	}
 	runners := pc.runnersUp(p)
+	for r, row := range pc.Entries {
+		for c := range row {
+			e := &pc.Entries[r][c]
+			for _, ru := range runners {
+				if alt := ru.alt.Entries[r][c]; e.comparable() && e.HasInterval && alt.comparable() && alt.HasInterval && alt.Inside != e.Inside {
+					e.Depends = append(e.Depends, fmt.Sprintf("%s with %s", insideWord(alt), ru.what))
+				}
+			}
+		}
+	}
 	for i := range p.Claims {
 		c := &p.Claims[i]
 		if !slices.Contains(c.Tables, t.Manifest) {
@@ -324,14 +337,22 @@ func (pc *PaperComparison) text(e PaperEntry, pm string) string {
 	if !e.comparable() {
 		return ours + " · " + paper
 	}
-	verdict := "outside"
-	switch {
-	case !e.HasInterval:
-		verdict = "n/a"
-	case e.Inside:
-		verdict = "inside"
+	verdict := insideWord(e)
+	if len(e.Depends) > 0 {
+		verdict += " (" + strings.Join(e.Depends, "; ") + ")"
 	}
 	return fmt.Sprintf("%s · %s · %+.2f · %s", ours, paper, e.Diff, verdict)
+}
+
+// insideWord says whether the paper's mean lies in our interval.
+func insideWord(e PaperEntry) string {
+	switch {
+	case !e.HasInterval:
+		return "n/a"
+	case e.Inside:
+		return "inside"
+	}
+	return "outside"
 }
 
 // legend explains the entries, then the rank agreement and the claims.

@@ -514,7 +514,8 @@ claims:
 
 // TestClaimsSayWhenTheyDependOnAChoiceWithinTheNoise: a claim whose
 // verdict changes when an unstable choice of lr is replaced by its
-// runner-up says so; a stable choice is not questioned.
+// runner-up says so, and so does an entry whose place inside or outside
+// the paper's interval changes; a stable choice is not questioned.
 func TestClaimsSayWhenTheyDependOnAChoiceWithinTheNoise(t *testing.T) {
 	p, err := published.Parse([]byte(`
 tables:
@@ -532,11 +533,12 @@ claims:
 	}
 	runnerUp := Entry{Mean: 0.90, Std: 0.01, Seeds: 3, Select: "0.2"}
 	for _, c := range []struct {
-		stability float64
-		want      string
+		stability   float64
+		want, entry string
 	}{
-		{0.6, "holds (depends on a choice within the noise: with A's runner-up lr=0.2 it is not decided)"},
-		{0.95, "holds;"},
+		{0.6, "holds (depends on a choice within the noise: with A's runner-up lr=0.2 it is not decided)",
+			"| A | 95.00 ± 1.00 [92.52, 97.48] · 95.0 · +0.00 · inside (outside with A's runner-up lr=0.2) |"},
+		{0.95, "holds;", "| A | 95.00 ± 1.00 [92.52, 97.48] · 95.0 · +0.00 · inside |"},
 	} {
 		sel := &Selection{RunnerUp: "0.2", Margin: 0.05, Stability: c.stability}
 		g := &Grid{
@@ -551,6 +553,9 @@ claims:
 		md := ComparePaper(p, nil, g, p.Table("toy"), nil).Markdown()
 		if !strings.Contains(md, "- A over B: ours "+c.want) {
 			t.Errorf("stability %v: want the claim to read %q:\n%s", c.stability, c.want, md)
+		}
+		if !strings.Contains(md, c.entry+"\n") {
+			t.Errorf("stability %v: want A's entry to read %q:\n%s", c.stability, c.entry, md)
 		}
 	}
 }
