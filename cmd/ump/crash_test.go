@@ -193,7 +193,7 @@ var fillManifest = strings.Replace(longManifest, "evaluate: {every: 3}\ncheckpoi
 // another program would: the run must stop with exit 3 saying to free
 // space — never die inside Badger — and, once the filler's file is gone,
 // the same command must finish with the digests of a run that never
-// stopped.
+// stopped; the gc its message names runs as printed.
 func TestDiskFilledMidRun(t *testing.T) {
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=96m", "tmpfs", dir).CombinedOutput(); err != nil {
@@ -232,6 +232,12 @@ func TestDiskFilledMidRun(t *testing.T) {
 			t.Errorf("trial %d: the run on a disk filled under it: exit %d (%v)\n%s", trial, code, err, lastLines(errb.String(), 15))
 		}
 		os.Remove(filler)
+		if code == 3 { // its hint, pasted as printed, once space is free
+			gc := hint(t, errb.String(), regexp.MustCompile("`([^`]* gc)` removes unreferenced blobs"))
+			if r := printed(t, t.TempDir(), gc); r.code != 0 {
+				t.Errorf("trial %d: %s: exit %d\n%s", trial, gc, r.code, r.stderr)
+			}
+		}
 		if rerun := ump(t, store, "run", m); rerun.code != 0 {
 			t.Fatalf("trial %d: rerun after freeing space: exit %d\n%s", trial, rerun.code, rerun.stderr)
 		}

@@ -74,6 +74,8 @@ var (
 // to run next, pasted as printed in a directory other than the store's:
 // each names ump by the path it was run by, with the global flags given
 // (the store, the data directory, S3, the key), and does what it says.
+// (The gc that a full disk's message names needs a full disk: it is run as
+// printed in TestDiskFilledMidRun.)
 func TestEveryHintRunsAsPrinted(t *testing.T) {
 	t.Run("run and forget", hintsOfRunAndForget)
 	t.Run("show", hintsOfShow)
