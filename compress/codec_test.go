@@ -93,77 +93,6 @@ func TestNoneIsExact(t *testing.T) {
 	}
 }
 
-// TestHalfRoundTrip: every finite half survives float32 and back, and
-// float32 values round to the nearest half.
-func TestHalfRoundTrip(t *testing.T) {
-	for h := 0; h < 1<<16; h++ {
-		if h&0x7c00 == 0x7c00 && h&0x3ff != 0 {
-			continue // NaN
-		}
-		if got := toHalf(fromHalf(uint16(h))); got != uint16(h) {
-			t.Fatalf("half %#04x -> %g -> %#04x", h, fromHalf(uint16(h)), got)
-		}
-	}
-	r := rand.New(rand.NewPCG(3, 4))
-	for range 100000 {
-		f := float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(50)-30)))
-		got := float64(fromHalf(toHalf(f)))
-		// The nearest half: compare with the neighbours of the result.
-		h := toHalf(f)
-		for _, nb := range []uint16{h - 1, h + 1} {
-			if nb&0x7c00 == 0x7c00 {
-				continue
-			}
-			if other := float64(fromHalf(nb)); math.Abs(other-float64(f)) < math.Abs(got-float64(f)) && math.Abs(float64(f)) < 65504 {
-				t.Fatalf("%g -> %g, but %g is nearer", f, got, other)
-			}
-		}
-	}
-	if !math.IsInf(float64(fromHalf(toHalf(1e6))), 1) || fromHalf(toHalf(1e-9)) != 0 {
-		t.Error("fp16 overflow must give +Inf and underflow 0")
-	}
-}
-
-// TestTopKSelectsExactly compares topk with a full sort, with ties.
-func TestTopKSelectsExactly(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	for trial := range 200 {
-		d := 1 + r.IntN(300)
-		vec := make([]float32, d)
-		for k := range vec {
-			vec[k] = float32(r.IntN(21) - 10) // many ties, zeros, both signs
-		}
-		ratio := r.Float64()
-		want := make([]int, d)
-		for k := range want {
-			want[k] = k
-		}
-		slices.SortStableFunc(want, func(a, b int) int {
-			ma, mb := math.Abs(float64(vec[a])), math.Abs(float64(vec[b]))
-			switch {
-			case ma > mb:
-				return -1
-			case ma < mb:
-				return 1
-			}
-			return 0
-		})
-		want = want[:keep(ratio, d)]
-		slices.Sort(want)
-		if got := largest(vec, keep(ratio, d)); !slices.Equal(got, want) {
-			t.Fatalf("trial %d d=%d k=%d: indices %v, want %v", trial, d, keep(ratio, d), got, want)
-		}
-		c := mustCodec(t, Spec{Codec: "topk", Params: kinds.Values{"ratio": ratio}})
-		out := make([]float32, d)
-		c.Decode(c.Encode(vec, Draw{}), Draw{}, out)
-		for k := range out {
-			if in := slices.Contains(want, k); (in && out[k] != vec[k]) || (!in && out[k] != 0) {
-				t.Fatalf("trial %d: decoded entry %d = %g", trial, k, out[k])
-			}
-		}
-	}
-}
-
 // TestUnbiased: the mean of many encodings of one vector approaches it at
 // the rate 1/sqrt(N) for randomk (scaled by d/k), qsgd, terngrad and
 // natural; sign, which is biased, does not.
@@ -268,23 +197,6 @@ func TestCodecParameterErrors(t *testing.T) {
 		if _, err := NewCodec(s); err == nil {
 			t.Errorf("%+v: no error", s)
 		}
-	}
-}
-
-// TestOnebitDecodesTheTwoMeans: onebit sends the mean of the non-negative
-// entries and the mean of the negative ones; each entry decodes to its
-// sign's mean.
-func TestOnebitDecodesTheTwoMeans(t *testing.T) {
-	in := []float32{3, -1, 1, -3, 0}
-	c, err := NewCodec(Spec{Codec: "onebit"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make([]float32, len(in))
-	c.Decode(c.Encode(in, Draw{}), Draw{}, got)
-	pos, neg := float32(4.0/3), float32(-2) // (3+1+0)/3 and (-1-3)/2, by hand
-	if want := []float32{pos, neg, pos, neg, pos}; !slices.Equal(got, want) {
-		t.Errorf("onebit decodes %v as %v, want %v", in, got, want)
 	}
 }
 

@@ -6,6 +6,11 @@
 // counting the bits of every message and the compression error. Codecs
 // binds every codec package codecs declares to its constructor.
 //
+// codec.go holds what every codec shares (Codec, Message, Draw, the
+// registry); each codec has its own file (topk.go, qsgd.go, ...), with its
+// tests beside it where they are its alone; sparse.go and bits.go hold the
+// index-value and bit packing several share.
+//
 // Randomness (stochastic rounding, randomk's indices, powersgd's test
 // matrix) comes from streams named by (cell seed, round, kind, worker), so
 // a resumed run draws the same numbers.
