@@ -8,6 +8,7 @@
 //
 // The runner asks it what a cell already holds (cache hits, results other
 // manifests computed, what a commit or a pull brings); the reports, the
-// dashboard and the CLI read through it. It depends on the event log, the
-// manifests and the blob store only.
+// dashboard and the CLI read through it. It imports the event log, the
+// blob store and stages (for what a round report and a stage's result
+// hold) only.
 package state
