@@ -371,7 +371,11 @@ func ReadExportedFinals(dir string) (*Exported, error) { return readExported(dir
 
 // readExported reads dir; all: every file the record lists must be there.
 func readExported(dir string, all bool) (*Exported, error) {
-	read := func(name string) ([]byte, error) {
+	readBefore := map[string][]byte{}
+	read := func(name string) ([]byte, error) { // each file once: the tables, the record's digests and the CSV check share it
+		if data, ok := readBefore[name]; ok {
+			return data, nil
+		}
 		path := filepath.Join(dir, name)
 		info, err := os.Lstat(path)
 		switch {
@@ -389,6 +393,7 @@ func readExported(dir string, all bool) (*Exported, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, path, err)
 		}
+		readBefore[name] = data
 		return data, nil
 	}
 	data, err := read(RegistrationFile)
