@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ump-lab/ump/fleet"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn/cpu"
 	"github.com/ump-lab/ump/nn/gpu"
@@ -108,10 +107,7 @@ func openPlan(opts runOptions) (*manifests.Plan, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	args := opts.path
-	for _, ov := range opts.overrides {
-		args += " " + fleet.ShellQuote(ov)
-	}
+	args := strings.Join(append([]string{opts.path}, quotedEach(opts.overrides)...), " ")
 	if opts.engine != "" {
 		if err := plan.SetEngine(opts.engine); err != nil {
 			return nil, "", badInput{err}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/ump-lab/ump/eventlog"
-	"github.com/ump-lab/ump/fleet"
 	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
@@ -153,15 +152,6 @@ func noteOtherEngine(w io.Writer, indent string, g globals, store *pipeline.Stor
 	fmt.Fprintf(w, "%snote: %d of its cells without a result here have one recorded with other inputs, by engine %s (a cell's key holds the engine and the data it ran on); "+
 		"%s brings them back, %s computes them here\n", indent, len(other), strings.Join(engines, " and "), use, recompute)
 	return nil
-}
-
-// quotedEach is each word quoted for a shell where it needs it.
-func quotedEach(words []string) []string {
-	out := make([]string, len(words))
-	for i, w := range words {
-		out[i] = fleet.ShellQuote(w)
-	}
-	return out
 }
 
 // printSummary prints when the manifest's cells ran and its table's best

@@ -182,6 +182,15 @@ const (
 	invocationKey = "invocation"
 )
 
+// quotedEach is each word quoted for a shell where it needs it.
+func quotedEach(words []string) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = fleet.ShellQuote(w)
+	}
+	return out
+}
+
 // asRun makes each command that s names in backquotes (`ump gc`,
 // written so by the packages below, which cannot know how ump was run) name
 // ump as it was run, with its global flags (invocation), so that pasted
