@@ -214,17 +214,12 @@ func TestReportShowsEveryDeclaredScope(t *testing.T) {
 // is not final.parquet, and a changed report.md; without the record the
 // report says it is unsigned, in words that do not read as a check.
 func TestReportRecordsWhatItWrote(t *testing.T) {
-	store := t.TempDir()
-	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", tableManifest)))
 	key := testKey(t)
 	out := filepath.Join(t.TempDir(), "report")
-	if r := ump(t, store, "report", hash[:12], "--out", out); r.code != 0 {
-		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
-	}
+	_, _, dir := reported(t, out)
 	if doc := readDoc(t, out); !strings.Contains(doc, "| results signed | by "+key.Public()+", your key") {
 		t.Errorf("report.md does not say its results are signed by %s:\n%s", key.Public(), doc)
 	}
-	dir := filepath.Join(out, "quad-table-"+hash[:12])
 	again := filepath.Join(t.TempDir(), "again")
 	if r := ump(t, t.TempDir(), "report", dir, "--out", again); r.code != 0 {
 		t.Fatalf("report of the signed directory: exit %d\n%s", r.code, r.stderr)
@@ -301,15 +296,9 @@ func TestReportRecordsWhatItWrote(t *testing.T) {
 // as unsigned (--trust-unsigned); and a record whose signer's name was
 // changed does not verify.
 func TestReportNeverVouchesForWhatItDidNotCompute(t *testing.T) {
-	store := t.TempDir()
-	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", tableManifest)))
 	key := testKey(t)
-	out := filepath.Join(t.TempDir(), "report")
-	if r := ump(t, store, "report", hash[:12], "--out", out); r.code != 0 {
-		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
-	}
-	name := "quad-table-" + hash[:12]
-	dir := filepath.Join(out, name)
+	store, hash, dir := reported(t, filepath.Join(t.TempDir(), "report"))
+	name := filepath.Base(dir)
 	for _, file := range []string{"final.parquet", "rounds.parquet"} { // cell 1 made 1000 times better, consistently
 		data, _ := os.ReadFile(filepath.Join(dir, file))
 		tb, err := artifacts.ReadParquet(data)
