@@ -181,6 +181,9 @@ func NewTrust(keys ...string) (*Trust, error) {
 // Keys lists the trusted keys.
 func (t *Trust) Keys() []string { return slices.Clone(t.keys) }
 
+// Trusts reports whether key (NAME:BASE64, the name included) is trusted.
+func (t *Trust) Trusts(key string) bool { return slices.Contains(t.keys, key) }
+
 // Verifies reports whether sig is signer's signature of msg, whoever
 // signer is (Trust.Verify also asks whether signer is trusted).
 func Verifies(signer string, msg []byte, sig string) bool {
@@ -200,7 +203,7 @@ func (t *Trust) Verify(what, signer string, msg []byte, sig string) error {
 		return fmt.Errorf("%w: %s is not signed (written by an ump from before signing, or by hand): "+
 			"--trust-unsigned (pull, run, submit) accepts it if you trust whoever can write the bucket", ErrUntrusted, what)
 	}
-	if !slices.Contains(t.keys, signer) {
+	if !t.Trusts(signer) {
 		return fmt.Errorf("%w: %s is signed by %s, a key this store does not trust: `ump trust add %s` if it is a collaborator's",
 			ErrUntrusted, what, firstLine(signer), firstLine(signer))
 	}

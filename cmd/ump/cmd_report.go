@@ -196,7 +196,7 @@ func trustOf(x *report.Exported, dir string, trust *signing.Trust, trustUnsigned
 	switch {
 	case x.Signer == "":
 		return unsignedResults, nil
-	case slices.Contains(trust.Keys(), x.Signer):
+	case trust.Trusts(x.Signer):
 		return "by " + display.Markdown(x.Signer) + ", a key you trust", nil
 	case trustUnsigned:
 		return "no: signed by " + display.Markdown(x.Signer) + ", a key you do not trust, taken as unsigned (--trust-unsigned)", nil
