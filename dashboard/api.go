@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ump-lab/ump/stages"
 	"maps"
 	"math"
 	"net/http"
@@ -13,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ump-lab/ump/stages"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/eventlog"
@@ -313,7 +314,7 @@ type about struct {
 	Notes     []state.Note `json:"notes,omitempty"`
 }
 
-func (s *Server) about(reg *eventlog.Registration) (about, error) {
+func (s *Server) about(reg *state.Registration) (about, error) {
 	notes, err := s.store.Notes(reg.Plan.Hash)
 	return about{reg.Overrides, notes}, err
 }

@@ -49,7 +49,7 @@ type Server struct {
 	state storeState
 
 	regsMu     sync.Mutex // guards regs and registered, filled while requests read
-	regs       []eventlog.Registration
+	regs       []state.Registration
 	registered int // ManifestRegistered and ManifestForgotten events that regs folds
 }
 
@@ -136,7 +136,7 @@ func (s *Server) snapshot() *eventlog.Snapshot {
 // registrations are the store's manifests (Source.Manifests), decoded
 // again only when a manifest was registered or forgotten since the last call. The
 // caller holds mu (read).
-func (s *Server) registrations() ([]eventlog.Registration, error) {
+func (s *Server) registrations() ([]state.Registration, error) {
 	evs, err := s.store.Events.ByKind(eventlog.ManifestRegistered)
 	if err != nil {
 		return nil, err

@@ -1,7 +1,10 @@
 // Package eventlog is a store directory's record of what happened: the
 // events a run writes (their kinds and payload types: Registration,
-// StageOutcome, CellOutcome, Provenance), the Badger log that holds them,
-// and the files around it. It is the only package that imports Badger.
+// record.RoundReport, StageOutcome, CellOutcome, Provenance), the Badger
+// log that holds them, and the files around it. It is the only package
+// that imports Badger. It knows no stage, manifest or data set: a
+// registration keeps its plan as JSON, which state decodes. It imports
+// artifacts, record and internal/durable only.
 //
 // Data model: a store directory holds its marker (ump-store.json: the
 // format and the last committed event's sequence number), the event log

@@ -9,8 +9,7 @@ import (
 	"time"
 
 	"github.com/ump-lab/ump/artifacts"
-	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/record"
 )
 
 // Event kinds, each with one payload type (payloadTypes).
@@ -18,7 +17,7 @@ const (
 	ManifestRegistered = "ManifestRegistered" // Registration
 	CellStarted        = "CellStarted"        // Fingerprint: map[string]string
 	StageStarted       = "StageStarted"       // none
-	RoundCompleted     = "RoundCompleted"     // stages.RoundReport
+	RoundCompleted     = "RoundCompleted"     // record.RoundReport
 	StageCompleted     = "StageCompleted"     // StageOutcome
 	StageFailed        = "StageFailed"        // string: the error
 	CellCompleted      = "CellCompleted"      // CellOutcome
@@ -38,7 +37,7 @@ func Own(kind string) bool { return slices.Contains(ownKinds, kind) }
 var payloadTypes = map[string]reflect.Type{
 	ManifestRegistered: reflect.TypeFor[Registration](),
 	CellStarted:        reflect.TypeFor[map[string]string](),
-	RoundCompleted:     reflect.TypeFor[stages.RoundReport](),
+	RoundCompleted:     reflect.TypeFor[record.RoundReport](),
 	StageCompleted:     reflect.TypeFor[StageOutcome](),
 	StageFailed:        reflect.TypeFor[string](),
 	CellCompleted:      reflect.TypeFor[CellOutcome](),
@@ -47,7 +46,8 @@ var payloadTypes = map[string]reflect.Type{
 }
 
 // maxEventBytes bounds one event, below Badger's value limit (its value
-// log file size); a registration of manifests.MaxCells cells fits.
+// log file size); a registration of the most cells a manifest may have
+// (manifests.MaxCells) fits.
 const maxEventBytes = 24 << 20
 
 // RoundCheckpoint names the checkpoint a RoundCompleted event records
@@ -127,10 +127,12 @@ const (
 	Failed     = "failed"
 )
 
-// Registration is a manifest as registered: the plan and its cell keys.
+// Registration is a manifest as registered: its plan, as JSON (a
+// manifests.Plan, which state.RegistrationOf decodes), and its cell keys.
+// The event's Manifest field holds the plan's hash.
 type Registration struct {
-	Plan     manifests.Plan `json:"plan"`
-	CellKeys []string       `json:"cell_keys"`
+	Plan     json.RawMessage `json:"plan"`
+	CellKeys []string        `json:"cell_keys"`
 	// Overrides are what the run that registered it changed from the
 	// manifest file: PATH=VALUE overrides, engine= and scale= for --engine
 	// and --scale (already part of Plan and its hash; kept to show).

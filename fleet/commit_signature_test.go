@@ -14,6 +14,7 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/signing"
+	"github.com/ump-lab/ump/state"
 )
 
 // TestCommitSignatureCoversItsCell: a commit's signature is an ed25519
@@ -99,12 +100,11 @@ func TestRemoteStatusRefusesACommitOfAnotherKey(t *testing.T) {
 	key := testSigner(t, "fleet")
 	me := machine(t, bucket, key, key)
 	plan := parse(t, smallManifest)
-	reg := &eventlog.Registration{Plan: *plan}
+	reg := &state.Registration{Plan: *plan}
 	for i := range plan.Cells {
 		reg.CellKeys = append(reg.CellKeys, fmt.Sprintf("k%063d", i))
 	}
-	ev := eventlog.New(eventlog.ManifestRegistered, *reg)
-	ev.Manifest = plan.Hash
+	ev := reg.Event()
 	if err := me.Pin(ctx, ev, reg, make([]string, len(plan.Cells))); err != nil {
 		t.Fatal(err)
 	}

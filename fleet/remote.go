@@ -107,7 +107,9 @@ func (c *Commit) signed(hash string, index int) []byte {
 // signedV1 is what the signature of a commit by an ump from before commits
 // signed their time covered: all of signed but the time, which such a
 // commit does not vouch for.
-func (c *Commit) signedV1(hash string, index int) []byte { return c.fields("ump commit 1", hash, index) }
+func (c *Commit) signedV1(hash string, index int) []byte {
+	return c.fields("ump commit 1", hash, index)
+}
 
 // fields are a commit's signed lines but its time, under header.
 func (c *Commit) fields(header, hash string, index int) []byte {
@@ -127,7 +129,7 @@ func (c *Commit) Sign(hash string, index int, key *signing.Key) {
 
 // Pin records the registration on S3 unless a machine did first; then its
 // cell keys must be this machine's.
-func (r *Remote) Pin(ctx context.Context, ev *eventlog.Event, reg *eventlog.Registration, inputs []string) error {
+func (r *Remote) Pin(ctx context.Context, ev *eventlog.Event, reg *state.Registration, inputs []string) error {
 	data, err := json.Marshal(pin{Registration: *ev, Inputs: inputs})
 	if err != nil {
 		return err
@@ -140,7 +142,7 @@ func (r *Remote) Pin(ctx context.Context, ev *eventlog.Event, reg *eventlog.Regi
 	if err != nil {
 		return err
 	}
-	pinned, err := eventlog.PayloadOf[eventlog.Registration](&theirs.Registration)
+	pinned, err := state.RegistrationOf(&theirs.Registration)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -449,7 +451,7 @@ type CellState struct {
 
 // RemoteStatus lists, for each cell of a manifest registered on S3, its
 // commit or its progress, without pulling anything.
-func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*eventlog.Registration, []CellState, error) {
+func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*state.Registration, []CellState, error) {
 	p, err := r.pinned(ctx, hash)
 	if errors.Is(err, artifacts.ErrNotFound) {
 		return nil, nil, fmt.Errorf("%w: manifest %s has no registration on %s: no machine has run it there yet (give the full 64-digit hash)", state.ErrBadArgument, hash, r.Bucket)
@@ -457,7 +459,7 @@ func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*eventlog.Regis
 	if err != nil {
 		return nil, nil, err
 	}
-	reg, err := eventlog.PayloadOf[eventlog.Registration](&p.Registration)
+	reg, err := state.RegistrationOf(&p.Registration)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -679,7 +681,7 @@ func (r *Remote) remoteEvents(ctx context.Context, hash string, progress func(st
 	if err != nil {
 		return nil, nil, false, err
 	}
-	reg, err := eventlog.PayloadOf[eventlog.Registration](&p.Registration)
+	reg, err := state.RegistrationOf(&p.Registration)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("%w: %s: %v", ErrRejected, registrationName(hash), err)
 	}

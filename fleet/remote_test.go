@@ -14,12 +14,13 @@ import (
 	"testing"
 
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/record"
+	"github.com/ump-lab/ump/state"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/signing"
-	"github.com/ump-lab/ump/stages"
 )
 
 // The commit protocol against artifacts.Memory, the in-memory twin of a
@@ -155,7 +156,7 @@ func TestCommitsAndUploadsCountOnlyFromTrustedKeys(t *testing.T) {
 	// Uploads: the stranger's got furthest, but only mine count: the
 	// furthest of them.
 	progress := func(m *Remote, round int) {
-		ev := eventlog.New(eventlog.RoundCompleted, stages.RoundReport{Round: round})
+		ev := eventlog.New(eventlog.RoundCompleted, record.RoundReport{Round: round})
 		ev.Manifest, ev.Cell, ev.Round = tHash, tKey, round
 		ev.Outputs = map[string]artifacts.Ref{eventlog.RoundCheckpoint: {Digest: "sha256:" + strings.Repeat("c", 64)}}
 		if err := m.Progress(ctx, tHash, 0, []eventlog.Event{*ev}); err != nil {
@@ -195,14 +196,13 @@ func TestRacingPinsAgreeOrNameTheMismatch(t *testing.T) {
 	key := testSigner(t, "fleet")
 	plan := parse(t, smallManifest)
 	pinWith := func(inputs string) error {
-		reg := &eventlog.Registration{Plan: *plan}
+		reg := &state.Registration{Plan: *plan}
 		var all []string
 		for range plan.Cells {
 			reg.CellKeys = append(reg.CellKeys, "key of "+inputs)
 			all = append(all, inputs)
 		}
-		ev := eventlog.New(eventlog.ManifestRegistered, *reg)
-		ev.Manifest = plan.Hash
+		ev := reg.Event()
 		return machine(t, bucket, key, key).Pin(ctx, ev, reg, all)
 	}
 	errs := make([]error, 8)

@@ -78,7 +78,7 @@ func (remote *Remote) Push(ctx context.Context, s *pipeline.Store, hash string, 
 	if regEv == nil {
 		return st, fmt.Errorf("manifest %s has no registration in store %s", hash, s.Path)
 	}
-	reg, err := eventlog.PayloadOf[eventlog.Registration](regEv)
+	reg, err := state.RegistrationOf(regEv)
 	if err != nil {
 		return st, err
 	}

@@ -139,7 +139,10 @@ func CheckPulled(hash string, evs []eventlog.Event, stgs []stages.Stage, data *d
 			return fmt.Errorf("%s: %v", at, err)
 		}
 		if ev.Kind == eventlog.ManifestRegistered {
-			reg, _ := eventlog.PayloadOf[eventlog.Registration](ev)
+			reg, err := state.RegistrationOf(ev)
+			if err != nil {
+				return fmt.Errorf("%s: %v", at, err)
+			}
 			if reg.Plan.Hash != hash || manifests.HashOf(reg.Plan.Manifest) != hash || len(reg.CellKeys) != len(reg.Plan.Cells) {
 				return fmt.Errorf("%s: the registration is not of manifest %s (its manifest hashes to %s)", at, hash, manifests.HashOf(reg.Plan.Manifest))
 			}

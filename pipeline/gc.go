@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/state"
 
 	"github.com/ump-lab/ump/artifacts"
 )
@@ -43,7 +44,7 @@ func (s *Store) GC(dryRun bool) (GCStats, error) {
 		if forgotten[regs[i].Manifest] {
 			continue
 		}
-		reg, err := eventlog.PayloadOf[eventlog.Registration](&regs[i])
+		reg, err := state.RegistrationOf(&regs[i])
 		if err != nil {
 			return st, err
 		}

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/state"
 )
 
 // TestPaperTableLayouts lays out every embedded paper manifest's table on
@@ -44,7 +44,7 @@ func TestPaperTableLayouts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		reg := &eventlog.Registration{Plan: *plan}
+		reg := &state.Registration{Plan: *plan}
 		for i := range plan.Cells {
 			reg.CellKeys = append(reg.CellKeys, fmt.Sprintf("never-run-%d", i))
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/record"
 
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
@@ -153,7 +154,7 @@ func (p *progress) count(c *manifests.Cell, round int, computed bool) {
 // reports them.
 var headlineMetrics = []string{"train_loss", "test_acc_mean", "objective_gap"}
 
-func (p *progress) round(c *manifests.Cell, rep stages.RoundReport) {
+func (p *progress) round(c *manifests.Cell, rep record.RoundReport) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.count(c, rep.Round, true)

@@ -21,6 +21,7 @@ import (
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/nn/cpu"
 	"github.com/ump-lab/ump/nn/gpu"
+	"github.com/ump-lab/ump/record"
 	"github.com/ump-lab/ump/state"
 
 	"github.com/ump-lab/ump/artifacts"
@@ -79,7 +80,7 @@ type Runner struct {
 // registration (its event and every cell's inputs) where they see it,
 // before the store does; Cell gives the hooks of one cell.
 type Fleet interface {
-	Pin(ctx context.Context, ev *eventlog.Event, reg *eventlog.Registration, inputs []string) error
+	Pin(ctx context.Context, ev *eventlog.Event, reg *state.Registration, inputs []string) error
 	Cell(c *CellRun) CellHooks
 }
 
@@ -258,8 +259,8 @@ func inputs(upstream map[string]*stages.Result) []string {
 
 // Register records the plan (once per hash and set of cell keys) and
 // returns its cell keys.
-func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*eventlog.Registration, error) {
-	reg := &eventlog.Registration{Plan: *plan, Overrides: r.Overrides}
+func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*state.Registration, error) {
+	reg := &state.Registration{Plan: *plan, Overrides: r.Overrides}
 	for i := range plan.Cells { // what the GPU cohort cannot run, before any cell's data loads
 		if err := train.CheckDevice(&plan.Cells[i].Config); err != nil {
 			return nil, fmt.Errorf("cell %d (%s): %w", i+1, plan.Cells[i].LabelString(), err)
@@ -301,8 +302,7 @@ func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*eventlog.
 				ErrOtherEngine, len(other), len(plan.Cells), strings.Join(quoted(engines), " and "), strconv.Quote(engine))
 		}
 	}
-	ev := eventlog.New(eventlog.ManifestRegistered, *reg)
-	ev.Manifest = plan.Hash
+	ev := reg.Event()
 	if r.Fleet != nil {
 		ev.Time = time.Now().UTC()
 		if err := r.Fleet.Pin(ctx, ev, reg, all); err != nil {
@@ -397,7 +397,7 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 // or all training alone), size at a time (in one cohort when they share
 // its shape), counting them into out. It stops taking cells at the
 // first error and returns it once the running cells have stopped.
-func (r *Runner) runCells(ctx context.Context, plan *manifests.Plan, reg *eventlog.Registration, cells []int, size int, p *progress, out *Outcome) error {
+func (r *Runner) runCells(ctx context.Context, plan *manifests.Plan, reg *state.Registration, cells []int, size int, p *progress, out *Outcome) error {
 	var lock *train.Lockstep // a GPU cohort's; cells that train alone need none
 	if train.CohortKey(&plan.Cells[cells[0]].Config) != "" {
 		lock = train.NewLockstep(size, r.Device)
@@ -674,7 +674,7 @@ func (r *Runner) runStage(ctx context.Context, hash string, st stages.Stage, cel
 		Every: stages.EveryOf(&cell.Config),
 		Tick:  func(round, rounds int) { p.tick(cell, round, rounds) },
 		Step:  func(round, step, steps int) { p.step(cell, round, step, steps) },
-		Report: func(rep stages.RoundReport) error {
+		Report: func(rep record.RoundReport) error {
 			ev := eventlog.New(eventlog.RoundCompleted, rep)
 			ev.Stage, ev.StageKey, ev.Round = st.Name(), skey, rep.Round
 			if rep.Checkpoint != nil {

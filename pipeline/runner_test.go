@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/record"
 	"github.com/ump-lab/ump/report"
 
 	"github.com/ump-lab/ump/artifacts"
@@ -121,7 +122,7 @@ type interruptAt struct {
 func (s interruptAt) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	if env.Params.(manifests.Manifest).Algorithm.Name == s.algorithm {
 		report := env.Report
-		env.Report = func(r stages.RoundReport) error {
+		env.Report = func(r record.RoundReport) error {
 			if r.Round == s.round {
 				s.cancel()
 			}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/nn/gpu"
+	"github.com/ump-lab/ump/record"
+	"github.com/ump-lab/ump/state"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
@@ -61,7 +63,7 @@ type DamagedBlob struct {
 // name (stage outputs and checkpoints, less the superseded ones), as
 // restic's check --read-data,
 // and returns how many it read and the damaged ones.
-func CheckBlobs(ctx context.Context, s *Store, reg *eventlog.Registration) (int, []*DamagedBlob, error) {
+func CheckBlobs(ctx context.Context, s *Store, reg *state.Registration) (int, []*DamagedBlob, error) {
 	seen := map[string]bool{}
 	var damaged []*DamagedBlob
 	for i, key := range reg.CellKeys {
@@ -98,7 +100,7 @@ func CheckBlobs(ctx context.Context, s *Store, reg *eventlog.Registration) (int,
 // digests with the ones the log recorded for the same stage key. Each
 // damaged blob (CheckBlobs) the recomputation reproduces is stored again
 // when repair is set; otherwise the store is only read.
-func Verify(ctx context.Context, s *Store, reg *eventlog.Registration, stgs []stages.Stage, data *datasets.Library, device *gpu.Device, damaged []*DamagedBlob, repair bool, progress io.Writer) ([]CellCheck, error) {
+func Verify(ctx context.Context, s *Store, reg *state.Registration, stgs []stages.Stage, data *datasets.Library, device *gpu.Device, damaged []*DamagedBlob, repair bool, progress io.Writer) ([]CellCheck, error) {
 	var out []CellCheck
 	for i := range reg.Plan.Cells {
 		cell := &reg.Plan.Cells[i]
@@ -133,7 +135,7 @@ func Verify(ctx context.Context, s *Store, reg *eventlog.Registration, stgs []st
 				return out, err
 			}
 			env := &stages.Env{Params: params, Store: mem, Data: data, Upstream: declared(st, results),
-				Report: func(stages.RoundReport) error { return ctx.Err() }, Every: stages.EveryOf(&cell.Config)}
+				Report: func(record.RoundReport) error { return ctx.Err() }, Every: stages.EveryOf(&cell.Config)}
 			var trained train.Summary
 			var seat *train.Seat
 			if json.Unmarshal(summary, &trained) == nil && trained.Cohort > 1 { // as it trained: in a cohort of that size

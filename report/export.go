@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ump-lab/ump/record"
 	"github.com/ump-lab/ump/state"
 
 	"github.com/ump-lab/ump/artifacts"
@@ -114,13 +115,13 @@ func Export(ctx context.Context, s state.Source, reps []*state.Report, table str
 // reported for each evaluated round so far (a round reported again after
 // a resume: the latest report).
 func PartialRounds(cfg *manifests.Manifest, cell *state.CellView, st *state.StageView) *artifacts.Table {
-	metrics := map[int]map[string]stages.Metric{}
+	metrics := map[int]map[string]record.Metric{}
 	for i := range cell.Events {
 		ev := &cell.Events[i]
 		if ev.Kind != eventlog.RoundCompleted || ev.StageKey != st.Key {
 			continue
 		}
-		if rep, err := eventlog.PayloadOf[stages.RoundReport](ev); err == nil && len(rep.Metrics) > 0 {
+		if rep, err := eventlog.PayloadOf[record.RoundReport](ev); err == nil && len(rep.Metrics) > 0 {
 			metrics[rep.Round] = rep.Metrics
 		}
 	}

@@ -33,7 +33,7 @@ import (
 // them per manifest and reads such directories back, so that a report
 // (its tables and figures) can be regenerated from committed results.
 type Exported struct {
-	Registration  eventlog.Registration
+	Registration  state.Registration
 	Final, Rounds *artifacts.Table
 	// Signer is who vouches for the numbers: the key that signed the
 	// results of the record of the directory they were read from, or, for

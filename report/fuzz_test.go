@@ -8,6 +8,7 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/state"
 )
 
 // twoCells is a small exported manifest: two cells of a quadratic, one
@@ -24,7 +25,7 @@ func twoCells(tb testing.TB) *Exported {
 		{Name: "status", Strings: []string{eventlog.Completed, eventlog.Diverged}}, {Name: "objective_gap", Floats: []float64{0.5, 7}}}}
 	rounds := &artifacts.Table{Metadata: meta, Columns: []artifacts.Column{{Name: "cell", Ints: []int64{1, 1, 2, 2}},
 		{Name: "round", Ints: []int64{1, 2, 1, 2}}, {Name: "objective_gap", Floats: []float64{1, 0.5, 3, 7}}}}
-	return &Exported{Registration: eventlog.Registration{Plan: *plan, CellKeys: []string{"k1", "k2"}}, Final: final, Rounds: rounds}
+	return &Exported{Registration: state.Registration{Plan: *plan, CellKeys: []string{"k1", "k2"}}, Final: final, Rounds: rounds}
 }
 
 // smallExport is a results directory of two quadratic cells, small enough

@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/record"
 )
 
 // Stage is one step of a cell.
@@ -54,7 +53,7 @@ type Env struct {
 	Resume *Checkpoint
 	// Report records a finished round; the pipeline appends it to the event
 	// log before Run continues. Only rounded stages (train) call it.
-	Report func(RoundReport) error
+	Report func(record.RoundReport) error
 	// Tick tells the pipeline that round of rounds finished, every round
 	// (for progress lines; nothing is recorded); nil for none.
 	Tick func(round, rounds int)
@@ -94,15 +93,6 @@ type Checkpoint struct {
 	Ref   artifacts.Ref `json:"ref"`
 }
 
-// RoundReport is one finished round of a rounded stage.
-type RoundReport struct {
-	Round      int               `json:"round"` // completed rounds, from 1
-	Rounds     int               `json:"rounds"`
-	Metrics    map[string]Metric `json:"metrics,omitempty"`
-	Checkpoint *artifacts.Ref    `json:"checkpoint,omitempty"`
-	Seconds    float64           `json:"seconds"` // compute time since the previous report
-}
-
 // ErrInterrupted is returned by a stage that stopped at a safe point
 // because its context was cancelled; its last report holds a checkpoint.
 var ErrInterrupted = errors.New("interrupted")
@@ -111,31 +101,6 @@ var ErrInterrupted = errors.New("interrupted")
 // on the data, which only the data shows (validation that holds out no
 // sample): the run stops, as for a bad manifest, and nothing is recorded.
 var ErrBadInput = errors.New("bad input")
-
-// Metric is a float64 whose JSON form also carries NaN and ±Inf (as the
-// strings "NaN", "+Inf", "-Inf").
-type Metric float64
-
-func (m Metric) MarshalJSON() ([]byte, error) {
-	f := float64(m)
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return json.Marshal(strconv.FormatFloat(f, 'g', -1, 64))
-	}
-	return json.Marshal(f)
-}
-
-func (m *Metric) UnmarshalJSON(b []byte) error {
-	var s string
-	if json.Unmarshal(b, &s) == nil {
-		f, err := strconv.ParseFloat(s, 64)
-		*m = Metric(f)
-		return err
-	}
-	var f float64
-	err := json.Unmarshal(b, &f)
-	*m = Metric(f)
-	return err
-}
 
 // LoadData loads the data set of a task (not the quadratic one).
 func LoadData(task manifests.Task, lib *datasets.Library) (*datasets.Dataset, error) {

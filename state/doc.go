@@ -1,6 +1,7 @@
 // Package state is ump's read model: the fold of a store's events into
 // what it holds. A Source is a store's events and blobs; from it come the
-// manifests it lists (their latest registrations), a manifest's Report
+// manifests it lists (their latest registrations, each a Registration: the
+// event's payload with its plan decoded), a manifest's Report
 // (its plan and a CellView per cell) and a cell's view: its status, each
 // stage's status, round, cache key, inputs and outputs, its fingerprint
 // and where its events came from. Every state is a fold over events,
@@ -8,7 +9,7 @@
 //
 // The runner asks it what a cell already holds (cache hits, results other
 // manifests computed, what a commit or a pull brings); the reports, the
-// dashboard and the CLI read through it. It imports the event log, the
-// blob store and stages (for what a round report and a stage's result
-// hold) only.
+// dashboard and the CLI read through it. It imports the event log and
+// its records, the blob store, manifests (a registration's plan) and
+// stages (the stages' and outputs' names) only.
 package state

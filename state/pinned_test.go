@@ -8,14 +8,14 @@ import (
 
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/record"
 )
 
 // TestReusedCountsOnlyCellsWithResultsOfOtherManifests: a cell is reused
 // when it has events and none is this manifest's; a cell with no events
 // (not run) is not.
 func TestReusedCountsOnlyCellsWithResultsOfOtherManifests(t *testing.T) {
-	r := &Report{Registration: eventlog.Registration{Plan: manifests.Plan{Hash: "h"}}, Cells: []*CellView{
+	r := &Report{Registration: Registration{Plan: manifests.Plan{Hash: "h"}}, Cells: []*CellView{
 		{},
 		{Events: []eventlog.Event{{Manifest: "other"}}},
 		{Events: []eventlog.Event{{Manifest: "other"}, {Manifest: "h"}}},
@@ -37,7 +37,7 @@ func TestOtherResultsTakesTheNewestRegistration(t *testing.T) {
 		}
 	}
 	register := func(key string) {
-		ev := eventlog.New(eventlog.ManifestRegistered, eventlog.Registration{Plan: manifests.Plan{Hash: "h"}, CellKeys: []string{key}})
+		ev := (&Registration{Plan: manifests.Plan{Hash: "h"}, CellKeys: []string{key}}).Event()
 		ev.Manifest = "h"
 		add(ev)
 	}
@@ -72,7 +72,7 @@ func TestSecondsAreTheCurrentKeys(t *testing.T) {
 	at := func(kind, key string, round int, seconds float64) {
 		var ev *eventlog.Event
 		if kind == eventlog.RoundCompleted {
-			ev = eventlog.New(kind, stages.RoundReport{Round: round, Rounds: 3, Seconds: seconds})
+			ev = eventlog.New(kind, record.RoundReport{Round: round, Rounds: 3, Seconds: seconds})
 			ev.Round = round
 		} else {
 			ev = eventlog.New[any](kind, nil)
@@ -103,7 +103,7 @@ func TestSpanCountsOnlyTheManifestsOwnEvents(t *testing.T) {
 	at := func(manifest string, hour int) eventlog.Event {
 		return eventlog.Event{Manifest: manifest, Time: time.Date(2026, 11, 28, hour, 0, 0, 0, time.UTC)}
 	}
-	r := &Report{Registration: eventlog.Registration{Plan: manifests.Plan{Hash: "h"}}, Cells: []*CellView{
+	r := &Report{Registration: Registration{Plan: manifests.Plan{Hash: "h"}}, Cells: []*CellView{
 		{Events: []eventlog.Event{at("other", 1), at("h", 3), at("h", 5), at("other", 9)}},
 	}}
 	if first, last := r.Span(); first.Hour() != 3 || last.Hour() != 5 {
@@ -124,7 +124,7 @@ func TestForgetThenRegisterAgain(t *testing.T) {
 		}
 	}
 	register := func(hash string) {
-		add(eventlog.New(eventlog.ManifestRegistered, eventlog.Registration{Plan: manifests.Plan{Hash: hash}}), hash)
+		add((&Registration{Plan: manifests.Plan{Hash: hash}}).Event(), hash)
 	}
 	forget := func(hash string) { add(eventlog.New[any](eventlog.ManifestForgotten, nil), hash) }
 	register("a")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/record"
 	"github.com/ump-lab/ump/stages"
 )
 
@@ -29,22 +30,22 @@ var ErrBadArgument = errors.New("bad argument")
 // Manifests returns the latest registration of every manifest the store
 // lists, oldest first: all but those forgotten (ump forget) since they
 // were last registered.
-func (s Source) Manifests() ([]eventlog.Registration, error) {
+func (s Source) Manifests() ([]Registration, error) {
 	regs, forgotten, err := s.registrations()
-	return slices.DeleteFunc(regs, func(r eventlog.Registration) bool { return forgotten[r.Plan.Hash] }), err
+	return slices.DeleteFunc(regs, func(r Registration) bool { return forgotten[r.Plan.Hash] }), err
 }
 
 // registrations returns the latest registration of every manifest, oldest
 // first, and those forgotten since.
-func (s Source) registrations() ([]eventlog.Registration, map[string]bool, error) {
+func (s Source) registrations() ([]Registration, map[string]bool, error) {
 	evs, forgotten, err := s.RegistrationEvents()
 	if err != nil {
 		return nil, nil, err
 	}
 	latest := map[string]int{}
-	var out []eventlog.Registration
+	var out []Registration
 	for _, ev := range evs {
-		r, err := eventlog.PayloadOf[eventlog.Registration](&ev)
+		r, err := RegistrationOf(&ev)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -84,7 +85,7 @@ func (s Source) RegistrationEvents() ([]eventlog.Event, map[string]bool, error) 
 
 // FindManifest returns the registration whose hash is or starts with
 // prefix; the prefix must be unique. Forgotten manifests are found too.
-func (s Source) FindManifest(prefix string) (*eventlog.Registration, error) {
+func (s Source) FindManifest(prefix string) (*Registration, error) {
 	all, _, err := s.registrations()
 	if err != nil {
 		return nil, err
@@ -134,8 +135,8 @@ const MinPrefix = 4
 // FindIn returns the registration among regs (the store in dir's) whose
 // hash is or starts with prefix; the prefix must be unique and at least
 // MinPrefix digits long.
-func FindIn(regs []eventlog.Registration, prefix, dir string) (*eventlog.Registration, error) {
-	var found []eventlog.Registration
+func FindIn(regs []Registration, prefix, dir string) (*Registration, error) {
+	var found []Registration
 	for _, r := range regs {
 		if strings.HasPrefix(r.Plan.Hash, prefix) {
 			found = append(found, r)
@@ -262,7 +263,7 @@ func FoldCell(key string, evs []eventlog.Event) (*CellView, error) {
 			}
 			st.Key, st.Status, st.Inputs, st.Error, st.Cached = ev.StageKey, "running", ev.Inputs, "", false
 		case eventlog.RoundCompleted:
-			r, err := eventlog.PayloadOf[stages.RoundReport](ev)
+			r, err := eventlog.PayloadOf[record.RoundReport](ev)
 			if err != nil {
 				return nil, err
 			}
@@ -317,12 +318,12 @@ func (v *CellView) Output(out stages.Output) (artifacts.Ref, bool) {
 
 // Report is a manifest with the fold of each of its cells.
 type Report struct {
-	eventlog.Registration
+	Registration
 	Cells []*CellView
 }
 
 // Report folds every cell of a registered manifest.
-func (s Source) Report(r *eventlog.Registration) (*Report, error) {
+func (s Source) Report(r *Registration) (*Report, error) {
 	rep := &Report{Registration: *r}
 	unsigned, err := s.unsignedImports()
 	if err != nil {
@@ -390,10 +391,10 @@ func (s Source) OtherResults(hash string, keys []string) (map[int]string, []stri
 	if err != nil {
 		return nil, nil, err
 	}
-	var regs []eventlog.Registration
+	var regs []Registration
 	for i := len(evs) - 1; i >= 0; i-- {
 		if evs[i].Kind == eventlog.ManifestRegistered {
-			reg, err := eventlog.PayloadOf[eventlog.Registration](&evs[i])
+			reg, err := RegistrationOf(&evs[i])
 			if err != nil {
 				return nil, nil, err
 			}

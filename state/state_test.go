@@ -58,7 +58,7 @@ func TestFoldGolden(t *testing.T) {
 // least MinPrefix digits; a shorter one is refused even when it matches
 // one manifest alone, saying how many digits to give.
 func TestFindInWantsFourDigits(t *testing.T) {
-	regs := []eventlog.Registration{{Plan: manifests.Plan{Hash: "0b4f57f9aa"}}, {Plan: manifests.Plan{Hash: "a9318d514f"}}}
+	regs := []Registration{{Plan: manifests.Plan{Hash: "0b4f57f9aa"}}, {Plan: manifests.Plan{Hash: "a9318d514f"}}}
 	for prefix, want := range map[string]string{"0b4f": "0b4f57f9aa", "a9318d514f": "a9318d514f", "0": "", "a93": "", "": "", "0b4e": ""} {
 		reg, err := FindIn(regs, prefix, "store")
 		switch {

@@ -21,6 +21,7 @@ import (
 	"github.com/ump-lab/ump/fleet"
 	"github.com/ump-lab/ump/internal/slurmtest"
 	"github.com/ump-lab/ump/signing"
+	"github.com/ump-lab/ump/state"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -316,7 +317,7 @@ func TestKubernetesJobAndWorkerContract(t *testing.T) {
 		Inputs       []string       `json:"inputs"`
 	}
 	json.Unmarshal(pinned, &p)
-	var reg eventlog.Registration
+	var reg state.Registration
 	json.Unmarshal(p.Registration.Payload, &reg)
 	reg.CellKeys[0] = strings.Repeat("0", 64)
 	p.Inputs[0] = "sha256:… go-cpu-float32/v1 another-engine"
@@ -341,7 +342,7 @@ func cellKeyOnS3(s3 *artifacts.S3, hash string, cell int) (string, error) {
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return "", err
 	}
-	var reg eventlog.Registration
+	var reg state.Registration
 	if err := json.Unmarshal(p.Registration.Payload, &reg); err != nil {
 		return "", err
 	}

@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/state"
 	"github.com/urfave/cli/v2"
 )
 
@@ -28,7 +28,7 @@ func noteCommand() *cli.Command {
 			if strings.TrimSpace(text) == "" || len(text) > 4096 || strings.ContainsAny(text, "\r\x00") {
 				return badInput{fmt.Errorf("note: give a text of 1 to 4096 characters")}
 			}
-			return withManifest(c, "ump note", func(store *pipeline.Store, reg *eventlog.Registration) error {
+			return withManifest(c, "ump note", func(store *pipeline.Store, reg *state.Registration) error {
 				if err := store.AddNote(reg.Plan.Hash, text); err != nil {
 					return err
 				}
@@ -48,7 +48,7 @@ func forgetCommand() *cli.Command {
 			if _, err := oneArg(c, "a manifest hash or unique prefix"); err != nil {
 				return err
 			}
-			return withManifest(c, "ump forget", func(store *pipeline.Store, reg *eventlog.Registration) error {
+			return withManifest(c, "ump forget", func(store *pipeline.Store, reg *state.Registration) error {
 				if err := store.Forget(reg.Plan.Hash); err != nil {
 					return err
 				}
@@ -62,7 +62,7 @@ func forgetCommand() *cli.Command {
 
 // withManifest holds the store (a writer) and finds the manifest the
 // first argument names.
-func withManifest(c *cli.Context, command string, do func(*pipeline.Store, *eventlog.Registration) error) error {
+func withManifest(c *cli.Context, command string, do func(*pipeline.Store, *state.Registration) error) error {
 	g := globalsOf(c)
 	g.artifacts = "" // it writes an event, no blob
 	store, err := openStore(c.Context, g, command, false)
@@ -106,7 +106,7 @@ func diffCommand() *cli.Command {
 }
 
 // printDiff prints the fields whose values differ, one line each.
-func printDiff(w io.Writer, a, b *eventlog.Registration) error {
+func printDiff(w io.Writer, a, b *state.Registration) error {
 	fa, err := fields(a)
 	if err != nil {
 		return err
@@ -137,7 +137,7 @@ func printDiff(w io.Writer, a, b *eventlog.Registration) error {
 // fields is a registration's normalised configuration as dotted paths to
 // JSON values (sweep values whole, under sweep.PATH), and the overrides it
 // was run with.
-func fields(reg *eventlog.Registration) (map[string]string, error) {
+func fields(reg *state.Registration) (map[string]string, error) {
 	data, err := json.Marshal(reg.Plan.Manifest)
 	if err != nil {
 		return nil, err

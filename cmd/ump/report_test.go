@@ -18,10 +18,10 @@ import (
 	"time"
 
 	"github.com/ump-lab/ump/artifacts"
-	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/report"
 	"github.com/ump-lab/ump/signing"
+	"github.com/ump-lab/ump/state"
 )
 
 // TestReportFromTheStoreAndFromItsResults: ump report writes a manifest's
@@ -479,20 +479,20 @@ func TestReportRefusesAnEditedPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, c := range map[string]struct {
-		edit func(reg *eventlog.Registration)
+		edit func(reg *state.Registration)
 		want string
 	}{
-		"cells swapped": {func(reg *eventlog.Registration) {
+		"cells swapped": {func(reg *state.Registration) {
 			cells := reg.Plan.Cells
 			cells[0].Label, cells[1].Label = cells[1].Label, cells[0].Label
 			cells[0].Config, cells[1].Config = cells[1].Config, cells[0].Config
 		}, "the file was edited"},
-		"a path for a name": {func(reg *eventlog.Registration) {
+		"a path for a name": {func(reg *state.Registration) {
 			reg.Plan.Manifest.Name = "../../escaped"
 			reg.Plan.Hash = manifests.HashOf(reg.Plan.Manifest)
 		}, `field "name": "../../escaped" is not allowed`},
 	} {
-		var reg eventlog.Registration
+		var reg state.Registration
 		if err := json.Unmarshal(original, &reg); err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn/cpu"
+	"github.com/ump-lab/ump/record"
 	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/stages/partition"
 	"github.com/ump-lab/ump/stages/topology"
@@ -108,7 +109,7 @@ func runDigest(t *testing.T, src string) string {
 		t.Fatal(err)
 	}
 	env := &stages.Env{Params: Stage{}.Params(cfg), Every: stages.Every{Evaluate: 1, Checkpoint: 10}, Store: mem, Data: lib,
-		Upstream: map[string]*stages.Result{stages.Partition: part, stages.Topology: mixing}, Report: func(stages.RoundReport) error { return nil }}
+		Upstream: map[string]*stages.Result{stages.Partition: part, stages.Topology: mixing}, Report: func(record.RoundReport) error { return nil }}
 	st := finalState(t, ctx, mem, env)
 	if st.Diverged || st.Round != cfg.Rounds {
 		t.Errorf("%s: diverged %v at round %d of %d: a pinned run should train", cfg.Algorithm.Name, st.Diverged, st.Round, cfg.Rounds)

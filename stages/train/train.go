@@ -14,6 +14,7 @@ import (
 	"github.com/ump-lab/ump/compress"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn/gpu"
+	"github.com/ump-lab/ump/record"
 	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/stages/topology"
 )
@@ -137,16 +138,16 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		diverged = tr.diverged()
 		st.Diverged = diverged
 		interrupted := ctx.Err() != nil
-		report := stages.RoundReport{Round: st.Round, Rounds: cfg.Rounds}
+		report := record.RoundReport{Round: st.Round, Rounds: cfg.Rounds}
 		if evaluate || diverged {
 			row, err := tr.metrics(st.Round)
 			if err != nil {
 				return nil, fmt.Errorf("round %d: %w", st.Round, err)
 			}
 			st.Rows = append(st.Rows, row)
-			report.Metrics = map[string]stages.Metric{}
+			report.Metrics = map[string]record.Metric{}
 			for k, name := range st.Columns[1:] {
-				report.Metrics[name] = stages.Metric(row[k+1])
+				report.Metrics[name] = record.Metric(row[k+1])
 			}
 		}
 		if st.Round%env.Every.Checkpoint == 0 || st.Round == cfg.Rounds || diverged || interrupted {

@@ -11,6 +11,7 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/record"
 	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/stages/partition"
 	"github.com/ump-lab/ump/stages/topology"
@@ -89,7 +90,7 @@ func quadraticRun(t *testing.T, src string) (*manifests.Manifest, *artifacts.Mem
 		t.Fatal(err)
 	}
 	return cfg, mem, &stages.Env{Params: Stage{}.Params(cfg), Every: stages.EveryOf(cfg), Store: mem, Upstream: map[string]*stages.Result{stages.Topology: mixing},
-		Report: func(stages.RoundReport) error { return nil }}
+		Report: func(record.RoundReport) error { return nil }}
 }
 
 // TestEvaluatesEveryAndAtTheLastRound runs the stage after the topology
@@ -246,8 +247,8 @@ algorithm: {name: d-sum}
 evaluate: {every: 3}
 checkpoint: {every: 4}
 `)
-	var last stages.RoundReport
-	env.Report = func(r stages.RoundReport) error {
+	var last record.RoundReport
+	env.Report = func(r record.RoundReport) error {
 		if r.Checkpoint != nil {
 			last = r
 		}

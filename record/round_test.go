@@ -1,4 +1,4 @@
-package stages
+package record
 
 import (
 	"encoding/json"
