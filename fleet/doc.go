@@ -8,4 +8,7 @@
 // a pipeline.Fleet: the runner pins its registrations and runs each cell
 // between its hooks. A Job is the Slurm array script or Kubernetes Indexed
 // Job that runs a submitted worklist's tasks as workers.
+//
+// Imports: artifacts, datasets, eventlog, manifests, pipeline, signing,
+// stages, state.
 package fleet

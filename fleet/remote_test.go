@@ -15,6 +15,11 @@ import (
 
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/record"
+	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/stages/evaluate"
+	"github.com/ump-lab/ump/stages/partition"
+	"github.com/ump-lab/ump/stages/topology"
+	"github.com/ump-lab/ump/stages/train"
 	"github.com/ump-lab/ump/state"
 
 	"github.com/ump-lab/ump/artifacts"
@@ -233,7 +238,7 @@ func TestRunnersShareASweepInMemory(t *testing.T) {
 	key := testSigner(t, "fleet")
 	run := func(log eventlog.Log) pipeline.Outcome {
 		t.Helper()
-		r := &pipeline.Runner{Log: log, Blobs: blobs, Stages: pipeline.DefaultStages(), Fleet: machine(t, bucket, key, key)}
+		r := &pipeline.Runner{Log: log, Blobs: blobs, Stages: cellStages(), Engines: train.Engines{}, Fleet: machine(t, bucket, key, key)}
 		out, err := r.Run(context.Background(), plan)
 		if err != nil {
 			t.Fatal(err)
@@ -347,7 +352,7 @@ func TestFailedPullLeavesNothingBehind(t *testing.T) {
 	ctx := context.Background()
 	plan := parse(t, smallManifest)
 	src := openTestStore(t)
-	if _, err := (&pipeline.Runner{Log: src.Log, Blobs: src.Blobs, Dir: src.Path, Stages: pipeline.DefaultStages()}).Run(ctx, plan); err != nil {
+	if _, err := (&pipeline.Runner{Log: src.Log, Blobs: src.Blobs, Dir: src.Path, Stages: cellStages(), Engines: train.Engines{}}).Run(ctx, plan); err != nil {
 		t.Fatal(err)
 	}
 	bucket, key := artifacts.NewMemory(), testSigner(t, "fleet")
@@ -360,14 +365,14 @@ func TestFailedPullLeavesNothingBehind(t *testing.T) {
 	}
 	refs := pipeline.Referenced(evs)
 	dst := openTestStore(t)
-	_, err = machine(t, missingBlob{bucket, refs[len(refs)-1].Digest}, key, key).Pull(ctx, dst, plan.Hash, nil, io.Discard)
+	_, err = machine(t, missingBlob{bucket, refs[len(refs)-1].Digest}, key, key).Pull(ctx, dst, plan.Hash, cellStages(), nil, io.Discard)
 	if !errors.Is(err, artifacts.ErrNotFound) || !strings.Contains(err.Error(), fmt.Sprintf("blob %d of %d", len(refs), len(refs))) {
 		t.Fatalf("pull without its last blob: %v", err)
 	}
 	if left, err := dst.Local.List(); err != nil || len(left) != 0 {
 		t.Errorf("the failed pull left %d blobs behind (%v)", len(left), err)
 	}
-	st, err := machine(t, bucket, key, key).Pull(ctx, dst, plan.Hash, nil, io.Discard)
+	st, err := machine(t, bucket, key, key).Pull(ctx, dst, plan.Hash, cellStages(), nil, io.Discard)
 	if err != nil || st.Blobs != len(refs) {
 		t.Errorf("pull: %+v %v; want %d blobs", st, err, len(refs))
 	}
@@ -405,4 +410,10 @@ func openTestStore(t *testing.T) *pipeline.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// cellStages are the stages every cell runs, as cmd/ump composes them
+// (no device).
+func cellStages() []stages.Stage {
+	return []stages.Stage{partition.Stage{}, topology.Stage{}, train.Stage{}, evaluate.Stage{}}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/state"
 
 	"github.com/ump-lab/ump/artifacts"
@@ -36,35 +37,12 @@ type TransferStats struct {
 // view of the manifest's finished cells.
 func (remote *Remote) Push(ctx context.Context, s *pipeline.Store, hash string, progress io.Writer) (TransferStats, error) {
 	var st TransferStats
-	dst := remote.Bucket
 	evs, err := s.Events.ByManifest(hash)
 	if err != nil {
 		return st, err
 	}
-	refs := pipeline.Referenced(evs)
-	for i, ref := range refs {
-		if ctx.Err() != nil {
-			return st, pipeline.ErrInterrupted
-		}
-		// Read back what is there: a copy of the right size with the
-		// wrong bytes is replaced, not trusted.
-		if _, err := dst.Get(ctx, ref); err == nil {
-			st.Present++
-			continue
-		} else if !errors.Is(err, artifacts.ErrNotFound) && !errors.Is(err, artifacts.ErrCorrupt) {
-			return st, err
-		} else if errors.Is(err, artifacts.ErrCorrupt) {
-			st.Replaced++
-		}
-		data, err := s.Blobs.Get(ctx, ref)
-		if err != nil {
-			return st, fmt.Errorf("blob %d of %d: %w", i+1, len(refs), err)
-		}
-		if _, err := dst.Put(ctx, data); err != nil {
-			return st, err
-		}
-		st.Blobs++
-		fmt.Fprintf(progress, "pushed %d/%d %s\n", i+1, len(refs), ref)
+	if err := remote.pushBlobs(ctx, s, pipeline.Referenced(evs), &st, progress); err != nil {
+		return st, err
 	}
 	var regEv *eventlog.Event
 	byCell := map[string][]eventlog.Event{}
@@ -95,32 +73,67 @@ func (remote *Remote) Push(ctx context.Context, s *pipeline.Store, hash string, 
 		if ctx.Err() != nil {
 			return st, pipeline.ErrInterrupted
 		}
-		cellEvs := byCell[key]
-		if len(cellEvs) == 0 {
-			continue
-		}
-		view, err := state.FoldCell(key, cellEvs)
-		if err != nil {
+		if err := remote.pushCell(ctx, hash, i, key, byCell[key], &st); err != nil {
 			return st, err
-		}
-		st.Events += len(cellEvs)
-		if view.Status != eventlog.Completed && view.Status != eventlog.Diverged {
-			if err := remote.Progress(ctx, hash, i, cellEvs); err != nil {
-				return st, err
-			}
-			continue
-		}
-		c, err := remote.Commit(ctx, hash, i, key, view.Status, cellEvs)
-		if err != nil {
-			return st, err
-		}
-		if c.Attempt == remote.Attempt {
-			st.Committed++
-		} else {
-			st.Already++
 		}
 	}
 	return st, nil
+}
+
+// pushBlobs copies the blobs the store's events name to the bucket. What
+// is there is read back: a copy of the right size with the wrong bytes is
+// replaced, not trusted.
+func (remote *Remote) pushBlobs(ctx context.Context, s *pipeline.Store, refs []artifacts.Ref, st *TransferStats, progress io.Writer) error {
+	dst := remote.Bucket
+	for i, ref := range refs {
+		if ctx.Err() != nil {
+			return pipeline.ErrInterrupted
+		}
+		if _, err := dst.Get(ctx, ref); err == nil {
+			st.Present++
+			continue
+		} else if !errors.Is(err, artifacts.ErrNotFound) && !errors.Is(err, artifacts.ErrCorrupt) {
+			return err
+		} else if errors.Is(err, artifacts.ErrCorrupt) {
+			st.Replaced++
+		}
+		data, err := s.Blobs.Get(ctx, ref)
+		if err != nil {
+			return fmt.Errorf("blob %d of %d: %w", i+1, len(refs), err)
+		}
+		if _, err := dst.Put(ctx, data); err != nil {
+			return err
+		}
+		st.Blobs++
+		fmt.Fprintf(progress, "pushed %d/%d %s\n", i+1, len(refs), ref)
+	}
+	return nil
+}
+
+// pushCell puts cell i's events (key) on S3: a commit of a finished cell,
+// else its progress.
+func (remote *Remote) pushCell(ctx context.Context, hash string, i int, key string, cellEvs []eventlog.Event, st *TransferStats) error {
+	if len(cellEvs) == 0 {
+		return nil
+	}
+	view, err := state.FoldCell(key, cellEvs)
+	if err != nil {
+		return err
+	}
+	st.Events += len(cellEvs)
+	if view.Status != eventlog.Completed && view.Status != eventlog.Diverged {
+		return remote.Progress(ctx, hash, i, cellEvs)
+	}
+	c, err := remote.Commit(ctx, hash, i, key, view.Status, cellEvs)
+	if err != nil {
+		return err
+	}
+	if c.Attempt == remote.Attempt {
+		st.Committed++
+	} else {
+		st.Already++
+	}
+	return nil
 }
 
 // Pull copies a manifest's committed cells from S3 into the store: it
@@ -131,9 +144,10 @@ func (remote *Remote) Push(ctx context.Context, s *pipeline.Store, hash string, 
 // their original times) in chunks, the registration last: a pull
 // interrupted anywhere leaves the store consistent, shows the manifest
 // only once it is whole, can be repeated, and gives the same store
-// whichever machine finished first. data is where the data sets are, for
-// cells whose events do not record their inputs.
-func (remote *Remote) Pull(ctx context.Context, s *pipeline.Store, hash string, data *datasets.Library, progress io.Writer) (TransferStats, error) {
+// whichever machine finished first. stgs are the stages whose keys the
+// cells' events must follow; data is where the data sets are, for cells
+// whose events do not record their inputs.
+func (remote *Remote) Pull(ctx context.Context, s *pipeline.Store, hash string, stgs []stages.Stage, data *datasets.Library, progress io.Writer) (TransferStats, error) {
 	var st TransferStats
 	src := remote.Bucket
 	name := "manifests/" + hash + "/"
@@ -160,7 +174,7 @@ func (remote *Remote) Pull(ctx context.Context, s *pipeline.Store, hash string, 
 			commits = append(commits, &Commit{Key: key, Attempt: "(pushed as one file)"})
 		}
 	}
-	if err := pipeline.CheckPulled(hash, evs, pipeline.DefaultStages(), data); err != nil {
+	if err := pipeline.CheckPulled(hash, evs, stgs, data); err != nil {
 		return st, fmt.Errorf("%w: %s: %v; nothing was imported", ErrRejected, name, err)
 	}
 	refs := pipeline.Referenced(evs)

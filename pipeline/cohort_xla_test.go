@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/stages/train"
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/artifacts"
@@ -73,7 +74,7 @@ sweep:
 func runCohort(t *testing.T, plan *manifests.Plan, size int, ctx context.Context) (*Store, Outcome, error) {
 	t.Helper()
 	s := openTestStore(t)
-	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: DefaultStages(), Data: datasets.NewLibrary(t.TempDir()), Device: testDevice, Cohort: size}
+	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(testDevice), Engines: train.Engines{Device: testDevice}, Data: datasets.NewLibrary(t.TempDir()), Cohort: size}
 	out, err := r.Run(ctx, plan)
 	return s, out, err
 }
@@ -120,7 +121,7 @@ func TestCohortCellsEqualCellsAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checks, err := Verify(context.Background(), together, reg, DefaultStages(), datasets.NewLibrary(t.TempDir()), testDevice, nil, false, nil)
+	checks, err := (&Runner{Log: together.Log, Blobs: together.Blobs, Stages: cellStages(testDevice), Engines: train.Engines{Device: testDevice}, Data: datasets.NewLibrary(t.TempDir())}).Verify(context.Background(), reg, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func TestCohortResumesEachCellFromItsCheckpoint(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}()
-	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: DefaultStages(), Data: lib, Device: testDevice, Cohort: 3}
+	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(testDevice), Engines: train.Engines{Device: testDevice}, Data: lib, Cohort: 3}
 	out, err := r.Run(ctx, plan)
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("the run was not interrupted (%+v, %v): make it longer", out, err)

@@ -6,7 +6,13 @@ import (
 	"testing"
 
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/nn/gpu"
 	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/stages/evaluate"
+	"github.com/ump-lab/ump/stages/partition"
+	"github.com/ump-lab/ump/stages/topology"
+	"github.com/ump-lab/ump/stages/train"
 	"github.com/ump-lab/ump/state"
 
 	"github.com/ump-lab/ump/artifacts"
@@ -107,4 +113,10 @@ func outputDigests(t *testing.T, s *Store, hash string) map[string]string {
 		}
 	}
 	return out
+}
+
+// cellStages are the stages every cell runs, as cmd/ump composes them,
+// on device (nil for none); train.Engines{Device: device} are theirs.
+func cellStages(device *gpu.Device) []stages.Stage {
+	return []stages.Stage{partition.Stage{}, topology.Stage{}, train.Stage{Device: device}, evaluate.Stage{}}
 }

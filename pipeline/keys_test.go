@@ -120,7 +120,7 @@ func TestCacheKeysAreStable(t *testing.T) {
 		for i := range plan.Cells {
 			sum := sha256.Sum256(plan.Cells[i].Spec())
 			c := cell{Spec: hex.EncodeToString(sum[:]), Params: map[string]string{}}
-			for _, st := range DefaultStages() {
+			for _, st := range cellStages(nil) {
 				c.Params[st.Name()] = string(manifests.CanonicalJSON(st.Params(&plan.Cells[i].Config)))
 			}
 			cells = append(cells, c)
@@ -165,7 +165,7 @@ func TestCellInputsNameTheEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputs, err := cellInputs(&plan.Cells[0].Config, datasets.NewLibrary(t.TempDir()), nil)
+	inputs, err := cellInputs(&plan.Cells[0].Config, datasets.NewLibrary(t.TempDir()), train.Engines{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,14 +232,14 @@ func TestEvaluateAndCheckpointEveryKeepTheCell(t *testing.T) {
 	for i, every := range [][2]int{{1, 10}, {3, 2}, {2, 1}} {
 		plan := parse(t, everyManifest(every[0], every[1]))
 		s := openTestStore(t)
-		if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: DefaultStages(), Data: lib}).Run(ctx, plan); err != nil {
+		if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}, Data: lib}).Run(ctx, plan); err != nil {
 			t.Fatal(err)
 		}
 		got := trained(s)
 		if len(got) != 2 {
 			t.Fatalf("evaluate.every %d, checkpoint.every %d: %d trained cells, want 2", every[0], every[1], len(got))
 		}
-		r := &Runner{Log: shared.Log, Blobs: shared.Blobs, Dir: shared.Path, Stages: DefaultStages(), Data: lib}
+		r := &Runner{Log: shared.Log, Blobs: shared.Blobs, Dir: shared.Path, Stages: cellStages(nil), Engines: train.Engines{}, Data: lib}
 		out, err := r.Run(ctx, plan)
 		if err != nil {
 			t.Fatal(err)

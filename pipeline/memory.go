@@ -9,14 +9,13 @@ import (
 
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/stages/train"
 )
 
-// checkMemory refuses a cell whose estimated peak (the train stage's
-// train.MemoryNeed) exceeds have, the machine's memory (machineMemory),
-// before it allocates any of it.
-func checkMemory(cfg *manifests.Manifest, data *datasets.Library, have int64) error {
-	need, field, err := train.MemoryNeed(cfg, data)
+// checkMemory refuses a cell whose estimated peak (Engines.MemoryNeed)
+// exceeds have, the machine's memory (machineMemory), before it allocates
+// any of it.
+func checkMemory(cfg *manifests.Manifest, data *datasets.Library, engines Engines, have int64) error {
+	need, field, err := engines.MemoryNeed(cfg, data)
 	if err != nil {
 		return err
 	}

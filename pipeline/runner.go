@@ -15,45 +15,32 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/ump-lab/ump/eventlog"
-	"github.com/ump-lab/ump/nn/cpu"
-	"github.com/ump-lab/ump/nn/gpu"
-	"github.com/ump-lab/ump/record"
 	"github.com/ump-lab/ump/state"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
-	"github.com/ump-lab/ump/stages/evaluate"
-	"github.com/ump-lab/ump/stages/partition"
-	"github.com/ump-lab/ump/stages/topology"
-	"github.com/ump-lab/ump/stages/train"
 )
-
-// DefaultStages are the stages every cell runs, in order.
-func DefaultStages() []stages.Stage {
-	return []stages.Stage{partition.Stage{}, topology.Stage{}, train.Stage{}, evaluate.Stage{}}
-}
 
 // Runner runs plans against a store.
 type Runner struct {
 	Log      eventlog.Log    // where the run records its events
 	Blobs    artifacts.Store // where its outputs and checkpoints go
 	Dir      string          // where it publishes its progress (eventlog.Snapshot); "" for nowhere
-	Stages   []stages.Stage
+	Stages   []stages.Stage  // the stages every cell runs, in order
+	Engines  Engines         // what computes the cells' numbers, built with Stages
 	Data     *datasets.Library
-	Device   *gpu.Device // where GPU cells train; nil where none is configured
-	Progress io.Writer   // human progress lines (stderr); nil for none
+	Progress io.Writer // human progress lines (stderr); nil for none
 	// Until, when set, names the last stage to run in each cell; the cell
 	// stays incomplete and a later run without Until finishes it.
 	Until string
 	// Cohort is how many GPU cells that share their shapes train at once,
-	// in one device program (train.Lockstep); 0 sizes cohorts to the
-	// device's memory (nn.CohortSize).
+	// in one device program (Engines.NewCohort); 0 sizes cohorts to the
+	// device's memory (Engines.CohortSize).
 	Cohort int
 	// Jobs is how many cells that train on their own (not in a GPU
 	// cohort) run at once, each engine on its share of the cores; results
@@ -74,6 +61,32 @@ type Runner struct {
 	// fleet, through S3): the registration is pinned there, and each cell
 	// runs between its hooks.
 	Fleet Fleet
+}
+
+// Engines is what the runner asks of the engines that compute cells'
+// numbers, beside the stages that run on them: the composition root
+// (cmd/ump) builds both (train.Engines), so that the runner links no
+// engine.
+type Engines interface {
+	// Name identifies the code that computes a cell's numbers; it enters
+	// the cell key.
+	Name(cfg *manifests.Manifest) (string, error)
+	// Kernels names the kernels this machine runs, for a cell's
+	// fingerprint (never its key).
+	Kernels() string
+	// Check refuses, before any cell's data loads, a cell the engines
+	// cannot run.
+	Check(cfg *manifests.Manifest) error
+	// MemoryNeed estimates a cell's peak memory in bytes and names the
+	// manifest field that drives the estimate.
+	MemoryNeed(cfg *manifests.Manifest, data *datasets.Library) (need float64, field string, err error)
+	// CohortKey is what cells must share to train in one device cohort,
+	// or "" for a cell that trains on its own.
+	CohortKey(cfg *manifests.Manifest) string
+	// CohortSize is how many cells of cfg's shape one cohort holds.
+	CohortSize(cfg *manifests.Manifest, data *datasets.Library) int
+	// NewCohort returns cohorts of size cells.
+	NewCohort(size int) stages.Cohort
 }
 
 // Fleet is how a run is shared with other machines: Pin records a
@@ -160,31 +173,16 @@ func cellKey(c *manifests.Cell, inputs string) string {
 
 // cellInputs is what a cell's results depend on beyond its spec: the
 // content digest of its data and the engine that computes it.
-func cellInputs(cfg *manifests.Manifest, data *datasets.Library, device *gpu.Device) (string, error) {
+func cellInputs(cfg *manifests.Manifest, data *datasets.Library, engines Engines) (string, error) {
 	digest, err := datasetDigest(cfg, data)
 	if err != nil {
 		return "", err
 	}
-	engine, err := engineName(cfg, device)
+	engine, err := engines.Name(cfg)
 	if err != nil {
 		return "", err
 	}
 	return digest + "\n" + engine, nil
-}
-
-// engineName identifies the code that computes a cell's numbers; it
-// enters the cell key. Data sets train on the nn CPU engine, whose name
-// is its numerics' version (the same on every machine), or with engine:
-// gpu on the GoMLX engine, whose name includes the backend and device; a
-// task without samples names its own plain-Go code (tasks.Kind.GoEngine).
-func engineName(cfg *manifests.Manifest, device *gpu.Device) (string, error) {
-	switch {
-	case !cfg.Task.Kind().Samples:
-		return cfg.Task.Kind().GoEngine, nil
-	case cfg.OnGPU():
-		return device.Name()
-	}
-	return cpu.Name(), nil
 }
 
 // datasetDigest identifies the content of a cell's data; it enters the
@@ -261,8 +259,8 @@ func inputs(upstream map[string]*stages.Result) []string {
 // returns its cell keys.
 func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*state.Registration, error) {
 	reg := &state.Registration{Plan: *plan, Overrides: r.Overrides}
-	for i := range plan.Cells { // what the GPU cohort cannot run, before any cell's data loads
-		if err := train.CheckDevice(&plan.Cells[i].Config); err != nil {
+	for i := range plan.Cells { // what the engines cannot run, before any cell's data loads
+		if err := r.Engines.Check(&plan.Cells[i].Config); err != nil {
 			return nil, fmt.Errorf("cell %d (%s): %w", i+1, plan.Cells[i].LabelString(), err)
 		}
 	}
@@ -273,9 +271,9 @@ func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*state.Reg
 			return nil, ErrInterrupted
 		}
 		cfg := &plan.Cells[i].Config
-		in, err := cellInputs(cfg, r.Data, r.Device)
+		in, err := cellInputs(cfg, r.Data, r.Engines)
 		if err == nil {
-			err = checkMemory(cfg, r.Data, memory)
+			err = checkMemory(cfg, r.Data, r.Engines, memory)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("cell %d (%s): %w", i+1, plan.Cells[i].LabelString(), err)
@@ -295,7 +293,7 @@ func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*state.Reg
 			}
 		case "recompute":
 		default:
-			engine, _ := engineName(&plan.Cells[slices.Sorted(maps.Keys(other))[0]].Config, r.Device)
+			engine, _ := r.Engines.Name(&plan.Cells[slices.Sorted(maps.Keys(other))[0]].Config)
 			return nil, fmt.Errorf("%w: %d of the manifest's %d cells have results recorded under engine %s, and this machine computes with %s "+
 				"(or with other data: a cell's key holds the engine and the data it ran on). Rerun with --other-engine use to keep those results (cells without one then run here), "+
 				"or --other-engine recompute to compute them again here (the recorded results stay in the store)",
@@ -353,14 +351,14 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 	groups := map[string][]int{} // cohort key -> its cells, in plan order
 	var alone []int              // cells that train on their own (not in a GPU cohort)
 	for _, i := range todo {
-		if key := train.CohortKey(&plan.Cells[i].Config); key != "" {
+		if key := r.Engines.CohortKey(&plan.Cells[i].Config); key != "" {
 			groups[key] = append(groups[key], i)
 		} else {
 			alone = append(alone, i)
 		}
 	}
 	for _, i := range todo {
-		key := train.CohortKey(&plan.Cells[i].Config)
+		key := r.Engines.CohortKey(&plan.Cells[i].Config)
 		cells, size := []int{i}, 1
 		switch {
 		case key == "" && r.Jobs > 1:
@@ -375,12 +373,12 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 			}
 			size = r.Cohort
 			if size <= 0 {
-				size = train.CohortSize(&plan.Cells[i].Config, r.Data)
+				size = r.Engines.CohortSize(&plan.Cells[i].Config, r.Data)
 			}
 			size = min(size, len(cells))
 			p.printf("%d cells (%s): cohorts of %d on the GPU\n", len(cells), key, size)
 		}
-		if err := r.runCells(ctx, plan, reg, cells, size, p, &out); err != nil {
+		if err := r.runCells(ctx, reg, cells, size, p, &out); err != nil {
 			if errors.Is(err, ErrInterrupted) {
 				p.state("interrupted")
 			} else {
@@ -397,10 +395,11 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 // or all training alone), size at a time (in one cohort when they share
 // its shape), counting them into out. It stops taking cells at the
 // first error and returns it once the running cells have stopped.
-func (r *Runner) runCells(ctx context.Context, plan *manifests.Plan, reg *state.Registration, cells []int, size int, p *progress, out *Outcome) error {
-	var lock *train.Lockstep // a GPU cohort's; cells that train alone need none
-	if train.CohortKey(&plan.Cells[cells[0]].Config) != "" {
-		lock = train.NewLockstep(size, r.Device)
+func (r *Runner) runCells(ctx context.Context, reg *state.Registration, cells []int, size int, p *progress, out *Outcome) error {
+	plan := &reg.Plan
+	var cohort stages.Cohort // a GPU cohort's; cells that train alone need none
+	if r.Engines.CohortKey(&plan.Cells[cells[0]].Config) != "" {
+		cohort = r.Engines.NewCohort(size)
 	}
 	p.setConcurrent(size > 1)
 	procs := 0 // a CPU engine's goroutines: all cores, or its share of them
@@ -425,11 +424,12 @@ func (r *Runner) runCells(ctx context.Context, plan *manifests.Plan, reg *state.
 		wg.Go(func() {
 			for i, ok := take(); ok; i, ok = take() {
 				cell := &plan.Cells[i]
-				var seat *train.Seat
-				if lock != nil {
-					seat = lock.Reserve(&cell.Config)
+				var seat stages.Seat
+				if cohort != nil {
+					seat = cohort.Reserve(&cell.Config)
 				}
-				status, cached, err := r.runCell(ctx, plan, cell, reg.CellKeys[i], p, seat, procs)
+				c := &cellRun{r: r, plan: &reg.Plan, cell: cell, key: reg.CellKeys[i], p: p, seat: seat, procs: procs}
+				status, cached, err := c.run(ctx)
 				if seat != nil {
 					seat.Release()
 				}
@@ -496,215 +496,6 @@ func (o *Outcome) count(status string, cached bool) {
 	}
 }
 
-// runCell runs one cell's stages; err is only for interruption or a broken
-// store, a failing stage gives status Failed.
-func (r *Runner) runCell(ctx context.Context, plan *manifests.Plan, cell *manifests.Cell, key string, p *progress, seat *train.Seat, procs int) (status string, cached bool, err error) {
-	p.cellStart(cell)
-	hooks := r.hooks(plan, cell, key, p)
-	if err := hooks.Start(ctx); err != nil {
-		return "", false, fmt.Errorf("cell %d (%s): %w", cell.Index+1, cell.LabelString(), err)
-	}
-	view, err := r.source().Cell(plan.Hash, key)
-	if err != nil {
-		return "", false, err
-	}
-	inputs, err := cellInputs(&cell.Config, r.Data, r.Device)
-	if err != nil {
-		return "", false, err
-	}
-	// A result recorded under another engine (OtherEngine "use"): its
-	// stages are cache hits under the inputs it recorded, and none may
-	// run here under its key.
-	foreign := ""
-	if cellKey(cell, inputs) != key {
-		if foreign = view.Fingerprint()["inputs"]; foreign == "" {
-			return "", false, fmt.Errorf("cell %d (%s): its key %.12s does not follow from this machine's inputs and its events do not record theirs", cell.Index+1, cell.LabelString(), key)
-		}
-		inputs = foreign
-	}
-	appended := false
-	appendCell := func(ev *eventlog.Event) error {
-		if !appended {
-			appended = true
-			start := eventlog.New(eventlog.CellStarted, Fingerprint(&cell.Config, r.Device, inputs))
-			start.Manifest, start.Cell = plan.Hash, key
-			if err := r.Log.Append(start); err != nil {
-				return err
-			}
-		}
-		ev.Manifest, ev.Cell = plan.Hash, key
-		if err := r.Log.Append(ev); err != nil {
-			return err
-		}
-		return hooks.Recorded(ctx, ev)
-	}
-	results := map[string]*stages.Result{}
-	status, diverged := eventlog.Completed, false
-	var failure string
-	for _, st := range r.Stages {
-		params := st.Params(&cell.Config)
-		skey := stageKey(st, params, inputs, results)
-		res, own, err := r.cached(ctx, skey, plan.Hash, key, p, cell, st.Name())
-		if err != nil {
-			return "", false, err
-		}
-		if res != nil {
-			if !own {
-				if err := appendCell(completedEvent(st.Name(), skey, res, true)); err != nil {
-					return "", false, err
-				}
-			}
-			p.stageCached(cell, st.Name())
-		} else if foreign != "" {
-			return "", false, fmt.Errorf("%w: cell %d (%s) was recorded under other inputs (%q) and its stage %s is not in the store whole: "+
-				"rerun with --other-engine recompute to compute it on this engine", ErrOtherEngine, cell.Index+1, cell.LabelString(), foreign, st.Name())
-		} else {
-			res, err = r.runStage(ctx, plan.Hash, st, cell, params, skey, results, appendCell, p, seat, procs)
-			if errors.Is(err, stages.ErrInterrupted) || (err != nil && ctx.Err() != nil) {
-				return "", false, &interruptedCell{cell: cell.Index + 1, label: cell.LabelString(), stage: st.Name()}
-			}
-			if errors.Is(err, stages.ErrBadInput) { // the manifest, not the cell: stop; the manifest must change
-				return "", false, fmt.Errorf("cell %d (%s), stage %s: %w", cell.Index+1, cell.LabelString(), st.Name(), err)
-			}
-			if storeFailure(err) { // the store failed, not the cell: stop, and the rerun resumes
-				return "", false, fmt.Errorf("cell %d (%s), stage %s: %w", cell.Index+1, cell.LabelString(), st.Name(), err)
-			}
-			if err != nil {
-				failed := eventlog.New(eventlog.StageFailed, err.Error())
-				failed.Stage, failed.StageKey = st.Name(), skey
-				if aerr := appendCell(failed); aerr != nil {
-					return "", false, aerr
-				}
-				status, failure = eventlog.Failed, fmt.Sprintf("stage %s: %v", st.Name(), err)
-				p.stageFailed(cell, st.Name(), err)
-				break
-			}
-		}
-		results[st.Name()] = res
-		diverged = diverged || res.Diverged
-		if st.Name() == r.Until {
-			status = eventlog.Incomplete
-			break
-		}
-	}
-	if status == eventlog.Incomplete {
-		return status, !appended, nil
-	}
-	if status == eventlog.Completed && diverged {
-		status = eventlog.Diverged
-	}
-	if appended || view.Status != status {
-		if err := appendCell(eventlog.New(eventlog.CellCompleted, eventlog.CellOutcome{Status: status, Error: failure})); err != nil {
-			return "", false, err
-		}
-	}
-	if err := hooks.Finish(ctx, status); err != nil {
-		return "", false, fmt.Errorf("cell %d (%s): %w", cell.Index+1, cell.LabelString(), err)
-	}
-	return status, !appended, nil
-}
-
-// storeFailure reports whether a stage failed because the store could not
-// take its outputs (a full disk, an unreachable S3 store): a failure of
-// the machine, not of the cell, which a rerun resumes.
-func storeFailure(err error) bool {
-	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EROFS) ||
-		errors.Is(err, artifacts.ErrUnavailable)
-}
-
-// cached returns the result of a completed run of stage key skey whose
-// outputs all verify, or nil. own reports whether cell key already
-// recorded it. Only results that count for manifest hash (countFor) serve.
-func (r *Runner) cached(ctx context.Context, skey, hash, cellKey string, p *progress, cell *manifests.Cell, name string) (res *stages.Result, own bool, err error) {
-	evs, err := r.source().StageEvents(hash, skey)
-	if err != nil {
-		return nil, false, err
-	}
-	for i := len(evs) - 1; i >= 0; i-- {
-		ev := evs[i]
-		if ev.Kind != eventlog.StageCompleted {
-			continue
-		}
-		if err := r.verifyOutputs(ctx, ev.Outputs); err != nil {
-			p.cellf(cell, "%s: cached output unusable (%v); recomputing\n", name, err)
-			return nil, false, nil
-		}
-		pl, err := eventlog.PayloadOf[eventlog.StageOutcome](&ev)
-		if err != nil {
-			return nil, false, err
-		}
-		for _, e := range evs {
-			own = own || (e.Kind == eventlog.StageCompleted && e.Cell == cellKey)
-		}
-		return &stages.Result{Outputs: ev.Outputs, Summary: pl.Summary, Diverged: pl.Diverged}, own, nil
-	}
-	return nil, false, nil
-}
-
-func (r *Runner) verifyOutputs(ctx context.Context, outs map[string]artifacts.Ref) error {
-	for name, ref := range outs {
-		if _, err := r.Blobs.Get(ctx, ref); err != nil {
-			return fmt.Errorf("output %s: %w", name, err)
-		}
-	}
-	return nil
-}
-
-func completedEvent(stage, skey string, res *stages.Result, cached bool) *eventlog.Event {
-	ev := eventlog.New(eventlog.StageCompleted, eventlog.StageOutcome{Summary: res.Summary, Diverged: res.Diverged, Cached: cached})
-	ev.Stage, ev.StageKey, ev.Outputs = stage, skey, res.Outputs
-	return ev
-}
-
-// runStage executes a stage of a cell of manifest hash, resuming from its
-// last verified checkpoint.
-func (r *Runner) runStage(ctx context.Context, hash string, st stages.Stage, cell *manifests.Cell, params any, skey string,
-	upstream map[string]*stages.Result, appendCell func(*eventlog.Event) error, p *progress, seat *train.Seat, procs int) (*stages.Result, error) {
-	resume, err := r.lastCheckpoint(ctx, hash, skey)
-	if err != nil {
-		return nil, err
-	}
-	started := eventlog.New(eventlog.StageStarted, struct{}{})
-	started.Stage, started.StageKey, started.Inputs = st.Name(), skey, inputs(upstream)
-	if err := appendCell(started); err != nil {
-		return nil, err
-	}
-	p.stageStart(cell, st.Name(), resume)
-	env := &stages.Env{Params: params, Store: r.Blobs, Data: r.Data, Upstream: declared(st, upstream), Resume: resume, Procs: procs,
-		Every: stages.EveryOf(&cell.Config),
-		Tick:  func(round, rounds int) { p.tick(cell, round, rounds) },
-		Step:  func(round, step, steps int) { p.step(cell, round, step, steps) },
-		Report: func(rep record.RoundReport) error {
-			ev := eventlog.New(eventlog.RoundCompleted, rep)
-			ev.Stage, ev.StageKey, ev.Round = st.Name(), skey, rep.Round
-			if rep.Checkpoint != nil {
-				ev.Outputs = map[string]artifacts.Ref{eventlog.RoundCheckpoint: *rep.Checkpoint}
-			}
-			if err := appendCell(ev); err != nil {
-				return err
-			}
-			if rep.Checkpoint != nil {
-				if err := r.dropSuperseded(hash, skey); err != nil {
-					return err
-				}
-			}
-			p.round(cell, rep)
-			return nil
-		}}
-	res, err := st.Run(train.WithDevice(ctx, r.Device, seat), env)
-	if err == nil {
-		err = checkOutputs(st, res)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := appendCell(completedEvent(st.Name(), skey, res, false)); err != nil {
-		return nil, err
-	}
-	p.stageDone(cell, st.Name(), res)
-	return res, nil
-}
-
 // dropSuperseded removes the local blobs of the checkpoints of stage key
 // skey that later ones supersede (superseded); S3 stores keep theirs
 // (their writes are create-only).
@@ -762,7 +553,7 @@ func CheckUntil(stgs []stages.Stage, until string) error {
 // Fingerprint describes the environment a cell runs in (with the build of
 // ump that computes it), and its inputs (cellInputs), from which a pull
 // recomputes its key.
-func Fingerprint(cfg *manifests.Manifest, device *gpu.Device, inputs string) map[string]string {
+func Fingerprint(cfg *manifests.Manifest, engines Engines, inputs string) map[string]string {
 	processor := "unknown"
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
@@ -772,11 +563,11 @@ func Fingerprint(cfg *manifests.Manifest, device *gpu.Device, inputs string) map
 			}
 		}
 	}
-	engine, err := engineName(cfg, device)
+	engine, err := engines.Name(cfg)
 	if err != nil {
 		engine = err.Error()
 	}
 	return map[string]string{"go": runtime.Version(), "os": runtime.GOOS + "/" + runtime.GOARCH,
-		"engine": engine, "ump": state.Version(), "kernels": cpu.Kernels(), "cpu": processor,
+		"engine": engine, "ump": state.Version(), "kernels": engines.Kernels(), "cpu": processor,
 		"cpus": fmt.Sprint(runtime.NumCPU()), "time": time.Now().UTC().Format(time.RFC3339), "inputs": inputs}
 }

@@ -38,7 +38,7 @@ checkpoint: {every: 10}
 func TestRerunIsAllCacheHits(t *testing.T) {
 	plan := parse(t, smallManifest)
 	s := openTestStore(t)
-	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: DefaultStages()}
+	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}}
 	if out, err := r.Run(context.Background(), plan); err != nil || out.Completed != 2 || out.Cached != 0 {
 		t.Fatalf("first run: %+v %v", out, err)
 	}
@@ -68,7 +68,7 @@ func blobPath(s *Store, ref artifacts.Ref) string {
 func TestCorruptBlobIsDetectedAndRecomputed(t *testing.T) {
 	plan := parse(t, smallManifest)
 	s := openTestStore(t)
-	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: DefaultStages()}
+	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}}
 	if _, err := r.Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
@@ -135,15 +135,15 @@ func (s interruptAt) Run(ctx context.Context, env *stages.Env) (*stages.Result, 
 func TestInterruptedRunResumesBitIdentical(t *testing.T) {
 	plan := parse(t, smallManifest)
 	clean := openTestStore(t)
-	if _, err := (&Runner{Log: clean.Log, Blobs: clean.Blobs, Dir: clean.Path, Stages: DefaultStages()}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: clean.Log, Blobs: clean.Blobs, Dir: clean.Path, Stages: cellStages(nil), Engines: train.Engines{}}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	s := openTestStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stgs := DefaultStages()
+	stgs := cellStages(nil)
 	stgs[2] = interruptAt{algorithm: "gt-dsum", round: 24, cancel: cancel} // cell 2
-	_, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs}).Run(ctx, plan)
+	_, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs, Engines: train.Engines{}}).Run(ctx, plan)
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("run: %v, want ErrInterrupted", err)
 	}
@@ -155,7 +155,7 @@ func TestInterruptedRunResumesBitIdentical(t *testing.T) {
 		t.Fatalf("after interruption cell 2 is %s at round %d, want incomplete at 25", rep.Cells[1].Status, st.Round)
 	}
 	var progress strings.Builder
-	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: DefaultStages(), Progress: &progress}).Run(context.Background(), plan)
+	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}, Progress: &progress}).Run(context.Background(), plan)
 	if err != nil || out.Completed != 2 {
 		t.Fatalf("resumed run: %+v %v", out, err)
 	}
@@ -191,7 +191,7 @@ func TestStoreHoldsTwoCheckpointsPerTraining(t *testing.T) {
 		return n, size
 	}
 	clean := openTestStore(t)
-	if _, err := (&Runner{Log: clean.Log, Blobs: clean.Blobs, Dir: clean.Path, Stages: DefaultStages()}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: clean.Log, Blobs: clean.Blobs, Dir: clean.Path, Stages: cellStages(nil), Engines: train.Engines{}}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := checkpoints(clean); n != 4 {
@@ -200,15 +200,15 @@ func TestStoreHoldsTwoCheckpointsPerTraining(t *testing.T) {
 	s := openTestStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stgs := DefaultStages()
+	stgs := cellStages(nil)
 	stgs[2] = interruptAt{algorithm: "gt-dsum", round: 70, cancel: cancel}
-	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs}).Run(ctx, plan); !errors.Is(err, ErrInterrupted) {
+	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs, Engines: train.Engines{}}).Run(ctx, plan); !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("run: %v, want ErrInterrupted", err)
 	}
 	if n, _ := checkpoints(s); n != 4 {
 		t.Errorf("interrupted at round 70 of the second cell: %d checkpoint blobs, want 4", n)
 	}
-	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: DefaultStages()}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	sameTables(t, exportTable(t, clean, plan.Hash, "rounds"), exportTable(t, s, plan.Hash, "rounds"))
@@ -228,7 +228,7 @@ func TestDivergedCellIsRecorded(t *testing.T) {
 	src := strings.Replace(smallManifest, "lr: 0.05", "lr: 3", 1)
 	plan := parse(t, src)
 	s := openTestStore(t)
-	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: DefaultStages()}).Run(context.Background(), plan)
+	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}}).Run(context.Background(), plan)
 	if err != nil || out.Diverged != 2 {
 		t.Fatalf("run: %+v %v, want 2 diverged cells", out, err)
 	}
@@ -262,9 +262,9 @@ func (s failFirstCell) Run(ctx context.Context, env *stages.Env) (*stages.Result
 func TestFailedStageIsRecordedAndOthersRun(t *testing.T) {
 	plan := parse(t, smallManifest)
 	s := openTestStore(t)
-	stgs := DefaultStages()
+	stgs := cellStages(nil)
 	stgs[3] = failFirstCell{stgs[3], new(int)}
-	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs}).Run(context.Background(), plan)
+	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs, Engines: train.Engines{}}).Run(context.Background(), plan)
 	if err != nil || out.Failed != 1 || out.Completed != 1 {
 		t.Fatalf("run: %+v %v, want 1 failed and 1 completed", out, err)
 	}
@@ -276,7 +276,7 @@ func TestFailedStageIsRecordedAndOthersRun(t *testing.T) {
 	}
 	// Fixed code: the rerun reuses train and completes the cell.
 	started := countKind(t, s, eventlog.StageStarted)
-	out, err = (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: DefaultStages()}).Run(context.Background(), plan)
+	out, err = (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}}).Run(context.Background(), plan)
 	if err != nil || out.Completed != 2 {
 		t.Fatalf("rerun: %+v %v", out, err)
 	}
@@ -317,7 +317,7 @@ func TestFoldRefusesPayloadsThatDoNotDecode(t *testing.T) {
 // export offers is a declared output.
 func TestStagesReadOnlyDeclaredOutputsOfEarlierStages(t *testing.T) {
 	var declared []stages.Output
-	for _, st := range DefaultStages() {
+	for _, st := range cellStages(nil) {
 		for _, in := range st.Inputs() {
 			if !slices.Contains(declared, in) {
 				t.Errorf("stage %s reads %s, which no earlier stage declares", st.Name(), in)

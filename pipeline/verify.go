@@ -4,19 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 
 	"github.com/ump-lab/ump/eventlog"
-	"github.com/ump-lab/ump/nn/gpu"
 	"github.com/ump-lab/ump/record"
 	"github.com/ump-lab/ump/state"
 
 	"github.com/ump-lab/ump/artifacts"
-	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/stages"
-	"github.com/ump-lab/ump/stages/train"
 )
 
 // OutputCheck compares one recomputed output with the recorded one.
@@ -99,27 +95,28 @@ func CheckBlobs(ctx context.Context, s *Store, reg *state.Registration) (int, []
 // caching off and blobs kept in memory, and compares each stage's output
 // digests with the ones the log recorded for the same stage key. Each
 // damaged blob (CheckBlobs) the recomputation reproduces is stored again
-// when repair is set; otherwise the store is only read.
-func Verify(ctx context.Context, s *Store, reg *state.Registration, stgs []stages.Stage, data *datasets.Library, device *gpu.Device, damaged []*DamagedBlob, repair bool, progress io.Writer) ([]CellCheck, error) {
+// when repair is set; otherwise the store is only read. It uses the
+// runner's store (Log, Blobs), Stages, Engines, Data and Progress.
+func (r *Runner) Verify(ctx context.Context, reg *state.Registration, damaged []*DamagedBlob, repair bool) ([]CellCheck, error) {
 	var out []CellCheck
 	for i := range reg.Plan.Cells {
 		cell := &reg.Plan.Cells[i]
 		check := CellCheck{Index: i, Label: cell.LabelString()}
-		if progress != nil {
-			fmt.Fprintf(progress, "verifying cell %d/%d %s\n", i+1, len(reg.Plan.Cells), check.Label)
+		if r.Progress != nil {
+			fmt.Fprintf(r.Progress, "verifying cell %d/%d %s\n", i+1, len(reg.Plan.Cells), check.Label)
 		}
-		inputs, err := cellInputs(&cell.Config, data, device)
+		inputs, err := cellInputs(&cell.Config, r.Data, r.Engines)
 		if err != nil {
 			return out, err
 		}
 		if cellKey(cell, inputs) != reg.CellKeys[i] {
 			// Recorded under other inputs: here its stages have other keys
 			// and its numbers may differ in the last bits.
-			v, err := s.Source().Cell(reg.Plan.Hash, reg.CellKeys[i])
+			v, err := r.source().Cell(reg.Plan.Hash, reg.CellKeys[i])
 			if err != nil {
 				return out, err
 			}
-			engine, _ := engineName(&cell.Config, device)
+			engine, _ := r.Engines.Name(&cell.Config)
 			check.Err = fmt.Errorf("%w: it was recorded under engine %q and this machine computes with %q (or its data differ); "+
 				"verify it on a machine with that engine", ErrOtherEngine, v.Engine(), engine)
 			out = append(out, check)
@@ -127,29 +124,28 @@ func Verify(ctx context.Context, s *Store, reg *state.Registration, stgs []stage
 		}
 		mem := artifacts.NewMemory()
 		results := map[string]*stages.Result{}
-		for _, st := range stgs {
+		for _, st := range r.Stages {
 			params := st.Params(&cell.Config)
 			skey := stageKey(st, params, inputs, results)
-			recorded, summary, err := s.recorded(skey)
+			recorded, summary, err := r.recorded(skey)
 			if err != nil {
 				return out, err
 			}
-			env := &stages.Env{Params: params, Store: mem, Data: data, Upstream: declared(st, results),
+			env := &stages.Env{Params: params, Store: mem, Data: r.Data, Upstream: declared(st, results),
 				Report: func(record.RoundReport) error { return ctx.Err() }, Every: stages.EveryOf(&cell.Config)}
-			var trained train.Summary
-			var seat *train.Seat
-			if json.Unmarshal(summary, &trained) == nil && trained.Cohort > 1 { // as it trained: in a cohort of that size
-				seat = train.NewLockstep(trained.Cohort, device).Reserve(&cell.Config)
+			var ran stages.RanAs
+			if json.Unmarshal(summary, &ran) == nil && ran.Cohort > 1 { // as it trained: in a cohort of that size
+				env.Seat = r.Engines.NewCohort(ran.Cohort).Reserve(&cell.Config)
 			}
-			if trained.EvaluateEvery > 0 { // as it trained: evaluated that often
-				env.Every.Evaluate = trained.EvaluateEvery
+			if ran.EvaluateEvery > 0 { // as it trained: evaluated that often
+				env.Every.Evaluate = ran.EvaluateEvery
 			}
-			res, err := st.Run(train.WithDevice(ctx, device, seat), env)
+			res, err := st.Run(ctx, env)
 			if err == nil {
 				err = checkOutputs(st, res)
 			}
-			if seat != nil {
-				seat.Release()
+			if env.Seat != nil {
+				env.Seat.Release()
 			}
 			if ctx.Err() != nil {
 				return out, ErrInterrupted
@@ -165,7 +161,7 @@ func Verify(ctx context.Context, s *Store, reg *state.Registration, stgs []stage
 			results[st.Name()] = res
 		}
 		if repair {
-			if err := restore(ctx, s, mem, damaged); err != nil {
+			if err := restore(ctx, r.Blobs, mem, damaged); err != nil {
 				return out, err
 			}
 		}
@@ -176,7 +172,7 @@ func Verify(ctx context.Context, s *Store, reg *state.Registration, stgs []stage
 
 // restore stores again each damaged blob that a cell's recomputation
 // reproduced (held in mem under the same digest).
-func restore(ctx context.Context, s *Store, mem artifacts.Store, damaged []*DamagedBlob) error {
+func restore(ctx context.Context, blobs, mem artifacts.Store, damaged []*DamagedBlob) error {
 	for _, d := range damaged {
 		if d.Repaired {
 			continue
@@ -185,7 +181,7 @@ func restore(ctx context.Context, s *Store, mem artifacts.Store, damaged []*Dama
 		if err != nil {
 			continue // not reproduced by this cell
 		}
-		if _, err := s.Blobs.Put(ctx, data); err != nil {
+		if _, err := blobs.Put(ctx, data); err != nil {
 			return fmt.Errorf("repairing %s: %w", d.Ref, err)
 		}
 		d.Repaired = true
@@ -195,8 +191,8 @@ func restore(ctx context.Context, s *Store, mem artifacts.Store, damaged []*Dama
 
 // recorded returns the outputs and summary of the last StageCompleted
 // event of a stage key, or nils.
-func (s *Store) recorded(skey string) (map[string]artifacts.Ref, json.RawMessage, error) {
-	evs, err := s.Events.ByStage(skey)
+func (r *Runner) recorded(skey string) (map[string]artifacts.Ref, json.RawMessage, error) {
+	evs, err := r.Log.ByStage(skey)
 	if err != nil {
 		return nil, nil, err
 	}

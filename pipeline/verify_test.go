@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/stages/train"
 
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/stages"
@@ -22,13 +23,13 @@ func (v versionBumped) Version() int { return v.Stage.Version() + 1 }
 func TestAStageVersionIsInItsCacheKey(t *testing.T) {
 	plan := parse(t, smallManifest)
 	s := openTestStore(t)
-	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: DefaultStages()}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	before := countKind(t, s, eventlog.StageStarted)
-	stgs := DefaultStages()
+	stgs := cellStages(nil)
 	stgs[2] = versionBumped{stgs[2]} // train
-	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs}).Run(context.Background(), plan)
+	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs, Engines: train.Engines{}}).Run(context.Background(), plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func (o otherOutputs) Run(ctx context.Context, env *stages.Env) (*stages.Result,
 func TestVerifyComparesDigests(t *testing.T) {
 	plan := parse(t, smallManifest)
 	s := openTestStore(t)
-	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: DefaultStages()}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	reg, err := s.Source().FindManifest(plan.Hash)
@@ -73,7 +74,7 @@ func TestVerifyComparesDigests(t *testing.T) {
 		t.Fatal(err)
 	}
 	verify := func(stgs []stages.Stage) (ok, mismatched int) {
-		checks, err := Verify(context.Background(), s, reg, stgs, datasets.NewLibrary(t.TempDir()), nil, nil, false, nil)
+		checks, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Stages: stgs, Engines: train.Engines{}, Data: datasets.NewLibrary(t.TempDir())}).Verify(context.Background(), reg, nil, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,10 +92,10 @@ func TestVerifyComparesDigests(t *testing.T) {
 		}
 		return ok, mismatched
 	}
-	if ok, bad := verify(DefaultStages()); ok == 0 || bad != 0 {
+	if ok, bad := verify(cellStages(nil)); ok == 0 || bad != 0 {
 		t.Errorf("verify with the recording stages: %d outputs match, %d differ; want all to match", ok, bad)
 	}
-	stgs := DefaultStages()
+	stgs := cellStages(nil)
 	stgs[3] = otherOutputs{stgs[3]} // evaluate
 	if _, bad := verify(stgs); bad != len(plan.Cells) {
 		t.Errorf("verify with an evaluate stage computing other bytes: %d outputs differ; want one per cell (%d)", bad, len(plan.Cells))

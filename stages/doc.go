@@ -13,4 +13,6 @@
 // (Rounds, Final, ...) and the rounds table's columns are declared here,
 // below the stages, so that readers (state, report, the dashboard) do not
 // link the engines that write them.
+//
+// Imports: artifacts, codecs, datasets, manifests, record.
 package stages

@@ -63,10 +63,27 @@ type Env struct {
 	// Procs is how many goroutines a CPU engine may use: its share of the
 	// cores when cells run side by side; 0 for all of them.
 	Procs int
+	// Seat is the cell's place in a cohort of cells that train together on
+	// a device (Cohort), or nil for a cell that trains on its own.
+	Seat Seat
 	// Every says how often a rounded stage (train) evaluates and saves a
 	// checkpoint. It is not in Params: it changes what is recorded, never
 	// the trained model's bits, so it stays out of the cache key.
 	Every Every
+}
+
+// Cohort holds cells that train together, in one device program: the
+// runner reserves each cell's Seat before its stages run.
+type Cohort interface {
+	// Reserve announces a cell that will run, and returns its seat (nil
+	// for a cell that trains on its own).
+	Reserve(cfg *manifests.Manifest) Seat
+}
+
+// Seat is a cell's reserved place in a Cohort, which the train stage
+// takes and the runner releases once the cell's stages are done.
+type Seat interface {
+	Release()
 }
 
 // Every is how often, in rounds, a rounded stage evaluates and saves a
@@ -85,6 +102,17 @@ type Result struct {
 	Outputs  map[string]artifacts.Ref `json:"outputs"`
 	Summary  json.RawMessage          `json:"summary,omitempty"`
 	Diverged bool                     `json:"diverged,omitempty"`
+}
+
+// RanAs is what a rounded stage's summary records of how it ran that a
+// recomputation (ump verify) must repeat to give the same bits: the size
+// of the device cohort it trained in (a GPU's float rounding depends on
+// the program's shape; 0 or 1 for none) and how often it evaluated (its
+// rounds table holds those rounds; it is not in the cache key, so a
+// manifest asking for another reuses the cell).
+type RanAs struct {
+	Cohort        int `json:"cohort,omitempty"`
+	EvaluateEvery int `json:"evaluate_every,omitempty"`
 }
 
 // Checkpoint points at a saved training state after Round completed rounds.

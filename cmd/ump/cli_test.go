@@ -20,6 +20,7 @@ import (
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/stages/train"
 	"github.com/urfave/cli/v2"
 )
 
@@ -271,7 +272,7 @@ func TestATableThatCannotBeLaidOutIsRefusedBeforeTraining(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = (&pipeline.Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: pipeline.DefaultStages(), Until: "partition"}).Run(context.Background(), plan)
+	_, err = (&pipeline.Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: globals{}.cellStages(), Engines: train.Engines{}, Until: "partition"}).Run(context.Background(), plan)
 	s.Close()
 	if err != nil {
 		t.Fatal(err)

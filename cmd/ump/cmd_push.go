@@ -87,7 +87,7 @@ func runPull(ctx context.Context, g globals, hash string, unsigned bool, stdout,
 		return err
 	}
 	defer store.Close()
-	st, err := remote.Pull(ctx, store, hash, g.data, stderr)
+	st, err := remote.Pull(ctx, store, hash, g.cellStages(), g.data, stderr)
 	if err != nil {
 		return err
 	}

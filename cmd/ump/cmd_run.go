@@ -178,8 +178,7 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	}
 	rerun = opts.howToRun() + rerun
 	until := opts.until
-	stgs := pipeline.DefaultStages()
-	if err := pipeline.CheckUntil(stgs, until); err != nil {
+	if err := pipeline.CheckUntil(g.cellStages(), until); err != nil {
 		return badInput{err}
 	}
 	if err := gpuBuilt(plan, g.device); err != nil {
@@ -193,8 +192,8 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	if store.Note != "" {
 		fmt.Fprintln(stderr, g.hinted(store.Note))
 	}
-	runner := &pipeline.Runner{Log: store.Log, Dir: store.Path, Stages: stgs, Data: g.data, Device: g.device, Progress: stderr, Until: until, Cohort: opts.cohort,
-		Jobs: opts.jobs, OtherEngine: opts.otherEngine, Overrides: opts.changes()}
+	runner := g.runner(store, stderr)
+	runner.Until, runner.Cohort, runner.Jobs, runner.OtherEngine, runner.Overrides = until, opts.cohort, opts.jobs, opts.otherEngine, opts.changes()
 	if g.artifacts != "" { // each finished cell is committed there
 		remote, err := g.remote(ctx, stderr)
 		if err != nil {

@@ -49,7 +49,7 @@ func runVerify(ctx context.Context, g globals, hash string, repair bool, stdout,
 		return err
 	}
 	fmt.Fprintf(stdout, "blobs: %d named by the manifest's events, %d read back whole, %d missing or corrupt\n", read, read-len(damaged), len(damaged))
-	checks, err := pipeline.Verify(ctx, store, reg, pipeline.DefaultStages(), g.data, g.device, damaged, repair, stderr)
+	checks, err := g.runner(store, stderr).Verify(ctx, reg, damaged, repair)
 	if err != nil {
 		return err
 	}

@@ -96,8 +96,8 @@ func runWorker(ctx context.Context, g globals, run, index string, stdout, stderr
 	store.Blobs = remote.Bucket
 	cells := wl.Tasks[task]
 	fmt.Fprintf(stderr, "run %.12s task %d: %d cells of manifest %.12s, attempt %s\n", run, task, len(cells), wl.Plan.Hash, remote.Attempt)
-	runner := &pipeline.Runner{Log: store.Log, Blobs: store.Blobs, Dir: store.Path, Stages: pipeline.DefaultStages(), Data: g.data, Device: g.device, Progress: stderr,
-		Cells: cells, Fleet: remote}
+	runner := g.runner(store, stderr)
+	runner.Cells, runner.Fleet = cells, remote
 	out, err := runner.Run(ctx, &wl.Plan)
 	if errors.Is(err, pipeline.ErrInterrupted) {
 		fmt.Fprintf(stderr, "stopped at a safe point with its checkpoint on S3; run the task again to resume (exit %d)\n", exitRequeue)

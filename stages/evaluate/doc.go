@@ -6,4 +6,6 @@
 // on divergence) on the parameters it holds, so the last row of train's
 // rounds table is the final model's. This stage records that row under
 // its own name, so tables read one row per cell.
+//
+// Imports: artifacts, manifests, stages.
 package evaluate

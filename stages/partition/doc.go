@@ -6,4 +6,6 @@
 // assignment is worker i, sample i and there is no histogram.
 //
 // The kinds and how they split are declared in package split.
+//
+// Imports: artifacts, manifests, split, stages.
 package partition

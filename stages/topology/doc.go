@@ -18,4 +18,6 @@
 // gap is rho = 1 - max(|lambda_2|, |lambda_n|)^2 (the paper's). A
 // disconnected static graph, or a schedule whose union is disconnected, is
 // an error.
+//
+// Imports: algorithms, artifacts, graphs, manifests, stages.
 package topology

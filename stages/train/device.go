@@ -35,7 +35,7 @@ type deviceTrainer struct {
 	scores   *gpu.CellScores // the last round's, when asked for
 }
 
-func newDeviceTrainer(ctx context.Context, env *stages.Env) (*deviceTrainer, error) {
+func newDeviceTrainer(ctx context.Context, env *stages.Env, device *gpu.Device) (*deviceTrainer, error) {
 	cfg := config(env)
 	data, samplers, _, err := loadPartition(ctx, env) // validation is refused on the device (manifests)
 	if err != nil {
@@ -61,10 +61,12 @@ func newDeviceTrainer(ctx context.Context, env *stages.Env) (*deviceTrainer, err
 		return nil, err
 	}
 	d := &deviceTrainer{cfg: acfg, seed: uint64(cfg.Seed), k: cfg.LocalSteps, samplers: samplers, exchange: exchange,
-		sends: trace.Sends, initial: opt.State(), data: data, bound: lossBound(data), seat: deviceOf(ctx).seat,
+		sends: trace.Sends, initial: opt.State(), data: data, bound: lossBound(data),
 		shape: gpu.CohortShape{Model: cfg.Task.Model, Algorithm: acfg.Name, Workers: cfg.Workers, LocalSteps: cfg.LocalSteps, Batch: cfg.BatchSize}}
-	if d.seat == nil {
-		d.own = NewLockstep(1, deviceOf(ctx).device).Reserve(cfg)
+	if seat, ok := env.Seat.(*Seat); ok {
+		d.seat = seat
+	} else {
+		d.own = NewLockstep(1, device).Reserve(cfg)
 		d.seat = d.own
 	}
 	return d, nil

@@ -13,9 +13,14 @@
 // whose mean mini-batch loss exceeds 100 ln(classes), stops the run as
 // diverged. Checkpoints are TrainState (checkpoint.go). GPU cells without
 // compression train in a device cohort (Lockstep, gpu.Cohort): the same
-// rounds, computed on the device, recorded the same way. The runner hands
-// Run the device and the cell's seat in its cohort through the context
-// (WithDevice), and asks before any cell runs what only this stage knows:
-// how much memory a cell needs (MemoryNeed, from its model) and whether a
-// cohort can run its algorithm (CheckDevice).
+// rounds, computed on the device, recorded the same way. The Stage holds
+// the device; the runner hands Run the cell's seat in its cohort
+// (Env.Seat), and asks the Engines, built beside the Stage, before any
+// cell runs what only the engines know: a cell's engine name (in its
+// key), how much memory it needs (MemoryNeed, from its model), whether a
+// cohort can run its algorithm (Check) and how cells form cohorts.
+//
+// Imports: algorithms, artifacts, compress, datasets, internal/rng,
+// manifests, nn, nn/cpu, nn/gpu, record, stages, stages/partition,
+// stages/topology.
 package train

@@ -6,9 +6,7 @@ import (
 
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/nn"
 	"github.com/ump-lab/ump/nn/gpu"
-	"github.com/ump-lab/ump/stages"
 )
 
 // Lockstep runs the training of concurrently running GPU cells that share
@@ -35,25 +33,9 @@ func NewLockstep(size int, device *gpu.Device) *Lockstep {
 		}}
 }
 
-// CohortSize is how many cells of cfg's shape one device cohort holds:
-// half the device's memory (gpu.DeviceMemory) over a cell's estimated
-// footprint (gpu.CellBytes), at least 1.
-func CohortSize(cfg *manifests.Manifest, lib *datasets.Library) int {
-	data, err := stages.LoadData(cfg.Task, lib)
-	if err != nil {
-		return 1 // the cells will fail with this error
-	}
-	m, err := nn.NewModel(cfg.Task.Model, nn.Input{Shape: data.Shape, Classes: data.Classes, Vocab: len(data.Vocab)})
-	if err != nil {
-		return 1
-	}
-	memory, _ := gpu.DeviceMemory()
-	return int(max(1, memory/2/gpu.CellBytes(m, cfg.Algorithm.Name, cfg.Workers, cfg.BatchSize)))
-}
-
 // Seat is a cell's reserved place in its cohort: the runner reserves it
-// before the cell's stages run, hands it to the train stage with
-// WithDevice, and releases it after; the train stage joins with it.
+// before the cell's stages run (Engines.NewCohort), hands it to the train
+// stage as Env.Seat, and releases it after; the train stage joins with it.
 type Seat struct {
 	g      *group
 	joined bool

@@ -29,7 +29,7 @@ type task interface {
 	metrics(round int, x [][]float32) ([]float64, error)
 }
 
-func newTask(ctx context.Context, env *stages.Env) (task, error) {
+func newTask(ctx context.Context, env *stages.Env, device *gpu.Device) (task, error) {
 	cfg := config(env)
 	if q := cfg.Task.Quadratic; !cfg.Task.Kind().Samples {
 		return &quadratic{q: datasets.NewQuadratic(cfg.Workers, q.Dim, q.Zeta, q.Kappa, q.Sigma, uint64(cfg.Seed))}, nil
@@ -38,7 +38,7 @@ func newTask(ctx context.Context, env *stages.Env) (task, error) {
 	if err != nil {
 		return nil, err
 	}
-	engine, err := newEngine(cfg, data, deviceOf(ctx).device, env.Procs)
+	engine, err := newEngine(cfg, data, device, env.Procs)
 	if err != nil {
 		return nil, err
 	}

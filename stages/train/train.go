@@ -19,8 +19,11 @@ import (
 	"github.com/ump-lab/ump/stages/topology"
 )
 
-// Stage trains a cell.
-type Stage struct{}
+// Stage trains a cell, on the CPU engine or, with engine: gpu, on Device
+// (in the cohort of the cell's Env.Seat, or in one of its own).
+type Stage struct {
+	Device *gpu.Device // where GPU cells train; nil where none is configured
+}
 
 var _ stages.Stage = Stage{}
 
@@ -48,14 +51,7 @@ func config(env *stages.Env) *manifests.Manifest {
 type Summary struct {
 	Rounds        int `json:"rounds"` // rounds completed
 	DivergedRound int `json:"diverged_round,omitempty"`
-	// Cohort is the size of the GPU cohort the cell trained in: a GPU's
-	// float rounding depends on the program's shape, so ump verify
-	// recomputes the cell in a cohort of this size.
-	Cohort int `json:"cohort,omitempty"`
-	// EvaluateEvery is the evaluate.every the cell ran with: its rounds
-	// table holds those rounds, and ump verify recomputes it so. (It is
-	// not in the cache key: a manifest asking for another reuses the cell.)
-	EvaluateEvery int `json:"evaluate_every,omitempty"`
+	stages.RanAs
 }
 
 // algorithmConfig is the optimizer's configuration of a cell.
@@ -72,7 +68,7 @@ func exchangeConfig(cfg *manifests.Manifest) compress.Config {
 	return compress.Config{Spec: compress.Spec{Codec: "none"}, Seed: uint64(cfg.Seed)}
 }
 
-func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
+func (s Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	cfg := config(env)
 	if env.Every.Evaluate < 1 || env.Every.Checkpoint < 1 {
 		return nil, fmt.Errorf("train: Env.Every is %+v; the runner must say how often to evaluate and checkpoint (stages.EveryOf)", env.Every)
@@ -81,111 +77,147 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	mixings, err := topology.ReadMixings(tab, cfg.Workers)
-	if err != nil {
+	tg := &training{env: env, cfg: cfg, st: &TrainState{Columns: stages.Columns(cfg)}}
+	if tg.mixings, err = topology.ReadMixings(tab, cfg.Workers); err != nil {
 		return nil, err
 	}
-	var tr trainer
 	if CohortKey(cfg) != "" {
-		tr, err = newDeviceTrainer(ctx, env)
+		tg.tr, err = newDeviceTrainer(ctx, env, s.Device)
 	} else {
-		tr, err = newHostTrainer(ctx, env)
+		tg.tr, err = newHostTrainer(ctx, env, s.Device)
 	}
 	if err != nil {
 		return nil, err
 	}
-	defer tr.close()
+	defer tg.tr.close()
 	// An interrupt lets the round end and checkpoints it; a round still
 	// running roundGrace later is abandoned at its next local step (the
 	// cell resumes from its last checkpoint).
-	var abandon atomic.Bool
-	defer context.AfterFunc(ctx, func() { time.AfterFunc(roundGrace, func() { abandon.Store(true) }) })()
-	st := &TrainState{Columns: stages.Columns(cfg)}
-	if env.Resume != nil {
-		data, err := env.Store.Get(ctx, env.Resume.Ref)
-		if err != nil {
-			return nil, err
-		}
-		saved, err := DecodeTrainState(data)
-		if err != nil {
-			return nil, err
-		}
-		if err := tr.restore(saved); err != nil {
-			return nil, fmt.Errorf("checkpoint %s: %w", env.Resume.Ref.Digest, err)
-		}
-		st.Round, st.Rows, st.Diverged = saved.Round, saved.Rows, saved.Diverged
+	defer context.AfterFunc(ctx, func() { time.AfterFunc(roundGrace, func() { tg.abandon.Store(true) }) })()
+	if err := tg.resume(ctx); err != nil {
+		return nil, err
 	}
-	var lastCheckpoint artifacts.Ref
+	st := tg.st
 	diverged := st.Diverged // a resumed run may restore a diverged state
-	last := time.Now()
+	tg.last = time.Now()
 	for t := st.Round; t < cfg.Rounds && !diverged; t++ {
-		evaluate := (t+1)%env.Every.Evaluate == 0 || t+1 == cfg.Rounds
-		step := func(tau int) error {
-			if abandon.Load() {
-				return stages.ErrInterrupted
-			}
-			if env.Step != nil {
-				env.Step(t+1, tau+1, cfg.LocalSteps)
-			}
-			return nil
-		}
-		if err := tr.round(t, learningRate(cfg, t), mixings.At(t+1), evaluate, step); errors.Is(err, stages.ErrInterrupted) {
-			return nil, stages.ErrInterrupted
-		} else if err != nil {
-			return nil, fmt.Errorf("round %d: %w", t+1, err)
-		}
-		st.Round = t + 1
-		diverged = tr.diverged()
-		st.Diverged = diverged
-		interrupted := ctx.Err() != nil
-		report := record.RoundReport{Round: st.Round, Rounds: cfg.Rounds}
-		if evaluate || diverged {
-			row, err := tr.metrics(st.Round)
-			if err != nil {
-				return nil, fmt.Errorf("round %d: %w", st.Round, err)
-			}
-			st.Rows = append(st.Rows, row)
-			report.Metrics = map[string]record.Metric{}
-			for k, name := range st.Columns[1:] {
-				report.Metrics[name] = record.Metric(row[k+1])
-			}
-		}
-		if st.Round%env.Every.Checkpoint == 0 || st.Round == cfg.Rounds || diverged || interrupted {
-			if st.Vectors, st.Counters, err = tr.state(); err != nil {
-				return nil, fmt.Errorf("checkpoint after round %d: %w", st.Round, err)
-			}
-			ref, err := env.Store.Put(ctx, st.Encode())
-			if err != nil {
-				return nil, fmt.Errorf("writing checkpoint after round %d: %w", st.Round, err)
-			}
-			lastCheckpoint, report.Checkpoint = ref, &ref
-		}
-		if report.Metrics != nil || report.Checkpoint != nil {
-			now := time.Now()
-			report.Seconds, last = now.Sub(last).Seconds(), now
-			if err := env.Report(report); err != nil {
-				return nil, err
-			}
-		} else if env.Tick != nil {
-			env.Tick(st.Round, cfg.Rounds)
+		var interrupted bool
+		if diverged, interrupted, err = tg.round(ctx, t); err != nil {
+			return nil, err
 		}
 		if interrupted && !diverged && st.Round < cfg.Rounds {
 			return nil, stages.ErrInterrupted
 		}
 	}
-	if lastCheckpoint.Digest == "" { // resumed from the final checkpoint
-		lastCheckpoint = env.Resume.Ref
+	return tg.result(ctx, diverged)
+}
+
+// training is a cell's training under way.
+type training struct {
+	env            *stages.Env
+	cfg            *manifests.Manifest
+	mixings        *topology.Mixings
+	tr             trainer
+	st             *TrainState
+	abandon        atomic.Bool   // set roundGrace after an interrupt: the round stops at its next local step
+	last           time.Time     // when the last report was made
+	lastCheckpoint artifacts.Ref // the last checkpoint saved
+}
+
+// resume restores the runner's checkpoint (Env.Resume), if any.
+func (tg *training) resume(ctx context.Context) error {
+	env := tg.env
+	if env.Resume == nil {
+		return nil
 	}
-	rounds, err := stages.PutTable(ctx, env.Store, metricsTable(st.Columns, st.Rows))
+	data, err := env.Store.Get(ctx, env.Resume.Ref)
+	if err != nil {
+		return err
+	}
+	saved, err := DecodeTrainState(data)
+	if err != nil {
+		return err
+	}
+	if err := tg.tr.restore(saved); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", env.Resume.Ref.Digest, err)
+	}
+	st := tg.st
+	st.Round, st.Rows, st.Diverged = saved.Round, saved.Rows, saved.Diverged
+	return nil
+}
+
+// round runs round t (from 0), evaluates it and saves a checkpoint when
+// due, and reports it; interrupted says the context was cancelled.
+func (tg *training) round(ctx context.Context, t int) (diverged, interrupted bool, err error) {
+	cfg, env, st := tg.cfg, tg.env, tg.st
+	evaluate := (t+1)%env.Every.Evaluate == 0 || t+1 == cfg.Rounds
+	step := func(tau int) error {
+		if tg.abandon.Load() {
+			return stages.ErrInterrupted
+		}
+		if env.Step != nil {
+			env.Step(t+1, tau+1, cfg.LocalSteps)
+		}
+		return nil
+	}
+	if err := tg.tr.round(t, learningRate(cfg, t), tg.mixings.At(t+1), evaluate, step); errors.Is(err, stages.ErrInterrupted) {
+		return false, false, stages.ErrInterrupted
+	} else if err != nil {
+		return false, false, fmt.Errorf("round %d: %w", t+1, err)
+	}
+	st.Round = t + 1
+	diverged = tg.tr.diverged()
+	st.Diverged = diverged
+	interrupted = ctx.Err() != nil
+	report := record.RoundReport{Round: st.Round, Rounds: cfg.Rounds}
+	if evaluate || diverged {
+		row, err := tg.tr.metrics(st.Round)
+		if err != nil {
+			return false, false, fmt.Errorf("round %d: %w", st.Round, err)
+		}
+		st.Rows = append(st.Rows, row)
+		report.Metrics = map[string]record.Metric{}
+		for k, name := range st.Columns[1:] {
+			report.Metrics[name] = record.Metric(row[k+1])
+		}
+	}
+	if st.Round%env.Every.Checkpoint == 0 || st.Round == cfg.Rounds || diverged || interrupted {
+		if st.Vectors, st.Counters, err = tg.tr.state(); err != nil {
+			return false, false, fmt.Errorf("checkpoint after round %d: %w", st.Round, err)
+		}
+		ref, err := env.Store.Put(ctx, st.Encode())
+		if err != nil {
+			return false, false, fmt.Errorf("writing checkpoint after round %d: %w", st.Round, err)
+		}
+		tg.lastCheckpoint, report.Checkpoint = ref, &ref
+	}
+	if report.Metrics != nil || report.Checkpoint != nil {
+		now := time.Now()
+		report.Seconds, tg.last = now.Sub(tg.last).Seconds(), now
+		if err := env.Report(report); err != nil {
+			return false, false, err
+		}
+	} else if env.Tick != nil {
+		env.Tick(st.Round, cfg.Rounds)
+	}
+	return diverged, interrupted, nil
+}
+
+// result stores the rounds table and returns the stage's result.
+func (tg *training) result(ctx context.Context, diverged bool) (*stages.Result, error) {
+	if tg.lastCheckpoint.Digest == "" { // resumed from the final checkpoint
+		tg.lastCheckpoint = tg.env.Resume.Ref
+	}
+	rounds, err := stages.PutTable(ctx, tg.env.Store, metricsTable(tg.st.Columns, tg.st.Rows))
 	if err != nil {
 		return nil, err
 	}
-	sum := Summary{Rounds: st.Round, Cohort: tr.cohort(), EvaluateEvery: env.Every.Evaluate}
+	sum := Summary{Rounds: tg.st.Round, RanAs: stages.RanAs{Cohort: tg.tr.cohort(), EvaluateEvery: tg.env.Every.Evaluate}}
 	if diverged {
-		sum.DivergedRound = st.Round
+		sum.DivergedRound = tg.st.Round
 	}
 	summary, _ := json.Marshal(sum)
-	return &stages.Result{Outputs: map[string]artifacts.Ref{stages.Rounds.Name: rounds, stages.LastCheckpoint.Name: lastCheckpoint},
+	return &stages.Result{Outputs: map[string]artifacts.Ref{stages.Rounds.Name: rounds, stages.LastCheckpoint.Name: tg.lastCheckpoint},
 		Summary: summary, Diverged: diverged}, nil
 }
 
@@ -225,9 +257,9 @@ type hostTrainer struct {
 	k        int
 }
 
-func newHostTrainer(ctx context.Context, env *stages.Env) (*hostTrainer, error) {
+func newHostTrainer(ctx context.Context, env *stages.Env, device *gpu.Device) (*hostTrainer, error) {
 	cfg := config(env)
-	tk, err := newTask(ctx, env)
+	tk, err := newTask(ctx, env, device)
 	if err != nil {
 		return nil, err
 	}
@@ -297,28 +329,6 @@ func restoreVectors(dst, src map[string][][]float32) error {
 	return nil
 }
 
-// deviceKey is the context key of WithDevice.
-type deviceKey struct{}
-
-// onDevice is what WithDevice gives the train stage.
-type onDevice struct {
-	device *gpu.Device
-	seat   *Seat
-}
-
-// WithDevice returns ctx carrying where GPU cells train (nil where none is
-// configured) and the cell's seat in a cohort (nil: a cohort of its own),
-// for the train stage's Run; the other stages need neither.
-func WithDevice(ctx context.Context, device *gpu.Device, seat *Seat) context.Context {
-	return context.WithValue(ctx, deviceKey{}, onDevice{device, seat})
-}
-
-// deviceOf is what WithDevice put in ctx.
-func deviceOf(ctx context.Context) onDevice {
-	d, _ := ctx.Value(deviceKey{}).(onDevice)
-	return d
-}
-
 // CohortKey is what cells must share to train in one cohort, or "" for a
 // cell that trains otherwise (the CPU engine, the quadratic task, or
 // compressed communication, which exchanges on the host).
@@ -327,17 +337,4 @@ func CohortKey(cfg *manifests.Manifest) string {
 		return ""
 	}
 	return fmt.Sprintf("%s %s %s w%d k%d b%d", cfg.Task.Dataset, cfg.Task.Model, cfg.Algorithm.Name, cfg.Workers, cfg.LocalSteps, cfg.BatchSize)
-}
-
-// CheckDevice refuses, before anything runs, a cell that a GPU cohort
-// would train (CohortKey) with an algorithm its round program cannot run
-// (algorithms.OnDevice); nil for any other cell.
-func CheckDevice(cfg *manifests.Manifest) error {
-	if CohortKey(cfg) == "" {
-		return nil
-	}
-	if err := algorithms.OnDevice(algorithms.Config{Name: cfg.Algorithm.Name, Params: cfg.Algorithm.Params}, cfg.LocalSteps); err != nil {
-		return &manifests.Error{Problems: []string{fmt.Sprintf("field \"algorithm\": %v", err)}}
-	}
-	return nil
 }
