@@ -334,6 +334,50 @@ func (o *cpu) evaluate(outs []output) {
 	if len(outs) == 0 {
 		return
 	}
+	prog, results, nslots := o.compile(outs)
+	Parallel(o.n, func(i int) {
+		scratch := make([]float32, (nslots+1)*chunk) // the last slot: zeros
+		zero := scratch[nslots*chunk:]
+		staged := make([]float32, len(outs)*chunk)
+		for lo := 0; lo < o.dim; lo += chunk {
+			w := min(chunk, o.dim-lo)
+			read := func(a operand) []float32 {
+				switch {
+				case a.buf != nil:
+					return a.buf[i][lo : lo+w]
+				case a.slot < 0:
+					return zero[:w]
+				}
+				return scratch[a.slot*chunk:][:w]
+			}
+			for _, in := range prog {
+				var b []float32
+				if in.op != opScale && in.op != opDiv {
+					b = read(in.b)[:w]
+				}
+				in.exec(scratch[in.result*chunk:][:w], read(in.a)[:w], b)
+			}
+			for k, r := range results { // a leaf result may be another output's buffer: stage it
+				if r.buf != nil {
+					copy(staged[k*chunk:][:w], read(r))
+				}
+			}
+			for k, out := range outs {
+				from := read(results[k])
+				if results[k].buf != nil {
+					from = staged[k*chunk:][:w]
+				}
+				copy(out.dst[i][lo:lo+w], from)
+			}
+		}
+	})
+}
+
+// compile turns the outputs' expressions into a program of instructions,
+// each node once (a scaled operand read once folded into its sum or
+// difference), and the operand each output's value is in; nslots is how
+// many scratch slots the program writes.
+func (o *cpu) compile(outs []output) (prog []instr, results []operand, nslots int) {
 	uses := map[*expr]int{} // how many nodes read each node
 	var count func(e *expr)
 	count = func(e *expr) {
@@ -350,7 +394,6 @@ func (o *cpu) evaluate(outs []output) {
 			count(out.e)
 		}
 	}
-	var prog []instr
 	slots := map[*expr]int{}
 	var compile func(e *expr) operand
 	compile = func(e *expr) operand {
@@ -384,71 +427,41 @@ func (o *cpu) evaluate(outs []output) {
 		prog = append(prog, in)
 		return operand{slot: in.result}
 	}
-	results := make([]operand, len(outs))
+	results = make([]operand, len(outs))
 	for k, out := range outs {
 		results[k] = compile(out.e)
 	}
-	nslots := len(slots)
-	Parallel(o.n, func(i int) {
-		scratch := make([]float32, (nslots+1)*chunk) // the last slot: zeros
-		zero := scratch[nslots*chunk:]
-		staged := make([]float32, len(outs)*chunk)
-		for lo := 0; lo < o.dim; lo += chunk {
-			w := min(chunk, o.dim-lo)
-			read := func(a operand) []float32 {
-				switch {
-				case a.buf != nil:
-					return a.buf[i][lo : lo+w]
-				case a.slot < 0:
-					return zero[:w]
-				}
-				return scratch[a.slot*chunk:][:w]
-			}
-			for _, in := range prog {
-				dst, a, n := scratch[in.result*chunk:][:w], read(in.a)[:w], in.num
-				switch in.op {
-				case opAdd:
-					b := read(in.b)[:w]
-					for j := range dst {
-						dst[j] = a[j] + b[j]
-					}
-				case opSub:
-					b := read(in.b)[:w]
-					for j := range dst {
-						dst[j] = a[j] - b[j]
-					}
-				case opAddScaled:
-					b := read(in.b)[:w]
-					for j := range dst {
-						dst[j] = a[j] + float32(n*b[j])
-					}
-				case opSubScaled:
-					b := read(in.b)[:w]
-					for j := range dst {
-						dst[j] = a[j] - float32(n*b[j])
-					}
-				case opScale:
-					for j := range dst {
-						dst[j] = n * a[j]
-					}
-				case opDiv:
-					for j := range dst {
-						dst[j] = a[j] / n
-					}
-				}
-			}
-			for k, r := range results { // a leaf result may be another output's buffer: stage it
-				if r.buf != nil {
-					copy(staged[k*chunk:][:w], read(r))
-				}
-			}
-			for k, out := range outs {
-				from := read(results[k])
-				if results[k].buf != nil {
-					from = staged[k*chunk:][:w]
-				}
-				copy(out.dst[i][lo:lo+w], from)
-			}
+	return prog, results, len(slots)
+}
+
+// exec computes the instruction on one chunk: dst from a and b (nil for
+// the operations of one operand), each element rounded on its own.
+func (in *instr) exec(dst, a, b []float32) {
+	n := in.num
+	switch in.op {
+	case opAdd:
+		for j := range dst {
+			dst[j] = a[j] + b[j]
 		}
-	})
+	case opSub:
+		for j := range dst {
+			dst[j] = a[j] - b[j]
+		}
+	case opAddScaled:
+		for j := range dst {
+			dst[j] = a[j] + float32(n*b[j])
+		}
+	case opSubScaled:
+		for j := range dst {
+			dst[j] = a[j] - float32(n*b[j])
+		}
+	case opScale:
+		for j := range dst {
+			dst[j] = n * a[j]
+		}
+	case opDiv:
+		for j := range dst {
+			dst[j] = a[j] / n
+		}
+	}
 }

@@ -15,4 +15,6 @@
 // messages alone. Every floating-point sum runs in a fixed order and every
 // operation rounds on its own, so results do not depend on scheduling and
 // both engines compute the same arithmetic.
+//
+// Imports: kinds, optimizers.
 package algorithms

@@ -12,4 +12,6 @@
 // columns (int64, float64, string or bool) written as Arrow IPC, Parquet
 // or CSV. Parquet files come from users (ump report reads results
 // directories), so a malformed one reads as an error, never a panic.
+//
+// Imports: internal/durable.
 package artifacts

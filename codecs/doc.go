@@ -4,4 +4,6 @@
 // exchange adds to a rounds table (Columns). Package compress implements
 // the codecs and binds each constructor to its declaration by name
 // (kinds.Bind).
+//
+// Imports: kinds.
 package codecs

@@ -14,4 +14,6 @@
 // Randomness (stochastic rounding, randomk's indices, powersgd's test
 // matrix) comes from streams named by (cell seed, round, kind, worker), so
 // a resumed run draws the same numbers.
+//
+// Imports: algorithms, codecs, internal/rng, kinds.
 package compress

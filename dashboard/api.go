@@ -575,6 +575,61 @@ type column struct {
 	Values []num  `json:"values"`
 }
 
+// cellPage is a cell's page (cellView).
+type cellPage struct {
+	cellSummary
+	Manifest    string            `json:"manifest"`
+	Name        string            `json:"name"`
+	Config      json.RawMessage   `json:"config"`
+	Fingerprint map[string]string `json:"fingerprint"`
+	Stages      []stageView       `json:"stages"`
+	Histogram   *histogramView    `json:"histogram"`
+	Mixing      []mixingView      `json:"mixing"`
+	Value       string            `json:"value"`        // the layout's figure: the one the page shows first
+	RoundsTable []column          `json:"rounds_table"` // the rounds table, finished or so far
+	Color       string            `json:"color"`        // its curve's: report.SeriesColour(0)
+	Words       map[string]string `json:"words"`        // its columns and paths in words (report.Label)
+	Tables      []string          `json:"tables"`       // exportable for this cell
+	Formats     []string          `json:"formats"`      // export formats
+}
+
+// stageView is a stage of a cell's page.
+type stageView struct {
+	Name     string          `json:"name"`
+	Status   string          `json:"status"`
+	Key      string          `json:"key"`
+	Cached   bool            `json:"cached"`
+	Restarts int             `json:"restarts"`
+	Inputs   []string        `json:"inputs"`
+	Outputs  []outputView    `json:"outputs"`
+	Summary  json.RawMessage `json:"summary,omitempty"`
+	Diverged bool            `json:"diverged"`
+	Error    string          `json:"error,omitempty"`
+	Round    int             `json:"round"`
+	Rounds   int             `json:"rounds"`
+}
+
+// outputView is an output of a stage.
+type outputView struct {
+	Name string        `json:"name"`
+	Ref  artifacts.Ref `json:"ref"`
+}
+
+// histogramView is a cell's partition: class counts per worker.
+type histogramView struct {
+	Workers int     `json:"workers"`
+	Classes int     `json:"classes"`
+	Counts  []int64 `json:"counts"` // worker-major
+}
+
+// mixingView is one of a cell's mixing matrices, from the round it
+// starts at.
+type mixingView struct {
+	From  int     `json:"from_round"`
+	Edges int     `json:"edges"`
+	Gap   float64 `json:"spectral_gap"`
+}
+
 // cellView is a cell's page: its configuration, fingerprint, stages with
 // their keys, inputs and outputs, its partition and mixing matrices, and
 // its rounds so far.
@@ -588,114 +643,105 @@ func (s *Server) cellView(r *http.Request) (any, error) {
 		return nil, err
 	}
 	cell := rep.Cells[i]
-	type output struct {
-		Name string        `json:"name"`
-		Ref  artifacts.Ref `json:"ref"`
-	}
-	type stage struct {
-		Name     string          `json:"name"`
-		Status   string          `json:"status"`
-		Key      string          `json:"key"`
-		Cached   bool            `json:"cached"`
-		Restarts int             `json:"restarts"`
-		Inputs   []string        `json:"inputs"`
-		Outputs  []output        `json:"outputs"`
-		Summary  json.RawMessage `json:"summary,omitempty"`
-		Diverged bool            `json:"diverged"`
-		Error    string          `json:"error,omitempty"`
-		Round    int             `json:"round"`
-		Rounds   int             `json:"rounds"`
-	}
-	type histogram struct {
-		Workers int     `json:"workers"`
-		Classes int     `json:"classes"`
-		Counts  []int64 `json:"counts"` // worker-major
-	}
-	type mixing struct {
-		From  int     `json:"from_round"`
-		Edges int     `json:"edges"`
-		Gap   float64 `json:"spectral_gap"`
-	}
-	out := struct {
-		cellSummary
-		Manifest    string            `json:"manifest"`
-		Name        string            `json:"name"`
-		Config      json.RawMessage   `json:"config"`
-		Fingerprint map[string]string `json:"fingerprint"`
-		Stages      []stage           `json:"stages"`
-		Histogram   *histogram        `json:"histogram"`
-		Mixing      []mixing          `json:"mixing"`
-		Value       string            `json:"value"`        // the layout's figure: the one the page shows first
-		RoundsTable []column          `json:"rounds_table"` // the rounds table, finished or so far
-		Color       string            `json:"color"`        // its curve's: report.SeriesColour(0)
-		Words       map[string]string `json:"words"`        // its columns and paths in words (report.Label)
-		Tables      []string          `json:"tables"`       // exportable for this cell
-		Formats     []string          `json:"formats"`      // export formats
-	}{cellSummary: summarise(rep, i), Manifest: rep.Plan.Hash, Name: rep.Plan.Manifest.Name, Value: report.Layout(&rep.Plan).Value,
+	out := cellPage{cellSummary: summarise(rep, i), Manifest: rep.Plan.Hash, Name: rep.Plan.Manifest.Name, Value: report.Layout(&rep.Plan).Value,
 		Color: report.SeriesColour(0), Words: words(report.Layout(&rep.Plan), roundsColumns(&rep.Plan), sweptPaths(&rep.Plan)),
-		Config: manifests.CanonicalJSON(rep.Plan.Cells[i].Config), Fingerprint: cell.Fingerprint(), Stages: []stage{}, Tables: []string{},
+		Config: manifests.CanonicalJSON(rep.Plan.Cells[i].Config), Fingerprint: cell.Fingerprint(), Stages: []stageView{}, Tables: []string{},
 		Formats: artifacts.Formats}
 	for _, st := range cell.Stages {
-		v := stage{Name: st.Name, Status: st.Status, Key: st.Key, Cached: st.Cached, Restarts: st.Restarts, Inputs: st.Inputs,
-			Outputs: []output{}, Error: st.Error, Round: st.Round, Rounds: st.Rounds}
+		v := stageView{Name: st.Name, Status: st.Status, Key: st.Key, Cached: st.Cached, Restarts: st.Restarts, Inputs: st.Inputs,
+			Outputs: []outputView{}, Error: st.Error, Round: st.Round, Rounds: st.Rounds}
 		if st.Result != nil {
 			for _, name := range slices.Sorted(maps.Keys(st.Result.Outputs)) {
-				v.Outputs = append(v.Outputs, output{name, st.Result.Outputs[name]})
+				v.Outputs = append(v.Outputs, outputView{name, st.Result.Outputs[name]})
 			}
 			v.Summary, v.Diverged = st.Result.Summary, st.Result.Diverged
 		}
 		out.Stages = append(out.Stages, v)
 	}
-	if ref, ok := cell.Output(stages.Histogram); ok {
-		t, err := s.table(r, ref)
-		if err != nil {
-			return nil, err
-		}
-		w, c, counts := t.Column("worker"), t.Column("class"), t.Column("count")
-		if w != nil && c != nil && counts != nil && len(counts.Ints) > 0 {
-			out.Histogram = &histogram{int(slices.Max(w.Ints)) + 1, int(slices.Max(c.Ints)) + 1, counts.Ints}
+	if out.Histogram, err = s.histogram(r, cell); err != nil {
+		return nil, err
+	}
+	if out.Mixing, err = s.mixings(r, cell); err != nil {
+		return nil, err
+	}
+	if out.RoundsTable, err = s.roundsTable(r, rep, i); err != nil {
+		return nil, err
+	}
+	for _, name := range report.CellTableNames() {
+		if _, ok := cell.Output(report.TableSource(name)); ok {
+			out.Tables = append(out.Tables, name)
 		}
 	}
-	if ref, ok := cell.Output(stages.Mixing); ok {
-		t, err := s.table(r, ref)
-		if err != nil {
-			return nil, err
-		}
-		rounds, gaps, is, js := t.Column("round").Ints, t.Column("spectral_gap").Floats, t.Column("i").Ints, t.Column("j").Ints
-		for k := 0; k < len(rounds); {
-			m := mixing{From: int(rounds[k]), Gap: gaps[k]}
-			for ; k < len(rounds) && rounds[k] == int64(m.From); k++ {
-				if is[k] < js[k] {
-					m.Edges++
-				}
+	return out, nil
+}
+
+// histogram is a cell's partition, nil where it has none.
+func (s *Server) histogram(r *http.Request, cell *state.CellView) (*histogramView, error) {
+	ref, ok := cell.Output(stages.Histogram)
+	if !ok {
+		return nil, nil
+	}
+	t, err := s.table(r, ref)
+	if err != nil {
+		return nil, err
+	}
+	w, c, counts := t.Column("worker"), t.Column("class"), t.Column("count")
+	if w == nil || c == nil || counts == nil || len(counts.Ints) == 0 {
+		return nil, nil
+	}
+	return &histogramView{int(slices.Max(w.Ints)) + 1, int(slices.Max(c.Ints)) + 1, counts.Ints}, nil
+}
+
+// mixings are a cell's mixing matrices, in the order they start.
+func (s *Server) mixings(r *http.Request, cell *state.CellView) ([]mixingView, error) {
+	ref, ok := cell.Output(stages.Mixing)
+	if !ok {
+		return nil, nil
+	}
+	t, err := s.table(r, ref)
+	if err != nil {
+		return nil, err
+	}
+	var out []mixingView
+	rounds, gaps, is, js := t.Column("round").Ints, t.Column("spectral_gap").Floats, t.Column("i").Ints, t.Column("j").Ints
+	for k := 0; k < len(rounds); {
+		m := mixingView{From: int(rounds[k]), Gap: gaps[k]}
+		for ; k < len(rounds) && rounds[k] == int64(m.From); k++ {
+			if is[k] < js[k] {
+				m.Edges++
 			}
-			out.Mixing = append(out.Mixing, m)
 		}
+		out = append(out, m)
 	}
+	return out, nil
+}
+
+// roundsTable is cell i's rounds table: the finished one, or the rounds
+// its train stage reported so far.
+func (s *Server) roundsTable(r *http.Request, rep *state.Report, i int) ([]column, error) {
+	cell := rep.Cells[i]
 	var rounds *artifacts.Table
 	if ref, ok := cell.Output(stages.Rounds); ok {
+		var err error
 		if rounds, err = s.table(r, ref); err != nil {
 			return nil, err
 		}
 	} else if st := cell.Stage(stages.Train); st != nil {
 		rounds = report.PartialRounds(&rep.Plan.Cells[i].Config, cell, st)
 	}
-	if rounds != nil {
-		for _, c := range rounds.Columns {
-			col := column{Name: c.Name, Values: nums(c.Floats)}
-			if c.Ints != nil {
-				col.Values = make([]num, len(c.Ints))
-				for k, v := range c.Ints {
-					col.Values[k] = num(v)
-				}
-			}
-			out.RoundsTable = append(out.RoundsTable, col)
-		}
+	if rounds == nil {
+		return nil, nil
 	}
-	for _, name := range report.CellTableNames() {
-		if _, ok := cell.Output(report.TableSource(name)); ok {
-			out.Tables = append(out.Tables, name)
+	var out []column
+	for _, c := range rounds.Columns {
+		col := column{Name: c.Name, Values: nums(c.Floats)}
+		if c.Ints != nil {
+			col.Values = make([]num, len(c.Ints))
+			for k, v := range c.Ints {
+				col.Values[k] = num(v)
+			}
 		}
+		out = append(out, col)
 	}
 	return out, nil
 }

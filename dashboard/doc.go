@@ -13,4 +13,6 @@
 // is served but the embedded assets and blobs that events name. Without a
 // token the server answers only requests addressed to a loopback name
 // (DNS rebinding); with one, every request must carry it.
+//
+// Imports: artifacts, eventlog, manifests, report, stages, state.
 package dashboard

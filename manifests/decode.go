@@ -125,32 +125,8 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path, help string) error
 		if n.Kind != yaml.MappingNode {
 			return d.errorf(n.Line, path, "expected %s, got %s", help, describe(n))
 		}
-		t := v.Type()
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, val := n.Content[i], n.Content[i+1]
-			if own, ok := v.Addr().Interface().(ownForms); ok {
-				p := join(path, k.Value)
-				if done, err := own.decodeOwn(d, k.Value, val, p); done || err != nil {
-					d.lines[p] = k.Line
-					if err != nil {
-						return err
-					}
-					continue
-				}
-			}
-			f, ok := fieldByKey(t, k.Value)
-			if !ok {
-				return d.errorf(k.Line, join(path, k.Value), "unknown key %q%s; allowed keys here: %s", k.Value, kinds.DidYouMean(k.Value, keys(t)), strings.Join(keys(t), ", "))
-			}
-			p := join(path, k.Value)
-			d.lines[p] = k.Line
-			if err := d.decode(val, v.FieldByIndex(f.Index), p, f.Tag.Get("help")); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if v.Kind() == reflect.Map { // of strings: table.labels
+		return d.decodeStruct(n, v, path)
+	case reflect.Map: // of strings: table.labels
 		if n.Kind != yaml.MappingNode {
 			return d.errorf(n.Line, path, "expected %s, got %s", help, describe(n))
 		}
@@ -164,8 +140,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path, help string) error
 			v.SetMapIndex(reflect.ValueOf(k.Value), elem)
 		}
 		return nil
-	}
-	if v.Kind() == reflect.Slice {
+	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
 			return d.errorf(n.Line, path, "expected %s, got %s", help, describe(n))
 		}
@@ -180,6 +155,41 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path, help string) error
 	if n.Kind != yaml.ScalarNode {
 		return d.errorf(n.Line, path, "expected %s, got %s", help, describe(n))
 	}
+	return d.decodeScalar(n, v, path, help)
+}
+
+// decodeStruct fills a struct's fields from a mapping, each key a field
+// (or a form of its own: ownForms).
+func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) error {
+	t := v.Type()
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		if own, ok := v.Addr().Interface().(ownForms); ok {
+			p := join(path, k.Value)
+			if done, err := own.decodeOwn(d, k.Value, val, p); done || err != nil {
+				d.lines[p] = k.Line
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		f, ok := fieldByKey(t, k.Value)
+		if !ok {
+			return d.errorf(k.Line, join(path, k.Value), "unknown key %q%s; allowed keys here: %s", k.Value, kinds.DidYouMean(k.Value, keys(t)), strings.Join(keys(t), ", "))
+		}
+		p := join(path, k.Value)
+		d.lines[p] = k.Line
+		if err := d.decode(val, v.FieldByIndex(f.Index), p, f.Tag.Get("help")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeScalar fills an int, float, bool or string from a scalar of its
+// YAML type.
+func (d *decoder) decodeScalar(n *yaml.Node, v reflect.Value, path, help string) error {
 	tag := n.ShortTag()
 	switch v.Kind() {
 	case reflect.Int:

@@ -96,6 +96,54 @@ var unsweepable = map[string]bool{"version": true, "name": true, "table": true, 
 // is decoded, so it is validated like the file and enters the hash; its
 // messages name it as "FILE, override K".
 func Parse(file string, data []byte, overrides ...string) (*Plan, error) {
+	root, err := decodeDocument(file, data)
+	if err != nil {
+		return nil, err
+	}
+	if root, err = applyOverrides(file, root, overrides); err != nil {
+		return nil, err
+	}
+	base := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: root.Line}
+	var sweep *yaml.Node
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == "sweep" {
+			sweep = root.Content[i+1]
+			continue
+		}
+		base.Content = append(base.Content, root.Content[i], root.Content[i+1])
+	}
+	m, axes, err := decodeBase(file, base, sweep)
+	if err != nil {
+		return nil, err
+	}
+	plan := &Plan{Manifest: *m}
+	for _, a := range axes {
+		if plan.Manifest.Sweep == nil {
+			plan.Manifest.Sweep = map[string][]json.RawMessage{}
+		}
+		for _, v := range a.values {
+			plan.Manifest.Sweep[a.path] = append(plan.Manifest.Sweep[a.path], json.RawMessage(v))
+		}
+	}
+	plan.Hash = HashOf(plan.Manifest)
+	if err := checkCellCount(file, axes); err != nil {
+		return nil, err
+	}
+	if err := checkLayout(file, base, m.Table, axes); err != nil {
+		return nil, err
+	}
+	if err := checkSelectSeeds(file, m.Table, plan.Manifest.Sweep["seed"], lineOf(base, "table")); err != nil {
+		return nil, err
+	}
+	if plan.Cells, err = expand(file, base, m, axes); err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// decodeDocument reads a manifest file's one YAML document: a mapping of
+// fields without a duplicate key.
+func decodeDocument(file string, data []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil && err != io.EOF {
@@ -122,6 +170,12 @@ func Parse(file string, data []byte, overrides ...string) (*Plan, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, &Error{Problems: []string{fmt.Sprintf("%s: a manifest is a mapping of fields (version, name, task, ...)", position(file, root.Line))}}
 	}
+	return root, nil
+}
+
+// applyOverrides applies PATH=VALUE overrides to the manifest's root, in
+// order; each path may be given once.
+func applyOverrides(file string, root *yaml.Node, overrides []string) (*yaml.Node, error) {
 	setBy := map[string]int{}
 	for k, ov := range overrides {
 		path, _, _ := strings.Cut(ov, "=")
@@ -134,18 +188,15 @@ func Parse(file string, data []byte, overrides ...string) (*Plan, error) {
 			return nil, err
 		}
 	}
-	base := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: root.Line}
-	var sweep *yaml.Node
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		if root.Content[i].Value == "sweep" {
-			sweep = root.Content[i+1]
-			continue
-		}
-		base.Content = append(base.Content, root.Content[i], root.Content[i+1])
-	}
+	return root, nil
+}
+
+// decodeBase decodes the manifest without its sweep, and the sweep's axes
+// in its context; a base with problems has them reported with the
+// sweep's values' problems, at once (each said once).
+func decodeBase(file string, base, sweep *yaml.Node) (*Manifest, []axis, error) {
 	m, err := decodeManifest(file, base)
 	if bad := (*Error)(nil); errors.As(err, &bad) {
-		// The sweep's values' problems too, at once (each said once).
 		var more *Error
 		if _, err := sweepAxes(file, base, sweep); errors.As(err, &more) {
 			for _, p := range more.Problems {
@@ -154,63 +205,40 @@ func Parse(file string, data []byte, overrides ...string) (*Plan, error) {
 				}
 			}
 		}
-		return nil, bad
+		return nil, nil, bad
 	} else if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	axes, err := sweepAxes(file, base, sweep)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	plan := &Plan{Manifest: *m}
-	for _, a := range axes {
-		if plan.Manifest.Sweep == nil {
-			plan.Manifest.Sweep = map[string][]json.RawMessage{}
-		}
-		for _, v := range a.values {
-			plan.Manifest.Sweep[a.path] = append(plan.Manifest.Sweep[a.path], json.RawMessage(v))
-		}
-	}
-	plan.Hash = HashOf(plan.Manifest)
-	if err := checkCellCount(file, axes); err != nil {
-		return nil, err
-	}
-	if err := checkLayout(file, base, m.Table, axes); err != nil {
-		return nil, err
-	}
-	if err := checkSelectSeeds(file, m.Table, plan.Manifest.Sweep["seed"], lineOf(base, "table")); err != nil {
-		return nil, err
-	}
+	return m, axes, nil
+}
 
-	// Expand the cartesian product, the last axis varying fastest. Every
-	// cell's problems are gathered, each said once with the first cell it
-	// shows in, so that all come at once.
+// expand expands the sweep's cartesian product into cells, the last axis
+// varying fastest. Every cell's problems are gathered, each said once
+// with the first cell it shows in, so that all come at once.
+func expand(file string, base *yaml.Node, m *Manifest, axes []axis) ([]Cell, error) {
 	idx := make([]int, len(axes))
+	var cells []Cell
 	var problems []string
 	cellsOf := map[string][]string{} // problem -> the cells it shows in
 	for {
-		cell := Cell{Index: len(plan.Cells), Label: map[string]string{}, Config: *m}
+		cell := Cell{Index: len(cells), Label: map[string]string{}, Config: *m}
 		cell.Config.Sweep, cell.Config.Table = nil, nil
 		if len(axes) > 0 {
-			node := base
-			for k, a := range axes {
-				if node, err = withPath(file, node, a.path, a.nodes[idx[k]], a.nodes[idx[k]].Line); err != nil {
-					return nil, err
-				}
-				cell.Label[a.path] = labelValue(a.values[idx[k]])
-			}
-			c, err := decodeManifest(file, node)
-			var bad *Error
+			c, bad, err := sweepCell(file, base, axes, idx, cell.Label)
 			switch {
-			case errors.As(err, &bad):
+			case err != nil:
+				return nil, err
+			case bad != nil:
 				for _, p := range bad.Problems {
 					if cellsOf[p] == nil {
 						problems = append(problems, p)
 					}
 					cellsOf[p] = append(cellsOf[p], labelOf(axes, idx))
 				}
-			case err != nil:
-				return nil, fmt.Errorf("sweep cell %s: %w", labelOf(axes, idx), err)
 			default:
 				cell.Config = *c
 				cell.Config.Table = nil
@@ -218,15 +246,8 @@ func Parse(file string, data []byte, overrides ...string) (*Plan, error) {
 		}
 		cell.rounds = cell.Config.Rounds
 		cell.Config.Rounds, cell.Config.Scale = cell.Config.ScaledRounds(), nil
-		plan.Cells = append(plan.Cells, cell)
-		k := len(axes) - 1
-		for ; k >= 0; k-- {
-			if idx[k]++; idx[k] < len(axes[k].nodes) {
-				break
-			}
-			idx[k] = 0
-		}
-		if k < 0 {
+		cells = append(cells, cell)
+		if !nextIndex(idx, axes) {
 			break
 		}
 	}
@@ -240,7 +261,40 @@ func Parse(file string, data []byte, overrides ...string) (*Plan, error) {
 		}
 		return nil, &Error{Problems: problems}
 	}
-	return plan, nil
+	return cells, nil
+}
+
+// sweepCell decodes the cell at idx of the axes: the base with each
+// axis's value set, its label written into label. bad holds its
+// problems, err any other failure.
+func sweepCell(file string, base *yaml.Node, axes []axis, idx []int, label map[string]string) (c *Manifest, bad *Error, err error) {
+	node := base
+	for k, a := range axes {
+		if node, err = withPath(file, node, a.path, a.nodes[idx[k]], a.nodes[idx[k]].Line); err != nil {
+			return nil, nil, err
+		}
+		label[a.path] = labelValue(a.values[idx[k]])
+	}
+	c, err = decodeManifest(file, node)
+	if errors.As(err, &bad) {
+		return nil, bad, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("sweep cell %s: %w", labelOf(axes, idx), err)
+	}
+	return c, nil, nil
+}
+
+// nextIndex advances idx to the next cell of the axes' product, the last
+// axis fastest; false after the last.
+func nextIndex(idx []int, axes []axis) bool {
+	for k := len(axes) - 1; k >= 0; k-- {
+		if idx[k]++; idx[k] < len(axes[k].nodes) {
+			return true
+		}
+		idx[k] = 0
+	}
+	return false
 }
 
 // override applies the k-th override PATH=VALUE to the manifest's root

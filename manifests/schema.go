@@ -7,6 +7,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ump-lab/ump/datasets"
@@ -63,14 +64,89 @@ type Task struct {
 	Synthetic *Synthetic `yaml:"synthetic" json:"synthetic,omitempty" help:"a mapping: {dims, classes, train, test, separation}"`
 }
 
-// Datasets are the values of task.dataset: the quadratic objective, the
-// synthetic Gaussian mixture and the data sets the datasets package loads.
-var Datasets = append([]string{tasks.Quadratic.Name, "synthetic"}, datasets.Names()...)
+// Datasets are the values of task.dataset: the quadratic objective and
+// the data sets of the datasets catalogue (the synthetic Gaussian mixture
+// among them).
+func Datasets() []string { return append([]string{tasks.Quadratic.Name}, datasets.Names()...) }
 
-// Models are the values of task.model: the models nn builds (declared
-// here so that reading a manifest does not link the engine; nn's test
-// checks it builds exactly these).
-var Models = []string{"lenet", "cnn", "embedding-bag", "mlp", "logreg"}
+// generated reports whether the task's data set is generated from its
+// parameters (the task.synthetic block) rather than read from files.
+func (t Task) generated() bool {
+	info, ok := datasets.Lookup(t.Dataset)
+	return ok && info.Generate != nil
+}
+
+// Model is a value of task.model: a model nn builds, and the inputs it
+// reads. Declared here so that reading a manifest does not link the
+// engine; nn's tests check that it builds exactly these, each for the
+// input shapes Reads accepts and for no other.
+type Model struct {
+	Name string
+	Doc  string // what it reads, in words
+	// Reads reports whether the model reads samples of a data set's shape
+	// (datasets.Info.Shape: [C, H, W] images, [D] vectors, nil text).
+	Reads func(shape []int) bool
+}
+
+// Models are the models a manifest may name: a data set pairs with those
+// that read its shape.
+var Models = []Model{
+	{Name: "lenet", Doc: "square images of side at most 32 (padded to 32), such as 1x28x28 or 3x32x32",
+		Reads: func(s []int) bool { return len(s) == 3 && s[1] == s[2] && s[1] <= 32 && (32-s[1])%2 == 0 }},
+	{Name: "cnn", Doc: "28x28 images (EMNIST's)", Reads: func(s []int) bool { return len(s) == 3 && s[1] == 28 && s[2] == 28 }},
+	{Name: "embedding-bag", Doc: "text (token bags)", Reads: func(s []int) bool { return len(s) == 0 }},
+	{Name: "mlp", Doc: "images or vectors", Reads: func(s []int) bool { return len(s) > 0 }},
+	{Name: "logreg", Doc: "images or vectors", Reads: func(s []int) bool { return len(s) > 0 }},
+}
+
+// ModelNames are the models' names, in Models' order.
+func ModelNames() []string {
+	names := make([]string, len(Models))
+	for i, m := range Models {
+		names[i] = m.Name
+	}
+	return names
+}
+
+// ModelsReading are the names of the models that read samples of shape.
+func ModelsReading(shape []int) []string {
+	var names []string
+	for _, m := range Models {
+		if m.Reads(shape) {
+			names = append(names, m.Name)
+		}
+	}
+	return names
+}
+
+// InputWords describes samples of a shape: "1x28x28 images", "vectors of
+// 20" or "text".
+func InputWords(shape []int) string {
+	switch len(shape) {
+	case 0:
+		return "text"
+	case 1:
+		return fmt.Sprintf("vectors of %d", shape[0])
+	}
+	dims := make([]string, len(shape))
+	for i, d := range shape {
+		dims[i] = strconv.Itoa(d)
+	}
+	return strings.Join(dims, "x") + " images"
+}
+
+// inputShape is one sample's shape of the task's data set, where it is
+// known without loading it: a file-based data set's declared shape, the
+// synthetic task's vectors.
+func (t Task) inputShape() ([]int, bool) {
+	switch info, ok := datasets.Lookup(t.Dataset); {
+	case ok && info.Generate == nil:
+		return info.Shape, true
+	case ok && t.Synthetic != nil:
+		return []int{t.Synthetic.Dims}, true
+	}
+	return nil, false
+}
 
 // Kind is the kind of task its data set selects.
 func (t Task) Kind() *tasks.Kind { return tasks.Of(t.Dataset) }
@@ -78,13 +154,13 @@ func (t Task) Kind() *tasks.Kind { return tasks.Of(t.Dataset) }
 // OnGPU reports whether the manifest's cells train on the GPU engine.
 func (m *Manifest) OnGPU() bool { return m.Engine == tasks.GPU }
 
-// defaultModel is the model of the paper for each data set (mlp for the
-// synthetic one).
+// defaultModel is the model of the paper for each data set (the
+// catalogue's Model).
 func defaultModel(dataset string) string {
 	if info, ok := datasets.Lookup(dataset); ok {
 		return info.Model
 	}
-	return "mlp"
+	return ""
 }
 
 // Synthetic parameterises the seeded Gaussian-mixture classification task.
@@ -100,10 +176,10 @@ type Synthetic struct {
 // here (the file-based data sets' official size, a synthetic task's), else
 // 0.
 func (m *Manifest) trainSamples() int {
-	if info, ok := datasets.Lookup(m.Task.Dataset); ok {
-		return info.TrainSamples()
-	} else if m.Task.Synthetic != nil {
+	if m.Task.generated() && m.Task.Synthetic != nil {
 		return m.Task.Synthetic.Train
+	} else if info, ok := datasets.Lookup(m.Task.Dataset); ok {
+		return info.TrainSamples()
 	}
 	return 0
 }
@@ -303,63 +379,19 @@ var required = []string{"version", "name", "task.dataset", "rounds", "lr", "algo
 // fillDefaults sets every optional field that the source did not give;
 // given reports whether a dotted path was present. It is idempotent.
 func (m *Manifest) fillDefaults(given func(path string) bool) {
-	setInt := func(path string, p *int, v int) {
-		if !given(path) {
-			*p = v
-		}
-	}
-	setStr := func(path string, p *string, v string) {
-		if !given(path) {
-			*p = v
-		}
-	}
-	setFloat := func(p **float64, v float64) {
-		if *p == nil {
-			*p = &v
-		}
-	}
-	setInt("workers", &m.Workers, 10)
-	setInt("local_steps", &m.LocalSteps, 1)
-	setInt("seed", &m.Seed, 1)
+	g := givenPaths(given)
+	g.int("workers", &m.Workers, 10)
+	g.int("local_steps", &m.LocalSteps, 1)
+	g.int("seed", &m.Seed, 1)
 	cell := kinds.Cell{Workers: m.Workers, LocalSteps: m.LocalSteps, Rounds: m.Rounds}
-	setStr("topology.kind", &m.Topology.Kind, "ring")
+	g.str("topology.kind", &m.Topology.Kind, "ring")
 	fillBlock(&m.Topology, cell)
-	setInt("evaluate.every", &m.Evaluate.Every, 1)
-	setInt("checkpoint.every", &m.Checkpoint.Every, 10)
-	if !m.Task.Kind().Samples {
-		if m.Task.Quadratic == nil {
-			m.Task.Quadratic = &Quadratic{}
-		}
-		q := m.Task.Quadratic
-		setInt("task.quadratic.dim", &q.Dim, 20)
-		setInt("task.quadratic.kappa", &q.Kappa, 4)
-		if !given("task.quadratic.zeta") {
-			q.Zeta = 1
-		}
-	} else if m.Task.Dataset != "" {
-		setStr("task.model", &m.Task.Model, defaultModel(m.Task.Dataset))
-		setInt("batch_size", &m.BatchSize, 128)
-		if m.Partition == nil {
-			m.Partition = &Partition{Kind: "iid"}
-		}
-		fillBlock(m.Partition, cell)
-	}
+	g.int("evaluate.every", &m.Evaluate.Every, 1)
+	g.int("checkpoint.every", &m.Checkpoint.Every, 10)
+	m.fillTaskDefaults(g, cell)
 	if t := m.Table; t != nil {
-		setStr("table.best", &t.Best, BestFor(t.Value))
-		setInt("table.digits", &t.Digits, 4)
-	}
-	if m.Task.Dataset == "synthetic" {
-		if m.Task.Synthetic == nil {
-			m.Task.Synthetic = &Synthetic{}
-		}
-		s := m.Task.Synthetic
-		setInt("task.synthetic.dims", &s.Dims, 20)
-		setInt("task.synthetic.classes", &s.Classes, 4)
-		setInt("task.synthetic.train", &s.Train, 4000)
-		setInt("task.synthetic.test", &s.Test, 1000)
-		if !given("task.synthetic.separation") {
-			s.Separation = 0.5
-		}
+		g.str("table.best", &t.Best, BestFor(t.Value))
+		g.int("table.digits", &t.Digits, 4)
 	}
 	fillBlock(&m.Algorithm, cell)
 	if m.Engine == tasks.CPU {
@@ -376,11 +408,64 @@ func (m *Manifest) fillDefaults(given func(path string) bool) {
 		}
 	}
 	if sc := m.LRSchedule; sc != nil {
-		if sc.Kind == "step" {
-			setFloat(&sc.Gamma, 0.1)
+		if sc.Kind == "step" && sc.Gamma == nil {
+			gamma := 0.1
+			sc.Gamma = &gamma
 		}
 		if sc.Kind == "constant" && sc.Warmup == 0 {
 			m.LRSchedule = nil // the default, written out
+		}
+	}
+}
+
+// givenPaths reports whether a field path was given in the file: a
+// default fills only the others.
+type givenPaths func(path string) bool
+
+func (g givenPaths) int(path string, p *int, v int) {
+	if !g(path) {
+		*p = v
+	}
+}
+
+func (g givenPaths) str(path string, p *string, v string) {
+	if !g(path) {
+		*p = v
+	}
+}
+
+// fillTaskDefaults fills the task's defaults: the quadratic's, or a data
+// set's model, batch size and partition, and the synthetic data set's.
+func (m *Manifest) fillTaskDefaults(g givenPaths, cell kinds.Cell) {
+	if !m.Task.Kind().Samples {
+		if m.Task.Quadratic == nil {
+			m.Task.Quadratic = &Quadratic{}
+		}
+		q := m.Task.Quadratic
+		g.int("task.quadratic.dim", &q.Dim, 20)
+		g.int("task.quadratic.kappa", &q.Kappa, 4)
+		if !g("task.quadratic.zeta") {
+			q.Zeta = 1
+		}
+	} else if m.Task.Dataset != "" {
+		g.str("task.model", &m.Task.Model, defaultModel(m.Task.Dataset))
+		g.int("batch_size", &m.BatchSize, 128)
+		if m.Partition == nil {
+			m.Partition = &Partition{Kind: "iid"}
+		}
+		fillBlock(m.Partition, cell)
+	}
+	if m.Task.generated() {
+		if m.Task.Synthetic == nil {
+			m.Task.Synthetic = &Synthetic{}
+		}
+		s := m.Task.Synthetic
+		g.int("task.synthetic.dims", &s.Dims, 20)
+		g.int("task.synthetic.classes", &s.Classes, 4)
+		g.int("task.synthetic.train", &s.Train, 4000)
+		g.int("task.synthetic.test", &s.Test, 1000)
+		if !g("task.synthetic.separation") {
+			s.Separation = 0.5
 		}
 	}
 }
@@ -395,12 +480,9 @@ func (m *Manifest) validate(at func(path string) string) error {
 		errs = append(errs, fmt.Sprintf("%s: field %q: %s", at(path), path, fmt.Sprintf(format, args...)))
 	}
 	oneOf := func(path, v string, allowed ...string) {
-		for _, a := range allowed {
-			if v == a {
-				return
-			}
+		if !slices.Contains(allowed, v) {
+			bad(path, "%q is not allowed%s; use one of: %s", v, kinds.DidYouMean(v, allowed), strings.Join(allowed, ", "))
 		}
-		bad(path, "%q is not allowed%s; use one of: %s", v, kinds.DidYouMean(v, allowed), strings.Join(allowed, ", "))
 	}
 	if m.Version != SchemaVersion {
 		bad("version", "%d is not supported; this ump reads version %d", m.Version, SchemaVersion)
@@ -408,24 +490,40 @@ func (m *Manifest) validate(at func(path string) string) error {
 	if !nameRE.MatchString(m.Name) {
 		bad("name", "%q is not allowed; use letters, digits, '.', '_' or '-'", m.Name)
 	}
-	// onlyTakes reports parameters given to a kind that does not take them.
-	onlyTakes := func(path, kind string, takes []string, given map[string]bool) {
-		for _, p := range slices.Sorted(maps.Keys(given)) {
-			if given[p] && !slices.Contains(takes, p) {
-				list := strings.Join(takes, ", ")
-				if list == "" {
-					list = "none"
-				}
-				bad(path+"."+p, "%s does not take %s; its parameters are: %s", kind, p, list)
-			}
-		}
-	}
-	oneOf("task.dataset", m.Task.Dataset, Datasets...)
+	oneOf("task.dataset", m.Task.Dataset, Datasets()...)
 	m.validateTask(bad, oneOf)
 	cell := kinds.Cell{Workers: m.Workers, LocalSteps: m.LocalSteps, Rounds: m.Rounds}
 	if m.Partition != nil {
 		validateBlock(m.Partition, cell, bad, oneOf)
 	}
+	m.validateNumbers(bad)
+	validateBlock(&m.Topology, cell, bad, oneOf)
+	if m.Table != nil {
+		m.Table.validate(bad, oneOf)
+	}
+	if m.Evaluate.Every < 1 {
+		bad("evaluate.every", "%d is out of range; use a positive integer", m.Evaluate.Every)
+	}
+	if m.Checkpoint.Every < 1 {
+		bad("checkpoint.every", "%d is out of range; use a positive integer", m.Checkpoint.Every)
+	}
+	m.validateData(bad)
+	m.validateSchedule(bad, oneOf)
+	if m.Compression != nil {
+		validateBlock(m.Compression, cell, bad, oneOf)
+	}
+	if !(m.WeightDecay >= 0) {
+		bad("weight_decay", "%g is out of range; use a number >= 0", m.WeightDecay)
+	}
+	validateBlock(&m.Algorithm, cell, bad, oneOf)
+	if len(errs) > 0 {
+		return &Error{Problems: errs}
+	}
+	return nil
+}
+
+// validateNumbers checks the ranges of the cell's counts and numbers.
+func (m *Manifest) validateNumbers(bad complaint) {
 	if m.Workers < 1 || m.Workers > 1024 {
 		bad("workers", "%d is out of range; use an integer from 1 to 1024", m.Workers)
 	}
@@ -444,96 +542,105 @@ func (m *Manifest) validate(at func(path string) string) error {
 	if m.Seed < 0 {
 		bad("seed", "%d is out of range; use a non-negative integer", m.Seed)
 	}
-	validateBlock(&m.Topology, cell, bad, oneOf)
-	if t := m.Table; t != nil {
-		if len(t.Rows) == 0 {
-			bad("table.rows", "list at least one manifest path, e.g. [algorithm]")
+}
+
+// validate checks the table block: its paths, value, digits and how an
+// entry's lr is chosen.
+func (t *Table) validate(bad complaint, oneOf func(path, v string, allowed ...string)) {
+	if len(t.Rows) == 0 {
+		bad("table.rows", "list at least one manifest path, e.g. [algorithm]")
+	}
+	for i, p := range slices.Concat(t.Rows, t.Columns, []string{t.Select}) {
+		field := "table.rows"
+		if i >= len(t.Rows) {
+			field = "table.columns"
 		}
-		for i, p := range slices.Concat(t.Rows, t.Columns, []string{t.Select}) {
-			field := "table.rows"
-			if i >= len(t.Rows) {
-				field = "table.columns"
+		if i == len(t.Rows)+len(t.Columns) {
+			field = "table.select"
+			if p == "" {
+				continue
 			}
-			if i == len(t.Rows)+len(t.Columns) {
-				field = "table.select"
-				if p == "" {
-					continue
-				}
-			}
-			if helpFor(p) == "" || p == "table" || strings.HasPrefix(p, "table.") || p == "name" || p == "version" {
-				bad(field, "%q is not a manifest path of a cell; use a dotted path such as algorithm, lr or partition.alpha", p)
-			}
 		}
-		if t.Value == "" {
-			bad("table.value", "name a column of the final table, e.g. test_acc_mean or objective_gap")
-		}
-		if slices.Contains(t.Also, t.Value) {
-			bad("table.also", "%q is already table.value; list other columns", t.Value)
-		}
-		oneOf("table.best", t.Best, "max", "min")
-		if t.Digits < 0 || t.Digits > 12 {
-			bad("table.digits", "%d is out of range; use an integer from 0 to 12", t.Digits)
-		}
-		if t.SelectSeeds != nil && t.Select == "" {
-			bad("table.select.by", "name the swept path tuned on the seeds, e.g. lr")
-		}
-		if t.SelectSeeds != nil && len(t.SelectSeeds) == 0 {
-			bad("table.select.seeds", "list the seeds to tune on, e.g. [1, 2]")
-		}
-		if t.SelectPer != nil && t.Select == "" {
-			bad("table.select.by", "name the swept path tuned per row or entry, e.g. lr")
-		}
-		if t.SelectPer != nil && len(t.SelectPer) == 0 {
-			bad("table.select.per", "list the scopes to tune in, e.g. [row, entry]")
-		}
-		for i, per := range t.SelectPer {
-			switch {
-			case !slices.Contains(SelectScopes, per):
-				bad("table.select.per", "%q is not a scope; use entry (each entry its own choice) or row (one choice per row, by the mean over its columns)", per)
-			case slices.Index(t.SelectPer, per) < i:
-				bad("table.select.per", "%q is listed twice; list each scope once", per)
-			}
+		if helpFor(p) == "" || p == "table" || strings.HasPrefix(p, "table.") || p == "name" || p == "version" {
+			bad(field, "%q is not a manifest path of a cell; use a dotted path such as algorithm, lr or partition.alpha", p)
 		}
 	}
-	if m.Evaluate.Every < 1 {
-		bad("evaluate.every", "%d is out of range; use a positive integer", m.Evaluate.Every)
+	if t.Value == "" {
+		bad("table.value", "name a column of the final table, e.g. test_acc_mean or objective_gap")
 	}
-	if m.Checkpoint.Every < 1 {
-		bad("checkpoint.every", "%d is out of range; use a positive integer", m.Checkpoint.Every)
+	if slices.Contains(t.Also, t.Value) {
+		bad("table.also", "%q is already table.value; list other columns", t.Value)
 	}
+	oneOf("table.best", t.Best, "max", "min")
+	if t.Digits < 0 || t.Digits > 12 {
+		bad("table.digits", "%d is out of range; use an integer from 0 to 12", t.Digits)
+	}
+	t.validateSelect(bad)
+}
+
+// validateSelect checks how the table chooses a swept value (select).
+func (t *Table) validateSelect(bad complaint) {
+	if t.SelectSeeds != nil && t.Select == "" {
+		bad("table.select.by", "name the swept path tuned on the seeds, e.g. lr")
+	}
+	if t.SelectSeeds != nil && len(t.SelectSeeds) == 0 {
+		bad("table.select.seeds", "list the seeds to tune on, e.g. [1, 2]")
+	}
+	if t.SelectPer != nil && t.Select == "" {
+		bad("table.select.by", "name the swept path tuned per row or entry, e.g. lr")
+	}
+	if t.SelectPer != nil && len(t.SelectPer) == 0 {
+		bad("table.select.per", "list the scopes to tune in, e.g. [row, entry]")
+	}
+	for i, per := range t.SelectPer {
+		switch {
+		case !slices.Contains(SelectScopes, per):
+			bad("table.select.per", "%q is not a scope; use entry (each entry its own choice) or row (one choice per row, by the mean over its columns)", per)
+		case slices.Index(t.SelectPer, per) < i:
+			bad("table.select.per", "%q is listed twice; list each scope once", per)
+		}
+	}
+}
+
+// validateData checks what the workers' shares of the training split
+// allow: the partition's min_size and the validation fraction.
+func (m *Manifest) validateData(bad complaint) {
 	if n := m.trainSamples(); n > 0 && m.Partition != nil && m.Workers >= 1 {
 		if least := m.Partition.Params.Int("min_size"); least*m.Workers > n {
 			bad("partition.min_size", "%d for each of %d workers is more than the training split's %d samples; use at most %d (or fewer workers)",
 				least, m.Workers, n, n/m.Workers)
 		}
 	}
-	if v := m.Validation; v != nil {
-		switch {
-		case !(v.Fraction > 0 && v.Fraction <= 0.5):
-			bad("validation.fraction", "%g is out of range; use a number in (0, 0.5], e.g. 0.1", v.Fraction)
-		case !m.Task.Kind().Samples:
-			bad("validation", "the %s task has no samples to hold out; remove validation", m.Task.Kind().Name)
-		case m.OnGPU():
-			bad("validation", "the GPU engine does not score a validation split; use engine: cpu (or remove validation)")
-		default:
-			if largest := m.largestWorker(); largest > 0 && math.Round(v.Fraction*float64(largest)) == 0 {
-				bad("validation.fraction", "%g holds out no sample: a worker of the %d holds at most %d of the training split's samples, and %g of them rounds to none; "+
-					"use a fraction of at least %.2g (or fewer workers)", v.Fraction, m.Workers, largest, v.Fraction, 0.5/float64(largest))
-			}
+	v := m.Validation
+	if v == nil {
+		return
+	}
+	switch {
+	case !(v.Fraction > 0 && v.Fraction <= 0.5):
+		bad("validation.fraction", "%g is out of range; use a number in (0, 0.5], e.g. 0.1", v.Fraction)
+	case !m.Task.Kind().Samples:
+		bad("validation", "the %s task has no samples to hold out; remove validation", m.Task.Kind().Name)
+	case m.OnGPU():
+		bad("validation", "the GPU engine does not score a validation split; use engine: cpu (or remove validation)")
+	default:
+		if largest := m.largestWorker(); largest > 0 && math.Round(v.Fraction*float64(largest)) == 0 {
+			bad("validation.fraction", "%g holds out no sample: a worker of the %d holds at most %d of the training split's samples, and %g of them rounds to none; "+
+				"use a fraction of at least %.2g (or fewer workers)", v.Fraction, m.Workers, largest, v.Fraction, 0.5/float64(largest))
 		}
 	}
-	m.validateSchedule(bad, oneOf, onlyTakes)
-	if m.Compression != nil {
-		validateBlock(m.Compression, cell, bad, oneOf)
+}
+
+// onlyTakes reports parameters given to a kind that does not take them.
+func onlyTakes(bad complaint, path, kind string, takes []string, given map[string]bool) {
+	for _, p := range slices.Sorted(maps.Keys(given)) {
+		if given[p] && !slices.Contains(takes, p) {
+			list := strings.Join(takes, ", ")
+			if list == "" {
+				list = "none"
+			}
+			bad(path+"."+p, "%s does not take %s; its parameters are: %s", kind, p, list)
+		}
 	}
-	if !(m.WeightDecay >= 0) {
-		bad("weight_decay", "%g is out of range; use a number >= 0", m.WeightDecay)
-	}
-	validateBlock(&m.Algorithm, cell, bad, oneOf)
-	if len(errs) > 0 {
-		return &Error{Problems: errs}
-	}
-	return nil
 }
 
 type complaint func(path, format string, args ...any)
@@ -552,16 +659,11 @@ func (m *Manifest) validateTask(bad complaint, oneOf func(path, v string, allowe
 			bad("batch_size", "the %s task has no samples to batch; remove batch_size (task.%[1]s.sigma sets the gradient noise)", kind.Name)
 		}
 	} else if t.Model != "" {
-		oneOf("task.model", t.Model, Models...)
-		switch {
-		case t.Dataset == "agnews" && t.Model != "embedding-bag":
-			bad("task.model", "agnews is text; use embedding-bag")
-		case t.Dataset != "agnews" && t.Model == "embedding-bag":
-			bad("task.model", "embedding-bag reads token bags; %s is not text (use lenet, cnn, mlp or logreg)", t.Dataset)
-		case t.Dataset == "synthetic" && (t.Model == "lenet" || t.Model == "cnn"):
-			bad("task.model", "%s needs images; synthetic gives vectors (use mlp or logreg)", t.Model)
-		case t.Dataset == "cifar10" && t.Model == "cnn":
-			bad("task.model", "cnn is the EMNIST model for 1x28x28 images; cifar10 is 3x32x32 (use lenet, mlp or logreg)")
+		oneOf("task.model", t.Model, ModelNames()...)
+		i := slices.IndexFunc(Models, func(md Model) bool { return md.Name == t.Model })
+		if shape, known := t.inputShape(); known && i >= 0 && !Models[i].Reads(shape) {
+			bad("task.model", "%s reads %s; %s gives %s (use %s)", t.Model, Models[i].Doc, t.Dataset, InputWords(shape),
+				strings.Join(ModelsReading(shape), ", "))
 		}
 	}
 	if m.Engine != "" {
@@ -591,8 +693,8 @@ func (m *Manifest) validateTask(bad complaint, oneOf func(path, v string, allowe
 		}
 	}
 	if s := t.Synthetic; s != nil {
-		if t.Dataset != "synthetic" {
-			bad("task.synthetic", "only allowed with dataset: synthetic")
+		if !t.generated() {
+			bad("task.synthetic", "only allowed with a generated data set (dataset: synthetic)")
 		}
 		for _, f := range []struct {
 			name string
@@ -620,8 +722,7 @@ func (m *Manifest) ScaledRounds() int {
 
 // validateSchedule checks the learning-rate schedule against the rounds
 // cells run.
-func (m *Manifest) validateSchedule(bad complaint, oneOf func(path, v string, allowed ...string),
-	onlyTakes func(path, kind string, takes []string, given map[string]bool)) {
+func (m *Manifest) validateSchedule(bad complaint, oneOf func(path, v string, allowed ...string)) {
 	sc := m.LRSchedule
 	if sc == nil {
 		return
@@ -631,7 +732,7 @@ func (m *Manifest) validateSchedule(bad complaint, oneOf func(path, v string, al
 		oneOf("lr_schedule.kind", sc.Kind, slices.Sorted(maps.Keys(scheduleParams))...)
 		return
 	}
-	onlyTakes("lr_schedule", sc.Kind, takes, map[string]bool{"warmup": sc.Warmup != 0, "milestones": sc.Milestones != nil, "gamma": sc.Gamma != nil})
+	onlyTakes(bad, "lr_schedule", sc.Kind, takes, map[string]bool{"warmup": sc.Warmup != 0, "milestones": sc.Milestones != nil, "gamma": sc.Gamma != nil})
 	rounds, note := m.ScaledRounds(), ""
 	if m.Scale != nil {
 		note = fmt.Sprintf(" at scale %g", *m.Scale)

@@ -11,4 +11,6 @@
 //
 // The engines are packages of their own: nn/cpu (the CPU engine, its
 // kernels and its own matrix product) and nn/gpu (the GoMLX engine, built with -tags xla).
+//
+// Imports: datasets, internal/rng.
 package nn

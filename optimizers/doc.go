@@ -4,4 +4,6 @@
 // parameters (the paper's defaults, ranges, docs) and its own checks
 // (Family). Package algorithms binds each declaration to its definition
 // by name (kinds.Bind), as package compress does with package codecs.
+//
+// Imports: kinds.
 package optimizers

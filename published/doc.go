@@ -4,4 +4,6 @@
 // claim with the LaTeX line it comes from. Parse checks that every entry
 // reads and every claim names tables, rows and columns that exist; report
 // sets our results beside them and decides the claims.
+//
+// Imports: none of ump's packages.
 package published

@@ -3,5 +3,5 @@
 // that the log (eventlog), which carries them, knows no stage, manifest or
 // data set, and the stages, which write them, link no log.
 //
-// Imports: artifacts (a checkpoint's ref) only.
+// Imports: artifacts (a checkpoint's ref).
 package record

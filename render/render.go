@@ -155,22 +155,7 @@ func Figure(f *report.Figure, path string) error {
 	var legend []legendEntry
 	floor := logFloor(f)
 	for i, sr := range f.Series {
-		var line, band, lower plotter.XYs
-		for k := range sr.X {
-			m, lo, hi := sr.Mean[k], sr.Mean[k]-sr.Std[k], sr.Mean[k]+sr.Std[k]
-			if math.IsNaN(m) || math.IsInf(m, 0) || logY && m < 0 {
-				continue // a diverged seed's last rows
-			}
-			if logY && m == 0 {
-				m, hi = floor, max(hi, floor) // an exact zero, at the axis's floor
-			}
-			if logY && lo <= 0 {
-				lo = max(m/10, floor)
-			}
-			line = append(line, plotter.XY{X: sr.X[k], Y: m})
-			band = append(band, plotter.XY{X: sr.X[k], Y: hi})
-			lower = append(lower, plotter.XY{X: sr.X[k], Y: lo})
-		}
+		line, band, lower := seriesPoints(sr, logY, floor)
 		if len(line) == 0 {
 			continue
 		}
@@ -192,19 +177,7 @@ func Figure(f *report.Figure, path string) error {
 			l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 		}
 		p.Add(poly, l)
-		label := sr.Label
-		if sr.Select != "" {
-			label += ", " + sr.Select
-		}
-		if sr.Seeds > 1 {
-			label += fmt.Sprintf(" (%d seeds)", sr.Seeds)
-		}
-		if !slices.Equal(sr.Mean, given.Series[i].Mean) {
-			label += ", clipped at " + strconv.FormatFloat(slices.Max(sr.Mean), 'g', 3, 64)
-		}
-		if logY && slices.Contains(sr.Mean, 0) {
-			label += ", zeros at the axis floor"
-		}
+		label := seriesLabel(sr, given.Series[i], logY)
 		thumbs := []plot.Thumbnailer{l}
 		if sr.DivergedSeeds > 0 {
 			end, err := plotter.NewScatter(line[len(line)-1:])
@@ -223,6 +196,47 @@ func Figure(f *report.Figure, path string) error {
 	}
 	bracket(&p.X)
 	return saveWithLegend(p, 6*vg.Inch, 4*vg.Inch, legend, path)
+}
+
+// seriesPoints are a series' mean line and the upper and lower edges of
+// its ±std band, without a diverged seed's last rows; on a log axis
+// (logY), zeros sit at the axis's floor and the band stays above it.
+func seriesPoints(sr report.Series, logY bool, floor float64) (line, band, lower plotter.XYs) {
+	for k := range sr.X {
+		m, lo, hi := sr.Mean[k], sr.Mean[k]-sr.Std[k], sr.Mean[k]+sr.Std[k]
+		if math.IsNaN(m) || math.IsInf(m, 0) || logY && m < 0 {
+			continue // a diverged seed's last rows
+		}
+		if logY && m == 0 {
+			m, hi = floor, max(hi, floor) // an exact zero, at the axis's floor
+		}
+		if logY && lo <= 0 {
+			lo = max(m/10, floor)
+		}
+		line = append(line, plotter.XY{X: sr.X[k], Y: m})
+		band = append(band, plotter.XY{X: sr.X[k], Y: hi})
+		lower = append(lower, plotter.XY{X: sr.X[k], Y: lo})
+	}
+	return line, band, lower
+}
+
+// seriesLabel is a series' legend entry: its label, choice and seeds, and
+// what the figure did to it (sr as drawn, given as it came).
+func seriesLabel(sr, given report.Series, logY bool) string {
+	label := sr.Label
+	if sr.Select != "" {
+		label += ", " + sr.Select
+	}
+	if sr.Seeds > 1 {
+		label += fmt.Sprintf(" (%d seeds)", sr.Seeds)
+	}
+	if !slices.Equal(sr.Mean, given.Mean) {
+		label += ", clipped at " + strconv.FormatFloat(slices.Max(sr.Mean), 'g', 3, 64)
+	}
+	if logY && slices.Contains(sr.Mean, 0) {
+		label += ", zeros at the axis floor"
+	}
+	return label
 }
 
 // sweepFigure draws a figure of entries against a swept parameter

@@ -135,176 +135,245 @@ type claimCells func(r, col int) (estimate, bool)
 
 // decide decides claim c on the entries cells gives, at confidence conf.
 func (pc *PaperComparison) decide(c *published.Claim, cells claimCells, conf float64) string {
-	t := pc.Paper
-	var missing []string
-	missingIn := map[string][]string{} // per row
-	used := map[int]map[int]bool{}     // row → columns the claim read
-	get := func(r, col int) (estimate, bool) {
-		if used[r] == nil {
-			used[r] = map[int]bool{}
-		}
-		used[r][col] = true
-		v, ok := cells(r, col)
-		if m := t.Rows[r].Name + " at " + pc.Grid.columnName(t.Columns[col]); !ok && !slices.Contains(missing, m) {
-			missing = append(missing, m)
-			missingIn[t.Rows[r].Name] = append(missingIn[t.Rows[r].Name], m)
-		}
-		return v, ok
-	}
-	show := func(v estimate) string {
-		if math.IsInf(v.mean, -1) {
-			return "*"
-		}
-		return fmt.Sprintf("%.2f", v.mean)
-	}
-	showGap := func(v estimate) string {
-		if math.IsNaN(v.mean) || math.IsInf(v.mean, 0) {
-			return "n/a (a side diverged)"
-		}
-		return fmt.Sprintf("%+.2f", v.mean)
-	}
-	col := func(label string) string { return pc.Grid.columnName(label) }
-	columns := make([]int, 0, len(t.Columns))
-	for i, label := range t.Columns {
+	cr := &claimReading{pc: pc, t: pc.Paper, c: c, cells: cells, conf: conf, missingIn: map[string][]string{}, used: map[int]map[int]bool{}}
+	columns := make([]int, 0, len(cr.t.Columns))
+	for i, label := range cr.t.Columns {
 		if len(c.Columns) == 0 || slices.Contains(c.Columns, label) {
 			columns = append(columns, i)
 		}
 	}
-	rows := make([]int, 0, len(t.Rows))
-	for r, row := range t.Rows {
+	rows := make([]int, 0, len(cr.t.Rows))
+	for r, row := range cr.t.Rows {
 		if len(c.Rows) == 0 || slices.Contains(c.Rows, row.Name) {
 			rows = append(rows, r)
 		}
 	}
-	var cmps []comparison
-	add := func(row string, involved []string, text string, a, b estimate, strict bool) {
-		o, noise := compare(a, b, strict, conf)
-		cmps = append(cmps, comparison{row: row, rows: involved, text: text, outcome: o, noise: noise})
-	}
 	switch {
 	case len(c.Order) > 0:
-		for _, cl := range columns {
-			for k := 0; k+1 < len(c.Order); k++ {
-				for _, above := range c.Order[k] {
-					for _, below := range c.Order[k+1] {
-						a, aok := get(t.RowNamed(above), cl)
-						b, bok := get(t.RowNamed(below), cl)
-						if aok && bok {
-							add(above, []string{above, below}, fmt.Sprintf("%s: %s %s, %s %s", col(t.Columns[cl]), above, show(a), below, show(b)), a, b, c.Strict)
-						}
-					}
-				}
-			}
-		}
+		cr.order(columns)
 	case len(c.ColumnOrder) > 0 && c.GroupMeans:
-		for _, r := range rows {
-			name := t.Rows[r].Name
-			group := func(g []string) (estimate, bool) {
-				es := make([]estimate, len(g))
-				for i, label := range g {
-					var ok bool
-					if es[i], ok = get(r, slices.Index(t.Columns, label)); !ok {
-						return estimate{}, false
-					}
-				}
-				return meanOf(es), true
-			}
-			names := func(g []string) string {
-				cols := make([]string, len(g))
-				for i, label := range g {
-					cols[i] = col(label)
-				}
-				return "the mean at " + strings.Join(cols, ", ")
-			}
-			for k := 0; k+1 < len(c.ColumnOrder); k++ {
-				a, aok := group(c.ColumnOrder[k])
-				b, bok := group(c.ColumnOrder[k+1])
-				if aok && bok {
-					add(name, []string{name}, fmt.Sprintf("%s: %s %s, %s %s", name, names(c.ColumnOrder[k]), show(a), names(c.ColumnOrder[k+1]), show(b)), a, b, c.Strict)
-				}
-			}
-		}
+		cr.groupMeans(rows)
 	case len(c.ColumnOrder) > 0:
-		for _, r := range rows {
-			name := t.Rows[r].Name
-			for k := 0; k+1 < len(c.ColumnOrder); k++ {
-				for _, above := range c.ColumnOrder[k] {
-					for _, below := range c.ColumnOrder[k+1] {
-						a, aok := get(r, slices.Index(t.Columns, above))
-						b, bok := get(r, slices.Index(t.Columns, below))
-						if aok && bok {
-							add(name, []string{name}, fmt.Sprintf("%s: %s %s, %s %s", name, col(above), show(a), col(below), show(b)), a, b, c.Strict)
-						}
-					}
-				}
-			}
-		}
+		cr.columnOrder(rows)
 	case c.Rises || c.Falls:
-		for _, r := range rows {
-			name := t.Rows[r].Name
-			for k := 0; k+1 < len(columns); k++ {
-				a, aok := get(r, columns[k])
-				b, bok := get(r, columns[k+1])
-				if !aok || !bok {
-					continue
-				}
-				text := fmt.Sprintf("%s: %s %s, %s %s", name, col(t.Columns[columns[k]]), show(a), col(t.Columns[columns[k+1]]), show(b))
-				if c.Rises {
-					add(name, []string{name}, text, b, a, true)
-				} else {
-					add(name, []string{name}, text, a, b, false)
-				}
-			}
-		}
+		cr.trend(rows, columns)
 	case len(c.Widens) > 0:
-		ahead, behind := t.RowNamed(c.Widens[0]), t.RowNamed(c.Widens[1])
-		gap := func(cl int) (estimate, bool) {
-			a, aok := get(ahead, cl)
-			b, bok := get(behind, cl)
-			return a.minus(b), aok && bok // ±Inf where a side diverged, NaN where both did
-		}
-		for k := 0; k+1 < len(columns); k++ {
-			a, aok := gap(columns[k])
-			b, bok := gap(columns[k+1])
-			if aok && bok && !math.IsNaN(a.mean) && !math.IsNaN(b.mean) {
-				add(c.Widens[0], c.Widens, fmt.Sprintf("%s − %s: %s %s, %s %s", c.Widens[0], c.Widens[1], col(t.Columns[columns[k]]), showGap(a), col(t.Columns[columns[k+1]]), showGap(b)), b, a, true)
-			}
-		}
+		cr.widens(columns)
 	default:
-		extreme, sign := c.Best, 1.0
-		if len(c.Worst) > 0 {
-			extreme, sign = c.Worst, -1
-		}
-		for _, name := range slices.Sorted(maps.Keys(extreme)) {
-			r, want := t.RowNamed(name), slices.Index(t.Columns, extreme[name])
-			w, wok := get(r, want)
-			for _, cl := range columns {
-				v, ok := get(r, cl)
-				if cl == want || !ok || !wok {
-					continue
-				}
-				text := fmt.Sprintf("%s: %s %s, %s %s", name, col(t.Columns[cl]), show(v), col(extreme[name]), show(w))
-				if sign > 0 {
-					add(name, []string{name}, text, w, v, false)
-				} else {
-					add(name, []string{name}, text, v, w, false)
+		cr.extreme(columns)
+	}
+	return verdict(cr.t, cr.cmps, cr.diverged(), cr.missing, cr.missingIn, conf)
+}
+
+// claimReading is a claim being decided: the entries it reads (those
+// missing, and per row), and the comparisons it makes.
+type claimReading struct {
+	pc        *PaperComparison
+	t         *published.Table
+	c         *published.Claim
+	cells     claimCells
+	conf      float64
+	missing   []string
+	missingIn map[string][]string  // per row
+	used      map[int]map[int]bool // row → columns the claim read
+	cmps      []comparison
+}
+
+// get reads the entry of row r at column col, noting it as read, and as
+// missing where it is.
+func (cr *claimReading) get(r, col int) (estimate, bool) {
+	if cr.used[r] == nil {
+		cr.used[r] = map[int]bool{}
+	}
+	cr.used[r][col] = true
+	v, ok := cr.cells(r, col)
+	if m := cr.t.Rows[r].Name + " at " + cr.col(cr.t.Columns[col]); !ok && !slices.Contains(cr.missing, m) {
+		cr.missing = append(cr.missing, m)
+		cr.missingIn[cr.t.Rows[r].Name] = append(cr.missingIn[cr.t.Rows[r].Name], m)
+	}
+	return v, ok
+}
+
+// col is a column as the grid names it.
+func (cr *claimReading) col(label string) string { return cr.pc.Grid.columnName(label) }
+
+// add compares a with b (a above b; strictly when strict) for the row
+// the comparison speaks of, with the rows it involves and its text.
+func (cr *claimReading) add(row string, involved []string, text string, a, b estimate, strict bool) {
+	o, noise := compare(a, b, strict, cr.conf)
+	cr.cmps = append(cr.cmps, comparison{row: row, rows: involved, text: text, outcome: o, noise: noise})
+}
+
+// show is an entry as a comparison's text prints it ("*": diverged).
+func show(v estimate) string {
+	if math.IsInf(v.mean, -1) {
+		return "*"
+	}
+	return fmt.Sprintf("%.2f", v.mean)
+}
+
+// showGap is a gap between two entries as a comparison's text prints it.
+func showGap(v estimate) string {
+	if math.IsNaN(v.mean) || math.IsInf(v.mean, 0) {
+		return "n/a (a side diverged)"
+	}
+	return fmt.Sprintf("%+.2f", v.mean)
+}
+
+// order compares, in each column, every row of a rank of the claim's
+// Order with every row of the next.
+func (cr *claimReading) order(columns []int) {
+	t, c := cr.t, cr.c
+	for _, cl := range columns {
+		for k := 0; k+1 < len(c.Order); k++ {
+			for _, above := range c.Order[k] {
+				for _, below := range c.Order[k+1] {
+					a, aok := cr.get(t.RowNamed(above), cl)
+					b, bok := cr.get(t.RowNamed(below), cl)
+					if aok && bok {
+						cr.add(above, []string{above, below}, fmt.Sprintf("%s: %s %s, %s %s", cr.col(t.Columns[cl]), above, show(a), below, show(b)), a, b, c.Strict)
+					}
 				}
 			}
 		}
 	}
-	// Rows that diverged in every cell the claim read decide nothing.
+}
+
+// groupMeans compares, in each row, the mean of a group of the claim's
+// ColumnOrder with the next group's.
+func (cr *claimReading) groupMeans(rows []int) {
+	t, c := cr.t, cr.c
+	names := func(g []string) string {
+		cols := make([]string, len(g))
+		for i, label := range g {
+			cols[i] = cr.col(label)
+		}
+		return "the mean at " + strings.Join(cols, ", ")
+	}
+	for _, r := range rows {
+		name := t.Rows[r].Name
+		group := func(g []string) (estimate, bool) {
+			es := make([]estimate, len(g))
+			for i, label := range g {
+				var ok bool
+				if es[i], ok = cr.get(r, slices.Index(t.Columns, label)); !ok {
+					return estimate{}, false
+				}
+			}
+			return meanOf(es), true
+		}
+		for k := 0; k+1 < len(c.ColumnOrder); k++ {
+			a, aok := group(c.ColumnOrder[k])
+			b, bok := group(c.ColumnOrder[k+1])
+			if aok && bok {
+				cr.add(name, []string{name}, fmt.Sprintf("%s: %s %s, %s %s", name, names(c.ColumnOrder[k]), show(a), names(c.ColumnOrder[k+1]), show(b)), a, b, c.Strict)
+			}
+		}
+	}
+}
+
+// columnOrder compares, in each row, every column of a rank of the
+// claim's ColumnOrder with every column of the next.
+func (cr *claimReading) columnOrder(rows []int) {
+	t, c := cr.t, cr.c
+	for _, r := range rows {
+		name := t.Rows[r].Name
+		for k := 0; k+1 < len(c.ColumnOrder); k++ {
+			for _, above := range c.ColumnOrder[k] {
+				for _, below := range c.ColumnOrder[k+1] {
+					a, aok := cr.get(r, slices.Index(t.Columns, above))
+					b, bok := cr.get(r, slices.Index(t.Columns, below))
+					if aok && bok {
+						cr.add(name, []string{name}, fmt.Sprintf("%s: %s %s, %s %s", name, cr.col(above), show(a), cr.col(below), show(b)), a, b, c.Strict)
+					}
+				}
+			}
+		}
+	}
+}
+
+// trend compares, in each row, each column with the next: rising
+// strictly (Rises) or falling (Falls).
+func (cr *claimReading) trend(rows, columns []int) {
+	t, c := cr.t, cr.c
+	for _, r := range rows {
+		name := t.Rows[r].Name
+		for k := 0; k+1 < len(columns); k++ {
+			a, aok := cr.get(r, columns[k])
+			b, bok := cr.get(r, columns[k+1])
+			if !aok || !bok {
+				continue
+			}
+			text := fmt.Sprintf("%s: %s %s, %s %s", name, cr.col(t.Columns[columns[k]]), show(a), cr.col(t.Columns[columns[k+1]]), show(b))
+			if c.Rises {
+				cr.add(name, []string{name}, text, b, a, true)
+			} else {
+				cr.add(name, []string{name}, text, a, b, false)
+			}
+		}
+	}
+}
+
+// widens compares the gap between the claim's two Widens rows in each
+// column with the gap in the next, which must be wider.
+func (cr *claimReading) widens(columns []int) {
+	t, c := cr.t, cr.c
+	ahead, behind := t.RowNamed(c.Widens[0]), t.RowNamed(c.Widens[1])
+	gap := func(cl int) (estimate, bool) {
+		a, aok := cr.get(ahead, cl)
+		b, bok := cr.get(behind, cl)
+		return a.minus(b), aok && bok // ±Inf where a side diverged, NaN where both did
+	}
+	for k := 0; k+1 < len(columns); k++ {
+		a, aok := gap(columns[k])
+		b, bok := gap(columns[k+1])
+		if aok && bok && !math.IsNaN(a.mean) && !math.IsNaN(b.mean) {
+			cr.add(c.Widens[0], c.Widens, fmt.Sprintf("%s − %s: %s %s, %s %s", c.Widens[0], c.Widens[1], cr.col(t.Columns[columns[k]]), showGap(a), cr.col(t.Columns[columns[k+1]]), showGap(b)), b, a, true)
+		}
+	}
+}
+
+// extreme compares, in each row the claim's Best (or Worst) names, the
+// column it names with every other column.
+func (cr *claimReading) extreme(columns []int) {
+	t, c := cr.t, cr.c
+	extreme, sign := c.Best, 1.0
+	if len(c.Worst) > 0 {
+		extreme, sign = c.Worst, -1
+	}
+	for _, name := range slices.Sorted(maps.Keys(extreme)) {
+		r, want := t.RowNamed(name), slices.Index(t.Columns, extreme[name])
+		w, wok := cr.get(r, want)
+		for _, cl := range columns {
+			v, ok := cr.get(r, cl)
+			if cl == want || !ok || !wok {
+				continue
+			}
+			text := fmt.Sprintf("%s: %s %s, %s %s", name, cr.col(t.Columns[cl]), show(v), cr.col(extreme[name]), show(w))
+			if sign > 0 {
+				cr.add(name, []string{name}, text, w, v, false)
+			} else {
+				cr.add(name, []string{name}, text, v, w, false)
+			}
+		}
+	}
+}
+
+// diverged are the rows that diverged in every cell the claim read, with
+// how many: they decide nothing.
+func (cr *claimReading) diverged() map[string]int {
 	diverged := map[string]int{}
-	for r, cols := range used {
+	for r, cols := range cr.used {
 		all := true
 		for cl := range cols {
-			v, ok := cells(r, cl)
+			v, ok := cr.cells(r, cl)
 			all = all && ok && math.IsInf(v.mean, -1)
 		}
 		if all {
-			diverged[t.Rows[r].Name] = len(cols)
+			diverged[cr.t.Rows[r].Name] = len(cols)
 		}
 	}
-	return verdict(t, cmps, diverged, missing, missingIn, conf)
+	return diverged
 }
 
 // verdict is a claim's verdict from its comparisons: per row where the
@@ -312,13 +381,73 @@ func (pc *PaperComparison) decide(c *published.Claim, cells claimCells, conf flo
 // decide, and nothing holds while an entry is missing (missing, and per
 // row, missingIn).
 func verdict(t *published.Table, cmps []comparison, diverged map[string]int, missing []string, missingIn map[string][]string, conf float64) string {
-	type rowVerdict struct {
-		failed, noise string
-		noisy, n      int
-		missing       []string
+	per, order := rowVerdicts(t, cmps, diverged, missingIn)
+	var divergedRows []string
+	for _, r := range t.Rows {
+		if n := diverged[r.Name]; n > 0 {
+			divergedRows = append(divergedRows, fmt.Sprintf("%s diverged in %s", r.Name, plural(n, "its only cell", "all %d cells")))
+		}
 	}
-	per := map[string]*rowVerdict{}
-	var order []string
+	anyFails := false
+	words := map[string]bool{}
+	for _, r := range order {
+		w, _ := per[r].word(conf)
+		words[w] = true
+		anyFails = anyFails || w == fails
+	}
+	switch {
+	case anyFails && len(order) == 1 && len(divergedRows) == 0:
+		_, why := per[order[0]].word(conf)
+		return fails + " (" + why + ")"
+	case !anyFails && len(missing) > 0:
+		return fmt.Sprintf("%s (%s missing, e.g. %s)", notRunClaim, plural(len(missing), "1 entry", "%d entries"), missing[0])
+	case len(order) == 0 && len(divergedRows) > 0:
+		return cannot + ": " + strings.Join(divergedRows, "; ")
+	case len(order) == 0:
+		return notDecided + " (no comparison to make)"
+	case len(words) == 1 && len(divergedRows) == 0:
+		w, why := per[order[0]].word(conf)
+		if len(order) > 1 && w != holds {
+			break
+		}
+		if why != "" {
+			return w + " (" + why + ")"
+		}
+		return w
+	}
+	// The rows differ: say which decide it.
+	var held, parts []string
+	for _, r := range order {
+		w, why := per[r].word(conf)
+		if w == holds {
+			held = append(held, r)
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s for %s (%s)", w, r, why))
+	}
+	if len(held) > 0 {
+		parts = append([]string{"holds for " + andList(held)}, parts...)
+	}
+	parts = append(parts, divergedRows...)
+	w := notDecided
+	if anyFails {
+		w = fails
+	}
+	return w + ": " + strings.Join(parts, "; ")
+}
+
+// rowVerdict is what a claim's comparisons say of one row.
+type rowVerdict struct {
+	failed, noise string
+	noisy, n      int
+	missing       []string
+}
+
+// rowVerdicts folds the comparisons per row (order: the rows in the
+// order they come up, those with missing entries first), leaving out
+// those that involve a row that diverged in all its cells.
+func rowVerdicts(t *published.Table, cmps []comparison, diverged map[string]int, missingIn map[string][]string) (per map[string]*rowVerdict, order []string) {
+	per = map[string]*rowVerdict{}
 	row := func(name string) *rowVerdict {
 		v := per[name]
 		if v == nil {
@@ -350,70 +479,20 @@ func verdict(t *published.Table, cmps []comparison, diverged map[string]int, mis
 			}
 		}
 	}
-	word := func(v *rowVerdict) (string, string) {
-		switch {
-		case v.failed != "":
-			return fails, v.failed
-		case len(v.missing) > 0:
-			return notRunClaim, fmt.Sprintf("%s missing, e.g. %s", plural(len(v.missing), "1 entry", "%d entries"), v.missing[0])
-		case v.noisy > 0:
-			return notDecided, fmt.Sprintf("%d of %d comparisons within the noise at %g%%, e.g. %s", v.noisy, v.n, 100*conf, v.noise)
-		}
-		return holds, ""
-	}
-	var divergedRows []string
-	for _, r := range t.Rows {
-		if n := diverged[r.Name]; n > 0 {
-			divergedRows = append(divergedRows, fmt.Sprintf("%s diverged in %s", r.Name, plural(n, "its only cell", "all %d cells")))
-		}
-	}
-	anyFails := false
-	words := map[string]bool{}
-	for _, r := range order {
-		w, _ := word(per[r])
-		words[w] = true
-		anyFails = anyFails || w == fails
-	}
+	return per, order
+}
+
+// word is a row's verdict, and why, at confidence conf.
+func (v *rowVerdict) word(conf float64) (string, string) {
 	switch {
-	case anyFails && len(order) == 1 && len(divergedRows) == 0:
-		_, why := word(per[order[0]])
-		return fails + " (" + why + ")"
-	case !anyFails && len(missing) > 0:
-		return fmt.Sprintf("%s (%s missing, e.g. %s)", notRunClaim, plural(len(missing), "1 entry", "%d entries"), missing[0])
-	case len(order) == 0 && len(divergedRows) > 0:
-		return cannot + ": " + strings.Join(divergedRows, "; ")
-	case len(order) == 0:
-		return notDecided + " (no comparison to make)"
-	case len(words) == 1 && len(divergedRows) == 0:
-		w, why := word(per[order[0]])
-		if len(order) > 1 && w != holds {
-			break
-		}
-		if why != "" {
-			return w + " (" + why + ")"
-		}
-		return w
+	case v.failed != "":
+		return fails, v.failed
+	case len(v.missing) > 0:
+		return notRunClaim, fmt.Sprintf("%s missing, e.g. %s", plural(len(v.missing), "1 entry", "%d entries"), v.missing[0])
+	case v.noisy > 0:
+		return notDecided, fmt.Sprintf("%d of %d comparisons within the noise at %g%%, e.g. %s", v.noisy, v.n, 100*conf, v.noise)
 	}
-	// The rows differ: say which decide it.
-	byWord := map[string][]string{}
-	var parts []string
-	for _, r := range order {
-		w, why := word(per[r])
-		if w == holds {
-			byWord[holds] = append(byWord[holds], r)
-			continue
-		}
-		parts = append(parts, fmt.Sprintf("%s for %s (%s)", w, r, why))
-	}
-	if rs := byWord[holds]; len(rs) > 0 {
-		parts = append([]string{"holds for " + andList(rs)}, parts...)
-	}
-	parts = append(parts, divergedRows...)
-	w := notDecided
-	if anyFails {
-		w = fails
-	}
-	return w + ": " + strings.Join(parts, "; ")
+	return holds, ""
 }
 
 // plural is one where n is 1, else many with n in it.

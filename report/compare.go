@@ -122,7 +122,28 @@ func (c *Comparison) Markdown() string {
 			fmt.Fprintf(&b, "- %s lacks %s, which its record lists (not needed here)\n", x.name, strings.Join(x.x.Absent, ", "))
 		}
 	}
-	var agree, numbers int
+	c.writeCells(&b)
+	c.writeTable(&b)
+	if c.Published != nil {
+		var verdicts []string
+		for i := range c.VerdictsA {
+			va, vb := c.VerdictsA[i], c.VerdictsB[i]
+			if verdictWord(va.Ours) != verdictWord(vb.Ours) {
+				verdicts = append(verdicts, fmt.Sprintf("- %s: A %s; B %s", va.Claim.Claim, va.Ours, vb.Ours))
+			}
+		}
+		fmt.Fprintf(&b, "\nVerdicts on the paper's claims that differ (%d of %d; decided at %g%%, the curves' claims left to ump report):\n", len(verdicts), len(c.VerdictsA), 100*c.Confidence)
+		for _, v := range verdicts {
+			b.WriteString(v + "\n")
+		}
+	}
+	return b.String()
+}
+
+// writeCells writes what the comparison says of the cells: their
+// statuses, and how far apart the numbers of those both completed are.
+func (c *Comparison) writeCells(b *strings.Builder) {
+	var agree int
 	var diffs []float64
 	var statusDiffer []string
 	for _, p := range c.Cells {
@@ -132,44 +153,49 @@ func (c *Comparison) Markdown() string {
 		}
 		agree++
 		if !math.IsNaN(p.A) && !math.IsNaN(p.B) && p.StatusA != "diverged" {
-			numbers++
 			diffs = append(diffs, p.B-p.A)
 		}
 	}
-	fmt.Fprintf(&b, "\n**Cells.** %d cells finished in both (%d in A alone, %d in B alone). The status agrees in %d; it differs in %d.\n",
+	fmt.Fprintf(b, "\n**Cells.** %d cells finished in both (%d in A alone, %d in B alone). The status agrees in %d; it differs in %d.\n",
 		len(c.Cells), c.OnlyA, c.OnlyB, agree, len(statusDiffer))
 	for _, s := range statusDiffer {
-		fmt.Fprintf(&b, "- %s\n", s)
+		fmt.Fprintf(b, "- %s\n", s)
 	}
-	if numbers > 0 {
-		abs := make([]float64, len(diffs))
-		for i, d := range diffs {
-			abs[i] = math.Abs(d)
-		}
-		slices.Sort(abs)
-		sorted := slices.Clone(diffs)
-		slices.Sort(sorted)
-		fmt.Fprintf(&b, "\n%s, B − A, over the %d cells both completed: median %+.4f; |B − A| median %.4f, 90th percentile %.4f, largest %.4f; %d identical.\n",
-			c.Value, numbers, stats.Quantile(sorted, 0.5), stats.Quantile(abs, 0.5), stats.Quantile(abs, 0.9), abs[len(abs)-1], count(abs, 0))
-		type big struct {
-			label string
-			d     float64
-		}
-		var bigs []big
-		for _, p := range c.Cells {
-			if p.StatusA == p.StatusB && p.StatusA != "diverged" && math.Abs(p.B-p.A) >= 0.01 {
-				bigs = append(bigs, big{p.Label, p.B - p.A})
-			}
-		}
-		slices.SortStableFunc(bigs, func(x, y big) int { return cmp.Compare(math.Abs(y.d), math.Abs(x.d)) })
-		if len(bigs) > 0 {
-			fmt.Fprintf(&b, "\nCells that differ by 0.01 or more (%d, largest first):\n", len(bigs))
-			for _, x := range bigs[:min(len(bigs), 20)] {
-				fmt.Fprintf(&b, "- %s: %+.4f\n", x.label, x.d)
-			}
+	if len(diffs) == 0 {
+		return
+	}
+	abs := make([]float64, len(diffs))
+	for i, d := range diffs {
+		abs[i] = math.Abs(d)
+	}
+	slices.Sort(abs)
+	sorted := slices.Clone(diffs)
+	slices.Sort(sorted)
+	fmt.Fprintf(b, "\n%s, B − A, over the %d cells both completed: median %+.4f; |B − A| median %.4f, 90th percentile %.4f, largest %.4f; %d identical.\n",
+		c.Value, len(diffs), stats.Quantile(sorted, 0.5), stats.Quantile(abs, 0.5), stats.Quantile(abs, 0.9), abs[len(abs)-1], count(abs, 0))
+	type big struct {
+		label string
+		d     float64
+	}
+	var bigs []big
+	for _, p := range c.Cells {
+		if p.StatusA == p.StatusB && p.StatusA != "diverged" && math.Abs(p.B-p.A) >= 0.01 {
+			bigs = append(bigs, big{p.Label, p.B - p.A})
 		}
 	}
-	fmt.Fprintf(&b, "\n**The table** (%s, as A lays it out).\n\n", c.Value)
+	slices.SortStableFunc(bigs, func(x, y big) int { return cmp.Compare(math.Abs(y.d), math.Abs(x.d)) })
+	if len(bigs) > 0 {
+		fmt.Fprintf(b, "\nCells that differ by 0.01 or more (%d, largest first):\n", len(bigs))
+		for _, x := range bigs[:min(len(bigs), 20)] {
+			fmt.Fprintf(b, "- %s: %+.4f\n", x.label, x.d)
+		}
+	}
+}
+
+// writeTable writes the table's entries and choices that differ, as A
+// lays the table out.
+func (c *Comparison) writeTable(b *strings.Builder) {
+	fmt.Fprintf(b, "\n**The table** (%s, as A lays it out).\n\n", c.Value)
 	ga, gb := c.GridA, c.GridB
 	var entries, choices []string
 	for r := range ga.RowLabels {
@@ -199,30 +225,16 @@ func (c *Comparison) Markdown() string {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "Entries both have that differ by 0.001 or more, or in status (%d):\n", len(entries))
+	fmt.Fprintf(b, "Entries both have that differ by 0.001 or more, or in status (%d):\n", len(entries))
 	for _, e := range entries {
 		b.WriteString(e + "\n")
 	}
 	if ga.Spec.Select != "" {
-		fmt.Fprintf(&b, "\nChoices of %s that differ (%d):\n", ga.Spec.Select, len(choices))
+		fmt.Fprintf(b, "\nChoices of %s that differ (%d):\n", ga.Spec.Select, len(choices))
 		for _, e := range choices {
 			b.WriteString(e + "\n")
 		}
 	}
-	if c.Published != nil {
-		var verdicts []string
-		for i := range c.VerdictsA {
-			va, vb := c.VerdictsA[i], c.VerdictsB[i]
-			if verdictWord(va.Ours) != verdictWord(vb.Ours) {
-				verdicts = append(verdicts, fmt.Sprintf("- %s: A %s; B %s", va.Claim.Claim, va.Ours, vb.Ours))
-			}
-		}
-		fmt.Fprintf(&b, "\nVerdicts on the paper's claims that differ (%d of %d; decided at %g%%, the curves' claims left to ump report):\n", len(verdicts), len(c.VerdictsA), 100*c.Confidence)
-		for _, v := range verdicts {
-			b.WriteString(v + "\n")
-		}
-	}
-	return b.String()
 }
 
 // sureness is how sure an entry's choice is, as Selections words it: "

@@ -229,42 +229,7 @@ func (g *Grid) seriesLabels() []string {
 // furthestOf picks the choice a live figure shows for an entry none of
 // whose choices has finished (CurveOptions.Live).
 func curves(plan *manifests.Plan, grid *Grid, spec manifests.Table, o CurveOptions, furthestOf func(cells []int) string, rounds roundsFunc) ([]Figure, error) {
-	rows := grid.seriesLabels()
-	figs := make([]Figure, len(grid.ColLabels))
-	shown := make([][]string, len(grid.RowLabels)) // [row][column]: the select value whose cells are drawn
-	for c := range figs {
-		figs[c] = Figure{Name: grid.ColumnHeader(c), Title: FigureTitle(plan), X: Label(spec, o.X), Y: Label(spec, o.Y)}
-		if len(spec.Columns) > 0 {
-			var parts []string
-			for k, path := range spec.Columns {
-				parts = append(parts, Label(spec, path)+" = "+Label(spec, grid.ColLabels[c][k]))
-			}
-			figs[c].Title += ": " + strings.Join(parts, ", ")
-		}
-		for r := range grid.RowLabels {
-			if c == 0 {
-				shown[r] = make([]string, len(grid.ColLabels))
-			}
-			sr := Series{Label: rows[r]}
-			e := grid.Entries[r][c]
-			choice := e.Select
-			switch {
-			case spec.Select == "":
-			case o.Choice != "":
-				choice = o.Choice
-			case o.Live && e.Missing:
-				choice, sr.Untuned = furthestOf(grid.Cells[r][c]), true
-			}
-			shown[r][c] = choice
-			if choice != "" {
-				sr.Select = Label(spec, spec.Select) + "=" + choice
-				if v, err := strconv.ParseFloat(choice, 64); err == nil {
-					sr.Select = Label(spec, spec.Select) + "=" + strconv.FormatFloat(v, 'g', 3, 64)
-				}
-			}
-			figs[c].Series = append(figs[c].Series, sr)
-		}
-	}
+	figs, shown := curveFigures(plan, grid, spec, o, furthestOf)
 	sums := map[[2]int]map[float64][]float64{} // (figure, series) -> x -> y per seed
 	for r := range grid.RowLabels {
 		for c := range grid.ColLabels {
@@ -290,14 +255,7 @@ func curves(plan *manifests.Plan, grid *Grid, spec manifests.Table, o CurveOptio
 				for k := range xs {
 					sums[key][xs[k]] = append(sums[key][xs[k]], ys[k])
 				}
-				sr := &figs[c].Series[r]
-				sr.Seeds++
-				switch {
-				case !done:
-					sr.Running++
-				case diverged:
-					sr.DivergedSeeds++
-				}
+				figs[c].Series[r].count(done, diverged)
 			}
 		}
 	}
@@ -321,6 +279,61 @@ func curves(plan *manifests.Plan, grid *Grid, spec manifests.Table, o CurveOptio
 		}
 	}
 	return figs, nil
+}
+
+// curveFigures are the figures, one per column of the grid, each with a
+// series per row, and shown[row][column]: the select value whose cells
+// each series draws.
+func curveFigures(plan *manifests.Plan, grid *Grid, spec manifests.Table, o CurveOptions, furthestOf func(cells []int) string) (figs []Figure, shown [][]string) {
+	rows := grid.seriesLabels()
+	figs = make([]Figure, len(grid.ColLabels))
+	shown = make([][]string, len(grid.RowLabels)) // [row][column]
+	for r := range shown {
+		shown[r] = make([]string, len(grid.ColLabels))
+	}
+	for c := range figs {
+		figs[c] = Figure{Name: grid.ColumnHeader(c), Title: FigureTitle(plan), X: Label(spec, o.X), Y: Label(spec, o.Y)}
+		if len(spec.Columns) > 0 {
+			var parts []string
+			for k, path := range spec.Columns {
+				parts = append(parts, Label(spec, path)+" = "+Label(spec, grid.ColLabels[c][k]))
+			}
+			figs[c].Title += ": " + strings.Join(parts, ", ")
+		}
+		for r := range grid.RowLabels {
+			sr := Series{Label: rows[r]}
+			e := grid.Entries[r][c]
+			choice := e.Select
+			switch {
+			case spec.Select == "":
+			case o.Choice != "":
+				choice = o.Choice
+			case o.Live && e.Missing:
+				choice, sr.Untuned = furthestOf(grid.Cells[r][c]), true
+			}
+			shown[r][c] = choice
+			if choice != "" {
+				sr.Select = Label(spec, spec.Select) + "=" + choice
+				if v, err := strconv.ParseFloat(choice, 64); err == nil {
+					sr.Select = Label(spec, spec.Select) + "=" + strconv.FormatFloat(v, 'g', 3, 64)
+				}
+			}
+			figs[c].Series = append(figs[c].Series, sr)
+		}
+	}
+	return figs, shown
+}
+
+// count counts a seed drawn in the series: running (not done) or
+// diverged.
+func (sr *Series) count(done, diverged bool) {
+	sr.Seeds++
+	switch {
+	case !done:
+		sr.Running++
+	case diverged:
+		sr.DivergedSeeds++
+	}
 }
 
 // roundsOf is cell i's rounds table, done when its training finished; with

@@ -11,4 +11,7 @@
 // exports read blobs. Exported is a manifest's results without a store
 // (its registration and exports, as `ump report` writes them), from which
 // the same tables and curves are laid out again.
+//
+// Imports: artifacts, eventlog, internal/display, internal/rng, kinds,
+// manifests, optimizers, published, record, signing, stages, state, stats.
 package report

@@ -371,57 +371,17 @@ func ReadExportedFinals(dir string) (*Exported, error) { return readExported(dir
 
 // readExported reads dir; all: every file the record lists must be there.
 func readExported(dir string, all bool) (*Exported, error) {
-	readBefore := map[string][]byte{}
-	read := func(name string) ([]byte, error) { // each file once: the tables, the record's digests and the CSV check share it
-		if data, ok := readBefore[name]; ok {
-			return data, nil
-		}
-		path := filepath.Join(dir, name)
-		info, err := os.Lstat(path)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return nil, fmt.Errorf("%w: %s: not found; a directory of exported results holds %s, %s and %s, as ump report --out writes them",
-				state.ErrBadArgument, path, RegistrationFile, FinalFile, RoundsFile)
-		case err != nil:
-			return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, path, err)
-		case !info.Mode().IsRegular():
-			return nil, fmt.Errorf("%w: %s is not a regular file (a directory, link, pipe or device); exported results are plain files", state.ErrBadArgument, path)
-		case info.Size() > limitOf(name):
-			return nil, fmt.Errorf("%w: %s is %d bytes, more than the %d an export of ump's holds", state.ErrBadArgument, path, info.Size(), limitOf(name))
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, path, err)
-		}
-		readBefore[name] = data
-		return data, nil
-	}
-	data, err := read(RegistrationFile)
+	files := &exportFiles{dir: dir, read: map[string][]byte{}}
+	x, err := readRegistration(files)
 	if err != nil {
 		return nil, err
 	}
-	x := &Exported{}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&x.Registration); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, filepath.Join(dir, RegistrationFile), err)
-	}
 	plan := &x.Registration.Plan
-	// The manifest must be one (its name, ranges and sweep as a file's
-	// are checked), hash to the plan's hash and expand to the plan's cells.
-	again, err := manifests.Parse(filepath.Join(dir, RegistrationFile), manifests.YAML(plan.Manifest))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: its manifest is not valid: %v", state.ErrBadArgument, filepath.Join(dir, RegistrationFile), err)
-	}
-	if again.Hash != plan.Hash || !bytes.Equal(manifests.CanonicalJSON(again.Cells), manifests.CanonicalJSON(plan.Cells)) || len(plan.Cells) != len(x.Registration.CellKeys) {
-		return nil, fmt.Errorf("%w: %s: the plan does not match its hash %.12s (its manifest hashes to %.12s and expands to %d cells; the plan has %d cells, %d keys): the file was edited",
-			state.ErrBadArgument, filepath.Join(dir, RegistrationFile), plan.Hash, again.Hash, len(again.Cells), len(plan.Cells), len(x.Registration.CellKeys))
-	}
 	for _, t := range []struct {
 		name string
 		into **artifacts.Table
 	}{{FinalFile, &x.Final}, {RoundsFile, &x.Rounds}} {
-		data, err := read(t.name)
+		data, err := files.get(t.name)
 		if err != nil {
 			return nil, err
 		}
@@ -435,7 +395,7 @@ func readExported(dir string, all bool) (*Exported, error) {
 	if err := x.checkFinal(); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, filepath.Join(dir, FinalFile), err)
 	}
-	if err := x.checkRecord(dir, read, all); err != nil {
+	if err := x.checkRecord(dir, files.get, all); err != nil {
 		return nil, err
 	}
 	for _, t := range []struct {
@@ -445,13 +405,73 @@ func readExported(dir string, all bool) (*Exported, error) {
 		if _, err := os.Lstat(filepath.Join(dir, t.name)); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		data, err := read(t.name)
+		data, err := files.get(t.name)
 		if err != nil {
 			return nil, err
 		}
 		if err := sameAsCSV(t.table, data); err != nil {
 			return nil, fmt.Errorf("%w: %s does not hold what %s holds: %v", state.ErrBadArgument, filepath.Join(dir, t.name), strings.Replace(t.name, ".csv", ".parquet", 1), err)
 		}
+	}
+	return x, nil
+}
+
+// exportFiles reads a results directory's files, each once: the tables,
+// the record's digests and the CSV check share it.
+type exportFiles struct {
+	dir  string
+	read map[string][]byte
+}
+
+// get is a file's contents: a plain file of at most its limit.
+func (f *exportFiles) get(name string) ([]byte, error) {
+	if data, ok := f.read[name]; ok {
+		return data, nil
+	}
+	path := filepath.Join(f.dir, name)
+	info, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%w: %s: not found; a directory of exported results holds %s, %s and %s, as ump report --out writes them",
+			state.ErrBadArgument, path, RegistrationFile, FinalFile, RoundsFile)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, path, err)
+	case !info.Mode().IsRegular():
+		return nil, fmt.Errorf("%w: %s is not a regular file (a directory, link, pipe or device); exported results are plain files", state.ErrBadArgument, path)
+	case info.Size() > limitOf(name):
+		return nil, fmt.Errorf("%w: %s is %d bytes, more than the %d an export of ump's holds", state.ErrBadArgument, path, info.Size(), limitOf(name))
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, path, err)
+	}
+	f.read[name] = data
+	return data, nil
+}
+
+// readRegistration reads the registration of a results directory: its
+// manifest must be one (its name, ranges and sweep as a file's are
+// checked), hash to the plan's hash and expand to the plan's cells.
+func readRegistration(files *exportFiles) (*Exported, error) {
+	path := filepath.Join(files.dir, RegistrationFile)
+	data, err := files.get(RegistrationFile)
+	if err != nil {
+		return nil, err
+	}
+	x := &Exported{}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&x.Registration); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, path, err)
+	}
+	plan := &x.Registration.Plan
+	again, err := manifests.Parse(path, manifests.YAML(plan.Manifest))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: its manifest is not valid: %v", state.ErrBadArgument, path, err)
+	}
+	if again.Hash != plan.Hash || !bytes.Equal(manifests.CanonicalJSON(again.Cells), manifests.CanonicalJSON(plan.Cells)) || len(plan.Cells) != len(x.Registration.CellKeys) {
+		return nil, fmt.Errorf("%w: %s: the plan does not match its hash %.12s (its manifest hashes to %.12s and expands to %d cells; the plan has %d cells, %d keys): the file was edited",
+			state.ErrBadArgument, path, plan.Hash, again.Hash, len(again.Cells), len(plan.Cells), len(x.Registration.CellKeys))
 	}
 	return x, nil
 }

@@ -332,13 +332,58 @@ func NewGrid(plan *manifests.Plan, spec manifests.Table, finals []Final) (*Grid,
 			g.SelectBy = "val_loss_mean"
 		}
 	}
-	type group struct {
-		row, col int
-		choices  map[string][]int // select value -> cell indexes
-		order    []string
-		cells    []int // every choice's
+	groups := g.group(plan)
+	g.Entries = make([][]Entry, len(g.RowLabels))
+	g.Cells = make([][][]int, len(g.RowLabels))
+	for r := range g.Entries {
+		g.Entries[r] = make([]Entry, len(g.ColLabels))
+		g.Cells[r] = make([][]int, len(g.ColLabels))
+		for c := range g.Entries[r] {
+			g.Entries[r][c] = Entry{Missing: true}
+		}
 	}
-	groups := map[[2]int]*group{}
+	for _, gr := range groups {
+		g.Cells[gr.row][gr.col] = gr.cells
+		gr.candidates = map[string]*Entry{}
+		for _, choice := range gr.order {
+			e, err := g.candidate(plan, finals, gr.choices[choice], choice)
+			if err != nil {
+				return nil, err
+			}
+			gr.candidates[choice] = e
+		}
+	}
+	if spec.Scope() == manifests.PerRow {
+		rows := make([][]*entryGroup, len(g.RowLabels))
+		for _, gr := range groups {
+			rows[gr.row] = append(rows[gr.row], gr)
+		}
+		for _, row := range rows {
+			slices.SortFunc(row, func(a, b *entryGroup) int { return a.col - b.col })
+			g.choose(row)
+		}
+	} else {
+		for _, gr := range groups {
+			g.choose([]*entryGroup{gr})
+		}
+	}
+	return g, nil
+}
+
+// entryGroup is the cells of one entry, by choice of the select path.
+type entryGroup struct {
+	row, col   int
+	choices    map[string][]int // select value -> cell indexes
+	order      []string
+	cells      []int             // every choice's
+	candidates map[string]*Entry // per choice: nil where a cell has not finished
+}
+
+// group sorts the plan's cells into their entries (and the grid's row and
+// column labels), noting each cell's choice.
+func (g *Grid) group(plan *manifests.Plan) map[[2]int]*entryGroup {
+	spec := g.Spec
+	groups := map[[2]int]*entryGroup{}
 	index := func(labels *[][]string, l []string) int {
 		i := slices.IndexFunc(*labels, func(x []string) bool { return slices.Equal(x, l) })
 		if i < 0 {
@@ -352,7 +397,7 @@ func NewGrid(plan *manifests.Plan, spec manifests.Table, finals []Final) (*Grid,
 		r, col := index(&g.RowLabels, valuesAt(c, spec.Rows)), index(&g.ColLabels, valuesAt(c, spec.Columns))
 		gr := groups[[2]int{r, col}]
 		if gr == nil {
-			gr = &group{row: r, col: col, choices: map[string][]int{}}
+			gr = &entryGroup{row: r, col: col, choices: map[string][]int{}}
 			groups[[2]int{r, col}] = gr
 		}
 		choice := ""
@@ -366,96 +411,62 @@ func NewGrid(plan *manifests.Plan, spec manifests.Table, finals []Final) (*Grid,
 		gr.choices[choice] = append(gr.choices[choice], i)
 		gr.cells = append(gr.cells, i)
 	}
-	g.Entries = make([][]Entry, len(g.RowLabels))
-	g.Cells = make([][][]int, len(g.RowLabels))
-	for r := range g.Entries {
-		g.Entries[r] = make([]Entry, len(g.ColLabels))
-		g.Cells[r] = make([][]int, len(g.ColLabels))
-		for c := range g.Entries[r] {
-			g.Entries[r][c] = Entry{Missing: true}
-		}
-	}
-	// each entry's candidate per choice: nil where a cell has not finished
-	cands := map[*group]map[string]*Entry{}
-	for _, gr := range groups {
-		g.Cells[gr.row][gr.col] = gr.cells
-		cands[gr] = map[string]*Entry{}
+	return groups
+}
+
+// choose picks, for entries that share one choice (one, or a row's), the
+// best choice of which each entry's candidate finished, and sets their
+// entries.
+func (g *Grid) choose(scope []*entryGroup) {
+	var order []string
+	for _, gr := range scope {
 		for _, choice := range gr.order {
-			e, err := g.candidate(plan, finals, gr.choices[choice], choice)
-			if err != nil {
-				return nil, err
+			if !slices.Contains(order, choice) {
+				order = append(order, choice)
 			}
-			cands[gr][choice] = e
 		}
 	}
-	// choose picks, for entries that share one choice (one, or a row's),
-	// the best choice of which each entry's candidate finished
-	choose := func(scope []*group) {
-		var order []string
+	var complete []string
+	unfinished := false
+	for _, choice := range order {
+		done := true
 		for _, gr := range scope {
-			for _, choice := range gr.order {
-				if !slices.Contains(order, choice) {
-					order = append(order, choice)
-				}
-			}
+			done = done && gr.candidates[choice] != nil
 		}
-		var complete []string
-		unfinished := false
-		for _, choice := range order {
-			done := true
-			for _, gr := range scope {
-				done = done && cands[gr][choice] != nil
-			}
-			if done {
-				complete = append(complete, choice)
-			} else {
-				unfinished = true
-			}
+		if done {
+			complete = append(complete, choice)
+		} else {
+			unfinished = true
 		}
-		entries := func(choice string) []*Entry {
-			var es []*Entry
-			for _, gr := range scope {
-				es = append(es, cands[gr][choice])
-			}
-			return es
+	}
+	entries := func(choice string) []*Entry {
+		var es []*Entry
+		for _, gr := range scope {
+			es = append(es, gr.candidates[choice])
 		}
-		found := len(complete) > 0
-		best := ""
+		return es
+	}
+	found := len(complete) > 0
+	best := ""
+	if found {
+		best, _ = winner(complete, entries, nil, g.Spec.Best)
+	}
+	var sel *Selection
+	if len(complete) > 1 {
+		sel = selection(complete, best, entries, g.Spec.Best)
+	}
+	for _, gr := range scope {
+		e := Entry{Missing: true}
 		if found {
-			best, _ = winner(complete, entries, nil, spec.Best)
-		}
-		var sel *Selection
-		if len(complete) > 1 {
-			sel = selection(complete, best, entries, spec.Best)
-		}
-		for _, gr := range scope {
-			e := Entry{Missing: true}
-			if found {
-				e = *cands[gr][best]
-				e.Provisional = unfinished
-				e.Selection = sel
-				if sel != nil {
-					e.runnerUp = cands[gr][sel.RunnerUp]
-				}
+			e = *gr.candidates[best]
+			e.Provisional = unfinished
+			e.Selection = sel
+			if sel != nil {
+				e.runnerUp = gr.candidates[sel.RunnerUp]
 			}
-			g.Entries[gr.row][gr.col] = e
 		}
+		g.Entries[gr.row][gr.col] = e
 	}
-	if spec.Scope() == manifests.PerRow {
-		rows := make([][]*group, len(g.RowLabels))
-		for _, gr := range groups {
-			rows[gr.row] = append(rows[gr.row], gr)
-		}
-		for _, row := range rows {
-			slices.SortFunc(row, func(a, b *group) int { return a.col - b.col })
-			choose(row)
-		}
-	} else {
-		for _, gr := range groups {
-			choose([]*group{gr})
-		}
-	}
-	return g, nil
 }
 
 // candidate is the entry of cells (one choice's, every seed) when all
@@ -870,6 +881,20 @@ func (g *Grid) Table() *artifacts.Table {
 		}
 	}
 	t.Columns = append(t.Columns, mean, std)
+	t.Columns = append(t.Columns, g.alsoColumns()...)
+	t.Columns = append(t.Columns, g.comparisonColumns()...)
+	t.Columns = append(t.Columns, seeds)
+	if g.Spec.Select != "" {
+		t.Columns = append(t.Columns, sel)
+	}
+	t.Columns = append(t.Columns, status)
+	return t
+}
+
+// alsoColumns are the Table's columns of the also figures: each one's
+// mean and std (NaN for one seed).
+func (g *Grid) alsoColumns() []artifacts.Column {
+	var cols []artifacts.Column
 	for k, name := range g.Spec.Also {
 		m := artifacts.Column{Name: name + "_mean", Floats: []float64{}}
 		sd := artifacts.Column{Name: name + "_std", Floats: []float64{}}
@@ -885,8 +910,15 @@ func (g *Grid) Table() *artifacts.Table {
 				m.Floats, sd.Floats = append(m.Floats, f.Mean), append(sd.Floats, f.Std)
 			}
 		}
-		t.Columns = append(t.Columns, m, sd)
+		cols = append(cols, m, sd)
 	}
+	return cols
+}
+
+// comparisonColumns are the Table's columns of the 95% interval of each
+// entry's mean and, with a baseline, the comparison (difference, Welch's
+// p, probability of improvement).
+func (g *Grid) comparisonColumns() []artifacts.Column {
 	lo := artifacts.Column{Name: g.Spec.Value + "_ci95_low", Floats: []float64{}}
 	hi := artifacts.Column{Name: g.Spec.Value + "_ci95_high", Floats: []float64{}}
 	diff := artifacts.Column{Name: g.Spec.Value + "_difference", Floats: []float64{}}
@@ -907,14 +939,8 @@ func (g *Grid) Table() *artifacts.Table {
 			diff.Floats, p.Floats, better.Floats = append(diff.Floats, d), append(p.Floats, pv), append(better.Floats, b)
 		}
 	}
-	t.Columns = append(t.Columns, lo, hi)
 	if g.Baseline != nil {
-		t.Columns = append(t.Columns, diff, p, better)
+		return []artifacts.Column{lo, hi, diff, p, better}
 	}
-	t.Columns = append(t.Columns, seeds)
-	if g.Spec.Select != "" {
-		t.Columns = append(t.Columns, sel)
-	}
-	t.Columns = append(t.Columns, status)
-	return t
+	return []artifacts.Column{lo, hi}
 }

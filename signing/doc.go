@@ -9,4 +9,6 @@
 // own and those listed in the store's trusted-keys file. Verify checks a
 // signature against a Trust; every refusal wraps ErrUntrusted and says
 // which key and how to trust it.
+//
+// Imports: internal/durable.
 package signing

@@ -8,4 +8,6 @@
 //     1000 times) until every worker holds at least min_size samples.
 //   - shards(k): samples sorted by label (then index) are cut into n*k
 //     equal shards; a random permutation deals k shards to each worker.
+//
+// Imports: internal/fmath, internal/rng, kinds.
 package split

@@ -9,7 +9,7 @@
 //
 // The runner asks it what a cell already holds (cache hits, results other
 // manifests computed, what a commit or a pull brings); the reports, the
-// dashboard and the CLI read through it. It imports the event log and
-// its records, the blob store, manifests (a registration's plan) and
-// stages (the stages' and outputs' names) only.
+// dashboard and the CLI read through it.
+//
+// Imports: artifacts, eventlog, manifests, record, stages.
 package state

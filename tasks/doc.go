@@ -4,4 +4,6 @@
 // the metric columns of its rounds table and its headline figure. A cell
 // derives its kind once (Of); every other package asks the kind instead of
 // comparing names.
+//
+// Imports: none of ump's packages.
 package tasks

@@ -44,6 +44,10 @@ func runDataList(g globals, w io.Writer) error {
 	fmt.Fprintf(w, "data directory %s\n", g.data.Dir)
 	for _, name := range datasets.Names() {
 		info, _ := datasets.Lookup(name)
+		if info.Generate != nil {
+			fmt.Fprintf(w, "\n%s: generated from the manifest; it needs no files\n  %s\n", name, info.Description)
+			continue
+		}
 		state := "not installed"
 		if info.Installed(g.data.Dir) {
 			state = "installed in " + filepath.Join(g.data.Dir, name)
@@ -51,14 +55,18 @@ func runDataList(g globals, w io.Writer) error {
 		fmt.Fprintf(w, "\n%s: %s\n  %s\n  files: %s\n  sources: %s\n", name, state, info.Description, info.Files,
 			strings.Join(info.Sources(), "; "))
 	}
-	fmt.Fprintf(w, "\nsynthetic and quadratic are generated from the manifest; they need no files.\n")
+	fmt.Fprintf(w, "\nquadratic, the task without samples, is generated from the manifest too.\n")
 	return nil
 }
 
 func runDataFetch(ctx context.Context, g globals, names []string, log io.Writer) error {
 	for _, name := range names {
-		if _, ok := datasets.Lookup(name); !ok {
+		info, ok := datasets.Lookup(name)
+		if !ok {
 			return badInput{fmt.Errorf("unknown data set %q; known: %s", name, strings.Join(datasets.Names(), ", "))}
+		}
+		if info.Generate != nil {
+			return badInput{fmt.Errorf("%s is generated from the manifest (task.synthetic): there is nothing to fetch", name)}
 		}
 	}
 	for _, name := range names {

@@ -66,21 +66,20 @@ func runReport(ctx context.Context, g globals, o reportOptions, w io.Writer) err
 	if err := checkOutDir(o.out); err != nil {
 		return err
 	}
-	var store *pipeline.Store
+	rp := &reporting{g: g, o: o, vouch: map[*report.Exported]string{}}
 	defer func() {
-		if store != nil {
-			store.Close()
+		if rp.store != nil {
+			rp.store.Close()
 		}
 	}()
-	key, err := reportKey(g)
-	if err != nil {
+	var err error
+	if rp.key, err = reportKey(g); err != nil {
 		return err
 	}
-	trust, err := g.trust(false)
-	if err != nil {
+	if rp.trust, err = g.trust(false); err != nil {
 		return err
 	}
-	if trust, err = signing.NewTrust(append(trust.Keys(), o.trust...)...); err != nil {
+	if rp.trust, err = signing.NewTrust(append(rp.trust.Keys(), o.trust...)...); err != nil {
 		return badInput{fmt.Errorf("--trust: %w", err)}
 	}
 	var args []string // a report's directory stands for the manifest directories it lists
@@ -96,51 +95,15 @@ func runReport(ctx context.Context, g globals, o reportOptions, w io.Writer) err
 		args = append(args, dirs...)
 	}
 	var all []*report.Exported
-	vouch := map[*report.Exported]string{} // what the report says of who vouches for the results
 	for _, arg := range args {
+		var x *report.Exported
 		if info, err := os.Stat(arg); report.IsExported(arg) || err == nil && info.IsDir() { // a directory: exported results (it says what it lacks)
-			x, err := report.ReadExported(arg)
-			if err != nil {
-				return err
-			}
-			if vouch[x], err = trustOf(x, arg, trust, o.trustUnsigned); err != nil {
-				return err
-			}
-			if o.as != "" {
-				plan, err := manifests.Open(o.as, x.Registration.Overrides...)
-				if err != nil {
-					return badInput{fmt.Errorf("--as: %w", err)}
-				}
-				from := "unsigned"
-				if x.Signer != "" {
-					from = "signed by " + display.Markdown(x.Signer)
-				}
-				if x, err = x.As(plan); err != nil {
-					return err
-				}
-				vouch[x] = "no: laid out anew as " + display.Markdown(plan.Manifest.Name) + " (new files, which no signature covers) from results " + from
-			}
-			all = append(all, x)
-			continue
+			x, err = rp.fromDir(arg)
+		} else {
+			x, err = rp.fromStore(ctx, arg)
 		}
-		if store == nil {
-			var err error
-			if store, err = openStore(ctx, g, "ump report", true); err != nil {
-				return err
-			}
-		}
-		rep, err := store.Source().FindReport(arg)
 		if err != nil {
 			return err
-		}
-		x, err := report.ExportOf(ctx, store.Source(), rep)
-		if err != nil {
-			return err
-		}
-		vouch[x] = unsignedResults
-		if key != nil { // the results come from the user's own store
-			x.Signer = key.Public()
-			vouch[x] = "by " + display.Markdown(x.Signer) + ", your key: computed in your store, or pulled into it from keys you trust"
 		}
 		all = append(all, x)
 	}
@@ -151,6 +114,84 @@ func runReport(ctx context.Context, g globals, o reportOptions, w io.Writer) err
 			}
 		}
 	}
+	path, err := rp.write(all)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, path)
+	return nil
+}
+
+// reporting is a run of ump report: its options, key and trust, the
+// store it opened (for a manifest hash), and what it says of who vouches
+// for each manifest's results.
+type reporting struct {
+	g     globals
+	o     reportOptions
+	key   *signing.Key
+	trust *signing.Trust
+	store *pipeline.Store
+	vouch map[*report.Exported]string
+}
+
+// fromDir reads a directory of exported results, checks who vouches for
+// them and, with --as, lays them out anew.
+func (rp *reporting) fromDir(dir string) (*report.Exported, error) {
+	x, err := report.ReadExported(dir)
+	if err != nil {
+		return nil, err
+	}
+	if rp.vouch[x], err = trustOf(x, dir, rp.trust, rp.o.trustUnsigned); err != nil {
+		return nil, err
+	}
+	if rp.o.as == "" {
+		return x, nil
+	}
+	plan, err := manifests.Open(rp.o.as, x.Registration.Overrides...)
+	if err != nil {
+		return nil, badInput{fmt.Errorf("--as: %w", err)}
+	}
+	from := "unsigned"
+	if x.Signer != "" {
+		from = "signed by " + display.Markdown(x.Signer)
+	}
+	if x, err = x.As(plan); err != nil {
+		return nil, err
+	}
+	rp.vouch[x] = "no: laid out anew as " + display.Markdown(plan.Manifest.Name) + " (new files, which no signature covers) from results " + from
+	return x, nil
+}
+
+// fromStore exports a manifest of the store (opened on first use); the
+// user's key, if any, vouches for it.
+func (rp *reporting) fromStore(ctx context.Context, hash string) (*report.Exported, error) {
+	if rp.store == nil {
+		var err error
+		if rp.store, err = openStore(ctx, rp.g, "ump report", true); err != nil {
+			return nil, err
+		}
+	}
+	rep, err := rp.store.Source().FindReport(hash)
+	if err != nil {
+		return nil, err
+	}
+	x, err := report.ExportOf(ctx, rp.store.Source(), rep)
+	if err != nil {
+		return nil, err
+	}
+	rp.vouch[x] = unsignedResults
+	if rp.key != nil { // the results come from the user's own store
+		x.Signer = rp.key.Public()
+		rp.vouch[x] = "by " + display.Markdown(x.Signer) + ", your key: computed in your store, or pulled into it from keys you trust"
+	}
+	return x, nil
+}
+
+// write writes the report: one directory per manifest with its results,
+// figures and record, report.md and the root record; it returns
+// report.md's path.
+func (rp *reporting) write(all []*report.Exported) (string, error) {
+	out := rp.o.out
 	var doc strings.Builder
 	var dirs []string
 	fmt.Fprintf(&doc, "# Reproduction report\n\nWritten by `ump report` (ump %s) from %d manifest(s). Each directory beside this file holds a manifest's\n"+
@@ -159,30 +200,26 @@ func runReport(ctx context.Context, g globals, o reportOptions, w io.Writer) err
 	for _, x := range all {
 		dir := fmt.Sprintf("%s-%.12s", x.Registration.Plan.Manifest.Name, x.Registration.Plan.Hash)
 		dirs = append(dirs, dir)
-		if err := x.WriteResults(filepath.Join(o.out, dir)); err != nil {
-			return err
+		if err := x.WriteResults(filepath.Join(out, dir)); err != nil {
+			return "", err
 		}
-		section, figures, err := reportSection(x, vouch[x], key, o.out, dir)
+		section, figures, err := reportSection(x, rp.vouch[x], rp.key, out, dir)
 		if err != nil {
-			return fmt.Errorf("manifest %.12s: %w", x.Registration.Plan.Hash, err)
+			return "", fmt.Errorf("manifest %.12s: %w", x.Registration.Plan.Hash, err)
 		}
-		if err := x.WriteRecord(filepath.Join(o.out, dir), figures, key); err != nil {
-			return err
+		if err := x.WriteRecord(filepath.Join(out, dir), figures, rp.key); err != nil {
+			return "", err
 		}
 		doc.WriteString(section)
 	}
-	path, err := report.PathInside(o.out, "report.md")
+	path, err := report.PathInside(out, "report.md")
 	if err != nil {
-		return err
+		return "", err
 	}
 	if err := os.WriteFile(path, []byte(doc.String()), 0o644); err != nil {
-		return err
+		return "", err
 	}
-	if err := report.WriteRoot(o.out, dirs, key); err != nil {
-		return err
-	}
-	fmt.Fprintln(w, path)
-	return nil
+	return path, report.WriteRoot(out, dirs, rp.key)
 }
 
 // unsignedResults is what a report says of results no key vouches for.

@@ -51,7 +51,7 @@ func runShow(ctx context.Context, g globals, hash string, events, manifestOnly b
 	if err := printAbout(w, "  ", store, rep); err != nil {
 		return err
 	}
-	printed := map[artifacts.Ref]int{} // each histogram and schedule shown: the cell that showed it
+	ts := &tableShow{w: w, store: store, printed: map[artifacts.Ref]int{}, export: fmt.Sprintf("%s export --manifest %.12s", g.ump, rep.Plan.Hash)}
 	for i, cell := range rep.Cells {
 		fmt.Fprintf(w, "\ncell %d %s\n  key %s\n  status %s\n", i+1, rep.Plan.Cells[i].LabelString(), cell.Key, cell.Status)
 		for _, p := range cell.Imported {
@@ -86,7 +86,7 @@ func runShow(ctx context.Context, g globals, hash string, events, manifestOnly b
 				if len(st.Result.Summary) > 0 {
 					fmt.Fprintf(w, "    summary %s\n", st.Result.Summary)
 				}
-				if err := showTables(ctx, w, store, cell, i+1, st.Name, printed, fmt.Sprintf("%s export --manifest %.12s", g.ump, rep.Plan.Hash)); err != nil {
+				if err := ts.tables(ctx, cell, i+1, st.Name); err != nil {
 					return err
 				}
 			}
@@ -119,21 +119,29 @@ func runShow(ctx context.Context, g globals, hash string, events, manifestOnly b
 // showLimit caps the rows printed for histograms and schedules.
 const showLimit = 40
 
-// showTables prints what a user checks before training: the class
-// histogram of the partition and the spectral gaps of the topology of
-// cell n, each once per store blob: one printed for an earlier cell
-// (printed) is named instead. export is the export command that has
-// every row ("ump export --manifest HASH"), for the hint where rows are
-// left out.
-func showTables(ctx context.Context, w io.Writer, store *pipeline.Store, cell *state.CellView, n int, stage string, printed map[artifacts.Ref]int, export string) error {
+// tableShow prints the tables of a manifest's cells that a user checks
+// before training (tables), each once per store blob: one printed for an
+// earlier cell (printed) is named instead. export is the export command
+// that has every row ("ump export --manifest HASH"), for the hint where
+// rows are left out.
+type tableShow struct {
+	w       io.Writer
+	store   *pipeline.Store
+	printed map[artifacts.Ref]int // the cell (from 1) each blob was printed for
+	export  string
+}
+
+// tables prints the class histogram of the partition, or the spectral
+// gaps of the topology, of cell n, as its stage produced them.
+func (ts *tableShow) tables(ctx context.Context, cell *state.CellView, n int, stage string) error {
 	read := func(out stages.Output) (*artifacts.Table, error) {
 		ref, _ := cell.Output(out)
-		if first, ok := printed[ref]; ok {
-			fmt.Fprintf(w, "    %s: the same as cell %d's\n", out.Name, first)
+		if first, ok := ts.printed[ref]; ok {
+			fmt.Fprintf(ts.w, "    %s: the same as cell %d's\n", out.Name, first)
 			return nil, nil
 		}
-		printed[ref] = n
-		data, err := store.Blobs.Get(ctx, ref)
+		ts.printed[ref] = n
+		data, err := ts.store.Blobs.Get(ctx, ref)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", out, err)
 		}
@@ -145,50 +153,64 @@ func showTables(ctx context.Context, w io.Writer, store *pipeline.Store, cell *s
 		if err != nil || t == nil {
 			return err
 		}
-		workers, classes, counts := t.Column("worker").Ints, t.Column("class").Ints, t.Column("count").Ints
-		nc := int(slices.Max(classes)) + 1
-		fmt.Fprintf(w, "    class histogram (samples per worker and class):\n    %6s", "worker")
-		for c := 0; c < nc; c++ {
-			fmt.Fprintf(w, " %5d", c)
-		}
-		fmt.Fprintf(w, " %6s\n", "total")
-		for r := 0; r < len(counts); r += nc {
-			if r/nc == showLimit {
-				fmt.Fprintf(w, "    ... %d more workers (%s --table partition --out partition.csv has them all)\n", len(counts)/nc-showLimit, export)
-				break
-			}
-			fmt.Fprintf(w, "    %6d", workers[r])
-			total := int64(0)
-			for c := 0; c < nc; c++ {
-				fmt.Fprintf(w, " %5d", counts[r+c])
-				total += counts[r+c]
-			}
-			fmt.Fprintf(w, " %6d\n", total)
-		}
+		ts.histogram(t)
 	case stage == stages.Topology:
 		t, err := read(stages.Mixing)
 		if err != nil || t == nil {
 			return err
 		}
-		rounds, gaps, is, js := t.Column("round").Ints, t.Column("spectral_gap").Floats, t.Column("i").Ints, t.Column("j").Ints
-		fmt.Fprintf(w, "    mixing matrices (spectral gap rho = 1 - max(|lambda_2|, |lambda_n|)^2):\n")
-		shown := 0
-		for r := 0; r < len(rounds); {
-			end := r
-			edges := 0
-			for ; end < len(rounds) && rounds[end] == rounds[r]; end++ {
-				if is[end] < js[end] {
-					edges++
-				}
-			}
-			if shown == showLimit {
-				fmt.Fprintf(w, "    ... more matrices (%s --table topology --out topology.csv has them all)\n", export)
-				break
-			}
-			fmt.Fprintf(w, "    from round %4d: %4d edges, spectral gap %.6f\n", rounds[r], edges, gaps[r])
-			shown++
-			r = end
-		}
+		ts.mixings(t)
 	}
 	return nil
+}
+
+// histogram prints a partition's class histogram, up to showLimit
+// workers.
+func (ts *tableShow) histogram(t *artifacts.Table) {
+	w := ts.w
+	workers, classes, counts := t.Column("worker").Ints, t.Column("class").Ints, t.Column("count").Ints
+	nc := int(slices.Max(classes)) + 1
+	fmt.Fprintf(w, "    class histogram (samples per worker and class):\n    %6s", "worker")
+	for c := 0; c < nc; c++ {
+		fmt.Fprintf(w, " %5d", c)
+	}
+	fmt.Fprintf(w, " %6s\n", "total")
+	for r := 0; r < len(counts); r += nc {
+		if r/nc == showLimit {
+			fmt.Fprintf(w, "    ... %d more workers (%s --table partition --out partition.csv has them all)\n", len(counts)/nc-showLimit, ts.export)
+			break
+		}
+		fmt.Fprintf(w, "    %6d", workers[r])
+		total := int64(0)
+		for c := 0; c < nc; c++ {
+			fmt.Fprintf(w, " %5d", counts[r+c])
+			total += counts[r+c]
+		}
+		fmt.Fprintf(w, " %6d\n", total)
+	}
+}
+
+// mixings prints a topology's mixing matrices, up to showLimit: from
+// which round each holds, its edges and spectral gap.
+func (ts *tableShow) mixings(t *artifacts.Table) {
+	w := ts.w
+	rounds, gaps, is, js := t.Column("round").Ints, t.Column("spectral_gap").Floats, t.Column("i").Ints, t.Column("j").Ints
+	fmt.Fprintf(w, "    mixing matrices (spectral gap rho = 1 - max(|lambda_2|, |lambda_n|)^2):\n")
+	shown := 0
+	for r := 0; r < len(rounds); {
+		end := r
+		edges := 0
+		for ; end < len(rounds) && rounds[end] == rounds[r]; end++ {
+			if is[end] < js[end] {
+				edges++
+			}
+		}
+		if shown == showLimit {
+			fmt.Fprintf(w, "    ... more matrices (%s --table topology --out topology.csv has them all)\n", ts.export)
+			break
+		}
+		fmt.Fprintf(w, "    from round %4d: %4d edges, spectral gap %.6f\n", rounds[r], edges, gaps[r])
+		shown++
+		r = end
+	}
 }

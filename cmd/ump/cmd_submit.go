@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ump-lab/ump/fleet"
+	"github.com/ump-lab/ump/manifests"
 	"github.com/urfave/cli/v2"
 )
 
@@ -101,13 +102,13 @@ func runSubmit(ctx context.Context, g globals, opts submitOptions, stdout, stder
 	if err != nil {
 		return err
 	}
-	var cells []int
 	done := map[int]bool{}
 	if opts.onlyMissing {
 		if done, err = remote.Committed(ctx, plan.Hash); err != nil {
 			return err
 		}
 	}
+	var cells []int
 	for i := range plan.Cells {
 		if !done[i] {
 			cells = append(cells, i)
@@ -117,45 +118,20 @@ func runSubmit(ctx context.Context, g globals, opts submitOptions, stdout, stder
 		fmt.Fprintf(stdout, "every cell of manifest %s is committed on %s; nothing to submit (`%s pull %s` brings them home)\n", plan.Hash, remote.Bucket, g.ump, plan.Hash)
 		return nil
 	}
-	perTask := opts.perTask
-	if perTask == 0 {
-		perTask = 1
-		if opts.slurm {
-			perTask = (len(cells) + maxArray - 1) / maxArray
-		}
-	}
-	wl := &fleet.Worklist{Plan: *plan, Trusted: remote.Trust.Keys(), TrustUnsigned: opts.run.trustUnsigned}
-	for start := 0; start < len(cells); start += perTask {
-		wl.Tasks = append(wl.Tasks, cells[start:min(start+perTask, len(cells))])
-	}
-	if opts.slurm && len(wl.Tasks) > maxArray {
-		return badInput{fmt.Errorf("--cells-per-task %d gives %d tasks; a Slurm array holds at most %d by default: raise --cells-per-task to %d",
-			perTask, len(wl.Tasks), maxArray, (len(cells)+maxArray-1)/maxArray)}
+	wl, perTask, err := opts.worklist(plan, cells, remote)
+	if err != nil {
+		return err
 	}
 	run, err := remote.Submit(ctx, wl)
 	if err != nil {
 		return err
 	}
-	self, err := os.Executable()
+	job, err := opts.job(g, run, wl, perTask, remote)
 	if err != nil {
 		return err
 	}
-	key, err := filepath.Abs(remote.Signer.Path)
+	text, ext, err := opts.script(job)
 	if err != nil {
-		return err
-	}
-	job := fleet.Job{Run: run, Short: run[:12], Hash: plan.Hash, Name: plan.Manifest.Name, Cells: len(cells), PerTask: perTask,
-		Tasks: len(wl.Tasks), LastTask: len(wl.Tasks) - 1, Artifacts: g.artifacts, Insecure: g.insecure, Ump: self, Key: key, Sbatch: opts.sbatch,
-		Image: opts.image, Secret: opts.secret, KeySecret: opts.keySecret, Parallelism: opts.parallelism, Requeue: exitRequeue, Fail: []int{exitBadInput, exitNondeterministic}}
-	if job.Parallelism == 0 {
-		job.Parallelism = job.Tasks
-	}
-	write, ext := job.Slurm, "sbatch"
-	if opts.k8s {
-		write, ext = job.Kubernetes, "yaml"
-	}
-	var text strings.Builder
-	if err := write(&text); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "run %s\n", run)
@@ -164,10 +140,10 @@ func runSubmit(ctx context.Context, g globals, opts submitOptions, stdout, stder
 		out = fmt.Sprintf("ump-%s.%s", job.Short, ext)
 	}
 	if out == "-" {
-		_, err := io.WriteString(stdout, text.String())
+		_, err := io.WriteString(stdout, text)
 		return err
 	}
-	if err := os.WriteFile(out, []byte(text.String()), 0o644); err != nil {
+	if err := os.WriteFile(out, []byte(text), 0o644); err != nil {
 		return badInput{fmt.Errorf("--out %s: %w", out, err)}
 	}
 	each := "one cell each"
@@ -190,4 +166,61 @@ func runSubmit(ctx context.Context, g globals, opts submitOptions, stdout, stder
 		return fmt.Errorf("sbatch %s: %w (the run is stored; submit the script again when sbatch works)", out, err)
 	}
 	return nil
+}
+
+// script is the job's script (an sbatch script, or with --k8s a
+// Kubernetes manifest) and its file's extension.
+func (opts submitOptions) script(job *fleet.Job) (text, ext string, err error) {
+	write, ext := job.Slurm, "sbatch"
+	if opts.k8s {
+		write, ext = job.Kubernetes, "yaml"
+	}
+	var b strings.Builder
+	err = write(&b)
+	return b.String(), ext, err
+}
+
+// worklist splits the cells to submit into tasks of perTask cells (by
+// default one, or as many as keep a Slurm array within maxArray tasks).
+func (opts submitOptions) worklist(plan *manifests.Plan, cells []int, remote *fleet.Remote) (wl *fleet.Worklist, perTask int, err error) {
+	perTask = opts.perTask
+	if perTask == 0 {
+		perTask = 1
+		if opts.slurm {
+			perTask = (len(cells) + maxArray - 1) / maxArray
+		}
+	}
+	wl = &fleet.Worklist{Plan: *plan, Trusted: remote.Trust.Keys(), TrustUnsigned: opts.run.trustUnsigned}
+	for start := 0; start < len(cells); start += perTask {
+		wl.Tasks = append(wl.Tasks, cells[start:min(start+perTask, len(cells))])
+	}
+	if opts.slurm && len(wl.Tasks) > maxArray {
+		return nil, 0, badInput{fmt.Errorf("--cells-per-task %d gives %d tasks; a Slurm array holds at most %d by default: raise --cells-per-task to %d",
+			perTask, len(wl.Tasks), maxArray, (len(cells)+maxArray-1)/maxArray)}
+	}
+	return wl, perTask, nil
+}
+
+// job is the job that runs a submitted worklist's tasks as workers: this
+// ump, with the user's key and S3 store.
+func (opts submitOptions) job(g globals, run string, wl *fleet.Worklist, perTask int, remote *fleet.Remote) (*fleet.Job, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	key, err := filepath.Abs(remote.Signer.Path)
+	if err != nil {
+		return nil, err
+	}
+	cells := 0
+	for _, t := range wl.Tasks {
+		cells += len(t)
+	}
+	job := &fleet.Job{Run: run, Short: run[:12], Hash: wl.Plan.Hash, Name: wl.Plan.Manifest.Name, Cells: cells, PerTask: perTask,
+		Tasks: len(wl.Tasks), LastTask: len(wl.Tasks) - 1, Artifacts: g.artifacts, Insecure: g.insecure, Ump: self, Key: key, Sbatch: opts.sbatch,
+		Image: opts.image, Secret: opts.secret, KeySecret: opts.keySecret, Parallelism: opts.parallelism, Requeue: exitRequeue, Fail: []int{exitBadInput, exitNondeterministic}}
+	if job.Parallelism == 0 {
+		job.Parallelism = job.Tasks
+	}
+	return job, nil
 }

@@ -82,6 +82,12 @@ func TestDataCommands(t *testing.T) {
 	if r := ump(t, t.TempDir(), "--data-dir", dir, "data", "fetch", "imagenet"); r.code != 2 || !strings.Contains(r.stderr, `unknown data set "imagenet"`) {
 		t.Errorf("unknown data set: exit %d %s", r.code, r.stderr)
 	}
+	if !strings.Contains(list.stdout, "synthetic: generated from the manifest; it needs no files") {
+		t.Errorf("data list does not say synthetic is generated:\n%s", list.stdout)
+	}
+	if r := ump(t, t.TempDir(), "--data-dir", dir, "data", "fetch", "synthetic"); r.code != 2 || !strings.Contains(r.stderr, "synthetic is generated from the manifest (task.synthetic): there is nothing to fetch") {
+		t.Errorf("fetch synthetic: exit %d %s", r.code, r.stderr)
+	}
 	// A manifest on a data set that is not installed names the fix.
 	m := writeFile(t, "m.yaml", strings.Replace(inspectManifest, "DATASET", "cifar10", 1))
 	r := ump(t, t.TempDir(), "--data-dir", dir, "run", m)

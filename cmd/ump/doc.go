@@ -1,4 +1,9 @@
 // Command ump runs decentralized-SGD sweeps declared in manifests and
 // records every stage in an event-sourced store. One file per command,
 // cmd_<verb>.go: its Action only parses flags and calls runX.
+//
+// Imports: artifacts, dashboard, datasets, eventlog, fleet,
+// internal/display, manifests, nn/cpu, nn/gpu, pipeline, published, render,
+// report, signing, stages, stages/evaluate, stages/partition,
+// stages/topology, stages/train, state.
 package main

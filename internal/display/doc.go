@@ -4,4 +4,6 @@
 // its Go escape (\x1b), so no escape sequence reaches a terminal; Markdown
 // and LaTeX do the same and escape what would make markup in their format.
 // Every other character is kept.
+//
+// Imports: none of ump's packages.
 package display

@@ -7,4 +7,6 @@
 // is the real file system that also remembers what a power loss would
 // keep (only synced contents under synced directory entries), so a test
 // can tell a durable write from one that merely reached the page cache.
+//
+// Imports: none of ump's packages.
 package durable

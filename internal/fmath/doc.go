@@ -9,4 +9,6 @@
 // in an explicit conversion, which the Go specification says prevents
 // fusion, so each function is the same sequence of IEEE operations
 // everywhere.
+//
+// Imports: none of ump's packages.
 package fmath

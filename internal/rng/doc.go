@@ -4,4 +4,6 @@
 // (seed, "quadratic-noise", worker, round, step) — and is the same whatever
 // ran before it, so resuming at any round or running workers in parallel
 // cannot change results.
+//
+// Imports: internal/fmath.
 package rng

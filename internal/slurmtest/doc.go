@@ -3,4 +3,6 @@
 // 127.0.0.1's host and in a temporary directory, stopped when the test
 // ends. It needs root (slurmd starts jobs as their user) and skips the
 // test, saying why, where the binaries or root are missing.
+//
+// Imports: none of ump's packages.
 package slurmtest

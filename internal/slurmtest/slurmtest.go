@@ -23,47 +23,10 @@ type Cluster struct {
 	Node string
 }
 
-// Start starts the cluster; the test skips if it cannot.
-func Start(t *testing.T) *Cluster {
-	t.Helper()
-	for _, bin := range []string{"munged", "slurmctld", "slurmd", "sbatch", "scontrol", "squeue"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("Slurm is not installed (%s not on PATH; apt-get install slurmd slurmctld slurm-client munge; .ci/run installs it)", bin)
-		}
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("a Slurm cluster needs root (slurmd runs jobs as their user)")
-	}
-	munge, err := user.Lookup("munge")
-	if err != nil {
-		t.Skipf("no munge user: %v", err)
-	}
-	dir, err := os.MkdirTemp("", "slurmtest-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	os.Chmod(dir, 0o755)
-	host, _ := os.Hostname()
-	host, _, _ = strings.Cut(host, ".")
-	c := &Cluster{Dir: dir, Node: host, Env: []string{"SLURM_CONF=" + filepath.Join(dir, "slurm.conf")}}
-
-	mungeDir := filepath.Join(dir, "munge")
-	os.Mkdir(mungeDir, 0o755)
-	var uid, gid int
-	fmt.Sscan(munge.Uid, &uid)
-	fmt.Sscan(munge.Gid, &gid)
-	os.Chown(mungeDir, uid, gid)
-	socket := filepath.Join(mungeDir, "munge.sock")
-	c.daemon(t, "munged", "runuser", "-u", "munge", "--", "munged", "-F", "--socket="+socket,
-		"--pid-file="+filepath.Join(mungeDir, "munged.pid"), "--log-file="+filepath.Join(mungeDir, "munged.log"),
-		"--seed-file="+filepath.Join(mungeDir, "munged.seed"))
-	waitFor(t, "munged's socket", 10*time.Second, func() bool { _, err := os.Stat(socket); return err == nil })
-
-	for _, d := range []string{"state", "spool"} {
-		os.Mkdir(filepath.Join(dir, d), 0o755)
-	}
-	conf := fmt.Sprintf(`ClusterName=umptest
+// slurmConf is the one-node cluster's slurm.conf: its host, the
+// controller's and the node's ports, munged's socket, the cluster's
+// directory and the node's CPUs.
+const slurmConf = `ClusterName=umptest
 SlurmctldHost=%[1]s(127.0.0.1)
 SlurmctldPort=%[2]d
 SlurmdPort=%[3]d
@@ -89,7 +52,38 @@ AccountingStorageType=accounting_storage/none
 SchedulerType=sched/backfill
 NodeName=%[1]s NodeAddr=127.0.0.1 CPUs=%[6]d State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-`, host, freePort(t), freePort(t), socket, dir, runtime.NumCPU())
+`
+
+// Start starts the cluster; the test skips if it cannot.
+func Start(t *testing.T) *Cluster {
+	t.Helper()
+	for _, bin := range []string{"munged", "slurmctld", "slurmd", "sbatch", "scontrol", "squeue"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("Slurm is not installed (%s not on PATH; apt-get install slurmd slurmctld slurm-client munge; .ci/run installs it)", bin)
+		}
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("a Slurm cluster needs root (slurmd runs jobs as their user)")
+	}
+	munge, err := user.Lookup("munge")
+	if err != nil {
+		t.Skipf("no munge user: %v", err)
+	}
+	dir, err := os.MkdirTemp("", "slurmtest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	os.Chmod(dir, 0o755)
+	host, _ := os.Hostname()
+	host, _, _ = strings.Cut(host, ".")
+	c := &Cluster{Dir: dir, Node: host, Env: []string{"SLURM_CONF=" + filepath.Join(dir, "slurm.conf")}}
+
+	socket := c.startMunge(t, munge)
+	for _, d := range []string{"state", "spool"} {
+		os.Mkdir(filepath.Join(dir, d), 0o755)
+	}
+	conf := fmt.Sprintf(slurmConf, host, freePort(t), freePort(t), socket, dir, runtime.NumCPU())
 	if err := os.WriteFile(filepath.Join(dir, "slurm.conf"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +101,23 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 		})
 	})
 	return c
+}
+
+// startMunge starts munged, as the munge user, with its socket in the
+// cluster's directory, and returns the socket's path.
+func (c *Cluster) startMunge(t *testing.T, munge *user.User) string {
+	mungeDir := filepath.Join(c.Dir, "munge")
+	os.Mkdir(mungeDir, 0o755)
+	var uid, gid int
+	fmt.Sscan(munge.Uid, &uid)
+	fmt.Sscan(munge.Gid, &gid)
+	os.Chown(mungeDir, uid, gid)
+	socket := filepath.Join(mungeDir, "munge.sock")
+	c.daemon(t, "munged", "runuser", "-u", "munge", "--", "munged", "-F", "--socket="+socket,
+		"--pid-file="+filepath.Join(mungeDir, "munged.pid"), "--log-file="+filepath.Join(mungeDir, "munged.log"),
+		"--seed-file="+filepath.Join(mungeDir, "munged.seed"))
+	waitFor(t, "munged's socket", 10*time.Second, func() bool { _, err := os.Stat(socket); return err == nil })
+	return socket
 }
 
 // daemon starts a foreground daemon, stopped (SIGTERM, then SIGKILL) when

@@ -7,4 +7,6 @@
 //
 // make test pipes each of its `go test` runs through it and ends with
 // -list, so that a skipped test is never silent.
+//
+// Imports: none of ump's packages.
 package main

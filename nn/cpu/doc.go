@@ -15,4 +15,6 @@
 // whole workers on one goroutine per core with buffers allocated once;
 // dropout masks come from counter-based streams (rng), so gradients are
 // bit-identical whatever the number of goroutines.
+//
+// Imports: datasets, internal/fmath, internal/rng, nn.
 package cpu

@@ -13,4 +13,6 @@
 // whose compressed communication runs on the host. Device opens the
 // backend once; CheckCompile is ump doctor's check program; CellBytes is a
 // cohort cell's memory by the round program's arithmetic.
+//
+// Imports: algorithms, datasets, nn.
 package gpu
