@@ -192,13 +192,20 @@ func cifarBatch(labels []byte) []byte {
 	return out
 }
 
-func TestCIFAR10(t *testing.T) {
-	root := t.TempDir()
-	dir := filepath.Join(root, "cifar10")
+// cifarFixture writes CIFAR-10's files, two records each, in a data
+// directory, and returns it and the data set's directory.
+func cifarFixture(t *testing.T) (root, dir string) {
+	root = t.TempDir()
+	dir = filepath.Join(root, "cifar10")
 	os.Mkdir(dir, 0o755)
 	for i, name := range cifarFiles {
 		os.WriteFile(filepath.Join(dir, name), cifarBatch([]byte{byte(i), 9}), 0o644)
 	}
+	return root, dir
+}
+
+func TestCIFAR10(t *testing.T) {
+	root, dir := cifarFixture(t)
 	d, err := NewLibrary(root).Load("cifar10", Synthetic{})
 	if err != nil {
 		t.Fatal(err)
@@ -336,12 +343,7 @@ func TestHandInstallNamesTheDataSetsOwnFiles(t *testing.T) {
 // samples of another shape than its entry declares (which manifests pair
 // models by) is refused when it loads.
 func TestLoadHoldsTheCatalogueToItsShape(t *testing.T) {
-	root := t.TempDir()
-	dir := filepath.Join(root, "cifar10")
-	os.Mkdir(dir, 0o755)
-	for i, name := range cifarFiles {
-		os.WriteFile(filepath.Join(dir, name), cifarBatch([]byte{byte(i), 9}), 0o644)
-	}
+	root, _ := cifarFixture(t)
 	declared := catalog["cifar10"].Shape
 	catalog["cifar10"].Shape = []int{1, 28, 28}
 	t.Cleanup(func() { catalog["cifar10"].Shape = declared })

@@ -1,5 +1,8 @@
 package datasets
 
-// Remove takes a data set out of the catalogue, for the external tests
-// that Add one (guide_test.go).
-var Remove = remove
+// Remove takes a data set out of the catalogue, and WriteIDX writes an
+// IDX file, for the external tests (guide_test.go).
+var (
+	Remove   = remove
+	WriteIDX = writeIDX
+)

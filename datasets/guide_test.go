@@ -1,9 +1,6 @@
 package datasets_test
 
 import (
-	"bytes"
-	"compress/gzip"
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,24 +21,6 @@ var kmnist = &datasets.Info{
 	Load:        func(dir string) (*datasets.Dataset, error) { return datasets.LoadIDX(dir, "", 10, false, 0) },
 	From: []datasets.Source{datasets.URLFiles{Base: "http://codh.rois.ac.jp/kmnist/dataset/kmnist/",
 		Files: []string{"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"}}},
-}
-
-// writeIDX writes an IDX file (gzipped, as the official ones are).
-func writeIDX(t *testing.T, path string, magic uint32, dims []int, data []byte) {
-	t.Helper()
-	var b bytes.Buffer
-	binary.Write(&b, binary.BigEndian, magic)
-	for _, d := range dims {
-		binary.Write(&b, binary.BigEndian, uint32(d))
-	}
-	b.Write(data)
-	var z bytes.Buffer
-	zw := gzip.NewWriter(&z)
-	zw.Write(b.Bytes())
-	zw.Close()
-	if err := os.WriteFile(path, z.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestANewDataSetFollowsTheGuide adds KMNIST as docs/adding-a-dataset.md
@@ -75,8 +54,8 @@ func TestANewDataSetFollowsTheGuide(t *testing.T) {
 			labels[i] = byte(i % 10)
 			pixels[i*28*28+i] = 255
 		}
-		writeIDX(t, filepath.Join(dir, split.name+"-images-idx3-ubyte.gz"), 0x803, []int{split.n, 28, 28}, pixels)
-		writeIDX(t, filepath.Join(dir, split.name+"-labels-idx1-ubyte.gz"), 0x801, []int{split.n}, labels)
+		datasets.WriteIDX(t, filepath.Join(dir, split.name+"-images-idx3-ubyte.gz"), 0x803, []int{split.n, 28, 28}, pixels)
+		datasets.WriteIDX(t, filepath.Join(dir, split.name+"-labels-idx1-ubyte.gz"), 0x801, []int{split.n}, labels)
 	}
 	if !kmnist.Installed(root) {
 		t.Errorf("kmnist's files are in %s; Installed says not", dir)
