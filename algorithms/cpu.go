@@ -29,7 +29,10 @@ type cpu struct {
 	free      [][][]float32 // spare buffers
 	temps     [][][]float32 // spare buffers in use since the last commit
 	pending   []binding
-	gen       int // commits so far: a value's leaves must be of the current one
+	vals      []*expr   // the round's vectors, by Vec.Ref
+	nums      []float32 // the round's numbers, by Num.Ref
+	flags     []bool    // the round's conditions, by Flag.Ref
+	gen       int       // commits so far: a value's leaves must be of the current one
 	r         *Round
 	at        At
 	step      int // the local step Steps is in (-1 outside)
@@ -114,6 +117,7 @@ func (o *cpu) Round(r *Round) error {
 		}
 	}
 	o.r, o.at, o.err = r, At{T: r.T, K: r.K, LR: r.LR}, nil
+	o.vals, o.nums, o.flags = o.vals[:0], o.nums[:0], o.flags[:0]
 	o.rules.Round(o, r.K)
 	o.commit()
 	return o.err
@@ -123,17 +127,35 @@ func (o *cpu) leaf(name string, buf [][]float32) *expr {
 	return &expr{op: opLeaf, buf: buf, name: name, gen: o.gen}
 }
 
+// vec, num and flag make a handle of a value; expr reads a Vec's.
+func (o *cpu) vec(e *expr) Vec {
+	o.vals = append(o.vals, e)
+	return Vec{len(o.vals) - 1}
+}
+
+func (o *cpu) num(n float32) Num {
+	o.nums = append(o.nums, n)
+	return Num{len(o.nums) - 1}
+}
+
+func (o *cpu) flag(b bool) Flag {
+	o.flags = append(o.flags, b)
+	return Flag{len(o.flags) - 1}
+}
+
+func (o *cpu) expr(v Vec) *expr { return o.vals[v.Ref] }
+
 func (o *cpu) Get(name string) Vec {
 	for i := len(o.pending) - 1; i >= 0; i-- {
 		if o.pending[i].name == name {
-			return Vec{o.pending[i].e}
+			return o.vec(o.pending[i].e)
 		}
 	}
 	buf, ok := o.vectors[name]
 	if !ok {
 		panic(fmt.Sprintf("algorithms: %s reads vector %q, which its Rules do not declare", o.cfg.Name, name))
 	}
-	return Vec{o.leaf(name, buf)}
+	return o.vec(o.leaf(name, buf))
 }
 
 func (o *cpu) Set(name string, v Vec) {
@@ -141,7 +163,7 @@ func (o *cpu) Set(name string, v Vec) {
 		panic(fmt.Sprintf("algorithms: %s sets vector %q, which its Rules do not declare", o.cfg.Name, name))
 	}
 	o.pending = slices.DeleteFunc(o.pending, func(b binding) bool { return b.name == name })
-	o.pending = append(o.pending, binding{name, v.V.(*expr)})
+	o.pending = append(o.pending, binding{name, o.expr(v)})
 }
 
 func (o *cpu) Steps(k int, step func(tau int)) {
@@ -155,7 +177,7 @@ func (o *cpu) Steps(k int, step func(tau int)) {
 	}
 }
 
-func (o *cpu) FirstStep(f Flag) Flag { return Flag{o.step == 0 && f.V.(bool)} }
+func (o *cpu) FirstStep(f Flag) Flag { return o.flag(o.step == 0 && o.flags[f.Ref]) }
 
 func (o *cpu) Grad(tau int) Vec {
 	o.commit()
@@ -164,22 +186,22 @@ func (o *cpu) Grad(tau int) Vec {
 			o.err = fmt.Errorf("local step %d: %w", tau+1, err)
 		}
 	}
-	return Vec{o.leaf("the gradient", o.grad)}
+	return o.vec(o.leaf("the gradient", o.grad))
 }
 
-func (o *cpu) Num(f func(Config, At) float32) Num { return Num{f(o.cfg, o.at)} }
-func (o *cpu) Flag(f func(Config, At) bool) Flag  { return Flag{f(o.cfg, o.at)} }
+func (o *cpu) Num(f func(Config, At) float32) Num { return o.num(f(o.cfg, o.at)) }
+func (o *cpu) Flag(f func(Config, At) bool) Flag  { return o.flag(f(o.cfg, o.at)) }
 
-func (o *cpu) Add(a, b Vec) Vec { return Vec{&expr{op: opAdd, a: a.V.(*expr), b: b.V.(*expr)}} }
-func (o *cpu) Sub(a, b Vec) Vec { return Vec{&expr{op: opSub, a: a.V.(*expr), b: b.V.(*expr)}} }
+func (o *cpu) Add(a, b Vec) Vec { return o.vec(&expr{op: opAdd, a: o.expr(a), b: o.expr(b)}) }
+func (o *cpu) Sub(a, b Vec) Vec { return o.vec(&expr{op: opSub, a: o.expr(a), b: o.expr(b)}) }
 func (o *cpu) Scale(n Num, a Vec) Vec {
-	return Vec{&expr{op: opScale, num: n.V.(float32), a: a.V.(*expr)}}
+	return o.vec(&expr{op: opScale, num: o.nums[n.Ref], a: o.expr(a)})
 }
-func (o *cpu) Div(a Vec, n Num) Vec { return Vec{&expr{op: opDiv, num: n.V.(float32), a: a.V.(*expr)}} }
-func (o *cpu) Zero() Vec            { return Vec{&expr{op: opZero}} }
+func (o *cpu) Div(a Vec, n Num) Vec { return o.vec(&expr{op: opDiv, num: o.nums[n.Ref], a: o.expr(a)}) }
+func (o *cpu) Zero() Vec            { return o.vec(&expr{op: opZero}) }
 
 func (o *cpu) Select(f Flag, a, b Vec) Vec {
-	if f.V.(bool) {
+	if o.flags[f.Ref] {
 		return a
 	}
 	return b
@@ -196,7 +218,7 @@ func (o *cpu) start(name string) []float32 {
 }
 
 func (o *cpu) Mix(name string, v Vec) Vec {
-	e := v.V.(*expr)
+	e := o.expr(v)
 	if o.err != nil {
 		return v
 	}
@@ -204,12 +226,12 @@ func (o *cpu) Mix(name string, v Vec) Vec {
 		t := o.spare()
 		o.evaluate([]output{{t, e}})
 		o.r.Comm.Gossip(o.r.T, name, o.start(name), t, o.r.Mix)
-		return Vec{o.leaf(name, t)}
+		return o.vec(o.leaf(name, t))
 	}
 	src := o.materialize(e)
 	t := o.spare()
 	o.r.Mix.Apply(t, src)
-	return Vec{o.leaf(name, t)}
+	return o.vec(o.leaf(name, t))
 }
 
 func (o *cpu) Average(name string, v, from Vec) Vec {
@@ -217,14 +239,14 @@ func (o *cpu) Average(name string, v, from Vec) Vec {
 		return v
 	}
 	t := o.spare()
-	o.evaluate([]output{{t, v.V.(*expr)}})
+	o.evaluate([]output{{t, o.expr(v)}})
 	if o.r.Comm != nil {
-		o.r.Comm.Average(o.r.T, name, t, o.materialize(from.V.(*expr)))
-		return Vec{o.leaf(name, t)}
+		o.r.Comm.Average(o.r.T, name, t, o.materialize(o.expr(from)))
+		return o.vec(o.leaf(name, t))
 	}
 	Mean(o.mean, t)
 	Parallel(o.n, func(i int) { copy(t[i], o.mean) })
-	return Vec{o.leaf(name, t)}
+	return o.vec(o.leaf(name, t))
 }
 
 // spare returns a spare buffer, in use until the next commit (or adopted

@@ -43,12 +43,13 @@ type At struct {
 	LR float64 // eta of the round
 }
 
-// Vec, Num and Flag are a Space's values: one vector per worker, one
-// number and one condition per cell. What they hold is the Space's.
+// Vec, Num and Flag are a Space's values (one vector per worker, one
+// number and one condition per cell) as handles: Ref numbers a value the
+// Space that made it holds, which only that Space reads.
 type (
-	Vec  struct{ V any }
-	Num  struct{ V any }
-	Flag struct{ V any }
+	Vec  struct{ Ref int }
+	Num  struct{ Ref int }
+	Flag struct{ Ref int }
 )
 
 // Space is the vector algebra definitions are written in. Values are

@@ -670,6 +670,8 @@ type graphSpace struct {
 	state                  map[string]*Node
 	losses                 *Node     // [rows, K]: each step's per-worker loss
 	next                   int       // numbers asked for so far
+	nodes                  []*Node   // the vectors made so far, by Vec.Ref
+	flags                  []flagRef // the conditions made so far, by Flag.Ref
 	grads                  int       // local steps' gradients taken so far
 	tau                    *Node     // the local step, as an int32 scalar (nil outside Steps)
 	body                   *loopBody // Steps' loop body while it is built (nil outside)
@@ -748,10 +750,22 @@ func (s *graphSpace) vector(name string) *Node {
 	return v
 }
 
-func (s *graphSpace) Get(name string) algorithms.Vec { return algorithms.Vec{V: s.vector(name)} }
+// vec is a handle of a vector node.
+func (s *graphSpace) vec(n *Node) algorithms.Vec {
+	s.nodes = append(s.nodes, n)
+	return algorithms.Vec{Ref: len(s.nodes) - 1}
+}
+
+// flag is a handle of a condition.
+func (s *graphSpace) flag(r flagRef) algorithms.Flag {
+	s.flags = append(s.flags, r)
+	return algorithms.Flag{Ref: len(s.flags) - 1}
+}
+
+func (s *graphSpace) Get(name string) algorithms.Vec { return s.vec(s.vector(name)) }
 func (s *graphSpace) Set(name string, v algorithms.Vec) {
 	s.vector(name)
-	s.state[name] = v.V.(*Node)
+	s.state[name] = s.nodes[v.Ref]
 }
 
 // Grad takes step tau's gradient (the loop's step inside Steps) and
@@ -766,45 +780,42 @@ func (s *graphSpace) Grad(tau int) algorithms.Vec {
 	s.grads++
 	column := Equal(Iota(x.Graph(), shapes.Make(dtypes.Int32, s.losses.Shape().Dimensions...), 1), at) // every backend has Where
 	s.losses = Where(column, BroadcastToDims(Reshape(loss, s.cells*s.workers, 1), s.losses.Shape().Dimensions...), s.losses)
-	return algorithms.Vec{V: grad}
+	return s.vec(grad)
 }
 
-// numRef and flagRef are a Num's and a Flag's column of the numbers
-// input, made a node where they are used (numNode, flagNode): a number
-// asked for before Steps is read within the loop from the loop's own copy
-// of the numbers.
-type (
-	numRef  int
-	flagRef struct {
-		column    int
-		firstStep bool // only within Steps' first trip (FirstStep)
-	}
-)
+// A Num's Ref is its column of the numbers input, and a Flag's numbers a
+// flagRef: both are made nodes where they are used (numNode, flagNode), so
+// that a number asked for before Steps is read within the loop from the
+// loop's own copy of the numbers.
+type flagRef struct {
+	column    int
+	firstStep bool // only within Steps' first trip (FirstStep)
+}
 
 func (s *graphSpace) Num(func(algorithms.Config, algorithms.At) float32) algorithms.Num {
 	s.next++
-	return algorithms.Num{V: numRef(s.next - 1)}
+	return algorithms.Num{Ref: s.next - 1}
 }
 
 func (s *graphSpace) Flag(func(algorithms.Config, algorithms.At) bool) algorithms.Flag {
 	s.next++
-	return algorithms.Flag{V: flagRef{column: s.next - 1}}
+	return s.flag(flagRef{column: s.next - 1})
 }
 
 func (s *graphSpace) FirstStep(f algorithms.Flag) algorithms.Flag {
-	r := f.V.(flagRef)
+	r := s.flags[f.Ref]
 	r.firstStep = true
-	return algorithms.Flag{V: r}
+	return s.flag(r)
 }
 
 // numNode is a Num as a [rows, 1] node of the current function.
-func (s *graphSpace) numNode(n algorithms.Num) *Node { return s.column(int(n.V.(numRef))) }
+func (s *graphSpace) numNode(n algorithms.Num) *Node { return s.column(n.Ref) }
 
 // flagNode is a Flag as a [rows, P] mask of the current function; one of
 // FirstStep's is false but within the first trip of Steps' loop (the step
 // counter is 0).
 func (s *graphSpace) flagNode(f algorithms.Flag) *Node {
-	r := f.V.(flagRef)
+	r := s.flags[f.Ref]
 	mask := s.is(s.column(r.column))
 	if !r.firstStep {
 		return mask
@@ -817,38 +828,38 @@ func (s *graphSpace) flagNode(f algorithms.Flag) *Node {
 }
 
 // node is a Vec as the current function can use it.
-func (s *graphSpace) node(v any) *Node { return s.here(v.(*Node)) }
+func (s *graphSpace) node(v algorithms.Vec) *Node { return s.here(s.nodes[v.Ref]) }
 
 func (s *graphSpace) Add(a, b algorithms.Vec) algorithms.Vec {
-	return algorithms.Vec{V: Add(s.node(a.V), s.node(b.V))}
+	return s.vec(Add(s.node(a), s.node(b)))
 }
 func (s *graphSpace) Sub(a, b algorithms.Vec) algorithms.Vec {
-	return algorithms.Vec{V: Sub(s.node(a.V), s.node(b.V))}
+	return s.vec(Sub(s.node(a), s.node(b)))
 }
 func (s *graphSpace) Scale(n algorithms.Num, a algorithms.Vec) algorithms.Vec {
-	return algorithms.Vec{V: Mul(s.numNode(n), s.node(a.V))}
+	return s.vec(Mul(s.numNode(n), s.node(a)))
 }
 func (s *graphSpace) Div(a algorithms.Vec, n algorithms.Num) algorithms.Vec {
-	return algorithms.Vec{V: Div(s.node(a.V), s.numNode(n))}
+	return s.vec(Div(s.node(a), s.numNode(n)))
 }
 func (s *graphSpace) Select(f algorithms.Flag, a, b algorithms.Vec) algorithms.Vec {
-	return algorithms.Vec{V: Where(s.flagNode(f), s.node(a.V), s.node(b.V))}
+	return s.vec(Where(s.flagNode(f), s.node(a), s.node(b)))
 }
-func (s *graphSpace) Zero() algorithms.Vec { return algorithms.Vec{V: ZerosLike(s.here(s.state["x"]))} }
+func (s *graphSpace) Zero() algorithms.Vec { return s.vec(ZerosLike(s.here(s.state["x"]))) }
 
 // Mix is the gossip with each cell's matrix, in float64 as on the CPU.
 func (s *graphSpace) Mix(_ string, v algorithms.Vec) algorithms.Vec {
-	x64 := Reshape(ConvertDType(s.node(v.V), dtypes.Float64), s.cells, s.workers, s.params)
+	x64 := Reshape(ConvertDType(s.node(v), dtypes.Float64), s.cells, s.workers, s.params)
 	mixed := Einsum("cij,cjp->cip", s.here(s.mixing), x64)
-	return algorithms.Vec{V: Reshape(ConvertDType(mixed, dtypes.Float32), s.cells*s.workers, s.params)}
+	return s.vec(Reshape(ConvertDType(mixed, dtypes.Float32), s.cells*s.workers, s.params))
 }
 
 // Average is the exact mean over each cell's workers, in float64.
 func (s *graphSpace) Average(_ string, v, _ algorithms.Vec) algorithms.Vec {
-	x64 := Reshape(ConvertDType(s.node(v.V), dtypes.Float64), s.cells, s.workers, s.params)
+	x64 := Reshape(ConvertDType(s.node(v), dtypes.Float64), s.cells, s.workers, s.params)
 	mean := DivScalar(ReduceSum(x64, 1), float64(s.workers))
 	all := BroadcastToDims(ExpandAxes(ConvertDType(mean, dtypes.Float32), 1), s.cells, s.workers, s.params)
-	return algorithms.Vec{V: Reshape(all, s.cells*s.workers, s.params)}
+	return s.vec(Reshape(all, s.cells*s.workers, s.params))
 }
 
 // maskBits is the number of mask bits per packed word.
