@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -313,8 +314,8 @@ func TestFetchFallsThroughAndLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
 	var log bytes.Buffer
 	err := Fetch(context.Background(), dir, "mnist", &log)
-	if err == nil {
-		t.Fatal("fetch succeeded from broken sources")
+	if !errors.Is(err, ErrUnreachable) {
+		t.Fatalf("fetch from broken sources: %v; want ErrUnreachable (exit 3)", err)
 	}
 	for _, want := range []string{"an unreachable mirror: file does not exist", "a mirror with broken files: ", "sha256", "to install it by hand, put train-images-idx3-ubyte"} {
 		if !strings.Contains(err.Error(), want) {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -44,6 +45,10 @@ type Source interface {
 	// Fetch writes the data set's files into dst, an empty directory.
 	Fetch(ctx context.Context, dst string) error
 }
+
+// ErrUnreachable is returned (wrapped) by Fetch when no source of the
+// data set gave files that verify: the network, not the input, failed.
+var ErrUnreachable = errors.New("no source gave its files")
 
 // Fetch places the named data set under dataDir/NAME, trying its sources in
 // order. Files are verified (sha256 where pinned, then loaded and counted)
@@ -94,7 +99,7 @@ func Fetch(ctx context.Context, dataDir, name string, log io.Writer) error {
 		fmt.Fprintf(log, "%s: %v\n", name, err)
 		tried = append(tried, fmt.Sprintf("  - %s: %v", src.Describe(), err))
 	}
-	return fmt.Errorf("could not fetch %s; tried:\n%s\n%s", name, strings.Join(tried, "\n"), info.handInstall(dst))
+	return fmt.Errorf("could not fetch %s: %w; tried:\n%s\n%s", name, ErrUnreachable, strings.Join(tried, "\n"), info.handInstall(dst))
 }
 
 // handInstall says how to install the data set into dst by hand.

@@ -674,3 +674,12 @@ func TestKernelsFromTheEnvironment(t *testing.T) {
 		t.Errorf("UMP_KERNELS=neon: exit %d, want 2 naming the paths this CPU runs\n%s", r.code, r.stderr)
 	}
 }
+
+// TestAFetchThatReachesNoSourceExits3: a data set none of whose sources
+// gave its files (datasets.ErrUnreachable, which Fetch's test checks it
+// returns) is the network's failure, exit 3, not the input's.
+func TestAFetchThatReachesNoSourceExits3(t *testing.T) {
+	if code := exitCode(fmt.Errorf("could not fetch cifar10: %w", datasets.ErrUnreachable)); code != exitStore {
+		t.Errorf("exit %d; want %d", code, exitStore)
+	}
+}

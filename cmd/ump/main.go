@@ -127,7 +127,7 @@ var exitClasses = []struct {
 }{
 	{exitNondeterministic, isAny(fleet.ErrNondeterministic)},
 	{exitStore, isAny(eventlog.ErrBusy, eventlog.ErrDamaged, eventlog.ErrNotStore, eventlog.ErrUnavailable, fleet.ErrRejected,
-		artifacts.ErrUnavailable, artifacts.ErrNotFound, artifacts.ErrCorrupt, signing.ErrUntrusted, syscall.ENOSPC)},
+		artifacts.ErrUnavailable, artifacts.ErrNotFound, artifacts.ErrCorrupt, signing.ErrUntrusted, syscall.ENOSPC, datasets.ErrUnreachable)},
 	{exitBadInput, func(err error) bool { // cli.ExitCoder: urfave/cli's own usage errors (help for an unknown command)
 		return errors.As(err, new(*manifests.Error)) || errors.As(err, new(badInput)) || errors.As(err, new(cli.ExitCoder)) ||
 			isAny(state.ErrBadArgument, eventlog.ErrNotDirectory, fleet.ErrEngineMismatch, pipeline.ErrOtherEngine, datasets.ErrNotInstalled, signing.ErrBadKey, stages.ErrBadInput)(err)
