@@ -5,6 +5,7 @@ package pipeline
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -115,6 +116,12 @@ func TestCohortCellsEqualCellsAlone(t *testing.T) {
 	for i := range a {
 		if a[i] == "" || (onGoBackend() && a[i] != b[i]) {
 			t.Errorf("cell %d: train outputs %q in a cohort, %q alone", i+1, a[i], b[i])
+		}
+	}
+	for i, c := range reportOf(t, together, plan.Hash).Cells { // the runner's seats put them in one
+		var ran stages.RanAs
+		if st := c.Stage(stages.Train); st == nil || st.Result == nil || json.Unmarshal(st.Result.Summary, &ran) != nil || ran.Cohort != 3 {
+			t.Errorf("cell %d trained in a cohort of %d; want 3, the runner's", i+1, ran.Cohort)
 		}
 	}
 	reg, err := together.Source().FindManifest(plan.Hash)

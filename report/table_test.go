@@ -377,6 +377,13 @@ table: {rows: [algorithm], value: objective_gap, select: lr}
 			t.Errorf("the table lacks %q:\n%s", want, md)
 		}
 	}
+	// The same entries under other lrs, the excluded one first: the same
+	// draws choose the same entry again (a drawn diverged seed ranks its
+	// choice behind, wherever it stands in the order).
+	mirrored := grid(map[float64][3]float64{0.1: {0.5, math.NaN(), 0.5}, 0.2: {1, 1, 4}, 0.3: {2.2, 2.2, 2.2}}).Entries[0][0]
+	if mirrored.Select != "0.2" || mirrored.Selection.Stability != s.Stability {
+		t.Errorf("with the diverged lr first: lr %s chosen again in %v of resamples; want 0.2 in %v, as before", mirrored.Select, mirrored.Selection.Stability, s.Stability)
+	}
 	steady := grid(map[float64][3]float64{0.1: {1, 1.1, 0.9}, 0.2: {2.2, 2.2, 2.2}, 0.3: {3, 3, 3}})
 	if s := steady.Entries[0][0].Selection; s.Stability != 1 || !s.Stable() || s.Excluded != "" || strings.Contains(steady.Markdown(), "within noise") {
 		t.Errorf("a choice every draw makes: %+v\n%s", s, steady.Markdown())
