@@ -37,10 +37,11 @@ run: build
 # Every test (the CPU engine's on every kernel path this CPU runs, and, where
 # qemu-aarch64 is installed, its pinned numbers on arm64), and 30 s of
 # fuzzing a results directory as ump report reads it (its rate printed,
-# over the time it fuzzed: replaying the inputs an earlier run found, which
-# the fuzz cache keeps and which grow from run to run, comes first;
-# each new input minimized for 10 runs at most, since the default minute
-# of minimizing each of the many early ones left almost no time to fuzz);
+# over the time it fuzzed after replaying its seed inputs; the fuzz cache
+# is cleared first, since replaying the inputs earlier runs found, which
+# grow from run to run, ate ever more of the 30 s; each new input
+# minimized for 10 runs at most, since the default minute of minimizing
+# each of the many early ones left almost no time to fuzz);
 # then the GPU engine's
 # build, and every
 # program it compiles built through XLA's StableHLO builder (a build-only
@@ -60,10 +61,11 @@ test:
 	$(GO) build -o bin/testsummary ./internal/testsummary
 	rm -f $(SKIPS)
 	$(GO) test -count=1 -timeout 30m -json $$($(GO) list ./... | grep -v '/gpukit$$') | $(SUMMARY)
+	$(GO) clean -fuzzcache
 	$(GO) test -run '^$$' -fuzz '^FuzzReadExported$$' -fuzztime 30s -fuzzminimizetime 10x ./report | tee bin/fuzz.log
 	awk '/now fuzzing/ {match($$0, /elapsed: [0-9]+s/); b = substr($$0, RSTART+9, RLENGTH-10); \
 		split($$0, p, "/"); n = p[2] + 0} /execs: [0-9]+/ {match($$0, /elapsed: [0-9]+s/); e = substr($$0, RSTART+9, RLENGTH-10); \
-		match($$0, /execs: [0-9]+/); x = substr($$0, RSTART+7, RLENGTH-7)} END {printf "fuzzing: %d executions in %d s (after %d s replaying the %d inputs found before), %.0f per second\n", \
+		match($$0, /execs: [0-9]+/); x = substr($$0, RSTART+7, RLENGTH-7)} END {printf "fuzzing: %d executions in %d s (after %d s replaying its %d seed inputs), %.0f per second\n", \
 		x, e-b, b, n, (e > b ? x/(e-b) : 0)}' bin/fuzz.log
 	$(GO) vet -tags xla ./...
 	$(GO) test -count=1 -tags xla -json -run '^TestXLABuilderAcceptsEveryProgram$$' ./nn/gpu | $(SUMMARY)
