@@ -121,3 +121,18 @@ func orNone(pkgs []string) string {
 	}
 	return strings.Join(pkgs, ", ")
 }
+
+// TestInternalsNamesEveryPackage: docs/internals.md, which draws the
+// packages layer by layer, names every package the build has (in
+// backquotes), so that a new package is placed in it.
+func TestInternalsNamesEveryPackage(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(root, "docs", "internals.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range packages(t) {
+		if !strings.Contains(string(data), "`"+dir+"`") {
+			t.Errorf("docs/internals.md does not name package %s: place it in the table of layers", dir)
+		}
+	}
+}
