@@ -11,9 +11,10 @@ import (
 // --scale or another engine, or a manifest of one's own that took a paper
 // manifest's name): its data set, model, topology, rounds (and scale),
 // seeds, learning rate and its grid, workers, local steps and batch size,
-// each as "what (the manifest's what)". A comparison with the paper on such a run is
-// provisional. Nothing when the plan is an embedded manifest as written,
-// departs from none of those, or is not embedded at all.
+// and cells added beyond the sweep, each as "what (the manifest's what)".
+// A comparison with the paper on such a run is provisional. Nothing when
+// the plan is an embedded manifest as written, departs from none of
+// those, or is not embedded at all.
 func (plan *Plan) Departures() []string {
 	if plan == nil {
 		return nil
@@ -48,6 +49,9 @@ func (plan *Plan) Departures() []string {
 		if got, want := CanonicalJSON(f.got), CanonicalJSON(f.want); !bytes.Equal(got, want) {
 			out = append(out, fmt.Sprintf("%s %s (the manifest's %s)", f.name, got, want))
 		}
+	}
+	if got, want := CanonicalJSON(m.Add), CanonicalJSON(b.Add); !bytes.Equal(got, want) {
+		out = append(out, fmt.Sprintf("cells added beyond the sweep %d (the manifest's %d)", len(m.Add), len(b.Add)))
 	}
 	return out
 }

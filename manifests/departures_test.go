@@ -19,6 +19,7 @@ func TestDeparturesFromThePapersProtocol(t *testing.T) {
 		{[]string{"scale=0.05", "sweep.seed=[1]", "sweep.lr=[0.1]"}, []string{"5 rounds (the manifest's 100)", "seeds [1] (the manifest's [1,2,3])",
 			"lr grid [0.1] (the manifest's [0.01,0.03162277660168379,0.1,0.31622776601683794])"}},
 		{[]string{"workers=16", "local_steps=5"}, []string{"workers [16] (the manifest's [10])", "local steps [5] (the manifest's [10])"}},
+		{[]string{"add=[{seed: 4, lr: 0.01, partition.alpha: 0.1, algorithm: {name: d-sum}}]"}, []string{"cells added beyond the sweep 1 (the manifest's 0)"}},
 		{[]string{"task={dataset: synthetic, model: mlp}", "topology={kind: ring}"}, []string{"data set synthetic (the manifest's mnist)", "model mlp (the manifest's lenet)",
 			`topology [{"kind":"ring","weights":"metropolis-hastings"}] (the manifest's [{"kind":"mesh-to-ring","weights":"metropolis-hastings"}])`}},
 	} {

@@ -55,11 +55,11 @@ func (c Cell) LabelString() string {
 }
 
 // Spec is the cell's canonical JSON without what cannot change its trained
-// model's bits: the manifest's name and sweep, how often to evaluate and
+// model's bits: the manifest's name, sweep and added cells, how often to evaluate and
 // checkpoint, and the table's layout. It enters the cell key.
 func (c Cell) Spec() []byte {
 	cfg := c.Config
-	cfg.Name, cfg.Sweep, cfg.Table, cfg.Evaluate, cfg.Checkpoint = "", nil, nil, Evaluate{}, Checkpoint{}
+	cfg.Name, cfg.Sweep, cfg.Add, cfg.Table, cfg.Evaluate, cfg.Checkpoint = "", nil, nil, nil, Evaluate{}, Checkpoint{}
 	return CanonicalJSON(cfg)
 }
 
@@ -104,15 +104,22 @@ func Parse(file string, data []byte, overrides ...string) (*Plan, error) {
 		return nil, err
 	}
 	base := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: root.Line}
-	var sweep *yaml.Node
+	var sweep, add *yaml.Node
 	for i := 0; i+1 < len(root.Content); i += 2 {
-		if root.Content[i].Value == "sweep" {
+		switch root.Content[i].Value {
+		case "sweep":
 			sweep = root.Content[i+1]
-			continue
+		case "add":
+			add = root.Content[i+1]
+		default:
+			base.Content = append(base.Content, root.Content[i], root.Content[i+1])
 		}
-		base.Content = append(base.Content, root.Content[i], root.Content[i+1])
 	}
 	m, axes, err := decodeBase(file, base, sweep)
+	if err != nil {
+		return nil, err
+	}
+	added, err := addedCells(file, base, add, axes)
 	if err != nil {
 		return nil, err
 	}
@@ -125,8 +132,11 @@ func Parse(file string, data []byte, overrides ...string) (*Plan, error) {
 			plan.Manifest.Sweep[a.path] = append(plan.Manifest.Sweep[a.path], json.RawMessage(v))
 		}
 	}
+	for _, a := range added {
+		plan.Manifest.Add = append(plan.Manifest.Add, a.values)
+	}
 	plan.Hash = HashOf(plan.Manifest)
-	if err := checkCellCount(file, axes); err != nil {
+	if err := checkCellCount(file, axes, len(added)); err != nil {
 		return nil, err
 	}
 	if err := checkLayout(file, base, m.Table, axes); err != nil {
@@ -137,6 +147,10 @@ func Parse(file string, data []byte, overrides ...string) (*Plan, error) {
 	}
 	if plan.Cells, err = expand(file, base, m, axes); err != nil {
 		return nil, err
+	}
+	for _, a := range added {
+		a.cell.Index = len(plan.Cells)
+		plan.Cells = append(plan.Cells, a.cell)
 	}
 	return plan, nil
 }
@@ -309,7 +323,7 @@ func override(file string, root *yaml.Node, k int, ov string) (*yaml.Node, error
 		return nil, bad("write PATH=VALUE, e.g. lr=0.1, algorithm.beta=0.5 or sweep.seed=[1,2,3]")
 	}
 	field, swept := strings.CutPrefix(path, "sweep.")
-	if helpFor(field) == "" || path == "sweep" {
+	if (helpFor(field) == "" && path != "add") || path == "sweep" {
 		return nil, bad("%q is not a manifest field%s; use a dotted path such as lr, algorithm.beta or sweep.seed", path, suggestPath(path))
 	}
 	if swept && !strings.HasPrefix(strings.TrimSpace(text), "[") {
@@ -520,7 +534,7 @@ func noDuplicateKeys(file string, n *yaml.Node) error {
 
 // checkCellCount refuses a sweep of more than MaxCells cells before it is
 // expanded.
-func checkCellCount(file string, axes []axis) error {
+func checkCellCount(file string, axes []axis, added int) error {
 	cells, line := 1, 0
 	sizes := make([]string, len(axes))
 	for i, a := range axes {
@@ -530,9 +544,13 @@ func checkCellCount(file string, axes []axis) error {
 			line = a.line
 		}
 	}
-	if cells > MaxCells {
+	if cells+added > MaxCells {
+		what := strings.Join(sizes, " × ")
+		if added > 0 {
+			what += fmt.Sprintf(", and %d added", added)
+		}
 		return &Error{Problems: []string{fmt.Sprintf("%s: field \"sweep\": more than %d cells (%s); split the sweep into several manifests",
-			position(file, line), MaxCells, strings.Join(sizes, " × "))}}
+			position(file, line), MaxCells, what)}}
 	}
 	return nil
 }

@@ -53,6 +53,10 @@ type Manifest struct {
 	// Sweep maps dotted field paths to their normalised values (canonical
 	// JSON). Parse fills it from the file's sweep block.
 	Sweep map[string][]json.RawMessage `yaml:"-" json:"sweep,omitempty"`
+	// Add lists cells beyond the sweep's product, each a value of every
+	// swept path (normalised, canonical JSON): seeds added where an entry
+	// needs them. Parse fills it from the file's add block.
+	Add []map[string]json.RawMessage `yaml:"-" json:"add,omitempty"`
 }
 
 // Task names the data set (or synthetic objective), the model and their

@@ -11,7 +11,7 @@ import (
 // its trained model's bits, so that they stay out of the cell key: the
 // manifest's name and sweep, how often to evaluate and checkpoint, and
 // how `ump table` presents results.
-var notInSpec = map[string]bool{"Name": true, "Sweep": true, "Evaluate": true, "Checkpoint": true, "Table": true}
+var notInSpec = map[string]bool{"Name": true, "Sweep": true, "Add": true, "Evaluate": true, "Checkpoint": true, "Table": true}
 
 // TestSpecHoldsEveryFieldButThoseThatCannotChangeTheNumbers changes every
 // field of a cell's configuration, one at a time and at every depth, and

@@ -685,6 +685,23 @@ func (g *Grid) titles(names, values []string, sep string) string {
 // tables escape the labels in it for their format).
 func (g *Grid) Legend() string { return g.legend(func(s string) string { return s }) }
 
+// seedRange is the fewest and the most seeds an entry of the table
+// aggregates (0, 0 for a table without one).
+func (g *Grid) seedRange() (lo, hi int) {
+	for _, row := range g.Entries {
+		for _, e := range row {
+			if e.Missing || e.Diverged {
+				continue
+			}
+			if lo == 0 || e.Seeds < lo {
+				lo = e.Seeds
+			}
+			hi = max(hi, e.Seeds)
+		}
+	}
+	return lo, hi
+}
+
 // legend is Legend with each row label passed through esc.
 func (g *Grid) legend(esc func(string) string) string {
 	spread := "mean ± std over seeds"
@@ -697,6 +714,9 @@ func (g *Grid) legend(esc func(string) string) string {
 		s += fmt.Sprintf("; (Δ, p, P(better)): the difference of the means to %s's, Welch's two-sided p-value, and the probability that a seed's value beats one of %s's (ties half)", base, base)
 	}
 	s += "; * diverged, – not run yet"
+	if lo, hi := g.seedRange(); lo < hi {
+		s += fmt.Sprintf("; the entries aggregate %d to %d seeds (cells added beyond the sweep; the export's seeds column says each's)", lo, hi)
+	}
 	if g.unstable() {
 		s += fmt.Sprintf("; X within noise: the runner-up %s, where fewer than %g%% of %d resamples of the seeds choose the same %s", g.Spec.Select, 100*StableSelection, SelectionResamples, g.Spec.Select)
 	}

@@ -510,3 +510,41 @@ func TestTablesKeepLabelsInTheirCells(t *testing.T) {
 		t.Error("a control character reached a table")
 	}
 }
+
+// TestAddedSeedsJoinTheirEntry: cells a manifest adds beyond its sweep
+// (manifests' add block) count among their entry's seeds, and only there.
+func TestAddedSeedsJoinTheirEntry(t *testing.T) {
+	plan, err := manifests.Parse("a.yaml", []byte(`version: 1
+name: a
+task: {dataset: quadratic}
+rounds: 2
+lr: 0.1
+algorithm: {name: d-sum}
+sweep: {lr: [0.1, 0.2], seed: [1, 2]}
+add:
+  - {lr: 0.1, seed: 3}
+table: {rows: [lr], value: objective_gap}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	finals := make([]Final, len(plan.Cells))
+	for i, c := range plan.Cells {
+		finals[i] = Final{Status: eventlog.Completed, Figures: map[string]float64{"objective_gap": float64(c.Config.Seed)}}
+	}
+	g, err := NewGrid(plan, Layout(plan), finals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, want := range []struct {
+		seeds int
+		mean  float64
+	}{{3, 2}, {2, 1.5}} {
+		if e := g.Entries[r][0]; e.Seeds != want.seeds || e.Mean != want.mean {
+			t.Errorf("row %s: %d seeds, mean %v; want %d, %v", g.RowTitle(r), e.Seeds, e.Mean, want.seeds, want.mean)
+		}
+	}
+	if want := "the entries aggregate 2 to 3 seeds (cells added beyond the sweep"; !strings.Contains(g.Legend(), want) {
+		t.Errorf("the legend does not say %q: %s", want, g.Legend())
+	}
+}
