@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -121,4 +122,15 @@ func product(axes []axis) []string {
 			return out
 		}
 	}
+}
+
+// WithSeed is an entry of an add block: cell c's value of every path the
+// plan sweeps, with seed in place of its own (canonical JSON).
+func (p *Plan) WithSeed(c *Cell, seed int) map[string]json.RawMessage {
+	out := map[string]json.RawMessage{}
+	for path := range p.Manifest.Sweep {
+		out[path] = json.RawMessage(valueAt(&c.Config, path))
+	}
+	out["seed"] = json.RawMessage(strconv.Itoa(seed))
+	return out
 }

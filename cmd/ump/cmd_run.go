@@ -33,6 +33,8 @@ func runCommand() *cli.Command {
 				"engine on its share of the cores; results are bit-identical to one at a time"},
 			&cli.StringFlag{Name: "other-engine", Usage: "what to do with cells that have results recorded under another engine (an earlier CPU engine version, or another GPU " +
 				"backend: the engine is part of each cell's key): `CHOICE` is use (keep them) or recompute (run them on this one); by default ump stops and says so"},
+			&cli.IntFlag{Name: "until-decided", Usage: "then add seeds, one at a time and up to `N` per choice, to the entries whose choice of table.select is " +
+				"within the noise (the chosen and the runner-up's cells, as the manifest's add block), until each is decided or has N"},
 		},
 		Action: func(c *cli.Context) error {
 			opts, err := runOptionsOf(c)
@@ -60,7 +62,10 @@ var (
 // submit` has).
 func runOptionsOf(c *cli.Context) (runOptions, error) {
 	opts := runOptions{until: c.String("until"), engine: c.String("engine"), cohort: c.Int("cohort"), otherEngine: c.String("other-engine"),
-		trustUnsigned: c.Bool("trust-unsigned")}
+		trustUnsigned: c.Bool("trust-unsigned"), untilDecided: c.Int("until-decided")}
+	if opts.untilDecided < 0 || opts.untilDecided > 0 && opts.until != "" {
+		return opts, badInput{fmt.Errorf("--until-decided %d: give a number of seeds >= 1, without --until", opts.untilDecided)}
+	}
 	if c.IsSet("jobs") {
 		if opts.jobs = c.Int("jobs"); opts.jobs < 1 {
 			return opts, badInput{fmt.Errorf("--jobs %d: use a number of cells >= 1", opts.jobs)}
@@ -98,6 +103,7 @@ type runOptions struct {
 	trustUnsigned bool // resume from unsigned commits and uploads on S3
 	scale         *float64
 	cohort, jobs  int
+	untilDecided  int // the most seeds --until-decided gives a choice; 0: off
 }
 
 // openPlan opens a manifest as its overrides, --engine and --scale change
@@ -184,31 +190,21 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	if err := gpuBuilt(plan, g.device); err != nil {
 		return err
 	}
-	store, err := pipeline.Open(g.store, "ump run "+rerun)
+	store, runner, err := g.openRun(ctx, opts, rerun, stderr)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	if store.Note != "" {
-		fmt.Fprintln(stderr, g.hinted(store.Note))
-	}
-	runner := g.runner(store, stderr)
-	runner.Until, runner.Cohort, runner.Jobs, runner.OtherEngine, runner.Overrides = until, opts.cohort, opts.jobs, opts.otherEngine, opts.changes()
-	if g.artifacts != "" { // each finished cell is committed there
-		remote, err := g.remote(ctx, stderr)
-		if err != nil {
-			return err
-		}
-		remote.Trust.Unsigned = opts.trustUnsigned
-		store.Blobs, runner.Fleet = remote.Bucket, remote
-	}
-	runner.Blobs = store.Blobs
 	fmt.Fprintf(stdout, "manifest %s\n", plan.Hash)
 	if cpu.Kernels() == "go" && usesCPUEngine(plan) {
 		fmt.Fprintf(stderr, "note: the CPU engine runs its Go loops (kernel path go: UMP_KERNELS=go, a build without cgo, or a CPU "+
 			"without AVX2 and FMA), several times slower than its vector kernels; the numbers are the same (`ump doctor` says more).\n")
 	}
 	out, err := runner.Run(ctx, plan)
+	if err == nil && opts.untilDecided > 0 {
+		sd := &seeding{ump: g.ump, opts: opts, runner: runner, store: store, log: stderr}
+		plan, out, rerun, err = sd.run(ctx, plan, out, rerun)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "stopped at a safe point; rerun `%s run %s` to resume\n", g.ump, rerun)
@@ -245,6 +241,31 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 		return errCells
 	}
 	return nil
+}
+
+// openRun opens the store for a run and builds its runner as the options
+// say, sharing the run through S3 with --artifacts.
+func (g globals) openRun(ctx context.Context, opts runOptions, rerun string, stderr io.Writer) (*pipeline.Store, *pipeline.Runner, error) {
+	store, err := pipeline.Open(g.store, "ump run "+rerun)
+	if err != nil {
+		return nil, nil, err
+	}
+	if store.Note != "" {
+		fmt.Fprintln(stderr, g.hinted(store.Note))
+	}
+	runner := g.runner(store, stderr)
+	runner.Until, runner.Cohort, runner.Jobs, runner.OtherEngine, runner.Overrides = opts.until, opts.cohort, opts.jobs, opts.otherEngine, opts.changes()
+	if g.artifacts != "" { // each finished cell is committed there
+		remote, err := g.remote(ctx, stderr)
+		if err != nil {
+			store.Close()
+			return nil, nil, err
+		}
+		remote.Trust.Unsigned = opts.trustUnsigned
+		store.Blobs, runner.Fleet = remote.Bucket, remote
+	}
+	runner.Blobs = store.Blobs
+	return store, runner, nil
 }
 
 // gpuBuilt refuses, before anything runs, a plan with GPU cells on a build
