@@ -28,7 +28,8 @@ const (
 // diverged: a diverged entry is below every number).
 type estimate struct {
 	mean  float64
-	terms []varTerm // empty: exact
+	terms []varTerm  // empty: exact
+	at    [][2]int // the entries (paper table row, column) it is read from
 }
 
 // varTerm is one mean's contribution to an estimate's variance: s²/n over
@@ -40,7 +41,7 @@ type varTerm struct {
 
 // minus is a − b (a diverged side makes it ±Inf; both, NaN).
 func (a estimate) minus(b estimate) estimate {
-	return estimate{mean: a.mean - b.mean, terms: slices.Concat(a.terms, b.terms)}
+	return estimate{mean: a.mean - b.mean, terms: slices.Concat(a.terms, b.terms), at: slices.Concat(a.at, b.at)}
 }
 
 // meanOf is the mean of estimates: its variance the sum of theirs over
@@ -49,8 +50,11 @@ func meanOf(es []estimate) estimate {
 	var m estimate
 	k := float64(len(es))
 	for _, e := range es {
+		m.at = append(m.at, e.at...)
+	}
+	for _, e := range es {
 		if math.IsInf(e.mean, -1) {
-			return estimate{mean: math.Inf(-1)}
+			return estimate{mean: math.Inf(-1), at: m.at}
 		}
 		m.mean += e.mean / k
 		for _, t := range e.terms {
@@ -127,14 +131,17 @@ type comparison struct {
 	text    string
 	outcome outcome
 	noise   string
+	at      [][2]int // the entries it reads (paper table row, column)
 }
 
 // claimCells are the entries a claim reads: the value of a row at a
 // column, ok false where not run (missing or provisional).
 type claimCells func(r, col int) (estimate, bool)
 
-// decide decides claim c on the entries cells gives, at confidence conf.
-func (pc *PaperComparison) decide(c *published.Claim, cells claimCells, conf float64) string {
+// decide decides claim c on the entries cells gives, at confidence conf;
+// noisy are the entries (paper table row, column) of the comparisons the
+// data leave within the noise, where more seeds could decide them.
+func (pc *PaperComparison) decide(c *published.Claim, cells claimCells, conf float64) (verdict string, noisy [][2]int) {
 	cr := &claimReading{pc: pc, t: pc.Paper, c: c, cells: cells, conf: conf, missingIn: map[string][]string{}, used: map[int]map[int]bool{}}
 	columns := make([]int, 0, len(cr.t.Columns))
 	for i, label := range cr.t.Columns {
@@ -162,7 +169,13 @@ func (pc *PaperComparison) decide(c *published.Claim, cells claimCells, conf flo
 	default:
 		cr.extreme(columns)
 	}
-	return verdict(cr.t, cr.cmps, cr.diverged(), cr.missing, cr.missingIn, conf)
+	diverged := cr.diverged()
+	for _, cp := range cr.cmps {
+		if cp.outcome == withinNoise && !slices.ContainsFunc(cp.rows, func(r string) bool { return diverged[r] > 0 }) {
+			noisy = append(noisy, cp.at...)
+		}
+	}
+	return verdictOf(cr.t, cr.cmps, diverged, cr.missing, cr.missingIn, conf), noisy
 }
 
 // claimReading is a claim being decided: the entries it reads (those
@@ -187,6 +200,7 @@ func (cr *claimReading) get(r, col int) (estimate, bool) {
 	}
 	cr.used[r][col] = true
 	v, ok := cr.cells(r, col)
+	v.at = [][2]int{{r, col}}
 	if m := cr.t.Rows[r].Name + " at " + cr.col(cr.t.Columns[col]); !ok && !slices.Contains(cr.missing, m) {
 		cr.missing = append(cr.missing, m)
 		cr.missingIn[cr.t.Rows[r].Name] = append(cr.missingIn[cr.t.Rows[r].Name], m)
@@ -201,7 +215,7 @@ func (cr *claimReading) col(label string) string { return cr.pc.Grid.columnName(
 // the comparison speaks of, with the rows it involves and its text.
 func (cr *claimReading) add(row string, involved []string, text string, a, b estimate, strict bool) {
 	o, noise := compare(a, b, strict, cr.conf)
-	cr.cmps = append(cr.cmps, comparison{row: row, rows: involved, text: text, outcome: o, noise: noise})
+	cr.cmps = append(cr.cmps, comparison{row: row, rows: involved, text: text, outcome: o, noise: noise, at: slices.Concat(a.at, b.at)})
 }
 
 // show is an entry as a comparison's text prints it ("*": diverged).
@@ -376,11 +390,11 @@ func (cr *claimReading) diverged() map[string]int {
 	return diverged
 }
 
-// verdict is a claim's verdict from its comparisons: per row where the
+// verdictOf is a claim's verdict from its comparisons: per row where the
 // rows differ; rows in diverged (diverged in all their cells) cannot
 // decide, and nothing holds while an entry is missing (missing, and per
 // row, missingIn).
-func verdict(t *published.Table, cmps []comparison, diverged map[string]int, missing []string, missingIn map[string][]string, conf float64) string {
+func verdictOf(t *published.Table, cmps []comparison, diverged map[string]int, missing []string, missingIn map[string][]string, conf float64) string {
 	per, order := rowVerdicts(t, cmps, diverged, missingIn)
 	var divergedRows []string
 	for _, r := range t.Rows {

@@ -61,6 +61,22 @@ type Verdict struct {
 	// Depends says how our verdict changes where a choice of the select
 	// path within the noise is replaced by its runner-up.
 	Depends []string
+	noisy   [][2]int // the entries (paper table row, column) our data leave within the noise
+}
+
+// NoisyEntries are the grid's entries (row, column) that a claim compares
+// within the noise on our results: where more seeds could decide it.
+func (pc *PaperComparison) NoisyEntries() [][2]int {
+	var out [][2]int
+	for _, v := range pc.Claims {
+		for _, at := range v.noisy {
+			r, c := labelIndex(pc.Grid.RowLabels, pc.Paper.Rows[at[0]].Row), labelIndex(pc.Grid.ColLabels, pc.Paper.Columns[at[1]])
+			if r >= 0 && c >= 0 && !slices.Contains(out, [2]int{r, c}) {
+				out = append(out, [2]int{r, c})
+			}
+		}
+	}
+	return out
 }
 
 // PaperComparison is a results table beside the paper's.
@@ -120,12 +136,13 @@ func ComparePaper(p *published.Results, plan *manifests.Plan, g *Grid, t *publis
 			}
 			return estimate{mean: math.Inf(-1)}, true
 		}
-		v := Verdict{Claim: c, Ours: pc.decide(c, ours(pc.Entries), p.Confidence), Paper: "no numbers (the paper draws this as a figure)"}
+		v := Verdict{Claim: c, Paper: "no numbers (the paper draws this as a figure)"}
+		v.Ours, v.noisy = pc.decide(c, ours(pc.Entries), p.Confidence)
 		switch {
 		case c.Converges != nil:
-			v.Ours, v.Paper = pc.converges(c.Converges, curves), "no numbers (the paper draws the curves)"
+			v.Ours, v.Paper, v.noisy = pc.converges(c.Converges, curves), "no numbers (the paper draws the curves)", nil
 		case !t.Drawn:
-			v.Paper = pc.decide(c, paper, p.Confidence)
+			v.Paper, _ = pc.decide(c, paper, p.Confidence)
 		}
 		if c.Converges == nil {
 			v.Depends = dependence(c, v.Ours, runners)
@@ -198,7 +215,7 @@ func (pc *PaperComparison) runnersUp(p *published.Results) []runnerUp {
 func dependence(c *published.Claim, decided string, runners []runnerUp) []string {
 	var out []string
 	for _, ru := range runners {
-		if v := ru.alt.decide(c, ours(ru.alt.Entries), ru.alt.Confidence); verdictWord(v) != verdictWord(decided) {
+		if v, _ := ru.alt.decide(c, ours(ru.alt.Entries), ru.alt.Confidence); verdictWord(v) != verdictWord(decided) {
 			out = append(out, fmt.Sprintf("with %s it is %s", ru.what, verdictWord(v)))
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -502,6 +503,11 @@ claims:
 		if v.Ours != want[i].ours || v.Paper != want[i].paper {
 			t.Errorf("claim %q:\nours  %q\npaper %q\nwant  %q\n      %q", v.Claim.Claim, v.Ours, v.Paper, want[i].ours, want[i].paper)
 		}
+	}
+	// More seeds could decide A over B at 5 and 10, and D over A at 1 (one
+	// seed); nothing where C, which diverged throughout, takes part.
+	if got, want := pc.NoisyEntries(), [][2]int{{0, 1}, {1, 1}, {0, 2}, {1, 2}, {3, 0}, {0, 0}}; !slices.Equal(got, want) {
+		t.Errorf("entries within the noise %v, want %v", got, want)
 	}
 	p.Confidence = 0.5 // the t quantile of 4 degrees of freedom at 75%: 0.741, ±0.61 points
 	if v := ComparePaper(p, nil, g, p.Table("toy"), nil).Claims[1]; v.Ours != "holds" {

@@ -10,14 +10,15 @@ import (
 
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/published"
 	"github.com/ump-lab/ump/report"
 )
 
 // seeding is `ump run --until-decided N`: after the run, it adds seeds
-// where the table's choice of table.select is within the noise, one seed
-// per round of additions to each choice in question (the chosen one and
-// the runner-up, in every entry that shares the choice), as the
-// manifest's add block, until every choice is decided or has N seeds.
+// where the table's choice of table.select, or a claim of the paper, is
+// within the noise, one seed per round of additions to each choice in
+// question (targets), as the manifest's add block, until each is decided
+// or has N seeds.
 // The same results give the same additions, so a rerun is all cache hits.
 type seeding struct {
 	ump    string // ump as it was run, for the line that reruns the last plan
@@ -31,8 +32,8 @@ type seeding struct {
 // them, round after round; it returns the last plan, its run's outcome and
 // the arguments that run it again.
 func (s *seeding) run(ctx context.Context, plan *manifests.Plan, out pipeline.Outcome, rerun string) (*manifests.Plan, pipeline.Outcome, string, error) {
-	if _, ok := plan.Manifest.Sweep["seed"]; !ok || report.Layout(plan).Select == "" {
-		return plan, out, rerun, badInput{fmt.Errorf("--until-decided adds seeds to decide table.select: the manifest must sweep seed and its table choose a path (select)")}
+	if _, ok := plan.Manifest.Sweep["seed"]; !ok {
+		return plan, out, rerun, badInput{fmt.Errorf("--until-decided adds seeds: the manifest must sweep seed")}
 	}
 	for added := false; ; added = true {
 		adds, open, err := s.wanted(ctx, plan)
@@ -41,9 +42,9 @@ func (s *seeding) run(ctx context.Context, plan *manifests.Plan, out pipeline.Ou
 		}
 		if len(adds) == 0 {
 			if open > 0 {
-				fmt.Fprintf(s.log, "%d entries' choices stay within the noise at %d seeds (--until-decided %d)\n", open, s.opts.untilDecided, s.opts.untilDecided)
+				fmt.Fprintf(s.log, "%d entries stay within the noise at %d seeds (--until-decided %d)\n", open, s.opts.untilDecided, s.opts.untilDecided)
 			} else {
-				fmt.Fprintf(s.log, "every choice of %s is decided\n", report.Layout(plan).Select)
+				fmt.Fprintf(s.log, "every choice and claim is decided\n")
 			}
 			if added {
 				fmt.Fprintf(s.log, "the table's manifest, %.12s, with its added cells: `%s run %s`\n", plan.Hash, s.ump, rerun)
@@ -56,7 +57,7 @@ func (s *seeding) run(ctx context.Context, plan *manifests.Plan, out pipeline.Ou
 			return plan, out, rerun, err
 		}
 		rerun = opts.howToRun() + rerun
-		fmt.Fprintf(s.log, "adding %d cells, seeds to the choices within the noise: manifest %s\n", len(adds), plan.Hash)
+		fmt.Fprintf(s.log, "adding %d cells, seeds where a choice or a claim is within the noise: manifest %s\n", len(adds), plan.Hash)
 		s.runner.Overrides = opts.changes()
 		if out, err = s.runner.Run(ctx, plan); err != nil {
 			return plan, out, rerun, err
@@ -64,9 +65,14 @@ func (s *seeding) run(ctx context.Context, plan *manifests.Plan, out pipeline.Ou
 	}
 }
 
-// wanted are the cells to add to the plan's finished table: for each
-// entry whose choice is within the noise, a cell of the chosen and of the
-// runner-up choice with the next seed, where that choice has fewer than
+// target is a choice of an entry that needs more seeds.
+type target struct {
+	row, col int
+	choice   string
+}
+
+// wanted are the cells to add to the plan's finished table: a cell with
+// the next seed of each choice in question (targets) that has fewer than
 // the cap; open counts the entries with a choice at the cap.
 func (s *seeding) wanted(ctx context.Context, plan *manifests.Plan) (adds []map[string]json.RawMessage, open int, err error) {
 	rep, err := s.store.Source().FindReport(plan.Hash)
@@ -77,35 +83,54 @@ func (s *seeding) wanted(ctx context.Context, plan *manifests.Plan) (adds []map[
 	if err != nil {
 		return nil, 0, err
 	}
-	seen := map[string]bool{}
+	targets, err := targets(&rep.Plan, grid)
+	if err != nil {
+		return nil, 0, err
+	}
+	seen, capped := map[string]bool{}, map[[2]int]bool{}
+	for _, tg := range targets {
+		cells := slices.DeleteFunc(slices.Clone(grid.Cells[tg.row][tg.col]), func(i int) bool { return grid.Choices[i] != tg.choice })
+		if len(cells) >= s.opts.untilDecided {
+			capped[[2]int{tg.row, tg.col}] = true
+			continue
+		}
+		last := 0
+		for _, i := range cells {
+			last = max(last, plan.Cells[i].Config.Seed)
+		}
+		add := plan.WithSeed(&plan.Cells[cells[0]], last+1)
+		if key := string(manifests.CanonicalJSON(add)); !seen[key] {
+			seen[key] = true
+			adds = append(adds, add)
+		}
+	}
+	return adds, len(capped), nil
+}
+
+// targets are the choices that need more seeds: in each entry whose
+// choice of table.select is within the noise, the chosen and the
+// runner-up value; in each entry a claim of the paper compares within
+// the noise (for a manifest the paper publishes a table of), its chosen
+// value.
+func targets(plan *manifests.Plan, grid *report.Grid) ([]target, error) {
+	var out []target
 	for r, row := range grid.Entries {
 		for c, e := range row {
-			if e.Missing || e.Selection == nil || e.Selection.Stable() {
-				continue
-			}
-			capped := false
-			for _, choice := range []string{e.Select, e.Selection.RunnerUp} {
-				cells := slices.DeleteFunc(slices.Clone(grid.Cells[r][c]), func(i int) bool { return grid.Choices[i] != choice })
-				if len(cells) >= s.opts.untilDecided {
-					capped = true
-					continue
-				}
-				last := 0
-				for _, i := range cells {
-					last = max(last, plan.Cells[i].Config.Seed)
-				}
-				add := plan.WithSeed(&plan.Cells[cells[0]], last+1)
-				if key := string(manifests.CanonicalJSON(add)); !seen[key] {
-					seen[key] = true
-					adds = append(adds, add)
-				}
-			}
-			if capped {
-				open++
+			if !e.Missing && e.Selection != nil && !e.Selection.Stable() {
+				out = append(out, target{r, c, e.Select}, target{r, c, e.Selection.RunnerUp})
 			}
 		}
 	}
-	return adds, open, nil
+	pub, err := published.Parse(manifests.Published)
+	if err != nil || pub.Table(plan.Manifest.Name) == nil {
+		return out, err
+	}
+	for _, at := range report.ComparePaper(pub, plan, grid, pub.Table(plan.Manifest.Name), nil).NoisyEntries() {
+		if e := grid.Entries[at[0]][at[1]]; !e.Missing {
+			out = append(out, target{at[0], at[1], e.Select})
+		}
+	}
+	return out, nil
 }
 
 // withAdd is the overrides with the add block given as one override (in

@@ -32,8 +32,8 @@ func TestUntilDecidedAddsSeedsWhereTheChoiceIsWithinTheNoise(t *testing.T) {
 		t.Fatalf("the manifest alone: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r := ump(t, store, "run", "--until-decided", "8", m)
-	if r.code != 0 || strings.Count(r.stderr, "adding 2 cells, seeds to the choices within the noise") != 2 ||
-		!strings.Contains(r.stderr, "every choice of lr is decided") || !strings.Contains(r.stdout, "lr=0.8 over 1.2 by 0.0100, chosen again in 95.5% of resamples\n") {
+	if r.code != 0 || strings.Count(r.stderr, "adding 2 cells, seeds where a choice or a claim is within the noise") != 2 ||
+		!strings.Contains(r.stderr, "every choice and claim is decided") || !strings.Contains(r.stdout, "lr=0.8 over 1.2 by 0.0100, chosen again in 95.5% of resamples\n") {
 		t.Fatalf("--until-decided 8: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	lastLine := func(out string) string { // the line naming the last manifest
@@ -58,7 +58,7 @@ func TestUntilDecidedAddsSeedsWhereTheChoiceIsWithinTheNoise(t *testing.T) {
 	}
 	capped := ump(t, t.TempDir(), "run", "--until-decided", "4", m)
 	if capped.code != 0 || strings.Count(capped.stderr, "adding 2 cells") != 1 ||
-		!strings.Contains(capped.stderr, "1 entries' choices stay within the noise at 4 seeds (--until-decided 4)") {
+		!strings.Contains(capped.stderr, "1 entries stay within the noise at 4 seeds (--until-decided 4)") {
 		t.Errorf("--until-decided 4: exit %d\n%s", capped.code, capped.stderr)
 	}
 	if r := ump(t, store, "run", "--until-decided", "4", "--until", "train", m); r.code != 2 {
