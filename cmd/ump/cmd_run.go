@@ -158,6 +158,9 @@ func (o runOptions) howToRun() string {
 	if o.otherEngine != "" {
 		flags += "--other-engine " + o.otherEngine + " "
 	}
+	if o.untilDecided > 0 {
+		flags += fmt.Sprintf("--until-decided %d ", o.untilDecided)
+	}
 	return flags
 }
 
