@@ -145,7 +145,7 @@ func openPlan(opts runOptions) (*manifests.Plan, string, error) {
 }
 
 // howToRun is the flags of `ump run` that change how it runs, not what
-// (-j, --cohort, --other-engine), each followed by a space, for a hint that
+// (-j, --cohort, --other-engine, --until-decided), each followed by a space, for a hint that
 // reruns it as it ran.
 func (o runOptions) howToRun() string {
 	var flags string
