@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/ump-lab/ump/tasks"
 )
 
 // catalog holds the data sets ump knows, by name: those below, and those
@@ -82,8 +84,8 @@ func Add(info *Info) error {
 		return fmt.Errorf("datasets.Add(%q): "+format, append([]any{info.Name}, args...)...)
 	}
 	switch {
-	case !nameRE.MatchString(info.Name) || info.Name == "quadratic":
-		return bad("name it in lower case letters, digits and '-' (not quadratic, the task without samples)")
+	case !nameRE.MatchString(info.Name) || !tasks.Of(info.Name).Samples:
+		return bad("name it in lower case letters, digits and '-' (not %s, the task without samples)", tasks.Quadratic.Name)
 	case info.Model == "":
 		return bad("name its model (Model: the paper's, its default in manifests)")
 	case info.Generate != nil && (info.Load != nil || info.Files != "" || len(info.From) > 0):
