@@ -96,12 +96,11 @@ func runReport(ctx context.Context, g globals, o reportOptions, w io.Writer) err
 	}
 	var all []*report.Exported
 	for _, arg := range args {
-		var x *report.Exported
-		if info, err := os.Stat(arg); report.IsExported(arg) || err == nil && info.IsDir() { // a directory: exported results (it says what it lacks)
-			x, err = rp.fromDir(arg)
-		} else {
-			x, err = rp.fromStore(ctx, arg)
+		read := rp.fromStore
+		if info, serr := os.Stat(arg); report.IsExported(arg) || serr == nil && info.IsDir() { // a directory: exported results (it says what it lacks)
+			read = func(_ context.Context, dir string) (*report.Exported, error) { return rp.fromDir(dir) }
 		}
+		x, err := read(ctx, arg)
 		if err != nil {
 			return err
 		}
