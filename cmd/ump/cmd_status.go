@@ -124,7 +124,13 @@ func printAbout(w io.Writer, indent string, store *pipeline.Store, rep *state.Re
 		fmt.Fprintf(w, "%sengine %s\n", indent, display.Terminal(strings.Join(engines, " and ")))
 	}
 	if len(rep.Overrides) > 0 {
-		fmt.Fprintf(w, "%srun with %s\n", indent, display.Terminal(strings.Join(rep.Overrides, " ")))
+		shown := slices.Clone(rep.Overrides)
+		for i, ov := range shown {
+			if strings.HasPrefix(ov, "add=") { // one cell per added seed: `ump show --manifest` lists them
+				shown[i] = fmt.Sprintf("add=[%d cells]", len(rep.Plan.Manifest.Add))
+			}
+		}
+		fmt.Fprintf(w, "%srun with %s\n", indent, display.Terminal(strings.Join(shown, " ")))
 	}
 	notes, err := store.Source().Notes(rep.Plan.Hash)
 	for _, n := range notes {

@@ -56,6 +56,9 @@ func TestUntilDecidedAddsSeedsWhereTheChoiceIsWithinTheNoise(t *testing.T) {
 			t.Errorf("the last manifest lacks %s in its add block:\n%s", want, show.stdout)
 		}
 	}
+	if st := ump(t, store, "status"); !strings.Contains(st.stdout, "run with add=[4 cells]\n") {
+		t.Errorf("status does not say how many cells the last manifest adds:\n%s", st.stdout)
+	}
 	capped := ump(t, t.TempDir(), "run", "--until-decided", "4", m)
 	if capped.code != 0 || strings.Count(capped.stderr, "adding 2 cells") != 1 ||
 		!strings.Contains(capped.stderr, "1 entries stay within the noise at 4 seeds (--until-decided 4)") {
