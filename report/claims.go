@@ -28,8 +28,8 @@ const (
 // diverged: a diverged entry is below every number).
 type estimate struct {
 	mean  float64
-	terms []varTerm  // empty: exact
-	at    [][2]int // the entries (paper table row, column) it is read from
+	terms []varTerm // empty: exact
+	at    [][2]int  // the entries (paper table row, column) it is read from
 }
 
 // varTerm is one mean's contribution to an estimate's variance: s²/n over

@@ -2,12 +2,14 @@ package report
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"math"
@@ -85,9 +87,26 @@ type ReportRecord struct {
 	Signature string            `json:"signature,omitempty"`
 }
 
-// ResultFiles are the files of the results part of a record, as Write
-// writes them.
-var ResultFiles = []string{RegistrationFile, ManifestFile, FinalFile, "final.csv", RoundsFile, "rounds.csv"}
+// ResultFiles are the files of the results part of a record, as
+// WriteResults writes them from a store. The rounds' CSV copy is gzipped
+// (RoundsCSVFile: a tenth of its size; pandas, DuckDB and R read it as
+// it is); directories written before that hold rounds.csv, read and
+// checked as well.
+var ResultFiles = []string{RegistrationFile, ManifestFile, FinalFile, FinalCSVFile, RoundsFile, RoundsCSVFile}
+
+// The CSV copies of the tables.
+const (
+	FinalCSVFile  = "final.csv"
+	RoundsCSVFile = "rounds.csv.gz"
+)
+
+// CSVFiles are the CSV copies a results directory may hold: the plain
+// rounds.csv is a directory's written before ump gzipped it.
+var CSVFiles = []string{FinalCSVFile, RoundsCSVFile, "rounds.csv"}
+
+// plainResultFiles are the results of a directory written before ump
+// gzipped the rounds' CSV: read, and written again, as they are.
+var plainResultFiles = []string{RegistrationFile, ManifestFile, FinalFile, FinalCSVFile, RoundsFile, "rounds.csv"}
 
 // signed is what the results' signature covers: the manifest, the files
 // and the signer's key, its name included (so a look-alike name is
@@ -164,7 +183,7 @@ func (x *Exported) WriteResults(dir string) error {
 			return err
 		}
 	}
-	for _, name := range ResultFiles {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		path, err := PathInside(dir, name)
 		if err != nil {
 			return err
@@ -184,16 +203,48 @@ func (x *Exported) encode() (map[string][]byte, error) {
 	}
 	manifest := fmt.Appendf(nil, "# The manifest ump ran (normalised: defaults written out); `ump run` of this\n# file runs it again, with hash %s.\n", x.Registration.Plan.Hash)
 	files := map[string][]byte{RegistrationFile: append(reg, '\n'), ManifestFile: append(manifest, manifests.YAML(x.Registration.Plan.Manifest)...)}
-	for name, t := range map[string]*artifacts.Table{FinalFile: x.Final, RoundsFile: x.Rounds} {
-		for _, format := range []string{"parquet", "csv"} {
-			data, err := artifacts.Encode(t, format)
-			if err != nil {
-				return nil, err
-			}
-			files[strings.TrimSuffix(name, ".parquet")+"."+format] = data
+	for _, t := range []struct {
+		parquet, csv string
+		table        *artifacts.Table
+	}{{FinalFile, FinalCSVFile, x.Final}, {RoundsFile, RoundsCSVFile, x.Rounds}} {
+		var err error
+		if files[t.parquet], err = artifacts.Encode(t.table, "parquet"); err != nil {
+			return nil, err
+		}
+		if files[t.csv], err = artifacts.Encode(t.table, "csv"); err != nil {
+			return nil, err
+		}
+		if strings.HasSuffix(t.csv, ".gz") {
+			files[t.csv] = gzipped(files[t.csv])
 		}
 	}
 	return files, nil
+}
+
+// gzipped is data gzipped at the best compression, with no name or time
+// in its header: the same data gives the same bytes.
+func gzipped(data []byte) []byte {
+	var b bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&b, gzip.BestCompression) // errors only for a bad level
+	w.Write(data)                                         // a bytes.Buffer takes all
+	w.Close()
+	return b.Bytes()
+}
+
+// gunzipped is the data a gzipped file holds, at most limit bytes of it.
+func gunzipped(data []byte, limit int64) ([]byte, error) {
+	r, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	out, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(out)) > limit {
+		return nil, fmt.Errorf("it holds more than the %d bytes an export of ump's holds", limit)
+	}
+	return out, nil
 }
 
 // clearOwn removes from dir the files its record lists (what an earlier
@@ -398,19 +449,26 @@ func readExported(dir string, all bool) (*Exported, error) {
 	if err := x.checkRecord(dir, files.get, all); err != nil {
 		return nil, err
 	}
-	for _, t := range []struct {
-		name  string
-		table *artifacts.Table
-	}{{"final.csv", x.Final}, {"rounds.csv", x.Rounds}} {
-		if _, err := os.Lstat(filepath.Join(dir, t.name)); errors.Is(err, fs.ErrNotExist) {
+	for _, name := range CSVFiles {
+		if _, err := os.Lstat(filepath.Join(dir, name)); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		data, err := files.get(t.name)
+		data, err := files.get(name)
 		if err != nil {
 			return nil, err
 		}
-		if err := sameAsCSV(t.table, data); err != nil {
-			return nil, fmt.Errorf("%w: %s does not hold what %s holds: %v", state.ErrBadArgument, filepath.Join(dir, t.name), strings.Replace(t.name, ".csv", ".parquet", 1), err)
+		if strings.HasSuffix(name, ".gz") {
+			data, err = gunzipped(data, limitOf(RoundsFile))
+		}
+		table, parquet := x.Final, FinalFile
+		if strings.HasPrefix(name, "rounds.") {
+			table, parquet = x.Rounds, RoundsFile
+		}
+		if err == nil {
+			err = sameAsCSV(table, data)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s does not hold what %s holds: %v", state.ErrBadArgument, filepath.Join(dir, name), parquet, err)
 		}
 	}
 	return x, nil
@@ -583,7 +641,8 @@ func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error
 	if rr := r.Report; rr != nil && (rr.Signer != "" || rr.Signature != "") && !signing.Verifies(rr.Signer, r.reportSigned(), rr.Signature) {
 		return fmt.Errorf("%w: %s carries a signature of its report by %s that does not verify: the record was changed after signing", state.ErrBadArgument, path, display.Terminal(rr.Signer))
 	}
-	if all && len(results) == len(ResultFiles) && slices.Equal(slices.Sorted(maps.Keys(r.Files)), slices.Sorted(slices.Values(ResultFiles))) {
+	if listed := slices.Sorted(maps.Keys(r.Files)); all && len(results) == len(ResultFiles) &&
+		(slices.Equal(listed, slices.Sorted(slices.Values(ResultFiles))) || slices.Equal(listed, slices.Sorted(slices.Values(plainResultFiles)))) {
 		x.record, x.results = &r, results
 	}
 	return nil

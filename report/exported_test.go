@@ -2,7 +2,9 @@ package report
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,12 +138,87 @@ func TestRecordRefusesWhatItDoesNotVouchFor(t *testing.T) {
 			data, _ = json.Marshal(r)
 			os.WriteFile(filepath.Join(dir, RecordFile), data, 0o644)
 		}, `final.csv does not hold what final.parquet holds: row 1 (cell 1), objective_gap: "0.25", not "0.5"`},
+		{"rounds.csv.gz not rounds.parquet", func(dir string) {
+			csv := gunzipFile(t, filepath.Join(dir, RoundsCSVFile))
+			relisted(t, dir, RoundsCSVFile, gzipped(bytes.Replace(csv, []byte(",0.5\n"), []byte(",0.75\n"), 1)))
+		}, `rounds.csv.gz does not hold what rounds.parquet holds: row 2 (cell 1), objective_gap: "0.75", not "0.5"`},
+		{"rounds.csv.gz not gzipped", func(dir string) {
+			relisted(t, dir, RoundsCSVFile, gunzipFile(t, filepath.Join(dir, RoundsCSVFile)))
+		}, "rounds.csv.gz does not hold what rounds.parquet holds: gzip: invalid header"},
 	} {
 		dir := written(t, x, alice)
 		tc.edit(dir)
 		if _, err := ReadExported(dir); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v; want an error saying %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// gunzipFile is what the gzipped file at path holds.
+func gunzipFile(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// relisted writes data as dir's file name and its digest into the record,
+// unsigned and without the figures (whoever edits a file can write its
+// new digest).
+func relisted(t *testing.T, dir, name string, data []byte) {
+	t.Helper()
+	os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	r := recordOf(t, dir)
+	r.Signer, r.Signature, r.Report = "", "", nil
+	r.Files[name] = digestOf(data)
+	os.Remove(filepath.Join(dir, "curves-1.png"))
+	record, _ := json.Marshal(r)
+	os.WriteFile(filepath.Join(dir, RecordFile), record, 0o644)
+}
+
+// TestRoundsCSVIsGzipped: the rounds' CSV copy is rounds.csv.gz, holding
+// the rounds row by row; a directory written before that, with a plain
+// rounds.csv, is read, checked (an edit of it is refused) and written
+// again as it was.
+func TestRoundsCSVIsGzipped(t *testing.T) {
+	dir := written(t, twoCells(t), nil)
+	want := "cell,round,objective_gap\n1,1,1\n1,2,0.5\n2,1,3\n2,2,7\n"
+	if got := string(gunzipFile(t, filepath.Join(dir, RoundsCSVFile))); got != want {
+		t.Fatalf("rounds.csv.gz holds %q, want %q", got, want)
+	}
+	old := filepath.Join(t.TempDir(), "old")
+	os.CopyFS(old, os.DirFS(dir))
+	os.Remove(filepath.Join(old, RoundsCSVFile))
+	r := recordOf(t, old)
+	delete(r.Files, RoundsCSVFile)
+	record, _ := json.Marshal(r)
+	os.WriteFile(filepath.Join(old, RecordFile), record, 0o644)
+	relisted(t, old, "rounds.csv", []byte(want))
+	x, err := ReadExported(old)
+	if err != nil {
+		t.Fatalf("a directory with a plain rounds.csv: %v", err)
+	}
+	again := written(t, x, nil)
+	if data, err := os.ReadFile(filepath.Join(again, "rounds.csv")); err != nil || string(data) != want {
+		t.Errorf("written again: rounds.csv %q, %v; want it as it was", data, err)
+	}
+	if _, err := os.Stat(filepath.Join(again, RoundsCSVFile)); err == nil {
+		t.Errorf("written again: a rounds.csv.gz beside the plain rounds.csv")
+	}
+	relisted(t, old, "rounds.csv", []byte(strings.Replace(want, "2,2,7", "2,2,8", 1)))
+	if _, err := ReadExported(old); err == nil || !strings.Contains(err.Error(), `rounds.csv does not hold what rounds.parquet holds: row 4 (cell 2), objective_gap: "8", not "7"`) {
+		t.Errorf("an edited plain rounds.csv: %v", err)
 	}
 }
 

@@ -276,7 +276,13 @@ func reportSection(x *report.Exported, vouch string, key *signing.Key, out, dir 
 	}
 	fmt.Fprintf(&b, "| cells | %s |\n| engine | %s |\n| computed by | %s |\n| results signed | %s |\n| figures | drawn by `ump report`, %s; %s lists every file's digest, and `ump report` of the directory checks them |\n",
 		cells, display.Markdown(x.Engines()), display.Markdown(x.Versions()), vouch, drawn, report.RecordFile)
-	fmt.Fprintf(&b, "| results | %s, %s (and their .csv), %s |\n", link(report.FinalFile), link(report.RoundsFile), link(report.RegistrationFile))
+	results := []string{link(report.FinalFile), link(report.RoundsFile)}
+	for _, name := range report.CSVFiles {
+		if _, err := os.Stat(filepath.Join(out, dir, name)); err == nil {
+			results = append(results, link(name))
+		}
+	}
+	fmt.Fprintf(&b, "| results | %s, %s |\n", strings.Join(results, ", "), link(report.RegistrationFile))
 	grid, tables, err := reportTables(x)
 	if err != nil {
 		return "", nil, err

@@ -57,8 +57,8 @@ func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
 		}
 	}
 	dir := filepath.Join(out, "quad-table-"+hash[:12])
-	magic := map[string]string{".png": "\x89PNG", ".pdf": "%PDF", ".parquet": "PAR1", ".json": "{"}
-	for _, name := range []string{"registration.json", "final.parquet", "rounds.parquet", "final.csv", "rounds.csv",
+	magic := map[string]string{".png": "\x89PNG", ".pdf": "%PDF", ".parquet": "PAR1", ".json": "{", ".csv": "manifest,", ".gz": "\x1f\x8b"}
+	for _, name := range []string{"registration.json", "final.parquet", "rounds.parquet", "final.csv", "rounds.csv.gz",
 		"curves-1-topology.kind=ring.png", "curves-1-topology.kind=ring.pdf", "curves-2-topology.kind=full.png", "curves-2-topology.kind=full.pdf",
 		"sweep-topology.kind.png", "sweep-topology.kind.pdf"} {
 		data, err := os.ReadFile(filepath.Join(dir, name))
@@ -68,7 +68,7 @@ func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
 		if m := magic[filepath.Ext(name)]; !bytes.HasPrefix(data, []byte(m)) {
 			t.Errorf("%s does not start with %q", name, m)
 		}
-		if !strings.Contains(string(doc), "quad-table-"+hash[:12]+"/"+name) && name != "final.csv" && name != "rounds.csv" {
+		if !strings.Contains(string(doc), "quad-table-"+hash[:12]+"/"+name) {
 			t.Errorf("report.md does not link %s", name)
 		}
 	}
@@ -317,7 +317,7 @@ func TestReportNeverVouchesForWhatItDidNotCompute(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, file), data, 0o644)
 	}
 	os.Remove(filepath.Join(dir, "final.csv"))
-	os.Remove(filepath.Join(dir, "rounds.csv"))
+	os.Remove(filepath.Join(dir, "rounds.csv.gz"))
 	os.Remove(filepath.Join(dir, "record.json"))
 	moveFigures(t, dir)
 	from := dir
