@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/ump-lab/ump/report"
+)
+
+// decimal is a number with a decimal point, or a version (1.2.3).
+var decimal = regexp.MustCompile(`\d+(?:\.\d+)+`)
+
+// setting is what precedes a decimal that names a setting rather than a
+// result: a learning rate's exponent (10^-1.5) or a parameter's value
+// (β = 0.9, lambda = 0.8).
+var setting = regexp.MustCompile(`(?:10\^-?|(?:[βλαK]|alpha|beta|lambda) ?[=≤≥<>] ?)$`)
+
+// resultsDir is a committed results directory named in the prose.
+var resultsDir = regexp.MustCompile(`results/(?:[\w.-]+/)?[\w.-]+-[0-9a-f]{12}`)
+
+// rowName is the name of an algorithm (a table row) in the prose.
+var rowName = regexp.MustCompile(`Local\s+SGD|QG-DSGDm|SlowMo|GT-DSUM|D-SUM`)
+
+// TestReproducingProseCitesItsResults: in every section of REPRODUCING.md
+// that shows committed results (a report or compare block), each figure
+// the prose cites is one the results show: it stands in one of the
+// section's blocks, or in the tables of a results directory the section
+// names, on a line of the row the prose cites it for (the last algorithm
+// named before it in its paragraph or list item). A figure of points
+// (98.58) may stand as the fraction the tables show (0.9858). What the
+// prose derives (a gap between two entries, an lr no table chose) is not
+// shown, so it is cited through the entries that are.
+func TestReproducingProseCitesItsResults(t *testing.T) {
+	root := filepath.Join("..", "..")
+	data, err := os.ReadFile(filepath.Join(root, "REPRODUCING.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tablesOf := map[string]string{}
+	named := func(dir string) string { // the tables ump report writes for a directory the prose names
+		if tables, ok := tablesOf[dir]; ok {
+			return tables
+		}
+		x, err := report.ReadExportedFinals(filepath.Join(root, dir))
+		if err != nil {
+			return "" // a directory no longer committed, named as history
+		}
+		_, tables, err := reportTables(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kind := range slices.Sorted(func(yield func(string) bool) {
+			for k := range tables {
+				if !yield(k) {
+					return
+				}
+			}
+		}) {
+			tablesOf[dir] += tables[kind]
+		}
+		return tablesOf[dir]
+	}
+	checked := 0
+	for _, section := range regexp.MustCompile(`(?m)^##+ `).Split(string(data), -1) {
+		title, _, _ := strings.Cut(section, "\n")
+		var shown []string
+		prose := section
+		for _, block := range []*regexp.Regexp{reportBlock, compareBlock} {
+			for _, b := range block.FindAllString(section, -1) {
+				shown = append(shown, b)
+				prose = strings.Replace(prose, b, "", 1)
+			}
+		}
+		if len(shown) == 0 {
+			continue
+		}
+		for _, dir := range resultsDir.FindAllString(section, -1) {
+			shown = append(shown, named(dir))
+		}
+		lines := strings.Split(strings.Join(shown, "\n"), "\n")
+		prose = regexp.MustCompile("(?s)```.*?```|`[^`]*`").ReplaceAllString(prose, "")
+		for _, m := range decimal.FindAllStringIndex(prose, -1) {
+			n := prose[m[0]:m[1]]
+			if !cited(prose, m[0], m[1]) || setting.MatchString(prose[max(0, m[0]-12):m[0]]) {
+				continue
+			}
+			checked++
+			forms := []string{regexp.QuoteMeta(n)}
+			if v, err := strconv.ParseFloat(n, 64); err == nil && len(n)-strings.Index(n, ".") == 3 {
+				forms = append(forms, regexp.QuoteMeta(fmt.Sprintf("%.4f", v/100)))
+			}
+			number := regexp.MustCompile(`(?:^|[^\d.])(?:` + strings.Join(forms, "|") + `)(?:$|[^\d])`)
+			row := rowBefore(prose, m[0])
+			if !slices.ContainsFunc(lines, func(l string) bool { return number.MatchString(l) && strings.Contains(l, row) }) {
+				t.Errorf("REPRODUCING.md, %q: the prose cites %s for %q (%q), which no table of its results shows on a line of that row",
+					title, n, row, strings.TrimSpace(prose[max(0, m[0]-60):min(len(prose), m[1]+20)]))
+			}
+		}
+	}
+	t.Logf("%d figures checked", checked)
+	if checked < 100 {
+		t.Errorf("only %d figures checked: the sections or the pattern changed", checked)
+	}
+}
+
+// cited reports whether the decimal at prose[i:j] is a figure the prose
+// cites: not a version, nor part of a word or hash, nor a setting
+// written as one (lr=0.01).
+func cited(prose string, i, j int) bool {
+	before, _ := utf8.DecodeLastRuneInString(prose[:i])
+	after, _ := utf8.DecodeRuneInString(prose[j:])
+	return strings.Count(prose[i:j], ".") == 1 && !unicode.IsLetter(before) && !unicode.IsDigit(before) &&
+		!strings.ContainsRune("._=", before) && !unicode.IsLetter(after) && after != '_'
+}
+
+// rowBefore is the last algorithm the prose names before i in the same
+// paragraph or list item, whose figure a number there is; "" where none
+// is (any line of the tables may show it).
+func rowBefore(prose string, i int) string {
+	start := max(strings.LastIndex(prose[:i], "\n\n"), strings.LastIndex(prose[:i], "\n- "), 0)
+	names := rowName.FindAllString(prose[start:i], -1)
+	if len(names) == 0 {
+		return ""
+	}
+	return strings.Join(strings.Fields(names[len(names)-1]), " ")
+}
