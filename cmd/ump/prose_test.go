@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -57,13 +58,7 @@ func TestReproducingProseCitesItsResults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, kind := range slices.Sorted(func(yield func(string) bool) {
-			for k := range tables {
-				if !yield(k) {
-					return
-				}
-			}
-		}) {
+		for _, kind := range slices.Sorted(maps.Keys(tables)) {
 			tablesOf[dir] += tables[kind]
 		}
 		return tablesOf[dir]
