@@ -28,8 +28,8 @@ func tinyTable(seed string) []string {
 // (smoke's doctor and compile check, agree's every GPU agreement test from
 // the kit's test binaries with the kit's ump, bench's header — its cases
 // take too long on the Go backend — and a tiny table run to the end), then
-// tables at a tiny scale stopped by its time limit and continued to the
-// end. What each call leaves in $OUT must come back from a device
+// tables of two manifests at a tiny scale stopped by its time limit in the
+// first and continued to the end of both. What each call leaves in $OUT must come back from a device
 // (delivered).
 func TestKitPhasesOnTheGoBackend(t *testing.T) {
 	kit := os.Getenv("UMP_GPU_KIT")
@@ -91,7 +91,8 @@ func TestKitPhasesOnTheGoBackend(t *testing.T) {
 	})
 	t.Run("tables", func(t *testing.T) {
 		first, second := t.TempDir(), t.TempDir()
-		code, output := phase(t, first, []string{"UMP_KIT_LIMIT=5"}, append([]string{"tables"}, tinyTable("2")...)...)
+		tables := append(append([]string{"tables"}, tinyTable("2")...), tinyTable("3")...)
+		code, output := phase(t, first, []string{"UMP_KIT_LIMIT=5"}, tables...)
 		if code != 75 || !strings.Contains(output, "run .gpu/run tables again") {
 			t.Fatalf("tables within 5 s exited %d, want 75 (stopped, to be continued):\n%s", code, output)
 		}
@@ -101,20 +102,29 @@ func TestKitPhasesOnTheGoBackend(t *testing.T) {
 		if report := read(t, filepath.Join(delivered(t, first), "results", "report.md")); !strings.Contains(report, "not finished") {
 			t.Errorf("the stopped run's report does not say what is not finished:\n%s", report)
 		}
-		code, output = phase(t, second, nil, append([]string{"tables"}, tinyTable("2")...)...)
-		if code != 0 || !strings.Contains(output, "over 2 call(s)") {
-			t.Fatalf("tables continued exited %d, want 0 after 2 calls:\n%s", code, output)
+		code, output = phase(t, second, nil, tables...)
+		if code != 0 {
+			t.Fatalf("tables continued exited %d, want 0:\n%s", code, output)
 		}
 		logs := delivered(t, second)
-		report := read(t, filepath.Join(logs, "results", "report.md"))
-		if strings.Contains(report, "not finished") || !strings.Contains(report, "D-SUM") {
-			t.Errorf("the finished run's report:\n%s", report)
+		summary := read(t, filepath.Join(logs, "tables-summary.txt"))
+		if !regexp.MustCompile(`tables: paper/table1-mnist .*sweep.seed=\[2\].* over 2 call\(s\)\ntables: paper/table1-mnist .*sweep.seed=\[3\].* over 1 call\(s\)\n$`).MatchString(summary) {
+			t.Errorf("the continued run's summary, want the first manifest over 2 calls and the second over 1:\n%s", summary)
 		}
-		holds(t, "the finished run's status", read(t, filepath.Join(logs, "tables-status.txt")), "2 completed")
+		report := read(t, filepath.Join(logs, "results", "report.md"))
+		if strings.Contains(report, "not finished") || strings.Count(report, "## table1-mnist\n") != 2 {
+			t.Errorf("the finished run's report, want both manifests finished:\n%s", report)
+		}
+		if status := read(t, filepath.Join(logs, "tables-status.txt")); strings.Count(status, "2 completed") != 2 {
+			t.Errorf("the finished run's status, want both manifests' 2 cells completed:\n%s", status)
+		}
 	})
-	t.Run("unknown-phase", func(t *testing.T) {
+	t.Run("bad-arguments", func(t *testing.T) {
 		if code, output := phase(t, t.TempDir(), nil, "tabels"); code != 2 || !strings.Contains(output, `unknown phase "tabels"`) {
 			t.Errorf("an unknown phase exited %d:\n%s", code, output)
+		}
+		if code, output := phase(t, t.TempDir(), nil, "tables", "rounds=3", "paper/table1-mnist"); code != 2 || !strings.Contains(output, "override rounds=3 comes before any manifest") {
+			t.Errorf("an override before any manifest: exit %d:\n%s", code, output)
 		}
 	})
 }

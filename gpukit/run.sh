@@ -4,11 +4,11 @@
 # time limit, UMP_KIT_LIMIT seconds (default below), and writes its logs
 # and results under UMP_KIT_HOME/out; $OUT (the device's result folder, or
 # set OUT=DIR) gets all of them as kit-out.tar.gz, and the summaries.
-#   all [MANIFEST [PATH=VALUE...]]
+#   all [MANIFEST [PATH=VALUE...]...]
 #                    one command within 570 s: smoke, then agree (2/5 of
 #                    the limit), bench of UMP_KIT_BENCH (default
 #                    "lenet-c36-n10,lenet-c180-n10 -gpu-peers jax"; 1/4),
-#                    then tables of the manifest in the time left; a
+#                    then tables of the manifests in the time left; a
 #                    line per phase in all-summary.txt
 #   smoke            nvidia-smi, the kit, ump doctor (backend, PJRT plugin and
 #                    version, the compile check, XLA's warnings); 120 s
@@ -17,11 +17,13 @@
 #   bench [CASES]    the GPU engine against the JAX and torch.func peers
 #                    (default lenet-c1-n10,lenet-c36-n10,lenet-c180-n10; more
 #                    flags of nn/gpu's BenchmarkGPUPeerComparison may follow); 530 s
-#   tables [MANIFEST [PATH=VALUE...]]
-#                    ump run --engine gpu of the manifest (paper/table1-mnist),
-#                    stopped at a safe point at the limit (510 s), then its
-#                    report and exports (results/); run it again to
-#                    continue (exit 75 until every cell is done)
+#   tables [MANIFEST [PATH=VALUE...]...]
+#                    ump run --engine gpu of each manifest in turn
+#                    (paper/table1-mnist), each with the overrides that
+#                    follow it, stopped at a safe point at the limit (510 s), then
+#                    one report and the exports of those it ran (results/);
+#                    run it again to continue (exit 75 until every cell
+#                    of every manifest is done)
 # The backend is $GOMLX_BACKEND, else the CUDA plugin ump finds. The kit
 # unpacks once under UMP_KIT_HOME (/tmp/ump-kit), where the tables' store
 # (UMP_KIT_STORE) is kept between calls.
@@ -167,29 +169,57 @@ bench)
 	run bench timeout -s INT "$limit" ./gpu.test -test.run '^$' -test.bench '^BenchmarkGPUPeerComparison$' -test.benchtime 1x -gpu-cases "$cases" "$@"
 	;;
 tables)
-	manifest=${1:-paper/table1-mnist}
-	shift || true
+	# An argument without "=" is a manifest, one with "=" an override of
+	# the manifest before it (one line of overrides[i] each).
+	manifests=() overrides=()
+	for a in "$@"; do
+		case $a in
+		*=*)
+			[ ${#manifests[@]} -gt 0 ] || { echo ".gpu/run tables: override $a comes before any manifest: name the manifest first" >&2; exit 2; }
+			overrides[-1]+="$a"$'\n'
+			;;
+		*) manifests+=("$a") overrides+=("") ;;
+		esac
+	done
+	[ ${#manifests[@]} -gt 0 ] || manifests=(paper/table1-mnist) overrides=("")
 	store=${UMP_KIT_STORE:-$home/store}
 	start=$(date +%s)
-	# --foreground: the signal to ump alone (without it timeout signals the
-	# process group too, and a second SIGINT ends ump at once, unsaved).
-	set +e
-	timeout --foreground --preserve-status -s INT -k 60 "$limit" \
-		"$ump" --store "$store" run --engine gpu "$manifest" "$@" > "$logs/tables-run.out" 2> >(tee "$logs/tables-run.log" >&2)
-	rc=$?
-	set -e
-	took=$(($(date +%s) - start))
-	hash=$(sed -n 's/^manifest //p' "$logs/tables-run.out" | head -1)
-	if [ -z "$hash" ]; then
-		echo ".gpu/run tables: ump run stopped before naming the manifest (exit $rc; tables-run.log)" >&2
-		exit 1
-	fi
-	echo "$took" >> "$store/kit-seconds-$hash"
-	total=$(awk '{s += $1} END {print s}' "$store/kit-seconds-$hash")
-	"$ump" --store "$store" status "$hash" > "$logs/tables-status.txt" 2>&1 || true
+	hashes=() rc=0
+	: > "$logs/tables-summary.txt"
+	: > "$logs/tables-status.txt"
+	: > "$logs/tables-run.log"
+	for i in "${!manifests[@]}"; do
+		manifest=${manifests[$i]}
+		mapfile -t changes < <(printf %s "${overrides[$i]}")
+		began=$(date +%s)
+		left=$((start + limit - began))
+		if [ "$left" -lt 1 ]; then
+			echo "tables: $manifest not started: the limit was reached" | tee -a "$logs/tables-summary.txt"
+			rc=130
+			break
+		fi
+		# --foreground: the signal to ump alone (without it timeout signals the
+		# process group too, and a second SIGINT ends ump at once, unsaved).
+		set +e
+		timeout --foreground --preserve-status -s INT -k 60 "$left" \
+			"$ump" --store "$store" run --engine gpu "$manifest" "${changes[@]}" > "$logs/tables-run.out" 2> >(tee -a "$logs/tables-run.log" >&2)
+		rc=$?
+		set -e
+		took=$(($(date +%s) - began))
+		hash=$(sed -n 's/^manifest //p' "$logs/tables-run.out" | head -1)
+		if [ -z "$hash" ]; then
+			echo ".gpu/run tables: ump run of $manifest stopped before naming the manifest (exit $rc; tables-run.log)" >&2
+			exit 1
+		fi
+		hashes+=("$hash")
+		echo "$took" >> "$store/kit-seconds-$hash"
+		total=$(awk '{s += $1} END {print s}' "$store/kit-seconds-$hash")
+		"$ump" --store "$store" status "$hash" >> "$logs/tables-status.txt" 2>&1 || true
+		echo "tables: $manifest ${changes[*]} (manifest $hash): ump run exited $rc after $took s; $total s of ump run over $(wc -l < "$store/kit-seconds-$hash") call(s)" | tee -a "$logs/tables-summary.txt"
+		[ "$rc" = 0 ] || break
+	done
 	rm -rf "$logs/results"
-	"$ump" --store "$store" report "$hash" --out "$logs/results"
-	echo "tables: $manifest $* (manifest $hash): ump run exited $rc after $took s; $total s of ump run over $(wc -l < "$store/kit-seconds-$hash") call(s)" | tee "$logs/tables-summary.txt"
+	if [ ${#hashes[@]} -gt 0 ]; then "$ump" --store "$store" report "${hashes[@]}" --out "$logs/results"; fi
 	case $rc in
 	0) ;;
 	130) echo "stopped at the time limit at a safe point: run .gpu/run tables again (same arguments) to continue" | tee -a "$logs/tables-summary.txt"; exit 75 ;;

@@ -781,6 +781,26 @@ func TestValidationThatHoldsOutNothingIsRefused(t *testing.T) {
 	}
 }
 
+// TestGPUEngineRefusesAValidationSplit: --engine gpu of a manifest that
+// holds out a validation split is refused (the GPU engine does not score
+// one), as engine: gpu in the file is; the CPU engine takes it.
+func TestGPUEngineRefusesAValidationSplit(t *testing.T) {
+	m := "version: 1\nname: v\ntask: {dataset: mnist}\nworkers: 4\nrounds: 2\nlr: 0.1\nalgorithm: {name: d-sum}\npartition: {kind: iid}\nvalidation: {fraction: 0.1}\n"
+	p, err := Parse("v.yaml", []byte(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SetEngine("gpu"); err == nil || !strings.Contains(err.Error(), "--engine gpu: the manifest holds out a validation split") {
+		t.Errorf("--engine gpu with validation: %v; want it refused", err)
+	}
+	if err := p.SetEngine("cpu"); err != nil {
+		t.Errorf("--engine cpu with validation: %v", err)
+	}
+	if _, err := Parse("v.yaml", []byte(m+"engine: gpu\n")); err == nil || !strings.Contains(err.Error(), "the GPU engine does not score a validation split") {
+		t.Errorf("engine: gpu with validation: %v; want it refused", err)
+	}
+}
+
 // TestImpossibleMinSizeIsRefused: a Dirichlet min_size that the workers
 // together cannot hold (100 workers of at least 700 of MNIST's 60,000) is
 // refused when the manifest is read, saying the most it can be.

@@ -578,6 +578,9 @@ func (p *Plan) SetEngine(engine string) error {
 	if kind := p.Manifest.Task.Kind(); !slices.Contains(kind.Engines, engine) {
 		return &Error{Problems: []string{fmt.Sprintf("--engine %s: the %s task runs on the %s", engine, kind.Name, strings.ToUpper(kind.Engines[0]))}}
 	}
+	if engine == tasks.GPU && p.Manifest.Validation != nil {
+		return &Error{Problems: []string{"--engine gpu: the manifest holds out a validation split (validation:), which the GPU engine does not score; use --engine cpu (or remove validation)"}}
+	}
 	if engine == tasks.CPU {
 		engine = ""
 	}
