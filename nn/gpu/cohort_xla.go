@@ -121,6 +121,7 @@ func NewCohort(device *Device, data *datasets.Dataset, shape CohortShape) (Cohor
 	if c.eval, err = NewExec(backend, c.evalGraph(shape.Cells)); err != nil {
 		return nil, err
 	}
+	c.eval.WithName(shape.Algorithm + "'s evaluation program")
 	if c.evalOne, err = NewExec(backend, c.evalGraph(1)); err != nil {
 		return nil, err
 	}

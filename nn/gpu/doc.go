@@ -12,7 +12,9 @@
 // one definition in package algorithms. Its per-step Engine serves cells
 // whose compressed communication runs on the host. Device opens the
 // backend once; CheckCompile is ump doctor's check program; CellBytes is a
-// cohort cell's memory by the round program's arithmetic.
+// cohort cell's memory by the round program's arithmetic, and CohortCells
+// sizes a cohort from XLA's own figures for its compiled programs
+// (ParseProgramMemory reads them from GoMLX's compile log).
 //
 // Imports: algorithms, datasets, nn.
 package gpu

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -159,6 +160,37 @@ func benchHeader(config, engine string) {
 	fmt.Printf("allocator  PJRT client options %v\n", pjrtOptions)
 }
 
+// sizing says how many cells of the case's shape a cohort would hold by
+// XLA's figures (CohortCells over the round and evaluation programs of
+// its cells, half the device's memory) and by CellBytes, and whether the
+// case's cells fit.
+func sizing(compiles string, cells int, estimate int64) string {
+	memory, _ := DeviceMemory()
+	budget := memory / 2
+	byEstimate := max(1, budget*int64(cells)/max(estimate, 1))
+	figures := map[string]ProgramMemory{}
+	name := ""
+	for _, line := range strings.Split(compiles, "\n") {
+		if _, after, ok := strings.Cut(line, "Compiling "); ok {
+			name, _ = strconv.Unquote(strings.TrimSpace(after))
+		} else if p, err := ParseProgramMemory(line); err == nil {
+			figures[name] = p
+		}
+	}
+	round, okRound := figures["d-sum's round program"]
+	eval, okEval := figures["d-sum's evaluation program"]
+	if !okRound || !okEval {
+		return fmt.Sprintf("no XLA figures for the round and evaluation programs; by CellBytes %d cells fit half the device (%.1f GiB)", byEstimate, float64(budget)/(1<<30))
+	}
+	fit := CohortCells(round, eval, cells, budget)
+	verdict := "the case's cells fit"
+	if fit < cells {
+		verdict = fmt.Sprintf("the case's %d cells do not: a cohort of this shape would be sized down to %d", cells, fit)
+	}
+	return fmt.Sprintf("by XLA's figures %d cells fit half the device (%.1f GiB; round peak %.2f GiB, evaluation peak %.2f GiB for %d cells), by CellBytes %d: %s",
+		fit, float64(budget)/(1<<30), float64(round.Peak())/(1<<30), float64(eval.Peak())/(1<<30), cells, byEstimate, verdict)
+}
+
 // compileLines are the compile lines of GoMLX's XLA backend's log (klog
 // V(1) in executable.go: the program's name, compile time, and XLA's
 // memory figures for it), trimmed of klog's prefix.
@@ -200,6 +232,7 @@ func (r benchResult) print(bc benchCase, compiles string) {
 		fmt.Printf("  compiled programs: no figures (not the XLA backend)\n")
 	}
 	fmt.Printf("  device memory  %s; estimate %.2f GiB (CellBytes x cells)\n", r.deviceUsed, float64(r.estimate)/(1<<30))
+	fmt.Printf("  sizing         %s\n", sizing(compiles, r.cells, r.estimate))
 	fmt.Printf("  %-14s %10s %10s %10s   (ms, %d rounds)\n", "phase", "median", "p10", "p90", len(r.rates))
 	for i, name := range phaseNames {
 		fmt.Printf("  %-14s %10.2f %10.2f %10.2f\n", name, 1e3*median(r.phases[i]), 1e3*quantile(r.phases[i], 0.1), 1e3*quantile(r.phases[i], 0.9))
