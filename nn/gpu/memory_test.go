@@ -31,7 +31,7 @@ func TestParseProgramMemory(t *testing.T) {
 func TestCohortCellsFromTheRecordedFigures(t *testing.T) {
 	const mib, gib = 1 << 20, 1 << 30
 	round := ProgramMemory{Inputs: 234_250_650, Outputs: 177_733_632, Temporary: 7 * gib} // 223.4 MiB, 169.5 MiB
-	eval := ProgramMemory{Temporary: 1_825_361_101} // 1.7 GiB
+	eval := ProgramMemory{Temporary: 1_825_361_101}                                       // 1.7 GiB
 	for _, c := range []struct {
 		name   string
 		budget int64
