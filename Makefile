@@ -34,7 +34,7 @@ run: build
 	./bin/ump data fetch mnist
 	./bin/ump --store $(STORE) run quickstart
 
-# Every test (the CPU engine's on every kernel path this CPU runs, and, where
+# Every Go file gofmt'd, then every test (the CPU engine's on every kernel path this CPU runs, and, where
 # qemu-aarch64 is installed, its pinned numbers on arm64), and 30 s of
 # fuzzing a results directory as ump report reads it (its rate printed,
 # over the time it fuzzed after replaying its seed inputs; the fuzz cache
@@ -57,6 +57,8 @@ run: build
 # reason (FORBID_SKIPS=TEXT fails it when a reason holds TEXT: .ci/run
 # forbids the skips of what it installs).
 test:
+	@unformatted=$$($$($(GO) env GOROOT)/bin/gofmt -l $$(git ls-files '*.go')); \
+		if [ -n "$$unformatted" ]; then echo "$$unformatted"; echo "make test: gofmt -w the files above"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) build -o bin/testsummary ./internal/testsummary
 	rm -f $(SKIPS)
