@@ -126,6 +126,9 @@ func TestKitPhasesOnTheGoBackend(t *testing.T) {
 		if code, output := phase(t, t.TempDir(), nil, "tables", "rounds=3", "paper/table1-mnist"); code != 2 || !strings.Contains(output, "override rounds=3 comes before any manifest") {
 			t.Errorf("an override before any manifest: exit %d:\n%s", code, output)
 		}
+		if code, output := phase(t, t.TempDir(), nil, "profile"); code != 2 || !strings.Contains(output, "profiles XLA's kernels on a GPU; the backend here is go:ops_sequential") {
+			t.Errorf("profile on the Go backend: exit %d:\n%s", code, output)
+		}
 	})
 }
 

@@ -17,6 +17,11 @@
 #   bench [CASES]    the GPU engine against the JAX and torch.func peers
 #                    (default lenet-c1-n10,lenet-c36-n10,lenet-c180-n10; more
 #                    flags of nn/gpu's BenchmarkGPUPeerComparison may follow); 530 s
+#   profile [CASE]   where a round's time goes on XLA: the bench case
+#                    (lenet-c36-n10) for 5 rounds, under nsys where the host
+#                    has it (every GPU kernel's time, profile.log), and
+#                    XLA's optimized programs (xla-dump/: the kernels
+#                    it fused); 300 s
 #   tables [MANIFEST [PATH=VALUE...]...]
 #                    ump run --engine gpu of each manifest in turn
 #                    (paper/table1-mnist), each with the overrides that
@@ -31,7 +36,7 @@ set -euo pipefail
 kit=$(cd "$(dirname "$0")" && pwd)
 phase=${1:-help}
 shift || true
-case $phase in all) limit=570 ;; smoke) limit=120 ;; agree) limit=480 ;; bench) limit=530 ;; tables) limit=510 ;; *)
+case $phase in all) limit=570 ;; smoke) limit=120 ;; agree) limit=480 ;; bench) limit=530 ;; profile) limit=300 ;; tables) limit=510 ;; *)
 	sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'
 	[ "$phase" = help ] && exit 0
 	echo ".gpu/run: unknown phase \"$phase\"" >&2
@@ -50,7 +55,7 @@ mkdir -p "$out" "$logs"
 # whenever .gpu/run ends, so under all after every phase.
 deliver() {
 	tar -C "$logs" -czf "$out/kit-out.tar.gz.part" . && mv "$out/kit-out.tar.gz.part" "$out/kit-out.tar.gz"
-	for f in all-summary.txt smoke-doctor.log agree-summary.txt bench.log tables-summary.txt; do
+	for f in all-summary.txt smoke-doctor.log agree-summary.txt bench.log profile.log tables-summary.txt; do
 		if [ -f "$logs/$f" ]; then cp "$logs/$f" "$out/"; fi
 	done
 }
@@ -167,6 +172,31 @@ bench)
 	shift || true
 	cd "$dir/nn/gpu"
 	run bench timeout -s INT "$limit" ./gpu.test -test.run '^$' -test.bench '^BenchmarkGPUPeerComparison$' -test.benchtime 1x -gpu-cases "$cases" "$@"
+	;;
+profile)
+	case $GOMLX_BACKEND in xla:*) ;; *)
+		echo ".gpu/run profile: it profiles XLA's kernels on a GPU; the backend here is $GOMLX_BACKEND" >&2
+		exit 2
+		;;
+	esac
+	nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2> /dev/null | head -1 || true)
+	dump=$logs/xla-dump
+	rm -rf "$dump" "$logs/profile".*
+	export XLA_FLAGS="${XLA_FLAGS:+$XLA_FLAGS }--xla_dump_to=$dump --xla_dump_hlo_as_text"
+	bench=(./gpu.test -test.run '^$' -test.bench '^BenchmarkGPUPeerComparison$' -test.benchtime 1x -gpu-cases "${1:-lenet-c36-n10}" -gpu-peers none -gpu-rounds 5)
+	cd "$dir/nn/gpu"
+	rc=0
+	if [ -n "$nsys" ]; then
+		run profile timeout -s INT "$limit" "$nsys" profile --stats=true --force-overwrite=true -o "$logs/profile" "${bench[@]}" || rc=$?
+		rm -f "$logs/profile.nsys-rep" "$logs/profile.sqlite" # the stats are in profile.log; the trace would not come back (16 MiB a file)
+	else
+		{ echo "profile: no nsys on this host (nor in /usr/local/cuda/bin): XLA's optimized programs only"; timeout -s INT "$limit" "${bench[@]}"; } > "$logs/profile.log" 2>&1 || rc=$?
+		cat "$logs/profile.log"
+	fi
+	# Of XLA's dump, the programs as they ran (after its optimizations).
+	if [ -d "$dump" ]; then find "$dump" -type f ! -name '*after_optimizations.txt' -delete; fi
+	echo "profile: $(find "$dump" -type f 2> /dev/null | wc -l) optimized programs in xla-dump/"
+	exit $rc
 	;;
 tables)
 	# An argument without "=" is a manifest, one with "=" an override of
