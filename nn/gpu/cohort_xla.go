@@ -575,33 +575,46 @@ func (c *xlaCohort) Close() {
 	}
 }
 
-// gatherInput loads samples idx [models, b] of a resident split: images
-// standardised through the table ([models, b, H, W, C]), features, or
-// token bags (rows into the models' stacked embedding tables).
-func (c *xlaCohort) gatherInput(split []*Node, idx *Node) (graphInput, *Node) {
+// gatherInput loads samples idx [n, b] of a resident split for models
+// models: each model's own samples (n = models) or one set every model
+// reads (n = 1, an evaluation's), gathered once and broadcast. Images come
+// standardised through the table ([models, b, H, W, C]), then features,
+// or token bags (rows into the models' stacked embedding tables).
+func (c *xlaCohort) gatherInput(split []*Node, idx *Node, models int) (graphInput, *Node) {
 	m := c.model
 	d := idx.Shape().Dimensions
-	models, b := d[0], d[1]
-	flat := Reshape(idx, models*b, 1)
-	labels := Reshape(Gather(split[1], flat), models, b)
+	n, b := d[0], d[1]
+	flat := Reshape(idx, n*b, 1)
+	labels := forModels(Reshape(Gather(split[1], flat), n, b), models)
 	switch {
 	case m.Text:
-		tokens := Gather(split[0], flat) // [models*b, L]
+		tokens := Gather(split[0], flat) // [n*b, L]
 		bag := tokens.Shape().Dimensions[1]
-		tokens = Reshape(tokens, models, b, bag)
+		tokens = forModels(Reshape(tokens, n, b, bag), models)
 		offset := MulScalar(Iota(idx.Graph(), shapes.Make(dtypes.Int32, models, b, bag), 0), len(c.data.Vocab))
-		bagW := Reshape(Gather(split[2], flat), models, b, bag)
+		bagW := forModels(Reshape(Gather(split[2], flat), n, b, bag), models)
 		return graphInput{rows: Add(tokens, offset), bagW: bagW}, labels
 	case m.In.Spatial:
 		in := m.In
-		pixels := ConvertDType(Gather(split[0], flat), dtypes.Int32) // [models*b, C*H*W]
-		channel := MulScalar(Iota(idx.Graph(), shapes.Make(dtypes.Int32, models*b, in.C, in.H*in.W), 1), 256)
-		at := Add(Reshape(pixels, models*b, in.C, in.H*in.W), channel)
-		x := Gather(split[2], Reshape(at, models*b*in.C*in.H*in.W, 1))
-		return graphInput{x: TransposeAllAxes(Reshape(x, models, b, in.C, in.H, in.W), 0, 1, 3, 4, 2)}, labels
+		pixels := ConvertDType(Gather(split[0], flat), dtypes.Int32) // [n*b, C*H*W]
+		channel := MulScalar(Iota(idx.Graph(), shapes.Make(dtypes.Int32, n*b, in.C, in.H*in.W), 1), 256)
+		at := Add(Reshape(pixels, n*b, in.C, in.H*in.W), channel)
+		x := Gather(split[2], Reshape(at, n*b*in.C*in.H*in.W, 1))
+		x = TransposeAllAxes(Reshape(x, n, b, in.C, in.H, in.W), 0, 1, 3, 4, 2)
+		return graphInput{x: forModels(x, models)}, labels
 	default:
-		return graphInput{x: Reshape(Gather(split[0], flat), models, b, m.In.C)}, labels
+		return graphInput{x: forModels(Reshape(Gather(split[0], flat), n, b, m.In.C), models)}, labels
 	}
+}
+
+// forModels is x [n, ...] for models models: x itself where n = models,
+// else its one set (n = 1) broadcast to every model.
+func forModels(x *Node, models int) *Node {
+	d := x.Shape().Dimensions
+	if d[0] == models {
+		return x
+	}
+	return BroadcastToDims(x, append([]int{models}, d[1:]...)...)
 }
 
 // roundGraph: inputs the state vectors [rows, P], the numbers [cells,
@@ -632,7 +645,7 @@ func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 	s.losses = Zeros(scal.Graph(), shapes.Make(dtypes.Float32, rows, sh.LocalSteps))
 	s.grad = func(tau, x *Node) (loss, grad *Node) {
 		step := func(v *Node) *Node { return Gather(s.here(v), Reshape(tau, 1)) } // v[tau] (every backend has Gather)
-		in, labels := c.gatherInput(s.hereAll(split), step(idx))
+		in, labels := c.gatherInput(s.hereAll(split), step(idx), rows)
 		var masks []*Node
 		for d, li := range drops {
 			masks = append(masks, unpackMask(step(packed[d]), m.Shapes[li], m.Layers[li].(nn.Dropout)))
@@ -917,8 +930,7 @@ func (c *xlaCohort) evalGraph(cells int) func(inputs []*Node) []*Node {
 			g := start.Graph()
 			sample := Add(Iota(g, shapes.Make(dtypes.Int32, chunk), 0), start)
 			valid := ConvertDType(LessThan(sample, Const(g, int32(c.test.len))), dtypes.Float32)
-			idx := BroadcastToDims(ExpandAxes(sample, 0), k, chunk)
-			in, labels := c.gatherInput(b.useAll(split), idx)
+			in, labels := c.gatherInput(b.useAll(split), ExpandAxes(sample, 0), k) // the chunk's samples once, for every model
 			t := graphForward(m, b.use(models), in, nil)
 			w := BroadcastToDims(ExpandAxes(valid, 0), k, chunk)
 			loss, _, hits := crossEntropyGraph(t.acts[len(t.acts)-1], labels, w, m.Classes)
