@@ -100,13 +100,16 @@ const (
 	RoundsCSVFile = "rounds.csv.gz"
 )
 
-// CSVFiles are the CSV copies a results directory may hold: the plain
-// rounds.csv is a directory's written before ump gzipped it.
-var CSVFiles = []string{FinalCSVFile, RoundsCSVFile, "rounds.csv"}
+// plainRoundsCSV is the rounds' CSV copy of a directory written before
+// ump gzipped it.
+const plainRoundsCSV = "rounds.csv"
+
+// CSVFiles are the CSV copies a results directory may hold.
+var CSVFiles = []string{FinalCSVFile, RoundsCSVFile, plainRoundsCSV}
 
 // plainResultFiles are the results of a directory written before ump
 // gzipped the rounds' CSV: read, and written again, as they are.
-var plainResultFiles = []string{RegistrationFile, ManifestFile, FinalFile, FinalCSVFile, RoundsFile, "rounds.csv"}
+var plainResultFiles = []string{RegistrationFile, ManifestFile, FinalFile, FinalCSVFile, RoundsFile, plainRoundsCSV}
 
 // signed is what the results' signature covers: the manifest, the files
 // and the signer's key, its name included (so a look-alike name is

@@ -137,14 +137,13 @@ func ComparePaper(p *published.Results, plan *manifests.Plan, g *Grid, t *publis
 			return estimate{mean: math.Inf(-1)}, true
 		}
 		v := Verdict{Claim: c, Paper: "no numbers (the paper draws this as a figure)"}
-		v.Ours, v.noisy = pc.decide(c, ours(pc.Entries), p.Confidence)
-		switch {
-		case c.Converges != nil:
-			v.Ours, v.Paper, v.noisy = pc.converges(c.Converges, curves), "no numbers (the paper draws the curves)", nil
-		case !t.Drawn:
-			v.Paper, _ = pc.decide(c, paper, p.Confidence)
-		}
-		if c.Converges == nil {
+		if c.Converges != nil {
+			v.Ours, v.Paper = pc.converges(c.Converges, curves), "no numbers (the paper draws the curves)"
+		} else {
+			v.Ours, v.noisy = pc.decide(c, ours(pc.Entries), p.Confidence)
+			if !t.Drawn {
+				v.Paper, _ = pc.decide(c, paper, p.Confidence)
+			}
 			v.Depends = dependence(c, v.Ours, runners)
 		}
 		pc.Claims = append(pc.Claims, v)

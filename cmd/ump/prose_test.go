@@ -27,6 +27,9 @@ var setting = regexp.MustCompile(`(?:10\^-?|(?:[βλαK]|alpha|beta|lambda) ?[=�
 // resultsDir is a committed results directory named in the prose.
 var resultsDir = regexp.MustCompile(`results/(?:[\w.-]+/)?[\w.-]+-[0-9a-f]{12}`)
 
+// codeSpan is a code block or span of Markdown, whose figures are not cited.
+var codeSpan = regexp.MustCompile("(?s)```.*?```|`[^`]*`")
+
 // rowName is the name of an algorithm (a table row) in the prose.
 var rowName = regexp.MustCompile(`Local\s+SGD|QG-DSGDm|SlowMo|GT-DSUM|D-SUM`)
 
@@ -81,7 +84,7 @@ func TestReproducingProseCitesItsResults(t *testing.T) {
 			shown = append(shown, named(dir))
 		}
 		lines := strings.Split(strings.Join(shown, "\n"), "\n")
-		prose = regexp.MustCompile("(?s)```.*?```|`[^`]*`").ReplaceAllString(prose, "")
+		prose = codeSpan.ReplaceAllString(prose, "")
 		for _, m := range decimal.FindAllStringIndex(prose, -1) {
 			n := prose[m[0]:m[1]]
 			if !cited(prose, m[0], m[1]) || setting.MatchString(prose[max(0, m[0]-12):m[0]]) {

@@ -83,7 +83,7 @@ func (s *seeding) wanted(ctx context.Context, plan *manifests.Plan) (adds []map[
 	if err != nil {
 		return nil, 0, err
 	}
-	targets, err := targets(&rep.Plan, grid)
+	targets, err := targetsOf(&rep.Plan, grid)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -107,12 +107,12 @@ func (s *seeding) wanted(ctx context.Context, plan *manifests.Plan) (adds []map[
 	return adds, len(capped), nil
 }
 
-// targets are the choices that need more seeds: in each entry whose
+// targetsOf are the choices that need more seeds: in each entry whose
 // choice of table.select is within the noise, the chosen and the
 // runner-up value; in each entry a claim of the paper compares within
 // the noise (for a manifest the paper publishes a table of), its chosen
 // value.
-func targets(plan *manifests.Plan, grid *report.Grid) ([]target, error) {
+func targetsOf(plan *manifests.Plan, grid *report.Grid) ([]target, error) {
 	var out []target
 	for r, row := range grid.Entries {
 		for c, e := range row {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // ProgramMemory is XLA's account of one compiled program's device memory,
@@ -32,7 +33,7 @@ func ParseProgramMemory(line string) (ProgramMemory, error) {
 	}
 	var v [4]int64
 	for i, s := range m[1:] {
-		number, unit, ok := cutLast(s, " ")
+		number, unit, ok := strings.Cut(s, " ")
 		f, err := strconv.ParseFloat(number, 64)
 		if !ok || err != nil || siUnits[unit] == 0 {
 			return ProgramMemory{}, fmt.Errorf("%q is not a number of bytes (go-humanize's, as 7.5 GB) in %q", s, line)
@@ -40,16 +41,6 @@ func ParseProgramMemory(line string) (ProgramMemory, error) {
 		v[i] = int64(f * siUnits[unit])
 	}
 	return ProgramMemory{Inputs: v[0], Outputs: v[1], Aliases: v[2], Temporary: v[3]}, nil
-}
-
-// cutLast is s cut around the last sep.
-func cutLast(s, sep string) (before, after string, found bool) {
-	for i := len(s) - len(sep); i >= 0; i-- {
-		if s[i:i+len(sep)] == sep {
-			return s[:i], s[i+len(sep):], true
-		}
-	}
-	return s, "", false
 }
 
 // CohortCells sizes a cohort from XLA's figures for the round and
