@@ -118,11 +118,11 @@ func NewCohort(device *Device, data *datasets.Dataset, shape CohortShape) (Cohor
 		return nil, err
 	}
 	c.round.WithName(shape.Algorithm + "'s round program")
-	if c.eval, err = NewExec(backend, c.evalGraph(shape.Cells)); err != nil {
+	if c.eval, err = NewExec(backend, c.evalGraph(shape.Cells, evalChunk(shape.Cells*(shape.Workers+1)))); err != nil {
 		return nil, err
 	}
 	c.eval.WithName(shape.Algorithm + "'s evaluation program")
-	if c.evalOne, err = NewExec(backend, c.evalGraph(1)); err != nil {
+	if c.evalOne, err = NewExec(backend, c.evalGraph(1, evalChunk(shape.Workers+1))); err != nil {
 		return nil, err
 	}
 	if c.rows, err = NewExec(backend, func(state, idx *Node) *Node { return Gather(state, idx) }); err != nil {
@@ -531,8 +531,7 @@ func (c *xlaCohort) EvaluateCell(ci int) (CellScores, error) {
 }
 
 // evaluate runs an evaluation program of `cells` cells on the models x
-// over the test split: one execution, whose loop takes evalChunk test
-// samples at a time.
+// over the test split: one execution.
 func (c *xlaCohort) evaluate(prog *Exec, x *tensors.Tensor, cells int) ([]CellScores, error) {
 	n := c.shape.Workers
 	out, err := prog.Exec(append([]any{x}, c.test.args()...)...)
@@ -909,9 +908,10 @@ func unpackMask(packed *Node, s nn.Shape, d nn.Dropout) *Node {
 // the rows, then each cell's average model — the sum of losses and the
 // number of hits over the test split, and each cell's mean_i |x_i -
 // xbar|^2 (all float64). The average models and distances are computed
-// once; a While loop runs the models on evalChunk test samples at a time,
-// each chunk's sums (float32) added in float64.
-func (c *xlaCohort) evalGraph(cells int) func(inputs []*Node) []*Node {
+// once; a While loop runs the models on chunk test samples at a time (a
+// power of two up to nn.EvalBatch; evalChunk's), each chunk's sums
+// (float32) added in float64.
+func (c *xlaCohort) evalGraph(cells, chunk int) func(inputs []*Node) []*Node {
 	return func(inputs []*Node) []*Node {
 		n := c.shape.Workers
 		m := c.model
@@ -924,7 +924,6 @@ func (c *xlaCohort) evalGraph(cells int) func(inputs []*Node) []*Node {
 		distance := DivScalar(ReduceSum(Mul(dev, dev), 1, 2), float64(n))
 		models := Concatenate([]*Node{x, ConvertDType(mean, dtypes.Float32)}, 0)
 		k := cells * (n + 1)
-		chunk := evalChunk(k)
 		zero := Zeros(g, shapes.Make(dtypes.Float64, k))
 		out := countedLoop(g, c.test.len, chunk, append([]*Node{models}, split...), []*Node{zero, zero}, func(b *loopBody, start *Node, sums []*Node) []*Node {
 			g := start.Graph()

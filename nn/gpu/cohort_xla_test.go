@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gomlx/gomlx/pkg/core/graph"
+
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/internal/rng"
@@ -456,5 +458,44 @@ func TestCohortBuilderErrorsNameTheAlgorithm(t *testing.T) {
 			}
 			t.Log(err)
 		})
+	}
+}
+
+// TestEvaluationAtEveryChunk: the evaluation program scores every worker's
+// model as the CPU engine does at each number of test samples per step of
+// its loop that the benchmark tries (16 to nn.EvalBatch; the 40 test
+// samples padded to 256, so most steps hold padding), not only at the
+// cohort's own.
+func TestEvaluationAtEveryChunk(t *testing.T) {
+	data := cohortData()
+	cc := algorithmCases()["d-sum"]
+	co := newTestCohort(t, device(GoBackend), data, cc)
+	defer co.Close()
+	cohortRound(t, co, cc, 0, nil)
+	x := co.(*xlaCohort)
+	for chunk := 16; chunk <= nn.EvalBatch; chunk *= 4 {
+		prog, err := graph.NewExec(x.backend, x.evalGraph(len(cc.cfgs), chunk))
+		if err != nil {
+			t.Fatal(err)
+		}
+		scores, err := x.evaluate(prog, x.state[0], len(cc.cfgs))
+		prog.Finalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c := range cc.cfgs {
+			state, err := co.State(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, _ := cpu.New("lenet", data, cc.seeds[c])
+			want, err := e.Evaluate(state["x"], &data.Test)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range want {
+				checkScore(t, fmt.Sprintf("chunk %d, cell %d, worker %d", chunk, c, i), s, scores[c].Local[i], data.Test.Len(), 1e-5)
+			}
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"regexp"
@@ -18,6 +19,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gomlx/gomlx/backends"
+	"github.com/gomlx/gomlx/pkg/core/graph"
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/datasets"
@@ -215,6 +219,7 @@ type benchResult struct {
 	rates          []float64   // samples/s of each timed round
 	evalSeconds    []float64
 	evalModels     int // models scored per evaluation
+	evalByChunk    string
 	testSamples    int
 	flopsPerSample float64
 	estimate       int64  // CellBytes × cells
@@ -242,6 +247,7 @@ func (r benchResult) print(bc benchCase, compiles string) {
 		rate, rate*r.flopsPerSample/1e12, r.flopsPerSample/1e6)
 	fmt.Printf("  evaluation     %.1f ms median of %d, one execution each (%d models x %d test samples)\n",
 		1e3*median(r.evalSeconds), len(r.evalSeconds), r.evalModels, r.testSamples)
+	fmt.Printf("  by chunk       %s\n", r.evalByChunk)
 	fmt.Printf("  vs CPU engine  %s\n", r.worst)
 	same := "identical"
 	if r.digests[0] != r.digests[1] {
@@ -391,6 +397,9 @@ func benchCohort(dev *Device, bc benchCase) (*benchResult, error) {
 		}
 		res.evalSeconds = append(res.evalSeconds, time.Since(start).Seconds())
 	}
+	if res.evalByChunk, err = evalByChunk(co, backend); err != nil {
+		res.evalByChunk = "not measured: " + err.Error() // the case's other figures still count
+	}
 	res.deviceUsed = "not read (no nvidia-smi)"
 	if out, err := exec.Command("nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader").Output(); err == nil {
 		res.deviceUsed = strings.TrimSpace(string(out)) + " in use after the rounds (nvidia-smi)"
@@ -409,6 +418,55 @@ func benchCohort(dev *Device, bc benchCase) (*benchResult, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// evalByChunk times the cohort's evaluation with each chunk of test
+// samples per step of its loop (a power of two up to nn.EvalBatch; the
+// cohort's own is evalChunk's): compile seconds and the median of 3
+// executions and the largest difference of its scores from the
+// cohort's evaluation (relative, for losses), so that one run on a GPU host shows which chunk evaluates
+// fastest (its memory: the "evaluation at chunk" programs' XLA figures).
+func evalByChunk(co *xlaCohort, backend backends.Backend) (string, error) {
+	want, err := co.Evaluate()
+	if err != nil {
+		return "", err
+	}
+	var out []string
+	for chunk := 16; chunk <= nn.EvalBatch; chunk *= 2 {
+		prog, err := graph.NewExec(backend, co.evalGraph(co.shape.Cells, chunk))
+		if err != nil {
+			return "", err
+		}
+		prog.WithName(fmt.Sprintf("evaluation at chunk %d", chunk))
+		start := time.Now()
+		if err := prog.PreCompile(append([]any{co.state[0]}, co.test.args()...)...); err != nil {
+			return "", fmt.Errorf("compiling the evaluation at chunk %d: %w", chunk, err)
+		}
+		compile := time.Since(start).Seconds()
+		var took []float64
+		var scores []CellScores
+		for range 3 {
+			start := time.Now()
+			if scores, err = co.evaluate(prog, co.state[0], co.shape.Cells); err != nil {
+				return "", err
+			}
+			took = append(took, time.Since(start).Seconds())
+		}
+		worst := 0.0 // the largest difference from the cohort's own evaluation
+		for c, cell := range scores {
+			for i, s := range append(cell.Local, cell.Consensus) {
+				w := append(want[c].Local, want[c].Consensus)[i]
+				worst = max(worst, math.Abs(s.Loss-w.Loss)/max(math.Abs(w.Loss), 1e-30), math.Abs(s.Accuracy-w.Accuracy))
+			}
+		}
+		prog.Finalize()
+		mark := ""
+		if chunk == evalChunk(co.shape.Cells*(co.shape.Workers+1)) {
+			mark = " (the cohort's)"
+		}
+		out = append(out, fmt.Sprintf("%d: %.1f ms, compile %.2f s, scores within %.1g%s", chunk, 1e3*median(took), compile, worst, mark))
+	}
+	return "evaluation by test samples per loop step: " + strings.Join(out, "; "), nil
 }
 
 // cpuDifference runs cell 0's first round on the CPU engine and the CPU
