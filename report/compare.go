@@ -89,7 +89,7 @@ func Compare(nameA, nameB string, a, b *Exported) (*Comparison, error) {
 	if c.GridB, err = b.Grid(spec); err != nil {
 		return nil, err
 	}
-	pub, err := published.Parse(manifests.Published)
+	pub, err := Paper()
 	if err != nil {
 		return nil, err
 	}

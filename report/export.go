@@ -16,7 +16,6 @@ import (
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/optimizers"
-	"github.com/ump-lab/ump/published"
 	"github.com/ump-lab/ump/stages"
 )
 
@@ -328,7 +327,7 @@ func ParamColumns() []string {
 // published.yaml has one (percent, as printed; NaN elsewhere). The
 // manifests' layouts must have the same columns.
 func Summary(ctx context.Context, s state.Source, reps []*state.Report) (*artifacts.Table, error) {
-	pub, err := published.Parse(manifests.Published)
+	pub, err := Paper()
 	if err != nil {
 		return nil, err
 	}

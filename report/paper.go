@@ -28,6 +28,10 @@ func labelIndex(labels [][]string, label string) int {
 	return slices.IndexFunc(labels, func(l []string) bool { return strings.Join(l, " / ") == label })
 }
 
+// Paper is the paper's published results and claims
+// (manifests/published.yaml), parsed.
+func Paper() (*published.Results, error) { return published.Parse(manifests.Published) }
+
 // PaperEntry is one entry of a comparison: ours (in percent) beside the
 // paper's.
 type PaperEntry struct {

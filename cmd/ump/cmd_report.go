@@ -15,7 +15,6 @@ import (
 	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
-	"github.com/ump-lab/ump/published"
 	"github.com/ump-lab/ump/render"
 	"github.com/ump-lab/ump/report"
 	"github.com/ump-lab/ump/signing"
@@ -359,7 +358,7 @@ func reportTables(x *report.Exported) (*report.Grid, map[string]string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	pub, err := published.Parse(manifests.Published)
+	pub, err := report.Paper()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/published"
 	"github.com/ump-lab/ump/report"
 	"github.com/urfave/cli/v2"
 )
@@ -141,7 +140,7 @@ func writeTable(t renderedTable, o tableOptions, w io.Writer) (err error) {
 // published table for its manifest.
 func paperComparison(plan *manifests.Plan, grid *report.Grid) (*report.PaperComparison, error) {
 	name := plan.Manifest.Name
-	pub, err := published.Parse(manifests.Published)
+	pub, err := report.Paper()
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
-	"github.com/ump-lab/ump/published"
 	"github.com/ump-lab/ump/report"
 )
 
@@ -121,7 +120,7 @@ func targetsOf(plan *manifests.Plan, grid *report.Grid) ([]target, error) {
 			}
 		}
 	}
-	pub, err := published.Parse(manifests.Published)
+	pub, err := report.Paper()
 	if err != nil || pub.Table(plan.Manifest.Name) == nil {
 		return out, err
 	}
