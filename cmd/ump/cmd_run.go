@@ -206,7 +206,7 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	out, err := runner.Run(ctx, plan)
 	if err == nil && opts.untilDecided > 0 {
 		sd := &seeding{ump: g.ump, opts: opts, runner: runner, store: store, log: stderr}
-		plan, out, rerun, err = sd.run(ctx, plan, out, rerun)
+		plan, out, err = sd.run(ctx, plan, out, rerun) // rerun stays the command as given: it adds the same seeds again
 	}
 	if err != nil {
 		if ctx.Err() != nil {

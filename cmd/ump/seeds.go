@@ -28,16 +28,17 @@ type seeding struct {
 }
 
 // run adds seeds to the plan, which has run with outcome out, and runs
-// them, round after round; it returns the last plan, its run's outcome and
-// the arguments that run it again.
-func (s *seeding) run(ctx context.Context, plan *manifests.Plan, out pipeline.Outcome, rerun string) (*manifests.Plan, pipeline.Outcome, string, error) {
+// them, round after round; it returns the last plan and its run's
+// outcome, and names the arguments that run that plan alone (rerun: the
+// first plan's).
+func (s *seeding) run(ctx context.Context, plan *manifests.Plan, out pipeline.Outcome, rerun string) (*manifests.Plan, pipeline.Outcome, error) {
 	if _, ok := plan.Manifest.Sweep["seed"]; !ok {
-		return plan, out, rerun, badInput{fmt.Errorf("--until-decided adds seeds: the manifest must sweep seed")}
+		return plan, out, badInput{fmt.Errorf("--until-decided adds seeds: the manifest must sweep seed")}
 	}
 	for added := false; ; added = true {
 		adds, open, err := s.wanted(ctx, plan)
 		if err != nil {
-			return plan, out, rerun, err
+			return plan, out, err
 		}
 		if len(adds) == 0 {
 			if open > 0 {
@@ -48,18 +49,18 @@ func (s *seeding) run(ctx context.Context, plan *manifests.Plan, out pipeline.Ou
 			if added {
 				fmt.Fprintf(s.log, "the table's manifest, %.12s, with its added cells: `%s run %s`\n", plan.Hash, s.ump, rerun)
 			}
-			return plan, out, rerun, nil
+			return plan, out, nil
 		}
 		opts := s.opts
 		opts.overrides = withAdd(opts.overrides, append(slices.Clone(plan.Manifest.Add), adds...))
 		if plan, rerun, err = openPlan(opts); err != nil {
-			return plan, out, rerun, err
+			return plan, out, err
 		}
 		rerun = opts.howToRun() + rerun
 		fmt.Fprintf(s.log, "adding %d cells, seeds where a choice or a claim is within the noise: manifest %s\n", len(adds), plan.Hash)
 		s.runner.Overrides = opts.changes()
 		if out, err = s.runner.Run(ctx, plan); err != nil {
-			return plan, out, rerun, err
+			return plan, out, err
 		}
 	}
 }

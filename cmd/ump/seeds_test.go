@@ -1,8 +1,11 @@
 package main
 
 import (
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // seedsManifest's choice of lr is within the noise on its three seeds
@@ -66,5 +69,38 @@ func TestUntilDecidedAddsSeedsWhereTheChoiceIsWithinTheNoise(t *testing.T) {
 	}
 	if r := ump(t, store, "run", "--until-decided", "4", "--until", "train", m); r.code != 2 {
 		t.Errorf("--until-decided with --until: exit %d, %s", r.code, r.stderr)
+	}
+}
+
+// TestUntilDecidedResumesAsTyped: a run of --until-decided interrupted
+// while it runs added seeds names the command as typed to resume it (the
+// same results add the same seeds), not its last manifest's add block,
+// and that command finishes the run. (seedsManifest on 300,000 samples:
+// the lr is chosen within the noise, 61.2%, and each cell takes long
+// enough to be interrupted.)
+func TestUntilDecidedResumesAsTyped(t *testing.T) {
+	store, dir := t.TempDir(), t.TempDir()
+	m := writeFile(t, "noisy.yaml", strings.Replace(seedsManifest, "train: 300,", "train: 300000,", 1))
+	cmd := exec.Command(umpBin, "--store", store, "run", "-j", "2", "--until-decided", "4", m)
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(stderr.String(), "adding 2 cells"); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("run --until-decided 4 never added a cell:\n%s", stderr.String())
+		}
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	cmd.Wait()
+	rerun := hint(t, stderr.String(), resumeHint)
+	if !strings.HasSuffix(rerun, " run -j 2 --until-decided 4 "+m) {
+		t.Errorf("the resume hint is not the command as typed: %s", rerun)
+	}
+	if r := printed(t, dir, rerun); r.code != 0 || !strings.Contains(r.stderr, "1 entries stay within the noise at 4 seeds") ||
+		!strings.Contains(r.stderr, "8 cells: 8 completed, 0 diverged, 0 failed") {
+		t.Errorf("%s: exit %d, did not finish the run\n%s", rerun, r.code, r.stderr)
 	}
 }
