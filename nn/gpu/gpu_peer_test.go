@@ -454,9 +454,9 @@ func evalByChunk(co *xlaCohort, backend backends.Backend) (string, error) {
 		}
 		worst := 0.0 // the largest difference from the cohort's own evaluation
 		for c, cell := range scores {
-			for i, s := range append(cell.Local, cell.Consensus) {
-				w := append(want[c].Local, want[c].Consensus)[i]
-				worst = max(worst, math.Abs(s.Loss-w.Loss)/max(math.Abs(w.Loss), 1e-30), math.Abs(s.Accuracy-w.Accuracy))
+			models, wanted := append(slices.Clone(cell.Local), cell.Consensus), append(slices.Clone(want[c].Local), want[c].Consensus)
+			for i, s := range models {
+				worst = max(worst, math.Abs(s.Loss-wanted[i].Loss)/max(math.Abs(wanted[i].Loss), 1e-30), math.Abs(s.Accuracy-wanted[i].Accuracy))
 			}
 		}
 		prog.Finalize()
