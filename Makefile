@@ -70,7 +70,7 @@ test:
 		match($$0, /execs: [0-9]+/); x = substr($$0, RSTART+7, RLENGTH-7)} END {printf "fuzzing: %d executions in %d s (after %d s replaying its %d seed inputs), %.0f per second\n", \
 		x, e-b, b, n, (e > b ? x/(e-b) : 0)}' bin/fuzz.log
 	$(GO) vet -tags xla ./...
-	$(GO) test -count=1 -tags xla -json -run '^TestXLABuilderAcceptsEveryProgram$$' ./nn/gpu | $(SUMMARY)
+	$(GO) test -count=1 -tags xla -json -run '^(TestXLABuilderAcceptsEveryProgram|TestCohortCasesAreWellConditioned)$$' ./nn/gpu | $(SUMMARY)
 	$(GO) vet -tags 'xla peer' ./nn/...
 	$(MAKE) gpu-kit
 	UMP_GPU_KIT=$(CURDIR)/.gpu $(GO) test -count=1 -timeout 30m -json -run KitPhases ./gpukit | $(SUMMARY) -v

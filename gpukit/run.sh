@@ -151,11 +151,7 @@ agree)
 	# The three packages' tests side by side, each from its package's folder.
 	# nn/gpu's tests name a subtest by its backend first; the parentheses
 	# keep "/$half" on all three (Go splits a -run pattern at a top-level "|").
-	# XLA's QG-DSGDm round programs after its optimizations (agree-xla-qg/),
-	# to read beside the CPU's rules: on XLA that cell differs (issue 71).
-	rm -rf "$logs/agree-xla-qg"
-	(cd "$dir/nn/gpu" && XLA_FLAGS="${XLA_FLAGS:+$XLA_FLAGS }--xla_dump_to=$logs/agree-xla-qg --xla_dump_hlo_as_text --xla_dump_hlo_module_re=.*qg.dsgdm.*" \
-		exec ./gpu.test -test.v -test.timeout "${limit}s" -test.run "(GPU|Cohort|Check)/$half") > "$logs/agree-gpu.log" 2>&1 &
+	(cd "$dir/nn/gpu" && exec ./gpu.test -test.v -test.timeout "${limit}s" -test.run "(GPU|Cohort|Check)/$half") > "$logs/agree-gpu.log" 2>&1 &
 	gpu=$!
 	(cd "$dir/pipeline" && exec ./pipeline.test -test.v -test.timeout "${limit}s" -test.run Cohort) > "$logs/agree-pipeline.log" 2>&1 &
 	pipeline=$!
@@ -165,7 +161,6 @@ agree)
 	for p in $gpu $pipeline $cli; do
 		wait "$p" || rc=1
 	done
-	if [ -d "$logs/agree-xla-qg" ]; then find "$logs/agree-xla-qg" -type f ! -name '*after_optimizations.txt' -delete; fi
 	tail -n 3 "$logs"/agree-gpu.log "$logs"/agree-pipeline.log "$logs"/agree-cli.log
 	grep -h -E '^(--- |    --- )(PASS|FAIL|SKIP)|worst relative difference|within [0-9.e-]+ of the CPU|differs' \
 		"$logs"/agree-gpu.log "$logs"/agree-pipeline.log "$logs"/agree-cli.log > "$logs/agree-summary.txt" || true
