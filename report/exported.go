@@ -108,7 +108,9 @@ const plainRoundsCSV = "rounds.csv"
 var CSVFiles = []string{FinalCSVFile, RoundsCSVFile, plainRoundsCSV}
 
 // plainResultFiles are the results of a directory written before ump
-// gzipped the rounds' CSV: read, and written again, as they are.
+// gzipped the rounds' CSV: read, and written again with the CSV gzipped
+// where no signature covers the plain file (readExported), as they are
+// where one does.
 var plainResultFiles = []string{RegistrationFile, ManifestFile, FinalFile, FinalCSVFile, RoundsFile, plainRoundsCSV}
 
 // signed is what the results' signature covers: the manifest, the files
@@ -647,6 +649,11 @@ func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error
 	if listed := slices.Sorted(maps.Keys(r.Files)); all && len(results) == len(ResultFiles) &&
 		(slices.Equal(listed, slices.Sorted(slices.Values(ResultFiles))) || slices.Equal(listed, slices.Sorted(slices.Values(plainResultFiles)))) {
 		x.record, x.results = &r, results
+		if plain, ok := results[plainRoundsCSV]; ok && r.Signature == "" { // nothing vouches for the plain file: written again as ump writes it now
+			delete(results, plainRoundsCSV)
+			results[RoundsCSVFile] = gzipped(plain)
+			x.record = nil
+		}
 	}
 	return nil
 }

@@ -189,8 +189,9 @@ func relisted(t *testing.T, dir, name string, data []byte) {
 
 // TestRoundsCSVIsGzipped: the rounds' CSV copy is rounds.csv.gz, holding
 // the rounds row by row; a directory written before that, with a plain
-// rounds.csv, is read, checked (an edit of it is refused) and written
-// again as it was.
+// rounds.csv, is read and checked (an edit of it is refused); written
+// again, unsigned, it holds rounds.csv.gz instead, and signed as it was
+// (the signature covers the plain file).
 func TestRoundsCSVIsGzipped(t *testing.T) {
 	dir := written(t, twoCells(t), nil)
 	want := "cell,round,objective_gap\n1,1,1\n1,2,0.5\n2,1,3\n2,2,7\n"
@@ -210,11 +211,35 @@ func TestRoundsCSVIsGzipped(t *testing.T) {
 		t.Fatalf("a directory with a plain rounds.csv: %v", err)
 	}
 	again := written(t, x, nil)
+	if got := string(gunzipFile(t, filepath.Join(again, RoundsCSVFile))); got != want {
+		t.Errorf("an unsigned plain rounds.csv written again: rounds.csv.gz holds %q, want %q", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(again, "rounds.csv")); err == nil {
+		t.Errorf("an unsigned plain rounds.csv written again: still there beside rounds.csv.gz")
+	}
+	if _, err := ReadExported(again); err != nil {
+		t.Errorf("an unsigned plain rounds.csv written again: %v", err)
+	}
+	signed := filepath.Join(t.TempDir(), "signed")
+	os.CopyFS(signed, os.DirFS(old))
+	r = recordOf(t, signed)
+	key := keyIn(t)
+	r.Signer = key.Public()
+	r.Signature = key.Sign(r.signed())
+	record, _ = json.Marshal(r)
+	os.WriteFile(filepath.Join(signed, RecordFile), record, 0o644)
+	if x, err = ReadExported(signed); err != nil {
+		t.Fatalf("a signed directory with a plain rounds.csv: %v", err)
+	}
+	again = written(t, x, nil)
 	if data, err := os.ReadFile(filepath.Join(again, "rounds.csv")); err != nil || string(data) != want {
-		t.Errorf("written again: rounds.csv %q, %v; want it as it was", data, err)
+		t.Errorf("a signed plain rounds.csv written again: rounds.csv %q, %v; want it as it was", data, err)
 	}
 	if _, err := os.Stat(filepath.Join(again, RoundsCSVFile)); err == nil {
-		t.Errorf("written again: a rounds.csv.gz beside the plain rounds.csv")
+		t.Errorf("a signed plain rounds.csv written again: a rounds.csv.gz beside it")
+	}
+	if got := recordOf(t, again); got.Signer != key.Public() {
+		t.Errorf("a signed plain rounds.csv written again: signed by %q, want its signer's", got.Signer)
 	}
 	relisted(t, old, "rounds.csv", []byte(strings.Replace(want, "2,2,7", "2,2,8", 1)))
 	if _, err := ReadExported(old); err == nil || !strings.Contains(err.Error(), `rounds.csv does not hold what rounds.parquet holds: row 4 (cell 2), objective_gap: "8", not "7"`) {
