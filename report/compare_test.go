@@ -101,7 +101,7 @@ func TestReadExportedFinalsNamesWhatIsAbsent(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Absent: the CSV copy of the rounds, the manifest and the figures.
-	want := []string{"manifest.yaml", "rounds.csv"}
+	want := []string{"manifest.yaml", RoundsCSVFile}
 	for _, pattern := range []string{"*.png", "*.pdf"} {
 		figures, _ := filepath.Glob(filepath.Join(committed, pattern))
 		for _, f := range figures {
