@@ -127,9 +127,10 @@ func cited(prose string, i, j int) bool {
 // on a line of its row, or in its column of a table whose columns are
 // algorithms (compression-mnist's: a row per codec).
 func shows(lines []string, number *regexp.Regexp, row string) bool {
+	key := rowKey(row)
 	var header []string
 	for i, l := range lines {
-		if strings.Contains(rowKey(l), rowKey(row)) && number.MatchString(l) {
+		if strings.Contains(rowKey(l), key) && number.MatchString(l) {
 			return true
 		}
 		if !strings.HasPrefix(l, "|") {
@@ -142,7 +143,7 @@ func shows(lines []string, number *regexp.Regexp, row string) bool {
 			continue
 		}
 		for j, c := range cells {
-			if row != "" && j < len(header) && strings.Contains(rowKey(header[j]), rowKey(row)) && number.MatchString(c) {
+			if row != "" && j < len(header) && strings.Contains(rowKey(header[j]), key) && number.MatchString(c) {
 				return true
 			}
 		}
