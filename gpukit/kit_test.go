@@ -74,7 +74,7 @@ func TestKitPhasesOnTheGoBackend(t *testing.T) {
 		logs := delivered(t, out)
 		holds(t, "all's summary", read(t, filepath.Join(out, "all-summary.txt")), "smoke: exit 0", "agree: exit 0", "bench: exit 0", "tables: exit 0")
 		holds(t, "smoke's doctor log", read(t, filepath.Join(logs, "smoke-doctor.log")),
-			"gpu: works: gomlx-float32/v4 SimpleGo", "backend: GOMLX_BACKEND=go:ops_sequential", "compile check: a loop of 3 trips")
+			"gpu: works: gomlx-float32/v5 SimpleGo", "backend: GOMLX_BACKEND=go:ops_sequential", "compile check: a loop of 3 trips")
 		holds(t, "smoke's host log", read(t, filepath.Join(logs, "smoke-host.log")), "sha256 ")
 		agree := read(t, filepath.Join(logs, "agree-summary.txt"))
 		if strings.Contains(agree, "--- FAIL") {
@@ -83,7 +83,7 @@ func TestKitPhasesOnTheGoBackend(t *testing.T) {
 		holds(t, "agree's summary", agree, "--- PASS: TestCohortMatchesCPU", "--- PASS: TestCohortAgreesWithCPUOverWholeRuns",
 			"--- PASS: TestGPUEngineThroughThePipeline", "--- PASS: TestCheckCompile", "worst relative difference per figure")
 		holds(t, "bench's header", read(t, filepath.Join(logs, "bench.log")),
-			"engine     gomlx-float32/v4", "module     github.com/gomlx/gomlx v", "module     github.com/gomlx/go-xla v")
+			"engine     gomlx-float32/v5", "module     github.com/gomlx/gomlx v", "module     github.com/gomlx/go-xla v")
 		report := read(t, filepath.Join(logs, "results", "report.md"))
 		if strings.Contains(report, "not finished") || !strings.Contains(report, "D-SUM") {
 			t.Errorf("the table's report:\n%s", report)

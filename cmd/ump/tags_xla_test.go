@@ -51,9 +51,9 @@ func TestGPUEngineThroughThePipeline(t *testing.T) {
 	if a, b := acc(hg), acc(hc); a < 0.3 || b < 0.3 || a-b > 0.02 || b-a > 0.02 {
 		t.Errorf("final test_acc_mean: gpu engine %.4f, cpu engine %.4f", a, b)
 	}
-	want := "gpu: works: gomlx-float32/v4 SimpleGo"
+	want := "gpu: works: gomlx-float32/v5 SimpleGo"
 	if !strings.HasPrefix(backend, "go") {
-		want = "gpu: works: gomlx-float32/v4 xla "
+		want = "gpu: works: gomlx-float32/v5 xla "
 	}
 	if r := umpEnv(t, env, store, "doctor"); !strings.Contains(r.stdout, want) {
 		t.Errorf("doctor with GOMLX_BACKEND=%s, want %q:\n%s", backend, want, r.stdout)

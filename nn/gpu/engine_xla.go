@@ -226,7 +226,7 @@ func DeviceMemory() (bytes int64, measured bool) {
 }
 
 func gpuName(b backends.Backend) string {
-	return "gomlx-float32/v4 " + b.Name() + " " + b.DeviceDescription(0)
+	return "gomlx-float32/v5 " + b.Name() + " " + b.DeviceDescription(0)
 }
 
 func (e *Engine) Name() string     { return e.name }

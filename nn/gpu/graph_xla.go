@@ -272,18 +272,21 @@ func shiftedConvWeightGrad(x, dy *Node, k int) *Node {
 }
 
 // convInputGrad is a convolution's input gradient on the padded h x w
-// input: for each patch position q = (di, dj), the output gradient dy
-// [models, b, ho, wo, outC] times that position's weights [models, outC,
-// C], shifted back onto the input by (di, dj), summed — dy x w directly,
-// without the patches' gradient [models, b, ho, wo, C, k*k].
+// input: the patches' gradient dy x w [models, b, ho, wo, C, k*k] in one
+// product batched over models (dy [models, b, ho, wo, outC] read once),
+// then each patch position q = (di, dj) shifted back onto the input by
+// (di, dj) and summed in patch order — elementwise work XLA fuses into
+// one pass. (One product of k*k columns per channel, where k*k products
+// of C columns each would read dy k*k times.)
 func convInputGrad(dy, weights *Node, k, h, w int) *Node {
 	d := dy.Shape().Dimensions
-	ho, wo := d[2], d[3]
+	models, b, ho, wo, c := d[0], d[1], d[2], d[3], weights.Shape().Dimensions[2]
+	patches := Einsum("wbhvo,wocq->wbhvcq", dy, weights)
 	var sum *Node
 	for q := range k * k {
 		di, dj := q/k, q%k
-		wq := Reshape(Slice(weights, AxisRange(), AxisRange(), AxisRange(), AxisElem(q)), d[0], d[4], weights.Shape().Dimensions[2])
-		term := padSpatial(Einsum("wbhvo,woc->wbhvc", dy, wq), di, h-ho-di, dj, w-wo-dj)
+		at := Reshape(Slice(patches, AxisRange(), AxisRange(), AxisRange(), AxisRange(), AxisRange(), AxisElem(q)), models, b, ho, wo, c)
+		term := padSpatial(at, di, h-ho-di, dj, w-wo-dj)
 		if sum == nil {
 			sum = term
 		} else {
