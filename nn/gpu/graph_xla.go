@@ -276,16 +276,16 @@ func shiftedConvWeightGrad(x, dy *Node, k int) *Node {
 // product batched over models (dy [models, b, ho, wo, outC] read once),
 // then each patch position q = (di, dj) shifted back onto the input by
 // (di, dj) and summed in patch order — elementwise work XLA fuses into
-// one pass. (One product of k*k columns per channel, where k*k products
-// of C columns each would read dy k*k times.)
+// one pass. (One product makes all C*k*k columns; a product per patch
+// position, C columns each, would read dy k*k times.)
 func convInputGrad(dy, weights *Node, k, h, w int) *Node {
 	d := dy.Shape().Dimensions
 	models, b, ho, wo, c := d[0], d[1], d[2], d[3], weights.Shape().Dimensions[2]
-	patches := Einsum("wbhvo,wocq->wbhvcq", dy, weights)
+	dpatches := Einsum("wbhvo,wocq->wbhvcq", dy, weights)
 	var sum *Node
 	for q := range k * k {
 		di, dj := q/k, q%k
-		at := Reshape(Slice(patches, AxisRange(), AxisRange(), AxisRange(), AxisRange(), AxisRange(), AxisElem(q)), models, b, ho, wo, c)
+		at := Reshape(Slice(dpatches, AxisRange(), AxisRange(), AxisRange(), AxisRange(), AxisRange(), AxisElem(q)), models, b, ho, wo, c)
 		term := padSpatial(at, di, h-ho-di, dj, w-wo-dj)
 		if sum == nil {
 			sum = term
