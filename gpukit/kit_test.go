@@ -26,8 +26,9 @@ func tinyTable(seed string) []string {
 // (make test builds it first) on GoMLX's pure-Go backend, as a GPU host runs
 // them on XLA, with no Go on the PATH and an empty home as there: all
 // (smoke's doctor and compile check, agree's every GPU agreement test from
-// the kit's test binaries with the kit's ump, bench's header — its cases
-// take too long on the Go backend — and a tiny table run to the end), then
+// the kit's test binaries with the kit's ump, bench's every line for its
+// tiny case, lenet-tiny — the paper's cases take too long on the Go
+// backend — and a tiny table run to the end), then
 // tables of two manifests at a tiny scale stopped by its time limit in the
 // first and continued to the end of both. What each call leaves in $OUT must come back from a device
 // (delivered).
@@ -67,7 +68,7 @@ func TestKitPhasesOnTheGoBackend(t *testing.T) {
 	}
 	t.Run("all", func(t *testing.T) {
 		out := t.TempDir()
-		code, output := phase(t, out, []string{"UMP_KIT_LIMIT=1500", "UMP_KIT_BENCH=none"}, append([]string{"all"}, tinyTable("1")...)...)
+		code, output := phase(t, out, []string{"UMP_KIT_LIMIT=1500", "UMP_KIT_BENCH=lenet-tiny -gpu-peers none -gpu-rounds 1"}, append([]string{"all"}, tinyTable("1")...)...)
 		if code != 0 {
 			t.Errorf("all exited %d:\n%s", code, output[max(0, len(output)-3000):])
 		}
@@ -82,8 +83,11 @@ func TestKitPhasesOnTheGoBackend(t *testing.T) {
 		}
 		holds(t, "agree's summary", agree, "--- PASS: TestCohortMatchesCPU", "--- PASS: TestCohortAgreesWithCPUOverWholeRuns",
 			"--- PASS: TestGPUEngineThroughThePipeline", "--- PASS: TestCheckCompile", "worst relative difference per figure")
-		holds(t, "bench's header", read(t, filepath.Join(logs, "bench.log")),
-			"engine     gomlx-float32/v5", "module     github.com/gomlx/gomlx v", "module     github.com/gomlx/go-xla v")
+		holds(t, "bench's log", read(t, filepath.Join(logs, "bench.log")),
+			"engine     gomlx-float32/v5", "module     github.com/gomlx/gomlx v", "module     github.com/gomlx/go-xla v",
+			"lenet-tiny: lenet, 2 cells x 2 workers", "sizing         no XLA figures", "samples/s      ",
+			"by chunk       evaluation by test samples per loop step: 16: ", "256: ", "(the cohort's)",
+			"vs CPU engine  relative difference of cell 0's state after one round: x ", "two fresh cohorts): identical")
 		report := read(t, filepath.Join(logs, "results", "report.md"))
 		if strings.Contains(report, "not finished") || !strings.Contains(report, "D-SUM") {
 			t.Errorf("the table's report:\n%s", report)

@@ -62,9 +62,13 @@ func benchCases() []benchCase { // test splits of the real sets' sizes: MNIST's 
 	for _, c := range [][2]int{{1, 10}, {36, 10}, {1, 64}, {180, 10}, {36, 64}, {180, 64}} {
 		out = append(out, benchCase{fmt.Sprintf("lenet-c%d-n%d", c[0], c[1]), "lenet", c[0], c[1], 128, mnist, "lenet-mnist", c[0] == 1})
 	}
+	tiny := func() *datasets.Dataset {
+		return nntest.WithTest(nntest.RandomData([]int{1, 28, 28}, 10, 512, 0, 0), 64)
+	}
 	return append(out,
 		benchCase{"cnn-c4-n10", "cnn", 4, 10, 128, emnist, "cnn-emnist", false},
-		benchCase{"embedding-bag-c2-n10", "embedding-bag", 2, 10, 128, agnews, "embedding-bag-agnews", false})
+		benchCase{"embedding-bag-c2-n10", "embedding-bag", 2, 10, 128, agnews, "embedding-bag-agnews", false},
+		benchCase{"lenet-tiny", "lenet", 2, 2, 8, tiny, "lenet-mnist", false}) // the bench's own check on GoMLX's Go backend (the kit test)
 }
 
 // BenchmarkGPUPeerComparison prints what a reader needs to trust the GPU
@@ -111,13 +115,18 @@ func compareGPUPeers(t testing.TB) {
 			continue
 		}
 		compiles.Reset()
-		r, err := benchCohort(dev, bc)
+		compiled := 0 // how much of the log printCompiled printed
+		r, err := benchCohort(dev, bc, func(r *benchResult) {
+			log := compiles.String()
+			compiled = len(log)
+			r.printCompiled(bc, compileLines(log))
+		})
 		if err != nil {
 			fmt.Printf("%s: %s (the whole error is on stderr)\n", bc.name, firstLine(err))
 			fmt.Fprintf(os.Stderr, "%s: %v\n", bc.name, err)
 			continue
 		}
-		r.print(bc, compileLines(compiles.String()))
+		r.print(compileLines(compiles.String()[compiled:]))
 		if python == "" || *gpuPeers == "none" {
 			continue
 		}
@@ -215,6 +224,7 @@ var phaseNames = []string{"host inputs", "upload", "execute", "wait+download", "
 type benchResult struct {
 	cells, n, k, b int
 	compile        float64     // seconds to compile the round program (PreCompile)
+	evalCompile    float64     // and the evaluation program
 	phases         [][]float64 // per phase, seconds of each timed round
 	rates          []float64   // samples/s of each timed round
 	evalSeconds    []float64
@@ -228,16 +238,29 @@ type benchResult struct {
 	digests        [2]string
 }
 
-func (r benchResult) print(bc benchCase, compiles string) {
+// printCompiled prints what is known once the round and evaluation
+// programs are compiled, before any round runs, so that a case cut short
+// by a time limit still shows whether its cohort fits: compile times,
+// XLA's figures for each program, and the sizing.
+func (r benchResult) printCompiled(bc benchCase, compiles string) {
 	fmt.Printf("\n%s: %s, %d cells x %d workers, K=%d, batch %d\n", bc.name, bc.model, r.cells, r.n, r.k, r.b)
-	fmt.Printf("  compile        %.2f s (round program; the first round's time is not counted below)\n", r.compile)
+	fmt.Printf("  compile        %.2f s round program, %.2f s evaluation program (not counted below)\n", r.compile, r.evalCompile)
 	if compiles != "" {
 		fmt.Printf("  compiled programs (GoMLX's XLA log):\n%s\n", compiles)
 	} else {
 		fmt.Printf("  compiled programs: no figures (not the XLA backend)\n")
 	}
-	fmt.Printf("  device memory  %s; estimate %.2f GiB (CellBytes x cells)\n", r.deviceUsed, float64(r.estimate)/(1<<30))
 	fmt.Printf("  sizing         %s\n", sizing(compiles, r.cells, r.estimate))
+}
+
+// print prints the rest of the case's figures; later are the compile
+// lines of the programs compiled after printCompiled (the evaluation at
+// each chunk, the second cohort's).
+func (r benchResult) print(later string) {
+	if later != "" {
+		fmt.Printf("  later programs (GoMLX's XLA log):\n%s\n", later)
+	}
+	fmt.Printf("  device memory  %s; estimate %.2f GiB (CellBytes x cells)\n", r.deviceUsed, float64(r.estimate)/(1<<30))
 	fmt.Printf("  %-14s %10s %10s %10s   (ms, %d rounds)\n", "phase", "median", "p10", "p90", len(r.rates))
 	for i, name := range phaseNames {
 		fmt.Printf("  %-14s %10.2f %10.2f %10.2f\n", name, 1e3*median(r.phases[i]), 1e3*quantile(r.phases[i], 0.1), 1e3*quantile(r.phases[i], 0.9))
@@ -288,8 +311,9 @@ func benchRound(bc benchCase, data *datasets.Dataset, seeds []uint64, cfg algori
 	return cells
 }
 
-// benchCohort measures a case (benchResult).
-func benchCohort(dev *Device, bc benchCase) (*benchResult, error) {
+// benchCohort measures a case (benchResult), calling compiled once the
+// round and evaluation programs are compiled.
+func benchCohort(dev *Device, bc benchCase, compiled func(*benchResult)) (*benchResult, error) {
 	data := bc.data()
 	m, err := nn.NewModel(bc.model, nn.Input{Shape: data.Shape, Classes: data.Classes, Vocab: len(data.Vocab)})
 	if err != nil {
@@ -345,6 +369,12 @@ func benchCohort(dev *Device, bc benchCase) (*benchResult, error) {
 		return nil, fmt.Errorf("compiling the round program: %w", err)
 	}
 	res.compile = time.Since(start).Seconds()
+	start = time.Now()
+	if err := co.eval.PreCompile(append([]any{co.state[0]}, co.test.args()...)...); err != nil {
+		return nil, fmt.Errorf("compiling the evaluation program: %w", err)
+	}
+	res.evalCompile = time.Since(start).Seconds()
+	compiled(res)
 	for round := 0; round < *gpuRounds+2; round++ {
 		cells := benchRound(bc, data, seeds, dsum, round)
 		var at [5]time.Time
