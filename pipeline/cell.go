@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"syscall"
@@ -186,24 +187,33 @@ func storeFailure(err error) bool {
 
 // cached returns the result of a completed run of stage key skey whose
 // outputs all verify, or nil. own reports whether the cell already
-// recorded it. Only results that count for the manifest (countFor) serve.
+// recorded it. Only results that count for the manifest (countFor) serve,
+// and only those that evaluated every round the cell asks for
+// (stages.Covers): every 1 serves every 5, every 5 does not serve every 1.
 func (c *cellRun) cached(ctx context.Context, skey, name string) (res *stages.Result, own bool, err error) {
 	evs, err := c.r.source().StageEvents(c.plan.Hash, skey)
 	if err != nil {
 		return nil, false, err
 	}
+	want := stages.EveryOf(&c.cell.Config).Evaluate
 	for i := len(evs) - 1; i >= 0; i-- {
 		ev := evs[i]
 		if ev.Kind != eventlog.StageCompleted {
 			continue
 		}
-		if err := c.r.verifyOutputs(ctx, ev.Outputs); err != nil {
-			c.p.cellf(c.cell, "%s: cached output unusable (%v); recomputing\n", name, err)
-			return nil, false, nil
-		}
 		pl, err := eventlog.PayloadOf[eventlog.StageOutcome](&ev)
 		if err != nil {
 			return nil, false, err
+		}
+		var ran stages.RanAs
+		if json.Unmarshal(pl.Summary, &ran) == nil && !stages.Covers(ran.EvaluateEvery, want) {
+			c.p.cellf(c.cell, "%s: the cached result evaluated every %d rounds, and this manifest asks for every %d: computing it again (the same model bits)\n",
+				name, ran.EvaluateEvery, want)
+			continue
+		}
+		if err := c.r.verifyOutputs(ctx, ev.Outputs); err != nil {
+			c.p.cellf(c.cell, "%s: cached output unusable (%v); recomputing\n", name, err)
+			return nil, false, nil
 		}
 		for _, e := range evs {
 			own = own || (e.Kind == eventlog.StageCompleted && e.Cell == c.key)
@@ -231,7 +241,7 @@ func completedEvent(stage, skey string, res *stages.Result, cached bool) *eventl
 // runStage executes a stage of the cell, resuming from its last verified
 // checkpoint.
 func (c *cellRun) runStage(ctx context.Context, st stages.Stage, params any, skey string, upstream map[string]*stages.Result) (*stages.Result, error) {
-	resume, err := c.r.lastCheckpoint(ctx, c.plan.Hash, skey)
+	resume, err := c.r.lastCheckpoint(ctx, c.plan.Hash, skey, stages.EveryOf(&c.cell.Config).Evaluate)
 	if err != nil {
 		return nil, err
 	}

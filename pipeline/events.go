@@ -39,30 +39,36 @@ func Referenced(evs []eventlog.Event) []artifacts.Ref {
 }
 
 // superseded are the digests of the checkpoints that two later
-// checkpoints of the same stage key replace (and that no other event
-// refers to): training resumes from the furthest whose blob reads back,
+// checkpoints of the same stage key, from runs that evaluate as often,
+// replace (and that no other event refers to): training resumes from the furthest whose blob reads back,
 // the one before it stands in for a damaged one, and a stage's final
 // checkpoint is its output; older ones are not kept. The runner removes
 // each as the next is recorded, gc collects any left, push and pull skip
 // them and CheckBlobs does not read them; so a store holds at most two
-// checkpoints per training stage, whatever its rounds.
+// checkpoints per training stage and evaluation interval, whatever its
+// rounds (a cell computed again for more evaluations keeps its own).
 func superseded(evs []eventlog.Event) map[string]bool {
-	rounds := map[string][]int{} // stage key -> its checkpoints' rounds
+	type training struct {
+		key      string
+		evaluate int
+	}
+	rounds := map[training][]int{} // a stage key's runs, by how often they evaluate -> their checkpoints' rounds
 	for _, ev := range evs {
 		if _, ok := ev.Outputs[eventlog.RoundCheckpoint]; ok && ev.Kind == eventlog.RoundCompleted {
-			rounds[ev.StageKey] = append(rounds[ev.StageKey], ev.Round)
+			t := training{ev.StageKey, evaluateEvery(&ev)}
+			rounds[t] = append(rounds[t], ev.Round)
 		}
 	}
-	kept := map[string]int{} // stage key -> the round from which checkpoints are kept
-	for key, rs := range rounds {
+	kept := map[training]int{} // -> the round from which checkpoints are kept
+	for t, rs := range rounds {
 		slices.Sort(rs)
 		rs = slices.Compact(rs)
-		kept[key] = rs[max(0, len(rs)-keptCheckpoints)]
+		kept[t] = rs[max(0, len(rs)-keptCheckpoints)]
 	}
 	old, live := map[string]bool{}, map[string]bool{}
 	for _, ev := range evs {
 		for _, ref := range ev.Outputs {
-			if ev.Kind == eventlog.RoundCompleted && ev.Round < kept[ev.StageKey] {
+			if ev.Kind == eventlog.RoundCompleted && ev.Round < kept[training{ev.StageKey, evaluateEvery(&ev)}] {
 				old[ref.Digest] = true
 			} else {
 				live[ref.Digest] = true
@@ -73,6 +79,16 @@ func superseded(evs []eventlog.Event) map[string]bool {
 		delete(old, d)
 	}
 	return old
+}
+
+// evaluateEvery is how often the run that recorded a round evaluates (0
+// where ump did not record it).
+func evaluateEvery(ev *eventlog.Event) int {
+	var rep struct {
+		EvaluateEvery int `json:"evaluate_every"`
+	}
+	json.Unmarshal(ev.Payload, &rep) // a round without a payload (or an unreadable one) evaluates as ump did not record
+	return rep.EvaluateEvery
 }
 
 // keptCheckpoints is how many of a training stage's furthest checkpoints

@@ -517,15 +517,17 @@ func (r *Runner) dropSuperseded(hash, skey string) error {
 }
 
 // lastCheckpoint returns the furthest checkpoint recorded for a stage key
-// that counts for manifest hash (countFor) and whose blob verifies, or nil.
-func (r *Runner) lastCheckpoint(ctx context.Context, hash, skey string) (*stages.Checkpoint, error) {
+// that counts for manifest hash (countFor), whose run evaluated every
+// round a run evaluating every evaluate rounds does (stages.Covers), and
+// whose blob verifies, or nil.
+func (r *Runner) lastCheckpoint(ctx context.Context, hash, skey string, evaluate int) (*stages.Checkpoint, error) {
 	evs, err := r.source().StageEvents(hash, skey)
 	if err != nil {
 		return nil, err
 	}
 	var found []stages.Checkpoint
 	for _, ev := range evs {
-		if ref, ok := ev.Outputs[eventlog.RoundCheckpoint]; ok && ev.Kind == eventlog.RoundCompleted {
+		if ref, ok := ev.Outputs[eventlog.RoundCheckpoint]; ok && ev.Kind == eventlog.RoundCompleted && stages.Covers(evaluateEvery(&ev), evaluate) {
 			found = append(found, stages.Checkpoint{Round: ev.Round, Ref: ref})
 		}
 	}

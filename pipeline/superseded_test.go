@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -12,7 +13,8 @@ import (
 // TestSupersededKeepsTheTwoFurthestDistinctRounds: of a stage key's
 // checkpoints, those before its two furthest distinct rounds are
 // superseded, a round recorded twice (a resumed run repeating it) counting
-// once; a superseded checkpoint whose blob a live event also names (here
+// once, and runs that evaluate at other intervals each keeping their own;
+// a superseded checkpoint whose blob a live event also names (here
 // the stage's output) is kept.
 func TestSupersededKeepsTheTwoFurthestDistinctRounds(t *testing.T) {
 	checkpoint := func(key string, round int, digest string) eventlog.Event {
@@ -23,6 +25,14 @@ func TestSupersededKeepsTheTwoFurthestDistinctRounds(t *testing.T) {
 		checkpoint("u", 10, "u10")}
 	if got := slices.Sorted(maps.Keys(superseded(twice))); !slices.Equal(got, []string{"c10"}) {
 		t.Errorf("round 30 recorded twice: superseded %v, want [c10] (rounds 20 and 30 kept)", got)
+	}
+	of := func(ev eventlog.Event, evaluate int) eventlog.Event {
+		ev.Payload = []byte(fmt.Sprintf(`{"round":%d,"evaluate_every":%d}`, ev.Round, evaluate))
+		return ev
+	}
+	again := []eventlog.Event{of(checkpoint("t", 10, "c10"), 5), of(checkpoint("t", 20, "c20"), 5), of(checkpoint("t", 10, "d10"), 1)}
+	if got := superseded(again); len(got) != 0 {
+		t.Errorf("a training computed again for more evaluations: superseded %v, want none (each run keeps its own two)", slices.Sorted(maps.Keys(got)))
 	}
 	shared := []eventlog.Event{checkpoint("t", 10, "c10"), checkpoint("t", 20, "c20"), checkpoint("t", 30, "c30"),
 		{Kind: eventlog.StageCompleted, StageKey: "t", Outputs: map[string]artifacts.Ref{"final": {Digest: "c10"}}}}

@@ -15,6 +15,10 @@ type RoundReport struct {
 	Metrics    map[string]Metric `json:"metrics,omitempty"`
 	Checkpoint *artifacts.Ref    `json:"checkpoint,omitempty"`
 	Seconds    float64           `json:"seconds"` // compute time since the previous report
+	// EvaluateEvery is how often the run that reported the round
+	// evaluates (its checkpoint's rows hold those rounds); 0 where ump did
+	// not record it.
+	EvaluateEvery int `json:"evaluate_every,omitempty"`
 }
 
 // Metric is a float64 whose JSON form also carries NaN and ±Inf (as the

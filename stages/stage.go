@@ -68,7 +68,8 @@ type Env struct {
 	Seat Seat
 	// Every says how often a rounded stage (train) evaluates and saves a
 	// checkpoint. It is not in Params: it changes what is recorded, never
-	// the trained model's bits, so it stays out of the cache key.
+	// the trained model's bits, so it stays out of the cache key; a result
+	// that evaluated too few rounds for it does not serve (Covers).
 	Every Every
 }
 
@@ -91,6 +92,12 @@ type Seat interface {
 type Every struct {
 	Evaluate, Checkpoint int
 }
+
+// Covers reports whether a run that evaluated every have rounds evaluated
+// every round that one evaluating every want rounds does (both evaluate
+// the last round): want is a multiple of have. have 0 (not recorded, by
+// an ump before it was) covers, as it did then.
+func Covers(have, want int) bool { return have == 0 || want%have == 0 }
 
 // EveryOf is a cell's Every.
 func EveryOf(cfg *manifests.Manifest) Every {

@@ -124,7 +124,8 @@ type training struct {
 	lastCheckpoint artifacts.Ref // the last checkpoint saved
 }
 
-// resume restores the runner's checkpoint (Env.Resume), if any.
+// resume restores the runner's checkpoint (Env.Resume), if any, unless
+// its rows lack a round this run evaluates: training then starts afresh.
 func (tg *training) resume(ctx context.Context) error {
 	env := tg.env
 	if env.Resume == nil {
@@ -138,12 +139,30 @@ func (tg *training) resume(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if !evaluated(saved, env.Every.Evaluate) { // a checkpoint of an ump that did not record how often its run evaluated
+		return nil
+	}
 	if err := tg.tr.restore(saved); err != nil {
 		return fmt.Errorf("checkpoint %s: %w", env.Resume.Ref.Digest, err)
 	}
 	st := tg.st
 	st.Round, st.Rows, st.Diverged = saved.Round, saved.Rows, saved.Diverged
 	return nil
+}
+
+// evaluated reports whether a checkpoint's rows hold every round up to
+// its own that a run evaluating every evaluate rounds evaluates.
+func evaluated(saved *TrainState, evaluate int) bool {
+	have := map[float64]bool{}
+	for _, row := range saved.Rows {
+		have[row[0]] = true
+	}
+	for r := evaluate; r <= saved.Round; r += evaluate {
+		if !have[float64(r)] {
+			return false
+		}
+	}
+	return true
 }
 
 // round runs round t (from 0), evaluates it and saves a checkpoint when
@@ -169,7 +188,7 @@ func (tg *training) round(ctx context.Context, t int) (diverged, interrupted boo
 	diverged = tg.tr.diverged()
 	st.Diverged = diverged
 	interrupted = ctx.Err() != nil
-	report := record.RoundReport{Round: st.Round, Rounds: cfg.Rounds}
+	report := record.RoundReport{Round: st.Round, Rounds: cfg.Rounds, EvaluateEvery: env.Every.Evaluate}
 	if evaluate || diverged {
 		row, err := tg.tr.metrics(st.Round)
 		if err != nil {
