@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/state"
@@ -62,16 +63,17 @@ const (
 	RecordFile       = "record.json"
 )
 
-// Record is what ump report wrote into a directory: the digest of every
-// file in it but itself, in two parts, each signed by whoever vouches
-// for it when a key is set up. The results (ResultFiles: the registration,
-// the manifest, the final and rounds tables) are signed by who vouches
-// for the numbers: the user whose store computed or pulled them
-// (Signer). The report (Report: the figures drawn from them) is signed by
-// who drew it, and names the results' digests and signer, so a report
-// regenerated from a directory keeps the results and their signature as
-// they were and adds only its own. ReadExported refuses a directory whose
-// files differ from it or that holds a file it does not list.
+// Record is what ump report writes into a directory: the digest of every
+// results file in it (ResultFiles: the registration, the manifest, the
+// final and rounds tables and their CSV copies), signed by who vouches
+// for the numbers (Signer), the user whose store computed or pulled them,
+// when a key is set up. The figures beside them are derived: ump report
+// draws them again from the results, and the record does not list them.
+// Records of an ump before that also hold Report, the figures' digests
+// and who drew them: read, its signature verified, its files neither
+// needed nor read. ReadExported refuses a directory whose results differ
+// from the record or that holds a file that is neither a result, a figure
+// nor the record.
 type Record struct {
 	Manifest  string            `json:"manifest"`
 	Files     map[string]string `json:"files"` // the results: name -> sha256:HEX
@@ -80,12 +82,20 @@ type Record struct {
 	Report    *ReportRecord     `json:"report,omitempty"`
 }
 
-// ReportRecord is the figures' part of a record.
+// ReportRecord is the figures' part of a record of an ump before figures
+// were derived.
 type ReportRecord struct {
 	Files     map[string]string `json:"files"` // name -> sha256:HEX
 	Signer    string            `json:"signer,omitempty"`
 	Signature string            `json:"signature,omitempty"`
 }
+
+// IsFigure reports whether name is a figure ump report draws into a
+// results directory (curves-N-COLUMN and sweep-PATH, as PNG and PDF):
+// derived from the results, drawn again by every report, never read.
+func IsFigure(name string) bool { return figureName.MatchString(name) }
+
+var figureName = regexp.MustCompile(`^(curves|sweep)-[^/]+\.(png|pdf)$`)
 
 // ResultFiles are the files of the results part of a record, as
 // WriteResults writes them from a store. The rounds' CSV copy is gzipped
@@ -135,9 +145,9 @@ func (r *Record) signedV1() []byte {
 	}{r.Manifest, r.Files})
 }
 
-// reportSigned is what the report's signature covers: its files, the
-// results they were drawn from and who vouches for those, and its
-// signer.
+// reportSigned is what the figures' signature of a record of an ump
+// before figures were derived covers: its files, the results they were
+// drawn from and who vouches for those, and its signer.
 func (r *Record) reportSigned() []byte {
 	return manifests.CanonicalJSON(struct {
 		Kind          string            `json:"kind"`
@@ -165,20 +175,13 @@ func ExportOf(ctx context.Context, s state.Source, rep *state.Report) (*Exported
 	return &Exported{Registration: rep.Registration, Final: final, Rounds: rounds, fromStore: true}, nil
 }
 
-// WriteResults writes the registration and the exports into dir (made if
-// needed): the Parquet files that ReadExported reads, CSV copies for
+// WriteResults writes the registration and the exports into dir, a new
+// directory (ump report fills one beside its destination and swaps it in:
+// Publish): the Parquet files that ReadExported reads, CSV copies for
 // readers without Parquet, and the manifest as YAML; results read from a
-// directory are written as they were read. A file in dir that neither
-// this nor the record already there (an earlier report's figures) names
-// is refused, by name; those the record names are removed.
+// directory are written as they were read.
 func (x *Exported) WriteResults(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if _, err := PathInside(dir); err != nil {
-		return err
-	}
-	if err := clearOwn(dir); err != nil {
+	if err := os.Mkdir(dir, 0o755); err != nil {
 		return err
 	}
 	files := x.results
@@ -252,14 +255,22 @@ func gunzipped(data []byte, limit int64) ([]byte, error) {
 	return out, nil
 }
 
-// clearOwn removes from dir the files its record lists (what an earlier
-// report wrote there), and refuses any other file but the record.
-func clearOwn(dir string) error {
+// CheckOwn refuses a directory that holds a file an earlier report did
+// not write there (a result, a figure, a record or what its record
+// lists), so that replacing it loses nothing of the user's; a directory
+// that does not exist passes.
+func CheckOwn(dir string) error {
 	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	own := map[string]bool{RecordFile: true}
+	own := map[string]bool{RecordFile: true, plainRoundsCSV: true}
+	for _, name := range ResultFiles {
+		own[name] = true
+	}
 	if data, err := os.ReadFile(filepath.Join(dir, RecordFile)); err == nil {
 		var r Record
 		if json.Unmarshal(data, &r) == nil {
@@ -274,29 +285,22 @@ func clearOwn(dir string) error {
 		}
 	}
 	for _, e := range entries {
-		if !own[e.Name()] && !slices.Contains(ResultFiles, e.Name()) {
+		if !own[e.Name()] && !(IsFigure(e.Name()) && e.Type().IsRegular()) {
 			return fmt.Errorf("%w: %s holds %s, which no report of ump wrote there: name another --out, or move it away",
 				state.ErrBadArgument, dir, e.Name())
-		}
-	}
-	for _, e := range entries {
-		if e.Name() != RecordFile && own[e.Name()] && !slices.Contains(ResultFiles, e.Name()) {
-			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
 }
 
 // WriteRecord writes dir's record (RecordFile) of the results
-// WriteResults wrote and the figures drawn beside them. The results keep
-// the record they were read with, their signature included; results from
-// the user's store are signed with key (nil: none set up), and so is the
-// report, whatever its results. Nothing else is signed with key: results
+// WriteResults wrote. The results keep the record they were read with,
+// their signature included (less the figures' part of an older ump's
+// record: figures are derived); results from the user's store are signed
+// with key (nil: none set up). Nothing else is signed with key: results
 // read from a directory or laid out anew (As) are not the user's to vouch
 // for.
-func (x *Exported) WriteRecord(dir string, figures []string, key *signing.Key) error {
+func (x *Exported) WriteRecord(dir string, key *signing.Key) error {
 	var r Record
 	if x.record != nil {
 		r = Record{Manifest: x.record.Manifest, Files: x.record.Files, Signer: x.record.Signer, Signature: x.record.Signature}
@@ -313,18 +317,6 @@ func (x *Exported) WriteRecord(dir string, figures []string, key *signing.Key) e
 			r.Signer = key.Public()
 			r.Signature = key.Sign(r.signed())
 		}
-	}
-	r.Report = &ReportRecord{Files: map[string]string{}}
-	for _, name := range figures {
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			return err
-		}
-		r.Report.Files[name] = digestOf(data)
-	}
-	if key != nil {
-		r.Report.Signer = key.Public()
-		r.Report.Signature = key.Sign(r.reportSigned())
 	}
 	data, err := json.MarshalIndent(r, "", " ")
 	if err != nil {
@@ -576,12 +568,14 @@ func sameAsCSV(t *artifacts.Table, data []byte) error {
 
 // checkRecord checks dir's files against its record, when it has one
 // (directories written before ump recorded its reports have none, and
-// read as unsigned): every file it lists has its digest, no other file is
-// in dir, and each signature verifies; the results' signer is x.Signer.
-// With all false, a listed file other than the registration and the two
-// Parquet tables that is absent is named in x.Absent; with all true, the
-// record and the results' bytes are kept, to be written again as they
-// were (WriteResults).
+// read as unsigned): every results file it lists has its digest, no file
+// but those, figures (IsFigure) and the record is in dir, and each
+// signature verifies; the results' signer is x.Signer. A listed results
+// file other than the registration and the two Parquet tables (the CSV
+// copies, the manifest) may be absent: with all, it is written again from
+// the tables and must give the recorded digest; without, it is named in
+// x.Absent. With all, the record and the results' bytes are kept, to be
+// written again as they were (WriteResults).
 func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error), all bool) error {
 	if _, err := os.Lstat(filepath.Join(dir, RecordFile)); errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -614,28 +608,33 @@ func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error
 			listed[name] = digest
 		}
 	}
+	for name := range listed {
+		if !filepath.IsLocal(name) || filepath.Base(name) != name || name == RecordFile {
+			return fmt.Errorf("%w: %s records %q, not a file of the directory", state.ErrBadArgument, path, name)
+		}
+	}
 	if err := onlyListed(dir, listed); err != nil {
 		return err
 	}
 	results := map[string][]byte{}
-	for _, name := range slices.Sorted(maps.Keys(listed)) {
-		if !filepath.IsLocal(name) || filepath.Base(name) != name || name == RecordFile {
-			return fmt.Errorf("%w: %s records %q, not a file of the directory", state.ErrBadArgument, path, name)
-		}
-		if _, err := os.Lstat(filepath.Join(dir, name)); !all && errors.Is(err, fs.ErrNotExist) && name != RegistrationFile && name != FinalFile && name != RoundsFile {
-			x.Absent = append(x.Absent, name)
-			continue
-		}
-		got, err := read(name)
+	derived := sync.OnceValues(x.encode)
+	for _, name := range slices.Sorted(maps.Keys(r.Files)) {
+		got, err := x.resultFile(dir, name, read, all, derived)
 		if err != nil {
 			return err
 		}
-		if digestOf(got) != listed[name] {
+		if got == nil {
+			x.Absent = append(x.Absent, name)
+			continue
+		}
+		if digestOf(got) != r.Files[name] {
+			if _, err := os.Lstat(filepath.Join(dir, name)); errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("%w: %s is not there, and written again from %s and %s it is not what %s records (another build of ump wrote it): restore it from where the directory came from",
+					state.ErrBadArgument, filepath.Join(dir, name), FinalFile, RoundsFile, RecordFile)
+			}
 			return fmt.Errorf("%w: %s was changed after ump report wrote it: its digest is not the one %s records", state.ErrBadArgument, filepath.Join(dir, name), RecordFile)
 		}
-		if _, ok := r.Files[name]; ok {
-			results[name] = got
-		}
+		results[name] = got
 	}
 	if r.Signer != "" || r.Signature != "" {
 		if !signing.Verifies(r.Signer, r.signed(), r.Signature) && !signing.Verifies(r.Signer, r.signedV1(), r.Signature) {
@@ -646,7 +645,7 @@ func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error
 	if rr := r.Report; rr != nil && (rr.Signer != "" || rr.Signature != "") && !signing.Verifies(rr.Signer, r.reportSigned(), rr.Signature) {
 		return fmt.Errorf("%w: %s carries a signature of its report by %s that does not verify: the record was changed after signing", state.ErrBadArgument, path, display.Terminal(rr.Signer))
 	}
-	if listed := slices.Sorted(maps.Keys(r.Files)); all && len(results) == len(ResultFiles) &&
+	if listed := slices.Sorted(maps.Keys(r.Files)); all &&
 		(slices.Equal(listed, slices.Sorted(slices.Values(ResultFiles))) || slices.Equal(listed, slices.Sorted(slices.Values(plainResultFiles)))) {
 		x.record, x.results = &r, results
 		if plain, ok := results[plainRoundsCSV]; ok && r.Signature == "" { // nothing vouches for the plain file: written again as ump writes it now
@@ -658,16 +657,41 @@ func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error
 	return nil
 }
 
-// onlyListed refuses a file in dir that the record does not list.
+// resultFile is a results file of dir that its record lists: read, or,
+// where it is absent and derived from the tables (the CSV copies, the
+// manifest), written again from them (derived: x.encode) when all is set
+// (nil without).
+func (x *Exported) resultFile(dir, name string, read func(name string) ([]byte, error), all bool, derived func() (map[string][]byte, error)) ([]byte, error) {
+	_, err := os.Lstat(filepath.Join(dir, name))
+	if !errors.Is(err, fs.ErrNotExist) || name == RegistrationFile || name == FinalFile || name == RoundsFile {
+		return read(name)
+	}
+	if !all {
+		return nil, nil
+	}
+	if name == plainRoundsCSV {
+		return artifacts.Encode(x.Rounds, "csv")
+	}
+	files, err := derived()
+	if err != nil {
+		return nil, err
+	}
+	if data, ok := files[name]; ok {
+		return data, nil
+	}
+	return nil, fmt.Errorf("%w: %s: not found, and not a file ump report writes", state.ErrBadArgument, filepath.Join(dir, name))
+}
+
+// onlyListed refuses a file in dir that the record does not list, but for
+// the record and figures (IsFigure: derived, drawn again by every report).
 func onlyListed(dir string, listed map[string]string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return fmt.Errorf("%w: %v", state.ErrBadArgument, err)
 	}
 	for _, e := range entries {
-		if _, ok := listed[e.Name()]; !ok && e.Name() != RecordFile {
-			return fmt.Errorf("%w: %s holds %s, which its %s does not list: a file ump report did not write (or, from an ump before records listed figures, "+
-				"one it drew: move the figures away and ump report draws them again)", state.ErrBadArgument, dir, e.Name(), RecordFile)
+		if _, ok := listed[e.Name()]; !ok && e.Name() != RecordFile && !(IsFigure(e.Name()) && e.Type().IsRegular()) {
+			return fmt.Errorf("%w: %s holds %s, which its %s does not list: a file ump report did not write", state.ErrBadArgument, dir, e.Name(), RecordFile)
 		}
 	}
 	return nil
@@ -898,15 +922,17 @@ func quoted(overrides []string) []string {
 }
 
 // RootFile is the record `ump report` writes beside its report.md: the
-// digest of report.md and of each manifest directory's record, signed by
-// who drew the report. `ump report OUT` of that directory checks it and
-// reports every directory it lists again.
+// digest of each manifest directory's record, signed by who drew the
+// report. `ump report OUT` of that directory checks it and reports every
+// directory it lists again. report.md is derived from the directories, as
+// their figures are, and drawn again by every report; a root of an ump
+// before that also holds report.md's digest, which is not checked.
 const RootFile = "report-record.json"
 
 // Root is a report's RootFile.
 type Root struct {
-	Report    string      `json:"report"`    // report.md's sha256:HEX
-	Manifests []RootEntry `json:"manifests"` // in the report's order
+	Report    string      `json:"report,omitempty"` // report.md's sha256:HEX, in roots of an ump before it was derived
+	Manifests []RootEntry `json:"manifests"`        // in the report's order
 	Signer    string      `json:"signer,omitempty"`
 	Signature string      `json:"signature,omitempty"`
 }
@@ -918,24 +944,26 @@ type RootEntry struct {
 }
 
 func (r *Root) signed() []byte {
+	if r.Report != "" {
+		return manifests.CanonicalJSON(struct {
+			Kind      string      `json:"kind"`
+			Report    string      `json:"report"`
+			Manifests []RootEntry `json:"manifests"`
+			Signer    string      `json:"signer"`
+		}{"ump report root 1", r.Report, r.Manifests, r.Signer})
+	}
 	return manifests.CanonicalJSON(struct {
 		Kind      string      `json:"kind"`
-		Report    string      `json:"report"`
 		Manifests []RootEntry `json:"manifests"`
 		Signer    string      `json:"signer"`
-	}{"ump report root 1", r.Report, r.Manifests, r.Signer})
+	}{"ump report root 2", r.Manifests, r.Signer})
 }
 
-// WriteRoot writes out's RootFile over its report.md and the records of
-// dirs (directories in out, in the report's order), signed with key unless
-// it is nil.
+// WriteRoot writes out's RootFile over the records of dirs (directories
+// in out, in the report's order), signed with key unless it is nil, in
+// one step (WriteFileAtomic).
 func WriteRoot(out string, dirs []string, key *signing.Key) error {
 	var r Root
-	data, err := os.ReadFile(filepath.Join(out, "report.md"))
-	if err != nil {
-		return err
-	}
-	r.Report = digestOf(data)
 	for _, dir := range dirs {
 		data, err := os.ReadFile(filepath.Join(out, dir, RecordFile))
 		if err != nil {
@@ -947,14 +975,11 @@ func WriteRoot(out string, dirs []string, key *signing.Key) error {
 		r.Signer = key.Public()
 		r.Signature = key.Sign(r.signed())
 	}
-	if data, err = json.MarshalIndent(r, "", " "); err != nil {
-		return err
-	}
-	p, err := PathInside(out, RootFile)
+	data, err := json.MarshalIndent(r, "", " ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(p, append(data, '\n'), 0o644)
+	return WriteFileAtomic(out, RootFile, append(data, '\n'))
 }
 
 // IsRoot reports whether dir holds a report's RootFile.
@@ -963,9 +988,9 @@ func IsRoot(dir string) bool {
 	return err == nil
 }
 
-// ReadRoot checks dir's RootFile (report.md and each record it lists
-// unchanged, its signature) and returns the manifest directories it lists
-// in the report's order, as paths from where ump runs.
+// ReadRoot checks dir's RootFile (each record it lists unchanged, its
+// signature) and returns the manifest directories it lists in the
+// report's order, as paths from where ump runs.
 func ReadRoot(dir string) ([]string, error) {
 	rootPath := filepath.Join(dir, RootFile)
 	data, err := os.ReadFile(rootPath)
@@ -981,26 +1006,18 @@ func ReadRoot(dir string) ([]string, error) {
 	if (r.Signer != "" || r.Signature != "") && !signing.Verifies(r.Signer, r.signed(), r.Signature) {
 		return nil, fmt.Errorf("%w: %s carries a signature by %s that does not verify: it was changed after signing", state.ErrBadArgument, rootPath, display.Terminal(r.Signer))
 	}
-	check := func(name, digest string) error {
-		got, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			return fmt.Errorf("%w: %s lists %s: %v", state.ErrBadArgument, rootPath, name, err)
-		}
-		if digestOf(got) != digest {
-			return fmt.Errorf("%w: %s was changed after ump report wrote it: its digest is not the one %s records", state.ErrBadArgument, filepath.Join(dir, name), rootPath)
-		}
-		return nil
-	}
-	if err := check("report.md", r.Report); err != nil {
-		return nil, err
-	}
 	var dirs []string
 	for _, m := range r.Manifests {
 		if !filepath.IsLocal(m.Dir) || filepath.Base(m.Dir) != m.Dir {
 			return nil, fmt.Errorf("%w: %s lists %q, not a directory beside it", state.ErrBadArgument, rootPath, display.Terminal(m.Dir))
 		}
-		if err := check(filepath.Join(m.Dir, RecordFile), m.Record); err != nil {
-			return nil, err
+		name := filepath.Join(m.Dir, RecordFile)
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s lists %s: %v", state.ErrBadArgument, rootPath, name, err)
+		}
+		if digestOf(got) != m.Record {
+			return nil, fmt.Errorf("%w: %s was changed after ump report wrote it: its digest is not the one %s records", state.ErrBadArgument, filepath.Join(dir, name), rootPath)
 		}
 		dirs = append(dirs, filepath.Join(dir, m.Dir))
 	}

@@ -33,11 +33,11 @@ func twoCells(tb testing.TB) *Exported {
 func smallExport(f *testing.F) map[string][]byte {
 	x := twoCells(f)
 	var err error
-	dir := f.TempDir()
+	dir := filepath.Join(f.TempDir(), "r")
 	if err := x.WriteResults(dir); err != nil {
 		f.Fatal(err)
 	}
-	if err := x.WriteRecord(dir, nil, nil); err != nil {
+	if err := x.WriteRecord(dir, nil); err != nil {
 		f.Fatal(err)
 	}
 	files := map[string][]byte{}

@@ -187,37 +187,67 @@ func (rp *reporting) fromStore(ctx context.Context, hash string) (*report.Export
 
 // write writes the report: one directory per manifest with its results,
 // figures and record, report.md and the root record; it returns
-// report.md's path.
+// report.md's path. Each directory is written beside its destination and
+// swapped in, and each file beside it and renamed over it
+// (report.Publish), so that a report regenerated in place and killed
+// leaves each old or new, and the next one finishes it.
 func (rp *reporting) write(all []*report.Exported) (string, error) {
 	out := rp.o.out
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", err
+	}
+	if err := report.ClearStaging(out); err != nil {
+		return "", err
+	}
 	var doc strings.Builder
 	var dirs []string
 	fmt.Fprintf(&doc, "# Reproduction report\n\nWritten by `ump report` (ump %s) from %d manifest(s). Each directory beside this file holds a manifest's\n"+
 		"results; `ump report DIR... --out OUT` (or `ump report THIS-DIRECTORY --out OUT`) writes this report again from them, without the store;\n"+
-		"its "+report.RootFile+" holds the digests of this file and of each directory's record.\n", state.Version(), len(all))
+		"its "+report.RootFile+" holds the digests of each directory's record. This file and the figures are drawn from the results, and drawn again by every report.\n", state.Version(), len(all))
 	for _, x := range all {
 		dir := fmt.Sprintf("%s-%.12s", x.Registration.Plan.Manifest.Name, x.Registration.Plan.Hash)
 		dirs = append(dirs, dir)
-		if err := x.WriteResults(filepath.Join(out, dir)); err != nil {
-			return "", err
-		}
-		section, figures, err := reportSection(x, rp.vouch[x], rp.key, out, dir)
+		section, err := rp.writeDir(x, dir)
 		if err != nil {
-			return "", fmt.Errorf("manifest %.12s: %w", x.Registration.Plan.Hash, err)
-		}
-		if err := x.WriteRecord(filepath.Join(out, dir), figures, rp.key); err != nil {
 			return "", err
 		}
 		doc.WriteString(section)
 	}
-	path, err := report.PathInside(out, "report.md")
+	if err := report.WriteFileAtomic(out, "report.md", []byte(doc.String())); err != nil {
+		return "", err
+	}
+	return filepath.Join(out, "report.md"), report.WriteRoot(out, dirs, rp.key)
+}
+
+// writeDir writes a manifest's directory dir of the report (its results,
+// figures and record) beside it and swaps it in, and returns its section
+// of report.md.
+func (rp *reporting) writeDir(x *report.Exported, dir string) (string, error) {
+	out := rp.o.out
+	dest := filepath.Join(out, dir)
+	if info, err := os.Lstat(dest); err == nil && !info.IsDir() { // a link, or a file
+		return "", badInput{fmt.Errorf("%s is in the way (not a directory); remove it or choose another --out", dest)}
+	}
+	if err := report.CheckOwn(dest); err != nil {
+		return "", err
+	}
+	staged, err := report.Staging(out, dir)
 	if err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(path, []byte(doc.String()), 0o644); err != nil {
+	defer os.RemoveAll(staged) // gone once published
+	into := filepath.Join(staged, "results")
+	if err := x.WriteResults(into); err != nil {
 		return "", err
 	}
-	return path, report.WriteRoot(out, dirs, rp.key)
+	section, err := reportSection(x, rp.vouch[x], into, dir)
+	if err != nil {
+		return "", fmt.Errorf("manifest %.12s: %w", x.Registration.Plan.Hash, err)
+	}
+	if err := x.WriteRecord(into, rp.key); err != nil {
+		return "", err
+	}
+	return section, report.Publish(into, dest)
 }
 
 // unsignedResults is what a report says of results no key vouches for.
@@ -251,9 +281,9 @@ func reportKey(g globals) (*signing.Key, error) {
 }
 
 // reportSection is a manifest's part of the report, which says who vouches
-// for its results (vouch) and who drew its figures (key, or no one); its
-// figures are drawn into out/dir, and named.
-func reportSection(x *report.Exported, vouch string, key *signing.Key, out, dir string) (string, []string, error) {
+// for its results (vouch); its figures are drawn into into, the directory
+// that becomes out/dir.
+func reportSection(x *report.Exported, vouch, into, dir string) (string, error) {
 	plan := &x.Registration.Plan
 	var b strings.Builder
 	counts := x.Counts()
@@ -269,22 +299,18 @@ func reportSection(x *report.Exported, vouch string, key *signing.Key, out, dir 
 	}
 	fmt.Fprintf(&b, "| manifest | `%s` |\n| run it | %s |\n| check it | `ump verify %.12s` (recomputes every cell and compares each output's digest) |\n",
 		plan.Hash, run, plan.Hash)
-	drawn := "not signed (no key set up: `ump key show` makes one)"
-	if key != nil {
-		drawn = "signed by " + display.Markdown(key.Public())
-	}
-	fmt.Fprintf(&b, "| cells | %s |\n| engine | %s |\n| computed by | %s |\n| results signed | %s |\n| figures | drawn by `ump report`, %s; %s lists every file's digest, and `ump report` of the directory checks them |\n",
-		cells, display.Markdown(x.Engines()), display.Markdown(x.Versions()), vouch, drawn, report.RecordFile)
+	fmt.Fprintf(&b, "| cells | %s |\n| engine | %s |\n| computed by | %s |\n| results signed | %s |\n| figures | drawn by `ump report` from the results, and drawn again by `ump report` of the directory; %s lists the results' digests |\n",
+		cells, display.Markdown(x.Engines()), display.Markdown(x.Versions()), vouch, report.RecordFile)
 	results := []string{link(report.FinalFile), link(report.RoundsFile)}
 	for _, name := range report.CSVFiles {
-		if _, err := os.Stat(filepath.Join(out, dir, name)); err == nil {
+		if _, err := os.Stat(filepath.Join(into, name)); err == nil {
 			results = append(results, link(name))
 		}
 	}
 	fmt.Fprintf(&b, "| results | %s, %s |\n", strings.Join(results, ", "), link(report.RegistrationFile))
 	grid, tables, err := reportTables(x)
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
 	fmt.Fprintf(&b, "\n### Table\n\n%s", tables["grid"])
 	if beside, ok := tables["paper"]; ok {
@@ -297,20 +323,17 @@ func reportSection(x *report.Exported, vouch string, key *signing.Key, out, dir 
 			fmt.Fprintf(&b, "\n### Beside the paper's, with %s\n\n%s", what, beside)
 		}
 	}
-	var figures []string
 	if fig, ok := grid.SweepFigure(report.FigureTitle(plan)); ok {
 		name := fileSafe(fig.Name)
-		drawn, err := drawFigure(&fig, out, dir, name)
-		if err != nil {
-			return "", nil, err
+		if err := drawFigure(&fig, into, name); err != nil {
+			return "", err
 		}
-		figures = append(figures, drawn...)
 		fmt.Fprintf(&b, "\n### Against %s\n\n![%s against %s](%s/%s.png)\n\n%s of the final round against %s: a line per row at its tuned learning rate, the mean over seeds with ± 1 std as error bars ([PDF](%s/%s.pdf)).\n",
 			fig.X, fig.Y, fig.X, dir, name, fig.Y, fig.X, dir, name)
 	}
 	figs, err := x.Curves(grid, report.CurveOptions{X: "round", Y: grid.Spec.Value})
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
 	b.WriteString("\n### Figures\n")
 	for c, fig := range figs {
@@ -318,32 +341,27 @@ func reportSection(x *report.Exported, vouch string, key *signing.Key, out, dir 
 			continue
 		}
 		name := fmt.Sprintf("curves-%d-%s", c+1, fileSafe(fig.Name))
-		drawn, err := drawFigure(&fig, out, dir, name)
-		if err != nil {
-			return "", nil, err
+		if err := drawFigure(&fig, into, name); err != nil {
+			return "", err
 		}
-		figures = append(figures, drawn...)
 		fmt.Fprintf(&b, "\n![%s](%s/%s.png)\n\n%s: every row at its tuned learning rate, mean over seeds with a ±1 std band ([PDF](%s/%s.pdf)).\n",
 			fig.Title, dir, name, fig.Title, dir, name)
 	}
-	return b.String(), figures, nil
+	return b.String(), nil
 }
 
-// drawFigure draws fig as out/dir/name.png (300 dpi) and .pdf, and names
-// the two files.
-func drawFigure(fig *report.Figure, out, dir, name string) ([]string, error) {
-	var files []string
+// drawFigure draws fig as dir/name.png (300 dpi) and .pdf.
+func drawFigure(fig *report.Figure, dir, name string) error {
 	for _, ext := range []string{".png", ".pdf"} {
-		path, err := report.PathInside(out, dir, name+ext)
+		path, err := report.PathInside(dir, name+ext)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := render.Figure(fig, path); err != nil {
-			return nil, err
+			return err
 		}
-		files = append(files, name+ext)
 	}
-	return files, nil
+	return nil
 }
 
 // reportTables lays out an exported manifest's table and renders it in

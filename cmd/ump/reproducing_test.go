@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"testing"
 
 	"github.com/ump-lab/ump/report"
@@ -83,6 +86,62 @@ func TestReproducingShowsTheCommittedResults(t *testing.T) {
 		rel, _ := filepath.Rel(root, filepath.Dir(d))
 		if !shown[filepath.ToSlash(rel)] {
 			t.Errorf("REPRODUCING.md shows no table of %s (add <!-- ump report %s grid --> ... <!-- end of ump report -->)", rel, rel)
+		}
+	}
+}
+
+// TestEveryCommittedDirectoryReportsAgain: every report and every results
+// directory under results/ reports again with `ump report DIR --out X`,
+// without a store, whether or not its figures were committed; and each
+// figure committed beside its results is what they draw (figures are
+// checked by drawing them again).
+func TestEveryCommittedDirectoryReportsAgain(t *testing.T) {
+	results := filepath.Join("..", "..", "results")
+	var roots, dirs []string
+	err := filepath.WalkDir(results, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil || !d.IsDir():
+			return err
+		case report.IsRoot(path):
+			roots = append(roots, path)
+		case report.IsExported(path):
+			dirs = append(dirs, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered := map[string]bool{}
+	for _, root := range roots {
+		listed, err := report.ReadRoot(root)
+		if err != nil {
+			t.Errorf("%s: %v", root, err)
+		}
+		for _, d := range listed {
+			covered[d] = true
+		}
+	}
+	if len(dirs) < 10 {
+		t.Fatalf("results/ holds %d results directories; want every committed one (%v)", len(dirs), dirs)
+	}
+	for _, arg := range append(roots, slices.DeleteFunc(dirs, func(d string) bool { return covered[d] })...) {
+		out := filepath.Join(t.TempDir(), "out")
+		if r := ump(t, t.TempDir(), "report", arg, "--out", out); r.code != 0 {
+			t.Errorf("ump report %s --out X: exit %d\n%s", arg, r.code, r.stderr)
+			continue
+		}
+		figures, _ := filepath.Glob(filepath.Join(arg, "*", "*.p[nd][gf]"))
+		more, _ := filepath.Glob(filepath.Join(arg, "*.p[nd][gf]"))
+		for _, f := range append(figures, more...) {
+			if !report.IsFigure(filepath.Base(f)) {
+				continue
+			}
+			committed, _ := os.ReadFile(f)
+			drawn, err := os.ReadFile(filepath.Join(out, filepath.Base(filepath.Dir(f)), filepath.Base(f))) // the same directory name: NAME-HASH12
+			if err != nil || !bytes.Equal(committed, drawn) {
+				t.Errorf("%s is not what its results draw (ump report %s --out X draws it again): %v", f, arg, err)
+			}
 		}
 	}
 }

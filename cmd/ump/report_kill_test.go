@@ -1,0 +1,86 @@
+package main
+
+import (
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestInPlaceReportSurvivesKills SIGKILLs `ump report OUT --out OUT`
+// (a report regenerated in place, as results/ is) at random moments:
+// after every kill the directory reports again (`ump report OUT` exits
+// 0), and the next uninterrupted run leaves exactly what a run that was
+// never killed leaves, with nothing of the killed runs beside it.
+func TestInPlaceReportSurvivesKills(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "report")
+	reported(t, out)
+	start := time.Now()
+	if r := ump(t, t.TempDir(), "report", out, "--out", out); r.code != 0 { // from now on the same bytes every time
+		t.Fatalf("report in place: exit %d\n%s", r.code, r.stderr)
+	}
+	whole := time.Since(start)
+	want := treeOf(t, out)
+	r := rand.New(rand.NewPCG(8, 1))
+	killed := 0
+	for killed < 12 {
+		cmd := exec.Command(umpBin, "--store", t.TempDir(), "report", out, "--out", out)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		delay := time.Duration(r.Int64N(int64(whole)))
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("after %d kills, report exited with %v", killed, err)
+			}
+			continue
+		case <-time.After(delay):
+			cmd.Process.Signal(syscall.SIGKILL)
+			<-done
+			killed++
+		}
+		if r := ump(t, t.TempDir(), "report", out, "--out", t.TempDir()); r.code != 0 {
+			t.Fatalf("kill %d after %v: the report does not read: exit %d\n%s", killed, delay, r.code, r.stderr)
+		}
+	}
+	if r := ump(t, t.TempDir(), "report", out, "--out", out); r.code != 0 {
+		t.Fatalf("the rerun after %d kills: exit %d\n%s", killed, r.code, r.stderr)
+	}
+	got := treeOf(t, out)
+	for name, data := range want {
+		if got[name] != data {
+			t.Errorf("after %d kills and a rerun, %s differs from an uninterrupted report's", killed, name)
+		}
+	}
+	for name := range got {
+		if _, ok := want[name]; !ok {
+			t.Errorf("after %d kills and a rerun, %s is left over", killed, name)
+		}
+	}
+}
+
+// treeOf is every file under dir, by its path there, with its contents.
+func treeOf(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		files[strings.TrimPrefix(path, dir+"/")] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
