@@ -4,28 +4,148 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
+	"strings"
 
+	"github.com/ump-lab/ump/fleet"
+	"github.com/ump-lab/ump/internal/display"
+	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/report"
 	"github.com/urfave/cli/v2"
 )
 
 func verifyCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "verify",
-		Usage:     "read back every stored blob of a manifest, recompute it with caching off and check every output digest against the record",
-		ArgsUsage: "HASH",
-		Description: "First every blob the manifest's events name (outputs, checkpoints) is read back and checked\n" +
+		Usage:     "read back every stored blob of a manifest, recompute it with caching off and check every output digest against the record; or recompute cells of a results directory and check every figure",
+		ArgsUsage: "HASH|DIR",
+		Description: "HASH: first every blob the manifest's events name (outputs, checkpoints) is read back and checked\n" +
 			"against its digest; then every cell is recomputed in memory. With --repair, each missing or\n" +
-			"corrupt blob that the recomputation reproduces is stored again.",
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "repair", Usage: "store again the damaged blobs that the recomputation reproduces"}},
+			"corrupt blob that the recomputation reproduces is stored again.\n" +
+			"DIR (a directory ump report wrote): each finished cell (or those --cells names) is computed again\n" +
+			"in a scratch store, and its status and every figure of every round both evaluated must be the\n" +
+			"committed ones bit for bit (exit 4 where they are not).",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "repair", Usage: "store again the damaged blobs that the recomputation reproduces"},
+			&cli.StringFlag{Name: "cells", Usage: "with DIR, the cells to compute again, as `N,M,...` (from 1, as ump show numbers them); all finished cells by default"},
+		},
 		Action: func(c *cli.Context) error {
-			hash, err := oneArg(c, "a manifest hash or unique prefix")
+			arg, err := oneArg(c, "a manifest hash or unique prefix, or a results directory")
 			if err != nil {
 				return err
 			}
-			return runVerify(c.Context, globalsOf(c), hash, c.Bool("repair"), c.App.Writer, c.App.ErrWriter)
+			if report.IsExported(arg) {
+				if c.Bool("repair") {
+					return badInput{fmt.Errorf("--repair repairs a store; %s is a results directory", arg)}
+				}
+				return runVerifyDir(c.Context, globalsOf(c), arg, c.String("cells"), c.App.Writer, c.App.ErrWriter)
+			}
+			if c.IsSet("cells") {
+				return badInput{fmt.Errorf("--cells takes a results directory, not a manifest hash (%s)", arg)}
+			}
+			return runVerify(c.Context, globalsOf(c), arg, c.Bool("repair"), c.App.Writer, c.App.ErrWriter)
 		},
 	}
+}
+
+// runVerifyDir computes cells of a results directory again, each alone in
+// a scratch store, and compares their figures with the committed ones.
+func runVerifyDir(ctx context.Context, g globals, dir, cells string, stdout, stderr io.Writer) error {
+	x, err := report.ReadExportedFinals(dir)
+	if err != nil {
+		return err
+	}
+	plan := &x.Registration.Plan
+	picked, err := cellsToVerify(x, cells)
+	if err != nil {
+		return err
+	}
+	scratch, err := os.MkdirTemp("", "ump-verify-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	store, err := pipeline.Open(scratch, "ump verify")
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	runner := g.runner(store, stderr)
+	fmt.Fprintf(stdout, "%s (%s, %.12s): computing %d of its %d cells again in a scratch store, on kernels %s\n",
+		dir, display.Terminal(plan.Manifest.Name), plan.Hash, len(picked), len(plan.Cells), runner.Engines.Kernels())
+	bad := 0
+	for _, i := range picked {
+		cell := plan.Cells[i]
+		cfg := cell.Config
+		cfg.Name = plan.Manifest.Name
+		one, err := manifests.Parse(fmt.Sprintf("%s, cell %d", dir, i+1), manifests.YAML(cfg))
+		if err != nil {
+			return err
+		}
+		if _, err := runner.Run(ctx, one); err != nil {
+			return err
+		}
+		reg, err := store.Source().FindManifest(one.Hash)
+		if err != nil {
+			return err
+		}
+		name := fmt.Sprintf("cell %d %s (key %.12s)", i+1, cell.LabelString(), x.Registration.CellKeys[i])
+		if key := reg.CellKeys[0]; key != x.Registration.CellKeys[i] {
+			return badInput{fmt.Errorf("%s: its key here is %.12s: this machine computes it under other inputs (engine %s, or other data), so its figures are not comparable",
+				name, key, display.Terminal(x.Engines()))}
+		}
+		rep, err := store.Source().Report(reg)
+		if err != nil {
+			return err
+		}
+		y, err := report.ExportOf(ctx, store.Source(), rep)
+		if err != nil {
+			return err
+		}
+		rounds, err := x.SameCell(i, y)
+		if err != nil {
+			bad++
+			fmt.Fprintf(stdout, "%s: DIFFERS: %v\n", name, err)
+			continue
+		}
+		fmt.Fprintf(stdout, "%s: ok, its status and every figure of the final row and of %d rounds identical\n", name, rounds)
+	}
+	if bad > 0 {
+		return fmt.Errorf("%w: %d of %d cells of %s differ from their committed figures, computed again on kernels %s",
+			fleet.ErrNondeterministic, bad, len(picked), dir, runner.Engines.Kernels())
+	}
+	return nil
+}
+
+// cellsToVerify are the plan indices of the cells --cells names (from 1),
+// each finished in x, or every finished cell of x.
+func cellsToVerify(x *report.Exported, cells string) ([]int, error) {
+	finals, err := x.Finals()
+	if err != nil {
+		return nil, err
+	}
+	var picked []int
+	if cells == "" {
+		for i, f := range finals {
+			if f.Status != "" {
+				picked = append(picked, i)
+			}
+		}
+		return picked, nil
+	}
+	for _, field := range strings.Split(cells, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(field))
+		switch {
+		case err != nil || n < 1 || n > len(finals):
+			return nil, badInput{fmt.Errorf("--cells %s: %q is not a cell of the %d (from 1)", cells, field, len(finals))}
+		case finals[n-1].Status == "":
+			return nil, badInput{fmt.Errorf("--cells %s: cell %d did not finish in the results, so there is nothing to compare", cells, n)}
+		}
+		picked = append(picked, n-1)
+	}
+	return picked, nil
 }
 
 func runVerify(ctx context.Context, g globals, hash string, repair bool, stdout, stderr io.Writer) error {

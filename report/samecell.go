@@ -1,0 +1,105 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/ump-lab/ump/artifacts"
+)
+
+// SameCell compares cell i (plan index) of x with y, a recomputation of
+// that cell alone (its only cell): the status, and every figure (the
+// float columns that are not parameters, wall_seconds aside) of the final
+// row and of each round both evaluated, bit for bit (NaN matches NaN). It
+// returns how many rounds it compared, or the first difference.
+func (x *Exported) SameCell(i int, y *Exported) (int, error) {
+	finals, err := x.Finals()
+	if err != nil {
+		return 0, err
+	}
+	again, err := y.Finals()
+	if err != nil {
+		return 0, err
+	}
+	if len(again) != 1 || again[0].Status == "" {
+		return 0, fmt.Errorf("the recomputation did not finish")
+	}
+	if was, now := finals[i].Status, again[0].Status; was != now {
+		return 0, fmt.Errorf("committed %s, recomputed %s", was, now)
+	}
+	if err := sameFigures("the final row", finals[i].Figures, again[0].Figures); err != nil {
+		return 0, err
+	}
+	committed, err := x.roundFigures(i)
+	if err != nil {
+		return 0, err
+	}
+	recomputed, err := y.roundFigures(0)
+	if err != nil {
+		return 0, err
+	}
+	compared := 0
+	for _, round := range slices.Sorted(maps.Keys(committed)) {
+		if now, ok := recomputed[round]; ok {
+			if err := sameFigures(fmt.Sprintf("round %d", round), committed[round], now); err != nil {
+				return compared, err
+			}
+			compared++
+		}
+	}
+	return compared, nil
+}
+
+// roundFigures is cell i's figures by round in x's rounds export.
+func (x *Exported) roundFigures(i int) (map[int64]map[string]float64, error) {
+	rows, err := x.cellRows(x.Rounds)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]map[string]float64{}
+	if len(rows[i]) == 0 {
+		return out, nil
+	}
+	round := x.Rounds.Column("round")
+	if round == nil || round.Ints == nil {
+		return nil, fmt.Errorf("%s has no integer column round", RoundsFile)
+	}
+	for _, r := range rows[i] {
+		out[round.Ints[r]] = figuresOf(x.Rounds, r)
+	}
+	return out, nil
+}
+
+// figuresOf is row r's figures: its float columns that are not
+// parameters, wall_seconds (time, not a result) aside, a null as NaN.
+func figuresOf(t *artifacts.Table, r int) map[string]float64 {
+	params := ParamColumns()
+	out := map[string]float64{}
+	for _, c := range t.Columns {
+		switch {
+		case c.Floats == nil || slices.Contains(params, c.Name) || c.Name == "wall_seconds":
+		case c.Null != nil && c.Null[r]:
+			out[c.Name] = math.NaN()
+		default:
+			out[c.Name] = c.Floats[r]
+		}
+	}
+	return out
+}
+
+// sameFigures names the first figure of where that differs between a
+// committed row and its recomputation.
+func sameFigures(where string, committed, recomputed map[string]float64) error {
+	for _, name := range slices.Sorted(maps.Keys(committed)) {
+		was, now := committed[name], recomputed[name]
+		if _, ok := recomputed[name]; !ok {
+			return fmt.Errorf("%s: %s was committed, and the recomputation has no such figure", where, name)
+		}
+		if math.Float64bits(was) != math.Float64bits(now) && !(math.IsNaN(was) && math.IsNaN(now)) {
+			return fmt.Errorf("%s: %s committed %v, recomputed %v", where, name, was, now)
+		}
+	}
+	return nil
+}
