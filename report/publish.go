@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ump-lab/ump/internal/durable"
 )
 
 // A report is regenerated in place (`ump report DIR --out DIR`) without
@@ -41,38 +43,20 @@ func Publish(staged, dest string) error {
 }
 
 // WriteFileAtomic writes data as dir/name: into a new file beside it,
-// renamed over it, so that a reader finds the old file or the new one.
-// name must be a file inside dir that is not a link (PathInside).
+// renamed over it (durable.WriteFile), so that a reader finds the old
+// file or the new one. name must be a file inside dir that is not a link
+// (PathInside).
 func WriteFileAtomic(dir, name string, data []byte) error {
 	path, err := PathInside(dir, name)
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, stagingPrefix+name+"-")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return durable.WriteFile(durable.OS, path, data)
 }
 
 // ClearStaging removes from out what an interrupted report left there
-// (directories and files whose names begin with stagingPrefix).
+// (directories and files whose names begin with stagingPrefix or
+// durable.TempPrefix).
 func ClearStaging(out string) error {
 	entries, err := os.ReadDir(out)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -82,7 +66,7 @@ func ClearStaging(out string) error {
 		return err
 	}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), stagingPrefix) {
+		if strings.HasPrefix(e.Name(), stagingPrefix) || strings.HasPrefix(e.Name(), durable.TempPrefix) {
 			if err := os.RemoveAll(filepath.Join(out, e.Name())); err != nil {
 				return err
 			}
