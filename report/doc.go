@@ -10,8 +10,12 @@
 // and each cell's final figures; only ReadFinals, the curves and the
 // exports read blobs. Exported is a manifest's results without a store
 // (its registration and exports, as `ump report` writes them), from which
-// the same tables and curves are laid out again.
+// the same tables and curves are laid out again; its record covers the
+// results, and the figures are drawn again by every report. A report
+// regenerated in place writes each directory beside it and swaps it in
+// (Publish), so a kill leaves each old or new.
 //
-// Imports: artifacts, eventlog, internal/display, internal/rng, kinds,
-// manifests, optimizers, published, record, signing, stages, state, stats.
+// Imports: artifacts, eventlog, internal/display, internal/durable,
+// internal/rng, kinds, manifests, optimizers, published, record, signing,
+// stages, state, stats.
 package report

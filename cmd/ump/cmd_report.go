@@ -225,7 +225,10 @@ func (rp *reporting) write(all []*report.Exported) (string, error) {
 func (rp *reporting) writeDir(x *report.Exported, dir string) (string, error) {
 	out := rp.o.out
 	dest := filepath.Join(out, dir)
-	if info, err := os.Lstat(dest); err == nil && !info.IsDir() { // a link, or a file
+	switch info, err := os.Lstat(dest); {
+	case err == nil && info.Mode()&fs.ModeSymlink != 0:
+		return "", badInput{fmt.Errorf("%s is a symbolic link; ump writes its results into real directories only", dest)}
+	case err == nil && !info.IsDir():
 		return "", badInput{fmt.Errorf("%s is in the way (not a directory); remove it or choose another --out", dest)}
 	}
 	if err := report.CheckOwn(dest); err != nil {
