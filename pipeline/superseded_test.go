@@ -30,7 +30,7 @@ func TestSupersededKeepsTheTwoFurthestDistinctRounds(t *testing.T) {
 		ev.Payload = []byte(fmt.Sprintf(`{"round":%d,"evaluate_every":%d}`, ev.Round, evaluate))
 		return ev
 	}
-	again := []eventlog.Event{of(checkpoint("t", 10, "c10"), 5), of(checkpoint("t", 20, "c20"), 5), of(checkpoint("t", 10, "d10"), 1)}
+	again := []eventlog.Event{of(checkpoint("t", 90, "c90"), 5), of(checkpoint("t", 100, "c100"), 5), of(checkpoint("t", 10, "d10"), 1), of(checkpoint("t", 20, "d20"), 1)}
 	if got := superseded(again); len(got) != 0 {
 		t.Errorf("a training computed again for more evaluations: superseded %v, want none (each run keeps its own two)", slices.Sorted(maps.Keys(got)))
 	}

@@ -42,8 +42,9 @@ type Exported struct {
 	// results of the record of the directory they were read from, or, for
 	// results from the user's store, the user's; "" when no one does.
 	Signer string
-	// Absent are files the record lists that ReadExportedFinals did not
-	// need and did not find (a directory shipped without its curves).
+	// Absent are results files the record lists that ReadExportedFinals
+	// did not need and did not find (the CSV copies, the manifest: the
+	// tables give them).
 	Absent []string
 	// fromStore: computed or pulled into this user's store (ExportOf), so
 	// the user's key may vouch for them. record and results are what a
@@ -94,6 +95,10 @@ type ReportRecord struct {
 // results directory (curves-N-COLUMN and sweep-PATH, as PNG and PDF):
 // derived from the results, drawn again by every report, never read.
 func IsFigure(name string) bool { return figureName.MatchString(name) }
+
+// isFigureFile reports whether a directory entry is a figure as a
+// regular file (a directory or link named as one is not).
+func isFigureFile(e fs.DirEntry) bool { return IsFigure(e.Name()) && e.Type().IsRegular() }
 
 var figureName = regexp.MustCompile(`^(curves|sweep)-[^/]+\.(png|pdf)$`)
 
@@ -285,7 +290,7 @@ func CheckOwn(dir string) error {
 		}
 	}
 	for _, e := range entries {
-		if !own[e.Name()] && !(IsFigure(e.Name()) && e.Type().IsRegular()) {
+		if !own[e.Name()] && !isFigureFile(e) {
 			return fmt.Errorf("%w: %s holds %s, which no report of ump wrote there: name another --out, or move it away",
 				state.ErrBadArgument, dir, e.Name())
 		}
@@ -690,7 +695,7 @@ func onlyListed(dir string, listed map[string]string) error {
 		return fmt.Errorf("%w: %v", state.ErrBadArgument, err)
 	}
 	for _, e := range entries {
-		if _, ok := listed[e.Name()]; !ok && e.Name() != RecordFile && !(IsFigure(e.Name()) && e.Type().IsRegular()) {
+		if _, ok := listed[e.Name()]; !ok && e.Name() != RecordFile && !isFigureFile(e) {
 			return fmt.Errorf("%w: %s holds %s, which its %s does not list: a file ump report did not write", state.ErrBadArgument, dir, e.Name(), RecordFile)
 		}
 	}
