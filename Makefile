@@ -9,7 +9,7 @@ SHELL := /bin/bash
 SKIPS := bin/skipped-tests.txt
 SUMMARY := bin/testsummary -skips $(SKIPS)
 
-.PHONY: build build-gpu gpu-kit data run test mutants bench bench-gpu
+.PHONY: build build-gpu gpu-kit data run reproduce test mutants bench bench-gpu
 
 build:
 	$(GO) build -buildvcs=auto -o bin/ump ./cmd/ump
@@ -33,6 +33,13 @@ data: build
 run: build
 	./bin/ump data fetch mnist
 	./bin/ump --store $(STORE) run quickstart
+
+# Every results directory under results/ computed again in $(STORE), as
+# many cells at once as the machine has cores, then each cell compared
+# with the committed one bit for bit; rerun to resume (README.md).
+JOBS ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 1)
+reproduce: data
+	./bin/ump --store $(STORE) reproduce -j $(JOBS) results
 
 # Every Go file gofmt'd, then every test (the CPU engine's on every kernel path this CPU runs, and, where
 # qemu-aarch64 is installed, its pinned numbers on arm64), and 30 s of

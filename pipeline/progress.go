@@ -32,12 +32,13 @@ type progress struct {
 	ran        int // rounds computed by this process
 	lastLine   time.Time
 	lastSnap   time.Time
-	cellRounds map[int]int       // per running cell: its rounds already counted
-	roundStart map[int]time.Time // per training cell: when its round's first local step began
+	cellRounds map[int]int                                        // per running cell: its rounds already counted
+	roundStart map[int]time.Time                                  // per training cell: when its round's first local step began
+	counted    func(c *manifests.Cell, rounds int, computed bool) // Runner.Counted; nil for none
 }
 
-func newProgress(w io.Writer, dir string, plan *manifests.Plan) *progress {
-	p := &progress{w: w, dir: dir, start: time.Now(), cellRounds: map[int]int{}, roundStart: map[int]time.Time{}}
+func newProgress(w io.Writer, dir string, plan *manifests.Plan, counted func(*manifests.Cell, int, bool)) *progress {
+	p := &progress{w: w, dir: dir, start: time.Now(), cellRounds: map[int]int{}, roundStart: map[int]time.Time{}, counted: counted}
 	for _, c := range plan.Cells {
 		p.total += c.Config.Rounds
 	}
@@ -147,6 +148,9 @@ func (p *progress) count(c *manifests.Cell, round int, computed bool) {
 		}
 		p.done += round - counted
 		p.cellRounds[c.Index] = round
+		if p.counted != nil {
+			p.counted(c, round-counted, computed)
+		}
 	}
 }
 

@@ -61,6 +61,11 @@ type Runner struct {
 	// fleet, through S3): the registration is pinned there, and each cell
 	// runs between its hooks.
 	Fleet Fleet
+	// Counted, when set, is told each time rounds of a cell are accounted
+	// for: rounds more of cell c, computed here or found done (cached, or
+	// resumed from a checkpoint). It is called from the running cells'
+	// goroutines, one call at a time.
+	Counted func(c *manifests.Cell, rounds int, computed bool)
 }
 
 // Engines is what the runner asks of the engines that compute cells'
@@ -259,28 +264,11 @@ func inputs(upstream map[string]*stages.Result) []string {
 // returns its cell keys.
 func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*state.Registration, error) {
 	reg := &state.Registration{Plan: *plan, Overrides: r.Overrides}
-	for i := range plan.Cells { // what the engines cannot run, before any cell's data loads
-		if err := r.Engines.Check(&plan.Cells[i].Config); err != nil {
-			return nil, fmt.Errorf("cell %d (%s): %w", i+1, plan.Cells[i].LabelString(), err)
-		}
+	keys, all, err := r.keys(ctx, plan, true)
+	if err != nil {
+		return nil, err
 	}
-	memory := machineMemory()
-	var all []string // each cell's inputs
-	for i := range plan.Cells {
-		if ctx.Err() != nil {
-			return nil, ErrInterrupted
-		}
-		cfg := &plan.Cells[i].Config
-		in, err := cellInputs(cfg, r.Data, r.Engines)
-		if err == nil {
-			err = checkMemory(cfg, r.Data, r.Engines, memory)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("cell %d (%s): %w", i+1, plan.Cells[i].LabelString(), err)
-		}
-		reg.CellKeys = append(reg.CellKeys, cellKey(&plan.Cells[i], in))
-		all = append(all, in)
-	}
+	reg.CellKeys = keys
 	other, engines, err := r.source().OtherResults(plan.Hash, reg.CellKeys)
 	if err != nil {
 		return nil, err
@@ -325,6 +313,46 @@ func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*state.Reg
 	return reg, r.Log.Append(ev)
 }
 
+// Keys are the plan's cell keys on this machine: each cell's spec with the
+// digest of its data and the engine that would compute it here. Where
+// they are the keys a store or a results directory records, this machine
+// computes those cells under the same inputs.
+func (r *Runner) Keys(ctx context.Context, plan *manifests.Plan) ([]string, error) {
+	keys, _, err := r.keys(ctx, plan, false)
+	return keys, err
+}
+
+// keys are the plan's cell keys and each cell's inputs (cellInputs),
+// after checking that the engines can run each cell and, with fits, that
+// it fits in the machine's memory.
+func (r *Runner) keys(ctx context.Context, plan *manifests.Plan, fits bool) (keys, inputs []string, err error) {
+	var memory int64
+	if fits {
+		memory = machineMemory()
+	}
+	for i := range plan.Cells { // what the engines cannot run, before any cell's data loads
+		if err := r.Engines.Check(&plan.Cells[i].Config); err != nil {
+			return nil, nil, fmt.Errorf("cell %d (%s): %w", i+1, plan.Cells[i].LabelString(), err)
+		}
+	}
+	for i := range plan.Cells {
+		if ctx.Err() != nil {
+			return nil, nil, ErrInterrupted
+		}
+		cfg := &plan.Cells[i].Config
+		in, err := cellInputs(cfg, r.Data, r.Engines)
+		if err == nil && fits {
+			err = checkMemory(cfg, r.Data, r.Engines, memory)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("cell %d (%s): %w", i+1, plan.Cells[i].LabelString(), err)
+		}
+		keys = append(keys, cellKey(&plan.Cells[i], in))
+		inputs = append(inputs, in)
+	}
+	return keys, inputs, nil
+}
+
 // Run runs every cell of the plan in plan order, except GPU cells that
 // share their shapes: at the first of them, all of them run, Cohort at a
 // time, with their training in one device program. It returns
@@ -338,7 +366,7 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 	if err != nil {
 		return Outcome{}, err
 	}
-	p := newProgress(r.Progress, r.Dir, plan)
+	p := newProgress(r.Progress, r.Dir, plan, r.Counted)
 	defer p.finish()
 	todo := r.Cells
 	if todo == nil {

@@ -104,7 +104,7 @@ func runVerifyDir(ctx context.Context, g globals, dir, cells string, stdout, std
 		if err != nil {
 			return err
 		}
-		rounds, err := x.SameCell(i, y)
+		rounds, err := x.SameCell(i, y, 0)
 		if err != nil {
 			bad++
 			fmt.Fprintf(stdout, "%s: DIFFERS: %v\n", name, err)

@@ -350,7 +350,7 @@ func newApp(arg0 string, stdout, stderr io.Writer) *cli.App {
 				Usage: "the GoMLX `BACKEND` GPU cells train on: xla:/abs/path/xla_cuda_plugin.so, or go for GoMLX's " +
 					"pure-Go backend (default: the CUDA PJRT plugin of an installed jax-cuda package)"},
 		},
-		Commands: []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand(), submitCommand(), workerCommand(), keyCommand(), trustCommand(), noteCommand(), forgetCommand(), diffCommand(), tableCommand(), plotCommand(), reportCommand(), compareCommand(), serveCommand(), gcCommand(), doctorCommand()},
+		Commands: []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand(), submitCommand(), workerCommand(), keyCommand(), trustCommand(), noteCommand(), forgetCommand(), diffCommand(), tableCommand(), plotCommand(), reportCommand(), compareCommand(), reproduceCommand(), serveCommand(), gcCommand(), doctorCommand()},
 		Before: func(c *cli.Context) error { // for the hints in errors (run)
 			c.App.Metadata[invocationKey] = invocation(c)
 			return nil
