@@ -20,6 +20,10 @@ const (
 	notDecided  = "not decided"
 	cannot      = "cannot be decided"
 	notRunClaim = "not run"
+	// byDivergence follows holds or fails where the comparisons that
+	// decide it rest on a diverged entry (below every number), not on
+	// two accuracies.
+	byDivergence = " by divergence"
 )
 
 // estimate is one side of a comparison: a mean over seeds, with the
@@ -126,12 +130,13 @@ func (e estimate) welchInterval(conf float64) (lo, hi float64) {
 // widening), with the rows it involves, the entries as printed, and what
 // the data say.
 type comparison struct {
-	row     string
-	rows    []string
-	text    string
-	outcome outcome
-	noise   string
-	at      [][2]int // the entries it reads (paper table row, column)
+	row      string
+	rows     []string
+	text     string
+	outcome  outcome
+	noise    string
+	at       [][2]int // the entries it reads (paper table row, column)
+	diverged bool     // a side is a diverged entry: the outcome rests on it
 }
 
 // claimCells are the entries a claim reads: the value of a row at a
@@ -215,7 +220,8 @@ func (cr *claimReading) col(label string) string { return cr.pc.Grid.columnName(
 // the comparison speaks of, with the rows it involves and its text.
 func (cr *claimReading) add(row string, involved []string, text string, a, b estimate, strict bool) {
 	o, noise := compare(a, b, strict, cr.conf)
-	cr.cmps = append(cr.cmps, comparison{row: row, rows: involved, text: text, outcome: o, noise: noise, at: slices.Concat(a.at, b.at)})
+	cr.cmps = append(cr.cmps, comparison{row: row, rows: involved, text: text, outcome: o, noise: noise, at: slices.Concat(a.at, b.at),
+		diverged: math.IsInf(a.mean, -1) || math.IsInf(b.mean, -1)})
 }
 
 // show is an entry as a comparison's text prints it ("*": diverged).
@@ -402,17 +408,23 @@ func verdictOf(t *published.Table, cmps []comparison, diverged map[string]int, m
 			divergedRows = append(divergedRows, fmt.Sprintf("%s diverged in %s", r.Name, plural(n, "its only cell", "all %d cells")))
 		}
 	}
-	anyFails := false
+	failing, failingByDivergence := 0, 0
 	words := map[string]bool{}
 	for _, r := range order {
 		w, _ := per[r].word(conf)
 		words[w] = true
-		anyFails = anyFails || w == fails
+		if strings.HasPrefix(w, fails) {
+			failing++
+		}
+		if w == fails+byDivergence {
+			failingByDivergence++
+		}
 	}
+	anyFails := failing > 0
 	switch {
 	case anyFails && len(order) == 1 && len(divergedRows) == 0:
-		_, why := per[order[0]].word(conf)
-		return fails + " (" + why + ")"
+		w, why := per[order[0]].word(conf)
+		return w + " (" + why + ")"
 	case !anyFails && len(missing) > 0:
 		return fmt.Sprintf("%s (%s missing, e.g. %s)", notRunClaim, plural(len(missing), "1 entry", "%d entries"), missing[0])
 	case len(order) == 0 && len(divergedRows) > 0:
@@ -421,7 +433,7 @@ func verdictOf(t *published.Table, cmps []comparison, diverged map[string]int, m
 		return notDecided + " (no comparison to make)"
 	case len(words) == 1 && len(divergedRows) == 0:
 		w, why := per[order[0]].word(conf)
-		if len(order) > 1 && w != holds {
+		if len(order) > 1 && !strings.HasPrefix(w, holds) {
 			break
 		}
 		if why != "" {
@@ -430,21 +442,27 @@ func verdictOf(t *published.Table, cmps []comparison, diverged map[string]int, m
 		return w
 	}
 	// The rows differ: say which decide it.
-	var held, parts []string
+	held := map[string][]string{} // holds, or holds by divergence: the rows
+	var parts []string
 	for _, r := range order {
 		w, why := per[r].word(conf)
-		if w == holds {
-			held = append(held, r)
+		if strings.HasPrefix(w, holds) {
+			held[w] = append(held[w], r)
 			continue
 		}
 		parts = append(parts, fmt.Sprintf("%s for %s (%s)", w, r, why))
 	}
-	if len(held) > 0 {
-		parts = append([]string{"holds for " + andList(held)}, parts...)
+	for _, w := range []string{holds + byDivergence, holds} {
+		if len(held[w]) > 0 {
+			parts = append([]string{w + " for " + andList(held[w])}, parts...)
+		}
 	}
 	parts = append(parts, divergedRows...)
 	w := notDecided
-	if anyFails {
+	switch {
+	case anyFails && failingByDivergence == failing:
+		w = fails + byDivergence
+	case anyFails:
 		w = fails
 	}
 	return w + ": " + strings.Join(parts, "; ")
@@ -452,9 +470,11 @@ func verdictOf(t *published.Table, cmps []comparison, diverged map[string]int, m
 
 // rowVerdict is what a claim's comparisons say of one row.
 type rowVerdict struct {
-	failed, noise string
-	noisy, n      int
-	missing       []string
+	failed, noise    string
+	failedDiverged   bool // the comparison that failed rests on a diverged entry
+	noisy, n         int
+	decidedDiverging int // comparisons decided that rest on a diverged entry
+	missing          []string
 }
 
 // rowVerdicts folds the comparisons per row (order: the rows in the
@@ -482,10 +502,13 @@ func rowVerdicts(t *published.Table, cmps []comparison, diverged map[string]int,
 		}
 		v := row(cp.row)
 		v.n++
+		if cp.diverged && cp.outcome != withinNoise {
+			v.decidedDiverging++
+		}
 		switch cp.outcome {
 		case refuted:
 			if v.failed == "" {
-				v.failed = cp.text
+				v.failed, v.failedDiverged = cp.text, cp.diverged
 			}
 		case withinNoise:
 			if v.noisy++; v.noise == "" {
@@ -499,12 +522,16 @@ func rowVerdicts(t *published.Table, cmps []comparison, diverged map[string]int,
 // word is a row's verdict, and why, at confidence conf.
 func (v *rowVerdict) word(conf float64) (string, string) {
 	switch {
+	case v.failed != "" && v.failedDiverged:
+		return fails + byDivergence, v.failed
 	case v.failed != "":
 		return fails, v.failed
 	case len(v.missing) > 0:
 		return notRunClaim, fmt.Sprintf("%s missing, e.g. %s", plural(len(v.missing), "1 entry", "%d entries"), v.missing[0])
 	case v.noisy > 0:
 		return notDecided, fmt.Sprintf("%d of %d comparisons within the noise at %g%%, e.g. %s", v.noisy, v.n, 100*conf, v.noise)
+	case v.n > 0 && v.decidedDiverging == v.n:
+		return holds + byDivergence, ""
 	}
 	return holds, ""
 }

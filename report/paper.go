@@ -421,7 +421,8 @@ func (pc *PaperComparison) legend() []string {
 	}
 	if len(pc.Claims) > 0 {
 		lines = append(lines, fmt.Sprintf("Claims, from the paper's text (ours: each comparison decided at %g%% by Welch's interval of the difference of the means over seeds, a diverged entry below every number; "+
-			"holds where every comparison shows what the claim says, fails where one shows the opposite, not decided where an interval holds 0 or a side has one seed, "+
+			"holds where every comparison shows what the claim says, fails where one shows the opposite, either by divergence where what decides it is a diverged entry, not two accuracies, "+
+			"not decided where an interval holds 0 or a side has one seed, "+
 			"cannot be decided where a row diverged in every cell the claim reads; the paper's own numbers compared as printed):", 100*pc.Confidence))
 	}
 	for _, v := range pc.Claims {

@@ -207,9 +207,9 @@ claims:
 	want := []struct{ ours, paper string }{
 		{"fails (partition.alpha=0.1: A 40.00, B 45.00)", "fails (partition.alpha=1: A 60.00, B 61.00)"},
 		{"fails (partition.alpha=0.1: A 40.00, B 45.00)", "holds"},
-		{"fails: not run for A (1 entry missing, e.g. A at partition.alpha=10); fails for B (B: partition.alpha=1 58.00, partition.alpha=10 *); " +
+		{"fails by divergence: not run for A (1 entry missing, e.g. A at partition.alpha=10); fails by divergence for B (B: partition.alpha=1 58.00, partition.alpha=10 *); " +
 			"not decided for C (1 of 2 comparisons within the noise at 95%, e.g. C: partition.alpha=1 61.00, partition.alpha=10 62.00: difference +1.00, 95% interval [-1.27, +3.27])",
-			"fails: holds for A; fails for B (B: partition.alpha=1 61.00, partition.alpha=10 *); fails for C (C: partition.alpha=1 60.00, partition.alpha=10 60.00)"},
+			"fails: holds for A; fails by divergence for B (B: partition.alpha=1 61.00, partition.alpha=10 *); fails for C (C: partition.alpha=1 60.00, partition.alpha=10 60.00)"},
 		{"not run (1 entry missing, e.g. A at partition.alpha=10)", "holds"},
 		{"holds", "holds"},
 		{"holds", "fails (partition.alpha=0.1: A 50.00, C 50.00)"},
@@ -296,12 +296,12 @@ claims:
 	}
 	want := []struct{ ours, paper string }{
 		{"holds", "holds"},
-		{"fails (B: partition.alpha=10 *, partition.alpha=0.1 45.00)", "fails (B: partition.alpha=10 *, partition.alpha=0.1 40.00)"},
+		{"fails by divergence (B: partition.alpha=10 *, partition.alpha=0.1 45.00)", "fails by divergence (B: partition.alpha=10 *, partition.alpha=0.1 40.00)"},
 		{"holds", "holds"},
-		{"fails: holds for C; not run for A (1 entry missing, e.g. A at partition.alpha=10); fails for B (B: partition.alpha=10 *, partition.alpha=0.1 45.00)",
-			"fails: holds for A and C; fails for B (B: partition.alpha=10 *, partition.alpha=0.1 40.00)"},
+		{"fails by divergence: holds for C; not run for A (1 entry missing, e.g. A at partition.alpha=10); fails by divergence for B (B: partition.alpha=10 *, partition.alpha=0.1 45.00)",
+			"fails by divergence: holds for A and C; fails by divergence for B (B: partition.alpha=10 *, partition.alpha=0.1 40.00)"},
 		{"fails (B: partition.alpha=0.1 45.00, partition.alpha=1 58.00)", "fails (B: partition.alpha=0.1 40.00, partition.alpha=1 61.00)"},
-		{"holds", "holds"},
+		{"holds by divergence", "holds by divergence"}, // B at 10 diverged: below 58.00 and 61.00
 		{"not run (1 entry missing, e.g. A at partition.alpha=10)", "fails (C − A: partition.alpha=0.1 +0.00, partition.alpha=1 +0.00)"},
 		{"holds", "fails (C − B: partition.alpha=0.1 +10.00, partition.alpha=1 -1.00)"},
 	}
@@ -369,7 +369,7 @@ claims:
 	}
 	pc := ComparePaper(p, nil, g, p.Table("toy"), nil)
 	want := []string{
-		"fails: holds for A; fails for B (B: the mean at partition.alpha=1, partition.alpha=10 *, the mean at partition.alpha=0.1 65.00); " +
+		"fails by divergence: holds for A; fails by divergence for B (B: the mean at partition.alpha=1, partition.alpha=10 *, the mean at partition.alpha=0.1 65.00); " +
 			"not decided for C (1 of 1 comparisons within the noise at 95%, e.g. C: the mean at partition.alpha=1, partition.alpha=10 66.00, the mean at partition.alpha=0.1 65.00: difference +1.00, 95% interval [-8.82, +10.82])",
 		"fails (A: partition.alpha=1 62.00, partition.alpha=0.1 65.00)",
 	}
