@@ -379,18 +379,20 @@ func (cr *claimReading) extreme(columns []int) {
 	}
 }
 
-// diverged are the rows that diverged in every cell the claim read, with
-// how many: they decide nothing.
+// diverged are the rows that diverged in every cell the claim read that
+// ran (at least one), with how many: they decide nothing.
 func (cr *claimReading) diverged() map[string]int {
 	diverged := map[string]int{}
 	for r, cols := range cr.used {
-		all := true
+		all, ran := true, 0
 		for cl := range cols {
-			v, ok := cr.cells(r, cl)
-			all = all && ok && math.IsInf(v.mean, -1)
+			if v, ok := cr.cells(r, cl); ok {
+				ran++
+				all = all && math.IsInf(v.mean, -1)
+			}
 		}
-		if all {
-			diverged[cr.t.Rows[r].Name] = len(cols)
+		if all && ran > 0 {
+			diverged[cr.t.Rows[r].Name] = ran
 		}
 	}
 	return diverged
@@ -404,7 +406,11 @@ func verdictOf(t *published.Table, cmps []comparison, diverged map[string]int, m
 	per, order := rowVerdicts(t, cmps, diverged, missingIn)
 	var divergedRows []string
 	for _, r := range t.Rows {
-		if n := diverged[r.Name]; n > 0 {
+		n := diverged[r.Name]
+		switch k := len(missingIn[r.Name]); {
+		case n > 0 && k > 0:
+			divergedRows = append(divergedRows, fmt.Sprintf("%s diverged in %s run (%s not run)", r.Name, plural(n, "the only cell", "all %d cells"), plural(k, "1 entry", "%d entries")))
+		case n > 0:
 			divergedRows = append(divergedRows, fmt.Sprintf("%s diverged in %s", r.Name, plural(n, "its only cell", "all %d cells")))
 		}
 	}

@@ -163,6 +163,42 @@ func TestPublishedTablesFitTheirManifests(t *testing.T) {
 	}
 }
 
+// TestARowDivergedWhereItRanDecidesNothing: a row whose every entry that
+// ran diverged, the others not run, is named as such and decides nothing,
+// as a row diverged in every cell is; the other rows decide the claim.
+func TestARowDivergedWhereItRanDecidesNothing(t *testing.T) {
+	p, err := published.Parse([]byte(`
+tables:
+  - manifest: toy
+    paper: Toy
+    columns: ["0.1", "1"]
+    rows:
+      - {row: "a(x=1)", name: A, values: ["50.0 ± 1.0", "60.0 ± 1.0"]}
+      - {row: "c(x=1)", name: C, values: ["50.0 ± 1.0", "60.0 ± 1.0"]}
+      - {row: "d(x=1)", name: D, values: ["50.0 ± 1.0", "60.0 ± 1.0"]}
+claims:
+  - {claim: rises, tables: [toy], rises: true}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := func(mean float64) Entry { return Entry{Mean: mean, Std: 0.01, Seeds: 3} }
+	g := &Grid{
+		Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"},
+		RowLabels: [][]string{{"a(x=1)"}, {"c(x=1)"}, {"d(x=1)"}},
+		ColLabels: [][]string{{"0.1"}, {"1"}},
+		Entries: [][]Entry{
+			{e(0.60), e(0.70)},
+			{e(0.70), e(0.60)},
+			{{Diverged: true}, {Missing: true}},
+		},
+	}
+	want := "fails: holds for A; fails for C (C: partition.alpha=0.1 70.00, partition.alpha=1 60.00); D diverged in the only cell run (1 entry not run)"
+	if got := ComparePaper(p, nil, g, p.Table("toy"), nil).Claims[0].Ours; got != want {
+		t.Errorf("ours %q, want %q", got, want)
+	}
+}
+
 // TestClaimsAreDecided decides each kind of claim on a constructed table
 // where the answer is known, on ours and on the paper's numbers.
 func TestClaimsAreDecided(t *testing.T) {
