@@ -312,7 +312,11 @@ func (pc *PaperComparison) converges(v *published.Convergence, curves []Figure) 
 				a, aok := reached(fast, col)
 				b, bok := reached(slow, col)
 				if aok && bok && !(a <= (1-v.Fewer)*b) {
-					return fmt.Sprintf("fails (%s: %s gets within %g points of its final %s, %s %s)", g.columnName(t.Columns[col]), fast, v.Within, show(a), slow, show(b))
+					word := fails
+					if math.IsInf(a, 1) || math.IsInf(b, 1) {
+						word = fails + byDivergence
+					}
+					return fmt.Sprintf("%s (%s: %s gets within %g points of its final %s, %s %s)", word, g.columnName(t.Columns[col]), fast, v.Within, show(a), slow, show(b))
 				}
 			}
 		}
@@ -320,7 +324,7 @@ func (pc *PaperComparison) converges(v *published.Convergence, curves []Figure) 
 	if len(missing) > 0 {
 		return fmt.Sprintf("not run (%d entries missing, e.g. %s)", len(missing), missing[0])
 	}
-	return "holds"
+	return holds
 }
 
 // columnName is a column of the paper's table as tables show it: its

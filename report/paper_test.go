@@ -471,6 +471,10 @@ claims:
 	if v := ComparePaper(p, nil, g, p.Table("toy"), curves).Claims[0]; v.Ours != "holds" {
 		t.Errorf("against a diverged row: %q, want holds", v.Ours)
 	}
+	curves[1].Series[1].DivergedSeeds, curves[1].Series[0].DivergedSeeds = 0, 1 // A never gets there in column 1
+	if v, want := ComparePaper(p, nil, g, p.Table("toy"), curves).Claims[0], "fails by divergence (partition.alpha=1: A gets within 0.5 points of its final never (it diverged), B at round 40)"; v.Ours != want {
+		t.Errorf("a diverged row: %q, want %q", v.Ours, want)
+	}
 	if v := ComparePaper(p, nil, g, p.Table("toy"), nil).Claims[0]; !strings.HasPrefix(v.Ours, "not decided here") {
 		t.Errorf("without curves: %q", v.Ours)
 	}
