@@ -270,6 +270,14 @@ func paperEntries(p *published.Results, g *Grid, t *published.Table) [][]PaperEn
 	return out
 }
 
+// points is a number of points of accuracy as prose says it.
+func points(n float64) string {
+	if n == 1 {
+		return "1 point"
+	}
+	return fmt.Sprintf("%g points", n)
+}
+
 // converges decides a convergence claim on the curves: per published
 // column and row, the first evaluated round whose mean is within v.Within
 // points of the curve's last (never, for a curve with a diverged seed).
@@ -316,7 +324,7 @@ func (pc *PaperComparison) converges(v *published.Convergence, curves []Figure) 
 					if math.IsInf(a, 1) || math.IsInf(b, 1) {
 						word = fails + byDivergence
 					}
-					return fmt.Sprintf("%s (%s: %s gets within %g points of its final %s, %s %s)", word, g.columnName(t.Columns[col]), fast, v.Within, show(a), slow, show(b))
+					return fmt.Sprintf("%s (%s: %s gets within %s of its final %s, %s %s)", word, g.columnName(t.Columns[col]), fast, points(v.Within), show(a), slow, show(b))
 				}
 			}
 		}
