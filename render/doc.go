@@ -2,5 +2,5 @@
 // of a manifest (Figure) and the worker × class heat map of a partition
 // (Histogram). It is the only package that imports gonum/plot.
 //
-// Imports: artifacts, report.
+// Imports: artifacts, internal/durable, report.
 package render

@@ -7,7 +7,6 @@ import (
 	"hash/crc32"
 	"image/color"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 
 	"codeberg.org/go-pdf/fpdf"
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/internal/durable"
 	"github.com/ump-lab/ump/report"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
@@ -486,7 +486,7 @@ func save(w, h vg.Length, path string, drawAll func(draw.Canvas)) error {
 	case "svg": // gonum's SVG canvas embeds images as PNG but declares them JPEG
 		data = bytes.ReplaceAll(data, []byte("data:image/jpg;base64,"), []byte("data:image/png;base64,"))
 	}
-	return os.WriteFile(path, data, 0o644)
+	return durable.WriteOut(path, data)
 }
 
 // pngDPI is the resolution PNG figures are drawn at, and say they are.

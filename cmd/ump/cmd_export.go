@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/internal/durable"
 	"github.com/ump-lab/ump/report"
 	"github.com/ump-lab/ump/state"
 	"github.com/urfave/cli/v2"
@@ -100,11 +101,7 @@ func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr i
 		_, err = stdout.Write(data)
 		return err
 	}
-	tmp := o.out + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, o.out); err != nil {
+	if err := durable.WriteOut(o.out, data); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "wrote %d rows of %s to %s\n", table.Rows(), o.table, o.out)

@@ -3,7 +3,7 @@
 // cmd_<verb>.go: its Action only parses flags and calls runX.
 //
 // Imports: artifacts, dashboard, datasets, eventlog, fleet,
-// internal/display, manifests, nn/cpu, nn/gpu, pipeline, render,
+// internal/display, internal/durable, manifests, nn/cpu, nn/gpu, pipeline, render,
 // report, signing, stages, stages/evaluate, stages/partition,
 // stages/topology, stages/train, state.
 package main

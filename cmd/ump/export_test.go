@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/ump-lab/ump/report"
@@ -218,5 +219,64 @@ func TestExportFormatFollowsTheFileName(t *testing.T) {
 	if r := ump(t, store, "export", "--manifest", hash, "--table", "final", "--out", missing); r.code != 2 ||
 		!strings.Contains(r.stderr, "the directory "+filepath.Dir(missing)+" does not exist") || strings.Contains(r.stderr, ".tmp") {
 		t.Errorf("export into a missing directory: exit %d, %q; want exit 2 naming the directory", r.code, r.stderr)
+	}
+}
+
+// TestOutNeverWritesThroughALink: export and plot write a file the user
+// names under a fresh name beside it and rename it into place, so a link
+// planted at the file, or at the name a writer once used beside it
+// (NAME.tmp), is never followed; a link, directory or FIFO at the name
+// is refused, exit 2, and nothing is left beside it; a regular file is
+// replaced.
+func TestOutNeverWritesThroughALink(t *testing.T) {
+	store, dir := t.TempDir(), t.TempDir()
+	m := writeFile(t, "m.yaml", strings.Replace(longManifest, "dim: 30000", "dim: 30", 1))
+	hash := hashOf(t, ump(t, store, "run", m))
+	victim := filepath.Join(t.TempDir(), "victim")
+	os.WriteFile(victim, []byte("keep"), 0o644)
+	kept := func(what string) {
+		t.Helper()
+		if data, _ := os.ReadFile(victim); string(data) != "keep" {
+			t.Errorf("%s wrote through a link into its target: %q", what, data)
+		}
+	}
+	out := filepath.Join(dir, "f.csv")
+	os.Symlink(victim, out+".tmp")
+	if r := ump(t, store, "export", "--manifest", hash, "--table", "final", "--out", out); r.code != 0 {
+		t.Fatalf("export beside a planted f.csv.tmp: exit %d\n%s", r.code, r.stderr)
+	}
+	kept("export beside a planted f.csv.tmp")
+	if fi, err := os.Lstat(out); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("export --out %s: not a regular file (%v)", out, err)
+	}
+	if r := ump(t, store, "export", "--manifest", hash, "--table", "final", "--out", out); r.code != 0 {
+		t.Errorf("export over its own earlier file: exit %d\n%s", r.code, r.stderr)
+	}
+	linked, fifo := filepath.Join(dir, "linked.csv"), filepath.Join(dir, "fifo.csv")
+	os.Symlink(victim, linked)
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []struct{ out, kind string }{{linked, "a symbolic link"}, {dir, "a directory"}, {fifo, "a FIFO"}} {
+		r := ump(t, store, "export", "--manifest", hash, "--table", "final", "--out", bad.out)
+		if r.code != 2 || !strings.Contains(r.stderr, bad.out+" is "+bad.kind+", which ump does not replace") {
+			t.Errorf("export --out %s: exit %d, %q; want exit 2, refused as %s", bad.out, r.code, r.stderr, bad.kind)
+		}
+	}
+	kept("export --out a link")
+	plots := filepath.Join(dir, "plots")
+	os.MkdirAll(plots, 0o755)
+	os.Symlink(victim, filepath.Join(plots, "curves.png"))
+	if r := ump(t, store, "plot", hash, "--out", plots); r.code != 2 || !strings.Contains(r.stderr, "curves.png is a symbolic link") {
+		t.Errorf("plot --out a directory holding a planted curves.png link: exit %d, %q; want exit 2", r.code, r.stderr)
+	}
+	kept("plot --out a directory holding a planted link")
+	for _, d := range []string{dir, plots} {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".tmp-") {
+				t.Errorf("a write left %s beside its file", e.Name())
+			}
+		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/fleet"
 	"github.com/ump-lab/ump/internal/display"
+	"github.com/ump-lab/ump/internal/durable"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn/cpu"
 	"github.com/ump-lab/ump/nn/gpu"
@@ -50,7 +51,8 @@ const exitCodesHelp = `EXIT CODES:
         an engine or data that differ from those the manifest's cell keys were pinned with on S3,
         results recorded under another engine and no --other-engine saying what to do with them,
         a data set not fetched (ump data fetch NAME), a signing key others can read or that does not
-        parse, a public key that does not parse, help for an unknown command
+        parse, a public key that does not parse, an --out that names a link, a directory, a device
+        or a FIFO, help for an unknown command
    3    the store or the S3 store is damaged or unavailable: another process holds it (its PID is
         named), it is damaged or not a store (what and how to recover are named), a blob its events
         name is missing or corrupt, it cannot be read or written, its disk is full, the S3 server
@@ -130,7 +132,7 @@ var exitClasses = []struct {
 		artifacts.ErrUnavailable, artifacts.ErrNotFound, artifacts.ErrCorrupt, signing.ErrUntrusted, syscall.ENOSPC, datasets.ErrUnreachable)},
 	{exitBadInput, func(err error) bool { // cli.ExitCoder: urfave/cli's own usage errors (help for an unknown command)
 		return errors.As(err, new(*manifests.Error)) || errors.As(err, new(badInput)) || errors.As(err, new(cli.ExitCoder)) ||
-			isAny(state.ErrBadArgument, eventlog.ErrNotDirectory, fleet.ErrEngineMismatch, pipeline.ErrOtherEngine, datasets.ErrNotInstalled, signing.ErrBadKey, stages.ErrBadInput)(err)
+			isAny(state.ErrBadArgument, eventlog.ErrNotDirectory, fleet.ErrEngineMismatch, pipeline.ErrOtherEngine, datasets.ErrNotInstalled, signing.ErrBadKey, stages.ErrBadInput, durable.ErrNotReplaceable)(err)
 	}},
 	{exitRequeue, func(err error) bool { return errors.As(err, new(requeue)) }},
 	{exitInterrupted, isAny(pipeline.ErrInterrupted)},

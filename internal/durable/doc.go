@@ -1,7 +1,8 @@
 // Package durable writes whole files that survive a crash or a power loss
 // once the write returns: WriteFile writes a temporary file beside the
 // target, syncs it, renames it into place and syncs the directory. The
-// blob store and the store's marker write through it.
+// blob store and the store's marker write through it; WriteOut, the same
+// for a file a user names (--out), replaces nothing but a regular file.
 //
 // FS is the seam: OS is the real file system, and Crashable, for tests,
 // is the real file system that also remembers what a power loss would

@@ -1,0 +1,43 @@
+package durable
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+// ErrNotReplaceable marks a destination WriteOut refuses to replace:
+// anything but a regular file (a link, a directory, a device, a FIFO).
+var ErrNotReplaceable = errors.New("not a regular file")
+
+// WriteOut writes data as path, a file a user named (--out): as
+// WriteFile does, into a new file beside it created under a name no one
+// can plant (O_EXCL, random), renamed over path; path must be absent or a
+// regular file. A link at path is refused, never followed, and a failed
+// write leaves nothing beside it.
+func WriteOut(path string, data []byte) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case err == nil && !fi.Mode().IsRegular():
+		return fmt.Errorf("%w: %s is %s, which ump does not replace; give the name of a new or a regular file", ErrNotReplaceable, path, kindOf(fi.Mode()))
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	return WriteFile(OS, path, data)
+}
+
+// kindOf names a file mode's kind of file, for WriteOut's refusal.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "not a regular file"
+}
