@@ -15,7 +15,7 @@
 // regenerated in place writes each directory beside it and swaps it in
 // (Publish), so a kill leaves each old or new.
 //
-// Imports: artifacts, eventlog, internal/display, internal/durable,
+// Imports: artifacts, eventlog, internal/bounded, internal/display, internal/durable,
 // internal/rng, kinds, manifests, optimizers, published, record, signing,
 // stages, state, stats.
 package report

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ump-lab/ump/internal/bounded"
 	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/state"
 
@@ -998,9 +999,9 @@ func IsRoot(dir string) bool {
 // report's order, as paths from where ump runs.
 func ReadRoot(dir string) ([]string, error) {
 	rootPath := filepath.Join(dir, RootFile)
-	data, err := os.ReadFile(rootPath)
+	data, err := bounded.ReadFile(rootPath, limitOf(RecordFile))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", state.ErrBadArgument, err)
+		return nil, fmt.Errorf("%w: %w", state.ErrBadArgument, err)
 	}
 	var r Root
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -1017,9 +1018,9 @@ func ReadRoot(dir string) ([]string, error) {
 			return nil, fmt.Errorf("%w: %s lists %q, not a directory beside it", state.ErrBadArgument, rootPath, display.Terminal(m.Dir))
 		}
 		name := filepath.Join(m.Dir, RecordFile)
-		got, err := os.ReadFile(filepath.Join(dir, name))
+		got, err := bounded.ReadFile(filepath.Join(dir, name), limitOf(RecordFile))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s lists %s: %v", state.ErrBadArgument, rootPath, name, err)
+			return nil, fmt.Errorf("%w: %s lists %s: %w", state.ErrBadArgument, rootPath, name, err)
 		}
 		if digestOf(got) != m.Record {
 			return nil, fmt.Errorf("%w: %s was changed after ump report wrote it: its digest is not the one %s records", state.ErrBadArgument, filepath.Join(dir, name), rootPath)

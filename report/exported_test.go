@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ump-lab/ump/internal/bounded"
 	"github.com/ump-lab/ump/signing"
+	"github.com/ump-lab/ump/state"
 )
 
 // keyIn makes a signing key in a test directory.
@@ -330,5 +333,10 @@ func TestRootCoversTheReport(t *testing.T) {
 	os.WriteFile(filepath.Join(out, name), []byte("{}"), 0o644)
 	if _, err := ReadRoot(out); err == nil || !strings.Contains(err.Error(), name+" was changed after ump report wrote it") {
 		t.Errorf("%s edited: %v", name, err)
+	}
+	os.Remove(filepath.Join(out, RootFile)) // a root linked to /dev/zero is refused at once, not read until memory runs out
+	os.Symlink("/dev/zero", filepath.Join(out, RootFile))
+	if _, err := ReadRoot(out); !errors.Is(err, bounded.ErrNotRegular) || !errors.Is(err, state.ErrBadArgument) {
+		t.Errorf("a root linked to /dev/zero: %v; want bad input, not a regular file", err)
 	}
 }

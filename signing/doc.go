@@ -10,5 +10,5 @@
 // signature against a Trust; every refusal wraps ErrUntrusted and says
 // which key and how to trust it.
 //
-// Imports: internal/durable.
+// Imports: internal/bounded, internal/durable.
 package signing

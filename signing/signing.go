@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ump-lab/ump/internal/bounded"
 	"github.com/ump-lab/ump/internal/durable"
 )
 
@@ -48,9 +49,16 @@ func DefaultPath() string {
 // the trusted-keys file, one key a line.
 var keyName = regexp.MustCompile(`^[A-Za-z0-9._@+-]{1,64}$`)
 
+// Size limits of the files this package reads (bounded.ReadFile): a key
+// file is one line of about 130 bytes, a trusted-keys file a line a key.
+const (
+	maxKeyFile     = 4 << 10
+	maxTrustedFile = 1 << 20
+)
+
 // Load reads the key at path; a missing file wraps fs.ErrNotExist.
 func Load(path string) (*Key, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := bounded.ReadFile(path, maxKeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("signing key %s: %w", path, err)
 	}
@@ -147,12 +155,15 @@ func (k *Key) Sign(msg []byte) string {
 	return base64.StdEncoding.EncodeToString(ed25519.Sign(k.private, msg))
 }
 
-// ParsePublic checks a public key written NAME:BASE64 and returns its key.
+// ParsePublic checks a public key written NAME:BASE64, exactly as Public
+// writes it (one line, the canonical base64: no line breaks, spaces or
+// carriage returns, which the decoder alone would skip), and returns its
+// key.
 func ParsePublic(s string) (ed25519.PublicKey, error) {
 	name, data, ok := strings.Cut(s, ":")
 	pub, err := base64.StdEncoding.DecodeString(data)
-	if !ok || !keyName.MatchString(name) || err != nil || len(pub) != ed25519.PublicKeySize {
-		return nil, fmt.Errorf("%w: %q is not a public key NAME:BASE64 as `ump key show` prints it", ErrBadKey, firstLine(s))
+	if !ok || !keyName.MatchString(name) || err != nil || len(pub) != ed25519.PublicKeySize || base64.StdEncoding.EncodeToString(pub) != data {
+		return nil, fmt.Errorf("%w: %q is not a public key NAME:BASE64 on one line, as `ump key show` prints it", ErrBadKey, firstLine(s))
 	}
 	return ed25519.PublicKey(pub), nil
 }
@@ -224,26 +235,28 @@ func firstLine(s string) string {
 
 // ReadTrusted reads a trusted-keys file: one public key a line; blank
 // lines and lines starting with # are skipped. A missing file lists none.
-func ReadTrusted(path string) ([]string, error) {
-	raw, err := os.ReadFile(path)
+// A line that is not a public key (ParsePublic) trusts no one and leaves
+// the others usable: it is returned in bad, as an error naming its line.
+func ReadTrusted(path string) (keys []string, bad []error, err error) {
+	raw, err := bounded.ReadFile(path, maxTrustedFile)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var keys []string
 	for n, line := range bytes.Split(raw, []byte("\n")) {
 		s := strings.TrimSpace(string(line))
 		if s == "" || strings.HasPrefix(s, "#") {
 			continue
 		}
 		if _, err := ParsePublic(s); err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", path, n+1, err)
+			bad = append(bad, fmt.Errorf("%s line %d: %w", path, n+1, err))
+			continue
 		}
 		keys = append(keys, s)
 	}
-	return keys, nil
+	return keys, bad, nil
 }
 
 // WriteTrusted replaces a trusted-keys file (durably) with keys.

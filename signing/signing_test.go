@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ump-lab/ump/internal/bounded"
 )
 
 func TestKeyIsCreatedOnceOwnerOnlyAndReadBack(t *testing.T) {
@@ -116,21 +118,62 @@ func TestVerifyAcceptsOnlyTrustedUntamperedSignatures(t *testing.T) {
 func TestTrustedKeysFile(t *testing.T) {
 	dir := t.TempDir()
 	a, _, _ := LoadOrCreate(filepath.Join(dir, "a"))
+	b, _, _ := LoadOrCreate(filepath.Join(dir, "b"))
 	path := filepath.Join(dir, "trusted-keys")
-	if keys, err := ReadTrusted(path); err != nil || keys != nil {
-		t.Errorf("a missing file: %v %v; want none", keys, err)
+	if keys, bad, err := ReadTrusted(path); err != nil || keys != nil || bad != nil {
+		t.Errorf("a missing file: %v %v %v; want none", keys, bad, err)
 	}
 	if err := WriteTrusted(path, []string{a.Public()}); err != nil {
 		t.Fatal(err)
 	}
-	if keys, err := ReadTrusted(path); err != nil || len(keys) != 1 || keys[0] != a.Public() {
-		t.Errorf("read back %v %v", keys, err)
+	if keys, bad, err := ReadTrusted(path); err != nil || len(bad) != 0 || len(keys) != 1 || keys[0] != a.Public() {
+		t.Errorf("read back %v %v %v", keys, bad, err)
 	}
-	os.WriteFile(path, []byte("# mine\n"+a.Public()+"\n\nnot-a-key\n"), 0o644)
-	if _, err := ReadTrusted(path); !errors.Is(err, ErrBadKey) || !strings.Contains(err.Error(), "line 4") {
-		t.Errorf("a bad line: %v; want ErrBadKey naming line 4", err)
+	// A key wrapped over two lines, as a mail client wraps it, and a
+	// line that is no key: each named, and b's key still trusted.
+	pub := b.Public()
+	os.WriteFile(path, []byte("# mine\n"+a.Public()+"\n\nnot-a-key\n"+pub[:30]+"\n"+pub[30:]+"\n"+pub+"\n"), 0o644)
+	keys, bad, err := ReadTrusted(path)
+	if err != nil || len(keys) != 2 || keys[0] != a.Public() || keys[1] != pub || len(bad) != 3 {
+		t.Fatalf("a file with bad lines: keys %v, bad %v, %v; want a's and b's keys and 3 bad lines", keys, bad, err)
+	}
+	for i, line := range []string{"line 4", "line 5", "line 6"} {
+		if !errors.Is(bad[i], ErrBadKey) || !strings.Contains(bad[i].Error(), line) {
+			t.Errorf("bad line %d: %v; want ErrBadKey naming %s", i, bad[i], line)
+		}
 	}
 	if _, err := NewTrust("x:" + strings.Repeat("A", 10)); !errors.Is(err, ErrBadKey) {
 		t.Errorf("NewTrust of a malformed key: %v", err)
+	}
+}
+
+// TestAPublicKeyIsOneCanonicalLine: the base64 decoder skips line breaks
+// and carriage returns, so a key with either decodes to the same bytes;
+// ParsePublic refuses it, and every other spelling but the one Public
+// writes.
+func TestAPublicKeyIsOneCanonicalLine(t *testing.T) {
+	k, _, _ := LoadOrCreate(filepath.Join(t.TempDir(), "k"))
+	pub := k.Public()
+	if _, err := ParsePublic(pub); err != nil {
+		t.Fatalf("the key as Public writes it: %v", err)
+	}
+	for _, bad := range []string{pub[:30] + "\n" + pub[30:], pub[:30] + "\r" + pub[30:], pub + "\r", pub[:30] + " " + pub[30:]} {
+		if _, err := ParsePublic(bad); !errors.Is(err, ErrBadKey) {
+			t.Errorf("ParsePublic(%q): %v; want ErrBadKey", bad, err)
+		}
+	}
+}
+
+// TestKeyFilesAreReadBounded: a key file linked to /dev/zero, or a FIFO,
+// is refused at once, not read until memory runs out or a writer comes.
+func TestKeyFilesAreReadBounded(t *testing.T) {
+	dir := t.TempDir()
+	zero := filepath.Join(dir, "zero")
+	os.Symlink("/dev/zero", zero)
+	if _, err := Load(zero); !errors.Is(err, bounded.ErrNotRegular) {
+		t.Errorf("a key linked to /dev/zero: %v; want bounded.ErrNotRegular", err)
+	}
+	if _, _, err := ReadTrusted(zero); !errors.Is(err, bounded.ErrNotRegular) {
+		t.Errorf("trusted keys linked to /dev/zero: %v; want bounded.ErrNotRegular", err)
 	}
 }

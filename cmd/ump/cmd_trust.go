@@ -78,14 +78,18 @@ func editTrust(c *cli.Context, verb string) error {
 	}
 	defer store.Close()
 	path := pipeline.TrustedKeysPath(store.Path)
-	keys, err := signing.ReadTrusted(path)
+	keys, bad, err := signing.ReadTrusted(path)
 	if err != nil {
 		return err
 	}
+	noteUntrustedLines(c.App.ErrWriter, bad)
 	switch has := slices.Contains(keys, key); {
 	case verb == "add" && has:
 		fmt.Fprintf(c.App.Writer, "store %s already trusts %s\n", store.Path, key)
-		return nil
+		if len(bad) == 0 {
+			return nil
+		}
+		return writeTrusted(path, keys) // without the lines that are not keys
 	case verb == "add":
 		keys = append(keys, key)
 	case !has:
@@ -93,8 +97,8 @@ func editTrust(c *cli.Context, verb string) error {
 	default:
 		keys = slices.DeleteFunc(keys, func(k string) bool { return k == key })
 	}
-	if err := signing.WriteTrusted(path, keys); err != nil {
-		return fmt.Errorf("%w: %w", eventlog.ErrUnavailable, err)
+	if err := writeTrusted(path, keys); err != nil {
+		return err
 	}
 	if verb == "add" {
 		fmt.Fprintf(c.App.Writer, "store %s now trusts %s\n", store.Path, key)
@@ -105,10 +109,11 @@ func editTrust(c *cli.Context, verb string) error {
 }
 
 func listTrust(g globals, w io.Writer) error {
-	keys, err := signing.ReadTrusted(pipeline.TrustedKeysPath(g.store))
+	keys, bad, err := signing.ReadTrusted(pipeline.TrustedKeysPath(g.store))
 	if err != nil {
 		return err
 	}
+	noteUntrustedLines(g.notes, bad)
 	if own, err := signing.Load(g.key); err == nil {
 		fmt.Fprintf(w, "%s (your own key, %s)\n", own.Public(), own.Path)
 	}
@@ -119,4 +124,20 @@ func listTrust(g globals, w io.Writer) error {
 		fmt.Fprintf(w, "(store %s trusts no other key: `ump trust add KEY` adds a collaborator's)\n", g.store)
 	}
 	return nil
+}
+
+// writeTrusted replaces the trusted-keys file at path with keys.
+func writeTrusted(path string, keys []string) error {
+	if err := signing.WriteTrusted(path, keys); err != nil {
+		return fmt.Errorf("%w: %w", eventlog.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// noteUntrustedLines says of each line of the trusted-keys file that is
+// not a public key that it trusts no one, and how it goes.
+func noteUntrustedLines(w io.Writer, bad []error) {
+	for _, err := range bad {
+		fmt.Fprintf(w, "note: %v; it trusts no one (the next `ump trust add` or `ump trust remove` rewrites the file without it)\n", err)
+	}
 }

@@ -3,7 +3,8 @@
 // cmd_<verb>.go: its Action only parses flags and calls runX.
 //
 // Imports: artifacts, dashboard, datasets, eventlog, fleet,
-// internal/display, internal/durable, manifests, nn/cpu, nn/gpu, pipeline, render,
+// internal/bounded, internal/display, internal/durable, manifests, nn/cpu, nn/gpu,
+// pipeline, render,
 // report, signing, stages, stages/evaluate, stages/partition,
 // stages/topology, stages/train, state.
 package main

@@ -18,6 +18,7 @@ import (
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/fleet"
+	"github.com/ump-lab/ump/internal/bounded"
 	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/internal/durable"
 	"github.com/ump-lab/ump/manifests"
@@ -132,7 +133,8 @@ var exitClasses = []struct {
 		artifacts.ErrUnavailable, artifacts.ErrNotFound, artifacts.ErrCorrupt, signing.ErrUntrusted, syscall.ENOSPC, datasets.ErrUnreachable)},
 	{exitBadInput, func(err error) bool { // cli.ExitCoder: urfave/cli's own usage errors (help for an unknown command)
 		return errors.As(err, new(*manifests.Error)) || errors.As(err, new(badInput)) || errors.As(err, new(cli.ExitCoder)) ||
-			isAny(state.ErrBadArgument, eventlog.ErrNotDirectory, fleet.ErrEngineMismatch, pipeline.ErrOtherEngine, datasets.ErrNotInstalled, signing.ErrBadKey, stages.ErrBadInput, durable.ErrNotReplaceable)(err)
+			isAny(state.ErrBadArgument, eventlog.ErrNotDirectory, fleet.ErrEngineMismatch, pipeline.ErrOtherEngine, datasets.ErrNotInstalled, signing.ErrBadKey, stages.ErrBadInput, durable.ErrNotReplaceable,
+				bounded.ErrNotRegular, bounded.ErrTooLarge)(err)
 	}},
 	{exitRequeue, func(err error) bool { return errors.As(err, new(requeue)) }},
 	{exitInterrupted, isAny(pipeline.ErrInterrupted)},
@@ -295,9 +297,12 @@ func (g globals) reader(ctx context.Context, unsigned bool) (*fleet.Remote, erro
 // trust is the set of keys whose signed commits the store accepts: this
 // user's own (when it has one) and those `ump trust add` listed.
 func (g globals) trust(unsigned bool) (*signing.Trust, error) {
-	keys, err := signing.ReadTrusted(pipeline.TrustedKeysPath(g.store))
+	keys, bad, err := signing.ReadTrusted(pipeline.TrustedKeysPath(g.store))
 	if err != nil {
 		return nil, err
+	}
+	if g.notes != nil {
+		noteUntrustedLines(g.notes, bad)
 	}
 	own, err := signing.Load(g.key)
 	if err == nil {

@@ -55,9 +55,24 @@ func TestKeyAndTrustCommands(t *testing.T) {
 		}
 	}
 
+	wrapped := other[:30] + "\n" + other[30:] // as a mail client wraps it
+	if r := umpEnv(t, env, store, "trust", "add", wrapped); r.code != 2 || !strings.Contains(r.stderr, "is not a public key NAME:BASE64 on one line") {
+		t.Errorf("trust add of a wrapped key: exit %d %q; want 2", r.code, r.stderr)
+	}
+	if data, _ := os.ReadFile(pipeline.TrustedKeysPath(store)); strings.Contains(string(data), other[:30]) {
+		t.Errorf("trust add of a wrapped key wrote it:\n%s", data)
+	}
 	os.WriteFile(pipeline.TrustedKeysPath(store), []byte(other+"\nsomeone's key\n"), 0o644)
-	if r := umpEnv(t, env, store, "trust", "list"); r.code != 2 || !strings.Contains(r.stderr, "trusted-keys line 2") {
-		t.Errorf("a trusted-keys file with a bad line: exit %d %q; want 2 naming line 2", r.code, r.stderr)
+	r := umpEnv(t, env, store, "trust", "list")
+	if r.code != 0 || !strings.Contains(r.stdout, other+"\n") || !strings.Contains(r.stderr, "trusted-keys line 2: bad signing key") ||
+		!strings.Contains(r.stderr, "it trusts no one") {
+		t.Errorf("a trusted-keys file with a bad line: exit %d %q %q; want the good key listed and line 2 named", r.code, r.stdout, r.stderr)
+	}
+	if r := umpEnv(t, env, store, "trust", "add", other); r.code != 0 || !strings.Contains(r.stdout, "already trusts") {
+		t.Errorf("trust add beside a bad line: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if data, _ := os.ReadFile(pipeline.TrustedKeysPath(store)); strings.Contains(string(data), "someone's key") || !strings.Contains(string(data), other) {
+		t.Errorf("trust add did not rewrite the file without its bad line:\n%s", data)
 	}
 	os.Chmod(keyFile, 0o644)
 	if r := umpEnv(t, env, store, "key", "show"); r.code != 2 || !strings.Contains(r.stderr, "chmod 600 "+keyFile) {
