@@ -178,7 +178,7 @@ func ExportOf(ctx context.Context, s state.Source, rep *state.Report) (*Exported
 	if err != nil {
 		return nil, err
 	}
-	return &Exported{Registration: rep.Registration, Final: final, Rounds: rounds, fromStore: true}, nil
+	return &Exported{Registration: rep.Registration, Final: final, Rounds: rounds, fromStore: rep.ImportedUnsigned == 0}, nil
 }
 
 // WriteResults writes the registration and the exports into dir, a new

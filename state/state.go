@@ -320,6 +320,9 @@ func (v *CellView) Output(out stages.Output) (artifacts.Ref, bool) {
 type Report struct {
 	Registration
 	Cells []*CellView
+	// ImportedUnsigned counts the cells whose results were pulled without
+	// a signature (pull --trust-unsigned): no key vouches for them.
+	ImportedUnsigned int
 }
 
 // Report folds every cell of a registered manifest.
@@ -335,6 +338,9 @@ func (s Source) Report(r *Registration) (*Report, error) {
 			return nil, err
 		}
 		rep.Cells = append(rep.Cells, v)
+		if unsigned[[2]string{r.Plan.Hash, key}] {
+			rep.ImportedUnsigned++
+		}
 	}
 	return rep, nil
 }

@@ -178,7 +178,10 @@ func (rp *reporting) fromStore(ctx context.Context, hash string) (*report.Export
 		return nil, err
 	}
 	rp.vouch[x] = unsignedResults
-	if rp.key != nil { // the results come from the user's own store
+	switch {
+	case rep.ImportedUnsigned > 0: // no key vouches for them, the user's neither
+		rp.vouch[x] = fmt.Sprintf("unsigned: %d of its cells were pulled with --trust-unsigned, so no key vouches for their results", rep.ImportedUnsigned)
+	case rp.key != nil: // the results come from the user's own store
 		x.Signer = rp.key.Public()
 		rp.vouch[x] = "by " + display.Markdown(x.Signer) + ", your key: computed in your store, or pulled into it from keys you trust"
 	}

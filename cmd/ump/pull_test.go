@@ -204,6 +204,21 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 	if show := ump(t, third, "show", otherHash).stdout; !strings.Contains(show, "unsigned (taken with --trust-unsigned") {
 		t.Errorf("show after pull --trust-unsigned does not say the cell is unsigned:\n%s", show)
 	}
+	// Reported by a user with a key, results pulled unsigned stay unsigned:
+	// the user's key does not vouch for them, in the record or report.md.
+	reported := filepath.Join(t.TempDir(), "report")
+	if r := umpEnv(t, env, third, "--s3-insecure", "report", otherHash[:12], "--out", reported); r.code != 0 {
+		t.Fatalf("report after pull --trust-unsigned: exit %d\n%s", r.code, r.stderr)
+	}
+	records, _ := filepath.Glob(filepath.Join(reported, "*-"+otherHash[:12], "record.json"))
+	md, _ := os.ReadFile(filepath.Join(reported, "report.md"))
+	if len(records) != 1 {
+		t.Fatalf("report after pull --trust-unsigned wrote %v", records)
+	}
+	if record, _ := os.ReadFile(records[0]); strings.Contains(string(record), "signature") || strings.Contains(string(md), "your key") ||
+		!strings.Contains(string(md), "1 of its cells were pulled with --trust-unsigned, so no key vouches for their results") {
+		t.Errorf("results pulled unsigned come out vouched for by the user's key:\n%s\n%s", record, md)
+	}
 	renamed := writeFile(t, "renamed.yaml", strings.Replace(strings.Replace(smallManifest, "lr: 0.02", "lr: 0.01", 1), "name: long", "name: renamed", 1))
 	// (Cell 2's commit is signed: it is a cache hit; cell 1 trains anew.)
 	if r := ump(t, third, "run", renamed); r.code != 0 || !strings.Contains(r.stderr, "(1 fully cached)") || strings.Contains(r.stderr, "resuming") {
