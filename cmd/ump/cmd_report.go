@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/fleet"
 	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
@@ -196,6 +197,13 @@ func (rp *reporting) fromStore(ctx context.Context, hash string) (*report.Export
 // leaves each old or new, and the next one finishes it.
 func (rp *reporting) write(all []*report.Exported) (string, error) {
 	out := rp.o.out
+	var dirs []string
+	for _, x := range all {
+		dirs = append(dirs, fmt.Sprintf("%s-%.12s", x.Registration.Plan.Manifest.Name, x.Registration.Plan.Hash))
+	}
+	if err := checkReportOut(out, dirs, rp.o.args); err != nil {
+		return "", err
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return "", err
 	}
@@ -203,14 +211,11 @@ func (rp *reporting) write(all []*report.Exported) (string, error) {
 		return "", err
 	}
 	var doc strings.Builder
-	var dirs []string
 	fmt.Fprintf(&doc, "# Reproduction report\n\nWritten by `ump report` (ump %s) from %d manifest(s). Each directory beside this file holds a manifest's\n"+
 		"results; `ump report DIR... --out OUT` (or `ump report THIS-DIRECTORY --out OUT`) writes this report again from them, without the store;\n"+
 		"its "+report.RootFile+" holds the digests of each directory's record. This file and the figures are drawn from the results, and drawn again by every report.\n", state.Version(), len(all))
-	for _, x := range all {
-		dir := fmt.Sprintf("%s-%.12s", x.Registration.Plan.Manifest.Name, x.Registration.Plan.Hash)
-		dirs = append(dirs, dir)
-		section, err := rp.writeDir(x, dir)
+	for i, x := range all {
+		section, err := rp.writeDir(x, dirs[i])
 		if err != nil {
 			return "", err
 		}
@@ -220,6 +225,49 @@ func (rp *reporting) write(all []*report.Exported) (string, error) {
 		return "", err
 	}
 	return filepath.Join(out, "report.md"), report.WriteRoot(out, dirs, rp.key)
+}
+
+// checkReportOut refuses an --out that is a symbolic link, and one that
+// holds a report of other manifests than dirs (the directories this
+// report writes, of args), which this report's index would no longer list.
+func checkReportOut(out string, dirs, args []string) error {
+	if info, err := os.Lstat(out); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+		return badInput{fmt.Errorf("--out %s is a symbolic link; ump writes a report into a real directory only", out)}
+	}
+	if !report.IsRoot(out) {
+		return nil
+	}
+	listed, err := report.ReadRoot(out)
+	if err != nil {
+		return err
+	}
+	var others []string
+	for _, dir := range listed {
+		if !slices.Contains(dirs, filepath.Base(dir)) {
+			others = append(others, filepath.Base(dir))
+		}
+	}
+	if len(others) > 0 {
+		together := absolutePaths(append([]string{out}, args...)) // so that the hint runs from any directory
+		return badInput{fmt.Errorf("--out %s holds a report of other manifests too (%s), which this report would no longer list: "+
+			"report them together (`ump report %s --out %s`), or choose another --out", out, strings.Join(others, ", "),
+			strings.Join(quotedEach(together), " "), fleet.ShellQuote(together[0]))}
+	}
+	return nil
+}
+
+// absolutePaths is args with each that names a file or directory made
+// absolute (a hash stays as it is).
+func absolutePaths(args []string) []string {
+	out := slices.Clone(args)
+	for i, arg := range out {
+		if _, err := os.Stat(arg); err == nil {
+			if abs, err := filepath.Abs(arg); err == nil {
+				out[i] = abs
+			}
+		}
+	}
+	return out
 }
 
 // writeDir writes a manifest's directory dir of the report (its results,

@@ -579,3 +579,40 @@ func TestCompareTwoComputations(t *testing.T) {
 		t.Errorf("two manifests: exit %d, %s", r.code, r.stderr)
 	}
 }
+
+// TestAReportKeepsAnotherReportsIndex: ump report into a directory that
+// holds a report of other manifests is refused (exit 2), naming them, as
+// its index would no longer list them; the command it prints reports them
+// together, and the index then lists both. An --out that is a symbolic
+// link is refused before anything is written through it.
+func TestAReportKeepsAnotherReportsIndex(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "report")
+	store, _, first := reported(t, out)
+	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 12").Replace(longManifest))
+	hash := hashOf(t, ump(t, store, "run", m))
+	wd, _ := os.Getwd()
+	rel, err := filepath.Rel(wd, out) // relative, as users give it: the hint runs from anywhere all the same
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ump(t, store, "report", hash[:12], "--out", rel)
+	if r.code != 2 || !strings.Contains(r.stderr, "holds a report of other manifests too ("+filepath.Base(first)+")") {
+		t.Fatalf("report into another report's directory: exit %d, %q; want 2 naming %s", r.code, r.stderr, filepath.Base(first))
+	}
+	together := hint(t, r.stderr, regexp.MustCompile("report them together \\(`([^`]*)`\\)"))
+	if r := printed(t, t.TempDir(), together); r.code != 0 { // from another directory
+		t.Fatalf("%s: exit %d\n%s", together, r.code, r.stderr)
+	}
+	if listed, err := report.ReadRoot(out); err != nil || len(listed) != 2 || listed[0] != first {
+		t.Errorf("the index after reporting both: %v %v; want %s and the other", listed, err, first)
+	}
+	target := t.TempDir()
+	linked := filepath.Join(t.TempDir(), "linked")
+	os.Symlink(target, linked)
+	if r := ump(t, store, "report", hash[:12], "--out", linked); r.code != 2 || !strings.Contains(r.stderr, "is a symbolic link") {
+		t.Errorf("report --out a link to a directory: exit %d, %q; want 2", r.code, r.stderr)
+	}
+	if entries, _ := os.ReadDir(target); len(entries) != 0 {
+		t.Errorf("report --out a link wrote %d entries into its target", len(entries))
+	}
+}
