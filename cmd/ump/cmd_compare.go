@@ -17,8 +17,8 @@ func compareCommand() *cli.Command {
 		ArgsUsage: "A B",
 		Description: "A and B are each a manifest in the store (a hash or unique prefix) or a directory of results\n" +
 			"`ump report` wrote. Cells are matched by their settings, the engine aside; only cells both\n" +
-			"finished are compared. A directory needs only " + report.RegistrationFile + " and " + report.FinalFile + ": files its\n" +
-			"record lists that are absent (the curves, the rounds) are named, not refused.",
+			"finished are compared. A directory needs only " + report.RegistrationFile + ", " + report.FinalFile + " and " + report.RoundsFile + ":\n" +
+			"files its record lists that are absent (the CSV copies, the manifest) are named, not refused.",
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
 				return badInput{fmt.Errorf("ump compare needs two computations of one manifest, A and B (hashes or directories of results; got %d)", c.NArg())}

@@ -63,7 +63,7 @@ var (
 func runOptionsOf(c *cli.Context) (runOptions, error) {
 	opts := runOptions{until: c.String("until"), engine: c.String("engine"), cohort: c.Int("cohort"), otherEngine: c.String("other-engine"),
 		trustUnsigned: c.Bool("trust-unsigned"), untilDecided: c.Int("until-decided")}
-	if opts.untilDecided < 0 || opts.untilDecided > 0 && opts.until != "" {
+	if c.IsSet("until-decided") && opts.untilDecided < 1 || opts.untilDecided > 0 && opts.until != "" {
 		return opts, badInput{fmt.Errorf("--until-decided %d: give a number of seeds >= 1, without --until", opts.untilDecided)}
 	}
 	if c.IsSet("jobs") {

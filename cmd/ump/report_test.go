@@ -578,6 +578,14 @@ func TestCompareTwoComputations(t *testing.T) {
 	if r := ump(t, store, "compare", table1, table2); r.code != 2 || !strings.Contains(r.stderr, "compare two computations of one manifest") {
 		t.Errorf("two manifests: exit %d, %s", r.code, r.stderr)
 	}
+	noRounds := filepath.Join(t.TempDir(), "table1")
+	copyFiles(t, table1, noRounds)
+	os.Remove(filepath.Join(noRounds, "rounds.parquet"))
+	help := ump(t, store, "help", "compare").stdout
+	if r := ump(t, store, "compare", table1, noRounds); r.code != 2 || !strings.Contains(r.stderr, "rounds.parquet: not found") ||
+		!strings.Contains(help, "needs only registration.json, final.parquet and rounds.parquet") {
+		t.Errorf("a directory without its rounds: exit %d, %s; the help says:\n%s", r.code, r.stderr, help)
+	}
 }
 
 // TestAReportKeepsAnotherReportsIndex: ump report into a directory that

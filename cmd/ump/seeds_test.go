@@ -70,6 +70,9 @@ func TestUntilDecidedAddsSeedsWhereTheChoiceIsWithinTheNoise(t *testing.T) {
 	if r := ump(t, store, "run", "--until-decided", "4", "--until", "train", m); r.code != 2 {
 		t.Errorf("--until-decided with --until: exit %d, %s", r.code, r.stderr)
 	}
+	if r := ump(t, store, "run", "--until-decided", "0", m); r.code != 2 || !strings.Contains(r.stderr, "--until-decided 0: give a number of seeds >= 1") {
+		t.Errorf("--until-decided 0 (silently a plain run before): exit %d, %s", r.code, r.stderr)
+	}
 }
 
 // TestUntilDecidedResumesAsTyped: a run of --until-decided interrupted
