@@ -225,6 +225,7 @@ func TestErrors(t *testing.T) {
 		{"model mismatch", strings.Replace(valid, "dataset: quadratic", "dataset: agnews, model: lenet", 1), []string{"bad.yaml:3:", `"task.model"`, "embedding-bag"}},
 		{"table path", valid + "table: {rows: [algorithm.betta], value: objective_gap}\n", []string{"bad.yaml:7:", `"table.rows"`, "not a manifest path"}},
 		{"table best", valid + "table: {rows: [algorithm], value: objective_gap, best: highest}\n", []string{"bad.yaml:7:", `"table.best"`, "max, min"}},
+		{"table path twice", valid + "table: {rows: [algorithm], columns: [algorithm], value: objective_gap}\n", []string{"bad.yaml:7:", `"table.columns"`, `"algorithm" is in table.rows already`}},
 		{"table rows type", valid + "table: {rows: algorithm, value: x}\n", []string{"bad.yaml:7:", `"table.rows"`, "expected a list"}},
 		{"sweep table", valid + "sweep: {table.value: [a, b]}\n", []string{"bad.yaml:7:", "cannot be swept"}},
 		{"synthetic classes", strings.Replace(valid, "dataset: quadratic", "dataset: synthetic, synthetic: {classes: 1}", 1), []string{"bad.yaml:3:", `"task.synthetic.classes"`, ">= 2"}},

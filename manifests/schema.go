@@ -554,6 +554,7 @@ func (t *Table) validate(bad complaint, oneOf func(path, v string, allowed ...st
 	if len(t.Rows) == 0 {
 		bad("table.rows", "list at least one manifest path, e.g. [algorithm]")
 	}
+	seen := map[string]string{} // path -> the field that names it first
 	for i, p := range slices.Concat(t.Rows, t.Columns, []string{t.Select}) {
 		field := "table.rows"
 		if i >= len(t.Rows) {
@@ -568,6 +569,10 @@ func (t *Table) validate(bad complaint, oneOf func(path, v string, allowed ...st
 		if helpFor(p) == "" || p == "table" || strings.HasPrefix(p, "table.") || p == "name" || p == "version" {
 			bad(field, "%q is not a manifest path of a cell; use a dotted path such as algorithm, lr or partition.alpha", p)
 		}
+		if first, ok := seen[p]; ok {
+			bad(field, "%q is in %s already: a path labels the rows, the columns or the choice once (an entry would match no cell)", p, first)
+		}
+		seen[p] = field
 	}
 	if t.Value == "" {
 		bad("table.value", "name a column of the final table, e.g. test_acc_mean or objective_gap")
