@@ -77,7 +77,9 @@ func main() {
 	// XLA and cuBLAS read their settings from the environment when they
 	// load: set the GPU engine's, before any.
 	gpu.SetEnvironment()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGPIPE (stdout closed early: `ump run M | head -1`) stops a run as
+	// Ctrl-C does, at a safe point, instead of killing it holding the store.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
 	go func() {
 		<-ctx.Done()
 		stop() // a second Ctrl-C ends the process at once
