@@ -77,16 +77,48 @@ func main() {
 	// XLA and cuBLAS read their settings from the environment when they
 	// load: set the GPU engine's, before any.
 	gpu.SetEnvironment()
-	// SIGPIPE (stdout closed early: `ump run M | head -1`) stops a run as
-	// Ctrl-C does, at a safe point, instead of killing it holding the store.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()
 		stop() // a second Ctrl-C ends the process at once
 	}()
-	code := run(ctx, os.Args, os.Stdout, os.Stderr)
+	code := run(ctx, os.Args, stdoutThatOutlivesItsReader(), os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// stdoutThatOutlivesItsReader is standard output on a descriptor of its
+// own: Go ends a process that writes to a closed pipe on descriptor 1
+// (`ump run M | head -1`) at once, holding its store; on another, the
+// write fails (EPIPE) and ump finishes as it would, closing the store.
+func stdoutThatOutlivesItsReader() io.Writer {
+	fd, err := syscall.Dup(1)
+	if err != nil {
+		return os.Stdout
+	}
+	syscall.CloseOnExec(fd)
+	return &leftOutput{f: os.NewFile(uintptr(fd), "/dev/stdout")}
+}
+
+// leftOutput is an output whose reader may leave (a closed pipe), which
+// it remembers.
+type leftOutput struct {
+	f    *os.File
+	left bool
+}
+
+func (o *leftOutput) Write(p []byte) (int, error) {
+	n, err := o.f.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		o.left = true
+	}
+	return n, err
+}
+
+// readerLeft reports whether w is an output whose reader left.
+func readerLeft(w io.Writer) bool {
+	o, ok := w.(*leftOutput)
+	return ok && o.left
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
@@ -103,7 +135,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	app := newApp(args[0], stdout, stderr)
 	hoisted, ordered := flagsFirst(app.Flags, nil, app.Commands, args[1:])
 	err := app.RunContext(ctx, slices.Concat(args[:1:1], hoisted, ordered))
-	if err == nil {
+	if err == nil || readerLeft(stdout) && errors.Is(err, syscall.EPIPE) { // the output's reader left (| head): nothing to say
 		return exitOK
 	}
 	inv, ok := app.Metadata[invocationKey].(string) // unset where the global flags did not parse
