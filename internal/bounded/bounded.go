@@ -29,7 +29,7 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	case err != nil:
 		return nil, err
 	case !info.Mode().IsRegular():
-		return nil, fmt.Errorf("%w: %s is %s; ump reads it only as a plain file", ErrNotRegular, path, kindOf(info.Mode()))
+		return nil, fmt.Errorf("%w: %s is %s; ump reads it only as a plain file", ErrNotRegular, path, Kind(info.Mode()))
 	case info.Size() > limit:
 		return nil, fmt.Errorf("%w: %s is %d bytes, more than the %d such a file holds", ErrTooLarge, path, info.Size(), limit)
 	}
@@ -43,9 +43,12 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// kindOf names what a file that is not regular is.
-func kindOf(m fs.FileMode) string {
+// Kind names the kind of file a mode that is not a regular file's is,
+// for a message: a symbolic link, a directory, a FIFO, a device.
+func Kind(m fs.FileMode) string {
 	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
 	case m.IsDir():
 		return "a directory"
 	case m&fs.ModeNamedPipe != 0:

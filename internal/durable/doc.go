@@ -9,5 +9,5 @@
 // keep (only synced contents under synced directory entries), so a test
 // can tell a durable write from one that merely reached the page cache.
 //
-// Imports: none of ump's packages.
+// Imports: internal/bounded.
 package durable

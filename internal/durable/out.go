@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/ump-lab/ump/internal/bounded"
 )
 
 // ErrNotReplaceable marks a destination WriteOut refuses to replace:
@@ -20,24 +22,9 @@ func WriteOut(path string, data []byte) error {
 	fi, err := os.Lstat(path)
 	switch {
 	case err == nil && !fi.Mode().IsRegular():
-		return fmt.Errorf("%w: %s is %s, which ump does not replace; give the name of a new or a regular file", ErrNotReplaceable, path, kindOf(fi.Mode()))
+		return fmt.Errorf("%w: %s is %s, which ump does not replace; give the name of a new or a regular file", ErrNotReplaceable, path, bounded.Kind(fi.Mode()))
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
 	return WriteFile(OS, path, data)
-}
-
-// kindOf names a file mode's kind of file, for WriteOut's refusal.
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a regular file"
 }
