@@ -99,7 +99,7 @@ func runReproduce(ctx context.Context, g globals, roots []string, jobs int, stdo
 		}
 	}
 	if len(todo) == 0 {
-		compareReproductions(ctx, store, all, stdout) // says why each is left out
+		compareReproductions(ctx, g.ump, store, all, stdout) // says why each is left out
 		return badInput{fmt.Errorf("no results directory under %s can be computed again on this machine (%d left out, named above)", strings.Join(roots, ", "), len(all))}
 	}
 	fmt.Fprintf(stderr, "reproduce: directories to compute again in %s: %d (%d distinct cells, whose rounds record %.1f hours of compute where they ran); left out: %d (named at the end)\n",
@@ -119,7 +119,7 @@ func runReproduce(ctx context.Context, g globals, roots []string, jobs int, stdo
 		}
 	}
 	line.end()
-	return compareReproductions(ctx, store, all, stdout)
+	return compareReproductions(ctx, g.ump, store, all, stdout)
 }
 
 // sum is the sum of xs.
@@ -197,8 +197,9 @@ func planReproductions(ctx context.Context, g globals, runner *pipeline.Runner, 
 
 // compareReproductions compares every finished cell of each directory
 // computed again with its recomputation in the store, and prints what
-// it found per directory.
-func compareReproductions(ctx context.Context, store *pipeline.Store, all []*reproduction, w io.Writer) error {
+// it found per directory; ump is how ump was run, for the hint that sets
+// the two side by side.
+func compareReproductions(ctx context.Context, ump string, store *pipeline.Store, all []*reproduction, w io.Writer) error {
 	differ, left := 0, 0
 	for _, r := range all {
 		name := fmt.Sprintf("%s (%s, %.12s)", r.dir, display.Terminal(r.plan.Manifest.Name), r.plan.Hash)
@@ -235,8 +236,8 @@ func compareReproductions(ctx context.Context, store *pipeline.Store, all []*rep
 		}
 		if bad > 0 {
 			differ++
-			fmt.Fprintf(w, "%s: %d of %d finished cells differ (`ump compare %.12s %s` sets the two side by side)\n",
-				name, bad, bad+same, r.plan.Hash, fleet.ShellQuote(r.dir))
+			fmt.Fprintf(w, "%s: %d of %d finished cells differ (`%s compare %.12s %s` sets the two side by side)\n",
+				name, bad, bad+same, ump, r.plan.Hash, fleet.ShellQuote(absolutePaths([]string{r.dir})[0]))
 			continue
 		}
 		fmt.Fprintf(w, "%s: %d finished cells identical bit for bit (status, final row and %d evaluated rounds); %d of its %d cells computed in this run, %d found in the store\n",

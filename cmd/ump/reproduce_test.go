@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -39,11 +40,16 @@ func TestReproduceComputesEveryDirectoryAgain(t *testing.T) {
 		t.Errorf("reproduce again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	nudgeFigure(t, dir, 5, 15)
-	if r := ump(t, store, "reproduce", root); r.code != 4 || !strings.Contains(r.stdout, "): cell 5 ") ||
+	r = ump(t, store, "reproduce", root)
+	if r.code != 4 || !strings.Contains(r.stdout, "): cell 5 ") ||
 		!strings.Contains(r.stdout, " DIFFERS: the final row: objective_gap committed") ||
-		!strings.Contains(r.stdout, "1 of 36 finished cells differ (`ump compare "+hash[:12]+" "+dir+"` sets the two side by side)") ||
+		!strings.Contains(r.stdout, "1 of 36 finished cells differ (`") ||
 		!strings.Contains(r.stderr, "directories computed again that differ from their committed figures: 1 of 1") {
 		t.Errorf("reproduce of an edited figure: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	side := hint(t, r.stdout, regexp.MustCompile("finished cells differ \\(`([^`]*)` sets the two side by side\\)"))
+	if r := printed(t, t.TempDir(), side); r.code != 0 || !strings.Contains(r.stdout, "Two computations of quad-table") {
+		t.Errorf("%s: exit %d\n%s%s", side, r.code, r.stdout, r.stderr)
 	}
 	if r := ump(t, store, "reproduce", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "holds no results directory") {
 		t.Errorf("reproduce of an empty tree: exit %d, %s", r.code, r.stderr)
