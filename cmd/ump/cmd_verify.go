@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/ump-lab/ump/fleet"
 	"github.com/ump-lab/ump/internal/display"
-	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/report"
 	"github.com/urfave/cli/v2"
@@ -75,36 +75,32 @@ func runVerifyDir(ctx context.Context, g globals, dir, cells string, stdout, std
 	runner := g.runner(store, stderr)
 	fmt.Fprintf(stdout, "%s (%s, %.12s): computing %d of its %d cells again in a scratch store, on kernels %s\n",
 		dir, display.Terminal(plan.Manifest.Name), plan.Hash, len(picked), len(plan.Cells), runner.Engines.Kernels())
+	keys, err := runner.Keys(ctx, plan)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	for _, i := range picked {
+		if keys[i] != x.Registration.CellKeys[i] {
+			return badInput{fmt.Errorf("cell %d %s (key %.12s): its key here is %.12s: this machine computes it under other inputs (engine %s, or other data), so its figures are not comparable",
+				i+1, plan.Cells[i].LabelString(), x.Registration.CellKeys[i], keys[i], display.Terminal(x.Engines()))}
+		}
+	}
+	runner.Cells, runner.Overrides = picked, x.Registration.Overrides
+	if _, err := runner.Run(ctx, plan); err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	rep, err := store.Source().FindReport(plan.Hash)
+	if err != nil {
+		return err
+	}
+	y, err := report.ExportOf(ctx, store.Source(), rep)
+	if err != nil {
+		return err
+	}
 	bad := 0
 	for _, i := range picked {
-		cell := plan.Cells[i]
-		cfg := cell.Config
-		cfg.Name = plan.Manifest.Name
-		one, err := manifests.Parse(fmt.Sprintf("%s, cell %d", dir, i+1), manifests.YAML(cfg))
-		if err != nil {
-			return err
-		}
-		if _, err := runner.Run(ctx, one); err != nil {
-			return err
-		}
-		reg, err := store.Source().FindManifest(one.Hash)
-		if err != nil {
-			return err
-		}
-		name := fmt.Sprintf("cell %d %s (key %.12s)", i+1, cell.LabelString(), x.Registration.CellKeys[i])
-		if key := reg.CellKeys[0]; key != x.Registration.CellKeys[i] {
-			return badInput{fmt.Errorf("%s: its key here is %.12s: this machine computes it under other inputs (engine %s, or other data), so its figures are not comparable",
-				name, key, display.Terminal(x.Engines()))}
-		}
-		rep, err := store.Source().Report(reg)
-		if err != nil {
-			return err
-		}
-		y, err := report.ExportOf(ctx, store.Source(), rep)
-		if err != nil {
-			return err
-		}
-		rounds, err := x.SameCell(i, y, 0)
+		name := fmt.Sprintf("cell %d %s (key %.12s)", i+1, plan.Cells[i].LabelString(), x.Registration.CellKeys[i])
+		rounds, err := x.SameCell(i, y, i)
 		if err != nil {
 			bad++
 			fmt.Fprintf(stdout, "%s: DIFFERS: %v\n", name, err)
@@ -145,7 +141,8 @@ func cellsToVerify(x *report.Exported, cells string) ([]int, error) {
 		}
 		picked = append(picked, n-1)
 	}
-	return picked, nil
+	slices.Sort(picked) // in plan order, as the runner takes them
+	return slices.Compact(picked), nil
 }
 
 func runVerify(ctx context.Context, g globals, hash string, repair bool, stdout, stderr io.Writer) error {
