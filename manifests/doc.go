@@ -19,6 +19,6 @@
 // Embedded manifests (Open by name): quickstart, examples/*, and paper/*,
 // one per experiment of the paper (see REPRODUCING.md).
 //
-// Imports: codecs, datasets, graphs, internal/display, kinds, optimizers,
+// Imports: codecs, datasets, graphs, internal/bounded, internal/display, kinds, optimizers,
 // split, tasks.
 package manifests

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"reflect"
 	"slices"
 	"sort"
@@ -17,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ump-lab/ump/internal/bounded"
 	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/tasks"
@@ -66,17 +66,14 @@ func (c Cell) Spec() []byte {
 // Load reads and parses a manifest file of at most MaxFileBytes, with
 // overrides applied (Parse).
 func Load(path string, overrides ...string) (*Plan, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading manifest: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading manifest %s: %w", path, err)
-	}
-	if len(data) > MaxFileBytes {
+	data, err := bounded.ReadFile(path, MaxFileBytes)
+	switch {
+	case errors.Is(err, bounded.ErrTooLarge):
 		return nil, &Error{Problems: []string{fmt.Sprintf("%s: more than %d bytes: not a manifest (the paper's largest is under 3 KB); give a manifest file", path, MaxFileBytes)}}
+	case errors.Is(err, bounded.ErrNotRegular):
+		return nil, &Error{Problems: []string{fmt.Sprintf("%v: give a manifest file (YAML), or an embedded manifest's name such as quickstart or paper/table1-mnist", err)}}
+	case err != nil:
+		return nil, fmt.Errorf("reading manifest: %w", err)
 	}
 	return Parse(path, data, overrides...)
 }

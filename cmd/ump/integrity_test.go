@@ -282,7 +282,9 @@ func TestImpossibleInputsAreRefused(t *testing.T) {
 		return "[" + strings.Join(v, ", ") + "]"
 	}
 	cases := []struct{ name, manifest, want string }{
-		{"an endless file", "/dev/zero", "more than 1048576 bytes"},
+		{"an endless file", "/dev/zero", "/dev/zero is a device"},
+		{"a directory", t.TempDir(), "is a directory"},
+		{"a file over 1 MiB", writeFile(t, "big.yaml", strings.Repeat("#\n", 1<<19+1)), "more than 1048576 bytes"},
 		{"a 10^7-cell sweep", writeFile(t, "huge.yaml", strings.Replace(smallManifest, "seed: [1, 2]",
 			"seed: "+axis(1000)+"\n  local_steps: "+axis(100)+"\n  workers: "+axis(100), 1)), "more than 20000 cells"},
 		{"dim 1e12", writeFile(t, "dim.yaml", strings.Replace(smallManifest, "dim: 30", "dim: 1000000000000", 1)), `field "task.quadratic.dim" is too large`},

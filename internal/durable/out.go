@@ -22,7 +22,7 @@ func WriteOut(path string, data []byte) error {
 	fi, err := os.Lstat(path)
 	switch {
 	case err == nil && !fi.Mode().IsRegular():
-		return fmt.Errorf("%w: %s is %s, which ump does not replace; give the name of a new or a regular file", ErrNotReplaceable, path, bounded.Kind(fi.Mode()))
+		return fmt.Errorf("%s is %s, which ump does not replace (%w); give the name of a new or a regular file", path, bounded.Kind(fi.Mode()), ErrNotReplaceable)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
