@@ -27,6 +27,27 @@ func checkMemory(cfg *manifests.Manifest, data *datasets.Library, engines Engine
 		bytesString(need), bytesString(float64(have)), field)}}
 }
 
+// checkGeneratedData refuses a cell whose data set ump generates (a
+// synthetic task) where its samples alone exceed have, the machine's
+// memory, before any of them is generated.
+func checkGeneratedData(cfg *manifests.Manifest, have int64) error {
+	s := cfg.Task.Synthetic
+	if s == nil || have == 0 {
+		return nil
+	}
+	train, test := float64(s.Train), float64(s.Test)
+	need := (train + test) * float64(s.Dims+1) * 4 // float32 features and an int32 label a sample
+	if need <= float64(have) {
+		return nil
+	}
+	field := "task.synthetic.train"
+	if test > train {
+		field = "task.synthetic.test"
+	}
+	return &manifests.Error{Problems: []string{fmt.Sprintf("its samples need about %s of memory, and this machine has %s: "+
+		"field %q is too large for it (lower it, or task.synthetic.dims)", bytesString(need), bytesString(float64(have)), field)}}
+}
+
 // machineMemory is the memory this process may use: the machine's, or a
 // cgroup's limit below it; 0 when unknown.
 func machineMemory() int64 {

@@ -340,7 +340,13 @@ func (r *Runner) keys(ctx context.Context, plan *manifests.Plan, fits bool) (key
 			return nil, nil, ErrInterrupted
 		}
 		cfg := &plan.Cells[i].Config
-		in, err := cellInputs(cfg, r.Data, r.Engines)
+		var in string
+		if fits {
+			err = checkGeneratedData(cfg, memory) // before the data are generated for the cell's key
+		}
+		if err == nil {
+			in, err = cellInputs(cfg, r.Data, r.Engines)
+		}
 		if err == nil && fits {
 			err = checkMemory(cfg, r.Data, r.Engines, memory)
 		}

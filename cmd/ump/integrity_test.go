@@ -288,6 +288,8 @@ func TestImpossibleInputsAreRefused(t *testing.T) {
 		{"a 10^7-cell sweep", writeFile(t, "huge.yaml", strings.Replace(smallManifest, "seed: [1, 2]",
 			"seed: "+axis(1000)+"\n  local_steps: "+axis(100)+"\n  workers: "+axis(100), 1)), "more than 20000 cells"},
 		{"dim 1e12", writeFile(t, "dim.yaml", strings.Replace(smallManifest, "dim: 30", "dim: 1000000000000", 1)), `field "task.quadratic.dim" is too large`},
+		{"10^11 synthetic samples", writeFile(t, "samples.yaml", strings.NewReplacer("{dataset: quadratic, quadratic: {dim: 30, sigma: 0.5}}",
+			"{dataset: synthetic, synthetic: {train: 100000000000}}").Replace(smallManifest)), `field "task.synthetic.train" is too large`},
 		{"batch_size 1e9", writeFile(t, "batch.yaml", strings.NewReplacer("{dataset: quadratic, quadratic: {dim: 30, sigma: 0.5}}",
 			"{dataset: synthetic}\nbatch_size: 1000000000").Replace(smallManifest)), `field "batch_size" is too large`},
 	}
