@@ -27,7 +27,13 @@ type S3 struct {
 	endpoint string
 	partSize uint64 // objects larger than this upload in parts
 	timeout  time.Duration
+	maxNamed int64 // the largest named object GetNamed downloads (MaxNamedBytes)
 }
+
+// MaxNamedBytes bounds what GetNamed downloads: a named object (a
+// registration, a commit, an upload of events, a worklist) is far smaller
+// than this; a larger one is not ump's, and is refused unread.
+const MaxNamedBytes = 256 << 20
 
 var _ Named = (*S3)(nil)
 
@@ -76,7 +82,7 @@ func OpenS3(ctx context.Context, cfg S3Config) (*S3, error) {
 	if prefix != "" {
 		prefix += "/"
 	}
-	s := &S3{client: client, bucket: u.Host, prefix: prefix, endpoint: cfg.Endpoint, partSize: 16 << 20, timeout: cfg.Timeout}
+	s := &S3{client: client, bucket: u.Host, prefix: prefix, endpoint: cfg.Endpoint, partSize: 16 << 20, timeout: cfg.Timeout, maxNamed: MaxNamedBytes}
 	if s.timeout <= 0 {
 		s.timeout = DefaultTimeout
 	}
@@ -197,7 +203,9 @@ func metadata(info minio.ObjectInfo, name string) string {
 }
 
 // download reads an object whole; a missing object is ErrNotFound.
-func (s *S3) download(ctx context.Context, key string) ([]byte, error) {
+// download reads the object at key whole, if it holds at most limit
+// bytes; a larger one is ErrCorrupt, refused before it is read.
+func (s *S3) download(ctx context.Context, key string, limit int64) ([]byte, error) {
 	sctx, cancel := s.deadline(ctx, 0)
 	info, err := s.client.StatObject(sctx, s.bucket, key, minio.StatObjectOptions{})
 	cancel()
@@ -207,13 +215,22 @@ func (s *S3) download(ctx context.Context, key string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("artifact store: s3://%s/%s: %w", s.bucket, key, s.unavailable(ctx, err))
 	}
+	tooLarge := func(size int64) error {
+		return fmt.Errorf("%w: s3://%s/%s is %d bytes, more than the %d ump reads there: not an object ump wrote", ErrCorrupt, s.bucket, key, size, limit)
+	}
+	if info.Size > limit {
+		return nil, tooLarge(info.Size)
+	}
 	gctx, cancel := s.deadline(ctx, int(info.Size))
 	defer cancel()
 	obj, err := s.client.GetObject(gctx, s.bucket, key, minio.GetObjectOptions{})
 	var data []byte
 	if err == nil {
-		data, err = io.ReadAll(obj)
+		data, err = io.ReadAll(io.LimitReader(obj, limit+1))
 		obj.Close()
+	}
+	if int64(len(data)) > limit { // it grew since it was looked at
+		return nil, tooLarge(int64(len(data)))
 	}
 	if code := minio.ToErrorResponse(err).Code; code == "NoSuchKey" || code == "NotFound" {
 		return nil, fmt.Errorf("%w: s3://%s/%s", ErrNotFound, s.bucket, key)
@@ -230,7 +247,7 @@ func (s *S3) Get(ctx context.Context, ref Ref) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := s.download(ctx, key)
+	data, err := s.download(ctx, key, ref.Size)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +273,7 @@ func (s *S3) PutNamed(ctx context.Context, name string, data []byte) error {
 
 // GetNamed reads PREFIX/NAME; a missing object is ErrNotFound.
 func (s *S3) GetNamed(ctx context.Context, name string) ([]byte, error) {
-	return s.download(ctx, s.prefix+name)
+	return s.download(ctx, s.prefix+name, s.maxNamed)
 }
 
 // ErrExists is returned (wrapped) by PutNew when the object exists.

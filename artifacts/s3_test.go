@@ -204,6 +204,20 @@ func TestS3(t *testing.T) {
 				if got, err := s.GetNamed(ctx, "manifests/m"); err != nil || string(got) != "index" {
 					t.Errorf("named round trip: %q %v", got, err)
 				}
+				// An object larger than any ump names there (a bucket writer's
+				// 2 GiB commit.json) is refused unread; so is a blob larger
+				// than its ref says.
+				s.maxNamed = 4
+				if _, err := s.GetNamed(ctx, "manifests/m"); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "is 5 bytes, more than the 4 ump reads there") {
+					t.Errorf("a named object over the limit: %v; want ErrCorrupt naming its size", err)
+				}
+				ref, err := s.Put(ctx, []byte("twelve bytes"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.Get(ctx, Ref{Digest: ref.Digest, Size: 3}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "is 12 bytes, more than the 3") {
+					t.Errorf("a blob larger than its ref: %v; want ErrCorrupt", err)
+				}
 			})
 		})
 	}
