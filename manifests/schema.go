@@ -554,7 +554,7 @@ func (t *Table) validate(bad complaint, oneOf func(path, v string, allowed ...st
 	if len(t.Rows) == 0 {
 		bad("table.rows", "list at least one manifest path, e.g. [algorithm]")
 	}
-	seen := map[string]string{} // path -> the field that names it first
+	seen := map[string]string{} // path -> the field that labels with it first
 	for i, p := range slices.Concat(t.Rows, t.Columns, []string{t.Select}) {
 		field := "table.rows"
 		if i >= len(t.Rows) {
@@ -569,8 +569,8 @@ func (t *Table) validate(bad complaint, oneOf func(path, v string, allowed ...st
 		if helpFor(p) == "" || p == "table" || strings.HasPrefix(p, "table.") || p == "name" || p == "version" {
 			bad(field, "%q is not a manifest path of a cell; use a dotted path such as algorithm, lr or partition.alpha", p)
 		}
-		if first, ok := seen[p]; ok {
-			bad(field, "%q is in %s already: a path labels the rows, the columns or the choice once (an entry would match no cell)", p, first)
+		if first, ok := seen[p]; ok && field != "table.select" { // a select path that labels too: report.CheckTable says so
+			bad(field, "%q is in %s already: a path labels the rows or the columns, not both (an entry would match no cell)", p, first)
 		}
 		seen[p] = field
 	}
