@@ -502,9 +502,9 @@ func (f *exportFiles) get(name string) ([]byte, error) {
 	case info.Size() > limitOf(name):
 		return nil, fmt.Errorf("%w: %s is %d bytes, more than the %d an export of ump's holds", state.ErrBadArgument, path, info.Size(), limitOf(name))
 	}
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, limitOf(name)) // what the checks above saw may have changed since
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, path, err)
+		return nil, fmt.Errorf("%w: %w", state.ErrBadArgument, err)
 	}
 	f.read[name] = data
 	return data, nil

@@ -9,12 +9,12 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 )
 
-// SameCell compares cell i (plan index) of x with cell j of y, a
-// recomputation of it: the status, and every figure (the float columns
-// that are not parameters, wall_seconds aside) of the final row and of
-// each round both evaluated, bit for bit (NaN matches NaN). It returns how
-// many rounds it compared, or the first difference.
-func (x *Exported) SameCell(i int, y *Exported, j int) (int, error) {
+// SameCell compares cell i (plan index) of x with cell i of y, a
+// recomputation of the same plan: the status, and every figure (the float
+// columns that are not parameters, wall_seconds aside) of the final row
+// and of each round both evaluated, bit for bit (NaN matches NaN). It
+// returns how many rounds it compared, or the first difference.
+func (x *Exported) SameCell(i int, y *Exported) (int, error) {
 	finals, err := x.Finals()
 	if err != nil {
 		return 0, err
@@ -23,20 +23,20 @@ func (x *Exported) SameCell(i int, y *Exported, j int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if j >= len(again) || again[j].Status == "" {
+	if i >= len(again) || again[i].Status == "" {
 		return 0, fmt.Errorf("the recomputation did not finish")
 	}
-	if was, now := finals[i].Status, again[j].Status; was != now {
+	if was, now := finals[i].Status, again[i].Status; was != now {
 		return 0, fmt.Errorf("committed %s, recomputed %s", was, now)
 	}
-	if err := sameFigures("the final row", finals[i].Figures, again[j].Figures); err != nil {
+	if err := sameFigures("the final row", finals[i].Figures, again[i].Figures); err != nil {
 		return 0, err
 	}
 	committed, err := x.roundFigures(i)
 	if err != nil {
 		return 0, err
 	}
-	recomputed, err := y.roundFigures(j)
+	recomputed, err := y.roundFigures(i)
 	if err != nil {
 		return 0, err
 	}
@@ -107,20 +107,22 @@ func sameFigures(where string, committed, recomputed map[string]float64) error {
 // ComputeSeconds is the compute time the rounds record for each cell
 // (its last wall_seconds), by cell key: what computing it took where it
 // was computed. Cells the rounds say nothing of are left out.
-func (x *Exported) ComputeSeconds() map[string]float64 {
+func (x *Exported) ComputeSeconds() (map[string]float64, error) {
+	rows, err := x.cellRows(x.Rounds)
+	if err != nil {
+		return nil, err
+	}
+	wall := x.Rounds.Column("wall_seconds")
 	out := map[string]float64{}
-	cells, wall := x.Rounds.Column("cell"), x.Rounds.Column("wall_seconds")
-	if cells == nil || wall == nil || cells.Ints == nil || wall.Floats == nil {
-		return out
+	if wall == nil || wall.Floats == nil {
+		return out, nil
 	}
-	keys := x.Registration.CellKeys
-	for r, c := range cells.Ints {
-		if c < 1 || int(c) > len(keys) {
-			continue
-		}
-		if s := wall.Floats[r]; s > out[keys[c-1]] { // a NaN is not
-			out[keys[c-1]] = s
+	for i, rs := range rows {
+		for _, r := range rs {
+			if key, s := x.Registration.CellKeys[i], wall.Floats[r]; s > out[key] { // a NaN is not
+				out[key] = s
+			}
 		}
 	}
-	return out
+	return out, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/report"
 	"github.com/urfave/cli/v2"
+	"gonum.org/v1/gonum/floats"
 )
 
 func reproduceCommand() *cli.Command {
@@ -66,13 +67,8 @@ func runReproduce(ctx context.Context, g globals, roots []string, jobs int, stdo
 	if err != nil {
 		return err
 	}
-	absolute := make([]string, len(roots)) // so that the rerun hint runs from any directory
-	for i, root := range roots {
-		if absolute[i], err = filepath.Abs(root); err != nil {
-			return err
-		}
-	}
-	rerun := fmt.Sprintf("%s reproduce -j %d %s", g.ump, jobs, strings.Join(quotedEach(absolute), " "))
+	// The rerun hint names the roots absolute, so that it runs from any directory.
+	rerun := fmt.Sprintf("%s reproduce -j %d %s", g.ump, jobs, strings.Join(quotedEach(absolutePaths(roots)), " "))
 	store, err := pipeline.Open(g.store, "ump reproduce")
 	if err != nil {
 		return err
@@ -88,23 +84,24 @@ func runReproduce(ctx context.Context, g globals, roots []string, jobs int, stdo
 		return err
 	}
 	var todo []*reproduction
-	cells, recorded := map[string]bool{}, map[string]float64{} // a cell shared by directories is computed once
+	recorded := map[string]float64{} // by cell key: a cell shared by directories is computed once
 	for _, r := range all {
 		if r.other == "" {
 			todo = append(todo, r)
-			for _, key := range r.x.Registration.CellKeys {
-				cells[key] = true
+			seconds, err := r.x.ComputeSeconds()
+			if err != nil {
+				return err
 			}
-			maps.Copy(recorded, r.x.ComputeSeconds())
+			maps.Copy(recorded, seconds)
 		}
 	}
 	if len(todo) == 0 {
 		compareReproductions(ctx, g.ump, store, all, stdout) // says why each is left out
 		return badInput{fmt.Errorf("no results directory under %s can be computed again on this machine (%d left out, named above)", strings.Join(roots, ", "), len(all))}
 	}
-	fmt.Fprintf(stderr, "reproduce: directories to compute again in %s: %d (%d distinct cells, whose rounds record %.1f hours of compute where they ran); left out: %d (named at the end)\n",
-		g.store, len(todo), len(cells), sum(slices.Collect(maps.Values(recorded)))/3600, len(all)-len(todo))
 	line := newReproduceLine(stderr, todo)
+	fmt.Fprintf(stderr, "reproduce: directories to compute again in %s: %d (%d distinct cells, whose rounds record %.1f hours of compute where they ran); left out: %d (named at the end)\n",
+		g.store, len(todo), line.cells, floats.Sum(slices.Collect(maps.Values(recorded)))/3600, len(all)-len(todo))
 	for k, r := range todo {
 		runner.Overrides, runner.Counted = r.x.Registration.Overrides, line.count
 		line.directory(k, r)
@@ -120,15 +117,6 @@ func runReproduce(ctx context.Context, g globals, roots []string, jobs int, stdo
 	}
 	line.end()
 	return compareReproductions(ctx, g.ump, store, all, stdout)
-}
-
-// sum is the sum of xs.
-func sum(xs []float64) float64 {
-	total := 0.0
-	for _, x := range xs {
-		total += x
-	}
-	return total
 }
 
 // resultsDirs are the results directories under roots (each one, or a
@@ -225,7 +213,7 @@ func compareReproductions(ctx context.Context, ump string, store *pipeline.Store
 			if f.Status == "" {
 				continue
 			}
-			n, err := r.x.SameCell(i, y, i)
+			n, err := r.x.SameCell(i, y)
 			if err != nil {
 				bad++
 				fmt.Fprintf(w, "%s: cell %d %s DIFFERS: %v\n", name, i+1, r.plan.Cells[i].LabelString(), err)
@@ -262,6 +250,7 @@ type reproduceLine struct {
 	k         int         // the directory running, from 0
 	name      string      // its name
 	work      [][]float64 // per directory and cell: its work (cellWork x rounds), 0 where an earlier directory has the cell
+	cells     int         // the distinct cells (by key) of every directory
 	total     float64
 	done, ran float64 // the work accounted for, and of it the work computed here
 	began     time.Time
@@ -289,6 +278,7 @@ func newReproduceLine(w io.Writer, todo []*reproduction) *reproduceLine {
 		}
 		l.work = append(l.work, work)
 	}
+	l.cells = len(seen)
 	return l
 }
 
@@ -349,9 +339,6 @@ func (l *reproduceLine) print() {
 func (l *reproduceLine) end() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.dirs == 0 {
-		return
-	}
 	l.print()
 	if l.terminal {
 		fmt.Fprintln(l.w)

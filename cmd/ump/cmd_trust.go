@@ -134,9 +134,13 @@ func writeTrusted(path string, keys []string) error {
 	return nil
 }
 
-// noteUntrustedLines says of each line of the trusted-keys file that is
-// not a public key that it trusts no one, and how it goes.
+// noteUntrustedLines says on w (nil: nowhere) of each line of the
+// trusted-keys file that is not a public key that it trusts no one, and
+// how it goes.
 func noteUntrustedLines(w io.Writer, bad []error) {
+	if w == nil {
+		return
+	}
 	for _, err := range bad {
 		fmt.Fprintf(w, "note: %v; it trusts no one (the next `ump trust add` or `ump trust remove` rewrites the file without it)\n", err)
 	}

@@ -100,7 +100,7 @@ func runVerifyDir(ctx context.Context, g globals, dir, cells string, stdout, std
 	bad := 0
 	for _, i := range picked {
 		name := fmt.Sprintf("cell %d %s (key %.12s)", i+1, plan.Cells[i].LabelString(), x.Registration.CellKeys[i])
-		rounds, err := x.SameCell(i, y, i)
+		rounds, err := x.SameCell(i, y)
 		if err != nil {
 			bad++
 			fmt.Fprintf(stdout, "%s: DIFFERS: %v\n", name, err)

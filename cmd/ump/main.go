@@ -335,9 +335,7 @@ func (g globals) trust(unsigned bool) (*signing.Trust, error) {
 	if err != nil {
 		return nil, err
 	}
-	if g.notes != nil {
-		noteUntrustedLines(g.notes, bad)
-	}
+	noteUntrustedLines(g.notes, bad)
 	own, err := signing.Load(g.key)
 	if err == nil {
 		keys = append(keys, own.Public())
