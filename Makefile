@@ -42,7 +42,7 @@ reproduce: data
 	./bin/ump --store $(STORE) reproduce -j $(JOBS) results
 
 # Every Go file gofmt'd, then every test (the CPU engine's on every kernel path this CPU runs, and, where
-# qemu-aarch64 is installed, its pinned numbers on arm64), and 30 s of
+# qemu-aarch64 and arm64's cross gcc are installed, its pinned numbers on arm64), and 30 s of
 # fuzzing a results directory as ump report reads it (its rate printed,
 # over the time it fuzzed after replaying its seed inputs; the fuzz cache
 # is cleared first, since replaying the inputs earlier runs found, which

@@ -17,7 +17,7 @@ func doctorCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
 		Usage: "report which training engines work on this host, and why not",
-		Description: "cpu: the float32 CPU engine and its kernel path (avx512, avx2 or go: the same bits on each;\n" +
+		Description: "cpu: the float32 CPU engine and its kernel path (avx512, avx2, neon or go: the same bits on each;\n" +
 			"UMP_KERNELS forces one).\n" +
 			"gpu: the GoMLX engine (engine: gpu, or ump run --engine gpu): built with -tags xla, it opens\n" +
 			"the backend of --gpu-backend or $GOMLX_BACKEND (e.g. xla:/abs/path/xla_cuda_plugin.so, or go for\n" +

@@ -201,7 +201,7 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	fmt.Fprintf(stdout, "manifest %s\n", plan.Hash)
 	if cpu.Kernels() == "go" && usesCPUEngine(plan) {
 		fmt.Fprintf(stderr, "note: the CPU engine runs its Go loops (kernel path go: UMP_KERNELS=go, a build without cgo, or a CPU "+
-			"without AVX2 and FMA), several times slower than its vector kernels; the numbers are the same (`ump doctor` says more).\n")
+			"with neither AVX2 and FMA nor NEON), several times slower than its vector kernels; the numbers are the same (`ump doctor` says more).\n")
 	}
 	out, err := runner.Run(ctx, plan)
 	if err == nil && opts.untilDecided > 0 {

@@ -10,34 +10,87 @@ import (
 
 // TestArm64GivesThePinnedNumbers cross-compiles the tests that pin the
 // engine's numbers (a step and an evaluation of every model, a 3-round run
-// of every algorithm, the elementary functions) for arm64 without cgo, the
-// go kernel path, and runs them under qemu-aarch64: they pass only with
-// the digests pinned on amd64.
+// of every algorithm, the elementary functions) for arm64, and runs them
+// under qemu-aarch64: they pass only with the digests pinned on amd64. It
+// builds them as an arm64 user gets them: with cgo and Debian's cross gcc
+// (the neon kernels; the engine's test also runs the go path), with cgo
+// and clang (the neon kernels), and without cgo (the go path).
 func TestArm64GivesThePinnedNumbers(t *testing.T) {
 	if runtime.GOARCH == "arm64" {
 		t.Skip("this machine is arm64: the pinned tests run natively")
 	}
 	if testing.Short() {
-		t.Skip("cross-compiles and runs three test binaries under qemu (-short)")
+		t.Skip("cross-compiles and runs test binaries under qemu (-short)")
 	}
 	qemu, err := exec.LookPath("qemu-aarch64")
 	if err != nil {
 		t.Skip("needs qemu-aarch64 to run an arm64 build (Debian: apt-get install qemu-user; .ci/run installs it)")
 	}
-	for _, c := range []struct{ pkg, test string }{
-		{".", "TestEngineNumbersArePinned"},
-		{"../../stages/train", "TestRunsArePinned"},
-		{"../../internal/fmath", "TestFunctionsArePinned"},
+	gcc, err := exec.LookPath("aarch64-linux-gnu-gcc")
+	if err != nil {
+		t.Skip("needs aarch64-linux-gnu-gcc to build the neon kernels (Debian: apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross; .ci/run installs them)")
+	}
+	clang, err := exec.LookPath("clang")
+	if err != nil {
+		t.Skip("needs clang to build the neon kernels with it (Debian: apt-get install clang; .ci/run installs it)")
+	}
+	const sysroot = "/usr/aarch64-linux-gnu" // where qemu finds the cgo builds' libc
+	for _, c := range []struct{ build, cc, pkg, test, kernels string }{
+		{"gcc", gcc, ".", "TestEngineNumbersArePinned", ""},
+		{"gcc", gcc, "../../stages/train", "TestRunsArePinned", ""},
+		{"clang", clang + " --target=aarch64-linux-gnu", ".", "TestEngineNumbersArePinned", "neon"},
+		{"no cgo", "", ".", "TestEngineNumbersArePinned", "go"},
+		{"no cgo", "", "../../internal/fmath", "TestFunctionsArePinned", ""},
 	} {
-		bin := filepath.Join(t.TempDir(), "arm64.test")
-		build := exec.Command("go", "test", "-c", "-o", bin, c.pkg)
-		build.Env = append(build.Environ(), "GOARCH=arm64", "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("GOARCH=arm64 go test -c %s: %v\n%s", c.pkg, err, out)
-		}
-		out, err := exec.Command(qemu, bin, "-test.run", "^"+c.test+"$", "-test.v").CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "--- PASS: "+c.test) {
-			t.Errorf("%s under qemu-aarch64 (arm64, kernel path go): %v\n%s", c.test, err, out)
+		t.Run(c.build+"/"+c.test, func(t *testing.T) {
+			t.Parallel()
+			bin := filepath.Join(t.TempDir(), "arm64.test")
+			build := exec.Command("go", "test", "-c", "-o", bin, c.pkg)
+			build.Env = append(build.Environ(), "GOARCH=arm64", "CGO_ENABLED=0")
+			if c.cc != "" {
+				build.Env = append(build.Env, "CGO_ENABLED=1", "CC="+c.cc) // the later value counts
+			}
+			if out, err := build.CombinedOutput(); err != nil {
+				t.Fatalf("GOARCH=arm64 go test -c %s (%s): %v\n%s", c.pkg, c.build, err, out)
+			}
+			run := exec.Command(qemu, "-L", sysroot, bin, "-test.run", "^"+c.test+"$", "-test.v")
+			run.Env = append(run.Environ(), "UMP_KERNELS="+c.kernels)
+			out, err := run.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "--- PASS: "+c.test) {
+				t.Errorf("%s under qemu-aarch64 (arm64, %s, UMP_KERNELS=%s): %v\n%s", c.test, c.build, c.kernels, err, out)
+			}
+		})
+	}
+}
+
+// TestClangGivesThePinnedNumbersOnX86 builds the engine's pinned test with
+// clang, as on an Intel Mac (its target pragmas are clang's own), and runs
+// it on every kernel path this CPU runs.
+func TestClangGivesThePinnedNumbersOnX86(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the x86 kernels are built for amd64 only")
+	}
+	if testing.Short() {
+		t.Skip("builds the engine's tests again with clang (-short)")
+	}
+	clang, err := exec.LookPath("clang")
+	if err != nil {
+		t.Skip("needs clang to build the x86 kernels with it (Debian: apt-get install clang; .ci/run installs it)")
+	}
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "clang.test")
+	build := exec.Command("go", "test", "-c", "-o", bin, ".")
+	build.Env = append(build.Environ(), "CGO_ENABLED=1", "CC="+clang)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("CC=clang go test -c: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "-test.run", "^TestEngineNumbersArePinned$", "-test.v").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestEngineNumbersArePinned") {
+		t.Errorf("TestEngineNumbersArePinned built with clang: %v\n%s", err, out)
+	}
+	for _, p := range Paths() { // this binary's (gcc's) paths: clang's must be the same
+		if !strings.Contains(string(out), "on kernel path "+p+"\n") {
+			t.Errorf("built with clang, TestEngineNumbersArePinned did not run kernel path %s:\n%s", p, out)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"os"
 	"testing"
 
 	"github.com/ump-lab/ump/datasets"
@@ -25,15 +26,20 @@ func lenetEvaluation(t testing.TB) (*Engine, [][]float32, *datasets.Split) {
 	return e, params, &data.Test
 }
 
-// onEveryPath runs f on each kernel path this CPU runs, and leaves the
-// fastest in use.
+// onEveryPath runs f on each kernel path this CPU runs (on the one
+// UMP_KERNELS names, if set), and leaves the fastest in use.
 func onEveryPath(t testing.TB, f func(path string)) {
 	t.Helper()
 	defer UseKernels("")
-	for _, p := range Paths() {
+	paths := Paths()
+	if p := os.Getenv("UMP_KERNELS"); p != "" {
+		paths = []string{p}
+	}
+	for _, p := range paths {
 		if err := UseKernels(p); err != nil {
 			t.Fatal(err)
 		}
+		t.Logf("on kernel path %s", p)
 		f(p)
 	}
 }

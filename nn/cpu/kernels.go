@@ -8,10 +8,11 @@ import (
 )
 
 // The kernel paths, fastest first: "avx512" and "avx2" (C kernels under
-// cgo on x86: AVX-512, AVX2 with FMA) and "go" (Go loops, every machine).
+// cgo on x86: AVX-512, AVX2 with FMA), "neon" (C kernels under cgo on
+// arm64) and "go" (Go loops, every machine).
 // Every path computes the same operations in the same order, so they give
 // the same bits; the path is not part of the engine's identity.
-var paths = []string{"avx512", "avx2", "go"}
+var paths = []string{"avx512", "avx2", "neon", "go"}
 
 // kernels is the path in use: the fastest this CPU runs, unless
 // UMP_KERNELS named another (UseKernels).

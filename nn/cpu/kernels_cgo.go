@@ -9,25 +9,35 @@ package cpu
 
 // The convolutions' kernels (conv_kernels.h) and the matrix product's
 // (gemm_kernels.h), compiled once per instruction set the CPU may have:
-// AVX-512 (16 floats a vector) and AVX2 with FMA (8); the CPU's widest
-// runs (kernel_width) unless a test or UMP_KERNELS chose one (set_width).
-// Each lane's arithmetic is IEEE single precision whatever the target:
-// ISO C (-std=c11) keeps the convolutions' multiplies and adds apart (GCC
-// contracts them into FMAs only in GNU C), and the product's fused
-// multiply-adds are explicit intrinsics, so both widths (and the Go loops)
-// give the same bits. Elsewhere (other architectures) there are no C
-// kernels: the Go loops run.
+// on x86, AVX-512 (16 floats a vector) and AVX2 with FMA (8), the CPU's
+// widest running (kernel_width) unless a test or UMP_KERNELS chose one
+// (set_width); on arm64, NEON (4), which every arm64 CPU has. Each lane's
+// arithmetic is IEEE single precision whatever the target:
+// ISO C (-std=c11) keeps the convolutions' multiplies and adds apart in
+// GCC (which contracts them into FMAs only in GNU C), the pragma below in
+// clang (which contracts by default; cgo refuses -ffp-contract), and the
+// product's fused multiply-adds are explicit intrinsics, so every width
+// (and the Go loops) gives the same bits. Elsewhere (other architectures,
+// and clang on x86, which has no target pragmas) there are no C kernels:
+// the Go loops run.
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF
+#endif
 typedef float v16 __attribute__((vector_size(64)));
 typedef float v8 __attribute__((vector_size(32)));
 #define INLINE static inline __attribute__((always_inline))
 enum { group = 8 }; // the weight gradients' samples a block
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GNUC__)
 #define X86_WIDTHS 1
 #include <immintrin.h>
 #define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#ifdef __clang__
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx512f")
+#endif
 #define vec v16
 #define VL 16
 #define REGS 32
@@ -38,9 +48,14 @@ enum { group = 8 }; // the weight gradients' samples a block
 #include "conv_kernels.h"
 #undef FMA
 #undef BROADCAST
+#ifdef __clang__
+#pragma clang attribute pop
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
 #pragma GCC pop_options
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
+#endif
 #define vec v8
 #define VL 8
 #define REGS 16
@@ -51,7 +66,26 @@ enum { group = 8 }; // the weight gradients' samples a block
 #include "conv_kernels.h"
 #undef FMA
 #undef BROADCAST
+#ifdef __clang__
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
+#elif defined(__aarch64__)
+#define ARM64_WIDTH 1
+#include <arm_neon.h>
+#define CLONES
+typedef float v4 __attribute__((vector_size(16)));
+#define vec v4
+#define VL 4
+#define REGS 32
+#define NAME(f) f##_4
+#define FMA(a, b, c) ((vec)vfmaq_f32((float32x4_t)(c), (float32x4_t)(a), (float32x4_t)(b)))
+#define BROADCAST(x) ((vec)vdupq_n_f32(x))
+#include "gemm_kernels.h"
+#include "conv_kernels.h"
+#undef FMA
+#undef BROADCAST
 #else
 #define CLONES
 #endif
@@ -65,6 +99,9 @@ static int cpu_runs(int width) {
 	if (width == 16) return __builtin_cpu_supports("avx512f");
 	if (width == 8) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 #endif
+#ifdef ARM64_WIDTH
+	if (width == 4) return 1;
+#endif
 	return 0;
 }
 static int width;
@@ -75,8 +112,10 @@ static void set_width(int w) { width = w; }
 #define DISPATCH(f, ...) switch (kernel_width()) { \
 	case 16: f##_16(__VA_ARGS__); break; \
 	default: f##_8(__VA_ARGS__); }
+#elif defined(ARM64_WIDTH)
+#define DISPATCH(f, ...) f##_4(__VA_ARGS__);
 #else
-#define DISPATCH(f, ...) (void)0
+#define DISPATCH(f, ...) (void)0;
 #endif
 
 static void gemm(int ta, int tb, int m, int n, int k, const float *a, int lda, const float *b, int ldb,
@@ -210,14 +249,14 @@ CLONES static int relu_forward(const float *x, float *y, size_t n) {
 */
 import "C"
 
-// Under cgo, on x86 with AVX2 and FMA or AVX-512, the matrix products, the
+// Under cgo, on x86 with AVX2 and FMA or AVX-512 and on arm64, the matrix products, the
 // direct convolutions, max-pooling and ReLU run as C; on the "go" path
 // (UMP_KERNELS=go, other CPUs) as the Go loops of gemm.go, conv_plane.go,
 // conv_lanes.go and layers.go, which say what they compute and give the
 // same bits.
 
 // cPaths are the C kernels' paths and their vector widths.
-var cPaths = map[string]int{"avx512": 16, "avx2": 8}
+var cPaths = map[string]int{"avx512": 16, "avx2": 8, "neon": 4}
 
 // runs reports whether this CPU runs a path's kernels.
 func runs(path string) bool {
