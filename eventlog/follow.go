@@ -25,6 +25,7 @@ type Follower struct {
 	log    *Memory
 	file   os.FileInfo // the published file as last read; nil when read through OpenReader
 	read   int64       // bytes of it read
+	looked os.FileInfo // the published file when last looked at: not read again while the same
 	head   []byte      // its first bytes (up to headBytes) as read
 	bad    *badFile    // a file with a line that does not read, not read again while it is the same
 	marker os.FileInfo // the marker when the log was last read through OpenReader
@@ -54,13 +55,13 @@ func (f *Follower) Refresh() (bool, error) {
 func (f *Follower) refresh() (bool, error) {
 	path := filepath.Join(f.dir, publishedName)
 	fi, err := os.Stat(path)
-	if b := f.bad; err == nil && b != nil && os.SameFile(fi, b.file) && sameHead(path, b.head) {
-		return false, b.err // a line that does not read is not read again until the file is replaced
+	if b := f.bad; err == nil && b != nil && os.SameFile(fi, b.file) && sameStamp(fi, b.file) && sameHead(path, b.head) {
+		return false, b.err // a line that does not read is not read again until the file changes
 	}
 	same := err == nil && f.file != nil && os.SameFile(fi, f.file) && fi.Size() >= f.read && sameHead(path, f.head)
 	switch {
-	case same && fi.Size() == f.read:
-		return false, nil
+	case same && (fi.Size() == f.read || sameStamp(fi, f.looked)):
+		return false, nil // nothing appended, or only to a last line still unterminated when last read
 	case same:
 		return f.readFile(path, f.log, f.read)
 	case err == nil:
@@ -109,7 +110,7 @@ func (f *Follower) readFile(path string, log *Memory, offset int64) (bool, error
 		return false, err
 	}
 	before := len(log.evs)
-	used, err := log.read(path, file)
+	used, err := log.read(path, file, offset)
 	f.bad = nil
 	if err != nil {
 		f.bad = &badFile{file: fi, head: head, err: err}
@@ -120,7 +121,7 @@ func (f *Follower) readFile(path string, log *Memory, offset int64) (bool, error
 	// Lines read before a bad one stay read (the next look at another
 	// file, or the same one replaced, starts at it).
 	changed := f.log != log || len(log.evs) > before
-	f.log, f.file, f.read, f.head, f.marker, f.note = log, fi, offset+used, head, nil, ""
+	f.log, f.file, f.read, f.looked, f.head, f.marker, f.note = log, fi, offset+used, fi, head, nil, ""
 	return changed, err
 }
 
@@ -147,7 +148,7 @@ func (f *Follower) readLog() (bool, error) {
 	for _, ev := range evs {
 		log.add(ev)
 	}
-	f.log, f.file, f.read, f.marker, f.note = log, nil, 0, mark, s.Note
+	f.log, f.file, f.read, f.looked, f.marker, f.note = log, nil, 0, nil, mark, s.Note
 	return true, nil
 }
 

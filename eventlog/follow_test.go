@@ -1,6 +1,7 @@
 package eventlog
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -143,10 +144,12 @@ func TestFollowerRereadsAFileRewrittenInPlace(t *testing.T) {
 }
 
 // TestALongLineIsRefusedOnce: a published line longer than maxLine is
-// refused where it starts (ErrDamaged, naming the line), by OpenReader's
-// read and by a Follower, which does not read it again while the file is
-// the same: an edit inside the line that would give another error if read
-// leaves the error as it was.
+// refused where it starts (ErrDamaged, naming the line and its byte
+// offset in the file), by OpenReader's read and by a Follower that had
+// read the lines before it, which does not read it again while the file
+// is the same (an edit inside the line, the file's size and time kept,
+// leaves the error as it was), and reads the file again once it changed:
+// repaired, the error is gone.
 func TestALongLineIsRefusedOnce(t *testing.T) {
 	dir := t.TempDir()
 	s, err := Open(dir, "test")
@@ -157,7 +160,12 @@ func TestALongLineIsRefusedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
+	fl := NewFollower(dir)
+	if _, err := fl.Refresh(); err != nil || fl.Seq() != 1 {
+		t.Fatalf("first look: %v, %d events; want 1", err, fl.Seq())
+	}
 	path := filepath.Join(dir, publishedName)
+	good := must(os.ReadFile(path))
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -165,21 +173,80 @@ func TestALongLineIsRefusedOnce(t *testing.T) {
 	long := []byte(`{"seq":2,"kind":"` + strings.Repeat("x", maxLine) + "\"}\n")
 	f.Write(long)
 	f.Close()
-	want := fmt.Sprintf(":2 (from byte %d): a line of more than %d bytes", len(must(os.ReadFile(path)))-len(long), maxLine)
+	want := fmt.Sprintf(":2 (from byte %d): a line of more than %d bytes", len(good), maxLine)
 	if _, err := readPublished(dir); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), want) {
 		t.Errorf("readPublished: %v; want ErrDamaged saying %q", err, want)
 	}
-	fl := NewFollower(dir)
 	if _, err := fl.Refresh(); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), want) {
-		t.Fatalf("first look: %v; want ErrDamaged saying %q", err, want)
+		t.Fatalf("second look: %v; want ErrDamaged saying %q", err, want)
 	}
-	// A newline early in the long line, in place: read again, it would be
-	// a line that is not JSON.
+	// A newline early in the long line, in place, the file's time kept:
+	// read again, it would be a line that is not JSON.
+	fi := must(os.Stat(path))
 	w, _ := os.OpenFile(path, os.O_WRONLY, 0)
-	w.WriteAt([]byte("\n"), int64(len(must(os.ReadFile(path)))-len(long)+2*headBytes))
+	w.WriteAt([]byte("\n"), int64(len(good)+2*headBytes))
 	w.Close()
+	os.Chtimes(path, fi.ModTime(), fi.ModTime())
 	if _, err := fl.Refresh(); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), want) {
-		t.Errorf("second look: %v; want the same error, the line not read again", err)
+		t.Errorf("third look: %v; want the same error, the line not read again", err)
+	}
+	// Repaired: the long line cut off, the next event appended.
+	if err := os.Truncate(path, int64(len(good))); err != nil {
+		t.Fatal(err)
+	}
+	next := append(must(json.Marshal(Event{Seq: 2, Kind: CellStarted, Cell: "c2"})), '\n')
+	appendTo(t, path, next)
+	if _, err := fl.Refresh(); err != nil || fl.Seq() != 2 {
+		t.Errorf("the file repaired: %v, %d events; want no error and 2 events", err, fl.Seq())
+	}
+}
+
+// TestAnUnterminatedLineIsReadOnce: a last line without its newline (a
+// writer killed mid-line, or still writing) is not an event yet; the
+// follower reads it once and not again while the file is unchanged (an
+// edit that would end it, the file's time kept, is not seen), and reads
+// it when the file grows.
+func TestAnUnterminatedLineIsReadOnce(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Log.Append(&Event{Kind: CellStarted, Cell: "c1"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	path := filepath.Join(dir, publishedName)
+	// past the head the follower compares, so that an edit of it is not a new file
+	line := must(json.Marshal(Event{Seq: 2, Kind: CellStarted, Cell: strings.Repeat("c", 2*headBytes)}))
+	appendTo(t, path, append(line, ' ')) // a space where its newline will be
+	fl := NewFollower(dir)
+	if _, err := fl.Refresh(); err != nil || fl.Seq() != 1 {
+		t.Fatalf("first look: %v, %d events; want 1, the unterminated line left", err, fl.Seq())
+	}
+	fi := must(os.Stat(path))
+	w, _ := os.OpenFile(path, os.O_WRONLY, 0)
+	w.WriteAt([]byte("\n"), fi.Size()-1)
+	w.Close()
+	os.Chtimes(path, fi.ModTime(), fi.ModTime())
+	if _, err := fl.Refresh(); err != nil || fl.Seq() != 1 {
+		t.Errorf("the file unchanged in size and time: %v, %d events; want the line not read again", err, fl.Seq())
+	}
+	appendTo(t, path, append(must(json.Marshal(Event{Seq: 3, Kind: CellStarted, Cell: "c3"})), '\n'))
+	if _, err := fl.Refresh(); err != nil || fl.Seq() != 3 {
+		t.Errorf("the file grown: %v, %d events; want 3", err, fl.Seq())
+	}
+}
+
+func appendTo(t *testing.T, path string, b []byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		t.Fatal(err)
 	}
 }
 

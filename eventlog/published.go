@@ -26,17 +26,18 @@ func readPublished(dir string) (*Memory, error) {
 	}
 	defer file.Close()
 	p := NewMemory()
-	if _, err := p.read(path, file); err != nil {
+	if _, err := p.read(path, file, 0); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
 // read appends the whole lines of r, which continue the published file at
-// path after the events already read, and returns how many bytes they
-// took: a last line still being written is left for the next read. It
-// stops at a line that is not the next event, or longer than maxLine.
-func (p *Memory) read(path string, r io.Reader) (int64, error) {
+// path from byte offset after the events already read, and returns how
+// many bytes they took: a last line still being written is left for the
+// next read. It stops at a line that is not the next event, or longer
+// than maxLine.
+func (p *Memory) read(path string, r io.Reader, offset int64) (int64, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -47,7 +48,7 @@ func (p *Memory) read(path string, r io.Reader) (int64, error) {
 		switch {
 		case errors.Is(err, errLongLine):
 			return used, fmt.Errorf("%w: %s:%d (from byte %d): a line of more than %d bytes, which no event of ump's is; nothing after it is read",
-				ErrDamaged, path, n, used, maxLine)
+				ErrDamaged, path, n, offset+used, maxLine)
 		case err != nil: // the end, maybe within a line still being written
 			return used, nil
 		}
