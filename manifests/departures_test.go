@@ -1,7 +1,9 @@
 package manifests
 
 import (
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -22,6 +24,13 @@ func TestDeparturesFromThePapersProtocol(t *testing.T) {
 		{[]string{"add=[{seed: 4, lr: 0.01, partition.alpha: 0.1, algorithm: {name: d-sum}}]"}, []string{"cells added beyond the sweep 1 (the manifest's 0)"}},
 		{[]string{"task={dataset: synthetic, model: mlp}", "topology={kind: ring}"}, []string{"data set synthetic (the manifest's mnist)", "model mlp (the manifest's lenet)",
 			`topology [{"kind":"ring","weights":"metropolis-hastings"}] (the manifest's [{"kind":"mesh-to-ring","weights":"metropolis-hastings"}])`}},
+		{[]string{"weight_decay=0.0001", "lr_schedule={kind: cosine}", "compression={codec: fp16}", "validation={fraction: 0.1}"}, []string{
+			"lr_schedule {\"kind\":\"cosine\"} (the manifest's none)", "weight_decay 0.0001 (the manifest's none)",
+			`compression {"codec":"fp16","gamma":0.5,"memory":"residual"} (the manifest's none)`, `validation {"fraction":0.1} (the manifest's none)`}},
+		// two of the table's rows; a row the table does not have
+		{[]string{"sweep.algorithm=[{name: slowmo}, {name: d-sum, alpha: 2, beta: 0.9}]"}, nil},
+		{[]string{"sweep.algorithm=[{name: d-sum, alpha: 2, beta: 0.5}]"}, []string{`algorithm {"alpha":2,"beta":0.5,"name":"d-sum"} (not one of the manifest's 7)`}},
+		{[]string{"sweep.partition.alpha=[0.5]"}, []string{"partition.alpha 0.5 (not one of the manifest's 3)"}},
 	} {
 		plan, err := Open("paper/table1-mnist", c.overrides...)
 		if err != nil {
@@ -33,5 +42,27 @@ func TestDeparturesFromThePapersProtocol(t *testing.T) {
 	}
 	if got := (&Plan{Manifest: Manifest{Name: "mine"}, Hash: "x"}).Departures(); got != nil {
 		t.Errorf("a manifest of the user's own: departures %q", got)
+	}
+}
+
+// TestDeparturesCoverEveryField: departureFields names every field of the
+// manifest schema once, each compared or with the reason it is not.
+func TestDeparturesCoverEveryField(t *testing.T) {
+	listed := map[string]int{}
+	for _, f := range departureFields {
+		listed[f.field]++
+		if (f.compare == nil) == (f.why == "") {
+			t.Errorf("%s: compared, or a reason why not; not both, not neither", f.field)
+		}
+	}
+	for f := range reflect.TypeFor[Manifest]().Fields() {
+		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if listed[key] != 1 {
+			t.Errorf("manifest field %s (%s) is in departureFields %d times; want once", f.Name, key, listed[key])
+		}
+		delete(listed, key)
+	}
+	for key := range listed {
+		t.Errorf("departureFields names %q, which is not a manifest field", key)
 	}
 }
