@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ump-lab/ump/algorithms"
+	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/kinds"
@@ -154,6 +155,44 @@ func TestCellKeyValue(t *testing.T) {
 	got := cellKey(&plan.Cells[0], "sha256:0123456789abcdef\ngo-cpu-float32/v3")
 	if want := "5a5b2881cf57bf6d26bf8cb199c2b3a5f7305a79a17536c7e3f5e11d5dc92500"; got != want {
 		t.Errorf("cell key %s, pinned %s", got, want)
+	}
+}
+
+// TestStageKeyValue pins a whole stage key: the stage's name and version,
+// its params, the cell's inputs (data digest and engine) and each upstream
+// output by its digest, its size aside. Each of those changes the key;
+// a change to how they combine would orphan every user's cached stages.
+func TestStageKeyValue(t *testing.T) {
+	plan, err := manifests.Parse("keys.yaml", []byte(pinnedManifests[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := cellStages(nil)[2] // train
+	params := st.Params(&plan.Cells[0].Config)
+	const inputs = "sha256:0123456789abcdef\ngo-cpu-float32/v3"
+	upstream := func(digest string, size int64) map[string]*stages.Result {
+		return map[string]*stages.Result{"partition": {Outputs: map[string]artifacts.Ref{"assignment": {Digest: digest, Size: size}}}}
+	}
+	const a, b = "sha256:" + "aa", "sha256:" + "bb"
+	got := stageKey(st, params, inputs, upstream(a, 10))
+	if want := "8d8328b88afa512c960e6d9956623baafc7ffe67c81ad1e8ee8cff2ecaddf5eb"; got != want {
+		t.Errorf("stage key %s, pinned %s", got, want)
+	}
+	if k := stageKey(st, params, inputs, upstream(a, 11)); k != got {
+		t.Errorf("an upstream output's size changed the stage key: %s, not %s", k, got)
+	}
+	other := plan.Cells[1].Config
+	for what, k := range map[string]string{
+		"another stage":           stageKey(cellStages(nil)[3], params, inputs, upstream(a, 10)),
+		"other params":            stageKey(st, st.Params(&other), inputs, upstream(a, 10)),
+		"another data digest":     stageKey(st, params, "sha256:fedcba9876543210\ngo-cpu-float32/v3", upstream(a, 10)),
+		"another engine":          stageKey(st, params, "sha256:0123456789abcdef\ngomlx-float32/v4", upstream(a, 10)),
+		"another upstream digest": stageKey(st, params, inputs, upstream(b, 10)),
+		"no upstream output":      stageKey(st, params, inputs, nil),
+	} {
+		if k == got {
+			t.Errorf("%s left the stage key as it was", what)
+		}
 	}
 }
 

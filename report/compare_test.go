@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -111,5 +112,97 @@ func TestReadExportedFinalsNamesWhatIsAbsent(t *testing.T) {
 		if _, err := read(dir); err == nil || !strings.Contains(err.Error(), "was changed after ump report wrote it") {
 			t.Errorf("%s read an edited file: %v", name, err)
 		}
+	}
+}
+
+// TestCompareSaysWhichSideFinishedAndEachSidesVerdicts: a cell finished
+// in one computation alone is counted on its side; and each side's
+// verdicts on the paper's claims are its own: with D-SUM's accuracies
+// raised by 0.05 in B (to 1 at most), the claims that differ say A's
+// verdict as A alone gives it and B's as B alone gives it.
+func TestCompareSaysWhichSideFinishedAndEachSidesVerdicts(t *testing.T) {
+	a, err := ReadExported(committed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := func(edit func(final *artifacts.Table, label func(r int) string) *artifacts.Table) *Exported {
+		x := *a
+		final := &artifacts.Table{Metadata: a.Final.Metadata}
+		for _, c := range a.Final.Columns {
+			c.Strings, c.Floats, c.Null, c.Ints = slices.Clone(c.Strings), slices.Clone(c.Floats), slices.Clone(c.Null), slices.Clone(c.Ints)
+			final.Columns = append(final.Columns, c)
+		}
+		cells := final.Column("cell")
+		x.Final = edit(final, func(r int) string { return a.Registration.Plan.Cells[cells.Ints[r]-1].LabelString() })
+		return &x
+	}
+	// partial: the first row's cell not finished (its row dropped)
+	partial := edited(func(final *artifacts.Table, _ func(int) string) *artifacts.Table {
+		for i := range final.Columns {
+			c := &final.Columns[i]
+			if c.Strings != nil {
+				c.Strings = c.Strings[1:]
+			}
+			if c.Floats != nil {
+				c.Floats = c.Floats[1:]
+			}
+			if c.Ints != nil {
+				c.Ints = c.Ints[1:]
+			}
+			if c.Null != nil {
+				c.Null = c.Null[1:]
+			}
+		}
+		return final
+	})
+	for _, c := range []struct {
+		a, b *Exported
+		want string
+	}{{a, partial, "251 cells finished in both (1 in A alone, 0 in B alone)"}, {partial, a, "251 cells finished in both (0 in A alone, 1 in B alone)"}} {
+		cmp, err := Compare("A", "B", c.a, c.b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if md := cmp.Markdown(); !strings.Contains(md, c.want) {
+			t.Errorf("the comparison lacks %q:\n%s", c.want, md)
+		}
+	}
+	raised := edited(func(final *artifacts.Table, label func(r int) string) *artifacts.Table {
+		value := final.Column("test_acc_mean")
+		for r := range value.Floats {
+			if strings.HasPrefix(label(r), "algorithm=d-sum(") {
+				value.Floats[r] = min(1, value.Floats[r]+0.05)
+			}
+		}
+		return final
+	})
+	alone := func(x *Exported) map[string]string {
+		cmp, err := Compare("A", "B", x, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, v := range cmp.VerdictsA {
+			out[v.Claim.Claim] = v.Ours
+		}
+		return out
+	}
+	va, vb := alone(a), alone(raised)
+	cmp, err := Compare("A", "B", a, raised)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, differ := cmp.Markdown(), 0
+	for claim, v := range va {
+		if verdictWord(v) == verdictWord(vb[claim]) {
+			continue
+		}
+		differ++
+		if want := fmt.Sprintf("- %s: A %s; B %s\n", claim, v, vb[claim]); !strings.Contains(md, want) {
+			t.Errorf("the comparison lacks %q:\n%s", want, md)
+		}
+	}
+	if differ == 0 {
+		t.Fatalf("raising D-SUM by 0.05 changed no verdict: the test cannot tell the sides apart\n%s", md)
 	}
 }

@@ -53,11 +53,31 @@ func TestFMA32RoundsOnce(t *testing.T) {
 	}
 	// Ties that rounding in float64 creates: for z of odd last bit,
 	// x*y = -(2^-24 - 2^-70) ulp-scaled puts x*y + z just above the
-	// midpoint below z, by less than float64's last bit.
+	// midpoint below z, by less than float64's last bit; the same
+	// mirrored, and with the product's sign turned (just below the
+	// midpoint above z), so that round-to-odd steps both ways on both
+	// signs of the sum.
 	for i := 0; i < 1000; i++ {
 		e := float32(math.Ldexp(1, r.IntN(40)-20))
 		z := math.Float32frombits(0x3f800001|r.Uint32()&0x7ffffe) * e // odd significand in [1, 2)
-		check(-0x1p-24*(1+0x1p-23)*e, 1-0x1p-23, z)
+		for _, sx := range []float32{1, -1} {
+			for _, sz := range []float32{1, -1} {
+				check(sx*-0x1p-24*(1+0x1p-23)*e, 1-0x1p-23, sz*z)
+			}
+		}
+	}
+	// Where float32 turns subnormal (below 2^-126) it keeps fewer bits, so
+	// a sum that float64 rounds onto a midpoint of subnormals is one
+	// FMA32's fast path must not take: z an odd multiple of 2^-149, x*y =
+	// ±2^-150 (1 - 2^-46), the sum just inside a midpoint by less than
+	// float64 keeps. z from the smallest subnormals to just past 2^-126.
+	for _, k := range []uint32{1, 3, 0x2ab, 0x3fffff, 0x400001, 0x5fffff, 0x7fffff, 0x800001, 0x800003, 0x9abcdf} {
+		z := float32(math.Ldexp(float64(k), -149)) // exact: k < 2^24
+		for _, sx := range []float32{1, -1} {
+			for _, sz := range []float32{1, -1} {
+				check(sx*0x1p-75*(1+0x1p-23), 0x1p-75*(1-0x1p-23), sz*z)
+			}
+		}
 	}
 	check(0x1p-126, 0x1p-10, 0x1p-140)       // subnormal result
 	check(float32(math.Inf(1)), 2, 1)        // infinities pass through

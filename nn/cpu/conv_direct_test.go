@@ -173,6 +173,68 @@ func directKernelsGiveTheGoLoopsBits(t *testing.T, path string) {
 	}
 }
 
+// TestPlaneWeightGradientAddsItsLanesInOrder checks the row kernel's
+// weight and bias gradients on every path against their definition
+// written out here: each tap's 16 sums (sum l over the columns c with c
+// mod 16 = l, added over samples, rows and columns in order), then those
+// added from l = 0 to 15. Its data are where the order of the last
+// additions shows: added from 15 down, some sums differ.
+func TestPlaneWeightGradientAddsItsLanesInOrder(t *testing.T) {
+	onEveryPath(t, func(path string) {
+		for _, c := range directCases {
+			l, in := nn.Conv2d{OutC: c.outC, K: c.k, Pad: c.pad}, c.in
+			if in.C*c.k*c.k > planeMaxTaps {
+				continue
+			}
+			x, _, dy := directData(in, l, c.batch)
+			for i := range dy { // magnitudes 2^-12 to 2^12: rounding depends on the order
+				dy[i] *= float32(math.Ldexp(1, i%25-12))
+			}
+			o, taps := l.Out(in), in.C*c.k*c.k
+			kern := bindPlane(l, in, c.batch)
+			padPlanes(kern.planes, x, in, c.batch, c.pad, kern.ph, kern.pw)
+			gw, gb := make([]float32, c.outC*taps), make([]float32, c.outC)
+			planeWeightGrad(kern.planes, dy, gw, gb, kern.sums, in.C, c.batch, o.H, o.W, kern.pw, c.outC, c.k)
+			reordered := 0
+			check := func(what string, got float32, term func(s, r, col int) float32) {
+				var sums [16]float32
+				for s := 0; s < c.batch; s++ {
+					for r := 0; r < o.H; r++ {
+						for col := 0; col < o.W; col++ {
+							sums[col%16] += term(s, r, col)
+						}
+					}
+				}
+				want, backwards := sums[0], sums[15]
+				for l := 1; l < 16; l++ {
+					want += sums[l]
+					backwards += sums[15-l]
+				}
+				if want != backwards {
+					reordered++
+				}
+				if got != want {
+					t.Errorf("%+v (%s): %s = %g, its lanes added in order %g", c, path, what, got, want)
+				}
+			}
+			for oc := 0; oc < c.outC; oc++ {
+				d := func(s, r, col int) float32 { return dy[((oc*c.batch+s)*o.H+r)*o.W+col] }
+				check(fmt.Sprintf("bias gradient %d", oc), gb[oc], d)
+				for ic := 0; ic < in.C; ic++ {
+					for t := 0; t < c.k*c.k; t++ {
+						check(fmt.Sprintf("weight gradient %d", (oc*in.C+ic)*c.k*c.k+t), gw[(oc*in.C+ic)*c.k*c.k+t], func(s, r, col int) float32 {
+							return float32(d(s, r, col) * kern.planes[(ic*c.batch+s)*kern.ph*kern.pw+(r+t/c.k)*kern.pw+col+t%c.k])
+						})
+					}
+				}
+			}
+			if reordered == 0 {
+				t.Errorf("%+v: no sum whose lanes added backwards differ: the data cannot tell the order", c)
+			}
+		}
+	})
+}
+
 // TestPoolKernelGivesTheGoLoopsBits checks that max-pooling in use (C
 // vectors under cgo) gives the bits of the Go loops that define it: maxima
 // and their positions, on windows of ties, signed zeros and NaNs of either

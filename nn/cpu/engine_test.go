@@ -188,3 +188,29 @@ func TestEvaluationScoresEachModelByItsForwardPass(t *testing.T) {
 		}
 	}
 }
+
+// TestAccuracyTakesTheFirstLargestLogit: a sample is right when its
+// label's logit is the row's largest and no earlier logit equals it (the
+// first position of a tie counts, as every engine's argmax does), so a
+// row of equal logits is right for class 0 alone.
+func TestAccuracyTakesTheFirstLargestLogit(t *testing.T) {
+	logits := []float32{
+		1, 3, 3, 0, // tie of classes 1 and 2
+		1, 3, 3, 0,
+		2, 2, 2, 2, // all equal
+		2, 2, 2, 2,
+		0, -1, 5, 5,
+	}
+	for _, c := range []struct {
+		labels []int32
+		right  int
+	}{
+		{[]int32{1, 1, 0, 0, 2}, 5},
+		{[]int32{2, 2, 3, 1, 3}, 0},
+		{[]int32{1, 2, 0, 3, 2}, 3},
+	} {
+		if _, right := crossEntropy(logits, c.labels, 4, nil); right != c.right {
+			t.Errorf("labels %v: %d right, want %d", c.labels, right, c.right)
+		}
+	}
+}
