@@ -238,6 +238,46 @@ func TestAnUnterminatedLineIsReadOnce(t *testing.T) {
 	}
 }
 
+// TestADamagedFileRewrittenInPlaceIsReadAgain: a published file with a
+// line that does not read, rewritten in place by a writer that opened the
+// store (the same inode and size, its time unchanged, as on a file system
+// that keeps seconds), is read again because its first bytes changed.
+func TestADamagedFileRewrittenInPlaceIsReadAgain(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Log.Append(&Event{Kind: CellStarted, Cell: "c1"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	path := filepath.Join(dir, publishedName)
+	appendTo(t, path, []byte(strings.Repeat("not an event ", 20)+"\n"))
+	fl := NewFollower(dir)
+	if _, err := fl.Refresh(); !errors.Is(err, ErrDamaged) {
+		t.Fatalf("a damaged line: %v; want ErrDamaged", err)
+	}
+	fi := must(os.Stat(path))
+	first := append(must(json.Marshal(Event{Seq: 1, Kind: CellStarted, Cell: "d1"})), '\n')
+	second := must(json.Marshal(Event{Seq: 2, Kind: CellStarted, Cell: "d"})) // a cell name of 1 byte, then as many as fill the file
+	cell := 1 + int(fi.Size()) - len(first) - len(second) - 1
+	second = append(must(json.Marshal(Event{Seq: 2, Kind: CellStarted, Cell: strings.Repeat("d", cell)})), '\n')
+	w, _ := os.OpenFile(path, os.O_WRONLY, 0)
+	w.WriteAt(append(first, second...), 0)
+	w.Close()
+	os.Chtimes(path, fi.ModTime(), fi.ModTime())
+	if now := must(os.Stat(path)); now.Size() != fi.Size() || !now.ModTime().Equal(fi.ModTime()) {
+		t.Fatalf("the rewrite changed the file's size or time: %d bytes at %v, was %d at %v", now.Size(), now.ModTime(), fi.Size(), fi.ModTime())
+	}
+	if _, err := fl.Refresh(); err != nil || fl.Seq() != 2 {
+		t.Fatalf("rewritten in place: %v, %d events; want the new file's 2", err, fl.Seq())
+	}
+	if evs, _ := fl.Dir().Events.All(); evs[0].Cell != "d1" {
+		t.Errorf("first event's cell %q; want the rewritten file's d1", evs[0].Cell)
+	}
+}
+
 func appendTo(t *testing.T, path string, b []byte) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -298,11 +299,22 @@ func TestFiguresAreDerived(t *testing.T) {
 	if _, err := ReadExported(old); err != nil {
 		t.Errorf("an older record, one figure there and one not: %v", err)
 	}
-	r.Report.Signer = alice.Public()
-	data, _ = json.Marshal(r)
-	os.WriteFile(filepath.Join(old, RecordFile), data, 0o644)
-	if _, err := ReadExported(old); err == nil || !strings.Contains(err.Error(), "signature of its report by") {
-		t.Errorf("an older record whose figures' signer was changed: %v; want its signature refused", err)
+	signed := *r.Report
+	for what, edit := range map[string]func(rr *ReportRecord){
+		"whose figures' signer was changed": func(rr *ReportRecord) { rr.Signer = alice.Public() },
+		"with a figure it drew changed":     func(rr *ReportRecord) { rr.Files["curves-1.png"] = digestOf([]byte("another figure")) },
+		"with a figure added":               func(rr *ReportRecord) { rr.Files["sweep-lr.pdf"] = digestOf([]byte("%PDF")) },
+		"whose figures' signature is gone":  func(rr *ReportRecord) { rr.Signature = "" },
+	} {
+		rr := signed
+		rr.Files = maps.Clone(signed.Files)
+		edit(&rr)
+		r.Report = &rr
+		data, _ = json.Marshal(r)
+		os.WriteFile(filepath.Join(old, RecordFile), data, 0o644)
+		if _, err := ReadExported(old); err == nil || !strings.Contains(err.Error(), "signature of its report by") {
+			t.Errorf("an older record %s: %v; want its signature refused", what, err)
+		}
 	}
 }
 
