@@ -1,15 +1,17 @@
 package datasets
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/ump-lab/ump/internal/bounded"
 )
 
 // loadAGNews reads the official train.csv and test.csv (rows: class 1-4,
@@ -53,12 +55,11 @@ func loadAGNews(dir string) (*Dataset, error) {
 }
 
 func readAGNewsCSV(path string) (labels []int32, texts []string, err error) {
-	f, err := os.Open(path)
+	data, err := bounded.ReadFile(path, maxDataFile)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer f.Close()
-	r := csv.NewReader(f)
+	r := csv.NewReader(bytes.NewReader(data))
 	r.FieldsPerRecord = 3
 	for {
 		rec, err := r.Read()

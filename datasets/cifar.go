@@ -2,8 +2,9 @@ package datasets
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
+
+	"github.com/ump-lab/ump/internal/bounded"
 )
 
 // cifarFiles are the files of the CIFAR-10 binary version.
@@ -23,7 +24,7 @@ func loadCIFAR10(dir string) (*Dataset, error) {
 			split = &d.Test
 		}
 		path := filepath.Join(dir, name)
-		data, err := os.ReadFile(path)
+		data, err := bounded.ReadFile(path, maxDataFile)
 		if err != nil {
 			return nil, err
 		}

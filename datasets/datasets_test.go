@@ -10,7 +10,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/ump-lab/ump/internal/bounded"
 )
 
 // writeIDX writes an IDX file of unsigned bytes, gzipped when the name
@@ -175,6 +178,30 @@ func TestIDXErrors(t *testing.T) {
 				t.Errorf("got %v, want an error containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestDataFilesAreReadAsPlainFiles: a data file that is a link to a
+// device, or a FIFO, is refused at once (bounded.ErrNotRegular) for every
+// format, instead of read until memory runs out or waited on for ever.
+func TestDataFilesAreReadAsPlainFiles(t *testing.T) {
+	for _, c := range []struct{ name, file string }{
+		{"mnist", "train-images-idx3-ubyte"}, {"cifar10", cifarFiles[0]}, {"agnews", "train.csv"},
+	} {
+		for what, plant := range map[string]func(path string) error{
+			"a link to /dev/zero": func(path string) error { return os.Symlink("/dev/zero", path) },
+			"a FIFO":              func(path string) error { return syscall.Mkfifo(path, 0o644) },
+		} {
+			root := t.TempDir()
+			dir := filepath.Join(root, c.name)
+			os.Mkdir(dir, 0o755)
+			if err := plant(filepath.Join(dir, c.file)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := NewLibrary(root).Load(c.name, Synthetic{}); !errors.Is(err, bounded.ErrNotRegular) || !strings.Contains(err.Error(), c.file) {
+				t.Errorf("%s's %s %s: %v; want it refused as not a plain file, named", c.name, c.file, what, err)
+			}
+		}
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ump-lab/ump/internal/bounded"
 )
 
 // IDX magic numbers: unsigned bytes with 3 dimensions (images) or 1
@@ -58,9 +60,15 @@ func findFile(dir, name string) (string, error) {
 	return "", fmt.Errorf("%s: neither %s nor %s.gz exists", dir, name, name)
 }
 
-// readMaybeGzip reads a whole file, decompressing it when it is gzipped.
+// maxDataFile bounds each data file ump reads (and a gzipped one
+// unpacked): EMNIST's largest, byclass's training images, is 547 MB.
+const maxDataFile = 2 << 30
+
+// readMaybeGzip reads a whole file, decompressing it when it is gzipped;
+// a file that is not a plain one, or holds more than maxDataFile bytes
+// (unpacked), is refused before it is read whole.
 func readMaybeGzip(path string) ([]byte, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, maxDataFile)
 	if err != nil {
 		return nil, err
 	}
@@ -71,9 +79,12 @@ func readMaybeGzip(path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	out, err := io.ReadAll(zr)
+	out, err := io.ReadAll(io.LimitReader(zr, maxDataFile+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: corrupt gzip data (truncated download?): %w", path, err)
+	}
+	if len(out) > maxDataFile {
+		return nil, fmt.Errorf("%w: %s unpacks to more than the %d bytes a data file holds", bounded.ErrTooLarge, path, maxDataFile)
 	}
 	return out, nil
 }
