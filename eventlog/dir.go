@@ -103,14 +103,18 @@ func open(dir, command string) (*Dir, error) {
 			return nil, busy(dir)
 		}
 	}
+	// Who holds it, at once (before the log, which may take a while to
+	// open): written over the last holder's line, then cut to its length,
+	// so that a look at it never finds it empty.
+	holder := []byte(fmt.Sprintf("%d\n%s since %s\n", os.Getpid(), command, time.Now().UTC().Format(time.RFC3339)))
+	lock.WriteAt(holder, 0)
+	lock.Truncate(int64(len(holder)))
 	s := &Dir{Path: dir, lock: lock}
 	if s.Log, err = openLog(dir, false); err != nil {
 		lock.Close()
 		return nil, err
 	}
 	s.Note = s.Log.note
-	lock.Truncate(0)
-	lock.WriteAt([]byte(fmt.Sprintf("%d\n%s since %s\n", os.Getpid(), command, time.Now().UTC().Format(time.RFC3339))), 0)
 	if s.Local, err = artifacts.NewLocal(filepath.Join(dir, "blobs")); err == nil {
 		err = s.Local.RemoveTemp()
 	}
@@ -145,7 +149,7 @@ const readerWait = 10 * time.Second
 
 func busy(dir string) error {
 	pid, what := Holder(dir)
-	return fmt.Errorf("%w: store %s is in use by PID %d (%s); wait for it to finish, or use another --store. `ump status` works meanwhile", ErrBusy, dir, pid, what)
+	return fmt.Errorf("%w: store %s is in use by %s; wait for it to finish, or use another --store. `ump status` works meanwhile", ErrBusy, dir, pidCommand(pid, what))
 }
 
 // OpenReader opens the store for reading and writes nothing to it. When
@@ -217,7 +221,7 @@ func openReader(dir string) (*Dir, error) {
 	}
 	pid, what := Holder(dir)
 	return &Dir{Path: dir, Events: evs, Local: local, Beside: pidCommand(pid, what),
-		Note: fmt.Sprintf("store %s is in use by PID %d (%s): showing what it has recorded so far", dir, pid, what)}, nil
+		Note: fmt.Sprintf("store %s is in use by %s: showing what it has recorded so far", dir, pidCommand(pid, what))}, nil
 }
 
 // Holder returns the PID and command line recorded by the last process
@@ -232,8 +236,15 @@ func Holder(dir string) (pid int, what string) {
 	return pid, what
 }
 
-// pidCommand describes a process holding a store, as Dir.Beside does.
-func pidCommand(pid int, what string) string { return fmt.Sprintf("PID %d (%s)", pid, what) }
+// pidCommand describes a process holding a store, as Dir.Beside does; a
+// holder that has not written its line yet (it has just taken the lock)
+// is another ump starting.
+func pidCommand(pid int, what string) string {
+	if pid <= 0 {
+		return "another ump that is starting (it has not written its PID yet)"
+	}
+	return fmt.Sprintf("PID %d (%s)", pid, what)
+}
 
 // Close closes the log and releases the lock (nothing beside a writer).
 func (s *Dir) Close() error {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/ump-lab/ump/internal/durable"
@@ -202,4 +204,33 @@ func openTestStore(t *testing.T) *Dir {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// TestAStoreJustTakenNamesItsHolder: a writer that has taken a store's
+// lock is named at once (its PID is written before its log is opened);
+// one that has not written its line yet (a new store, in the moment after
+// the lock) is another ump starting, never "PID 0".
+func TestAStoreJustTakenNamesItsHolder(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, "ump run first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid, what := Holder(dir); pid != os.Getpid() || !strings.HasPrefix(what, "ump run first since ") {
+		t.Errorf("holder PID %d (%s); want this process's, ump run first", pid, what)
+	}
+	s.Close()
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	lock.Truncate(0) // as a holder that has just taken the lock of a new store
+	_, err = Open(dir, "ump run second")
+	if !errors.Is(err, ErrBusy) || strings.Contains(err.Error(), "PID 0") || !strings.Contains(err.Error(), "another ump that is starting") {
+		t.Errorf("a store whose holder has not written its line: %v; want ErrBusy naming another ump starting", err)
+	}
 }
