@@ -112,8 +112,14 @@ func (c *Comparison) Markdown() string {
 		return "engine not recorded"
 	}
 	fmt.Fprintf(&b, "Two computations of %s:\n\n", c.XA.Registration.Plan.Manifest.Name)
-	fmt.Fprintf(&b, "- A: %s (manifest %.12s; %s)\n", c.A, c.XA.Registration.Plan.Hash, engine(c.XA))
-	fmt.Fprintf(&b, "- B: %s (manifest %.12s; %s)\n", c.B, c.XB.Registration.Plan.Hash, engine(c.XB))
+	vouched := func(x *Exported) string {
+		if x.Signer != "" {
+			return "results signed by " + display.Markdown(x.Signer)
+		}
+		return "results unsigned: no key vouches for them"
+	}
+	fmt.Fprintf(&b, "- A: %s (manifest %.12s; %s; %s)\n", c.A, c.XA.Registration.Plan.Hash, engine(c.XA), vouched(c.XA))
+	fmt.Fprintf(&b, "- B: %s (manifest %.12s; %s; %s)\n", c.B, c.XB.Registration.Plan.Hash, engine(c.XB), vouched(c.XB))
 	for _, x := range []struct {
 		name string
 		x    *Exported
@@ -171,8 +177,9 @@ func (c *Comparison) writeCells(b *strings.Builder) {
 	slices.Sort(abs)
 	sorted := slices.Clone(diffs)
 	slices.Sort(sorted)
-	fmt.Fprintf(b, "\n%s, B − A, over the %d cells both completed: median %+.4f; |B − A| median %.4f, 90th percentile %.4f, largest %.4f; %d identical.\n",
-		c.Value, len(diffs), stats.Quantile(sorted, 0.5), stats.Quantile(abs, 0.5), stats.Quantile(abs, 0.9), abs[len(abs)-1], count(abs, 0))
+	fmt.Fprintf(b, "\n%s, B − A, over the %d cells both completed: median %s; |B − A| median %s, 90th percentile %s, largest %s; %d identical.\n",
+		c.Value, len(diffs), number(stats.Quantile(sorted, 0.5), "+"), number(stats.Quantile(abs, 0.5), ""), number(stats.Quantile(abs, 0.9), ""),
+		number(abs[len(abs)-1], ""), count(abs, 0))
 	type big struct {
 		label string
 		d     float64
@@ -187,9 +194,18 @@ func (c *Comparison) writeCells(b *strings.Builder) {
 	if len(bigs) > 0 {
 		fmt.Fprintf(b, "\nCells that differ by 0.01 or more (%d, largest first):\n", len(bigs))
 		for _, x := range bigs[:min(len(bigs), 20)] {
-			fmt.Fprintf(b, "- %s: %+.4f\n", x.label, x.d)
+			fmt.Fprintf(b, "- %s: %s\n", x.label, number(x.d, "+"))
 		}
 	}
+}
+
+// number formats a difference: 4 decimals, or 4 significant digits from
+// 10^6 on (an objective's gap may be large); sign "+" shows a plus.
+func number(v float64, sign string) string {
+	if math.Abs(v) >= 1e6 {
+		return fmt.Sprintf("%"+sign+".4g", v)
+	}
+	return fmt.Sprintf("%"+sign+".4f", v)
 }
 
 // writeTable writes the table's entries and choices that differ, as A

@@ -187,6 +187,7 @@ func TestCompareSaysWhichSideFinishedAndEachSidesVerdicts(t *testing.T) {
 		}
 		return out
 	}
+	raised.Signer = "ed25519:a-key-of-bob"
 	va, vb := alone(a), alone(raised)
 	cmp, err := Compare("A", "B", a, raised)
 	if err != nil {
@@ -204,5 +205,26 @@ func TestCompareSaysWhichSideFinishedAndEachSidesVerdicts(t *testing.T) {
 	}
 	if differ == 0 {
 		t.Fatalf("raising D-SUM by 0.05 changed no verdict: the test cannot tell the sides apart\n%s", md)
+	}
+	for _, want := range []string{"- A: A (manifest 2c03d21133b3; go-cpu-float32/v2 ", "; results unsigned: no key vouches for them)\n- B: B (manifest 2c03d21133b3; ",
+		"; results signed by ed25519:a-key-of-bob)\n"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the comparison does not say who vouches for each side (%q):\n%s", want, md)
+		}
+	}
+}
+
+// TestCompareWritesLargeDifferencesShort: an objective's gap that differs
+// by 10^9 is written with 4 significant digits, not 4 decimals.
+func TestCompareWritesLargeDifferencesShort(t *testing.T) {
+	a, b := twoCells(t), twoCells(t)
+	b.Final.Column("objective_gap").Floats[0] += 1e9
+	b.Rounds.Column("objective_gap").Floats[1] += 1e9
+	cmp, err := Compare("A", "B", a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md, want := cmp.Markdown(), "median +1e+09; |B − A| median 1e+09, 90th percentile 1e+09, largest 1e+09; 0 identical."; !strings.Contains(md, want) {
+		t.Errorf("the comparison lacks %q:\n%s", want, md)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"strconv"
 
 	"path/filepath"
 	"regexp"
@@ -449,6 +450,14 @@ func readExported(dir string, all bool) (*Exported, error) {
 	if err := x.checkFinal(); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, filepath.Join(dir, FinalFile), err)
 	}
+	for _, t := range []struct {
+		name  string
+		table *artifacts.Table
+	}{{FinalFile, x.Final}, {RoundsFile, x.Rounds}} {
+		if err := checkMagnitudes(t.table); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, filepath.Join(dir, t.name), err)
+		}
+	}
 	if err := x.checkRecord(dir, files.get, all); err != nil {
 		return nil, err
 	}
@@ -736,6 +745,31 @@ func (x *Exported) checkFinal() error {
 		seen[c] = true
 	}
 	return x.checkLastRounds(cells.Ints, value)
+}
+
+// maxMagnitude bounds a finite number in a results table. ump's figures
+// come from float32 models (|x| < 3.5e38; a distance over a billion
+// parameters squares them: below 1e87), and a report squares and sums
+// them again, which stays finite below this bound.
+const maxMagnitude = 1e150
+
+// checkMagnitudes refuses a finite number beyond maxMagnitude in any
+// column of a results table, naming the row's cell (±Inf and NaN, which a
+// diverged cell may record, pass).
+func checkMagnitudes(t *artifacts.Table) error {
+	cells := t.Column("cell")
+	for _, c := range t.Columns {
+		for r, v := range c.Floats {
+			if math.Abs(v) > maxMagnitude && !math.IsInf(v, 0) && (c.Null == nil || !c.Null[r]) {
+				cell := "?"
+				if cells != nil && r < len(cells.Ints) {
+					cell = strconv.FormatInt(cells.Ints[r], 10)
+				}
+				return fmt.Errorf("row %d (cell %s) holds %s = %g, beyond any number ump records (|x| <= %g)", r+1, cell, c.Name, v, maxMagnitude)
+			}
+		}
+	}
+	return nil
 }
 
 // checkLastRounds checks that each cell's final value is its last

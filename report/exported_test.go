@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -350,5 +351,38 @@ func TestRootCoversTheReport(t *testing.T) {
 	os.Symlink("/dev/zero", filepath.Join(out, RootFile))
 	if _, err := ReadRoot(out); !errors.Is(err, bounded.ErrNotRegular) || !errors.Is(err, state.ErrBadArgument) {
 		t.Errorf("a root linked to /dev/zero: %v; want bad input, not a regular file", err)
+	}
+}
+
+// TestResultsBeyondAnyNumberUmpRecordsAreRefused: a results directory
+// whose tables hold a finite number no computation of ump gives
+// (±MaxFloat64: the report's percentages and squares of it are infinite)
+// is refused as bad input, naming the file, the row's cell and the
+// column; ±Inf, which a diverged cell may record, reads.
+func TestResultsBeyondAnyNumberUmpRecordsAreRefused(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		edit func(x *Exported)
+		want string
+	}{
+		{RoundsFile, func(x *Exported) { x.Rounds.Column("objective_gap").Floats[0] = math.MaxFloat64 }, "row 1 (cell 1) holds objective_gap = 1.7976931348623157e+308"},
+		{FinalFile, func(x *Exported) {
+			x.Final.Column("objective_gap").Floats[1] = -math.MaxFloat64
+			x.Rounds.Column("objective_gap").Floats[3] = -math.MaxFloat64
+		}, "row 2 (cell 2) holds objective_gap = -1.7976931348623157e+308"},
+		{"", func(x *Exported) {
+			x.Final.Column("objective_gap").Floats[1] = math.Inf(1)
+			x.Rounds.Column("objective_gap").Floats[3] = math.Inf(1)
+		}, ""},
+	} {
+		x := twoCells(t)
+		c.edit(x)
+		_, err := ReadExported(written(t, x, nil))
+		switch {
+		case c.file == "" && err != nil:
+			t.Errorf("a diverged cell's +Inf: %v", err)
+		case c.file != "" && (!errors.Is(err, state.ErrBadArgument) || !strings.Contains(err.Error(), c.file+": "+c.want)):
+			t.Errorf("%s edited: %v; want bad input saying %q", c.file, err, c.want)
+		}
 	}
 }
