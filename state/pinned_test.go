@@ -98,16 +98,19 @@ func TestSecondsAreTheCurrentKeys(t *testing.T) {
 
 // TestSpanCountsOnlyTheManifestsOwnEvents: when a manifest ran is the
 // span of its own events; a shared cell's events of another manifest,
-// earlier or later, are not its.
+// earlier or later, are not its, nor is the store's record of a pull that
+// imported the cell days later.
 func TestSpanCountsOnlyTheManifestsOwnEvents(t *testing.T) {
 	at := func(manifest string, hour int) eventlog.Event {
-		return eventlog.Event{Manifest: manifest, Time: time.Date(2026, 11, 28, hour, 0, 0, 0, time.UTC)}
+		return eventlog.Event{Kind: eventlog.RoundCompleted, Manifest: manifest, Time: time.Date(2026, 11, 28, hour, 0, 0, 0, time.UTC)}
 	}
+	pulled := at("h", 3)
+	pulled.Kind, pulled.Time = eventlog.CellImported, pulled.Time.AddDate(0, 0, 5)
 	r := &Report{Registration: Registration{Plan: manifests.Plan{Hash: "h"}}, Cells: []*CellView{
-		{Events: []eventlog.Event{at("other", 1), at("h", 3), at("h", 5), at("other", 9)}},
+		{Events: []eventlog.Event{at("other", 1), at("h", 3), at("h", 5), at("other", 9), pulled}},
 	}}
-	if first, last := r.Span(); first.Hour() != 3 || last.Hour() != 5 {
-		t.Errorf("span %v to %v, want 03:00 to 05:00 (its own events)", first, last)
+	if first, last := r.Span(); first.Hour() != 3 || last.Hour() != 5 || last.Day() != 28 {
+		t.Errorf("span %v to %v, want 03:00 to 05:00 on the 28th (its own run's events)", first, last)
 	}
 }
 

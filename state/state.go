@@ -356,11 +356,12 @@ func (r *Report) Counts() map[string]int {
 
 // Span returns the times of the first and the last event the manifest's
 // own runs recorded (zero when none has): when it ran, not when another
-// manifest computed a cell it shares (Reused).
+// manifest computed a cell it shares (Reused), nor when the store
+// imported a cell (a pull) or noted something (the store's own records).
 func (r *Report) Span() (first, last time.Time) {
 	for _, v := range r.Cells {
 		for _, ev := range v.Events {
-			if ev.Manifest != r.Plan.Hash {
+			if ev.Manifest != r.Plan.Hash || eventlog.Own(ev.Kind) {
 				continue
 			}
 			if first.IsZero() || ev.Time.Before(first) {
