@@ -15,5 +15,5 @@
 // process; Fetch fills that directory from a list of sources, verifying
 // before anything is kept.
 //
-// Imports: internal/rng, tasks.
+// Imports: internal/bounded, internal/rng, tasks.
 package datasets

@@ -84,3 +84,55 @@ func treeOf(t *testing.T, dir string) map[string]string {
 	}
 	return files
 }
+
+// TestExportAndPlotSurviveKills: ump export --out F and ump plot --out
+// DIR, killed (-9) at random moments, never leave a broken or foreign
+// file: F is absent or what an uninterrupted export writes, and DIR holds
+// some of the uninterrupted plot's files, each whole, and nothing else.
+func TestExportAndPlotSurviveKills(t *testing.T) {
+	store := t.TempDir()
+	m := writeFile(t, "m.yaml", strings.Replace(longManifest, "dim: 30000", "dim: 30", 1))
+	hash := hashOf(t, ump(t, store, "run", m))
+	for _, c := range []struct {
+		name string
+		args func(out string) []string
+	}{
+		{"export", func(out string) []string {
+			return []string{"export", "--manifest", hash, "--format", "parquet", "--out", filepath.Join(out, "rounds.parquet")}
+		}},
+		{"plot", func(out string) []string { return []string{"plot", hash, "--out", out} }},
+	} {
+		whole := t.TempDir()
+		start := time.Now()
+		if r := ump(t, store, c.args(whole)...); r.code != 0 {
+			t.Fatalf("%s: exit %d\n%s", c.name, r.code, r.stderr)
+		}
+		took := time.Since(start)
+		want := treeOf(t, whole)
+		r := rand.New(rand.NewPCG(9, 2))
+		out := t.TempDir()
+		for killed := 0; killed < 10; {
+			cmd := exec.Command(umpBin, append([]string{"--store", store}, c.args(out)...)...)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("%s after %d kills: %v", c.name, killed, err)
+				}
+			case <-time.After(time.Duration(r.Int64N(int64(took)))):
+				cmd.Process.Signal(syscall.SIGKILL)
+				<-done
+				killed++
+			}
+			for name, data := range treeOf(t, out) {
+				if w, ok := want[name]; !ok || data != w {
+					t.Fatalf("%s after %d kills: %s is %s", c.name, killed, name, map[bool]string{false: "not a file it writes", true: "not whole"}[ok])
+				}
+			}
+		}
+	}
+}

@@ -13,17 +13,22 @@ import (
 // anything but a regular file (a link, a directory, a device, a FIFO).
 var ErrNotReplaceable = errors.New("not a regular file")
 
-// WriteOut writes data as path, a file a user named (--out): as
-// WriteFile does, into a new file beside it created under a name no one
-// can plant (O_EXCL, random), renamed over path; path must be absent or a
-// regular file. A link at path is refused, never followed, and a failed
-// write leaves nothing beside it.
+// WriteOut writes data as path, a file a user named (--out): into a new
+// file beside it that has no name until it is whole (on Linux; elsewhere,
+// as WriteFile does, one created under a name no one can plant: O_EXCL,
+// random), renamed over path; path must be absent or a regular file. A
+// link at path is refused, never followed, and a write that fails or is
+// killed leaves nothing beside it (elsewhere than Linux, a kill -9 leaves
+// a .tmp- file).
 func WriteOut(path string, data []byte) error {
 	fi, err := os.Lstat(path)
 	switch {
 	case err == nil && !fi.Mode().IsRegular():
 		return fmt.Errorf("%s is %s, which ump does not replace (%w); give the name of a new or a regular file", path, bounded.Kind(fi.Mode()), ErrNotReplaceable)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	if done, err := writeUnnamed(path, data); done {
 		return err
 	}
 	return WriteFile(OS, path, data)
