@@ -448,8 +448,8 @@ func holdSpare(dir string) (string, error) {
 		return "", fmt.Errorf("store %s: %w", dir, err)
 	}
 	defer f.Close()
-	err = syscall.Fallocate(int(f.Fd()), 0, 0, spareBytes)
-	if errors.Is(err, syscall.EOPNOTSUPP) { // a file system without fallocate: write it
+	err = allocate(f, spareBytes)
+	if errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, errors.ErrUnsupported) { // a file system or system without fallocate: write it
 		zeros := make([]byte, 1<<20)
 		err = nil
 		for off := int64(0); off < spareBytes && err == nil; off += int64(len(zeros)) {

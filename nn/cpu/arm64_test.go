@@ -94,3 +94,19 @@ func TestClangGivesThePinnedNumbersOnX86(t *testing.T) {
 		}
 	}
 }
+
+// TestMacOSBuilds cross-compiles ump for macOS on Apple silicon, as `go
+// install` builds it there without a C compiler: every package builds
+// (Linux's system calls have their fallbacks). Intel Macs build the same
+// Go code.
+func TestMacOSBuilds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cross-compiles ump for macOS (-short)")
+	}
+	t.Parallel()
+	build := exec.Command("go", "build", "-o", filepath.Join(t.TempDir(), "ump"), "../../cmd/ump")
+	build.Env = append(build.Environ(), "GOOS=darwin", "GOARCH=arm64", "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Errorf("GOOS=darwin GOARCH=arm64 go build ./cmd/ump: %v\n%s", err, out)
+	}
+}
