@@ -103,18 +103,17 @@ func open(dir, command string) (*Dir, error) {
 			return nil, busy(dir)
 		}
 	}
-	// Who holds it, at once (before the log, which may take a while to
-	// open): written over the last holder's line, then cut to its length,
-	// so that a look at it never finds it empty.
-	holder := []byte(fmt.Sprintf("%d\n%s since %s\n", os.Getpid(), command, time.Now().UTC().Format(time.RFC3339)))
-	lock.WriteAt(holder, 0)
-	lock.Truncate(int64(len(holder)))
 	s := &Dir{Path: dir, lock: lock}
 	if s.Log, err = openLog(dir, false); err != nil {
 		lock.Close()
-		return nil, err
+		return nil, err // a store it cannot open keeps its last holder's line
 	}
 	s.Note = s.Log.note
+	// Who holds it: written over the last holder's line, then cut to its
+	// length, so that a look at it never finds it empty.
+	holder := []byte(fmt.Sprintf("%d\n%s since %s\n", os.Getpid(), command, time.Now().UTC().Format(time.RFC3339)))
+	lock.WriteAt(holder, 0)
+	lock.Truncate(int64(len(holder)))
 	if s.Local, err = artifacts.NewLocal(filepath.Join(dir, "blobs")); err == nil {
 		err = s.Local.RemoveTemp()
 	}

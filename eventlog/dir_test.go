@@ -206,10 +206,10 @@ func openTestStore(t *testing.T) *Dir {
 	return s
 }
 
-// TestAStoreJustTakenNamesItsHolder: a writer that has taken a store's
-// lock is named at once (its PID is written before its log is opened);
-// one that has not written its line yet (a new store, in the moment after
-// the lock) is another ump starting, never "PID 0".
+// TestAStoreJustTakenNamesItsHolder: a writer that has opened a store is
+// named by its PID and command; one that has not written its line yet (a
+// new store, while the writer opens its log) is another ump starting,
+// never "PID 0".
 func TestAStoreJustTakenNamesItsHolder(t *testing.T) {
 	dir := t.TempDir()
 	s, err := Open(dir, "ump run first")
