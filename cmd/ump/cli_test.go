@@ -72,6 +72,7 @@ checkpoint: {every: 10}
 `
 
 func TestRunShowsHashTableAndCaches(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "m.yaml", strings.Replace(longManifest, "dim: 30000", "dim: 30", 1))
 	first := ump(t, store, "run", m)
@@ -117,6 +118,7 @@ func TestRunShowsHashTableAndCaches(t *testing.T) {
 // table printed, and cells shared with the unscaled manifest of that many
 // rounds (all cache hits).
 func TestRunScale(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	small := strings.Replace(longManifest, "dim: 30000", "dim: 30", 1)
 	m := writeFile(t, "m.yaml", small)
@@ -141,6 +143,7 @@ func TestRunScale(t *testing.T) {
 }
 
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	bad := writeFile(t, "bad.yaml", "version: 1\nname: bad\ntask: {dataset: quadratic}\nrounds: 5\nlr: 0.1\nalgorithm: {name: d-sum}\nworkers: many\n")
 	if r := ump(t, store, "run", bad); r.code != 2 || !strings.Contains(r.stderr, "bad.yaml:7:") || !strings.Contains(r.stderr, `"workers"`) {
@@ -174,6 +177,7 @@ func TestExitCodes(t *testing.T) {
 // command does not know, a flag without its value and a missing required
 // flag exit 2 with one line saying what is wrong (no help dump).
 func TestFlagsAnywhere(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "m.yaml", smallManifest)
 	hash := hashOf(t, ump(t, store, "run", m, "--scale", "0.5"))
@@ -221,6 +225,7 @@ func TestFlagsAnywhere(t *testing.T) {
 // command (and after its argument) applies; a hint to rerun keeps it;
 // --version names the build.
 func TestGlobalFlagsAfterTheCommandAndVersion(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
 	for _, args := range [][]string{{"status", "--store", store}, {"status", hash, "--store=" + store}, {"table", hash[:12], "--latex", "--store", store}} {
@@ -250,6 +255,7 @@ func TestGlobalFlagsAfterTheCommandAndVersion(t *testing.T) {
 // registered says so on its line of `ump status`, and the others are
 // listed as usual.
 func TestATableThatCannotBeLaidOutIsRefusedBeforeTraining(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	good := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
 	before := ump(t, store, "status").stdout
@@ -289,6 +295,7 @@ func TestATableThatCannotBeLaidOutIsRefusedBeforeTraining(t *testing.T) {
 // TestStatusSaysWhenAndBest: the store's list gives each manifest's run
 // time and its table's best entry so far.
 func TestStatusSaysWhenAndBest(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
 	st := ump(t, store, "status")
@@ -301,6 +308,7 @@ func TestStatusSaysWhenAndBest(t *testing.T) {
 // TestRunJobsIsBitIdentical: four data-set cells two at a time (each
 // engine on half the cores) give the outputs and tables of one at a time.
 func TestRunJobsIsBitIdentical(t *testing.T) {
+	t.Parallel()
 	m := writeFile(t, "syn.yaml", strings.NewReplacer("task: {dataset: quadratic, quadratic: {dim: 30, sigma: 0.5}}", "task: {dataset: synthetic, model: mlp}",
 		"seed: [1, 2]", "seed: [1, 2, 3, 4]").Replace(smallManifest))
 	one, two := t.TempDir(), t.TempDir()
@@ -321,6 +329,7 @@ func TestRunJobsIsBitIdentical(t *testing.T) {
 // if the file said so (same hash), says which overrides it applied, and a
 // bad one is exit 2 naming it.
 func TestRunOverrides(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "m.yaml", smallManifest)
 	r := ump(t, store, "run", m, "lr=0.01", "sweep.seed=[3]")
@@ -340,6 +349,7 @@ func TestRunOverrides(t *testing.T) {
 // with qsgd (random streams): D-SUM keeps CHOCO copies of x and v, SlowMo
 // an error-feedback residual, and the bit counters go through checkpoints.
 func TestKillAnywhereThenResumeIsBitIdentical(t *testing.T) {
+	t.Parallel()
 	compressed := strings.Replace(longManifest, "algorithm: {name: gt-dsum}\nsweep:\n  seed: [1, 2]\n",
 		"algorithm: {name: d-sum}\ncompression: {codec: qsgd, levels: 8}\nsweep:\n  algorithm: [{name: d-sum}, {name: slowmo}]\n", 1)
 	if compressed == longManifest {
@@ -371,6 +381,7 @@ checkpoint: {every: 2}
 // TestKillDuringMNISTTrainingThenResumeIsBitIdentical does the same on
 // real MNIST with LeNet.
 func TestKillDuringMNISTTrainingThenResumeIsBitIdentical(t *testing.T) {
+	t.Parallel()
 	if info, _ := datasets.Lookup("mnist"); !info.Installed(datasets.DefaultDir()) {
 		t.Skipf("mnist is not installed in %s (run `ump data fetch mnist`; .ci/run installs it)", datasets.DefaultDir())
 	}
@@ -441,6 +452,7 @@ func killThenResume(t *testing.T, manifest string, step time.Duration) {
 // TestCtrlCStopsCleanlyAndSecondProcessIsRefused interrupts a run with
 // SIGINT after a second process was refused the store.
 func TestCtrlCStopsCleanlyAndSecondProcessIsRefused(t *testing.T) {
+	t.Parallel()
 	m := writeFile(t, "long.yaml", longManifest)
 	store := t.TempDir()
 	cmd, stderr := runUntilTraining(t, store, m)
@@ -478,6 +490,7 @@ func TestCtrlCStopsCleanlyAndSecondProcessIsRefused(t *testing.T) {
 // the finished cell's results and the rest still pending, while a second
 // writer is still refused.
 func TestReadersBesideARun(t *testing.T) {
+	t.Parallel()
 	m := writeFile(t, "long.yaml", longManifest)
 	store := t.TempDir()
 	cmd := exec.Command(umpBin, "--store", store, "run", m)
@@ -533,6 +546,7 @@ func TestReadersBesideARun(t *testing.T) {
 // each flag (the first backquoted word of its usage) is a name such as
 // FILE or HASH, without spaces, never a phrase quoted in the usage.
 func TestFlagPlaceholdersAreNames(t *testing.T) {
+	t.Parallel()
 	var check func(where string, flags []cli.Flag, cmds []*cli.Command)
 	check = func(where string, flags []cli.Flag, cmds []*cli.Command) {
 		for _, f := range flags {
@@ -565,6 +579,7 @@ func TestFlagPlaceholdersAreNames(t *testing.T) {
 // to end, the store is left with the cell incomplete (not failed), and a
 // rerun starts it again.
 func TestOneInterruptStopsALongRound(t *testing.T) {
+	t.Parallel()
 	m := writeFile(t, "long-round.yaml", `version: 1
 name: long-round
 task: {dataset: quadratic, quadratic: {dim: 3000}}
@@ -667,6 +682,7 @@ func runUntilTraining(t *testing.T, store string, args ...string) (*exec.Cmd, *s
 // `ump doctor` then names, and a path this CPU cannot run is bad input
 // (exit 2) naming the paths it can.
 func TestKernelsFromTheEnvironment(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	if r := umpEnv(t, []string{"UMP_KERNELS=go"}, store, "doctor"); r.code != 0 || !strings.Contains(r.stdout, "kernels go (") {
 		t.Errorf("UMP_KERNELS=go ump doctor: exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -680,6 +696,7 @@ func TestKernelsFromTheEnvironment(t *testing.T) {
 // gave its files (datasets.ErrUnreachable, which Fetch's test checks it
 // returns) is the network's failure, exit 3, not the input's.
 func TestAFetchThatReachesNoSourceExits3(t *testing.T) {
+	t.Parallel()
 	if code := exitCode(fmt.Errorf("could not fetch cifar10: %w", datasets.ErrUnreachable)); code != exitStore {
 		t.Errorf("exit %d; want %d", code, exitStore)
 	}
@@ -690,6 +707,7 @@ func TestAFetchThatReachesNoSourceExits3(t *testing.T) {
 // exit 0 (it was killed by SIGPIPE holding it, and readers then saw a
 // store not closed by its last writer).
 func TestARunWhoseReaderLeavesClosesItsStore(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 12").Replace(longManifest))
 	r := inShell(t, t.TempDir(), fleet.ShellQuote(umpBin)+" --store "+fleet.ShellQuote(store)+" run "+fleet.ShellQuote(m)+" 2>/dev/null | head -1; exit ${PIPESTATUS[0]}")

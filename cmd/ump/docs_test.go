@@ -62,6 +62,7 @@ func docSections(page string) map[string]string {
 // it, and each flag its help lists appears in one of its sections; the
 // global flags appear in the Global flags section.
 func TestEveryCommandAndFlagIsDocumented(t *testing.T) {
+	t.Parallel()
 	page, err := os.ReadFile(filepath.Join("..", "..", "docs", "commands.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +122,7 @@ func TestEveryCommandAndFlagIsDocumented(t *testing.T) {
 // table row): the CPU engine gives the same bits on every machine, so the
 // quickstart's figures are the README's everywhere.
 func TestREADMECommandsRunAsShown(t *testing.T) {
+	t.Parallel()
 	if info, _ := datasets.Lookup("mnist"); !info.Installed(datasets.DefaultDir()) {
 		t.Skipf("mnist is not installed in %s (run `ump data fetch mnist`; .ci/run installs it)", datasets.DefaultDir())
 	}
@@ -186,6 +188,7 @@ func TestREADMECommandsRunAsShown(t *testing.T) {
 // does not have (the paper's source, the design notes): the repository
 // stands alone.
 func TestNothingTrackedPointsOutsideTheRepository(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..", "..")
 	out, err := exec.Command("git", "-C", root, "ls-files", "-z").Output()
 	if err != nil {

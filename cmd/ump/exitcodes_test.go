@@ -19,6 +19,7 @@ import (
 // blob its events name missing or an S3 server that does not answer 3;
 // outputs that differ from another machine's 4.
 func TestEveryCommandExitsByClass(t *testing.T) {
+	t.Parallel()
 	_, env, s3 := startS3(t)
 	good := t.TempDir()
 	m := writeFile(t, "m.yaml", smallManifest)

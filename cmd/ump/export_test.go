@@ -27,6 +27,7 @@ import (
 // booleans as booleans, cells counted from 1, and the schema metadata
 // naming both manifests, the engine and the ump build.
 func TestExportsReadByIndependentReaders(t *testing.T) {
+	t.Parallel()
 	modules, _ := filepath.Abs("../../.npm-tools/node_modules")
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed; .ci/run installs it")
@@ -112,6 +113,7 @@ func TestExportsReadByIndependentReaders(t *testing.T) {
 // lr's mean ± std over seeds per setting) equals `ump table --csv`, and it
 // draws the curve.
 func TestNotebookReproducesTable(t *testing.T) {
+	t.Parallel()
 	python := ""
 	for _, p := range []string{"/usr/bin/python3", "python3"} {
 		if exec.Command(p, "-c", "import nbconvert, ipykernel, pandas, matplotlib").Run() == nil {
@@ -198,6 +200,7 @@ func executeNotebook(t *testing.T, python, store, hash string) string {
 // --format that the extension contradicts is refused (exit 2) and writes
 // nothing, and so is a file in a directory that does not exist.
 func TestExportFormatFollowsTheFileName(t *testing.T) {
+	t.Parallel()
 	store, dir := t.TempDir(), t.TempDir()
 	m := writeFile(t, "m.yaml", strings.Replace(longManifest, "dim: 30000", "dim: 30", 1))
 	hash := hashOf(t, ump(t, store, "run", m))
@@ -229,6 +232,7 @@ func TestExportFormatFollowsTheFileName(t *testing.T) {
 // is refused, exit 2, and nothing is left beside it; a regular file is
 // replaced.
 func TestOutNeverWritesThroughALink(t *testing.T) {
+	t.Parallel()
 	store, dir := t.TempDir(), t.TempDir()
 	m := writeFile(t, "m.yaml", strings.Replace(longManifest, "dim: 30000", "dim: 30", 1))
 	hash := hashOf(t, ump(t, store, "run", m))

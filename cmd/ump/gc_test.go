@@ -10,6 +10,7 @@ import (
 )
 
 func TestGCRemovesOnlyUnreferencedBlobs(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 20").Replace(longManifest))
 	hash := hashOf(t, ump(t, store, "run", m))
@@ -67,6 +68,7 @@ func TestGCRemovesOnlyUnreferencedBlobs(t *testing.T) {
 // those of a cell it shares with a listed manifest (which recorded no
 // events of its own for it).
 func TestGCReclaimsWhatOnlyForgottenManifestsUse(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "m.yaml", smallManifest)
 	other := writeFile(t, "other.yaml", strings.Replace(smallManifest, "lr: 0.02", "lr: 0.01", 1))

@@ -77,6 +77,7 @@ var (
 // (The gc that a full disk's message names needs a full disk: it is run as
 // printed in TestDiskFilledMidRun.)
 func TestEveryHintRunsAsPrinted(t *testing.T) {
+	t.Parallel()
 	t.Run("run and forget", hintsOfRunAndForget)
 	t.Run("show", hintsOfShow)
 	t.Run("errors", hintsInErrors)
@@ -324,6 +325,7 @@ func isFinalCSV(path string, cells int) bool {
 // TestHintsNameUmpAsItWasRun: a hint names the binary by the name or path
 // it was run by, quoted for a shell, and "ump" when it was given none.
 func TestHintsNameUmpAsItWasRun(t *testing.T) {
+	t.Parallel()
 	for arg0, want := range map[string]string{"ump": "ump", "./bin/ump-gpu": "./bin/ump-gpu", "/opt/my tools/ump": "'/opt/my tools/ump'", "": "ump"} {
 		if got := program(arg0); got != want {
 			t.Errorf("run as %q: hints name %s; want %s", arg0, got, want)

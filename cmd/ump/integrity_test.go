@@ -47,6 +47,7 @@ func tree(t *testing.T, dir string) string {
 // TestReadersNeverWrite: status, show, table, export, verify and plot
 // leave every file of a store as it was.
 func TestReadersNeverWrite(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
 	before := tree(t, store)
@@ -70,6 +71,7 @@ func TestReadersNeverWrite(t *testing.T) {
 // saying so) and writers, after setting the files aside, find the log
 // short of the marker and put them back.
 func TestDamagedLogIsRefusedNotEmptied(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "m.yaml", smallManifest)
 	hash := hashOf(t, ump(t, store, "run", m))
@@ -138,6 +140,7 @@ func TestDamagedLogIsRefusedNotEmptied(t *testing.T) {
 // events/orphaned (kept byte for byte), says so once, and the store is
 // whole (every cell cached, readers plain again).
 func TestCrashLeftoversAreSetAside(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "m.yaml", smallManifest)
 	hash := hashOf(t, ump(t, store, "run", m))
@@ -178,6 +181,7 @@ func TestCrashLeftoversAreSetAside(t *testing.T) {
 // TestForeignDirectoryIsNotAdopted: a non-empty directory that is not a
 // store is refused by writers and readers, and left as it was.
 func TestForeignDirectoryIsNotAdopted(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "thesis.tex"), []byte("\\documentclass{article}"), 0o644)
 	os.MkdirAll(filepath.Join(dir, "blobs"), 0o755)
@@ -207,6 +211,7 @@ func TestForeignDirectoryIsNotAdopted(t *testing.T) {
 // gc removes nothing (exit 3); with the file restored it removes only the
 // unreferenced blob.
 func TestGCRefusesAPartlyUnreadableLog(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "m.yaml", smallManifest)
 	ump(t, store, "run", m)
@@ -248,6 +253,7 @@ func TestGCRefusesAPartlyUnreadableLog(t *testing.T) {
 // (exit 1) even though the recomputation matches, --repair stores them
 // again, and a rerun finds the store whole.
 func TestVerifyReadsBackBlobs(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
 	blobs, _ := filepath.Glob(filepath.Join(store, "blobs", "sha256", "*", "*"))
@@ -273,6 +279,7 @@ func TestVerifyReadsBackBlobs(t *testing.T) {
 // TestImpossibleInputsAreRefused: inputs that used to exhaust the machine
 // are refused at once with exit 2, naming the cause, and record nothing.
 func TestImpossibleInputsAreRefused(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	axis := func(n int) string {
 		v := make([]string, n)
@@ -310,6 +317,7 @@ func TestImpossibleInputsAreRefused(t *testing.T) {
 // cell is recorded as failed, and after the disk grows the same command
 // finishes with the results of a run that never stopped.
 func TestDiskFull(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", dir).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a tmpfs here (%v: %s); pipeline's TestStoreFailureStopsTheRun injects the error instead", err, out)
@@ -340,6 +348,7 @@ func TestDiskFull(t *testing.T) {
 // TestDamagedMarker: a marker that is not one is refused (exit 3) with the
 // way out; without it, gc --dry-run checks the log and writes a new one.
 func TestDamagedMarker(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "m.yaml", smallManifest)
 	ump(t, store, "run", m)
@@ -365,6 +374,7 @@ func TestDamagedMarker(t *testing.T) {
 // TestSigtermDuringRegistration: the first SIGTERM stops a run of the
 // largest sweep allowed while it registers its cells (exit 130, at once).
 func TestSigtermDuringRegistration(t *testing.T) {
+	t.Parallel()
 	m := writeFile(t, "wide.yaml", strings.Replace(smallManifest, "seed: [1, 2]", "seed: [1, 2]\n  lr: ["+lrs(10000)+"]", 1))
 	cmd := exec.Command(umpBin, "--store", t.TempDir(), "run", m)
 	stdout, _ := cmd.StdoutPipe()
@@ -399,6 +409,7 @@ func lrs(n int) string {
 // only a writer may do; readers show the events it published, say so,
 // and write nothing; the next run recovers the log and finishes.
 func TestReadersAfterAKill(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30000", "dim: 3000", "rounds: 120", "rounds: 2000").Replace(longManifest))
 	cmd := exec.Command(umpBin, "--store", store, "run", m)
@@ -441,6 +452,7 @@ func TestReadersAfterAKill(t *testing.T) {
 // partition with exit 2, naming the workers' sizes and the fraction to
 // use, and records no failed cell.
 func TestValidationThatHoldsOutNothingStopsTheRun(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "v.yaml", "version: 1\nname: val\ntask: {dataset: synthetic, model: logreg, synthetic: {train: 2000}}\nworkers: 40\nrounds: 2\nlr: 0.1\n"+
 		"algorithm: {name: d-sum}\npartition: {kind: dirichlet, alpha: 1}\nvalidation: {fraction: 0.001}\n")

@@ -18,6 +18,7 @@ import (
 // fields that differ; `ump forget` hides a manifest from status and the
 // dashboard (within a poll) until it runs again, and show still finds it.
 func TestRunsToldApart(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "m.yaml", smallManifest)
 	lower := hashOf(t, ump(t, store, "run", m, "lr=0.01"))
@@ -123,6 +124,7 @@ func TestRunsToldApart(t *testing.T) {
 // dashboard names both cells that run; a manifest whose cells another
 // manifest computed says it reused them and did not run itself.
 func TestDashboardShowsEveryRunningCellAndItsOwnTime(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "m.yaml", strings.Replace(longManifest, "rounds: 120", "rounds: 1500", 1))
 	url := startServe(t, store)
@@ -163,6 +165,7 @@ func TestDashboardShowsEveryRunningCellAndItsOwnTime(t *testing.T) {
 // control characters written out (\x1b, \a, \n), never as the bytes that
 // would drive the terminal, and the label stays in its Markdown cell.
 func TestNoControlCharacterReachesTheTerminal(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "m.yaml", strings.NewReplacer("name: long", "name: hostile", "sweep:\n  seed: [1, 2]",
 		"sweep:\n  algorithm: [{name: gt-dsum}, {name: dpsgd}]\ntable: {rows: [algorithm], value: objective_gap, labels: {\"dpsgd()\": \"D\\e]0;pwned\\a | x\"}}").Replace(smallManifest))

@@ -13,6 +13,7 @@ import (
 // labels (parameters at their defaults left out, the tuned lr shown, the
 // layout's labels map applied) and diverged curves marked.
 func TestPlotWritesCurvesAndHeatMaps(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "m.yaml", strings.NewReplacer("lr: [0.02, 0.05, 5]", "lr: [0.05, 5]",
 		"select: lr}", "select: lr, labels: {objective_gap: optimality gap, ring: a ring}}").Replace(tableManifest))

@@ -45,6 +45,7 @@ var rowName = regexp.MustCompile(`Local\s+SGD|QG-DSGDm|SlowMo|GT-DSUM|D-SUM`)
 // prose derives (a gap between two entries, an lr no table chose) is not
 // shown, so it is cited through the entries that are.
 func TestReproducingProseCitesItsResults(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..", "..")
 	data, err := os.ReadFile(filepath.Join(root, "REPRODUCING.md"))
 	if err != nil {

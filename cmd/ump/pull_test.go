@@ -29,6 +29,7 @@ import (
 // An unsigned commit pulls only with --trust-unsigned, and its results
 // serve no other manifest.
 func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
+	t.Parallel()
 	_, env, s3 := startS3(t)
 	big := writeFile(t, "big.yaml", strings.NewReplacer("dim: 30000", "dim: 10", "rounds: 120", "rounds: 400",
 		"seed: [1, 2]", "seed: [1, 2, 3, 4, 5, 6]", "checkpoint: {every: 10}", "checkpoint: {every: 100}", "evaluate: {every: 3}", "evaluate: {every: 1}").Replace(longManifest))
@@ -251,6 +252,7 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 // TestPushReplacesADamagedRemoteCopy: a remote blob with the right size
 // and the wrong bytes is uploaded again by the next push.
 func TestPushReplacesADamagedRemoteCopy(t *testing.T) {
+	t.Parallel()
 	_, env, s3 := startS3(t)
 	store := t.TempDir()
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
@@ -275,6 +277,7 @@ func TestPushReplacesADamagedRemoteCopy(t *testing.T) {
 // (exit 3, naming --trust-unsigned, nothing imported) and imported with
 // --trust-unsigned, its cells marked unsigned.
 func TestPullOfAnIndexFromBeforeCommits(t *testing.T) {
+	t.Parallel()
 	srv, env, _ := startS3(t)
 	old, err := artifacts.OpenS3(context.Background(), artifacts.S3Config{URL: "s3://team/old", Endpoint: srv.Endpoint,
 		AccessKey: srv.Access, SecretKey: srv.Secret, Insecure: true})

@@ -18,6 +18,7 @@ import (
 // 0), and the next uninterrupted run leaves exactly what a run that was
 // never killed leaves, with nothing of the killed runs beside it.
 func TestInPlaceReportSurvivesKills(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "report")
 	reported(t, out)
 	start := time.Now()
@@ -90,6 +91,7 @@ func treeOf(t *testing.T, dir string) map[string]string {
 // file: F is absent or what an uninterrupted export writes, and DIR holds
 // some of the uninterrupted plot's files, each whole, and nothing else.
 func TestExportAndPlotSurviveKills(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "m.yaml", strings.Replace(longManifest, "dim: 30000", "dim: 30", 1))
 	hash := hashOf(t, ump(t, store, "run", m))

@@ -31,6 +31,7 @@ import (
 // writes the same report again; an edited or incomplete directory is
 // refused with exit 2, naming the file.
 func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	testKey(t) // signing as a user with a key does (the other tests may make it first)
 	run := ump(t, store, "run", writeFile(t, "m.yaml", tableManifest))
@@ -160,6 +161,7 @@ func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
 // per-entry variant declared shows the per-row table, then the variant as
 // ump table --select-per entry prints it.
 func TestReportShowsEveryDeclaredScope(t *testing.T) {
+	t.Parallel()
 	store, key := t.TempDir(), testKey(t)
 	m := strings.Replace(tableManifest, "select: lr}", "select: {by: lr, per: [row, entry]}}", 1)
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", m)))
@@ -215,6 +217,7 @@ func TestReportShowsEveryDeclaredScope(t *testing.T) {
 // the record the report says it is unsigned, in words that do not read as
 // a check.
 func TestReportRecordsWhatItWrote(t *testing.T) {
+	t.Parallel()
 	key := testKey(t)
 	out := filepath.Join(t.TempDir(), "report")
 	_, _, dir := reported(t, out)
@@ -293,6 +296,7 @@ func TestReportRecordsWhatItWrote(t *testing.T) {
 // as unsigned (--trust-unsigned); and a record whose signer's name was
 // changed does not verify.
 func TestReportNeverVouchesForWhatItDidNotCompute(t *testing.T) {
+	t.Parallel()
 	testKey(t)
 	store, hash, dir := reported(t, filepath.Join(t.TempDir(), "report"))
 	name := filepath.Base(dir)
@@ -378,6 +382,7 @@ func readDoc(t *testing.T, out string) string {
 // second row, or a completed cell without its figure is bad input (exit
 // 2 naming the file and what is wrong), never a panic.
 func TestReportRefusesAMalformedFinalTable(t *testing.T) {
+	t.Parallel()
 	store, _, dir := reported(t, t.TempDir())
 	original, err := os.ReadFile(filepath.Join(dir, "final.parquet"))
 	if err != nil {
@@ -438,6 +443,7 @@ func TestReportRefusesAMalformedFinalTable(t *testing.T) {
 // recomputed, is bad input: the plan must be its manifest's expansion and
 // the manifest a valid one. Nothing is written outside --out.
 func TestReportRefusesAnEditedPlan(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "a", "b", "out")
 	store, _, dir := reported(t, out)
 	original, err := os.ReadFile(filepath.Join(dir, "registration.json"))
@@ -482,6 +488,7 @@ func TestReportRefusesAnEditedPlan(t *testing.T) {
 // report.md in --out that is a symbolic link or a directory is refused,
 // nothing written through it.
 func TestReportReadsAndWritesOnlyPlainFiles(t *testing.T) {
+	t.Parallel()
 	store, _, dir := reported(t, t.TempDir())
 	final := filepath.Join(dir, "final.parquet")
 	saved := filepath.Join(t.TempDir(), "final.parquet")
@@ -565,6 +572,7 @@ func reported(t *testing.T, out string) (store, hash, dir string) {
 // themselves finds every cell agreeing; one argument, or two manifests of
 // different names, are bad input (exit 2).
 func TestCompareTwoComputations(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	table1 := filepath.Join("..", "..", "results", "table1-mnist-2c03d21133b3")
 	table2 := filepath.Join("..", "..", "results", "table2-mnist-1bb37fdabf42")
@@ -594,6 +602,7 @@ func TestCompareTwoComputations(t *testing.T) {
 // together, and the index then lists both. An --out that is a symbolic
 // link is refused before anything is written through it.
 func TestAReportKeepsAnotherReportsIndex(t *testing.T) {
+	t.Parallel()
 	out := filepath.Join(t.TempDir(), "report")
 	store, _, first := reported(t, out)
 	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 12").Replace(longManifest))

@@ -18,6 +18,7 @@ import (
 // store; a figure edited by one ulp is found, exit 4, naming the cell; a
 // tree without results, or with none this machine computes, is bad input.
 func TestReproduceComputesEveryDirectoryAgain(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join(t.TempDir(), "results")
 	_, hash, dir := reported(t, root)
 	gpuTrained := filepath.Join(root, "engine-gpu", "table1-mnist-42e8b37e275f")

@@ -27,6 +27,7 @@ var compareBlock = regexp.MustCompile(`(?s)<!-- ump compare (\S+) (\S+) -->\n(.*
 // fails where the document and the results disagree, or where a
 // directory of results is not shown at all.
 func TestReproducingShowsTheCommittedResults(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..", "..")
 	doc, err := os.ReadFile(filepath.Join(root, "REPRODUCING.md"))
 	if err != nil {
@@ -96,6 +97,7 @@ func TestReproducingShowsTheCommittedResults(t *testing.T) {
 // figure committed beside its results is what they draw (figures are
 // checked by drawing them again).
 func TestEveryCommittedDirectoryReportsAgain(t *testing.T) {
+	t.Parallel()
 	results := filepath.Join("..", "..", "results")
 	var roots, dirs []string
 	err := filepath.WalkDir(results, func(path string, d fs.DirEntry, err error) error {

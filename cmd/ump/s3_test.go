@@ -23,6 +23,7 @@ import (
 // colleague pulls without a push; then checks that a bad credential stops
 // a run before it records anything.
 func TestS3PushPullAndRemoteArtifacts(t *testing.T) {
+	t.Parallel()
 	_, env, _ := startS3(t)
 	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 20").Replace(longManifest))
 
@@ -107,6 +108,7 @@ func TestS3PushPullAndRemoteArtifacts(t *testing.T) {
 // exit 3 and what to do; once the server answers again the same command
 // finishes the sweep.
 func TestFrozenS3Server(t *testing.T) {
+	t.Parallel()
 	srv, env, _ := startS3(t)
 	env = append(env, "UMP_S3_TIMEOUT=2s")
 	store := t.TempDir()
@@ -145,6 +147,7 @@ func TestFrozenS3Server(t *testing.T) {
 // check (garbage, another manifest's events) are skipped, named and kept;
 // the cells run and commit.
 func TestABadAttemptNeverBlocksACell(t *testing.T) {
+	t.Parallel()
 	_, env, s3 := startS3(t)
 	m := writeFile(t, "m.yaml", smallManifest)
 	first := umpEnv(t, env, t.TempDir(), "--s3-insecure", "run", m, "--until", "topology")
@@ -196,6 +199,7 @@ func TestABadAttemptNeverBlocksACell(t *testing.T) {
 // flag) until --trust-unsigned, which then finds the cell cached and
 // records it as unsigned.
 func TestRunResumesFromUnsignedCommitsOnlyWhenTold(t *testing.T) {
+	t.Parallel()
 	_, env, s3 := startS3(t)
 	m := writeFile(t, "m.yaml", smallManifest)
 	hash := hashOf(t, umpEnv(t, env, t.TempDir(), "--s3-insecure", "run", m))

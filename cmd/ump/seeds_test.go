@@ -29,6 +29,7 @@ table: {rows: [algorithm], value: test_acc_mean, select: lr}
 // added cells in its add block, a rerun is all cache hits and adds the
 // same, and with a lower cap it stops there and says so.
 func TestUntilDecidedAddsSeedsWhereTheChoiceIsWithinTheNoise(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "seeds.yaml", seedsManifest)
 	if r := ump(t, store, "run", m); r.code != 0 || !strings.Contains(r.stdout, "chosen again in 84.6% of resamples (within noise)") {
@@ -82,6 +83,7 @@ func TestUntilDecidedAddsSeedsWhereTheChoiceIsWithinTheNoise(t *testing.T) {
 // the lr is chosen within the noise, 61.2%, and each cell takes long
 // enough to be interrupted.)
 func TestUntilDecidedResumesAsTyped(t *testing.T) {
+	t.Parallel()
 	store, dir := t.TempDir(), t.TempDir()
 	m := writeFile(t, "noisy.yaml", strings.Replace(seedsManifest, "train: 300,", "train: 300000,", 1))
 	cmd := exec.Command(umpBin, "--store", store, "run", "-j", "2", "--until-decided", "4", m)

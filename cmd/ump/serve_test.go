@@ -135,6 +135,7 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 // a table entry leads to its cells and a cell to its page, and the
 // downloaded exports are byte for byte what `ump export` writes.
 func TestServeFollowsASweepInABrowser(t *testing.T) {
+	t.Parallel()
 	downloads := t.TempDir()
 	ctx := browserContext(t, downloads)
 	store := t.TempDir()
@@ -324,6 +325,7 @@ func download(t *testing.T, ctx context.Context, dir, sel string) []byte {
 // hashes, cells and tables from the URL are checked; nothing is written
 // to the store; it is read-only.
 func TestServeRefusesWhatItMustNot(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "m.yaml", smallManifest)
 	hash := hashOf(t, ump(t, store, "run", m))
@@ -431,6 +433,7 @@ func TestServeRefusesWhatItMustNot(t *testing.T) {
 // runs out and it dumps the page (an open event stream kept it waiting
 // for ever).
 func TestServePageLetsAHeadlessBrowserFinish(t *testing.T) {
+	t.Parallel()
 	path := chromium(t)
 	store := t.TempDir()
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
@@ -451,6 +454,7 @@ func TestServePageLetsAHeadlessBrowserFinish(t *testing.T) {
 // name rows, columns and paths as the table block's labels say, as ump
 // table does.
 func TestServeShowsTheTableLabels(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := strings.Replace(tableManifest, "select: lr}", `select: lr, labels: {algorithm: Algorithm, "d-sum(alpha=2,beta=0.9)": D-SUM, topology.kind: graph}}`, 1)
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", m)))

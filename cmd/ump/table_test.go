@@ -32,6 +32,7 @@ table: {rows: [algorithm], columns: [topology.kind], value: objective_gap, selec
 // against the per-cell final export: the best lr's mean ± sample std over
 // seeds, diverged learning rates never chosen.
 func TestTableAggregatesSeedsAndTunesLR(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "m.yaml", tableManifest)
 	run := ump(t, store, "run", m)
@@ -210,6 +211,7 @@ func meanStd3(v []float64) (mean, std float64) {
 // anything runs (`ump run` of a manifest whose table.value or table.also
 // names one), with the columns there are.
 func TestTableFiguresAreCheckedBeforeResults(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest), "--until", "topology"))
 	if r := ump(t, store, "table", hash, "--value", "nosuchcol"); r.code != 2 || !strings.Contains(r.stderr, `"nosuchcol" is not a figure of the final table; its columns are: train_loss, consensus_distance, objective_gap`) {
@@ -234,6 +236,7 @@ func TestTableFiguresAreCheckedBeforeResults(t *testing.T) {
 // claims; CSV carries the same numbers; a manifest the paper has no table
 // for is refused (exit 2).
 func TestTablePaperSetsOursBesideThePaper(t *testing.T) {
+	t.Parallel()
 	if info, _ := datasets.Lookup("mnist"); !info.Installed(datasets.DefaultDir()) {
 		t.Skipf("mnist is not installed in %s (run `ump data fetch mnist`; .ci/run installs it)", datasets.DefaultDir())
 	}
@@ -330,6 +333,7 @@ func TestTablePaperSetsOursBesideThePaper(t *testing.T) {
 // (pairs of seeds won, lower objective_gap better) are the export's; an
 // unknown row is refused (exit 2).
 func TestTableIntervalsAndComparison(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", tableManifest)))
 	const base = "d-sum(alpha=0,beta=0.9)"
@@ -403,6 +407,7 @@ func TestTableIntervalsAndComparison(t *testing.T) {
 // (the lr 5 cells of tableManifest), so that a notebook does not mistake
 // their last figures for results.
 func TestExportsMarkDivergedCells(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", tableManifest)))
 	for _, table := range []string{"final", "rounds"} {

@@ -14,6 +14,7 @@ var buildTags []string
 // input (exit 2) with the way out, before anything is registered, a bad
 // --engine value is a usage error, and doctor says which engines work.
 func TestGPUEngineNeedsTheXLABuild(t *testing.T) {
+	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "s.yaml", strings.Replace(inspectManifest, "DATASET", "synthetic", 1))
 	if r := ump(t, store, "run", "--engine", "gpu", m); r.code != 2 || !strings.Contains(r.stderr, "rebuild with -tags xla") || !strings.Contains(r.stderr, "--engine cpu") {

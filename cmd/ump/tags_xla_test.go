@@ -23,6 +23,7 @@ var buildTags = []string{"-tags", "xla"}
 // hash and the cell keys, and the final accuracies agree closely (the
 // engines differ in rounding only); doctor names the backend.
 func TestGPUEngineThroughThePipeline(t *testing.T) {
+	t.Parallel()
 	backend := cmp.Or(os.Getenv("GOMLX_BACKEND"), gpu.GoBackend)
 	env := []string{"GOMLX_BACKEND=" + backend}
 	m := writeFile(t, "s.yaml", strings.Replace(inspectManifest, "DATASET", "synthetic", 1))

@@ -17,6 +17,7 @@ var updateTour = flag.Bool("update-tour", false, "TestTourFigureIsTheQuickstarts
 // shows up there: go test ./cmd/ump -run TourFigure -update-tour draws it
 // again.
 func TestTourFigureIsTheQuickstarts(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	if r := ump(t, t.TempDir(), "report", filepath.Join("testdata", "quickstart-ef21f4c91ee7"), "--out", out); r.code != 0 {
 		t.Fatalf("report of the quickstart's results: exit %d %s", r.code, r.stderr)

@@ -15,6 +15,7 @@ import (
 // trusted-keys file with a line that is not a key, are bad input naming
 // the fix.
 func TestKeyAndTrustCommands(t *testing.T) {
+	t.Parallel()
 	keyFile := filepath.Join(t.TempDir(), "conf", "signing-key")
 	env := []string{"UMP_KEY=" + keyFile}
 	store := t.TempDir()

@@ -15,6 +15,7 @@ import (
 // record rewritten to match, as whoever edits can) is found, exit 4,
 // naming the cell and the figure; --cells outside the plan is bad input.
 func TestVerifyComputesCommittedCellsAgain(t *testing.T) {
+	t.Parallel()
 	_, _, dir := reported(t, filepath.Join(t.TempDir(), "report"))
 	if r := ump(t, t.TempDir(), "verify", dir, "--cells", "2,5"); r.code != 0 ||
 		!strings.Contains(r.stdout, "computing 2 of its 36 cells again in a scratch store, on kernels ") ||
