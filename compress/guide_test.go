@@ -3,6 +3,8 @@ package compress
 import (
 	"encoding/binary"
 	"math"
+	"os"
+	"regexp"
 	"slices"
 	"testing"
 
@@ -48,17 +50,21 @@ func (int8codec) Decode(m Message, _ Draw, dst []float32) {
 func TestANewCodecFollowsTheGuide(t *testing.T) {
 	fp16, _ := codecs.Family.Lookup("fp16")
 	declared, bound := codecs.Family.Kinds, Codecs.Kinds
-	codecs.Family.Kinds = append(slices.Clip(declared), kinds.Kind[struct{}]{Name: "int8", Doc: "max|t| and 8 bits per entry", Params: fp16.Params})
-	Codecs.Kinds = append(slices.Clip(bound), kinds.Kind[newCodec]{Name: "int8", Params: fp16.Params, New: func(kinds.Values) Codec { return int8codec{} }})
+	name := "int8" // or, where someone followed the guide with int8 itself, a name the catalogue lacks
+	for _, taken := codecs.Family.Lookup(name); taken; _, taken = codecs.Family.Lookup(name) {
+		name += "-again"
+	}
+	codecs.Family.Kinds = append(slices.Clip(declared), kinds.Kind[struct{}]{Name: name, Doc: "max|t| and 8 bits per entry", Params: fp16.Params})
+	Codecs.Kinds = append(slices.Clip(bound), kinds.Kind[newCodec]{Name: name, Params: fp16.Params, New: func(kinds.Values) Codec { return int8codec{} }})
 	t.Cleanup(func() { codecs.Family.Kinds, Codecs.Kinds = declared, bound })
 
 	if _, err := manifests.Parse("m.yaml", []byte("version: 1\nname: m\ntask: {dataset: quadratic}\nrounds: 2\nlr: 0.1\nalgorithm: {name: d-sum}\n"+
-		"compression: {codec: int8, gamma: 0.5}\n")); err != nil {
+		"compression: {codec: "+name+", gamma: 0.5}\n")); err != nil {
 		t.Fatalf("a manifest with the new codec: %v", err)
 	}
 	const n, d = 8, 100
 	vec := randomVector(3, d)
-	c := mustCodec(t, Spec{Codec: "int8"})
+	c := mustCodec(t, Spec{Codec: name})
 	msg := c.Encode(vec, Draw{})
 	if msg.Bits != 32+8*d {
 		t.Errorf("%d bits, want 32 + 8d = %d", msg.Bits, 32+8*d)
@@ -71,7 +77,7 @@ func TestANewCodecFollowsTheGuide(t *testing.T) {
 			t.Fatalf("entry %d: %g decoded as %g, more than half a level (%g) off", k, vec[k], out[k], s/127/2)
 		}
 	}
-	ex, err := NewExchange(Config{Spec: Spec{Codec: "int8", Params: kinds.Values{"gamma": 0.5}}, Seed: 1}, n, d)
+	ex, err := NewExchange(Config{Spec: Spec{Codec: name, Params: kinds.Values{"gamma": 0.5}}, Seed: 1}, n, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,5 +94,32 @@ func TestANewCodecFollowsTheGuide(t *testing.T) {
 	}
 	if row := ex.Row(); codecs.Columns[0] != "bits_sent_per_worker" || row[0] != 300*(32+8*d) {
 		t.Errorf("%s %v, want %d (300 messages of 32 + 8d bits)", codecs.Columns[0], row[0], 300*(32+8*d))
+	}
+}
+
+// TestTheDocsNameEveryCodec: docs/algorithms.md's list of the codecs
+// ("The codecs carry GRACE's names: ...") names each codec the catalogue
+// declares, and no other (step 4 of docs/adding-a-codec.md).
+func TestTheDocsNameEveryCodec(t *testing.T) {
+	doc, err := os.ReadFile("../docs/algorithms.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)The codecs carry GRACE's names: (.*?); \\[the manifests").FindSubmatch(doc)
+	if m == nil {
+		t.Fatal("docs/algorithms.md has no sentence \"The codecs carry GRACE's names: ...; [the manifests page]\"")
+	}
+	var listed []string
+	for _, name := range regexp.MustCompile("`([a-z0-9-]+)`").FindAllSubmatch(m[1], -1) {
+		listed = append(listed, string(name[1]))
+	}
+	var declared []string
+	for _, k := range codecs.Family.Kinds {
+		declared = append(declared, k.Name)
+	}
+	slices.Sort(listed)
+	slices.Sort(declared)
+	if !slices.Equal(listed, declared) {
+		t.Errorf("docs/algorithms.md names the codecs %q; the catalogue declares %q", listed, declared)
 	}
 }
