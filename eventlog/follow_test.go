@@ -151,20 +151,11 @@ func TestFollowerRereadsAFileRewrittenInPlace(t *testing.T) {
 // leaves the error as it was), and reads the file again once it changed:
 // repaired, the error is gone.
 func TestALongLineIsRefusedOnce(t *testing.T) {
-	dir := t.TempDir()
-	s, err := Open(dir, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Log.Append(&Event{Kind: CellStarted, Cell: "c1"}); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
+	dir, path := oneEvent(t)
 	fl := NewFollower(dir)
 	if _, err := fl.Refresh(); err != nil || fl.Seq() != 1 {
 		t.Fatalf("first look: %v, %d events; want 1", err, fl.Seq())
 	}
-	path := filepath.Join(dir, publishedName)
 	good := must(os.ReadFile(path))
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
@@ -207,16 +198,7 @@ func TestALongLineIsRefusedOnce(t *testing.T) {
 // edit that would end it, the file's time kept, is not seen), and reads
 // it when the file grows.
 func TestAnUnterminatedLineIsReadOnce(t *testing.T) {
-	dir := t.TempDir()
-	s, err := Open(dir, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Log.Append(&Event{Kind: CellStarted, Cell: "c1"}); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	path := filepath.Join(dir, publishedName)
+	dir, path := oneEvent(t)
 	// past the head the follower compares, so that an edit of it is not a new file
 	line := must(json.Marshal(Event{Seq: 2, Kind: CellStarted, Cell: strings.Repeat("c", 2*headBytes)}))
 	appendTo(t, path, append(line, ' ')) // a space where its newline will be
@@ -243,16 +225,7 @@ func TestAnUnterminatedLineIsReadOnce(t *testing.T) {
 // store (the same inode and size, its time unchanged, as on a file system
 // that keeps seconds), is read again because its first bytes changed.
 func TestADamagedFileRewrittenInPlaceIsReadAgain(t *testing.T) {
-	dir := t.TempDir()
-	s, err := Open(dir, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Log.Append(&Event{Kind: CellStarted, Cell: "c1"}); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	path := filepath.Join(dir, publishedName)
+	dir, path := oneEvent(t)
 	appendTo(t, path, []byte(strings.Repeat("not an event ", 20)+"\n"))
 	fl := NewFollower(dir)
 	if _, err := fl.Refresh(); !errors.Is(err, ErrDamaged) {
@@ -276,6 +249,22 @@ func TestADamagedFileRewrittenInPlaceIsReadAgain(t *testing.T) {
 	if evs, _ := fl.Dir().Events.All(); evs[0].Cell != "d1" {
 		t.Errorf("first event's cell %q; want the rewritten file's d1", evs[0].Cell)
 	}
+}
+
+// oneEvent is a store holding one event (cell c1 started), and its
+// published file.
+func oneEvent(t *testing.T) (dir, path string) {
+	t.Helper()
+	dir = t.TempDir()
+	s, err := Open(dir, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Log.Append(&Event{Kind: CellStarted, Cell: "c1"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	return dir, filepath.Join(dir, publishedName)
 }
 
 func appendTo(t *testing.T, path string, b []byte) {

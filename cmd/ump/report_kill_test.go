@@ -30,24 +30,11 @@ func TestInPlaceReportSurvivesKills(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 1))
 	killed := 0
 	for killed < 12 {
-		cmd := exec.Command(umpBin, "--store", t.TempDir(), "report", out, "--out", out)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
 		delay := time.Duration(r.Int64N(int64(whole)))
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("after %d kills, report exited with %v", killed, err)
-			}
+		if !killedAfter(t, delay, "--store", t.TempDir(), "report", out, "--out", out) {
 			continue
-		case <-time.After(delay):
-			cmd.Process.Signal(syscall.SIGKILL)
-			<-done
-			killed++
 		}
+		killed++
 		if r := ump(t, t.TempDir(), "report", out, "--out", t.TempDir()); r.code != 0 {
 			t.Fatalf("kill %d after %v: the report does not read: exit %d\n%s", killed, delay, r.code, r.stderr)
 		}
@@ -65,6 +52,30 @@ func TestInPlaceReportSurvivesKills(t *testing.T) {
 		if _, ok := want[name]; !ok {
 			t.Errorf("after %d kills and a rerun, %s is left over", killed, name)
 		}
+	}
+}
+
+// killedAfter starts ump with args and kills it (-9) after delay, unless
+// it exits first; it reports whether it killed it. An exit of its own
+// that failed ends the test.
+func killedAfter(t *testing.T, delay time.Duration, args ...string) bool {
+	t.Helper()
+	cmd := exec.Command(umpBin, args...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ump %s exited with %v", strings.Join(args, " "), err)
+		}
+		return false
+	case <-time.After(delay):
+		cmd.Process.Signal(syscall.SIGKILL)
+		<-done
+		return true
 	}
 }
 
@@ -114,20 +125,7 @@ func TestExportAndPlotSurviveKills(t *testing.T) {
 		r := rand.New(rand.NewPCG(9, 2))
 		out := t.TempDir()
 		for killed := 0; killed < 10; {
-			cmd := exec.Command(umpBin, append([]string{"--store", store}, c.args(out)...)...)
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatalf("%s after %d kills: %v", c.name, killed, err)
-				}
-			case <-time.After(time.Duration(r.Int64N(int64(took)))):
-				cmd.Process.Signal(syscall.SIGKILL)
-				<-done
+			if killedAfter(t, time.Duration(r.Int64N(int64(took))), append([]string{"--store", store}, c.args(out)...)...) {
 				killed++
 			}
 			for name, data := range treeOf(t, out) {
