@@ -17,8 +17,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/ump-lab/ump/internal/bounded"
 )
 
 // pinned are the sha256 sums of the decompressed official files where we
@@ -330,11 +328,7 @@ func extract(archive, prefix string, files []string, dst string) error {
 		if err != nil {
 			return err
 		}
-		n, err := io.Copy(out, io.LimitReader(r, maxDataFile+1))
-		if err == nil && n > maxDataFile {
-			err = fmt.Errorf("%w: it unpacks to more than the %d bytes a data file holds", bounded.ErrTooLarge, maxDataFile)
-		}
-		if err != nil {
+		if err := unpackBounded(out, r); err != nil {
 			out.Close()
 			return fmt.Errorf("%s: member %s: %w", archive, member, err)
 		}

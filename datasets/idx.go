@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -79,14 +80,24 @@ func readMaybeGzip(path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	out, err := io.ReadAll(io.LimitReader(zr, maxDataFile+1))
-	if err != nil {
+	var out bytes.Buffer
+	switch err := unpackBounded(&out, zr); {
+	case errors.Is(err, bounded.ErrTooLarge):
+		return nil, fmt.Errorf("%s: %w", path, err)
+	case err != nil:
 		return nil, fmt.Errorf("%s: corrupt gzip data (truncated download?): %w", path, err)
 	}
-	if len(out) > maxDataFile {
-		return nil, fmt.Errorf("%w: %s unpacks to more than the %d bytes a data file holds", bounded.ErrTooLarge, path, maxDataFile)
+	return out.Bytes(), nil
+}
+
+// unpackBounded copies r (a gzip stream, an archive's member, which may
+// unpack to any size) to w, and refuses more than maxDataFile bytes.
+func unpackBounded(w io.Writer, r io.Reader) error {
+	n, err := io.Copy(w, io.LimitReader(r, maxDataFile+1))
+	if err == nil && n > maxDataFile {
+		err = fmt.Errorf("%w: it unpacks to more than the %d bytes a data file holds", bounded.ErrTooLarge, maxDataFile)
 	}
-	return out, nil
+	return err
 }
 
 // readIDX parses an IDX file of unsigned bytes with the given magic and

@@ -23,9 +23,8 @@ import (
 type Follower struct {
 	dir    string
 	log    *Memory
-	file   os.FileInfo // the published file as last read; nil when read through OpenReader
+	file   os.FileInfo // the published file as last read (not read again while the same); nil when read through OpenReader
 	read   int64       // bytes of it read
-	looked os.FileInfo // the published file when last looked at: not read again while the same
 	head   []byte      // its first bytes (up to headBytes) as read
 	bad    *badFile    // a file with a line that does not read, not read again while it is the same
 	marker os.FileInfo // the marker when the log was last read through OpenReader
@@ -60,7 +59,7 @@ func (f *Follower) refresh() (bool, error) {
 	}
 	same := err == nil && f.file != nil && os.SameFile(fi, f.file) && fi.Size() >= f.read && sameHead(path, f.head)
 	switch {
-	case same && (fi.Size() == f.read || sameStamp(fi, f.looked)):
+	case same && (fi.Size() == f.read || sameStamp(fi, f.file)):
 		return false, nil // nothing appended, or only to a last line still unterminated when last read
 	case same:
 		return f.readFile(path, f.log, f.read)
@@ -121,7 +120,7 @@ func (f *Follower) readFile(path string, log *Memory, offset int64) (bool, error
 	// Lines read before a bad one stay read (the next look at another
 	// file, or the same one replaced, starts at it).
 	changed := f.log != log || len(log.evs) > before
-	f.log, f.file, f.read, f.looked, f.head, f.marker, f.note = log, fi, offset+used, fi, head, nil, ""
+	f.log, f.file, f.read, f.head, f.marker, f.note = log, fi, offset+used, head, nil, ""
 	return changed, err
 }
 
@@ -148,7 +147,7 @@ func (f *Follower) readLog() (bool, error) {
 	for _, ev := range evs {
 		log.add(ev)
 	}
-	f.log, f.file, f.read, f.looked, f.marker, f.note = log, nil, 0, nil, mark, s.Note
+	f.log, f.file, f.read, f.marker, f.note = log, nil, 0, mark, s.Note
 	return true, nil
 }
 

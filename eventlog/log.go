@@ -449,7 +449,7 @@ func holdSpare(dir string) (string, error) {
 	}
 	defer f.Close()
 	err = allocate(f, spareBytes)
-	if errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, errors.ErrUnsupported) { // a file system or system without fallocate: write it
+	if errors.Is(err, errors.ErrUnsupported) { // a file system or system without fallocate (EOPNOTSUPP is one): write it
 		zeros := make([]byte, 1<<20)
 		err = nil
 		for off := int64(0); off < spareBytes && err == nil; off += int64(len(zeros)) {

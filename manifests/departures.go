@@ -27,13 +27,21 @@ func (plan *Plan) Departures() []string {
 	if base == nil || base.Hash == plan.Hash {
 		return nil
 	}
+	s := sides{m: &plan.Manifest, b: &base.Manifest, mt: tree(&plan.Manifest), bt: tree(&base.Manifest)}
 	var out []string
 	for _, f := range departureFields {
 		if f.compare != nil {
-			out = append(out, f.compare(&plan.Manifest, &base.Manifest)...)
+			out = append(out, f.compare(s)...)
 		}
 	}
 	return out
+}
+
+// sides are the plan's manifest (m) and the embedded one (b), each also as
+// a JSON object.
+type sides struct {
+	m, b   *Manifest
+	mt, bt map[string]any
 }
 
 // departureFields says, for every field of a manifest (its key), how
@@ -41,64 +49,72 @@ func (plan *Plan) Departures() []string {
 // not; TestDeparturesCoverEveryField holds it to the schema.
 var departureFields = []struct {
 	field   string
-	compare func(m, b *Manifest) []string // nil: not compared
-	why     string                        // why not, where compare is nil
+	compare func(s sides) []string // nil: not compared
+	why     string                 // why not, where compare is nil
 }{
 	{"version", nil, "the schema's version, not the protocol"},
 	{"name", nil, "it names the manifest compared with"},
-	{"task", func(m, b *Manifest) []string {
+	{"task", func(s sides) []string {
+		m, b := s.m.Task, s.b.Task
 		var out []string
-		for _, f := range []struct{ what, got, want string }{{"data set", m.Task.Dataset, b.Task.Dataset}, {"model", m.Task.Model, b.Task.Model}} {
+		for _, f := range []struct{ what, got, want string }{{"data set", m.Dataset, b.Dataset}, {"model", m.Model, b.Model}} {
 			if f.got != f.want {
 				out = append(out, fmt.Sprintf("%s %s (the manifest's %s)", f.what, f.got, f.want))
 			}
 		}
-		if m.Task.Dataset != b.Task.Dataset {
+		if m.Dataset != b.Dataset {
 			return out // another data set's parameters depart with it
 		}
-		return append(out, differs("task parameters", Task{Quadratic: m.Task.Quadratic, Synthetic: m.Task.Synthetic},
-			Task{Quadratic: b.Task.Quadratic, Synthetic: b.Task.Synthetic})...)
+		return append(out, differs("task parameters", Task{Quadratic: m.Quadratic, Synthetic: m.Synthetic},
+			Task{Quadratic: b.Quadratic, Synthetic: b.Synthetic})...)
 	}, ""},
-	{"topology", func(m, b *Manifest) []string {
-		return differs("topology", sweptOr(m, "topology", m.Topology), sweptOr(b, "topology", b.Topology))
-	}, ""},
-	{"rounds", func(m, b *Manifest) []string {
-		if got, want := m.ScaledRounds(), b.ScaledRounds(); got != want {
+	{"topology", grid("topology", "topology"), ""},
+	{"rounds", func(s sides) []string {
+		if got, want := s.m.ScaledRounds(), s.b.ScaledRounds(); got != want {
 			return []string{fmt.Sprintf("%d rounds (the manifest's %d)", got, want)}
 		}
 		return nil
 	}, ""},
 	{"scale", nil, "compared as the rounds it scales"},
-	{"seed", func(m, b *Manifest) []string { return differs("seeds", seeds(m), seeds(b)) }, ""},
-	{"lr", func(m, b *Manifest) []string {
-		return differs("lr grid", sweptOr(m, "lr", m.LR), sweptOr(b, "lr", b.LR))
-	}, ""},
-	{"workers", func(m, b *Manifest) []string {
-		return differs("workers", sweptOr(m, "workers", m.Workers), sweptOr(b, "workers", b.Workers))
-	}, ""},
-	{"local_steps", func(m, b *Manifest) []string {
-		return differs("local steps", sweptOr(m, "local_steps", m.LocalSteps), sweptOr(b, "local_steps", b.LocalSteps))
-	}, ""},
-	{"batch_size", func(m, b *Manifest) []string {
-		return differs("batch size", sweptOr(m, "batch_size", m.BatchSize), sweptOr(b, "batch_size", b.BatchSize))
-	}, ""},
-	{"lr_schedule", func(m, b *Manifest) []string { return within(m, b, "lr_schedule") }, ""},
-	{"weight_decay", func(m, b *Manifest) []string { return within(m, b, "weight_decay") }, ""},
-	{"partition", func(m, b *Manifest) []string { return within(m, b, "partition") }, ""},
-	{"algorithm", func(m, b *Manifest) []string { return within(m, b, "algorithm") }, ""},
-	{"compression", func(m, b *Manifest) []string { return within(m, b, "compression") }, ""},
-	{"validation", func(m, b *Manifest) []string { return within(m, b, "validation") }, ""},
+	{"seed", grid("seeds", "seed"), ""},
+	{"lr", grid("lr grid", "lr"), ""},
+	{"workers", grid("workers", "workers"), ""},
+	{"local_steps", grid("local steps", "local_steps"), ""},
+	{"batch_size", grid("batch size", "batch_size"), ""},
+	{"lr_schedule", within("lr_schedule"), ""},
+	{"weight_decay", within("weight_decay"), ""},
+	{"partition", within("partition"), ""},
+	{"algorithm", within("algorithm"), ""},
+	{"compression", within("compression"), ""},
+	{"validation", within("validation"), ""},
 	{"engine", nil, "either engine computes the same protocol (a report names the engine)"},
 	{"evaluate", nil, "how often the models are scored, not how they are trained"},
 	{"checkpoint", nil, "how often training is saved for resuming"},
 	{"table", nil, "how the results are laid out"},
 	{"sweep", nil, "compared with the field each of its paths sweeps"},
-	{"add", func(m, b *Manifest) []string {
-		if got, want := CanonicalJSON(m.Add), CanonicalJSON(b.Add); !bytes.Equal(got, want) {
-			return []string{fmt.Sprintf("cells added beyond the sweep %d (the manifest's %d)", len(m.Add), len(b.Add))}
+	{"add", func(s sides) []string {
+		if got, want := CanonicalJSON(s.m.Add), CanonicalJSON(s.b.Add); !bytes.Equal(got, want) {
+			return []string{fmt.Sprintf("cells added beyond the sweep %d (the manifest's %d)", len(s.m.Add), len(s.b.Add))}
 		}
 		return nil
 	}, ""},
+}
+
+// grid compares a field's values, named what: its sweep's, or its one
+// value; running fewer of them departs too (fewer seeds, one lr).
+func grid(what, field string) func(s sides) []string {
+	return func(s sides) []string {
+		return differs(what, values(s.m, s.mt, field), values(s.b, s.bt, field))
+	}
+}
+
+// values are a field's values in a manifest: its sweep's, or its one
+// value (from t, the manifest as a JSON object).
+func values(m *Manifest, t map[string]any, field string) any {
+	if vs, ok := m.Sweep[field]; ok {
+		return vs
+	}
+	return []any{at(t, field)}
 }
 
 // differs is a departure named what where got and want differ (as
@@ -122,32 +138,33 @@ func orNone(v []byte) string {
 // columns: its value as written, and each value swept at it or under it
 // (field.x), which must be among the values the embedded manifest gives
 // that path (its sweep's, or its value as written).
-func within(m, b *Manifest, field string) []string {
-	mt, bt := tree(m), tree(b)
-	out := differs(field, mt[field], bt[field])
-	for _, path := range slices.Sorted(maps.Keys(m.Sweep)) {
-		if path != field && !strings.HasPrefix(path, field+".") {
-			continue
-		}
-		allowed := []any{at(bt, path)}
-		if vs, ok := b.Sweep[path]; ok {
-			allowed = nil
-			for _, v := range vs {
-				allowed = append(allowed, v)
-			}
-		}
-		for _, v := range m.Sweep[path] {
-			if slices.ContainsFunc(allowed, func(a any) bool { return bytes.Equal(CanonicalJSON(a), CanonicalJSON(v)) }) {
+func within(field string) func(s sides) []string {
+	return func(s sides) []string {
+		out := differs(field, s.mt[field], s.bt[field])
+		for _, path := range slices.Sorted(maps.Keys(s.m.Sweep)) {
+			if path != field && !strings.HasPrefix(path, field+".") {
 				continue
 			}
-			if len(allowed) == 1 {
-				out = append(out, fmt.Sprintf("%s %s (the manifest's %s)", path, CanonicalJSON(v), orNone(CanonicalJSON(allowed[0]))))
-			} else {
-				out = append(out, fmt.Sprintf("%s %s (not one of the manifest's %d)", path, CanonicalJSON(v), len(allowed)))
+			allowed := []any{at(s.bt, path)}
+			if vs, ok := s.b.Sweep[path]; ok {
+				allowed = nil
+				for _, v := range vs {
+					allowed = append(allowed, v)
+				}
+			}
+			for _, v := range s.m.Sweep[path] {
+				if slices.ContainsFunc(allowed, func(a any) bool { return bytes.Equal(CanonicalJSON(a), CanonicalJSON(v)) }) {
+					continue
+				}
+				if len(allowed) == 1 {
+					out = append(out, fmt.Sprintf("%s %s (the manifest's %s)", path, CanonicalJSON(v), orNone(CanonicalJSON(allowed[0]))))
+				} else {
+					out = append(out, fmt.Sprintf("%s %s (not one of the manifest's %d)", path, CanonicalJSON(v), len(allowed)))
+				}
 			}
 		}
+		return out
 	}
-	return out
 }
 
 // tree is a manifest as a JSON object.
@@ -184,15 +201,4 @@ func embeddedNamed(name string) *Plan {
 		}
 	}
 	return nil
-}
-
-// seeds are a manifest's seeds: its sweep's, or its one seed.
-func seeds(m *Manifest) any { return sweptOr(m, "seed", m.Seed) }
-
-// sweptOr is a path's swept values, or its one value.
-func sweptOr(m *Manifest, path string, one any) any {
-	if values, ok := m.Sweep[path]; ok {
-		return values
-	}
-	return []any{one}
 }

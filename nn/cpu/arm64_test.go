@@ -44,15 +44,11 @@ func TestArm64GivesThePinnedNumbers(t *testing.T) {
 	} {
 		t.Run(c.build+"/"+c.test, func(t *testing.T) {
 			t.Parallel()
-			bin := filepath.Join(t.TempDir(), "arm64.test")
-			build := exec.Command("go", "test", "-c", "-o", bin, c.pkg)
-			build.Env = append(build.Environ(), "GOARCH=arm64", "CGO_ENABLED=0")
+			env := []string{"GOARCH=arm64", "CGO_ENABLED=0"}
 			if c.cc != "" {
-				build.Env = append(build.Env, "CGO_ENABLED=1", "CC="+c.cc) // the later value counts
+				env = []string{"GOARCH=arm64", "CGO_ENABLED=1", "CC=" + c.cc}
 			}
-			if out, err := build.CombinedOutput(); err != nil {
-				t.Fatalf("GOARCH=arm64 go test -c %s (%s): %v\n%s", c.pkg, c.build, err, out)
-			}
+			bin := testBinary(t, c.pkg, env...)
 			run := exec.Command(qemu, "-L", sysroot, bin, "-test.run", "^"+c.test+"$", "-test.v")
 			run.Env = append(run.Environ(), "UMP_KERNELS="+c.kernels)
 			out, err := run.CombinedOutput()
@@ -78,12 +74,7 @@ func TestClangGivesThePinnedNumbersOnX86(t *testing.T) {
 		t.Skip("needs clang to build the x86 kernels with it (Debian: apt-get install clang; .ci/run installs it)")
 	}
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "clang.test")
-	build := exec.Command("go", "test", "-c", "-o", bin, ".")
-	build.Env = append(build.Environ(), "CGO_ENABLED=1", "CC="+clang)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("CC=clang go test -c: %v\n%s", err, out)
-	}
+	bin := testBinary(t, ".", "CGO_ENABLED=1", "CC="+clang)
 	out, err := exec.Command(bin, "-test.run", "^TestEngineNumbersArePinned$", "-test.v").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestEngineNumbersArePinned") {
 		t.Errorf("TestEngineNumbersArePinned built with clang: %v\n%s", err, out)
@@ -93,6 +84,19 @@ func TestClangGivesThePinnedNumbersOnX86(t *testing.T) {
 			t.Errorf("built with clang, TestEngineNumbersArePinned did not run kernel path %s:\n%s", p, out)
 		}
 	}
+}
+
+// testBinary builds the tests of pkg with env (GOARCH, CGO_ENABLED, CC)
+// into a binary, and returns its path.
+func testBinary(t *testing.T, pkg string, env ...string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "pkg.test")
+	build := exec.Command("go", "test", "-c", "-o", bin, pkg)
+	build.Env = append(build.Environ(), env...)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("%s go test -c %s: %v\n%s", strings.Join(env, " "), pkg, err, out)
+	}
+	return bin
 }
 
 // TestMacOSBuilds cross-compiles ump for macOS on Apple silicon, as `go
