@@ -684,7 +684,7 @@ func runUntilTraining(t *testing.T, store string, args ...string) (*exec.Cmd, *s
 func TestKernelsFromTheEnvironment(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
-	if r := umpEnv(t, []string{"UMP_KERNELS=go"}, store, "doctor"); r.code != 0 || !strings.Contains(r.stdout, "kernels go (") {
+	if r := umpEnv(t, []string{"UMP_KERNELS=go"}, store, "doctor"); r.code != 0 || !strings.Contains(r.stdout, "kernels go (Go loops; ") {
 		t.Errorf("UMP_KERNELS=go ump doctor: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if r := umpEnv(t, []string{"UMP_KERNELS=neon"}, store, "doctor"); r.code != 2 || !strings.Contains(r.stderr, "UMP_KERNELS=neon") || !strings.Contains(r.stderr, "go") {

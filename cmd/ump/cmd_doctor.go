@@ -17,8 +17,8 @@ func doctorCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
 		Usage: "report which training engines work on this host, and why not",
-		Description: "cpu: the float32 CPU engine and its kernel path (avx512, avx2, neon or go: the same bits on each;\n" +
-			"UMP_KERNELS forces one).\n" +
+		Description: "cpu: the float32 CPU engine, its kernel path (avx512, avx2, neon or go: the same bits on each;\n" +
+			"UMP_KERNELS forces one) and what computes it (C under cgo; Go assembly on amd64 without cgo; Go loops).\n" +
 			"gpu: the GoMLX engine (engine: gpu, or ump run --engine gpu): built with -tags xla, it opens\n" +
 			"the backend of --gpu-backend or $GOMLX_BACKEND (e.g. xla:/abs/path/xla_cuda_plugin.so, or go for\n" +
 			"GoMLX's pure-Go backend) or else the CUDA PJRT plugin of an installed jax-cuda package, then\n" +
@@ -30,8 +30,8 @@ func doctorCommand() *cli.Command {
 }
 
 func runDoctor(device *gpu.Device, w io.Writer) error {
-	fmt.Fprintf(w, "cpu: works: %s, kernels %s (this CPU runs %s; every path gives the same bits)\n",
-		cpu.Name(), cpu.Kernels(), strings.Join(cpu.Paths(), ", "))
+	fmt.Fprintf(w, "cpu: works: %s, kernels %s (%s; this CPU runs %s; every path gives the same bits)\n",
+		cpu.Name(), cpu.Kernels(), cpu.KernelSource(), strings.Join(cpu.Paths(), ", "))
 	// XLA logs through TensorFlow's logger, which GoMLX silences unless
 	// told otherwise; the doctor shows warnings (read when the plugin loads).
 	os.Setenv("TF_CPP_MIN_LOG_LEVEL", "1")

@@ -8,8 +8,9 @@
 // per cache-sized chunk of the batch. Every floating-point reduction runs
 // in one fixed order: each element of a product adds its products in
 // order with fused multiply-adds, the convolutions' sums in the order of
-// their Go loops, exp and log are internal/fmath's. So the three kernel
-// paths (kernels.go: C vector kernels for AVX-512 and for AVX2 with FMA,
+// their Go loops, exp and log are internal/fmath's. So the kernel paths
+// (kernels.go: vector kernels for AVX-512, for AVX2 with FMA and for NEON,
+// C under cgo and, on amd64 without cgo, Go assembly written by asmgen;
 // and Go loops for every machine) give the same bits, and Name, which
 // enters the cell key, names only the numerics' version. The engine runs
 // whole workers on one goroutine per core with buffers allocated once;

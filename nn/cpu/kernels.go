@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// The kernel paths, fastest first: "avx512" and "avx2" (C kernels under
-// cgo on x86: AVX-512, AVX2 with FMA), "neon" (C kernels under cgo on
-// arm64) and "go" (Go loops, every machine).
+// The kernel paths, fastest first: "avx512" and "avx2" (x86's AVX-512,
+// and AVX2 with FMA: C kernels under cgo, Go assembly without it), "neon"
+// (C kernels under cgo on arm64) and "go" (Go loops, every machine).
 // Every path computes the same operations in the same order, so they give
 // the same bits; the path is not part of the engine's identity.
 var paths = []string{"avx512", "avx2", "neon", "go"}
@@ -22,6 +22,10 @@ func init() { use(Paths()[0]) }
 
 // Kernels names the kernel path in use.
 func Kernels() string { return kernels }
+
+// KernelSource says what computes the path in use: "C under cgo", "Go
+// assembly" (amd64 without cgo) or "Go loops".
+func KernelSource() string { return source(kernels) }
 
 // Paths lists the kernel paths this CPU runs, fastest first.
 func Paths() []string {

@@ -272,6 +272,13 @@ func use(path string) {
 
 func cKernels() bool { return kernels != "go" }
 
+func source(path string) string {
+	if path == "go" {
+		return "Go loops"
+	}
+	return "C under cgo"
+}
+
 func gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, beta bool, c []float32, ldc int) {
 	if m == 0 || n == 0 {
 		return

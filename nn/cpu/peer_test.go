@@ -150,7 +150,7 @@ func BenchmarkPeerComparison(b *testing.B) {
 func comparePeers(t testing.TB) {
 	ceiling := gemmCeiling()
 	vector := Kernels()
-	fmt.Printf("\nengine %s (kernels %s) vs PyTorch (python3-torch, torch.set_num_threads(%d), one nn.Module per worker)\n", Name(), vector, procs())
+	fmt.Printf("\nengine %s (kernels %s, %s) vs PyTorch (python3-torch, torch.set_num_threads(%d), one nn.Module per worker)\n", Name(), vector, KernelSource(), procs())
 	fmt.Printf("workload: %d workers x %d local steps x batch %d, random data, SGD; medians of %d rounds after a warm-up\n",
 		workload.Workers, workload.LocalSteps, workload.Batch, workload.Rounds)
 	fmt.Printf("the go path (Go loops, the same bits): %d local step, medians of %d rounds\n", goWorkload.LocalSteps, goWorkload.Rounds)

@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -82,6 +84,62 @@ func TestClangGivesThePinnedNumbersOnX86(t *testing.T) {
 	for _, p := range Paths() { // this binary's (gcc's) paths: clang's must be the same
 		if !strings.Contains(string(out), "on kernel path "+p+"\n") {
 			t.Errorf("built with clang, TestEngineNumbersArePinned did not run kernel path %s:\n%s", p, out)
+		}
+	}
+}
+
+// TestCgoFreeGivesThePinnedNumbers builds the engine's tests without cgo,
+// as `go install` builds ump on a machine without a C compiler, and runs
+// them: the kernels are then Go assembly (kernels_amd64.s), and every
+// path this CPU runs must give the pinned numbers and the Go loops' bits,
+// allocate nothing in steady state, and train the runs' pinned numbers.
+func TestCgoFreeGivesThePinnedNumbers(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the assembly kernels are amd64's")
+	}
+	if testing.Short() {
+		t.Skip("builds the engine's tests again without cgo (-short)")
+	}
+	const kernelTests = "^(TestEngineNumbersArePinned|TestDirectKernelsGiveTheGoLoopsBits|TestGemmAddsEachElementsProductsInOrder|" +
+		"TestPlaneWeightGradientAddsItsLanesInOrder|TestSampleInputGradGivesThePaddedBits|TestSteadyStateAllocatesNoBuffers)$"
+	for _, c := range []struct{ name, pkg, tests string }{
+		{"nn/cpu", ".", kernelTests},
+		{"stages/train", "../../stages/train", "^TestRunsArePinned$"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			bin := testBinary(t, c.pkg, "CGO_ENABLED=0")
+			out, err := exec.Command(bin, "-test.run", c.tests, "-test.v").CombinedOutput()
+			if err != nil || strings.Contains(string(out), "--- FAIL") || !strings.Contains(string(out), "--- PASS") {
+				t.Fatalf("%s built without cgo: %v\n%s", c.tests, err, out)
+			}
+			if c.pkg != "." {
+				return
+			}
+			for _, p := range []string{"avx512", "avx2"} {
+				if runs(p) && !strings.Contains(string(out), "on kernel path "+p+"\n") {
+					t.Errorf("built without cgo, the engine's tests did not run kernel path %s:\n%s", p, out)
+				}
+			}
+		})
+	}
+}
+
+// TestTheAssemblyIsGenerated: kernels_amd64.s and its declarations are
+// what asmgen writes (go generate ./nn/cpu after changing asmgen).
+func TestTheAssemblyIsGenerated(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if out, err := exec.Command("go", "run", "./asmgen", "-dir", dir).CombinedOutput(); err != nil {
+		t.Fatalf("go run ./asmgen: %v\n%s", err, out)
+	}
+	for _, name := range []string{"kernels_amd64.s", "kernels_asm_amd64.go"} {
+		want, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.ReadFile(name); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s is not what asmgen writes (%v): run go generate ./nn/cpu", name, err)
 		}
 	}
 }
