@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -573,6 +575,36 @@ func TestOverrides(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), w) {
 				t.Errorf("override %q: %v; want it to name %q", tc.override, err, w)
 			}
+		}
+	}
+}
+
+// TestSuggestionsWork applies each suggestion a misspelt override gets,
+// with its value: it must parse, unless the message said how the field
+// is overridden instead (a field the manifest sweeps).
+func TestSuggestionsWork(t *testing.T) {
+	didYouMean := regexp.MustCompile(`did you mean "([^"]+)"\?`)
+	for _, tc := range []struct{ manifest, override, says string }{
+		{"quickstart", "algorithm.bta=0.5", "the manifest sweeps algorithm, so that is overridden as sweep.algorithm=[...]"},
+		{"quickstart", "toplogy.kind=ring", ""},
+		{"quickstart", "workrs=8", ""},
+		{"quickstart", "sweep.sed=[1, 2]", ""},
+	} {
+		_, err := Open(tc.manifest, tc.override)
+		m := didYouMean.FindStringSubmatch(fmt.Sprint(err))
+		if m == nil {
+			t.Errorf("%s %s: %v; want a suggestion", tc.manifest, tc.override, err)
+			continue
+		}
+		_, value, _ := strings.Cut(tc.override, "=")
+		_, applied := Open(tc.manifest, m[1]+"="+value)
+		switch {
+		case tc.says != "" && !strings.Contains(err.Error(), tc.says):
+			t.Errorf("%s %s: %v; want it to say %q", tc.manifest, tc.override, err, tc.says)
+		case tc.says == "" && applied != nil:
+			t.Errorf("%s %s suggests %s, which fails: %v", tc.manifest, tc.override, m[1], applied)
+		case tc.says != "" && applied == nil:
+			t.Errorf("%s %s: the suggestion %s parses; the message need not redirect it", tc.manifest, tc.override, m[1])
 		}
 	}
 }

@@ -321,24 +321,15 @@ func override(file string, root *yaml.Node, k int, ov string) (*yaml.Node, error
 	}
 	field, swept := strings.CutPrefix(path, "sweep.")
 	if (helpFor(field) == "" && path != "add") || path == "sweep" {
-		return nil, bad("%q is not a manifest field%s; use a dotted path such as lr, algorithm.beta or sweep.seed", path, suggestPath(path))
+		return nil, bad("%q is not a manifest field%s; use a dotted path such as lr, algorithm.beta or sweep.seed", path, suggestion(root, path))
 	}
 	if swept && !strings.HasPrefix(strings.TrimSpace(text), "[") {
 		if msg := insideSweptList(root, field, strings.TrimSpace(text)); msg != "" {
 			return nil, bad("%s", msg)
 		}
 	}
-	if !swept {
-		for i := 0; i+1 < len(root.Content); i += 2 {
-			if root.Content[i].Value != "sweep" || root.Content[i+1].Kind != yaml.MappingNode {
-				continue
-			}
-			for j := 0; j < len(root.Content[i+1].Content); j += 2 {
-				if s := root.Content[i+1].Content[j].Value; s == path || strings.HasPrefix(s, path+".") || strings.HasPrefix(path, s+".") {
-					return nil, bad("the manifest sweeps %s; override sweep.%s=[...] instead", s, s)
-				}
-			}
-		}
+	if s := sweptOver(root, path); s != "" && !swept {
+		return nil, bad("the manifest sweeps %s; override sweep.%s=[...] instead", s, s)
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(text), &doc); err != nil || len(doc.Content) == 0 {
@@ -359,9 +350,41 @@ func override(file string, root *yaml.Node, k int, ov string) (*yaml.Node, error
 	return withPath(file, root, path, value, -k)
 }
 
-// suggestPath is " (did you mean \"algorithm.beta\"?)" for a path with
-// one misspelt key: the first key its mapping does not allow, replaced by
-// the closest one it does; "" when there is none or no close one.
+// sweptOver is the field of the manifest's sweep that an override of
+// path (not under sweep.) would collide with: path itself, a field
+// below it or one above it; "" when none.
+func sweptOver(root *yaml.Node, path string) string {
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value != "sweep" || root.Content[i+1].Kind != yaml.MappingNode {
+			continue
+		}
+		for j := 0; j < len(root.Content[i+1].Content); j += 2 {
+			if s := root.Content[i+1].Content[j].Value; s == path || strings.HasPrefix(s, path+".") || strings.HasPrefix(path, s+".") {
+				return s
+			}
+		}
+	}
+	return ""
+}
+
+// suggestion is " (did you mean \"algorithm.beta\"?)" for a misspelt
+// path (suggestPath), checked as the override would be: where the
+// manifest sweeps what the corrected path names, it names the override
+// that works instead; "" when there is no close path.
+func suggestion(root *yaml.Node, path string) string {
+	fixed := suggestPath(path)
+	if fixed == "" {
+		return ""
+	}
+	if s := sweptOver(root, fixed); s != "" && !strings.HasPrefix(fixed, "sweep.") {
+		return fmt.Sprintf(" (did you mean %q? the manifest sweeps %s, so that is overridden as sweep.%s=[...])", fixed, s, s)
+	}
+	return fmt.Sprintf(" (did you mean %q?)", fixed)
+}
+
+// suggestPath is "algorithm.beta" for a path with one misspelt key: the
+// first key its mapping does not allow, replaced by the closest one it
+// does; "" when there is none or no close one.
 func suggestPath(path string) string {
 	parts := strings.Split(path, ".")
 	t := reflect.TypeOf(Manifest{})
@@ -392,7 +415,7 @@ func suggestPath(path string) string {
 		}
 		fixed := slices.Clone(parts)
 		fixed[i] = best
-		return fmt.Sprintf(" (did you mean %q?)", strings.Join(fixed, "."))
+		return strings.Join(fixed, ".")
 	}
 	return ""
 }

@@ -128,22 +128,80 @@ func (c *Comparison) Markdown() string {
 			fmt.Fprintf(&b, "- %s lacks %s, which its record lists (not needed here)\n", x.name, strings.Join(x.x.Absent, ", "))
 		}
 	}
+	c.writeShort(&b)
 	c.writeCells(&b)
 	c.writeTable(&b)
 	if c.Published != nil {
 		var verdicts []string
+		both := 0
 		for i := range c.VerdictsA {
 			va, vb := c.VerdictsA[i], c.VerdictsB[i]
+			if !decidable(va.Ours) || !decidable(vb.Ours) {
+				continue
+			}
+			both++
 			if verdictWord(va.Ours) != verdictWord(vb.Ours) {
 				verdicts = append(verdicts, fmt.Sprintf("- %s: A %s; B %s", va.Claim.Claim, va.Ours, vb.Ours))
 			}
 		}
-		fmt.Fprintf(&b, "\nVerdicts on the paper's claims that differ (%d of %d; decided at %g%%, the curves' claims left to ump report):\n", len(verdicts), len(c.VerdictsA), 100*c.Confidence)
+		fmt.Fprintf(&b, "\nVerdicts on the paper's claims that differ (%d of the %d that both sides can decide; %d that a side cannot decide left out; decided at %g%%, the curves' claims left to ump report):\n",
+			len(verdicts), both, len(c.VerdictsA)-both, 100*c.Confidence)
 		for _, v := range verdicts {
 			b.WriteString(v + "\n")
 		}
 	}
 	return b.String()
+}
+
+// decidable reports whether a side's verdict on a claim is one its
+// results can give: not "not run" nor "cannot be decided".
+func decidable(verdict string) bool {
+	w := verdictWord(verdict)
+	return w != notRunClaim && w != cannot
+}
+
+// writeShort says first what matched (the cells, by their settings) and
+// why the table's entries may differ where the cells do not: the seeds
+// each entry is a mean over.
+func (c *Comparison) writeShort(b *strings.Builder) {
+	same := 0
+	for _, p := range c.Cells {
+		if p.StatusA == p.StatusB && (p.A == p.B || math.IsNaN(p.A) && math.IsNaN(p.B)) {
+			same++
+		}
+	}
+	fmt.Fprintf(b, "\n**In short.** %d cells are in both, matched by their settings (the engine aside); %d of them have the same status and %s.",
+		len(c.Cells), same, c.Value)
+	if sa, sb := seedCounts(c.GridA), seedCounts(c.GridB); sa != sb {
+		fmt.Fprintf(b, " The table's entries differ because their seeds differ: each of A's is a mean over %s, each of B's over %s; compare the cells, not the entries.", sa, sb)
+	} else {
+		fmt.Fprintf(b, " The table's entries are means over the same seeds on both sides (%s each).", sa)
+	}
+	b.WriteString("\n")
+}
+
+// seedCounts is how many seeds the entries of a grid are means over: "1
+// seed", "3 seeds", or "1 to 3 seeds".
+func seedCounts(g *Grid) string {
+	lo, hi := 0, 0
+	for _, row := range g.Entries {
+		for _, e := range row {
+			if e.Missing {
+				continue
+			}
+			if lo == 0 || e.Seeds < lo {
+				lo = e.Seeds
+			}
+			hi = max(hi, e.Seeds)
+		}
+	}
+	switch {
+	case hi == 1:
+		return "1 seed"
+	case lo == hi:
+		return fmt.Sprintf("%d seeds", hi)
+	}
+	return fmt.Sprintf("%d to %d seeds", lo, hi)
 }
 
 // writeCells writes what the comparison says of the cells: their

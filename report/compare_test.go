@@ -1,7 +1,9 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,7 +32,7 @@ func TestCompareFindsWhatDiffers(t *testing.T) {
 	}
 	md := same.Markdown()
 	for _, want := range []string{"252 cells finished in both (0 in A alone, 0 in B alone). The status agrees in 252; it differs in 0.",
-		"largest 0.0000", "Entries both have that differ by 0.001 or more, or in status (0)", "Choices of lr that differ (0)", "Verdicts on the paper's claims that differ (0 of 4"} {
+		"largest 0.0000", "Entries both have that differ by 0.001 or more, or in status (0)", "Choices of lr that differ (0)", "Verdicts on the paper's claims that differ (0 of the 3 that both sides can decide; 1 that a side cannot decide left out;"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("A against itself lacks %q:\n%s", want, md)
 		}
@@ -211,6 +213,63 @@ func TestCompareSaysWhichSideFinishedAndEachSidesVerdicts(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("the comparison does not say who vouches for each side (%q):\n%s", want, md)
 		}
+	}
+}
+
+// TestCompareOfASampleSaysTheSeedsDiffer: a one-seed sample of committed
+// results (its cells identical) against the committed three seeds says
+// first that the cells match and that the entries differ because the
+// seeds do, and gives only the verdicts both sides can decide.
+func TestCompareOfASampleSaysTheSeedsDiffer(t *testing.T) {
+	full, err := ReadExported(committed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the sample: the manifest run with sweep.seed=[1], its cells as the
+	// committed ones of seed 1
+	sample := *full
+	plan := full.Registration.Plan
+	plan.Manifest.Sweep = maps.Clone(plan.Manifest.Sweep)
+	plan.Manifest.Sweep["seed"] = []json.RawMessage{json.RawMessage("1")}
+	plan.Cells = nil
+	renumbered := map[int64]int64{}
+	for _, c := range full.Registration.Plan.Cells {
+		if c.Config.Seed == 1 {
+			renumbered[int64(c.Index)+1] = int64(len(plan.Cells)) + 1
+			c.Index = len(plan.Cells)
+			plan.Cells = append(plan.Cells, c)
+		}
+	}
+	sample.Registration.Plan = plan
+	var rows []int
+	for r, cell := range full.Final.Column("cell").Ints {
+		if _, ok := renumbered[cell]; ok {
+			rows = append(rows, r)
+		}
+	}
+	sample.Final = full.Final.Select(rows)
+	cells := sample.Final.Column("cell")
+	cells.Ints = slices.Clone(cells.Ints)
+	for r, cell := range cells.Ints {
+		cells.Ints[r] = renumbered[cell]
+	}
+	cmp, err := Compare("sample", "committed", &sample, full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := cmp.Markdown()
+	head, _, _ := strings.Cut(md, "**Cells.**")
+	want := fmt.Sprintf("**In short.** %d cells are in both, matched by their settings (the engine aside); %d of them have the same status and test_acc_mean. "+
+		"The table's entries differ because their seeds differ: each of A's is a mean over 1 seed, each of B's over 3 seeds; compare the cells, not the entries.", len(rows), len(rows))
+	if !strings.Contains(head, want) {
+		t.Errorf("the comparison's first lines lack %q:\n%s", want, head)
+	}
+	_, verdicts, ok := strings.Cut(md, "Verdicts on the paper's claims")
+	if !ok || strings.Contains(verdicts, "not run") || strings.Contains(verdicts, "cannot be decided") {
+		t.Errorf("verdicts one side cannot give are listed:\n%s", verdicts)
+	}
+	if same, _ := Compare("A", "B", full, full); !strings.Contains(same.Markdown(), "on both sides (3 seeds each)") {
+		t.Errorf("the committed results against themselves do not say the seeds are the same:\n%s", same.Markdown())
 	}
 }
 

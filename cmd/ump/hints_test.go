@@ -83,6 +83,26 @@ func TestEveryHintRunsAsPrinted(t *testing.T) {
 	t.Run("errors", hintsInErrors)
 	t.Run("submit and pull", hintsOfSubmitAndPull)
 	t.Run("other inputs", hintsOfOtherInputs)
+	t.Run("a store by default or by a relative path", hintsOfARelativeStore)
+}
+
+// hintsOfARelativeStore: after a run in the default store (./.ump of the
+// directory it ran in) or in one named by a relative path, the table's
+// hint names the store by its absolute path and runs pasted in another
+// directory.
+func hintsOfARelativeStore(t *testing.T) {
+	here, elsewhere := t.TempDir(), t.TempDir()
+	m := writeFile(t, "m.yaml", strings.Replace(longManifest, "dim: 30000", "dim: 30", 1))
+	for _, flags := range []string{"", "--store stores/mine "} {
+		run := inShell(t, here, "env -u UMP_STORE "+umpBin+" "+flags+"run "+m)
+		if run.code != 0 {
+			t.Fatalf("ump %srun: exit %d\n%s", flags, run.code, run.stderr)
+		}
+		table := hint(t, run.stdout, tableHint)
+		if r := printed(t, elsewhere, table); r.code != 0 || !strings.HasPrefix(r.stdout, "| ") {
+			t.Errorf("ump %srun's hint %s, pasted in another directory: exit %d\n%s%s", flags, table, r.code, r.stdout, r.stderr)
+		}
+	}
 }
 
 // hintsOfRunAndForget: the export of every figure and the table after a
@@ -323,10 +343,15 @@ func isFinalCSV(path string, cells int) bool {
 }
 
 // TestHintsNameUmpAsItWasRun: a hint names the binary by the name or path
-// it was run by, quoted for a shell, and "ump" when it was given none.
+// it was run by (a relative path made absolute), quoted for a shell, and
+// "ump" when it was given none.
 func TestHintsNameUmpAsItWasRun(t *testing.T) {
 	t.Parallel()
-	for arg0, want := range map[string]string{"ump": "ump", "./bin/ump-gpu": "./bin/ump-gpu", "/opt/my tools/ump": "'/opt/my tools/ump'", "": "ump"} {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for arg0, want := range map[string]string{"ump": "ump", "./bin/ump-gpu": filepath.Join(wd, "bin", "ump-gpu"), "/opt/my tools/ump": "'/opt/my tools/ump'", "": "ump"} {
 		if got := program(arg0); got != want {
 			t.Errorf("run as %q: hints name %s; want %s", arg0, got, want)
 		}

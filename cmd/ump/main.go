@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -244,29 +245,51 @@ func (g globals) hinted(s string) string {
 
 // program is how a hint names ump, run as arg0: as it was run, so that
 // the hint runs the same binary (`make run` runs ./bin/ump, which is not
-// on the PATH; `make build-gpu` makes bin/ump-gpu).
+// on the PATH; `make build-gpu` makes bin/ump-gpu), by its absolute path
+// where it was run by a relative one, so that the hint runs pasted in
+// any directory.
 func program(arg0 string) string {
 	if arg0 == "" {
 		return "ump"
 	}
+	if strings.Contains(arg0, "/") {
+		arg0 = absolute(arg0)
+	}
 	return fleet.ShellQuote(arg0)
 }
 
+// pathFlags are the global flags that name a file or directory: a hint
+// names them by absolute paths. The store's is named even where it was
+// not given (its default, ./.ump, is the working directory's).
+var pathFlags = map[string]bool{"store": true, "data-dir": true, "key": true}
+
 // invocation is the program with the global flags c was given (or their
-// environment variables set), as a hint that reruns the command needs them.
+// environment variables set), and the store, as a hint that reruns the
+// command needs them in any directory.
 func invocation(c *cli.Context) string {
 	parts := []string{c.App.Metadata[programKey].(string)}
 	for _, f := range c.App.Flags {
 		name := f.Names()[0]
 		switch _, boolean := f.(*cli.BoolFlag); {
-		case !c.IsSet(name):
+		case !c.IsSet(name) && name != "store":
 		case boolean:
 			parts = append(parts, "--"+name)
+		case pathFlags[name]:
+			parts = append(parts, "--"+name, fleet.ShellQuote(absolute(c.String(name))))
 		default:
 			parts = append(parts, "--"+name, fleet.ShellQuote(c.String(name)))
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// absolute is path made absolute against the working directory (as it
+// is where that cannot be known).
+func absolute(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }
 
 // s3 connects to the S3 artifact store named by --artifacts, checking it
