@@ -141,19 +141,32 @@ func Figure(f *report.Figure, path string) error {
 	if len(f.Categories) > 0 {
 		return sweepFigure(f, path)
 	}
-	given := f
-	f = clipDiverged(f)
-	p := plot.New()
+	clipped := clipDiverged(f)
+	logY := spansDecades(clipped)
+	p, legend, err := curvesPlot(clipped, f, logY, logFloor(clipped))
+	if err != nil {
+		return err
+	}
 	p.Title.Text = f.Title
+	if !logY {
+		bracket(&p.Y)
+	}
+	bracket(&p.X)
+	return saveWithLegend(p, 6*vg.Inch, 4*vg.Inch, legend, path)
+}
+
+// curvesPlot is the axes of a figure of curves (f as clipped; given, as
+// it came) and its legend: Figure's, without the title and the axes'
+// final ranges.
+func curvesPlot(f, given *report.Figure, logY bool, floor float64) (*plot.Plot, []legendEntry, error) {
+	p := plot.New()
 	p.X.Label.Text, p.Y.Label.Text = f.X, f.Y
 	p.Add(plotter.NewGrid())
 	p.X.Tick.Marker, p.Y.Tick.Marker = denseTicks{}, denseTicks{}
-	logY := spansDecades(f)
 	if logY {
 		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 	}
 	var legend []legendEntry
-	floor := logFloor(f)
 	for i, sr := range f.Series {
 		line, band, lower := seriesPoints(sr, logY, floor)
 		if len(line) == 0 {
@@ -163,14 +176,14 @@ func Figure(f *report.Figure, path string) error {
 		slices.Reverse(lower)
 		poly, err := plotter.NewPolygon(append(band, lower...))
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		r, g, b, _ := col.RGBA()
 		poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 50}
 		poly.LineStyle.Width = 0
 		l, err := plotter.NewLine(line)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		l.Color, l.Width = col, vg.Points(1.5)
 		if report.SeriesDashed(i) {
@@ -182,7 +195,7 @@ func Figure(f *report.Figure, path string) error {
 		if sr.DivergedSeeds > 0 {
 			end, err := plotter.NewScatter(line[len(line)-1:])
 			if err != nil {
-				return err
+				return nil, nil, err
 			}
 			end.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(5), Shape: draw.CrossGlyph{}}
 			p.Add(end)
@@ -191,11 +204,89 @@ func Figure(f *report.Figure, path string) error {
 		}
 		legend = append(legend, legendEntry{label, thumbs})
 	}
-	if !logY {
-		bracket(&p.Y)
+	return p, legend, nil
+}
+
+// Panels draws the figures of a table's columns (the same series, one
+// figure a column) as panels side by side under title, with one y
+// range (and one scale: logarithmic where any panel's means span more
+// than two decades), so that the columns compare at a glance; each panel
+// is titled with its column, and one legend under them names the series
+// (a diverged curve ends in a cross in its panel).
+func Panels(title string, figs []report.Figure, path string) error {
+	if len(figs) == 0 {
+		return fmt.Errorf("%s: no figures to draw", path)
 	}
-	bracket(&p.X)
-	return saveWithLegend(p, 6*vg.Inch, 4*vg.Inch, legend, path)
+	row, legend, err := panelPlots(figs)
+	if err != nil {
+		return err
+	}
+	const panel = 3.6 * vg.Inch
+	style := draw.TextStyle{Color: color.Black, Font: plot.DefaultFont, Handler: plot.DefaultTextHandler, XAlign: draw.XCenter}
+	style.Font.Size = vg.Points(13)
+	head := style.Rectangle(title)
+	w := max(panel*vg.Length(len(figs)), head.Max.X-head.Min.X+vg.Points(24))
+	top := head.Max.Y - head.Min.Y + vg.Points(10)
+	return saveWithLegendDrawn(w, 4*vg.Inch+top, legend, path, func(dc draw.Canvas) {
+		dc.FillText(style, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y - top + vg.Points(4)}, title)
+		tiles := draw.Tiles{Rows: 1, Cols: len(row), PadX: vg.Points(10)}
+		canvases := plot.Align([][]*plot.Plot{row}, tiles, draw.Crop(dc, 0, -vg.Points(12), 0, -top)) // the last tick's label whole
+		for j, p := range row {
+			p.Draw(canvases[0][j])
+		}
+	})
+}
+
+// panelPlots are Panels' axes, one y range on all, and their legend.
+func panelPlots(figs []report.Figure) ([]*plot.Plot, []legendEntry, error) {
+	clipped := make([]*report.Figure, len(figs))
+	logY, floor := false, math.Inf(1)
+	for i := range figs {
+		clipped[i] = clipDiverged(&figs[i])
+		logY = logY || spansDecades(clipped[i])
+		floor = min(floor, logFloor(clipped[i]))
+	}
+	if floor <= 0 || math.IsInf(floor, 0) {
+		logY = false
+	}
+	row := make([]*plot.Plot, len(figs))
+	lo, hi := math.Inf(1), math.Inf(-1)
+	var legend []legendEntry
+	for i := range figs {
+		p, entries, err := curvesPlot(clipped[i], &figs[i], logY, floor)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.Title.Text = figs[i].Name
+		row[i] = p
+		lo, hi = min(lo, p.Y.Min), max(hi, p.Y.Max)
+		if len(entries) > len(legend) {
+			legend = sharedLegend(entries)
+		}
+	}
+	for _, p := range row {
+		p.Y.Min, p.Y.Max = lo, hi
+		if !logY {
+			bracket(&p.Y)
+		}
+		bracket(&p.X)
+	}
+	return row, legend, nil
+}
+
+// sharedLegend is a panel's legend entries as Panels shows them once for
+// every panel: without what one panel's curve did (its diverged seeds),
+// the cross kept as the mark of a curve that diverges somewhere.
+func sharedLegend(entries []legendEntry) []legendEntry {
+	out := make([]legendEntry, len(entries))
+	for i, e := range entries {
+		label, _, diverged := strings.Cut(e.label, ", diverged (")
+		if diverged {
+			label += ", × where it diverged"
+		}
+		out[i] = legendEntry{label, e.thumbs}
+	}
+	return out
 }
 
 // seriesPoints are a series' mean line and the upper and lower edges of
@@ -405,6 +496,17 @@ type legendEntry struct {
 // label wider than the plot widens the figure.
 func saveWithLegend(p *plot.Plot, w, h vg.Length, entries []legendEntry, path string) error {
 	w = widenForTitle(p, w)
+	margin := vg.Points(12)
+	return saveWithLegendDrawn(w, h, entries, path, func(dc draw.Canvas) {
+		p.Draw(draw.Crop(dc, 0, -margin, 0, 0)) // the last tick's label whole
+	})
+}
+
+// saveWithLegendDrawn draws, with drawAxes, axes of width w and height h,
+// and the legend in a strip under them: the entries in as many columns as
+// fit the width, filled down then across, and writes the figure to path
+// (save). A label wider than the axes widens the figure.
+func saveWithLegendDrawn(w, h vg.Length, entries []legendEntry, path string, drawAxes func(draw.Canvas)) error {
 	margin, gap := vg.Points(12), vg.Points(18)
 	var columns []plot.Legend
 	var width vg.Length
@@ -429,7 +531,7 @@ func saveWithLegend(p *plot.Plot, w, h vg.Length, entries []legendEntry, path st
 		strip += vg.Points(6)
 	}
 	return save(w, h+strip, path, func(dc draw.Canvas) {
-		p.Draw(draw.Crop(dc, 0, -margin, strip, 0)) // the last tick's label whole
+		drawAxes(draw.Crop(dc, 0, 0, strip, 0))
 		x := margin
 		for i := range columns {
 			r := columns[i].Rectangle(draw.Canvas{})

@@ -78,6 +78,33 @@ func TestTicksBracketTheData(t *testing.T) {
 // in a pHYs chunk (11,811 pixels per metre both ways), read here from the
 // file's chunks; the file still decodes (its CRCs hold), and it is 6
 // inches wide (1,800 pixels), its axes 4 high and its legend under them.
+// TestPanelsShareOneYRange: panels of a ring's accuracies (0.1 to 0.8)
+// and a full mesh's (0 to 1) get one y range that holds both, and are
+// drawn as one figure.
+func TestPanelsShareOneYRange(t *testing.T) {
+	series := func(lo, hi float64) []report.Series {
+		return []report.Series{{Label: "a", X: []float64{1, 2, 3}, Mean: []float64{lo, (lo + hi) / 2, hi}, Std: []float64{0, 0, 0}, Seeds: 1}}
+	}
+	figs := []report.Figure{{Name: "ring", X: "round", Y: "acc", Series: series(0.1, 0.8)}, {Name: "full", X: "round", Y: "acc", Series: series(0, 1)}}
+	row, legend, err := panelPlots(figs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(row) != 2 || row[0].Y.Min != row[1].Y.Min || row[0].Y.Max != row[1].Y.Max || row[0].Y.Min > 0 || row[0].Y.Max < 1 {
+		t.Errorf("panels' y ranges [%g, %g] and [%g, %g], want one that holds 0 to 1", row[0].Y.Min, row[0].Y.Max, row[1].Y.Min, row[1].Y.Max)
+	}
+	if len(legend) != 1 || legend[0].label != "a" {
+		t.Errorf("the shared legend: %v", legend)
+	}
+	path := filepath.Join(t.TempDir(), "panels.svg")
+	if err := Panels("two topologies", figs, path); err != nil {
+		t.Fatal(err)
+	}
+	if svg, _ := os.ReadFile(path); !strings.Contains(string(svg), ">two topologies<") || !strings.Contains(string(svg), ">ring<") {
+		t.Errorf("the panels' figure lacks its title or a panel's")
+	}
+}
+
 func TestPNGSaysItsResolution(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f.png")
 	f := report.Figure{Title: "t", X: "round", Y: "y", Series: []report.Series{{Label: "a", X: []float64{1, 2, 3}, Mean: []float64{1, 2, 1.5}, Std: []float64{0, 0, 0}, Seeds: 1}}}
