@@ -74,6 +74,16 @@ func (c *lanesKernel) backward(p, g, _, _, dy, dx []float32, s *step) {
 	}
 }
 
+// channelsLast lays the filters w (outC x taps) out as wt (taps x outC),
+// a tap's output channels side by side, for the vector kernels' forward.
+func channelsLast(w, wt []float32, outC, taps int) {
+	for oc := 0; oc < outC; oc++ {
+		for t := 0; t < taps; t++ {
+			wt[t*outC+oc] = w[oc*taps+t]
+		}
+	}
+}
+
 // lanesWeightGradGo is lanesWeightGrad in Go.
 func lanesWeightGradGo(xp, dyt, gw, gb, _ []float32, chans, batch, oh, ow, ph, pw, outC, k int) {
 	for o := 0; o < outC; o++ {

@@ -166,12 +166,7 @@ func lanesForward(xp, w, bias, wt, y []float32, chans, batch, oh, ow, ph, pw, ou
 		planeForwardGo(xp, w, bias, y, chans, batch, oh, ow, pw, outC, 0, ph, k)
 		return
 	}
-	taps := chans * k * k
-	for oc := 0; oc < outC; oc++ {
-		for t := 0; t < taps; t++ {
-			wt[t*outC+oc] = w[oc*taps+t]
-		}
-	}
+	channelsLast(w, wt, outC, chans*k*k)
 	var out [maxStack]float32 // a row's columns, width output channels each
 	for s := 0; s < batch; s++ {
 		for r := 0; r < oh; r++ {

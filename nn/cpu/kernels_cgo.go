@@ -333,12 +333,7 @@ func lanesForward(xp, w, bias, wt, y []float32, chans, batch, oh, ow, ph, pw, ou
 		planeForwardGo(xp, w, bias, y, chans, batch, oh, ow, pw, outC, 0, ph, k)
 		return
 	}
-	taps := chans * k * k
-	for oc := 0; oc < outC; oc++ {
-		for t := 0; t < taps; t++ {
-			wt[t*outC+oc] = w[oc*taps+t]
-		}
-	}
+	channelsLast(w, wt, outC, chans*k*k)
 	C.lanes_forward((*C.float)(&xp[0]), (*C.float)(&wt[0]), (*C.float)(&bias[0]), (*C.float)(&y[0]),
 		C.int(chans), C.int(batch), C.int(oh), C.int(ow), C.int(ph), C.int(pw), C.int(outC), C.int(k), C.int(cb))
 }
