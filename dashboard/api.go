@@ -275,10 +275,11 @@ func (s *Server) manifestView(r *http.Request) (any, error) {
 		CellFigs   []string           `json:"cell_figures"` // the figures each finished cell shows
 		Swept      []string           `json:"swept"`        // the swept paths, sorted
 		Words      map[string]string  `json:"words"`        // columns and paths in words, as figures name them
+		Palette    []string           `json:"palette"`      // the figures' colours, in order (report.Palette)
 		Manifest   manifests.Manifest `json:"manifest"`
 	}{rep.Plan.Hash, rep.Plan.Manifest.Name, a, progressOf(rep, s.snapshot()), spec, figures(&rep.Plan), roundsColumns(&rep.Plan),
 		spec.Select, choices(&rep.Plan, spec.Select), report.TableNames(), artifacts.Formats, incomplete, cells, shown, swept,
-		words(spec, roundsColumns(&rep.Plan), swept), rep.Plan.Manifest}, nil
+		words(spec, roundsColumns(&rep.Plan), swept), report.Palette, rep.Plan.Manifest}, nil
 }
 
 // sweptPaths are the paths the plan's cells take different values at,

@@ -481,3 +481,72 @@ func TestServeShowsTheTableLabels(t *testing.T) {
 		t.Errorf("the entry's JSON does not name its row and column by their labels:\n%s", entry)
 	}
 }
+
+// chartsManifest sweeps five algorithms (long labels) on two topologies
+// and a learning rate that diverges, on the quadratic task.
+const chartsManifest = `version: 1
+name: charts
+task: {dataset: quadratic, quadratic: {dim: 10, sigma: 0.3}}
+workers: 6
+rounds: 12
+local_steps: 2
+lr: 0.05
+algorithm: {name: d-sum}
+sweep:
+  algorithm: [{name: local-sgd-m}, {name: qg-dsgdm}, {name: slowmo}, {name: d-sum}, {name: gt-dsum}]
+  topology.kind: [ring, full]
+  lr: [0.05, 5]
+table: {rows: [algorithm], columns: [topology.kind], value: objective_gap, select: lr}
+`
+
+// TestServeChartsFitAndShowDivergence: at 1024, 1400 and 1920 pixels the
+// final figure against the algorithm keeps every label inside its chart
+// (the last one was cut at the edge), colours the dots by the topology
+// (the algorithm is both the x axis and the table's rows), draws the
+// diverged cells as crosses, and the cells table shows their figures as
+// *, as the results table does.
+func TestServeChartsFitAndShowDivergence(t *testing.T) {
+	t.Parallel()
+	ctx := browserContext(t, t.TempDir())
+	store := t.TempDir()
+	hash := hashOf(t, ump(t, store, "run", writeFile(t, "charts.yaml", chartsManifest)))
+	url := startServe(t, store)
+	// the labels drawn outside the chart's box, once it is drawn against the algorithm
+	outside := `(() => { const s = document.querySelector("svg.scatter");
+		if (!s || !s.getAttribute("aria-label").endsWith(" against algorithm")) return null;
+		const box = s.getBoundingClientRect();
+		return [...s.querySelectorAll("text")].filter(t => { const b = t.getBoundingClientRect(); return b.left < box.left - 0.5 || b.right > box.right + 0.5; }).map(t => t.textContent); })()`
+	for _, width := range []int64{1024, 1400, 1920} {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 900)); err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(ctx, chromedp.Navigate(url+"#/m/"+hash[:12]+"/"+fmt.Sprint(width))); err != nil {
+			t.Fatal(err)
+		}
+		poll[bool](t, ctx, "the scatter", `!!document.querySelector('select[aria-label="parameter"]') && !!document.querySelector("svg.scatter")`)
+		if err := chromedp.Do(ctx, chromedp.SetValue(`select[aria-label="parameter"]`, "algorithm")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('select[aria-label="parameter"]').dispatchEvent(new Event("change"))`)); err != nil {
+			t.Fatal(err)
+		}
+		if cut := poll[[]string](t, ctx, "the scatter against the algorithm", outside); len(cut) > 0 {
+			t.Errorf("at %d px the scatter's labels %q run past its edges", width, cut)
+		}
+		screenshot(t, ctx, fmt.Sprintf("charts-%d", width))
+	}
+	legend := poll[string](t, ctx, "the scatter's legend", `document.querySelector("svg.scatter").getAttribute("aria-label").endsWith(" against algorithm") && [...document.querySelectorAll("figure.sweep .legend li")].map(l => l.textContent).join("|")`)
+	if !strings.Contains(legend, "ring") || !strings.Contains(legend, "full") || !strings.Contains(legend, "× diverged") || strings.Contains(legend, "gt-dsum") {
+		t.Errorf("with the algorithm on the x axis the dots are coloured by %q; want the topologies and the diverged mark", legend)
+	}
+	crosses := poll[int](t, ctx, "the diverged cells", `document.querySelectorAll("svg.scatter .point.diverged").length`)
+	diverged := poll[[]string](t, ctx, "the cells table", `[...document.querySelectorAll("table.cells tbody tr")].filter(r => r.querySelector(".badge.diverged")).map(r => r.cells[r.cells.length - 1].textContent)`)
+	if crosses == 0 || crosses != len(diverged) {
+		t.Errorf("%d crosses for %d diverged cells", crosses, len(diverged))
+	}
+	for _, v := range diverged {
+		if v != "*" {
+			t.Errorf("a diverged cell's figure shows %q, want *", v)
+		}
+	}
+}

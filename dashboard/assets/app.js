@@ -145,6 +145,7 @@ function ticks(lo, hi, n) {
 // from 10,000 on (25M), 2e-4 for tiny ones, never -0.
 function tickLabel(t) {
   const a = Math.abs(t);
+  if (a >= 1e15) return t.toExponential(3).replace(/\.?0*e\+?/, "e"); // a blow-up: 4e64, not 4e+52T
   if (a >= 1e4) {
     for (const [scale, name] of [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"]]) {
       if (a >= scale) return `${+(t / scale).toPrecision(6)}${name}`;
@@ -267,13 +268,16 @@ function chart(fig, legendShown = true) {
 }
 
 // scatter draws each cell's final figure against a swept parameter: a dot
-// per cell in its table row's colour (a click opens the cell), the x axis
-// numeric where every value is a number (logarithmic where they are
-// positive and span more than a decade), else the values evenly spaced.
+// per cell in its group's colour (a click opens the cell), a cross for a
+// cell that diverged (at its figure, or at the top where it has none),
+// the x axis numeric where every value is a number (logarithmic where
+// they are positive and span more than a decade), else the values evenly
+// spaced.
 function scatter(points, xTitle, yTitle, onpick) {
   const W = 1100, H = 360, L = 66, R = 16, T = 14, B = 44;
   const svg = sv("svg", { width: "100%", viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": `${yTitle} against ${xTitle}`, class: "scatter" });
-  const shown = points.filter((p) => p.y !== null && p.y !== undefined);
+  const finite = (p) => p.y !== null && p.y !== undefined && isFinite(p.y);
+  const shown = points.filter((p) => finite(p) || p.diverged);
   if (!shown.length) {
     svg.append(sv("text", { x: W / 2, y: H / 2, "text-anchor": "middle", class: "empty" }, document.createTextNode("no finished cell yet")));
     return svg;
@@ -287,7 +291,8 @@ function scatter(points, xTitle, yTitle, onpick) {
   let x0 = Math.min(...values.map(pos)), x1 = Math.max(...values.map(pos));
   const padX = x1 > x0 ? (x1 - x0) * 0.06 : 1;
   x0 -= padX; x1 += padX;
-  let y0 = Math.min(...shown.map((p) => p.y)), y1 = Math.max(...shown.map((p) => p.y));
+  const ys = shown.filter(finite).map((p) => p.y);
+  let y0 = ys.length ? Math.min(...ys) : 0, y1 = ys.length ? Math.max(...ys) : 1;
   if (y0 === y1) { y0 -= 0.5; y1 += 0.5; }
   const step = tickStep(y0, y1, 6);
   y0 = Math.floor(y0 / step + 1e-9) * step; y1 = Math.ceil(y1 / step - 1e-9) * step;
@@ -297,7 +302,7 @@ function scatter(points, xTitle, yTitle, onpick) {
   for (const v of values) {
     const text = numeric ? tickLabel(Number(v)) : v.length > room ? `${v.slice(0, Math.max(1, room - 1))}…` : v;
     svg.append(sv("line", { x1: X(v), x2: X(v), y1: T, y2: H - B, class: "grid" }));
-    svg.append(sv("text", { x: X(v), y: H - B + 15, "text-anchor": "middle" }, document.createTextNode(text), sv("title", {}, document.createTextNode(v))));
+    svg.append(sv("text", { x: X(v), y: H - B + 15, "text-anchor": "middle", class: "x-value" }, document.createTextNode(text), sv("title", {}, document.createTextNode(v))));
   }
   for (const t of ticks(y0, y1, 6)) {
     svg.append(sv("line", { x1: L, x2: W - R, y1: Y(t), y2: Y(t), class: "grid" }));
@@ -314,13 +319,27 @@ function scatter(points, xTitle, yTitle, onpick) {
   for (const group of Object.values(at)) {
     group.forEach((p, k) => {
       const dx = (k - (group.length - 1) / 2) * Math.min(7, 60 / group.length);
-      const dot = sv("circle", { cx: X(p.x) + dx, cy: Y(p.y), r: 4.5, fill: p.color, "fill-opacity": 0.85, class: "point", "data-cell": p.cell },
-        sv("title", {}, document.createTextNode(`cell ${p.cell}: ${p.label}\n${yTitle} ${fmt(p.y)}`)));
+      const cx = X(p.x) + dx, cy = finite(p) ? Y(p.y) : T + 6;
+      const tip = sv("title", {}, document.createTextNode(`cell ${p.cell}: ${p.label}\n${p.diverged ? "diverged" : ""}${p.diverged && finite(p) ? `, ${yTitle} ${fmt(p.y)}` : p.diverged ? "" : `${yTitle} ${fmt(p.y)}`}`));
+      const dot = p.diverged
+        ? sv("path", { d: `M${cx - 5},${cy - 5}L${cx + 5},${cy + 5}M${cx - 5},${cy + 5}L${cx + 5},${cy - 5}`, stroke: p.color, "stroke-width": 2.5, class: "point diverged", "data-cell": p.cell }, tip)
+        : sv("circle", { cx, cy, r: 4.5, fill: p.color, "fill-opacity": 0.85, class: "point", "data-cell": p.cell }, tip);
       dot.addEventListener("click", () => onpick(p.cell));
       svg.append(dot);
     });
   }
   return svg;
+}
+
+// keepInside moves the x values of a scatter that run past its edges
+// (a long last label) inside, measured as drawn: anchored at the edge.
+function keepInside(svg) {
+  const width = svg.viewBox.baseVal.width;
+  for (const t of svg.querySelectorAll("text.x-value")) {
+    const b = t.getBBox();
+    if (b.x + b.width > width - 2) setAttrs(t, { x: width - 2, "text-anchor": "end" });
+    else if (b.x < 2) setAttrs(t, { x: 2, "text-anchor": "start" });
+  }
 }
 
 // heatmap draws a partition's class histogram: workers across, classes up.
@@ -489,22 +508,35 @@ async function pageManifest(hash) {
   if (m.swept.length && m.cell_figures.length) {
     const param = m.swept.includes(choice.param[H]) ? choice.param[H] : (m.swept.includes(m.select_path) ? m.select_path : m.swept[0]);
     const fig = m.cell_figures.includes(choice.cellFig[H]) ? choice.cellFig[H] : m.cell_figures[0];
-    const rowOf = {};
-    table.rows.forEach((r) => r.entries.forEach((e) => e.cells.forEach((n) => { rowOf[n] = r; })));
+    // Colours: the table rows', unless the x axis is what tells the rows
+    // apart; then the other swept paths' values.
+    const groupOf = {}, groups = [];
+    if ((m.layout.rows || []).includes(param)) {
+      const others = m.swept.filter((q) => q !== param && q !== "seed" && q !== m.select_path);
+      for (const c of m.cells) {
+        const label = others.map((q) => `${m.words[q] || q} = ${(c.values || {})[q] ?? ""}`).join(", ") || "every cell";
+        let g = groups.find((x) => x.label === label);
+        if (!g) groups.push(g = { label, color: m.palette[groups.length % m.palette.length] });
+        groupOf[c.n] = g;
+      }
+    } else {
+      table.rows.forEach((r) => { groups.push(r); r.entries.forEach((e) => e.cells.forEach((n) => { groupOf[n] = r; })); });
+    }
     const points = m.cells.map((c) => ({ cell: c.n, label: c.label, x: (c.values || {})[param] || "", y: c.figures ? c.figures[fig] : null,
-      color: rowOf[c.n] ? rowOf[c.n].color : "#7f7f7f" }));
-    const rowsShown = table.rows.map((r) => {
+      diverged: c.status === "diverged", color: groupOf[c.n] ? groupOf[c.n].color : "#7f7f7f" }));
+    const rowsShown = groups.map((r) => {
       const dot = el("span", { class: "dot" });
       dot.style.background = r.color; // a style attribute would break the page's content security policy
       return el("li", {}, dot, r.label);
     });
+    if (points.some((p) => p.diverged)) rowsShown.push(el("li", { class: "extra" }, "× diverged"));
     out.push(section("Final figure against a parameter",
       el("div", { class: "controls" },
         select("parameter", m.swept, param, (v) => { choice.param[H] = v; render(); }, m.swept.map((p) => m.words[p] || p)),
         select("figure", m.cell_figures, fig, (v) => { choice.cellFig[H] = v; render(); }, m.cell_figures.map((c) => m.words[c] || c))),
       el("figure", { class: "chart sweep" }, scatter(points, m.words[param] || param, m.words[fig] || fig, (n) => { location.hash = `#/m/${H}/cell/${n}`; }),
         el("ul", { class: "legend" }, rowsShown)),
-      el("p", { class: "muted", text: "One dot per finished cell, in its table row's colour; a click opens the cell." })));
+      el("p", { class: "muted", text: "One dot per finished cell (a cross where it diverged), in its group's colour; a click opens the cell." })));
   }
 
   // Cells, with their final figures; a click on a figure's header sorts by it.
@@ -526,7 +558,9 @@ async function pageManifest(hash) {
       el("td", { class: "mono", text: c.label }),
       el("td", {}, badge(c.status === "incomplete" && p.running && (p.running_cells || []).includes(c.n) ? "running" : c.status)),
       el("td", {}, c.status === "diverged" ? `diverged by round ${c.round} of ${c.rounds}` : [bar(c.round, c.rounds), `${c.round}/${c.rounds}`]),
-      ...m.cell_figures.map((f) => el("td", { class: "num", text: c.figures && c.figures[f] !== undefined ? fmt(c.figures[f]) : "" })))));
+      ...m.cell_figures.map((f) => c.status === "diverged"
+        ? el("td", { class: "num", title: c.figures && c.figures[f] !== undefined ? `diverged; its last figure ${fmt(c.figures[f])}` : "diverged", text: "*" })
+        : el("td", { class: "num", text: c.figures && c.figures[f] !== undefined ? fmt(c.figures[f]) : "" })))));
   };
   const cellHead = el("tr", {}, ...["cell", "swept values", "status", "progress"].map((h) => el("th", { text: h })),
     ...m.cell_figures.map((f) => {
@@ -656,6 +690,7 @@ async function render() {
   if (id !== rendering) return; // a newer render started meanwhile
   const y = window.scrollY;
   main.replaceChildren(...page);
+  for (const svg of main.querySelectorAll("svg.scatter")) keepInside(svg);
   window.scrollTo(0, y);
   renderMs = performance.now() - started;
   main.dataset.seq = String(lastState.seq);
