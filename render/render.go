@@ -190,8 +190,7 @@ func curvesPlot(f, given *report.Figure, logY bool, floor float64) (*plot.Plot, 
 			l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 		}
 		p.Add(poly, l)
-		label := seriesLabel(sr, given.Series[i], logY)
-		thumbs := []plot.Thumbnailer{l}
+		entry := legendEntry{label: seriesLabel(sr, given.Series[i], logY), thumbs: []plot.Thumbnailer{l}}
 		if sr.DivergedSeeds > 0 {
 			end, err := plotter.NewScatter(line[len(line)-1:])
 			if err != nil {
@@ -199,10 +198,10 @@ func curvesPlot(f, given *report.Figure, logY bool, floor float64) (*plot.Plot, 
 			}
 			end.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(5), Shape: draw.CrossGlyph{}}
 			p.Add(end)
-			label += fmt.Sprintf(", diverged (%d of %d seeds) at ×", sr.DivergedSeeds, sr.Seeds)
-			thumbs = append(thumbs, end)
+			entry.diverged = fmt.Sprintf(", diverged (%d of %d seeds) at ×", sr.DivergedSeeds, sr.Seeds)
+			entry.thumbs = append(entry.thumbs, end)
 		}
-		legend = append(legend, legendEntry{label, thumbs})
+		legend = append(legend, entry)
 	}
 	return p, legend, nil
 }
@@ -237,6 +236,23 @@ func Panels(title string, figs []report.Figure, path string) error {
 	})
 }
 
+// sharedLegend adds a panel's legend entries to legend, the legend of
+// every panel: a series once, by its label, its cross kept where it
+// diverges in some panel (how many seeds diverged is each panel's own).
+func sharedLegend(legend, entries []legendEntry) []legendEntry {
+	for _, e := range entries {
+		k := slices.IndexFunc(legend, func(x legendEntry) bool { return x.label == e.label })
+		if k < 0 {
+			legend = append(legend, legendEntry{label: e.label, thumbs: e.thumbs[:1]})
+			k = len(legend) - 1
+		}
+		if e.diverged != "" {
+			legend[k].diverged, legend[k].thumbs = ", × where it diverged", e.thumbs
+		}
+	}
+	return legend
+}
+
 // panelPlots are Panels' axes, one y range on all, and their legend.
 func panelPlots(figs []report.Figure) ([]*plot.Plot, []legendEntry, error) {
 	clipped := make([]*report.Figure, len(figs))
@@ -260,9 +276,7 @@ func panelPlots(figs []report.Figure) ([]*plot.Plot, []legendEntry, error) {
 		p.Title.Text = figs[i].Name
 		row[i] = p
 		lo, hi = min(lo, p.Y.Min), max(hi, p.Y.Max)
-		if len(entries) > len(legend) {
-			legend = sharedLegend(entries)
-		}
+		legend = sharedLegend(legend, entries)
 	}
 	for _, p := range row {
 		p.Y.Min, p.Y.Max = lo, hi
@@ -272,21 +286,6 @@ func panelPlots(figs []report.Figure) ([]*plot.Plot, []legendEntry, error) {
 		bracket(&p.X)
 	}
 	return row, legend, nil
-}
-
-// sharedLegend is a panel's legend entries as Panels shows them once for
-// every panel: without what one panel's curve did (its diverged seeds),
-// the cross kept as the mark of a curve that diverges somewhere.
-func sharedLegend(entries []legendEntry) []legendEntry {
-	out := make([]legendEntry, len(entries))
-	for i, e := range entries {
-		label, _, diverged := strings.Cut(e.label, ", diverged (")
-		if diverged {
-			label += ", × where it diverged"
-		}
-		out[i] = legendEntry{label, e.thumbs}
-	}
-	return out
 }
 
 // seriesPoints are a series' mean line and the upper and lower edges of
@@ -381,7 +380,7 @@ func sweepFigure(f *report.Figure, path string) error {
 		if sr.Seeds > 1 {
 			label += fmt.Sprintf(" (%d seeds, ± 1 std)", sr.Seeds)
 		}
-		legend = append(legend, legendEntry{label, []plot.Thumbnailer{l, s}})
+		legend = append(legend, legendEntry{label: label, thumbs: []plot.Thumbnailer{l, s}})
 	}
 	bracket(&p.Y)
 	return saveWithLegend(p, 6*vg.Inch, 4*vg.Inch, legend, path)
@@ -484,10 +483,12 @@ func saveBeside(p *plot.Plot, w, h, side vg.Length, drawSide func(draw.Canvas), 
 	})
 }
 
-// legendEntry is a legend's line: its label and the marks that show it.
+// legendEntry is a legend's line: its label, what its curve did where
+// it diverged (", diverged (k of n seeds) at ×"), and the marks that show
+// it.
 type legendEntry struct {
-	label  string
-	thumbs []plot.Thumbnailer
+	label, diverged string
+	thumbs          []plot.Thumbnailer
 }
 
 // saveWithLegend draws a plot of width w with axes of height h and its
@@ -550,7 +551,7 @@ func legendColumns(entries []legendEntry, n int) []plot.Legend {
 		l := plot.NewLegend()
 		l.Top, l.Left = true, true
 		for _, e := range entries[start:min(start+rows, len(entries))] {
-			l.Add(e.label, e.thumbs...)
+			l.Add(e.label+e.diverged, e.thumbs...)
 		}
 		out = append(out, l)
 	}

@@ -86,6 +86,7 @@ func TestPanelsShareOneYRange(t *testing.T) {
 		return []report.Series{{Label: "a", X: []float64{1, 2, 3}, Mean: []float64{lo, (lo + hi) / 2, hi}, Std: []float64{0, 0, 0}, Seeds: 1}}
 	}
 	figs := []report.Figure{{Name: "ring", X: "round", Y: "acc", Series: series(0.1, 0.8)}, {Name: "full", X: "round", Y: "acc", Series: series(0, 1)}}
+	figs[1].Series[0].DivergedSeeds = 1 // in one panel: the shared legend keeps its cross
 	row, legend, err := panelPlots(figs)
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +94,7 @@ func TestPanelsShareOneYRange(t *testing.T) {
 	if len(row) != 2 || row[0].Y.Min != row[1].Y.Min || row[0].Y.Max != row[1].Y.Max || row[0].Y.Min > 0 || row[0].Y.Max < 1 {
 		t.Errorf("panels' y ranges [%g, %g] and [%g, %g], want one that holds 0 to 1", row[0].Y.Min, row[0].Y.Max, row[1].Y.Min, row[1].Y.Max)
 	}
-	if len(legend) != 1 || legend[0].label != "a" {
+	if len(legend) != 1 || legend[0].label != "a" || legend[0].diverged != ", × where it diverged" || len(legend[0].thumbs) != 2 {
 		t.Errorf("the shared legend: %v", legend)
 	}
 	path := filepath.Join(t.TempDir(), "panels.svg")

@@ -402,31 +402,17 @@ func killThenResume(t *testing.T, manifest string, step time.Duration) {
 	store := t.TempDir()
 	midTraining, finished := 0, false
 	for delay := 150 * time.Millisecond; delay < 20*time.Second && !finished; delay += step {
-		cmd := exec.Command(umpBin, "--store", store, "run", m)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("run exited on its own with %v", err)
-			}
-			finished = true
-		case <-time.After(delay):
-			if s := snapshot(store); s != nil && s.PID == cmd.Process.Pid && s.State == "running" && s.Stage == "train" {
+		finished = !killedAfter(t, delay, func(pid int) {
+			if s := snapshot(store); s != nil && s.PID == pid && s.State == "running" && s.Stage == "train" {
 				midTraining++
 				if midTraining == 1 {
 					st := ump(t, store, "status")
-					if st.code != 0 || !strings.Contains(st.stdout, fmt.Sprintf("run running by PID %d", cmd.Process.Pid)) {
+					if st.code != 0 || !strings.Contains(st.stdout, fmt.Sprintf("run running by PID %d", pid)) {
 						t.Errorf("status during a run: %d %q %q", st.code, st.stdout, st.stderr)
 					}
 				}
 			}
-			cmd.Process.Signal(syscall.SIGKILL)
-			<-done
-		}
+		}, "--store", store, "run", m)
 	}
 	if midTraining < 2 {
 		t.Fatalf("only %d kills landed during training; the test did not exercise resume", midTraining)

@@ -31,7 +31,7 @@ func TestInPlaceReportSurvivesKills(t *testing.T) {
 	killed := 0
 	for killed < 12 {
 		delay := time.Duration(r.Int64N(int64(whole)))
-		if !killedAfter(t, delay, "--store", t.TempDir(), "report", out, "--out", out) {
+		if !killedAfter(t, delay, nil, "--store", t.TempDir(), "report", out, "--out", out) {
 			continue
 		}
 		killed++
@@ -56,9 +56,10 @@ func TestInPlaceReportSurvivesKills(t *testing.T) {
 }
 
 // killedAfter starts ump with args and kills it (-9) after delay, unless
-// it exits first; it reports whether it killed it. An exit of its own
-// that failed ends the test.
-func killedAfter(t *testing.T, delay time.Duration, args ...string) bool {
+// it exits first, calling beforeKill (if not nil) with its PID just
+// before; it reports whether it killed it. An exit of its own that
+// failed ends the test.
+func killedAfter(t *testing.T, delay time.Duration, beforeKill func(pid int), args ...string) bool {
 	t.Helper()
 	cmd := exec.Command(umpBin, args...)
 	if err := cmd.Start(); err != nil {
@@ -73,6 +74,9 @@ func killedAfter(t *testing.T, delay time.Duration, args ...string) bool {
 		}
 		return false
 	case <-time.After(delay):
+		if beforeKill != nil {
+			beforeKill(cmd.Process.Pid)
+		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		<-done
 		return true
@@ -125,7 +129,7 @@ func TestExportAndPlotSurviveKills(t *testing.T) {
 		r := rand.New(rand.NewPCG(9, 2))
 		out := t.TempDir()
 		for killed := 0; killed < 10; {
-			if killedAfter(t, time.Duration(r.Int64N(int64(took))), append([]string{"--store", store}, c.args(out)...)...) {
+			if killedAfter(t, time.Duration(r.Int64N(int64(took))), nil, append([]string{"--store", store}, c.args(out)...)...) {
 				killed++
 			}
 			for name, data := range treeOf(t, out) {

@@ -74,6 +74,19 @@ func (c *lanesKernel) backward(p, g, _, _, dy, dx []float32, s *step) {
 	}
 }
 
+// lanesBiasGrad is lanesWeightGrad's bias gradient gb (outC) from dyt
+// (n positions x outC), on every path: each channel's sum over the
+// positions in order.
+func lanesBiasGrad(dyt, gb []float32, n, outC int) {
+	for o := 0; o < outC; o++ {
+		b := float32(0)
+		for i := 0; i < n; i++ {
+			b += dyt[i*outC+o]
+		}
+		gb[o] = b
+	}
+}
+
 // channelsLast lays the filters w (outC x taps) out as wt (taps x outC),
 // a tap's output channels side by side, for the vector kernels' forward.
 func channelsLast(w, wt []float32, outC, taps int) {
@@ -86,12 +99,8 @@ func channelsLast(w, wt []float32, outC, taps int) {
 
 // lanesWeightGradGo is lanesWeightGrad in Go.
 func lanesWeightGradGo(xp, dyt, gw, gb, _ []float32, chans, batch, oh, ow, ph, pw, outC, k int) {
+	lanesBiasGrad(dyt, gb, batch*oh*ow, outC)
 	for o := 0; o < outC; o++ {
-		b := float32(0)
-		for i := 0; i < batch*oh*ow; i++ {
-			b += dyt[i*outC+o]
-		}
-		gb[o] = b
 		for ic := 0; ic < chans; ic++ {
 			for ki := 0; ki < k; ki++ {
 				for kj := 0; kj < k; kj++ {

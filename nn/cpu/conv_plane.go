@@ -151,13 +151,6 @@ func planeForwardGo(planes, w, bias, y []float32, chans, batch, oh, ow, pw, outC
 // batch x oh x ow).
 func planeWeightGradGo(planes, dy, gw, gb []float32, chans, batch, oh, ow, pw, outC, k int) {
 	ph := oh + k - 1
-	total := func(acc *[lanes]float32) float32 {
-		t := acc[0]
-		for _, v := range acc[1:] {
-			t += v
-		}
-		return t
-	}
 	// each sample's row r of channel o, 16 columns at a time (0 past ow)
 	each := func(o int, f func(s, r, c0 int, d *[lanes]float32)) {
 		var d [lanes]float32
@@ -172,14 +165,8 @@ func planeWeightGradGo(planes, dy, gw, gb []float32, chans, batch, oh, ow, pw, o
 			}
 		}
 	}
+	planeBiasGrad(dy, gb, batch, oh, ow, outC)
 	for o := 0; o < outC; o++ {
-		var bias [lanes]float32
-		each(o, func(_, _, _ int, d *[lanes]float32) {
-			for l, v := range d {
-				bias[l] += v
-			}
-		})
-		gb[o] = total(&bias)
 		for ic := 0; ic < chans; ic++ {
 			for ki := 0; ki < k; ki++ {
 				for kj := 0; kj < k; kj++ {
@@ -190,9 +177,38 @@ func planeWeightGradGo(planes, dy, gw, gb []float32, chans, batch, oh, ow, pw, o
 							acc[l] += float32(v * x[l])
 						}
 					})
-					gw[((o*chans+ic)*k+ki)*k+kj] = total(&acc)
+					gw[((o*chans+ic)*k+ki)*k+kj] = laneTotal(acc[:])
 				}
 			}
 		}
 	}
+}
+
+// planeBiasGrad is planeWeightGrad's bias gradient gb (outC) from dy
+// (outC x batch x oh x ow), on every path: per channel 16 running sums,
+// sum l over the columns c with c mod 16 = l, over samples, rows and
+// columns in order, then added from lane 0 to 15 (the lanes past ow add
+// nothing: a sum that starts at +0 is unchanged by +0).
+func planeBiasGrad(dy, gb []float32, batch, oh, ow, outC int) {
+	for o := 0; o < outC; o++ {
+		var bias [lanes]float32
+		for i := 0; i < batch*oh; i++ {
+			row := dy[(o*batch*oh+i)*ow:][:ow]
+			for c0 := 0; c0 < ow; c0 += lanes {
+				for l, d := range row[c0:min(c0+lanes, ow)] {
+					bias[l] += d
+				}
+			}
+		}
+		gb[o] = laneTotal(bias[:])
+	}
+}
+
+// laneTotal adds a tap's 16 running sums from lane 0 to 15.
+func laneTotal(l16 []float32) float32 {
+	t := l16[0]
+	for _, v := range l16[1:] {
+		t += v
+	}
+	return t
 }

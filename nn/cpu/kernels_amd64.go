@@ -188,13 +188,7 @@ func lanesWeightGrad(xp, dyt, gw, gb, scratch []float32, chans, batch, oh, ow, p
 		lanesWeightGradGo(xp, dyt, gw, gb, scratch, chans, batch, oh, ow, ph, pw, outC, k)
 		return
 	}
-	for o := 0; o < outC; o++ {
-		b := float32(0)
-		for i := 0; i < batch*oh*ow; i++ {
-			b += dyt[i*outC+o]
-		}
-		gb[o] = b
-	}
+	lanesBiasGrad(dyt, gb, batch*oh*ow, outC)
 	kk, rows := k*k, k
 	if width == 8 {
 		rows = 1
@@ -268,26 +262,8 @@ func planeWeightGrad(planes, dy, gw, gb, scratch []float32, chans, batch, oh, ow
 		for t := 0; t < taps; t++ {
 			gw[o*taps+t] = laneTotal(sums[(o*taps+t)*lanes:][:lanes])
 		}
-		var bias [lanes]float32
-		for i := 0; i < batch*oh; i++ {
-			row := dy[(o*batch*oh+i)*ow:][:ow]
-			for c0 := 0; c0 < ow; c0 += lanes {
-				for l, d := range row[c0:min(c0+lanes, ow)] {
-					bias[l] += d
-				}
-			}
-		}
-		gb[o] = laneTotal(bias[:])
 	}
-}
-
-// laneTotal adds a tap's 16 running sums from lane 0 to 15.
-func laneTotal(l16 []float32) float32 {
-	t := l16[0]
-	for _, v := range l16[1:] {
-		t += v
-	}
-	return t
+	planeBiasGrad(dy, gb, batch, oh, ow, outC)
 }
 
 // sampleInputGrad has no assembly: inputGradient's padded path (by
