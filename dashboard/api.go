@@ -326,7 +326,7 @@ func roundsColumns(plan *manifests.Plan) []string {
 	if len(plan.Cells) == 0 {
 		return nil
 	}
-	return stages.Columns(&plan.Cells[0].Config)
+	return stages.Columns(plan.Cells[0].Config.Task, plan.Cells[0].Config.Validation != nil)
 }
 
 // figures are the final-table figures a table can show: the rounds

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ump-lab/ump/engines"
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/record"
 	"github.com/ump-lab/ump/stages"
@@ -238,7 +239,7 @@ func TestRunnersShareASweepInMemory(t *testing.T) {
 	key := testSigner(t, "fleet")
 	run := func(log eventlog.Log) pipeline.Outcome {
 		t.Helper()
-		r := &pipeline.Runner{Log: log, Blobs: blobs, Stages: cellStages(), Engines: train.Engines{}, Fleet: machine(t, bucket, key, key)}
+		r := &pipeline.Runner{Log: log, Blobs: blobs, Stages: cellStages(), Engines: engines.Set{}, Fleet: machine(t, bucket, key, key)}
 		out, err := r.Run(context.Background(), plan)
 		if err != nil {
 			t.Fatal(err)
@@ -352,7 +353,7 @@ func TestFailedPullLeavesNothingBehind(t *testing.T) {
 	ctx := context.Background()
 	plan := parse(t, smallManifest)
 	src := openTestStore(t)
-	if _, err := (&pipeline.Runner{Log: src.Log, Blobs: src.Blobs, Dir: src.Path, Stages: cellStages(), Engines: train.Engines{}}).Run(ctx, plan); err != nil {
+	if _, err := (&pipeline.Runner{Log: src.Log, Blobs: src.Blobs, Dir: src.Path, Stages: cellStages(), Engines: engines.Set{}}).Run(ctx, plan); err != nil {
 		t.Fatal(err)
 	}
 	bucket, key := artifacts.NewMemory(), testSigner(t, "fleet")
@@ -415,5 +416,6 @@ func openTestStore(t *testing.T) *pipeline.Store {
 // cellStages are the stages every cell runs, as cmd/ump composes them
 // (no device).
 func cellStages() []stages.Stage {
-	return []stages.Stage{partition.Stage{}, topology.Stage{}, train.Stage{}, evaluate.Stage{}}
+	return []stages.Stage{stages.Of(partition.Stage{}), stages.Of(topology.Stage{}),
+		stages.Of(train.Stage{Engines: engines.Set{}.Train()}), stages.Of(evaluate.Stage{})}
 }

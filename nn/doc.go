@@ -5,12 +5,13 @@
 // NewModel builds the paper's models for a data set's input, Init draws
 // PyTorch's initial parameters from a seeded stream. It also holds what
 // both engines share: the Engine contract (a worker's gradients and
-// evaluation; Step names the dropout streams), the dropout mask's
+// evaluation; Step names the dropout streams), the Cohort contract of an
+// engine that trains several cells in one device program, the dropout mask's
 // definition, the evaluation's batch size and the standardisation of
 // image inputs.
 //
 // The engines are packages of their own: nn/cpu (the CPU engine, its
 // kernels and its own matrix product) and nn/gpu (the GoMLX engine, built with -tags xla).
 //
-// Imports: datasets, internal/rng.
+// Imports: algorithms, datasets, internal/rng.
 package nn

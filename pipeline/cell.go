@@ -139,9 +139,12 @@ func (f *stageFailure) Error() string { return fmt.Sprintf("stage %s: %v", f.sta
 // stage reuses a cached result of the stage or runs it. A stage that
 // fails on its own is recorded and returned as a *stageFailure.
 func (c *cellRun) stage(ctx context.Context, st stages.Stage, results map[string]*stages.Result) (*stages.Result, error) {
-	params := st.Params(&c.cell.Config)
-	skey := stageKey(st, params, c.inputs, results)
+	skey, former := stageKeys(st, &c.cell.Config, c.inputs, results)
 	res, own, err := c.cached(ctx, skey, st.Name())
+	if res == nil && err == nil && former != "" { // recorded by an earlier ump under the former key: the same bits
+		res, _, err = c.cached(ctx, former, st.Name())
+		own = false // recorded again under today's key
+	}
 	switch {
 	case err != nil:
 		return nil, err
@@ -157,7 +160,7 @@ func (c *cellRun) stage(ctx context.Context, st stages.Stage, results map[string
 		return nil, fmt.Errorf("%w: cell %d (%s) was recorded under other inputs (%q) and its stage %s is not in the store whole: "+
 			"rerun with --other-engine recompute to compute it on this engine", ErrOtherEngine, c.cell.Index+1, c.cell.LabelString(), c.foreign, st.Name())
 	}
-	res, err = c.runStage(ctx, st, params, skey, results)
+	res, err = c.runStage(ctx, st, skey, former, results)
 	switch {
 	case errors.Is(err, stages.ErrInterrupted) || (err != nil && ctx.Err() != nil):
 		return nil, &interruptedCell{cell: c.cell.Index + 1, label: c.cell.LabelString(), stage: st.Name()}
@@ -238,10 +241,10 @@ func completedEvent(stage, skey string, res *stages.Result, cached bool) *eventl
 	return ev
 }
 
-// runStage executes a stage of the cell, resuming from its last verified
-// checkpoint.
-func (c *cellRun) runStage(ctx context.Context, st stages.Stage, params any, skey string, upstream map[string]*stages.Result) (*stages.Result, error) {
-	resume, err := c.r.lastCheckpoint(ctx, c.plan.Hash, skey, stages.EveryOf(&c.cell.Config).Evaluate)
+// runStage executes a stage of the cell under stage key skey, resuming
+// from its last verified checkpoint (under skey or its former key).
+func (c *cellRun) runStage(ctx context.Context, st stages.Stage, skey, former string, upstream map[string]*stages.Result) (*stages.Result, error) {
+	resume, err := c.r.lastCheckpoint(ctx, c.plan.Hash, skey, former, stages.EveryOf(&c.cell.Config).Evaluate)
 	if err != nil {
 		return nil, err
 	}
@@ -251,12 +254,12 @@ func (c *cellRun) runStage(ctx context.Context, st stages.Stage, params any, ske
 		return nil, err
 	}
 	c.p.stageStart(c.cell, st.Name(), resume)
-	env := &stages.Env{Params: params, Store: c.r.Blobs, Data: c.r.Data, Upstream: declared(st, upstream), Resume: resume, Seat: c.seat, Procs: c.procs,
+	env := &stages.Env{Store: c.r.Blobs, Data: c.r.Data, Upstream: declared(st, upstream), Resume: resume, Seat: c.seat, Procs: c.procs,
 		Every:  stages.EveryOf(&c.cell.Config),
 		Tick:   func(round, rounds int) { c.p.tick(c.cell, round, rounds) },
 		Step:   func(round, step, steps int) { c.p.step(c.cell, round, step, steps) },
 		Report: func(rep record.RoundReport) error { return c.report(ctx, st, skey, rep) }}
-	res, err := st.Run(ctx, env)
+	res, err := st.Run(ctx, &c.cell.Config, env)
 	if err == nil {
 		err = checkOutputs(st, res)
 	}

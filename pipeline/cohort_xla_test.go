@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ump-lab/ump/engines"
 	"github.com/ump-lab/ump/eventlog"
-	"github.com/ump-lab/ump/stages/train"
 
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/artifacts"
@@ -75,7 +75,7 @@ sweep:
 func runCohort(t *testing.T, plan *manifests.Plan, size int, ctx context.Context) (*Store, Outcome, error) {
 	t.Helper()
 	s := openTestStore(t)
-	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(testDevice), Engines: train.Engines{Device: testDevice}, Data: datasets.NewLibrary(t.TempDir()), Cohort: size}
+	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(testDevice), Engines: engines.Set{Device: testDevice}, Data: datasets.NewLibrary(t.TempDir()), Cohort: size}
 	out, err := r.Run(ctx, plan)
 	return s, out, err
 }
@@ -128,7 +128,7 @@ func TestCohortCellsEqualCellsAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checks, err := (&Runner{Log: together.Log, Blobs: together.Blobs, Stages: cellStages(testDevice), Engines: train.Engines{Device: testDevice}, Data: datasets.NewLibrary(t.TempDir())}).Verify(context.Background(), reg, nil, false)
+	checks, err := (&Runner{Log: together.Log, Blobs: together.Blobs, Stages: cellStages(testDevice), Engines: engines.Set{Device: testDevice}, Data: datasets.NewLibrary(t.TempDir())}).Verify(context.Background(), reg, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestCohortResumesEachCellFromItsCheckpoint(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}()
-	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(testDevice), Engines: train.Engines{Device: testDevice}, Data: lib, Cohort: 3}
+	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(testDevice), Engines: engines.Set{Device: testDevice}, Data: lib, Cohort: 3}
 	out, err := r.Run(ctx, plan)
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("the run was not interrupted (%+v, %v): make it longer", out, err)

@@ -7,8 +7,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ump-lab/ump/engines"
 	"github.com/ump-lab/ump/eventlog"
-	"github.com/ump-lab/ump/stages/train"
 
 	"github.com/ump-lab/ump/artifacts"
 )
@@ -110,7 +110,7 @@ func TestEveryCrashPointResumes(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}}
+		r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}}
 		if f != nil {
 			r.Log, r.Blobs = faultyLog{Log: s.Log, f: f}, faultyBlobs{Store: s.Blobs, f: f}
 		}
@@ -186,7 +186,7 @@ func TestStoreFailureStopsTheRun(t *testing.T) {
 		if k > 0 {
 			s.Blobs = &fullDisk{Store: s.Blobs, k: k}
 		}
-		_, err = (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}}).Run(context.Background(), plan)
+		_, err = (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(context.Background(), plan)
 		return err
 	}
 	clean := t.TempDir()

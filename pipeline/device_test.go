@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/ump-lab/ump/algorithms"
+	"github.com/ump-lab/ump/engines"
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/optimizers"
-	"github.com/ump-lab/ump/stages/train"
 )
 
 // TestGPURefusesWhatItsProgramCannotRun: an algorithm whose definition
@@ -41,14 +41,14 @@ func TestGPURefusesWhatItsProgramCannotRun(t *testing.T) {
 	const want = `cell 2 (algorithm=test-two-gradients()): field "algorithm": test-two-gradients asks for gradients at local steps [0 0 1 1] of a round of 2; ` +
 		`the GPU engine takes one per local step, in order (use engine: cpu)`
 	s := openTestStore(t)
-	_, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Stages: cellStages(nil), Engines: train.Engines{}}).Register(context.Background(), parse(t, src+"engine: gpu\n"))
+	_, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Stages: cellStages(nil), Engines: engines.Set{}}).Register(context.Background(), parse(t, src+"engine: gpu\n"))
 	if err == nil || !strings.Contains(err.Error(), want) || !errors.As(err, new(*manifests.Error)) {
 		t.Errorf("engine gpu: %v\nwant a *manifests.Error with %q", err, want)
 	}
 	for _, ok := range []string{src, src + "engine: gpu\ncompression: {codec: topk}\n"} {
 		plan := parse(t, ok)
 		for i := range plan.Cells {
-			if err := (train.Engines{}).Check(&plan.Cells[i].Config); err != nil {
+			if err := (engines.Set{}).Check(&plan.Cells[i].Config); err != nil {
 				t.Errorf("%s cell %d: %v", ok, i+1, err)
 			}
 		}

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/engines"
 	"github.com/ump-lab/ump/eventlog"
-	"github.com/ump-lab/ump/stages/train"
 )
 
 // TestAManifestGetsTheEvaluationsItAsksFor: evaluate.every stays out of
@@ -21,7 +21,7 @@ func TestAManifestGetsTheEvaluationsItAsksFor(t *testing.T) {
 	}
 	s := openTestStore(t)
 	var progress strings.Builder
-	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}, Progress: &progress}
+	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}, Progress: &progress}
 	run := func(src string, wantRows int) *artifacts.Table {
 		t.Helper()
 		plan := parse(t, src)

@@ -225,10 +225,11 @@ func CheckCell(key string, cell *manifests.Cell, evs []eventlog.Event, stgs []st
 			done[ev.Stage] = &stages.Result{Outputs: ev.Outputs}
 		}
 	}
-	want := map[string]string{}
+	want := map[string][]string{} // today's key and the former one (stages.Rekeyed)
 	upstream := map[string]*stages.Result{}
 	for _, st := range stgs {
-		want[st.Name()] = stageKey(st, st.Params(&cell.Config), inputs, upstream)
+		key, former := stageKeys(st, &cell.Config, inputs, upstream)
+		want[st.Name()] = []string{key, former}
 		if res, ok := done[st.Name()]; ok {
 			upstream[st.Name()] = res
 		} else {
@@ -239,7 +240,7 @@ func CheckCell(key string, cell *manifests.Cell, evs []eventlog.Event, stgs []st
 		if ev.Stage == "" && ev.StageKey == "" {
 			continue
 		}
-		if w, ok := want[ev.Stage]; !ok || ev.StageKey != w {
+		if w, ok := want[ev.Stage]; !ok || !slices.Contains(w, ev.StageKey) || ev.StageKey == "" {
 			return fmt.Errorf("line %d (%s of stage %q): stage key %.12s does not follow from the cell's spec, inputs and earlier stages", ev.Seq, ev.Kind, ev.Stage, ev.StageKey)
 		}
 	}

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ump-lab/ump/engines"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/stages/train"
 )
 
 // TestExportNamesEachCellsParameters: every row of an exported table
@@ -16,7 +16,7 @@ func TestExportNamesEachCellsParameters(t *testing.T) {
 	plan := parse(t, strings.Replace(smallManifest, "  algorithm: [{name: d-sum}, {name: gt-dsum}]",
 		"  lr: [0.05, 0.02]\n  seed: [3, 4]", 1))
 	s := openTestStore(t)
-	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	for _, table := range []string{"final", "rounds"} {

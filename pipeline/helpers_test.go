@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/ump-lab/ump/engines"
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/nn/gpu"
 	"github.com/ump-lab/ump/report"
@@ -116,7 +117,8 @@ func outputDigests(t *testing.T, s *Store, hash string) map[string]string {
 }
 
 // cellStages are the stages every cell runs, as cmd/ump composes them,
-// on device (nil for none); train.Engines{Device: device} are theirs.
+// on device (nil for none); engines.Set{Device: device} are theirs.
 func cellStages(device *gpu.Device) []stages.Stage {
-	return []stages.Stage{partition.Stage{}, topology.Stage{}, train.Stage{Device: device}, evaluate.Stage{}}
+	return []stages.Stage{stages.Of(partition.Stage{}), stages.Of(topology.Stage{}),
+		stages.Of(train.Stage{Engines: engines.Set{Device: device}.Train()}), stages.Of(evaluate.Stage{})}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/engines"
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
@@ -110,6 +111,9 @@ func TestCacheKeysAreStable(t *testing.T) {
 	type cell struct {
 		Spec   string            `json:"spec_sha256"`
 		Params map[string]string `json:"stage_params"`
+		// Former are the params of the stages whose keys an earlier ump
+		// hashed otherwise (stages.Rekeyed): its results serve under them.
+		Former map[string]string `json:"former_stage_params,omitempty"`
 	}
 	got := map[string][]cell{}
 	for _, src := range keyManifests() {
@@ -120,9 +124,12 @@ func TestCacheKeysAreStable(t *testing.T) {
 		var cells []cell
 		for i := range plan.Cells {
 			sum := sha256.Sum256(plan.Cells[i].Spec())
-			c := cell{Spec: hex.EncodeToString(sum[:]), Params: map[string]string{}}
+			c := cell{Spec: hex.EncodeToString(sum[:]), Params: map[string]string{}, Former: map[string]string{}}
 			for _, st := range cellStages(nil) {
-				c.Params[st.Name()] = string(manifests.CanonicalJSON(st.Params(&plan.Cells[i].Config)))
+				c.Params[st.Name()] = string(st.Params(&plan.Cells[i].Config))
+				if former := st.FormerParams(&plan.Cells[i].Config); former != nil {
+					c.Former[st.Name()] = string(former)
+				}
 			}
 			cells = append(cells, c)
 		}
@@ -174,9 +181,14 @@ func TestStageKeyValue(t *testing.T) {
 		return map[string]*stages.Result{"partition": {Outputs: map[string]artifacts.Ref{"assignment": {Digest: digest, Size: size}}}}
 	}
 	const a, b = "sha256:" + "aa", "sha256:" + "bb"
-	got := stageKey(st, params, inputs, upstream(a, 10))
-	if want := "8d8328b88afa512c960e6d9956623baafc7ffe67c81ad1e8ee8cff2ecaddf5eb"; got != want {
+	got, former := stageKeys(st, &plan.Cells[0].Config, inputs, upstream(a, 10))
+	if want := "ca8ed65657f0f81468dcb874263c1517f05df3518665c49858fa61244b0dde05"; got != want {
 		t.Errorf("stage key %s, pinned %s", got, want)
+	}
+	// The key the train stage had before it declared exactly what it
+	// reads: results recorded under it serve (TestFormerKeysServe).
+	if want := "8d8328b88afa512c960e6d9956623baafc7ffe67c81ad1e8ee8cff2ecaddf5eb"; former != want {
+		t.Errorf("former stage key %s, pinned %s", former, want)
 	}
 	if k := stageKey(st, params, inputs, upstream(a, 11)); k != got {
 		t.Errorf("an upstream output's size changed the stage key: %s, not %s", k, got)
@@ -204,7 +216,7 @@ func TestCellInputsNameTheEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputs, err := cellInputs(&plan.Cells[0].Config, datasets.NewLibrary(t.TempDir()), train.Engines{})
+	inputs, err := cellInputs(&plan.Cells[0].Config, datasets.NewLibrary(t.TempDir()), engines.Set{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,14 +283,14 @@ func TestEvaluateAndCheckpointEveryKeepTheCell(t *testing.T) {
 	for i, every := range [][2]int{{1, 10}, {3, 2}, {2, 1}} {
 		plan := parse(t, everyManifest(every[0], every[1]))
 		s := openTestStore(t)
-		if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}, Data: lib}).Run(ctx, plan); err != nil {
+		if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}, Data: lib}).Run(ctx, plan); err != nil {
 			t.Fatal(err)
 		}
 		got := trained(s)
 		if len(got) != 2 {
 			t.Fatalf("evaluate.every %d, checkpoint.every %d: %d trained cells, want 2", every[0], every[1], len(got))
 		}
-		r := &Runner{Log: shared.Log, Blobs: shared.Blobs, Dir: shared.Path, Stages: cellStages(nil), Engines: train.Engines{}, Data: lib}
+		r := &Runner{Log: shared.Log, Blobs: shared.Blobs, Dir: shared.Path, Stages: cellStages(nil), Engines: engines.Set{}, Data: lib}
 		out, err := r.Run(ctx, plan)
 		if err != nil {
 			t.Fatal(err)

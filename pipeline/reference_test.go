@@ -5,8 +5,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/ump-lab/ump/engines"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/stages/train"
 )
 
 // refQuadratic is an independent float64 implementation of the quadratic
@@ -402,7 +402,7 @@ func TestFiguresMatchReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		store := openTestStore(t)
-		runner := &Runner{Log: store.Log, Blobs: store.Blobs, Dir: store.Path, Stages: cellStages(nil), Engines: train.Engines{}}
+		runner := &Runner{Log: store.Log, Blobs: store.Blobs, Dir: store.Path, Stages: cellStages(nil), Engines: engines.Set{}}
 		out, err := runner.Run(context.Background(), plan)
 		if err != nil || out.Completed != len(plan.Cells) {
 			t.Fatalf("run: %+v, %v", out, err)

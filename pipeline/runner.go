@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -70,7 +71,7 @@ type Runner struct {
 
 // Engines is what the runner asks of the engines that compute cells'
 // numbers, beside the stages that run on them: the composition root
-// (cmd/ump) builds both (train.Engines), so that the runner links no
+// (cmd/ump) builds both (engines.Set), so that the runner links no
 // engine.
 type Engines interface {
 	// Name identifies the code that computes a cell's numbers; it enters
@@ -203,9 +204,21 @@ func datasetDigest(cfg *manifests.Manifest, lib *datasets.Library) (string, erro
 	return d.Digest, nil
 }
 
-// stageKey hashes a stage's identity, its params, the cell's inputs and
-// every upstream output (a superset of the ones it reads).
-func stageKey(st stages.Stage, params any, inputs string, upstream map[string]*stages.Result) string {
+// stageKeys are a stage's cache key for a cell (stageKey of its params)
+// and its former key (of its stages.Rekeyed params; "" for none), under
+// which an earlier ump recorded the same bits.
+func stageKeys(st stages.Stage, cfg *manifests.Manifest, inputs string, upstream map[string]*stages.Result) (key, former string) {
+	key = stageKey(st, st.Params(cfg), inputs, upstream)
+	if params := st.FormerParams(cfg); params != nil {
+		former = stageKey(st, params, inputs, upstream)
+	}
+	return key, former
+}
+
+// stageKey hashes a stage's identity, its params (canonical JSON), the
+// cell's inputs and every upstream output (a superset of the ones it
+// reads).
+func stageKey(st stages.Stage, params json.RawMessage, inputs string, upstream map[string]*stages.Result) string {
 	ups := map[string]map[string]string{}
 	for name, r := range upstream {
 		ups[name] = map[string]string{}
@@ -550,14 +563,21 @@ func (r *Runner) dropSuperseded(hash, skey string) error {
 	return nil
 }
 
-// lastCheckpoint returns the furthest checkpoint recorded for a stage key
-// that counts for manifest hash (countFor), whose run evaluated every
-// round a run evaluating every evaluate rounds does (stages.Covers), and
-// whose blob verifies, or nil.
-func (r *Runner) lastCheckpoint(ctx context.Context, hash, skey string, evaluate int) (*stages.Checkpoint, error) {
+// lastCheckpoint returns the furthest checkpoint recorded under stage key
+// skey or its former key ("" for none) that counts for manifest hash
+// (countFor), whose run evaluated every round a run evaluating every
+// evaluate rounds does (stages.Covers), and whose blob verifies, or nil.
+func (r *Runner) lastCheckpoint(ctx context.Context, hash, skey, former string, evaluate int) (*stages.Checkpoint, error) {
 	evs, err := r.source().StageEvents(hash, skey)
 	if err != nil {
 		return nil, err
+	}
+	if former != "" {
+		earlier, err := r.source().StageEvents(hash, former)
+		if err != nil {
+			return nil, err
+		}
+		evs = append(earlier, evs...)
 	}
 	var found []stages.Checkpoint
 	for _, ev := range evs {

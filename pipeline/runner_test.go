@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ump-lab/ump/engines"
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/record"
 	"github.com/ump-lab/ump/report"
@@ -38,7 +39,7 @@ checkpoint: {every: 10}
 func TestRerunIsAllCacheHits(t *testing.T) {
 	plan := parse(t, smallManifest)
 	s := openTestStore(t)
-	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}}
+	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}}
 	if out, err := r.Run(context.Background(), plan); err != nil || out.Completed != 2 || out.Cached != 0 {
 		t.Fatalf("first run: %+v %v", out, err)
 	}
@@ -68,7 +69,7 @@ func blobPath(s *Store, ref artifacts.Ref) string {
 func TestCorruptBlobIsDetectedAndRecomputed(t *testing.T) {
 	plan := parse(t, smallManifest)
 	s := openTestStore(t)
-	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}}
+	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}}
 	if _, err := r.Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
@@ -119,8 +120,8 @@ type interruptAt struct {
 	cancel    context.CancelFunc
 }
 
-func (s interruptAt) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
-	if env.Params.(manifests.Manifest).Algorithm.Name == s.algorithm {
+func (s interruptAt) Run(ctx context.Context, p train.Params, env *stages.Env) (*stages.Result, error) {
+	if p.Algorithm.Name == s.algorithm {
 		report := env.Report
 		env.Report = func(r record.RoundReport) error {
 			if r.Round == s.round {
@@ -129,21 +130,21 @@ func (s interruptAt) Run(ctx context.Context, env *stages.Env) (*stages.Result, 
 			return report(r)
 		}
 	}
-	return s.Stage.Run(ctx, env)
+	return s.Stage.Run(ctx, p, env)
 }
 
 func TestInterruptedRunResumesBitIdentical(t *testing.T) {
 	plan := parse(t, smallManifest)
 	clean := openTestStore(t)
-	if _, err := (&Runner{Log: clean.Log, Blobs: clean.Blobs, Dir: clean.Path, Stages: cellStages(nil), Engines: train.Engines{}}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: clean.Log, Blobs: clean.Blobs, Dir: clean.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	s := openTestStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stgs := cellStages(nil)
-	stgs[2] = interruptAt{algorithm: "gt-dsum", round: 24, cancel: cancel} // cell 2
-	_, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs, Engines: train.Engines{}}).Run(ctx, plan)
+	stgs[2] = stages.Of(interruptAt{Stage: train.Stage{Engines: engines.Set{}.Train()}, algorithm: "gt-dsum", round: 24, cancel: cancel}) // cell 2
+	_, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs, Engines: engines.Set{}}).Run(ctx, plan)
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("run: %v, want ErrInterrupted", err)
 	}
@@ -155,7 +156,7 @@ func TestInterruptedRunResumesBitIdentical(t *testing.T) {
 		t.Fatalf("after interruption cell 2 is %s at round %d, want incomplete at 25", rep.Cells[1].Status, st.Round)
 	}
 	var progress strings.Builder
-	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}, Progress: &progress}).Run(context.Background(), plan)
+	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}, Progress: &progress}).Run(context.Background(), plan)
 	if err != nil || out.Completed != 2 {
 		t.Fatalf("resumed run: %+v %v", out, err)
 	}
@@ -191,7 +192,7 @@ func TestStoreHoldsTwoCheckpointsPerTraining(t *testing.T) {
 		return n, size
 	}
 	clean := openTestStore(t)
-	if _, err := (&Runner{Log: clean.Log, Blobs: clean.Blobs, Dir: clean.Path, Stages: cellStages(nil), Engines: train.Engines{}}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: clean.Log, Blobs: clean.Blobs, Dir: clean.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := checkpoints(clean); n != 4 {
@@ -201,14 +202,14 @@ func TestStoreHoldsTwoCheckpointsPerTraining(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stgs := cellStages(nil)
-	stgs[2] = interruptAt{algorithm: "gt-dsum", round: 70, cancel: cancel}
-	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs, Engines: train.Engines{}}).Run(ctx, plan); !errors.Is(err, ErrInterrupted) {
+	stgs[2] = stages.Of(interruptAt{Stage: train.Stage{Engines: engines.Set{}.Train()}, algorithm: "gt-dsum", round: 70, cancel: cancel})
+	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs, Engines: engines.Set{}}).Run(ctx, plan); !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("run: %v, want ErrInterrupted", err)
 	}
 	if n, _ := checkpoints(s); n != 4 {
 		t.Errorf("interrupted at round 70 of the second cell: %d checkpoint blobs, want 4", n)
 	}
-	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	sameTables(t, exportTable(t, clean, plan.Hash, "rounds"), exportTable(t, s, plan.Hash, "rounds"))
@@ -228,7 +229,7 @@ func TestDivergedCellIsRecorded(t *testing.T) {
 	src := strings.Replace(smallManifest, "lr: 0.05", "lr: 3", 1)
 	plan := parse(t, src)
 	s := openTestStore(t)
-	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}}).Run(context.Background(), plan)
+	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(context.Background(), plan)
 	if err != nil || out.Diverged != 2 {
 		t.Fatalf("run: %+v %v, want 2 diverged cells", out, err)
 	}
@@ -252,11 +253,11 @@ type failFirstCell struct {
 	runs *int
 }
 
-func (s failFirstCell) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
+func (s failFirstCell) Run(ctx context.Context, cfg *manifests.Manifest, env *stages.Env) (*stages.Result, error) {
 	if *s.runs++; *s.runs == 1 {
 		return nil, errors.New("injected failure")
 	}
-	return s.Stage.Run(ctx, env)
+	return s.Stage.Run(ctx, cfg, env)
 }
 
 func TestFailedStageIsRecordedAndOthersRun(t *testing.T) {
@@ -264,7 +265,7 @@ func TestFailedStageIsRecordedAndOthersRun(t *testing.T) {
 	s := openTestStore(t)
 	stgs := cellStages(nil)
 	stgs[3] = failFirstCell{stgs[3], new(int)}
-	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs, Engines: train.Engines{}}).Run(context.Background(), plan)
+	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs, Engines: engines.Set{}}).Run(context.Background(), plan)
 	if err != nil || out.Failed != 1 || out.Completed != 1 {
 		t.Fatalf("run: %+v %v, want 1 failed and 1 completed", out, err)
 	}
@@ -276,7 +277,7 @@ func TestFailedStageIsRecordedAndOthersRun(t *testing.T) {
 	}
 	// Fixed code: the rerun reuses train and completes the cell.
 	started := countKind(t, s, eventlog.StageStarted)
-	out, err = (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}}).Run(context.Background(), plan)
+	out, err = (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(context.Background(), plan)
 	if err != nil || out.Completed != 2 {
 		t.Fatalf("rerun: %+v %v", out, err)
 	}

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ump-lab/ump/engines"
 	"github.com/ump-lab/ump/report"
-	"github.com/ump-lab/ump/stages/train"
 )
 
 // TestEntriesAreProvisionalUntilEveryChoiceFinishes: with only one of two
@@ -36,7 +36,7 @@ func TestEntriesAreProvisionalUntilEveryChoiceFinishes(t *testing.T) {
 		}
 		return g
 	}
-	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}, Cells: first}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}, Cells: first}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	g := grid()
@@ -46,7 +46,7 @@ func TestEntriesAreProvisionalUntilEveryChoiceFinishes(t *testing.T) {
 	if e := g.Entries[0][0]; !e.Provisional || e.Select != "0.01" || !strings.HasSuffix(g.Text(e, "±"), " †") || g.BestRows()[0] != -1 {
 		t.Errorf("with lr=0.02 not run: entry %+v, text %q, best rows %v; want provisional, marked †, not bold", e, g.Text(e, "±"), g.BestRows())
 	}
-	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	if g := grid(); g.Entries[0][0].Provisional || g.BestRows()[0] != 0 || strings.Contains(g.Legend(), "†") {

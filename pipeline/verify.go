@@ -125,13 +125,15 @@ func (r *Runner) Verify(ctx context.Context, reg *state.Registration, damaged []
 		mem := artifacts.NewMemory()
 		results := map[string]*stages.Result{}
 		for _, st := range r.Stages {
-			params := st.Params(&cell.Config)
-			skey := stageKey(st, params, inputs, results)
+			skey, former := stageKeys(st, &cell.Config, inputs, results)
 			recorded, summary, err := r.recorded(skey)
+			if err == nil && recorded == nil && former != "" {
+				recorded, summary, err = r.recorded(former)
+			}
 			if err != nil {
 				return out, err
 			}
-			env := &stages.Env{Params: params, Store: mem, Data: r.Data, Upstream: declared(st, results),
+			env := &stages.Env{Store: mem, Data: r.Data, Upstream: declared(st, results),
 				Report: func(record.RoundReport) error { return ctx.Err() }, Every: stages.EveryOf(&cell.Config)}
 			var ran stages.RanAs
 			if json.Unmarshal(summary, &ran) == nil && ran.Cohort > 1 { // as it trained: in a cohort of that size
@@ -140,7 +142,7 @@ func (r *Runner) Verify(ctx context.Context, reg *state.Registration, damaged []
 			if ran.EvaluateEvery > 0 { // as it trained: evaluated that often
 				env.Every.Evaluate = ran.EvaluateEvery
 			}
-			res, err := st.Run(ctx, env)
+			res, err := st.Run(ctx, &cell.Config, env)
 			if err == nil {
 				err = checkOutputs(st, res)
 			}

@@ -4,8 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/ump-lab/ump/engines"
 	"github.com/ump-lab/ump/eventlog"
-	"github.com/ump-lab/ump/stages/train"
+	"github.com/ump-lab/ump/manifests"
 
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/stages"
@@ -23,13 +24,13 @@ func (v versionBumped) Version() int { return v.Stage.Version() + 1 }
 func TestAStageVersionIsInItsCacheKey(t *testing.T) {
 	plan := parse(t, smallManifest)
 	s := openTestStore(t)
-	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	before := countKind(t, s, eventlog.StageStarted)
 	stgs := cellStages(nil)
 	stgs[2] = versionBumped{stgs[2]} // train
-	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs, Engines: train.Engines{}}).Run(context.Background(), plan)
+	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs, Engines: engines.Set{}}).Run(context.Background(), plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +44,8 @@ func TestAStageVersionIsInItsCacheKey(t *testing.T) {
 // recorded, under the same key: its first output's bytes differ.
 type otherOutputs struct{ stages.Stage }
 
-func (o otherOutputs) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
-	res, err := o.Stage.Run(ctx, env)
+func (o otherOutputs) Run(ctx context.Context, cfg *manifests.Manifest, env *stages.Env) (*stages.Result, error) {
+	res, err := o.Stage.Run(ctx, cfg, env)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +67,7 @@ func (o otherOutputs) Run(ctx context.Context, env *stages.Env) (*stages.Result,
 func TestVerifyComparesDigests(t *testing.T) {
 	plan := parse(t, smallManifest)
 	s := openTestStore(t)
-	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: train.Engines{}}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	reg, err := s.Source().FindManifest(plan.Hash)
@@ -74,7 +75,7 @@ func TestVerifyComparesDigests(t *testing.T) {
 		t.Fatal(err)
 	}
 	verify := func(stgs []stages.Stage) (ok, mismatched int) {
-		checks, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Stages: stgs, Engines: train.Engines{}, Data: datasets.NewLibrary(t.TempDir())}).Verify(context.Background(), reg, nil, false)
+		checks, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Stages: stgs, Engines: engines.Set{}, Data: datasets.NewLibrary(t.TempDir())}).Verify(context.Background(), reg, nil, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -126,7 +126,7 @@ func PartialRounds(cfg *manifests.Manifest, cell *state.CellView, st *state.Stag
 	}
 	rounds := slices.Sorted(maps.Keys(metrics))
 	t := &artifacts.Table{}
-	for _, name := range stages.Columns(cfg) {
+	for _, name := range stages.Columns(cfg.Task, cfg.Validation != nil) {
 		if name == "round" {
 			col := artifacts.Column{Name: name, Ints: make([]int64, len(rounds))}
 			for r, round := range rounds {

@@ -193,7 +193,7 @@ func CheckTable(plan *manifests.Plan, spec manifests.Table) error {
 	}
 	var figures []string // every cell's final table has these columns but round
 	for i := range plan.Cells {
-		for _, c := range stages.Columns(&plan.Cells[i].Config)[1:] {
+		for _, c := range stages.Columns(plan.Cells[i].Config.Task, plan.Cells[i].Config.Validation != nil)[1:] {
 			if !slices.Contains(figures, c) {
 				figures = append(figures, c)
 			}
@@ -241,7 +241,7 @@ func CheckLabels(spec manifests.Table, plans ...*manifests.Plan) error {
 			named[p] = true
 		}
 		for i := range plan.Cells {
-			for _, c := range stages.Columns(&plan.Cells[i].Config) {
+			for _, c := range stages.Columns(plan.Cells[i].Config.Task, plan.Cells[i].Config.Validation != nil) {
 				named[c] = true
 			}
 		}

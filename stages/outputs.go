@@ -18,7 +18,8 @@ const (
 )
 
 var (
-	// Assignment is which samples each worker holds (every cell);
+	// Assignment is which samples each worker holds (every cell: columns
+	// worker, sample, and with validation ValidationColumn);
 	// Histogram the per-worker class counts (data sets only).
 	Assignment = Output{Stage: Partition, Name: "assignment"}
 	Histogram  = Output{Stage: Partition, Name: "histogram"}
@@ -32,12 +33,16 @@ var (
 	Final = Output{Stage: Evaluate, Name: "final"}
 )
 
-// Columns are the columns of a cell's rounds table (Rounds), "round"
-// first: its task's metrics (tasks.Kind), then the exchange's
-// (codecs.Columns).
-func Columns(cfg *manifests.Manifest) []string {
-	kind := cfg.Task.Kind()
-	if cfg.Validation != nil {
+// ValidationColumn is the assignment's column, in a cell with validation,
+// that is 1 for the samples a worker holds out (0 for those it trains on).
+const ValidationColumn = "validation"
+
+// Columns are the columns of the rounds table (Rounds) of a cell of task,
+// with validation or not, "round" first: the task's metrics (tasks.Kind),
+// then the exchange's (codecs.Columns).
+func Columns(task manifests.Task, validation bool) []string {
+	kind := task.Kind()
+	if validation {
 		return slices.Concat(kind.Columns, kind.ValidationColumns, codecs.Columns)
 	}
 	return slices.Concat(kind.Columns, codecs.Columns)

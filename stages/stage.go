@@ -12,25 +12,70 @@ import (
 	"github.com/ump-lab/ump/record"
 )
 
-// Stage is one step of a cell.
+// Step is one step of a cell with its params type P: the struct of
+// exactly what it reads of the cell configuration.
 //
-// Contract: Run is deterministic in (Params, Inputs): it receives exactly
-// the value Params returned (Env.Params, which its cache key hashes) and
-// the outputs Inputs declares (Env.Upstream), and returns outputs that
-// Outputs declares. The pipeline calls it from one goroutine at a time
-// per cell. Bump Version whenever a change alters the outputs, so old
-// cache entries stop matching.
-type Stage interface {
+// Contract: Run is deterministic in (params, Inputs): it receives the
+// value Params returned, which its cache key hashes, and the outputs
+// Inputs declares (Env.Upstream), and returns outputs that Outputs
+// declares. The pipeline calls it from one goroutine at a time per cell.
+// Bump Version whenever a change alters the outputs, so old cache entries
+// stop matching.
+type Step[P any] interface {
 	Name() string
 	Version() int
-	// Params returns what of the cell configuration this stage depends
-	// on, as a value of the stage's own type.
-	Params(cfg *manifests.Manifest) any
+	// Params returns what of the cell configuration the step reads.
+	Params(cfg *manifests.Manifest) P
 	// Inputs are the upstream outputs Run reads.
 	Inputs() []Output
 	// Outputs are the outputs Run may return.
 	Outputs() []Output
-	Run(ctx context.Context, env *Env) (*Result, error)
+	Run(ctx context.Context, params P, env *Env) (*Result, error)
+}
+
+// Rekeyed is a Step whose cache key hashed other params in an earlier ump,
+// at the same Version: the results recorded under that key are the same
+// bits, so the runner uses them (and records them under today's key).
+type Rekeyed interface {
+	// FormerParams are the params the key hashed then, as canonical JSON.
+	FormerParams(cfg *manifests.Manifest) json.RawMessage
+}
+
+// Stage is a Step as the runner drives it, its params as the canonical
+// JSON its key hashes (Of makes one).
+type Stage interface {
+	Name() string
+	Version() int
+	Inputs() []Output
+	Outputs() []Output
+	// Params is the canonical JSON of the Step's params for a cell.
+	Params(cfg *manifests.Manifest) json.RawMessage
+	// FormerParams is Rekeyed's for a Rekeyed Step, else nil.
+	FormerParams(cfg *manifests.Manifest) json.RawMessage
+	// Run runs the Step on the cell's params.
+	Run(ctx context.Context, cfg *manifests.Manifest, env *Env) (*Result, error)
+}
+
+// Of is the Stage of a Step.
+func Of[P any](s Step[P]) Stage { return stage[P]{s} }
+
+type stage[P any] struct{ step Step[P] }
+
+func (s stage[P]) Name() string      { return s.step.Name() }
+func (s stage[P]) Version() int      { return s.step.Version() }
+func (s stage[P]) Inputs() []Output  { return s.step.Inputs() }
+func (s stage[P]) Outputs() []Output { return s.step.Outputs() }
+func (s stage[P]) Params(cfg *manifests.Manifest) json.RawMessage {
+	return manifests.CanonicalJSON(s.step.Params(cfg))
+}
+func (s stage[P]) FormerParams(cfg *manifests.Manifest) json.RawMessage {
+	if r, ok := s.step.(Rekeyed); ok {
+		return r.FormerParams(cfg)
+	}
+	return nil
+}
+func (s stage[P]) Run(ctx context.Context, cfg *manifests.Manifest, env *Env) (*Result, error) {
+	return s.step.Run(ctx, s.step.Params(cfg), env)
 }
 
 // Output names an output of a stage; its string form is "stage/name".
@@ -42,9 +87,8 @@ func (o Output) String() string { return o.Stage + "/" + o.Name }
 
 // Env is what the pipeline gives a running stage.
 type Env struct {
-	Params any // the stage's Params(cell configuration)
-	Store  artifacts.Store
-	Data   *datasets.Library
+	Store artifacts.Store
+	Data  *datasets.Library
 	// Upstream holds, by stage name, the results of the stages the
 	// declared Inputs come from, with those outputs only; read only.
 	Upstream map[string]*Result
@@ -67,7 +111,7 @@ type Env struct {
 	// a device (Cohort), or nil for a cell that trains on its own.
 	Seat Seat
 	// Every says how often a rounded stage (train) evaluates and saves a
-	// checkpoint. It is not in Params: it changes what is recorded, never
+	// checkpoint. It is not in the params: it changes what is recorded, never
 	// the trained model's bits, so it stays out of the cache key; a result
 	// that evaluated too few rounds for it does not serve (Covers).
 	Every Every

@@ -18,10 +18,10 @@ import (
 	"time"
 
 	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/engines"
 	"github.com/ump-lab/ump/fleet"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
-	"github.com/ump-lab/ump/stages/train"
 	"github.com/urfave/cli/v2"
 )
 
@@ -279,7 +279,7 @@ func TestATableThatCannotBeLaidOutIsRefusedBeforeTraining(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = (&pipeline.Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: globals{}.cellStages(), Engines: train.Engines{}, Until: "partition"}).Run(context.Background(), plan)
+	_, err = (&pipeline.Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: globals{}.cellStages(), Engines: engines.Set{}, Until: "partition"}).Run(context.Background(), plan)
 	s.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 
+	"github.com/ump-lab/ump/engines"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/stages/evaluate"
@@ -16,7 +17,14 @@ import (
 
 // cellStages are the stages every cell runs, in order.
 func (g globals) cellStages() []stages.Stage {
-	return []stages.Stage{partition.Stage{}, topology.Stage{}, train.Stage{Device: g.device}, evaluate.Stage{}}
+	return []stages.Stage{stages.Of(partition.Stage{}), stages.Of(topology.Stage{}),
+		stages.Of(train.Stage{Engines: g.engines().Train()}), stages.Of(evaluate.Stage{})}
+}
+
+// engines are this machine's engines, the GPU engine on the device of
+// the global flags.
+func (g globals) engines() engines.Set {
+	return engines.Set{Device: g.device}
 }
 
 // runner runs cells on a store's log and blobs (set Blobs again if the
@@ -24,5 +32,5 @@ func (g globals) cellStages() []stages.Stage {
 // global flags) and the data sets.
 func (g globals) runner(store *pipeline.Store, progress io.Writer) *pipeline.Runner {
 	return &pipeline.Runner{Log: store.Log, Blobs: store.Blobs, Dir: store.Path, Stages: g.cellStages(),
-		Engines: train.Engines{Device: g.device}, Data: g.data, Progress: progress}
+		Engines: g.engines(), Data: g.data, Progress: progress}
 }

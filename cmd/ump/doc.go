@@ -2,7 +2,7 @@
 // records every stage in an event-sourced store. One file per command,
 // cmd_<verb>.go: its Action only parses flags and calls runX.
 //
-// Imports: artifacts, dashboard, datasets, eventlog, fleet,
+// Imports: artifacts, dashboard, datasets, engines, eventlog, fleet,
 // internal/bounded, internal/display, internal/durable, manifests, nn/cpu, nn/gpu,
 // pipeline, render,
 // report, signing, stages, stages/evaluate, stages/partition,

@@ -37,7 +37,7 @@ import (
 // from the CPU engine's streams) and returns the per-step losses and a
 // finite flag per cell; state comes back only when State is called.
 type xlaCohort struct {
-	shape   CohortShape
+	shape   nn.CohortShape
 	model   *nn.Model
 	data    *datasets.Dataset
 	backend backends.Backend
@@ -79,11 +79,11 @@ type splitTensors struct {
 	x, bagW, labels, lut *tensors.Tensor
 }
 
-var _ Cohort = (*xlaCohort)(nil)
+var _ nn.Cohort = (*xlaCohort)(nil)
 
 // NewCohort builds a cohort on the device; every cell's state is zero
 // until SetState. Programs compile at their first use.
-func NewCohort(device *Device, data *datasets.Dataset, shape CohortShape) (Cohort, error) {
+func NewCohort(device *Device, data *datasets.Dataset, shape nn.CohortShape) (nn.Cohort, error) {
 	m, err := nn.NewModel(shape.Model, nn.Input{Shape: data.Shape, Classes: data.Classes, Vocab: len(data.Vocab)})
 	if err != nil {
 		return nil, err
@@ -211,7 +211,7 @@ func dropoutLayers(m *nn.Model) []int {
 // Round runs one round of every cell; cells[c] is cell slot c. It returns
 // each cell's per-worker, per-step mean mini-batch losses (worker-major)
 // and whether every parameter of the cell is finite afterwards.
-func (c *xlaCohort) Round(cells []CellRound) (losses [][]float64, finite []bool, err error) {
+func (c *xlaCohort) Round(cells []nn.CellRound) (losses [][]float64, finite []bool, err error) {
 	inputs, err := c.roundInputs(cells)
 	if err != nil {
 		return nil, nil, err
@@ -226,7 +226,7 @@ func (c *xlaCohort) Round(cells []CellRound) (losses [][]float64, finite []bool,
 // roundInputs lays out a round's per-cell inputs on the host, in the round
 // program's order after the state: the numbers, the mixing matrices, the
 // batches' sample indices and weights, the packed dropout masks.
-func (c *xlaCohort) roundInputs(cells []CellRound) ([]*tensors.Tensor, error) {
+func (c *xlaCohort) roundInputs(cells []nn.CellRound) ([]*tensors.Tensor, error) {
 	sh := c.shape
 	if len(cells) != sh.Cells {
 		return nil, fmt.Errorf("gpu engine: a round of %d cells for a cohort of %d", len(cells), sh.Cells)
@@ -320,7 +320,7 @@ func (c *xlaCohort) roundResults(out []*tensors.Tensor) (losses [][]float64, fin
 
 // cellInputs writes cell ci's numbers (the definition's for its round,
 // then 1: active), mixing matrix, sample indices and weights.
-func (c *xlaCohort) cellInputs(ci int, cr *CellRound, scalars []float32, mix []float64, idx []int32, weights []float32) error {
+func (c *xlaCohort) cellInputs(ci int, cr *nn.CellRound, scalars []float32, mix []float64, idx []int32, weights []float32) error {
 	sh := c.shape
 	k, b := sh.LocalSteps, sh.Batch
 	cfg := cr.Config
@@ -359,7 +359,7 @@ func (c *xlaCohort) cellInputs(ci int, cr *CellRound, scalars []float32, mix []f
 // engine draws them (stream (seed, "dropout", worker, round, step), layer
 // by layer in its C x B x H x W or B x F order), into one bit per unit in
 // each sample's C x H x W or F order (packMask).
-func (c *xlaCohort) drawMasks(cells []CellRound, masks [][]uint16, words []int) {
+func (c *xlaCohort) drawMasks(cells []nn.CellRound, masks [][]uint16, words []int) {
 	if len(masks) == 0 {
 		return
 	}
@@ -506,13 +506,13 @@ func (c *xlaCohort) SetState(ci int, vectors map[string][][]float32) error {
 
 // Evaluate scores every cell's local models and average model on the
 // test split (on the device; only sums come back).
-func (c *xlaCohort) Evaluate() ([]CellScores, error) {
+func (c *xlaCohort) Evaluate() ([]nn.CellScores, error) {
 	return c.evaluate(c.eval, c.state[0], c.shape.Cells)
 }
 
 // EvaluateCell scores one cell's models (a program of one cell's shape,
 // on the cell's rows gathered on the device).
-func (c *xlaCohort) EvaluateCell(ci int) (CellScores, error) {
+func (c *xlaCohort) EvaluateCell(ci int) (nn.CellScores, error) {
 	n := c.shape.Workers
 	rows := make([]int32, n)
 	for i := range rows {
@@ -520,19 +520,19 @@ func (c *xlaCohort) EvaluateCell(ci int) (CellScores, error) {
 	}
 	x, err := c.rows.Exec(c.state[0], tensors.FromFlatDataAndDimensions(rows, n, 1))
 	if err != nil {
-		return CellScores{}, fmt.Errorf("gpu engine: evaluation: %w", err)
+		return nn.CellScores{}, fmt.Errorf("gpu engine: evaluation: %w", err)
 	}
 	defer finalize(x)
 	scores, err := c.evaluate(c.evalOne, x[0], 1)
 	if err != nil {
-		return CellScores{}, err
+		return nn.CellScores{}, err
 	}
 	return scores[0], nil
 }
 
 // evaluate runs an evaluation program of `cells` cells on the models x
 // over the test split: one execution.
-func (c *xlaCohort) evaluate(prog *Exec, x *tensors.Tensor, cells int) ([]CellScores, error) {
+func (c *xlaCohort) evaluate(prog *Exec, x *tensors.Tensor, cells int) ([]nn.CellScores, error) {
 	n := c.shape.Workers
 	out, err := prog.Exec(append([]any{x}, c.test.args()...)...)
 	if err != nil {
@@ -548,7 +548,7 @@ func (c *xlaCohort) evaluate(prog *Exec, x *tensors.Tensor, cells int) ([]CellSc
 	loss, correct, distance := sums[0], sums[1], sums[2]
 	total := float64(c.test.len)
 	score := func(i int) nn.Score { return nn.Score{Loss: loss[i] / total, Accuracy: correct[i] / total} }
-	scores := make([]CellScores, cells)
+	scores := make([]nn.CellScores, cells)
 	for ci := range scores {
 		for i := range n {
 			scores[ci].Local = append(scores[ci].Local, score(ci*n+i))

@@ -156,8 +156,8 @@ func cpuRound(e nn.Engine, opt algorithms.Optimizer, r int, lr float64, mix algo
 
 // newTestCohort builds a cohort of a case's cells, each at its optimizer's
 // initial state.
-func newTestCohort(t *testing.T, dev *Device, data *datasets.Dataset, cc cohortCase) Cohort {
-	co, err := NewCohort(dev, data, CohortShape{Model: "lenet", Algorithm: cc.cfgs[0].Name, Cells: len(cc.cfgs), Workers: cohortWorkers,
+func newTestCohort(t *testing.T, dev *Device, data *datasets.Dataset, cc cohortCase) nn.Cohort {
+	co, err := NewCohort(dev, data, nn.CohortShape{Model: "lenet", Algorithm: cc.cfgs[0].Name, Cells: len(cc.cfgs), Workers: cohortWorkers,
 		LocalSteps: cc.k, Batch: cohortBatch})
 	if err != nil {
 		t.Fatal(err)
@@ -178,10 +178,10 @@ func newTestCohort(t *testing.T, dev *Device, data *datasets.Dataset, cc cohortC
 }
 
 // cohortRound runs round r of a case's cells; frozen[c] freezes cell c.
-func cohortRound(t *testing.T, co Cohort, cc cohortCase, r int, frozen []bool) [][]float64 {
-	cells := make([]CellRound, len(cc.cfgs))
+func cohortRound(t *testing.T, co nn.Cohort, cc cohortCase, r int, frozen []bool) [][]float64 {
+	cells := make([]nn.CellRound, len(cc.cfgs))
 	for c := range cells {
-		cells[c] = CellRound{Active: frozen == nil || !frozen[c], Config: cc.cfgs[c], Seed: cc.seeds[c], Round: r,
+		cells[c] = nn.CellRound{Active: frozen == nil || !frozen[c], Config: cc.cfgs[c], Seed: cc.seeds[c], Round: r,
 			LR: cc.lrs[c], Mix: ringOf(cohortWorkers), Batches: cohortBatches(cc.seeds[c], r, cc.k)}
 	}
 	losses, finite, err := co.Round(cells)
@@ -392,7 +392,7 @@ func checkScore(t *testing.T, what string, want, got nn.Score, n int, tol float6
 func TestCohortEqualsCellsAlone(t *testing.T) {
 	data := cohortData()
 	cc := algorithmCases()["gt-dsum"]
-	run := func(dev *Device, cc cohortCase, rounds int, frozen func(c, r int) bool) Cohort {
+	run := func(dev *Device, cc cohortCase, rounds int, frozen func(c, r int) bool) nn.Cohort {
 		co := newTestCohort(t, dev, data, cc)
 		for r := range rounds {
 			fr := make([]bool, len(cc.cfgs))
@@ -403,7 +403,7 @@ func TestCohortEqualsCellsAlone(t *testing.T) {
 		}
 		return co
 	}
-	same := func(t *testing.T, what string, a, b Cohort, ca, cb int, tol float64) {
+	same := func(t *testing.T, what string, a, b nn.Cohort, ca, cb int, tol float64) {
 		want, err := a.State(ca)
 		if err != nil {
 			t.Fatal(err)
@@ -464,7 +464,7 @@ func ringOf(n int) algorithms.Mixing {
 // compile.
 func TestCohortNeedsATestSplit(t *testing.T) {
 	data := nntest.RandomData([]int{1, 28, 28}, 10, 96, 0, 0)
-	_, err := NewCohort(device(GoBackend), data, CohortShape{Model: "lenet", Algorithm: "d-sum", Cells: 1, Workers: 2, LocalSteps: 1, Batch: 4})
+	_, err := NewCohort(device(GoBackend), data, nn.CohortShape{Model: "lenet", Algorithm: "d-sum", Cells: 1, Workers: 2, LocalSteps: 1, Batch: 4})
 	if err == nil || !strings.Contains(err.Error(), "no test samples") {
 		t.Fatalf("NewCohort on a data set without a test split: %v; want an error saying it has no test samples", err)
 	}
@@ -518,11 +518,11 @@ func TestCohortBuilderErrorsNameTheAlgorithm(t *testing.T) {
 				New: &algorithms.Rules{Vectors: []algorithms.Vector{{Name: "x", FromX0: true}}, Round: tc.round}})
 			defer func() { algorithms.Family.Kinds = saved }()
 			cc := cohortCase{cfgs: []algorithms.Config{{Name: name}}, k: 3, lrs: []float64{0.1}, seeds: []uint64{1}}
-			co, err := NewCohort(device(GoBackend), data, CohortShape{Model: "lenet", Algorithm: name, Cells: 1,
+			co, err := NewCohort(device(GoBackend), data, nn.CohortShape{Model: "lenet", Algorithm: name, Cells: 1,
 				Workers: cohortWorkers, LocalSteps: cc.k, Batch: cohortBatch})
 			if err == nil {
 				defer co.Close()
-				_, _, err = co.Round([]CellRound{{Active: true, Config: cc.cfgs[0], Seed: 1, LR: 0.1, Mix: ringOf(cohortWorkers),
+				_, _, err = co.Round([]nn.CellRound{{Active: true, Config: cc.cfgs[0], Seed: 1, LR: 0.1, Mix: ringOf(cohortWorkers),
 					Batches: cohortBatches(1, 0, cc.k)}})
 			}
 			if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), tc.want) {

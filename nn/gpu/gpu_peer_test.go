@@ -291,10 +291,10 @@ func quantile(v []float64, q float64) float64 {
 
 // benchRound is a case's round r: every cell's batches (indices drawn
 // with replacement from the round's stream), the same in every run.
-func benchRound(bc benchCase, data *datasets.Dataset, seeds []uint64, cfg algorithms.Config, round int) []CellRound {
+func benchRound(bc benchCase, data *datasets.Dataset, seeds []uint64, cfg algorithms.Config, round int) []nn.CellRound {
 	r := rng.New(1, "bench-batches", uint64(round))
 	mix := ringOf(bc.n)
-	cells := make([]CellRound, bc.cells)
+	cells := make([]nn.CellRound, bc.cells)
 	for c := range cells {
 		batches := make([][][]int, bc.n)
 		for i := range batches {
@@ -306,7 +306,7 @@ func benchRound(bc benchCase, data *datasets.Dataset, seeds []uint64, cfg algori
 				batches[i] = append(batches[i], batch)
 			}
 		}
-		cells[c] = CellRound{Active: true, Config: cfg, Seed: seeds[c], Round: round, LR: 0.01, Mix: mix, Batches: batches}
+		cells[c] = nn.CellRound{Active: true, Config: cfg, Seed: seeds[c], Round: round, LR: 0.01, Mix: mix, Batches: batches}
 	}
 	return cells
 }
@@ -332,7 +332,7 @@ func benchCohort(dev *Device, bc benchCase, compiled func(*benchResult)) (*bench
 		seeds[i] = uint64(i + 1)
 	}
 	open := func() (*xlaCohort, error) {
-		co, err := NewCohort(dev, data, CohortShape{Model: bc.model, Algorithm: "d-sum", Cells: bc.cells, Workers: bc.n,
+		co, err := NewCohort(dev, data, nn.CohortShape{Model: bc.model, Algorithm: "d-sum", Cells: bc.cells, Workers: bc.n,
 			LocalSteps: benchK, Batch: bc.b})
 		if err != nil {
 			return nil, err
@@ -474,7 +474,7 @@ func evalByChunk(co *xlaCohort, backend backends.Backend) (string, error) {
 		}
 		compile := time.Since(start).Seconds()
 		var took []float64
-		var scores []CellScores
+		var scores []nn.CellScores
 		for range 3 {
 			start := time.Now()
 			if scores, err = co.evaluate(prog, co.state[0], co.shape.Cells); err != nil {
@@ -502,7 +502,7 @@ func evalByChunk(co *xlaCohort, backend backends.Backend) (string, error) {
 // cpuDifference runs cell 0's first round on the CPU engine and the CPU
 // optimizer and reports the worst relative difference of its state
 // vectors from the cohort's.
-func cpuDifference(co *xlaCohort, bc benchCase, data *datasets.Dataset, cell CellRound) (string, error) {
+func cpuDifference(co *xlaCohort, bc benchCase, data *datasets.Dataset, cell nn.CellRound) (string, error) {
 	cpu, err := cpu.New(bc.model, data, cell.Seed)
 	if err != nil {
 		return "", err

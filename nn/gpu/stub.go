@@ -26,7 +26,7 @@ func Environment() map[string]string { return nil }
 func New(string, *datasets.Dataset, uint64, *Device) (nn.Engine, error) { return nil, ErrNoGPU }
 
 // NewCohort reports that the GPU engine is not built in.
-func NewCohort(*Device, *datasets.Dataset, CohortShape) (Cohort, error) { return nil, ErrNoGPU }
+func NewCohort(*Device, *datasets.Dataset, nn.CohortShape) (nn.Cohort, error) { return nil, ErrNoGPU }
 
 // DeviceMemory is 0: there is no GPU engine.
 func DeviceMemory() (bytes int64, measured bool) { return 0, false }

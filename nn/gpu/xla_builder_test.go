@@ -147,15 +147,15 @@ func buildCohort(t *testing.T, dev *Device, model string, data *datasets.Dataset
 	if cc.k > 1 {
 		what += " K=3"
 	}
-	co, err := NewCohort(dev, data, CohortShape{Model: model, Algorithm: cc.cfgs[0].Name, Cells: len(cc.cfgs), Workers: cohortWorkers,
+	co, err := NewCohort(dev, data, nn.CohortShape{Model: model, Algorithm: cc.cfgs[0].Name, Cells: len(cc.cfgs), Workers: cohortWorkers,
 		LocalSteps: cc.k, Batch: cohortBatch})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := co.(*xlaCohort)
-	cells := make([]CellRound, len(cc.cfgs))
+	cells := make([]nn.CellRound, len(cc.cfgs))
 	for i := range cells {
-		cells[i] = CellRound{Active: true, Config: cc.cfgs[i], Seed: cc.seeds[i], Round: 1, LR: cc.lrs[i], Mix: ringOf(cohortWorkers),
+		cells[i] = nn.CellRound{Active: true, Config: cc.cfgs[i], Seed: cc.seeds[i], Round: 1, LR: cc.lrs[i], Mix: ringOf(cohortWorkers),
 			Batches: builderBatches(cc.seeds[i], data.Train.Len(), cc.k)}
 	}
 	inputs, err := c.roundInputs(cells)

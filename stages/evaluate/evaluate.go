@@ -2,6 +2,7 @@ package evaluate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/ump-lab/ump/artifacts"
@@ -12,24 +13,31 @@ import (
 // Stage records the final figures of a cell.
 type Stage struct{}
 
-var _ stages.Stage = Stage{}
+var _ stages.Step[Params] = Stage{}
+var _ stages.Rekeyed = Stage{}
 
 func (Stage) Name() string             { return stages.Evaluate }
 func (Stage) Version() int             { return 1 }
 func (Stage) Inputs() []stages.Output  { return []stages.Output{stages.Rounds} }
 func (Stage) Outputs() []stages.Output { return []stages.Output{stages.Final} }
 
-// Params is what the stage's cache key has always held (its output is a
-// function of train's, whose key covers the whole cell).
-type Params struct {
-	Task    manifests.Task `json:"task"`
-	Workers int            `json:"workers"`
-	Seed    int            `json:"seed"`
+// Params is empty: the final figures are a function of train's rounds
+// table alone, whose digest the key holds.
+type Params struct{}
+
+func (Stage) Params(*manifests.Manifest) Params { return Params{} }
+
+// FormerParams are what the key held before stages declared exactly what
+// they read: the cell's task, workers and seed (none of which Run reads).
+func (Stage) FormerParams(cfg *manifests.Manifest) json.RawMessage {
+	return manifests.CanonicalJSON(struct {
+		Task    manifests.Task `json:"task"`
+		Workers int            `json:"workers"`
+		Seed    int            `json:"seed"`
+	}{cfg.Task, cfg.Workers, cfg.Seed})
 }
 
-func (Stage) Params(cfg *manifests.Manifest) any { return Params{cfg.Task, cfg.Workers, cfg.Seed} }
-
-func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
+func (Stage) Run(ctx context.Context, _ Params, env *stages.Env) (*stages.Result, error) {
 	rounds, err := stages.ReadTable(ctx, env, stages.Rounds)
 	if err != nil {
 		return nil, err

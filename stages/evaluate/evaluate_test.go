@@ -24,7 +24,7 @@ func TestFinalIsTheLastRoundsRow(t *testing.T) {
 	}
 	env := &stages.Env{Store: mem, Upstream: map[string]*stages.Result{
 		stages.Train: {Outputs: map[string]artifacts.Ref{stages.Rounds.Name: ref}, Diverged: true}}}
-	res, err := Stage{}.Run(ctx, env)
+	res, err := Stage{}.Run(ctx, Params{}, env)
 	if err != nil {
 		t.Fatal(err)
 	}

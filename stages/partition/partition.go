@@ -15,7 +15,7 @@ import (
 // Stage records the partition of a cell's data over its workers.
 type Stage struct{}
 
-var _ stages.Stage = Stage{}
+var _ stages.Step[Params] = Stage{}
 
 // Version 3: Dirichlet draws with rng.Normal and fmath.Exp and Log, the
 // same bits on every machine (2: math/rand's NormFloat64 and math).
@@ -35,7 +35,7 @@ type Params struct {
 	Validation *manifests.Validation `json:"validation,omitempty"`
 }
 
-func (Stage) Params(cfg *manifests.Manifest) any {
+func (Stage) Params(cfg *manifests.Manifest) Params {
 	task := cfg.Task
 	task.Model = ""
 	return Params{task, cfg.Workers, cfg.Seed, cfg.Partition, cfg.Validation}
@@ -50,13 +50,7 @@ type Summary struct {
 	Validation     int `json:"validation,omitempty"` // samples held out, over all workers
 }
 
-// ValidationColumn is the assignment's column, with validation, that is
-// 1 for the samples a worker holds out (0 for those it trains on) (the worker sizes and the class
-// histogram count those it trains on).
-const ValidationColumn = "validation"
-
-func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
-	cfg := env.Params.(Params)
+func (Stage) Run(ctx context.Context, cfg Params, env *stages.Env) (*stages.Result, error) {
 	n := cfg.Workers
 	if !cfg.Task.Kind().Samples {
 		ids := make([]int64, n)
@@ -110,7 +104,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	}
 	cols := []artifacts.Column{{Name: "worker", Ints: worker}, {Name: "sample", Ints: sample}}
 	if val != nil {
-		cols = append(cols, artifacts.Column{Name: ValidationColumn, Ints: held})
+		cols = append(cols, artifacts.Column{Name: stages.ValidationColumn, Ints: held})
 	}
 	assignment, err := stages.PutTable(ctx, env.Store, &artifacts.Table{Columns: cols})
 	if err != nil {

@@ -1,8 +1,9 @@
 // Package topology is the stage that builds the cell's communication graphs
-// and their mixing matrices, and records them as one Arrow table
-// ("mixing": round, i, j, weight, spectral_gap; non-zeros only, i then j
-// ascending). A matrix applies from its round (1-based) until the next
-// matrix's round; static topologies have one matrix from round 1.
+// and their mixing matrices, and records them as one Arrow table, "mixing"
+// (round, i, j, weight, spectral_gap; non-zeros only, i then j ascending),
+// which package mixing writes and reads back for the train stage. A
+// matrix applies from its round (1-based) until the next matrix's round;
+// static topologies have one matrix from round 1.
 //
 // Schedules: mesh-to-ring uses the circulant graphs C_n(1..h) (i linked to
 // i±1..i±h) for h = floor(n/2) (the full mesh) down to 1 (the ring), each
@@ -19,5 +20,6 @@
 // disconnected static graph, or a schedule whose union is disconnected, is
 // an error.
 //
-// Imports: algorithms, artifacts, graphs, manifests, stages.
+// Imports: algorithms, artifacts, graphs, manifests, stages,
+// stages/mixing.
 package topology

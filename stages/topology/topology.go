@@ -13,13 +13,14 @@ import (
 	"github.com/ump-lab/ump/graphs"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/stages/mixing"
 	"gonum.org/v1/gonum/mat"
 )
 
 // Stage builds the mixing matrices.
 type Stage struct{}
 
-var _ stages.Stage = Stage{}
+var _ stages.Step[Params] = Stage{}
 
 func (Stage) Name() string             { return stages.Topology }
 func (Stage) Version() int             { return 2 }
@@ -36,7 +37,7 @@ type Params struct {
 	Seed     int                `json:"seed,omitempty"`
 }
 
-func (Stage) Params(cfg *manifests.Manifest) any {
+func (Stage) Params(cfg *manifests.Manifest) Params {
 	p := Params{Topology: cfg.Topology, Workers: cfg.Workers}
 	if k, ok := graphs.Topologies.Lookup(cfg.Topology.Kind); ok {
 		if slices.Contains(k.Uses, "rounds") {
@@ -58,15 +59,14 @@ type Summary struct {
 	MinEdges       int     `json:"min_edges"`
 }
 
-func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
-	cfg := env.Params.(Params)
+func (Stage) Run(ctx context.Context, cfg Params, env *stages.Env) (*stages.Result, error) {
 	tp := cfg.Topology
 	steps, err := graphs.Schedule(tp.Kind, tp.Params, cfg.Workers, cfg.Rounds, uint64(cfg.Seed))
 	if err != nil {
 		return nil, err
 	}
 	sum := Summary{Matrices: len(steps), MinSpectralGap: math.Inf(1), MinEdges: math.MaxInt}
-	t := &table{}
+	t := &mixing.Table{}
 	var relabelledRingGap *float64 // every time-varying ring has the ring's spectrum
 	if tp.Kind == "time-varying-ring" {
 		w, _ := graphs.Weights(tp.Params.String("weights"), graphs.Circulant(cfg.Workers, 1))
@@ -87,7 +87,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 		} else {
 			gap = SpectralGap(w)
 		}
-		t.add(st.From, w, gap)
+		t.Add(st.From, w, gap)
 		sum.MinSpectralGap, sum.MaxSpectralGap = math.Min(sum.MinSpectralGap, gap), math.Max(sum.MaxSpectralGap, gap)
 		edges := st.Graph.Edges()
 		sum.MinEdges, sum.MaxEdges = min(sum.MinEdges, edges), max(sum.MaxEdges, edges)
@@ -95,7 +95,7 @@ func (Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
 	if !graphs.Union(steps).Connected() {
 		return nil, fmt.Errorf("the %s graph on %d workers is disconnected; workers could never agree", cfg.Topology.Kind, cfg.Workers)
 	}
-	ref, err := stages.PutTable(ctx, env.Store, t.table())
+	ref, err := stages.PutTable(ctx, env.Store, t.Arrow())
 	if err != nil {
 		return nil, err
 	}
@@ -124,96 +124,4 @@ func SpectralGap(w [][]float64) float64 {
 	sort.Float64s(vals) // ascending: vals[n-1] is 1
 	m := math.Max(math.Abs(vals[n-2]), math.Abs(vals[0]))
 	return 1 - float64(m*m)
-}
-
-// table accumulates the mixing table.
-type table struct {
-	round, i, j []int64
-	weight, gap []float64
-}
-
-func (t *table) add(round int, w [][]float64, gap float64) {
-	for i := range w {
-		for j, v := range w[i] {
-			if v != 0 {
-				t.round, t.i, t.j = append(t.round, int64(round)), append(t.i, int64(i)), append(t.j, int64(j))
-				t.weight, t.gap = append(t.weight, v), append(t.gap, gap)
-			}
-		}
-	}
-}
-
-func (t *table) table() *artifacts.Table {
-	return &artifacts.Table{Columns: []artifacts.Column{
-		{Name: "round", Ints: t.round}, {Name: "i", Ints: t.i}, {Name: "j", Ints: t.j},
-		{Name: "weight", Floats: t.weight}, {Name: "spectral_gap", Floats: t.gap}}}
-}
-
-// Mixings is a schedule of mixing matrices: ws[k] applies from round
-// from[k] (1-based) until from[k+1].
-type Mixings struct {
-	from []int
-	ws   []algorithms.Mixing
-}
-
-// At returns the matrix of round r (1-based).
-func (m *Mixings) At(r int) algorithms.Mixing {
-	k := sort.Search(len(m.from), func(k int) bool { return m.from[k] > r }) - 1
-	return m.ws[k]
-}
-
-// ReadMixings reads a mixing table back, checking every matrix.
-func ReadMixings(t *artifacts.Table, n int) (*Mixings, error) {
-	from, ws, err := matrices(t, n)
-	if err != nil {
-		return nil, err
-	}
-	return &Mixings{from: from, ws: ws}, nil
-}
-
-func matrices(t *artifacts.Table, n int) (from []int, ws []algorithms.Mixing, err error) {
-	for _, c := range []string{"round", "i", "j", "weight"} {
-		if t.Column(c) == nil {
-			return nil, nil, fmt.Errorf("mixing table lacks column %q", c)
-		}
-	}
-	rounds, is, js, vals := t.Column("round").Ints, t.Column("i").Ints, t.Column("j").Ints, t.Column("weight").Floats
-	var dense [][]float64
-	flush := func() error {
-		if dense == nil {
-			return nil
-		}
-		m, err := algorithms.NewMixing(dense)
-		if err != nil {
-			return fmt.Errorf("mixing table, matrix from round %d: %w", from[len(from)-1], err)
-		}
-		ws = append(ws, m)
-		return nil
-	}
-	for r := range rounds {
-		if len(from) == 0 || int(rounds[r]) != from[len(from)-1] {
-			if err := flush(); err != nil {
-				return nil, nil, err
-			}
-			if len(from) > 0 && int(rounds[r]) < from[len(from)-1] {
-				return nil, nil, fmt.Errorf("mixing table row %d: round %d after round %d", r, rounds[r], from[len(from)-1])
-			}
-			from = append(from, int(rounds[r]))
-			dense = make([][]float64, n)
-			for i := range dense {
-				dense[i] = make([]float64, n)
-			}
-		}
-		if is[r] < 0 || is[r] >= int64(n) || js[r] < 0 || js[r] >= int64(n) {
-			return nil, nil, fmt.Errorf("mixing table row %d: index (%d,%d) outside %d workers", r, is[r], js[r], n)
-		}
-		dense[is[r]][js[r]] = vals[r]
-	}
-	if err := flush(); err != nil {
-		return nil, nil, err
-	}
-	if len(from) == 0 || from[0] != 1 {
-		return nil, nil, fmt.Errorf("mixing table has no matrix from round 1")
-	}
-	return from, ws, nil
 }

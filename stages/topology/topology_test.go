@@ -11,6 +11,7 @@ import (
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/stages/mixing"
 )
 
 // closedFormGap is 1 - max(|lambda_2|, |lambda_n|)^2 from a list of all
@@ -73,13 +74,13 @@ func TestKnownSpectralGaps(t *testing.T) {
 }
 
 // run runs the stage on a memory store and reads its table back.
-func run(t *testing.T, cfg manifests.Manifest) (*Mixings, *artifacts.Table, error) {
+func run(t *testing.T, cfg manifests.Manifest) (*mixing.Mixings, *artifacts.Table, error) {
 	t.Helper()
 	k, _ := graphs.Topologies.Lookup(cfg.Topology.Kind)
 	cfg.Topology.Params = k.WithDefaults(cfg.Topology.Params, kinds.Cell{Workers: cfg.Workers})
 	mem := artifacts.NewMemory()
-	env := &stages.Env{Params: Stage{}.Params(&cfg), Store: mem}
-	res, err := Stage{}.Run(context.Background(), env)
+	env := &stages.Env{Store: mem}
+	res, err := Stage{}.Run(context.Background(), Stage{}.Params(&cfg), env)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -88,7 +89,7 @@ func run(t *testing.T, cfg manifests.Manifest) (*Mixings, *artifacts.Table, erro
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := ReadMixings(tab, cfg.Workers)
+	m, err := mixing.Read(tab, cfg.Workers)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func run(t *testing.T, cfg manifests.Manifest) (*Mixings, *artifacts.Table, erro
 }
 
 // dense turns round r's mixing matrix back into a dense matrix.
-func dense(m *Mixings, r, n int) [][]float64 {
+func dense(m *mixing.Mixings, r, n int) [][]float64 {
 	w := make([][]float64, n)
 	for i := range w {
 		w[i] = make([]float64, n)

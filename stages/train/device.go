@@ -7,7 +7,6 @@ import (
 	"github.com/ump-lab/ump/compress"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/nn"
-	"github.com/ump-lab/ump/nn/gpu"
 	"github.com/ump-lab/ump/stages"
 )
 
@@ -25,19 +24,18 @@ type deviceTrainer struct {
 	sends    []string // the vectors the algorithm communicates
 	initial  map[string][][]float32
 	data     *datasets.Dataset
-	shape    gpu.CohortShape
+	shape    nn.CohortShape
 	seat     *Seat
 	own      *Seat // a seat of its own (no runner gave one), released at close
 	m        *Member
 	bound    float64
 	loss     float64 // the last round's mean mini-batch loss
 	finite   bool
-	scores   *gpu.CellScores // the last round's, when asked for
+	scores   *nn.CellScores // the last round's, when asked for
 }
 
-func newDeviceTrainer(ctx context.Context, env *stages.Env, device *gpu.Device) (*deviceTrainer, error) {
-	cfg := config(env)
-	data, samplers, _, err := loadPartition(ctx, env) // validation is refused on the device (manifests)
+func newDeviceTrainer(ctx context.Context, env *stages.Env, cfg *Params, engines Engines) (*deviceTrainer, error) {
+	data, samplers, _, err := loadPartition(ctx, env, cfg) // validation is refused on the device (manifests)
 	if err != nil {
 		return nil, err
 	}
@@ -62,11 +60,15 @@ func newDeviceTrainer(ctx context.Context, env *stages.Env, device *gpu.Device) 
 	}
 	d := &deviceTrainer{cfg: acfg, seed: uint64(cfg.Seed), k: cfg.LocalSteps, samplers: samplers, exchange: exchange,
 		sends: trace.Sends, initial: opt.State(), data: data, bound: lossBound(data),
-		shape: gpu.CohortShape{Model: cfg.Task.Model, Algorithm: acfg.Name, Workers: cfg.Workers, LocalSteps: cfg.LocalSteps, Batch: cfg.BatchSize}}
+		shape: nn.CohortShape{Model: cfg.Task.Model, Algorithm: acfg.Name, Workers: cfg.Workers, LocalSteps: cfg.LocalSteps, Batch: cfg.BatchSize}}
 	if seat, ok := env.Seat.(*Seat); ok {
 		d.seat = seat
 	} else {
-		d.own = NewLockstep(1, device).Reserve(cfg)
+		newCohort, err := engines.cohort(cfg)
+		if err != nil {
+			return nil, err
+		}
+		d.own = NewLockstep(1, newCohort).Reserve(cfg.cohortKey())
 		d.seat = d.own
 	}
 	return d, nil
@@ -98,7 +100,7 @@ func (d *deviceTrainer) round(t int, lr float64, mix algorithms.Mixing, evaluate
 			batches[i] = append(batches[i], s.batch(t*d.k+step))
 		}
 	}
-	losses, finite, scores, err := d.m.Round(gpu.CellRound{Config: d.cfg, Seed: d.seed, Round: t, LR: lr, Mix: mix, Batches: batches}, evaluate)
+	losses, finite, scores, err := d.m.Round(nn.CellRound{Config: d.cfg, Seed: d.seed, Round: t, LR: lr, Mix: mix, Batches: batches}, evaluate)
 	if err != nil {
 		return err
 	}

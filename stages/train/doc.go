@@ -12,15 +12,15 @@
 // ("checkpoint"). A round with non-finite parameters, or a data-set round
 // whose mean mini-batch loss exceeds 100 ln(classes), stops the run as
 // diverged. Checkpoints are TrainState (checkpoint.go). GPU cells without
-// compression train in a device cohort (Lockstep, gpu.Cohort): the same
-// rounds, computed on the device, recorded the same way. The Stage holds
-// the device; the runner hands Run the cell's seat in its cohort
-// (Env.Seat), and asks the Engines, built beside the Stage, before any
-// cell runs what only the engines know: a cell's engine name (in its
-// key), how much memory it needs (MemoryNeed, from its model), whether a
-// cohort can run its algorithm (Check) and how cells form cohorts.
+// compression train in a device cohort (Lockstep, nn.Cohort): the same
+// rounds, computed on the device, recorded the same way. The stage links
+// no engine: the composition root hands it Engines, an engine factory per
+// engine kind and a cohort program for the kinds that have one (package
+// engines builds the CPU and GPU engines), and the runner hands Run the
+// cell's seat in its cohort (Env.Seat). It reads the partition and the
+// mixing matrices as their stages' outputs (stages.ValidationColumn,
+// package mixing), linking neither stage.
 //
 // Imports: algorithms, artifacts, compress, datasets, internal/rng,
-// manifests, nn, nn/cpu, nn/gpu, record, stages, stages/partition,
-// stages/topology.
+// manifests, nn, record, stages, stages/mixing, tasks.
 package train

@@ -3,117 +3,50 @@ package train
 import (
 	"fmt"
 
-	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/datasets"
-	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn"
-	"github.com/ump-lab/ump/nn/cpu"
-	"github.com/ump-lab/ump/nn/gpu"
-	"github.com/ump-lab/ump/stages"
 )
 
-// Engines are the engines that train cells, as the runner asks of them
-// before and around the stages (pipeline.Engines): the CPU engine, and
-// the GPU engine on Device. The composition root (cmd/ump) builds them
-// with the train Stage, on the same device.
+// Engines are the engines the stage may train with, which the composition
+// root hands it (package engines builds the CPU and GPU engines), by
+// engine kind: a manifest's engine field ("" for the CPU engine, "gpu").
 type Engines struct {
-	Device *gpu.Device // where GPU cells train; nil where none is configured
+	// Host builds the engine that computes a data-set cell's gradients and
+	// scores for the training loop on the host.
+	Host map[string]NewEngine
+	// Cohort builds the program that trains cells of one shape together
+	// on a device (CohortKey), for the kinds that have one.
+	Cohort map[string]NewCohort
 }
 
-// Name identifies the code that computes a cell's numbers; it enters the
-// cell key. Data sets train on the CPU engine, whose name is its
-// numerics' version (the same on every machine), or with engine: gpu on
-// the GoMLX engine, whose name includes the backend and device; a task
-// without samples names its own plain-Go code (tasks.Kind.GoEngine).
-func (e Engines) Name(cfg *manifests.Manifest) (string, error) {
-	switch {
-	case !cfg.Task.Kind().Samples:
-		return cfg.Task.Kind().GoEngine, nil
-	case cfg.OnGPU():
-		return e.Device.Name()
+// NewEngine builds an engine for model on data, its initial parameters
+// and dropout streams from seed, on procs goroutines (0: all cores; an
+// engine on a device may ignore it).
+type NewEngine func(model string, data *datasets.Dataset, seed uint64, procs int) (nn.Engine, error)
+
+// NewCohort builds a device program for the cells of shape on data.
+type NewCohort func(data *datasets.Dataset, shape nn.CohortShape) (nn.Cohort, error)
+
+// host is the Host engine of a cell's kind.
+func (e Engines) host(p *Params) (NewEngine, error) {
+	if f, ok := e.Host[p.Engine]; ok {
+		return f, nil
 	}
-	return cpu.Name(), nil
+	return nil, fmt.Errorf("train: no %s engine was handed to the stage", engineWords(p.Engine))
 }
 
-// Kernels names the CPU engine's kernels on this machine, for a cell's
-// fingerprint (every kernel path gives the same bits).
-func (Engines) Kernels() string { return cpu.Kernels() }
-
-// Check refuses, before anything runs, a cell that a GPU cohort would
-// train (CohortKey) with an algorithm its round program cannot run
-// (algorithms.OnDevice); nil for any other cell.
-func (Engines) Check(cfg *manifests.Manifest) error {
-	if CohortKey(cfg) == "" {
-		return nil
+// cohort is the Cohort builder of a cell's kind.
+func (e Engines) cohort(p *Params) (NewCohort, error) {
+	if f, ok := e.Cohort[p.Engine]; ok {
+		return f, nil
 	}
-	if err := algorithms.OnDevice(algorithms.Config{Name: cfg.Algorithm.Name, Params: cfg.Algorithm.Params}, cfg.LocalSteps); err != nil {
-		return &manifests.Error{Problems: []string{fmt.Sprintf("field \"algorithm\": %v", err)}}
-	}
-	return nil
+	return nil, fmt.Errorf("train: no %s cohort program was handed to the stage", engineWords(p.Engine))
 }
 
-// stateVectors is about how many model-sized float32 vectors a worker
-// keeps (parameters, gradient, momentum, the algorithms' buffers, a
-// codec's memory, the exchange's copies). The estimate only has to tell
-// the impossible from the possible.
-const stateVectors = 8
-
-// MemoryNeed estimates the bytes a cell needs at its peak: every worker's
-// state vectors, and one batch's activations forward and backward. It
-// names the manifest field that drives the estimate.
-func (Engines) MemoryNeed(cfg *manifests.Manifest, data *datasets.Library) (need float64, field string, err error) {
-	workers := float64(cfg.Workers)
-	if !cfg.Task.Kind().Samples {
-		return workers * float64(cfg.Task.Quadratic.Dim) * stateVectors * 4, "task.quadratic.dim", nil
+// engineWords names an engine kind in a message.
+func engineWords(kind string) string {
+	if kind == "" {
+		return "CPU"
 	}
-	d, err := stages.LoadData(cfg.Task, data)
-	if err != nil {
-		return 0, "", err
-	}
-	m, err := nn.NewModel(cfg.Task.Model, nn.Input{Shape: d.Shape, Classes: d.Classes, Vocab: len(d.Vocab)})
-	if err != nil {
-		return 0, "", err
-	}
-	state := float64(workers * float64(m.Params) * stateVectors * 4)
-	batch := float64(cfg.BatchSize * m.Activations() * 4 * 2)
-	if batch > state {
-		return state + batch, "batch_size", nil
-	}
-	return state + batch, "workers", nil
-}
-
-// CohortKey is what cells must share to train in one cohort, or "" for a
-// cell that trains otherwise (the CPU engine, the quadratic task, or
-// compressed communication, which exchanges on the host).
-func (Engines) CohortKey(cfg *manifests.Manifest) string { return CohortKey(cfg) }
-
-// CohortSize is how many cells of cfg's shape one device cohort holds:
-// half the device's memory (gpu.DeviceMemory) over a cell's estimated
-// footprint (gpu.CellBytes), at least 1.
-func (Engines) CohortSize(cfg *manifests.Manifest, lib *datasets.Library) int {
-	data, err := stages.LoadData(cfg.Task, lib)
-	if err != nil {
-		return 1 // the cells will fail with this error
-	}
-	m, err := nn.NewModel(cfg.Task.Model, nn.Input{Shape: data.Shape, Classes: data.Classes, Vocab: len(data.Vocab)})
-	if err != nil {
-		return 1
-	}
-	memory, _ := gpu.DeviceMemory()
-	return int(max(1, memory/2/gpu.CellBytes(m, cfg.Algorithm.Name, cfg.Workers, cfg.BatchSize)))
-}
-
-// NewCohort returns cohorts of size cells on the device (Lockstep).
-func (e Engines) NewCohort(size int) stages.Cohort { return cohorts{NewLockstep(size, e.Device)} }
-
-// cohorts is a Lockstep as the runner sees it.
-type cohorts struct{ l *Lockstep }
-
-// Reserve is Lockstep.Reserve, with no seat (a nil Seat, not a nil
-// *Seat) for a cell that trains outside cohorts.
-func (c cohorts) Reserve(cfg *manifests.Manifest) stages.Seat {
-	if s := c.l.Reserve(cfg); s != nil {
-		return s
-	}
-	return nil
+	return fmt.Sprintf("%q", kind)
 }

@@ -5,32 +5,26 @@ import (
 	"sync"
 
 	"github.com/ump-lab/ump/datasets"
-	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/nn/gpu"
+	"github.com/ump-lab/ump/nn"
 )
 
 // Lockstep runs the training of concurrently running GPU cells that share
-// their shapes as one device cohort (gpu.Cohort, DESIGN.md "Cohorts"): a
+// their shapes as one device cohort (nn.Cohort, DESIGN.md "Cohorts"): a
 // round executes when every member has asked for it and no reserved cell
 // is still on its way, so the device computes every slot once per round.
 // A cell's numbers do not depend on the others in its cohort (frozen and
 // empty slots keep their state), so cohorts change speed, never results.
 type Lockstep struct {
-	size   int
-	mu     sync.Mutex
-	groups map[string]*group
-	// newCohort builds a cohort (gpu.NewCohort on the device; tests put a
-	// fake here).
-	newCohort func(data *datasets.Dataset, shape gpu.CohortShape) (gpu.Cohort, error)
+	size      int
+	mu        sync.Mutex
+	groups    map[string]*group
+	newCohort NewCohort
 }
 
-// NewLockstep returns a Lockstep whose cohorts hold size cells and train
-// on the device.
-func NewLockstep(size int, device *gpu.Device) *Lockstep {
-	return &Lockstep{size: max(1, size), groups: map[string]*group{},
-		newCohort: func(data *datasets.Dataset, shape gpu.CohortShape) (gpu.Cohort, error) {
-			return gpu.NewCohort(device, data, shape)
-		}}
+// NewLockstep returns a Lockstep whose cohorts hold size cells, each
+// cohort built by newCohort (the device's engine; tests pass a fake).
+func NewLockstep(size int, newCohort NewCohort) *Lockstep {
+	return &Lockstep{size: max(1, size), groups: map[string]*group{}, newCohort: newCohort}
 }
 
 // Seat is a cell's reserved place in its cohort: the runner reserves it
@@ -41,11 +35,10 @@ type Seat struct {
 	joined bool
 }
 
-// Reserve announces a cell that will run (nil for a cell that trains
-// outside cohorts); the cohort's rounds wait for it until it joins or is
-// released.
-func (l *Lockstep) Reserve(cfg *manifests.Manifest) *Seat {
-	key := CohortKey(cfg)
+// Reserve announces a cell of cohort key key (CohortKey) that will run
+// (nil for key "": a cell that trains outside cohorts); the cohort's
+// rounds wait for it until it joins or is released.
+func (l *Lockstep) Reserve(key string) *Seat {
 	if key == "" {
 		return nil
 	}
@@ -87,7 +80,7 @@ type Member struct {
 // Join takes a slot in the seat's cohort, building the cohort on first
 // use, and uploads the cell's initial state (its optimizer's, or a
 // checkpoint's).
-func (s *Seat) Join(data *datasets.Dataset, shape gpu.CohortShape, state map[string][][]float32) (*Member, error) {
+func (s *Seat) Join(data *datasets.Dataset, shape nn.CohortShape, state map[string][][]float32) (*Member, error) {
 	g := s.g
 	l := g.l
 	l.mu.Lock()
@@ -102,7 +95,7 @@ func (s *Seat) Join(data *datasets.Dataset, shape gpu.CohortShape, state map[str
 			return nil, err
 		}
 		g.cohort = co
-		g.requests = make([]gpu.CellRound, l.size)
+		g.requests = make([]nn.CellRound, l.size)
 		g.evaluate = make([]bool, l.size)
 	}
 	slot := -1
@@ -127,7 +120,7 @@ func (s *Seat) Join(data *datasets.Dataset, shape gpu.CohortShape, state map[str
 
 // Round submits the member's round and waits for the cohort to run it;
 // with evaluate, the scores of its models after the round come back too.
-func (m *Member) Round(req gpu.CellRound, evaluate bool) (losses []float64, finite bool, scores *gpu.CellScores, err error) {
+func (m *Member) Round(req nn.CellRound, evaluate bool) (losses []float64, finite bool, scores *nn.CellScores, err error) {
 	g := m.g
 	g.l.mu.Lock()
 	defer g.l.mu.Unlock()
@@ -149,7 +142,7 @@ func (m *Member) Round(req gpu.CellRound, evaluate bool) (losses []float64, fini
 }
 
 // Evaluate scores the member's models now (between its rounds).
-func (m *Member) Evaluate() (*gpu.CellScores, error) {
+func (m *Member) Evaluate() (*nn.CellScores, error) {
 	m.g.l.mu.Lock()
 	defer m.g.l.mu.Unlock()
 	scores, err := m.g.cohort.EvaluateCell(m.slot)
@@ -187,17 +180,17 @@ type group struct {
 	l         *Lockstep
 	key       string
 	cond      *sync.Cond
-	cohort    gpu.Cohort
+	cohort    nn.Cohort
 	slots     []bool // in use
 	reserved  int    // seats announced, not yet joined or released
 	live      int    // members
 	submitted int    // members waiting for this round
-	requests  []gpu.CellRound
+	requests  []nn.CellRound
 	evaluate  []bool
 	gen       int // rounds run
 	losses    [][]float64
 	finite    []bool
-	scores    []gpu.CellScores
+	scores    []nn.CellScores
 	err       error
 }
 
@@ -214,7 +207,7 @@ func (g *group) settle() {
 	if g.submitted == 0 || g.submitted < g.live || g.reserved > 0 {
 		return
 	}
-	cells := make([]gpu.CellRound, len(g.requests))
+	cells := make([]nn.CellRound, len(g.requests))
 	evaluate := false
 	for i := range cells {
 		if g.slots[i] && g.requests[i].Active {
@@ -227,7 +220,7 @@ func (g *group) settle() {
 		g.scores, g.err = g.cohort.Evaluate()
 	}
 	for i := range g.requests {
-		g.requests[i], g.evaluate[i] = gpu.CellRound{}, false
+		g.requests[i], g.evaluate[i] = nn.CellRound{}, false
 	}
 	g.submitted = 0
 	g.gen++

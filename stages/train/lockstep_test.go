@@ -9,7 +9,7 @@ import (
 
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/nn/gpu"
+	"github.com/ump-lab/ump/nn"
 )
 
 // fakeCohort records the rounds it runs: which slots were active, with
@@ -23,7 +23,7 @@ type fakeCohort struct {
 	closed bool
 }
 
-func (f *fakeCohort) Round(cells []gpu.CellRound) ([][]float64, []bool, error) {
+func (f *fakeCohort) Round(cells []nn.CellRound) ([][]float64, []bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.fail != nil {
@@ -43,12 +43,12 @@ func (f *fakeCohort) Round(cells []gpu.CellRound) ([][]float64, []bool, error) {
 	return losses, finite, nil
 }
 
-func (f *fakeCohort) Evaluate() ([]gpu.CellScores, error) {
+func (f *fakeCohort) Evaluate() ([]nn.CellScores, error) {
 	f.evals++
-	return make([]gpu.CellScores, 3), nil
+	return make([]nn.CellScores, 3), nil
 }
 
-func (f *fakeCohort) EvaluateCell(int) (gpu.CellScores, error) { return gpu.CellScores{}, nil }
+func (f *fakeCohort) EvaluateCell(int) (nn.CellScores, error) { return nn.CellScores{}, nil }
 
 func (f *fakeCohort) State(c int) (map[string][][]float32, error) { return f.states[c], nil }
 
@@ -60,9 +60,7 @@ func (f *fakeCohort) SetState(c int, v map[string][][]float32) error {
 func (f *fakeCohort) Close() { f.closed = true }
 
 func fakeLockstep(size int, f *fakeCohort) *Lockstep {
-	l := NewLockstep(size, nil)
-	l.newCohort = func(*datasets.Dataset, gpu.CohortShape) (gpu.Cohort, error) { return f, nil }
-	return l
+	return NewLockstep(size, func(*datasets.Dataset, nn.CohortShape) (nn.Cohort, error) { return f, nil })
 }
 
 func gpuCell() *manifests.Manifest {
@@ -87,22 +85,22 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func TestLockstepWaitsForReservedCells(t *testing.T) {
 	f := &fakeCohort{states: map[int]map[string][][]float32{}}
 	l := fakeLockstep(3, f)
-	cfg := gpuCell()
-	if CohortKey(cfg) == "" {
+	key := CohortKey(gpuCell())
+	if key == "" {
 		t.Fatal("a GPU data-set cell has no cohort key")
 	}
-	seats := []*Seat{l.Reserve(cfg), l.Reserve(cfg), l.Reserve(cfg)}
-	a, err := seats[0].Join(nil, gpu.CohortShape{}, map[string][][]float32{"x": {{1}}})
+	seats := []*Seat{l.Reserve(key), l.Reserve(key), l.Reserve(key)}
+	a, err := seats[0].Join(nil, nn.CohortShape{}, map[string][][]float32{"x": {{1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := seats[1].Join(nil, gpu.CohortShape{}, map[string][][]float32{"x": {{2}}})
+	b, err := seats[1].Join(nil, nn.CohortShape{}, map[string][][]float32{"x": {{2}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan []float64, 2)
-	go func() { l, _, _, _ := a.Round(gpu.CellRound{Round: 0}, false); done <- l }()
-	go func() { l, _, _, _ := b.Round(gpu.CellRound{Round: 4}, false); done <- l }()
+	go func() { l, _, _, _ := a.Round(nn.CellRound{Round: 0}, false); done <- l }()
+	go func() { l, _, _, _ := b.Round(nn.CellRound{Round: 4}, false); done <- l }()
 	time.Sleep(20 * time.Millisecond)
 	if len(done) != 0 || len(f.rounds) != 0 {
 		t.Fatal("a round ran while a reserved cell was still on its way")
@@ -120,7 +118,7 @@ func TestLockstepWaitsForReservedCells(t *testing.T) {
 		t.Errorf("member b's state %v, want what it joined with", s)
 	}
 	a.Leave()
-	if _, _, _, err := b.Round(gpu.CellRound{Round: 5}, false); err != nil {
+	if _, _, _, err := b.Round(nn.CellRound{Round: 5}, false); err != nil {
 		t.Fatal(err)
 	}
 	if last := f.rounds[len(f.rounds)-1]; !slices.Equal(last, []int{-1, 5, -1}) {
@@ -137,12 +135,12 @@ func TestLockstepWaitsForReservedCells(t *testing.T) {
 func TestLockstepSharesAnError(t *testing.T) {
 	f := &fakeCohort{states: map[int]map[string][][]float32{}, fail: errors.New("device lost")}
 	l := fakeLockstep(2, f)
-	cfg := gpuCell()
-	a, _ := l.Reserve(cfg).Join(nil, gpu.CohortShape{}, nil)
-	b, _ := l.Reserve(cfg).Join(nil, gpu.CohortShape{}, nil)
+	key := CohortKey(gpuCell())
+	a, _ := l.Reserve(key).Join(nil, nn.CohortShape{}, nil)
+	b, _ := l.Reserve(key).Join(nil, nn.CohortShape{}, nil)
 	errs := make(chan error, 2)
 	for _, m := range []*Member{a, b} {
-		go func() { _, _, _, err := m.Round(gpu.CellRound{}, false); errs <- err }()
+		go func() { _, _, _, err := m.Round(nn.CellRound{}, false); errs <- err }()
 	}
 	for range 2 {
 		if err := <-errs; err == nil || err.Error() != "device lost" {
@@ -150,9 +148,9 @@ func TestLockstepSharesAnError(t *testing.T) {
 		}
 	}
 	f.fail = nil
-	go func() { _, _, _, err := a.Round(gpu.CellRound{}, true); errs <- err }()
+	go func() { _, _, _, err := a.Round(nn.CellRound{}, true); errs <- err }()
 	eventually(t, "a's submission", func() bool { l.mu.Lock(); defer l.mu.Unlock(); return a.g.submitted == 1 })
-	if _, _, scores, err := b.Round(gpu.CellRound{}, false); err != nil || scores != nil {
+	if _, _, scores, err := b.Round(nn.CellRound{}, false); err != nil || scores != nil {
 		t.Errorf("b after the error: scores %v, %v", scores, err)
 	}
 	if err := <-errs; err != nil || f.evals != 1 {

@@ -6,7 +6,6 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/nn"
-	"github.com/ump-lab/ump/nn/gpu"
 )
 
 // evalValidation computes the validation columns (stages.Columns) of the local models x.
@@ -49,12 +48,12 @@ func evalNeural(e nn.Engine, test *datasets.Split, round int, trainLoss float64,
 	if err != nil {
 		return nil, err
 	}
-	return neuralRow(round, trainLoss, gpu.CellScores{Local: scores[:len(x)], Consensus: scores[len(x)],
+	return neuralRow(round, trainLoss, nn.CellScores{Local: scores[:len(x)], Consensus: scores[len(x)],
 		ConsensusDistance: consensusDistance(x, xbar)}), nil
 }
 
 // neuralRow is the metrics row (stages.Columns' order) of a round's scores.
-func neuralRow(round int, trainLoss float64, s gpu.CellScores) []float64 {
+func neuralRow(round int, trainLoss float64, s nn.CellScores) []float64 {
 	lossSum, accSum, accMin, accMax := 0.0, 0.0, math.Inf(1), math.Inf(-1)
 	for _, l := range s.Local {
 		lossSum += l.Loss

@@ -41,7 +41,7 @@ func TestNeuralRowAggregatesLocalAndAveragedModels(t *testing.T) {
 		return s[0]
 	}
 	got := map[string]float64{}
-	for k, name := range stages.Columns(&manifests.Manifest{})[:len(row)] { // a data set's: its metrics first
+	for k, name := range stages.Columns(manifests.Task{}, false)[:len(row)] { // a data set's: its metrics first
 		got[name] = row[k]
 	}
 	var acc []float64

@@ -100,17 +100,17 @@ func runDigest(t *testing.T, src string) string {
 	}
 	cfg := &plan.Cells[0].Config
 	ctx, mem, lib := context.Background(), artifacts.NewMemory(), datasets.NewLibrary("")
-	part, err := partition.Stage{}.Run(ctx, &stages.Env{Params: partition.Stage{}.Params(cfg), Store: mem, Data: lib})
+	part, err := partition.Stage{}.Run(ctx, partition.Stage{}.Params(cfg), &stages.Env{Store: mem, Data: lib})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mixing, err := topology.Stage{}.Run(ctx, &stages.Env{Params: topology.Stage{}.Params(cfg), Store: mem})
+	mixing, err := topology.Stage{}.Run(ctx, topology.Stage{}.Params(cfg), &stages.Env{Store: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &stages.Env{Params: Stage{}.Params(cfg), Every: stages.Every{Evaluate: 1, Checkpoint: 10}, Store: mem, Data: lib,
+	env := &stages.Env{Every: stages.Every{Evaluate: 1, Checkpoint: 10}, Store: mem, Data: lib,
 		Upstream: map[string]*stages.Result{stages.Partition: part, stages.Topology: mixing}, Report: func(record.RoundReport) error { return nil }}
-	st := finalState(t, ctx, mem, env)
+	st := finalState(t, ctx, mem, cfg, env)
 	if st.Diverged || st.Round != cfg.Rounds {
 		t.Errorf("%s: diverged %v at round %d of %d: a pinned run should train", cfg.Algorithm.Name, st.Diverged, st.Round, cfg.Rounds)
 	}

@@ -9,12 +9,8 @@ import (
 	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/internal/rng"
-	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn"
-	"github.com/ump-lab/ump/nn/cpu"
-	"github.com/ump-lab/ump/nn/gpu"
 	"github.com/ump-lab/ump/stages"
-	"github.com/ump-lab/ump/stages/partition"
 )
 
 // task is what the training loop needs from the quadratic objective or a
@@ -29,48 +25,36 @@ type task interface {
 	metrics(round int, x [][]float32) ([]float64, error)
 }
 
-func newTask(ctx context.Context, env *stages.Env, device *gpu.Device) (task, error) {
-	cfg := config(env)
+func newTask(ctx context.Context, env *stages.Env, cfg *Params, engines Engines) (task, error) {
 	if q := cfg.Task.Quadratic; !cfg.Task.Kind().Samples {
 		return &quadratic{q: datasets.NewQuadratic(cfg.Workers, q.Dim, q.Zeta, q.Kappa, q.Sigma, uint64(cfg.Seed))}, nil
 	}
-	data, samplers, held, err := loadPartition(ctx, env)
+	data, samplers, held, err := loadPartition(ctx, env, cfg)
 	if err != nil {
 		return nil, err
 	}
-	engine, err := newEngine(cfg, data, device, env.Procs)
+	newEngine, err := engines.host(cfg)
+	if err != nil {
+		return nil, err
+	}
+	engine, err := newEngine(cfg.Task.Model, data, uint64(cfg.Seed), env.Procs)
 	if err != nil {
 		return nil, err
 	}
 	t := &neural{engine: engine, data: data, samplers: samplers, batches: make([][]int, cfg.Workers),
 		losses: make([]float64, cfg.Workers), lossBound: lossBound(data)}
-	if cfg.Validation != nil {
+	if cfg.Validation {
 		val := data.Train.Subset(held, data.Shape)
 		t.val = &val
 	}
 	return t, nil
 }
 
-// newEngine builds the training engine of a data-set cell: the CPU
-// engine on procs goroutines (0: all), or with engine: gpu the GoMLX one
-// on the device.
-func newEngine(cfg *manifests.Manifest, data *datasets.Dataset, device *gpu.Device, procs int) (nn.Engine, error) {
-	if cfg.OnGPU() {
-		return gpu.New(cfg.Task.Model, data, uint64(cfg.Seed), device)
-	}
-	e, err := cpu.New(cfg.Task.Model, data, uint64(cfg.Seed))
-	if err == nil && procs > 0 {
-		e.UseProcs(procs)
-	}
-	return e, err
-}
-
 // loadPartition loads a cell's data set and its workers' samplers from the
 // partition stage's assignment: the samples each worker trains on, and
 // those held out for validation (held, every worker's, in the
 // assignment's order), which no sampler ever yields.
-func loadPartition(ctx context.Context, env *stages.Env) (data *datasets.Dataset, samplers []*sampler, held []int, err error) {
-	cfg := config(env)
+func loadPartition(ctx context.Context, env *stages.Env, cfg *Params) (data *datasets.Dataset, samplers []*sampler, held []int, err error) {
 	if data, err = stages.LoadData(cfg.Task, env.Data); err != nil {
 		return nil, nil, nil, err
 	}
@@ -78,7 +62,7 @@ func loadPartition(ctx context.Context, env *stages.Env) (data *datasets.Dataset
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	workers, samples, validation := tab.Column("worker"), tab.Column("sample"), tab.Column(partition.ValidationColumn)
+	workers, samples, validation := tab.Column("worker"), tab.Column("sample"), tab.Column(stages.ValidationColumn)
 	if workers == nil || samples == nil {
 		return nil, nil, nil, fmt.Errorf("train: the partition's assignment table lacks worker or sample columns")
 	}
@@ -133,7 +117,7 @@ func (t *quadratic) metrics(round int, x [][]float32) ([]float64, error) {
 // guess, ln(classes), has diverged.
 const lossBoundFactor = 100
 
-// neural trains a model of package nn, on the CPU or GPU engine, on a partitioned data set.
+// neural trains a model of package nn, on an engine of the cell's kind, on a partitioned data set.
 type neural struct {
 	engine    nn.Engine
 	data      *datasets.Dataset
@@ -225,7 +209,7 @@ func finite(x [][]float32) bool {
 }
 
 // learningRate is eta for round t (from 0) under the cell's schedule.
-func learningRate(cfg *manifests.Manifest, t int) float64 {
+func learningRate(cfg *Params, t int) float64 {
 	sc := cfg.LRSchedule
 	if sc == nil {
 		return cfg.LR

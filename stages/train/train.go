@@ -13,39 +13,67 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/compress"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/nn/gpu"
 	"github.com/ump-lab/ump/record"
 	"github.com/ump-lab/ump/stages"
-	"github.com/ump-lab/ump/stages/topology"
+	"github.com/ump-lab/ump/stages/mixing"
+	"github.com/ump-lab/ump/tasks"
 )
 
-// Stage trains a cell, on the CPU engine or, with engine: gpu, on Device
-// (in the cohort of the cell's Env.Seat, or in one of its own).
+// Stage trains a cell on the engine of its kind among Engines (a GPU
+// cell without compression in the cohort of its Env.Seat, or in one of
+// its own).
 type Stage struct {
-	Device *gpu.Device // where GPU cells train; nil where none is configured
+	Engines Engines
 }
 
-var _ stages.Stage = Stage{}
+var _ stages.Step[Params] = Stage{}
+var _ stages.Rekeyed = Stage{}
 
 func (Stage) Name() string             { return stages.Train }
 func (Stage) Version() int             { return 3 }
 func (Stage) Inputs() []stages.Output  { return []stages.Output{stages.Assignment, stages.Mixing} }
 func (Stage) Outputs() []stages.Output { return []stages.Output{stages.Rounds, stages.LastCheckpoint} }
 
-// Params is the whole cell configuration (a manifests.Manifest) but its
-// name and how often to evaluate and checkpoint, which reach Run as
-// Env.Every: they cannot change the trained model's bits.
-func (Stage) Params(cfg *manifests.Manifest) any {
-	c := *cfg
-	c.Name, c.Evaluate, c.Checkpoint = "", manifests.Evaluate{}, manifests.Checkpoint{}
-	return c
+// Params is what the stage reads of a cell: its fields keep the
+// manifest's names and JSON keys. The partition (the share validation
+// holds out among them) and the topology come as their stages' outputs;
+// how often to evaluate and checkpoint comes as Env.Every, which cannot
+// change the trained model's bits.
+type Params struct {
+	Task        manifests.Task         `json:"task"`
+	Engine      string                 `json:"engine,omitempty"`
+	Workers     int                    `json:"workers"`
+	Rounds      int                    `json:"rounds"`
+	LocalSteps  int                    `json:"local_steps"`
+	BatchSize   int                    `json:"batch_size,omitempty"`
+	LR          float64                `json:"lr"`
+	LRSchedule  *manifests.Schedule    `json:"lr_schedule,omitempty"`
+	Algorithm   manifests.Algorithm    `json:"algorithm"`
+	WeightDecay float64                `json:"weight_decay,omitempty"`
+	Compression *manifests.Compression `json:"compression,omitempty"`
+	Seed        int                    `json:"seed"`
+	// Validation says whether workers hold samples out, which adds the
+	// validation columns.
+	Validation bool `json:"validation,omitempty"`
 }
 
-// config is the cell configuration a running train stage was given.
-func config(env *stages.Env) *manifests.Manifest {
-	cfg := env.Params.(manifests.Manifest)
-	return &cfg
+func (Stage) Params(cfg *manifests.Manifest) Params {
+	return Params{Task: cfg.Task, Engine: cfg.Engine, Workers: cfg.Workers, Rounds: cfg.Rounds, LocalSteps: cfg.LocalSteps,
+		BatchSize: cfg.BatchSize, LR: cfg.LR, LRSchedule: cfg.LRSchedule, Algorithm: cfg.Algorithm, WeightDecay: cfg.WeightDecay,
+		Compression: cfg.Compression, Seed: cfg.Seed, Validation: cfg.Validation != nil}
 }
+
+// FormerParams are what the key held before stages declared exactly what
+// they read: the whole cell configuration but its name and how often to
+// evaluate and checkpoint.
+func (Stage) FormerParams(cfg *manifests.Manifest) json.RawMessage {
+	c := *cfg
+	c.Name, c.Evaluate, c.Checkpoint = "", manifests.Evaluate{}, manifests.Checkpoint{}
+	return manifests.CanonicalJSON(c)
+}
+
+// onGPU reports whether the cell trains on the GPU engine.
+func (p *Params) onGPU() bool { return p.Engine == tasks.GPU }
 
 // Summary is the stage's JSON summary.
 type Summary struct {
@@ -55,21 +83,21 @@ type Summary struct {
 }
 
 // algorithmConfig is the optimizer's configuration of a cell.
-func algorithmConfig(cfg *manifests.Manifest) algorithms.Config {
+func algorithmConfig(cfg *Params) algorithms.Config {
 	return algorithms.Config{Name: cfg.Algorithm.Name, Params: cfg.Algorithm.Params, WeightDecay: cfg.WeightDecay}
 }
 
 // exchangeConfig is the exchange's configuration of a cell (codec none
 // without a compression block).
-func exchangeConfig(cfg *manifests.Manifest) compress.Config {
+func exchangeConfig(cfg *Params) compress.Config {
 	if c := cfg.Compression; c != nil {
 		return compress.Config{Spec: compress.Spec{Codec: c.Codec, Params: c.Params}, Seed: uint64(cfg.Seed)}
 	}
 	return compress.Config{Spec: compress.Spec{Codec: "none"}, Seed: uint64(cfg.Seed)}
 }
 
-func (s Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error) {
-	cfg := config(env)
+func (s Stage) Run(ctx context.Context, params Params, env *stages.Env) (*stages.Result, error) {
+	cfg := &params
 	if env.Every.Evaluate < 1 || env.Every.Checkpoint < 1 {
 		return nil, fmt.Errorf("train: Env.Every is %+v; the runner must say how often to evaluate and checkpoint (stages.EveryOf)", env.Every)
 	}
@@ -77,14 +105,14 @@ func (s Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error)
 	if err != nil {
 		return nil, err
 	}
-	tg := &training{env: env, cfg: cfg, st: &TrainState{Columns: stages.Columns(cfg)}}
-	if tg.mixings, err = topology.ReadMixings(tab, cfg.Workers); err != nil {
+	tg := &training{env: env, cfg: cfg, st: &TrainState{Columns: stages.Columns(cfg.Task, cfg.Validation)}}
+	if tg.mixings, err = mixing.Read(tab, cfg.Workers); err != nil {
 		return nil, err
 	}
-	if CohortKey(cfg) != "" {
-		tg.tr, err = newDeviceTrainer(ctx, env, s.Device)
+	if cfg.cohortKey() != "" {
+		tg.tr, err = newDeviceTrainer(ctx, env, cfg, s.Engines)
 	} else {
-		tg.tr, err = newHostTrainer(ctx, env, s.Device)
+		tg.tr, err = newHostTrainer(ctx, env, cfg, s.Engines)
 	}
 	if err != nil {
 		return nil, err
@@ -115,8 +143,8 @@ func (s Stage) Run(ctx context.Context, env *stages.Env) (*stages.Result, error)
 // training is a cell's training under way.
 type training struct {
 	env            *stages.Env
-	cfg            *manifests.Manifest
-	mixings        *topology.Mixings
+	cfg            *Params
+	mixings        *mixing.Mixings
 	tr             trainer
 	st             *TrainState
 	abandon        atomic.Bool   // set roundGrace after an interrupt: the round stops at its next local step
@@ -276,9 +304,8 @@ type hostTrainer struct {
 	k        int
 }
 
-func newHostTrainer(ctx context.Context, env *stages.Env, device *gpu.Device) (*hostTrainer, error) {
-	cfg := config(env)
-	tk, err := newTask(ctx, env, device)
+func newHostTrainer(ctx context.Context, env *stages.Env, cfg *Params, engines Engines) (*hostTrainer, error) {
+	tk, err := newTask(ctx, env, cfg, engines)
 	if err != nil {
 		return nil, err
 	}
@@ -352,7 +379,12 @@ func restoreVectors(dst, src map[string][][]float32) error {
 // cell that trains otherwise (the CPU engine, the quadratic task, or
 // compressed communication, which exchanges on the host).
 func CohortKey(cfg *manifests.Manifest) string {
-	if !cfg.OnGPU() || !cfg.Task.Kind().Samples || (cfg.Compression != nil && cfg.Compression.Codec != "none") {
+	p := Stage{}.Params(cfg)
+	return p.cohortKey()
+}
+
+func (cfg *Params) cohortKey() string {
+	if !cfg.onGPU() || !cfg.Task.Kind().Samples || (cfg.Compression != nil && cfg.Compression.Codec != "none") {
 		return ""
 	}
 	return fmt.Sprintf("%s %s %s w%d k%d b%d", cfg.Task.Dataset, cfg.Task.Model, cfg.Algorithm.Name, cfg.Workers, cfg.LocalSteps, cfg.BatchSize)

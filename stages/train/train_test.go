@@ -11,6 +11,8 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/nn/cpu"
 	"github.com/ump-lab/ump/record"
 	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/stages/partition"
@@ -62,7 +64,7 @@ func TestLearningRateSchedules(t *testing.T) {
 		{&manifests.Schedule{Kind: "step", Milestones: []int{3, 6}, Gamma: &gamma}, []float64{0.1, 0.1, 0.1, 0.05, 0.05, 0.05, 0.025, 0.025, 0.025, 0.025}},
 		{&manifests.Schedule{Kind: "cosine", Warmup: 2}, []float64{0.05, 0.1, 0.1, half(1), half(2), half(3), 0.05, half(5), half(6), half(7)}},
 	} {
-		cfg := &manifests.Manifest{LR: 0.1, Rounds: 10, LRSchedule: c.sc}
+		cfg := &Params{LR: 0.1, Rounds: 10, LRSchedule: c.sc}
 		for r, want := range c.want {
 			if got := learningRate(cfg, r); math.Abs(got-want) > 1e-15 {
 				t.Errorf("%+v round %d: lr %g, want %g", c.sc, r, got, want)
@@ -73,6 +75,15 @@ func TestLearningRateSchedules(t *testing.T) {
 
 // half is the cosine schedule at lr 0.1 k/8 of the way after the warmup.
 func half(k int) float64 { return 0.1 * 0.5 * (1 + math.Cos(math.Pi*float64(k)/8)) }
+
+// runTrain runs the stage on cell cfg with the CPU engine, as package
+// engines hands it over on a machine without a GPU.
+func runTrain(ctx context.Context, cfg *manifests.Manifest, env *stages.Env) (*stages.Result, error) {
+	st := Stage{Engines: Engines{Host: map[string]NewEngine{"": func(model string, data *datasets.Dataset, seed uint64, _ int) (nn.Engine, error) {
+		return cpu.New(model, data, seed)
+	}}}}
+	return st.Run(ctx, st.Params(cfg), env)
+}
 
 // quadraticRun parses a one-cell manifest, runs its topology stage in
 // memory and returns the cell's configuration and the train stage's
@@ -85,11 +96,11 @@ func quadraticRun(t *testing.T, src string) (*manifests.Manifest, *artifacts.Mem
 	}
 	cfg := &plan.Cells[0].Config
 	mem := artifacts.NewMemory()
-	mixing, err := topology.Stage{}.Run(context.Background(), &stages.Env{Params: topology.Stage{}.Params(cfg), Store: mem})
+	mixing, err := topology.Stage{}.Run(context.Background(), topology.Stage{}.Params(cfg), &stages.Env{Store: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cfg, mem, &stages.Env{Params: Stage{}.Params(cfg), Every: stages.EveryOf(cfg), Store: mem, Upstream: map[string]*stages.Result{stages.Topology: mixing},
+	return cfg, mem, &stages.Env{Every: stages.EveryOf(cfg), Store: mem, Upstream: map[string]*stages.Result{stages.Topology: mixing},
 		Report: func(record.RoundReport) error { return nil }}
 }
 
@@ -98,7 +109,7 @@ func quadraticRun(t *testing.T, src string) (*manifests.Manifest, *artifacts.Mem
 // rounds 2, 4 and 5.
 func TestEvaluatesEveryAndAtTheLastRound(t *testing.T) {
 	ctx := context.Background()
-	_, _, env := quadraticRun(t, `version: 1
+	cfg, _, env := quadraticRun(t, `version: 1
 name: t
 task: {dataset: quadratic, quadratic: {dim: 5}}
 workers: 3
@@ -107,7 +118,7 @@ lr: 0.1
 algorithm: {name: d-sum}
 evaluate: {every: 2}
 `)
-	res, err := Stage{}.Run(ctx, env)
+	res, err := runTrain(ctx, cfg, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +169,7 @@ algorithm: {name: d-sum}
 evaluate: {every: 4}
 checkpoint: {every: 4}
 `)
-	got := finalState(t, ctx, mem, env)
+	got := finalState(t, ctx, mem, cfg, env)
 	matrix := func(w [][]float64) algorithms.Mixing {
 		m, err := algorithms.NewMixing(w)
 		if err != nil {
@@ -175,9 +186,9 @@ checkpoint: {every: 4}
 }
 
 // finalState runs the train stage of env and decodes its final checkpoint.
-func finalState(t *testing.T, ctx context.Context, mem *artifacts.Memory, env *stages.Env) *TrainState {
+func finalState(t *testing.T, ctx context.Context, mem *artifacts.Memory, cfg *manifests.Manifest, env *stages.Env) *TrainState {
 	t.Helper()
-	res, err := Stage{}.Run(ctx, env)
+	res, err := runTrain(ctx, cfg, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +210,8 @@ func optimizerState(t *testing.T, cfg *manifests.Manifest, mixes []algorithms.Mi
 	t.Helper()
 	quad := cfg.Task.Quadratic
 	task := datasets.NewQuadratic(cfg.Workers, quad.Dim, quad.Zeta, quad.Kappa, quad.Sigma, uint64(cfg.Seed))
-	opt, err := algorithms.New(algorithmConfig(cfg), cfg.Workers, make([]float32, quad.Dim))
+	p := Stage{}.Params(cfg)
+	opt, err := algorithms.New(algorithmConfig(&p), cfg.Workers, make([]float32, quad.Dim))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +266,7 @@ checkpoint: {every: 4}
 		}
 		return nil
 	}
-	whole, err := Stage{}.Run(ctx, env)
+	whole, err := runTrain(ctx, cfg, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +274,7 @@ checkpoint: {every: 4}
 		t.Fatalf("the run should diverge before round %d (diverged %v, last checkpoint after round %d); raise lr", cfg.Rounds, whole.Diverged, last.Round)
 	}
 	env.Resume = &stages.Checkpoint{Round: last.Round, Ref: *last.Checkpoint}
-	resumed, err := Stage{}.Run(ctx, env)
+	resumed, err := runTrain(ctx, cfg, env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,12 +307,13 @@ validation: {fraction: 0.25}
 	}
 	cfg := &plan.Cells[0].Config
 	ctx, mem, lib := context.Background(), artifacts.NewMemory(), datasets.NewLibrary("")
-	part, err := partition.Stage{}.Run(ctx, &stages.Env{Params: partition.Stage{}.Params(cfg), Store: mem, Data: lib})
+	part, err := partition.Stage{}.Run(ctx, partition.Stage{}.Params(cfg), &stages.Env{Store: mem, Data: lib})
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &stages.Env{Params: Stage{}.Params(cfg), Every: stages.EveryOf(cfg), Store: mem, Data: lib, Upstream: map[string]*stages.Result{stages.Partition: part}}
-	data, samplers, held, err := loadPartition(ctx, env)
+	env := &stages.Env{Every: stages.EveryOf(cfg), Store: mem, Data: lib, Upstream: map[string]*stages.Result{stages.Partition: part}}
+	p := Stage{}.Params(cfg)
+	data, samplers, held, err := loadPartition(ctx, env, &p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +366,7 @@ topology: {kind: ring, weights: metropolis-hastings}
 evaluate: {every: 6}
 checkpoint: {every: 6}
 `)
-	got := finalState(t, ctx, mem, env)
+	got := finalState(t, ctx, mem, cfg, env)
 	r := 1.0 / 3
 	ring, err := algorithms.NewMixing([][]float64{{r, r, r}, {r, r, r}, {r, r, r}})
 	if err != nil {
@@ -369,7 +382,7 @@ checkpoint: {every: 6}
 // with ErrInterrupted.
 func TestAnInterruptInTheFinalRoundLetsTheCellFinish(t *testing.T) {
 	for _, at := range []int{3, 2} {
-		_, _, env := quadraticRun(t, `version: 1
+		cfg, _, env := quadraticRun(t, `version: 1
 name: t
 task: {dataset: quadratic, quadratic: {dim: 5}}
 workers: 3
@@ -384,7 +397,7 @@ algorithm: {name: d-sum}
 				cancel()
 			}
 		}
-		res, err := Stage{}.Run(ctx, env)
+		res, err := runTrain(ctx, cfg, env)
 		cancel()
 		switch {
 		case at == 3 && (err != nil || res == nil):

@@ -1,0 +1,149 @@
+package engines
+
+import (
+	"fmt"
+
+	"github.com/ump-lab/ump/algorithms"
+	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/nn/cpu"
+	"github.com/ump-lab/ump/nn/gpu"
+	"github.com/ump-lab/ump/stages"
+	"github.com/ump-lab/ump/stages/train"
+	"github.com/ump-lab/ump/tasks"
+)
+
+// Set is this machine's engines: the CPU engine, and the GPU engine on
+// Device. The runner asks it what it must know before and around the
+// stages (pipeline.Engines); the train stage trains with what Train hands
+// it.
+type Set struct {
+	Device *gpu.Device // where GPU cells train; nil where none is configured
+}
+
+// Train is what the train stage may train with: the CPU engine on the
+// cell's share of the cores, the GPU engine and its cohort program on
+// Device.
+func (e Set) Train() train.Engines {
+	return train.Engines{
+		Host: map[string]train.NewEngine{
+			"": func(model string, data *datasets.Dataset, seed uint64, procs int) (nn.Engine, error) {
+				c, err := cpu.New(model, data, seed)
+				if err != nil {
+					return nil, err
+				}
+				if procs > 0 {
+					c.UseProcs(procs)
+				}
+				return c, nil
+			},
+			tasks.GPU: func(model string, data *datasets.Dataset, seed uint64, _ int) (nn.Engine, error) {
+				return gpu.New(model, data, seed, e.Device)
+			},
+		},
+		Cohort: map[string]train.NewCohort{tasks.GPU: e.newCohort},
+	}
+}
+
+func (e Set) newCohort(data *datasets.Dataset, shape nn.CohortShape) (nn.Cohort, error) {
+	return gpu.NewCohort(e.Device, data, shape)
+}
+
+// Name identifies the code that computes a cell's numbers; it enters the
+// cell key. Data sets train on the CPU engine, whose name is its
+// numerics' version (the same on every machine), or with engine: gpu on
+// the GoMLX engine, whose name includes the backend and device; a task
+// without samples names its own plain-Go code (tasks.Kind.GoEngine).
+func (e Set) Name(cfg *manifests.Manifest) (string, error) {
+	switch {
+	case !cfg.Task.Kind().Samples:
+		return cfg.Task.Kind().GoEngine, nil
+	case cfg.OnGPU():
+		return e.Device.Name()
+	}
+	return cpu.Name(), nil
+}
+
+// Kernels names the CPU engine's kernels on this machine, for a cell's
+// fingerprint (every kernel path gives the same bits).
+func (Set) Kernels() string { return cpu.Kernels() }
+
+// Check refuses, before anything runs, a cell that a GPU cohort would
+// train (CohortKey) with an algorithm its round program cannot run
+// (algorithms.OnDevice); nil for any other cell.
+func (Set) Check(cfg *manifests.Manifest) error {
+	if train.CohortKey(cfg) == "" {
+		return nil
+	}
+	if err := algorithms.OnDevice(algorithms.Config{Name: cfg.Algorithm.Name, Params: cfg.Algorithm.Params}, cfg.LocalSteps); err != nil {
+		return &manifests.Error{Problems: []string{fmt.Sprintf("field \"algorithm\": %v", err)}}
+	}
+	return nil
+}
+
+// stateVectors is about how many model-sized float32 vectors a worker
+// keeps (parameters, gradient, momentum, the algorithms' buffers, a
+// codec's memory, the exchange's copies). The estimate only has to tell
+// the impossible from the possible.
+const stateVectors = 8
+
+// MemoryNeed estimates the bytes a cell needs at its peak: every worker's
+// state vectors, and one batch's activations forward and backward. It
+// names the manifest field that drives the estimate.
+func (Set) MemoryNeed(cfg *manifests.Manifest, data *datasets.Library) (need float64, field string, err error) {
+	workers := float64(cfg.Workers)
+	if !cfg.Task.Kind().Samples {
+		return workers * float64(cfg.Task.Quadratic.Dim) * stateVectors * 4, "task.quadratic.dim", nil
+	}
+	d, err := stages.LoadData(cfg.Task, data)
+	if err != nil {
+		return 0, "", err
+	}
+	m, err := nn.NewModel(cfg.Task.Model, nn.Input{Shape: d.Shape, Classes: d.Classes, Vocab: len(d.Vocab)})
+	if err != nil {
+		return 0, "", err
+	}
+	state := float64(workers * float64(m.Params) * stateVectors * 4)
+	batch := float64(cfg.BatchSize * m.Activations() * 4 * 2)
+	if batch > state {
+		return state + batch, "batch_size", nil
+	}
+	return state + batch, "workers", nil
+}
+
+// CohortKey is what cells must share to train in one cohort, or "" for a
+// cell that trains otherwise (the CPU engine, the quadratic task, or
+// compressed communication, which exchanges on the host).
+func (Set) CohortKey(cfg *manifests.Manifest) string { return train.CohortKey(cfg) }
+
+// CohortSize is how many cells of cfg's shape one device cohort holds:
+// half the device's memory (gpu.DeviceMemory) over a cell's estimated
+// footprint (gpu.CellBytes), at least 1.
+func (Set) CohortSize(cfg *manifests.Manifest, lib *datasets.Library) int {
+	data, err := stages.LoadData(cfg.Task, lib)
+	if err != nil {
+		return 1 // the cells will fail with this error
+	}
+	m, err := nn.NewModel(cfg.Task.Model, nn.Input{Shape: data.Shape, Classes: data.Classes, Vocab: len(data.Vocab)})
+	if err != nil {
+		return 1
+	}
+	memory, _ := gpu.DeviceMemory()
+	return int(max(1, memory/2/gpu.CellBytes(m, cfg.Algorithm.Name, cfg.Workers, cfg.BatchSize)))
+}
+
+// NewCohort returns cohorts of size cells on the device (train.Lockstep).
+func (e Set) NewCohort(size int) stages.Cohort { return cohorts{train.NewLockstep(size, e.newCohort)} }
+
+// cohorts is a Lockstep as the runner sees it.
+type cohorts struct{ l *train.Lockstep }
+
+// Reserve is Lockstep.Reserve of the cell's cohort key, with no seat (a
+// nil Seat, not a nil *Seat) for a cell that trains outside cohorts.
+func (c cohorts) Reserve(cfg *manifests.Manifest) stages.Seat {
+	if s := c.l.Reserve(train.CohortKey(cfg)); s != nil {
+		return s
+	}
+	return nil
+}
