@@ -71,7 +71,7 @@ test:
 	rm -f $(SKIPS)
 	$(GO) test -count=1 -timeout 30m -json $$($(GO) list ./... | grep -v '/gpukit$$') | $(SUMMARY)
 	$(GO) clean -fuzzcache
-	$(GO) test -run '^$$' -fuzz '^FuzzReadExported$$' -fuzztime 30s -fuzzminimizetime 10x ./report | tee bin/fuzz.log
+	$(GO) test -run '^$$' -fuzz '^FuzzReadExported$$' -fuzztime 30s -fuzzminimizetime 10x ./report/resultsdir | tee bin/fuzz.log
 	awk '/now fuzzing/ {match($$0, /elapsed: [0-9]+s/); b = substr($$0, RSTART+9, RLENGTH-10); \
 		split($$0, p, "/"); n = p[2] + 0} /execs: [0-9]+/ {match($$0, /elapsed: [0-9]+s/); e = substr($$0, RSTART+9, RLENGTH-10); \
 		match($$0, /execs: [0-9]+/); x = substr($$0, RSTART+7, RLENGTH-7)} END {printf "fuzzing: %d executions in %d s (after %d s replaying its %d seed inputs), %.0f per second\n", \

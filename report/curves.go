@@ -176,16 +176,16 @@ func Curves(ctx context.Context, s state.Source, rep *state.Report, spec manifes
 	if err != nil {
 		return nil, err
 	}
-	return curves(&rep.Plan, grid, spec, o, func(cells []int) string { return furthest(rep, grid, cells) },
+	return CurvesFrom(&rep.Plan, grid, spec, o, func(cells []int) string { return furthest(rep, grid, cells) },
 		func(i int) (*artifacts.Table, bool, bool, error) {
 			t, done, err := roundsOf(ctx, s, rep, i, o.Live)
 			return t, done, done && rep.Cells[i].Stage(stages.Train).Result.Diverged, err
 		})
 }
 
-// roundsFunc gives cell i's rounds table (nil: none), whether its
+// RoundsFunc gives cell i's rounds table (nil: none), whether its
 // training finished and whether it diverged.
-type roundsFunc func(i int) (t *artifacts.Table, done, diverged bool, err error)
+type RoundsFunc func(i int) (t *artifacts.Table, done, diverged bool, err error)
 
 // FigureTitle is what a figure of plan's results is titled: the
 // manifest's name, and when its rounds were scaled down (--scale), by how
@@ -225,10 +225,10 @@ func (g *Grid) seriesLabels() []string {
 	return rows
 }
 
-// curves builds the figures of a grid from its cells' rounds (Curves);
+// CurvesFrom builds the figures of a grid from its cells' rounds (Curves);
 // furthestOf picks the choice a live figure shows for an entry none of
 // whose choices has finished (CurveOptions.Live).
-func curves(plan *manifests.Plan, grid *Grid, spec manifests.Table, o CurveOptions, furthestOf func(cells []int) string, rounds roundsFunc) ([]Figure, error) {
+func CurvesFrom(plan *manifests.Plan, grid *Grid, spec manifests.Table, o CurveOptions, furthestOf func(cells []int) string, rounds RoundsFunc) ([]Figure, error) {
 	figs, shown := curveFigures(plan, grid, spec, o, furthestOf)
 	sums := map[[2]int]map[float64][]float64{} // (figure, series) -> x -> y per seed
 	for r := range grid.RowLabels {

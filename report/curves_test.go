@@ -59,7 +59,7 @@ table: {rows: [algorithm.beta], columns: [topology.kind], value: objective_gap}
 	rounds := func(i int) (*artifacts.Table, bool, bool, error) {
 		return &artifacts.Table{Columns: []artifacts.Column{{Name: "round", Ints: []int64{1, 2}}, {Name: "objective_gap", Floats: []float64{2, 1}}}}, true, false, nil
 	}
-	figs, err := curves(plan, g, g.Spec, CurveOptions{X: "round", Y: "objective_gap"}, nil, rounds)
+	figs, err := CurvesFrom(plan, g, g.Spec, CurveOptions{X: "round", Y: "objective_gap"}, nil, rounds)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ump-lab/ump/published"
 	"github.com/ump-lab/ump/record"
 	"github.com/ump-lab/ump/state"
 
@@ -348,9 +349,9 @@ func Summary(ctx context.Context, s state.Source, reps []*state.Report) (*artifa
 		}
 		if pt := pub.Table(rep.Plan.Manifest.Name); pt != nil {
 			for _, row := range pt.Rows {
-				r := labelIndex(g.RowLabels, row.Row)
+				r := g.RowLabeled(row.Row)
 				for pcol, label := range pt.Columns {
-					c := labelIndex(g.ColLabels, label)
+					c := g.ColumnLabeled(label)
 					v, _ := pub.Read(row.Values[pcol]) // checked by published.Parse
 					if r < 0 || c < 0 || v.Diverged {
 						continue
@@ -380,3 +381,7 @@ func Summary(ctx context.Context, s state.Source, reps []*state.Report) (*artifa
 		"ump.columns": "one row per table entry; std NaN for one seed; ci95 the 95% interval of the mean (Student's t up to 5 seeds, bootstrap beyond); paper_* in percent, NaN where the paper has no entry"}
 	return out, nil
 }
+
+// Paper is the paper's published results and claims
+// (manifests/published.yaml), parsed.
+func Paper() (*published.Results, error) { return published.Parse(manifests.Published) }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/published"
 )
 
 // TestAnInfiniteFinalIsDiverged: a cell whose final figure is +Inf or
@@ -52,41 +51,5 @@ func TestBaselineRowIsNotComparedWithItself(t *testing.T) {
 	}
 	if got := g.comparisonText(1, 0); got == "" {
 		t.Error("the other row is not compared with the baseline")
-	}
-}
-
-// TestClaimsOnTiesFlatStepsAndProvisionalEntries: a strict column_order
-// fails on a tie and a plain one holds; falls holds on a flat step and
-// rises (strict) fails on it; a claim whose entries are provisional is not
-// decided ("not run") on ours.
-func TestClaimsOnTiesFlatStepsAndProvisionalEntries(t *testing.T) {
-	p, err := published.Parse([]byte(`
-tables:
-  - manifest: toy
-    paper: Toy
-    columns: ["1", "10"]
-    rows:
-      - {row: "a(x=1)", name: A, values: ["60.0", "60.0"]}
-claims:
-  - {claim: strict, tables: [toy], column_order: [["10"], ["1"]], strict: true}
-  - {claim: plain, tables: [toy], column_order: [["10"], ["1"]]}
-  - {claim: falls, tables: [toy], falls: true}
-  - {claim: rises, tables: [toy], rises: true}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &Grid{Spec: manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"},
-		RowLabels: [][]string{{"a(x=1)"}}, ColLabels: [][]string{{"1"}, {"10"}},
-		Entries: [][]Entry{{{Mean: 0.6, Std: 0.01, Seeds: 3, Provisional: true}, {Mean: 0.7, Std: 0.01, Seeds: 3}}}}
-	pc := ComparePaper(p, nil, g, p.Table("toy"), nil)
-	want := []string{"fails (A: partition.alpha=10 60.00, partition.alpha=1 60.00)", "holds", "holds", "fails (A: partition.alpha=1 60.00, partition.alpha=10 60.00)"}
-	for i, v := range pc.Claims {
-		if v.Paper != want[i] {
-			t.Errorf("claim %s on the paper's numbers: %q, want %q", v.Claim.Claim, v.Paper, want[i])
-		}
-		if v.Ours != "not run (1 entry missing, e.g. A at partition.alpha=1)" {
-			t.Errorf("claim %s on a provisional entry: ours %q, want not run", v.Claim.Claim, v.Ours)
-		}
 	}
 }

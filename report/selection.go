@@ -86,10 +86,10 @@ func rankOn(es []*Entry, seeds []int) selectRank {
 			r.diverged++
 			continue
 		}
-		means = append(means, statOf(vals).Mean)
+		means = append(means, StatOf(vals).Mean)
 	}
 	if len(means) > 0 {
-		r.mean = statOf(means).Mean
+		r.mean = StatOf(means).Mean
 	}
 	return r
 }
@@ -130,12 +130,12 @@ func selection(choices []string, chosen string, entries func(string) []*Entry, b
 				}
 			}
 			if len(vals) > 0 {
-				means = append(means, statOf(vals).Mean)
+				means = append(means, StatOf(vals).Mean)
 			}
 		}
 		r := selectRank{mean: math.NaN()}
 		if len(means) > 0 {
-			r.mean = statOf(means).Mean
+			r.mean = StatOf(means).Mean
 		}
 		return r
 	}
@@ -173,4 +173,20 @@ func selection(choices []string, chosen string, entries func(string) []*Entry, b
 	}
 	s.Stability = float64(wins) / SelectionResamples
 	return s
+}
+
+// WithRunnersUp is a copy of the grid whose entries chosen by s show s's
+// runner-up instead: what a claim would read had s chosen it.
+func (g *Grid) WithRunnersUp(s *Selection) *Grid {
+	swapped := *g
+	swapped.Entries = make([][]Entry, len(g.Entries))
+	for i := range g.Entries {
+		swapped.Entries[i] = slices.Clone(g.Entries[i])
+		for j, x := range swapped.Entries[i] {
+			if x.Selection == s && x.RunnerUpEntry != nil {
+				swapped.Entries[i][j] = *x.RunnerUpEntry
+			}
+		}
+	}
+	return &swapped
 }

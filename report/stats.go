@@ -39,6 +39,14 @@ func figureRange(name string) (lo, hi float64, ok bool) {
 	return 0, 0, false
 }
 
+// IntervalOf is f's interval over seeds clipped to the range of value
+// name's figures at scale (within).
+func (f Stat) IntervalOf(seeds int, name string, scale float64) (lo, hi float64, ok bool) {
+	lo, hi, ok = f.interval(seeds)
+	lo, hi = within(name, scale, lo, hi)
+	return lo, hi, ok
+}
+
 // within is the interval [lo, hi] of a mean of figure name (at scale:
 // 100 for percent) cut to the figure's range (figureRange).
 func within(name string, scale, lo, hi float64) (float64, float64) {
@@ -68,7 +76,7 @@ func welchP(a, b []float64) float64 {
 	if len(a) < 2 || len(b) < 2 {
 		return math.NaN()
 	}
-	fa, fb := statOf(a), statOf(b)
+	fa, fb := StatOf(a), StatOf(b)
 	va, vb := fa.Std*fa.Std/float64(len(a)), fb.Std*fb.Std/float64(len(b))
 	if va+vb == 0 {
 		return math.NaN()

@@ -31,9 +31,9 @@ type Entry struct {
 	selectMean float64 // the mean of the grid's SelectBy figure, which chose Select
 	// Selection says how sure the choice of Select is (nil without a
 	// choice to make); entries that share one choice share it.
-	Selection *Selection
-	bySeed    map[int]float64 // SelectBy per seed that chose (NaN: diverged)
-	runnerUp  *Entry          // the entry under Selection.RunnerUp
+	Selection     *Selection
+	bySeed        map[int]float64 // SelectBy per seed that chose (NaN: diverged)
+	RunnerUpEntry *Entry          // the entry under Selection.RunnerUp, or nil
 	// Provisional: some choice of the select path has not finished yet,
 	// so the choice, and the entry, may still change (shown with †,
 	// never in bold).
@@ -46,8 +46,8 @@ type Stat struct {
 	Values    []float64 // the seeds'
 }
 
-// statOf is the mean and sample std of vals.
-func statOf(vals []float64) Stat {
+// StatOf is the mean and sample std of vals.
+func StatOf(vals []float64) Stat {
 	f := Stat{Values: vals}
 	for _, v := range vals {
 		f.Mean += v
@@ -462,7 +462,7 @@ func (g *Grid) choose(scope []*entryGroup) {
 			e.Provisional = unfinished
 			e.Selection = sel
 			if sel != nil {
-				e.runnerUp = gr.candidates[sel.RunnerUp]
+				e.RunnerUpEntry = gr.candidates[sel.RunnerUp]
 			}
 		}
 		g.Entries[gr.row][gr.col] = e
@@ -524,10 +524,10 @@ func (g *Grid) candidate(plan *manifests.Plan, finals []Final, cells []int, choi
 	if diverged {
 		return &Entry{Diverged: true, Select: choice, bySeed: bySeed}, nil
 	}
-	f := statOf(vals)
-	e := &Entry{Mean: f.Mean, Std: f.Std, Values: vals, Seeds: len(vals), Select: choice, selectMean: statOf(by).Mean, bySeed: bySeed}
+	f := StatOf(vals)
+	e := &Entry{Mean: f.Mean, Std: f.Std, Values: vals, Seeds: len(vals), Select: choice, selectMean: StatOf(by).Mean, bySeed: bySeed}
 	for _, a := range also {
-		e.Also = append(e.Also, statOf(a))
+		e.Also = append(e.Also, StatOf(a))
 	}
 	return e, nil
 }
@@ -596,8 +596,7 @@ func (g *Grid) stat(f Stat, seeds int, pm string) string {
 	case seeds < 2:
 		return s + " " + pm + " n/a"
 	case g.Intervals:
-		lo, hi, _ := f.interval(seeds)
-		lo, hi = within(g.Spec.Value, 1, lo, hi)
+		lo, hi, _ := f.IntervalOf(seeds, g.Spec.Value, 1)
 		return s + " [" + g.number(lo) + ", " + g.number(hi) + "]"
 	}
 	return s + " " + pm + " " + g.number(f.Std)
@@ -681,6 +680,27 @@ func (g *Grid) titles(names, values []string, sep string) string {
 	return strings.Join(parts, sep)
 }
 
+// ColumnName is a column of the paper's table as tables show it: its
+// label with the layout's column paths ("partition.alpha=0.1", or with
+// labels "non-IID = 0.1").
+func (g *Grid) ColumnName(label string) string {
+	if len(g.Spec.Columns) == 0 {
+		return label
+	}
+	return g.titles([]string{strings.Join(g.Spec.Columns, " / ")}, []string{label}, "")
+}
+
+// RowLabeled is the index of the row whose labels print as label (joined
+// by " / ", as tables print them), or -1; ColumnLabeled likewise.
+func (g *Grid) RowLabeled(label string) int    { return labelIndex(g.RowLabels, label) }
+func (g *Grid) ColumnLabeled(label string) int { return labelIndex(g.ColLabels, label) }
+
+// labelIndex is the index of the row or column labels (one value per
+// path) that print as label, joined by " / " as tables print them, or -1.
+func labelIndex(labels [][]string, label string) int {
+	return slices.IndexFunc(labels, func(l []string) bool { return strings.Join(l, " / ") == label })
+}
+
 // Legend explains the entries in one line (as the dashboard shows it; the
 // tables escape the labels in it for their format).
 func (g *Grid) Legend() string { return g.legend(func(s string) string { return s }) }
@@ -709,7 +729,7 @@ func (g *Grid) legend(esc func(string) string) string {
 		spread = fmt.Sprintf("mean [95%% interval of the mean over seeds: Student's t up to %d seeds, a percentile bootstrap of %d resamples beyond%s]", tMaxSeeds, stats.BootstrapResamples, rangeNote(g.Spec.Value, 1))
 	}
 	s := fmt.Sprintf("%s of the final round, %s (best: %s, in bold; ± n/a: one seed)", strings.Join(slices.Concat([]string{g.Spec.Value}, g.Spec.Also), " / "), spread, g.Spec.Best)
-	s += g.selectionNote()
+	s += g.SelectionNote()
 	if base := esc(strings.Join(g.Baseline, " / ")); g.Baseline != nil {
 		s += fmt.Sprintf("; (Δ, p, P(better)): the difference of the means to %s's, Welch's two-sided p-value, and the probability that a seed's value beats one of %s's (ties half)", base, base)
 	}
@@ -781,9 +801,9 @@ func (g *Grid) selections(esc func(string) string) []string {
 	return append([]string{head}, lines...)
 }
 
-// selectionNote says how the select path was chosen: "; lr chosen per
+// SelectionNote says how the select path was chosen: "; lr chosen per
 // entry by the max mean" of the value, or of the validation figure.
-func (g *Grid) selectionNote() string {
+func (g *Grid) SelectionNote() string {
 	if g.Spec.Select == "" {
 		return ""
 	}
@@ -948,8 +968,7 @@ func (g *Grid) comparisonColumns() []artifacts.Column {
 		for c := range g.ColLabels {
 			e, l, h := g.Entries[r][c], math.NaN(), math.NaN()
 			if !e.Missing && !e.Diverged && e.Seeds > 1 {
-				l, h, _ = Stat{e.Mean, e.Std, e.Values}.interval(e.Seeds)
-				l, h = within(g.Spec.Value, 1, l, h)
+				l, h, _ = Stat{e.Mean, e.Std, e.Values}.IntervalOf(e.Seeds, g.Spec.Value, 1)
 			}
 			lo.Floats, hi.Floats = append(lo.Floats, l), append(hi.Floats, h)
 			d, pv, b, ok := g.comparison(r, c)

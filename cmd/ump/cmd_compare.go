@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"github.com/ump-lab/ump/pipeline"
-	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/report/resultsdir"
 	"github.com/urfave/cli/v2"
 )
 
@@ -17,7 +17,7 @@ func compareCommand() *cli.Command {
 		ArgsUsage: "A B",
 		Description: "A and B are each a manifest in the store (a hash or unique prefix) or a directory of results\n" +
 			"`ump report` wrote. Cells are matched by their settings, the engine aside; only cells both\n" +
-			"finished are compared. A directory needs only " + report.RegistrationFile + ", " + report.FinalFile + " and " + report.RoundsFile + ":\n" +
+			"finished are compared. A directory needs only " + resultsdir.RegistrationFile + ", " + resultsdir.FinalFile + " and " + resultsdir.RoundsFile + ":\n" +
 			"files its record lists that are absent (the CSV copies, the manifest) are named, not refused.",
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
@@ -35,9 +35,9 @@ func runCompare(ctx context.Context, g globals, a, b string, w io.Writer) error 
 			store.Close()
 		}
 	}()
-	load := func(arg string) (*report.Exported, error) {
-		if report.IsExported(arg) {
-			return report.ReadExportedFinals(arg)
+	load := func(arg string) (*resultsdir.Exported, error) {
+		if resultsdir.IsExported(arg) {
+			return resultsdir.ReadExportedFinals(arg)
 		}
 		if store == nil {
 			var err error
@@ -49,7 +49,7 @@ func runCompare(ctx context.Context, g globals, a, b string, w io.Writer) error 
 		if err != nil {
 			return nil, err
 		}
-		return report.ExportOf(ctx, store.Source(), rep)
+		return resultsdir.ExportOf(ctx, store.Source(), rep)
 	}
 	xa, err := load(a)
 	if err != nil {
@@ -59,7 +59,7 @@ func runCompare(ctx context.Context, g globals, a, b string, w io.Writer) error 
 	if err != nil {
 		return err
 	}
-	cmp, err := report.Compare(a, b, xa, xb)
+	cmp, err := resultsdir.Compare(a, b, xa, xb)
 	if err != nil {
 		return badInput{err}
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/render"
 	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/report/paper"
+	"github.com/ump-lab/ump/report/resultsdir"
 	"github.com/ump-lab/ump/signing"
 	"github.com/ump-lab/ump/state"
 	"github.com/urfave/cli/v2"
@@ -29,9 +31,9 @@ func reportCommand() *cli.Command {
 		Usage:     "write one reproduction report of manifests: each table beside the paper's with the claims decided, the figures (PNG and PDF), the commands and hashes, the ump version and engine, and the results as Parquet and CSV",
 		ArgsUsage: "HASH|DIR ...",
 		Description: "Each argument is a manifest in the store (a hash or unique prefix) or a directory an earlier\n" +
-			"report wrote for one (it holds " + report.RegistrationFile + ", " + report.FinalFile + " and " + report.RoundsFile + "): a report\n" +
+			"report wrote for one (it holds " + resultsdir.RegistrationFile + ", " + resultsdir.FinalFile + " and " + resultsdir.RoundsFile + "): a report\n" +
 			"regenerates from committed results without the store; a directory a whole report was written to\n" +
-			"stands for every manifest directory its " + report.RootFile + " lists. Writes --out/report.md and, per\n" +
+			"stands for every manifest directory its " + resultsdir.RootFile + " lists. Writes --out/report.md and, per\n" +
 			"manifest, --out/NAME-HASH12/: the results and the figures (curves-N-COLUMN.png and .pdf), and the\n" +
 			"records of their digests. Your key (--key) signs results from your store, and the figures; results read\n" +
 			"from a directory keep their signature, whose key must be one you trust (`ump trust list`, --trust).\n" +
@@ -46,7 +48,7 @@ func reportCommand() *cli.Command {
 			if c.NArg() == 0 {
 				return badInput{fmt.Errorf("ump report needs one or more manifest hashes (or directories an earlier report wrote)")}
 			}
-			if c.String("as") != "" && (c.NArg() != 1 || !report.IsExported(c.Args().First())) {
+			if c.String("as") != "" && (c.NArg() != 1 || !resultsdir.IsExported(c.Args().First())) {
 				return badInput{fmt.Errorf("--as %s takes one directory of results (one that an earlier report wrote)", c.String("as"))}
 			}
 			return runReport(c.Context, globalsOf(c), reportOptions{args: c.Args().Slice(), out: c.String("out"), as: c.String("as"),
@@ -66,7 +68,7 @@ func runReport(ctx context.Context, g globals, o reportOptions, w io.Writer) err
 	if err := checkOutDir(o.out); err != nil {
 		return err
 	}
-	rp := &reporting{g: g, o: o, vouch: map[*report.Exported]string{}}
+	rp := &reporting{g: g, o: o, vouch: map[*resultsdir.Exported]string{}}
 	defer func() {
 		if rp.store != nil {
 			rp.store.Close()
@@ -84,21 +86,21 @@ func runReport(ctx context.Context, g globals, o reportOptions, w io.Writer) err
 	}
 	var args []string // a report's directory stands for the manifest directories it lists
 	for _, arg := range o.args {
-		if !report.IsRoot(arg) || report.IsExported(arg) {
+		if !resultsdir.IsRoot(arg) || resultsdir.IsExported(arg) {
 			args = append(args, arg)
 			continue
 		}
-		dirs, err := report.ReadRoot(arg)
+		dirs, err := resultsdir.ReadRoot(arg)
 		if err != nil {
 			return err
 		}
 		args = append(args, dirs...)
 	}
-	var all []*report.Exported
+	var all []*resultsdir.Exported
 	for _, arg := range args {
 		read := rp.fromStore
-		if info, serr := os.Stat(arg); report.IsExported(arg) || serr == nil && info.IsDir() { // a directory: exported results (it says what it lacks)
-			read = func(_ context.Context, dir string) (*report.Exported, error) { return rp.fromDir(dir) }
+		if info, serr := os.Stat(arg); resultsdir.IsExported(arg) || serr == nil && info.IsDir() { // a directory: exported results (it says what it lacks)
+			read = func(_ context.Context, dir string) (*resultsdir.Exported, error) { return rp.fromDir(dir) }
 		}
 		x, err := read(ctx, arg)
 		if err != nil {
@@ -130,13 +132,13 @@ type reporting struct {
 	key   *signing.Key
 	trust *signing.Trust
 	store *pipeline.Store
-	vouch map[*report.Exported]string
+	vouch map[*resultsdir.Exported]string
 }
 
 // fromDir reads a directory of exported results, checks who vouches for
 // them and, with --as, lays them out anew.
-func (rp *reporting) fromDir(dir string) (*report.Exported, error) {
-	x, err := report.ReadExported(dir)
+func (rp *reporting) fromDir(dir string) (*resultsdir.Exported, error) {
+	x, err := resultsdir.ReadExported(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +165,7 @@ func (rp *reporting) fromDir(dir string) (*report.Exported, error) {
 
 // fromStore exports a manifest of the store (opened on first use); the
 // user's key, if any, vouches for it.
-func (rp *reporting) fromStore(ctx context.Context, hash string) (*report.Exported, error) {
+func (rp *reporting) fromStore(ctx context.Context, hash string) (*resultsdir.Exported, error) {
 	if rp.store == nil {
 		var err error
 		if rp.store, err = openStore(ctx, rp.g, "ump report", true); err != nil {
@@ -174,7 +176,7 @@ func (rp *reporting) fromStore(ctx context.Context, hash string) (*report.Export
 	if err != nil {
 		return nil, err
 	}
-	x, err := report.ExportOf(ctx, rp.store.Source(), rep)
+	x, err := resultsdir.ExportOf(ctx, rp.store.Source(), rep)
 	if err != nil {
 		return nil, err
 	}
@@ -193,9 +195,9 @@ func (rp *reporting) fromStore(ctx context.Context, hash string) (*report.Export
 // figures and record, report.md and the root record; it returns
 // report.md's path. Each directory is written beside its destination and
 // swapped in, and each file beside it and renamed over it
-// (report.Publish), so that a report regenerated in place and killed
+// (resultsdir.Publish), so that a report regenerated in place and killed
 // leaves each old or new, and the next one finishes it.
-func (rp *reporting) write(all []*report.Exported) (string, error) {
+func (rp *reporting) write(all []*resultsdir.Exported) (string, error) {
 	out := rp.o.out
 	var dirs []string
 	for _, x := range all {
@@ -207,13 +209,13 @@ func (rp *reporting) write(all []*report.Exported) (string, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return "", err
 	}
-	if err := report.ClearStaging(out); err != nil {
+	if err := resultsdir.ClearStaging(out); err != nil {
 		return "", err
 	}
 	var doc strings.Builder
 	fmt.Fprintf(&doc, "# Reproduction report\n\nWritten by `ump report` (ump %s) from %d manifest(s). Each directory beside this file holds a manifest's\n"+
 		"results; `ump report DIR... --out OUT` (or `ump report THIS-DIRECTORY --out OUT`) writes this report again from them, without the store;\n"+
-		"its "+report.RootFile+" holds the digests of each directory's record. This file and the figures are drawn from the results, and drawn again by every report.\n", state.Version(), len(all))
+		"its "+resultsdir.RootFile+" holds the digests of each directory's record. This file and the figures are drawn from the results, and drawn again by every report.\n", state.Version(), len(all))
 	for i, x := range all {
 		section, err := rp.writeDir(x, dirs[i])
 		if err != nil {
@@ -221,10 +223,10 @@ func (rp *reporting) write(all []*report.Exported) (string, error) {
 		}
 		doc.WriteString(section)
 	}
-	if err := report.WriteFileAtomic(out, "report.md", []byte(doc.String())); err != nil {
+	if err := resultsdir.WriteFileAtomic(out, "report.md", []byte(doc.String())); err != nil {
 		return "", err
 	}
-	return filepath.Join(out, "report.md"), report.WriteRoot(out, dirs, rp.key)
+	return filepath.Join(out, "report.md"), resultsdir.WriteRoot(out, dirs, rp.key)
 }
 
 // checkReportOut refuses an --out that is a symbolic link, and one that
@@ -234,10 +236,10 @@ func checkReportOut(out string, dirs, args []string) error {
 	if info, err := os.Lstat(out); err == nil && info.Mode()&fs.ModeSymlink != 0 {
 		return badInput{fmt.Errorf("--out %s is a symbolic link; ump writes a report into a real directory only", out)}
 	}
-	if !report.IsRoot(out) {
+	if !resultsdir.IsRoot(out) {
 		return nil
 	}
-	listed, err := report.ReadRoot(out)
+	listed, err := resultsdir.ReadRoot(out)
 	if err != nil {
 		return err
 	}
@@ -273,7 +275,7 @@ func absolutePaths(args []string) []string {
 // writeDir writes a manifest's directory dir of the report (its results,
 // figures and record) beside it and swaps it in, and returns its section
 // of report.md.
-func (rp *reporting) writeDir(x *report.Exported, dir string) (string, error) {
+func (rp *reporting) writeDir(x *resultsdir.Exported, dir string) (string, error) {
 	out := rp.o.out
 	dest := filepath.Join(out, dir)
 	switch info, err := os.Lstat(dest); {
@@ -282,10 +284,10 @@ func (rp *reporting) writeDir(x *report.Exported, dir string) (string, error) {
 	case err == nil && !info.IsDir():
 		return "", badInput{fmt.Errorf("%s is in the way (not a directory); remove it or choose another --out", dest)}
 	}
-	if err := report.CheckOwn(dest); err != nil {
+	if err := resultsdir.CheckOwn(dest); err != nil {
 		return "", err
 	}
-	staged, err := report.Staging(out, dir)
+	staged, err := resultsdir.Staging(out, dir)
 	if err != nil {
 		return "", err
 	}
@@ -301,17 +303,17 @@ func (rp *reporting) writeDir(x *report.Exported, dir string) (string, error) {
 	if err := x.WriteRecord(into, rp.key); err != nil {
 		return "", err
 	}
-	return section, report.Publish(into, dest)
+	return section, resultsdir.Publish(into, dest)
 }
 
 // unsignedResults is what a report says of results no key vouches for.
-const unsignedResults = "no: nothing vouches for these results. The digests in " + report.RecordFile + " catch accidents, not edits: " +
+const unsignedResults = "no: nothing vouches for these results. The digests in " + resultsdir.RecordFile + " catch accidents, not edits: " +
 	"whoever edits a file can write its new digest"
 
 // trustOf says who vouches for results read from dir: their signer when
 // trust holds the key, or no one; a signer not trusted is refused (exit
 // 3), unless trustUnsigned takes the results as unsigned.
-func trustOf(x *report.Exported, dir string, trust *signing.Trust, trustUnsigned bool) (string, error) {
+func trustOf(x *resultsdir.Exported, dir string, trust *signing.Trust, trustUnsigned bool) (string, error) {
 	switch {
 	case x.Signer == "":
 		return unsignedResults, nil
@@ -337,7 +339,7 @@ func reportKey(g globals) (*signing.Key, error) {
 // reportSection is a manifest's part of the report, which says who vouches
 // for its results (vouch); its figures are drawn into into, the directory
 // that becomes out/dir.
-func reportSection(x *report.Exported, vouch, into, dir string) (string, error) {
+func reportSection(x *resultsdir.Exported, vouch, into, dir string) (string, error) {
 	plan := &x.Registration.Plan
 	var b strings.Builder
 	counts := x.Counts()
@@ -348,20 +350,20 @@ func reportSection(x *report.Exported, vouch, into, dir string) (string, error) 
 	link := func(name string) string { return fmt.Sprintf("[%s](%s/%s)", name, dir, name) }
 	fmt.Fprintf(&b, "\n## %s\n\n| | |\n|---|---|\n", display.Markdown(plan.Manifest.Name))
 	run := "`" + x.Command(dir) + "`"
-	if strings.HasSuffix(run, report.ManifestFile+"`") {
+	if strings.HasSuffix(run, resultsdir.ManifestFile+"`") {
 		run += " (from this report's directory)"
 	}
 	fmt.Fprintf(&b, "| manifest | `%s` |\n| run it | %s |\n| check it | `ump verify %.12s` (recomputes every cell and compares each output's digest) |\n",
 		plan.Hash, run, plan.Hash)
 	fmt.Fprintf(&b, "| cells | %s |\n| engine | %s |\n| computed by | %s |\n| results signed | %s |\n| figures | drawn by `ump report` from the results, and drawn again by `ump report` of the directory; %s lists the results' digests |\n",
-		cells, display.Markdown(x.Engines()), display.Markdown(x.Versions()), vouch, report.RecordFile)
-	results := []string{link(report.FinalFile), link(report.RoundsFile)}
-	for _, name := range report.CSVFiles {
+		cells, display.Markdown(x.Engines()), display.Markdown(x.Versions()), vouch, resultsdir.RecordFile)
+	results := []string{link(resultsdir.FinalFile), link(resultsdir.RoundsFile)}
+	for _, name := range resultsdir.CSVFiles {
 		if _, err := os.Stat(filepath.Join(into, name)); err == nil {
 			results = append(results, link(name))
 		}
 	}
-	fmt.Fprintf(&b, "| results | %s, %s |\n", strings.Join(results, ", "), link(report.RegistrationFile))
+	fmt.Fprintf(&b, "| results | %s, %s |\n", strings.Join(results, ", "), link(resultsdir.RegistrationFile))
 	grid, tables, err := reportTables(x)
 	if err != nil {
 		return "", err
@@ -407,7 +409,7 @@ func reportSection(x *report.Exported, vouch, into, dir string) (string, error) 
 // drawFigure draws fig as dir/name.png (300 dpi) and .pdf.
 func drawFigure(fig *report.Figure, dir, name string) error {
 	for _, ext := range []string{".png", ".pdf"} {
-		path, err := report.PathInside(dir, name+ext)
+		path, err := resultsdir.PathInside(dir, name+ext)
 		if err != nil {
 			return err
 		}
@@ -423,7 +425,7 @@ func drawFigure(fig *report.Figure, dir, name string) error {
 // a table for the manifest, "paper" beside it (`ump table --paper`); the
 // same as "grid SCOPE" and "paper SCOPE" for each other scope the table
 // declares (`ump table --select-per SCOPE`).
-func reportTables(x *report.Exported) (*report.Grid, map[string]string, error) {
+func reportTables(x *resultsdir.Exported) (*report.Grid, map[string]string, error) {
 	plan := &x.Registration.Plan
 	layout := report.Layout(plan)
 	grid, err := x.Grid(layout)
@@ -434,7 +436,7 @@ func reportTables(x *report.Exported) (*report.Grid, map[string]string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	paper := pub.Table(plan.Manifest.Name)
+	published := pub.Table(plan.Manifest.Name)
 	tables := map[string]string{}
 	for i, scope := range append([]string{""}, layout.SelectPer[min(1, len(layout.SelectPer)):]...) {
 		g, key := grid, ""
@@ -445,12 +447,12 @@ func reportTables(x *report.Exported) (*report.Grid, map[string]string, error) {
 			key = " " + scope
 		}
 		tables["grid"+key] = g.Markdown()
-		if paper != nil {
+		if published != nil {
 			curves, err := x.Curves(g, report.CurveOptions{X: "round", Y: g.Spec.Value})
 			if err != nil {
 				return nil, nil, err
 			}
-			tables["paper"+key] = report.ComparePaper(pub, plan, g, paper, curves).Markdown()
+			tables["paper"+key] = paper.ComparePaper(pub, plan, g, published, curves).Markdown()
 		}
 	}
 	return grid, tables, nil

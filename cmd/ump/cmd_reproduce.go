@@ -18,7 +18,7 @@ import (
 	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
-	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/report/resultsdir"
 	"github.com/urfave/cli/v2"
 	"gonum.org/v1/gonum/floats"
 )
@@ -53,7 +53,7 @@ func reproduceCommand() *cli.Command {
 // A reproduction is one results directory and the plan it holds.
 type reproduction struct {
 	dir  string
-	x    *report.Exported
+	x    *resultsdir.Exported
 	plan *manifests.Plan
 	// other says why the directory is left out (its cells have other
 	// keys here); "" when it is computed again.
@@ -131,7 +131,7 @@ func resultsDirs(roots []string) ([]string, error) {
 			if err != nil {
 				return err
 			}
-			if d.IsDir() && report.IsExported(path) {
+			if d.IsDir() && resultsdir.IsExported(path) {
 				dirs = append(dirs, path)
 				return filepath.SkipDir
 			}
@@ -144,7 +144,7 @@ func resultsDirs(roots []string) ([]string, error) {
 	slices.Sort(dirs)
 	dirs = slices.Compact(dirs)
 	if len(dirs) == 0 {
-		return nil, badInput{fmt.Errorf("%s holds no results directory (one with the %s that `ump report` writes)", strings.Join(roots, ", "), report.RegistrationFile)}
+		return nil, badInput{fmt.Errorf("%s holds no results directory (one with the %s that `ump report` writes)", strings.Join(roots, ", "), resultsdir.RegistrationFile)}
 	}
 	return dirs, nil
 }
@@ -154,7 +154,7 @@ func resultsDirs(roots []string) ([]string, error) {
 func planReproductions(ctx context.Context, g globals, runner *pipeline.Runner, dirs []string) ([]*reproduction, error) {
 	var all []*reproduction
 	for _, dir := range dirs {
-		x, err := report.ReadExportedFinals(dir)
+		x, err := resultsdir.ReadExportedFinals(dir)
 		if err != nil {
 			return nil, err
 		}
@@ -200,7 +200,7 @@ func compareReproductions(ctx context.Context, ump string, store *pipeline.Store
 		if err != nil {
 			return err
 		}
-		y, err := report.ExportOf(ctx, store.Source(), rep)
+		y, err := resultsdir.ExportOf(ctx, store.Source(), rep)
 		if err != nil {
 			return err
 		}

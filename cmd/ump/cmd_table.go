@@ -11,6 +11,7 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/report/paper"
 	"github.com/urfave/cli/v2"
 )
 
@@ -138,7 +139,7 @@ func writeTable(t renderedTable, o tableOptions, w io.Writer) (err error) {
 
 // paperComparison sets the grid of plan's results beside the paper's
 // published table for its manifest.
-func paperComparison(plan *manifests.Plan, grid *report.Grid) (*report.PaperComparison, error) {
+func paperComparison(plan *manifests.Plan, grid *report.Grid) (*paper.PaperComparison, error) {
 	name := plan.Manifest.Name
 	pub, err := report.Paper()
 	if err != nil {
@@ -152,5 +153,5 @@ func paperComparison(plan *manifests.Plan, grid *report.Grid) (*report.PaperComp
 		}
 		return nil, badInput{fmt.Errorf("--paper: the paper publishes no table for manifest %q; it does for: %s", name, strings.Join(names, ", "))}
 	}
-	return report.ComparePaper(pub, plan, grid, t, nil), nil
+	return paper.ComparePaper(pub, plan, grid, t, nil), nil
 }

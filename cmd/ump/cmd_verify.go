@@ -12,7 +12,7 @@ import (
 	"github.com/ump-lab/ump/fleet"
 	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/pipeline"
-	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/report/resultsdir"
 	"github.com/urfave/cli/v2"
 )
 
@@ -36,7 +36,7 @@ func verifyCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if report.IsExported(arg) {
+			if resultsdir.IsExported(arg) {
 				if c.Bool("repair") {
 					return badInput{fmt.Errorf("--repair repairs a store; %s is a results directory", arg)}
 				}
@@ -53,7 +53,7 @@ func verifyCommand() *cli.Command {
 // runVerifyDir computes cells of a results directory again, each alone in
 // a scratch store, and compares their figures with the committed ones.
 func runVerifyDir(ctx context.Context, g globals, dir, cells string, stdout, stderr io.Writer) error {
-	x, err := report.ReadExportedFinals(dir)
+	x, err := resultsdir.ReadExportedFinals(dir)
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func runVerifyDir(ctx context.Context, g globals, dir, cells string, stdout, std
 	if err != nil {
 		return err
 	}
-	y, err := report.ExportOf(ctx, store.Source(), rep)
+	y, err := resultsdir.ExportOf(ctx, store.Source(), rep)
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func runVerifyDir(ctx context.Context, g globals, dir, cells string, stdout, std
 
 // cellsToVerify are the plan indices of the cells --cells names (from 1),
 // each finished in x, or every finished cell of x.
-func cellsToVerify(x *report.Exported, cells string) ([]int, error) {
+func cellsToVerify(x *resultsdir.Exported, cells string) ([]int, error) {
 	finals, err := x.Finals()
 	if err != nil {
 		return nil, err

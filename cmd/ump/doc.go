@@ -5,6 +5,6 @@
 // Imports: artifacts, dashboard, datasets, engines, eventlog, fleet,
 // internal/bounded, internal/display, internal/durable, manifests, nn/cpu, nn/gpu,
 // pipeline, render,
-// report, signing, stages, stages/evaluate, stages/partition,
+// report, report/paper, report/resultsdir, signing, stages, stages/evaluate, stages/partition,
 // stages/topology, stages/train, state.
 package main

@@ -13,7 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/report/resultsdir"
 )
 
 // decimal is a number with a decimal point, or a version (1.2.3).
@@ -56,7 +56,7 @@ func TestReproducingProseCitesItsResults(t *testing.T) {
 		if tables, ok := tablesOf[dir]; ok {
 			return tables
 		}
-		x, err := report.ReadExportedFinals(filepath.Join(root, dir))
+		x, err := resultsdir.ReadExportedFinals(filepath.Join(root, dir))
 		if err != nil {
 			return "" // a directory no longer committed, named as history
 		}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/report/resultsdir"
 	"github.com/ump-lab/ump/signing"
 	"github.com/ump-lab/ump/state"
 )
@@ -331,7 +331,7 @@ func TestReportNeverVouchesForWhatItDidNotCompute(t *testing.T) {
 			t.Errorf("regeneration %d says someone vouches for forged results:\n%s", round, doc)
 		}
 		from = filepath.Join(next, name)
-		var rec report.Record
+		var rec resultsdir.Record
 		raw, _ := os.ReadFile(filepath.Join(from, "record.json"))
 		if err := json.Unmarshal(raw, &rec); err != nil || rec.Signer != "" || rec.Signature != "" {
 			t.Errorf("regeneration %d's record signs the results: %v\n%s", round, err, raw)
@@ -620,7 +620,7 @@ func TestAReportKeepsAnotherReportsIndex(t *testing.T) {
 	if r := printed(t, t.TempDir(), together); r.code != 0 { // from another directory
 		t.Fatalf("%s: exit %d\n%s", together, r.code, r.stderr)
 	}
-	if listed, err := report.ReadRoot(out); err != nil || len(listed) != 2 || listed[0] != first {
+	if listed, err := resultsdir.ReadRoot(out); err != nil || len(listed) != 2 || listed[0] != first {
 		t.Errorf("the index after reporting both: %v %v; want %s and the other", listed, err, first)
 	}
 	target := t.TempDir()

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/report/resultsdir"
 )
 
 // reportBlock is a table REPRODUCING.md shows from committed results:
@@ -36,7 +36,7 @@ func TestReproducingShowsTheCommittedResults(t *testing.T) {
 	shown := map[string]bool{}
 	for _, b := range reportBlock.FindAllStringSubmatch(string(doc), -1) {
 		dir, kind, body := b[1], b[2], b[3]
-		x, err := report.ReadExportedFinals(filepath.Join(root, dir)) // a directory may be committed without its figures, for size
+		x, err := resultsdir.ReadExportedFinals(filepath.Join(root, dir)) // a directory may be committed without its figures, for size
 		if err != nil {
 			t.Errorf("REPRODUCING.md shows %s: %v", dir, err)
 			continue
@@ -58,13 +58,13 @@ func TestReproducingShowsTheCommittedResults(t *testing.T) {
 	}
 	compared := 0
 	for _, b := range compareBlock.FindAllStringSubmatch(string(doc), -1) {
-		var xs [2]*report.Exported
+		var xs [2]*resultsdir.Exported
 		for i, dir := range b[1:3] {
-			if xs[i], err = report.ReadExportedFinals(filepath.Join(root, dir)); err != nil {
+			if xs[i], err = resultsdir.ReadExportedFinals(filepath.Join(root, dir)); err != nil {
 				t.Fatalf("REPRODUCING.md compares %s: %v", dir, err)
 			}
 		}
-		c, err := report.Compare(b[1], b[2], xs[0], xs[1])
+		c, err := resultsdir.Compare(b[1], b[2], xs[0], xs[1])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +76,7 @@ func TestReproducingShowsTheCommittedResults(t *testing.T) {
 	if compared == 0 {
 		t.Error("REPRODUCING.md shows no comparison of two engines (<!-- ump compare A B --> ... <!-- end of ump compare -->)")
 	}
-	dirs, err := filepath.Glob(filepath.Join(root, "results", "*", report.RegistrationFile))
+	dirs, err := filepath.Glob(filepath.Join(root, "results", "*", resultsdir.RegistrationFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,9 +104,9 @@ func TestEveryCommittedDirectoryReportsAgain(t *testing.T) {
 		switch {
 		case err != nil || !d.IsDir():
 			return err
-		case report.IsRoot(path):
+		case resultsdir.IsRoot(path):
 			roots = append(roots, path)
-		case report.IsExported(path):
+		case resultsdir.IsExported(path):
 			dirs = append(dirs, path)
 		}
 		return nil
@@ -116,7 +116,7 @@ func TestEveryCommittedDirectoryReportsAgain(t *testing.T) {
 	}
 	covered := map[string]bool{}
 	for _, root := range roots {
-		listed, err := report.ReadRoot(root)
+		listed, err := resultsdir.ReadRoot(root)
 		if err != nil {
 			t.Errorf("%s: %v", root, err)
 		}
@@ -136,7 +136,7 @@ func TestEveryCommittedDirectoryReportsAgain(t *testing.T) {
 		figures, _ := filepath.Glob(filepath.Join(arg, "*", "*.p[nd][gf]"))
 		more, _ := filepath.Glob(filepath.Join(arg, "*.p[nd][gf]"))
 		for _, f := range append(figures, more...) {
-			if !report.IsFigure(filepath.Base(f)) {
+			if !resultsdir.IsFigure(filepath.Base(f)) {
 				continue
 			}
 			committed, _ := os.ReadFile(f)

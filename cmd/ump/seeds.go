@@ -11,6 +11,7 @@ import (
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/report/paper"
 )
 
 // seeding is `ump run --until-decided N`: after the run, it adds seeds
@@ -125,7 +126,7 @@ func targetsOf(plan *manifests.Plan, grid *report.Grid) ([]target, error) {
 	if err != nil || pub.Table(plan.Manifest.Name) == nil {
 		return out, err
 	}
-	for _, at := range report.ComparePaper(pub, plan, grid, pub.Table(plan.Manifest.Name), nil).NoisyEntries() {
+	for _, at := range paper.ComparePaper(pub, plan, grid, pub.Table(plan.Manifest.Name), nil).NoisyEntries() {
 		if e := grid.Entries[at[0]][at[1]]; !e.Missing {
 			out = append(out, target{at[0], at[1], e.Select})
 		}

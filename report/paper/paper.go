@@ -1,4 +1,4 @@
-package report
+package paper
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/published"
+	"github.com/ump-lab/ump/report"
 	"github.com/ump-lab/ump/stats"
 )
 
@@ -22,22 +23,12 @@ func scaled(vals []float64, k float64) []float64 {
 	return out
 }
 
-// labelIndex is the index of the row or column labels (one value per
-// path) that print as label, joined by " / " as tables print them, or -1.
-func labelIndex(labels [][]string, label string) int {
-	return slices.IndexFunc(labels, func(l []string) bool { return strings.Join(l, " / ") == label })
-}
-
-// Paper is the paper's published results and claims
-// (manifests/published.yaml), parsed.
-func Paper() (*published.Results, error) { return published.Parse(manifests.Published) }
-
 // PaperEntry is one entry of a comparison: ours (in percent) beside the
 // paper's.
 type PaperEntry struct {
-	Ours        Entry   // Missing when the grid has no such entry
-	Lo, Hi      float64 // our 95% interval of the mean (HasInterval)
-	HasInterval bool    // two seeds or more
+	Ours        report.Entry // Missing when the grid has no such entry
+	Lo, Hi      float64      // our 95% interval of the mean (HasInterval)
+	HasInterval bool         // two seeds or more
 	Paper       published.Value
 	Diff        float64 // ours − the paper's mean, in points (when both are numbers)
 	Inside      bool    // the paper's mean lies in our interval
@@ -74,7 +65,7 @@ func (pc *PaperComparison) NoisyEntries() [][2]int {
 	var out [][2]int
 	for _, v := range pc.Claims {
 		for _, at := range v.noisy {
-			r, c := labelIndex(pc.Grid.RowLabels, pc.Paper.Rows[at[0]].Row), labelIndex(pc.Grid.ColLabels, pc.Paper.Columns[at[1]])
+			r, c := pc.Grid.RowLabeled(pc.Paper.Rows[at[0]].Row), pc.Grid.ColumnLabeled(pc.Paper.Columns[at[1]])
 			if r >= 0 && c >= 0 && !slices.Contains(out, [2]int{r, c}) {
 				out = append(out, [2]int{r, c})
 			}
@@ -85,7 +76,7 @@ func (pc *PaperComparison) NoisyEntries() [][2]int {
 
 // PaperComparison is a results table beside the paper's.
 type PaperComparison struct {
-	Grid       *Grid
+	Grid       *report.Grid
 	Paper      *published.Table
 	Entries    [][]PaperEntry // [published row][published column]
 	Taus       []Tau          // per published column; none where the paper draws a figure
@@ -104,7 +95,7 @@ const percent = 100
 // decides the claims that name t, on the grid of plan's results; curves
 // (the grid's figures per round, one per column, Curves) decide the
 // claims on convergence, which without them are left undecided.
-func ComparePaper(p *published.Results, plan *manifests.Plan, g *Grid, t *published.Table, curves []Figure) *PaperComparison {
+func ComparePaper(p *published.Results, plan *manifests.Plan, g *report.Grid, t *published.Table, curves []report.Figure) *PaperComparison {
 	pc := &PaperComparison{Grid: g, Paper: t, Confidence: p.Confidence, Departures: plan.Departures(), Entries: paperEntries(p, g, t)}
 	for c := range t.Columns {
 		if t.Drawn {
@@ -182,31 +173,22 @@ type runnerUp struct {
 func (pc *PaperComparison) runnersUp(p *published.Results) []runnerUp {
 	g := pc.Grid
 	var out []runnerUp
-	seen := map[*Selection]bool{}
+	seen := map[*report.Selection]bool{}
 	for r, row := range g.Entries {
 		for _, e := range row {
 			s := e.Selection
-			if e.Missing || s == nil || s.Stable() || seen[s] || e.runnerUp == nil {
+			if e.Missing || s == nil || s.Stable() || seen[s] || e.RunnerUpEntry == nil {
 				continue
 			}
 			seen[s] = true
-			swapped := *g
-			swapped.Entries = make([][]Entry, len(g.Entries))
-			for i := range g.Entries {
-				swapped.Entries[i] = slices.Clone(g.Entries[i])
-				for j, x := range swapped.Entries[i] {
-					if x.Selection == s && x.runnerUp != nil {
-						swapped.Entries[i][j] = *x.runnerUp
-					}
-				}
-			}
+			swapped := g.WithRunnersUp(s)
 			name := g.RowTitle(r)
 			if i := pc.Paper.RowLabelled(strings.Join(g.RowLabels[r], " / ")); i >= 0 {
 				name = pc.Paper.Rows[i].Name
 			}
 			out = append(out, runnerUp{
 				what: fmt.Sprintf("%s's runner-up %s=%s", name, g.Spec.Select, s.RunnerUp),
-				alt:  &PaperComparison{Grid: &swapped, Paper: pc.Paper, Confidence: pc.Confidence, Entries: paperEntries(p, &swapped, pc.Paper)},
+				alt:  &PaperComparison{Grid: swapped, Paper: pc.Paper, Confidence: pc.Confidence, Entries: paperEntries(p, swapped, pc.Paper)},
 			})
 		}
 	}
@@ -218,16 +200,16 @@ func (pc *PaperComparison) runnersUp(p *published.Results) []runnerUp {
 func dependence(c *published.Claim, decided string, runners []runnerUp) []string {
 	var out []string
 	for _, ru := range runners {
-		if v, _ := ru.alt.decide(c, ours(ru.alt.Entries), ru.alt.Confidence); verdictWord(v) != verdictWord(decided) {
-			out = append(out, fmt.Sprintf("with %s it is %s", ru.what, verdictWord(v)))
+		if v, _ := ru.alt.decide(c, ours(ru.alt.Entries), ru.alt.Confidence); VerdictWord(v) != VerdictWord(decided) {
+			out = append(out, fmt.Sprintf("with %s it is %s", ru.what, VerdictWord(v)))
 		}
 	}
 	return out
 }
 
-// verdictWord is a verdict's first words: holds, fails, not decided,
+// VerdictWord is a verdict's first words: holds, fails, not decided,
 // cannot be decided or not run.
-func verdictWord(v string) string {
+func VerdictWord(v string) string {
 	for _, w := range []string{holds, fails, notDecided, cannot, notRunClaim} {
 		if strings.HasPrefix(v, w) {
 			return w
@@ -236,28 +218,34 @@ func verdictWord(v string) string {
 	return v
 }
 
+// Decidable reports whether a side's verdict on a claim is one its
+// results can give: not "not run" nor "cannot be decided".
+func Decidable(verdict string) bool {
+	w := VerdictWord(verdict)
+	return w != notRunClaim && w != cannot
+}
+
 // paperEntries sets the grid's entries (in percent, with their
 // intervals) beside the published table t's, per published row and
 // column.
-func paperEntries(p *published.Results, g *Grid, t *published.Table) [][]PaperEntry {
+func paperEntries(p *published.Results, g *report.Grid, t *published.Table) [][]PaperEntry {
 	var out [][]PaperEntry
 	for _, row := range t.Rows {
-		r := labelIndex(g.RowLabels, row.Row)
+		r := g.RowLabeled(row.Row)
 		var entries []PaperEntry
 		for c := range t.Columns {
-			e := PaperEntry{Ours: Entry{Missing: true}}
+			e := PaperEntry{Ours: report.Entry{Missing: true}}
 			if !t.Drawn {
 				e.Paper, _ = p.Read(row.Values[c]) // checked by published.Parse
 			}
-			if gc := labelIndex(g.ColLabels, t.Columns[c]); r >= 0 && gc >= 0 {
+			if gc := g.ColumnLabeled(t.Columns[c]); r >= 0 && gc >= 0 {
 				e.Ours = g.Entries[r][gc]
 			}
 			if !e.Ours.Missing && !e.Ours.Diverged {
 				e.Ours.Mean *= percent
 				e.Ours.Std *= percent
 				e.Ours.Values = scaled(e.Ours.Values, percent)
-				e.Lo, e.Hi, e.HasInterval = Stat{e.Ours.Mean, e.Ours.Std, e.Ours.Values}.interval(e.Ours.Seeds)
-				e.Lo, e.Hi = within(g.Spec.Value, percent, e.Lo, e.Hi)
+				e.Lo, e.Hi, e.HasInterval = report.Stat{Mean: e.Ours.Mean, Std: e.Ours.Std, Values: e.Ours.Values}.IntervalOf(e.Ours.Seeds, g.Spec.Value, percent)
 			}
 			if e.comparable() {
 				e.Diff = e.Ours.Mean - e.Paper.Mean
@@ -281,17 +269,17 @@ func points(n float64) string {
 // converges decides a convergence claim on the curves: per published
 // column and row, the first evaluated round whose mean is within v.Within
 // points of the curve's last (never, for a curve with a diverged seed).
-func (pc *PaperComparison) converges(v *published.Convergence, curves []Figure) string {
+func (pc *PaperComparison) converges(v *published.Convergence, curves []report.Figure) string {
 	if curves == nil {
 		return "not decided here (it needs the curves: ump report decides it)"
 	}
 	t, g := pc.Paper, pc.Grid
 	var missing []string
 	reached := func(name string, col int) (float64, bool) {
-		r := labelIndex(g.RowLabels, t.Rows[t.RowNamed(name)].Row)
-		c := labelIndex(g.ColLabels, t.Columns[col])
+		r := g.RowLabeled(t.Rows[t.RowNamed(name)].Row)
+		c := g.ColumnLabeled(t.Columns[col])
 		if r < 0 || c < 0 || c >= len(curves) || r >= len(curves[c].Series) || len(curves[c].Series[r].X) == 0 || g.Entries[r][c].Provisional {
-			if m := name + " at " + g.columnName(t.Columns[col]); !slices.Contains(missing, m) {
+			if m := name + " at " + g.ColumnName(t.Columns[col]); !slices.Contains(missing, m) {
 				missing = append(missing, m)
 			}
 			return 0, false
@@ -324,7 +312,7 @@ func (pc *PaperComparison) converges(v *published.Convergence, curves []Figure) 
 					if math.IsInf(a, 1) || math.IsInf(b, 1) {
 						word = fails + byDivergence
 					}
-					return fmt.Sprintf("%s (%s: %s gets within %s of its final %s, %s %s)", word, g.columnName(t.Columns[col]), fast, points(v.Within), show(a), slow, show(b))
+					return fmt.Sprintf("%s (%s: %s gets within %s of its final %s, %s %s)", word, g.ColumnName(t.Columns[col]), fast, points(v.Within), show(a), slow, show(b))
 				}
 			}
 		}
@@ -333,16 +321,6 @@ func (pc *PaperComparison) converges(v *published.Convergence, curves []Figure) 
 		return fmt.Sprintf("not run (%d entries missing, e.g. %s)", len(missing), missing[0])
 	}
 	return holds
-}
-
-// columnName is a column of the paper's table as tables show it: its
-// label with the layout's column paths ("partition.alpha=0.1", or with
-// labels "non-IID = 0.1").
-func (g *Grid) columnName(label string) string {
-	if len(g.Spec.Columns) == 0 {
-		return label
-	}
-	return g.titles([]string{strings.Join(g.Spec.Columns, " / ")}, []string{label}, "")
 }
 
 // text renders one entry: ours ± std [interval] · the paper's · the
@@ -409,7 +387,7 @@ func (pc *PaperComparison) legend() []string {
 		case g.Spec.Scope() == manifests.PerEntry:
 			protocol = " (not the paper's protocol, which tunes one learning rate per algorithm and data set)"
 		}
-		lines = append(lines, strings.TrimPrefix(g.selectionNote(), "; ")+protocol+".")
+		lines = append(lines, strings.TrimPrefix(g.SelectionNote(), "; ")+protocol+".")
 	}
 	var others []string
 	for r, l := range g.RowLabels {
@@ -426,7 +404,7 @@ func (pc *PaperComparison) legend() []string {
 		if !math.IsNaN(tau.Tau) {
 			s = fmt.Sprintf("%.2f", tau.Tau)
 		}
-		taus = append(taus, fmt.Sprintf("%s: %s (%d rows)", g.columnName(pc.Paper.Columns[c]), s, tau.N))
+		taus = append(taus, fmt.Sprintf("%s: %s (%d rows)", g.ColumnName(pc.Paper.Columns[c]), s, tau.N))
 	}
 	if len(taus) > 0 {
 		lines = append(lines, "Rank agreement with the paper (Kendall's tau-b of the rows' means, per column): "+strings.Join(taus, "; ")+".")
@@ -482,7 +460,7 @@ func (pc *PaperComparison) Markdown() string {
 	var b strings.Builder
 	b.WriteString("| " + display.Markdown(pc.Grid.RowsTitle()))
 	for _, col := range pc.Paper.Columns {
-		b.WriteString(" | " + display.Markdown(pc.Grid.columnName(col)))
+		b.WriteString(" | " + display.Markdown(pc.Grid.ColumnName(col)))
 	}
 	b.WriteString(" |\n|" + strings.Repeat("---|", len(pc.Paper.Columns)+1) + "\n")
 	for r, row := range pc.Paper.Rows {
@@ -506,7 +484,7 @@ func (pc *PaperComparison) LaTeX() string {
 	b.WriteString(`\begin{tabular}{l` + strings.Repeat("c", len(pc.Paper.Columns)) + "}\n\\toprule\n")
 	b.WriteString(display.LaTeX(pc.Grid.RowsTitle()))
 	for _, col := range pc.Paper.Columns {
-		b.WriteString(" & " + display.LaTeX(pc.Grid.columnName(col)))
+		b.WriteString(" & " + display.LaTeX(pc.Grid.ColumnName(col)))
 	}
 	b.WriteString(` \\` + "\n\\midrule\n")
 	for r, row := range pc.Paper.Rows {

@@ -1,4 +1,4 @@
-package report
+package resultsdir
 
 import (
 	"cmp"
@@ -10,6 +10,8 @@ import (
 	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/published"
+	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/report/paper"
 	"github.com/ump-lab/ump/stats"
 )
 
@@ -24,10 +26,10 @@ type Comparison struct {
 	Cells      []CellPair // the cells both have finished, in A's order
 	OnlyA      int        // cells A finished and B did not
 	OnlyB      int
-	GridA      *Grid
-	GridB      *Grid
-	VerdictsA  []Verdict // beside the paper (nil without a published table)
-	VerdictsB  []Verdict
+	GridA      *report.Grid
+	GridB      *report.Grid
+	VerdictsA  []paper.Verdict // beside the paper (nil without a published table)
+	VerdictsB  []paper.Verdict
 	Published  *published.Table
 	Confidence float64
 }
@@ -54,7 +56,7 @@ func Compare(nameA, nameB string, a, b *Exported) (*Comparison, error) {
 	if pa.Manifest.Name != pb.Manifest.Name {
 		return nil, fmt.Errorf("%s is manifest %s and %s is %s: compare two computations of one manifest", nameA, pa.Manifest.Name, nameB, pb.Manifest.Name)
 	}
-	spec := Layout(pa)
+	spec := report.Layout(pa)
 	c := &Comparison{A: nameA, B: nameB, XA: a, XB: b, Value: spec.Value}
 	fa, err := a.Finals()
 	if err != nil {
@@ -68,7 +70,7 @@ func Compare(nameA, nameB string, a, b *Exported) (*Comparison, error) {
 	for i, cell := range pb.Cells {
 		inB[sameSettings(cell)] = i
 	}
-	finished := func(f Final) bool { return f.Figures != nil }
+	finished := func(f report.Final) bool { return f.Figures != nil }
 	matched := map[int]bool{}
 	for i, cell := range pa.Cells {
 		j, ok := inB[sameSettings(cell)]
@@ -89,14 +91,14 @@ func Compare(nameA, nameB string, a, b *Exported) (*Comparison, error) {
 	if c.GridB, err = b.Grid(spec); err != nil {
 		return nil, err
 	}
-	pub, err := Paper()
+	pub, err := report.Paper()
 	if err != nil {
 		return nil, err
 	}
 	if t := pub.Table(pa.Manifest.Name); t != nil {
 		c.Published, c.Confidence = t, pub.Confidence
-		c.VerdictsA = ComparePaper(pub, pa, c.GridA, t, nil).Claims
-		c.VerdictsB = ComparePaper(pub, pb, c.GridB, t, nil).Claims
+		c.VerdictsA = paper.ComparePaper(pub, pa, c.GridA, t, nil).Claims
+		c.VerdictsB = paper.ComparePaper(pub, pb, c.GridB, t, nil).Claims
 	}
 	return c, nil
 }
@@ -136,11 +138,11 @@ func (c *Comparison) Markdown() string {
 		both := 0
 		for i := range c.VerdictsA {
 			va, vb := c.VerdictsA[i], c.VerdictsB[i]
-			if !decidable(va.Ours) || !decidable(vb.Ours) {
+			if !paper.Decidable(va.Ours) || !paper.Decidable(vb.Ours) {
 				continue
 			}
 			both++
-			if verdictWord(va.Ours) != verdictWord(vb.Ours) {
+			if paper.VerdictWord(va.Ours) != paper.VerdictWord(vb.Ours) {
 				verdicts = append(verdicts, fmt.Sprintf("- %s: A %s; B %s", va.Claim.Claim, va.Ours, vb.Ours))
 			}
 		}
@@ -151,13 +153,6 @@ func (c *Comparison) Markdown() string {
 		}
 	}
 	return b.String()
-}
-
-// decidable reports whether a side's verdict on a claim is one its
-// results can give: not "not run" nor "cannot be decided".
-func decidable(verdict string) bool {
-	w := verdictWord(verdict)
-	return w != notRunClaim && w != cannot
 }
 
 // writeShort says first what matched (the cells, by their settings) and
@@ -182,7 +177,7 @@ func (c *Comparison) writeShort(b *strings.Builder) {
 
 // seedCounts is how many seeds the entries of a grid are means over: "1
 // seed", "3 seeds", or "1 to 3 seeds".
-func seedCounts(g *Grid) string {
+func seedCounts(g *report.Grid) string {
 	lo, hi := 0, 0
 	for _, row := range g.Entries {
 		for _, e := range row {
@@ -313,7 +308,7 @@ func (c *Comparison) writeTable(b *strings.Builder) {
 
 // sureness is how sure an entry's choice is, as Selections words it: "
 // (chosen again in 69.0% of resamples)", or "".
-func sureness(e Entry) string {
+func sureness(e report.Entry) string {
 	if s := e.Selection; s != nil && !math.IsNaN(s.Stability) {
 		return fmt.Sprintf(" (chosen again in %.1f%% of resamples)", 100*s.Stability)
 	}

@@ -1,4 +1,4 @@
-package report
+package paper
 
 import (
 	"math"
@@ -11,12 +11,13 @@ import (
 
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/published"
+	"github.com/ump-lab/ump/report"
 )
 
 // paperTeX is the paper's LaTeX source where a folder beside the
 // repository holds it (paper/ump-paper.tex), as CI's does, or "".
 func paperTeX() string {
-	found, _ := filepath.Glob(filepath.Join("..", "..", "*", "paper", "ump-paper.tex"))
+	found, _ := filepath.Glob(filepath.Join("..", "..", "..", "*", "paper", "ump-paper.tex"))
 	if len(found) == 0 {
 		return ""
 	}
@@ -137,7 +138,7 @@ func TestPublishedTablesFitTheirManifests(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			g, err := NewGrid(plan, Layout(plan), make([]Final, len(plan.Cells)))
+			g, err := report.NewGrid(plan, report.Layout(plan), make([]report.Final, len(plan.Cells)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,12 +183,12 @@ claims:
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := func(mean float64) Entry { return Entry{Mean: mean, Std: 0.01, Seeds: 3} }
-	g := &Grid{
+	e := func(mean float64) report.Entry { return report.Entry{Mean: mean, Std: 0.01, Seeds: 3} }
+	g := &report.Grid{
 		Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"},
 		RowLabels: [][]string{{"a(x=1)"}, {"c(x=1)"}, {"d(x=1)"}},
 		ColLabels: [][]string{{"0.1"}, {"1"}},
-		Entries: [][]Entry{
+		Entries: [][]report.Entry{
 			{e(0.60), e(0.70)},
 			{e(0.70), e(0.60)},
 			{{Diverged: true}, {Missing: true}},
@@ -228,12 +229,12 @@ claims:
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := func(mean float64) Entry { return Entry{Mean: mean, Std: 0.01, Seeds: 3} }
-	g := &Grid{
+	e := func(mean float64) report.Entry { return report.Entry{Mean: mean, Std: 0.01, Seeds: 3} }
+	g := &report.Grid{
 		Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"},
 		RowLabels: [][]string{{"b(x=1)"}, {"a(x=1)"}, {"c(x=1)"}},
 		ColLabels: [][]string{{"0.1"}, {"1"}, {"10"}},
-		Entries: [][]Entry{
+		Entries: [][]report.Entry{
 			{e(0.45), e(0.58), {Diverged: true}},
 			{e(0.40), e(0.62), {Missing: true}},
 			{e(0.35), e(0.61), e(0.62)},
@@ -319,12 +320,12 @@ claims:
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := func(mean float64) Entry { return Entry{Mean: mean, Std: 0.01, Seeds: 3} }
-	g := &Grid{
+	e := func(mean float64) report.Entry { return report.Entry{Mean: mean, Std: 0.01, Seeds: 3} }
+	g := &report.Grid{
 		Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"},
 		RowLabels: [][]string{{"b(x=1)"}, {"a(x=1)"}, {"c(x=1)"}},
 		ColLabels: [][]string{{"0.1"}, {"1"}, {"10"}},
-		Entries: [][]Entry{
+		Entries: [][]report.Entry{
 			{e(0.45), e(0.58), {Diverged: true}},
 			{e(0.40), e(0.62), {Missing: true}},
 			{e(0.35), e(0.61), e(0.62)},
@@ -392,12 +393,12 @@ claims:
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := func(mean, std float64) Entry { return Entry{Mean: mean, Std: std, Seeds: 3} }
-	g := &Grid{
+	e := func(mean, std float64) report.Entry { return report.Entry{Mean: mean, Std: std, Seeds: 3} }
+	g := &report.Grid{
 		Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"},
 		RowLabels: [][]string{{"a(x=1)"}, {"b(x=1)"}, {"c(x=1)"}},
 		ColLabels: [][]string{{"0.1"}, {"1"}, {"10"}},
-		Entries: [][]Entry{
+		Entries: [][]report.Entry{
 			{e(0.65, 0.001), e(0.62, 0.001), e(0.70, 0.001)},
 			{e(0.65, 0.001), {Diverged: true}, e(0.90, 0.001)},
 			{e(0.65, 0.05), e(0.66, 0.05), e(0.66, 0.05)},
@@ -439,22 +440,22 @@ claims:
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := Entry{Mean: 0.9, Seeds: 3}
-	g := &Grid{
+	e := report.Entry{Mean: 0.9, Seeds: 3}
+	g := &report.Grid{
 		Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"},
 		RowLabels: [][]string{{"a(x=1)"}, {"b(x=1)"}},
 		ColLabels: [][]string{{"0.1"}, {"1"}},
-		Entries:   [][]Entry{{e, e}, {e, e}},
+		Entries:   [][]report.Entry{{e, e}, {e, e}},
 	}
 	x := []float64{10, 20, 30, 40, 50}
-	curve := func(means ...float64) Series {
-		return Series{X: x, Mean: means, Std: make([]float64, len(x)), Seeds: 3}
+	curve := func(means ...float64) report.Series {
+		return report.Series{X: x, Mean: means, Std: make([]float64, len(x)), Seeds: 3}
 	}
-	curves := []Figure{
+	curves := []report.Figure{
 		// column 0.1: A within 0.5 points of its last at round 20, B at 40
-		{Series: []Series{curve(0.5, 0.896, 0.9, 0.9, 0.9), curve(0.5, 0.6, 0.7, 0.899, 0.9)}},
+		{Series: []report.Series{curve(0.5, 0.896, 0.9, 0.9, 0.9), curve(0.5, 0.6, 0.7, 0.899, 0.9)}},
 		// column 1: A at round 30, B at 40 (A not 40% faster here)
-		{Series: []Series{curve(0.5, 0.6, 0.9, 0.9, 0.9), curve(0.5, 0.6, 0.7, 0.899, 0.9)}},
+		{Series: []report.Series{curve(0.5, 0.6, 0.9, 0.9, 0.9), curve(0.5, 0.6, 0.7, 0.899, 0.9)}},
 	}
 	want := []string{
 		"fails (partition.alpha=1: A gets within 0.5 points of its final at round 30, B at round 40)",
@@ -512,12 +513,12 @@ claims:
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := func(mean float64) Entry { return Entry{Mean: mean, Std: 0.01, Seeds: 3} }
-	g := &Grid{
+	e := func(mean float64) report.Entry { return report.Entry{Mean: mean, Std: 0.01, Seeds: 3} }
+	g := &report.Grid{
 		Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"},
 		RowLabels: [][]string{{"a"}, {"b"}, {"c"}, {"d"}},
 		ColLabels: [][]string{{"1"}, {"5"}, {"10"}},
-		Entries: [][]Entry{
+		Entries: [][]report.Entry{
 			{e(0.95), e(0.98), e(0.985)},
 			{e(0.90), e(0.97), e(0.975)},
 			{{Diverged: true}, {Diverged: true}, {Diverged: true}},
@@ -577,7 +578,7 @@ claims:
 	if err != nil {
 		t.Fatal(err)
 	}
-	runnerUp := Entry{Mean: 0.90, Std: 0.01, Seeds: 3, Select: "0.2"}
+	runnerUp := report.Entry{Mean: 0.90, Std: 0.01, Seeds: 3, Select: "0.2"}
 	for _, c := range []struct {
 		stability   float64
 		want, entry string
@@ -586,13 +587,13 @@ claims:
 			"| A | 95.00 ± 1.00 [92.52, 97.48] · 95.0 · +0.00 · inside (outside with A's runner-up lr=0.2) |"},
 		{0.95, "holds;", "| A | 95.00 ± 1.00 [92.52, 97.48] · 95.0 · +0.00 · inside |"},
 	} {
-		sel := &Selection{RunnerUp: "0.2", Margin: 0.05, Stability: c.stability}
-		g := &Grid{
+		sel := &report.Selection{RunnerUp: "0.2", Margin: 0.05, Stability: c.stability}
+		g := &report.Grid{
 			Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean", Select: "lr"},
 			RowLabels: [][]string{{"a"}, {"b"}},
 			ColLabels: [][]string{{"1"}},
-			Entries: [][]Entry{
-				{{Mean: 0.95, Std: 0.01, Seeds: 3, Select: "0.1", Selection: sel, runnerUp: &runnerUp}},
+			Entries: [][]report.Entry{
+				{{Mean: 0.95, Std: 0.01, Seeds: 3, Select: "0.1", Selection: sel, RunnerUpEntry: &runnerUp}},
 				{{Mean: 0.92, Std: 0.01, Seeds: 3, Select: "0.1"}},
 			},
 		}

@@ -1,4 +1,4 @@
-package report
+package resultsdir
 
 import "golang.org/x/sys/unix"
 

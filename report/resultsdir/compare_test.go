@@ -1,4 +1,4 @@
-package report
+package resultsdir
 
 import (
 	"encoding/json"
@@ -11,11 +11,12 @@ import (
 	"testing"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/report/paper"
 )
 
 // committed is a results directory of this repository: Table 1 of MNIST
 // at full scale, 252 cells.
-const committed = "../results/table1-mnist-2c03d21133b3"
+const committed = "../../results/table1-mnist-2c03d21133b3"
 
 // TestCompareFindsWhatDiffers compares committed results with themselves
 // (nothing differs) and with a copy in which one completed cell diverged
@@ -197,7 +198,7 @@ func TestCompareSaysWhichSideFinishedAndEachSidesVerdicts(t *testing.T) {
 	}
 	md, differ := cmp.Markdown(), 0
 	for claim, v := range va {
-		if verdictWord(v) == verdictWord(vb[claim]) {
+		if paper.VerdictWord(v) == paper.VerdictWord(vb[claim]) {
 			continue
 		}
 		differ++

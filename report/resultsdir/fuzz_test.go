@@ -1,4 +1,4 @@
-package report
+package resultsdir
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/manifests"
+	"github.com/ump-lab/ump/report"
 	"github.com/ump-lab/ump/state"
 )
 
@@ -81,11 +82,11 @@ func FuzzReadExported(f *testing.F) {
 		}
 		x.Counts()
 		x.Engines()
-		grid, err := x.Grid(Layout(&x.Registration.Plan))
+		grid, err := x.Grid(report.Layout(&x.Registration.Plan))
 		if err != nil {
 			return
 		}
 		grid.Markdown()
-		x.Curves(grid, CurveOptions{X: "round", Y: grid.Spec.Value})
+		x.Curves(grid, report.CurveOptions{X: "round", Y: grid.Spec.Value})
 	})
 }

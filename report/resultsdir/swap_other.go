@@ -1,6 +1,6 @@
 //go:build !linux
 
-package report
+package resultsdir
 
 import "os"
 

@@ -1,4 +1,4 @@
-package report
+package resultsdir
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/report"
 )
 
 // SameCell compares cell i (plan index) of x with cell i of y, a
@@ -75,7 +76,7 @@ func (x *Exported) roundFigures(i int) (map[int64]map[string]float64, error) {
 // figuresOf is row r's figures: its float columns that are not
 // parameters, wall_seconds (time, not a result) aside, a null as NaN.
 func figuresOf(t *artifacts.Table, r int) map[string]float64 {
-	params := ParamColumns()
+	params := report.ParamColumns()
 	out := map[string]float64{}
 	for _, c := range t.Columns {
 		switch {

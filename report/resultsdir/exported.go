@@ -1,4 +1,4 @@
-package report
+package resultsdir
 
 import (
 	"bytes"
@@ -22,6 +22,7 @@ import (
 
 	"github.com/ump-lab/ump/internal/bounded"
 	"github.com/ump-lab/ump/internal/display"
+	"github.com/ump-lab/ump/report"
 	"github.com/ump-lab/ump/state"
 
 	"github.com/ump-lab/ump/artifacts"
@@ -169,11 +170,11 @@ func digestOf(data []byte) string { return fmt.Sprintf("sha256:%x", sha256.Sum25
 // ExportOf exports a manifest's results: the final and rounds tables of
 // its finished cells.
 func ExportOf(ctx context.Context, s state.Source, rep *state.Report) (*Exported, error) {
-	final, _, err := Export(ctx, s, []*state.Report{rep}, "final", false)
+	final, _, err := report.Export(ctx, s, []*state.Report{rep}, "final", false)
 	if err != nil {
 		return nil, err
 	}
-	rounds, _, err := Export(ctx, s, []*state.Report{rep}, "rounds", false)
+	rounds, _, err := report.Export(ctx, s, []*state.Report{rep}, "rounds", false)
 	if err != nil {
 		return nil, err
 	}
@@ -632,17 +633,17 @@ func (x *Exported) cellRows(t *artifacts.Table) (map[int][]int, error) {
 // parameters) of its row, a null as the NaN the cell's final table holds
 // (Export writes a one-row table's NaN as null); cells without a row have
 // no status.
-func (x *Exported) Finals() ([]Final, error) {
+func (x *Exported) Finals() ([]report.Final, error) {
 	rows, err := x.cellRows(x.Final)
 	if err != nil {
 		return nil, err
 	}
 	status := x.Final.Column("status")
-	params := ParamColumns()
-	finals := make([]Final, len(x.Registration.Plan.Cells))
+	params := report.ParamColumns()
+	finals := make([]report.Final, len(x.Registration.Plan.Cells))
 	for i, rs := range rows {
 		r := rs[0]
-		finals[i] = Final{Status: status.Strings[r], Figures: map[string]float64{}}
+		finals[i] = report.Final{Status: status.Strings[r], Figures: map[string]float64{}}
 		for _, c := range x.Final.Columns {
 			switch {
 			case c.Floats == nil || slices.Contains(params, c.Name):
@@ -669,21 +670,21 @@ func (x *Exported) Counts() map[string]int {
 }
 
 // Grid lays out the exported results as spec says (NewGrid).
-func (x *Exported) Grid(spec manifests.Table) (*Grid, error) {
-	if err := CheckTable(&x.Registration.Plan, spec); err != nil {
+func (x *Exported) Grid(spec manifests.Table) (*report.Grid, error) {
+	if err := report.CheckTable(&x.Registration.Plan, spec); err != nil {
 		return nil, err
 	}
 	finals, err := x.Finals()
 	if err != nil {
 		return nil, err
 	}
-	return NewGrid(&x.Registration.Plan, spec, finals)
+	return report.NewGrid(&x.Registration.Plan, spec, finals)
 }
 
 // Curves builds the figures of the exported results, laid out as grid
 // (Exported.Grid), from the rounds export, as Source.Curves does from a
 // store's blobs.
-func (x *Exported) Curves(grid *Grid, o CurveOptions) ([]Figure, error) {
+func (x *Exported) Curves(grid *report.Grid, o report.CurveOptions) ([]report.Figure, error) {
 	if o.Live {
 		return nil, fmt.Errorf("%w: exported results hold finished cells only; a live figure needs the store", state.ErrBadArgument)
 	}
@@ -695,7 +696,7 @@ func (x *Exported) Curves(grid *Grid, o CurveOptions) ([]Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	return curves(&x.Registration.Plan, grid, grid.Spec, o, nil, func(i int) (*artifacts.Table, bool, bool, error) {
+	return report.CurvesFrom(&x.Registration.Plan, grid, grid.Spec, o, nil, func(i int) (*artifacts.Table, bool, bool, error) {
 		if len(rows[i]) == 0 {
 			return nil, false, false, nil
 		}

@@ -1,4 +1,4 @@
-package report
+package resultsdir
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/internal/display"
+	"github.com/ump-lab/ump/report"
 	"github.com/ump-lab/ump/signing"
 	"github.com/ump-lab/ump/state"
 )
@@ -167,7 +168,7 @@ func (x *Exported) checkFinal() error {
 	case status == nil || status.Strings == nil:
 		return errors.New("no text column status")
 	}
-	value, keys := t.Column(Layout(&x.Registration.Plan).Value), t.Column("cell_key")
+	value, keys := t.Column(report.Layout(&x.Registration.Plan).Value), t.Column("cell_key")
 	seen := map[int64]bool{}
 	for r, c := range cells.Ints {
 		switch s := status.Strings[r]; {
@@ -180,7 +181,7 @@ func (x *Exported) checkFinal() error {
 		case s != eventlog.Completed && s != eventlog.Diverged:
 			return fmt.Errorf("cell %d has status %q; an export holds completed and diverged cells", c, s)
 		case s == eventlog.Completed && (value == nil || value.Floats == nil || value.Null != nil && value.Null[r] || math.IsNaN(value.Floats[r]) || math.IsInf(value.Floats[r], 0)):
-			return fmt.Errorf("completed cell %d has no number for %s", c, Layout(&x.Registration.Plan).Value)
+			return fmt.Errorf("completed cell %d has no number for %s", c, report.Layout(&x.Registration.Plan).Value)
 		}
 		seen[c] = true
 	}
@@ -217,7 +218,7 @@ func checkMagnitudes(t *artifacts.Table) error {
 // last round): an edited final figure, or a rounds file of other cells,
 // does not pass. NaN matches NaN (a diverged cell).
 func (x *Exported) checkLastRounds(cells []int64, value *artifacts.Column) error {
-	name := Layout(&x.Registration.Plan).Value
+	name := report.Layout(&x.Registration.Plan).Value
 	rc, rr, rv := x.Rounds.Column("cell"), x.Rounds.Column("round"), x.Rounds.Column(name)
 	if value == nil || value.Floats == nil {
 		return nil // a table without the value (every cell diverged before a number): nothing to match

@@ -1,4 +1,4 @@
-package report
+package paper
 
 import (
 	"fmt"
@@ -214,7 +214,7 @@ func (cr *claimReading) get(r, col int) (estimate, bool) {
 }
 
 // col is a column as the grid names it.
-func (cr *claimReading) col(label string) string { return cr.pc.Grid.columnName(label) }
+func (cr *claimReading) col(label string) string { return cr.pc.Grid.ColumnName(label) }
 
 // add compares a with b (a above b; strictly when strict) for the row
 // the comparison speaks of, with the rows it involves and its text.
