@@ -21,14 +21,18 @@ import (
 
 // Entry is one entry of a results table: a value aggregated over seeds.
 type Entry struct {
-	Mean, Std  float64
-	Values     []float64 // the seeds' values, in the plan's order
-	Also       []Stat    // the layout's also columns, at the same choice
-	Seeds      int
-	Select     string  // the chosen value of the select path, or ""
-	Diverged   bool    // every choice had a diverged seed: shown as *
-	Missing    bool    // no choice had all its cells finished
-	selectMean float64 // the mean of the grid's SelectBy figure, which chose Select
+	Mean, Std float64
+	Values    []float64 // the seeds' values, in the plan's order
+	Also      []Stat    // the layout's also columns, at the same choice
+	Seeds     int
+	Select    string // the chosen value of the select path, or ""
+	Diverged  bool   // every choice had a diverged seed: shown as *
+	Missing   bool   // no choice had all its cells finished
+	// Finished and Of: a Missing entry's cells that finished so far, of
+	// how many. Without a select path its Mean, Std, Values and Seeds are
+	// those of the seeds that completed (Partial).
+	Finished, Of int
+	selectMean   float64 // the mean of the grid's SelectBy figure, which chose Select
 	// Selection says how sure the choice of Select is (nil without a
 	// choice to make); entries that share one choice share it.
 	Selection     *Selection
@@ -318,220 +322,6 @@ func ReadGrid(ctx context.Context, s state.Source, rep *state.Report, spec manif
 	return NewGrid(&rep.Plan, spec, finals)
 }
 
-// NewGrid lays out the final figures of a plan's cells (by plan index) as
-// spec says: every swept path is a row or column path, the select path,
-// or seed (aggregated as mean and sample std). Per entry, each choice of
-// the select path whose cells all finished is a candidate; the best mean
-// (spec.Best) wins, a choice with a diverged seed only when no other
-// finished.
-func NewGrid(plan *manifests.Plan, spec manifests.Table, finals []Final) (*Grid, error) {
-	g := &Grid{Spec: spec, Choices: make([]string, len(plan.Cells)), SelectBy: spec.Value}
-	if !slices.ContainsFunc(plan.Cells, func(c manifests.Cell) bool { return c.Config.Validation == nil }) {
-		g.SelectBy = "val_acc_mean"
-		if spec.Best == "min" {
-			g.SelectBy = "val_loss_mean"
-		}
-	}
-	groups := g.group(plan)
-	g.Entries = make([][]Entry, len(g.RowLabels))
-	g.Cells = make([][][]int, len(g.RowLabels))
-	for r := range g.Entries {
-		g.Entries[r] = make([]Entry, len(g.ColLabels))
-		g.Cells[r] = make([][]int, len(g.ColLabels))
-		for c := range g.Entries[r] {
-			g.Entries[r][c] = Entry{Missing: true}
-		}
-	}
-	for _, gr := range groups {
-		g.Cells[gr.row][gr.col] = gr.cells
-		gr.candidates = map[string]*Entry{}
-		for _, choice := range gr.order {
-			e, err := g.candidate(plan, finals, gr.choices[choice], choice)
-			if err != nil {
-				return nil, err
-			}
-			gr.candidates[choice] = e
-		}
-	}
-	if spec.Scope() == manifests.PerRow {
-		rows := make([][]*entryGroup, len(g.RowLabels))
-		for _, gr := range groups {
-			rows[gr.row] = append(rows[gr.row], gr)
-		}
-		for _, row := range rows {
-			slices.SortFunc(row, func(a, b *entryGroup) int { return a.col - b.col })
-			g.choose(row)
-		}
-	} else {
-		for _, gr := range groups {
-			g.choose([]*entryGroup{gr})
-		}
-	}
-	return g, nil
-}
-
-// entryGroup is the cells of one entry, by choice of the select path.
-type entryGroup struct {
-	row, col   int
-	choices    map[string][]int // select value -> cell indexes
-	order      []string
-	cells      []int             // every choice's
-	candidates map[string]*Entry // per choice: nil where a cell has not finished
-}
-
-// group sorts the plan's cells into their entries (and the grid's row and
-// column labels), noting each cell's choice.
-func (g *Grid) group(plan *manifests.Plan) map[[2]int]*entryGroup {
-	spec := g.Spec
-	groups := map[[2]int]*entryGroup{}
-	index := func(labels *[][]string, l []string) int {
-		i := slices.IndexFunc(*labels, func(x []string) bool { return slices.Equal(x, l) })
-		if i < 0 {
-			*labels = append(*labels, l)
-			i = len(*labels) - 1
-		}
-		return i
-	}
-	for i := range plan.Cells {
-		c := &plan.Cells[i]
-		r, col := index(&g.RowLabels, valuesAt(c, spec.Rows)), index(&g.ColLabels, valuesAt(c, spec.Columns))
-		gr := groups[[2]int{r, col}]
-		if gr == nil {
-			gr = &entryGroup{row: r, col: col, choices: map[string][]int{}}
-			groups[[2]int{r, col}] = gr
-		}
-		choice := ""
-		if spec.Select != "" {
-			choice = c.ValueAt(spec.Select)
-		}
-		g.Choices[i] = choice
-		if _, ok := gr.choices[choice]; !ok {
-			gr.order = append(gr.order, choice)
-		}
-		gr.choices[choice] = append(gr.choices[choice], i)
-		gr.cells = append(gr.cells, i)
-	}
-	return groups
-}
-
-// choose picks, for entries that share one choice (one, or a row's), the
-// best choice of which each entry's candidate finished, and sets their
-// entries.
-func (g *Grid) choose(scope []*entryGroup) {
-	var order []string
-	for _, gr := range scope {
-		for _, choice := range gr.order {
-			if !slices.Contains(order, choice) {
-				order = append(order, choice)
-			}
-		}
-	}
-	var complete []string
-	unfinished := false
-	for _, choice := range order {
-		done := true
-		for _, gr := range scope {
-			done = done && gr.candidates[choice] != nil
-		}
-		if done {
-			complete = append(complete, choice)
-		} else {
-			unfinished = true
-		}
-	}
-	entries := func(choice string) []*Entry {
-		var es []*Entry
-		for _, gr := range scope {
-			es = append(es, gr.candidates[choice])
-		}
-		return es
-	}
-	found := len(complete) > 0
-	best := ""
-	if found {
-		best, _ = winner(complete, entries, nil, g.Spec.Best)
-	}
-	var sel *Selection
-	if len(complete) > 1 {
-		sel = selection(complete, best, entries, g.Spec.Best)
-	}
-	for _, gr := range scope {
-		e := Entry{Missing: true}
-		if found {
-			e = *gr.candidates[best]
-			e.Provisional = unfinished
-			e.Selection = sel
-			if sel != nil {
-				e.RunnerUpEntry = gr.candidates[sel.RunnerUp]
-			}
-		}
-		g.Entries[gr.row][gr.col] = e
-	}
-}
-
-// candidate is the entry of cells (one choice's, every seed) when all
-// finished, else nil: Diverged when a seed diverged.
-func (g *Grid) candidate(plan *manifests.Plan, finals []Final, cells []int, choice string) (*Entry, error) {
-	spec := g.Spec
-	var vals, by []float64 // the value's, and SelectBy's
-	bySeed := map[int]float64{}
-	also := make([][]float64, len(spec.Also))
-	diverged := false
-	for _, i := range cells {
-		f := finals[i]
-		if (f.Status != eventlog.Completed && f.Status != eventlog.Diverged) || f.Figures == nil {
-			return nil, nil
-		}
-		figure := func(field, name string) (float64, error) {
-			v, ok := f.Figures[name]
-			if !ok {
-				return 0, fmt.Errorf("%w: %s %q is not a figure of the final table; its columns are: %s", state.ErrBadArgument, field, name, strings.Join(slices.Sorted(maps.Keys(f.Figures)), ", "))
-			}
-			return v, nil
-		}
-		v, err := figure("table.value", spec.Value)
-		if err != nil {
-			return nil, err
-		}
-		b, err := figure("the selection figure", g.SelectBy)
-		if err != nil {
-			return nil, err
-		}
-		if f.Status == eventlog.Diverged || math.IsNaN(v) || math.IsInf(v, 0) {
-			diverged = true
-		}
-		seed := plan.Cells[i].Config.Seed
-		tuning := slices.Contains(spec.SelectSeeds, seed)
-		if tuning || spec.SelectSeeds == nil {
-			by = append(by, b)
-			bySeed[seed] = b
-			if f.Status == eventlog.Diverged || math.IsNaN(b) || math.IsInf(b, 0) {
-				bySeed[seed] = math.NaN()
-			}
-		}
-		if tuning {
-			continue // a tuning seed: not reported
-		}
-		for k, name := range spec.Also {
-			a, err := figure("table.also", name)
-			if err != nil {
-				return nil, err
-			}
-			also[k] = append(also[k], a)
-		}
-		vals = append(vals, v)
-	}
-	if diverged {
-		return &Entry{Diverged: true, Select: choice, bySeed: bySeed}, nil
-	}
-	f := StatOf(vals)
-	e := &Entry{Mean: f.Mean, Std: f.Std, Values: vals, Seeds: len(vals), Select: choice, selectMean: StatOf(by).Mean, bySeed: bySeed}
-	for _, a := range also {
-		e.Also = append(e.Also, StatOf(a))
-	}
-	return e, nil
-}
-
 // Best returns the best entry of the whole table and its row and column
 // labels; ok is false when no entry has a result yet.
 func (g *Grid) Best() (label string, e Entry, ok bool) {
@@ -570,11 +360,15 @@ func (g *Grid) BestRows() []int {
 }
 
 // Text renders an entry: mean ± std, then each also figure after a
-// slash; * or –.
+// slash; * or –; an entry still running says how much of it finished.
 func (g *Grid) Text(e Entry, pm string) string {
 	switch {
 	case e.Diverged:
 		return "*"
+	case e.Partial():
+		return g.stat(Stat{e.Mean, e.Std, e.Values}, e.Seeds, pm) + fmt.Sprintf(" (%d of %d seeds)", e.Seeds, e.Of)
+	case e.Missing && e.Finished > 0:
+		return fmt.Sprintf("– (%d of %d cells)", e.Finished, e.Of)
 	case e.Missing:
 		return "–"
 	}
@@ -734,18 +528,29 @@ func (g *Grid) legend(esc func(string) string) string {
 		s += fmt.Sprintf("; (Δ, p, P(better)): the difference of the means to %s's, Welch's two-sided p-value, and the probability that a seed's value beats one of %s's (ties half)", base, base)
 	}
 	s += "; * diverged, – not run yet"
+	if g.anyEntry(func(e Entry) bool { return e.Missing && e.Finished > 0 }) {
+		s += "; (k of n seeds): still running, the mean of the k seeds finished so far; (k of n cells): still running, k cells finished, no value to show yet"
+	}
 	if lo, hi := g.seedRange(); lo < hi {
 		s += fmt.Sprintf("; the entries aggregate %d to %d seeds (cells added beyond the sweep; the export's seeds column says each's)", lo, hi)
 	}
 	if g.unstable() {
 		s += fmt.Sprintf("; X within noise: the runner-up %s, where fewer than %g%% of %d resamples of the seeds choose the same %s", g.Spec.Select, 100*StableSelection, SelectionResamples, g.Spec.Select)
 	}
-	for _, row := range g.Entries {
-		if slices.ContainsFunc(row, func(e Entry) bool { return e.Provisional }) {
-			return s + "; † provisional: other values of " + g.Spec.Select + " still run"
-		}
+	if g.anyEntry(func(e Entry) bool { return e.Provisional }) {
+		return s + "; † provisional: other values of " + g.Spec.Select + " still run"
 	}
 	return s
+}
+
+// anyEntry reports whether an entry of the grid satisfies f.
+func (g *Grid) anyEntry(f func(Entry) bool) bool {
+	for _, row := range g.Entries {
+		if slices.ContainsFunc(row, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // unstable reports whether an entry's choice is not stable.
@@ -908,8 +713,8 @@ func (g *Grid) Table() *artifacts.Table {
 			switch {
 			case e.Diverged:
 				st, e.Mean, e.Std = eventlog.Diverged, math.NaN(), math.NaN()
-			case e.Missing:
-				st, e.Mean, e.Std = eventlog.Pending, math.NaN(), math.NaN()
+			case e.Missing: // a partial mean is for reading, not for analysis
+				st, e.Mean, e.Std, e.Seeds = eventlog.Pending, math.NaN(), math.NaN(), 0
 			case e.Provisional:
 				st = "provisional"
 			}

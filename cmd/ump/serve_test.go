@@ -499,12 +499,25 @@ sweep:
 table: {rows: [algorithm], columns: [topology.kind], value: objective_gap, select: lr}
 `
 
+// homeWraps lists the home page's manifest names, hashes, start dates and
+// run times that wrap onto a second line, and says so when the manifests
+// table runs past the page's column (null until the table shows a row).
+const homeWraps = `(() => { const t = document.querySelector("table.manifests");
+	const rows = t ? [...t.querySelectorAll("tr")].filter(r => r.querySelector("td")) : [];
+	if (!rows.length) return null;
+	const lines = c => { const r = document.createRange(); r.selectNodeContents(c); return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size; };
+	const out = rows.flatMap(r => [...r.cells].slice(0, 4).filter(c => lines(c) > 1).map(c => c.textContent));
+	const m = document.querySelector("main"), right = m.getBoundingClientRect().right - parseFloat(getComputedStyle(m).paddingRight);
+	if (t.getBoundingClientRect().right > right + 0.5) out.push("the table runs past the page");
+	return out; })()`
+
 // TestServeChartsFitAndShowDivergence: at 1024, 1400 and 1920 pixels the
 // final figure against the algorithm keeps every label inside its chart
 // (the last one was cut at the edge), colours the dots by the topology
 // (the algorithm is both the x axis and the table's rows), draws the
 // diverged cells as crosses, and the cells table shows their figures as
-// *, as the results table does.
+// *, as the results table does; the home page's table fits the window
+// without wrapping a name, hash or date.
 func TestServeChartsFitAndShowDivergence(t *testing.T) {
 	t.Parallel()
 	ctx := browserContext(t, t.TempDir())
@@ -548,5 +561,17 @@ func TestServeChartsFitAndShowDivergence(t *testing.T) {
 		if v != "*" {
 			t.Errorf("a diverged cell's figure shows %q, want *", v)
 		}
+	}
+	for _, width := range []int64{1024, 1400, 1920} {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 900)); err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(ctx, chromedp.Navigate(url+"#/"+fmt.Sprint(width))); err != nil {
+			t.Fatal(err)
+		}
+		if wrapped := poll[[]string](t, ctx, "the home page", homeWraps); len(wrapped) > 0 {
+			t.Errorf("at %d px the home page's manifests table wraps or overflows: %q", width, wrapped)
+		}
+		screenshot(t, ctx, fmt.Sprintf("home-%d", width))
 	}
 }
