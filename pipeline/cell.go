@@ -141,9 +141,10 @@ func (f *stageFailure) Error() string { return fmt.Sprintf("stage %s: %v", f.sta
 func (c *cellRun) stage(ctx context.Context, st stages.Stage, results map[string]*stages.Result) (*stages.Result, error) {
 	skey, former := stageKeys(st, &c.cell.Config, c.inputs, results)
 	res, own, err := c.cached(ctx, skey, st.Name())
+	viaFormer := false
 	if res == nil && err == nil && former != "" { // recorded by an earlier ump under the former key: the same bits
 		res, _, err = c.cached(ctx, former, st.Name())
-		own = false // recorded again under today's key
+		own, viaFormer = false, res != nil // recorded again under today's key
 	}
 	switch {
 	case err != nil:
@@ -154,7 +155,7 @@ func (c *cellRun) stage(ctx context.Context, st stages.Stage, results map[string
 				return nil, err
 			}
 		}
-		c.p.stageCached(c.cell, st.Name())
+		c.p.stageCached(c.cell, st.Name(), viaFormer)
 		return res, nil
 	case c.foreign != "":
 		return nil, fmt.Errorf("%w: cell %d (%s) was recorded under other inputs (%q) and its stage %s is not in the store whole: "+

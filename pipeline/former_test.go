@@ -72,9 +72,13 @@ func TestFormerKeysServe(t *testing.T) {
 		}
 	}
 	started := countKind(t, s, eventlog.StageStarted)
-	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(ctx, plan)
+	var said strings.Builder
+	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}, Progress: &said}).Run(ctx, plan)
 	if err != nil || out.Completed != 2 {
 		t.Fatalf("today's run over results under the former keys: %+v %v; want 2 completed cells", out, err)
+	}
+	if n := strings.Count(said.String(), "cached (recorded by an earlier ump under the stage's former key"); n != 4 {
+		t.Errorf("today's run said %d times that a stage's result was recorded under its former key; want 4 (train and evaluate of 2 cells):\n%s", n, said.String())
 	}
 	if n := countKind(t, s, eventlog.StageStarted) - started; n != 0 {
 		t.Errorf("today's run started %d stages; the former keys' results should serve", n)

@@ -113,10 +113,16 @@ func (p *progress) stageStart(c *manifests.Cell, name string, resume *stages.Che
 	p.publish(true)
 }
 
-func (p *progress) stageCached(c *manifests.Cell, name string) {
+// stageCached says a stage's result was found; former says under the key
+// an earlier ump gave the stage (stages.Rekeyed).
+func (p *progress) stageCached(c *manifests.Cell, name string, former bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.cellf(c, "%s: cached\n", name)
+	if former {
+		p.cellf(c, "%s: cached (recorded by an earlier ump under the stage's former key: the same bits, recorded again under today's)\n", name)
+	} else {
+		p.cellf(c, "%s: cached\n", name)
+	}
 	if name == stages.Train {
 		p.count(c, c.Config.Rounds, false)
 	}
