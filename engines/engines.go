@@ -96,11 +96,7 @@ func (Set) MemoryNeed(cfg *manifests.Manifest, data *datasets.Library) (need flo
 	if !cfg.Task.Kind().Samples {
 		return workers * float64(cfg.Task.Quadratic.Dim) * stateVectors * 4, "task.quadratic.dim", nil
 	}
-	d, err := stages.LoadData(cfg.Task, data)
-	if err != nil {
-		return 0, "", err
-	}
-	m, err := nn.NewModel(cfg.Task.Model, nn.Input{Shape: d.Shape, Classes: d.Classes, Vocab: len(d.Vocab)})
+	m, err := model(cfg, data)
 	if err != nil {
 		return 0, "", err
 	}
@@ -121,16 +117,21 @@ func (Set) CohortKey(cfg *manifests.Manifest) string { return train.CohortKey(cf
 // half the device's memory (gpu.DeviceMemory) over a cell's estimated
 // footprint (gpu.CellBytes), at least 1.
 func (Set) CohortSize(cfg *manifests.Manifest, lib *datasets.Library) int {
-	data, err := stages.LoadData(cfg.Task, lib)
+	m, err := model(cfg, lib)
 	if err != nil {
 		return 1 // the cells will fail with this error
 	}
-	m, err := nn.NewModel(cfg.Task.Model, nn.Input{Shape: data.Shape, Classes: data.Classes, Vocab: len(data.Vocab)})
-	if err != nil {
-		return 1
-	}
 	memory, _ := gpu.DeviceMemory()
 	return int(max(1, memory/2/gpu.CellBytes(m, cfg.Algorithm.Name, cfg.Workers, cfg.BatchSize)))
+}
+
+// model is a data-set cell's model, built for its data set's inputs.
+func model(cfg *manifests.Manifest, lib *datasets.Library) (*nn.Model, error) {
+	d, err := stages.LoadData(cfg.Task, lib)
+	if err != nil {
+		return nil, err
+	}
+	return nn.NewModel(cfg.Task.Model, nn.Input{Shape: d.Shape, Classes: d.Classes, Vocab: len(d.Vocab)})
 }
 
 // NewCohort returns cohorts of size cells on the device (train.Lockstep).

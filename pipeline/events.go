@@ -225,11 +225,14 @@ func CheckCell(key string, cell *manifests.Cell, evs []eventlog.Event, stgs []st
 			done[ev.Stage] = &stages.Result{Outputs: ev.Outputs}
 		}
 	}
-	want := map[string][]string{} // today's key and the former one (stages.Rekeyed)
+	want := map[string][]string{} // today's key, and the former one (stages.Rekeyed)
 	upstream := map[string]*stages.Result{}
 	for _, st := range stgs {
 		key, former := stageKeys(st, &cell.Config, inputs, upstream)
-		want[st.Name()] = []string{key, former}
+		want[st.Name()] = []string{key}
+		if former != "" {
+			want[st.Name()] = append(want[st.Name()], former)
+		}
 		if res, ok := done[st.Name()]; ok {
 			upstream[st.Name()] = res
 		} else {
@@ -240,7 +243,7 @@ func CheckCell(key string, cell *manifests.Cell, evs []eventlog.Event, stgs []st
 		if ev.Stage == "" && ev.StageKey == "" {
 			continue
 		}
-		if w, ok := want[ev.Stage]; !ok || !slices.Contains(w, ev.StageKey) || ev.StageKey == "" {
+		if !slices.Contains(want[ev.Stage], ev.StageKey) {
 			return fmt.Errorf("line %d (%s of stage %q): stage key %.12s does not follow from the cell's spec, inputs and earlier stages", ev.Seq, ev.Kind, ev.Stage, ev.StageKey)
 		}
 	}

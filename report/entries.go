@@ -173,7 +173,7 @@ func (g *Grid) partial(finals []Final, gr *entryGroup) Entry {
 	var vals []float64
 	for _, i := range gr.cells {
 		f := finals[i]
-		if (f.Status != eventlog.Completed && f.Status != eventlog.Diverged) || f.Figures == nil {
+		if !f.finished() {
 			continue
 		}
 		e.Finished++
@@ -202,7 +202,7 @@ func (g *Grid) candidate(plan *manifests.Plan, finals []Final, cells []int, choi
 	diverged := false
 	for _, i := range cells {
 		f := finals[i]
-		if (f.Status != eventlog.Completed && f.Status != eventlog.Diverged) || f.Figures == nil {
+		if !f.finished() {
 			return nil, nil
 		}
 		figure := func(field, name string) (float64, error) {

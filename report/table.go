@@ -278,6 +278,12 @@ type Final struct {
 	Figures map[string]float64
 }
 
+// finished reports whether the cell ran to its end (completed or
+// diverged) and its figures were read.
+func (f Final) finished() bool {
+	return (f.Status == eventlog.Completed || f.Status == eventlog.Diverged) && f.Figures != nil
+}
+
 // ReadFinals reads the final figures of every finished cell of a report,
 // by plan index; the others have only their status.
 func ReadFinals(ctx context.Context, s state.Source, rep *state.Report) ([]Final, error) {

@@ -28,25 +28,23 @@ type NewEngine func(model string, data *datasets.Dataset, seed uint64, procs int
 type NewCohort func(data *datasets.Dataset, shape nn.CohortShape) (nn.Cohort, error)
 
 // host is the Host engine of a cell's kind.
-func (e Engines) host(p *Params) (NewEngine, error) {
-	if f, ok := e.Host[p.Engine]; ok {
-		return f, nil
-	}
-	return nil, fmt.Errorf("train: no %s engine was handed to the stage", engineWords(p.Engine))
-}
+func (e Engines) host(p *Params) (NewEngine, error) { return ofKind(e.Host, p.Engine, "engine") }
 
 // cohort is the Cohort builder of a cell's kind.
 func (e Engines) cohort(p *Params) (NewCohort, error) {
-	if f, ok := e.Cohort[p.Engine]; ok {
-		return f, nil
-	}
-	return nil, fmt.Errorf("train: no %s cohort program was handed to the stage", engineWords(p.Engine))
+	return ofKind(e.Cohort, p.Engine, "cohort program")
 }
 
-// engineWords names an engine kind in a message.
-func engineWords(kind string) string {
-	if kind == "" {
-		return "CPU"
+// ofKind is the factory of engine kind kind ("" for the CPU engine), or
+// an error naming what the stage was not handed.
+func ofKind[F any](factories map[string]F, kind, what string) (F, error) {
+	if f, ok := factories[kind]; ok {
+		return f, nil
 	}
-	return fmt.Sprintf("%q", kind)
+	name := "CPU"
+	if kind != "" {
+		name = fmt.Sprintf("%q", kind)
+	}
+	var none F
+	return none, fmt.Errorf("train: no %s %s was handed to the stage", name, what)
 }

@@ -383,9 +383,9 @@ func CohortKey(cfg *manifests.Manifest) string {
 	return p.cohortKey()
 }
 
-func (cfg *Params) cohortKey() string {
-	if !cfg.onGPU() || !cfg.Task.Kind().Samples || (cfg.Compression != nil && cfg.Compression.Codec != "none") {
+func (p *Params) cohortKey() string {
+	if !p.onGPU() || !p.Task.Kind().Samples || (p.Compression != nil && p.Compression.Codec != "none") {
 		return ""
 	}
-	return fmt.Sprintf("%s %s %s w%d k%d b%d", cfg.Task.Dataset, cfg.Task.Model, cfg.Algorithm.Name, cfg.Workers, cfg.LocalSteps, cfg.BatchSize)
+	return fmt.Sprintf("%s %s %s w%d k%d b%d", p.Task.Dataset, p.Task.Model, p.Algorithm.Name, p.Workers, p.LocalSteps, p.BatchSize)
 }
