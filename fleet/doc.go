@@ -9,6 +9,6 @@
 // between its hooks. A Job is the Slurm array script or Kubernetes Indexed
 // Job that runs a submitted worklist's tasks as workers.
 //
-// Imports: artifacts, datasets, eventlog, manifests, pipeline, signing,
-// stages, state.
+// Imports: artifacts, datasets, eventlog, internal/display, manifests,
+// pipeline, signing, stages, state.
 package fleet

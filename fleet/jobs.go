@@ -3,9 +3,9 @@ package fleet
 import (
 	"encoding/json"
 	"io"
-	"regexp"
-	"strings"
 	"text/template"
+
+	"github.com/ump-lab/ump/internal/display"
 )
 
 // Job is what the script of a submitted run says: the run and its
@@ -26,18 +26,7 @@ func quote(s string) string {
 	return string(b)
 }
 
-// ShellQuote writes a value as a shell word: bare when the shell takes
-// each of its characters literally, else single-quoted.
-func ShellQuote(s string) string {
-	if shellSafe.MatchString(s) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:=,@%+-]+$`)
-
-var funcs = template.FuncMap{"quote": quote, "shell": ShellQuote, "json": func(v any) string { b, _ := json.Marshal(v); return string(b) }}
+var funcs = template.FuncMap{"quote": quote, "shell": display.Shell, "json": func(v any) string { b, _ := json.Marshal(v); return string(b) }}
 
 // slurmScript is an sbatch array: one task per index, requeued when ump
 // worker stops at a safe point (SIGTERM from a time limit, preemption or

@@ -742,6 +742,32 @@ type Worklist struct {
 	TrustUnsigned bool `json:"trust_unsigned,omitempty"`
 }
 
+// maxArray is Slurm's default MaxArraySize less one: array indices run
+// from 0 to maxArray-1.
+const maxArray = 1000
+
+// Split splits cells (a plan's indices) into tasks of perTask cells: by
+// default (0) one each, or for a Slurm array (slurm) as many as keep it
+// within Slurm's default size; it returns the tasks and perTask. Too many
+// tasks for an array is a state.ErrBadArgument that says what to ask.
+func Split(cells []int, perTask int, slurm bool) (tasks [][]int, _ int, _ error) {
+	fewest := (len(cells) + maxArray - 1) / maxArray
+	switch {
+	case perTask == 0 && slurm:
+		perTask = fewest
+	case perTask == 0:
+		perTask = 1
+	}
+	for start := 0; start < len(cells); start += perTask {
+		tasks = append(tasks, cells[start:min(start+perTask, len(cells))])
+	}
+	if slurm && len(tasks) > maxArray {
+		return nil, 0, fmt.Errorf("%w: --cells-per-task %d gives %d tasks; a Slurm array holds at most %d by default: raise --cells-per-task to %d",
+			state.ErrBadArgument, perTask, len(tasks), maxArray, fewest)
+	}
+	return tasks, perTask, nil
+}
+
 func worklistName(run string) string { return "runs/" + run + ".json" }
 
 // Submit stores the worklist and returns its run.

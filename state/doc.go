@@ -5,7 +5,7 @@
 // (its plan and a CellView per cell) and a cell's view: its status, each
 // stage's status, round, cache key, inputs and outputs, its fingerprint
 // and where its events came from. Every state is a fold over events,
-// never a stored flag.
+// never a stored flag. Diff lists the fields two registrations differ in.
 //
 // The runner asks it what a cell already holds (cache hits, results other
 // manifests computed, what a commit or a pull brings); the reports, the

@@ -19,7 +19,7 @@ import (
 
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/engines"
-	"github.com/ump-lab/ump/fleet"
+	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
 	"github.com/urfave/cli/v2"
@@ -696,7 +696,7 @@ func TestARunWhoseReaderLeavesClosesItsStore(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 12").Replace(longManifest))
-	r := inShell(t, t.TempDir(), fleet.ShellQuote(umpBin)+" --store "+fleet.ShellQuote(store)+" run "+fleet.ShellQuote(m)+" 2>/dev/null | head -1; exit ${PIPESTATUS[0]}")
+	r := inShell(t, t.TempDir(), display.Shell(umpBin)+" --store "+display.Shell(store)+" run "+display.Shell(m)+" 2>/dev/null | head -1; exit ${PIPESTATUS[0]}")
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "manifest ") {
 		t.Fatalf("run | head -1: exit %d (141: killed by SIGPIPE), %q", r.code, r.stdout)
 	}

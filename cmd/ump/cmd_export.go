@@ -78,7 +78,7 @@ func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr i
 		if err != nil {
 			return err
 		}
-		if err := noteOtherEngine(stderr, "", g, store, rep); err != nil {
+		if err := report.WriteOtherEngine(stderr, "", g.ump, store.Source(), rep); err != nil {
 			return err
 		}
 		reps = append(reps, rep)

@@ -2,11 +2,8 @@ package main
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/ump-lab/ump/internal/display"
@@ -105,71 +102,19 @@ func diffCommand() *cli.Command {
 	}
 }
 
-// printDiff prints the fields whose values differ, one line each.
+// printDiff prints the fields whose values differ (state.Diff), one line
+// each.
 func printDiff(w io.Writer, a, b *state.Registration) error {
-	fa, err := fields(a)
-	if err != nil {
-		return err
-	}
-	fb, err := fields(b)
+	changes, err := state.Diff(a, b)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "- %s (%s)\n+ %s (%s)\n", a.Plan.Hash, a.Plan.Manifest.Name, b.Plan.Hash, b.Plan.Manifest.Name)
-	n := 0
-	both := maps.Clone(fa)
-	maps.Copy(both, fb)
-	for _, p := range slices.Sorted(maps.Keys(both)) {
-		va, oka := fa[p]
-		vb, okb := fb[p]
-		if oka && okb && va == vb {
-			continue
-		}
-		n++
-		fmt.Fprintf(w, "  %s: %s -> %s\n", display.Terminal(p), cmp.Or(va, "(absent)"), cmp.Or(vb, "(absent)")) // the values are JSON: escaped
+	for _, c := range changes {
+		fmt.Fprintf(w, "  %s: %s -> %s\n", display.Terminal(c.Path), cmp.Or(c.Before, "(absent)"), cmp.Or(c.After, "(absent)")) // the values are JSON: escaped
 	}
-	if n == 0 {
+	if len(changes) == 0 {
 		fmt.Fprintln(w, "  the same configuration")
 	}
 	return nil
-}
-
-// fields is a registration's normalised configuration as dotted paths to
-// JSON values (sweep values whole, under sweep.PATH), and the overrides it
-// was run with.
-func fields(reg *state.Registration) (map[string]string, error) {
-	data, err := json.Marshal(reg.Plan.Manifest)
-	if err != nil {
-		return nil, err
-	}
-	var tree any
-	if err := json.Unmarshal(data, &tree); err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	flatten(out, "", tree)
-	if len(reg.Overrides) > 0 {
-		out["(run with overrides)"] = strings.Join(reg.Overrides, " ")
-	}
-	return out, nil
-}
-
-// flatten writes a JSON tree as dotted paths to scalar or list values;
-// the sweep's paths are kept whole (sweep.partition.alpha).
-func flatten(out map[string]string, prefix string, v any) {
-	m, isMap := v.(map[string]any)
-	switch {
-	case isMap && prefix == "sweep": // path -> values
-		for k, vals := range m {
-			data, _ := json.Marshal(vals)
-			out["sweep."+k] = string(data)
-		}
-	case isMap:
-		for k, child := range m {
-			flatten(out, strings.TrimPrefix(prefix+"."+k, "."), child)
-		}
-	default:
-		data, _ := json.Marshal(v)
-		out[prefix] = string(data)
-	}
 }

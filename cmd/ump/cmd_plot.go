@@ -1,25 +1,15 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"unicode"
 
-	"github.com/ump-lab/ump/stages"
-
-	"github.com/ump-lab/ump/artifacts"
-	"github.com/ump-lab/ump/manifests"
-	"github.com/ump-lab/ump/pipeline"
-	"github.com/ump-lab/ump/render"
 	"github.com/ump-lab/ump/report"
-	"github.com/ump-lab/ump/state"
+	"github.com/ump-lab/ump/report/figures"
 	"github.com/urfave/cli/v2"
 )
 
@@ -92,7 +82,7 @@ func runPlot(ctx context.Context, g globals, hash string, o plotOptions, w io.Wr
 	if err != nil {
 		return err
 	}
-	save := saver(func(name string, draw func(path string) error) error {
+	save := figures.Saver(func(name string, draw func(path string) error) error {
 		for _, f := range o.formats {
 			path := filepath.Join(o.out, name+"."+f)
 			if err := draw(path); err != nil {
@@ -103,152 +93,12 @@ func runPlot(ctx context.Context, g globals, hash string, o plotOptions, w io.Wr
 		return nil
 	})
 	if o.against != "" {
-		if err := plotAgainst(ctx, store.Source(), rep, spec, o.against, save); err != nil {
+		if err := figures.Against(ctx, store.Source(), rep, spec, o.against, save); err != nil {
 			return err
 		}
 	}
-	if err := plotCurves(figs, spec, report.FigureTitle(&rep.Plan), o.perColumn, save, w); err != nil {
+	if err := figures.Curves(figs, spec, report.FigureTitle(&rep.Plan), o.perColumn, save, w); err != nil {
 		return err
 	}
-	return plotPartitions(ctx, store, rep, save)
-}
-
-// saver writes a figure under name in every format asked for, with draw.
-type saver func(name string, draw func(path string) error) error
-
-// plotCurves draws the curves: one figure, of panels where the table has
-// columns, or one file per column (perColumn); it says which columns
-// have no curves yet.
-func plotCurves(figs []report.Figure, spec manifests.Table, title string, perColumn bool, save saver, w io.Writer) error {
-	var drawable []report.Figure
-	for _, fig := range figs {
-		if !slices.ContainsFunc(fig.Series, func(s report.Series) bool { return len(s.X) > 0 }) {
-			fmt.Fprintf(w, "no completed training for %s yet: no curves\n", fig.Name)
-			continue
-		}
-		drawable = append(drawable, fig)
-	}
-	switch {
-	case len(drawable) == 0:
-	case len(spec.Columns) == 0:
-		if err := save("curves", func(path string) error { return render.Figure(&drawable[0], path) }); err != nil {
-			return err
-		}
-	case !perColumn:
-		if err := save("curves", func(path string) error { return render.Panels(title, drawable, path) }); err != nil {
-			return err
-		}
-	default:
-		for c, fig := range figs {
-			if !slices.ContainsFunc(drawable, func(d report.Figure) bool { return d.Name == fig.Name }) {
-				continue
-			}
-			if err := save(fmt.Sprintf("curves-%d-%s", c+1, plotName(fig.Name)), func(path string) error { return render.Figure(&fig, path) }); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// plotPartitions draws the worker x class heat map of each distinct
-// partition.
-func plotPartitions(ctx context.Context, store *pipeline.Store, rep *state.Report, save saver) error {
-	var drawn []string
-	for i, cell := range rep.Cells {
-		ref, ok := cell.Output(stages.Histogram)
-		if !ok || slices.Contains(drawn, ref.Digest) {
-			continue
-		}
-		drawn = append(drawn, ref.Digest)
-		data, err := store.Blobs.Get(ctx, ref)
-		if err != nil {
-			return err
-		}
-		t, err := artifacts.ReadArrow(data)
-		if err != nil {
-			return err
-		}
-		cfg := &rep.Plan.Cells[i].Config
-		title := fmt.Sprintf("partition of cell %d (%s, %d workers, seed %d)", i+1, partitionLabel(cfg), cfg.Workers, cfg.Seed)
-		if err := save(fmt.Sprintf("partition-cell%d", i+1), func(path string) error { return render.Histogram(t, title, path) }); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// plotAgainst draws the final figure of each table row against the swept
-// path (report.Grid.SweepFigure): the layout with path as its one column
-// and every other swept path of the table as a row.
-func plotAgainst(ctx context.Context, src state.Source, rep *state.Report, spec manifests.Table, path string, save saver) error {
-	swept := slices.Sorted(maps.Keys(rep.Plan.Manifest.Sweep))
-	if !slices.Contains(swept, path) || path == "seed" || path == spec.Select {
-		return badInput{fmt.Errorf("--against %s: the manifest sweeps %s; name one of them but seed and the tuned %s",
-			path, strings.Join(swept, ", "), cmp.Or(spec.Select, "path"))}
-	}
-	against := spec
-	against.Rows = nil
-	for _, p := range slices.Concat(spec.Rows, spec.Columns) {
-		if p != path {
-			against.Rows = append(against.Rows, p)
-		}
-	}
-	if len(against.Rows) == 0 {
-		against.Rows = []string{"algorithm"}
-	}
-	against.Columns = []string{path}
-	finals, err := report.ReadFinals(ctx, src, rep)
-	if err != nil {
-		return err
-	}
-	grid, err := report.NewGrid(&rep.Plan, against, finals)
-	if err != nil {
-		return err
-	}
-	fig, ok := grid.SweepFigure(report.FigureTitle(&rep.Plan))
-	if !ok {
-		return badInput{fmt.Errorf("--against %s: it takes one value here; a figure against it needs two or more", path)}
-	}
-	return save("against-"+plotName(path), func(p string) error { return render.Figure(&fig, p) })
-}
-
-// plotName turns a label into a file name part that shells and LaTeX
-// take as it is: letters, digits, '-' and '_', each run of anything else
-// one '-' ("topology.kind=ring" gives "topology-kind-ring").
-func plotName(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range s {
-		if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-') {
-			b.WriteRune(r)
-			dash = false
-		} else if !dash && b.Len() > 0 {
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	return strings.TrimRight(b.String(), "-")
-}
-
-// partitionLabel names a cell's partition: its kind and parameters.
-func partitionLabel(cfg *manifests.Manifest) string {
-	if cfg.Partition == nil {
-		return "iid"
-	}
-	parts := []string{cfg.Partition.Kind}
-	for _, k := range slices.Sorted(maps.Keys(cfg.Partition.Params)) {
-		parts = append(parts, fmt.Sprintf("%s=%v", k, cfg.Partition.Params[k]))
-	}
-	return strings.Join(parts, " ")
-}
-
-// fileSafe turns a label into a file name part.
-func fileSafe(s string) string {
-	return strings.Map(func(r rune) rune {
-		if strings.ContainsRune(`/\ :*?"<>|(),`, r) {
-			return '_'
-		}
-		return r
-	}, s)
+	return figures.Partitions(ctx, store.Source(), rep, save)
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn/cpu"
 	"github.com/ump-lab/ump/nn/gpu"
@@ -113,7 +114,7 @@ func openPlan(opts runOptions) (*manifests.Plan, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	args := strings.Join(append([]string{opts.path}, quotedEach(opts.overrides)...), " ")
+	args := strings.Join(append([]string{opts.path}, display.ShellWords(opts.overrides)...), " ")
 	if opts.engine != "" {
 		if err := plan.SetEngine(opts.engine); err != nil {
 			return nil, "", badInput{err}

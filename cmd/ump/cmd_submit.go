@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/ump-lab/ump/fleet"
-	"github.com/ump-lab/ump/manifests"
 	"github.com/urfave/cli/v2"
 )
 
@@ -61,10 +60,6 @@ type submitOptions struct {
 	sbatch                        []string
 	run                           runOptions
 }
-
-// maxArray is Slurm's default MaxArraySize less one: array indices run
-// from 0 to maxArray-1.
-const maxArray = 1000
 
 // check refuses flags that do not fit together, before anything is stored.
 func (o *submitOptions) check(g globals) error {
@@ -118,10 +113,11 @@ func runSubmit(ctx context.Context, g globals, opts submitOptions, stdout, stder
 		fmt.Fprintf(stdout, "every cell of manifest %s is committed on %s; nothing to submit (`%s pull %s` brings them home)\n", plan.Hash, remote.Bucket, g.ump, plan.Hash)
 		return nil
 	}
-	wl, perTask, err := opts.worklist(plan, cells, remote)
+	tasks, perTask, err := fleet.Split(cells, opts.perTask, opts.slurm)
 	if err != nil {
 		return err
 	}
+	wl := &fleet.Worklist{Plan: *plan, Tasks: tasks, Trusted: remote.Trust.Keys(), TrustUnsigned: opts.run.trustUnsigned}
 	run, err := remote.Submit(ctx, wl)
 	if err != nil {
 		return err
@@ -178,27 +174,6 @@ func (opts submitOptions) script(job *fleet.Job) (text, ext string, err error) {
 	var b strings.Builder
 	err = write(&b)
 	return b.String(), ext, err
-}
-
-// worklist splits the cells to submit into tasks of perTask cells (by
-// default one, or as many as keep a Slurm array within maxArray tasks).
-func (opts submitOptions) worklist(plan *manifests.Plan, cells []int, remote *fleet.Remote) (wl *fleet.Worklist, perTask int, err error) {
-	perTask = opts.perTask
-	if perTask == 0 {
-		perTask = 1
-		if opts.slurm {
-			perTask = (len(cells) + maxArray - 1) / maxArray
-		}
-	}
-	wl = &fleet.Worklist{Plan: *plan, Trusted: remote.Trust.Keys(), TrustUnsigned: opts.run.trustUnsigned}
-	for start := 0; start < len(cells); start += perTask {
-		wl.Tasks = append(wl.Tasks, cells[start:min(start+perTask, len(cells))])
-	}
-	if opts.slurm && len(wl.Tasks) > maxArray {
-		return nil, 0, badInput{fmt.Errorf("--cells-per-task %d gives %d tasks; a Slurm array holds at most %d by default: raise --cells-per-task to %d",
-			perTask, len(wl.Tasks), maxArray, (len(cells)+maxArray-1)/maxArray)}
-	}
-	return wl, perTask, nil
 }
 
 // job is the job that runs a submitted worklist's tasks as workers: this

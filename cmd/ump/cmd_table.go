@@ -69,7 +69,7 @@ func runTable(ctx context.Context, g globals, hash string, o tableOptions, w io.
 	}
 	defer store.Close()
 	if g.notes != nil {
-		if err := noteOtherEngine(g.notes, "", g, store, rep); err != nil {
+		if err := report.WriteOtherEngine(g.notes, "", g.ump, store.Source(), rep); err != nil {
 			return err
 		}
 	}

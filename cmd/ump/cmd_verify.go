@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/ump-lab/ump/fleet"
 	"github.com/ump-lab/ump/internal/display"
@@ -58,7 +55,7 @@ func runVerifyDir(ctx context.Context, g globals, dir, cells string, stdout, std
 		return err
 	}
 	plan := &x.Registration.Plan
-	picked, err := cellsToVerify(x, cells)
+	picked, err := x.FinishedCells(cells)
 	if err != nil {
 		return err
 	}
@@ -113,36 +110,6 @@ func runVerifyDir(ctx context.Context, g globals, dir, cells string, stdout, std
 			fleet.ErrNondeterministic, bad, len(picked), dir, runner.Engines.Kernels())
 	}
 	return nil
-}
-
-// cellsToVerify are the plan indices of the cells --cells names (from 1),
-// each finished in x, or every finished cell of x.
-func cellsToVerify(x *resultsdir.Exported, cells string) ([]int, error) {
-	finals, err := x.Finals()
-	if err != nil {
-		return nil, err
-	}
-	var picked []int
-	if cells == "" {
-		for i, f := range finals {
-			if f.Status != "" {
-				picked = append(picked, i)
-			}
-		}
-		return picked, nil
-	}
-	for _, field := range strings.Split(cells, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(field))
-		switch {
-		case err != nil || n < 1 || n > len(finals):
-			return nil, badInput{fmt.Errorf("--cells %s: %q is not a cell of the %d (from 1)", cells, field, len(finals))}
-		case finals[n-1].Status == "":
-			return nil, badInput{fmt.Errorf("--cells %s: cell %d did not finish in the results, so there is nothing to compare", cells, n)}
-		}
-		picked = append(picked, n-1)
-	}
-	slices.Sort(picked) // in plan order, as the runner takes them
-	return slices.Compact(picked), nil
 }
 
 func runVerify(ctx context.Context, g globals, hash string, repair bool, stdout, stderr io.Writer) error {

@@ -3,8 +3,9 @@
 // cmd_<verb>.go: its Action only parses flags and calls runX.
 //
 // Imports: artifacts, dashboard, datasets, engines, eventlog, fleet,
-// internal/bounded, internal/display, internal/durable, manifests, nn/cpu, nn/gpu,
-// pipeline, render,
-// report, report/paper, report/resultsdir, signing, stages, stages/evaluate, stages/partition,
-// stages/topology, stages/train, state.
+// internal/bounded, internal/cliargs, internal/display, internal/durable,
+// manifests, nn/cpu, nn/gpu, pipeline, report, report/document,
+// report/figures, report/paper, report/resultsdir, reproduction, signing,
+// stages, stages/evaluate, stages/partition, stages/topology, stages/train,
+// state.
 package main

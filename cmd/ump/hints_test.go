@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/ump-lab/ump/report"
 )
 
 // pasted runs a command of the docs (`ump ...`) as a user pastes it into a
@@ -185,7 +187,7 @@ func hintsOfShow(t *testing.T) {
 		export := hint(t, show.stdout, re)
 		if r := printed(t, dir, export); r.code != 0 {
 			t.Errorf("%s: exit %d\n%s", export, r.code, r.stderr)
-		} else if rows, err := os.ReadFile(filepath.Join(dir, table+".csv")); err != nil || bytes.Count(rows, []byte("\n")) <= showLimit+1 {
+		} else if rows, err := os.ReadFile(filepath.Join(dir, table+".csv")); err != nil || bytes.Count(rows, []byte("\n")) <= report.ShowLimit+1 {
 			t.Errorf("%s wrote no %s table longer than show prints: %v", export, table, err)
 		}
 	}

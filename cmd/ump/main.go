@@ -20,6 +20,7 @@ import (
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/fleet"
 	"github.com/ump-lab/ump/internal/bounded"
+	"github.com/ump-lab/ump/internal/cliargs"
 	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/internal/durable"
 	"github.com/ump-lab/ump/manifests"
@@ -134,7 +135,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		return exitCode(badInput{err})
 	}
 	app := newApp(args[0], stdout, stderr)
-	hoisted, ordered := flagsFirst(app.Flags, nil, app.Commands, args[1:])
+	hoisted, ordered := cliargs.FlagsFirst(app.Flags, nil, app.Commands, args[1:])
 	err := app.RunContext(ctx, slices.Concat(args[:1:1], hoisted, ordered))
 	if err == nil || readerLeft(stdout) && errors.Is(err, syscall.EPIPE) { // the output's reader left (| head): nothing to say
 		return exitOK
@@ -167,7 +168,7 @@ var exitClasses = []struct {
 	{exitStore, isAny(eventlog.ErrBusy, eventlog.ErrDamaged, eventlog.ErrNotStore, eventlog.ErrUnavailable, fleet.ErrRejected,
 		artifacts.ErrUnavailable, artifacts.ErrNotFound, artifacts.ErrCorrupt, signing.ErrUntrusted, syscall.ENOSPC, datasets.ErrUnreachable)},
 	{exitBadInput, func(err error) bool { // cli.ExitCoder: urfave/cli's own usage errors (help for an unknown command)
-		return errors.As(err, new(*manifests.Error)) || errors.As(err, new(badInput)) || errors.As(err, new(cli.ExitCoder)) ||
+		return errors.As(err, new(*manifests.Error)) || errors.As(err, new(badInput)) || errors.As(err, new(cliargs.Error)) || errors.As(err, new(cli.ExitCoder)) ||
 			isAny(state.ErrBadArgument, eventlog.ErrNotDirectory, fleet.ErrEngineMismatch, pipeline.ErrOtherEngine, datasets.ErrNotInstalled, signing.ErrBadKey, stages.ErrBadInput, durable.ErrNotReplaceable,
 				bounded.ErrNotRegular, bounded.ErrTooLarge)(err)
 	}},
@@ -221,15 +222,6 @@ const (
 	invocationKey = "invocation"
 )
 
-// quotedEach is each word quoted for a shell where it needs it.
-func quotedEach(words []string) []string {
-	out := make([]string, len(words))
-	for i, w := range words {
-		out[i] = fleet.ShellQuote(w)
-	}
-	return out
-}
-
 // asRun makes each command that s names in backquotes (`ump gc`,
 // written so by the packages below, which cannot know how ump was run) name
 // ump as it was run, with its global flags (invocation), so that pasted
@@ -255,7 +247,7 @@ func program(arg0 string) string {
 	if strings.Contains(arg0, "/") {
 		arg0 = absolute(arg0)
 	}
-	return fleet.ShellQuote(arg0)
+	return display.Shell(arg0)
 }
 
 // pathFlags are the global flags that name a file or directory: a hint
@@ -275,9 +267,9 @@ func invocation(c *cli.Context) string {
 		case boolean:
 			parts = append(parts, "--"+name)
 		case pathFlags[name]:
-			parts = append(parts, "--"+name, fleet.ShellQuote(absolute(c.String(name))))
+			parts = append(parts, "--"+name, display.Shell(absolute(c.String(name))))
 		default:
-			parts = append(parts, "--"+name, fleet.ShellQuote(c.String(name)))
+			parts = append(parts, "--"+name, display.Shell(c.String(name)))
 		}
 	}
 	return strings.Join(parts, " ")
@@ -418,123 +410,13 @@ func newApp(arg0 string, stdout, stderr io.Writer) *cli.App {
 			return nil
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
-		OnUsageError:   usageError,
+		OnUsageError:   cliargs.UsageError,
 		Version:        state.Version(),
 		Suggest:        true, // "Did you mean …?" for a misspelt command or flag
 	}
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print ump's version and the VCS revision it was built from"}
-	checkFlags(app.Commands)
+	cliargs.CheckFlags(app.Commands)
 	return app
-}
-
-// usageError makes a flag the command does not know, or a flag without
-// its value, bad input (exit 2).
-func usageError(c *cli.Context, err error, _ bool) error {
-	return badInput{fmt.Errorf("%w (see `ump help %s`)", err, c.Command.Name)}
-}
-
-// checkFlags gives every command usageError, and checks its required
-// flags itself: urfave/cli prints the whole help before saying which is
-// missing, and exits 1.
-func checkFlags(cmds []*cli.Command) {
-	for _, cmd := range cmds {
-		cmd.OnUsageError = usageError
-		var required []cli.DocGenerationFlag
-		for _, f := range cmd.Flags {
-			switch f := f.(type) {
-			case *cli.StringFlag:
-				if f.Required {
-					f.Required = false
-					required = append(required, f)
-				}
-			case *cli.StringSliceFlag:
-				if f.Required {
-					f.Required = false
-					required = append(required, f)
-				}
-			}
-		}
-		if len(required) > 0 {
-			cmd.Before = func(c *cli.Context) error {
-				for _, f := range required {
-					if name := f.Names()[0]; !c.IsSet(name) {
-						return badInput{fmt.Errorf("%s needs --%s: %s", cmd.Name, name, f.GetUsage())}
-					}
-				}
-				return nil
-			}
-		}
-		checkFlags(cmd.Subcommands)
-	}
-}
-
-// flagsFirst moves each command's flags (with their values) before its
-// positional arguments, so that every documented form works: urfave/cli
-// stops reading flags at the first positional argument (`ump table HASH
-// --latex` would pass --latex as a second argument). A word that names a
-// subcommand starts that command's own arguments; "--" ends the flags.
-// The global flags given after a command (ump status --store X), which
-// the command itself does not know, come back in hoisted, to go before
-// it; globals is nil at the top level, where flags are the globals.
-func flagsFirst(flags, globals []cli.Flag, cmds []*cli.Command, args []string) (hoisted, ordered []string) {
-	var positional []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			return hoisted, slices.Concat(ordered, positional, args[i:])
-		case strings.HasPrefix(a, "-") && a != "-":
-			name, _, withValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-			into, known := &ordered, flags
-			if !isFlag(flags, name) && isFlag(globals, name) {
-				into, known = &hoisted, globals
-			}
-			if !withValue && takesValue(known, name) && i+1 == len(args) { // no value: alone, the parser says so
-				return hoisted, []string{a}
-			}
-			*into = append(*into, a)
-			if !withValue && takesValue(known, name) {
-				*into = append(*into, args[i+1])
-				i++
-			}
-		case len(positional) == 0 && subcommand(cmds, a) != nil:
-			sub := subcommand(cmds, a)
-			subGlobals := globals
-			if subGlobals == nil {
-				subGlobals = flags
-			}
-			h, o := flagsFirst(sub.Flags, subGlobals, sub.Subcommands, args[i+1:])
-			return slices.Concat(hoisted, h), slices.Concat(ordered, []string{a}, o)
-		default:
-			positional = append(positional, a)
-		}
-	}
-	return hoisted, append(ordered, positional...)
-}
-
-// isFlag reports whether name is one of flags' names.
-func isFlag(flags []cli.Flag, name string) bool {
-	return slices.ContainsFunc(flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) })
-}
-
-// takesValue reports whether the flag called name reads the next word.
-func takesValue(flags []cli.Flag, name string) bool {
-	for _, f := range flags {
-		if slices.Contains(f.Names(), name) {
-			_, boolean := f.(*cli.BoolFlag)
-			return !boolean
-		}
-	}
-	return false // unknown: the parser reports it
-}
-
-func subcommand(cmds []*cli.Command, name string) *cli.Command {
-	for _, c := range cmds {
-		if c.HasName(name) {
-			return c
-		}
-	}
-	return nil
 }
 
 // oneArg returns the single positional argument a command needs.

@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/ump-lab/ump/report/document"
 	"github.com/ump-lab/ump/report/resultsdir"
 )
 
@@ -60,7 +61,7 @@ func TestReproducingProseCitesItsResults(t *testing.T) {
 		if err != nil {
 			return "" // a directory no longer committed, named as history
 		}
-		_, tables, err := reportTables(x)
+		_, tables, err := document.Tables(x)
 		if err != nil {
 			t.Fatal(err)
 		}

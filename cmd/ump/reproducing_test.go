@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ump-lab/ump/report/document"
 	"github.com/ump-lab/ump/report/resultsdir"
 )
 
@@ -42,7 +43,7 @@ func TestReproducingShowsTheCommittedResults(t *testing.T) {
 			continue
 		}
 		shown[dir] = true
-		_, tables, err := reportTables(x)
+		_, tables, err := document.Tables(x)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -66,15 +66,8 @@ func (s *seeding) run(ctx context.Context, plan *manifests.Plan, out pipeline.Ou
 	}
 }
 
-// target is a choice of an entry that needs more seeds.
-type target struct {
-	row, col int
-	choice   string
-}
-
-// wanted are the cells to add to the plan's finished table: a cell with
-// the next seed of each choice in question (targets) that has fewer than
-// the cap; open counts the entries with a choice at the cap.
+// wanted are the cells to add to the plan's finished table
+// (paper.MoreSeeds); open counts the entries with a choice at the cap.
 func (s *seeding) wanted(ctx context.Context, plan *manifests.Plan) (adds []map[string]json.RawMessage, open int, err error) {
 	rep, err := s.store.Source().FindReport(plan.Hash)
 	if err != nil {
@@ -84,54 +77,7 @@ func (s *seeding) wanted(ctx context.Context, plan *manifests.Plan) (adds []map[
 	if err != nil {
 		return nil, 0, err
 	}
-	targets, err := targetsOf(&rep.Plan, grid)
-	if err != nil {
-		return nil, 0, err
-	}
-	seen, capped := map[string]bool{}, map[[2]int]bool{}
-	for _, tg := range targets {
-		cells := slices.DeleteFunc(slices.Clone(grid.Cells[tg.row][tg.col]), func(i int) bool { return grid.Choices[i] != tg.choice })
-		if len(cells) >= s.opts.untilDecided {
-			capped[[2]int{tg.row, tg.col}] = true
-			continue
-		}
-		last := 0
-		for _, i := range cells {
-			last = max(last, plan.Cells[i].Config.Seed)
-		}
-		add := plan.WithSeed(&plan.Cells[cells[0]], last+1)
-		if key := string(manifests.CanonicalJSON(add)); !seen[key] {
-			seen[key] = true
-			adds = append(adds, add)
-		}
-	}
-	return adds, len(capped), nil
-}
-
-// targetsOf are the choices that need more seeds: in each entry whose
-// choice of table.select is within the noise, the chosen and the
-// runner-up value; in each entry a claim of the paper compares within
-// the noise (for a manifest the paper publishes a table of), its chosen
-// value.
-func targetsOf(plan *manifests.Plan, grid *report.Grid) ([]target, error) {
-	var out []target
-	for r, row := range grid.Entries {
-		for c, e := range row {
-			if !e.Missing && e.Selection != nil && !e.Selection.Stable() {
-				out = append(out, target{r, c, e.Select}, target{r, c, e.Selection.RunnerUp})
-			}
-		}
-	}
-	pub, err := report.Paper()
-	if err != nil || pub.Table(plan.Manifest.Name) == nil {
-		return out, err
-	}
-	for _, at := range paper.ComparePaper(pub, plan, grid, pub.Table(plan.Manifest.Name), nil).NoisyEntries() {
-		if e := grid.Entries[at[0]][at[1]]; !e.Missing {
-			out = append(out, target{at[0], at[1], e.Select})
-		}
-	}
-	return out, nil
+	return paper.MoreSeeds(plan, grid, s.opts.untilDecided)
 }
 
 // withAdd is the overrides with the add block given as one override (in

@@ -1,6 +1,7 @@
 package display
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -42,4 +43,25 @@ var latexSpecial = strings.NewReplacer(`\`, `\textbackslash{}`, "_", `\_`, "%", 
 // escaped for LaTeX text.
 func LaTeX(s string) string {
 	return latexSpecial.Replace(Terminal(s))
+}
+
+// Shell is s as one shell word: bare when the shell takes each of its
+// characters literally, else single-quoted, so that a command printed
+// with it runs as printed.
+func Shell(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:=,@%+-]+$`)
+
+// ShellWords is each of words as Shell writes it.
+func ShellWords(words []string) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = Shell(w)
+	}
+	return out
 }

@@ -1,6 +1,11 @@
 package display
 
-import "testing"
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
 
 // hostile holds what a collaborator's manifest could carry: a colour
 // escape, an OSC 8 hyperlink ended by BEL, a carriage return that rewrites
@@ -24,5 +29,22 @@ func TestEachOutputKeepsTheTextHarmless(t *testing.T) {
 		if tc.out != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.name, tc.out, tc.want)
 		}
+	}
+}
+
+// TestShellWordsReadBackAsGiven hands each word, as Shell writes it, to a
+// real shell and reads back what the shell made of it.
+func TestShellWordsReadBackAsGiven(t *testing.T) {
+	words := []string{"plain/path-1.0", "two words", "it's", "$HOME", "a;rm -rf x", "`id`", "", "*.go", "tab\there", "ü"}
+	cmd := exec.Command("sh", "-c", `for w in `+strings.Join(ShellWords(words), " ")+`; do printf '%s\n' "$w"; done`)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n"); !slices.Equal(got, words) {
+		t.Errorf("the shell read back %q, want %q", got, words)
+	}
+	if got := Shell("plain/path-1.0"); got != "plain/path-1.0" {
+		t.Errorf("Shell quotes a word the shell takes as it is: %s", got)
 	}
 }

@@ -3,7 +3,8 @@
 // harmless where ump prints it. Terminal writes each control character as
 // its Go escape (\x1b), so no escape sequence reaches a terminal; Markdown
 // and LaTeX do the same and escape what would make markup in their format.
-// Every other character is kept.
+// Every other character is kept. Shell writes a value as one shell word,
+// so that a command ump prints runs as printed.
 //
 // Imports: none of ump's packages.
 package display

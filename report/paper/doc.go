@@ -4,7 +4,8 @@
 // fails, is not decided at the confidence asked for, cannot be decided
 // (a row diverged wherever it ran) or is not run, and says where it rests
 // on a choice within the noise (its runner-up) or on divergence
-// (docs/tables.md).
+// (docs/tables.md). MoreSeeds names the cells `ump run --until-decided`
+// adds where a choice or a claim is within the noise.
 //
 // Imports: artifacts, internal/display, manifests, published, report,
 // stats.
