@@ -41,46 +41,51 @@ JOBS ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 1)
 reproduce: data
 	./bin/ump --store $(STORE) reproduce -j $(JOBS) results
 
-# Every Go file gofmt'd, then every test (the CPU engine's on every kernel path this CPU runs, and, where
-# qemu-aarch64 and arm64's cross gcc are installed, its pinned numbers on arm64), and 30 s of
-# fuzzing a results directory as ump report reads it (its rate printed,
-# over the time it fuzzed after replaying its seed inputs; the fuzz cache
-# is cleared first, since replaying the inputs earlier runs found, which
-# grow from run to run, ate ever more of the 30 s; each new input
-# minimized for 10 runs at most, since the default minute of minimizing
-# each of the many early ones left almost no time to fuzz);
-# then the GPU engine's
-# build, and every
-# program it compiles built through XLA's StableHLO builder (a build-only
-# PJRT plugin: docs/gpu.md); then the GPU kit: its phases (the GPU
-# engine's agreement with the CPU engine — a round of every algorithm;
-# whole runs of every algorithm under every choice — cohorts in the
-# pipeline, a CLI run, doctor's check program, a tiny table stopped and
-# continued) from the kit's binaries on GoMLX's pure-Go backend, as a GPU
-# host runs them on XLA; the peer benchmarks (-tags peer) are vetted so
-# that they keep building. -timeout 30m: go test's default 10 minutes per
-# package is too short for ./cmd/ump's crash tests on a loaded 2-core
-# machine. It ends with the list of every test it skipped, each with its
-# reason (FORBID_SKIPS=TEXT fails it when a reason holds TEXT: .ci/run
-# forbids the skips of what it installs).
+# Every Go file gofmt'd and vetted (with and without the xla and peer
+# tags, so that the GPU engine and the peer benchmarks keep building),
+# then every test: the CPU engine's on every kernel path this CPU runs
+# (and, where qemu-aarch64 and arm64's cross gcc are installed, its pinned
+# numbers on arm64), and every program the GPU engine compiles built
+# through XLA's StableHLO builder (a build-only PJRT plugin: docs/gpu.md).
+# Beside them: the GPU kit built (make gpu-kit) and its phases run from
+# the kit's binaries on GoMLX's pure-Go backend, as a GPU host runs them
+# on XLA (the GPU engine's agreement with the CPU engine — a round of
+# every algorithm; whole runs of every algorithm under every choice —
+# cohorts in the pipeline, a CLI run, doctor's check program, a tiny table
+# stopped and continued; printed from bin/gpu-kit.log once it ends), then
+# 30 s of fuzzing a results directory as ump report reads it (its rate
+# printed, over the time it fuzzed after replaying its seed inputs; the
+# fuzz cache is cleared first, since replaying the inputs earlier runs
+# found, which grow from run to run, ate ever more of the 30 s; each new
+# input minimized for 10 runs at most, since the default minute of
+# minimizing each of the many early ones left almost no time to fuzz).
+# The longest packages are named first, so that go test starts them
+# first: the 2-core machine stays busy to the end. -timeout 30m: go
+# test's default 10 minutes per package is too short for ./cmd/ump's crash
+# tests on a loaded 2-core machine. It ends with the package times and
+# the list of every test it skipped, each with its reason
+# (FORBID_SKIPS=TEXT fails it when a reason holds TEXT: .ci/run forbids
+# the skips of what it installs).
+FIRST := ./cmd/ump ./nn/cpu ./pipeline ./algorithms
 test:
 	@unformatted=$$($$($(GO) env GOROOT)/bin/gofmt -l $$(git ls-files '*.go')); \
 		if [ -n "$$unformatted" ]; then echo "$$unformatted"; echo "make test: gofmt -w the files above"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags xla ./...
+	$(GO) vet -tags 'xla peer' ./nn/...
 	$(GO) build -o bin/testsummary ./internal/testsummary
-	rm -f $(SKIPS)
-	$(GO) test -count=1 -timeout 30m -json $$($(GO) list ./... | grep -v '/gpukit$$') | $(SUMMARY)
+	rm -f $(SKIPS) bin/gpu-kit.log
 	$(GO) clean -fuzzcache
-	$(GO) test -run '^$$' -fuzz '^FuzzReadExported$$' -fuzztime 30s -fuzzminimizetime 10x ./report/resultsdir | tee bin/fuzz.log
+	{ { $(MAKE) -s gpu-kit && UMP_GPU_KIT=$(CURDIR)/.gpu $(GO) test -count=1 -timeout 30m -json -run KitPhases ./gpukit | $(SUMMARY) -v; } > bin/gpu-kit.log 2>&1; kit=$$?; \
+		$(GO) test -run '^$$' -fuzz '^FuzzReadExported$$' -fuzztime 30s -fuzzminimizetime 10x ./report/resultsdir > bin/fuzz.log 2>&1 && exit $$kit; } & beside=$$!; \
+		$(GO) test -count=1 -timeout 30m -json $$($(GO) list $(FIRST) ./... | grep -v '/gpukit$$') | $(SUMMARY); rc=$$?; \
+		$(GO) test -count=1 -tags xla -json -run '^(TestXLABuilderAcceptsEveryProgram|TestCohortCasesAreWellConditioned)$$' ./nn/gpu | $(SUMMARY) || rc=1; \
+		wait $$beside || rc=1; echo "--- the GPU kit (make gpu-kit, then its phases on the Go backend):"; cat bin/gpu-kit.log; \
+		echo "--- fuzzing:"; grep -v '^fuzz: elapsed' bin/fuzz.log; exit $$rc
 	awk '/now fuzzing/ {match($$0, /elapsed: [0-9]+s/); b = substr($$0, RSTART+9, RLENGTH-10); \
 		split($$0, p, "/"); n = p[2] + 0} /execs: [0-9]+/ {match($$0, /elapsed: [0-9]+s/); e = substr($$0, RSTART+9, RLENGTH-10); \
 		match($$0, /execs: [0-9]+/); x = substr($$0, RSTART+7, RLENGTH-7)} END {printf "fuzzing: %d executions in %d s (after %d s replaying its %d seed inputs), %.0f per second\n", \
 		x, e-b, b, n, (e > b ? x/(e-b) : 0)}' bin/fuzz.log
-	$(GO) vet -tags xla ./...
-	$(GO) test -count=1 -tags xla -json -run '^(TestXLABuilderAcceptsEveryProgram|TestCohortCasesAreWellConditioned)$$' ./nn/gpu | $(SUMMARY)
-	$(GO) vet -tags 'xla peer' ./nn/...
-	$(MAKE) gpu-kit
-	UMP_GPU_KIT=$(CURDIR)/.gpu $(GO) test -count=1 -timeout 30m -json -run KitPhases ./gpukit | $(SUMMARY) -v
 	$(SUMMARY) -list $(if $(FORBID_SKIPS),-forbid '$(FORBID_SKIPS)')
 
 # Mutants of the code, each against the tests that must fail on it

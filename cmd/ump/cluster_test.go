@@ -87,6 +87,7 @@ func commits(t *testing.T, s3 *artifacts.S3, hash string) []string {
 // by hand finds its cell committed, and `ump pull` into a fresh store gives
 // a table byte-equal to a local run's, which `ump verify` confirms.
 func TestSlurmArrayRun(t *testing.T) {
+	t.Parallel()
 	cluster := slurmtest.Start(t)
 	_, env, s3 := startS3(t)
 	// The fleet signs with the submitting user's key, which the laptop
@@ -213,6 +214,7 @@ func TestSlurmArrayRun(t *testing.T) {
 // attempt committed with other outputs, and one on a machine whose cell
 // keys differ from those pinned on S3.
 func TestKubernetesJobAndWorkerContract(t *testing.T) {
+	t.Parallel()
 	_, env, s3 := startS3(t)
 	m := writeFile(t, "k8s.yaml", strings.Replace(clusterManifest, "seed: [1, 2, 3, 4]", "seed: [1, 2, 3]", 1))
 	out := filepath.Join(t.TempDir(), "job.yaml")
@@ -388,6 +390,7 @@ func (w *worker) wait() (int, string) {
 // more cells per task by itself, and a --cells-per-task that overflows
 // the array is refused naming the value that fits.
 func TestSubmitChecksAndGroupsCells(t *testing.T) {
+	t.Parallel()
 	_, env, s3 := startS3(t)
 	seeds := make([]string, 1001)
 	for i := range seeds {
