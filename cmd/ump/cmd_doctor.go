@@ -50,6 +50,11 @@ func runDoctor(device *gpu.Device, w io.Writer) error {
 	fmt.Fprintf(w, "  compile check: a loop of 3 trips capturing an outer value and float32 products compiled and ran in %.1f s;\n"+
 		"  relative difference %.1g from float64 on the host, %.1g from GoMLX's Go backend (at most %.0g passes)\n",
 		check.Seconds, check.FromHost, check.FromGo, gpu.CheckTolerance)
+	exact, err := device.CheckExactOrder()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "  exact order: %s\n", exact)
 	memory, measured := gpu.DeviceMemory()
 	source := "nvidia-smi"
 	if !measured {

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 )
@@ -54,6 +55,26 @@ type CompileCheck struct {
 	Seconds     float64 // to compile and run the program
 	FromHost    float64 // the largest relative difference from the host's float64 result
 	FromGo      float64 // ... from GoMLX's pure-Go backend's result
+}
+
+// ExactCheck is what Device.CheckExactOrder found: of FMAs float32 fused
+// multiply-adds and the Products elements of a product in the CPU
+// engine's order, computed on the device as the exact round program will
+// (docs/gpu.md), how many differ in their bits from the CPU engine's.
+type ExactCheck struct {
+	FMAs, FMAsDiffer         int
+	Products, ProductsDiffer int
+}
+
+// String says what the check found, as ump doctor prints it.
+func (c ExactCheck) String() string {
+	verdict := "every result has the CPU engine's bits"
+	if c.FMAsDiffer+c.ProductsDiffer > 0 {
+		verdict = fmt.Sprintf("%d and %d differ from the CPU engine's bits: the exact round program (docs/gpu.md) cannot run here as designed",
+			c.FMAsDiffer, c.ProductsDiffer)
+	}
+	return fmt.Sprintf("%d float32 fused multiply-adds and a %d-element product in the CPU engine's order, emulated in float64: %s",
+		c.FMAs, c.Products, verdict)
 }
 
 // CheckTolerance is the relative difference CheckCompile accepts: float32

@@ -107,6 +107,8 @@ func TestXLABuilderAcceptsEveryProgram(t *testing.T) {
 	}
 	_, err := runCheck(dev, checkInputs())
 	built(t, "doctor's check program", err)
+	_, err = dev.CheckExactOrder()
+	built(t, "doctor's exact-order check", err)
 
 	recorded, err := filepath.Glob(filepath.Join(dir, "program-*.mlir"))
 	if err != nil || len(recorded) == 0 {

@@ -1,0 +1,189 @@
+//go:build xla
+
+package gpu
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/ump-lab/ump/internal/fmath"
+	"github.com/ump-lab/ump/internal/rng"
+)
+
+// The CPU engine's order in an XLA graph (docs/gpu.md, "One order, two
+// engines"): its float32 fused multiply-add, element by element, and its
+// products, each output element adding its k products in order. They are
+// the first pieces of the exact round program; ump doctor checks them on
+// the device (CheckExactOrder), which settles on a GPU host whether XLA
+// keeps their order there.
+
+// fma32 is x*y + z rounded once to float32, element by element, as the
+// CPU engine's fused multiply-add (fmath.FMA32) computes it: the float64
+// product, exact, plus z in float64; where that sum is inexact (TwoSum
+// gives its error) and its last bit even, it steps to its neighbour
+// towards the exact sum (rounding to odd), so that its rounding to
+// float32 is the single rounding of the exact x*y + z. Every operation
+// is a float64 add, subtract or multiply, whose order XLA keeps, and a
+// backend that fused the product into an add would give the same float64
+// values, since the product is exact: every backend gives these bits.
+func fma32(x, y, z *Node) *Node {
+	g := x.Graph()
+	p := Mul(ConvertDType(x, dtypes.Float64), ConvertDType(y, dtypes.Float64))
+	c := ConvertDType(z, dtypes.Float64)
+	s := Add(p, c)
+	bb := Sub(s, p)
+	e := Add(Sub(p, Sub(s, bb)), Sub(c, bb)) // s + e = p + c exactly
+	zero := ScalarZero(g, dtypes.Float64)
+	bits := Bitcast(s, dtypes.Int64)
+	even := Equal(BitwiseAnd(bits, ScalarOne(g, dtypes.Int64)), ScalarZero(g, dtypes.Int64))
+	inexact := LogicalAnd(LogicalAnd(NotEqual(e, zero), even), IsFinite(s))
+	// One step away from zero where e has s's sign, else towards it.
+	away := ConvertDType(Equal(Sign(e), Sign(s)), dtypes.Int64)
+	odd := Bitcast(Add(bits, Sub(MulScalar(away, 2), ScalarOne(g, dtypes.Int64))), dtypes.Float64)
+	return ConvertDType(Where(inexact, odd, s), dtypes.Float32)
+}
+
+// orderedProduct is start + a bᵀ in the CPU engine's order: element
+// (i, j) starts at start[i, j] and adds a[i, l] b[j, l] for l = 0, 1, ...,
+// k-1, one fma32 each, as the engine's gemm computes a linear layer's
+// x Wᵀ + bias. a is [m, k], b [n, k], start [m, n]; the k steps are
+// unrolled, each an elementwise chain over [m, n].
+func orderedProduct(a, b, start *Node) *Node {
+	m, k, n := a.Shape().Dimensions[0], a.Shape().Dimensions[1], b.Shape().Dimensions[0]
+	acc := start
+	for l := range k {
+		col := BroadcastToDims(Slice(a, AxisRange(), AxisElem(l)), m, n)
+		row := BroadcastToDims(Reshape(Slice(b, AxisRange(), AxisElem(l)), 1, n), m, n)
+		acc = fma32(col, row, acc)
+	}
+	return acc
+}
+
+// exactProduct is the product CheckExactOrder computes: [m, k] by [n, k]ᵀ
+// from a start of [m, n], with k long enough to carry rounding from term
+// to term.
+const exactM, exactK, exactN = 3, 37, 5
+
+// CheckExactOrder runs fma32 on the device over fma32Cases and
+// orderedProduct over a small product, and counts the results whose bits
+// differ from the CPU engine's (fmath.FMA32, in its order). A NaN counts
+// as equal to a NaN whatever its payload.
+func (d *Device) CheckExactOrder() (ExactCheck, error) {
+	b, err := d.Backend()
+	if err != nil {
+		return ExactCheck{}, err
+	}
+	x, y, z := fma32Cases()
+	a, w, start := productInputs()
+	exec, err := NewExec(b, func(x, y, z, a, w, start *Node) (*Node, *Node) { return fma32(x, y, z), orderedProduct(a, w, start) })
+	if err != nil {
+		return ExactCheck{}, err
+	}
+	defer exec.Finalize()
+	out, err := exec.Exec(tensors.FromFlatDataAndDimensions(x, len(x)), tensors.FromFlatDataAndDimensions(y, len(y)),
+		tensors.FromFlatDataAndDimensions(z, len(z)), tensors.FromFlatDataAndDimensions(a, exactM, exactK),
+		tensors.FromFlatDataAndDimensions(w, exactN, exactK), tensors.FromFlatDataAndDimensions(start, exactM, exactN))
+	if err != nil {
+		return ExactCheck{}, fmt.Errorf("gpu engine: the exact-order check: %w", err)
+	}
+	got, err := download(out)
+	if err != nil {
+		return ExactCheck{}, err
+	}
+	check := ExactCheck{FMAs: len(x), Products: len(start)}
+	for i := range x {
+		if !sameBits(got[0][i], fmath.FMA32(x[i], y[i], z[i])) {
+			check.FMAsDiffer++
+		}
+	}
+	for i, want := range hostProduct(a, w, start) {
+		if !sameBits(got[1][i], want) {
+			check.ProductsDiffer++
+		}
+	}
+	return check, nil
+}
+
+// sameBits reports whether a and b are the same float32, bit for bit, or
+// both NaN.
+func sameBits(a, b float32) bool {
+	return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b
+}
+
+// fma32Cases are the triples CheckExactOrder computes: sums a float64
+// rounds to a float32 midpoint, on both sides of it and of zero (where
+// rounding the float64 sum again gives the wrong float32); sums that
+// cancel; results below float32's normal range and beyond its largest;
+// infinities, NaN and signed zeros; and random triples over a wide range
+// of exponents.
+func fma32Cases() (x, y, z []float32) {
+	add := func(a, b, c float32) { x, y, z = append(x, a), append(y, b), append(z, c) }
+	for e := -100; e <= 100; e += 25 {
+		for _, sign := range []float32{1, -1} {
+			// z = (1 + 2^-23) 2^e and x y = 2^(e-24) (1 ∓ 2^-46): the exact
+			// sum lies just below (above) the midpoint above z, and a float64
+			// rounds it onto the midpoint.
+			zc := sign * float32(math.Ldexp(1+math.Ldexp(1, -23), e))
+			for _, d := range []float64{-1, 1} {
+				xc := float32(1 + d*math.Ldexp(1, -23))
+				yc := sign * float32(math.Ldexp(1-d*math.Ldexp(1, -23), e-24))
+				add(xc, yc, zc)
+				add(xc, -yc, -zc)
+			}
+		}
+	}
+	tiny := float32(math.Ldexp(1, -130))
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	for _, c := range [][3]float32{
+		{tiny, 1.5, tiny}, {tiny, -0.75, tiny / 3}, {float32(math.Ldexp(1, -70)), float32(math.Ldexp(1, -70)), 0},
+		{math.MaxFloat32, 2, 0}, {math.MaxFloat32, 1, math.MaxFloat32}, {inf, 1, -inf}, {inf, 0, 1}, {nan, 1, 2},
+		{0, -1, 0}, {float32(math.Copysign(0, -1)), 1, float32(math.Copysign(0, -1))}, {3, 1.0 / 3, -1},
+	} {
+		add(c[0], c[1], c[2])
+	}
+	r := rng.New(86, "fma32-cases")
+	for len(x) < 4096 {
+		scaled := func(e int) float32 { return float32(math.Ldexp(2*r.Float64()-1, e)) }
+		e := r.IntN(60) - 30
+		xc, yc := scaled(e), scaled(r.IntN(60)-30)
+		zc := scaled(e + r.IntN(10) - 5)
+		if r.IntN(4) == 0 { // a sum that cancels most of its bits
+			zc = -fmath.FMA32(xc, yc, 0) * (1 + float32(math.Ldexp(float64(r.IntN(9)-4), -22)))
+		}
+		add(xc, yc, zc)
+	}
+	return x, y, z
+}
+
+// productInputs are random inputs of CheckExactOrder's product.
+func productInputs() (a, w, start []float32) {
+	r := rng.New(86, "ordered-product")
+	fill := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		return v
+	}
+	return fill(exactM * exactK), fill(exactN * exactK), fill(exactM * exactN)
+}
+
+// hostProduct is orderedProduct on the host: the CPU engine's gemm order
+// (nn/cpu/gemm.go), each element from its start adding its k products in
+// order with fmath.FMA32.
+func hostProduct(a, w, start []float32) []float32 {
+	out := make([]float32, len(start))
+	for i := range exactM {
+		for j := range exactN {
+			acc := start[i*exactN+j]
+			for l := range exactK {
+				acc = fmath.FMA32(a[i*exactK+l], w[j*exactK+l], acc)
+			}
+			out[i*exactN+j] = acc
+		}
+	}
+	return out
+}
