@@ -162,7 +162,7 @@ agree)
 		wait "$p" || rc=1
 	done
 	tail -n 3 "$logs"/agree-gpu.log "$logs"/agree-pipeline.log "$logs"/agree-cli.log
-	grep -h -E '^(--- |    --- )(PASS|FAIL|SKIP)|worst relative difference|within [0-9.e-]+ of the CPU|differs' \
+	grep -h -E '^(--- |    --- )(PASS|FAIL|SKIP)|worst relative difference|within [0-9.e-]+ of the CPU|differs|exact order on' \
 		"$logs"/agree-gpu.log "$logs"/agree-pipeline.log "$logs"/agree-cli.log > "$logs/agree-summary.txt" || true
 	echo "agree on $GOMLX_BACKEND: $(grep -c -- '--- PASS' "$logs/agree-summary.txt") passed, $(grep -c -- '--- FAIL' "$logs/agree-summary.txt") failed (summary in agree-summary.txt)"
 	exit $rc

@@ -3,25 +3,30 @@ package fmath
 import "math"
 
 // The constants of FreeBSD's e_exp.c and e_log.c (Sun's fdlibm), as Go's
-// pure-Go math.Exp and math.Log use them.
+// pure-Go math.Exp and math.Log use them, and the GPU engine's graphs of
+// Exp and Log (nn/gpu).
 const (
-	ln2Hi = 6.93147180369123816490e-01 // 0x3fe62e42fee00000
-	ln2Lo = 1.90821492927058770002e-10 // 0x3dea39ef35793c76
-	log2e = 1.44269504088896338700e+00
+	Ln2Hi = 6.93147180369123816490e-01 // 0x3fe62e42fee00000
+	Ln2Lo = 1.90821492927058770002e-10 // 0x3dea39ef35793c76
+	Log2e = 1.44269504088896338700e+00
 
-	expP1 = 1.66666666666666657415e-01
-	expP2 = -2.77777777770155933842e-03
-	expP3 = 6.61375632143793436117e-05
-	expP4 = -1.65339022054652515390e-06
-	expP5 = 4.13813679705723846039e-08
+	ExpP1 = 1.66666666666666657415e-01
+	ExpP2 = -2.77777777770155933842e-03
+	ExpP3 = 6.61375632143793436117e-05
+	ExpP4 = -1.65339022054652515390e-06
+	ExpP5 = 4.13813679705723846039e-08
 
-	logL1 = 6.666666666666735130e-01
-	logL2 = 3.999999999940941908e-01
-	logL3 = 2.857142874366239149e-01
-	logL4 = 2.222219843214978396e-01
-	logL5 = 1.818357216161805012e-01
-	logL6 = 1.531383769920937332e-01
-	logL7 = 1.479819860511658591e-01
+	LogL1 = 6.666666666666735130e-01
+	LogL2 = 3.999999999940941908e-01
+	LogL3 = 2.857142874366239149e-01
+	LogL4 = 2.222219843214978396e-01
+	LogL5 = 1.818357216161805012e-01
+	LogL6 = 1.531383769920937332e-01
+	LogL7 = 1.479819860511658591e-01
+
+	// Exp(x) is +Inf above ExpOverflow and 0 below ExpUnderflow.
+	ExpOverflow  = 7.09782712893383973096e+02
+	ExpUnderflow = -7.45133219101941108420e+02
 )
 
 // mul is x*y rounded to float64: an operand that Go may not fuse with an
@@ -30,19 +35,15 @@ func mul(x, y float64) float64 { return float64(x * y) }
 
 // Exp returns e**x, within 1 ulp, with the same bits on every machine.
 func Exp(x float64) float64 {
-	const (
-		overflow  = 7.09782712893383973096e+02
-		underflow = -7.45133219101941108420e+02
-		nearZero  = 1.0 / (1 << 28)
-	)
+	const nearZero = 1.0 / (1 << 28)
 	switch {
 	case math.IsNaN(x) || math.IsInf(x, 1):
 		return x
 	case math.IsInf(x, -1):
 		return 0
-	case x > overflow:
+	case x > ExpOverflow:
 		return math.Inf(1)
-	case x < underflow:
+	case x < ExpUnderflow:
 		return 0
 	case -nearZero < x && x < nearZero:
 		return 1 + x
@@ -51,18 +52,18 @@ func Exp(x float64) float64 {
 	var k int
 	switch {
 	case x < 0:
-		k = int(mul(log2e, x) - 0.5)
+		k = int(mul(Log2e, x) - 0.5)
 	case x > 0:
-		k = int(mul(log2e, x) + 0.5)
+		k = int(mul(Log2e, x) + 0.5)
 	}
-	hi := x - mul(float64(k), ln2Hi)
-	lo := mul(float64(k), ln2Lo)
+	hi := x - mul(float64(k), Ln2Hi)
+	lo := mul(float64(k), Ln2Lo)
 	r := hi - lo
 	t := mul(r, r)
-	p := expP4 + mul(t, expP5)
-	p = expP3 + mul(t, p)
-	p = expP2 + mul(t, p)
-	p = expP1 + mul(t, p)
+	p := ExpP4 + mul(t, ExpP5)
+	p = ExpP3 + mul(t, p)
+	p = ExpP2 + mul(t, p)
+	p = ExpP1 + mul(t, p)
 	c := r - mul(t, p)
 	y := 1 - ((lo - mul(r, c)/(2-c)) - hi)
 	return math.Ldexp(y, k)
@@ -89,16 +90,16 @@ func Log(x float64) float64 {
 	s := f / (2 + f)
 	s2 := mul(s, s)
 	s4 := mul(s2, s2)
-	t1 := logL5 + mul(s4, logL7)
-	t1 = logL3 + mul(s4, t1)
-	t1 = logL1 + mul(s4, t1)
+	t1 := LogL5 + mul(s4, LogL7)
+	t1 = LogL3 + mul(s4, t1)
+	t1 = LogL1 + mul(s4, t1)
 	t1 = mul(s2, t1)
-	t2 := logL4 + mul(s4, logL6)
-	t2 = logL2 + mul(s4, t2)
+	t2 := LogL4 + mul(s4, LogL6)
+	t2 = LogL2 + mul(s4, t2)
 	t2 = mul(s4, t2)
 	R := t1 + t2
 	hfsq := mul(mul(0.5, f), f)
-	return mul(k, ln2Hi) - ((hfsq - (mul(s, hfsq+R) + mul(k, ln2Lo))) - f)
+	return mul(k, Ln2Hi) - ((hfsq - (mul(s, hfsq+R) + mul(k, Ln2Lo))) - f)
 }
 
 // FMA32 returns x*y + z rounded once to float32, as a hardware float32

@@ -58,23 +58,26 @@ type CompileCheck struct {
 }
 
 // ExactCheck is what Device.CheckExactOrder found: of FMAs float32 fused
-// multiply-adds and the Products elements of a product in the CPU
-// engine's order, computed on the device as the exact round program will
-// (docs/gpu.md), how many differ in their bits from the CPU engine's.
+// multiply-adds, the Products elements of a product in the CPU engine's
+// order, and Exps and Logs float64 exponentials and logarithms computed
+// on the device as the exact round program will (docs/gpu.md), how many
+// differ in their bits from the CPU engine's.
 type ExactCheck struct {
 	FMAs, FMAsDiffer         int
 	Products, ProductsDiffer int
+	Exps, ExpsDiffer         int
+	Logs, LogsDiffer         int
 }
 
 // String says what the check found, as ump doctor prints it.
 func (c ExactCheck) String() string {
 	verdict := "every result has the CPU engine's bits"
-	if c.FMAsDiffer+c.ProductsDiffer > 0 {
-		verdict = fmt.Sprintf("%d and %d differ from the CPU engine's bits: the exact round program (docs/gpu.md) cannot run here as designed",
-			c.FMAsDiffer, c.ProductsDiffer)
+	if c.FMAsDiffer+c.ProductsDiffer+c.ExpsDiffer+c.LogsDiffer > 0 {
+		verdict = fmt.Sprintf("%d, %d, %d and %d differ from the CPU engine's bits: the exact round program (docs/gpu.md) cannot run here as designed",
+			c.FMAsDiffer, c.ProductsDiffer, c.ExpsDiffer, c.LogsDiffer)
 	}
-	return fmt.Sprintf("%d float32 fused multiply-adds and a %d-element product in the CPU engine's order, emulated in float64: %s",
-		c.FMAs, c.Products, verdict)
+	return fmt.Sprintf("%d float32 fused multiply-adds, a %d-element product in the CPU engine's order, %d exponentials and %d logarithms, emulated in float64: %s",
+		c.FMAs, c.Products, c.Exps, c.Logs, verdict)
 }
 
 // CheckTolerance is the relative difference CheckCompile accepts: float32

@@ -67,10 +67,11 @@ func orderedProduct(a, b, start *Node) *Node {
 // to term.
 const exactM, exactK, exactN = 3, 37, 5
 
-// CheckExactOrder runs fma32 on the device over fma32Cases and
-// orderedProduct over a small product, and counts the results whose bits
-// differ from the CPU engine's (fmath.FMA32, in its order). A NaN counts
-// as equal to a NaN whatever its payload.
+// CheckExactOrder runs on the device fma32 over fma32Cases,
+// orderedProduct over a small product, and exp64 and log64 over
+// expCases and logCases, and counts the results whose bits differ from
+// the CPU engine's (fmath.FMA32 in its order, fmath.Exp, fmath.Log). A
+// NaN counts as equal to a NaN whatever its payload.
 func (d *Device) CheckExactOrder() (ExactCheck, error) {
 	b, err := d.Backend()
 	if err != nil {
@@ -78,22 +79,35 @@ func (d *Device) CheckExactOrder() (ExactCheck, error) {
 	}
 	x, y, z := fma32Cases()
 	a, w, start := productInputs()
-	exec, err := NewExec(b, func(x, y, z, a, w, start *Node) (*Node, *Node) { return fma32(x, y, z), orderedProduct(a, w, start) })
+	ex, lx := expCases(), logCases()
+	exec, err := NewExec(b, func(in []*Node) []*Node {
+		return []*Node{fma32(in[0], in[1], in[2]), orderedProduct(in[3], in[4], in[5]), exp64(in[6]), log64(in[7])}
+	})
 	if err != nil {
 		return ExactCheck{}, err
 	}
 	defer exec.Finalize()
 	out, err := exec.Exec(tensors.FromFlatDataAndDimensions(x, len(x)), tensors.FromFlatDataAndDimensions(y, len(y)),
 		tensors.FromFlatDataAndDimensions(z, len(z)), tensors.FromFlatDataAndDimensions(a, exactM, exactK),
-		tensors.FromFlatDataAndDimensions(w, exactN, exactK), tensors.FromFlatDataAndDimensions(start, exactM, exactN))
+		tensors.FromFlatDataAndDimensions(w, exactN, exactK), tensors.FromFlatDataAndDimensions(start, exactM, exactN),
+		tensors.FromFlatDataAndDimensions(ex, len(ex)), tensors.FromFlatDataAndDimensions(lx, len(lx)))
 	if err != nil {
 		return ExactCheck{}, fmt.Errorf("gpu engine: the exact-order check: %w", err)
 	}
-	got, err := download(out)
+	defer finalize(out[2:])
+	got, err := download(out[:2])
 	if err != nil {
 		return ExactCheck{}, err
 	}
-	check := ExactCheck{FMAs: len(x), Products: len(start)}
+	exps, err := tensors.CopyFlatData[float64](out[2])
+	if err != nil {
+		return ExactCheck{}, err
+	}
+	logs, err := tensors.CopyFlatData[float64](out[3])
+	if err != nil {
+		return ExactCheck{}, err
+	}
+	check := ExactCheck{FMAs: len(x), Products: len(start), Exps: len(ex), Logs: len(lx)}
 	for i := range x {
 		if !sameBits(got[0][i], fmath.FMA32(x[i], y[i], z[i])) {
 			check.FMAsDiffer++
@@ -104,7 +118,20 @@ func (d *Device) CheckExactOrder() (ExactCheck, error) {
 			check.ProductsDiffer++
 		}
 	}
+	check.ExpsDiffer, check.LogsDiffer = differ(exps, ex, fmath.Exp), differ(logs, lx, fmath.Log)
 	return check, nil
+}
+
+// differ counts the elements of got whose bits differ from f of the
+// input's, a NaN equal to a NaN.
+func differ(got, in []float64, f func(float64) float64) int {
+	n := 0
+	for i, v := range in {
+		if want := f(v); math.Float64bits(got[i]) != math.Float64bits(want) && !(got[i] != got[i] && want != want) {
+			n++
+		}
+	}
+	return n
 }
 
 // sameBits reports whether a and b are the same float32, bit for bit, or
@@ -184,6 +211,48 @@ func hostProduct(a, w, start []float32) []float32 {
 			}
 			out[i*exactN+j] = acc
 		}
+	}
+	return out
+}
+
+// expCases are the inputs of the exact-order check's exp64: its special
+// cases and their edges (NaN, infinities, signed zeros, |x| at 2^-28, the
+// overflow and underflow thresholds and their neighbours), results below
+// float64's normal range, the softmax's arguments (v - max, at most 0),
+// and random arguments over the whole finite range.
+func expCases() []float64 {
+	next := math.Nextafter
+	out := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 0x1p-28, -0x1p-28, next(0x1p-28, 0), -next(0x1p-28, 0),
+		fmath.ExpOverflow, next(fmath.ExpOverflow, 1000), fmath.ExpUnderflow, next(fmath.ExpUnderflow, -1000), 709.7, -708.5, -744.9, -745.1, 1, -1, 0.5, math.Ln2 / 2}
+	r := rng.New(86, "exp-cases")
+	for len(out) < 2048 {
+		switch len(out) % 3 {
+		case 0:
+			out = append(out, -math.Abs(10*r.NormFloat64()))
+		case 1:
+			out = append(out, -745.2+r.Float64()*40)
+		default:
+			out = append(out, -750+r.Float64()*1462)
+		}
+	}
+	return out
+}
+
+// logCases are the inputs of the exact-order check's log64: its special
+// cases (NaN, +Inf, zeros, negatives), subnormals, the edge at √2/2, the
+// softmax's sums (from 1 to the classes), and random positive numbers of
+// every exponent.
+func logCases() []float64 {
+	next := math.Nextafter
+	out := []float64{math.NaN(), math.Inf(1), 0, math.Copysign(0, -1), -1, math.Inf(-1), 5e-324, 0x1p-1022, next(0x1p-1022, 0), 1e-310,
+		1, next(1, 2), next(1, 0), math.Sqrt2 / 2, next(math.Sqrt2/2, 1), next(math.Sqrt2/2, 0), 2, 10, math.MaxFloat64}
+	r := rng.New(86, "log-cases")
+	for len(out) < 2048 {
+		if len(out)%2 == 0 {
+			out = append(out, 1+61*r.Float64())
+			continue
+		}
+		out = append(out, math.Ldexp(1+r.Float64(), r.IntN(2098)-1074))
 	}
 	return out
 }
