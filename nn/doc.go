@@ -7,11 +7,12 @@
 // both engines share: the Engine contract (a worker's gradients and
 // evaluation; Step names the dropout streams), the Cohort contract of an
 // engine that trains several cells in one device program, the dropout mask's
-// definition, the evaluation's batch size and the standardisation of
-// image inputs.
+// definition, the evaluation's batch size, the standardisation of image
+// inputs and the softmax cross-entropy in the CPU engine's order
+// (CrossEntropy).
 //
 // The engines are packages of their own: nn/cpu (the CPU engine, its
 // kernels and its own matrix product) and nn/gpu (the GoMLX engine, built with -tags xla).
 //
-// Imports: algorithms, datasets, internal/rng.
+// Imports: algorithms, datasets, internal/fmath, internal/rng.
 package nn

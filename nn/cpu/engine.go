@@ -132,7 +132,7 @@ func (e *Engine) Evaluate(params [][]float32, split *datasets.Split) ([]nn.Score
 		}
 		labels := e.gather(ev.net, split, ev.idx, s)
 		for i, logits := range ev.logits(params, s) {
-			losses[c*models+i], correct[c*models+i] = crossEntropy(logits, labels, e.model.Classes, nil)
+			losses[c*models+i], correct[c*models+i] = nn.CrossEntropy(logits, labels, e.model.Classes, nil)
 		}
 	})
 	scores := make([]nn.Score, models)

@@ -168,7 +168,7 @@ func TestEvaluationScoresEachModelByItsForwardPass(t *testing.T) {
 				}
 				s := &step{batch: len(idx)}
 				labels := e.gather(alone, test, idx, s)
-				l, k := crossEntropy(alone.forward(p, s), labels, e.model.Classes, nil)
+				l, k := nn.CrossEntropy(alone.forward(p, s), labels, e.model.Classes, nil)
 				loss += l * float64(len(idx))
 				right += k
 			}
@@ -209,7 +209,7 @@ func TestAccuracyTakesTheFirstLargestLogit(t *testing.T) {
 		{[]int32{2, 2, 3, 1, 3}, 0},
 		{[]int32{1, 2, 0, 3, 2}, 3},
 	} {
-		if _, right := crossEntropy(logits, c.labels, 4, nil); right != c.right {
+		if _, right := nn.CrossEntropy(logits, c.labels, 4, nil); right != c.right {
 			t.Errorf("labels %v: %d right, want %d", c.labels, right, c.right)
 		}
 	}

@@ -1,8 +1,6 @@
 package cpu
 
 import (
-	"github.com/ump-lab/ump/internal/fmath"
-
 	"github.com/ump-lab/ump/nn"
 )
 
@@ -45,7 +43,7 @@ func (n *net) lossGrad(p, g []float32, labels []int32, s *step) float64 {
 	logits := n.forward(p, s)
 	last := len(n.kernels)
 	dlogits := n.dacts[last][:len(logits)]
-	loss, _ := crossEntropy(logits, labels, n.m.Classes, dlogits)
+	loss, _ := nn.CrossEntropy(logits, labels, n.m.Classes, dlogits)
 	for i := last - 1; i >= 0; i-- {
 		var dx []float32
 		if i > 0 {
@@ -56,37 +54,4 @@ func (n *net) lossGrad(p, g []float32, labels []int32, s *step) float64 {
 		n.kernels[i].backward(n.m.Param(p, i), n.m.Param(g, i), n.acts[i], n.acts[i+1], n.dacts[i+1], dx, s)
 	}
 	return loss
-}
-
-// crossEntropy returns the mean softmax cross-entropy of logits (batch x
-// classes) and the number of samples whose largest logit is the label's;
-// when d is not nil it receives the gradient of the mean loss.
-func crossEntropy(logits []float32, labels []int32, classes int, d []float32) (loss float64, correct int) {
-	b := len(labels)
-	for i, y := range labels {
-		row := logits[i*classes:][:classes]
-		hi, arg := row[0], 0
-		for c, v := range row {
-			if v > hi {
-				hi, arg = v, c
-			}
-		}
-		if arg == int(y) {
-			correct++
-		}
-		z := 0.0
-		for _, v := range row {
-			z += fmath.Exp(float64(v - hi))
-		}
-		lz := fmath.Log(z)
-		loss += lz - float64(row[y]-hi)
-		if d != nil {
-			drow := d[i*classes:][:classes]
-			for c, v := range row {
-				drow[c] = float32(fmath.Exp(float64(v-hi)-lz) / float64(b))
-			}
-			drow[y] -= 1 / float32(b)
-		}
-	}
-	return loss / float64(b), correct
 }

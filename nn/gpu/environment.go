@@ -67,17 +67,20 @@ type ExactCheck struct {
 	Products, ProductsDiffer int
 	Exps, ExpsDiffer         int
 	Logs, LogsDiffer         int
+	// CrossEntropy counts a softmax cross-entropy's loss, its number of
+	// correct samples and its gradient's elements.
+	CrossEntropy, CrossEntropyDiffer int
 }
 
 // String says what the check found, as ump doctor prints it.
 func (c ExactCheck) String() string {
 	verdict := "every result has the CPU engine's bits"
-	if c.FMAsDiffer+c.ProductsDiffer+c.ExpsDiffer+c.LogsDiffer > 0 {
-		verdict = fmt.Sprintf("%d, %d, %d and %d differ from the CPU engine's bits: the exact round program (docs/gpu.md) cannot run here as designed",
-			c.FMAsDiffer, c.ProductsDiffer, c.ExpsDiffer, c.LogsDiffer)
+	if c.FMAsDiffer+c.ProductsDiffer+c.ExpsDiffer+c.LogsDiffer+c.CrossEntropyDiffer > 0 {
+		verdict = fmt.Sprintf("%d, %d, %d, %d and %d differ from the CPU engine's bits: the exact round program (docs/gpu.md) cannot run here as designed",
+			c.FMAsDiffer, c.ProductsDiffer, c.ExpsDiffer, c.LogsDiffer, c.CrossEntropyDiffer)
 	}
-	return fmt.Sprintf("%d float32 fused multiply-adds, a %d-element product in the CPU engine's order, %d exponentials and %d logarithms, emulated in float64: %s",
-		c.FMAs, c.Products, c.Exps, c.Logs, verdict)
+	return fmt.Sprintf("%d float32 fused multiply-adds, a %d-element product in the CPU engine's order, %d exponentials, %d logarithms and a "+
+		"softmax cross-entropy's %d figures, emulated in float64: %s", c.FMAs, c.Products, c.Exps, c.Logs, c.CrossEntropy, verdict)
 }
 
 // CheckTolerance is the relative difference CheckCompile accepts: float32

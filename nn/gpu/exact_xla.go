@@ -11,6 +11,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/ump-lab/ump/internal/fmath"
 	"github.com/ump-lab/ump/internal/rng"
+	"github.com/ump-lab/ump/nn"
 )
 
 // The CPU engine's order in an XLA graph (docs/gpu.md, "One order, two
@@ -80,8 +81,10 @@ func (d *Device) CheckExactOrder() (ExactCheck, error) {
 	x, y, z := fma32Cases()
 	a, w, start := productInputs()
 	ex, lx := expCases(), logCases()
+	logits, labels := crossEntropyInputs()
 	exec, err := NewExec(b, func(in []*Node) []*Node {
-		return []*Node{fma32(in[0], in[1], in[2]), orderedProduct(in[3], in[4], in[5]), exp64(in[6]), log64(in[7])}
+		loss, correct, grad := crossEntropy64(in[8], in[9])
+		return []*Node{fma32(in[0], in[1], in[2]), orderedProduct(in[3], in[4], in[5]), exp64(in[6]), log64(in[7]), loss, correct, grad}
 	})
 	if err != nil {
 		return ExactCheck{}, err
@@ -90,24 +93,17 @@ func (d *Device) CheckExactOrder() (ExactCheck, error) {
 	out, err := exec.Exec(tensors.FromFlatDataAndDimensions(x, len(x)), tensors.FromFlatDataAndDimensions(y, len(y)),
 		tensors.FromFlatDataAndDimensions(z, len(z)), tensors.FromFlatDataAndDimensions(a, exactM, exactK),
 		tensors.FromFlatDataAndDimensions(w, exactN, exactK), tensors.FromFlatDataAndDimensions(start, exactM, exactN),
-		tensors.FromFlatDataAndDimensions(ex, len(ex)), tensors.FromFlatDataAndDimensions(lx, len(lx)))
+		tensors.FromFlatDataAndDimensions(ex, len(ex)), tensors.FromFlatDataAndDimensions(lx, len(lx)),
+		tensors.FromFlatDataAndDimensions(logits, ceSamples, ceClasses), tensors.FromFlatDataAndDimensions(labels, ceSamples))
 	if err != nil {
 		return ExactCheck{}, fmt.Errorf("gpu engine: the exact-order check: %w", err)
 	}
-	defer finalize(out[2:])
-	got, err := download(out[:2])
+	defer finalize(out)
+	got, exps, logs, ce, err := exactResults(out)
 	if err != nil {
 		return ExactCheck{}, err
 	}
-	exps, err := tensors.CopyFlatData[float64](out[2])
-	if err != nil {
-		return ExactCheck{}, err
-	}
-	logs, err := tensors.CopyFlatData[float64](out[3])
-	if err != nil {
-		return ExactCheck{}, err
-	}
-	check := ExactCheck{FMAs: len(x), Products: len(start), Exps: len(ex), Logs: len(lx)}
+	check := ExactCheck{FMAs: len(x), Products: len(start), Exps: len(ex), Logs: len(lx), CrossEntropy: 2 + len(logits)}
 	for i := range x {
 		if !sameBits(got[0][i], fmath.FMA32(x[i], y[i], z[i])) {
 			check.FMAsDiffer++
@@ -119,7 +115,58 @@ func (d *Device) CheckExactOrder() (ExactCheck, error) {
 		}
 	}
 	check.ExpsDiffer, check.LogsDiffer = differ(exps, ex, fmath.Exp), differ(logs, lx, fmath.Log)
+	grad := make([]float32, len(logits))
+	loss, correct := nn.CrossEntropy(logits, labels, ceClasses, grad)
+	if math.Float64bits(ce.loss) != math.Float64bits(loss) {
+		check.CrossEntropyDiffer++
+	}
+	if ce.correct != int64(correct) {
+		check.CrossEntropyDiffer++
+	}
+	for i, want := range grad {
+		if !sameBits(ce.grad[i], want) {
+			check.CrossEntropyDiffer++
+		}
+	}
 	return check, nil
+}
+
+// crossEntropyResult is what crossEntropy64 computed on the device.
+type crossEntropyResult struct {
+	loss    float64
+	correct int64
+	grad    []float32
+}
+
+// exactResults copies the exact-order check's results from the device:
+// the float32 fused multiply-adds and product, the exponentials and
+// logarithms, and the cross-entropy.
+func exactResults(out []*tensors.Tensor) (got [][]float32, exps, logs []float64, ce crossEntropyResult, err error) {
+	got = make([][]float32, 2)
+	for i := range got {
+		if got[i], err = tensors.CopyFlatData[float32](out[i]); err != nil {
+			return
+		}
+	}
+	var loss []float64
+	var correct []int64
+	if exps, err = tensors.CopyFlatData[float64](out[2]); err != nil {
+		return
+	}
+	if logs, err = tensors.CopyFlatData[float64](out[3]); err != nil {
+		return
+	}
+	if loss, err = tensors.CopyFlatData[float64](out[4]); err != nil {
+		return
+	}
+	if correct, err = tensors.CopyFlatData[int64](out[5]); err != nil {
+		return
+	}
+	if ce.grad, err = tensors.CopyFlatData[float32](out[6]); err != nil {
+		return
+	}
+	ce.loss, ce.correct = loss[0], correct[0]
+	return got, exps, logs, ce, nil
 }
 
 // differ counts the elements of got whose bits differ from f of the
@@ -255,4 +302,33 @@ func logCases() []float64 {
 		out = append(out, math.Ldexp(1+r.Float64(), r.IntN(2098)-1074))
 	}
 	return out
+}
+
+// The cross-entropy the exact-order check computes: ceSamples rows of
+// ceClasses logits.
+const ceSamples, ceClasses = 16, 10
+
+// crossEntropyInputs are its logits and labels: rows whose largest logit
+// is shared by two classes (the first counts), rows whose spread leaves
+// exponentials below float64's normal range or at 0, and random rows.
+func crossEntropyInputs() (logits []float32, labels []int32) {
+	r := rng.New(86, "cross-entropy")
+	logits = make([]float32, ceSamples*ceClasses)
+	labels = make([]int32, ceSamples)
+	for i := range ceSamples {
+		row := logits[i*ceClasses:][:ceClasses]
+		for c := range row {
+			row[c] = float32(3 * r.NormFloat64())
+		}
+		switch i % 4 {
+		case 0: // a tie for the largest, the label on its second
+			row[2], row[7] = 9, 9
+			labels[i] = 7
+			continue
+		case 1: // exponentials far below 1, some subnormal or 0
+			row[1], row[4] = -720, -760
+		}
+		labels[i] = int32(r.IntN(ceClasses))
+	}
+	return logits, labels
 }

@@ -11,8 +11,9 @@ import (
 
 // TestGPUExactOrderGivesTheCPUBits runs ump doctor's exact-order check on
 // GoMLX's Go backend, where every fused multiply-add emulated in float64,
-// every element of a product in the CPU engine's order, and every
-// exponential and logarithm must have the CPU engine's bits; on XLA,
+// every element of a product in the CPU engine's order, every exponential
+// and logarithm, and a softmax cross-entropy's loss, number correct and
+// gradient must have the CPU engine's bits (nn.CrossEntropy's); on XLA,
 // where a plugin is found, it logs what the check found, which the kit's
 // agree phase then reports. The cases
 // must hold sums that a float64 rounds onto a float32 midpoint, where
@@ -36,14 +37,15 @@ func TestGPUExactOrderGivesTheCPUBits(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.FMAs != len(x) || c.Products != exactM*exactN || c.Exps != len(expCases()) || c.Logs != len(logCases()) {
+			if c.FMAs != len(x) || c.Products != exactM*exactN || c.Exps != len(expCases()) || c.Logs != len(logCases()) ||
+				c.CrossEntropy != 2+ceSamples*ceClasses {
 				t.Fatalf("the check computed other cases than it was given: %s", c)
 			}
 			if name != "gomlx-go" { // on XLA it is what the exact program would meet, which no engine uses yet
 				t.Logf("exact order on %s: %s", name, c)
 				return
 			}
-			if c.FMAsDiffer+c.ProductsDiffer+c.ExpsDiffer+c.LogsDiffer != 0 {
+			if c.FMAsDiffer+c.ProductsDiffer+c.ExpsDiffer+c.LogsDiffer+c.CrossEntropyDiffer != 0 {
 				t.Errorf("%s", c)
 			}
 			t.Logf("%s (%d cases round twice to another float32)", c, twice)

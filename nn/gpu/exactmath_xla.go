@@ -7,6 +7,7 @@ import (
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/ump-lab/ump/internal/fmath"
 )
 
@@ -98,4 +99,39 @@ func log64(x *Node) *Node {
 	out := Where(Equal(x, zero), c(math.Inf(-1)), general)
 	out = Where(LessThan(x, zero), c(math.NaN()), out)
 	return Where(nanOrInf, x, out)
+}
+
+// crossEntropy64 is nn.CrossEntropy of logits [b, classes] (float32) and
+// labels [b] (int32), in its order: the mean loss (float64), the number
+// of samples whose first largest logit is the label's (int64), and the
+// gradient of the mean loss (float32, [b, classes]). Each sample's
+// exponentials are summed in class order and the samples' losses in
+// sample order, as chains of adds; the rest is elementwise, or a maximum
+// or a sum of exact terms, which any order gives alike.
+func crossEntropy64(logits, labels *Node) (loss, correct, grad *Node) {
+	g := logits.Graph()
+	b, classes := logits.Shape().Dimensions[0], logits.Shape().Dimensions[1]
+	hi := ReduceAndKeep(logits, ReduceMax, 1)
+	diff := Sub(logits, hi) // v - hi in float32, as the CPU subtracts
+	d64 := ConvertDType(diff, dtypes.Float64)
+	e := exp64(d64)
+	z := Add(Scalar(g, dtypes.Float64, 0), Slice(e, AxisRange(), AxisElem(0)))
+	for c := 1; c < classes; c++ {
+		z = Add(z, Slice(e, AxisRange(), AxisElem(c)))
+	}
+	lz := log64(z) // [b, 1]
+	class := Iota(g, shapes.Make(dtypes.Int32, b, classes), 1)
+	label := Equal(class, BroadcastToDims(ExpandAxes(labels, -1), b, classes))
+	ly := ReduceSum(Where(label, diff, ZerosLike(diff)), 1) // row[y] - hi: one term, the others zero
+	terms := Sub(Reshape(lz, b), ConvertDType(ly, dtypes.Float64))
+	loss = Scalar(g, dtypes.Float64, 0)
+	for i := range b {
+		loss = Add(loss, Reshape(Slice(terms, AxisElem(i))))
+	}
+	loss = DivScalar(loss, float64(b))
+	first := ReduceMin(Where(Equal(logits, hi), class, Scalar(g, dtypes.Int32, classes)), 1)
+	correct = ReduceSum(ConvertDType(Equal(first, labels), dtypes.Int64))
+	grad = ConvertDType(DivScalar(exp64(Sub(d64, lz)), float64(b)), dtypes.Float32)
+	grad = Where(label, Sub(grad, Scalar(g, dtypes.Float32, float32(1)/float32(b))), grad)
+	return loss, correct, grad
 }
