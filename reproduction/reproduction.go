@@ -138,7 +138,7 @@ func Compare(ctx context.Context, ump string, src state.Source, all []*Dir, w io
 		if bad > 0 {
 			differ++
 			fmt.Fprintf(w, "%s: %d of %d finished cells differ (`%s compare %.12s %s` sets the two side by side)\n",
-				name, bad, bad+same, ump, r.Plan.Hash, display.Shell(abs(r.Path)))
+				name, bad, bad+same, ump, r.Plan.Hash, display.Shell(display.AbsolutePaths([]string{r.Path})[0]))
 			continue
 		}
 		fmt.Fprintf(w, "%s: %d finished cells identical bit for bit (status, final row and %d evaluated rounds); %d of its %d cells computed in this run, %d found in the store\n",
@@ -256,12 +256,4 @@ func (l *Line) End() {
 	if l.terminal {
 		fmt.Fprintln(l.w)
 	}
-}
-
-// abs is path made absolute, for a hint that runs from any directory.
-func abs(path string) string {
-	if a, err := filepath.Abs(path); err == nil {
-		return a
-	}
-	return path
 }

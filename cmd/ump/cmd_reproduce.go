@@ -12,7 +12,6 @@ import (
 	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
-	"github.com/ump-lab/ump/report/document"
 	"github.com/ump-lab/ump/reproduction"
 	"github.com/urfave/cli/v2"
 	"gonum.org/v1/gonum/floats"
@@ -51,7 +50,7 @@ func runReproduce(ctx context.Context, g globals, roots []string, jobs int, stdo
 		return err
 	}
 	// The rerun hint names the roots absolute, so that it runs from any directory.
-	rerun := fmt.Sprintf("%s reproduce -j %d %s", g.ump, jobs, strings.Join(display.ShellWords(document.AbsolutePaths(roots)), " "))
+	rerun := fmt.Sprintf("%s reproduce -j %d %s", g.ump, jobs, strings.Join(display.ShellWords(display.AbsolutePaths(roots)), " "))
 	store, err := pipeline.Open(g.store, "ump reproduce")
 	if err != nil {
 		return err

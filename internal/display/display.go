@@ -1,7 +1,10 @@
 package display
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -62,6 +65,21 @@ func ShellWords(words []string) []string {
 	out := make([]string, len(words))
 	for i, w := range words {
 		out[i] = Shell(w)
+	}
+	return out
+}
+
+// AbsolutePaths is args with each that names a file or directory made
+// absolute (a hash stays as it is), so that a hint that names them runs
+// from any directory.
+func AbsolutePaths(args []string) []string {
+	out := slices.Clone(args)
+	for i, arg := range out {
+		if _, err := os.Stat(arg); err == nil {
+			if abs, err := filepath.Abs(arg); err == nil {
+				out[i] = abs
+			}
+		}
 	}
 	return out
 }

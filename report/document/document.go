@@ -84,7 +84,7 @@ func (r *Report) checkOut(dirs []string) error {
 		}
 	}
 	if len(others) > 0 {
-		together := AbsolutePaths(append([]string{r.Out}, r.Args...)) // so that the hint runs from any directory
+		together := display.AbsolutePaths(append([]string{r.Out}, r.Args...)) // so that the hint runs from any directory
 		return fmt.Errorf("%w: --out %s holds a report of other manifests too (%s), which this report would no longer list: "+
 			"report them together (`ump report %s --out %s`), or choose another --out", state.ErrBadArgument, r.Out, strings.Join(others, ", "),
 			strings.Join(display.ShellWords(together), " "), display.Shell(together[0]))
@@ -123,19 +123,4 @@ func (r *Report) writeDir(x *resultsdir.Exported, dir string) (string, error) {
 		return "", err
 	}
 	return section, resultsdir.Publish(into, dest)
-}
-
-// AbsolutePaths is args with each that names a file or directory made
-// absolute (a hash stays as it is), for hints that run from any
-// directory.
-func AbsolutePaths(args []string) []string {
-	out := slices.Clone(args)
-	for i, arg := range out {
-		if _, err := os.Stat(arg); err == nil {
-			if abs, err := filepath.Abs(arg); err == nil {
-				out[i] = abs
-			}
-		}
-	}
-	return out
 }
