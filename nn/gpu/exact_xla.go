@@ -63,16 +63,17 @@ func orderedProduct(a, b, start *Node) *Node {
 	return acc
 }
 
-// exactProduct is the product CheckExactOrder computes: [m, k] by [n, k]ᵀ
-// from a start of [m, n], with k long enough to carry rounding from term
-// to term.
+// exactM, exactK and exactN shape the product CheckExactOrder computes:
+// [m, k] by [n, k]ᵀ from a start of [m, n], with k long enough to carry
+// rounding from term to term.
 const exactM, exactK, exactN = 3, 37, 5
 
 // CheckExactOrder runs on the device fma32 over fma32Cases,
-// orderedProduct over a small product, and exp64 and log64 over
-// expCases and logCases, and counts the results whose bits differ from
-// the CPU engine's (fmath.FMA32 in its order, fmath.Exp, fmath.Log). A
-// NaN counts as equal to a NaN whatever its payload.
+// orderedProduct over a small product, exp64 and log64 over expCases and
+// logCases, and crossEntropy64 over crossEntropyInputs, and counts the
+// results whose bits differ from the CPU engine's (fmath.FMA32 in its
+// order, fmath.Exp, fmath.Log, nn.CrossEntropy). A NaN counts as equal to
+// a NaN whatever its payload.
 func (d *Device) CheckExactOrder() (ExactCheck, error) {
 	b, err := d.Backend()
 	if err != nil {
