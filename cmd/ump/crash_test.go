@@ -99,7 +99,10 @@ func TestByteFlipsNeverPanic(t *testing.T) {
 	}
 }
 
-var kills = flag.Int("kills", 40, "TestKillAtRandomMomentsResumes: how many times to SIGKILL ump run")
+var (
+	kills    = flag.Int("kills", 24, "TestKillAtRandomMomentsResumes: how many times to SIGKILL ump run")
+	killSeed = flag.Uint64("kill-seed", 0, "TestKillAtRandomMomentsResumes: the seed of its kill moments (0: a new one from the clock)")
+)
 
 // killManifest writes its event log fast: every round evaluated, three
 // cells, checkpoints every 20 rounds.
@@ -122,7 +125,8 @@ checkpoint: {every: 20}
 // closing), built with a 128 KiB Badger memory table so that memory-table
 // flushes and compactions run all through it. After every kill every
 // command must open the store (status exits 0), and each run that gets to
-// finish must have the uninterrupted run's output digests.
+// finish must have the uninterrupted run's output digests. Each run of the
+// test kills at new moments (-kill-seed replays a run's).
 func TestKillAtRandomMomentsResumes(t *testing.T) {
 	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "ump-small-memtable")
@@ -142,7 +146,12 @@ func TestKillAtRandomMomentsResumes(t *testing.T) {
 	}
 	hash := hashOf(t, ref)
 	want := outputsOf(t, clean, hash)
-	r := rand.New(rand.NewPCG(3, 4))
+	seed := *killSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("kill moments from seed %d (go test ./cmd/ump -run KillAtRandom -kill-seed %d replays them)", seed, seed)
+	r := rand.New(rand.NewPCG(seed, 4))
 	store := filepath.Join(t.TempDir(), "store")
 	killed, finished := 0, 0
 	for killed < *kills {

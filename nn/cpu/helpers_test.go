@@ -1,7 +1,6 @@
 package cpu
 
 import (
-	"os"
 	"testing"
 
 	"github.com/ump-lab/ump/datasets"
@@ -31,11 +30,7 @@ func lenetEvaluation(t testing.TB) (*Engine, [][]float32, *datasets.Split) {
 func onEveryPath(t testing.TB, f func(path string)) {
 	t.Helper()
 	defer UseKernels("")
-	paths := Paths()
-	if p := os.Getenv("UMP_KERNELS"); p != "" {
-		paths = []string{p}
-	}
-	for _, p := range paths {
+	for _, p := range PathsUnderTest() {
 		if err := UseKernels(p); err != nil {
 			t.Fatal(err)
 		}

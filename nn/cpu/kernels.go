@@ -38,6 +38,15 @@ func Paths() []string {
 	return ps
 }
 
+// PathsUnderTest lists the kernel paths the engine's tests compute on:
+// the one UMP_KERNELS names, if set, or every path this CPU runs.
+func PathsUnderTest() []string {
+	if p := os.Getenv("UMP_KERNELS"); p != "" {
+		return []string{p}
+	}
+	return Paths()
+}
+
 // ErrKernels is returned (wrapped) for a kernel path that does not exist
 // or that this CPU cannot run.
 var ErrKernels = errors.New("no such kernel path here")

@@ -78,7 +78,7 @@ func TestRunsArePinned(t *testing.T) {
 	}
 	runs["d-sum powersgd"] = pinnedRunManifest("d-sum", "compression: {codec: powersgd, rank: 2}\n")
 	defer cpu.UseKernels("")
-	for _, path := range cpu.Paths() {
+	for _, path := range cpu.PathsUnderTest() {
 		if err := cpu.UseKernels(path); err != nil {
 			t.Fatal(err)
 		}
