@@ -45,15 +45,15 @@ reproduce: data
 # tags, so that the GPU engine and the peer benchmarks keep building),
 # then every test: the CPU engine's on every kernel path this CPU runs
 # (and, where qemu-aarch64 and arm64's cross gcc are installed, its pinned
-# numbers on arm64), every program the GPU engine compiles built through
-# XLA's StableHLO builder (a build-only PJRT plugin: docs/gpu.md), and the
-# exact round program's pieces on GoMLX's Go backend, bit for bit.
+# numbers on arm64), and every program the GPU engine compiles built
+# through XLA's StableHLO builder (a build-only PJRT plugin: docs/gpu.md).
 # Beside them: the GPU kit built (make gpu-kit) and its phases run from
 # the kit's binaries on GoMLX's pure-Go backend, as a GPU host runs them
 # on XLA (the GPU engine's agreement with the CPU engine — a round of
-# every algorithm; whole runs of every algorithm under every choice —
-# cohorts in the pipeline, a CLI run, doctor's check program, a tiny table
-# stopped and continued; printed from bin/gpu-kit.log once it ends), then
+# every algorithm; whole runs of every algorithm under every choice; the
+# exact round program's pieces, bit for bit — cohorts in the pipeline, a
+# CLI run, doctor's check programs, a tiny table stopped and continued;
+# printed from bin/gpu-kit.log once it ends), then
 # 30 s of fuzzing a results directory as ump report reads it (its rate
 # printed, over the time it fuzzed after replaying its seed inputs; the
 # fuzz cache is cleared first, since replaying the inputs earlier runs
@@ -80,7 +80,7 @@ test:
 	{ { $(MAKE) -s gpu-kit && UMP_GPU_KIT=$(CURDIR)/.gpu $(GO) test -count=1 -timeout 30m -json -run KitPhases ./gpukit | $(SUMMARY) -v; } > bin/gpu-kit.log 2>&1; kit=$$?; \
 		$(GO) test -run '^$$' -fuzz '^FuzzReadExported$$' -fuzztime 30s -fuzzminimizetime 10x ./report/resultsdir > bin/fuzz.log 2>&1 && exit $$kit; } & beside=$$!; \
 		$(GO) test -count=1 -timeout 30m -json $$($(GO) list $(FIRST) ./... | grep -v '/gpukit$$') | $(SUMMARY); rc=$$?; \
-		$(GO) test -count=1 -tags xla -json -run '^(TestXLABuilderAcceptsEveryProgram|TestCohortCasesAreWellConditioned|TestGPUExactOrderGivesTheCPUBits)$$' ./nn/gpu | $(SUMMARY) || rc=1; \
+		$(GO) test -count=1 -tags xla -json -run '^TestXLABuilderAcceptsEveryProgram$$' ./nn/gpu | $(SUMMARY) || rc=1; \
 		wait $$beside || rc=1; echo "--- the GPU kit (make gpu-kit, then its phases on the Go backend):"; cat bin/gpu-kit.log; \
 		echo "--- fuzzing:"; grep -v '^fuzz: elapsed' bin/fuzz.log; exit $$rc
 	awk '/now fuzzing/ {match($$0, /elapsed: [0-9]+s/); b = substr($$0, RSTART+9, RLENGTH-10); \

@@ -65,6 +65,13 @@ func (e Set) Name(cfg *manifests.Manifest) (string, error) {
 	return cpu.Name(), nil
 }
 
+// CPUReference is the CPU engine as the GPU engine's exact-order check
+// takes it (gpu.Reference): the engine whose bits the check's dense step
+// must have.
+func CPUReference(model string, data *datasets.Dataset, seed uint64) (nn.Engine, error) {
+	return cpu.New(model, data, seed)
+}
+
 // Kernels names the CPU engine's kernels on this machine, for a cell's
 // fingerprint (every kernel path gives the same bits).
 func (Set) Kernels() string { return cpu.Kernels() }

@@ -80,15 +80,16 @@ func TestKitPhasesOnTheGoBackend(t *testing.T) {
 		holds(t, "all's summary", read(t, filepath.Join(out, "all-summary.txt")), "smoke: exit 0", "agree: exit 0", "bench: exit 0", "tables: exit 0")
 		holds(t, "smoke's doctor log", read(t, filepath.Join(logs, "smoke-doctor.log")),
 			"gpu: works: gomlx-float32/v5 SimpleGo", "backend: GOMLX_BACKEND=go:ops_sequential", "compile check: a loop of 3 trips",
-			"exact order: 4096 float32 fused multiply-adds, a 15-element product in the CPU engine's order, 2048 exponentials, 2048 logarithms "+
-				"and a softmax cross-entropy's 162 figures, emulated in float64: every result has the CPU engine's bits")
+			"exact order: 4096 float32 fused multiply-adds, a 15-element product in the CPU engine's order, 2048 exponentials, 2048 logarithms, "+
+				"a softmax cross-entropy's 152 figures and an mlp's step of gradients (7011 figures), emulated in float64: every result has the CPU engine's bits")
 		holds(t, "smoke's host log", read(t, filepath.Join(logs, "smoke-host.log")), "sha256 ")
 		agree := read(t, filepath.Join(logs, "agree-summary.txt"))
 		if strings.Contains(agree, "--- FAIL") {
 			t.Errorf("agree failed:\n%s", agree)
 		}
 		holds(t, "agree's summary", agree, "--- PASS: TestCohortMatchesCPU", "--- PASS: TestCohortAgreesWithCPUOverWholeRuns",
-			"--- PASS: TestGPUEngineThroughThePipeline", "--- PASS: TestCheckCompile", "worst relative difference per figure")
+			"--- PASS: TestGPUEngineThroughThePipeline", "--- PASS: TestCheckCompile", "worst relative difference per figure",
+			"--- PASS: TestCohortCasesAreWellConditioned", "--- PASS: TestGPUExactOrderGivesTheCPUBits", "--- PASS: TestGPUExactDenseGradientGivesTheCPUBits")
 		holds(t, "bench's log", read(t, filepath.Join(logs, "bench.log")),
 			"engine     gomlx-float32/v5", "module     github.com/gomlx/gomlx v", "module     github.com/gomlx/go-xla v",
 			"lenet-tiny: lenet, 2 cells x 2 workers", "sizing         no XLA figures", "samples/s      ",

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ump-lab/ump/engines"
 	"github.com/ump-lab/ump/nn/cpu"
 	"github.com/ump-lab/ump/nn/gpu"
 	"github.com/urfave/cli/v2"
@@ -50,7 +51,7 @@ func runDoctor(device *gpu.Device, w io.Writer) error {
 	fmt.Fprintf(w, "  compile check: a loop of 3 trips capturing an outer value and float32 products compiled and ran in %.1f s;\n"+
 		"  relative difference %.1g from float64 on the host, %.1g from GoMLX's Go backend (at most %.0g passes)\n",
 		check.Seconds, check.FromHost, check.FromGo, gpu.CheckTolerance)
-	exact, err := device.CheckExactOrder()
+	exact, err := device.CheckExactOrder(engines.CPUReference)
 	if err != nil {
 		return err
 	}

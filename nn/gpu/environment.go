@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/ump-lab/ump/datasets"
+	"github.com/ump-lab/ump/nn"
 )
 
 // ErrNoGPU is the answer of a build without the GPU engine (built without
@@ -57,6 +60,11 @@ type CompileCheck struct {
 	FromGo      float64 // ... from GoMLX's pure-Go backend's result
 }
 
+// Reference makes the engine whose bits the exact program must give,
+// the CPU engine (engines.CPUReference hands in cpu.New): the exact-order
+// check computes its dense step with it.
+type Reference func(model string, data *datasets.Dataset, seed uint64) (nn.Engine, error)
+
 // ExactCheck is what Device.CheckExactOrder found: of FMAs float32 fused
 // multiply-adds, the Products elements of a product in the CPU engine's
 // order, and Exps and Logs float64 exponentials and logarithms computed
@@ -70,17 +78,21 @@ type ExactCheck struct {
 	// CrossEntropy counts a softmax cross-entropy's loss, its number of
 	// correct samples and its gradient's elements.
 	CrossEntropy, CrossEntropyDiffer int
+	// DenseStep counts a small mlp's step of gradients: its loss and its
+	// gradient's elements.
+	DenseStep, DenseStepDiffer int
 }
 
 // String says what the check found, as ump doctor prints it.
 func (c ExactCheck) String() string {
 	verdict := "every result has the CPU engine's bits"
-	if c.FMAsDiffer+c.ProductsDiffer+c.ExpsDiffer+c.LogsDiffer+c.CrossEntropyDiffer > 0 {
-		verdict = fmt.Sprintf("%d, %d, %d, %d and %d differ from the CPU engine's bits: the exact round program (docs/gpu.md) cannot run here as designed",
-			c.FMAsDiffer, c.ProductsDiffer, c.ExpsDiffer, c.LogsDiffer, c.CrossEntropyDiffer)
+	if c.FMAsDiffer+c.ProductsDiffer+c.ExpsDiffer+c.LogsDiffer+c.CrossEntropyDiffer+c.DenseStepDiffer > 0 {
+		verdict = fmt.Sprintf("%d, %d, %d, %d, %d and %d differ from the CPU engine's bits: the exact round program (docs/gpu.md) cannot run here as designed",
+			c.FMAsDiffer, c.ProductsDiffer, c.ExpsDiffer, c.LogsDiffer, c.CrossEntropyDiffer, c.DenseStepDiffer)
 	}
-	return fmt.Sprintf("%d float32 fused multiply-adds, a %d-element product in the CPU engine's order, %d exponentials, %d logarithms and a "+
-		"softmax cross-entropy's %d figures, emulated in float64: %s", c.FMAs, c.Products, c.Exps, c.Logs, c.CrossEntropy, verdict)
+	return fmt.Sprintf("%d float32 fused multiply-adds, a %d-element product in the CPU engine's order, %d exponentials, %d logarithms, a "+
+		"softmax cross-entropy's %d figures and an mlp's step of gradients (%d figures), emulated in float64: %s",
+		c.FMAs, c.Products, c.Exps, c.Logs, c.CrossEntropy, c.DenseStep, verdict)
 }
 
 // CheckTolerance is the relative difference CheckCompile accepts: float32

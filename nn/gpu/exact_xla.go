@@ -70,11 +70,12 @@ const exactM, exactK, exactN = 3, 37, 5
 
 // CheckExactOrder runs on the device fma32 over fma32Cases,
 // orderedProduct over a small product, exp64 and log64 over expCases and
-// logCases, and crossEntropy64 over crossEntropyInputs, and counts the
-// results whose bits differ from the CPU engine's (fmath.FMA32 in its
-// order, fmath.Exp, fmath.Log, nn.CrossEntropy). A NaN counts as equal to
+// logCases, crossEntropy64 over crossEntropyInputs and exactDenseGradient
+// over denseStepCase, and counts the results whose bits differ from the
+// CPU engine's (fmath.FMA32 in its order, fmath.Exp, fmath.Log,
+// nn.CrossEntropy, reference's step of gradients). A NaN counts as equal to
 // a NaN whatever its payload.
-func (d *Device) CheckExactOrder() (ExactCheck, error) {
+func (d *Device) CheckExactOrder(reference Reference) (ExactCheck, error) {
 	b, err := d.Backend()
 	if err != nil {
 		return ExactCheck{}, err
@@ -83,19 +84,28 @@ func (d *Device) CheckExactOrder() (ExactCheck, error) {
 	a, w, start := productInputs()
 	ex, lx := expCases(), logCases()
 	logits, labels := crossEntropyInputs()
+	dense, err := denseStepCase(reference)
+	if err != nil {
+		return ExactCheck{}, err
+	}
 	exec, err := NewExec(b, func(in []*Node) []*Node {
 		loss, correct, grad := crossEntropy64(in[8], in[9])
-		return []*Node{fma32(in[0], in[1], in[2]), orderedProduct(in[3], in[4], in[5]), exp64(in[6]), log64(in[7]), loss, correct, grad}
+		denseLoss, denseGradients, err := exactDenseGradient(dense.model, in[10], in[11], in[12])
+		if err != nil {
+			panic(err) // Exec returns it
+		}
+		return []*Node{fma32(in[0], in[1], in[2]), orderedProduct(in[3], in[4], in[5]), exp64(in[6]), log64(in[7]), loss, correct, grad,
+			denseLoss, denseGradients}
 	})
 	if err != nil {
 		return ExactCheck{}, err
 	}
 	defer exec.Finalize()
-	out, err := exec.Exec(tensors.FromFlatDataAndDimensions(x, len(x)), tensors.FromFlatDataAndDimensions(y, len(y)),
+	out, err := exec.Exec(append([]any{tensors.FromFlatDataAndDimensions(x, len(x)), tensors.FromFlatDataAndDimensions(y, len(y)),
 		tensors.FromFlatDataAndDimensions(z, len(z)), tensors.FromFlatDataAndDimensions(a, exactM, exactK),
 		tensors.FromFlatDataAndDimensions(w, exactN, exactK), tensors.FromFlatDataAndDimensions(start, exactM, exactN),
 		tensors.FromFlatDataAndDimensions(ex, len(ex)), tensors.FromFlatDataAndDimensions(lx, len(lx)),
-		tensors.FromFlatDataAndDimensions(logits, ceSamples, ceClasses), tensors.FromFlatDataAndDimensions(labels, ceSamples))
+		tensors.FromFlatDataAndDimensions(logits, ceSamples, ceClasses), tensors.FromFlatDataAndDimensions(labels, ceSamples)}, dense.args()...)...)
 	if err != nil {
 		return ExactCheck{}, fmt.Errorf("gpu engine: the exact-order check: %w", err)
 	}
@@ -104,7 +114,16 @@ func (d *Device) CheckExactOrder() (ExactCheck, error) {
 	if err != nil {
 		return ExactCheck{}, err
 	}
-	check := ExactCheck{FMAs: len(x), Products: len(start), Exps: len(ex), Logs: len(lx), CrossEntropy: 2 + len(logits)}
+	denseLoss, err := tensors.CopyFlatData[float64](out[7])
+	if err != nil {
+		return ExactCheck{}, err
+	}
+	denseGradients, err := tensors.CopyFlatData[float32](out[8])
+	if err != nil {
+		return ExactCheck{}, err
+	}
+	check := ExactCheck{FMAs: len(x), Products: len(start), Exps: len(ex), Logs: len(lx), CrossEntropy: 2 + len(logits),
+		DenseStep: 1 + len(dense.gradients), DenseStepDiffer: dense.differ(denseLoss[0], denseGradients)}
 	for i := range x {
 		if !sameBits(got[0][i], fmath.FMA32(x[i], y[i], z[i])) {
 			check.FMAsDiffer++
@@ -306,8 +325,9 @@ func logCases() []float64 {
 }
 
 // The cross-entropy the exact-order check computes: ceSamples rows of
-// ceClasses logits.
-const ceSamples, ceClasses = 16, 10
+// ceClasses logits. ceSamples is no power of two, so that a division by
+// it differs from a multiplication by its reciprocal.
+const ceSamples, ceClasses = 15, 10
 
 // crossEntropyInputs are its logits and labels: rows whose largest logit
 // is shared by two classes (the first counts), rows whose spread leaves

@@ -128,10 +128,11 @@ func crossEntropy64(logits, labels *Node) (loss, correct, grad *Node) {
 	for i := range b {
 		loss = Add(loss, Reshape(Slice(terms, AxisElem(i))))
 	}
-	loss = DivScalar(loss, float64(b))
+	n := Scalar(g, dtypes.Float64, b) // a division, as the CPU's (DivScalar multiplies by 1/b)
+	loss = Div(loss, n)
 	first := ReduceMin(Where(Equal(logits, hi), class, Scalar(g, dtypes.Int32, classes)), 1)
 	correct = ReduceSum(ConvertDType(Equal(first, labels), dtypes.Int64))
-	grad = ConvertDType(DivScalar(exp64(Sub(d64, lz)), float64(b)), dtypes.Float32)
+	grad = ConvertDType(Div(exp64(Sub(d64, lz)), n), dtypes.Float32)
 	grad = Where(label, Sub(grad, Scalar(g, dtypes.Float32, float32(1)/float32(b))), grad)
 	return loss, correct, grad
 }

@@ -20,7 +20,7 @@ func (*Device) Name() (string, error) { return "", ErrNoGPU }
 func (*Device) CheckCompile() (CompileCheck, error) { return CompileCheck{}, ErrNoGPU }
 
 // CheckExactOrder reports that the GPU engine is not built in.
-func (*Device) CheckExactOrder() (ExactCheck, error) { return ExactCheck{}, ErrNoGPU }
+func (*Device) CheckExactOrder(Reference) (ExactCheck, error) { return ExactCheck{}, ErrNoGPU }
 
 // Environment is empty: there is no GPU engine.
 func Environment() map[string]string { return nil }

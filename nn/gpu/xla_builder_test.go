@@ -107,7 +107,7 @@ func TestXLABuilderAcceptsEveryProgram(t *testing.T) {
 	}
 	_, err := runCheck(dev, checkInputs())
 	built(t, "doctor's check program", err)
-	_, err = dev.CheckExactOrder()
+	_, err = dev.CheckExactOrder(cpuReference)
 	built(t, "doctor's exact-order check", err)
 
 	recorded, err := filepath.Glob(filepath.Join(dir, "program-*.mlir"))
