@@ -53,6 +53,40 @@ func (l Conv2d) init(p []float32, in Shape, r *rand.Rand) {
 	kaimingUniform(p[:l.OutC*fan], p[l.OutC*fan:], fan, r)
 }
 
+// ConvOrder is the order in which the CPU engine adds a convolution's
+// terms (docs/engine.md), which the GPU engine's exact program follows.
+type ConvOrder int
+
+const (
+	// ConvGEMM: unfolded into columns and multiplied by the engine's gemm.
+	ConvGEMM ConvOrder = iota
+	// ConvPlanes: directly, each output its bias, then + float32(w·x) for
+	// each input channel, filter row and column in order, but for the
+	// taps on rows of padding (few taps: conv_plane.go).
+	ConvPlanes
+	// ConvLanes: directly, in the same order, rows of padding included
+	// (16k output channels and short filters: conv_lanes.go).
+	ConvLanes
+)
+
+// The bounds of the direct orders on C x k x k: LeNet's first layer on
+// three channels (ConvPlanes), and beyond which a GEMM has enough inner
+// products to run near the machine's peak (ConvLanes; the EMNIST CNN's
+// 32 x 3 x 3 = 288).
+const PlaneMaxTaps, LanesMaxTaps = 75, 256
+
+// Order is the order the CPU engine's convolution of in adds in.
+func (l Conv2d) Order(in Shape) ConvOrder {
+	switch taps := in.C * l.K * l.K; {
+	case l.Pad >= l.K || l.K > 7: // the direct kernels' input gradient needs pad < k, their registers k <= 7
+	case taps <= PlaneMaxTaps:
+		return ConvPlanes
+	case l.OutC%16 == 0 && taps <= LanesMaxTaps:
+		return ConvLanes
+	}
+	return ConvGEMM
+}
+
 // MaxPool2 takes the maximum of 2 x 2 windows, stride 2.
 type MaxPool2 struct{}
 

@@ -141,7 +141,7 @@ func directKernelsGiveTheGoLoopsBits(t *testing.T, path string) {
 		y, yGo := make([]float32, len(dy)), make([]float32, len(dy))
 		gw, gwGo := make([]float32, c.outC*taps), make([]float32, c.outC*taps)
 		gb, gbGo := make([]float32, c.outC), make([]float32, c.outC)
-		if taps <= planeMaxTaps {
+		if taps <= nn.PlaneMaxTaps {
 			kern := bindPlane(l, in, c.batch)
 			padPlanes(kern.planes, x, in, c.batch, c.pad, kern.ph, kern.pw)
 			w, b := p[:len(gw)], p[len(gw):]
@@ -183,7 +183,7 @@ func TestPlaneWeightGradientAddsItsLanesInOrder(t *testing.T) {
 	onEveryPath(t, func(path string) {
 		for _, c := range directCases {
 			l, in := nn.Conv2d{OutC: c.outC, K: c.k, Pad: c.pad}, c.in
-			if in.C*c.k*c.k > planeMaxTaps {
+			if in.C*c.k*c.k > nn.PlaneMaxTaps {
 				continue
 			}
 			x, _, dy := directData(in, l, c.batch)

@@ -22,11 +22,6 @@ import "github.com/ump-lab/ump/nn"
 //   - weight and bias gradients: each a sum over samples, rows and columns
 //     in order, of dy times the input (weights) or of dy (biases).
 
-// lanesMaxTaps bounds C x k x k for the direct kernel: beyond it (the
-// EMNIST CNN's 32 x 3 x 3 = 288) the GEMM has enough inner products to run
-// near the machine's peak.
-const lanesMaxTaps = 256
-
 type lanesKernel struct {
 	l      nn.Conv2d
 	in, o  nn.Shape

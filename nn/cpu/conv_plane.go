@@ -28,10 +28,6 @@ import "github.com/ump-lab/ump/nn"
 // lanes is the width of the kernels' vectors.
 const lanes = 16
 
-// planeMaxTaps bounds C x k x k for planeKernel: LeNet's first layer on
-// three channels.
-const planeMaxTaps = 75
-
 type planeKernel struct {
 	l      nn.Conv2d
 	in, o  nn.Shape

@@ -59,15 +59,14 @@ type kernel interface {
 // than over the whole batch.
 const colFloats = 160 << 10
 
-// bindConv picks a convolution's kernel: direct for few taps (conv_plane.go)
-// or for 16k output channels and short filters (conv_lanes.go), else
-// im2col and GEMM.
+// bindConv picks a convolution's kernel by its order: direct for few taps
+// (conv_plane.go) or for 16k output channels and short filters
+// (conv_lanes.go), else im2col and GEMM.
 func bindConv(l nn.Conv2d, in nn.Shape, maxBatch int) kernel {
-	switch taps := in.C * l.K * l.K; {
-	case l.Pad >= l.K || l.K > 7: // the direct kernels' input gradient needs pad < k, their registers k <= 7
-	case taps <= planeMaxTaps:
+	switch l.Order(in) {
+	case nn.ConvPlanes:
 		return bindPlane(l, in, maxBatch)
-	case l.OutC%lanes == 0 && taps <= lanesMaxTaps:
+	case nn.ConvLanes:
 		return bindLanes(l, in, maxBatch)
 	}
 	o := l.Out(in)

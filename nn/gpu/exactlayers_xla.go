@@ -15,10 +15,12 @@ import (
 	"github.com/ump-lab/ump/nn"
 )
 
-// The dense layers of the exact round program: a step of gradients of a
-// model of Flatten, Linear and ReLU layers (mlp, logreg) as the CPU
-// engine's lossGrad computes it, every sum in its order. Convolutions,
-// pooling and dropout are not built yet (docs/gpu.md).
+// The layers of the exact round program: every model's forward but for
+// GEMM convolutions and training's dropout (exactForward), and a step of
+// gradients of a model of Flatten, Linear and ReLU layers (mlp, logreg),
+// as the CPU engine computes them, every sum in its order. The backward of
+// convolutions and pooling and dropout's masks are not built yet
+// (docs/gpu.md).
 
 // exactLinear is a linear layer's y = x Wᵀ + bias as the CPU engine's
 // gemm computes it: each output starts at its bias and adds x·w over the
@@ -65,6 +67,54 @@ func exactReLUBackward(y, dy *Node) *Node {
 	return Where(on, dy, ZerosLike(dy))
 }
 
+// exactForward runs the model's layers on x ([b, C, H, W] for images,
+// [b, features] else) as the CPU engine's forward computes them, and
+// returns every layer's input and, last, the logits [b, classes]. In
+// training (train) a Dropout layer is refused: its masks are not built
+// yet; in evaluation it passes its input, as the CPU's.
+func exactForward(model *nn.Model, p, x *Node, train bool) ([]*Node, error) {
+	b := x.Shape().Dimensions[0]
+	acts := []*Node{x}
+	for i, l := range model.Layers {
+		in, at := acts[i], model.Offsets[i]
+		switch l := l.(type) {
+		case nn.Conv2d:
+			shape := model.Shapes[i]
+			taps, order := shape.C*l.K*l.K, l.Order(shape)
+			if order == nn.ConvGEMM {
+				return nil, fmt.Errorf("gpu engine: the exact program has no convolution of %d taps as a GEMM yet (docs/gpu.md)", taps)
+			}
+			w := Reshape(Slice(p, AxisRange(at, at+l.OutC*taps)), l.OutC, shape.C, l.K, l.K)
+			bias := Slice(p, AxisRange(at+l.OutC*taps, at+l.OutC*taps+l.OutC))
+			acts = append(acts, exactConv(in, w, bias, l.Pad, order == nn.ConvPlanes))
+		case nn.MaxPool2:
+			acts = append(acts, exactMaxPool2(in))
+		case nn.Flatten:
+			acts = append(acts, Reshape(in, b, -1))
+		case nn.Linear:
+			w, bias := linearParams(model, p, i)
+			acts = append(acts, exactLinear(in, w, bias))
+		case nn.ReLU:
+			acts = append(acts, exactReLU(in))
+		case nn.Dropout:
+			if train {
+				return nil, fmt.Errorf("gpu engine: the exact program has no dropout masks yet (docs/gpu.md)")
+			}
+			acts = append(acts, in)
+		default:
+			return nil, fmt.Errorf("gpu engine: the exact program has no %T layer yet (docs/gpu.md)", l)
+		}
+	}
+	return acts, nil
+}
+
+// linearParams are linear layer i's weights [out, in] and biases [out],
+// in that order in p.
+func linearParams(model *nn.Model, p *Node, i int) (w, bias *Node) {
+	in, out, at := model.Shapes[i].Size(), model.Shapes[i+1].Size(), model.Offsets[i]
+	return Reshape(Slice(p, AxisRange(at, at+out*in)), out, in), Slice(p, AxisRange(at+out*in, at+out*in+out))
+}
+
 // exactDenseGradient is the CPU engine's step of gradients of a model of
 // Flatten, Linear and ReLU layers on a batch: the mean softmax
 // cross-entropy loss (float64) and the gradient of the flat parameter
@@ -72,32 +122,23 @@ func exactReLUBackward(y, dy *Node) *Node {
 // (flattened) and labels [b] (int32). The layers run forward keeping
 // their outputs, then backward from crossEntropy64's gradient.
 func exactDenseGradient(model *nn.Model, p, x, labels *Node) (loss, grad *Node, err error) {
-	b := x.Shape().Dimensions[0]
-	linear := func(i int) (w, bias *Node) { // layer i's weights [out, in], then its biases
-		in, out, at := model.Shapes[i].Size(), model.Shapes[i+1].Size(), model.Offsets[i]
-		return Reshape(Slice(p, AxisRange(at, at+out*in)), out, in), Slice(p, AxisRange(at+out*in, at+out*in+out))
-	}
-	acts := []*Node{x}
-	for i, l := range model.Layers {
-		in := acts[i]
+	for _, l := range model.Layers {
 		switch l.(type) {
-		case nn.Flatten:
-			acts = append(acts, Reshape(in, b, -1))
-		case nn.Linear:
-			w, bias := linear(i)
-			acts = append(acts, exactLinear(in, w, bias))
-		case nn.ReLU:
-			acts = append(acts, exactReLU(in))
+		case nn.Flatten, nn.Linear, nn.ReLU:
 		default:
-			return nil, nil, fmt.Errorf("gpu engine: the exact program has no %T layer yet (docs/gpu.md)", l)
+			return nil, nil, fmt.Errorf("gpu engine: the exact program has no backward of a %T layer yet (docs/gpu.md)", l)
 		}
+	}
+	acts, err := exactForward(model, p, x, true)
+	if err != nil {
+		return nil, nil, err
 	}
 	loss, _, dy := crossEntropy64(acts[len(acts)-1], labels)
 	grads := make([]*Node, len(model.Layers))
 	for i := len(model.Layers) - 1; i >= 0 && dy != nil; i-- {
 		switch model.Layers[i].(type) {
 		case nn.Linear:
-			w, _ := linear(i)
+			w, _ := linearParams(model, p, i)
 			gw, gb, dx := exactLinearBackward(acts[i], w, dy, model.Offsets[i] > 0)
 			grads[i], dy = Concatenate([]*Node{Reshape(gw, -1), gb}, 0), dx
 		case nn.ReLU:
