@@ -70,7 +70,7 @@ const exactM, exactK, exactN = 3, 37, 5
 
 // CheckExactOrder runs on the device fma32 over fma32Cases,
 // orderedProduct over a small product, exp64 and log64 over expCases and
-// logCases, crossEntropy64 over crossEntropyInputs and exactDenseGradient
+// logCases, crossEntropy64 over crossEntropyInputs and exactGradient
 // over denseStepCase, and counts the results whose bits differ from the
 // CPU engine's (fmath.FMA32 in its order, fmath.Exp, fmath.Log,
 // nn.CrossEntropy, reference's step of gradients). A NaN counts as equal to
@@ -90,7 +90,7 @@ func (d *Device) CheckExactOrder(reference Reference) (ExactCheck, error) {
 	}
 	exec, err := NewExec(b, func(in []*Node) []*Node {
 		loss, correct, grad := crossEntropy64(in[8], in[9])
-		denseLoss, denseGradients, err := exactDenseGradient(dense.model, in[10], in[11], in[12])
+		denseLoss, denseGradients, err := exactGradient(dense.model, in[10], in[11], in[12], nil)
 		if err != nil {
 			panic(err) // Exec returns it
 		}

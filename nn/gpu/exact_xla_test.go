@@ -68,33 +68,46 @@ func TestGPUExactOrderGivesTheCPUBits(t *testing.T) {
 	}
 }
 
-// TestGPUExactDenseGradientGivesTheCPUBits computes a step of gradients
-// of the dense models (mlp and logreg, on MNIST-shaped random images, a
-// batch of 7) with exactDenseGradient and with the CPU engine, from
-// parameters one step of SGD away from Init: on GoMLX's Go backend the
-// loss and every element of the gradient must have the CPU engine's bits;
-// on XLA the test logs how many differ, which the kit's agree phase
-// reports. The images are larger than doctor's case (784 inputs, through
-// Flatten), and logreg has no hidden layer.
-func TestGPUExactDenseGradientGivesTheCPUBits(t *testing.T) {
-	data := nntest.RandomData([]int{1, 28, 28}, 10, 16, 0, 0)
-	lut := nn.Standardise(&data.Train, 1)
+// exactModels are the models the exact program's tests compute: LeNet on
+// MNIST-shaped images (its first convolution padded by 2, the taps on rows
+// of padding left out: nn.ConvPlanes; its second nn.ConvLanes) and on
+// CIFAR-shaped ones (three channels, no padding), the mlp and logreg (no
+// hidden layer).
+var exactModels = []struct {
+	name, model string
+	shape       []int
+}{
+	{"lenet-mnist", "lenet", []int{1, 28, 28}},
+	{"lenet-cifar10", "lenet", []int{3, 32, 32}},
+	{"mlp-mnist", "mlp", []int{1, 28, 28}},
+	{"logreg-mnist", "logreg", []int{1, 28, 28}},
+}
+
+// TestGPUExactGradientGivesTheCPUBits computes a step of gradients of
+// exactModels (LeNet's convolutions, pooling and dropout among them) on
+// a batch of 7 random images, with exactGradient and with the CPU
+// engine, from parameters one step of SGD away from Init: on GoMLX's Go
+// backend the loss and every element of the gradient must have the CPU
+// engine's bits; on XLA the test logs how many differ, which the kit's
+// agree phase reports. A batch of 7: the mean's division by 7 is no
+// multiplication by its reciprocal.
+func TestGPUExactGradientGivesTheCPUBits(t *testing.T) {
 	batch := []int{3, 0, 9, 12, 5, 7, 1}
-	var x []float32
-	for _, i := range batch {
-		for _, v := range data.Train.Pixels[i*28*28:][:28*28] {
-			x = append(x, lut[0][v])
+	for _, c := range exactModels {
+		data := nntest.RandomData(c.shape, 10, 16, 0, 0)
+		all, size := standardised(data, &data.Train), data.Train.Len()
+		var x []float32
+		for _, i := range batch {
+			x = append(x, all[i*len(all)/size:][:len(all)/size]...)
 		}
-	}
-	for _, name := range []string{"mlp", "logreg"} {
-		step, err := newDenseStep(cpuReference, name, data, batch, x)
+		step, err := newGradientStep(cpuReference, c.model, data, batch, x)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for backend, dev := range gpuBackends(t) {
-			t.Run(backend+"/"+name, func(t *testing.T) {
+			t.Run(backend+"/"+c.name, func(t *testing.T) {
 				out := runExact(t, dev, func(in []*Node) []*Node {
-					loss, gradients, err := exactDenseGradient(step.model, in[0], in[1], in[2])
+					loss, gradients, err := exactGradient(step.model, in[0], in[1], in[2], in[3:])
 					if err != nil {
 						panic(err)
 					}
@@ -103,7 +116,7 @@ func TestGPUExactDenseGradientGivesTheCPUBits(t *testing.T) {
 				loss, gradients := flat[float64](t, out[0]), flat[float32](t, out[1])
 				differ := step.differ(loss[0], gradients)
 				found := fmt.Sprintf("%s's step of gradients: %d of its %d figures differ from the CPU engine's bits (loss %v, the CPU's %v)",
-					name, differ, 1+len(step.gradients), loss[0], step.loss)
+					c.name, differ, 1+len(step.gradients), loss[0], step.loss)
 				if backend != "gomlx-go" { // reported by the kit's agree phase
 					t.Logf("exact order on %s: %s", backend, found)
 				} else if differ != 0 {
@@ -114,28 +127,14 @@ func TestGPUExactDenseGradientGivesTheCPUBits(t *testing.T) {
 	}
 }
 
-// cpuReference is the CPU engine, as the exact-order check takes it.
-func cpuReference(model string, data *datasets.Dataset, seed uint64) (nn.Engine, error) {
-	return cpu.New(model, data, seed)
-}
-
-// TestGPUExactEvaluationGivesTheCPUBits scores models on a test split of
-// 40 samples with exactForward and crossEntropy64, and with the CPU
-// engine's Evaluate, from parameters one step of SGD away from Init:
-// LeNet on MNIST-shaped images (its first convolution padded, the taps on
-// rows of padding left out: nn.ConvPlanes; its second nn.ConvLanes), on
-// CIFAR-shaped ones (three channels, no padding), and the mlp. On GoMLX's
-// Go backend the loss and accuracy must have the CPU engine's bits; on
-// XLA the test logs what it found, which the kit's agree phase reports.
+// TestGPUExactEvaluationGivesTheCPUBits scores exactModels on a test
+// split of 40 samples with exactForward and crossEntropy64, and with the
+// CPU engine's Evaluate, from parameters one step of SGD away from Init.
+// On GoMLX's Go backend the loss and accuracy must have the CPU engine's
+// bits; on XLA the test logs what it found, which the kit's agree phase
+// reports.
 func TestGPUExactEvaluationGivesTheCPUBits(t *testing.T) {
-	for _, c := range []struct {
-		name, model string
-		shape       []int
-	}{
-		{"lenet-mnist", "lenet", []int{1, 28, 28}},
-		{"lenet-cifar10", "lenet", []int{3, 32, 32}},
-		{"mlp-mnist", "mlp", []int{1, 28, 28}},
-	} {
+	for _, c := range exactModels {
 		data := nntest.WithTest(nntest.RandomData(c.shape, 10, 64, 0, 0), 40)
 		e, err := cpu.New(c.model, data, 7)
 		if err != nil {
@@ -161,7 +160,7 @@ func TestGPUExactEvaluationGivesTheCPUBits(t *testing.T) {
 		for backend, dev := range gpuBackends(t) {
 			t.Run(backend+"/"+c.name, func(t *testing.T) {
 				out := runExact(t, dev, func(in []*Node) []*Node {
-					acts, err := exactForward(model, in[0], in[1], false)
+					acts, err := exactForward(model, in[0], in[1], nil)
 					if err != nil {
 						panic(err)
 					}
@@ -274,4 +273,9 @@ func flat[T interface{ float32 | float64 | int64 }](t *testing.T, out *tensors.T
 		t.Fatal(err)
 	}
 	return v
+}
+
+// cpuReference is the CPU engine, as the exact-order check takes it.
+func cpuReference(model string, data *datasets.Dataset, seed uint64) (nn.Engine, error) {
+	return cpu.New(model, data, seed)
 }

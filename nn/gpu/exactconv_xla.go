@@ -3,9 +3,12 @@
 package gpu
 
 import (
+	"slices"
+
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/ump-lab/ump/nn"
 )
 
 // The exact program's convolutions and pooling, in the CPU engine's order
@@ -26,12 +29,7 @@ func exactConv(x, w, bias *Node, pad int, skipPadRows bool) *Node {
 	d, wd := x.Shape().Dimensions, w.Shape().Dimensions
 	b, chans, h, wid, outC, k := d[0], d[1], d[2], d[3], wd[0], wd[2]
 	oh, ow := h+2*pad-k+1, wid+2*pad-k+1
-	xp := x
-	if pad > 0 {
-		zeros := func(dims ...int) *Node { return Zeros(g, shapes.Make(dtypes.Float32, dims...)) }
-		rows := Concatenate([]*Node{zeros(b, chans, pad, wid), x, zeros(b, chans, pad, wid)}, 2)
-		xp = Concatenate([]*Node{zeros(b, chans, h+2*pad, pad), rows, zeros(b, chans, h+2*pad, pad)}, 3)
-	}
+	xp := padded(padded(x, 2, pad, pad), 3, pad, pad)
 	dims := []int{b, outC, oh, ow}
 	acc := BroadcastToDims(Reshape(bias, 1, outC, 1, 1), dims...)
 	for ic := range chans {
@@ -59,6 +57,23 @@ func exactConv(x, w, bias *Node, pad int, skipPadRows bool) *Node {
 	return acc
 }
 
+// padded is x with before and after zeros along axis.
+func padded(x *Node, axis, before, after int) *Node {
+	parts := []*Node{x}
+	zeros := func(n int) *Node {
+		dims := slices.Clone(x.Shape().Dimensions)
+		dims[axis] = n
+		return Zeros(x.Graph(), shapes.Make(dtypes.Float32, dims...))
+	}
+	if before > 0 {
+		parts = append([]*Node{zeros(before)}, parts...)
+	}
+	if after > 0 {
+		parts = append(parts, zeros(after))
+	}
+	return Concatenate(parts, axis)
+}
+
 // exactMaxPool2 takes the 2 x 2 windows' maxima of x [b, C, H, W] (a last
 // odd row or column left out) as the CPU engine does:
 // max(max(x00, x01), max(x10, x11)) with Go's max.
@@ -78,4 +93,115 @@ func goMax(a, b *Node) *Node {
 	same := Bitcast(BitwiseAnd(bits(a), bits(b)), dtypes.Float32) // equal values: a's bits; +0 and -0: +0
 	larger := Where(GreaterThan(a, b), a, Where(GreaterThan(b, a), b, same))
 	return Where(IsNaN(a), a, Where(IsNaN(b), b, larger))
+}
+
+// exactConvInputGrad is the CPU engine's input gradient of a direct
+// convolution by w [outC, C, k, k] padded by pad, for dy [b, outC, oh,
+// ow]: the correlation of dy, padded by k-1-pad, with the filters flipped
+// and their channels swapped, from +0, the taps on dy's rows of padding
+// left out (conv_plane.go's inputGradient).
+func exactConvInputGrad(dy, w *Node, pad int) *Node {
+	g := dy.Graph()
+	chans, k := w.Shape().Dimensions[1], w.Shape().Dimensions[2]
+	flipped := Reverse(Transpose(w, 0, 1), 2, 3) // [C, outC, k, k], flipped[ic][oc][t] = w[oc][ic][k*k-1-t]
+	return exactConv(dy, flipped, Zeros(g, shapes.Make(dtypes.Float32, chans)), k-1-pad, true)
+}
+
+// exactConvWeightGrad is the CPU engine's weight and bias gradients of a
+// direct convolution of x [b, C, H, W] (padded by pad) with output
+// gradient dy [b, outC, oh, ow], for filters of k x k. nn.ConvPlanes
+// (planeWeightGrad): per tap 16 running sums, sum l over the columns c
+// with c mod 16 = l, over samples, rows and blocks of 16 columns in order
+// (columns past ow add dy's 0 times the padded input), then added from
+// lane 0 to 15; the bias alike over dy alone (real columns only).
+// nn.ConvLanes (lanesWeightGrad): per tap one sum over samples, rows and
+// columns in order; the bias alike. Every product is rounded to float32
+// before its add. The chains are unrolled: for a test's small batches.
+func exactConvWeightGrad(x, dy *Node, k, pad int, order nn.ConvOrder) (gw, gb *Node) {
+	g := x.Graph()
+	d, dd := x.Shape().Dimensions, dy.Shape().Dimensions
+	b, chans, h, wid, outC, oh, ow := d[0], d[1], d[2], d[3], dd[1], dd[2], dd[3]
+	width, step := ow, 1 // the columns each term covers, and the step between terms
+	if order == nn.ConvPlanes {
+		width = (ow + exactLanes - 1) / exactLanes * exactLanes
+		step = exactLanes
+	}
+	zeros := func(dims ...int) *Node { return Zeros(g, shapes.Make(dtypes.Float32, dims...)) }
+	// The padded input, wide enough for every term, and its k x k shifted
+	// windows: taps[t] is [b, C, oh, width] for tap t = ki*k + kj.
+	xp := padded(x, 2, pad, oh+k-1-pad-h)
+	xp = padded(xp, 3, pad, width+k-1-pad-wid)
+	var taps []*Node
+	for t := range k * k {
+		taps = append(taps, Slice(xp, AxisRange(), AxisRange(), AxisRange(t/k, t/k+oh), AxisRange(t%k, t%k+width)))
+	}
+	window := Stack(taps, 2)          // [b, C, k*k, oh, width]
+	dyw := padded(dy, 3, 0, width-ow) // columns past ow: dy is 0
+	f64 := func(v *Node) *Node { return ConvertDType(v, dtypes.Float64) }
+	acc := zeros(outC, chans, k*k, step)
+	bias := zeros(outC, step)
+	for s := range b {
+		for r := range oh {
+			for c0 := 0; c0 < width; c0 += step {
+				dv := Reshape(Slice(dyw, AxisElem(s), AxisRange(), AxisElem(r), AxisRange(c0, c0+step)), outC, 1, 1, step)
+				xv := Reshape(Slice(window, AxisElem(s), AxisRange(), AxisRange(), AxisElem(r), AxisRange(c0, c0+step)), 1, chans, k*k, step)
+				dims := []int{outC, chans, k * k, step}
+				acc = Add(acc, ConvertDType(Mul(f64(BroadcastToDims(dv, dims...)), f64(BroadcastToDims(xv, dims...))), dtypes.Float32))
+				real := Reshape(dv, outC, step)
+				if c0+step > ow { // the bias adds real columns only
+					bias = Concatenate([]*Node{Add(Slice(bias, AxisRange(), AxisRange(0, ow-c0)), Slice(real, AxisRange(), AxisRange(0, ow-c0))),
+						Slice(bias, AxisRange(), AxisRange(ow-c0, step))}, 1)
+					continue
+				}
+				bias = Add(bias, real)
+			}
+		}
+	}
+	return Reshape(laneTotal(acc), outC, chans, k, k), laneTotal(bias)
+}
+
+// exactLanes is the width of the CPU engine's vectors, over which
+// nn.ConvPlanes spreads a weight gradient's running sums.
+const exactLanes = 16
+
+// laneTotal adds the last axis's running sums from the first to the last,
+// as the CPU engine's laneTotal: a last axis of 1 is the sum itself.
+func laneTotal(sums *Node) *Node {
+	last := sums.Rank() - 1
+	lane := func(l int) *Node {
+		spec := make([]SliceAxisSpec, last+1)
+		for i := range last {
+			spec[i] = AxisRange()
+		}
+		spec[last] = AxisElem(l)
+		return Squeeze(Slice(sums, spec...), last)
+	}
+	total := lane(0)
+	for l := 1; l < sums.Shape().Dimensions[last]; l++ {
+		total = Add(total, lane(l))
+	}
+	return total
+}
+
+// exactMaxPool2Backward routes each window's output gradient dy [b, C,
+// oh, ow] to the first position (row-major) of the window of x [b, C, H,
+// W] that holds its maximum, the last when the window holds a NaN, as the
+// CPU engine's pooling does; every other input (and a last odd row or
+// column) gets +0.
+func exactMaxPool2Backward(x, dy *Node) *Node {
+	d := x.Shape().Dimensions
+	oh, ow := d[2]/2, d[3]/2
+	at := func(di, dj int) *Node {
+		return Slice(x, AxisRange(), AxisRange(), AxisRange(di, 2*oh).Stride(2), AxisRange(dj, 2*ow).Stride(2))
+	}
+	m := exactMaxPool2(x)
+	zero := ZerosLike(dy)
+	// The position that takes dy: 0, 1, 2, 3 for (0,0), (0,1), (1,0), (1,1).
+	pos := Where(Equal(at(0, 0), m), ScalarZero(x.Graph(), dtypes.Int32), Where(Equal(at(0, 1), m), Const(x.Graph(), int32(1)),
+		Where(Equal(at(1, 0), m), Const(x.Graph(), int32(2)), Const(x.Graph(), int32(3)))))
+	part := func(p int32) *Node { return Where(Equal(pos, Const(x.Graph(), p)), dy, zero) }
+	top := Reshape(Stack([]*Node{part(0), part(1)}, 4), d[0], d[1], oh, 2*ow)
+	bottom := Reshape(Stack([]*Node{part(2), part(3)}, 4), d[0], d[1], oh, 2*ow)
+	dx := Reshape(Stack([]*Node{top, bottom}, 3), d[0], d[1], 2*oh, 2*ow)
+	return padded(padded(dx, 2, 0, d[2]-2*oh), 3, 0, d[3]-2*ow)
 }

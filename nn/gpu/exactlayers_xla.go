@@ -15,12 +15,10 @@ import (
 	"github.com/ump-lab/ump/nn"
 )
 
-// The layers of the exact round program: every model's forward but for
-// GEMM convolutions and training's dropout (exactForward), and a step of
-// gradients of a model of Flatten, Linear and ReLU layers (mlp, logreg),
-// as the CPU engine computes them, every sum in its order. The backward of
-// convolutions and pooling and dropout's masks are not built yet
-// (docs/gpu.md).
+// The layers of the exact round program: every model's forward
+// (exactForward) and step of gradients (exactGradient) but for
+// convolutions the CPU engine computes as a GEMM and the text model, as
+// the CPU engine computes them, every sum in its order (docs/gpu.md).
 
 // exactLinear is a linear layer's y = x Wᵀ + bias as the CPU engine's
 // gemm computes it: each output starts at its bias and adds x·w over the
@@ -69,23 +67,21 @@ func exactReLUBackward(y, dy *Node) *Node {
 
 // exactForward runs the model's layers on x ([b, C, H, W] for images,
 // [b, features] else) as the CPU engine's forward computes them, and
-// returns every layer's input and, last, the logits [b, classes]. In
-// training (train) a Dropout layer is refused: its masks are not built
-// yet; in evaluation it passes its input, as the CPU's.
-func exactForward(model *nn.Model, p, x *Node, train bool) ([]*Node, error) {
+// returns every layer's input and, last, the logits [b, classes]. masks
+// are training's dropout masks, one per Dropout layer in order, as
+// nn.DropoutMask draws them (0 or the layer's scale, laid out as its
+// input); without them (evaluation) a Dropout layer passes its input.
+func exactForward(model *nn.Model, p, x *Node, masks []*Node) ([]*Node, error) {
 	b := x.Shape().Dimensions[0]
 	acts := []*Node{x}
 	for i, l := range model.Layers {
-		in, at := acts[i], model.Offsets[i]
+		in := acts[i]
 		switch l := l.(type) {
 		case nn.Conv2d:
-			shape := model.Shapes[i]
-			taps, order := shape.C*l.K*l.K, l.Order(shape)
-			if order == nn.ConvGEMM {
-				return nil, fmt.Errorf("gpu engine: the exact program has no convolution of %d taps as a GEMM yet (docs/gpu.md)", taps)
+			w, bias, order, err := convParams(model, p, i)
+			if err != nil {
+				return nil, err
 			}
-			w := Reshape(Slice(p, AxisRange(at, at+l.OutC*taps)), l.OutC, shape.C, l.K, l.K)
-			bias := Slice(p, AxisRange(at+l.OutC*taps, at+l.OutC*taps+l.OutC))
 			acts = append(acts, exactConv(in, w, bias, l.Pad, order == nn.ConvPlanes))
 		case nn.MaxPool2:
 			acts = append(acts, exactMaxPool2(in))
@@ -97,8 +93,9 @@ func exactForward(model *nn.Model, p, x *Node, train bool) ([]*Node, error) {
 		case nn.ReLU:
 			acts = append(acts, exactReLU(in))
 		case nn.Dropout:
-			if train {
-				return nil, fmt.Errorf("gpu engine: the exact program has no dropout masks yet (docs/gpu.md)")
+			if masks != nil {
+				in = Mul(in, Reshape(masks[0], in.Shape().Dimensions...))
+				masks = masks[1:]
 			}
 			acts = append(acts, in)
 		default:
@@ -108,6 +105,19 @@ func exactForward(model *nn.Model, p, x *Node, train bool) ([]*Node, error) {
 	return acts, nil
 }
 
+// convParams are convolution layer i's filters [outC, C, k, k] and biases
+// [outC], in that order in p, and the order the CPU engine adds its terms
+// in; a convolution it computes as a GEMM is refused, not built yet.
+func convParams(model *nn.Model, p *Node, i int) (w, bias *Node, order nn.ConvOrder, err error) {
+	l, in, at := model.Layers[i].(nn.Conv2d), model.Shapes[i], model.Offsets[i]
+	taps := in.C * l.K * l.K
+	if order = l.Order(in); order == nn.ConvGEMM {
+		return nil, nil, order, fmt.Errorf("gpu engine: the exact program has no convolution of %d taps as a GEMM yet (docs/gpu.md)", taps)
+	}
+	w = Reshape(Slice(p, AxisRange(at, at+l.OutC*taps)), l.OutC, in.C, l.K, l.K)
+	return w, Slice(p, AxisRange(at+l.OutC*taps, at+l.OutC*taps+l.OutC)), order, nil
+}
+
 // linearParams are linear layer i's weights [out, in] and biases [out],
 // in that order in p.
 func linearParams(model *nn.Model, p *Node, i int) (w, bias *Node) {
@@ -115,34 +125,49 @@ func linearParams(model *nn.Model, p *Node, i int) (w, bias *Node) {
 	return Reshape(Slice(p, AxisRange(at, at+out*in)), out, in), Slice(p, AxisRange(at+out*in, at+out*in+out))
 }
 
-// exactDenseGradient is the CPU engine's step of gradients of a model of
-// Flatten, Linear and ReLU layers on a batch: the mean softmax
-// cross-entropy loss (float64) and the gradient of the flat parameter
-// vector p [model.Params] (float32), for the inputs x [b, features]
-// (flattened) and labels [b] (int32). The layers run forward keeping
-// their outputs, then backward from crossEntropy64's gradient.
-func exactDenseGradient(model *nn.Model, p, x, labels *Node) (loss, grad *Node, err error) {
-	for _, l := range model.Layers {
-		switch l.(type) {
-		case nn.Flatten, nn.Linear, nn.ReLU:
-		default:
-			return nil, nil, fmt.Errorf("gpu engine: the exact program has no backward of a %T layer yet (docs/gpu.md)", l)
+// exactGradient is the CPU engine's step of gradients on a batch: the
+// mean softmax cross-entropy loss (float64) and the gradient of the flat
+// parameter vector p [model.Params] (float32), for the inputs x (as
+// exactForward takes them), labels [b] (int32) and dropout masks (one per
+// Dropout layer). The layers run forward keeping their outputs, then
+// backward from crossEntropy64's gradient. The weight gradients' chains
+// are unrolled (exactConvWeightGrad): for small batches.
+func exactGradient(model *nn.Model, p, x, labels *Node, masks []*Node) (loss, grad *Node, err error) {
+	maskOf := map[int]*Node{} // layer index: its dropout mask
+	for i, l := range model.Layers {
+		if _, ok := l.(nn.Dropout); ok && len(masks) > len(maskOf) {
+			maskOf[i] = masks[len(maskOf)]
+		} else if ok {
+			return nil, nil, fmt.Errorf("gpu engine: a step of gradients needs a dropout mask for each of the model's Dropout layers; %d given", len(masks))
 		}
 	}
-	acts, err := exactForward(model, p, x, true)
+	acts, err := exactForward(model, p, x, masks)
 	if err != nil {
 		return nil, nil, err
 	}
 	loss, _, dy := crossEntropy64(acts[len(acts)-1], labels)
 	grads := make([]*Node, len(model.Layers))
 	for i := len(model.Layers) - 1; i >= 0 && dy != nil; i-- {
-		switch model.Layers[i].(type) {
+		wantDx := model.Offsets[i] > 0 // a layer before this one has parameters
+		switch l := model.Layers[i].(type) {
 		case nn.Linear:
 			w, _ := linearParams(model, p, i)
-			gw, gb, dx := exactLinearBackward(acts[i], w, dy, model.Offsets[i] > 0)
+			gw, gb, dx := exactLinearBackward(acts[i], w, dy, wantDx)
 			grads[i], dy = Concatenate([]*Node{Reshape(gw, -1), gb}, 0), dx
+		case nn.Conv2d:
+			w, _, order, _ := convParams(model, p, i)
+			gw, gb := exactConvWeightGrad(acts[i], dy, l.K, l.Pad, order)
+			var dx *Node
+			if wantDx {
+				dx = exactConvInputGrad(dy, w, l.Pad)
+			}
+			grads[i], dy = Concatenate([]*Node{Reshape(gw, -1), gb}, 0), dx
+		case nn.MaxPool2:
+			dy = exactMaxPool2Backward(acts[i], dy)
 		case nn.ReLU:
 			dy = exactReLUBackward(acts[i+1], dy)
+		case nn.Dropout:
+			dy = Mul(dy, Reshape(maskOf[i], dy.Shape().Dimensions...))
 		case nn.Flatten:
 			dy = Reshape(dy, acts[i].Shape().Dimensions...)
 		}
@@ -156,33 +181,49 @@ func exactDenseGradient(model *nn.Model, p, x, labels *Node) (loss, grad *Node, 
 	return loss, Concatenate(parts, 0), nil
 }
 
-// denseStep is a step of gradients of a dense model at parameters one
-// step of SGD away from Init (so that no weight is where Init put it), on
-// a batch whose inputs x are as the engine sees them (flattened), with the
-// CPU engine's loss and gradient there.
-type denseStep struct {
+// gradientStep is a step of gradients of a model at parameters one step
+// of SGD away from Init (so that no weight is where Init put it), on a
+// batch whose inputs x (of dimensions xDims) are as the engine sees them,
+// with the dropout masks of worker 0's first local step, and the CPU
+// engine's loss and gradient there.
+type gradientStep struct {
 	model     *nn.Model
 	p, x      []float32
+	xDims     []int
 	labels    []int32
+	masks     [][]float32
 	loss      float64
 	gradients []float32
 }
 
-// newDenseStep computes the CPU engine's side of a denseStep of the model
-// name on data's training samples batch, whose inputs are x, with the
-// engine reference makes.
-func newDenseStep(reference Reference, name string, data *datasets.Dataset, batch []int, x []float32) (denseStep, error) {
-	e, err := reference(name, data, 7)
+// stepSeed is the seed of a gradientStep's engine, and so of its masks.
+const stepSeed = 7
+
+// newGradientStep computes the CPU engine's side of a gradientStep of the
+// model name on data's training samples batch, whose inputs are x, with
+// the engine reference makes.
+func newGradientStep(reference Reference, name string, data *datasets.Dataset, batch []int, x []float32) (gradientStep, error) {
+	e, err := reference(name, data, stepSeed)
 	if err != nil {
-		return denseStep{}, err
+		return gradientStep{}, err
 	}
 	model, err := nn.NewModel(name, nn.Input{Shape: data.Shape, Classes: data.Classes})
 	if err != nil {
-		return denseStep{}, err
+		return gradientStep{}, err
 	}
-	c := denseStep{model: model, p: make([]float32, e.Params()), x: x, gradients: make([]float32, e.Params())}
+	c := gradientStep{model: model, p: make([]float32, e.Params()), x: x, xDims: append([]int{len(batch)}, data.Shape...),
+		gradients: make([]float32, e.Params())}
 	for _, i := range batch {
 		c.labels = append(c.labels, data.Train.Labels[i])
+	}
+	draws := rng.New(stepSeed, "dropout", 0, 0, 0) // the engine's stream for worker 0, round 0, local step 0
+	for i, l := range model.Layers {
+		if d, ok := l.(nn.Dropout); ok {
+			threshold, scale := d.MaskParams()
+			mask := make([]float32, model.Shapes[i].Size()*len(batch))
+			nn.DropoutMask(draws, threshold, scale, mask)
+			c.masks = append(c.masks, mask)
+		}
 	}
 	e.Init(c.p)
 	losses := make([]float64, 1)
@@ -190,13 +231,13 @@ func newDenseStep(reference Reference, name string, data *datasets.Dataset, batc
 		return e.Gradients(nn.Step{}, [][]float32{c.p}, [][]float32{c.gradients}, [][]int{batch}, losses)
 	}
 	if err := gradients(); err != nil {
-		return denseStep{}, err
+		return gradientStep{}, err
 	}
 	for i := range c.p {
-		c.p[i] -= 0.5 * c.gradients[i]
+		c.p[i] -= 0.1 * c.gradients[i]
 	}
 	if err := gradients(); err != nil {
-		return denseStep{}, err
+		return gradientStep{}, err
 	}
 	c.loss = losses[0]
 	return c, nil
@@ -209,7 +250,7 @@ func newDenseStep(reference Reference, name string, data *datasets.Dataset, batc
 const denseFeatures, denseClasses, denseBatch = 24, 10, 7
 
 // denseStepCase is that step, on random features and labels.
-func denseStepCase(reference Reference) (denseStep, error) {
+func denseStepCase(reference Reference) (gradientStep, error) {
 	r := rng.New(86, "dense-step")
 	data := &datasets.Dataset{Classes: denseClasses, Shape: []int{denseFeatures}}
 	batch := make([]int, denseBatch)
@@ -220,18 +261,23 @@ func denseStepCase(reference Reference) (denseStep, error) {
 		data.Train.Labels = append(data.Train.Labels, int32(r.IntN(denseClasses)))
 		batch[i] = i
 	}
-	return newDenseStep(reference, "mlp", data, batch, data.Train.Features)
+	return newGradientStep(reference, "mlp", data, batch, data.Train.Features)
 }
 
-// args are the step's inputs to exactDenseGradient: p, x and labels.
-func (c denseStep) args() []any {
-	return []any{tensors.FromFlatDataAndDimensions(c.p, len(c.p)), tensors.FromFlatDataAndDimensions(c.x, len(c.labels), len(c.x)/len(c.labels)),
+// args are the step's inputs to exactGradient: p, x, labels, then the
+// masks.
+func (c gradientStep) args() []any {
+	args := []any{tensors.FromFlatDataAndDimensions(c.p, len(c.p)), tensors.FromFlatDataAndDimensions(c.x, c.xDims...),
 		tensors.FromFlatDataAndDimensions(c.labels, len(c.labels))}
+	for _, m := range c.masks {
+		args = append(args, tensors.FromFlatDataAndDimensions(m, len(m)))
+	}
+	return args
 }
 
 // differ counts the figures of the step the device computed (its loss and
 // gradient) whose bits differ from the CPU engine's.
-func (c denseStep) differ(loss float64, gradients []float32) int {
+func (c gradientStep) differ(loss float64, gradients []float32) int {
 	n := 0
 	if math.Float64bits(loss) != math.Float64bits(c.loss) {
 		n++
