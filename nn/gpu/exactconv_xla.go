@@ -116,7 +116,8 @@ func exactConvInputGrad(dy, w *Node, pad int) *Node {
 // lane 0 to 15; the bias alike over dy alone (real columns only).
 // nn.ConvLanes (lanesWeightGrad): per tap one sum over samples, rows and
 // columns in order; the bias alike. Every product is rounded to float32
-// before its add. The chains are unrolled: for a test's small batches.
+// before its add. The sums run as one loop over (sample, row, block),
+// each trip adding one term to every tap's sums at once.
 func exactConvWeightGrad(x, dy *Node, k, pad int, order nn.ConvOrder) (gw, gb *Node) {
 	g := x.Graph()
 	d, dd := x.Shape().Dimensions, dy.Shape().Dimensions
@@ -126,38 +127,34 @@ func exactConvWeightGrad(x, dy *Node, k, pad int, order nn.ConvOrder) (gw, gb *N
 		width = (ow + exactLanes - 1) / exactLanes * exactLanes
 		step = exactLanes
 	}
-	zeros := func(dims ...int) *Node { return Zeros(g, shapes.Make(dtypes.Float32, dims...)) }
 	// The padded input, wide enough for every term, and its k x k shifted
-	// windows: taps[t] is [b, C, oh, width] for tap t = ki*k + kj.
-	xp := padded(x, 2, pad, oh+k-1-pad-h)
-	xp = padded(xp, 3, pad, width+k-1-pad-wid)
+	// windows: window[:, :, t] is [b, C, oh, width] for tap t = ki*k + kj.
+	xp := padded(padded(x, 2, pad, oh+k-1-pad-h), 3, pad, width+k-1-pad-wid)
 	var taps []*Node
 	for t := range k * k {
 		taps = append(taps, Slice(xp, AxisRange(), AxisRange(), AxisRange(t/k, t/k+oh), AxisRange(t%k, t%k+width)))
 	}
 	window := Stack(taps, 2)          // [b, C, k*k, oh, width]
 	dyw := padded(dy, 3, 0, width-ow) // columns past ow: dy is 0
-	f64 := func(v *Node) *Node { return ConvertDType(v, dtypes.Float64) }
-	acc := zeros(outC, chans, k*k, step)
-	bias := zeros(outC, step)
-	for s := range b {
-		for r := range oh {
-			for c0 := 0; c0 < width; c0 += step {
-				dv := Reshape(Slice(dyw, AxisElem(s), AxisRange(), AxisElem(r), AxisRange(c0, c0+step)), outC, 1, 1, step)
-				xv := Reshape(Slice(window, AxisElem(s), AxisRange(), AxisRange(), AxisElem(r), AxisRange(c0, c0+step)), 1, chans, k*k, step)
-				dims := []int{outC, chans, k * k, step}
-				acc = Add(acc, ConvertDType(Mul(f64(BroadcastToDims(dv, dims...)), f64(BroadcastToDims(xv, dims...))), dtypes.Float32))
-				real := Reshape(dv, outC, step)
-				if c0+step > ow { // the bias adds real columns only
-					bias = Concatenate([]*Node{Add(Slice(bias, AxisRange(), AxisRange(0, ow-c0)), Slice(real, AxisRange(), AxisRange(0, ow-c0))),
-						Slice(bias, AxisRange(), AxisRange(ow-c0, step))}, 1)
-					continue
-				}
-				bias = Add(bias, real)
-			}
-		}
-	}
-	return Reshape(laneTotal(acc), outC, chans, k, k), laneTotal(bias)
+	// Each trip's term as a row, trip i = (sample, row, block) in order.
+	blocks, trips := width/step, b*oh*width/step
+	dRows := Reshape(TransposeAllDims(Reshape(dyw, b, outC, oh, blocks, step), 0, 2, 3, 1, 4), trips, outC, step)
+	xRows := Reshape(TransposeAllDims(Reshape(window, b, chans, k*k, oh, blocks, step), 0, 3, 4, 1, 2, 5), trips, chans, k*k, step)
+	zeros := func(dims ...int) *Node { return Zeros(g, shapes.Make(dtypes.Float32, dims...)) }
+	sums := countedLoop(g, trips, 1, []*Node{dRows, xRows}, []*Node{zeros(outC, chans, k*k, step), zeros(outC, step)},
+		func(body *loopBody, i *Node, state []*Node) []*Node {
+			bg := i.Graph()
+			at := func(v int) *Node { return Const(bg, int32(v)) }
+			dv := Gather(body.use(dRows), Reshape(i, 1))                                          // [outC, step]
+			xv := Gather(body.use(xRows), Reshape(i, 1))                                          // [C, k*k, step]
+			c0 := Mul(Sub(i, Mul(Div(i, at(blocks)), at(blocks))), at(step))                      // the block's first column
+			real := LessThan(Add(Iota(bg, shapes.Make(dtypes.Int32, outC, step), 1), c0), at(ow)) // the bias adds real columns only
+			dims := []int{outC, chans, k * k, step}
+			f64 := func(v *Node) *Node { return ConvertDType(BroadcastToDims(v, dims...), dtypes.Float64) }
+			term := ConvertDType(Mul(f64(Reshape(dv, outC, 1, 1, step)), f64(Reshape(xv, 1, chans, k*k, step))), dtypes.Float32)
+			return []*Node{Add(state[0], term), Where(real, Add(state[1], dv), state[1])}
+		})
+	return Reshape(laneTotal(sums[0]), outC, chans, k, k), laneTotal(sums[1])
 }
 
 // exactLanes is the width of the CPU engine's vectors, over which

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/ump-lab/ump/algorithms"
@@ -61,7 +62,8 @@ func built(t *testing.T, program string, err error) {
 // the build-only PJRT plugin: the round program of every algorithm at
 // K = 1 and K = 3 (LeNet, with dropout) and of D-SUM for every model, each
 // cohort's evaluation programs and state transfers, the per-step engine's
-// programs for every model, and doctor's check program. Then every float32
+// programs for every model, doctor's check programs, and the exact
+// program's step of gradients of LeNet (its weight gradients' loops). Then every float32
 // DotGeneral of the recorded programs must carry precision HIGHEST, as a
 // CUDA plugin needs (XLA's DEFAULT lets cuBLAS round products to TF32).
 func TestXLABuilderAcceptsEveryProgram(t *testing.T) {
@@ -109,6 +111,26 @@ func TestXLABuilderAcceptsEveryProgram(t *testing.T) {
 	built(t, "doctor's check program", err)
 	_, err = dev.CheckExactOrder(cpuReference)
 	built(t, "doctor's exact-order check", err)
+	step, err := newGradientStep(cpuReference, "lenet", models[0].data, []int{0, 1, 2}, make([]float32, 3*28*28))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := dev.Backend()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, err := NewExec(b, func(in []*Node) []*Node {
+		loss, gradients, err := exactGradient(step.model, in[0], in[1], in[2], in[3:])
+		if err != nil {
+			panic(err)
+		}
+		return []*Node{loss, gradients}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = exact.Exec(step.args()...)
+	built(t, "the exact program's step of gradients of LeNet", err)
 
 	recorded, err := filepath.Glob(filepath.Join(dir, "program-*.mlir"))
 	if err != nil || len(recorded) == 0 {
