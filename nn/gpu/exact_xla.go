@@ -50,17 +50,16 @@ func fma32(x, y, z *Node) *Node {
 // orderedProduct is start + a bᵀ in the CPU engine's order: element
 // (i, j) starts at start[i, j] and adds a[i, l] b[j, l] for l = 0, 1, ...,
 // k-1, one fma32 each, as the engine's gemm computes a linear layer's
-// x Wᵀ + bias. a is [m, k], b [n, k], start [m, n]; the k steps are
-// unrolled, each an elementwise chain over [m, n].
+// x Wᵀ + bias. a is [m, k], b [n, k], start [m, n]; the k steps are one
+// loop, trip l an elementwise fma32 over [m, n] of a's column l and b's.
 func orderedProduct(a, b, start *Node) *Node {
 	m, k, n := a.Shape().Dimensions[0], a.Shape().Dimensions[1], b.Shape().Dimensions[0]
-	acc := start
-	for l := range k {
-		col := BroadcastToDims(Slice(a, AxisRange(), AxisElem(l)), m, n)
-		row := BroadcastToDims(Reshape(Slice(b, AxisRange(), AxisElem(l)), 1, n), m, n)
-		acc = fma32(col, row, acc)
-	}
-	return acc
+	cols, rows := Transpose(a, 0, 1), Transpose(b, 0, 1) // [k, m], [k, n]: term l is row l of each
+	return countedLoop(a.Graph(), k, 1, []*Node{cols, rows}, []*Node{start}, func(body *loopBody, l *Node, acc []*Node) []*Node {
+		col := BroadcastToDims(Reshape(Gather(body.use(cols), Reshape(l, 1)), m, 1), m, n)
+		row := BroadcastToDims(Reshape(Gather(body.use(rows), Reshape(l, 1)), 1, n), m, n)
+		return []*Node{fma32(col, row, acc[0])}
+	})[0]
 }
 
 // exactM, exactK and exactN shape the product CheckExactOrder computes:

@@ -83,10 +83,11 @@ var exactModels = []struct {
 	{"logreg-mnist", "logreg", []int{1, 28, 28}},
 }
 
-// exactOnXLA is the one of exactModels the tests compute on XLA too: its
-// unrolled sums make programs of thousands of operations, whose
-// compilation a GPU host's agree phase pays within its time limit, and it
-// holds every layer (padding rows, both direct orders, pooling, dropout).
+// exactOnXLA is the one of exactModels the tests compute on XLA too: the
+// programs hold thousands of operations (the convolutions' taps are
+// unrolled), whose compilation a GPU host's agree phase pays within its
+// time limit, and it holds every layer (padding rows, both direct orders,
+// pooling, dropout).
 const exactOnXLA = "lenet-mnist"
 
 // TestGPUExactGradientGivesTheCPUBits computes a step of gradients of

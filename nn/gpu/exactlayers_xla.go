@@ -130,8 +130,9 @@ func linearParams(model *nn.Model, p *Node, i int) (w, bias *Node) {
 // parameter vector p [model.Params] (float32), for the inputs x (as
 // exactForward takes them), labels [b] (int32) and dropout masks (one per
 // Dropout layer). The layers run forward keeping their outputs, then
-// backward from crossEntropy64's gradient. The weight gradients' chains
-// are unrolled (exactConvWeightGrad): for small batches.
+// backward from crossEntropy64's gradient. The long sums are loops
+// (orderedProduct, exactConvWeightGrad), so any batch makes a program of
+// the same size.
 func exactGradient(model *nn.Model, p, x, labels *Node, masks []*Node) (loss, grad *Node, err error) {
 	maskOf := map[int]*Node{} // layer index: its dropout mask
 	for i, l := range model.Layers {
@@ -244,9 +245,8 @@ func newGradientStep(reference Reference, name string, data *datasets.Dataset, b
 }
 
 // The dense step CheckExactOrder computes: an mlp of denseFeatures inputs
-// (few, so that XLA compiles its unrolled sums in seconds) on a batch of
-// denseBatch (no power of two: the mean's division is then no
-// multiplication by the reciprocal).
+// (few: a check of a moment) on a batch of denseBatch (no power of two:
+// the mean's division is then no multiplication by the reciprocal).
 const denseFeatures, denseClasses, denseBatch = 24, 10, 7
 
 // denseStepCase is that step, on random features and labels.
