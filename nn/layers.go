@@ -73,7 +73,12 @@ const (
 // three channels (ConvPlanes), and beyond which a GEMM has enough inner
 // products to run near the machine's peak (ConvLanes; the EMNIST CNN's
 // 32 x 3 x 3 = 288).
-const PlaneMaxTaps, LanesMaxTaps = 75, 256
+const PlaneMaxTaps, lanesMaxTaps = 75, 256
+
+// Lanes is the width of the CPU engine's vectors: ConvLanes computes
+// Lanes output channels at once, and ConvPlanes' weight gradient keeps
+// Lanes running sums per tap, one per column mod Lanes.
+const Lanes = 16
 
 // Order is the order the CPU engine's convolution of in adds in.
 func (l Conv2d) Order(in Shape) ConvOrder {
@@ -81,7 +86,7 @@ func (l Conv2d) Order(in Shape) ConvOrder {
 	case l.Pad >= l.K || l.K > 7: // the direct kernels' input gradient needs pad < k, their registers k <= 7
 	case taps <= PlaneMaxTaps:
 		return ConvPlanes
-	case l.OutC%16 == 0 && taps <= LanesMaxTaps:
+	case l.OutC%Lanes == 0 && taps <= lanesMaxTaps:
 		return ConvLanes
 	}
 	return ConvGEMM

@@ -26,7 +26,7 @@ import "github.com/ump-lab/ump/nn"
 //     l = 0 to 15.
 
 // lanes is the width of the kernels' vectors.
-const lanes = 16
+const lanes = nn.Lanes
 
 type planeKernel struct {
 	l      nn.Conv2d

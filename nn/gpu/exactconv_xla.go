@@ -78,12 +78,13 @@ func padded(x *Node, axis, before, after int) *Node {
 // odd row or column left out) as the CPU engine does:
 // max(max(x00, x01), max(x10, x11)) with Go's max.
 func exactMaxPool2(x *Node) *Node {
+	return goMax(goMax(windowAt(x, 0, 0), windowAt(x, 0, 1)), goMax(windowAt(x, 1, 0), windowAt(x, 1, 1)))
+}
+
+// windowAt is element (di, dj) of every 2 x 2 window of x [b, C, H, W].
+func windowAt(x *Node, di, dj int) *Node {
 	d := x.Shape().Dimensions
-	oh, ow := d[2]/2, d[3]/2
-	at := func(di, dj int) *Node { // each window's element (di, dj)
-		return Slice(x, AxisRange(), AxisRange(), AxisRange(di, 2*oh).Stride(2), AxisRange(dj, 2*ow).Stride(2))
-	}
-	return goMax(goMax(at(0, 0), at(0, 1)), goMax(at(1, 0), at(1, 1)))
+	return Slice(x, AxisRange(), AxisRange(), AxisRange(di, d[2]/2*2).Stride(2), AxisRange(dj, d[3]/2*2).Stride(2))
 }
 
 // goMax is Go's max of float32s, element by element: a NaN if either is
@@ -124,8 +125,8 @@ func exactConvWeightGrad(x, dy *Node, k, pad int, order nn.ConvOrder) (gw, gb *N
 	b, chans, h, wid, outC, oh, ow := d[0], d[1], d[2], d[3], dd[1], dd[2], dd[3]
 	width, step := ow, 1 // the columns each term covers, and the step between terms
 	if order == nn.ConvPlanes {
-		width = (ow + exactLanes - 1) / exactLanes * exactLanes
-		step = exactLanes
+		width = (ow + nn.Lanes - 1) / nn.Lanes * nn.Lanes
+		step = nn.Lanes
 	}
 	// The padded input, wide enough for every term, and its k x k shifted
 	// windows: window[:, :, t] is [b, C, oh, width] for tap t = ki*k + kj.
@@ -147,7 +148,7 @@ func exactConvWeightGrad(x, dy *Node, k, pad int, order nn.ConvOrder) (gw, gb *N
 			at := func(v int) *Node { return Const(bg, int32(v)) }
 			dv := Gather(body.use(dRows), Reshape(i, 1))                                          // [outC, step]
 			xv := Gather(body.use(xRows), Reshape(i, 1))                                          // [C, k*k, step]
-			c0 := Mul(Sub(i, Mul(Div(i, at(blocks)), at(blocks))), at(step))                      // the block's first column
+			c0 := Mul(Rem(i, at(blocks)), at(step))                                               // the block's first column
 			real := LessThan(Add(Iota(bg, shapes.Make(dtypes.Int32, outC, step), 1), c0), at(ow)) // the bias adds real columns only
 			dims := []int{outC, chans, k * k, step}
 			f64 := func(v *Node) *Node { return ConvertDType(BroadcastToDims(v, dims...), dtypes.Float64) }
@@ -157,22 +158,11 @@ func exactConvWeightGrad(x, dy *Node, k, pad int, order nn.ConvOrder) (gw, gb *N
 	return Reshape(laneTotal(sums[0]), outC, chans, k, k), laneTotal(sums[1])
 }
 
-// exactLanes is the width of the CPU engine's vectors, over which
-// nn.ConvPlanes spreads a weight gradient's running sums.
-const exactLanes = 16
-
 // laneTotal adds the last axis's running sums from the first to the last,
 // as the CPU engine's laneTotal: a last axis of 1 is the sum itself.
 func laneTotal(sums *Node) *Node {
 	last := sums.Rank() - 1
-	lane := func(l int) *Node {
-		spec := make([]SliceAxisSpec, last+1)
-		for i := range last {
-			spec[i] = AxisRange()
-		}
-		spec[last] = AxisElem(l)
-		return Squeeze(Slice(sums, spec...), last)
-	}
+	lane := func(l int) *Node { return Squeeze(SliceAxis(sums, last, AxisElem(l)), last) }
 	total := lane(0)
 	for l := 1; l < sums.Shape().Dimensions[last]; l++ {
 		total = Add(total, lane(l))
@@ -182,16 +172,13 @@ func laneTotal(sums *Node) *Node {
 
 // exactMaxPool2Backward routes each window's output gradient dy [b, C,
 // oh, ow] to the first position (row-major) of the window of x [b, C, H,
-// W] that holds its maximum, the last when the window holds a NaN, as the
-// CPU engine's pooling does; every other input (and a last odd row or
-// column) gets +0.
-func exactMaxPool2Backward(x, dy *Node) *Node {
+// W] that holds its maximum m (exactMaxPool2's output), the last when the
+// window holds a NaN, as the CPU engine's pooling does; every other input
+// (and a last odd row or column) gets +0.
+func exactMaxPool2Backward(x, m, dy *Node) *Node {
 	d := x.Shape().Dimensions
 	oh, ow := d[2]/2, d[3]/2
-	at := func(di, dj int) *Node {
-		return Slice(x, AxisRange(), AxisRange(), AxisRange(di, 2*oh).Stride(2), AxisRange(dj, 2*ow).Stride(2))
-	}
-	m := exactMaxPool2(x)
+	at := func(di, dj int) *Node { return windowAt(x, di, dj) }
 	zero := ZerosLike(dy)
 	// The position that takes dy: 0, 1, 2, 3 for (0,0), (0,1), (1,0), (1,1).
 	pos := Where(Equal(at(0, 0), m), ScalarZero(x.Graph(), dtypes.Int32), Where(Equal(at(0, 1), m), Const(x.Graph(), int32(1)),

@@ -68,10 +68,10 @@ func exactReLUBackward(y, dy *Node) *Node {
 // exactForward runs the model's layers on x ([b, C, H, W] for images,
 // [b, features] else) as the CPU engine's forward computes them, and
 // returns every layer's input and, last, the logits [b, classes]. masks
-// are training's dropout masks, one per Dropout layer in order, as
-// nn.DropoutMask draws them (0 or the layer's scale, laid out as its
-// input); without them (evaluation) a Dropout layer passes its input.
-func exactForward(model *nn.Model, p, x *Node, masks []*Node) ([]*Node, error) {
+// holds training's dropout mask of each Dropout layer by its index, as
+// nn.DropoutMask draws it (0 or the layer's scale, laid out as its
+// input); a Dropout layer without one (evaluation) passes its input.
+func exactForward(model *nn.Model, p, x *Node, masks map[int]*Node) ([]*Node, error) {
 	b := x.Shape().Dimensions[0]
 	acts := []*Node{x}
 	for i, l := range model.Layers {
@@ -93,9 +93,8 @@ func exactForward(model *nn.Model, p, x *Node, masks []*Node) ([]*Node, error) {
 		case nn.ReLU:
 			acts = append(acts, exactReLU(in))
 		case nn.Dropout:
-			if masks != nil {
-				in = Mul(in, Reshape(masks[0], in.Shape().Dimensions...))
-				masks = masks[1:]
+			if m, ok := masks[i]; ok {
+				in = Mul(in, Reshape(m, in.Shape().Dimensions...))
 			}
 			acts = append(acts, in)
 		default:
@@ -130,9 +129,10 @@ func linearParams(model *nn.Model, p *Node, i int) (w, bias *Node) {
 // parameter vector p [model.Params] (float32), for the inputs x (as
 // exactForward takes them), labels [b] (int32) and dropout masks (one per
 // Dropout layer). The layers run forward keeping their outputs, then
-// backward from crossEntropy64's gradient. The long sums are loops
-// (orderedProduct, exactConvWeightGrad), so any batch makes a program of
-// the same size.
+// backward from crossEntropy64's gradient. The sums over a layer's inputs
+// and over the convolutions' positions are loops (orderedProduct,
+// exactConvWeightGrad); those over the batch's samples alone (a linear
+// bias gradient, the mean loss) are chains of one add a sample.
 func exactGradient(model *nn.Model, p, x, labels *Node, masks []*Node) (loss, grad *Node, err error) {
 	maskOf := map[int]*Node{} // layer index: its dropout mask
 	for i, l := range model.Layers {
@@ -142,7 +142,7 @@ func exactGradient(model *nn.Model, p, x, labels *Node, masks []*Node) (loss, gr
 			return nil, nil, fmt.Errorf("gpu engine: a step of gradients needs a dropout mask for each of the model's Dropout layers; %d given", len(masks))
 		}
 	}
-	acts, err := exactForward(model, p, x, masks)
+	acts, err := exactForward(model, p, x, maskOf)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -164,7 +164,7 @@ func exactGradient(model *nn.Model, p, x, labels *Node, masks []*Node) (loss, gr
 			}
 			grads[i], dy = Concatenate([]*Node{Reshape(gw, -1), gb}, 0), dx
 		case nn.MaxPool2:
-			dy = exactMaxPool2Backward(acts[i], dy)
+			dy = exactMaxPool2Backward(acts[i], acts[i+1], dy)
 		case nn.ReLU:
 			dy = exactReLUBackward(acts[i+1], dy)
 		case nn.Dropout:
