@@ -20,12 +20,20 @@ import (
 // it.
 type Set struct {
 	Device *gpu.Device // where GPU cells train; nil where none is configured
+	// Exact: the CPU engine's data-set cells train on Device too, in the
+	// GPU engine's exact program, which gives the CPU engine's bits: under
+	// its name, so under the keys they have on a CPU (docs/gpu.md).
+	Exact bool
 }
 
 // Train is what the train stage may train with: the CPU engine on the
 // cell's share of the cores, the GPU engine and its cohort program on
-// Device.
+// Device, and, where Exact, the exact program for the CPU engine's cells.
 func (e Set) Train() train.Engines {
+	cohorts := map[string]train.NewCohort{tasks.GPU: e.newCohort}
+	if e.Exact {
+		cohorts[""] = e.newCohort // the cells' shape says Exact
+	}
 	return train.Engines{
 		Host: map[string]train.NewEngine{
 			"": func(model string, data *datasets.Dataset, seed uint64, procs int) (nn.Engine, error) {
@@ -42,7 +50,7 @@ func (e Set) Train() train.Engines {
 				return gpu.New(model, data, seed, e.Device)
 			},
 		},
-		Cohort: map[string]train.NewCohort{tasks.GPU: e.newCohort},
+		Cohort: cohorts,
 	}
 }
 
@@ -73,14 +81,24 @@ func CPUReference(model string, data *datasets.Dataset, seed uint64) (nn.Engine,
 }
 
 // Kernels names the CPU engine's kernels on this machine, for a cell's
-// fingerprint (every kernel path gives the same bits).
-func (Set) Kernels() string { return cpu.Kernels() }
+// fingerprint (every kernel path gives the same bits), and where Exact
+// the device its cohorts run on.
+func (e Set) Kernels() string {
+	if !e.Exact {
+		return cpu.Kernels()
+	}
+	device, err := e.Device.Name()
+	if err != nil {
+		device = err.Error()
+	}
+	return cpu.Kernels() + "; cohorts in the exact program on " + device
+}
 
 // Check refuses, before anything runs, a cell that a GPU cohort would
 // train (CohortKey) with an algorithm its round program cannot run
 // (algorithms.OnDevice); nil for any other cell.
-func (Set) Check(cfg *manifests.Manifest) error {
-	if train.CohortKey(cfg) == "" {
+func (e Set) Check(cfg *manifests.Manifest) error {
+	if e.CohortKey(cfg) == "" {
 		return nil
 	}
 	if err := algorithms.OnDevice(algorithms.Config{Name: cfg.Algorithm.Name, Params: cfg.Algorithm.Params}, cfg.LocalSteps); err != nil {
@@ -116,9 +134,8 @@ func (Set) MemoryNeed(cfg *manifests.Manifest, data *datasets.Library) (need flo
 }
 
 // CohortKey is what cells must share to train in one cohort, or "" for a
-// cell that trains otherwise (the CPU engine, the quadratic task, or
-// compressed communication, which exchanges on the host).
-func (Set) CohortKey(cfg *manifests.Manifest) string { return train.CohortKey(cfg) }
+// cell that trains otherwise (train.Engines' CohortKey).
+func (e Set) CohortKey(cfg *manifests.Manifest) string { return e.Train().CohortKey(cfg) }
 
 // CohortSize is how many cells of cfg's shape one device cohort holds:
 // half the device's memory (gpu.DeviceMemory) over a cell's estimated
@@ -142,15 +159,20 @@ func model(cfg *manifests.Manifest, lib *datasets.Library) (*nn.Model, error) {
 }
 
 // NewCohort returns cohorts of size cells on the device (train.Lockstep).
-func (e Set) NewCohort(size int) stages.Cohort { return cohorts{train.NewLockstep(size, e.newCohort)} }
+func (e Set) NewCohort(size int) stages.Cohort {
+	return cohorts{train.NewLockstep(size, e.newCohort), e}
+}
 
 // cohorts is a Lockstep as the runner sees it.
-type cohorts struct{ l *train.Lockstep }
+type cohorts struct {
+	l   *train.Lockstep
+	set Set
+}
 
 // Reserve is Lockstep.Reserve of the cell's cohort key, with no seat (a
 // nil Seat, not a nil *Seat) for a cell that trains outside cohorts.
 func (c cohorts) Reserve(cfg *manifests.Manifest) stages.Seat {
-	if s := c.l.Reserve(train.CohortKey(cfg)); s != nil {
+	if s := c.l.Reserve(c.set.CohortKey(cfg)); s != nil {
 		return s
 	}
 	return nil

@@ -90,7 +90,9 @@ func TestKitPhasesOnTheGoBackend(t *testing.T) {
 		holds(t, "agree's summary", agree, "--- PASS: TestCohortMatchesCPU", "--- PASS: TestCohortAgreesWithCPUOverWholeRuns",
 			"--- PASS: TestGPUEngineThroughThePipeline", "--- PASS: TestCheckCompile", "worst relative difference per figure",
 			"--- PASS: TestCohortCasesAreWellConditioned", "--- PASS: TestGPUExactOrderGivesTheCPUBits", "--- PASS: TestGPUExactGradientGivesTheCPUBits",
-			"--- PASS: TestGPUExactEvaluationGivesTheCPUBits", "--- PASS: TestGPUExactConvLeavesOutTheRowsOfPadding", "--- PASS: TestGPUExactMaxIsGosMax")
+			"--- PASS: TestGPUExactEvaluationGivesTheCPUBits", "--- PASS: TestGPUExactConvLeavesOutTheRowsOfPadding", "--- PASS: TestGPUExactMaxIsGosMax",
+			"--- PASS: TestGPUExactMixAndMeanAreTheCPUs", "--- PASS: TestGPUExactCellIsTheCPUs", "--- PASS: TestCohortMatchesCPU/gomlx-go/exact/gt-dsum",
+			"exact order on gomlx-go: gt-dsum: 0 of the ")
 		holds(t, "bench's log", read(t, filepath.Join(logs, "bench.log")),
 			"engine     gomlx-float32/v5", "module     github.com/gomlx/gomlx v", "module     github.com/gomlx/go-xla v",
 			"lenet-tiny: lenet, 2 cells x 2 workers", "sizing         no XLA figures", "samples/s      ",

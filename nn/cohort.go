@@ -32,6 +32,9 @@ type CohortShape struct {
 	Workers    int
 	LocalSteps int
 	Batch      int
+	// Exact: the program adds every sum in the CPU engine's order
+	// (docs/gpu.md), so its numbers have the CPU engine's bits.
+	Exact bool
 }
 
 // CellRound is one cell's part of a round.
@@ -54,4 +57,33 @@ type CellScores struct {
 	Local             []Score
 	Consensus         Score
 	ConsensusDistance float64
+}
+
+// Average is mean_i x_i in float64, summed with i ascending from +0 and
+// divided by the number of workers: the average model, rounded to
+// float32, is the one a cell's consensus scores are of.
+func Average(x [][]float32) []float64 {
+	xbar := make([]float64, len(x[0]))
+	for i := range x {
+		for k, v := range x[i] {
+			xbar[k] += float64(v)
+		}
+	}
+	for k := range xbar {
+		xbar[k] /= float64(len(x))
+	}
+	return xbar
+}
+
+// ConsensusDistance is mean_i |x_i - xbar|^2, its terms added in float64
+// worker by worker, parameter by parameter, from +0.
+func ConsensusDistance(x [][]float32, xbar []float64) float64 {
+	cd := 0.0
+	for i := range x {
+		for k, v := range x[i] {
+			d := float64(v) - xbar[k]
+			cd += float64(d * d)
+		}
+	}
+	return cd / float64(len(x))
 }

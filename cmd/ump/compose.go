@@ -24,7 +24,7 @@ func (g globals) cellStages() []stages.Stage {
 // engines are this machine's engines, the GPU engine on the device of
 // the global flags.
 func (g globals) engines() engines.Set {
-	return engines.Set{Device: g.device}
+	return engines.Set{Device: g.device, Exact: g.exact}
 }
 
 // runner runs cells on a store's log and blobs (set Blobs again if the

@@ -205,6 +205,7 @@ type globals struct {
 	insecure  bool
 	notes     io.Writer // stderr: says when a reader runs beside a writer; nil for none
 	device    *gpu.Device
+	exact     bool   // the CPU engine's cells train on device, in the exact program
 	ump       string // the program and the global flags given, for hints that rerun a command
 	key       string // this user's signing key file
 }
@@ -212,7 +213,7 @@ type globals struct {
 func globalsOf(c *cli.Context) globals {
 	return globals{store: c.String("store"), data: datasets.NewLibrary(c.String("data-dir")),
 		artifacts: c.String("artifacts"), insecure: c.Bool("s3-insecure"), notes: c.App.ErrWriter,
-		device: gpu.NewDevice(c.String("gpu-backend")), ump: invocation(c), key: c.String("key")}
+		device: gpu.NewDevice(c.String("gpu-backend")), exact: c.Bool("exact-gpu"), ump: invocation(c), key: c.String("key")}
 }
 
 // programKey keys, in the app's Metadata, the program as a hint names it;
@@ -403,6 +404,7 @@ func newApp(arg0 string, stdout, stderr io.Writer) *cli.App {
 			&cli.StringFlag{Name: "gpu-backend", EnvVars: []string{"GOMLX_BACKEND"},
 				Usage: "the GoMLX `BACKEND` GPU cells train on: xla:/abs/path/xla_cuda_plugin.so, or go for GoMLX's " +
 					"pure-Go backend (default: the CUDA PJRT plugin of an installed jax-cuda package)"},
+			&cli.BoolFlag{Name: "exact-gpu", Usage: "train the CPU engine's cells on the GPU in the exact program: its bits, under its cell keys (docs/gpu.md)"},
 		},
 		Commands: []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand(), submitCommand(), workerCommand(), keyCommand(), trustCommand(), noteCommand(), forgetCommand(), diffCommand(), tableCommand(), plotCommand(), reportCommand(), compareCommand(), reproduceCommand(), serveCommand(), gcCommand(), doctorCommand()},
 		Before: func(c *cli.Context) error { // for the hints in errors (run)

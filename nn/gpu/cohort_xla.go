@@ -99,6 +99,11 @@ func NewCohort(device *Device, data *datasets.Dataset, shape nn.CohortShape) (nn
 	if shape.Cells < 1 || shape.Workers < 1 || shape.LocalSteps < 1 || shape.Batch < 1 {
 		return nil, fmt.Errorf("gpu engine: cohort %+v: every size must be at least 1", shape)
 	}
+	if shape.Exact {
+		if err := exactCovers(m); err != nil {
+			return nil, err
+		}
+	}
 	trace, err := algorithms.TraceRound(algorithms.Config{Name: shape.Algorithm}, algorithms.At{K: shape.LocalSteps, LR: 1})
 	if err != nil {
 		return nil, err
@@ -118,11 +123,15 @@ func NewCohort(device *Device, data *datasets.Dataset, shape nn.CohortShape) (nn
 		return nil, err
 	}
 	c.round.WithName(shape.Algorithm + "'s round program")
-	if c.eval, err = NewExec(backend, c.evalGraph(shape.Cells, evalChunk(shape.Cells*(shape.Workers+1)))); err != nil {
+	all, one := c.evalGraph(shape.Cells, evalChunk(shape.Cells*(shape.Workers+1))), c.evalGraph(1, evalChunk(shape.Workers+1))
+	if shape.Exact {
+		all, one = c.exactEvalGraph(shape.Cells), c.exactEvalGraph(1)
+	}
+	if c.eval, err = NewExec(backend, all); err != nil {
 		return nil, err
 	}
 	c.eval.WithName(shape.Algorithm + "'s evaluation program")
-	if c.evalOne, err = NewExec(backend, c.evalGraph(1, evalChunk(shape.Workers+1))); err != nil {
+	if c.evalOne, err = NewExec(backend, one); err != nil {
 		return nil, err
 	}
 	if c.rows, err = NewExec(backend, func(state, idx *Node) *Node { return Gather(state, idx) }); err != nil {
@@ -301,18 +310,22 @@ func (c *xlaCohort) execRound(inputs []*tensors.Tensor) ([]*tensors.Tensor, erro
 // roundResults downloads a round's losses and finite flags.
 func (c *xlaCohort) roundResults(out []*tensors.Tensor) (losses [][]float64, finite []bool, err error) {
 	sh := c.shape
-	fl, err := download(out)
+	defer finalize(out)
+	l, err := tensors.CopyFlatData[float64](out[0])
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("gpu engine: downloading the losses: %w", err)
 	}
-	l, f := fl[0], fl[1]
+	f, err := tensors.CopyFlatData[float32](out[1])
+	if err != nil {
+		return nil, nil, fmt.Errorf("gpu engine: downloading the finite flags: %w", err)
+	}
 	k := sh.LocalSteps
 	losses, finite = make([][]float64, sh.Cells), make([]bool, sh.Cells)
 	for ci := range losses {
 		finite[ci] = f[ci] != 0
 		losses[ci] = make([]float64, sh.Workers*k)
 		for j := range losses[ci] {
-			losses[ci][j] = float64(l[ci*sh.Workers*k+j])
+			losses[ci][j] = l[ci*sh.Workers*k+j]
 		}
 	}
 	return losses, finite, nil
@@ -540,9 +553,14 @@ func (c *xlaCohort) evaluate(prog *Exec, x *tensors.Tensor, cells int) ([]nn.Cel
 	}
 	defer finalize(out)
 	var sums [3][]float64 // loss sums, hits, distances
-	for i := range sums {
+	for i := range out {
 		if sums[i], err = tensors.CopyFlatData[float64](out[i]); err != nil {
 			return nil, fmt.Errorf("gpu engine: downloading a result: %w", err)
+		}
+	}
+	if c.shape.Exact {
+		if sums[2], err = c.hostDistances(x, cells); err != nil {
+			return nil, err
 		}
 	}
 	loss, correct, distance := sums[0], sums[1], sums[2]
@@ -620,7 +638,7 @@ func forModels(x *Node, models int) *Node {
 // nums+1], the mixing matrices [cells, n, n] (float64), sample indices and
 // weights [K, rows, b], one packed mask [K, rows, b, words] per dropout
 // layer, then the resident training split; outputs the new state vectors,
-// the losses [rows, K] and a finite flag per cell. The algorithm's round is
+// the losses [rows, K] (float64) and a finite flag per cell. The algorithm's round is
 // its definition (algorithms.Rules) run over the graph (graphSpace).
 func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 	sh := c.shape
@@ -631,7 +649,7 @@ func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 	packed := inputs[ns+4 : ns+4+len(drops)]
 	split := inputs[ns+4+len(drops):]
 	rows := sh.Cells * sh.Workers
-	s := &graphSpace{algorithm: sh.Algorithm, cells: sh.Cells, workers: sh.Workers, params: m.Params, scal: scal, mixing: mixing,
+	s := &graphSpace{algorithm: sh.Algorithm, exact: sh.Exact, cells: sh.Cells, workers: sh.Workers, params: m.Params, scal: scal, mixing: mixing,
 		state: map[string]*Node{}, outside: inputs[ns:]}
 	for k, name := range c.names {
 		s.state[name] = inputs[k]
@@ -641,9 +659,16 @@ func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 			s.state[v.Name] = ZerosLike(inputs[0])
 		}
 	}
-	s.losses = Zeros(scal.Graph(), shapes.Make(dtypes.Float32, rows, sh.LocalSteps))
+	s.losses = Zeros(scal.Graph(), shapes.Make(dtypes.Float64, rows, sh.LocalSteps))
 	s.grad = func(tau, x *Node) (loss, grad *Node) {
 		step := func(v *Node) *Node { return Gather(s.here(v), Reshape(tau, 1)) } // v[tau] (every backend has Gather)
+		if sh.Exact {
+			var steps []*Node
+			for _, p := range packed {
+				steps = append(steps, step(p))
+			}
+			return c.exactGrad(x, step(idx), step(weights), steps, s.hereAll(split))
+		}
 		in, labels := c.gatherInput(s.hereAll(split), step(idx), rows)
 		var masks []*Node
 		for d, li := range drops {
@@ -678,10 +703,11 @@ func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 // values, numbers depending on the cell and the round only).
 type graphSpace struct {
 	algorithm              string
+	exact                  bool // the CPU engine's order (exactMix, exactMean, exactScale)
 	cells, workers, params int
 	scal, mixing           *Node
 	state                  map[string]*Node
-	losses                 *Node     // [rows, K]: each step's per-worker loss
+	losses                 *Node     // [rows, K]: each step's per-worker loss (float64)
 	next                   int       // numbers asked for so far
 	nodes                  []*Node   // the vectors made so far, by Vec.Ref
 	flags                  []flagRef // the conditions made so far, by Flag.Ref
@@ -792,6 +818,7 @@ func (s *graphSpace) Grad(tau int) algorithms.Vec {
 	loss, grad := s.grad(at, x)
 	s.grads++
 	column := Equal(Iota(x.Graph(), shapes.Make(dtypes.Int32, s.losses.Shape().Dimensions...), 1), at) // every backend has Where
+	loss = ConvertDType(loss, dtypes.Float64)
 	s.losses = Where(column, BroadcastToDims(Reshape(loss, s.cells*s.workers, 1), s.losses.Shape().Dimensions...), s.losses)
 	return s.vec(grad)
 }
@@ -850,6 +877,9 @@ func (s *graphSpace) Sub(a, b algorithms.Vec) algorithms.Vec {
 	return s.vec(Sub(s.node(a), s.node(b)))
 }
 func (s *graphSpace) Scale(n algorithms.Num, a algorithms.Vec) algorithms.Vec {
+	if s.exact {
+		return s.vec(exactScale(s.numNode(n), s.node(a)))
+	}
 	return s.vec(Mul(s.numNode(n), s.node(a)))
 }
 func (s *graphSpace) Div(a algorithms.Vec, n algorithms.Num) algorithms.Vec {
@@ -862,6 +892,9 @@ func (s *graphSpace) Zero() algorithms.Vec { return s.vec(ZerosLike(s.here(s.sta
 
 // Mix is the gossip with each cell's matrix, in float64 as on the CPU.
 func (s *graphSpace) Mix(_ string, v algorithms.Vec) algorithms.Vec {
+	if s.exact {
+		return s.vec(exactMix(s.node(v), s.here(s.mixing), s.cells, s.workers))
+	}
 	x64 := Reshape(ConvertDType(s.node(v), dtypes.Float64), s.cells, s.workers, s.params)
 	mixed := Einsum("cij,cjp->cip", s.here(s.mixing), x64)
 	return s.vec(Reshape(ConvertDType(mixed, dtypes.Float32), s.cells*s.workers, s.params))
@@ -869,6 +902,9 @@ func (s *graphSpace) Mix(_ string, v algorithms.Vec) algorithms.Vec {
 
 // Average is the exact mean over each cell's workers, in float64.
 func (s *graphSpace) Average(_ string, v, _ algorithms.Vec) algorithms.Vec {
+	if s.exact {
+		return s.vec(exactMean(s.node(v), s.cells, s.workers))
+	}
 	x64 := Reshape(ConvertDType(s.node(v), dtypes.Float64), s.cells, s.workers, s.params)
 	mean := DivScalar(ReduceSum(x64, 1), float64(s.workers))
 	all := BroadcastToDims(ExpandAxes(ConvertDType(mean, dtypes.Float32), 1), s.cells, s.workers, s.params)

@@ -16,13 +16,14 @@
 // sizes a cohort from XLA's own figures for its compiled programs
 // (ParseProgramMemory reads them from GoMLX's compile log).
 //
-// The exact program, being built (docs/gpu.md), computes the CPU engine's
-// bits: its fused multiply-add emulated in float64, exp, log and the
-// cross-entropy in its order (exact_xla.go, exactmath_xla.go), a model's
-// forward and step of gradients with every sum in the CPU's order, the
-// long ones as loops (exactlayers_xla.go, exactconv_xla.go);
-// CheckExactOrder is ump doctor's check of it against the CPU engine that
-// the caller hands in (Reference).
+// The exact program (docs/gpu.md) computes the CPU engine's bits: its
+// fused multiply-add emulated in float64, exp, log and the cross-entropy
+// in its order (exact_xla.go, exactmath_xla.go), a model's forward and
+// step of gradients with every sum in the CPU's order, the long ones as
+// loops (exactlayers_xla.go, exactconv_xla.go), and an Exact cohort's
+// round and evaluation (exactcohort_xla.go); CheckExactOrder is ump
+// doctor's check of it against the CPU engine that the caller hands in
+// (Reference).
 //
 // Imports: algorithms, datasets, nn.
 package gpu

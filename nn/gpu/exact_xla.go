@@ -88,8 +88,8 @@ func (d *Device) CheckExactOrder(reference Reference) (ExactCheck, error) {
 		return ExactCheck{}, err
 	}
 	exec, err := NewExec(b, func(in []*Node) []*Node {
-		loss, correct, grad := crossEntropy64(in[8], in[9])
-		denseLoss, denseGradients, err := exactGradient(dense.model, in[10], in[11], in[12], nil)
+		loss, correct, grad := crossEntropy64(in[8], in[9], fullBatch(in[8]))
+		denseLoss, denseGradients, err := exactGradient(dense.model, in[10], in[11], in[12], fullBatch(in[11]), nil)
 		if err != nil {
 			panic(err) // Exec returns it
 		}

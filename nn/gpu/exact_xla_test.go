@@ -5,12 +5,17 @@ package gpu
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/ump-lab/ump/algorithms"
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/internal/fmath"
+	"github.com/ump-lab/ump/internal/rng"
 	"github.com/ump-lab/ump/nn"
 	"github.com/ump-lab/ump/nn/cpu"
 	"github.com/ump-lab/ump/nn/nntest"
@@ -97,7 +102,9 @@ const exactOnXLA = "lenet-mnist"
 // backend the loss and every element of the gradient must have the CPU
 // engine's bits; on XLA the test logs how many differ, which the kit's
 // agree phase reports. A batch of 7: the mean's division by 7 is no
-// multiplication by its reciprocal.
+// multiplication by its reciprocal. The batch comes padded with two
+// samples of NaNs, as the round program pads a worker's short batch, and
+// a count of 7: a padded sample that reached any sum would show.
 func TestGPUExactGradientGivesTheCPUBits(t *testing.T) {
 	batch := []int{3, 0, 9, 12, 5, 7, 1}
 	for _, c := range exactModels {
@@ -117,12 +124,13 @@ func TestGPUExactGradientGivesTheCPUBits(t *testing.T) {
 			}
 			t.Run(backend+"/"+c.name, func(t *testing.T) {
 				out := runExact(t, dev, func(in []*Node) []*Node {
-					loss, gradients, err := exactGradient(step.model, in[0], in[1], in[2], in[3:])
+					count := Scalar(in[0].Graph(), dtypes.Int32, len(batch))
+					loss, gradients, err := exactGradient(step.model, in[0], in[1], in[2], count, in[3:])
 					if err != nil {
 						panic(err)
 					}
 					return []*Node{loss, gradients}
-				}, step.args()...)
+				}, paddedArgs(step, 2)...)
 				loss, gradients := flat[float64](t, out[0]), flat[float32](t, out[1])
 				differ := step.differ(loss[0], gradients)
 				found := fmt.Sprintf("%s's step of gradients: %d of its %d figures differ from the CPU engine's bits (loss %v, the CPU's %v)",
@@ -177,7 +185,7 @@ func TestGPUExactEvaluationGivesTheCPUBits(t *testing.T) {
 					if err != nil {
 						panic(err)
 					}
-					loss, correct, _ := crossEntropy64(acts[len(acts)-1], in[2])
+					loss, correct, _ := crossEntropy64(acts[len(acts)-1], in[2], fullBatch(in[1]))
 					return []*Node{loss, correct}
 				}, tensors.FromFlatDataAndDimensions(p, len(p)), tensors.FromFlatDataAndDimensions(x, append([]int{n}, c.shape...)...),
 					tensors.FromFlatDataAndDimensions(data.Test.Labels, n))
@@ -193,6 +201,30 @@ func TestGPUExactEvaluationGivesTheCPUBits(t *testing.T) {
 			})
 		}
 	}
+}
+
+// paddedArgs are a step's arguments to exactGradient with its batch
+// padded by `extra` samples: inputs of NaNs, label 0, every dropout unit
+// kept.
+func paddedArgs(step gradientStep, extra int) []any {
+	b := step.xDims[0]
+	size := len(step.x) / b
+	x := slices.Clone(step.x)
+	for range extra * size {
+		x = append(x, float32(math.NaN()))
+	}
+	dims := append([]int{b + extra}, step.xDims[1:]...)
+	args := []any{tensors.FromFlatDataAndDimensions(step.p, len(step.p)), tensors.FromFlatDataAndDimensions(x, dims...),
+		tensors.FromFlatDataAndDimensions(append(slices.Clone(step.labels), make([]int32, extra)...), b+extra)}
+	for _, m := range step.masks {
+		units := len(m) / b
+		padded := slices.Clone(m)
+		for range extra * units {
+			padded = append(padded, 1)
+		}
+		args = append(args, tensors.FromFlatDataAndDimensions(padded, len(padded)))
+	}
+	return args
 }
 
 // standardised is a split's images as the CPU engine feeds them, [n, C,
@@ -254,6 +286,115 @@ func TestGPUExactMaxIsGosMax(t *testing.T) {
 		if want := max(a[i], c[i]); !sameBits(got[i], want) {
 			t.Errorf("goMax(%v, %v) = %v (bits %#x), Go's max %v (bits %#x)", a[i], c[i], got[i], math.Float32bits(got[i]), want, math.Float32bits(want))
 		}
+	}
+}
+
+// TestGPUExactMixAndMeanAreTheCPUs: exactMix and exactMean over two
+// cells of 5 workers give algorithms.Mixing's Apply and algorithms.Mean
+// bit for bit: weights such as 1/3 (whose products round); an infinity
+// in a worker that some rows leave out (a skipped term, where adding 0
+// times it would be a NaN); and columns made where a float64's last bit
+// reaches the float32 (mixedInOrder): sums whose order decides (a large
+// value cancelled before a small one is added) and means that are a
+// float32 midpoint exactly, which the division by 5 gives and a
+// multiplication by its reciprocal misses.
+func TestGPUExactMixAndMeanAreTheCPUs(t *testing.T) {
+	const cells, n, p = 2, 5, 48
+	r := rng.New(86, "mix")
+	mixes := []algorithms.Mixing{ringOf(n)}
+	w := make([][]float64, n) // a star round worker 0: leaves 1..4 see only 0 and themselves
+	for i := range w {
+		w[i] = make([]float64, n)
+	}
+	for i := 1; i < n; i++ {
+		w[0][i], w[i][0], w[i][i] = 0.2, 0.2, 0.8
+	}
+	w[0][0] = 0.2
+	star, err := algorithms.NewMixing(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mixes = append(mixes, star)
+	x := make([][][]float32, cells) // [cell][worker][p]
+	var flatX []float32
+	dense := make([]float64, 0, cells*n*n)
+	for c := range x {
+		for i := range n {
+			v := make([]float32, p)
+			for k := range v {
+				v[k] = float32(r.NormFloat64())
+			}
+			x[c] = append(x[c], v)
+			flatX = append(flatX, v...)
+			row := make([]float64, n)
+			for _, e := range mixes[c].Rows[i] {
+				row[e.J] = e.W
+			}
+			dense = append(dense, row...)
+		}
+	}
+	x[1][3][5] = float32(math.Inf(1)) // the star's leaves 1, 2 and 4 leave worker 3 out
+	mixedInOrder(x[0], r)
+	flatX = flatX[:0]
+	for c := range x {
+		for i := range n {
+			flatX = append(flatX, x[c][i]...)
+		}
+	}
+	out := runExact(t, device(GoBackend), func(in []*Node) []*Node {
+		return []*Node{exactMix(in[0], in[1], cells, n), exactMean(in[0], cells, n)}
+	}, tensors.FromFlatDataAndDimensions(flatX, cells*n, p), tensors.FromFlatDataAndDimensions(dense, cells, n, n))
+	mixed, mean := flat[float32](t, out[0]), flat[float32](t, out[1])
+	for c := range x {
+		want := make([][]float32, n)
+		for i := range want {
+			want[i] = make([]float32, p)
+		}
+		mixes[c].Apply(want, x[c])
+		wantMean := make([]float32, p)
+		algorithms.Mean(wantMean, x[c])
+		for i := range n {
+			for k := range p {
+				at := (c*n+i)*p + k
+				if !sameBits(mixed[at], want[i][k]) {
+					t.Errorf("cell %d worker %d element %d: exactMix %v, Apply %v", c, i, k, mixed[at], want[i][k])
+				}
+				if !sameBits(mean[at], wantMean[k]) {
+					t.Errorf("cell %d worker %d element %d: exactMean %v, Mean %v", c, i, k, mean[at], wantMean[k])
+				}
+			}
+		}
+	}
+}
+
+// mixedInOrder sets columns of x [worker][p] (5 workers, 9 columns)
+// where only the CPU's order gives the CPU's float32: in column 8 workers
+// 0 and 1 hold 2^60 and -2^60 and worker 2 holds 1 (added after they
+// cancel, the 1 stays; before, it is lost); in columns 0 to 7 workers 0,
+// 1 and 2 hold the float32 parts of a sum s (found from r) whose fifth
+// lies so near a float32 midpoint that s / 5 and s times the float64
+// nearest 1/5 round to different float32s.
+func mixedInOrder(x [][]float32, r *rand.Rand) {
+	for i := range x {
+		for k := range 9 {
+			x[i][k] = 0
+		}
+	}
+	x[0][8], x[1][8], x[2][8] = 0x1p60, -0x1p60, 1
+	for k := 0; k < 8; {
+		m := (1 + float64(2*r.IntN(1<<22)+1)*0x1p-24) * math.Ldexp(1, r.IntN(21)-10) // a float32 midpoint
+		s := math.Nextafter(5*m, math.Inf(r.IntN(2)*2-1))
+		for range r.IntN(16) {
+			s = math.Nextafter(s, 5*m+(s-5*m)*2)
+		}
+		a := float32(s)
+		b := float32(s - float64(a))
+		c := float32(s - float64(a) - float64(b))
+		if float64(a)+float64(b)+float64(c) != s || float32(s/5) == float32(s*(1.0/5)) {
+			continue
+		}
+		x[0][k], x[1][k], x[2][k] = a, b, c
+		k++
 	}
 }
 

@@ -72,16 +72,16 @@ func exactReLUBackward(y, dy *Node) *Node {
 // nn.DropoutMask draws it (0 or the layer's scale, laid out as its
 // input); a Dropout layer without one (evaluation) passes its input.
 func exactForward(model *nn.Model, p, x *Node, masks map[int]*Node) ([]*Node, error) {
+	if err := exactCovers(model); err != nil {
+		return nil, err
+	}
 	b := x.Shape().Dimensions[0]
 	acts := []*Node{x}
 	for i, l := range model.Layers {
 		in := acts[i]
 		switch l := l.(type) {
 		case nn.Conv2d:
-			w, bias, order, err := convParams(model, p, i)
-			if err != nil {
-				return nil, err
-			}
+			w, bias, order := convParams(model, p, i)
 			acts = append(acts, exactConv(in, w, bias, l.Pad, order == nn.ConvPlanes))
 		case nn.MaxPool2:
 			acts = append(acts, exactMaxPool2(in))
@@ -97,24 +97,37 @@ func exactForward(model *nn.Model, p, x *Node, masks map[int]*Node) ([]*Node, er
 				in = Mul(in, Reshape(m, in.Shape().Dimensions...))
 			}
 			acts = append(acts, in)
-		default:
-			return nil, fmt.Errorf("gpu engine: the exact program has no %T layer yet (docs/gpu.md)", l)
 		}
 	}
 	return acts, nil
 }
 
+// exactCovers says whether the exact program has every layer of the
+// model: all but convolutions the CPU engine computes as a GEMM (the
+// EMNIST CNN's second) and the text model's, not built yet.
+func exactCovers(model *nn.Model) error {
+	for i, l := range model.Layers {
+		switch l := l.(type) {
+		case nn.Conv2d:
+			if in := model.Shapes[i]; l.Order(in) == nn.ConvGEMM {
+				return fmt.Errorf("gpu engine: the exact program has no convolution of %d taps as a GEMM yet (docs/gpu.md)", in.C*l.K*l.K)
+			}
+		case nn.MaxPool2, nn.Flatten, nn.Linear, nn.ReLU, nn.Dropout:
+		default:
+			return fmt.Errorf("gpu engine: the exact program has no %T layer yet (docs/gpu.md)", l)
+		}
+	}
+	return nil
+}
+
 // convParams are convolution layer i's filters [outC, C, k, k] and biases
 // [outC], in that order in p, and the order the CPU engine adds its terms
-// in; a convolution it computes as a GEMM is refused, not built yet.
-func convParams(model *nn.Model, p *Node, i int) (w, bias *Node, order nn.ConvOrder, err error) {
+// in.
+func convParams(model *nn.Model, p *Node, i int) (w, bias *Node, order nn.ConvOrder) {
 	l, in, at := model.Layers[i].(nn.Conv2d), model.Shapes[i], model.Offsets[i]
 	taps := in.C * l.K * l.K
-	if order = l.Order(in); order == nn.ConvGEMM {
-		return nil, nil, order, fmt.Errorf("gpu engine: the exact program has no convolution of %d taps as a GEMM yet (docs/gpu.md)", taps)
-	}
 	w = Reshape(Slice(p, AxisRange(at, at+l.OutC*taps)), l.OutC, in.C, l.K, l.K)
-	return w, Slice(p, AxisRange(at+l.OutC*taps, at+l.OutC*taps+l.OutC)), order, nil
+	return w, Slice(p, AxisRange(at+l.OutC*taps, at+l.OutC*taps+l.OutC)), l.Order(in)
 }
 
 // linearParams are linear layer i's weights [out, in] and biases [out],
@@ -124,16 +137,19 @@ func linearParams(model *nn.Model, p *Node, i int) (w, bias *Node) {
 	return Reshape(Slice(p, AxisRange(at, at+out*in)), out, in), Slice(p, AxisRange(at+out*in, at+out*in+out))
 }
 
-// exactGradient is the CPU engine's step of gradients on a batch: the
-// mean softmax cross-entropy loss (float64) and the gradient of the flat
-// parameter vector p [model.Params] (float32), for the inputs x (as
-// exactForward takes them), labels [b] (int32) and dropout masks (one per
-// Dropout layer). The layers run forward keeping their outputs, then
-// backward from crossEntropy64's gradient. The sums over a layer's inputs
-// and over the convolutions' positions are loops (orderedProduct,
+// exactGradient is the CPU engine's step of gradients on a batch of the
+// first count (an int32 scalar) of x's samples: the mean softmax
+// cross-entropy loss (float64) and the gradient of the flat parameter
+// vector p [model.Params] (float32), for the inputs x (as exactForward
+// takes them), labels [b] (int32) and dropout masks (one per Dropout
+// layer). The layers run forward keeping their outputs, then backward
+// from crossEntropy64's gradient. The sums over a layer's inputs and over
+// the convolutions' positions are loops (orderedProduct,
 // exactConvWeightGrad); those over the batch's samples alone (a linear
-// bias gradient, the mean loss) are chains of one add a sample.
-func exactGradient(model *nn.Model, p, x, labels *Node, masks []*Node) (loss, grad *Node, err error) {
+// bias gradient, the mean loss) are chains of one add a sample. The
+// samples from count on (a batch padded to b) add -0 to every sum over
+// samples (onlyReal): the gradient is the one of the count samples alone.
+func exactGradient(model *nn.Model, p, x, labels, count *Node, masks []*Node) (loss, grad *Node, err error) {
 	maskOf := map[int]*Node{} // layer index: its dropout mask
 	for i, l := range model.Layers {
 		if _, ok := l.(nn.Dropout); ok && len(masks) > len(maskOf) {
@@ -146,18 +162,20 @@ func exactGradient(model *nn.Model, p, x, labels *Node, masks []*Node) (loss, gr
 	if err != nil {
 		return nil, nil, err
 	}
-	loss, _, dy := crossEntropy64(acts[len(acts)-1], labels)
+	loss, _, dy := crossEntropy64(acts[len(acts)-1], labels, count)
+	real := LessThan(Iota(x.Graph(), shapes.Make(dtypes.Int32, x.Shape().Dimensions[0]), 0), count)
+	negZero := math.Copysign(0, -1)
 	grads := make([]*Node, len(model.Layers))
 	for i := len(model.Layers) - 1; i >= 0 && dy != nil; i-- {
 		wantDx := model.Offsets[i] > 0 // a layer before this one has parameters
 		switch l := model.Layers[i].(type) {
 		case nn.Linear:
 			w, _ := linearParams(model, p, i)
-			gw, gb, dx := exactLinearBackward(acts[i], w, dy, wantDx)
+			gw, gb, dx := exactLinearBackward(onlyReal(acts[i], real, 0), w, onlyReal(dy, real, negZero), wantDx)
 			grads[i], dy = Concatenate([]*Node{Reshape(gw, -1), gb}, 0), dx
 		case nn.Conv2d:
-			w, _, order, _ := convParams(model, p, i)
-			gw, gb := exactConvWeightGrad(acts[i], dy, l.K, l.Pad, order)
+			w, _, order := convParams(model, p, i)
+			gw, gb := exactConvWeightGrad(onlyReal(acts[i], real, 0), onlyReal(dy, real, negZero), l.K, l.Pad, order)
 			var dx *Node
 			if wantDx {
 				dx = exactConvInputGrad(dy, w, l.Pad)

@@ -101,16 +101,20 @@ func log64(x *Node) *Node {
 	return Where(nanOrInf, x, out)
 }
 
-// crossEntropy64 is nn.CrossEntropy of logits [b, classes] (float32) and
-// labels [b] (int32), in its order: the mean loss (float64), the number
-// of samples whose first largest logit is the label's (int64), and the
-// gradient of the mean loss (float32, [b, classes]). Each sample's
-// exponentials are summed in class order and the samples' losses in
-// sample order, as chains of adds; the rest is elementwise, or a maximum
-// or a sum of exact terms, which any order gives alike.
-func crossEntropy64(logits, labels *Node) (loss, correct, grad *Node) {
+// crossEntropy64 is nn.CrossEntropy of the first count samples (an int32
+// scalar) of logits [b, classes] (float32) and labels [b] (int32), in its
+// order: the mean loss (float64), the number of samples whose first
+// largest logit is the label's (int64), and the gradient of the mean loss
+// (float32, [b, classes]). Each sample's exponentials are summed in class
+// order and the samples' losses in sample order, as chains of adds; the
+// rest is elementwise, or a maximum or a sum of exact terms, which any
+// order gives alike. The samples from count on (a batch padded to b) add
+// nothing: their losses are left out, their hits too, and their gradient
+// is -0, a term that leaves any sum as it was.
+func crossEntropy64(logits, labels, count *Node) (loss, correct, grad *Node) {
 	g := logits.Graph()
 	b, classes := logits.Shape().Dimensions[0], logits.Shape().Dimensions[1]
+	real := LessThan(Iota(g, shapes.Make(dtypes.Int32, b), 0), count)
 	hi := ReduceAndKeep(logits, ReduceMax, 1)
 	diff := Sub(logits, hi) // v - hi in float32, as the CPU subtracts
 	d64 := ConvertDType(diff, dtypes.Float64)
@@ -126,13 +130,31 @@ func crossEntropy64(logits, labels *Node) (loss, correct, grad *Node) {
 	terms := Sub(Reshape(lz, b), ConvertDType(ly, dtypes.Float64))
 	loss = Scalar(g, dtypes.Float64, 0)
 	for i := range b {
-		loss = Add(loss, Reshape(Slice(terms, AxisElem(i))))
+		loss = Where(Reshape(Slice(real, AxisElem(i))), Add(loss, Reshape(Slice(terms, AxisElem(i)))), loss)
 	}
-	n := Scalar(g, dtypes.Float64, b) // a division, as the CPU's (DivScalar multiplies by 1/b)
+	n := ConvertDType(count, dtypes.Float64) // a division, as the CPU's (DivScalar multiplies by 1/b)
 	loss = Div(loss, n)
 	first := ReduceMin(Where(Equal(logits, hi), class, Scalar(g, dtypes.Int32, classes)), 1)
-	correct = ReduceSum(ConvertDType(Equal(first, labels), dtypes.Int64))
+	correct = ReduceSum(ConvertDType(LogicalAnd(Equal(first, labels), real), dtypes.Int64))
 	grad = ConvertDType(Div(exp64(Sub(d64, lz)), n), dtypes.Float32)
-	grad = Where(label, Sub(grad, Scalar(g, dtypes.Float32, float32(1)/float32(b))), grad)
-	return loss, correct, grad
+	grad = Where(label, Sub(grad, Div(Scalar(g, dtypes.Float32, 1), ConvertDType(count, dtypes.Float32))), grad)
+	return loss, correct, onlyReal(grad, real, math.Copysign(0, -1))
+}
+
+// onlyReal is v [b, ...] with the samples that real [b] leaves out
+// replaced by fill: +0 where they multiply a term of a sum over samples,
+// -0 where they are a term or the other factor, so that their terms, -0,
+// leave the sum as it was.
+func onlyReal(v, real *Node, fill float64) *Node {
+	dims := v.Shape().Dimensions
+	at := []int{dims[0]} // real as [b, 1, ...]
+	for range dims[1:] {
+		at = append(at, 1)
+	}
+	return Where(BroadcastToDims(Reshape(real, at...), dims...), v, BroadcastToDims(Scalar(v.Graph(), v.DType(), fill), dims...))
+}
+
+// fullBatch is the count of a batch without padding: all of x's samples.
+func fullBatch(x *Node) *Node {
+	return Scalar(x.Graph(), dtypes.Int32, x.Shape().Dimensions[0])
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/shapes"
@@ -42,7 +43,7 @@ func countedLoop(g *Graph, limit, stride int, outside, state []*Node, body func(
 		return ps
 	}
 	n := len(outside)
-	next := NewClosure(g, func(g *Graph) []*Node {
+	next := newClosure(g, func(g *Graph) []*Node {
 		defer ownCaches(g)()
 		ps := params(g)
 		b := &loopBody{fn: g.CurrentFunc(), carried: map[*Node]*Node{}}
@@ -56,11 +57,46 @@ func countedLoop(g *Graph, limit, stride int, outside, state []*Node, body func(
 		loop := append(slices.Clip(ps[:n]), Add(ps[n], Const(g, int32(stride))))
 		return append(loop, b.useAll(out)...)
 	})
-	more := NewClosure(g, func(g *Graph) []*Node {
+	more := newClosure(g, func(g *Graph) []*Node {
 		return []*Node{LessThan(params(g)[n], Const(g, int32(limit)))}
 	})
 	init := append(append(slices.Clip(outside), Const(g, int32(0))), state...)
 	return While(more, next, init...)[n+1:]
+}
+
+// newClosure is NewClosure, its backend function a closure of the current
+// function's, so that countedLoops nest: GoMLX v0.27.3 makes every
+// closure one of the main function's (function.go, NewClosureWithSharding
+// calls the builder's Main().Closure()), and a backend's While refuses, in
+// a loop's body, closures that are not the body's own. While the closure
+// is made, the graph's builder answers its first Main() with the current
+// function's backend function (currentAsMain) and is then itself again.
+func newClosure(g *Graph, def func(g *Graph) []*Node) *Function {
+	current := g.CurrentFunc()
+	if current.IsMain() {
+		return NewClosure(g, def)
+	}
+	builder := field(reflect.ValueOf(g).Elem(), "builder")
+	fn := field(reflect.ValueOf(current).Elem(), "backendFunc")
+	if !builder.IsValid() || !fn.IsValid() {
+		panic(fmt.Errorf("gpu engine: GoMLX's Graph has no builder or its Function no backendFunc: newClosure must follow GoMLX"))
+	}
+	real := builder.Interface().(backends.Builder)
+	builder.Set(reflect.ValueOf(&currentAsMain{Builder: real, fn: fn.Interface().(backends.Function), restore: func() { builder.Set(reflect.ValueOf(&real).Elem()) }}))
+	defer builder.Set(reflect.ValueOf(&real).Elem()) // should NewClosure not call Main()
+	return NewClosure(g, def)
+}
+
+// currentAsMain is a builder whose Main() is, once, another function.
+type currentAsMain struct {
+	backends.Builder
+	fn      backends.Function
+	restore func()
+}
+
+func (b *currentAsMain) Main() backends.Function {
+	b.restore()
+	return b.fn
 }
 
 // loopBody is a countedLoop's body while it is built: its function and

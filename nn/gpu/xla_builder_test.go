@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/ump-lab/ump/algorithms"
@@ -62,8 +61,8 @@ func built(t *testing.T, program string, err error) {
 // the build-only PJRT plugin: the round program of every algorithm at
 // K = 1 and K = 3 (LeNet, with dropout) and of D-SUM for every model, each
 // cohort's evaluation programs and state transfers, the per-step engine's
-// programs for every model, doctor's check programs, and the exact
-// program's step of gradients of LeNet (its weight gradients' loops). Then every float32
+// programs for every model, doctor's check programs, and an Exact
+// cohort's programs (GT-DSUM, K = 3: loops within loops). Then every float32
 // DotGeneral of the recorded programs must carry precision HIGHEST, as a
 // CUDA plugin needs (XLA's DEFAULT lets cuBLAS round products to TF32).
 func TestXLABuilderAcceptsEveryProgram(t *testing.T) {
@@ -92,11 +91,11 @@ func TestXLABuilderAcceptsEveryProgram(t *testing.T) {
 				continue // defined for one local step only
 			}
 			cc.k = k
-			buildCohort(t, dev, "lenet", models[0].data, cc)
+			buildCohort(t, dev, "lenet", models[0].data, cc, false)
 		}
 	}
 	for _, m := range models {
-		buildCohort(t, dev, m.model, m.data, algorithmCases()["d-sum"])
+		buildCohort(t, dev, m.model, m.data, algorithmCases()["d-sum"], false)
 		gpu, err := New(m.model, m.data, 7, dev)
 		if err != nil {
 			t.Fatal(err)
@@ -111,26 +110,7 @@ func TestXLABuilderAcceptsEveryProgram(t *testing.T) {
 	built(t, "doctor's check program", err)
 	_, err = dev.CheckExactOrder(cpuReference)
 	built(t, "doctor's exact-order check", err)
-	step, err := newGradientStep(cpuReference, "lenet", models[0].data, []int{0, 1, 2}, make([]float32, 3*28*28))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := dev.Backend()
-	if err != nil {
-		t.Fatal(err)
-	}
-	exact, err := NewExec(b, func(in []*Node) []*Node {
-		loss, gradients, err := exactGradient(step.model, in[0], in[1], in[2], in[3:])
-		if err != nil {
-			panic(err)
-		}
-		return []*Node{loss, gradients}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = exact.Exec(step.args()...)
-	built(t, "the exact program's step of gradients of LeNet", err)
+	buildCohort(t, dev, "lenet", models[0].data, algorithmCases()["gt-dsum"], true)
 
 	recorded, err := filepath.Glob(filepath.Join(dir, "program-*.mlir"))
 	if err != nil || len(recorded) == 0 {
@@ -164,15 +144,19 @@ var dotGeneral = regexp.MustCompile(`(?s)"stablehlo\.dot_general"\([^)]*\) \{(.*
 
 // buildCohort builds a cohort's programs through a device's compiler
 // without running anything: the round program (on the state as zeros and
-// a round's inputs), both evaluation programs and the state transfers.
-func buildCohort(t *testing.T, dev *Device, model string, data *datasets.Dataset, cc cohortCase) {
+// a round's inputs), both evaluation programs and the state transfers;
+// exact: an Exact cohort's.
+func buildCohort(t *testing.T, dev *Device, model string, data *datasets.Dataset, cc cohortCase, exact bool) {
 	t.Helper()
 	what := model + " " + cc.cfgs[0].Name
 	if cc.k > 1 {
 		what += " K=3"
 	}
+	if exact {
+		what += " (exact)"
+	}
 	co, err := NewCohort(dev, data, nn.CohortShape{Model: model, Algorithm: cc.cfgs[0].Name, Cells: len(cc.cfgs), Workers: cohortWorkers,
-		LocalSteps: cc.k, Batch: cohortBatch})
+		LocalSteps: cc.k, Batch: cohortBatch, Exact: exact})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,8 @@ func newDeviceTrainer(ctx context.Context, env *stages.Env, cfg *Params, engines
 	}
 	d := &deviceTrainer{cfg: acfg, seed: uint64(cfg.Seed), k: cfg.LocalSteps, samplers: samplers, exchange: exchange,
 		sends: trace.Sends, initial: opt.State(), data: data, bound: lossBound(data),
-		shape: nn.CohortShape{Model: cfg.Task.Model, Algorithm: acfg.Name, Workers: cfg.Workers, LocalSteps: cfg.LocalSteps, Batch: cfg.BatchSize}}
+		shape: nn.CohortShape{Model: cfg.Task.Model, Algorithm: acfg.Name, Workers: cfg.Workers, LocalSteps: cfg.LocalSteps, Batch: cfg.BatchSize,
+			Exact: cfg.Engine == ""}} // a cell of the CPU engine has its bits wherever it trains
 	if seat, ok := env.Seat.(*Seat); ok {
 		d.seat = seat
 	} else {
@@ -68,7 +69,7 @@ func newDeviceTrainer(ctx context.Context, env *stages.Env, cfg *Params, engines
 		if err != nil {
 			return nil, err
 		}
-		d.own = NewLockstep(1, newCohort).Reserve(cfg.cohortKey())
+		d.own = NewLockstep(1, newCohort).Reserve(engines.cohortKey(cfg))
 		d.seat = d.own
 	}
 	return d, nil
@@ -104,9 +105,11 @@ func (d *deviceTrainer) round(t int, lr float64, mix algorithms.Mixing, evaluate
 	if err != nil {
 		return err
 	}
-	sum := 0.0
-	for _, l := range losses {
-		sum += l
+	sum := 0.0 // in the host trainer's order: step by step, worker by worker
+	for tau := range d.k {
+		for i := range d.samplers {
+			sum += losses[i*d.k+tau]
+		}
 	}
 	d.loss, d.finite, d.scores = sum/float64(len(losses)), finite, scores
 	for _, kind := range d.sends {

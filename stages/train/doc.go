@@ -11,9 +11,12 @@
 // outputs the per-round metrics table ("rounds") and the final checkpoint
 // ("checkpoint"). A round with non-finite parameters, or a data-set round
 // whose mean mini-batch loss exceeds 100 ln(classes), stops the run as
-// diverged. Checkpoints are TrainState (checkpoint.go). GPU cells without
-// compression train in a device cohort (Lockstep, nn.Cohort): the same
-// rounds, computed on the device, recorded the same way. The stage links
+// diverged. Checkpoints are TrainState (checkpoint.go). Cells without
+// compression whose engine kind has a cohort program (GPU cells, and the
+// CPU engine's where the engines are Exact) train in a device cohort
+// (Lockstep, nn.Cohort): the same rounds, computed on the device, recorded
+// the same way; a CPU engine's cell's cohort is Exact, its bits the CPU
+// engine's. The stage links
 // no engine: the composition root hands it Engines, an engine factory per
 // engine kind and a cohort program for the kinds that have one (package
 // engines builds the CPU and GPU engines), and the runner hands Run the
@@ -22,5 +25,5 @@
 // package mixing), linking neither stage.
 //
 // Imports: algorithms, artifacts, compress, datasets, internal/rng,
-// manifests, nn, record, stages, stages/mixing, tasks.
+// manifests, nn, record, stages, stages/mixing.
 package train

@@ -15,7 +15,9 @@ type Engines struct {
 	// scores for the training loop on the host.
 	Host map[string]NewEngine
 	// Cohort builds the program that trains cells of one shape together
-	// on a device (CohortKey), for the kinds that have one.
+	// on a device (CohortKey), for the kinds that have one. The CPU
+	// engine's kind ("") has one where its cells train on a device in the
+	// exact program (nn.CohortShape's Exact), with the CPU engine's bits.
 	Cohort map[string]NewCohort
 }
 

@@ -68,6 +68,30 @@ func gpuCell() *manifests.Manifest {
 		Algorithm: manifests.Algorithm{Name: "d-sum"}, Workers: 2, LocalSteps: 1, BatchSize: 8}
 }
 
+// onDevice are engines with a cohort program for both kinds: the GPU
+// engine's and, as where engines.Set is Exact, the CPU engine's.
+var onDevice = Engines{Cohort: map[string]NewCohort{"gpu": nil, "": nil}}
+
+// TestCohortKeysSeparateTheEngines: a cell trains in a cohort only where
+// the engines have a cohort program of its engine's kind, and cells of
+// the two kinds never share one (the CPU engine's cohorts are exact).
+func TestCohortKeysSeparateTheEngines(t *testing.T) {
+	cpuCell := gpuCell()
+	cpuCell.Engine = ""
+	if k := (Engines{Cohort: map[string]NewCohort{"gpu": nil}}).CohortKey(cpuCell); k != "" {
+		t.Errorf("a CPU engine's cell has cohort key %q without a cohort program of its kind", k)
+	}
+	gpu, cpu := onDevice.CohortKey(gpuCell()), onDevice.CohortKey(cpuCell)
+	if gpu == "" || cpu == "" || gpu == cpu {
+		t.Errorf("cohort keys %q (the GPU engine's cell) and %q (the CPU engine's): want two, apart", gpu, cpu)
+	}
+	compressed := gpuCell()
+	compressed.Compression = &manifests.Compression{Codec: "efsign"}
+	if k := onDevice.CohortKey(compressed); k != "" {
+		t.Errorf("a cell with compressed communication has cohort key %q: it exchanges on the host", k)
+	}
+}
+
 // eventually waits until cond holds (another goroutine gets there).
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -85,7 +109,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func TestLockstepWaitsForReservedCells(t *testing.T) {
 	f := &fakeCohort{states: map[int]map[string][][]float32{}}
 	l := fakeLockstep(3, f)
-	key := CohortKey(gpuCell())
+	key := onDevice.CohortKey(gpuCell())
 	if key == "" {
 		t.Fatal("a GPU data-set cell has no cohort key")
 	}
@@ -135,7 +159,7 @@ func TestLockstepWaitsForReservedCells(t *testing.T) {
 func TestLockstepSharesAnError(t *testing.T) {
 	f := &fakeCohort{states: map[int]map[string][][]float32{}, fail: errors.New("device lost")}
 	l := fakeLockstep(2, f)
-	key := CohortKey(gpuCell())
+	key := onDevice.CohortKey(gpuCell())
 	a, _ := l.Reserve(key).Join(nil, nn.CohortShape{}, nil)
 	b, _ := l.Reserve(key).Join(nil, nn.CohortShape{}, nil)
 	errs := make(chan error, 2)

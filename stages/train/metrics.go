@@ -26,12 +26,12 @@ func evalValidation(e nn.Engine, val *datasets.Split, x [][]float32) ([]float64,
 // evalQuadratic computes one metrics row (stages.Columns' quadratic order) after round:
 // train_loss is mean_i f_i(x_i), the gap and gradient norm are at xbar.
 func evalQuadratic(q *datasets.Quadratic, round int, x [][]float32) []float64 {
-	xbar := average(x)
+	xbar := nn.Average(x)
 	loss := 0.0
 	for i := range x {
 		loss += float64(q.Loss(i, x[i]))
 	}
-	return []float64{float64(round), loss / float64(len(x)), consensusDistance(x, xbar), q.Gap(xbar), q.GradNormSq(xbar)}
+	return []float64{float64(round), loss / float64(len(x)), nn.ConsensusDistance(x, xbar), q.Gap(xbar), q.GradNormSq(xbar)}
 }
 
 // evalNeural computes one metrics row (stages.Columns' order) after round. trainLoss
@@ -39,7 +39,7 @@ func evalQuadratic(q *datasets.Quadratic, round int, x [][]float32) []float64 {
 // local models and the averaged one are evaluated in one engine call (in
 // parallel, on the engine's reused buffers).
 func evalNeural(e nn.Engine, test *datasets.Split, round int, trainLoss float64, x [][]float32) ([]float64, error) {
-	xbar := average(x)
+	xbar := nn.Average(x)
 	avg := make([]float32, len(xbar))
 	for k, v := range xbar {
 		avg[k] = float32(v)
@@ -49,7 +49,7 @@ func evalNeural(e nn.Engine, test *datasets.Split, round int, trainLoss float64,
 		return nil, err
 	}
 	return neuralRow(round, trainLoss, nn.CellScores{Local: scores[:len(x)], Consensus: scores[len(x)],
-		ConsensusDistance: consensusDistance(x, xbar)}), nil
+		ConsensusDistance: nn.ConsensusDistance(x, xbar)}), nil
 }
 
 // neuralRow is the metrics row (stages.Columns' order) of a round's scores.
@@ -67,32 +67,6 @@ func neuralRow(round int, trainLoss float64, s nn.CellScores) []float64 {
 	}
 	return []float64{float64(round), trainLoss, lossSum / n, accMean, math.Sqrt(spread / n), accMin, accMax,
 		s.Consensus.Loss, s.Consensus.Accuracy, s.ConsensusDistance}
-}
-
-// average is mean_i x_i in float64, summed with i ascending.
-func average(x [][]float32) []float64 {
-	xbar := make([]float64, len(x[0]))
-	for i := range x {
-		for k, v := range x[i] {
-			xbar[k] += float64(v)
-		}
-	}
-	for k := range xbar {
-		xbar[k] /= float64(len(x))
-	}
-	return xbar
-}
-
-// consensusDistance is mean_i |x_i - xbar|^2.
-func consensusDistance(x [][]float32, xbar []float64) float64 {
-	cd := 0.0
-	for i := range x {
-		for k, v := range x[i] {
-			d := float64(v) - xbar[k]
-			cd += float64(d * d)
-		}
-	}
-	return cd / float64(len(x))
 }
 
 // metricsTable turns metric rows into a table: "round" as int64, the other

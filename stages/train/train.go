@@ -16,7 +16,6 @@ import (
 	"github.com/ump-lab/ump/record"
 	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/stages/mixing"
-	"github.com/ump-lab/ump/tasks"
 )
 
 // Stage trains a cell on the engine of its kind among Engines (a GPU
@@ -72,9 +71,6 @@ func (Stage) FormerParams(cfg *manifests.Manifest) json.RawMessage {
 	return manifests.CanonicalJSON(c)
 }
 
-// onGPU reports whether the cell trains on the GPU engine.
-func (p *Params) onGPU() bool { return p.Engine == tasks.GPU }
-
 // Summary is the stage's JSON summary.
 type Summary struct {
 	Rounds        int `json:"rounds"` // rounds completed
@@ -109,7 +105,7 @@ func (s Stage) Run(ctx context.Context, params Params, env *stages.Env) (*stages
 	if tg.mixings, err = mixing.Read(tab, cfg.Workers); err != nil {
 		return nil, err
 	}
-	if cfg.cohortKey() != "" {
+	if s.Engines.cohortKey(cfg) != "" {
 		tg.tr, err = newDeviceTrainer(ctx, env, cfg, s.Engines)
 	} else {
 		tg.tr, err = newHostTrainer(ctx, env, cfg, s.Engines)
@@ -376,16 +372,17 @@ func restoreVectors(dst, src map[string][][]float32) error {
 }
 
 // CohortKey is what cells must share to train in one cohort, or "" for a
-// cell that trains otherwise (the CPU engine, the quadratic task, or
-// compressed communication, which exchanges on the host).
-func CohortKey(cfg *manifests.Manifest) string {
+// cell that trains otherwise: on the host (the engines have no cohort
+// program of its engine's kind), the quadratic task, or compressed
+// communication (which exchanges on the host).
+func (e Engines) CohortKey(cfg *manifests.Manifest) string {
 	p := Stage{}.Params(cfg)
-	return p.cohortKey()
+	return e.cohortKey(&p)
 }
 
-func (p *Params) cohortKey() string {
-	if !p.onGPU() || !p.Task.Kind().Samples || (p.Compression != nil && p.Compression.Codec != "none") {
+func (e Engines) cohortKey(p *Params) string {
+	if _, ok := e.Cohort[p.Engine]; !ok || !p.Task.Kind().Samples || (p.Compression != nil && p.Compression.Codec != "none") {
 		return ""
 	}
-	return fmt.Sprintf("%s %s %s w%d k%d b%d", p.Task.Dataset, p.Task.Model, p.Algorithm.Name, p.Workers, p.LocalSteps, p.BatchSize)
+	return fmt.Sprintf("%q %s %s %s w%d k%d b%d", p.Engine, p.Task.Dataset, p.Task.Model, p.Algorithm.Name, p.Workers, p.LocalSteps, p.BatchSize)
 }
