@@ -81,6 +81,7 @@ test:
 		$(GO) test -run '^$$' -fuzz '^FuzzReadExported$$' -fuzztime 30s -fuzzminimizetime 10x ./report/resultsdir > bin/fuzz.log 2>&1 && exit $$kit; } & beside=$$!; \
 		$(GO) test -count=1 -timeout 30m -json $$($(GO) list $(FIRST) ./... | grep -v '/gpukit$$') | $(SUMMARY); rc=$$?; \
 		$(GO) test -count=1 -tags xla -json -run '^TestXLABuilderAcceptsEveryProgram$$' ./nn/gpu | $(SUMMARY) || rc=1; \
+		$(GO) test -count=1 -tags xla -json ./nn/gpu/exact | $(SUMMARY) || rc=1; \
 		wait $$beside || rc=1; echo "--- the GPU kit (make gpu-kit, then its phases on the Go backend):"; cat bin/gpu-kit.log; \
 		echo "--- fuzzing:"; grep -v '^fuzz: elapsed' bin/fuzz.log; exit $$rc
 	awk '/now fuzzing/ {match($$0, /elapsed: [0-9]+s/); b = substr($$0, RSTART+9, RLENGTH-10); \

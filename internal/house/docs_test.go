@@ -49,18 +49,22 @@ func packages(t *testing.T) []string {
 }
 
 // imports are the project packages a package imports (not its tests), as
-// the build sees them on this machine (default tags), relative to the
-// module.
+// the build sees them on this machine with the default tags or with xla
+// (the GPU engine's), relative to the module.
 func imports(t *testing.T, dir string) []string {
 	t.Helper()
-	p, err := build.ImportDir(filepath.Join(root, dir), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	xla := build.Default
+	xla.BuildTags = append(slices.Clone(xla.BuildTags), "xla")
 	var out []string
-	for _, imp := range p.Imports {
-		if rest, ok := strings.CutPrefix(imp, module+"/"); ok {
-			out = append(out, rest)
+	for _, ctx := range []*build.Context{&build.Default, &xla} {
+		p, err := ctx.ImportDir(filepath.Join(root, dir), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range p.Imports {
+			if rest, ok := strings.CutPrefix(imp, module+"/"); ok && !slices.Contains(out, rest) {
+				out = append(out, rest)
+			}
 		}
 	}
 	slices.Sort(out)

@@ -11,6 +11,7 @@ import (
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/ump-lab/ump/nn/gpu/loop"
 )
 
 // checkTrips, checkRows and checkCols are the check program's loop trips
@@ -57,7 +58,7 @@ func (d *Device) CheckCompile() (CompileCheck, error) {
 }
 
 // checkProgram is what the round program relies on, in small: a loop of
-// checkTrips trips built as Steps builds the local steps (countedLoop),
+// checkTrips trips built as Steps builds the local steps (loop.Counted),
 // whose body uses values of the enclosing function as the loop carries
 // them. Trip i gathers row i of table by the loop's counter, scales it by
 // u elementwise (r = t_i * u), and adds r w (a float32 DotGeneral) and the
@@ -67,11 +68,11 @@ func (d *Device) CheckCompile() (CompileCheck, error) {
 func checkProgram(table, u, w *Node) *Node {
 	g := table.Graph()
 	sum := Zeros(g, shapes.Make(dtypes.Float32, 1, checkCols))
-	out := countedLoop(g, checkTrips, 1, []*Node{table, u, w}, []*Node{sum}, func(b *loopBody, i *Node, state []*Node) []*Node {
-		row := Reshape(Gather(b.use(table), Reshape(i, 1)), 1, checkRows)
-		r := Mul(row, b.use(u))
-		extra := BroadcastToDims(ReduceSum(Sub(r, b.use(u))), 1, checkCols)
-		return []*Node{Add(state[0], Add(Einsum("ij,jk->ik", r, b.use(w)), extra))}
+	out := loop.Counted(g, checkTrips, 1, []*Node{table, u, w}, []*Node{sum}, func(b *loop.Body, i *Node, state []*Node) []*Node {
+		row := Reshape(Gather(b.Use(table), Reshape(i, 1)), 1, checkRows)
+		r := Mul(row, b.Use(u))
+		extra := BroadcastToDims(ReduceSum(Sub(r, b.Use(u))), 1, checkCols)
+		return []*Node{Add(state[0], Add(Einsum("ij,jk->ik", r, b.Use(w)), extra))}
 	})
 	return Add(out[0], BroadcastToDims(ReduceSum(u), 1, checkCols))
 }

@@ -21,6 +21,8 @@ import (
 	"github.com/ump-lab/ump/datasets"
 	"github.com/ump-lab/ump/internal/rng"
 	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/nn/gpu/exact"
+	"github.com/ump-lab/ump/nn/gpu/loop"
 )
 
 // xlaCohort trains cells that share their shapes on one device, in lockstep:
@@ -100,7 +102,7 @@ func NewCohort(device *Device, data *datasets.Dataset, shape nn.CohortShape) (nn
 		return nil, fmt.Errorf("gpu engine: cohort %+v: every size must be at least 1", shape)
 	}
 	if shape.Exact {
-		if err := exactCovers(m); err != nil {
+		if err := exact.Covers(m); err != nil {
 			return nil, err
 		}
 	}
@@ -698,23 +700,23 @@ func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 // definition asks for its numbers in the order algorithms.TraceRound
 // computes them on the host, so the i-th is column i. Steps builds the
 // local steps as one While loop over a single step's body (one step's
-// activations live at a time; countedLoop): the body's numbers are the
+// activations live at a time; loop.Counted): the body's numbers are the
 // columns the trace gives the first step (every later step's are the same
 // values, numbers depending on the cell and the round only).
 type graphSpace struct {
 	algorithm              string
-	exact                  bool // the CPU engine's order (exactMix, exactMean, exactScale)
+	exact                  bool // the CPU engine's order (exact.Mix, exact.Mean, exact.Scale)
 	cells, workers, params int
 	scal, mixing           *Node
 	state                  map[string]*Node
-	losses                 *Node     // [rows, K]: each step's per-worker loss (float64)
-	next                   int       // numbers asked for so far
-	nodes                  []*Node   // the vectors made so far, by Vec.Ref
-	flags                  []flagRef // the conditions made so far, by Flag.Ref
-	grads                  int       // local steps' gradients taken so far
-	tau                    *Node     // the local step, as an int32 scalar (nil outside Steps)
-	body                   *loopBody // Steps' loop body while it is built (nil outside)
-	outside                []*Node   // what Steps' loop carries: the round's inputs after the state
+	losses                 *Node      // [rows, K]: each step's per-worker loss (float64)
+	next                   int        // numbers asked for so far
+	nodes                  []*Node    // the vectors made so far, by Vec.Ref
+	flags                  []flagRef  // the conditions made so far, by Flag.Ref
+	grads                  int        // local steps' gradients taken so far
+	tau                    *Node      // the local step, as an int32 scalar (nil outside Steps)
+	body                   *loop.Body // Steps' loop body while it is built (nil outside)
+	outside                []*Node    // what Steps' loop carries: the round's inputs after the state
 	grad                   func(tau, x *Node) (loss, grad *Node)
 }
 
@@ -727,7 +729,7 @@ func (s *graphSpace) Steps(k int, step func(tau int)) {
 	names := slices.Sorted(maps.Keys(s.state))
 	first, grads := s.next, s.grads
 	state := append(valuesOf(s.state, names), s.losses) // the losses last: every round program uses them
-	out := countedLoop(s.scal.Graph(), k, 1, s.outside, state, func(b *loopBody, tau *Node, state []*Node) []*Node {
+	out := loop.Counted(s.scal.Graph(), k, 1, s.outside, state, func(b *loop.Body, tau *Node, state []*Node) []*Node {
 		s.body, s.tau = b, tau
 		for i, name := range names {
 			s.state[name] = state[i]
@@ -750,7 +752,7 @@ func (s *graphSpace) here(v *Node) *Node {
 	if s.body == nil {
 		return v
 	}
-	return s.body.use(v)
+	return s.body.Use(v)
 }
 
 // hereAll is here of each value.
@@ -758,7 +760,7 @@ func (s *graphSpace) hereAll(vs []*Node) []*Node {
 	if s.body == nil {
 		return vs
 	}
-	return s.body.useAll(vs)
+	return s.body.UseAll(vs)
 }
 
 // valuesOf lists m's values of names, in order.
@@ -878,7 +880,7 @@ func (s *graphSpace) Sub(a, b algorithms.Vec) algorithms.Vec {
 }
 func (s *graphSpace) Scale(n algorithms.Num, a algorithms.Vec) algorithms.Vec {
 	if s.exact {
-		return s.vec(exactScale(s.numNode(n), s.node(a)))
+		return s.vec(exact.Scale(s.numNode(n), s.node(a)))
 	}
 	return s.vec(Mul(s.numNode(n), s.node(a)))
 }
@@ -893,7 +895,7 @@ func (s *graphSpace) Zero() algorithms.Vec { return s.vec(ZerosLike(s.here(s.sta
 // Mix is the gossip with each cell's matrix, in float64 as on the CPU.
 func (s *graphSpace) Mix(_ string, v algorithms.Vec) algorithms.Vec {
 	if s.exact {
-		return s.vec(exactMix(s.node(v), s.here(s.mixing), s.cells, s.workers))
+		return s.vec(exact.Mix(s.node(v), s.here(s.mixing), s.cells, s.workers))
 	}
 	x64 := Reshape(ConvertDType(s.node(v), dtypes.Float64), s.cells, s.workers, s.params)
 	mixed := Einsum("cij,cjp->cip", s.here(s.mixing), x64)
@@ -903,7 +905,7 @@ func (s *graphSpace) Mix(_ string, v algorithms.Vec) algorithms.Vec {
 // Average is the exact mean over each cell's workers, in float64.
 func (s *graphSpace) Average(_ string, v, _ algorithms.Vec) algorithms.Vec {
 	if s.exact {
-		return s.vec(exactMean(s.node(v), s.cells, s.workers))
+		return s.vec(exact.Mean(s.node(v), s.cells, s.workers))
 	}
 	x64 := Reshape(ConvertDType(s.node(v), dtypes.Float64), s.cells, s.workers, s.params)
 	mean := DivScalar(ReduceSum(x64, 1), float64(s.workers))
@@ -961,12 +963,12 @@ func (c *xlaCohort) evalGraph(cells, chunk int) func(inputs []*Node) []*Node {
 		models := Concatenate([]*Node{x, ConvertDType(mean, dtypes.Float32)}, 0)
 		k := cells * (n + 1)
 		zero := Zeros(g, shapes.Make(dtypes.Float64, k))
-		out := countedLoop(g, c.test.len, chunk, append([]*Node{models}, split...), []*Node{zero, zero}, func(b *loopBody, start *Node, sums []*Node) []*Node {
+		out := loop.Counted(g, c.test.len, chunk, append([]*Node{models}, split...), []*Node{zero, zero}, func(b *loop.Body, start *Node, sums []*Node) []*Node {
 			g := start.Graph()
 			sample := Add(Iota(g, shapes.Make(dtypes.Int32, chunk), 0), start)
 			valid := ConvertDType(LessThan(sample, Const(g, int32(c.test.len))), dtypes.Float32)
-			in, labels := c.gatherInput(b.useAll(split), ExpandAxes(sample, 0), k) // the chunk's samples once, for every model
-			t := graphForward(m, b.use(models), in, nil)
+			in, labels := c.gatherInput(b.UseAll(split), ExpandAxes(sample, 0), k) // the chunk's samples once, for every model
+			t := graphForward(m, b.Use(models), in, nil)
 			w := BroadcastToDims(ExpandAxes(valid, 0), k, chunk)
 			loss, _, hits := crossEntropyGraph(t.acts[len(t.acts)-1], labels, w, m.Classes)
 			correct := ReduceSum(Mul(ConvertDType(hits, dtypes.Float32), w), 1)

@@ -5,7 +5,7 @@
 // A Cohort keeps cells × workers models and their optimizer state on the
 // device and runs a whole round of every algorithm of docs/algorithms.md
 // as one compiled program: the local steps a While loop that carries what
-// its body uses, as XLA's builder requires (countedLoop), a hand-written
+// its body uses, as XLA's builder requires (loop.Counted), a hand-written
 // backward pass, channels-last activations, every product a matrix
 // product batched over models, one-channel convolutions as shifted
 // multiply-adds; the algorithm's rules run over graph nodes, from their
@@ -16,14 +16,12 @@
 // sizes a cohort from XLA's own figures for its compiled programs
 // (ParseProgramMemory reads them from GoMLX's compile log).
 //
-// The exact program (docs/gpu.md) computes the CPU engine's bits: its
-// fused multiply-add emulated in float64, exp, log and the cross-entropy
-// in its order (exact_xla.go, exactmath_xla.go), a model's forward and
-// step of gradients with every sum in the CPU's order, the long ones as
-// loops (exactlayers_xla.go, exactconv_xla.go), and an Exact cohort's
-// round and evaluation (exactcohort_xla.go); CheckExactOrder is ump
-// doctor's check of it against the CPU engine that the caller hands in
-// (Reference).
+// The exact program (docs/gpu.md) computes the CPU engine's bits, of
+// package exact's pieces: an Exact cohort's round and evaluation
+// (exactcohort_xla.go), and CheckExactOrder, ump doctor's check of the
+// pieces against the CPU engine that the caller hands in (Reference).
+// The loops are package loop's.
 //
-// Imports: algorithms, datasets, nn.
+// Imports: algorithms, datasets, internal/fmath, internal/rng, nn,
+// nn/gpu/exact, nn/gpu/loop.
 package gpu

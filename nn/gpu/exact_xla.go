@@ -6,71 +6,26 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/ump-lab/ump/internal/fmath"
 	"github.com/ump-lab/ump/internal/rng"
 	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/nn/gpu/exact"
 )
 
-// The CPU engine's order in an XLA graph (docs/gpu.md, "One order, two
-// engines"): its float32 fused multiply-add, element by element, and its
-// products, each output element adding its k products in order. They are
-// the first pieces of the exact round program; ump doctor checks them on
-// the device (CheckExactOrder), which settles on a GPU host whether XLA
-// keeps their order there.
-
-// fma32 is x*y + z rounded once to float32, element by element, as the
-// CPU engine's fused multiply-add (fmath.FMA32) computes it: the float64
-// product, exact, plus z in float64; where that sum is inexact (TwoSum
-// gives its error) and its last bit even, it steps to its neighbour
-// towards the exact sum (rounding to odd), so that its rounding to
-// float32 is the single rounding of the exact x*y + z. Every operation
-// is a float64 add, subtract or multiply, whose order XLA keeps, and a
-// backend that fused the product into an add would give the same float64
-// values, since the product is exact: every backend gives these bits.
-func fma32(x, y, z *Node) *Node {
-	g := x.Graph()
-	p := Mul(ConvertDType(x, dtypes.Float64), ConvertDType(y, dtypes.Float64))
-	c := ConvertDType(z, dtypes.Float64)
-	s := Add(p, c)
-	bb := Sub(s, p)
-	e := Add(Sub(p, Sub(s, bb)), Sub(c, bb)) // s + e = p + c exactly
-	zero := ScalarZero(g, dtypes.Float64)
-	bits := Bitcast(s, dtypes.Int64)
-	even := Equal(BitwiseAnd(bits, ScalarOne(g, dtypes.Int64)), ScalarZero(g, dtypes.Int64))
-	inexact := LogicalAnd(LogicalAnd(NotEqual(e, zero), even), IsFinite(s))
-	// One step away from zero where e has s's sign, else towards it.
-	away := ConvertDType(Equal(Sign(e), Sign(s)), dtypes.Int64)
-	odd := Bitcast(Add(bits, Sub(MulScalar(away, 2), ScalarOne(g, dtypes.Int64))), dtypes.Float64)
-	return ConvertDType(Where(inexact, odd, s), dtypes.Float32)
-}
-
-// orderedProduct is start + a bᵀ in the CPU engine's order: element
-// (i, j) starts at start[i, j] and adds a[i, l] b[j, l] for l = 0, 1, ...,
-// k-1, one fma32 each, as the engine's gemm computes a linear layer's
-// x Wᵀ + bias. a is [m, k], b [n, k], start [m, n]; the k steps are one
-// loop, trip l an elementwise fma32 over [m, n] of a's column l and b's.
-func orderedProduct(a, b, start *Node) *Node {
-	m, k, n := a.Shape().Dimensions[0], a.Shape().Dimensions[1], b.Shape().Dimensions[0]
-	cols, rows := Transpose(a, 0, 1), Transpose(b, 0, 1) // [k, m], [k, n]: term l is row l of each
-	return countedLoop(a.Graph(), k, 1, []*Node{cols, rows}, []*Node{start}, func(body *loopBody, l *Node, acc []*Node) []*Node {
-		col := BroadcastToDims(Reshape(Gather(body.use(cols), Reshape(l, 1)), m, 1), m, n)
-		row := BroadcastToDims(Reshape(Gather(body.use(rows), Reshape(l, 1)), 1, n), m, n)
-		return []*Node{fma32(col, row, acc[0])}
-	})[0]
-}
+// ump doctor's check of the exact program (package exact) on the device
+// against the CPU engine's bits, and the cases it computes.
 
 // exactM, exactK and exactN shape the product CheckExactOrder computes:
 // [m, k] by [n, k]ᵀ from a start of [m, n], with k long enough to carry
 // rounding from term to term.
 const exactM, exactK, exactN = 3, 37, 5
 
-// CheckExactOrder runs on the device fma32 over fma32Cases,
-// orderedProduct over a small product, exp64 and log64 over expCases and
-// logCases, crossEntropy64 over crossEntropyInputs and exactGradient
-// over denseStepCase, and counts the results whose bits differ from the
+// CheckExactOrder runs on the device exact.FMA32 over fma32Cases,
+// exact.Product over a small product, exact.Exp64 and exact.Log64 over
+// expCases and logCases, exact.CrossEntropy over crossEntropyInputs and
+// exact.Gradients over denseStepCase, and counts the results whose bits differ from the
 // CPU engine's (fmath.FMA32 in its order, fmath.Exp, fmath.Log,
 // nn.CrossEntropy, reference's step of gradients). A NaN counts as equal to
 // a NaN whatever its payload.
@@ -88,12 +43,12 @@ func (d *Device) CheckExactOrder(reference Reference) (ExactCheck, error) {
 		return ExactCheck{}, err
 	}
 	exec, err := NewExec(b, func(in []*Node) []*Node {
-		loss, correct, grad := crossEntropy64(in[8], in[9], fullBatch(in[8]))
-		denseLoss, denseGradients, err := exactGradient(dense.model, in[10], in[11], in[12], fullBatch(in[11]), nil)
+		loss, correct, grad := exact.CrossEntropy(in[8], in[9], exact.FullBatch(in[8]))
+		denseLoss, denseGradients, err := exact.Gradients(dense.model, in[10], in[11], in[12], exact.FullBatch(in[11]), nil)
 		if err != nil {
 			panic(err) // Exec returns it
 		}
-		return []*Node{fma32(in[0], in[1], in[2]), orderedProduct(in[3], in[4], in[5]), exp64(in[6]), log64(in[7]), loss, correct, grad,
+		return []*Node{exact.FMA32(in[0], in[1], in[2]), exact.Product(in[3], in[4], in[5]), exact.Exp64(in[6]), exact.Log64(in[7]), loss, correct, grad,
 			denseLoss, denseGradients}
 	})
 	if err != nil {
@@ -150,7 +105,7 @@ func (d *Device) CheckExactOrder(reference Reference) (ExactCheck, error) {
 	return check, nil
 }
 
-// crossEntropyResult is what crossEntropy64 computed on the device.
+// crossEntropyResult is what exact.CrossEntropy computed on the device.
 type crossEntropyResult struct {
 	loss    float64
 	correct int64
@@ -237,7 +192,7 @@ func fma32Cases() (x, y, z []float32) {
 	} {
 		add(c[0], c[1], c[2])
 	}
-	r := rng.New(86, "fma32-cases")
+	r := rng.New(86, "exact.FMA32-cases")
 	for len(x) < 4096 {
 		scaled := func(e int) float32 { return float32(math.Ldexp(2*r.Float64()-1, e)) }
 		e := r.IntN(60) - 30
@@ -264,7 +219,7 @@ func productInputs() (a, w, start []float32) {
 	return fill(exactM * exactK), fill(exactN * exactK), fill(exactM * exactN)
 }
 
-// hostProduct is orderedProduct on the host: the CPU engine's gemm order
+// hostProduct is exact.Product on the host: the CPU engine's gemm order
 // (nn/cpu/gemm.go), each element from its start adding its k products in
 // order with fmath.FMA32.
 func hostProduct(a, w, start []float32) []float32 {
@@ -281,7 +236,7 @@ func hostProduct(a, w, start []float32) []float32 {
 	return out
 }
 
-// expCases are the inputs of the exact-order check's exp64: its special
+// expCases are the inputs of the exact-order check's exact.Exp: its special
 // cases and their edges (NaN, infinities, signed zeros, |x| at 2^-28, the
 // overflow and underflow thresholds and their neighbours), results below
 // float64's normal range, the softmax's arguments (v - max, at most 0),
@@ -304,7 +259,7 @@ func expCases() []float64 {
 	return out
 }
 
-// logCases are the inputs of the exact-order check's log64: its special
+// logCases are the inputs of the exact-order check's exact.Log: its special
 // cases (NaN, +Inf, zeros, negatives), subnormals, the edge at √2/2, the
 // softmax's sums (from 1 to the classes), and random positive numbers of
 // every exponent.

@@ -18,6 +18,7 @@ import (
 	"github.com/ump-lab/ump/internal/rng"
 	"github.com/ump-lab/ump/nn"
 	"github.com/ump-lab/ump/nn/cpu"
+	"github.com/ump-lab/ump/nn/gpu/exact"
 	"github.com/ump-lab/ump/nn/nntest"
 )
 
@@ -31,7 +32,7 @@ import (
 // agree phase then reports. The cases
 // must hold sums that a float64 rounds onto a float32 midpoint, where
 // rounding it again to float32 gives another float32 than the CPU's
-// fused multiply-add: without them the check could not tell fma32 from
+// fused multiply-add: without them the check could not tell exact.FMA32 from
 // the plain sum.
 func TestGPUExactOrderGivesTheCPUBits(t *testing.T) {
 	x, y, z := fma32Cases()
@@ -97,7 +98,7 @@ const exactOnXLA = "lenet-mnist"
 
 // TestGPUExactGradientGivesTheCPUBits computes a step of gradients of
 // exactModels (LeNet's convolutions, pooling and dropout among them) on
-// a batch of 7 random images, with exactGradient and with the CPU
+// a batch of 7 random images, with exact.Gradient and with the CPU
 // engine, from parameters one step of SGD away from Init: on GoMLX's Go
 // backend the loss and every element of the gradient must have the CPU
 // engine's bits; on XLA the test logs how many differ, which the kit's
@@ -125,7 +126,7 @@ func TestGPUExactGradientGivesTheCPUBits(t *testing.T) {
 			t.Run(backend+"/"+c.name, func(t *testing.T) {
 				out := runExact(t, dev, func(in []*Node) []*Node {
 					count := Scalar(in[0].Graph(), dtypes.Int32, len(batch))
-					loss, gradients, err := exactGradient(step.model, in[0], in[1], in[2], count, in[3:])
+					loss, gradients, err := exact.Gradients(step.model, in[0], in[1], in[2], count, in[3:])
 					if err != nil {
 						panic(err)
 					}
@@ -146,7 +147,7 @@ func TestGPUExactGradientGivesTheCPUBits(t *testing.T) {
 }
 
 // TestGPUExactEvaluationGivesTheCPUBits scores exactModels on a test
-// split of 40 samples with exactForward and crossEntropy64, and with the
+// split of 40 samples with exact.Forward and exact.CrossEntropy, and with the
 // CPU engine's Evaluate, from parameters one step of SGD away from Init.
 // On GoMLX's Go backend the loss and accuracy must have the CPU engine's
 // bits; on XLA the test logs what it found, which the kit's agree phase
@@ -181,11 +182,11 @@ func TestGPUExactEvaluationGivesTheCPUBits(t *testing.T) {
 			}
 			t.Run(backend+"/"+c.name, func(t *testing.T) {
 				out := runExact(t, dev, func(in []*Node) []*Node {
-					acts, err := exactForward(model, in[0], in[1], nil)
+					acts, err := exact.Forward(model, in[0], in[1], nil)
 					if err != nil {
 						panic(err)
 					}
-					loss, correct, _ := crossEntropy64(acts[len(acts)-1], in[2], fullBatch(in[1]))
+					loss, correct, _ := exact.CrossEntropy(acts[len(acts)-1], in[2], exact.FullBatch(in[1]))
 					return []*Node{loss, correct}
 				}, tensors.FromFlatDataAndDimensions(p, len(p)), tensors.FromFlatDataAndDimensions(x, append([]int{n}, c.shape...)...),
 					tensors.FromFlatDataAndDimensions(data.Test.Labels, n))
@@ -203,7 +204,7 @@ func TestGPUExactEvaluationGivesTheCPUBits(t *testing.T) {
 	}
 }
 
-// paddedArgs are a step's arguments to exactGradient with its batch
+// paddedArgs are a step's arguments to exact.Gradient with its batch
 // padded by `extra` samples: inputs of NaNs, label 0, every dropout unit
 // kept.
 func paddedArgs(step gradientStep, extra int) []any {
@@ -240,56 +241,7 @@ func standardised(data *datasets.Dataset, split *datasets.Split) []float32 {
 	return x
 }
 
-// TestGPUExactConvLeavesOutTheRowsOfPadding: the CPU engine's direct
-// convolution (nn.ConvPlanes) does not add the taps on rows of padding,
-// and -0 + +0 is +0, so on a zero image with a bias of -0, filters
-// negative but for a positive first row give -0 where that row falls on
-// padding (the first two output rows of a 5 x 5 filter padded by 2) and
-// +0 where it does not. nn.ConvLanes adds them: +0 everywhere.
-func TestGPUExactConvLeavesOutTheRowsOfPadding(t *testing.T) {
-	const k, pad, side = 5, 2, 8
-	w := make([]float32, k*k)
-	for i := range w {
-		w[i] = -1
-		if i < k {
-			w[i] = 1
-		}
-	}
-	for _, skip := range []bool{true, false} {
-		out := runExact(t, device(GoBackend), func(in []*Node) []*Node { return []*Node{exactConv(in[0], in[1], in[2], pad, skip)} },
-			tensors.FromFlatDataAndDimensions(make([]float32, side*side), 1, 1, side, side),
-			tensors.FromFlatDataAndDimensions(w, 1, 1, k, k), []float32{float32(math.Copysign(0, -1))})
-		y := flat[float32](t, out[0])
-		for i, v := range y {
-			if r := i / side; math.Signbit(float64(v)) != (skip && r < pad) || v != 0 {
-				t.Errorf("skipping rows of padding %v: output row %d column %d is %v", skip, r, i%side, v)
-			}
-		}
-	}
-}
-
-// TestGPUExactMaxIsGosMax: goMax gives Go's max (the CPU engine's pooling) of
-// every pair of zeros of both signs, ones, infinities, NaN and
-// subnormals, bit for bit (a NaN equal to a NaN).
-func TestGPUExactMaxIsGosMax(t *testing.T) {
-	values := []float32{0, float32(math.Copysign(0, -1)), 1, -1, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
-		math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32, math.MaxFloat32}
-	var a, c []float32
-	for _, x := range values {
-		for _, y := range values {
-			a, c = append(a, x), append(c, y)
-		}
-	}
-	out := runExact(t, device(GoBackend), func(in []*Node) []*Node { return []*Node{goMax(in[0], in[1])} }, a, c)
-	got := flat[float32](t, out[0])
-	for i := range a {
-		if want := max(a[i], c[i]); !sameBits(got[i], want) {
-			t.Errorf("goMax(%v, %v) = %v (bits %#x), Go's max %v (bits %#x)", a[i], c[i], got[i], math.Float32bits(got[i]), want, math.Float32bits(want))
-		}
-	}
-}
-
-// TestGPUExactMixAndMeanAreTheCPUs: exactMix and exactMean over two
+// TestGPUExactMixAndMeanAreTheCPUs: exact.Mix and exact.Mean over two
 // cells of 5 workers give algorithms.Mixing's Apply and algorithms.Mean
 // bit for bit: weights such as 1/3 (whose products round); an infinity
 // in a worker that some rows leave out (a skipped term, where adding 0
@@ -342,7 +294,7 @@ func TestGPUExactMixAndMeanAreTheCPUs(t *testing.T) {
 		}
 	}
 	out := runExact(t, device(GoBackend), func(in []*Node) []*Node {
-		return []*Node{exactMix(in[0], in[1], cells, n), exactMean(in[0], cells, n)}
+		return []*Node{exact.Mix(in[0], in[1], cells, n), exact.Mean(in[0], cells, n)}
 	}, tensors.FromFlatDataAndDimensions(flatX, cells*n, p), tensors.FromFlatDataAndDimensions(dense, cells, n, n))
 	mixed, mean := flat[float32](t, out[0]), flat[float32](t, out[1])
 	for c := range x {
@@ -357,10 +309,10 @@ func TestGPUExactMixAndMeanAreTheCPUs(t *testing.T) {
 			for k := range p {
 				at := (c*n+i)*p + k
 				if !sameBits(mixed[at], want[i][k]) {
-					t.Errorf("cell %d worker %d element %d: exactMix %v, Apply %v", c, i, k, mixed[at], want[i][k])
+					t.Errorf("cell %d worker %d element %d: exact.Mix %v, Apply %v", c, i, k, mixed[at], want[i][k])
 				}
 				if !sameBits(mean[at], wantMean[k]) {
-					t.Errorf("cell %d worker %d element %d: exactMean %v, Mean %v", c, i, k, mean[at], wantMean[k])
+					t.Errorf("cell %d worker %d element %d: exact.Mean %v, Mean %v", c, i, k, mean[at], wantMean[k])
 				}
 			}
 		}

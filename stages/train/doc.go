@@ -25,5 +25,5 @@
 // package mixing), linking neither stage.
 //
 // Imports: algorithms, artifacts, compress, datasets, internal/rng,
-// manifests, nn, record, stages, stages/mixing.
+// manifests, nn, record, stages, stages/mixing, tasks.
 package train

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"github.com/ump-lab/ump/record"
 	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/stages/mixing"
+	"github.com/ump-lab/ump/tasks"
 )
 
 // Stage trains a cell on the engine of its kind among Engines (a GPU
@@ -384,5 +386,5 @@ func (e Engines) cohortKey(p *Params) string {
 	if _, ok := e.Cohort[p.Engine]; !ok || !p.Task.Kind().Samples || (p.Compression != nil && p.Compression.Codec != "none") {
 		return ""
 	}
-	return fmt.Sprintf("%q %s %s %s w%d k%d b%d", p.Engine, p.Task.Dataset, p.Task.Model, p.Algorithm.Name, p.Workers, p.LocalSteps, p.BatchSize)
+	return fmt.Sprintf("%s %s %s %s w%d k%d b%d", cmp.Or(p.Engine, tasks.CPU), p.Task.Dataset, p.Task.Model, p.Algorithm.Name, p.Workers, p.LocalSteps, p.BatchSize)
 }

@@ -1,6 +1,6 @@
 //go:build xla
 
-package gpu
+package loop
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 )
 
-// countedLoop builds, as one While loop of the current function,
+// Counted builds, as one While loop of the current function,
 //
 //	for i := 0; i < limit; i += stride { state = body(i, state) }
 //
@@ -22,14 +22,14 @@ import (
 // operation in a loop's body on a value of the enclosing function (GoMLX's
 // Go backend accepts it). So the loop carries the outside values its body
 // uses, unchanged, as parameters of the body, which reaches them through
-// loopBody.use; the body's constants are its own (ownCaches), and so are
+// Body.use; the body's constants are its own (ownCaches), and so are
 // its reductions.
 //
 // The loop's values are ordered outside, counter, state, so the state's
 // last value is the While's last output: GoMLX's Go backend (v0.27.3,
 // simplego's function_exec.go) sizes a function's results by its last
 // output and fails on a While whose later outputs lie beyond it.
-func countedLoop(g *Graph, limit, stride int, outside, state []*Node, body func(b *loopBody, i *Node, state []*Node) []*Node) []*Node {
+func Counted(g *Graph, limit, stride int, outside, state []*Node, body func(b *Body, i *Node, state []*Node) []*Node) []*Node {
 	counter := shapes.Make(dtypes.Int32)
 	params := func(g *Graph) []*Node { // the loop's values as parameters of a closure
 		var ps []*Node
@@ -46,7 +46,7 @@ func countedLoop(g *Graph, limit, stride int, outside, state []*Node, body func(
 	next := newClosure(g, func(g *Graph) []*Node {
 		defer ownCaches(g)()
 		ps := params(g)
-		b := &loopBody{fn: g.CurrentFunc(), carried: map[*Node]*Node{}}
+		b := &Body{fn: g.CurrentFunc(), carried: map[*Node]*Node{}}
 		for k, v := range outside {
 			b.carried[v] = ps[k]
 		}
@@ -55,7 +55,7 @@ func countedLoop(g *Graph, limit, stride int, outside, state []*Node, body func(
 			panic(fmt.Errorf("gpu engine: a loop's body gave %d values for a state of %d", len(out), len(state)))
 		}
 		loop := append(slices.Clip(ps[:n]), Add(ps[n], Const(g, int32(stride))))
-		return append(loop, b.useAll(out)...)
+		return append(loop, b.UseAll(out)...)
 	})
 	more := newClosure(g, func(g *Graph) []*Node {
 		return []*Node{LessThan(params(g)[n], Const(g, int32(limit)))}
@@ -65,7 +65,7 @@ func countedLoop(g *Graph, limit, stride int, outside, state []*Node, body func(
 }
 
 // newClosure is NewClosure, its backend function a closure of the current
-// function's, so that countedLoops nest: GoMLX v0.27.3 makes every
+// function's, so that Counteds nest: GoMLX v0.27.3 makes every
 // closure one of the main function's (function.go, NewClosureWithSharding
 // calls the builder's Main().Closure()), and a backend's While refuses, in
 // a loop's body, closures that are not the body's own. While the closure
@@ -99,9 +99,9 @@ func (b *currentAsMain) Main() backends.Function {
 	return b.fn
 }
 
-// loopBody is a countedLoop's body while it is built: its function and
+// Body is a Counted's body while it is built: its function and
 // the outside values it carries, each with its parameter.
-type loopBody struct {
+type Body struct {
 	fn      *Function
 	carried map[*Node]*Node // outside value -> its parameter
 }
@@ -109,7 +109,7 @@ type loopBody struct {
 // use is v as the body can use it: v itself if the body made it, else the
 // parameter that carries it. Any other outside value is a mistake of the
 // program's (panics).
-func (b *loopBody) use(v *Node) *Node {
+func (b *Body) Use(v *Node) *Node {
 	if v.Function() == b.fn {
 		return v
 	}
@@ -120,10 +120,10 @@ func (b *loopBody) use(v *Node) *Node {
 }
 
 // useAll is use of each value.
-func (b *loopBody) useAll(vs []*Node) []*Node {
+func (b *Body) UseAll(vs []*Node) []*Node {
 	out := make([]*Node, len(vs))
 	for i, v := range vs {
-		out[i] = b.use(v)
+		out[i] = b.Use(v)
 	}
 	return out
 }
@@ -139,7 +139,7 @@ func (b *loopBody) useAll(vs []*Node) []*Node {
 func ownCaches(g *Graph) (restore func()) {
 	caches := []reflect.Value{field(reflect.ValueOf(g).Elem(), "scalars")}
 	if !caches[0].IsValid() {
-		panic(fmt.Errorf("gpu engine: GoMLX's Graph has no scalar cache (field scalars) to give a loop body its own: countedLoop must follow GoMLX"))
+		panic(fmt.Errorf("gpu engine: GoMLX's Graph has no scalar cache (field scalars) to give a loop body its own: Counted must follow GoMLX"))
 	}
 	if builder := field(reflect.ValueOf(g).Elem(), "builder"); builder.IsValid() && !builder.IsNil() && builder.Elem().Kind() == reflect.Pointer {
 		for _, name := range []string{"cacheReductions", "cacheArgMinMax", "cacheSelections"} { // XLA's builder only

@@ -1,6 +1,6 @@
 //go:build xla
 
-package gpu
+package exact
 
 import (
 	"math"
@@ -8,6 +8,7 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/shapes"
+
 	"github.com/ump-lab/ump/internal/fmath"
 )
 
@@ -17,9 +18,9 @@ import (
 // a product with the add around it would change their bits; ump doctor's
 // exact-order check tells whether the device does.
 
-// exp64 is fmath.Exp of a float64 node: x = k ln2 + r, the polynomial in
+// Exp64 is fmath.Exp of a float64 node: x = k ln2 + r, the polynomial in
 // r², and y 2^k rounded once, with fmath.Exp's special cases.
-func exp64(x *Node) *Node {
+func Exp64(x *Node) *Node {
 	g := x.Graph()
 	c := func(v float64) *Node { return Scalar(g, dtypes.Float64, v) }
 	zero := c(0)
@@ -50,7 +51,7 @@ func exp64(x *Node) *Node {
 }
 
 // ldexp is y 2^k rounded once, as math.Ldexp gives it, for y within a
-// factor of 2 of 1 and k from -1075 to 1024 (exp64's range): y 2^(k/2) is
+// factor of 2 of 1 and k from -1075 to 1024 (Exp64's range): y 2^(k/2) is
 // exact, and its product with 2^(k - k/2) rounds once.
 func ldexp(y, k *Node) *Node {
 	k1 := DivScalar(k, int64(2))
@@ -62,10 +63,10 @@ func pow2(k *Node) *Node {
 	return Bitcast(BitwiseShiftLeftScalar(AddScalar(k, int64(1023)), int64(52)), dtypes.Float64)
 }
 
-// log64 is fmath.Log of a float64 node: x = f1 2^k with f1 within
+// Log64 is fmath.Log of a float64 node: x = f1 2^k with f1 within
 // [√2/2, √2), the polynomial in s = (f1-1)/(f1+1), with fmath.Log's special
 // cases; subnormal x is scaled by 2^54 first, as math.Frexp does.
-func log64(x *Node) *Node {
+func Log64(x *Node) *Node {
 	g := x.Graph()
 	c := func(v float64) *Node { return Scalar(g, dtypes.Float64, v) }
 	i64 := func(v int64) *Node { return Const(g, v) } // exact: Scalar goes through float64
@@ -101,7 +102,7 @@ func log64(x *Node) *Node {
 	return Where(nanOrInf, x, out)
 }
 
-// crossEntropy64 is nn.CrossEntropy of the first count samples (an int32
+// CrossEntropy is nn.CrossEntropy of the first count samples (an int32
 // scalar) of logits [b, classes] (float32) and labels [b] (int32), in its
 // order: the mean loss (float64), the number of samples whose first
 // largest logit is the label's (int64), and the gradient of the mean loss
@@ -111,19 +112,19 @@ func log64(x *Node) *Node {
 // order gives alike. The samples from count on (a batch padded to b) add
 // nothing: their losses are left out, their hits too, and their gradient
 // is -0, a term that leaves any sum as it was.
-func crossEntropy64(logits, labels, count *Node) (loss, correct, grad *Node) {
+func CrossEntropy(logits, labels, count *Node) (loss, correct, grad *Node) {
 	g := logits.Graph()
 	b, classes := logits.Shape().Dimensions[0], logits.Shape().Dimensions[1]
 	real := LessThan(Iota(g, shapes.Make(dtypes.Int32, b), 0), count)
 	hi := ReduceAndKeep(logits, ReduceMax, 1)
 	diff := Sub(logits, hi) // v - hi in float32, as the CPU subtracts
 	d64 := ConvertDType(diff, dtypes.Float64)
-	e := exp64(d64)
+	e := Exp64(d64)
 	z := Add(Scalar(g, dtypes.Float64, 0), Slice(e, AxisRange(), AxisElem(0)))
 	for c := 1; c < classes; c++ {
 		z = Add(z, Slice(e, AxisRange(), AxisElem(c)))
 	}
-	lz := log64(z) // [b, 1]
+	lz := Log64(z) // [b, 1]
 	class := Iota(g, shapes.Make(dtypes.Int32, b, classes), 1)
 	label := Equal(class, BroadcastToDims(ExpandAxes(labels, -1), b, classes))
 	ly := ReduceSum(Where(label, diff, ZerosLike(diff)), 1) // row[y] - hi: one term, the others zero
@@ -136,7 +137,7 @@ func crossEntropy64(logits, labels, count *Node) (loss, correct, grad *Node) {
 	loss = Div(loss, n)
 	first := ReduceMin(Where(Equal(logits, hi), class, Scalar(g, dtypes.Int32, classes)), 1)
 	correct = ReduceSum(ConvertDType(LogicalAnd(Equal(first, labels), real), dtypes.Int64))
-	grad = ConvertDType(Div(exp64(Sub(d64, lz)), n), dtypes.Float32)
+	grad = ConvertDType(Div(Exp64(Sub(d64, lz)), n), dtypes.Float32)
 	grad = Where(label, Sub(grad, Div(Scalar(g, dtypes.Float32, 1), ConvertDType(count, dtypes.Float32))), grad)
 	return loss, correct, onlyReal(grad, real, math.Copysign(0, -1))
 }
@@ -154,7 +155,7 @@ func onlyReal(v, real *Node, fill float64) *Node {
 	return Where(BroadcastToDims(Reshape(real, at...), dims...), v, BroadcastToDims(Scalar(v.Graph(), v.DType(), fill), dims...))
 }
 
-// fullBatch is the count of a batch without padding: all of x's samples.
-func fullBatch(x *Node) *Node {
+// FullBatch is the count of a batch without padding: all of x's samples.
+func FullBatch(x *Node) *Node {
 	return Scalar(x.Graph(), dtypes.Int32, x.Shape().Dimensions[0])
 }

@@ -1,6 +1,6 @@
 //go:build xla
 
-package gpu
+package exact
 
 import (
 	"slices"
@@ -8,14 +8,16 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/shapes"
+
 	"github.com/ump-lab/ump/nn"
+	"github.com/ump-lab/ump/nn/gpu/loop"
 )
 
 // The exact program's convolutions and pooling, in the CPU engine's order
 // (nn.ConvPlanes, nn.ConvLanes; its pooling's maxima), over activations
 // laid out [b, C, H, W].
 
-// exactConv is a direct convolution of x [b, C, H, W] by the filters w
+// conv is a direct convolution of x [b, C, H, W] by the filters w
 // [outC, C, k, k] with biases [outC], zero-padded by pad: each output
 // starts at its bias and adds float32(w·x) for each input channel, filter
 // row and column in order, the product rounded to float32 before the add
@@ -24,7 +26,7 @@ import (
 // (nn.ConvPlanes), which are not added at all: adding their +0 or -0 would
 // turn a -0 sum into +0. Columns of padding are added, as the CPU adds
 // them.
-func exactConv(x, w, bias *Node, pad int, skipPadRows bool) *Node {
+func conv(x, w, bias *Node, pad int, skipPadRows bool) *Node {
 	g := x.Graph()
 	d, wd := x.Shape().Dimensions, w.Shape().Dimensions
 	b, chans, h, wid, outC, k := d[0], d[1], d[2], d[3], wd[0], wd[2]
@@ -74,10 +76,10 @@ func padded(x *Node, axis, before, after int) *Node {
 	return Concatenate(parts, axis)
 }
 
-// exactMaxPool2 takes the 2 x 2 windows' maxima of x [b, C, H, W] (a last
+// maxPool2 takes the 2 x 2 windows' maxima of x [b, C, H, W] (a last
 // odd row or column left out) as the CPU engine does:
 // max(max(x00, x01), max(x10, x11)) with Go's max.
-func exactMaxPool2(x *Node) *Node {
+func maxPool2(x *Node) *Node {
 	return goMax(goMax(windowAt(x, 0, 0), windowAt(x, 0, 1)), goMax(windowAt(x, 1, 0), windowAt(x, 1, 1)))
 }
 
@@ -96,19 +98,19 @@ func goMax(a, b *Node) *Node {
 	return Where(IsNaN(a), a, Where(IsNaN(b), b, larger))
 }
 
-// exactConvInputGrad is the CPU engine's input gradient of a direct
+// convInputGrad is the CPU engine's input gradient of a direct
 // convolution by w [outC, C, k, k] padded by pad, for dy [b, outC, oh,
 // ow]: the correlation of dy, padded by k-1-pad, with the filters flipped
 // and their channels swapped, from +0, the taps on dy's rows of padding
 // left out (conv_plane.go's inputGradient).
-func exactConvInputGrad(dy, w *Node, pad int) *Node {
+func convInputGrad(dy, w *Node, pad int) *Node {
 	g := dy.Graph()
 	chans, k := w.Shape().Dimensions[1], w.Shape().Dimensions[2]
 	flipped := Reverse(Transpose(w, 0, 1), 2, 3) // [C, outC, k, k], flipped[ic][oc][t] = w[oc][ic][k*k-1-t]
-	return exactConv(dy, flipped, Zeros(g, shapes.Make(dtypes.Float32, chans)), k-1-pad, true)
+	return conv(dy, flipped, Zeros(g, shapes.Make(dtypes.Float32, chans)), k-1-pad, true)
 }
 
-// exactConvWeightGrad is the CPU engine's weight and bias gradients of a
+// convWeightGrad is the CPU engine's weight and bias gradients of a
 // direct convolution of x [b, C, H, W] (padded by pad) with output
 // gradient dy [b, outC, oh, ow], for filters of k x k. nn.ConvPlanes
 // (planeWeightGrad): per tap 16 running sums, sum l over the columns c
@@ -119,7 +121,7 @@ func exactConvInputGrad(dy, w *Node, pad int) *Node {
 // columns in order; the bias alike. Every product is rounded to float32
 // before its add. The sums run as one loop over (sample, row, block),
 // each trip adding one term to every tap's sums at once.
-func exactConvWeightGrad(x, dy *Node, k, pad int, order nn.ConvOrder) (gw, gb *Node) {
+func convWeightGrad(x, dy *Node, k, pad int, order nn.ConvOrder) (gw, gb *Node) {
 	g := x.Graph()
 	d, dd := x.Shape().Dimensions, dy.Shape().Dimensions
 	b, chans, h, wid, outC, oh, ow := d[0], d[1], d[2], d[3], dd[1], dd[2], dd[3]
@@ -142,12 +144,12 @@ func exactConvWeightGrad(x, dy *Node, k, pad int, order nn.ConvOrder) (gw, gb *N
 	dRows := Reshape(TransposeAllDims(Reshape(dyw, b, outC, oh, blocks, step), 0, 2, 3, 1, 4), trips, outC, step)
 	xRows := Reshape(TransposeAllDims(Reshape(window, b, chans, k*k, oh, blocks, step), 0, 3, 4, 1, 2, 5), trips, chans, k*k, step)
 	zeros := func(dims ...int) *Node { return Zeros(g, shapes.Make(dtypes.Float32, dims...)) }
-	sums := countedLoop(g, trips, 1, []*Node{dRows, xRows}, []*Node{zeros(outC, chans, k*k, step), zeros(outC, step)},
-		func(body *loopBody, i *Node, state []*Node) []*Node {
+	sums := loop.Counted(g, trips, 1, []*Node{dRows, xRows}, []*Node{zeros(outC, chans, k*k, step), zeros(outC, step)},
+		func(body *loop.Body, i *Node, state []*Node) []*Node {
 			bg := i.Graph()
 			at := func(v int) *Node { return Const(bg, int32(v)) }
-			dv := Gather(body.use(dRows), Reshape(i, 1))                                          // [outC, step]
-			xv := Gather(body.use(xRows), Reshape(i, 1))                                          // [C, k*k, step]
+			dv := Gather(body.Use(dRows), Reshape(i, 1))                                          // [outC, step]
+			xv := Gather(body.Use(xRows), Reshape(i, 1))                                          // [C, k*k, step]
 			c0 := Mul(Rem(i, at(blocks)), at(step))                                               // the block's first column
 			real := LessThan(Add(Iota(bg, shapes.Make(dtypes.Int32, outC, step), 1), c0), at(ow)) // the bias adds real columns only
 			dims := []int{outC, chans, k * k, step}
@@ -170,12 +172,12 @@ func laneTotal(sums *Node) *Node {
 	return total
 }
 
-// exactMaxPool2Backward routes each window's output gradient dy [b, C,
+// maxPool2Backward routes each window's output gradient dy [b, C,
 // oh, ow] to the first position (row-major) of the window of x [b, C, H,
-// W] that holds its maximum m (exactMaxPool2's output), the last when the
+// W] that holds its maximum m (maxPool2's output), the last when the
 // window holds a NaN, as the CPU engine's pooling does; every other input
 // (and a last odd row or column) gets +0.
-func exactMaxPool2Backward(x, m, dy *Node) *Node {
+func maxPool2Backward(x, m, dy *Node) *Node {
 	d := x.Shape().Dimensions
 	oh, ow := d[2]/2, d[3]/2
 	at := func(di, dj int) *Node { return windowAt(x, di, dj) }

@@ -1,0 +1,51 @@
+//go:build xla
+
+package exact
+
+import (
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
+
+	"github.com/ump-lab/ump/nn/gpu/loop"
+)
+
+// FMA32 is x*y + z rounded once to float32, element by element, as the
+// CPU engine's fused multiply-add (fmath.FMA32) computes it: the float64
+// product, exact, plus z in float64; where that sum is inexact (TwoSum
+// gives its error) and its last bit even, it steps to its neighbour
+// towards the exact sum (rounding to odd), so that its rounding to
+// float32 is the single rounding of the exact x*y + z. Every operation
+// is a float64 add, subtract or multiply, whose order XLA keeps, and a
+// backend that fused the product into an add would give the same float64
+// values, since the product is exact: every backend gives these bits.
+func FMA32(x, y, z *Node) *Node {
+	g := x.Graph()
+	p := Mul(ConvertDType(x, dtypes.Float64), ConvertDType(y, dtypes.Float64))
+	c := ConvertDType(z, dtypes.Float64)
+	s := Add(p, c)
+	bb := Sub(s, p)
+	e := Add(Sub(p, Sub(s, bb)), Sub(c, bb)) // s + e = p + c exactly
+	zero := ScalarZero(g, dtypes.Float64)
+	bits := Bitcast(s, dtypes.Int64)
+	even := Equal(BitwiseAnd(bits, ScalarOne(g, dtypes.Int64)), ScalarZero(g, dtypes.Int64))
+	inexact := LogicalAnd(LogicalAnd(NotEqual(e, zero), even), IsFinite(s))
+	// One step away from zero where e has s's sign, else towards it.
+	away := ConvertDType(Equal(Sign(e), Sign(s)), dtypes.Int64)
+	odd := Bitcast(Add(bits, Sub(MulScalar(away, 2), ScalarOne(g, dtypes.Int64))), dtypes.Float64)
+	return ConvertDType(Where(inexact, odd, s), dtypes.Float32)
+}
+
+// Product is start + a bᵀ in the CPU engine's order: element
+// (i, j) starts at start[i, j] and adds a[i, l] b[j, l] for l = 0, 1, ...,
+// k-1, one FMA32 each, as the engine's gemm computes a linear layer's
+// x Wᵀ + bias. a is [m, k], b [n, k], start [m, n]; the k steps are one
+// loop, trip l an elementwise FMA32 over [m, n] of a's column l and b's.
+func Product(a, b, start *Node) *Node {
+	m, k, n := a.Shape().Dimensions[0], a.Shape().Dimensions[1], b.Shape().Dimensions[0]
+	cols, rows := Transpose(a, 0, 1), Transpose(b, 0, 1) // [k, m], [k, n]: term l is row l of each
+	return loop.Counted(a.Graph(), k, 1, []*Node{cols, rows}, []*Node{start}, func(body *loop.Body, l *Node, acc []*Node) []*Node {
+		col := BroadcastToDims(Reshape(Gather(body.Use(cols), Reshape(l, 1)), m, 1), m, n)
+		row := BroadcastToDims(Reshape(Gather(body.Use(rows), Reshape(l, 1)), 1, n), m, n)
+		return []*Node{FMA32(col, row, acc[0])}
+	})[0]
+}
