@@ -33,7 +33,7 @@ import (
 )
 
 var (
-	gpuCases  = flag.String("gpu-cases", "", "comma-separated benchmark cases (default: all)")
+	gpuCases  = flag.String("gpu-cases", "", "comma-separated benchmark cases (default: all but the exact program's)")
 	gpuPeers  = flag.String("gpu-peers", "jax,torch,torch-loop", "comma-separated peers to time beside the engine, or none")
 	gpuRounds = flag.Int("gpu-rounds", 20, "timed rounds per case (after 2 warm-ups)")
 )
@@ -46,6 +46,7 @@ type benchCase struct {
 	data         func() *datasets.Dataset
 	peerModel    string // the peers' name for the model
 	perWorkerRef bool   // also time today's per-worker PyTorch loop
+	exact        bool   // an Exact cohort (the CPU engine's bits)
 }
 
 const benchK = 10
@@ -60,15 +61,18 @@ func benchCases() []benchCase { // test splits of the real sets' sizes: MNIST's 
 	agnews := func() *datasets.Dataset { return nntest.WithTest(nntest.RandomData(nil, 4, 120000, 95812, 40), 7600) }
 	var out []benchCase
 	for _, c := range [][2]int{{1, 10}, {36, 10}, {1, 64}, {180, 10}, {36, 64}, {180, 64}} {
-		out = append(out, benchCase{fmt.Sprintf("lenet-c%d-n%d", c[0], c[1]), "lenet", c[0], c[1], 128, mnist, "lenet-mnist", c[0] == 1})
+		out = append(out, benchCase{fmt.Sprintf("lenet-c%d-n%d", c[0], c[1]), "lenet", c[0], c[1], 128, mnist, "lenet-mnist", c[0] == 1, false})
 	}
+	// The exact program, its models in turn (docs/gpu.md): run it alone,
+	// with few rounds (-gpu-cases lenet-c1-n10-exact -gpu-rounds 2).
+	out = append(out, benchCase{"lenet-c1-n10-exact", "lenet", 1, 10, 128, mnist, "lenet-mnist", false, true})
 	tiny := func() *datasets.Dataset {
 		return nntest.WithTest(nntest.RandomData([]int{1, 28, 28}, 10, 512, 0, 0), 64)
 	}
 	return append(out,
-		benchCase{"cnn-c4-n10", "cnn", 4, 10, 128, emnist, "cnn-emnist", false},
-		benchCase{"embedding-bag-c2-n10", "embedding-bag", 2, 10, 128, agnews, "embedding-bag-agnews", false},
-		benchCase{"lenet-tiny", "lenet", 2, 2, 8, tiny, "lenet-mnist", false}) // the bench's own check on GoMLX's Go backend (the kit test)
+		benchCase{"cnn-c4-n10", "cnn", 4, 10, 128, emnist, "cnn-emnist", false, false},
+		benchCase{"embedding-bag-c2-n10", "embedding-bag", 2, 10, 128, agnews, "embedding-bag-agnews", false, false},
+		benchCase{"lenet-tiny", "lenet", 2, 2, 8, tiny, "lenet-mnist", false, false}) // the bench's own check on GoMLX's Go backend (the kit test)
 }
 
 // BenchmarkGPUPeerComparison prints what a reader needs to trust the GPU
@@ -111,7 +115,7 @@ func compareGPUPeers(t testing.TB) {
 	benchHeader(config, gpuName(backend))
 	python, _ := exec.LookPath("python3")
 	for _, bc := range benchCases() {
-		if *gpuCases != "" && !strings.Contains(","+*gpuCases+",", ","+bc.name+",") {
+		if named := strings.Contains(","+*gpuCases+",", ","+bc.name+","); (*gpuCases != "" || bc.exact) && !named {
 			continue
 		}
 		compiles.Reset()
@@ -333,7 +337,7 @@ func benchCohort(dev *Device, bc benchCase, compiled func(*benchResult)) (*bench
 	}
 	open := func() (*xlaCohort, error) {
 		co, err := NewCohort(dev, data, nn.CohortShape{Model: bc.model, Algorithm: "d-sum", Cells: bc.cells, Workers: bc.n,
-			LocalSteps: benchK, Batch: bc.b})
+			LocalSteps: benchK, Batch: bc.b, Exact: bc.exact})
 		if err != nil {
 			return nil, err
 		}
