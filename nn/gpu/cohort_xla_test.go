@@ -552,7 +552,7 @@ func TestCohortEqualsCellsAlone(t *testing.T) {
 			defer again.Close()
 			for c := range cc.cfgs {
 				same(t, fmt.Sprintf("cell %d, second run", c), co, again, c, c, 0)
-				alone := cohortCase{cfgs: cc.cfgs[c : c+1], k: cc.k, lrs: cc.lrs[c : c+1], seeds: cc.seeds[c : c+1]}
+				alone := cohortCase{model: cc.model, cfgs: cc.cfgs[c : c+1], k: cc.k, lrs: cc.lrs[c : c+1], seeds: cc.seeds[c : c+1]}
 				rounds := 3
 				if c == 1 {
 					rounds = 1 // frozen after its first round

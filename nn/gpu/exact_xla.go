@@ -43,13 +43,15 @@ func (d *Device) CheckExactOrder(reference Reference) (ExactCheck, error) {
 		return ExactCheck{}, err
 	}
 	exec, err := NewExec(b, func(in []*Node) []*Node {
-		loss, correct, grad := exact.CrossEntropy(in[8], in[9], exact.FullBatch(in[8]))
-		denseLoss, denseGradients, err := exact.Gradients(dense.model, in[10], in[11], in[12], exact.FullBatch(in[11]), nil)
+		logits := oneModel(in[8])
+		loss, correct, grad := exact.CrossEntropy(logits, oneModel(in[9]), exact.FullBatch(logits))
+		x := oneModel(in[11])
+		denseLoss, denseGradients, err := exact.Gradients(dense.model, oneModel(in[10]), x, oneModel(in[12]), exact.FullBatch(x), nil)
 		if err != nil {
 			panic(err) // Exec returns it
 		}
-		return []*Node{exact.FMA32(in[0], in[1], in[2]), exact.Product(in[3], in[4], in[5]), exact.Exp64(in[6]), exact.Log64(in[7]), loss, correct, grad,
-			denseLoss, denseGradients}
+		return []*Node{exact.FMA32(in[0], in[1], in[2]), exact.Product(oneModel(in[3]), oneModel(in[4]), oneModel(in[5])), exact.Exp64(in[6]),
+			exact.Log64(in[7]), loss, correct, grad, denseLoss, denseGradients}
 	})
 	if err != nil {
 		return ExactCheck{}, err
@@ -104,6 +106,10 @@ func (d *Device) CheckExactOrder(reference Reference) (ExactCheck, error) {
 	}
 	return check, nil
 }
+
+// oneModel is v as the one model of package exact's M models side by
+// side: [1, ...].
+func oneModel(v *Node) *Node { return Reshape(v, append([]int{1}, v.Shape().Dimensions...)...) }
 
 // crossEntropyResult is what exact.CrossEntropy computed on the device.
 type crossEntropyResult struct {

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 	"github.com/ump-lab/ump/algorithms"
@@ -125,8 +124,8 @@ func TestGPUExactGradientGivesTheCPUBits(t *testing.T) {
 			}
 			t.Run(backend+"/"+c.name, func(t *testing.T) {
 				out := runExact(t, dev, func(in []*Node) []*Node {
-					count := Scalar(in[0].Graph(), dtypes.Int32, len(batch))
-					loss, gradients, err := exact.Gradients(step.model, in[0], in[1], in[2], count, in[3:])
+					count := Const(in[0].Graph(), []int32{int32(len(batch))})
+					loss, gradients, err := exact.Gradients(step.model, oneModel(in[0]), oneModel(in[1]), oneModel(in[2]), count, in[3:])
 					if err != nil {
 						panic(err)
 					}
@@ -182,11 +181,12 @@ func TestGPUExactEvaluationGivesTheCPUBits(t *testing.T) {
 			}
 			t.Run(backend+"/"+c.name, func(t *testing.T) {
 				out := runExact(t, dev, func(in []*Node) []*Node {
-					acts, err := exact.Forward(model, in[0], in[1], nil)
+					x := oneModel(in[1])
+					acts, err := exact.Forward(model, oneModel(in[0]), x, nil)
 					if err != nil {
 						panic(err)
 					}
-					loss, correct, _ := exact.CrossEntropy(acts[len(acts)-1], in[2], exact.FullBatch(in[1]))
+					loss, correct, _ := exact.CrossEntropy(acts[len(acts)-1], oneModel(in[2]), exact.FullBatch(x))
 					return []*Node{loss, correct}
 				}, tensors.FromFlatDataAndDimensions(p, len(p)), tensors.FromFlatDataAndDimensions(x, append([]int{n}, c.shape...)...),
 					tensors.FromFlatDataAndDimensions(data.Test.Labels, n))

@@ -4,7 +4,9 @@
 // and softmax cross-entropy (math.go), every model's forward and step of
 // gradients but for convolutions it computes as a GEMM and the text model
 // (layers.go, conv.go: the long sums as While loops of package loop), and
-// the gossip and average as package algorithms adds them (gossip.go).
+// the gossip and average as package algorithms adds them (gossip.go). The
+// layers run M models side by side: a leading axis of models, each with
+// its own parameters and batch.
 // Package gpu's Exact cohorts and ump doctor's check are made of these.
 // Built with the tag xla, like package gpu.
 //

@@ -33,8 +33,8 @@ func TestConvLeavesOutTheRowsOfPadding(t *testing.T) {
 	}
 	for _, skip := range []bool{true, false} {
 		out := run(t, func(in []*Node) []*Node { return []*Node{conv(in[0], in[1], in[2], pad, skip)} },
-			tensors.FromFlatDataAndDimensions(make([]float32, side*side), 1, 1, side, side),
-			tensors.FromFlatDataAndDimensions(w, 1, 1, k, k), []float32{float32(math.Copysign(0, -1))})
+			tensors.FromFlatDataAndDimensions(make([]float32, side*side), 1, 1, 1, side, side),
+			tensors.FromFlatDataAndDimensions(w, 1, 1, 1, k, k), tensors.FromFlatDataAndDimensions([]float32{float32(math.Copysign(0, -1))}, 1, 1))
 		y := out[0]
 		for i, v := range y {
 			if r := i / side; math.Signbit(float64(v)) != (skip && r < pad) || v != 0 {

@@ -35,17 +35,19 @@ func FMA32(x, y, z *Node) *Node {
 	return ConvertDType(Where(inexact, odd, s), dtypes.Float32)
 }
 
-// Product is start + a bᵀ in the CPU engine's order: element
-// (i, j) starts at start[i, j] and adds a[i, l] b[j, l] for l = 0, 1, ...,
-// k-1, one FMA32 each, as the engine's gemm computes a linear layer's
-// x Wᵀ + bias. a is [m, k], b [n, k], start [m, n]; the k steps are one
-// loop, trip l an elementwise FMA32 over [m, n] of a's column l and b's.
+// Product is start + a bᵀ of every model in the CPU engine's order:
+// element (i, j) starts at start[i, j] and adds a[i, l] b[j, l] for l =
+// 0, 1, ..., k-1, one FMA32 each, as the engine's gemm computes a linear
+// layer's x Wᵀ + bias. a is [M, m, k], b [M, n, k], start [M, m, n], for
+// M models side by side; the k steps are one loop, trip l an elementwise
+// FMA32 over [M, m, n] of a's column l and b's.
 func Product(a, b, start *Node) *Node {
-	m, k, n := a.Shape().Dimensions[0], a.Shape().Dimensions[1], b.Shape().Dimensions[0]
-	cols, rows := Transpose(a, 0, 1), Transpose(b, 0, 1) // [k, m], [k, n]: term l is row l of each
+	ad, bd := a.Shape().Dimensions, b.Shape().Dimensions
+	models, m, k, n := ad[0], ad[1], ad[2], bd[1]
+	cols, rows := TransposeAllDims(a, 2, 0, 1), TransposeAllDims(b, 2, 0, 1) // [k, M, m], [k, M, n]: term l is row l of each
 	return loop.Counted(a.Graph(), k, 1, []*Node{cols, rows}, []*Node{start}, func(body *loop.Body, l *Node, acc []*Node) []*Node {
-		col := BroadcastToDims(Reshape(Gather(body.Use(cols), Reshape(l, 1)), m, 1), m, n)
-		row := BroadcastToDims(Reshape(Gather(body.Use(rows), Reshape(l, 1)), 1, n), m, n)
+		col := BroadcastToDims(Reshape(Gather(body.Use(cols), Reshape(l, 1)), models, m, 1), models, m, n)
+		row := BroadcastToDims(Reshape(Gather(body.Use(rows), Reshape(l, 1)), models, 1, n), models, m, n)
 		return []*Node{FMA32(col, row, acc[0])}
 	})[0]
 }

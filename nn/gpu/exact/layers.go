@@ -13,32 +13,33 @@ import (
 	"github.com/ump-lab/ump/nn"
 )
 
-// linear is a linear layer's y = x Wᵀ + bias as the CPU engine's
-// gemm computes it: each output starts at its bias and adds x·w over the
-// inputs in order, one fused multiply-add each. x is [b, in], w [out, in]
-// (PyTorch's layout), bias [out].
+// linear is a linear layer's y = x Wᵀ + bias of every model as the CPU
+// engine's gemm computes it: each output starts at its bias and adds x·w
+// over the inputs in order, one fused multiply-add each. x is [M, b, in],
+// w [M, out, in] (PyTorch's layout), bias [M, out].
 func linear(x, w, bias *Node) *Node {
-	b, out := x.Shape().Dimensions[0], w.Shape().Dimensions[0]
-	return Product(x, w, BroadcastToDims(Reshape(bias, 1, out), b, out))
+	models, b, out := x.Shape().Dimensions[0], x.Shape().Dimensions[1], w.Shape().Dimensions[1]
+	return Product(x, w, BroadcastToDims(Reshape(bias, models, 1, out), models, b, out))
 }
 
 // linearBackward is the CPU engine's linear backward for the output
-// gradient dy [b, out]: the weight gradient dyᵀ x [out, in] (a sum over
-// the batch's samples in order, from +0), the bias gradient [out] (the
-// samples' dy added in float64 in order, from +0, rounded once) and, when
-// wantDx, the input gradient dy W [b, in] (a sum over the outputs in
-// order, from +0).
+// gradient dy [M, b, out]: the weight gradient dyᵀ x [M, out, in] (a sum
+// over the batch's samples in order, from +0), the bias gradient [M, out]
+// (the samples' dy added in float64 in order, from +0, rounded once) and,
+// when wantDx, the input gradient dy W [M, b, in] (a sum over the outputs
+// in order, from +0).
 func linearBackward(x, w, dy *Node, wantDx bool) (gw, gb, dx *Node) {
 	g := x.Graph()
-	b, in, out := x.Shape().Dimensions[0], x.Shape().Dimensions[1], w.Shape().Dimensions[0]
-	gw = Product(Transpose(dy, 0, 1), Transpose(x, 0, 1), Zeros(g, shapes.Make(dtypes.Float32, out, in)))
-	acc := Zeros(g, shapes.Make(dtypes.Float64, out))
+	d := x.Shape().Dimensions
+	models, b, in, out := d[0], d[1], d[2], w.Shape().Dimensions[1]
+	gw = Product(Transpose(dy, 1, 2), Transpose(x, 1, 2), Zeros(g, shapes.Make(dtypes.Float32, models, out, in)))
+	acc := Zeros(g, shapes.Make(dtypes.Float64, models, out))
 	for s := range b {
-		acc = Add(acc, ConvertDType(Reshape(Slice(dy, AxisElem(s), AxisRange()), out), dtypes.Float64))
+		acc = Add(acc, ConvertDType(Reshape(Slice(dy, AxisRange(), AxisElem(s), AxisRange()), models, out), dtypes.Float64))
 	}
 	gb = ConvertDType(acc, dtypes.Float32)
 	if wantDx {
-		dx = Product(dy, Transpose(w, 0, 1), Zeros(g, shapes.Make(dtypes.Float32, b, in)))
+		dx = Product(dy, Transpose(w, 1, 2), Zeros(g, shapes.Make(dtypes.Float32, models, b, in)))
 	}
 	return gw, gb, dx
 }
@@ -58,17 +59,18 @@ func reluBackward(y, dy *Node) *Node {
 	return Where(on, dy, ZerosLike(dy))
 }
 
-// Forward runs the model's layers on x ([b, C, H, W] for images,
-// [b, features] else) as the CPU engine's forward computes them, and
-// returns every layer's input and, last, the logits [b, classes]. masks
-// holds training's dropout mask of each Dropout layer by its index, as
-// nn.DropoutMask draws it (0 or the layer's scale, laid out as its
-// input); a Dropout layer without one (evaluation) passes its input.
+// Forward runs the layers of M models side by side, their parameters p
+// [M, model.Params], on x ([M, b, C, H, W] for images, [M, b, features]
+// else) as the CPU engine's forward computes them, and returns every
+// layer's input and, last, the logits [M, b, classes]. masks holds
+// training's dropout mask of each Dropout layer by its index, as
+// nn.DropoutMask draws it (0 or the layer's scale, laid out as its input);
+// a Dropout layer without one (evaluation) passes its input.
 func Forward(model *nn.Model, p, x *Node, masks map[int]*Node) ([]*Node, error) {
 	if err := Covers(model); err != nil {
 		return nil, err
 	}
-	b := x.Shape().Dimensions[0]
+	models, b := x.Shape().Dimensions[0], x.Shape().Dimensions[1]
 	acts := []*Node{x}
 	for i, l := range model.Layers {
 		in := acts[i]
@@ -79,7 +81,7 @@ func Forward(model *nn.Model, p, x *Node, masks map[int]*Node) ([]*Node, error) 
 		case nn.MaxPool2:
 			acts = append(acts, maxPool2(in))
 		case nn.Flatten:
-			acts = append(acts, Reshape(in, b, -1))
+			acts = append(acts, Reshape(in, models, b, -1))
 		case nn.Linear:
 			w, bias := linearParams(model, p, i)
 			acts = append(acts, linear(in, w, bias))
@@ -113,29 +115,31 @@ func Covers(model *nn.Model) error {
 	return nil
 }
 
-// convParams are convolution layer i's filters [outC, C, k, k] and biases
-// [outC], in that order in p, and the order the CPU engine adds its terms
-// in.
+// convParams are convolution layer i's filters [M, outC, C, k, k] and
+// biases [M, outC], in that order in p [M, Params], and the order the CPU
+// engine adds its terms in.
 func convParams(model *nn.Model, p *Node, i int) (w, bias *Node, order nn.ConvOrder) {
 	l, in, at := model.Layers[i].(nn.Conv2d), model.Shapes[i], model.Offsets[i]
-	taps := in.C * l.K * l.K
-	w = Reshape(Slice(p, AxisRange(at, at+l.OutC*taps)), l.OutC, in.C, l.K, l.K)
-	return w, Slice(p, AxisRange(at+l.OutC*taps, at+l.OutC*taps+l.OutC)), l.Order(in)
+	models, taps := p.Shape().Dimensions[0], in.C*l.K*l.K
+	w = Reshape(Slice(p, AxisRange(), AxisRange(at, at+l.OutC*taps)), models, l.OutC, in.C, l.K, l.K)
+	return w, Slice(p, AxisRange(), AxisRange(at+l.OutC*taps, at+l.OutC*taps+l.OutC)), l.Order(in)
 }
 
-// linearParams are linear layer i's weights [out, in] and biases [out],
-// in that order in p.
+// linearParams are linear layer i's weights [M, out, in] and biases [M,
+// out], in that order in p [M, Params].
 func linearParams(model *nn.Model, p *Node, i int) (w, bias *Node) {
 	in, out, at := model.Shapes[i].Size(), model.Shapes[i+1].Size(), model.Offsets[i]
-	return Reshape(Slice(p, AxisRange(at, at+out*in)), out, in), Slice(p, AxisRange(at+out*in, at+out*in+out))
+	models := p.Shape().Dimensions[0]
+	return Reshape(Slice(p, AxisRange(), AxisRange(at, at+out*in)), models, out, in), Slice(p, AxisRange(), AxisRange(at+out*in, at+out*in+out))
 }
 
-// Gradients is the CPU engine's step of gradients on a batch of the
-// first count (an int32 scalar) of x's samples: the mean softmax
-// cross-entropy loss (float64) and the gradient of the flat parameter
-// vector p [model.Params] (float32), for the inputs x (as Forward
-// takes them), labels [b] (int32) and dropout masks (one per Dropout
-// layer). The layers run forward keeping their outputs, then backward
+// Gradients is the CPU engine's step of gradients of M models side by
+// side, each on a batch of the first count[m] (int32 [M]) of its samples
+// x[m]: the mean softmax cross-entropy losses [M] (float64) and the
+// gradients [M, model.Params] (float32) at the flat parameter vectors p
+// [M, model.Params], for the inputs x (as Forward takes them), labels [M,
+// b] (int32) and dropout masks (one per Dropout layer, laid out as its
+// input). The layers run forward keeping their outputs, then backward
 // from CrossEntropy's gradient. The sums over a layer's inputs and over
 // the convolutions' positions are loops (Product,
 // convWeightGrad); those over the batch's samples alone (a linear
@@ -156,7 +160,8 @@ func Gradients(model *nn.Model, p, x, labels, count *Node, masks []*Node) (loss,
 		return nil, nil, err
 	}
 	loss, _, dy := CrossEntropy(acts[len(acts)-1], labels, count)
-	real := LessThan(Iota(x.Graph(), shapes.Make(dtypes.Int32, x.Shape().Dimensions[0]), 0), count)
+	models, b := x.Shape().Dimensions[0], x.Shape().Dimensions[1]
+	real := LessThan(Iota(x.Graph(), shapes.Make(dtypes.Int32, models, b), 1), BroadcastToDims(Reshape(count, models, 1), models, b))
 	negZero := math.Copysign(0, -1)
 	grads := make([]*Node, len(model.Layers))
 	for i := len(model.Layers) - 1; i >= 0 && dy != nil; i-- {
@@ -165,7 +170,7 @@ func Gradients(model *nn.Model, p, x, labels, count *Node, masks []*Node) (loss,
 		case nn.Linear:
 			w, _ := linearParams(model, p, i)
 			gw, gb, dx := linearBackward(onlyReal(acts[i], real, 0), w, onlyReal(dy, real, negZero), wantDx)
-			grads[i], dy = Concatenate([]*Node{Reshape(gw, -1), gb}, 0), dx
+			grads[i], dy = Concatenate([]*Node{Reshape(gw, models, -1), gb}, 1), dx
 		case nn.Conv2d:
 			w, _, order := convParams(model, p, i)
 			gw, gb := convWeightGrad(onlyReal(acts[i], real, 0), onlyReal(dy, real, negZero), l.K, l.Pad, order)
@@ -173,7 +178,7 @@ func Gradients(model *nn.Model, p, x, labels, count *Node, masks []*Node) (loss,
 			if wantDx {
 				dx = convInputGrad(dy, w, l.Pad)
 			}
-			grads[i], dy = Concatenate([]*Node{Reshape(gw, -1), gb}, 0), dx
+			grads[i], dy = Concatenate([]*Node{Reshape(gw, models, -1), gb}, 1), dx
 		case nn.MaxPool2:
 			dy = maxPool2Backward(acts[i], acts[i+1], dy)
 		case nn.ReLU:
@@ -190,5 +195,5 @@ func Gradients(model *nn.Model, p, x, labels, count *Node, masks []*Node) (loss,
 			parts = append(parts, g)
 		}
 	}
-	return loss, Concatenate(parts, 0), nil
+	return loss, Concatenate(parts, 1), nil
 }

@@ -102,60 +102,68 @@ func Log64(x *Node) *Node {
 	return Where(nanOrInf, x, out)
 }
 
-// CrossEntropy is nn.CrossEntropy of the first count samples (an int32
-// scalar) of logits [b, classes] (float32) and labels [b] (int32), in its
-// order: the mean loss (float64), the number of samples whose first
-// largest logit is the label's (int64), and the gradient of the mean loss
-// (float32, [b, classes]). Each sample's exponentials are summed in class
-// order and the samples' losses in sample order, as chains of adds; the
-// rest is elementwise, or a maximum or a sum of exact terms, which any
-// order gives alike. The samples from count on (a batch padded to b) add
-// nothing: their losses are left out, their hits too, and their gradient
-// is -0, a term that leaves any sum as it was.
+// CrossEntropy is nn.CrossEntropy of M models side by side, each of the
+// first count[m] (int32 [M]) samples of its logits [M, b, classes]
+// (float32) and labels [M, b] (int32), in its order: the mean losses [M]
+// (float64), the numbers of samples whose first largest logit is the
+// label's [M] (int64), and the gradients of the mean losses (float32, [M,
+// b, classes]). Each sample's exponentials are summed in class order and
+// the samples' losses in sample order, as chains of adds; the rest is
+// elementwise, or a maximum or a sum of exact terms, which any order gives
+// alike. The samples from count on (a batch padded to b) add nothing:
+// their losses are left out, their hits too, and their gradient is -0, a
+// term that leaves any sum as it was.
 func CrossEntropy(logits, labels, count *Node) (loss, correct, grad *Node) {
 	g := logits.Graph()
-	b, classes := logits.Shape().Dimensions[0], logits.Shape().Dimensions[1]
-	real := LessThan(Iota(g, shapes.Make(dtypes.Int32, b), 0), count)
-	hi := ReduceAndKeep(logits, ReduceMax, 1)
+	d := logits.Shape().Dimensions
+	models, b, classes := d[0], d[1], d[2]
+	real := LessThan(Iota(g, shapes.Make(dtypes.Int32, models, b), 1), BroadcastToDims(Reshape(count, models, 1), models, b))
+	hi := ReduceAndKeep(logits, ReduceMax, 2)
 	diff := Sub(logits, hi) // v - hi in float32, as the CPU subtracts
 	d64 := ConvertDType(diff, dtypes.Float64)
 	e := Exp64(d64)
-	z := Add(Scalar(g, dtypes.Float64, 0), Slice(e, AxisRange(), AxisElem(0)))
+	z := Add(Scalar(g, dtypes.Float64, 0), Slice(e, AxisRange(), AxisRange(), AxisElem(0)))
 	for c := 1; c < classes; c++ {
-		z = Add(z, Slice(e, AxisRange(), AxisElem(c)))
+		z = Add(z, Slice(e, AxisRange(), AxisRange(), AxisElem(c)))
 	}
-	lz := Log64(z) // [b, 1]
-	class := Iota(g, shapes.Make(dtypes.Int32, b, classes), 1)
-	label := Equal(class, BroadcastToDims(ExpandAxes(labels, -1), b, classes))
-	ly := ReduceSum(Where(label, diff, ZerosLike(diff)), 1) // row[y] - hi: one term, the others zero
-	terms := Sub(Reshape(lz, b), ConvertDType(ly, dtypes.Float64))
-	loss = Scalar(g, dtypes.Float64, 0)
+	lz := Log64(z) // [M, b, 1]
+	class := Iota(g, shapes.Make(dtypes.Int32, models, b, classes), 2)
+	label := Equal(class, BroadcastToDims(ExpandAxes(labels, -1), models, b, classes))
+	ly := ReduceSum(Where(label, diff, ZerosLike(diff)), 2) // row[y] - hi: one term, the others zero
+	terms := Sub(Reshape(lz, models, b), ConvertDType(ly, dtypes.Float64))
+	loss = Zeros(g, shapes.Make(dtypes.Float64, models))
 	for i := range b {
-		loss = Where(Reshape(Slice(real, AxisElem(i))), Add(loss, Reshape(Slice(terms, AxisElem(i)))), loss)
+		at := func(v *Node) *Node { return Reshape(Slice(v, AxisRange(), AxisElem(i)), models) }
+		loss = Where(at(real), Add(loss, at(terms)), loss)
 	}
 	n := ConvertDType(count, dtypes.Float64) // a division, as the CPU's (DivScalar multiplies by 1/b)
 	loss = Div(loss, n)
-	first := ReduceMin(Where(Equal(logits, hi), class, Scalar(g, dtypes.Int32, classes)), 1)
-	correct = ReduceSum(ConvertDType(LogicalAnd(Equal(first, labels), real), dtypes.Int64))
-	grad = ConvertDType(Div(Exp64(Sub(d64, lz)), n), dtypes.Float32)
-	grad = Where(label, Sub(grad, Div(Scalar(g, dtypes.Float32, 1), ConvertDType(count, dtypes.Float32))), grad)
+	first := ReduceMin(Where(Equal(logits, hi), class, Scalar(g, dtypes.Int32, classes)), 2)
+	correct = ReduceSum(ConvertDType(LogicalAnd(Equal(first, labels), real), dtypes.Int64), 1)
+	perModel := func(v *Node) *Node { return BroadcastToDims(Reshape(v, models, 1, 1), models, b, classes) }
+	count32 := ConvertDType(count, dtypes.Float32)
+	inv := Div(OnesLike(count32), count32) // 1/float32(b), as the CPU divides
+	grad = ConvertDType(Div(Exp64(Sub(d64, lz)), perModel(n)), dtypes.Float32)
+	grad = Where(label, Sub(grad, perModel(inv)), grad)
 	return loss, correct, onlyReal(grad, real, math.Copysign(0, -1))
 }
 
-// onlyReal is v [b, ...] with the samples that real [b] leaves out
+// onlyReal is v [M, b, ...] with the samples that real [M, b] leaves out
 // replaced by fill: +0 where they multiply a term of a sum over samples,
 // -0 where they are a term or the other factor, so that their terms, -0,
 // leave the sum as it was.
 func onlyReal(v, real *Node, fill float64) *Node {
 	dims := v.Shape().Dimensions
-	at := []int{dims[0]} // real as [b, 1, ...]
-	for range dims[1:] {
+	at := []int{dims[0], dims[1]} // real as [M, b, 1, ...]
+	for range dims[2:] {
 		at = append(at, 1)
 	}
 	return Where(BroadcastToDims(Reshape(real, at...), dims...), v, BroadcastToDims(Scalar(v.Graph(), v.DType(), fill), dims...))
 }
 
-// FullBatch is the count of a batch without padding: all of x's samples.
+// FullBatch is the counts of batches without padding: all of x's
+// samples [M, b, ...], for each of its M models.
 func FullBatch(x *Node) *Node {
-	return Scalar(x.Graph(), dtypes.Int32, x.Shape().Dimensions[0])
+	d := x.Shape().Dimensions
+	return BroadcastToDims(Scalar(x.Graph(), dtypes.Int32, d[1]), d[0])
 }
