@@ -3,6 +3,7 @@
 package exact
 
 import (
+	"math"
 	"slices"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
@@ -120,8 +121,9 @@ func convInputGrad(dy, w *Node, pad int) *Node {
 // lane 0 to 15; the bias alike over dy alone (real columns only).
 // nn.ConvLanes (lanesWeightGrad): per tap one sum over samples, rows and
 // columns in order; the bias alike. Every product is rounded to float32
-// before its add. The sums run as one loop over (sample, row, block),
-// each trip adding one term to every model's every tap's sums at once.
+// before its add. The sums run as one loop over (sample, row, block), each
+// trip adding termsPerTrip terms in order to every model's every tap's
+// sums at once (past the last, dy's -0 times +0).
 func convWeightGrad(x, dy *Node, k, pad int, order nn.ConvOrder) (gw, gb *Node) {
 	g := x.Graph()
 	d, dd := x.Shape().Dimensions, dy.Shape().Dimensions
@@ -140,23 +142,32 @@ func convWeightGrad(x, dy *Node, k, pad int, order nn.ConvOrder) (gw, gb *Node) 
 	}
 	window := Stack(taps, 3)          // [M, b, C, k*k, oh, width]
 	dyw := padded(dy, 4, 0, width-ow) // columns past ow: dy is 0
-	// Each trip's term as a row, trip i = (sample, row, block) in order.
-	blocks, trips := width/step, b*oh*width/step
-	dRows := Reshape(TransposeAllDims(Reshape(dyw, models, b, outC, oh, blocks, step), 1, 3, 4, 0, 2, 5), trips, models, outC, step)
-	xRows := Reshape(TransposeAllDims(Reshape(window, models, b, chans, k*k, oh, blocks, step), 1, 4, 5, 0, 2, 3, 6), trips, models, chans, k*k, step)
+	// Each term as a row, term i = (sample, row, block) in order.
+	blocks, terms := width/step, b*oh*width/step
+	spare := (termsPerTrip - terms%termsPerTrip) % termsPerTrip // terms of -0 to fill the last trip
+	dRows := appended(Reshape(TransposeAllDims(Reshape(dyw, models, b, outC, oh, blocks, step), 1, 3, 4, 0, 2, 5), terms, models, outC, step),
+		0, spare, math.Copysign(0, -1))
+	xRows := appended(Reshape(TransposeAllDims(Reshape(window, models, b, chans, k*k, oh, blocks, step), 1, 4, 5, 0, 2, 3, 6), terms, models, chans, k*k, step),
+		0, spare, 0)
 	zeros := func(dims ...int) *Node { return Zeros(g, shapes.Make(dtypes.Float32, dims...)) }
-	sums := loop.Counted(g, trips, 1, []*Node{dRows, xRows}, []*Node{zeros(models, outC, chans, k*k, step), zeros(models, outC, step)},
+	sums := loop.Counted(g, terms+spare, termsPerTrip, []*Node{dRows, xRows}, []*Node{zeros(models, outC, chans, k*k, step), zeros(models, outC, step)},
 		func(body *loop.Body, i *Node, state []*Node) []*Node {
 			bg := i.Graph()
 			at := func(v int) *Node { return Const(bg, int32(v)) }
-			dv := Reshape(Gather(body.Use(dRows), Reshape(i, 1)), models, outC, step)
-			xv := Reshape(Gather(body.Use(xRows), Reshape(i, 1)), models, chans, k*k, step)
-			c0 := Mul(Rem(i, at(blocks)), at(step))                                                       // the block's first column
-			real := LessThan(Add(Iota(bg, shapes.Make(dtypes.Int32, models, outC, step), 2), c0), at(ow)) // the bias adds real columns only
+			trip := Reshape(Add(Iota(bg, shapes.Make(dtypes.Int32, termsPerTrip), 0), i), termsPerTrip, 1)
+			ds, xs := Gather(body.Use(dRows), trip), Gather(body.Use(xRows), trip)
 			dims := []int{models, outC, chans, k * k, step}
 			f64 := func(v *Node) *Node { return ConvertDType(BroadcastToDims(v, dims...), dtypes.Float64) }
-			term := ConvertDType(Mul(f64(Reshape(dv, models, outC, 1, 1, step)), f64(Reshape(xv, models, 1, chans, k*k, step))), dtypes.Float32)
-			return []*Node{Add(state[0], term), Where(real, Add(state[1], dv), state[1])}
+			gw, gb := state[0], state[1]
+			for u := range termsPerTrip {
+				dv := Reshape(Slice(ds, AxisElem(u)), models, outC, step)
+				xv := Reshape(Slice(xs, AxisElem(u)), models, chans, k*k, step)
+				c0 := Mul(Rem(Add(i, at(u)), at(blocks)), at(step))                                           // the block's first column
+				real := LessThan(Add(Iota(bg, shapes.Make(dtypes.Int32, models, outC, step), 2), c0), at(ow)) // the bias adds real columns only
+				term := ConvertDType(Mul(f64(Reshape(dv, models, outC, 1, 1, step)), f64(Reshape(xv, models, 1, chans, k*k, step))), dtypes.Float32)
+				gw, gb = Add(gw, term), Where(real, Add(gb, dv), gb)
+			}
+			return []*Node{gw, gb}
 		})
 	return Reshape(laneTotal(sums[0]), models, outC, chans, k, k), laneTotal(sums[1])
 }

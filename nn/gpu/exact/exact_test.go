@@ -65,6 +65,21 @@ func TestMaxIsGosMax(t *testing.T) {
 	}
 }
 
+// TestProductFillsItsLastTripWithMinusZero: a sum of 3 terms, each -0
+// times 1, from -0, is -0 (as the CPU engine adds it: -0 + -0 is -0); the
+// loop's last trip adds 5 more terms, which must be -0 too (a +0 would
+// turn the sum into +0).
+func TestProductFillsItsLastTripWithMinusZero(t *testing.T) {
+	negZero := float32(math.Copysign(0, -1))
+	out := run(t, func(in []*Node) []*Node { return []*Node{Product(in[0], in[1], in[2])} },
+		tensors.FromFlatDataAndDimensions([]float32{negZero, negZero, negZero}, 1, 1, 3),
+		tensors.FromFlatDataAndDimensions([]float32{1, 1, 1}, 1, 1, 3),
+		tensors.FromFlatDataAndDimensions([]float32{negZero}, 1, 1, 1))
+	if got := out[0][0]; got != 0 || !math.Signbit(float64(got)) {
+		t.Errorf("-0 + 3 terms of -0 x 1 = %v (sign bit %v), want -0", got, math.Signbit(float64(got)))
+	}
+}
+
 // run builds a graph of build on GoMLX's Go backend, runs it on args and
 // returns its float32 outputs.
 func run(t *testing.T, build func(in []*Node) []*Node, args ...any) [][]float32 {

@@ -3,8 +3,12 @@
 package exact
 
 import (
+	"math"
+	"slices"
+
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
+	"github.com/gomlx/gomlx/pkg/core/shapes"
 
 	"github.com/ump-lab/ump/nn/gpu/loop"
 )
@@ -35,19 +39,55 @@ func FMA32(x, y, z *Node) *Node {
 	return ConvertDType(Where(inexact, odd, s), dtypes.Float32)
 }
 
+// termsPerTrip is how many terms of a long sum one trip of its loop adds
+// (in order, unrolled): the trips, and a GPU's kernel launches, are that
+// many times fewer (docs/gpu.md's blocks of U). A sum whose terms are not
+// a multiple of it is padded with terms of -0, which leave it as it was.
+const termsPerTrip = 8
+
 // Product is start + a bᵀ of every model in the CPU engine's order:
 // element (i, j) starts at start[i, j] and adds a[i, l] b[j, l] for l =
 // 0, 1, ..., k-1, one FMA32 each, as the engine's gemm computes a linear
 // layer's x Wᵀ + bias. a is [M, m, k], b [M, n, k], start [M, m, n], for
-// M models side by side; the k steps are one loop, trip l an elementwise
-// FMA32 over [M, m, n] of a's column l and b's.
+// M models side by side; the k steps are one loop, each trip
+// termsPerTrip elementwise FMA32s over [M, m, n] of a's columns and b's
+// (past k, -0 times +0).
 func Product(a, b, start *Node) *Node {
 	ad, bd := a.Shape().Dimensions, b.Shape().Dimensions
 	models, m, k, n := ad[0], ad[1], ad[2], bd[1]
-	cols, rows := TransposeAllDims(a, 2, 0, 1), TransposeAllDims(b, 2, 0, 1) // [k, M, m], [k, M, n]: term l is row l of each
-	return loop.Counted(a.Graph(), k, 1, []*Node{cols, rows}, []*Node{start}, func(body *loop.Body, l *Node, acc []*Node) []*Node {
-		col := BroadcastToDims(Reshape(Gather(body.Use(cols), Reshape(l, 1)), models, m, 1), models, m, n)
-		row := BroadcastToDims(Reshape(Gather(body.Use(rows), Reshape(l, 1)), models, 1, n), models, m, n)
-		return []*Node{FMA32(col, row, acc[0])}
+	spare := (termsPerTrip - k%termsPerTrip) % termsPerTrip                        // terms of -0 to fill the last trip
+	cols := appended(TransposeAllDims(a, 2, 0, 1), 0, spare, math.Copysign(0, -1)) // [k+spare, M, m]: term l is row l
+	rows := appended(TransposeAllDims(b, 2, 0, 1), 0, spare, 0)                    // [k+spare, M, n]
+	return loop.Counted(a.Graph(), k+spare, termsPerTrip, []*Node{cols, rows}, []*Node{start}, func(body *loop.Body, l *Node, acc []*Node) []*Node {
+		terms := Reshape(Add(Iota(l.Graph(), shapes.Make(dtypes.Int32, termsPerTrip), 0), l), termsPerTrip, 1)
+		cs, rs := Gather(body.Use(cols), terms), Gather(body.Use(rows), terms)
+		sum := acc[0]
+		for u := range termsPerTrip {
+			col := BroadcastToDims(Reshape(Slice(cs, AxisElem(u)), models, m, 1), models, m, n)
+			row := BroadcastToDims(Reshape(Slice(rs, AxisElem(u)), models, 1, n), models, m, n)
+			sum = FMA32(col, row, sum)
+		}
+		return []*Node{sum}
 	})[0]
+}
+
+// appended is x with n slices of fill after it along axis.
+func appended(x *Node, axis, n int, fill float64) *Node {
+	if n == 0 {
+		return x
+	}
+	dims := slices.Clone(x.Shape().Dimensions)
+	dims[axis] = n
+	return Concatenate([]*Node{x, filled(x.Graph(), x.DType(), fill, dims...)}, axis)
+}
+
+// filled is fill of dtype broadcast to dims. A -0 is -(+0): GoMLX's
+// scalar constants are cached by value, and -0 == +0, so Scalar of -0
+// may give a +0 made earlier (and a later +0 the -0).
+func filled(g *Graph, dtype dtypes.DType, fill float64, dims ...int) *Node {
+	v := Scalar(g, dtype, fill)
+	if fill == 0 && math.Signbit(fill) {
+		v = Neg(Scalar(g, dtype, 0))
+	}
+	return BroadcastToDims(v, dims...)
 }

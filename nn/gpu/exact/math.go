@@ -158,7 +158,7 @@ func onlyReal(v, real *Node, fill float64) *Node {
 	for range dims[2:] {
 		at = append(at, 1)
 	}
-	return Where(BroadcastToDims(Reshape(real, at...), dims...), v, BroadcastToDims(Scalar(v.Graph(), v.DType(), fill), dims...))
+	return Where(BroadcastToDims(Reshape(real, at...), dims...), v, filled(v.Graph(), v.DType(), fill, dims...))
 }
 
 // FullBatch is the counts of batches without padding: all of x's
