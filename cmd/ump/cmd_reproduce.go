@@ -62,7 +62,7 @@ func runReproduce(ctx context.Context, g globals, roots []string, jobs int, stdo
 	runner := g.runner(store, nil) // the one line below instead of every cell's
 	runner.Jobs = jobs
 	all, err := reproduction.Plan(ctx, runner, dirs, func(plan *manifests.Plan) string {
-		if gpuBuilt(plan, g.device) != nil {
+		if g.gpuBuilt(plan) != nil {
 			return "its cells train on the GPU engine, which this build lacks"
 		}
 		return ""

@@ -191,7 +191,7 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	if err := pipeline.CheckUntil(g.cellStages(), until); err != nil {
 		return badInput{err}
 	}
-	if err := gpuBuilt(plan, g.device); err != nil {
+	if err := g.gpuBuilt(plan); err != nil {
 		return err
 	}
 	store, runner, err := g.openRun(ctx, opts, rerun, stderr)
@@ -272,18 +272,18 @@ func (g globals) openRun(ctx context.Context, opts runOptions, rerun string, std
 	return store, runner, nil
 }
 
-// gpuBuilt refuses, before anything runs, a plan with GPU cells on a build
-// without the GPU engine: a choice the user can change (--engine cpu), not
-// a cell that fails.
-func gpuBuilt(plan *manifests.Plan, device *gpu.Device) error {
-	for i := range plan.Cells {
-		if !plan.Cells[i].Config.OnGPU() {
-			continue
+// gpuBuilt refuses, before anything runs, cells that train on the GPU (GPU cells, or with
+// --exact-gpu the CPU engine's) on a build without it: a choice the user can change.
+func (g globals) gpuBuilt(plan *manifests.Plan) error {
+	for i, cell := range plan.Cells {
+		if onGPU := cell.Config.OnGPU(); onGPU || (g.exact && cell.Config.Task.Kind().Samples) {
+			if _, err := g.device.Name(); !errors.Is(err, gpu.ErrNoGPU) {
+				return nil
+			} else if onGPU {
+				return badInput{fmt.Errorf("cell %d trains on the GPU engine (engine: gpu, or --engine gpu), and %w; or run it on the CPU engine (--engine cpu)", i+1, err)}
+			}
+			return badInput{fmt.Errorf("--exact-gpu trains cell %d on the GPU, and %w; or run it without --exact-gpu", i+1, gpu.ErrNoGPU)}
 		}
-		if _, err := device.Name(); errors.Is(err, gpu.ErrNoGPU) {
-			return badInput{fmt.Errorf("cell %d trains on the GPU engine (engine: gpu, or --engine gpu), and %w; or run it on the CPU engine (--engine cpu)", i+1, err)}
-		}
-		return nil
 	}
 	return nil
 }

@@ -10,15 +10,19 @@ import (
 // buildTags are the tags the tests build ump with: those they are built with.
 var buildTags []string
 
-// TestGPUEngineNeedsTheXLABuild: without -tags xla, --engine gpu is bad
-// input (exit 2) with the way out, before anything is registered, a bad
-// --engine value is a usage error, and doctor says which engines work.
+// TestGPUEngineNeedsTheXLABuild: without -tags xla, --engine gpu and
+// --exact-gpu are bad input (exit 2) with the way out, before anything is
+// registered, a bad --engine value is a usage error, and doctor says which
+// engines work.
 func TestGPUEngineNeedsTheXLABuild(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "s.yaml", strings.Replace(inspectManifest, "DATASET", "synthetic", 1))
 	if r := ump(t, store, "run", "--engine", "gpu", m); r.code != 2 || !strings.Contains(r.stderr, "rebuild with -tags xla") || !strings.Contains(r.stderr, "--engine cpu") {
 		t.Errorf("--engine gpu without the GPU build: exit %d, %s", r.code, r.stderr)
+	}
+	if r := ump(t, store, "--exact-gpu", "run", m); r.code != 2 || !strings.Contains(r.stderr, "rebuild with -tags xla") || !strings.Contains(r.stderr, "without --exact-gpu") {
+		t.Errorf("--exact-gpu without the GPU build: exit %d, %s", r.code, r.stderr)
 	}
 	if r := ump(t, store, "status"); !strings.Contains(r.stdout, "holds no manifests") {
 		t.Errorf("the refused run left a store behind: status exits %d, %s%s", r.code, r.stdout, r.stderr)
