@@ -4,7 +4,6 @@ package exact
 
 import (
 	"math"
-	"slices"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
@@ -32,7 +31,7 @@ func conv(x, w, bias *Node, pad int, skipPadRows bool) *Node {
 	d, wd := x.Shape().Dimensions, w.Shape().Dimensions
 	models, b, chans, h, wid, outC, k := d[0], d[1], d[2], d[3], d[4], wd[1], wd[3]
 	oh, ow := h+2*pad-k+1, wid+2*pad-k+1
-	xp := padded(padded(x, 3, pad, pad), 4, pad, pad)
+	xp := padded(padded(x, 3, pad, pad, 0), 4, pad, pad, 0)
 	dims := []int{models, b, outC, oh, ow}
 	acc := BroadcastToDims(Reshape(bias, models, 1, outC, 1, 1), dims...)
 	for ic := range chans {
@@ -58,23 +57,6 @@ func conv(x, w, bias *Node, pad int, skipPadRows bool) *Node {
 		}
 	}
 	return acc
-}
-
-// padded is x with before and after zeros along axis.
-func padded(x *Node, axis, before, after int) *Node {
-	parts := []*Node{x}
-	zeros := func(n int) *Node {
-		dims := slices.Clone(x.Shape().Dimensions)
-		dims[axis] = n
-		return Zeros(x.Graph(), shapes.Make(dtypes.Float32, dims...))
-	}
-	if before > 0 {
-		parts = append([]*Node{zeros(before)}, parts...)
-	}
-	if after > 0 {
-		parts = append(parts, zeros(after))
-	}
-	return Concatenate(parts, axis)
 }
 
 // maxPool2 takes the 2 x 2 windows' maxima of x [M, b, C, H, W] (a last
@@ -135,20 +117,20 @@ func convWeightGrad(x, dy *Node, k, pad int, order nn.ConvOrder) (gw, gb *Node) 
 	}
 	// The padded input, wide enough for every term, and its k x k shifted
 	// windows: window[:, :, :, t] is [M, b, C, oh, width] for tap t = ki*k + kj.
-	xp := padded(padded(x, 3, pad, oh+k-1-pad-h), 4, pad, width+k-1-pad-wid)
+	xp := padded(padded(x, 3, pad, oh+k-1-pad-h, 0), 4, pad, width+k-1-pad-wid, 0)
 	var taps []*Node
 	for t := range k * k {
 		taps = append(taps, Slice(xp, AxisRange(), AxisRange(), AxisRange(), AxisRange(t/k, t/k+oh), AxisRange(t%k, t%k+width)))
 	}
-	window := Stack(taps, 3)          // [M, b, C, k*k, oh, width]
-	dyw := padded(dy, 4, 0, width-ow) // columns past ow: dy is 0
+	window := Stack(taps, 3)             // [M, b, C, k*k, oh, width]
+	dyw := padded(dy, 4, 0, width-ow, 0) // columns past ow: dy is 0
 	// Each term as a row, term i = (sample, row, block) in order.
 	blocks, terms := width/step, b*oh*width/step
 	spare := (termsPerTrip - terms%termsPerTrip) % termsPerTrip // terms of -0 to fill the last trip
-	dRows := appended(Reshape(TransposeAllDims(Reshape(dyw, models, b, outC, oh, blocks, step), 1, 3, 4, 0, 2, 5), terms, models, outC, step),
-		0, spare, math.Copysign(0, -1))
-	xRows := appended(Reshape(TransposeAllDims(Reshape(window, models, b, chans, k*k, oh, blocks, step), 1, 4, 5, 0, 2, 3, 6), terms, models, chans, k*k, step),
-		0, spare, 0)
+	dRows := padded(Reshape(TransposeAllDims(Reshape(dyw, models, b, outC, oh, blocks, step), 1, 3, 4, 0, 2, 5), terms, models, outC, step),
+		0, 0, spare, math.Copysign(0, -1))
+	xRows := padded(Reshape(TransposeAllDims(Reshape(window, models, b, chans, k*k, oh, blocks, step), 1, 4, 5, 0, 2, 3, 6), terms, models, chans, k*k, step),
+		0, 0, spare, 0)
 	zeros := func(dims ...int) *Node { return Zeros(g, shapes.Make(dtypes.Float32, dims...)) }
 	sums := loop.Counted(g, terms+spare, termsPerTrip, []*Node{dRows, xRows}, []*Node{zeros(models, outC, chans, k*k, step), zeros(models, outC, step)},
 		func(body *loop.Body, i *Node, state []*Node) []*Node {
@@ -201,5 +183,5 @@ func maxPool2Backward(x, m, dy *Node) *Node {
 	top := Reshape(Stack([]*Node{part(0), part(1)}, 5), d[0], d[1], d[2], oh, 2*ow)
 	bottom := Reshape(Stack([]*Node{part(2), part(3)}, 5), d[0], d[1], d[2], oh, 2*ow)
 	dx := Reshape(Stack([]*Node{top, bottom}, 4), d[0], d[1], d[2], 2*oh, 2*ow)
-	return padded(padded(dx, 3, 0, d[3]-2*oh), 4, 0, d[4]-2*ow)
+	return padded(padded(dx, 3, 0, d[3]-2*oh, 0), 4, 0, d[4]-2*ow, 0)
 }

@@ -4,7 +4,6 @@ package exact
 
 import (
 	"math"
-	"slices"
 
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
@@ -55,9 +54,9 @@ const termsPerTrip = 8
 func Product(a, b, start *Node) *Node {
 	ad, bd := a.Shape().Dimensions, b.Shape().Dimensions
 	models, m, k, n := ad[0], ad[1], ad[2], bd[1]
-	spare := (termsPerTrip - k%termsPerTrip) % termsPerTrip                        // terms of -0 to fill the last trip
-	cols := appended(TransposeAllDims(a, 2, 0, 1), 0, spare, math.Copysign(0, -1)) // [k+spare, M, m]: term l is row l
-	rows := appended(TransposeAllDims(b, 2, 0, 1), 0, spare, 0)                    // [k+spare, M, n]
+	spare := (termsPerTrip - k%termsPerTrip) % termsPerTrip                         // terms of -0 to fill the last trip
+	cols := padded(TransposeAllDims(a, 2, 0, 1), 0, 0, spare, math.Copysign(0, -1)) // [k+spare, M, m]: term l is row l
+	rows := padded(TransposeAllDims(b, 2, 0, 1), 0, 0, spare, 0)                    // [k+spare, M, n]
 	return loop.Counted(a.Graph(), k+spare, termsPerTrip, []*Node{cols, rows}, []*Node{start}, func(body *loop.Body, l *Node, acc []*Node) []*Node {
 		terms := Reshape(Add(Iota(l.Graph(), shapes.Make(dtypes.Int32, termsPerTrip), 0), l), termsPerTrip, 1)
 		cs, rs := Gather(body.Use(cols), terms), Gather(body.Use(rows), terms)
@@ -69,25 +68,4 @@ func Product(a, b, start *Node) *Node {
 		}
 		return []*Node{sum}
 	})[0]
-}
-
-// appended is x with n slices of fill after it along axis.
-func appended(x *Node, axis, n int, fill float64) *Node {
-	if n == 0 {
-		return x
-	}
-	dims := slices.Clone(x.Shape().Dimensions)
-	dims[axis] = n
-	return Concatenate([]*Node{x, filled(x.Graph(), x.DType(), fill, dims...)}, axis)
-}
-
-// filled is fill of dtype broadcast to dims. A -0 is -(+0): GoMLX's
-// scalar constants are cached by value, and -0 == +0, so Scalar of -0
-// may give a +0 made earlier (and a later +0 the -0).
-func filled(g *Graph, dtype dtypes.DType, fill float64, dims ...int) *Node {
-	v := Scalar(g, dtype, fill)
-	if fill == 0 && math.Signbit(fill) {
-		v = Neg(Scalar(g, dtype, 0))
-	}
-	return BroadcastToDims(v, dims...)
 }

@@ -161,7 +161,7 @@ func Gradients(model *nn.Model, p, x, labels, count *Node, masks []*Node) (loss,
 	}
 	loss, _, dy := CrossEntropy(acts[len(acts)-1], labels, count)
 	models, b := x.Shape().Dimensions[0], x.Shape().Dimensions[1]
-	real := LessThan(Iota(x.Graph(), shapes.Make(dtypes.Int32, models, b), 1), BroadcastToDims(Reshape(count, models, 1), models, b))
+	real := firstSamples(x.Graph(), count, models, b)
 	negZero := math.Copysign(0, -1)
 	grads := make([]*Node, len(model.Layers))
 	for i := len(model.Layers) - 1; i >= 0 && dy != nil; i-- {

@@ -117,7 +117,7 @@ func CrossEntropy(logits, labels, count *Node) (loss, correct, grad *Node) {
 	g := logits.Graph()
 	d := logits.Shape().Dimensions
 	models, b, classes := d[0], d[1], d[2]
-	real := LessThan(Iota(g, shapes.Make(dtypes.Int32, models, b), 1), BroadcastToDims(Reshape(count, models, 1), models, b))
+	real := firstSamples(g, count, models, b)
 	hi := ReduceAndKeep(logits, ReduceMax, 2)
 	diff := Sub(logits, hi) // v - hi in float32, as the CPU subtracts
 	d64 := ConvertDType(diff, dtypes.Float64)

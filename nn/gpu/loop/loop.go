@@ -22,8 +22,8 @@ import (
 // operation in a loop's body on a value of the enclosing function (GoMLX's
 // Go backend accepts it). So the loop carries the outside values its body
 // uses, unchanged, as parameters of the body, which reaches them through
-// Body.use; the body's constants are its own (ownCaches), and so are
-// its reductions.
+// Body.Use; the body's constants are its own (ownCaches), and so are its
+// reductions. Loops nest: a body may build loops of its own (newClosure).
 //
 // The loop's values are ordered outside, counter, state, so the state's
 // last value is the While's last output: GoMLX's Go backend (v0.27.3,
@@ -65,8 +65,8 @@ func Counted(g *Graph, limit, stride int, outside, state []*Node, body func(b *B
 }
 
 // newClosure is NewClosure, its backend function a closure of the current
-// function's, so that Counteds nest: GoMLX v0.27.3 makes every
-// closure one of the main function's (function.go, NewClosureWithSharding
+// function's, so that loops nest: GoMLX v0.27.3 makes every closure one
+// of the main function's (function.go, NewClosureWithSharding
 // calls the builder's Main().Closure()), and a backend's While refuses, in
 // a loop's body, closures that are not the body's own. While the closure
 // is made, the graph's builder answers its first Main() with the current
@@ -106,7 +106,7 @@ type Body struct {
 	carried map[*Node]*Node // outside value -> its parameter
 }
 
-// use is v as the body can use it: v itself if the body made it, else the
+// Use is v as the body can use it: v itself if the body made it, else the
 // parameter that carries it. Any other outside value is a mistake of the
 // program's (panics).
 func (b *Body) Use(v *Node) *Node {
@@ -119,7 +119,7 @@ func (b *Body) Use(v *Node) *Node {
 	panic(fmt.Errorf("gpu engine: a loop's body uses a value of its enclosing function that the loop does not carry (%s)", v.Shape()))
 }
 
-// useAll is use of each value.
+// UseAll is Use of each value.
 func (b *Body) UseAll(vs []*Node) []*Node {
 	out := make([]*Node, len(vs))
 	for i, v := range vs {
@@ -160,8 +160,8 @@ func ownCaches(g *Graph) (restore func()) {
 	}
 }
 
-// field is a struct's field of that name, if it is a map, made settable;
-// the zero Value otherwise.
+// field is a struct's field of that name, if it is a map or an
+// interface, made settable; the zero Value otherwise.
 func field(v reflect.Value, name string) reflect.Value {
 	if v.Kind() != reflect.Struct {
 		return reflect.Value{}
