@@ -54,8 +54,9 @@ reproduce: data
 # exact round program's pieces, bit for bit — cohorts in the pipeline, a
 # CLI run, doctor's check programs, a tiny table stopped and continued;
 # printed from bin/gpu-kit.log once it ends), then
-# 30 s of fuzzing a results directory as ump report reads it (its rate
-# printed, over the time it fuzzed after replaying its seed inputs; the
+# 30 s of fuzzing a results directory as ump report reads it, with one
+# worker (a second took 30 s of CPU from the tests beside it), its rate
+# printed over the time it fuzzed after replaying its seed inputs (the
 # fuzz cache is cleared first, since replaying the inputs earlier runs
 # found, which grow from run to run, ate ever more of the 30 s; each new
 # input minimized for 10 runs at most, since the default minute of
@@ -78,7 +79,7 @@ test:
 	rm -f $(SKIPS) bin/gpu-kit.log
 	$(GO) clean -fuzzcache
 	{ { $(MAKE) -s gpu-kit && UMP_GPU_KIT=$(CURDIR)/.gpu $(GO) test -count=1 -timeout 30m -json -run KitPhases ./gpukit | $(SUMMARY) -v; } > bin/gpu-kit.log 2>&1; kit=$$?; \
-		$(GO) test -run '^$$' -fuzz '^FuzzReadExported$$' -fuzztime 30s -fuzzminimizetime 10x ./report/resultsdir > bin/fuzz.log 2>&1 && exit $$kit; } & beside=$$!; \
+		$(GO) test -run '^$$' -fuzz '^FuzzReadExported$$' -fuzztime 30s -fuzzminimizetime 10x -parallel 1 ./report/resultsdir > bin/fuzz.log 2>&1 && exit $$kit; } & beside=$$!; \
 		$(GO) test -count=1 -timeout 30m -json $$($(GO) list $(FIRST) ./... | grep -v '/gpukit$$') | $(SUMMARY); rc=$$?; \
 		$(GO) test -count=1 -tags xla -json -run '^TestXLABuilderAcceptsEveryProgram$$' ./nn/gpu | $(SUMMARY) || rc=1; \
 		$(GO) test -count=1 -tags xla -json ./nn/gpu/exact | $(SUMMARY) || rc=1; \
