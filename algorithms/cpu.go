@@ -357,10 +357,11 @@ func (o *cpu) evaluate(outs []output) {
 		return
 	}
 	prog, results, nslots := o.compile(outs)
+	stride := min(chunk, o.dim) // a small model's vectors are shorter than a chunk
 	Parallel(o.n, func(i int) {
-		scratch := make([]float32, (nslots+1)*chunk) // the last slot: zeros
-		zero := scratch[nslots*chunk:]
-		staged := make([]float32, len(outs)*chunk)
+		scratch := make([]float32, (nslots+1)*stride) // the last slot: zeros
+		zero := scratch[nslots*stride:]
+		staged := make([]float32, len(outs)*stride)
 		for lo := 0; lo < o.dim; lo += chunk {
 			w := min(chunk, o.dim-lo)
 			read := func(a operand) []float32 {
@@ -370,24 +371,24 @@ func (o *cpu) evaluate(outs []output) {
 				case a.slot < 0:
 					return zero[:w]
 				}
-				return scratch[a.slot*chunk:][:w]
+				return scratch[a.slot*stride:][:w]
 			}
 			for _, in := range prog {
 				var b []float32
 				if in.op != opScale && in.op != opDiv {
 					b = read(in.b)[:w]
 				}
-				in.exec(scratch[in.result*chunk:][:w], read(in.a)[:w], b)
+				in.exec(scratch[in.result*stride:][:w], read(in.a)[:w], b)
 			}
 			for k, r := range results { // a leaf result may be another output's buffer: stage it
 				if r.buf != nil {
-					copy(staged[k*chunk:][:w], read(r))
+					copy(staged[k*stride:][:w], read(r))
 				}
 			}
 			for k, out := range outs {
 				from := read(results[k])
 				if results[k].buf != nil {
-					from = staged[k*chunk:][:w]
+					from = staged[k*stride:][:w]
 				}
 				copy(out.dst[i][lo:lo+w], from)
 			}
