@@ -121,8 +121,14 @@ func TestEveryCommandAndFlagIsDocumented(t *testing.T) {
 // of figures the README shows (a cell's status line, a Markdown or LaTeX
 // table row): the CPU engine gives the same bits on every machine, so the
 // quickstart's figures are the README's everywhere.
+//
+// It is the package's one test that does not call t.Parallel: its
+// quickstart is the package's longest computation (some 140 s of CPU on
+// 2 cores), and a serial test runs before every parallel one, so it
+// starts first, beside the other packages' tests, instead of late among
+// the parallel tests, where Go happened to start it and it was make
+// test's last 2 minutes.
 func TestREADMECommandsRunAsShown(t *testing.T) {
-	t.Parallel()
 	if info, _ := datasets.Lookup("mnist"); !info.Installed(datasets.DefaultDir()) {
 		t.Skipf("mnist is not installed in %s (run `ump data fetch mnist`; .ci/run installs it)", datasets.DefaultDir())
 	}
