@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 limit=$((64 << 20))
 stage=$(mktemp -d)
-trap 'rm -rf "$stage" "$stage".*' EXIT
+trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/nn/gpu" "$stage/nn/cpu" "$stage/pipeline" "$stage/cmd/ump" "$stage/data"
 
 strip=(-ldflags=-s\ -w)
