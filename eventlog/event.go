@@ -68,12 +68,20 @@ type CellOutcome struct {
 }
 
 // Provenance is the payload of CellImported: where a store got a cell's
-// events from (pull, or a run resuming from S3) and who vouched for them.
-// It is the store's own record and never travels (Own).
+// events from (pull, a run resuming from S3, or ump import of a results
+// directory) and who vouched for them. It is the store's own record and
+// never travels (Own).
 type Provenance struct {
-	From    string `json:"from"`             // the S3 store
-	Attempt string `json:"attempt"`          // the attempt that committed the cell
-	Signer  string `json:"signer,omitempty"` // the public key that signed the commit; "" for unsigned events taken with --trust-unsigned
+	From    string `json:"from"`             // the S3 store, or the results directory
+	Attempt string `json:"attempt"`          // the attempt that committed the cell (S3)
+	Signer  string `json:"signer,omitempty"` // the public key that signed the commit or cell; "" for unsigned events taken with --trust-unsigned
+	// Signature is the cell's signature as its results directory carried
+	// it, which a report of the cell writes again (ump import).
+	Signature string `json:"signature,omitempty"`
+	// TablesOnly says that the cell came with its tables (its rounds and
+	// final figures) and not its other outputs (checkpoints, partition):
+	// finished, it is not computed again, and what is absent is not damage.
+	TablesOnly bool `json:"tables_only,omitempty"`
 }
 
 // New returns an event of a kind with its payload, which must be of

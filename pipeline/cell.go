@@ -39,6 +39,13 @@ func (c *cellRun) run(ctx context.Context) (status string, cached bool, err erro
 	if err := c.start(ctx); err != nil {
 		return "", false, err
 	}
+	if imported := c.view.DirImport(); imported != nil && !c.r.RecomputeImported &&
+		(c.view.Status == eventlog.Completed || c.view.Status == eventlog.Diverged) {
+		// Its checkpoints stayed behind: no stage is cached whole, and
+		// none needs to run. Nothing of it goes to a fleet's bucket.
+		c.p.importedCell(c.cell, imported)
+		return c.view.Status, true, nil
+	}
 	status, diverged, failure, err := c.stages(ctx)
 	if err != nil {
 		return "", false, err

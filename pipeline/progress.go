@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/record"
 
 	"github.com/ump-lab/ump/manifests"
@@ -126,6 +127,18 @@ func (p *progress) stageCached(c *manifests.Cell, name string, former bool) {
 	if name == stages.Train {
 		p.count(c, c.Config.Rounds, false)
 	}
+}
+
+// importedCell says a cell is finished as a results directory brought
+// it (ump import), and is not computed here.
+func (p *progress) importedCell(c *manifests.Cell, from *eventlog.Provenance) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	signer := "signed by " + from.Signer
+	if from.Signer == "" {
+		signer = "unsigned"
+	}
+	p.cellf(c, "imported from %s, %s: not computed here (ump verify computes it again)\n", display.Terminal(from.From), display.Terminal(signer))
 }
 
 func (p *progress) stageDone(c *manifests.Cell, name string, res *stages.Result) {

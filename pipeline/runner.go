@@ -62,6 +62,10 @@ type Runner struct {
 	// fleet, through S3): the registration is pinned there, and each cell
 	// runs between its hooks.
 	Fleet Fleet
+	// RecomputeImported computes again the cells imported from results
+	// directories (ump import), as ump reproduce does; without it such a
+	// cell, finished, is taken as it is.
+	RecomputeImported bool
 	// Counted, when set, is told each time rounds of a cell are accounted
 	// for: rounds more of cell c, computed here or found done (cached, or
 	// resumed from a checkpoint). It is called from the running cells'

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -57,10 +58,12 @@ type DamagedBlob struct {
 
 // CheckBlobs reads back every blob the events of a registered manifest
 // name (stage outputs and checkpoints, less the superseded ones), as
-// restic's check --read-data,
-// and returns how many it read and the damaged ones.
+// restic's check --read-data, and returns how many it read and the
+// damaged ones. A cell imported from a results directory came with its
+// tables alone: its other blobs are absent, not damaged.
 func CheckBlobs(ctx context.Context, s *Store, reg *state.Registration) (int, []*DamagedBlob, error) {
 	seen := map[string]bool{}
+	absent := 0 // blobs of imported cells that stayed behind
 	var damaged []*DamagedBlob
 	for i, key := range reg.CellKeys {
 		evs, err := s.Events.ByCell(key)
@@ -68,6 +71,11 @@ func CheckBlobs(ctx context.Context, s *Store, reg *state.Registration) (int, []
 			return 0, nil, err
 		}
 		old := superseded(evs)
+		view, err := state.FoldCell(key, evs)
+		if err != nil {
+			return 0, nil, err
+		}
+		tablesOnly := view.DirImport() != nil // its other outputs stayed in the directory's store
 		for _, ev := range evs {
 			for _, name := range slices.Sorted(maps.Keys(ev.Outputs)) {
 				ref := ev.Outputs[name]
@@ -79,6 +87,10 @@ func CheckBlobs(ctx context.Context, s *Store, reg *state.Registration) (int, []
 					return 0, nil, ErrInterrupted
 				}
 				if _, err := s.Blobs.Get(ctx, ref); err != nil {
+					if tablesOnly && errors.Is(err, artifacts.ErrNotFound) {
+						absent++
+						continue
+					}
 					what := ev.Stage + "/" + name
 					if ev.Kind == eventlog.RoundCompleted {
 						what = fmt.Sprintf("%s checkpoint of round %d", ev.Stage, ev.Round)
@@ -88,7 +100,7 @@ func CheckBlobs(ctx context.Context, s *Store, reg *state.Registration) (int, []
 			}
 		}
 	}
-	return len(seen), damaged, nil
+	return len(seen) - absent, damaged, nil
 }
 
 // Verify recomputes every cell of a registered manifest from scratch, with

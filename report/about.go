@@ -167,6 +167,10 @@ func (s *Show) Cell(ctx context.Context, rep *state.Report, i int, events bool) 
 		if p.Signer == "" {
 			signer = "unsigned (taken with --trust-unsigned: its results serve this manifest alone)"
 		}
+		if p.TablesOnly {
+			fmt.Fprintf(w, "  imported from %s, %s: its tables came, its checkpoints stayed behind\n", display.Terminal(p.From), display.Terminal(signer))
+			continue
+		}
 		fmt.Fprintf(w, "  imported from %s: committed by %s, %s\n", display.Terminal(p.From), display.Terminal(p.Attempt), display.Terminal(signer))
 	}
 	if len(cell.Imported) == 0 && len(cell.Events) > 0 {
@@ -237,6 +241,10 @@ func (ts *Show) tables(ctx context.Context, cell *state.CellView, n int, stage s
 		}
 		ts.printed[ref] = n
 		data, err := ts.Src.Blobs.Get(ctx, ref)
+		if errors.Is(err, artifacts.ErrNotFound) && cell.DirImport() != nil {
+			fmt.Fprintf(ts.W, "    %s: not in this store (the cell was imported with its tables alone)\n", out.Name)
+			return nil, nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", out, err)
 		}

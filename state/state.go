@@ -295,6 +295,17 @@ func FoldCell(key string, evs []eventlog.Event) (*CellView, error) {
 	return v, nil
 }
 
+// DirImport is the provenance of the cell's import from a results
+// directory (ump import: its tables only), the latest one, or nil.
+func (v *CellView) DirImport() *eventlog.Provenance {
+	for i := len(v.Imported) - 1; i >= 0; i-- {
+		if v.Imported[i].TablesOnly {
+			return &v.Imported[i]
+		}
+	}
+	return nil
+}
+
 // Stage returns the view of a named stage, or nil.
 func (v *CellView) Stage(name string) *StageView {
 	for _, st := range v.Stages {

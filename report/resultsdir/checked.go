@@ -101,8 +101,8 @@ func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error
 	if rr := r.Report; rr != nil && (rr.Signer != "" || rr.Signature != "") && !signing.Verifies(rr.Signer, r.reportSigned(), rr.Signature) {
 		return fmt.Errorf("%w: %s carries a signature of its report by %s that does not verify: the record was changed after signing", state.ErrBadArgument, path, display.Terminal(rr.Signer))
 	}
-	if listed := slices.Sorted(maps.Keys(r.Files)); all &&
-		(slices.Equal(listed, slices.Sorted(slices.Values(ResultFiles))) || slices.Equal(listed, slices.Sorted(slices.Values(plainResultFiles)))) {
+	if listed := slices.Sorted(maps.Keys(r.Files)); all && slices.ContainsFunc([][]string{ResultFiles, uncarriedResultFiles, plainResultFiles},
+		func(files []string) bool { return slices.Equal(listed, slices.Sorted(slices.Values(files))) }) {
 		x.record, x.results = &r, results
 		if plain, ok := results[plainRoundsCSV]; ok && r.Signature == "" { // nothing vouches for the plain file: written again as ump writes it now
 			delete(results, plainRoundsCSV)
@@ -119,7 +119,7 @@ func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error
 // (nil without).
 func (x *Exported) resultFile(dir, name string, read func(name string) ([]byte, error), all bool, derived func() (map[string][]byte, error)) ([]byte, error) {
 	_, err := os.Lstat(filepath.Join(dir, name))
-	if !errors.Is(err, fs.ErrNotExist) || name == RegistrationFile || name == FinalFile || name == RoundsFile {
+	if !errors.Is(err, fs.ErrNotExist) || name == RegistrationFile || name == FinalFile || name == RoundsFile || name == CellsFile {
 		return read(name)
 	}
 	if !all {

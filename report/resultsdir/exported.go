@@ -54,6 +54,12 @@ type Exported struct {
 	fromStore bool
 	record    *Record
 	results   map[string][]byte
+	// cellRecords are the finished cells a store holds (ExportOf), written
+	// as CellsFile; cellsData is that file as a directory held it, and dir
+	// the directory (readExported), for Cells.
+	cellRecords []CellRecord
+	cellsData   []byte
+	dir         string
 }
 
 // The files of an exported directory.
@@ -108,7 +114,12 @@ var figureName = regexp.MustCompile(`^(curves|sweep)-[^/]+\.(png|pdf)$`)
 // (RoundsCSVFile: a tenth of its size; pandas, DuckDB and R read it as
 // it is); directories written before that hold rounds.csv, read and
 // checked as well.
-var ResultFiles = []string{RegistrationFile, ManifestFile, FinalFile, FinalCSVFile, RoundsFile, RoundsCSVFile}
+var ResultFiles = []string{RegistrationFile, ManifestFile, FinalFile, FinalCSVFile, RoundsFile, RoundsCSVFile, CellsFile}
+
+// uncarriedResultFiles are the results of a directory written before ump
+// carried the cells (CellsFile), or laid out anew (As): read, reported
+// and written again as they are; such a directory cannot be imported.
+var uncarriedResultFiles = []string{RegistrationFile, ManifestFile, FinalFile, FinalCSVFile, RoundsFile, RoundsCSVFile}
 
 // The CSV copies of the tables.
 const (
@@ -178,7 +189,11 @@ func ExportOf(ctx context.Context, s state.Source, rep *state.Report) (*Exported
 	if err != nil {
 		return nil, err
 	}
-	return &Exported{Registration: rep.Registration, Final: final, Rounds: rounds, fromStore: rep.ImportedUnsigned == 0}, nil
+	records, err := cellRecords(ctx, s, rep)
+	if err != nil {
+		return nil, err
+	}
+	return &Exported{Registration: rep.Registration, Final: final, Rounds: rounds, fromStore: rep.ImportedUnsigned == 0, cellRecords: records}, nil
 }
 
 // WriteResults writes the registration and the exports into dir, a new
@@ -230,6 +245,11 @@ func (x *Exported) encode() (map[string][]byte, error) {
 		}
 		if strings.HasSuffix(t.csv, ".gz") {
 			files[t.csv] = gzipped(files[t.csv])
+		}
+	}
+	if x.cellRecords != nil {
+		if files[CellsFile], err = encodeCells(x.cellRecords); err != nil {
+			return nil, err
 		}
 	}
 	return files, nil
@@ -303,7 +323,9 @@ func CheckOwn(dir string) error {
 // WriteResults wrote. The results keep the record they were read with,
 // their signature included (less the figures' part of an older ump's
 // record: figures are derived); results from the user's store are signed
-// with key (nil: none set up). Nothing else is signed with key: results
+// with key (nil: none set up), unless some of their cells came from
+// results directories another key signed (ump import): each cell then
+// carries its own signature. Nothing else is signed with key: results
 // read from a directory or laid out anew (As) are not the user's to vouch
 // for.
 func (x *Exported) WriteRecord(dir string, key *signing.Key) error {
@@ -314,12 +336,15 @@ func (x *Exported) WriteRecord(dir string, key *signing.Key) error {
 		r = Record{Manifest: x.Registration.Plan.Hash, Files: map[string]string{}}
 		for _, name := range ResultFiles {
 			data, err := os.ReadFile(filepath.Join(dir, name))
+			if errors.Is(err, fs.ErrNotExist) && name == CellsFile && x.cellRecords == nil {
+				continue // laid out anew (As): its cells are another manifest's
+			}
 			if err != nil {
 				return err
 			}
 			r.Files[name] = digestOf(data)
 		}
-		if x.fromStore && key != nil {
+		if x.fromStore && key != nil && len(x.ImportedSigners(key)) == 0 {
 			r.Signer = key.Public()
 			r.Signature = key.Sign(r.signed())
 		}
@@ -460,6 +485,7 @@ func readExported(dir string, all bool) (*Exported, error) {
 	if err := x.checkRecord(dir, files.get, all); err != nil {
 		return nil, err
 	}
+	x.dir, x.cellsData = dir, files.read[CellsFile]
 	for _, name := range CSVFiles {
 		if _, err := os.Lstat(filepath.Join(dir, name)); errors.Is(err, fs.ErrNotExist) {
 			continue

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/ump-lab/ump/dirimport"
+	"github.com/ump-lab/ump/internal/display"
+	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/report/resultsdir"
+	"github.com/ump-lab/ump/signing"
+	"github.com/urfave/cli/v2"
+)
+
+func importCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "import",
+		Usage:     "bring the finished cells of results directories (those ump report writes) into the store, so that ump run computes only the cells they lack",
+		ArgsUsage: "DIR ...",
+		Description: "Each DIR is a directory ump report wrote for one manifest (or a report's directory, which stands\n" +
+			"for every manifest directory its " + resultsdir.RootFile + " lists). Each finished cell comes in under its\n" +
+			"cell key, with its events, its outputs' digests and its rounds and final tables; checkpoints stay\n" +
+			"behind. A run of the manifest, or of one that extends its sweep, then computes only the cells the\n" +
+			"store lacks. Each cell must be signed by a key the store trusts (yours, `ump trust add`, --trust);\n" +
+			"it stays signed by that key, never by yours. A cell computed under another engine, a directory\n" +
+			"edited after ump report wrote it, or one whose cells are not its manifest's is refused (exit 2 or 3)\n" +
+			"and nothing is imported. `ump show HASH` names where each imported cell came from; `ump verify\n" +
+			"HASH` computes them again.",
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "trust", Usage: "also accept cells signed by `KEY` (NAME:BASE64, as `ump key show` prints it), beside the keys of `ump trust list`"},
+			&cli.BoolFlag{Name: "trust-unsigned", Usage: "also import cells that carry no signature; their results then count for their manifest alone, " +
+				"not as cache hits for other manifests"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() == 0 {
+				return badInput{fmt.Errorf("ump import needs one or more results directories (ump report --out writes them)")}
+			}
+			return runImport(c.Context, globalsOf(c), c.Args().Slice(), c.StringSlice("trust"), c.Bool("trust-unsigned"), c.App.Writer, c.App.ErrWriter)
+		},
+	}
+}
+
+func runImport(ctx context.Context, g globals, args, keys []string, unsigned bool, stdout, stderr io.Writer) error {
+	trust, err := g.trust(unsigned)
+	if err != nil {
+		return err
+	}
+	if trust, err = signing.NewTrust(append(trust.Keys(), keys...)...); err != nil {
+		return badInput{fmt.Errorf("--trust: %w", err)}
+	}
+	trust.Unsigned = unsigned
+	var dirs []string // a report's directory stands for the manifest directories it lists
+	for _, arg := range args {
+		if !resultsdir.IsRoot(arg) || resultsdir.IsExported(arg) {
+			dirs = append(dirs, arg)
+			continue
+		}
+		listed, err := resultsdir.ReadRoot(arg)
+		if err != nil {
+			return err
+		}
+		dirs = append(dirs, listed...)
+	}
+	store, err := pipeline.Open(g.store, "ump import")
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	runner := g.runner(store, stderr)
+	for _, dir := range dirs {
+		st, err := dirimport.Import(ctx, runner, trust, dir)
+		if err != nil {
+			return fmt.Errorf("%s: %w", dir, err)
+		}
+		st.Say(stdout, dir)
+		if st.Cells < st.Plan {
+			abs, _ := filepath.Abs(filepath.Join(dir, resultsdir.ManifestFile))
+			fmt.Fprintf(stdout, "  the other %d cells: %s run %s\n", st.Plan-st.Cells, g.ump, display.Shell(abs))
+		}
+	}
+	return nil
+}
