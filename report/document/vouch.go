@@ -3,8 +3,8 @@ package document
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 
