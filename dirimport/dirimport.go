@@ -26,69 +26,84 @@ type Stats struct {
 	Plan     int    // the cells of the manifest
 }
 
-// Import brings the finished cells of the results directory dir into
-// the store that runner runs on (its Log, Blobs, Stages, Engines and
-// Data), each signed by a key of trust (or unsigned, with
-// trust.Unsigned: it then counts for this manifest alone). Everything is
-// checked before anything is written: the directory against its record
-// (resultsdir.ReadExported); each cell's key against the key this
-// machine computes for it, so a cell of another engine is refused by
-// name (pipeline.ErrOtherEngine); its signature (signing.ErrUntrusted);
-// its events as a pull checks them (pipeline.CheckPulled), its outputs
-// and status against its events, its tables against their digests. A
-// refused directory leaves the store unchanged. A cell the store already
-// holds finished is left as it is.
-func Import(ctx context.Context, runner *pipeline.Runner, trust *signing.Trust, dir string) (Stats, error) {
-	var st Stats
+// Directory is a results directory checked for import (Check).
+type Directory struct {
+	Path    string
+	x       *resultsdir.Exported
+	records []resultsdir.CellRecord
+	from    string // where the cells come from, as their provenance says
+}
+
+// Check reads the results directory dir and checks everything an import
+// of its cells needs, before anything is written: the directory against
+// its record (resultsdir.ReadExported) and its rows against its cells
+// (resultsdir.Exported.Cells); each cell's key against the key this
+// machine computes for it (runner's Engines and Data), so that a cell of
+// another engine is refused by name (pipeline.ErrOtherEngine); its
+// signature, by a key of trust (or none, with trust.Unsigned;
+// signing.ErrUntrusted); its events as a pull checks them
+// (pipeline.CheckPulled, with runner's Stages); its outputs and status
+// against its events, and its tables against their digests.
+func Check(ctx context.Context, runner *pipeline.Runner, trust *signing.Trust, dir string) (*Directory, error) {
 	x, err := resultsdir.ReadExported(dir)
 	if err != nil {
-		return st, err
+		return nil, err
 	}
 	records, err := x.Cells()
 	if err != nil {
-		return st, err
+		return nil, err
 	}
-	reg := &x.Registration
-	plan := &reg.Plan
-	st.Hash, st.Cells, st.Plan = plan.Hash, len(records), len(plan.Cells)
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return st, err
+		return nil, err
 	}
+	plan := &x.Registration.Plan
 	cellsPath := filepath.Join(dir, resultsdir.CellsFile)
 	ours, err := runner.Keys(ctx, plan)
 	if err != nil {
-		return st, err
+		return nil, err
 	}
-	regEv := reg.Event()
-	evs := []eventlog.Event{*regEv}
+	evs := []eventlog.Event{*x.Registration.Event()}
 	for _, c := range records {
 		cell := &plan.Cells[c.Cell-1]
 		what := fmt.Sprintf("cell %d (%s) of %s", c.Cell, cell.LabelString(), dir)
 		if ours[c.Cell-1] != c.Key {
 			engine, _ := runner.Engines.Name(&cell.Config)
-			return st, fmt.Errorf("%w: %s was computed under engine %q (its cell key %.12s); this machine computes it under %q (key %.12s), "+
+			return nil, fmt.Errorf("%w: %s was computed under engine %q (its cell key %.12s); this machine computes it under %q (key %.12s), "+
 				"or its data differ: ump import takes cells of this machine's engine and data only, and `ump report %s` reads them as they are",
 				pipeline.ErrOtherEngine, what, engineOf(c.Events), c.Key, engine, ours[c.Cell-1], dir)
 		}
-		if err := trust.Verify(what, c.Signer, c.Signed(plan.Hash), c.Signature); err != nil {
-			return st, err
+		if err := trust.Verify(what, c.Signer, c.Signed(), c.Signature); err != nil {
+			return nil, err
 		}
 		if err := agrees(&c); err != nil {
-			return st, fmt.Errorf("%w: %s, cell %d: %v", state.ErrBadArgument, cellsPath, c.Cell, err)
+			return nil, fmt.Errorf("%w: %s, cell %d: %v", state.ErrBadArgument, cellsPath, c.Cell, err)
 		}
 		evs = append(evs, c.Events...)
 	}
 	if err := pipeline.CheckPulled(plan.Hash, evs, runner.Stages, runner.Data); err != nil {
-		return st, fmt.Errorf("%w: %s: %v; nothing was imported", state.ErrBadArgument, cellsPath, err)
+		return nil, fmt.Errorf("%w: %s: %v; nothing was imported", state.ErrBadArgument, cellsPath, err)
 	}
+	return &Directory{Path: dir, x: x, records: records, from: "results directory " + abs}, nil
+}
+
+// Import brings the directory's cells into the store that runner runs on
+// (its Log and Blobs): each cell's tables, its events and a record of
+// where it came from and who signed it (eventlog.Provenance), then the
+// manifest's registration, so that the manifest is listed once its cells
+// are in. A cell the store already holds finished is left as it is. A
+// cell taken unsigned counts for this manifest alone.
+func (d *Directory) Import(ctx context.Context, runner *pipeline.Runner) (Stats, error) {
+	reg := &d.x.Registration
+	plan := &reg.Plan
+	st := Stats{Hash: plan.Hash, Cells: len(d.records), Plan: len(plan.Cells)}
 	src := state.Source{Events: runner.Log, Blobs: runner.Blobs}
 	have, err := runner.Log.ByManifest(plan.Hash)
 	if err != nil {
 		return st, err
 	}
 	var add []eventlog.Event
-	for _, c := range records {
+	for _, c := range d.records {
 		view, err := src.Cell(plan.Hash, c.Key)
 		if err != nil {
 			return st, err
@@ -102,15 +117,14 @@ func Import(ctx context.Context, runner *pipeline.Runner, trust *signing.Trust, 
 				return st, err
 			}
 		}
-		p := eventlog.New(eventlog.CellImported, eventlog.Provenance{From: "results directory " + abs, Signer: c.Signer,
-			Signature: c.Signature, TablesOnly: true})
+		p := eventlog.New(eventlog.CellImported, eventlog.Provenance{From: d.from, Signer: c.Signer, Signature: c.Signature, TablesOnly: true})
 		p.Manifest, p.Cell, p.Time = plan.Hash, c.Key, time.Now().UTC()
 		add = append(append(add, c.Events...), *p)
 		st.Imported++
 	}
-	if !registered(have, regEv) {
+	if regEv := reg.Event(); !registered(have, regEv) {
 		regEv.Time = time.Now().UTC()
-		add = append(add, *regEv) // last: the manifest is listed once its cells are in
+		add = append(add, *regEv)
 	}
 	_, err = pipeline.ImportAbsent(ctx, runner.Log, have, add)
 	return st, err

@@ -30,6 +30,10 @@ type Dir struct {
 	Other string
 	// Cached counts its cells that the store held whole before this run.
 	Cached int
+	// Finished are the plan indices of the cells it holds, which are
+	// computed again; Missing those it lacks (a partial directory), which
+	// are not: there is nothing to compare them with.
+	Finished, Missing []int
 }
 
 // Find lists the results directories under roots (each one, or a
@@ -74,6 +78,14 @@ func Plan(ctx context.Context, runner *pipeline.Runner, dirs []string, lacks fun
 		}
 		r := &Dir{Path: dir, X: x, Plan: &x.Registration.Plan}
 		all = append(all, r)
+		if r.Missing, err = x.Missing(); err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		for i := range r.Plan.Cells {
+			if !slices.Contains(r.Missing, i) {
+				r.Finished = append(r.Finished, i)
+			}
+		}
 		if r.Other = lacks(r.Plan); r.Other != "" {
 			continue
 		}
@@ -137,18 +149,28 @@ func Compare(ctx context.Context, ump string, src state.Source, all []*Dir, w io
 		}
 		if bad > 0 {
 			differ++
-			fmt.Fprintf(w, "%s: %d of %d finished cells differ (`%s compare %.12s %s` sets the two side by side)\n",
-				name, bad, bad+same, ump, r.Plan.Hash, display.Shell(display.AbsolutePaths([]string{r.Path})[0]))
+			fmt.Fprintf(w, "%s: %d of %d finished cells differ (`%s compare %.12s %s` sets the two side by side)%s\n",
+				name, bad, bad+same, ump, r.Plan.Hash, display.Shell(display.AbsolutePaths([]string{r.Path})[0]), r.partial())
 			continue
 		}
-		fmt.Fprintf(w, "%s: %d finished cells identical bit for bit (status, final row and %d evaluated rounds); %d of its %d cells computed in this run, %d found in the store\n",
-			name, same, rounds, len(r.Plan.Cells)-r.Cached, len(r.Plan.Cells), r.Cached)
+		fmt.Fprintf(w, "%s: %d finished cells identical bit for bit (status, final row and %d evaluated rounds); %d of them computed in this run, %d found in the store%s\n",
+			name, same, rounds, len(r.Finished)-r.Cached, r.Cached, r.partial())
 	}
 	fmt.Fprintf(w, "directories computed again: %d (%d identical, %d differ); left out: %d\n", len(all)-left, len(all)-left-differ, differ, left)
 	if differ > 0 {
 		return fmt.Errorf("%w: directories computed again that differ from their committed figures: %d of %d", fleet.ErrNondeterministic, differ, len(all)-left)
 	}
 	return nil
+}
+
+// partial says which cells a partial directory lacks ("" for a whole
+// one).
+func (r *Dir) partial() string {
+	if len(r.Missing) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; partial: %d of its %d cells finished where it was reported, cells %s not (not computed: nothing to compare them with)",
+		len(r.Finished), len(r.Plan.Cells), resultsdir.CellRanges(r.Missing))
 }
 
 // Line is the one progress line of a reproduction: on a
@@ -182,7 +204,7 @@ func NewLine(w io.Writer, todo []*Dir) *Line {
 	for _, r := range todo {
 		work := make([]float64, len(r.Plan.Cells))
 		for i, key := range r.X.Registration.CellKeys {
-			if !seen[key] {
+			if !seen[key] && slices.Contains(r.Finished, i) {
 				cfg := &r.Plan.Cells[i].Config
 				work[i] = float64(cfg.Rounds) * cellWork(cfg)
 				l.total += work[i]

@@ -63,20 +63,31 @@ func runImport(ctx context.Context, g globals, args, keys []string, unsigned boo
 		}
 		dirs = append(dirs, listed...)
 	}
+	// The runner's stages, engines and data check each directory; its
+	// store is opened once every directory has passed.
+	runner := &pipeline.Runner{Stages: g.cellStages(), Engines: g.engines(), Data: g.data, Progress: stderr}
+	var checked []*dirimport.Directory
+	for _, dir := range dirs { // every directory checked before the store is touched
+		d, err := dirimport.Check(ctx, runner, trust, dir)
+		if err != nil {
+			return fmt.Errorf("%s: %w; nothing was imported", dir, err)
+		}
+		checked = append(checked, d)
+	}
 	store, err := pipeline.Open(g.store, "ump import")
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	runner := g.runner(store, stderr)
-	for _, dir := range dirs {
-		st, err := dirimport.Import(ctx, runner, trust, dir)
+	runner.Log, runner.Blobs, runner.Dir = store.Log, store.Blobs, store.Path
+	for _, d := range checked {
+		st, err := d.Import(ctx, runner)
 		if err != nil {
-			return fmt.Errorf("%s: %w", dir, err)
+			return fmt.Errorf("%s: %w", d.Path, err)
 		}
-		st.Say(stdout, dir)
+		st.Say(stdout, d.Path)
 		if st.Cells < st.Plan {
-			abs, _ := filepath.Abs(filepath.Join(dir, resultsdir.ManifestFile))
+			abs, _ := filepath.Abs(filepath.Join(d.Path, resultsdir.ManifestFile))
 			fmt.Fprintf(stdout, "  the other %d cells: %s run %s\n", st.Plan-st.Cells, g.ump, display.Shell(abs))
 		}
 	}

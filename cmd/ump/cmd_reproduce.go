@@ -12,6 +12,7 @@ import (
 	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
+	"github.com/ump-lab/ump/report/resultsdir"
 	"github.com/ump-lab/ump/reproduction"
 	"github.com/urfave/cli/v2"
 	"gonum.org/v1/gonum/floats"
@@ -60,7 +61,7 @@ func runReproduce(ctx context.Context, g globals, roots []string, jobs int, stdo
 		fmt.Fprintln(stderr, g.hinted(store.Note))
 	}
 	runner := g.runner(store, nil) // the one line below instead of every cell's
-	runner.Jobs = jobs
+	runner.Jobs, runner.RecomputeImported = jobs, true // what ump import brought in is computed again too
 	all, err := reproduction.Plan(ctx, runner, dirs, func(plan *manifests.Plan) string {
 		if g.gpuBuilt(plan) != nil {
 			return "its cells train on the GPU engine, which this build lacks"
@@ -89,9 +90,18 @@ func runReproduce(ctx context.Context, g globals, roots []string, jobs int, stdo
 	line := reproduction.NewLine(stderr, todo)
 	fmt.Fprintf(stderr, "reproduce: directories to compute again in %s: %d (%d distinct cells, whose rounds record %.1f hours of compute where they ran); left out: %d (named at the end)\n",
 		g.store, len(todo), line.Cells, floats.Sum(slices.Collect(maps.Values(recorded)))/3600, len(all)-len(todo))
+	for _, r := range todo {
+		if len(r.Missing) > 0 {
+			fmt.Fprintf(stderr, "reproduce: %s is partial: it holds %d of its manifest's %d cells; cells %s are not computed (nothing to compare them with)\n",
+				r.Path, len(r.Finished), len(r.Plan.Cells), resultsdir.CellRanges(r.Missing))
+		}
+	}
 	for k, r := range todo {
-		runner.Overrides, runner.Counted = r.X.Registration.Overrides, line.Count
+		runner.Overrides, runner.Counted, runner.Cells = r.X.Registration.Overrides, line.Count, r.Finished
 		line.Directory(k, r)
+		if len(r.Finished) == 0 {
+			continue
+		}
 		out, err := runner.Run(ctx, r.Plan)
 		r.Cached = out.Cached
 		if err != nil {

@@ -51,8 +51,9 @@ func about(b *strings.Builder, x *resultsdir.Exported, vouch, into, dir string) 
 	plan := &x.Registration.Plan
 	counts := x.Counts()
 	cells := fmt.Sprintf("%d: %d completed, %d diverged", len(plan.Cells), counts[eventlog.Completed], counts[eventlog.Diverged])
-	if left := len(plan.Cells) - counts[eventlog.Completed] - counts[eventlog.Diverged]; left > 0 {
-		cells += fmt.Sprintf(", %d not finished (not reported)", left)
+	if missing, err := x.Missing(); err == nil && len(missing) > 0 {
+		cells += fmt.Sprintf("; **partial**: %d of %d finished, cells %s not (not reported; `ump import` of this directory, then `ump run` of its manifest, computes them)",
+			len(plan.Cells)-len(missing), len(plan.Cells), resultsdir.CellRanges(missing))
 	}
 	link := func(name string) string { return fmt.Sprintf("[%s](%s/%s)", name, dir, name) }
 	fmt.Fprintf(b, "\n## %s\n\n| | |\n|---|---|\n", display.Markdown(plan.Manifest.Name))

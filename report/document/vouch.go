@@ -101,7 +101,7 @@ func vouchPerCell(x *resultsdir.Exported, dir string, trust *signing.Trust, trus
 			count[""]++
 			continue
 		}
-		if !signing.Verifies(c.Signer, c.Signed(x.Registration.Plan.Hash), c.Signature) {
+		if !signing.Verifies(c.Signer, c.Signed(), c.Signature) {
 			return "", fmt.Errorf("%w: %s: cell %d carries a signature by %s that does not verify: it was changed after signing",
 				state.ErrBadArgument, filepath.Join(dir, resultsdir.CellsFile), c.Cell, display.Terminal(c.Signer))
 		}

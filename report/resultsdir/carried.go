@@ -36,7 +36,8 @@ var CarriedTables = []stages.Output{stages.Histogram, stages.Rounds, stages.Fina
 // digests of its stages' outputs, its tables (CarriedTables, as the store
 // holds them) and who signed it. The signature covers the manifest, the
 // cell, its key, its status and its outputs' digests, the tables' among
-// them, so it holds in any store the cell is brought into.
+// them, so it holds in any store, and any manifest, the cell is brought
+// into.
 type CellRecord struct {
 	Cell      int               `json:"cell"` // from 1
 	Key       string            `json:"cell_key"`
@@ -51,10 +52,13 @@ type CellRecord struct {
 	kept bool
 }
 
-// Signed is what a cell's signature covers.
-func (c *CellRecord) Signed(hash string) []byte {
+// Signed is what a cell's signature covers: its key (its spec, data and
+// engine), status and outputs' digests, and the signer's name. No
+// manifest: the cell is the same in every manifest that sweeps over it,
+// so a sweep that extends another keeps its cells' signatures.
+func (c *CellRecord) Signed() []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, "ump cell 1\nmanifest %s\ncell %d\ncell_key %s\nstatus %s\nsigner %s\n", hash, c.Cell, c.Key, c.Status, c.Signer)
+	fmt.Fprintf(&b, "ump cell 1\ncell_key %s\nstatus %s\nsigner %s\n", c.Key, c.Status, c.Signer)
 	for _, name := range slices.Sorted(maps.Keys(c.Outputs)) {
 		fmt.Fprintf(&b, "output %s %s\n", name, c.Outputs[name])
 	}
@@ -109,7 +113,7 @@ func cellRecords(ctx context.Context, s state.Source, rep *state.Report) ([]Cell
 		}
 		if p := cell.DirImport(); p != nil && !c.kept {
 			c.Signer, c.Signature = p.Signer, p.Signature
-			c.kept = signing.Verifies(c.Signer, c.Signed(hash), c.Signature)
+			c.kept = signing.Verifies(c.Signer, c.Signed(), c.Signature)
 			if !c.kept { // recomputed here since, to other outputs: this store's own now
 				c.Signer, c.Signature = "", ""
 			}
@@ -127,7 +131,7 @@ func (x *Exported) SignCells(key *signing.Key) {
 	for i := range x.cellRecords {
 		if c := &x.cellRecords[i]; !c.kept {
 			c.Signer = key.Public()
-			c.Signature = key.Sign(c.Signed(x.Registration.Plan.Hash))
+			c.Signature = key.Sign(c.Signed())
 		}
 	}
 }

@@ -39,3 +39,39 @@ func (x *Exported) FinishedCells(cells string) ([]int, error) {
 	slices.Sort(picked) // in plan order, as the runner takes them
 	return slices.Compact(picked), nil
 }
+
+// Missing are the plan indices of the cells x holds no results of (not
+// finished where it was reported): none for a whole sweep; a partial
+// directory names them.
+func (x *Exported) Missing() ([]int, error) {
+	finals, err := x.Finals()
+	if err != nil {
+		return nil, err
+	}
+	var missing []int
+	for i, f := range finals {
+		if f.Status == "" {
+			missing = append(missing, i)
+		}
+	}
+	return missing, nil
+}
+
+// CellRanges names plan indices as cells from 1, runs of them as ranges:
+// "3, 5, 7–9".
+func CellRanges(cells []int) string {
+	var parts []string
+	for k := 0; k < len(cells); {
+		j := k
+		for j+1 < len(cells) && cells[j+1] == cells[j]+1 {
+			j++
+		}
+		if j == k {
+			parts = append(parts, strconv.Itoa(cells[k]+1))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d–%d", cells[k]+1, cells[j]+1))
+		}
+		k = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
