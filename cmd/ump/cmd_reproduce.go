@@ -60,7 +60,7 @@ func runReproduce(ctx context.Context, g globals, roots []string, jobs int, stdo
 	if store.Note != "" {
 		fmt.Fprintln(stderr, g.hinted(store.Note))
 	}
-	runner := g.runner(store, nil) // the one line below instead of every cell's
+	runner := g.runner(store, nil)                     // the one line below instead of every cell's
 	runner.Jobs, runner.RecomputeImported = jobs, true // what ump import brought in is computed again too
 	all, err := reproduction.Plan(ctx, runner, dirs, func(plan *manifests.Plan) string {
 		if g.gpuBuilt(plan) != nil {
