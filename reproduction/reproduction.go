@@ -204,7 +204,10 @@ func NewLine(w io.Writer, todo []*Dir) *Line {
 	for _, r := range todo {
 		work := make([]float64, len(r.Plan.Cells))
 		for i, key := range r.X.Registration.CellKeys {
-			if !seen[key] && slices.Contains(r.Finished, i) {
+			if !slices.Contains(r.Finished, i) {
+				continue // a partial directory's missing cell: not computed
+			}
+			if !seen[key] {
 				cfg := &r.Plan.Cells[i].Config
 				work[i] = float64(cfg.Rounds) * cellWork(cfg)
 				l.total += work[i]

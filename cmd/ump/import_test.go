@@ -296,6 +296,20 @@ func TestAPartialDirectoryContinuedIsOneRun(t *testing.T) {
 		t.Errorf("the report of the stopped sweep does not say %q:\n%s", want, report)
 	}
 
+	missing := "3"
+	if finished == 1 {
+		missing = "2–3"
+	}
+	checked := umpEnv(t, alice, t.TempDir(), "reproduce", dir)
+	if want := fmt.Sprintf("1 (%d distinct cells,", finished); !strings.Contains(checked.stderr, want) {
+		t.Errorf("reproduce of the partial directory does not count %d cells to compute:\n%s", finished, checked.stderr)
+	}
+	if want := fmt.Sprintf("%d finished cells identical bit for bit (status, final row and %d evaluated rounds); %d of them computed in this run",
+		finished, 24*finished, finished); checked.code != 0 || !strings.Contains(checked.stdout, want) ||
+		!strings.Contains(checked.stdout, fmt.Sprintf("partial: %d of its 3 cells finished where it was reported, cells %s not (not computed", finished, missing)) {
+		t.Errorf("reproduce of the partial directory: exit %d; want %q and the cells it lacks named:\n%s%s", checked.code, want, checked.stdout, checked.stderr)
+	}
+
 	store := t.TempDir()
 	if r := umpEnv(t, alice, store, "import", dir); r.code != 0 || !strings.Contains(r.stdout, "run "+filepath.Join(dir, resultsdir.ManifestFile)) {
 		t.Fatalf("import of the partial directory: exit %d %s %s", r.code, r.stdout, r.stderr)

@@ -29,7 +29,7 @@ func TestReproduceComputesEveryDirectoryAgain(t *testing.T) {
 	store := t.TempDir()
 	identical := dir + " (quad-table, " + hash[:12] + "): 36 finished cells identical bit for bit (status, final row and 525 evaluated rounds); "
 	r := ump(t, store, "reproduce", "-j", "2", root)
-	if r.code != 0 || !strings.Contains(r.stdout, identical+"36 of its 36 cells computed in this run, 0 found in the store") ||
+	if r.code != 0 || !strings.Contains(r.stdout, identical+"36 of them computed in this run, 0 found in the store") ||
 		!strings.Contains(r.stdout, gpuTrained+" (table1-mnist, 42e8b37e275f): left out: its cells train on the GPU engine, which this build lacks") ||
 		!strings.Contains(r.stdout, elsewhere+" (quad-table, "+hash[:12]+"): left out: 1 of its 36 cells have other keys here: they were computed under engine ") ||
 		!strings.Contains(r.stdout, "directories computed again: 1 (1 identical, 0 differ); left out: 2") ||
@@ -37,7 +37,7 @@ func TestReproduceComputesEveryDirectoryAgain(t *testing.T) {
 		!strings.Contains(r.stderr, "reproduce: directory 1 of 1, "+dir+" (36 cells); 100.0% of the work, took ") {
 		t.Fatalf("reproduce: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if r := ump(t, store, "reproduce", root); r.code != 0 || !strings.Contains(r.stdout, identical+"0 of its 36 cells computed in this run, 36 found in the store") {
+	if r := ump(t, store, "reproduce", root); r.code != 0 || !strings.Contains(r.stdout, identical+"0 of them computed in this run, 36 found in the store") {
 		t.Errorf("reproduce again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	nudgeFigure(t, dir, 5, 15)
