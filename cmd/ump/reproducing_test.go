@@ -11,6 +11,7 @@ import (
 
 	"github.com/ump-lab/ump/report/document"
 	"github.com/ump-lab/ump/report/resultsdir"
+	"github.com/ump-lab/ump/signing"
 )
 
 // reportBlock is a table REPRODUCING.md shows from committed results:
@@ -128,9 +129,17 @@ func TestEveryCommittedDirectoryReportsAgain(t *testing.T) {
 	if len(dirs) < 10 {
 		t.Fatalf("results/ holds %d results directories; want every committed one (%v)", len(dirs), dirs)
 	}
+	keys, bad, err := signing.ReadTrusted(filepath.Join(results, "trusted-keys")) // the keys that sign the project's results
+	if err != nil || len(bad) > 0 {
+		t.Fatalf("results/trusted-keys: %v %v", err, bad)
+	}
+	var trust []string
+	for _, k := range keys {
+		trust = append(trust, "--trust", k)
+	}
 	for _, arg := range append(roots, slices.DeleteFunc(dirs, func(d string) bool { return covered[d] })...) {
 		out := filepath.Join(t.TempDir(), "out")
-		if r := ump(t, t.TempDir(), "report", arg, "--out", out); r.code != 0 {
+		if r := ump(t, t.TempDir(), append([]string{"report", arg, "--out", out}, trust...)...); r.code != 0 {
 			t.Errorf("ump report %s --out X: exit %d\n%s", arg, r.code, r.stderr)
 			continue
 		}
