@@ -51,17 +51,9 @@ func runImport(ctx context.Context, g globals, args, keys []string, unsigned boo
 		return badInput{fmt.Errorf("--trust: %w", err)}
 	}
 	trust.Unsigned = unsigned
-	var dirs []string // a report's directory stands for the manifest directories it lists
-	for _, arg := range args {
-		if !resultsdir.IsRoot(arg) || resultsdir.IsExported(arg) {
-			dirs = append(dirs, arg)
-			continue
-		}
-		listed, err := resultsdir.ReadRoot(arg)
-		if err != nil {
-			return err
-		}
-		dirs = append(dirs, listed...)
+	dirs, err := resultsdir.Expand(args) // a report's directory stands for the manifest directories it lists
+	if err != nil {
+		return err
 	}
 	// The runner's stages, engines and data check each directory; its
 	// store is opened once every directory has passed.

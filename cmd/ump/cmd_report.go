@@ -77,17 +77,9 @@ func runReport(ctx context.Context, g globals, o reportOptions, w io.Writer) err
 	if rp.trust, err = signing.NewTrust(append(rp.trust.Keys(), o.trust...)...); err != nil {
 		return badInput{fmt.Errorf("--trust: %w", err)}
 	}
-	var args []string // a report's directory stands for the manifest directories it lists
-	for _, arg := range o.args {
-		if !resultsdir.IsRoot(arg) || resultsdir.IsExported(arg) {
-			args = append(args, arg)
-			continue
-		}
-		dirs, err := resultsdir.ReadRoot(arg)
-		if err != nil {
-			return err
-		}
-		args = append(args, dirs...)
+	args, err := resultsdir.Expand(o.args) // a report's directory stands for the manifest directories it lists
+	if err != nil {
+		return err
 	}
 	var all []*resultsdir.Exported
 	for _, arg := range args {

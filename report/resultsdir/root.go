@@ -116,3 +116,22 @@ func ReadRoot(dir string) ([]string, error) {
 	}
 	return dirs, nil
 }
+
+// Expand replaces each report's directory among args (one that holds a
+// RootFile and is not itself a manifest's directory) by the manifest
+// directories it lists (ReadRoot); other arguments stay as they are.
+func Expand(args []string) ([]string, error) {
+	var out []string
+	for _, arg := range args {
+		if !IsRoot(arg) || IsExported(arg) {
+			out = append(out, arg)
+			continue
+		}
+		dirs, err := ReadRoot(arg)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, dirs...)
+	}
+	return out, nil
+}
