@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/state"
 
@@ -41,6 +42,7 @@ func (remote *Remote) Push(ctx context.Context, s *pipeline.Store, hash string, 
 	if err != nil {
 		return st, err
 	}
+	evs = leaveImported(evs, progress)
 	if err := remote.pushBlobs(ctx, s, pipeline.Referenced(evs), &st, progress); err != nil {
 		return st, err
 	}
@@ -78,6 +80,24 @@ func (remote *Remote) Push(ctx context.Context, s *pipeline.Store, hash string, 
 		}
 	}
 	return st, nil
+}
+
+// leaveImported leaves out the events of the cells imported from results
+// directories (ump import), saying so: their checkpoints stayed behind,
+// and a commit would sign with this machine's key what another computed.
+func leaveImported(evs []eventlog.Event, progress io.Writer) []eventlog.Event {
+	imported := map[string]bool{}
+	for i := range evs {
+		if evs[i].Kind != eventlog.CellImported {
+			continue
+		}
+		if p, err := eventlog.PayloadOf[eventlog.Provenance](&evs[i]); err == nil && p.TablesOnly && !imported[evs[i].Cell] {
+			imported[evs[i].Cell] = true
+			fmt.Fprintf(progress, "cell %.12s: imported from %s, not pushed (push it from the store that computed it)\n",
+				evs[i].Cell, display.Terminal(p.From))
+		}
+	}
+	return slices.DeleteFunc(evs, func(ev eventlog.Event) bool { return imported[ev.Cell] })
 }
 
 // pushBlobs copies the blobs the store's events name to the bucket. What

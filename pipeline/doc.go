@@ -15,5 +15,5 @@
 // it imports no engine and no stage implementation. A Store is an opened
 // store directory (eventlog.Dir) with its blobs; verify and gc work on it.
 //
-// Imports: artifacts, datasets, eventlog, manifests, record, stages, state.
+// Imports: artifacts, datasets, eventlog, internal/display, manifests, record, stages, state.
 package pipeline

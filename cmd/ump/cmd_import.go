@@ -37,21 +37,28 @@ func importCommand() *cli.Command {
 			if c.NArg() == 0 {
 				return badInput{fmt.Errorf("ump import needs one or more results directories (ump report --out writes them)")}
 			}
-			return runImport(c.Context, globalsOf(c), c.Args().Slice(), c.StringSlice("trust"), c.Bool("trust-unsigned"), c.App.Writer, c.App.ErrWriter)
+			return runImport(c.Context, globalsOf(c), importOptions{dirs: c.Args().Slice(), trust: c.StringSlice("trust"), unsigned: c.Bool("trust-unsigned")},
+				c.App.Writer, c.App.ErrWriter)
 		},
 	}
 }
 
-func runImport(ctx context.Context, g globals, args, keys []string, unsigned bool, stdout, stderr io.Writer) error {
-	trust, err := g.trust(unsigned)
+// importOptions are the arguments and flags of `ump import`.
+type importOptions struct {
+	dirs, trust []string
+	unsigned    bool
+}
+
+func runImport(ctx context.Context, g globals, o importOptions, stdout, stderr io.Writer) error {
+	trust, err := g.trust(o.unsigned)
 	if err != nil {
 		return err
 	}
-	if trust, err = signing.NewTrust(append(trust.Keys(), keys...)...); err != nil {
+	if trust, err = signing.NewTrust(append(trust.Keys(), o.trust...)...); err != nil {
 		return badInput{fmt.Errorf("--trust: %w", err)}
 	}
-	trust.Unsigned = unsigned
-	dirs, err := resultsdir.Expand(args) // a report's directory stands for the manifest directories it lists
+	trust.Unsigned = o.unsigned
+	dirs, err := resultsdir.Expand(o.dirs) // a report's directory stands for the manifest directories it lists
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -365,5 +366,28 @@ func TestAnImportedUnsignedCellIsNeverSigned(t *testing.T) {
 	extended := umpEnv(t, bob, store, "run", m, "sweep.seed=[1,2,3]")
 	if trained := strings.Count(extended.stderr, "train: done"); extended.code != 0 || trained != 3 {
 		t.Errorf("an extended sweep trained %d cells (exit %d); unsigned imports serve their own manifest alone, so want 3:\n%s", trained, extended.code, extended.stderr)
+	}
+}
+
+// TestAnImportedCellIsNotPushed: a push from a store that imported some
+// of a manifest's cells commits only the cells it computed, and names the
+// others: their checkpoints stayed behind, and a commit would sign them
+// with the pusher's key.
+func TestAnImportedCellIsNotPushed(t *testing.T) {
+	t.Parallel()
+	_, s3env, _ := startS3(t)
+	keys := t.TempDir()
+	alice, aliceKey := keyEnv(t, keys, "alice")
+	bob, _ := keyEnv(t, keys, "bob")
+	m := writeFile(t, "m.yaml", importManifest)
+	_, _, dir := reportOf(t, alice, m)
+	store := t.TempDir()
+	if r := umpEnv(t, bob, store, "import", "--trust", aliceKey, dir); r.code != 0 {
+		t.Fatalf("import: %d %s", r.code, r.stderr)
+	}
+	wide := hashOf(t, umpEnv(t, bob, store, "run", m, "sweep.seed=[1,2,3]"))
+	r := umpEnv(t, append(slices.Clone(s3env), bob...), store, "--s3-insecure", "push", wide)
+	if r.code != 0 || !strings.Contains(r.stdout, "1 cells committed") || strings.Count(r.stderr, "imported from results directory "+dir+", not pushed") != 2 {
+		t.Errorf("push of a sweep with 2 imported cells of 3: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -8,5 +8,5 @@
 //
 // Imports: artifacts, eventlog, internal/bounded, internal/display,
 // internal/durable, manifests, published, report, report/paper, signing,
-// state, stats.
+// stages, state, stats.
 package resultsdir
