@@ -380,14 +380,18 @@ func TestAnImportedCellIsNotPushed(t *testing.T) {
 	alice, aliceKey := keyEnv(t, keys, "alice")
 	bob, _ := keyEnv(t, keys, "bob")
 	m := writeFile(t, "m.yaml", importManifest)
-	_, _, dir := reportOf(t, alice, m)
+	_, hash, dir := reportOf(t, alice, m)
 	store := t.TempDir()
 	if r := umpEnv(t, bob, store, "import", "--trust", aliceKey, dir); r.code != 0 {
 		t.Fatalf("import: %d %s", r.code, r.stderr)
 	}
 	wide := hashOf(t, umpEnv(t, bob, store, "run", m, "sweep.seed=[1,2,3]"))
-	r := umpEnv(t, append(slices.Clone(s3env), bob...), store, "--s3-insecure", "push", wide)
-	if r.code != 0 || !strings.Contains(r.stdout, "1 cells committed") || strings.Count(r.stderr, "imported from results directory "+dir+", not pushed") != 2 {
-		t.Errorf("push of a sweep with 2 imported cells of 3: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	env := append(slices.Clone(s3env), bob...)
+	if r := umpEnv(t, env, store, "--s3-insecure", "push", hash); r.code != 0 || !strings.Contains(r.stdout, " 0 cells committed") ||
+		strings.Count(r.stderr, "imported from results directory "+dir+", not pushed") != 2 {
+		t.Errorf("push of the imported manifest: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := umpEnv(t, env, store, "--s3-insecure", "push", wide); r.code != 0 || !strings.Contains(r.stdout, " 1 cells committed") {
+		t.Errorf("push of the sweep that extends it: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
