@@ -144,6 +144,10 @@ func TestImportThenExtend(t *testing.T) {
 		t.Errorf("the extended sweep's rounds differ from the sweep computed in one store:\n%s\nwant\n%s", got, want)
 	}
 
+	if r := umpEnv(t, bob, store, "verify", hash); r.code != 0 || strings.Count(r.stdout, ": ok, ") != 2 {
+		t.Errorf("verify of the imported cells: exit %d; want both computed again and ok:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
 	mixed := reportDir(t, bob, store, wide)
 	signers := map[int]string{}
 	for _, c := range cellsOf(t, mixed) {
@@ -199,6 +203,10 @@ func TestImportRefusesWhatIsNotTheDirectorysOwn(t *testing.T) {
 	swapped := copyDir(t, dir)
 	writeCells(t, swapped, cellsOf(t, other))
 
+	truncated := copyDir(t, dir)
+	whole, _ := os.ReadFile(filepath.Join(truncated, resultsdir.CellsFile))
+	os.WriteFile(filepath.Join(truncated, resultsdir.CellsFile), whole[:len(whole)/2], 0o644)
+
 	for _, c := range []struct {
 		name, dir, file string
 		code            int
@@ -206,6 +214,7 @@ func TestImportRefusesWhatIsNotTheDirectorysOwn(t *testing.T) {
 		{"an edited final.csv", edited, resultsdir.FinalCSVFile, 2},
 		{"a cell whose outputs were changed", forged, aliceKey, 3},
 		{"another manifest's cells", swapped, resultsdir.CellsFile, 2},
+		{"a cells file cut short", truncated, resultsdir.CellsFile, 2},
 	} {
 		store := t.TempDir()
 		before := tree(t, store)
