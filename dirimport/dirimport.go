@@ -69,8 +69,9 @@ func Check(ctx context.Context, runner *pipeline.Runner, trust *signing.Trust, d
 		what := fmt.Sprintf("cell %d (%s) of %s", c.Cell, cell.LabelString(), dir)
 		if ours[c.Cell-1] != c.Key {
 			engine, _ := runner.Engines.Name(&cell.Config)
-			return nil, fmt.Errorf("%w: %s was computed under engine %q (its cell key %.12s); this machine computes it under %q (key %.12s), "+
-				"or its data differ: ump import takes cells of this machine's engine and data only, and `ump report %s` reads them as they are",
+			return nil, fmt.Errorf("%w: %s was computed under engine %q (its cell key %.12s); "+
+				"this machine computes it under %q (key %.12s), or its data differ: ump import takes cells "+
+				"of this machine's engine and data only, and `ump report %s` reads them as they are",
 				pipeline.ErrOtherEngine, what, engineOf(c.Events), c.Key, engine, ours[c.Cell-1], dir)
 		}
 		if err := trust.Verify(what, c.Signer, c.Signed(), c.Signature); err != nil {
@@ -117,7 +118,8 @@ func (d *Directory) Import(ctx context.Context, runner *pipeline.Runner) (Stats,
 				return st, err
 			}
 		}
-		p := eventlog.New(eventlog.CellImported, eventlog.Provenance{From: d.from, Signer: c.Signer, Signature: c.Signature, TablesOnly: true})
+		from := eventlog.Provenance{From: d.from, Signer: c.Signer, Signature: c.Signature, TablesOnly: true}
+		p := eventlog.New(eventlog.CellImported, from)
 		p.Manifest, p.Cell, p.Time = plan.Hash, c.Key, time.Now().UTC()
 		add = append(append(add, c.Events...), *p)
 		st.Imported++
@@ -203,6 +205,7 @@ func registered(have []eventlog.Event, ev *eventlog.Event) bool {
 
 // Say prints what an import did, one line.
 func (st Stats) Say(w io.Writer, dir string) {
-	fmt.Fprintf(w, "imported %s (manifest %.12s): %d of its %d finished cells brought in, %d already here; %d of the manifest's %d cells finished there\n",
+	fmt.Fprintf(w, "imported %s (manifest %.12s): %d of its %d finished cells brought in, %d already here; "+
+		"%d of the manifest's %d cells finished there\n",
 		dir, st.Hash, st.Imported, st.Cells, st.Present, st.Cells, st.Plan)
 }

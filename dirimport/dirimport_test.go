@@ -35,9 +35,10 @@ func runnerOn(t *testing.T, e pipeline.Engines) *pipeline.Runner {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { store.Close() })
-	return &pipeline.Runner{Log: store.Log, Blobs: store.Blobs, Stages: []stages.Stage{stages.Of(partition.Stage{}),
-		stages.Of(topology.Stage{}), stages.Of(train.Stage{Engines: engines.Set{}.Train()}), stages.Of(evaluate.Stage{})},
-		Engines: e, Data: datasets.NewLibrary(t.TempDir())}
+	steps := []stages.Stage{stages.Of(partition.Stage{}), stages.Of(topology.Stage{}),
+		stages.Of(train.Stage{Engines: engines.Set{}.Train()}), stages.Of(evaluate.Stage{})}
+	return &pipeline.Runner{Log: store.Log, Blobs: store.Blobs, Stages: steps, Engines: e,
+		Data: datasets.NewLibrary(t.TempDir())}
 }
 
 // TestACellOfAnotherEngineIsRefusedByName: a directory computed under
@@ -45,7 +46,8 @@ func runnerOn(t *testing.T, e pipeline.Engines) *pipeline.Runner {
 // error names both engines and the cell.
 func TestACellOfAnotherEngineIsRefusedByName(t *testing.T) {
 	ctx := context.Background()
-	plan, err := manifests.Parse("m.yaml", []byte("version: 1\nname: m\ntask: {dataset: quadratic, quadratic: {dim: 8}}\n"+
+	plan, err := manifests.Parse("m.yaml", []byte("version: 1\nname: m\n"+
+		"task: {dataset: quadratic, quadratic: {dim: 8}}\n"+
 		"workers: 4\nrounds: 4\nlr: 0.05\nalgorithm: {name: d-sum}\nsweep:\n  seed: [1, 2]\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -83,8 +85,11 @@ func TestACellOfAnotherEngineIsRefusedByName(t *testing.T) {
 		t.Fatalf("a directory of this machine's engine: %v", err)
 	}
 	_, err = Check(ctx, runnerOn(t, otherEngine{}), trust, dir)
-	if !errors.Is(err, pipeline.ErrOtherEngine) || !strings.Contains(err.Error(), "cell 1 (seed=1)") ||
-		!strings.Contains(err.Error(), `"go-cpu-float32/v0"`) || !strings.Contains(err.Error(), `under engine "go-cpu-float32/v1"`) {
-		t.Errorf("a directory of another engine: %v; want pipeline.ErrOtherEngine naming the cell and both engines", err)
+	named := err != nil && strings.Contains(err.Error(), "cell 1 (seed=1)") &&
+		strings.Contains(err.Error(), `"go-cpu-float32/v0"`) &&
+		strings.Contains(err.Error(), `under engine "go-cpu-float32/v1"`)
+	if !errors.Is(err, pipeline.ErrOtherEngine) || !named {
+		t.Errorf("a directory of another engine: %v; want pipeline.ErrOtherEngine naming the cell and both engines",
+			err)
 	}
 }

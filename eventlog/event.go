@@ -72,9 +72,11 @@ type CellOutcome struct {
 // directory) and who vouched for them. It is the store's own record and
 // never travels (Own).
 type Provenance struct {
-	From    string `json:"from"`             // the S3 store, or the results directory
-	Attempt string `json:"attempt"`          // the attempt that committed the cell (S3)
-	Signer  string `json:"signer,omitempty"` // the public key that signed the commit or cell; "" for unsigned events taken with --trust-unsigned
+	From    string `json:"from"`    // the S3 store, or the results directory
+	Attempt string `json:"attempt"` // the attempt that committed the cell (S3)
+	// Signer is the public key that signed the commit or cell; "" for
+	// unsigned events taken with --trust-unsigned.
+	Signer string `json:"signer,omitempty"`
 	// Signature is the cell's signature as its results directory carried
 	// it, which a report of the cell writes again (ump import).
 	Signature string `json:"signature,omitempty"`

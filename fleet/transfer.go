@@ -91,9 +91,11 @@ func leaveImported(evs []eventlog.Event, progress io.Writer) []eventlog.Event {
 		if evs[i].Kind != eventlog.CellImported {
 			continue
 		}
-		if p, err := eventlog.PayloadOf[eventlog.Provenance](&evs[i]); err == nil && p.TablesOnly && !imported[evs[i].Cell] {
+		p, err := eventlog.PayloadOf[eventlog.Provenance](&evs[i])
+		if err == nil && p.TablesOnly && !imported[evs[i].Cell] {
 			imported[evs[i].Cell] = true
-			fmt.Fprintf(progress, "cell %.12s: imported from %s, not pushed (push it from the store that computed it)\n",
+			fmt.Fprintf(progress, "cell %.12s: imported from %s, not pushed "+
+				"(push it from the store that computed it)\n",
 				evs[i].Cell, display.Terminal(p.From))
 		}
 	}

@@ -138,7 +138,8 @@ func (p *progress) importedCell(c *manifests.Cell, from *eventlog.Provenance) {
 	if from.Signer == "" {
 		signer = "unsigned"
 	}
-	p.cellf(c, "imported from %s, %s: not computed here (ump verify computes it again)\n", display.Terminal(from.From), display.Terminal(signer))
+	p.cellf(c, "imported from %s, %s: not computed here (ump verify computes it again)\n",
+		display.Terminal(from.From), display.Terminal(signer))
 }
 
 func (p *progress) stageDone(c *manifests.Cell, name string, res *stages.Result) {

@@ -168,7 +168,8 @@ func (s *Show) Cell(ctx context.Context, rep *state.Report, i int, events bool) 
 			signer = "unsigned (taken with --trust-unsigned: its results serve this manifest alone)"
 		}
 		if p.TablesOnly {
-			fmt.Fprintf(w, "  imported from %s, %s: its tables came, its checkpoints stayed behind\n", display.Terminal(p.From), display.Terminal(signer))
+			fmt.Fprintf(w, "  imported from %s, %s: its tables came, its checkpoints stayed behind\n",
+				display.Terminal(p.From), display.Terminal(signer))
 			continue
 		}
 		fmt.Fprintf(w, "  imported from %s: committed by %s, %s\n", display.Terminal(p.From), display.Terminal(p.Attempt), display.Terminal(signer))

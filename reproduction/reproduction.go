@@ -150,10 +150,12 @@ func Compare(ctx context.Context, ump string, src state.Source, all []*Dir, w io
 		if bad > 0 {
 			differ++
 			fmt.Fprintf(w, "%s: %d of %d finished cells differ (`%s compare %.12s %s` sets the two side by side)%s\n",
-				name, bad, bad+same, ump, r.Plan.Hash, display.Shell(display.AbsolutePaths([]string{r.Path})[0]), r.partial())
+				name, bad, bad+same, ump, r.Plan.Hash, display.Shell(display.AbsolutePaths([]string{r.Path})[0]),
+				r.partial())
 			continue
 		}
-		fmt.Fprintf(w, "%s: %d finished cells identical bit for bit (status, final row and %d evaluated rounds); %d of them computed in this run, %d found in the store%s\n",
+		fmt.Fprintf(w, "%s: %d finished cells identical bit for bit (status, final row and %d evaluated rounds); "+
+			"%d of them computed in this run, %d found in the store%s\n",
 			name, same, rounds, len(r.Finished)-r.Cached, r.Cached, r.partial())
 	}
 	fmt.Fprintf(w, "directories computed again: %d (%d identical, %d differ); left out: %d\n", len(all)-left, len(all)-left-differ, differ, left)
@@ -169,7 +171,8 @@ func (r *Dir) partial() string {
 	if len(r.Missing) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; partial: %d of its %d cells finished where it was reported, cells %s not (not computed: nothing to compare them with)",
+	return fmt.Sprintf("; partial: %d of its %d cells finished where it was reported, "+
+		"cells %s not (not computed: nothing to compare them with)",
 		len(r.Finished), len(r.Plan.Cells), resultsdir.CellRanges(r.Missing))
 }
 

@@ -16,29 +16,34 @@ import (
 
 func importCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "import",
-		Usage:     "bring the finished cells of results directories (those ump report writes) into the store, so that ump run computes only the cells they lack",
+		Name: "import",
+		Usage: "bring the finished cells of results directories (those ump report writes) into the store, " +
+			"so that ump run computes only the cells they lack",
 		ArgsUsage: "DIR ...",
-		Description: "Each DIR is a directory ump report wrote for one manifest (or a report's directory, which stands\n" +
-			"for every manifest directory its " + resultsdir.RootFile + " lists). Each finished cell comes in under its\n" +
-			"cell key, with its events, its outputs' digests and its rounds and final tables; checkpoints stay\n" +
-			"behind. A run of the manifest, or of one that extends its sweep, then computes only the cells the\n" +
-			"store lacks. Each cell must be signed by a key the store trusts (yours, `ump trust add`, --trust);\n" +
+		Description: "Each DIR is a directory ump report wrote for one manifest (or a report's directory,\n" +
+			"which stands for every manifest directory its " + resultsdir.RootFile + " lists). Each finished\n" +
+			"cell comes in under its cell key, with its events, its outputs' digests and its tables;\n" +
+			"checkpoints stay behind. A run of the manifest, or of one that extends its sweep, then\n" +
+			"computes only the cells the store lacks. Each cell must be signed by a key the store trusts (yours, `ump trust add`, --trust);\n" +
 			"it stays signed by that key, never by yours. A cell computed under another engine, a directory\n" +
 			"edited after ump report wrote it, or one whose cells are not its manifest's is refused (exit 2 or 3)\n" +
 			"and nothing is imported. `ump show HASH` names where each imported cell came from; `ump verify\n" +
 			"HASH` computes them again.",
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "trust", Usage: "also accept cells signed by `KEY` (NAME:BASE64, as `ump key show` prints it), beside the keys of `ump trust list`"},
-			&cli.BoolFlag{Name: "trust-unsigned", Usage: "also import cells that carry no signature; their results then count for their manifest alone, " +
+			&cli.StringSliceFlag{Name: "trust", Usage: "also accept cells signed by `KEY` " +
+				"(NAME:BASE64, as `ump key show` prints it), beside the keys of `ump trust list`"},
+			&cli.BoolFlag{Name: "trust-unsigned", Usage: "also import cells that carry no signature; " +
+				"their results then count for their manifest alone, " +
 				"not as cache hits for other manifests"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return badInput{fmt.Errorf("ump import needs one or more results directories (ump report --out writes them)")}
+				return badInput{fmt.Errorf(
+					"ump import needs one or more results directories (ump report --out writes them)")}
 			}
-			return runImport(c.Context, globalsOf(c), importOptions{dirs: c.Args().Slice(), trust: c.StringSlice("trust"), unsigned: c.Bool("trust-unsigned")},
-				c.App.Writer, c.App.ErrWriter)
+			o := importOptions{dirs: c.Args().Slice(), trust: c.StringSlice("trust"),
+				unsigned: c.Bool("trust-unsigned")}
+			return runImport(c.Context, globalsOf(c), o, c.App.Writer, c.App.ErrWriter)
 		},
 	}
 }

@@ -92,7 +92,8 @@ func runReproduce(ctx context.Context, g globals, roots []string, jobs int, stdo
 		g.store, len(todo), line.Cells, floats.Sum(slices.Collect(maps.Values(recorded)))/3600, len(all)-len(todo))
 	for _, r := range todo {
 		if len(r.Missing) > 0 {
-			fmt.Fprintf(stderr, "reproduce: %s is partial: it holds %d of its manifest's %d cells; cells %s are not computed (nothing to compare them with)\n",
+			fmt.Fprintf(stderr, "reproduce: %s is partial: it holds %d of its manifest's %d cells; "+
+				"cells %s are not computed (nothing to compare them with)\n",
 				r.Path, len(r.Finished), len(r.Plan.Cells), resultsdir.CellRanges(r.Missing))
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/report/resultsdir"
 )
 
@@ -124,7 +125,8 @@ func TestImportThenExtend(t *testing.T) {
 	if imported.code != 0 || !strings.Contains(imported.stdout, "2 of its 2 finished cells brought in") {
 		t.Fatalf("import: exit %d %s %s", imported.code, imported.stdout, imported.stderr)
 	}
-	if show := umpEnv(t, bob, store, "show", hash); !strings.Contains(show.stdout, "imported from results directory "+dir+", signed by "+aliceKey) {
+	show := umpEnv(t, bob, store, "show", hash)
+	if !strings.Contains(show.stdout, "imported from results directory "+dir+", signed by "+aliceKey) {
 		t.Errorf("show does not name where the cells came from:\n%s", show.stdout)
 	}
 
@@ -132,8 +134,11 @@ func TestImportThenExtend(t *testing.T) {
 	if extended.code != 0 {
 		t.Fatalf("the extended sweep: %d %s", extended.code, extended.stderr)
 	}
-	if n, trained := strings.Count(extended.stderr, "imported from results directory"), strings.Count(extended.stderr, "train: done"); n != 2 || trained != 1 {
-		t.Errorf("the extended sweep took %d cells from the import and trained %d; want 2 and 1:\n%s", n, trained, extended.stderr)
+	n := strings.Count(extended.stderr, "imported from results directory")
+	trained := strings.Count(extended.stderr, "train: done")
+	if n != 2 || trained != 1 {
+		t.Errorf("the extended sweep took %d cells from the import and trained %d; want 2 and 1:\n%s",
+			n, trained, extended.stderr)
 	}
 	wide := hashOf(t, extended)
 	whole := t.TempDir()
@@ -145,7 +150,8 @@ func TestImportThenExtend(t *testing.T) {
 	}
 
 	if r := umpEnv(t, bob, store, "verify", hash); r.code != 0 || strings.Count(r.stdout, ": ok, ") != 2 {
-		t.Errorf("verify of the imported cells: exit %d; want both computed again and ok:\n%s%s", r.code, r.stdout, r.stderr)
+		t.Errorf("verify of the imported cells: exit %d; want both computed again and ok:\n%s%s",
+			r.code, r.stdout, r.stderr)
 	}
 
 	mixed := reportDir(t, bob, store, wide)
@@ -273,7 +279,9 @@ func TestAPartialDirectoryContinuedIsOneRun(t *testing.T) {
 	t.Parallel()
 	keys := t.TempDir()
 	alice, aliceKey := keyEnv(t, keys, "alice")
-	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 40", "dim: 20000", "rounds: 30", "rounds: 120", "seed: [1, 2]", "seed: [1, 2, 3]").Replace(importManifest))
+	longer := strings.NewReplacer("dim: 40", "dim: 20000", "rounds: 30", "rounds: 120",
+		"seed: [1, 2]", "seed: [1, 2, 3]")
+	m := writeFile(t, "m.yaml", longer.Replace(importManifest))
 
 	stopped := t.TempDir()
 	cmd := exec.Command(umpBin, "--store", stopped, "run", m)
@@ -285,7 +293,10 @@ func TestAPartialDirectoryContinuedIsOneRun(t *testing.T) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
 	deadline := time.Now().Add(60 * time.Second)
-	for s := snapshot(stopped); s == nil || s.PID != cmd.Process.Pid || s.Cell < 2 || s.Stage != "train"; s = snapshot(stopped) {
+	inCell2 := func(s *eventlog.Snapshot) bool {
+		return s != nil && s.PID == cmd.Process.Pid && s.Cell >= 2 && s.Stage == "train"
+	}
+	for s := snapshot(stopped); !inCell2(s); s = snapshot(stopped) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the run never reached cell 2's training: %s", stderr.String())
 		}
@@ -314,17 +325,21 @@ func TestAPartialDirectoryContinuedIsOneRun(t *testing.T) {
 	if want := fmt.Sprintf("1 (%d distinct cells,", finished); !strings.Contains(checked.stderr, want) {
 		t.Errorf("reproduce of the partial directory does not count %d cells to compute:\n%s", finished, checked.stderr)
 	}
-	if want := fmt.Sprintf("%d finished cells identical bit for bit (status, final row and %d evaluated rounds); %d of them computed in this run",
-		finished, 24*finished, finished); checked.code != 0 || !strings.Contains(checked.stdout, want) ||
-		!strings.Contains(checked.stdout, fmt.Sprintf("partial: %d of its 3 cells finished where it was reported, cells %s not (not computed", finished, missing)) {
-		t.Errorf("reproduce of the partial directory: exit %d; want %q and the cells it lacks named:\n%s%s", checked.code, want, checked.stdout, checked.stderr)
+	want := fmt.Sprintf("%d finished cells identical bit for bit (status, final row and %d evaluated rounds); "+
+		"%d of them computed in this run", finished, 24*finished, finished)
+	lacks := fmt.Sprintf("partial: %d of its 3 cells finished where it was reported, cells %s not (not computed",
+		finished, missing)
+	if checked.code != 0 || !strings.Contains(checked.stdout, want) || !strings.Contains(checked.stdout, lacks) {
+		t.Errorf("reproduce of the partial directory: exit %d; want %q and %q:\n%s%s",
+			checked.code, want, lacks, checked.stdout, checked.stderr)
 	}
 
 	store := t.TempDir()
-	if r := umpEnv(t, alice, store, "import", dir); r.code != 0 || !strings.Contains(r.stdout, "run "+filepath.Join(dir, resultsdir.ManifestFile)) {
+	again := filepath.Join(dir, resultsdir.ManifestFile)
+	if r := umpEnv(t, alice, store, "import", dir); r.code != 0 || !strings.Contains(r.stdout, "run "+again) {
 		t.Fatalf("import of the partial directory: exit %d %s %s", r.code, r.stdout, r.stderr)
 	}
-	if r := umpEnv(t, alice, store, "run", filepath.Join(dir, resultsdir.ManifestFile)); r.code != 0 || hashOf(t, r) != hash {
+	if r := umpEnv(t, alice, store, "run", again); r.code != 0 || hashOf(t, r) != hash {
 		t.Fatalf("the partial sweep continued: exit %d %s", r.code, r.stderr)
 	}
 	once := t.TempDir()
@@ -333,7 +348,8 @@ func TestAPartialDirectoryContinuedIsOneRun(t *testing.T) {
 	}
 	for _, table := range []string{"final", "rounds"} {
 		if got, want := exportCSV(t, store, hash, table), exportCSV(t, once, hash, table); got != want {
-			t.Errorf("the %s table of the continued sweep differs from the sweep run at once:\n%s\nwant\n%s", table, got, want)
+			t.Errorf("the %s table of the continued sweep differs from the sweep run at once:\n%s\nwant\n%s",
+				table, got, want)
 		}
 	}
 	whole := reportDir(t, alice, store, hash)
@@ -374,7 +390,8 @@ func TestAnImportedUnsignedCellIsNeverSigned(t *testing.T) {
 	}
 	extended := umpEnv(t, bob, store, "run", m, "sweep.seed=[1,2,3]")
 	if trained := strings.Count(extended.stderr, "train: done"); extended.code != 0 || trained != 3 {
-		t.Errorf("an extended sweep trained %d cells (exit %d); unsigned imports serve their own manifest alone, so want 3:\n%s", trained, extended.code, extended.stderr)
+		t.Errorf("an extended sweep trained %d cells (exit %d); unsigned imports serve their own manifest alone, "+
+			"so want 3:\n%s", trained, extended.code, extended.stderr)
 	}
 }
 
@@ -396,11 +413,13 @@ func TestAnImportedCellIsNotPushed(t *testing.T) {
 	}
 	wide := hashOf(t, umpEnv(t, bob, store, "run", m, "sweep.seed=[1,2,3]"))
 	env := append(slices.Clone(s3env), bob...)
-	if r := umpEnv(t, env, store, "--s3-insecure", "push", hash); r.code != 0 || !strings.Contains(r.stdout, " 0 cells committed") ||
+	r := umpEnv(t, env, store, "--s3-insecure", "push", hash)
+	if r.code != 0 || !strings.Contains(r.stdout, " 0 cells committed") ||
 		strings.Count(r.stderr, "imported from results directory "+dir+", not pushed") != 2 {
 		t.Errorf("push of the imported manifest: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if r := umpEnv(t, env, store, "--s3-insecure", "push", wide); r.code != 0 || !strings.Contains(r.stdout, " 1 cells committed") {
+	r = umpEnv(t, env, store, "--s3-insecure", "push", wide)
+	if r.code != 0 || !strings.Contains(r.stdout, " 1 cells committed") {
 		t.Errorf("push of the sweep that extends it: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -406,7 +406,11 @@ func newApp(arg0 string, stdout, stderr io.Writer) *cli.App {
 					"pure-Go backend (default: the CUDA PJRT plugin of an installed jax-cuda package)"},
 			&cli.BoolFlag{Name: "exact-gpu", Usage: "train the CPU engine's cells on the GPU in the exact program: its bits, under its cell keys (docs/gpu.md)"},
 		},
-		Commands: []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(), dataCommand(), pushCommand(), pullCommand(), importCommand(), submitCommand(), workerCommand(), keyCommand(), trustCommand(), noteCommand(), forgetCommand(), diffCommand(), tableCommand(), plotCommand(), reportCommand(), compareCommand(), reproduceCommand(), serveCommand(), gcCommand(), doctorCommand()},
+		Commands: []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(),
+			dataCommand(), pushCommand(), pullCommand(), importCommand(), submitCommand(), workerCommand(),
+			keyCommand(), trustCommand(), noteCommand(), forgetCommand(), diffCommand(), tableCommand(),
+			plotCommand(), reportCommand(), compareCommand(), reproduceCommand(), serveCommand(), gcCommand(),
+			doctorCommand()},
 		Before: func(c *cli.Context) error { // for the hints in errors (run)
 			c.App.Metadata[invocationKey] = invocation(c)
 			return nil

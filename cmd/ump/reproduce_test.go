@@ -37,7 +37,8 @@ func TestReproduceComputesEveryDirectoryAgain(t *testing.T) {
 		!strings.Contains(r.stderr, "reproduce: directory 1 of 1, "+dir+" (36 cells); 100.0% of the work, took ") {
 		t.Fatalf("reproduce: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if r := ump(t, store, "reproduce", root); r.code != 0 || !strings.Contains(r.stdout, identical+"0 of them computed in this run, 36 found in the store") {
+	r = ump(t, store, "reproduce", root)
+	if r.code != 0 || !strings.Contains(r.stdout, identical+"0 of them computed in this run, 36 found in the store") {
 		t.Errorf("reproduce again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	nudgeFigure(t, dir, 5, 15)

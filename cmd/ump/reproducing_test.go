@@ -129,7 +129,8 @@ func TestEveryCommittedDirectoryReportsAgain(t *testing.T) {
 	if len(dirs) < 10 {
 		t.Fatalf("results/ holds %d results directories; want every committed one (%v)", len(dirs), dirs)
 	}
-	keys, bad, err := signing.ReadTrusted(filepath.Join(results, "trusted-keys")) // the keys that sign the project's results
+	// The keys that sign the project's results.
+	keys, bad, err := signing.ReadTrusted(filepath.Join(results, "trusted-keys"))
 	if err != nil || len(bad) > 0 {
 		t.Fatalf("results/trusted-keys: %v %v", err, bad)
 	}

@@ -52,7 +52,8 @@ func about(b *strings.Builder, x *resultsdir.Exported, vouch, into, dir string) 
 	counts := x.Counts()
 	cells := fmt.Sprintf("%d: %d completed, %d diverged", len(plan.Cells), counts[eventlog.Completed], counts[eventlog.Diverged])
 	if missing, err := x.Missing(); err == nil && len(missing) > 0 {
-		cells += fmt.Sprintf("; **partial**: %d of %d finished; cells %s are not finished, so not reported (`ump import` of this directory, then `ump run` of its manifest, computes them)",
+		cells += fmt.Sprintf("; **partial**: %d of %d finished; cells %s are not finished, so not reported "+
+			"(`ump import` of this directory, then `ump run` of its manifest, computes them)",
 			len(plan.Cells)-len(missing), len(plan.Cells), resultsdir.CellRanges(missing))
 	}
 	link := func(name string) string { return fmt.Sprintf("[%s](%s/%s)", name, dir, name) }

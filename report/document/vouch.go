@@ -52,7 +52,8 @@ func VouchForStore(x *resultsdir.Exported, importedUnsigned int, key *signing.Ke
 			}
 			text := "per cell, in " + resultsdir.CellsFile + ": " + importedBy(others)
 			if own > 0 {
-				text += fmt.Sprintf("; %d computed in your store, signed by %s, your key", own, display.Markdown(key.Public()))
+				text += fmt.Sprintf("; %d computed in your store, signed by %s, your key",
+					own, display.Markdown(key.Public()))
 			}
 			return text
 		}
@@ -67,7 +68,8 @@ func VouchForStore(x *resultsdir.Exported, importedUnsigned int, key *signing.Ke
 func importedBy(signers map[string]int) string {
 	var parts []string
 	for _, key := range slices.Sorted(maps.Keys(signers)) {
-		parts = append(parts, fmt.Sprintf("%d cells imported from results directories signed by %s", signers[key], display.Markdown(key)))
+		parts = append(parts, fmt.Sprintf("%d cells imported from results directories signed by %s",
+			signers[key], display.Markdown(key)))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -102,12 +104,15 @@ func vouchPerCell(x *resultsdir.Exported, dir string, trust *signing.Trust, trus
 			continue
 		}
 		if !signing.Verifies(c.Signer, c.Signed(), c.Signature) {
-			return "", fmt.Errorf("%w: %s: cell %d carries a signature by %s that does not verify: it was changed after signing",
+			return "", fmt.Errorf("%w: %s: cell %d carries a signature by %s that does not verify: "+
+				"it was changed after signing",
 				state.ErrBadArgument, filepath.Join(dir, resultsdir.CellsFile), c.Cell, display.Terminal(c.Signer))
 		}
 		if !trust.Trusts(c.Signer) && !trustUnsigned {
-			return "", fmt.Errorf("%w: cell %d of %s is signed by %s, a key you do not trust: `ump trust add %s` if it is a collaborator's, "+
-				"--trust KEY for this report alone, or --trust-unsigned to take the results as unsigned", signing.ErrUntrusted, c.Cell, dir, c.Signer, c.Signer)
+			return "", fmt.Errorf("%w: cell %d of %s is signed by %s, a key you do not trust: "+
+				"`ump trust add %s` if it is a collaborator's, --trust KEY for this report alone, "+
+				"or --trust-unsigned to take the results as unsigned",
+				signing.ErrUntrusted, c.Cell, dir, c.Signer, c.Signer)
 		}
 		count[c.Signer]++
 	}
@@ -122,7 +127,8 @@ func vouchPerCell(x *resultsdir.Exported, dir string, trust *signing.Trust, trus
 		case trust.Trusts(key):
 			parts = append(parts, fmt.Sprintf("%d by %s, a key you trust", count[key], display.Markdown(key)))
 		default:
-			parts = append(parts, fmt.Sprintf("%d by %s, a key you do not trust, taken as unsigned (--trust-unsigned)", count[key], display.Markdown(key)))
+			parts = append(parts, fmt.Sprintf("%d by %s, a key you do not trust, taken as unsigned (--trust-unsigned)",
+				count[key], display.Markdown(key)))
 		}
 	}
 	return "per cell, in " + resultsdir.CellsFile + ": " + strings.Join(parts, "; "), nil

@@ -79,7 +79,8 @@ func cellRecords(ctx context.Context, s state.Source, rep *state.Report) ([]Cell
 		if cell.Status != eventlog.Completed && cell.Status != eventlog.Diverged {
 			continue
 		}
-		c := CellRecord{Cell: i + 1, Key: cell.Key, Status: cell.Status, Outputs: map[string]string{}, Tables: map[string][]byte{}}
+		c := CellRecord{Cell: i + 1, Key: cell.Key, Status: cell.Status,
+			Outputs: map[string]string{}, Tables: map[string][]byte{}}
 		for _, st := range cell.Stages {
 			if st.Status != eventlog.Completed || st.Result == nil {
 				continue
@@ -177,7 +178,8 @@ var ErrNoCells = errors.New("the directory does not carry its cells")
 func (x *Exported) Cells() ([]CellRecord, error) {
 	path := x.dir + "/" + CellsFile
 	if x.cellsData == nil {
-		return nil, fmt.Errorf("%w: %s: not there; an ump from before results directories carried their cells wrote %s, "+
+		return nil, fmt.Errorf("%w: %s: not there; an ump from before results directories carried "+
+			"their cells wrote %s, "+
 			"and `ump report` of its store writes it again with them", ErrNoCells, path, x.dir)
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(x.cellsData))
@@ -190,7 +192,8 @@ func (x *Exported) Cells() ([]CellRecord, error) {
 	for n := 1; ; n++ {
 		line, err := readLimitedLine(br, maxCellLine)
 		if errors.Is(err, errLineTooLong) {
-			return nil, fmt.Errorf("%w: %s: line %d is longer than the %d bytes a cell takes", state.ErrBadArgument, path, n, maxCellLine)
+			return nil, fmt.Errorf("%w: %s: line %d is longer than the %d bytes a cell takes",
+				state.ErrBadArgument, path, n, maxCellLine)
 		}
 		if len(line) == 0 && err != nil {
 			if !errors.Is(err, errEnd) {
@@ -204,15 +207,21 @@ func (x *Exported) Cells() ([]CellRecord, error) {
 		if err := dec.Decode(&c); err != nil {
 			return nil, fmt.Errorf("%w: %s:%d: %v", state.ErrBadArgument, path, n, err)
 		}
+		at := fmt.Sprintf("%s:%d", path, n)
 		switch {
 		case c.Cell < 1 || c.Cell > len(plan.Cells):
-			return nil, fmt.Errorf("%w: %s:%d names cell %d of a plan of %d", state.ErrBadArgument, path, n, c.Cell, len(plan.Cells))
+			return nil, fmt.Errorf("%w: %s names cell %d of a plan of %d",
+				state.ErrBadArgument, at, c.Cell, len(plan.Cells))
 		case len(records) > 0 && c.Cell <= records[len(records)-1].Cell:
-			return nil, fmt.Errorf("%w: %s:%d: cell %d after cell %d; the cells come once each, in plan order", state.ErrBadArgument, path, n, c.Cell, records[len(records)-1].Cell)
+			return nil, fmt.Errorf("%w: %s: cell %d after cell %d; the cells come once each, in plan order",
+				state.ErrBadArgument, at, c.Cell, records[len(records)-1].Cell)
 		case c.Key != x.Registration.CellKeys[c.Cell-1]:
-			return nil, fmt.Errorf("%w: %s:%d: cell %d's key is not the one %s gives it", state.ErrBadArgument, path, n, c.Cell, RegistrationFile)
+			return nil, fmt.Errorf("%w: %s: cell %d's key is not the one %s gives it",
+				state.ErrBadArgument, at, c.Cell, RegistrationFile)
 		case c.Status != eventlog.Completed && c.Status != eventlog.Diverged:
-			return nil, fmt.Errorf("%w: %s:%d: cell %d has status %q; a results directory holds completed and diverged cells", state.ErrBadArgument, path, n, c.Cell, c.Status)
+			return nil, fmt.Errorf("%w: %s: cell %d has status %q; "+
+				"a results directory holds completed and diverged cells",
+				state.ErrBadArgument, at, c.Cell, c.Status)
 		}
 		records = append(records, c)
 		if errors.Is(err, errEnd) {
@@ -226,7 +235,8 @@ func (x *Exported) Cells() ([]CellRecord, error) {
 	for i, f := range finals {
 		has := slices.ContainsFunc(records, func(c CellRecord) bool { return c.Cell == i+1 })
 		if (f.Status != "") != has {
-			return nil, fmt.Errorf("%w: %s and %s do not hold the same cells (cell %d is in one of them only)", state.ErrBadArgument, path, FinalFile, i+1)
+			return nil, fmt.Errorf("%w: %s and %s do not hold the same cells (cell %d is in one of them only)",
+				state.ErrBadArgument, path, FinalFile, i+1)
 		}
 	}
 	for _, c := range records {
@@ -260,7 +270,8 @@ func (x *Exported) sameRows(c *CellRecord, final report.Final) error {
 	if tables["final"].Rows() != 1 {
 		return fmt.Errorf("its final table has %d rows, not one", tables["final"].Rows())
 	}
-	if err := sameFigures("its final table against "+FinalFile, figuresOf(tables["final"], 0), final.Figures); err != nil {
+	against := "its final table against " + FinalFile
+	if err := sameFigures(against, figuresOf(tables["final"], 0), final.Figures); err != nil {
 		return err
 	}
 	exported, err := x.roundFigures(c.Cell - 1)
@@ -273,7 +284,8 @@ func (x *Exported) sameRows(c *CellRecord, final report.Final) error {
 		return fmt.Errorf("its rounds table has %d rows, %s %d", rounds.Rows(), RoundsFile, len(exported))
 	}
 	for r, n := range round.Ints {
-		if err := sameFigures(fmt.Sprintf("round %d of its rounds table against %s", n, RoundsFile), figuresOf(rounds, r), exported[n]); err != nil {
+		where := fmt.Sprintf("round %d of its rounds table against %s", n, RoundsFile)
+		if err := sameFigures(where, figuresOf(rounds, r), exported[n]); err != nil {
 			return err
 		}
 	}

@@ -101,16 +101,29 @@ func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error
 	if rr := r.Report; rr != nil && (rr.Signer != "" || rr.Signature != "") && !signing.Verifies(rr.Signer, r.reportSigned(), rr.Signature) {
 		return fmt.Errorf("%w: %s carries a signature of its report by %s that does not verify: the record was changed after signing", state.ErrBadArgument, path, display.Terminal(rr.Signer))
 	}
-	if listed := slices.Sorted(maps.Keys(r.Files)); all && slices.ContainsFunc([][]string{ResultFiles, uncarriedResultFiles, plainResultFiles},
-		func(files []string) bool { return slices.Equal(listed, slices.Sorted(slices.Values(files))) }) {
-		x.record, x.results = &r, results
-		if plain, ok := results[plainRoundsCSV]; ok && r.Signature == "" { // nothing vouches for the plain file: written again as ump writes it now
-			delete(results, plainRoundsCSV)
-			results[RoundsCSVFile] = gzipped(plain)
-			x.record = nil
-		}
+	if all {
+		x.keep(&r, results)
 	}
 	return nil
+}
+
+// keep keeps a directory's record and results, to be written again as
+// they were (WriteResults), where the record lists a set of results ump
+// writes or wrote.
+func (x *Exported) keep(r *Record, results map[string][]byte) {
+	names := slices.Sorted(maps.Keys(r.Files))
+	known := [][]string{ResultFiles, uncarriedResultFiles, plainResultFiles}
+	same := func(files []string) bool { return slices.Equal(names, slices.Sorted(slices.Values(files))) }
+	if !slices.ContainsFunc(known, same) {
+		return
+	}
+	x.record, x.results = r, results
+	if plain, ok := results[plainRoundsCSV]; ok && r.Signature == "" {
+		// Nothing vouches for the plain file: written again as ump writes it now.
+		delete(results, plainRoundsCSV)
+		results[RoundsCSVFile] = gzipped(plain)
+		x.record = nil
+	}
 }
 
 // resultFile is a results file of dir that its record lists: read, or,
@@ -119,7 +132,8 @@ func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error
 // (nil without).
 func (x *Exported) resultFile(dir, name string, read func(name string) ([]byte, error), all bool, derived func() (map[string][]byte, error)) ([]byte, error) {
 	_, err := os.Lstat(filepath.Join(dir, name))
-	if !errors.Is(err, fs.ErrNotExist) || name == RegistrationFile || name == FinalFile || name == RoundsFile || name == CellsFile {
+	needed := []string{RegistrationFile, FinalFile, RoundsFile, CellsFile} // not written again from the tables
+	if !errors.Is(err, fs.ErrNotExist) || slices.Contains(needed, name) {
 		return read(name)
 	}
 	if !all {

@@ -114,7 +114,7 @@ var figureName = regexp.MustCompile(`^(curves|sweep)-[^/]+\.(png|pdf)$`)
 // (RoundsCSVFile: a tenth of its size; pandas, DuckDB and R read it as
 // it is); directories written before that hold rounds.csv, read and
 // checked as well.
-var ResultFiles = []string{RegistrationFile, ManifestFile, FinalFile, FinalCSVFile, RoundsFile, RoundsCSVFile, CellsFile}
+var ResultFiles = append(slices.Clone(uncarriedResultFiles), CellsFile)
 
 // uncarriedResultFiles are the results of a directory written before ump
 // carried the cells (CellsFile), or laid out anew (As): read, reported
@@ -193,7 +193,8 @@ func ExportOf(ctx context.Context, s state.Source, rep *state.Report) (*Exported
 	if err != nil {
 		return nil, err
 	}
-	return &Exported{Registration: rep.Registration, Final: final, Rounds: rounds, fromStore: rep.ImportedUnsigned == 0, cellRecords: records}, nil
+	return &Exported{Registration: rep.Registration, Final: final, Rounds: rounds,
+		fromStore: rep.ImportedUnsigned == 0, cellRecords: records}, nil
 }
 
 // WriteResults writes the registration and the exports into dir, a new

@@ -267,7 +267,8 @@ func TestFiguresAreDerived(t *testing.T) {
 	x := twoCells(t)
 	x.fromStore = true
 	dir := written(t, x, alice)
-	if r := recordOf(t, dir); r.Report != nil || len(r.Files) != len(uncarriedResultFiles) { // twoCells carries no cells
+	// twoCells carries no cells.
+	if r := recordOf(t, dir); r.Report != nil || len(r.Files) != len(uncarriedResultFiles) {
 		t.Errorf("the record lists %v and %+v; want the results alone", r.Files, r.Report)
 	}
 	os.WriteFile(filepath.Join(dir, "curves-1.png"), []byte("another figure"), 0o644)
