@@ -321,7 +321,8 @@ func TestAPartialDirectoryContinuedIsOneRun(t *testing.T) {
 	if finished == 1 {
 		missing = "2–3"
 	}
-	checked := umpEnv(t, alice, t.TempDir(), "reproduce", dir)
+	checking := t.TempDir()
+	checked := umpEnv(t, alice, checking, "reproduce", dir)
 	if want := fmt.Sprintf("1 (%d distinct cells,", finished); !strings.Contains(checked.stderr, want) {
 		t.Errorf("reproduce of the partial directory does not count %d cells to compute:\n%s", finished, checked.stderr)
 	}
@@ -332,6 +333,10 @@ func TestAPartialDirectoryContinuedIsOneRun(t *testing.T) {
 	if checked.code != 0 || !strings.Contains(checked.stdout, want) || !strings.Contains(checked.stdout, lacks) {
 		t.Errorf("reproduce of the partial directory: exit %d; want %q and %q:\n%s%s",
 			checked.code, want, lacks, checked.stdout, checked.stderr)
+	}
+
+	if st := ump(t, checking, "status", hash).stdout; !strings.Contains(st, fmt.Sprintf("%d pending", 3-finished)) {
+		t.Errorf("reproduce computed cells the partial directory lacks; want %d pending:\n%s", 3-finished, st)
 	}
 
 	store := t.TempDir()
