@@ -487,6 +487,56 @@ claims:
 	}
 }
 
+// TestConvergenceFailsByDivergenceOnlyWhereEveryFailingRowDoes: D-SUM
+// fails on two rounds reached beside a GT-DSUM that diverged, so the
+// claim fails, not by divergence (docs/tables.md), whichever pair comes
+// first; with D-SUM in time, GT-DSUM's divergence alone decides it.
+func TestConvergenceFailsByDivergenceOnlyWhereEveryFailingRowDoes(t *testing.T) {
+	p, err := published.Parse([]byte(`
+tables:
+  - manifest: toy
+    paper: Toy
+    columns: ["0.1", "10"]
+    rows:
+      - {row: "g(x=1)", name: GT-DSUM, values: ["50.0", "60.0"]}
+      - {row: "d(x=1)", name: D-SUM, values: ["50.0", "60.0"]}
+      - {row: "l(x=1)", name: Local, values: ["40.0", "61.0"]}
+claims:
+  - {claim: fewer rounds, tables: [toy], converges: {within: 0.5, fewer: 0.4, faster: [[D-SUM, GT-DSUM], Local]}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := report.Entry{Mean: 0.9, Seeds: 3}
+	g := &report.Grid{
+		Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"},
+		RowLabels: [][]string{{"g(x=1)"}, {"d(x=1)"}, {"l(x=1)"}},
+		ColLabels: [][]string{{"0.1"}, {"10"}},
+		Entries:   [][]report.Entry{{e, e}, {e, e}, {e, e}},
+	}
+	x := []float64{10, 20, 30, 40, 50}
+	curve := func(diverged int, means ...float64) report.Series {
+		return report.Series{X: x, Mean: means, Std: make([]float64, len(x)), Seeds: 3, DivergedSeeds: diverged}
+	}
+	fast, slow := []float64{0.5, 0.9, 0.9, 0.9, 0.9}, []float64{0.5, 0.6, 0.7, 0.899, 0.9}
+	curves := []report.Figure{
+		// α = 0.1: GT-DSUM diverged; D-SUM within 0.5 points at round 20, Local at 40
+		{Series: []report.Series{curve(1, fast...), curve(0, fast...), curve(0, slow...)}},
+		// α = 10: D-SUM at round 40, as Local
+		{Series: []report.Series{curve(0, fast...), curve(0, slow...), curve(0, slow...)}},
+	}
+	want := "fails: fails for D-SUM (partition.alpha=10: D-SUM gets within 0.5 points of its final at round 40, Local at round 40); " +
+		"fails by divergence for GT-DSUM (partition.alpha=0.1: GT-DSUM gets within 0.5 points of its final never (it diverged), Local at round 40)"
+	if v := ComparePaper(p, nil, g, p.Table("toy"), curves).Claims[0]; v.Ours != want {
+		t.Errorf("D-SUM failing beside a diverged GT-DSUM:\n got %q\nwant %q", v.Ours, want)
+	}
+	curves[1].Series[1] = curve(0, fast...) // D-SUM in time at α = 10
+	want = "fails by divergence (partition.alpha=0.1: GT-DSUM gets within 0.5 points of its final never (it diverged), Local at round 40)"
+	if v := ComparePaper(p, nil, g, p.Table("toy"), curves).Claims[0]; v.Ours != want {
+		t.Errorf("GT-DSUM failing alone by divergence:\n got %q\nwant %q", v.Ours, want)
+	}
+}
+
 // TestVerdictsSayWhatTheDataDecide: a comparison inside the noise leaves a
 // claim not decided; a row that diverged in every cell a claim reads
 // cannot decide it, and the claim says which rows decide it; one seed
