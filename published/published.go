@@ -139,55 +139,89 @@ func Parse(data []byte) (*Results, error) {
 		}
 	}
 	for _, c := range p.Claims {
-		kinds := 0
-		for _, set := range []bool{len(c.Order) > 0, len(c.ColumnOrder) > 0, c.Rises, c.Falls, len(c.Widens) > 0, len(c.Best) > 0, len(c.Worst) > 0, c.Converges != nil} {
-			if set {
-				kinds++
-			}
-		}
-		if kinds != 1 {
-			return nil, fmt.Errorf("published results: claim %q: give exactly one of order, column_order, rises, falls, widens, best, worst and converges", c.Claim)
-		}
-		if v := c.Converges; v != nil && (len(v.Faster) != 2 || !(v.Within > 0) || !(v.Fewer >= 0 && v.Fewer < 1)) {
-			return nil, fmt.Errorf("published results: claim %q: converges needs within > 0 (points), fewer in [0, 1) and faster: [FASTER ROWS, SLOWER ROWS]", c.Claim)
-		}
-		if c.GroupMeans && len(c.ColumnOrder) == 0 {
-			return nil, fmt.Errorf("published results: claim %q: group_means reads a column_order; give one", c.Claim)
-		}
-		if len(c.Widens) > 0 && len(c.Widens) != 2 {
-			return nil, fmt.Errorf("published results: claim %q: widens names two rows, the one ahead and the one behind", c.Claim)
-		}
-		for _, name := range c.Tables {
-			t := p.Table(name)
-			if t == nil {
-				return nil, fmt.Errorf("published results: claim %q: no table %s", c.Claim, name)
-			}
-			names := slices.Concat(slices.Sorted(maps.Keys(c.Best)), slices.Sorted(maps.Keys(c.Worst)), c.Rows, c.Widens)
-			for _, g := range c.Order {
-				names = append(names, g...)
-			}
-			if c.Converges != nil {
-				for _, g := range c.Converges.Faster {
-					names = append(names, g...)
-				}
-			}
-			for _, n := range names {
-				if t.RowNamed(n) < 0 {
-					return nil, fmt.Errorf("published results: claim %q: %s has no row %s", c.Claim, name, n)
-				}
-			}
-			cols := slices.Concat(c.Columns, slices.Collect(maps.Values(c.Best)), slices.Collect(maps.Values(c.Worst)))
-			for _, g := range c.ColumnOrder {
-				cols = append(cols, g...)
-			}
-			for _, col := range cols {
-				if !slices.Contains(t.Columns, col) {
-					return nil, fmt.Errorf("published results: claim %q: %s has no column %s", c.Claim, name, col)
-				}
-			}
+		if err := p.checkClaim(&c); err != nil {
+			return nil, err
 		}
 	}
 	return &p, nil
+}
+
+// checkClaim checks that claim c has exactly one kind and names rows and
+// columns its tables have.
+func (p *Results) checkClaim(c *Claim) error {
+	kinds := 0
+	for _, set := range []bool{len(c.Order) > 0, len(c.ColumnOrder) > 0, c.Rises, c.Falls, len(c.Widens) > 0, len(c.Best) > 0, len(c.Worst) > 0, c.Converges != nil} {
+		if set {
+			kinds++
+		}
+	}
+	if kinds != 1 {
+		return fmt.Errorf("published results: claim %q: give exactly one of order, column_order, rises, falls, widens, best, worst and converges", c.Claim)
+	}
+	if v := c.Converges; v != nil && (len(v.Faster) != 2 || !(v.Within > 0) || !(v.Fewer >= 0 && v.Fewer < 1)) {
+		return fmt.Errorf("published results: claim %q: converges needs within > 0 (points), fewer in [0, 1) and faster: [FASTER ROWS, SLOWER ROWS]", c.Claim)
+	}
+	if c.GroupMeans && len(c.ColumnOrder) == 0 {
+		return fmt.Errorf("published results: claim %q: group_means reads a column_order; give one", c.Claim)
+	}
+	if len(c.Widens) > 0 && len(c.Widens) != 2 {
+		return fmt.Errorf("published results: claim %q: widens names two rows, the one ahead and the one behind", c.Claim)
+	}
+	for _, name := range c.Tables {
+		t := p.Table(name)
+		if t == nil {
+			return fmt.Errorf("published results: claim %q: no table %s", c.Claim, name)
+		}
+		names := slices.Concat(slices.Sorted(maps.Keys(c.Best)), slices.Sorted(maps.Keys(c.Worst)), c.Rows, c.Widens)
+		for _, g := range c.Order {
+			names = append(names, g...)
+		}
+		if c.Converges != nil {
+			for _, g := range c.Converges.Faster {
+				names = append(names, g...)
+			}
+		}
+		for _, n := range names {
+			if t.RowNamed(n) < 0 {
+				return fmt.Errorf("published results: claim %q: %s has no row %s", c.Claim, name, n)
+			}
+		}
+		cols := slices.Concat(c.Columns, slices.Collect(maps.Values(c.Best)), slices.Collect(maps.Values(c.Worst)))
+		for _, g := range c.ColumnOrder {
+			cols = append(cols, g...)
+		}
+		for _, col := range cols {
+			if !slices.Contains(t.Columns, col) {
+				return fmt.Errorf("published results: claim %q: %s has no column %s", c.Claim, name, col)
+			}
+		}
+	}
+	return nil
+}
+
+// Declared is p with one claim of ump's own in place of the paper's:
+// a comparison REPRODUCING.md makes beyond the paper's quoted claims,
+// decided on table's entries by the same rule. It has no line or quote.
+func (p *Results) Declared(table string, data []byte) (*Results, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var c Claim
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("declared claim: %w", err)
+	}
+	switch {
+	case c.Claim == "":
+		return nil, fmt.Errorf("declared claim: give its words as claim: ...")
+	case c.Line != 0 || c.Quote != "" || len(c.Tables) > 0:
+		return nil, fmt.Errorf("declared claim %q: a declared claim is ump's, not the paper's: leave out line, quote and tables", c.Claim)
+	}
+	c.Tables = []string{table}
+	d := *p
+	d.Claims = []Claim{c}
+	if err := d.checkClaim(&c); err != nil {
+		return nil, err
+	}
+	return &d, nil
 }
 
 // Read reads a printed entry.

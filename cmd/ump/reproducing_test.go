@@ -24,6 +24,11 @@ var reportBlock = regexp.MustCompile(`(?s)<!-- ump report (\S+) ((?:grid|paper)(
 // B` prints for two directories of committed results.
 var compareBlock = regexp.MustCompile(`(?s)<!-- ump compare (\S+) (\S+) -->\n(.*?)<!-- end of ump compare -->`)
 
+// claimBlock is a comparison REPRODUCING.md makes beyond the paper's
+// quoted claims: declared in its marker (a results directory, an optional
+// select scope, the claim in YAML), its verdict generated.
+var claimBlock = regexp.MustCompile(`(?s)<!-- ump claim (\S+?)(?: (entry|row))?: (\{.*?\}) -->\n(.*?)<!-- end of ump claim -->`)
+
 // TestReproducingShowsTheCommittedResults regenerates every table
 // REPRODUCING.md shows from the results committed under results/, and
 // fails where the document and the results disagree, or where a
@@ -74,6 +79,20 @@ func TestReproducingShowsTheCommittedResults(t *testing.T) {
 			t.Errorf("REPRODUCING.md's comparison of %s and %s is not what ump compare prints:\n%s\nthe document has:\n%s", b[1], b[2], want, b[3])
 		}
 		compared++
+	}
+	for _, b := range claimBlock.FindAllStringSubmatch(string(doc), -1) {
+		x, err := resultsdir.ReadExportedFinals(filepath.Join(root, b[1]))
+		if err != nil {
+			t.Fatalf("REPRODUCING.md decides a claim on %s: %v", b[1], err)
+		}
+		line, err := document.Decide(x, b[2], []byte(b[3]))
+		if err != nil {
+			t.Errorf("REPRODUCING.md's claim %s on %s: %v", b[3], b[1], err)
+			continue
+		}
+		if want := "- " + line + "\n"; b[4] != want {
+			t.Errorf("REPRODUCING.md's verdict of %s on %s is not what its results decide:\n%s\nthe document has:\n%s", b[3], b[1], want, b[4])
+		}
 	}
 	if compared == 0 {
 		t.Error("REPRODUCING.md shows no comparison of two engines (<!-- ump compare A B --> ... <!-- end of ump compare -->)")

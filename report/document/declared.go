@@ -1,0 +1,55 @@
+package document
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ump-lab/ump/report"
+	"github.com/ump-lab/ump/report/paper"
+	"github.com/ump-lab/ump/report/resultsdir"
+)
+
+// Decide decides a claim of ump's own on the results in x: a comparison
+// REPRODUCING.md makes beyond the paper's quoted claims, declared in
+// YAML as published.yaml declares the paper's (claim: WORDS and one kind),
+// on the rows and columns of the paper's table for x's manifest. The
+// rule is the paper's claims' rule (docs/tables.md). scope is the select
+// scope the table reads ("" for the manifest's first, or "entry", "row"
+// where the manifest declares it). The line is what REPRODUCING.md shows.
+func Decide(x *resultsdir.Exported, scope string, claim []byte) (string, error) {
+	plan := &x.Registration.Plan
+	layout := report.Layout(plan)
+	pub, err := report.Paper()
+	if err != nil {
+		return "", err
+	}
+	t := pub.Table(plan.Manifest.Name)
+	if t == nil {
+		return "", fmt.Errorf("the paper has no table for manifest %s, so a claim has no rows to name", plan.Manifest.Name)
+	}
+	declared, err := pub.Declared(t.Manifest, claim)
+	if err != nil {
+		return "", err
+	}
+	if scope != "" {
+		if !slices.Contains(layout.SelectPer, scope) {
+			return "", fmt.Errorf("manifest %s declares no select scope %q", plan.Manifest.Name, scope)
+		}
+		layout = layout.Scoped(scope)
+	}
+	g, err := x.Grid(layout)
+	if err != nil {
+		return "", err
+	}
+	curves, err := x.Curves(g, report.CurveOptions{X: "round", Y: g.Spec.Value})
+	if err != nil {
+		return "", err
+	}
+	v := paper.ComparePaper(declared, plan, g, t, curves).Claims[0]
+	line := v.Claim.Claim + ": " + v.Ours
+	if len(v.Depends) > 0 {
+		line += " (depends on a choice within the noise: " + strings.Join(v.Depends, "; ") + ")"
+	}
+	return line, nil
+}
