@@ -14,11 +14,13 @@ import (
 	"unicode/utf8"
 
 	"github.com/ump-lab/ump/report/document"
+	"github.com/ump-lab/ump/report/paper"
 	"github.com/ump-lab/ump/report/resultsdir"
 )
 
-// decimal is a number with a decimal point, or a version (1.2.3).
-var decimal = regexp.MustCompile(`\d+(?:\.\d+)+`)
+// decimal is a number with a decimal point (1.4e-7 too), or a version
+// (1.2.3).
+var decimal = regexp.MustCompile(`\d+(?:\.\d+)+(?:e-?\d+)?|\d+e-?\d+`)
 
 // setting is what precedes a decimal that names a setting rather than a
 // result: a learning rate (lr 0.01, lr ≤ 0.002) or its exponent (10^-1.5),
@@ -44,7 +46,9 @@ var rowName = regexp.MustCompile(`Local\s+SGD|QG-DSGDm|SlowMo|GT-DSUM|D-SUM`)
 // (the last algorithm named before it in its paragraph or list item). A figure of points
 // (98.58) may stand as the fraction the tables show (0.9858). What the
 // prose derives (a gap between two entries, an lr no table chose) is not
-// shown, so it is cited through the entries that are.
+// shown, so it is cited through the entries that are. A section without
+// results cites only figures that a block of the document or the paper
+// shows; a derivation the reader can redo stands in a code span.
 func TestReproducingProseCitesItsResults(t *testing.T) {
 	t.Parallel()
 	root := filepath.Join("..", "..")
@@ -70,12 +74,17 @@ func TestReproducingProseCitesItsResults(t *testing.T) {
 		}
 		return tablesOf[dir]
 	}
+	var everyBlock string
+	for _, block := range []*regexp.Regexp{reportBlock, compareBlock, claimBlock} {
+		everyBlock += strings.Join(block.FindAllString(string(data), -1), "\n")
+	}
+	tex := paperSource(t)
 	checked := 0
 	for _, section := range regexp.MustCompile(`(?m)^##+ `).Split(string(data), -1) {
 		title, _, _ := strings.Cut(section, "\n")
 		var shown []string
 		prose := section
-		for _, block := range []*regexp.Regexp{reportBlock, compareBlock} {
+		for _, block := range []*regexp.Regexp{reportBlock, compareBlock, claimBlock} {
 			for _, b := range block.FindAllString(section, -1) {
 				shown = append(shown, b)
 				prose = strings.Replace(prose, b, "", 1)
@@ -86,11 +95,24 @@ func TestReproducingProseCitesItsResults(t *testing.T) {
 				shown = append(shown, tables)
 			}
 		}
+		prose = codeSpan.ReplaceAllString(prose, "")
 		if len(shown) == 0 {
+			// No results here: a figure stands in the paper, or in a
+			// block of the document that shows it.
+			for _, m := range decimal.FindAllStringIndex(prose, -1) {
+				n := prose[m[0]:m[1]]
+				if !cited(prose, m[0], m[1]) || setting.MatchString(prose[max(0, m[0]-12):m[0]]) {
+					continue
+				}
+				checked++
+				if !strings.Contains(everyBlock, n) && (tex == "" || !strings.Contains(tex, n)) {
+					t.Errorf("REPRODUCING.md, %q: the prose cites %s (%q), which neither a block of the document nor the paper shows",
+						title, n, strings.TrimSpace(prose[max(0, m[0]-60):min(len(prose), m[1]+20)]))
+				}
+			}
 			continue
 		}
 		lines := strings.Split(strings.Join(shown, "\n"), "\n")
-		prose = codeSpan.ReplaceAllString(prose, "")
 		for _, m := range decimal.FindAllStringIndex(prose, -1) {
 			n := prose[m[0]:m[1]]
 			if !cited(prose, m[0], m[1]) || setting.MatchString(prose[max(0, m[0]-12):m[0]]) {
@@ -168,4 +190,64 @@ func rowBefore(prose string, i int) string {
 		return ""
 	}
 	return strings.Join(strings.Fields(names[len(names)-1]), " ")
+}
+
+// paperSource is the paper's LaTeX source where a folder beside the
+// repository holds it (paper/ump-paper.tex), as CI's does, or "" (the
+// checks that need it are left out, and the test says so).
+func paperSource(t *testing.T) string {
+	found, _ := filepath.Glob(filepath.Join("..", "..", "..", "*", "paper", "ump-paper.tex"))
+	if len(found) == 0 {
+		t.Log("the paper's LaTeX source is not beside the repository: figures and quotations are not checked against it")
+		return ""
+	}
+	tex, err := os.ReadFile(found[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(tex)
+}
+
+// quotation is a span of the prose in double quotes.
+var quotation = regexp.MustCompile(`"([^"]+)"|“([^”]+)”`)
+
+// TestReproducingQuotesVerbatim: every quotation in REPRODUCING.md's
+// prose is verbatim: the paper's words as they print (an ellipsis … may
+// stand for words left out), or what a block of the document shows.
+// A paraphrase is not set in quotation marks.
+func TestReproducingQuotesVerbatim(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join("..", "..", "REPRODUCING.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tex := paperSource(t)
+	if tex == "" {
+		t.Skip("the paper's LaTeX source is not beside the repository (no ../*/paper/ump-paper.tex; .ci/run installs it)")
+	}
+	words := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	printed := words(paper.PlainLaTeX(tex))
+	prose, shown := string(data), ""
+	for _, block := range []*regexp.Regexp{reportBlock, compareBlock, claimBlock} {
+		for _, b := range block.FindAllString(prose, -1) {
+			shown += words(b) + "\n"
+			prose = strings.Replace(prose, b, "", 1)
+		}
+	}
+	prose = codeSpan.ReplaceAllString(prose, "")
+	quotes := 0
+	for _, m := range quotation.FindAllStringSubmatch(prose, -1) {
+		q := words(m[1] + m[2])
+		quotes++
+		for _, part := range strings.Split(q, "…") {
+			if part = strings.TrimSpace(part); part != "" && !strings.Contains(printed, part) && !strings.Contains(shown, part) {
+				t.Errorf("REPRODUCING.md quotes %q, which is not verbatim in the paper nor in a block of the document: "+
+					"quote the words as they print, or drop the quotation marks", q)
+				break
+			}
+		}
+	}
+	if quotes < 10 {
+		t.Errorf("only %d quotations found: the pattern changed", quotes)
+	}
 }

@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ump-lab/ump/report/document"
+	"github.com/ump-lab/ump/report/paper"
 	"github.com/ump-lab/ump/report/resultsdir"
 	"github.com/ump-lab/ump/signing"
 )
@@ -174,6 +176,115 @@ func TestEveryCommittedDirectoryReportsAgain(t *testing.T) {
 			if err != nil || !bytes.Equal(committed, drawn) {
 				t.Errorf("%s is not what its results draw (ump report %s --out X draws it again): %v", f, arg, err)
 			}
+		}
+	}
+}
+
+// engineName is an engine as section headings name it: engine v3 for
+// go-cpu-float32/v3, the GPU engine for gomlx.
+var engineName = regexp.MustCompile(`(go-cpu|gomlx)-float\d+/v(\d+)`)
+
+// TestEverySectionNamesItsEngine: a section of REPRODUCING.md that shows
+// a table or a claim of a results directory names, in its heading, the
+// engine that computed those results ("engine v2", "the GPU engine"), so
+// that no reader takes one engine's conclusion for another's.
+func TestEverySectionNamesItsEngine(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join("..", "..")
+	doc, err := os.ReadFile(filepath.Join(root, "REPRODUCING.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := 0
+	for _, section := range regexp.MustCompile(`(?m)^#+ `).Split(string(doc), -1)[1:] {
+		heading, _, _ := strings.Cut(section, "\n")
+		var dirs []string
+		for _, b := range reportBlock.FindAllStringSubmatch(section, -1) {
+			dirs = append(dirs, b[1])
+		}
+		for _, b := range claimBlock.FindAllStringSubmatch(section, -1) {
+			dirs = append(dirs, b[1])
+		}
+		for _, dir := range dirs {
+			x, err := resultsdir.ReadExportedFinals(filepath.Join(root, dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range engineName.FindAllStringSubmatch(x.Engines(), -1) {
+				want := "engine v" + m[2]
+				if m[1] == "gomlx" {
+					want = "GPU engine"
+				}
+				if !strings.Contains(heading, want) {
+					t.Errorf("REPRODUCING.md, section %q shows %s, computed by %s: its heading does not say %q",
+						heading, dir, m[0], want)
+				}
+			}
+		}
+		if len(dirs) > 0 {
+			sections++
+		}
+	}
+	if sections < 10 {
+		t.Errorf("only %d sections show results: the pattern changed", sections)
+	}
+}
+
+// summaryRow is a row of REPRODUCING.md's first table: the paper's claim,
+// the engine, our verdict, and the evidence with its results directory.
+var summaryRow = regexp.MustCompile("(?m)^\\| (.+?) \\| (v\\d|–) \\| ([a-z ]+) \\| (.*?)`(results/[^`]+)`.*\\|$")
+
+// TestReproducingOpensWithTheAnswer: REPRODUCING.md answers "does the
+// paper reproduce?" on its first screen, in a table of the paper's
+// claims, and each verdict there is the one ump decides on the results
+// directory the row names, under the engine the row names.
+func TestReproducingOpensWithTheAnswer(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join("..", "..")
+	doc, err := os.ReadFile(filepath.Join(root, "REPRODUCING.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(doc), "\n")
+	screen := strings.Join(lines[:min(60, len(lines))], "\n")
+	rows := summaryRow.FindAllStringSubmatch(screen, -1)
+	if len(rows) < 10 {
+		t.Fatalf("the first 60 lines of REPRODUCING.md hold %d rows of the summary table "+
+			"(| the paper's claim | engine | ours | evidence |), want the paper's claims", len(rows))
+	}
+	taken := map[string]int{} // claims of a directory already read, by their words
+	for _, r := range rows {
+		claim, engine, ours, dir := r[1], r[2], r[3], r[5]
+		x, err := resultsdir.ReadExportedFinals(filepath.Join(root, dir))
+		if err != nil {
+			t.Fatalf("the summary's row %q: %v", claim, err)
+		}
+		if m := engineName.FindStringSubmatch(x.Engines()); m == nil || "v"+m[2] != engine {
+			t.Errorf("the summary's row %q says engine %s; %s was computed by %s", claim, engine, dir, x.Engines())
+		}
+		verdicts, err := document.Claims(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var matching []paper.Verdict
+		for _, v := range verdicts {
+			if v.Claim.Claim == claim {
+				matching = append(matching, v)
+			}
+		}
+		k := taken[dir+claim]
+		taken[dir+claim]++
+		if k >= len(matching) {
+			t.Errorf("the summary's row %q: %s decides no such claim (or fewer of them)", claim, dir)
+			continue
+		}
+		v := matching[k].Ours
+		word := paper.VerdictWord(v)
+		if strings.HasPrefix(v, word+" by divergence") {
+			word += " by divergence"
+		}
+		if ours != word {
+			t.Errorf("the summary's row %q says %q; %s decides %q", claim, ours, dir, v)
 		}
 	}
 }

@@ -488,7 +488,7 @@ func (pc *PaperComparison) legend() []string {
 func source(c *published.Claim) string {
 	var parts []string
 	if c.Line > 0 {
-		parts = append(parts, fmt.Sprintf(`line %d: "%s"`, c.Line, plainLaTeX(c.Quote)))
+		parts = append(parts, fmt.Sprintf(`line %d: "%s"`, c.Line, PlainLaTeX(c.Quote)))
 	}
 	if c.Reading != "" {
 		parts = append(parts, "reading: "+c.Reading)
@@ -505,8 +505,8 @@ var latexPlain = strings.NewReplacer(
 	`\textt{\algone}`, "D-SUM", `\textt{\algtwo}`, "GT-DSUM", `\textt{\algone{}}`, "D-SUM", `\textt{\algtwo{}}`, "GT-DSUM",
 	`\textbf{`, "", `\textt{`, "", `\alpha`, "α", `\beta`, "β", `\eg`, "e.g.", `\ie`, "i.e.", `\%`, "%", `\pm`, "±", "$", "", "{", "", "}", "")
 
-// plainLaTeX is a sentence of the paper's source as it reads in print.
-func plainLaTeX(s string) string {
+// PlainLaTeX is a passage of the paper's source as it reads in print.
+func PlainLaTeX(s string) string {
 	return strings.Join(strings.Fields(latexPlain.Replace(s)), " ")
 }
 

@@ -53,3 +53,27 @@ func Decide(x *resultsdir.Exported, scope string, claim []byte) (string, error) 
 	}
 	return line, nil
 }
+
+// Claims are the paper's claims on x's table decided on x's results, as
+// its paper table's legend prints them (the manifest's first select
+// scope); nil where the paper has no table for x's manifest.
+func Claims(x *resultsdir.Exported) ([]paper.Verdict, error) {
+	plan := &x.Registration.Plan
+	pub, err := report.Paper()
+	if err != nil {
+		return nil, err
+	}
+	t := pub.Table(plan.Manifest.Name)
+	if t == nil {
+		return nil, nil
+	}
+	g, err := x.Grid(report.Layout(plan))
+	if err != nil {
+		return nil, err
+	}
+	curves, err := x.Curves(g, report.CurveOptions{X: "round", Y: g.Spec.Value})
+	if err != nil {
+		return nil, err
+	}
+	return paper.ComparePaper(pub, plan, g, t, curves).Claims, nil
+}
