@@ -17,7 +17,8 @@ import (
 // It names rows as the tables print them ("D-SUM", "GT-DSUM (momentum
 // restarted every step)") and columns by their labels ("0.1"), and is
 // decided by the paper's claims' rule (docs/tables.md) on x's results
-// alone. scope is the select scope the table reads ("" for the
+// alone; a run that departs from the paper manifest's set-up gives a
+// provisional verdict, as the paper's claims' are. scope is the select scope the table reads ("" for the
 // manifest's first, or "entry", "row" where the manifest declares it).
 // The line is what REPRODUCING.md shows.
 func Decide(x *resultsdir.Exported, scope string, claim []byte) (string, error) {
@@ -47,8 +48,12 @@ func Decide(x *resultsdir.Exported, scope string, claim []byte) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	v := paper.ComparePaper(declared, plan, g, &t, curves).Claims[0]
+	pc := paper.ComparePaper(declared, plan, g, &t, curves)
+	v := pc.Claims[0]
 	line := v.Claim.Claim + ": " + v.Ours
+	if len(pc.Departures) > 0 {
+		line += " (provisional: the run departs from the paper's set-up)"
+	}
 	if len(v.Depends) > 0 {
 		line += " (depends on a choice within the noise: " + strings.Join(v.Depends, "; ") + ")"
 	}
