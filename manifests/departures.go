@@ -2,7 +2,6 @@ package manifests
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"path"
@@ -169,11 +168,11 @@ func within(field string) func(s sides) []string {
 
 // tree is a manifest as a JSON object.
 func tree(m *Manifest) map[string]any {
-	var t map[string]any
-	if err := json.Unmarshal(CanonicalJSON(m), &t); err != nil {
+	t, err := decodeNumbers(CanonicalJSON(m))
+	if err != nil {
 		panic(err)
 	}
-	return t
+	return t.(map[string]any)
 }
 
 // at is the value at a dotted path of a JSON object (nil where absent).

@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -752,8 +753,8 @@ func withPath(file string, root *yaml.Node, path string, value *yaml.Node, line 
 
 // valueAt returns the canonical JSON of the field at a dotted path.
 func valueAt(m *Manifest, path string) string {
-	var tree any
-	if err := json.Unmarshal(CanonicalJSON(m), &tree); err != nil {
+	tree, err := decodeNumbers(CanonicalJSON(m))
+	if err != nil {
 		panic(err)
 	}
 	for _, key := range strings.Split(path, ".") {
@@ -788,8 +789,8 @@ func (c Cell) ValueAt(path string) string {
 // labelValue renders a canonical JSON value for people: strings bare,
 // objects as name(key=value,...) in key order.
 func labelValue(canonical string) string {
-	var v any
-	if err := json.Unmarshal([]byte(canonical), &v); err != nil {
+	v, err := decodeNumbers([]byte(canonical))
+	if err != nil {
 		return canonical
 	}
 	switch x := v.(type) {
@@ -820,15 +821,55 @@ func labelOf(axes []axis, idx []int) string {
 // defaults written out. Opening it gives the same hash
 // (TestYAMLRunsWithTheSameHash).
 func YAML(m Manifest) []byte {
-	var tree any
-	if err := json.Unmarshal(CanonicalJSON(m), &tree); err != nil {
+	tree, err := decodeNumbers(CanonicalJSON(m))
+	if err != nil {
 		panic(err)
 	}
-	out, err := yaml.Marshal(tree)
+	out, err := yaml.Marshal(yamlNumbers(tree))
 	if err != nil {
 		panic(fmt.Sprintf("manifests: YAML: %v", err))
 	}
 	return out
+}
+
+// decodeNumbers decodes JSON with every number as written (json.Number):
+// an integer above 2^53 keeps its digits, where float64 would round it
+// (two seeds then shared a manifest hash).
+func decodeNumbers(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var tree any
+	err := dec.Decode(&tree)
+	return tree, err
+}
+
+// yamlNumbers is a decoded JSON tree with each number as YAML should
+// write it: an integer as an integer at any size (a seed of 20240101,
+// not 2.0240101e+07), any other number as its float64.
+func yamlNumbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = yamlNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = yamlNumbers(e)
+		}
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		if u, err := strconv.ParseUint(string(x), 10, 64); err == nil {
+			return u
+		}
+		f, err := x.Float64()
+		if err != nil {
+			panic(fmt.Sprintf("manifests: YAML: number %s: %v", x, err))
+		}
+		return f
+	}
+	return v
 }
 
 // CanonicalJSON encodes v with object keys sorted, no insignificant space
