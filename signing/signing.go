@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"filippo.io/edwards25519"
 	"github.com/ump-lab/ump/internal/bounded"
 	"github.com/ump-lab/ump/internal/durable"
 )
@@ -165,7 +166,19 @@ func ParsePublic(s string) (ed25519.PublicKey, error) {
 	if !ok || !keyName.MatchString(name) || err != nil || len(pub) != ed25519.PublicKeySize || base64.StdEncoding.EncodeToString(pub) != data {
 		return nil, fmt.Errorf("%w: %q is not a public key NAME:BASE64 on one line, as `ump key show` prints it", ErrBadKey, firstLine(s))
 	}
+	if weak(pub) {
+		return nil, fmt.Errorf("%w: %q is not a key anyone holds: its point has small order (the all-zero key is one), "+
+			"so a signature by it needs no private half; ask its owner for the line `ump key show` prints", ErrBadKey, firstLine(s))
+	}
 	return ed25519.PublicKey(pub), nil
+}
+
+// weak reports whether pub is not a point of the curve, or one of small
+// order (eight times it is the identity): signatures that verify under
+// such a key can be made without any private key.
+func weak(pub []byte) bool {
+	p, err := new(edwards25519.Point).SetBytes(pub)
+	return err != nil || new(edwards25519.Point).MultByCofactor(p).Equal(edwards25519.NewIdentityPoint()) == 1
 }
 
 // Trust is the set of public keys whose signatures a store accepts.

@@ -1,6 +1,7 @@
 package signing
 
 import (
+	"encoding/base64"
 	"errors"
 	"os"
 	"path/filepath"
@@ -175,5 +176,40 @@ func TestKeyFilesAreReadBounded(t *testing.T) {
 	}
 	if _, _, err := ReadTrusted(zero); !errors.Is(err, bounded.ErrNotRegular) {
 		t.Errorf("trusted keys linked to /dev/zero: %v; want bounded.ErrNotRegular", err)
+	}
+}
+
+// TestKeysOfSmallOrderAreRefused: the all-zero public key and the
+// identity point (both of small order) are refused wherever a key is
+// read, since a signature that verifies under them needs no private
+// half; a real key is accepted.
+func TestKeysOfSmallOrderAreRefused(t *testing.T) {
+	zero := make([]byte, 32)
+	identity := append([]byte{1}, make([]byte, 31)...)
+	for _, pub := range [][]byte{zero, identity} {
+		key := "x:" + base64.StdEncoding.EncodeToString(pub)
+		if _, err := ParsePublic(key); !errors.Is(err, ErrBadKey) || !strings.Contains(err.Error(), "small order") {
+			t.Errorf("ParsePublic(%s): %v, want a refusal saying small order", key, err)
+		}
+		if _, err := NewTrust(key); err == nil {
+			t.Errorf("NewTrust(%s) accepted it", key)
+		}
+		if Verifies(key, []byte("m"), base64.StdEncoding.EncodeToString(make([]byte, 64))) {
+			t.Errorf("a signature of zeros verifies under %s", key)
+		}
+		path := filepath.Join(t.TempDir(), "trusted-keys")
+		if err := os.WriteFile(path, []byte(key+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if keys, bad, err := ReadTrusted(path); err != nil || len(keys) != 0 || len(bad) != 1 {
+			t.Errorf("ReadTrusted of %s: keys %v, bad %v, %v; want it in bad", key, keys, bad, err)
+		}
+	}
+	k, _, err := LoadOrCreate(filepath.Join(t.TempDir(), "key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ParsePublic(k.Public()); err != nil {
+		t.Errorf("a real key: %v", err)
 	}
 }
