@@ -59,6 +59,9 @@ func runVerifyDir(ctx context.Context, g globals, dir, cells string, stdout, std
 	if err != nil {
 		return err
 	}
+	if err := g.gpuBuilt(plan); err != nil {
+		return err
+	}
 	scratch, err := os.MkdirTemp("", "ump-verify-")
 	if err != nil {
 		return err
@@ -126,6 +129,9 @@ func runVerify(ctx context.Context, g globals, hash string, repair bool, stdout,
 	defer store.Close()
 	reg, err := store.Source().FindManifest(hash)
 	if err != nil {
+		return err
+	}
+	if err := g.gpuBuilt(&reg.Plan); err != nil {
 		return err
 	}
 	read, damaged, err := pipeline.CheckBlobs(ctx, store, reg)

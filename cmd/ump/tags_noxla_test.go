@@ -3,6 +3,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -37,5 +38,26 @@ func TestGPUEngineNeedsTheXLABuild(t *testing.T) {
 	r := ump(t, store, "doctor")
 	if r.code != 0 || !strings.Contains(r.stdout, "cpu: works: go-cpu-float32/v3, kernels ") || !strings.Contains(r.stdout, "gpu: does not work here") {
 		t.Errorf("doctor: exit %d\n%s", r.code, r.stdout)
+	}
+	// verify would compute: it refuses alike, for a hash and for a
+	// directory, rather than call the results not reproducible.
+	run := ump(t, store, "run", m)
+	if run.code != 0 {
+		t.Fatalf("run on the CPU: exit %d, %s", run.code, run.stderr)
+	}
+	hash := hashOf(t, run)
+	if r := ump(t, store, "--exact-gpu", "verify", hash); r.code != 2 || !strings.Contains(r.stderr, "without --exact-gpu") {
+		t.Errorf("--exact-gpu verify HASH without the GPU build: exit %d, %s", r.code, r.stderr)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	if r := ump(t, store, "report", "--out", out, hash); r.code != 0 {
+		t.Fatalf("report: exit %d, %s", r.code, r.stderr)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "*-"+hash[:12]))
+	if len(dirs) != 1 {
+		t.Fatalf("report wrote %v", dirs)
+	}
+	if r := ump(t, store, "--exact-gpu", "verify", dirs[0]); r.code != 2 || !strings.Contains(r.stderr, "without --exact-gpu") {
+		t.Errorf("--exact-gpu verify DIR without the GPU build: exit %d, %s", r.code, r.stderr)
 	}
 }
