@@ -282,6 +282,10 @@ func decodeParquet(data []byte) (schema *arrow.Schema, recs []arrow.RecordBatch,
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if pf.NumRows() == 0 { // a table of no rows: its schema alone (arrow-go finds no column readers to open)
+		schema, err := fr.Schema()
+		return schema, nil, pf.MetaData().KeyValueMetadata(), err
+	}
 	rr, err := fr.GetRecordReader(context.Background(), nil, nil)
 	if err != nil {
 		return nil, nil, nil, err

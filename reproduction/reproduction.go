@@ -86,6 +86,10 @@ func Plan(ctx context.Context, runner *pipeline.Runner, dirs []string, lacks fun
 				r.Finished = append(r.Finished, i)
 			}
 		}
+		if len(r.Finished) == 0 {
+			r.Other = "it holds no finished cell, so there is nothing to compute again or compare"
+			continue
+		}
 		if r.Other = lacks(r.Plan); r.Other != "" {
 			continue
 		}

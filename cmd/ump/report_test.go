@@ -635,3 +635,37 @@ func TestAReportKeepsAnotherReportsIndex(t *testing.T) {
 		t.Errorf("report --out a link wrote %d entries into its target", len(entries))
 	}
 }
+
+// TestAReportOfNoFinishedCellReadsBack: a sweep stopped before any cell
+// finished (run --until topology) reports, and its directory reports
+// again and compares; reproduce leaves it out by name, since it holds
+// nothing to compute again.
+func TestAReportOfNoFinishedCellReadsBack(t *testing.T) {
+	t.Parallel()
+	store := t.TempDir()
+	m := writeFile(t, "imports.yaml", importManifest)
+	run := ump(t, store, "run", "--until", "topology", m)
+	if run.code != 0 {
+		t.Fatalf("run --until topology: exit %d, %s", run.code, run.stderr)
+	}
+	hash := hashOf(t, run)
+	out := filepath.Join(t.TempDir(), "out")
+	if r := ump(t, store, "report", "--out", out, hash); r.code != 0 {
+		t.Fatalf("report: exit %d, %s", r.code, r.stderr)
+	}
+	dir := filepath.Join(out, "imports-"+hash[:12])
+	again := filepath.Join(t.TempDir(), "again")
+	if r := ump(t, t.TempDir(), "report", dir, "--out", again); r.code != 0 {
+		t.Fatalf("report DIR of no finished cell: exit %d, %s", r.code, r.stderr)
+	}
+	doc, err := os.ReadFile(filepath.Join(again, "report.md"))
+	if err != nil || !strings.Contains(string(doc), "0 of 2 finished") || !strings.Contains(string(doc), "| engine | none yet: no cell finished |") {
+		t.Errorf("the report of no finished cell: %v\n%s", err, doc)
+	}
+	if r := ump(t, t.TempDir(), "compare", dir, filepath.Join(again, "imports-"+hash[:12])); r.code != 0 {
+		t.Errorf("compare of two directories of no finished cell: exit %d, %s", r.code, r.stderr)
+	}
+	if r := ump(t, t.TempDir(), "reproduce", out); r.code != 2 || !strings.Contains(r.stdout, "holds no finished cell") {
+		t.Errorf("reproduce of no finished cell: exit %d, %s%s", r.code, r.stdout, r.stderr)
+	}
+}

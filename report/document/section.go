@@ -52,9 +52,17 @@ func about(b *strings.Builder, x *resultsdir.Exported, vouch, into, dir string) 
 	counts := x.Counts()
 	cells := fmt.Sprintf("%d: %d completed, %d diverged", len(plan.Cells), counts[eventlog.Completed], counts[eventlog.Diverged])
 	if missing, err := x.Missing(); err == nil && len(missing) > 0 {
-		cells += fmt.Sprintf("; **partial**: %d of %d finished; cells %s are not finished, so not reported "+
+		which := "cells " + resultsdir.CellRanges(missing) + " are"
+		if len(missing) == 1 {
+			which = "cell " + resultsdir.CellRanges(missing) + " is"
+		}
+		cells += fmt.Sprintf("; **partial**: %d of %d finished; %s not finished, so not reported "+
 			"(`ump import` of this directory, then `ump run` of its manifest, computes them)",
-			len(plan.Cells)-len(missing), len(plan.Cells), resultsdir.CellRanges(missing))
+			len(plan.Cells)-len(missing), len(plan.Cells), which)
+	}
+	engines, versions := display.Markdown(x.Engines()), display.Markdown(x.Versions())
+	if engines == "" {
+		engines, versions = "none yet: no cell finished", "none yet"
 	}
 	link := func(name string) string { return fmt.Sprintf("[%s](%s/%s)", name, dir, name) }
 	fmt.Fprintf(b, "\n## %s\n\n| | |\n|---|---|\n", display.Markdown(plan.Manifest.Name))
@@ -65,7 +73,7 @@ func about(b *strings.Builder, x *resultsdir.Exported, vouch, into, dir string) 
 	fmt.Fprintf(b, "| manifest | `%s` |\n| run it | %s |\n| check it | `ump verify %.12s` (recomputes every cell and compares each output's digest) |\n",
 		plan.Hash, run, plan.Hash)
 	fmt.Fprintf(b, "| cells | %s |\n| engine | %s |\n| computed by | %s |\n| results signed | %s |\n| figures | drawn by `ump report` from the results, and drawn again by `ump report` of the directory; %s lists the results' digests |\n",
-		cells, display.Markdown(x.Engines()), display.Markdown(x.Versions()), vouch, resultsdir.RecordFile)
+		cells, engines, versions, vouch, resultsdir.RecordFile)
 	results := []string{link(resultsdir.FinalFile), link(resultsdir.RoundsFile)}
 	for _, name := range resultsdir.CSVFiles {
 		if _, err := os.Stat(filepath.Join(into, name)); err == nil {
