@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -148,5 +149,32 @@ func TestEveryCommandExitsByClass(t *testing.T) {
 	// A manifest the bucket has no registration of: an unknown hash, bad input.
 	if r := umpEnv(t, env, good, "--s3-insecure", "status", "--remote", strings.Repeat("0", 64)); r.code != 2 || !strings.Contains(r.stderr, "has no registration") {
 		t.Errorf("status --remote of a manifest never pushed: exit %d; want 2\n%s", r.code, r.stderr)
+	}
+}
+
+// TestLostOutputIsAnError: a command whose standard output cannot be
+// written (/dev/full) exits 3 and says so, whatever it printed; a reader
+// that leaves (| head) is not an error.
+func TestLostOutputIsAnError(t *testing.T) {
+	t.Parallel()
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no /dev/full on this system:", err)
+	}
+	defer full.Close()
+	store := t.TempDir()
+	m := writeFile(t, "m.yaml", smallManifest)
+	hash := hashOf(t, ump(t, store, "run", m))
+	for _, args := range [][]string{
+		{"run", m}, {"status"}, {"show", hash[:12]}, {"trust", "list"}, {"key", "show"}, {"table", hash[:12]},
+	} {
+		cmd := exec.Command(umpBin, append([]string{"--store", store}, args...)...)
+		var stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = full, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(stderr.String(), "standard output") {
+			t.Errorf("ump %s > /dev/full: %v, want exit 3 saying the standard output was lost\n%s", strings.Join(args, " "), err, stderr.String())
+		}
 	}
 }

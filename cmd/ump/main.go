@@ -61,7 +61,7 @@ const exitCodesHelp = `EXIT CODES:
         name is missing or corrupt, it cannot be read or written, its disk is full, the S3 server
         does not answer, refuses the credentials, lacks the bucket or ignores create-only writes, or
         a pull found pushed events that are not the manifest's own or a commit not signed by a key
-        the store trusts (ump trust add KEY)
+        the store trusts (ump trust add KEY), or standard output could not be written (/dev/full)
    4    a cell's outputs differ from those another machine committed for the same cell key
         (push, run --artifacts, worker): the engine is not deterministic there
    75   ump worker was interrupted (SIGTERM) after saving a checkpoint: run the task again to resume
@@ -103,18 +103,36 @@ func stdoutThatOutlivesItsReader() io.Writer {
 }
 
 // leftOutput is an output whose reader may leave (a closed pipe), which
-// it remembers.
+// it remembers, as it remembers the first other write that failed (a full
+// disk, /dev/full): then what ump printed was lost.
 type leftOutput struct {
 	f    *os.File
 	left bool
+	lost error
 }
 
 func (o *leftOutput) Write(p []byte) (int, error) {
 	n, err := o.f.Write(p)
-	if errors.Is(err, syscall.EPIPE) {
+	switch {
+	case errors.Is(err, syscall.EPIPE):
 		o.left = true
+	case err != nil && o.lost == nil:
+		o.lost = err
 	}
 	return n, err
+}
+
+// errOutputLost is a command that ran but whose standard output could not
+// be written: it did not succeed for whoever reads it (exit 3).
+var errOutputLost = errors.New("standard output lost")
+
+// outputLost is err, or where w's writes failed and err is nil or that
+// failure, the error that says the output was lost.
+func outputLost(w io.Writer, err error) error {
+	if o, ok := w.(*leftOutput); ok && o.lost != nil && (err == nil || errors.Is(err, o.lost)) {
+		return fmt.Errorf("%w: %v; what ump printed did not reach it (free space, or write it elsewhere)", errOutputLost, o.lost)
+	}
+	return err
 }
 
 // readerLeft reports whether w is an output whose reader left.
@@ -137,6 +155,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	app := newApp(args[0], stdout, stderr)
 	hoisted, ordered := cliargs.FlagsFirst(app.Flags, nil, app.Commands, args[1:])
 	err := app.RunContext(ctx, slices.Concat(args[:1:1], hoisted, ordered))
+	err = outputLost(stdout, err)
 	if err == nil || readerLeft(stdout) && errors.Is(err, syscall.EPIPE) { // the output's reader left (| head): nothing to say
 		return exitOK
 	}
@@ -166,7 +185,8 @@ var exitClasses = []struct {
 }{
 	{exitNondeterministic, isAny(fleet.ErrNondeterministic)},
 	{exitStore, isAny(eventlog.ErrBusy, eventlog.ErrDamaged, eventlog.ErrNotStore, eventlog.ErrUnavailable, fleet.ErrRejected,
-		artifacts.ErrUnavailable, artifacts.ErrNotFound, artifacts.ErrCorrupt, signing.ErrUntrusted, syscall.ENOSPC, datasets.ErrUnreachable)},
+		artifacts.ErrUnavailable, artifacts.ErrNotFound, artifacts.ErrCorrupt, signing.ErrUntrusted, syscall.ENOSPC, datasets.ErrUnreachable,
+		errOutputLost)},
 	{exitBadInput, func(err error) bool { // cli.ExitCoder: urfave/cli's own usage errors (help for an unknown command)
 		return errors.As(err, new(*manifests.Error)) || errors.As(err, new(badInput)) || errors.As(err, new(cliargs.Error)) || errors.As(err, new(cli.ExitCoder)) ||
 			isAny(state.ErrBadArgument, eventlog.ErrNotDirectory, fleet.ErrEngineMismatch, pipeline.ErrOtherEngine, datasets.ErrNotInstalled, signing.ErrBadKey, stages.ErrBadInput, durable.ErrNotReplaceable,
