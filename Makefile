@@ -55,7 +55,8 @@ reproduce: data
 # CLI run, doctor's check programs, a tiny table stopped and continued;
 # printed from bin/gpu-kit.log once it ends). From the start, beside go
 # vet (which, in a new checkout, compiles the C kernels on one core):
-# 30 s of fuzzing a results directory as ump report reads it, with one
+# 30 s of fuzzing a results directory as ump report reads it, then 15 s
+# of the Parquet reader alone (the bound on a footer's rows), with one
 # worker (a second took 30 s of CPU from the tests beside it), its rate
 # printed over the time it fuzzed after replaying its seed inputs (the
 # fuzz cache is cleared first, since replaying the inputs earlier runs
@@ -74,20 +75,21 @@ test:
 	@unformatted=$$($$($(GO) env GOROOT)/bin/gofmt -l $$(git ls-files '*.go')); \
 		if [ -n "$$unformatted" ]; then echo "$$unformatted"; echo "make test: gofmt -w the files above"; exit 1; fi
 	$(GO) build -o bin/testsummary ./internal/testsummary
-	rm -f $(SKIPS) bin/gpu-kit.log bin/fuzz.log
+	rm -f $(SKIPS) bin/gpu-kit.log bin/fuzz*.log
 	$(GO) clean -fuzzcache
-	$(GO) test -run '^$$' -fuzz '^FuzzReadExported$$' -fuzztime 30s -fuzzminimizetime 10x -parallel 1 ./report/resultsdir > bin/fuzz.log 2>&1 & fuzz=$$!; \
+	{ $(GO) test -run '^$$' -fuzz '^FuzzReadExported$$' -fuzztime 30s -fuzzminimizetime 10x -parallel 1 ./report/resultsdir > bin/fuzz.log 2>&1 && \
+		$(GO) test -run '^$$' -fuzz '^FuzzReadParquet$$' -fuzztime 15s -fuzzminimizetime 10x -parallel 1 ./artifacts > bin/fuzz-parquet.log 2>&1; } & fuzz=$$!; \
 		$(GO) vet ./... && $(GO) vet -tags xla ./... && $(GO) vet -tags 'xla peer' ./nn/... || { wait $$fuzz; exit 1; }; \
 		{ $(MAKE) -s gpu-kit && UMP_GPU_KIT=$(CURDIR)/.gpu $(GO) test -count=1 -timeout 30m -json -run KitPhases ./gpukit | $(SUMMARY) -v; } > bin/gpu-kit.log 2>&1 & beside=$$!; \
 		$(GO) test -count=1 -timeout 30m -json $$($(GO) list $(FIRST) ./... | grep -v '/gpukit$$') | $(SUMMARY); rc=$$?; \
 		$(GO) test -count=1 -tags xla -json -run '^TestXLABuilderAcceptsEveryProgram$$' ./nn/gpu | $(SUMMARY) || rc=1; \
 		$(GO) test -count=1 -tags xla -json ./nn/gpu/exact | $(SUMMARY) || rc=1; \
 		wait $$beside || rc=1; echo "--- the GPU kit (make gpu-kit, then its phases on the Go backend):"; cat bin/gpu-kit.log; \
-		wait $$fuzz || rc=1; echo "--- fuzzing:"; grep -v '^fuzz: elapsed' bin/fuzz.log; exit $$rc
-	awk '/now fuzzing/ {match($$0, /elapsed: [0-9]+s/); b = substr($$0, RSTART+9, RLENGTH-10); \
+		wait $$fuzz || rc=1; echo "--- fuzzing:"; grep -hv '^fuzz: elapsed' bin/fuzz.log bin/fuzz-parquet.log; exit $$rc
+	for log in bin/fuzz.log bin/fuzz-parquet.log; do awk '/now fuzzing/ {match($$0, /elapsed: [0-9]+s/); b = substr($$0, RSTART+9, RLENGTH-10); \
 		split($$0, p, "/"); n = p[2] + 0} /execs: [0-9]+/ {match($$0, /elapsed: [0-9]+s/); e = substr($$0, RSTART+9, RLENGTH-10); \
-		match($$0, /execs: [0-9]+/); x = substr($$0, RSTART+7, RLENGTH-7)} END {printf "fuzzing: %d executions in %d s (after %d s replaying its %d seed inputs), %.0f per second\n", \
-		x, e-b, b, n, (e > b ? x/(e-b) : 0)}' bin/fuzz.log
+		match($$0, /execs: [0-9]+/); x = substr($$0, RSTART+7, RLENGTH-7)} END {printf "fuzzing (%s): %d executions in %d s (after %d s replaying its %d seed inputs), %.0f per second\n", \
+		FILENAME, x, e-b, b, n, (e > b ? x/(e-b) : 0)}' $$log; done
 	$(SUMMARY) -list $(if $(FORBID_SKIPS),-forbid '$(FORBID_SKIPS)')
 
 # Mutants of the code, each against the tests that must fail on it

@@ -222,9 +222,12 @@ func ReadArrow(data []byte) (*Table, error) {
 
 // ReadParquet decodes a Parquet file written by WriteParquet (or any file
 // of int64, float64, string and boolean columns), its nulls and metadata
-// included. A malformed file is an error, never a panic.
-func ReadParquet(data []byte) (*Table, error) {
-	schema, recs, kv, err := decodeParquet(data)
+// included, of at most maxValues values (rows × columns), which the
+// footer's claim is checked against before anything is decoded: a file
+// of a few bytes can claim a hundred million rows of one repeated value.
+// A malformed file is an error, never a panic.
+func ReadParquet(data []byte, maxValues int64) (*Table, error) {
+	schema, recs, kv, err := decodeParquet(data, maxValues)
 	if err != nil {
 		return nil, fmt.Errorf("reading Parquet table: %w", err)
 	}
@@ -257,7 +260,7 @@ func ReadParquet(data []byte) (*Table, error) {
 // rows are read in batches. What arrow-go does on other malformed input
 // (it panics: a negative length, a column shorter than the row count, an
 // unknown logical type) is an error here.
-func decodeParquet(data []byte) (schema *arrow.Schema, recs []arrow.RecordBatch, kv pqmetadata.KeyValueMetadata, err error) {
+func decodeParquet(data []byte, maxValues int64) (schema *arrow.Schema, recs []arrow.RecordBatch, kv pqmetadata.KeyValueMetadata, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("malformed file: %v", r)
@@ -276,6 +279,9 @@ func decodeParquet(data []byte) (schema *arrow.Schema, recs []arrow.RecordBatch,
 	defer pf.Close()
 	if err := checkFooter(pf.MetaData(), int64(len(data))); err != nil {
 		return nil, nil, nil, err
+	}
+	if rows, cols := pf.NumRows(), int64(pf.MetaData().Schema.NumColumns()); rows < 0 || rows > 0 && cols > maxValues/rows {
+		return nil, nil, nil, fmt.Errorf("its footer claims %d rows of %d columns, more than the %d values such a file can hold", rows, cols, maxValues)
 	}
 	// arrow-go reserves room for a whole batch before it decodes one.
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: parquetBatchRows}, memory.NewGoAllocator())

@@ -73,7 +73,7 @@ func TestParquetRoundTripKeepsNullsBoolsAndMetadata(t *testing.T) {
 	if err := WriteParquet(&b, in); err != nil {
 		t.Fatal(err)
 	}
-	out, err := ReadParquet([]byte(b.String()))
+	out, err := ReadParquet([]byte(b.String()), 1<<27)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestParquetRoundTripKeepsNullsBoolsAndMetadata(t *testing.T) {
 	if !reflect.DeepEqual(out, want) {
 		t.Fatalf("read back %+v\nwant %+v", out, want)
 	}
-	if _, err := ReadParquet([]byte("PAR1 not really")); err == nil || !strings.Contains(err.Error(), "Parquet") {
+	if _, err := ReadParquet([]byte("PAR1 not really"), 1<<27); err == nil || !strings.Contains(err.Error(), "Parquet") {
 		t.Fatalf("a damaged file gave %v, want an error naming Parquet", err)
 	}
 }
@@ -105,7 +105,7 @@ func TestParquetReadsATableOfNoRows(t *testing.T) {
 		if err := WriteParquet(&b, in); err != nil {
 			t.Fatal(err)
 		}
-		out, err := ReadParquet([]byte(b.String()))
+		out, err := ReadParquet([]byte(b.String()), 1<<27)
 		if err != nil {
 			t.Fatalf("%d columns: %v", len(in.Columns), err)
 		}
@@ -129,7 +129,7 @@ func TestParquetReadsATableOfSeveralBatches(t *testing.T) {
 	if err := WriteParquet(&b, in); err != nil {
 		t.Fatal(err)
 	}
-	out, err := ReadParquet(b.Bytes())
+	out, err := ReadParquet(b.Bytes(), 1<<27)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestReadParquetTurnsDamageIntoErrors(t *testing.T) {
 						t.Errorf("byte %d set to %#x: ReadParquet panicked: %v", pos, v, r)
 					}
 				}()
-				_, _ = ReadParquet(damaged) // any error is right; a panic is not
+				_, _ = ReadParquet(damaged, 1<<27) // any error is right; a panic is not
 			}()
 		}
 	}
@@ -204,11 +204,16 @@ func TestReadParquetSurvivesALyingFooter(t *testing.T) {
 	for _, c := range []struct {
 		name, want string
 		edits      [][2][]byte // the footer's bytes, and what they become
+		maxValues  int64
 	}{
-		{"a chunk of 1 TiB", "outside the file", [][2][]byte{{chunkSizes(col.TotalCompressedSize()), chunkSizes(1 << 40)}}},
-		{"a row group of 2^33 rows in a file of 3", "its row groups 8589934592", [][2][]byte{{groupRows(3), groupRows(1 << 33)}}},
+		{"a chunk of 1 TiB", "outside the file", [][2][]byte{{chunkSizes(col.TotalCompressedSize()), chunkSizes(1 << 40)}}, 1 << 40},
+		{"a row group of 2^33 rows in a file of 3", "its row groups 8589934592", [][2][]byte{{groupRows(3), groupRows(1 << 33)}}, 1 << 40},
 		{"a row group and a file of 2^33 rows", "its columns hold 3",
-			[][2][]byte{{groupRows(3), groupRows(1 << 33)}, {fileRows(3), fileRows(1 << 33)}}},
+			[][2][]byte{{groupRows(3), groupRows(1 << 33)}, {fileRows(3), fileRows(1 << 33)}}, 1 << 40},
+		// Refused before any decoding, where the reader knows how many
+		// values such a file can hold.
+		{"a file of 2^33 rows, past the values it can hold", "claims 8589934592 rows of 2 columns, more than the 134217728 values",
+			[][2][]byte{{groupRows(3), groupRows(1 << 33)}, {fileRows(3), fileRows(1 << 33)}}, 1 << 27},
 	} {
 		footerLen := int(binary.LittleEndian.Uint32(data[len(data)-8:]))
 		footer := bytes.Clone(data[len(data)-8-footerLen : len(data)-8])
@@ -221,7 +226,7 @@ func TestReadParquetSurvivesALyingFooter(t *testing.T) {
 		lying := append(bytes.Clone(data[:len(data)-8-footerLen]), footer...)
 		lying = binary.LittleEndian.AppendUint32(lying, uint32(len(footer)))
 		lying = append(lying, "PAR1"...)
-		if _, err := ReadParquet(lying); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := ReadParquet(lying, c.maxValues); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s gave %v, want an error naming %q", c.name, err, c.want)
 		}
 	}

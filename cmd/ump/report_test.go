@@ -304,7 +304,7 @@ func TestReportNeverVouchesForWhatItDidNotCompute(t *testing.T) {
 	name := filepath.Base(dir)
 	for _, file := range []string{"final.parquet", "rounds.parquet"} { // cell 1 made 1000 times better, consistently
 		data, _ := os.ReadFile(filepath.Join(dir, file))
-		tb, err := artifacts.ReadParquet(data)
+		tb, err := artifacts.ReadParquet(data, 1<<27)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -423,7 +423,7 @@ func TestReportRefusesAMalformedFinalTable(t *testing.T) {
 			}
 		}, "but its last round (15) in rounds.parquet has"},
 	} {
-		tb, err := artifacts.ReadParquet(original)
+		tb, err := artifacts.ReadParquet(original, 1<<27)
 		if err != nil {
 			t.Fatal(err)
 		}

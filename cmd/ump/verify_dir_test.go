@@ -54,7 +54,7 @@ func editTables(t *testing.T, dir string, edit func(tb *artifacts.Table, row int
 	t.Helper()
 	for _, file := range []string{"final.parquet", "rounds.parquet"} {
 		data, _ := os.ReadFile(filepath.Join(dir, file))
-		tb, err := artifacts.ReadParquet(data)
+		tb, err := artifacts.ReadParquet(data, 1<<27)
 		if err != nil {
 			t.Fatal(err)
 		}

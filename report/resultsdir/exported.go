@@ -432,6 +432,30 @@ func limitOf(name string) int64 {
 	return exportLimits[RoundsFile]
 }
 
+// maxColumns bounds the columns of an export: its parameter columns and
+// figures, about 60 today.
+const maxColumns = 512
+
+// maxValues bounds the values (rows × columns) of any export, whatever
+// its plan claims: 400 times a full-scale paper table's rounds.
+const maxValues = 1 << 27
+
+// valueLimit is the most values (rows × columns) the export name of plan
+// holds, checked against a Parquet footer before it is decoded: final,
+// a row per cell; rounds, a row per evaluated round of each cell (every
+// evaluate.every rounds, the first and the last).
+func valueLimit(plan *manifests.Plan, name string) int64 {
+	rows := int64(len(plan.Cells))
+	if name == RoundsFile {
+		rows = 0
+		for i := range plan.Cells {
+			c := &plan.Cells[i].Config
+			rows += int64(c.ScaledRounds()/max(1, c.Evaluate.Every)) + 2
+		}
+	}
+	return min(rows*maxColumns, maxValues)
+}
+
 // IsExported reports whether dir holds an exported manifest (its
 // registration file).
 func IsExported(dir string) bool {
@@ -465,7 +489,7 @@ func readExported(dir string, all bool) (*Exported, error) {
 		if err != nil {
 			return nil, err
 		}
-		if *t.into, err = artifacts.ReadParquet(data); err != nil {
+		if *t.into, err = artifacts.ReadParquet(data, valueLimit(plan, t.name)); err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, filepath.Join(dir, t.name), err)
 		}
 		if got := (*t.into).Metadata["ump.manifests"]; got != plan.Hash {

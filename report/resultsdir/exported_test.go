@@ -387,3 +387,21 @@ func TestResultsBeyondAnyNumberUmpRecordsAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestParquetFilesAreBoundedByTheirPlan: the values a directory's
+// Parquet files may hold follow from its plan (a final row per cell, a
+// rounds row per evaluated round), under one cap for any plan; a footer
+// that claims more is refused before anything is decoded.
+func TestParquetFilesAreBoundedByTheirPlan(t *testing.T) {
+	plan := &twoCells(t).Registration.Plan // 2 cells of 2 rounds, evaluated every round
+	if got, want := valueLimit(plan, FinalFile), int64(2*maxColumns); got != want {
+		t.Errorf("final: %d values, want %d (2 cells)", got, want)
+	}
+	if got, want := valueLimit(plan, RoundsFile), int64((2+2)*2*maxColumns); got != want {
+		t.Errorf("rounds: %d values, want %d (2 cells of 2 rounds, the first and the last besides)", got, want)
+	}
+	plan.Cells[0].Config.Rounds = 1 << 40
+	if got := valueLimit(plan, RoundsFile); got != maxValues {
+		t.Errorf("a plan of 2^40 rounds: %d values, want the cap %d", got, maxValues)
+	}
+}
