@@ -28,24 +28,28 @@ func checkMemory(cfg *manifests.Manifest, data *datasets.Library, engines Engine
 }
 
 // checkGeneratedData refuses a cell whose data set ump generates (a
-// synthetic task) where its samples alone exceed have, the machine's
-// memory, before any of them is generated.
+// synthetic task) where its class means and samples alone exceed have,
+// the machine's memory, before any of them is generated.
 func checkGeneratedData(cfg *manifests.Manifest, have int64) error {
 	s := cfg.Task.Synthetic
 	if s == nil || have == 0 {
 		return nil
 	}
-	train, test := float64(s.Train), float64(s.Test)
-	need := (train + test) * float64(s.Dims+1) * 4 // float32 features and an int32 label a sample
-	if need <= float64(have) {
-		return nil
+	train, test, classes := float64(s.Train), float64(s.Test), float64(s.Classes)
+	samples := (train + test) * float64(s.Dims+1) * 4 // float32 features and an int32 label a sample
+	means := classes * float64(s.Dims) * 8            // a float64 mean a class and dimension
+	if need := samples + means; need > float64(have) {
+		field := "task.synthetic.train"
+		switch {
+		case means > samples:
+			field = "task.synthetic.classes"
+		case test > train:
+			field = "task.synthetic.test"
+		}
+		return &manifests.Error{Problems: []string{fmt.Sprintf("its classes and samples need about %s of memory, and this machine has %s: "+
+			"field %q is too large for it (lower it, or task.synthetic.dims)", bytesString(need), bytesString(float64(have)), field)}}
 	}
-	field := "task.synthetic.train"
-	if test > train {
-		field = "task.synthetic.test"
-	}
-	return &manifests.Error{Problems: []string{fmt.Sprintf("its samples need about %s of memory, and this machine has %s: "+
-		"field %q is too large for it (lower it, or task.synthetic.dims)", bytesString(need), bytesString(float64(have)), field)}}
+	return nil
 }
 
 // machineMemory is the memory this process may use: the machine's, or a
