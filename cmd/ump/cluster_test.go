@@ -398,10 +398,23 @@ func TestSubmitChecksAndGroupsCells(t *testing.T) {
 	}
 	m := writeFile(t, "many.yaml", strings.NewReplacer("dim: 30000", "dim: 10", "seed: [1, 2]", "seed: ["+strings.Join(seeds, ", ")+"]").Replace(longManifest))
 	dir := t.TempDir()
+	// --out never writes through a link, nor into a directory or a FIFO.
+	target := filepath.Join(dir, "target")
+	link := filepath.Join(dir, "link.sbatch")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo.sbatch")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
+		{[]string{"--slurm", "--out", link}, "is a symbolic link, which ump does not replace"},
+		{[]string{"--slurm", "--out", dir}, "is a directory, which ump does not replace"},
+		{[]string{"--slurm", "--out", fifo}, "which ump does not replace"},
 		{[]string{"--slurm", "--k8s"}, "exactly one of --slurm and --k8s"},
 		{[]string{"--k8s"}, "--k8s needs --image"},
 		{[]string{"--k8s", "--image", "x", "--now"}, "--now submits with sbatch"},
@@ -415,6 +428,9 @@ func TestSubmitChecksAndGroupsCells(t *testing.T) {
 	}
 	if names, _ := s3.List(context.Background(), "runs/"); len(names) != 0 {
 		t.Errorf("refused submits stored worklists: %v", names)
+	}
+	if _, err := os.Lstat(target); err == nil {
+		t.Error("submit --out wrote through a link")
 	}
 	out := filepath.Join(dir, "job.sbatch")
 	run := submitted(t, umpEnv(t, env, dir, "--s3-insecure", "submit", "--slurm", "--out", out, m))

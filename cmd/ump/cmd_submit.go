@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ump-lab/ump/fleet"
+	"github.com/ump-lab/ump/internal/durable"
 	"github.com/urfave/cli/v2"
 )
 
@@ -89,6 +90,11 @@ func runSubmit(ctx context.Context, g globals, opts submitOptions, stdout, stder
 	if err := opts.check(g); err != nil {
 		return err
 	}
+	if opts.out != "" && opts.out != "-" {
+		if err := durable.CheckOut(opts.out); err != nil { // before the worklist is stored
+			return badInput{fmt.Errorf("--out: %w", err)}
+		}
+	}
 	plan, _, err := openPlan(opts.run)
 	if err != nil {
 		return err
@@ -139,7 +145,7 @@ func runSubmit(ctx context.Context, g globals, opts submitOptions, stdout, stder
 		_, err := io.WriteString(stdout, text)
 		return err
 	}
-	if err := os.WriteFile(out, []byte(text), 0o644); err != nil {
+	if err := durable.WriteOut(out, []byte(text)); err != nil {
 		return badInput{fmt.Errorf("--out %s: %w", out, err)}
 	}
 	each := "one cell each"

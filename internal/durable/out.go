@@ -21,6 +21,19 @@ var ErrNotReplaceable = errors.New("not a regular file")
 // killed leaves nothing beside it (elsewhere than Linux, a kill -9 leaves
 // a .tmp- file).
 func WriteOut(path string, data []byte) error {
+	if err := CheckOut(path); err != nil {
+		return err
+	}
+	if done, err := writeUnnamed(path, data); done {
+		return err
+	}
+	return WriteFile(OS, path, data)
+}
+
+// CheckOut refuses path as a destination of WriteOut (ErrNotReplaceable)
+// where it is there and not a regular file, so that a command can refuse
+// it before it does its work.
+func CheckOut(path string) error {
 	fi, err := os.Lstat(path)
 	switch {
 	case err == nil && !fi.Mode().IsRegular():
@@ -28,8 +41,5 @@ func WriteOut(path string, data []byte) error {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
-	if done, err := writeUnnamed(path, data); done {
-		return err
-	}
-	return WriteFile(OS, path, data)
+	return nil
 }
