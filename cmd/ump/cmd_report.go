@@ -176,8 +176,8 @@ func reportKey(g globals) (*signing.Key, error) {
 	return signing.Load(g.key)
 }
 
-// checkOutDir refuses an --out directory that is empty, a file, a link to
-// nothing, a repository's root (go.mod or .git) or a directory of Go
+// checkOutDir refuses an --out directory that is empty, a file, a
+// symbolic link (report and plot alike), a repository's root (go.mod or .git) or a directory of Go
 // source (run from ump's own tree, `--out report` would write into the
 // package of that name).
 func checkOutDir(out string) error {
@@ -185,9 +185,7 @@ func checkOutDir(out string) error {
 		return badInput{errors.New("--out '': name the output directory")}
 	}
 	if link, err := os.Readlink(out); err == nil {
-		if _, err := os.Stat(out); errors.Is(err, fs.ErrNotExist) {
-			return badInput{fmt.Errorf("--out %s is a link to %s, which does not exist: name a directory", out, link)}
-		}
+		return badInput{fmt.Errorf("--out %s is a symbolic link (to %s): ump writes into a real directory only; name the directory itself", out, link)}
 	}
 	info, err := os.Stat(out)
 	switch {

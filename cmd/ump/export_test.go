@@ -275,6 +275,15 @@ func TestOutNeverWritesThroughALink(t *testing.T) {
 		t.Errorf("plot --out a directory holding a planted curves.png link: exit %d, %q; want exit 2", r.code, r.stderr)
 	}
 	kept("plot --out a directory holding a planted link")
+	real, dirLink := filepath.Join(dir, "real"), filepath.Join(dir, "plots-link")
+	os.MkdirAll(real, 0o755)
+	os.Symlink(real, dirLink)
+	for _, cmd := range [][]string{{"plot", hash}, {"report", hash}} {
+		r := ump(t, store, append(cmd, "--out", dirLink)...)
+		if entries, _ := os.ReadDir(real); r.code != 2 || !strings.Contains(r.stderr, "is a symbolic link") || len(entries) > 0 {
+			t.Errorf("%s --out a link to a directory: exit %d, %q, %d entries written there; want exit 2, refused alike", cmd[0], r.code, r.stderr, len(entries))
+		}
+	}
 	for _, d := range []string{dir, plots} {
 		entries, _ := os.ReadDir(d)
 		for _, e := range entries {

@@ -143,7 +143,7 @@ func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
 	os.WriteFile(filepath.Join(repo, "go.mod"), []byte("module x\n"), 0o644)
 	os.Symlink(filepath.Join(t.TempDir(), "gone"), linked)
 	file := writeFile(t, "notes.txt", "")
-	for outDir, want := range map[string]string{code: "holds Go source (doc.go)", repo: "is a repository's root (it holds go.mod)", linked: "which does not exist",
+	for outDir, want := range map[string]string{code: "holds Go source (doc.go)", repo: "is a repository's root (it holds go.mod)", linked: "is a symbolic link",
 		file: "is a file", "": "--out ''"} {
 		for _, cmd := range []string{"report", "plot"} {
 			if r := ump(t, store, cmd, hash[:12], "--out", outDir); r.code != 2 || !strings.Contains(r.stderr, want) {
