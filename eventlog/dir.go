@@ -245,16 +245,43 @@ func pidCommand(pid int, what string) string {
 	return fmt.Sprintf("PID %d (%s)", pid, what)
 }
 
-// Close closes the log and releases the lock (nothing beside a writer).
+// Close closes the log and releases the lock (nothing beside a writer);
+// where the store was removed meanwhile (Removed), it only releases the
+// lock and says so.
 func (s *Dir) Close() error {
 	if s.Log == nil {
 		return nil
+	}
+	if gone := s.Removed(); gone != nil {
+		// Badger's close would flush into the removed directory and
+		// retry for ever; what it holds has nowhere to go.
+		s.lock.Close()
+		return gone
 	}
 	err := s.Log.close()
 	if s.lock != nil {
 		s.lock.Close()
 	}
 	return err
+}
+
+// Removed says, with ErrUnavailable, where the store's directory was
+// removed or moved away while this process held it: what it writes from
+// then on reaches no store (nil while it is in place).
+func (s *Dir) Removed() error {
+	if s.lock == nil {
+		return nil
+	}
+	held, err := s.lock.Stat()
+	if err != nil {
+		return nil // nothing to compare: the writes themselves will say
+	}
+	there, err := os.Stat(filepath.Join(s.Path, "lock"))
+	if err != nil || !os.SameFile(held, there) {
+		return fmt.Errorf("%w: store %s was removed or moved while this command used it; what it wrote since is lost "+
+			"(put the directory back, or run again into a new store)", ErrUnavailable, s.Path)
+	}
+	return nil
 }
 
 // Snapshot is what a running process publishes about itself for

@@ -704,3 +704,43 @@ func TestARunWhoseReaderLeavesClosesItsStore(t *testing.T) {
 		t.Errorf("status after run | head -1: exit %d\n%s", st.code, st.stderr)
 	}
 }
+
+// TestARemovedStoreStopsTheRun removes the store's directory under a
+// run: the run notices within seconds and exits 3 naming the store,
+// rather than writing on into nothing or hanging in the log's close.
+func TestARemovedStoreStopsTheRun(t *testing.T) {
+	t.Parallel()
+	m := writeFile(t, "long.yaml", longManifest)
+	store := filepath.Join(t.TempDir(), "store")
+	cmd := exec.Command(umpBin, "--store", store, "run", m)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(60 * time.Second)
+	for s := snapshot(store); s == nil || s.Stage != "train"; s = snapshot(store) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the run never started training: %s", stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for os.RemoveAll(store) != nil { // the run may write a blob while it goes
+	}
+	removed := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != exitStore || !strings.Contains(stderr.String(), "was removed or moved while this command used it") {
+			t.Errorf("the run after its store was removed: %v, want exit 3 naming the store\n%s", err, stderr.String())
+		}
+		if d := time.Since(removed); d > 20*time.Second {
+			t.Errorf("the run took %s to notice", d)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the run still runs a minute after its store was removed:\n%s", stderr.String())
+	}
+}

@@ -7,7 +7,9 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/nn/cpu"
@@ -199,6 +201,8 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 		return err
 	}
 	defer store.Close()
+	ctx, stopWatching := watchStore(ctx, store)
+	defer stopWatching()
 	fmt.Fprintf(stdout, "manifest %s\n", plan.Hash)
 	if cpu.Kernels() == "go" && usesCPUEngine(plan) {
 		fmt.Fprintf(stderr, "note: the CPU engine runs its Go loops (kernel path go: UMP_KERNELS=go, a build without cgo, or a CPU "+
@@ -208,6 +212,9 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	if err == nil && opts.untilDecided > 0 {
 		sd := &seeding{ump: g.ump, opts: opts, runner: runner, store: store, log: stderr}
 		plan, out, err = sd.run(ctx, plan, out, rerun) // rerun stays the command as given: it adds the same seeds again
+	}
+	if removed := context.Cause(ctx); errors.Is(removed, eventlog.ErrUnavailable) {
+		return removed
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -245,6 +252,36 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 		return errCells
 	}
 	return nil
+}
+
+// storeWatch is how often a run looks whether its store is still there.
+const storeWatch = time.Second
+
+// watchStore is ctx, cancelled with the store's Removed error where the
+// store's directory goes away during the run (rm -rf, a moved disk), so
+// that the run stops within seconds instead of writing into nothing; stop
+// ends the watch.
+func watchStore(ctx context.Context, store *pipeline.Store) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(storeWatch)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if err := store.Removed(); err != nil {
+					cancel(err)
+					return
+				}
+			}
+		}
+	}()
+	return ctx, func() { close(done); cancel(nil) }
 }
 
 // openRun opens the store for a run and builds its runner as the options
