@@ -958,3 +958,22 @@ func TestLargeNumbersSurviveTheRoundTrip(t *testing.T) {
 		t.Error("sweeps of seeds 2^53 and 2^53+1 share a hash")
 	}
 }
+
+// TestALongNameIsRefused: a name of 201 characters is refused naming the
+// field, since its results directory (NAME-HASH12) could not be written
+// on every file system; one of 200 is accepted, and its directory name
+// fits in 255 bytes.
+func TestALongNameIsRefused(t *testing.T) {
+	for _, n := range []int{200, 201, 10000} {
+		_, err := Parse("m.yaml", []byte(strings.Replace(valid, "name: errs", "name: "+strings.Repeat("n", n), 1)))
+		switch {
+		case n <= maxNameLength && err != nil:
+			t.Errorf("a name of %d characters: %v", n, err)
+		case n > maxNameLength && (err == nil || !strings.Contains(err.Error(), `field "name"`) || !strings.Contains(err.Error(), "too long")):
+			t.Errorf("a name of %d characters: %v, want a refusal naming the field", n, err)
+		}
+	}
+	if maxNameLength+len("-123456789abc") > 255 {
+		t.Errorf("a results directory of a %d-character name has more than 255 bytes", maxNameLength)
+	}
+}

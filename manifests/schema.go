@@ -22,7 +22,7 @@ const SchemaVersion = 1
 // file, help says what is allowed (quoted in error messages).
 type Manifest struct {
 	Version int    `yaml:"version" json:"version" help:"the schema version, 1"`
-	Name    string `yaml:"name" json:"name" help:"a name of letters, digits, '.', '_' or '-'"`
+	Name    string `yaml:"name" json:"name" help:"a name of letters, digits, '.', '_' or '-', at most 200 characters"`
 	Task    Task   `yaml:"task" json:"task" help:"a mapping: {dataset: mnist, model: lenet} or {dataset: quadratic, quadratic: {...}}"`
 	Workers int    `yaml:"workers" json:"workers" help:"the number of workers, an integer from 1 to 1024"`
 	Rounds  int    `yaml:"rounds" json:"rounds" help:"the number of communication rounds, a positive integer"`
@@ -378,6 +378,10 @@ type Checkpoint struct {
 }
 
 // required lists the fields that have no default.
+// maxNameLength bounds a manifest's name, which names its results
+// directory (NAME-HASH12) on every file system.
+const maxNameLength = 200
+
 var required = []string{"version", "name", "task.dataset", "rounds", "lr", "algorithm.name"}
 
 // fillDefaults sets every optional field that the source did not give;
@@ -491,8 +495,12 @@ func (m *Manifest) validate(at func(path string) string) error {
 	if m.Version != SchemaVersion {
 		bad("version", "%d is not supported; this ump reads version %d", m.Version, SchemaVersion)
 	}
-	if !nameRE.MatchString(m.Name) {
+	switch {
+	case !nameRE.MatchString(m.Name):
 		bad("name", "%q is not allowed; use letters, digits, '.', '_' or '-'", m.Name)
+	case len(m.Name) > maxNameLength:
+		bad("name", "%d characters is too long; use at most %d (a results directory is named NAME-HASH12, and a file name has at most 255 bytes)",
+			len(m.Name), maxNameLength)
 	}
 	oneOf("task.dataset", m.Task.Dataset, Datasets()...)
 	m.validateTask(bad, oneOf)
