@@ -272,12 +272,37 @@ func ReadTrusted(path string) (keys []string, bad []error, err error) {
 	return keys, bad, nil
 }
 
-// WriteTrusted replaces a trusted-keys file (durably) with keys.
+// WriteTrusted makes the trusted-keys file at path list keys (durably):
+// its comments and blank lines stay where they are, a key no longer
+// listed goes, as does a line that is not a key (which trusted no one),
+// and a new key is appended; a new file starts with a line that says
+// what it is.
 func WriteTrusted(path string, keys []string) error {
+	raw, err := bounded.ReadFile(path, maxTrustedFile)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
 	var b strings.Builder
-	b.WriteString("# Public keys whose signed commits this store imports (ump trust add/remove).\n")
+	if len(raw) == 0 {
+		b.WriteString("# Public keys whose signed commits this store imports (ump trust add/remove).\n")
+	}
+	kept := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n") {
+		if len(raw) == 0 {
+			break
+		}
+		if s := strings.TrimSpace(line); s != "" && !strings.HasPrefix(s, "#") {
+			if _, err := ParsePublic(s); err != nil || !slices.Contains(keys, s) || kept[s] {
+				continue // not a key (ReadTrusted named it), removed, or listed twice
+			}
+			kept[s] = true
+		}
+		b.WriteString(line + "\n")
+	}
 	for _, k := range keys {
-		b.WriteString(k + "\n")
+		if !kept[k] {
+			b.WriteString(k + "\n")
+		}
 	}
 	return durable.WriteFile(durable.OS, path, []byte(b.String()))
 }

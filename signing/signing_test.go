@@ -213,3 +213,31 @@ func TestKeysOfSmallOrderAreRefused(t *testing.T) {
 		t.Errorf("a real key: %v", err)
 	}
 }
+
+// TestWriteTrustedKeepsTheFilesComments: adding and removing keys keeps
+// the file's comments and blank lines where they were; a removed key
+// goes, as does a line that is not a key; a new one is appended.
+func TestWriteTrustedKeepsTheFilesComments(t *testing.T) {
+	dir := t.TempDir()
+	var keys []string
+	for _, name := range []string{"a", "b", "c"} {
+		k, _, err := LoadOrCreate(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k.Public())
+	}
+	path := filepath.Join(dir, "trusted-keys")
+	before := "# the lab's keys\n" + keys[0] + "\n\n# Alice, since 2026\n" + keys[1] + "\nnot a key\n"
+	if err := os.WriteFile(path, []byte(before), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteTrusted(path, []string{keys[1], keys[2]}); err != nil { // remove a, add c
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	want := "# the lab's keys\n\n# Alice, since 2026\n" + keys[1] + "\n" + keys[2] + "\n"
+	if string(got) != want {
+		t.Errorf("the file became\n%s\nwant\n%s", got, want)
+	}
+}

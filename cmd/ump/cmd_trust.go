@@ -126,7 +126,7 @@ func listTrust(g globals, w io.Writer) error {
 	return nil
 }
 
-// writeTrusted replaces the trusted-keys file at path with keys.
+// writeTrusted makes the trusted-keys file at path list keys (signing.WriteTrusted).
 func writeTrusted(path string, keys []string) error {
 	if err := signing.WriteTrusted(path, keys); err != nil {
 		return fmt.Errorf("%w: %w", eventlog.ErrUnavailable, err)
