@@ -44,9 +44,16 @@ func Find(roots []string) ([]string, error) {
 		if _, err := os.Stat(root); err != nil {
 			return nil, fmt.Errorf("%w: %s: no such directory (give directories that hold results `ump report` wrote)", state.ErrBadArgument, root)
 		}
-		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		walk := root
+		if fi, err := os.Lstat(root); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			walk = root + string(filepath.Separator) // a link to a tree: walk the tree it names
+		}
+		err := filepath.WalkDir(walk, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
-				return err
+				return fmt.Errorf("%w: %s: %v (give directories ump can read)", state.ErrBadArgument, path, err)
+			}
+			if path == walk {
+				path = root
 			}
 			if d.IsDir() && resultsdir.IsExported(path) {
 				dirs = append(dirs, path)

@@ -41,6 +41,14 @@ func TestReproduceComputesEveryDirectoryAgain(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, identical+"0 of them computed in this run, 36 found in the store") {
 		t.Errorf("reproduce again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	link := filepath.Join(t.TempDir(), "results-link") // a link to the tree finds the same directories
+	if err := os.Symlink(root, link); err != nil {
+		t.Fatal(err)
+	}
+	r = ump(t, store, "reproduce", link)
+	if r.code != 0 || !strings.Contains(r.stdout, "directories computed again: 1 (1 identical, 0 differ); left out: 2") {
+		t.Errorf("reproduce LINK: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	nudgeFigure(t, dir, 5, 15)
 	r = ump(t, store, "reproduce", root)
 	if r.code != 4 || !strings.Contains(r.stdout, "): cell 5 ") ||
