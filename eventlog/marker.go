@@ -50,6 +50,13 @@ var ErrDamaged = errors.New("store is damaged")
 // no ump store.
 var ErrNotStore = errors.New("not an ump store")
 
+// IsStore reports whether dir holds a store's marker: a directory ump
+// made a store.
+func IsStore(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, markerName))
+	return err == nil
+}
+
 // readMarker returns the store's marker; ok is false for a directory
 // without one (new, or a store written before markers).
 func readMarker(dir string) (m marker, ok bool, err error) {

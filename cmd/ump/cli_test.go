@@ -744,3 +744,41 @@ func TestARemovedStoreStopsTheRun(t *testing.T) {
 		t.Fatalf("the run still runs a minute after its store was removed:\n%s", stderr.String())
 	}
 }
+
+// TestTheStoreIsFoundAbove: without --store, ump uses ./.ump, or else
+// the .ump store of the nearest directory above, as git finds its
+// repository, and says so; where there is none it says what it searched.
+func TestTheStoreIsFoundAbove(t *testing.T) {
+	t.Parallel()
+	project := t.TempDir()
+	if r := ump(t, filepath.Join(project, ".ump"), "run", writeFile(t, "m.yaml", smallManifest)); r.code != 0 {
+		t.Fatalf("run: exit %d, %s", r.code, r.stderr)
+	}
+	sub := filepath.Join(project, "notebooks", "today")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bare := func(dir string, args ...string) (string, string, error) {
+		cmd := exec.Command(umpBin, args...)
+		cmd.Dir = dir
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "UMP_STORE=") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
+	stdout, stderr, err := bare(sub, "status")
+	if err != nil || !strings.Contains(stdout, "long ") || !strings.Contains(stderr, "using the store "+filepath.Join(project, ".ump")) {
+		t.Errorf("status from %s: %v\n%s%s", sub, err, stdout, stderr)
+	}
+	if _, stderr, err := bare(project, "status"); err != nil || strings.Contains(stderr, "using the store") {
+		t.Errorf("status beside the store: %v, %s (want it used quietly)", err, stderr)
+	}
+	if _, stderr, err := bare(t.TempDir(), "status"); err == nil || !strings.Contains(stderr, "no store at ./.ump, nor a .ump store in a directory above") {
+		t.Errorf("status with no store anywhere: %v, %s", err, stderr)
+	}
+}

@@ -217,6 +217,29 @@ func isAny(targets ...error) func(error) bool {
 	}
 }
 
+// findStore is the store ump uses where none is named (def, ./.ump):
+// def where it is a store or no parent directory holds one, else the
+// nearest parent's .ump that is a store, as git finds its repository.
+func findStore(def string) string {
+	if eventlog.IsStore(def) {
+		return def
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return def
+	}
+	for {
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return def
+		}
+		dir = parent
+		if candidate := filepath.Join(dir, ".ump"); eventlog.IsStore(candidate) {
+			return candidate
+		}
+	}
+}
+
 // globals are the options every command shares.
 type globals struct {
 	store     string
@@ -431,8 +454,16 @@ func newApp(arg0 string, stdout, stderr io.Writer) *cli.App {
 			keyCommand(), trustCommand(), noteCommand(), forgetCommand(), diffCommand(), tableCommand(),
 			plotCommand(), reportCommand(), compareCommand(), reproduceCommand(), serveCommand(), gcCommand(),
 			doctorCommand()},
-		Before: func(c *cli.Context) error { // for the hints in errors (run)
-			c.App.Metadata[invocationKey] = invocation(c)
+		Before: func(c *cli.Context) error {
+			if !c.IsSet("store") { // as git finds its repository
+				if found := findStore(c.String("store")); found != c.String("store") {
+					fmt.Fprintf(c.App.ErrWriter, "using the store %s (found above the working directory)\n", found)
+					if err := c.Set("store", found); err != nil {
+						return err
+					}
+				}
+			}
+			c.App.Metadata[invocationKey] = invocation(c) // for the hints in errors (run)
 			return nil
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // run maps errors to exit codes
@@ -458,7 +489,7 @@ func oneArg(c *cli.Context, what string) (string, error) {
 // that holds it (pipeline.OpenReader), which it notes on g.notes.
 func openStore(ctx context.Context, g globals, command string, beside bool) (*pipeline.Store, error) {
 	if _, err := os.Stat(g.store); err != nil {
-		return nil, badInput{fmt.Errorf("no store at %s (set --store or UMP_STORE; `ump run` creates one)", g.store)}
+		return nil, badInput{fmt.Errorf("no store at %s, nor a .ump store in a directory above (set --store or UMP_STORE; `ump run` creates one)", g.store)}
 	}
 	var store *pipeline.Store
 	var err error
