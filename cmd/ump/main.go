@@ -435,7 +435,7 @@ func newApp(arg0 string, stdout, stderr io.Writer) *cli.App {
 		ErrWriter: stderr,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "store", Value: "./.ump", EnvVars: []string{"UMP_STORE"},
-				Usage: "the store `DIR` (event log, blobs)"},
+				Usage: "the store `DIR` (event log, blobs); without it, ./.ump or the nearest .ump store above"},
 			&cli.StringFlag{Name: "data-dir", Value: datasets.DefaultDir(), EnvVars: []string{"UMP_DATA"},
 				Usage: "the data `DIR`, one subdirectory per data set (ump data fetch fills it)"},
 			&cli.StringFlag{Name: "artifacts", EnvVars: []string{"UMP_ARTIFACTS"},
