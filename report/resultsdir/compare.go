@@ -146,11 +146,8 @@ func (c *Comparison) Markdown() string {
 				verdicts = append(verdicts, fmt.Sprintf("- %s: A %s; B %s", va.Claim.Claim, va.Ours, vb.Ours))
 			}
 		}
-		fmt.Fprintf(&b, "\nVerdicts on the paper's claims that differ (%d of the %d that both sides can decide; %d that a side cannot decide left out; decided at %g%%, the curves' claims left to ump report):\n",
-			len(verdicts), both, len(c.VerdictsA)-both, 100*c.Confidence)
-		for _, v := range verdicts {
-			b.WriteString(v + "\n")
-		}
+		listed(&b, fmt.Sprintf("\nVerdicts on the paper's claims that differ (%d of the %d that both sides can decide; %d that a side cannot decide left out; decided at %g%%, the curves' claims left to ump report)",
+			len(verdicts), both, len(c.VerdictsA)-both, 100*c.Confidence), verdicts)
 	}
 	return b.String()
 }
@@ -264,7 +261,8 @@ func number(v float64, sign string) string {
 // writeTable writes the table's entries and choices that differ, as A
 // lays the table out.
 func (c *Comparison) writeTable(b *strings.Builder) {
-	fmt.Fprintf(b, "\n**The table** (%s, as A lays it out).\n\n", c.Value)
+	reads := strings.Join(slices.Concat([]string{c.Value}, c.GridA.Spec.Also), " / ")
+	fmt.Fprintf(b, "\n**The table** (%s, as A lays it out; each entry reads %s, each the mean ± std over its seeds).\n\n", c.Value, reads)
 	ga, gb := c.GridA, c.GridB
 	var entries, choices []string
 	for r := range ga.RowLabels {
@@ -294,15 +292,22 @@ func (c *Comparison) writeTable(b *strings.Builder) {
 			}
 		}
 	}
-	fmt.Fprintf(b, "Entries both have that differ by 0.001 or more, or in status (%d):\n", len(entries))
-	for _, e := range entries {
-		b.WriteString(e + "\n")
-	}
+	listed(b, fmt.Sprintf("Entries both have that differ by 0.001 or more, or in status (%d)", len(entries)), entries)
 	if ga.Spec.Select != "" {
-		fmt.Fprintf(b, "\nChoices of %s that differ (%d):\n", ga.Spec.Select, len(choices))
-		for _, e := range choices {
-			b.WriteString(e + "\n")
-		}
+		listed(b, fmt.Sprintf("\nChoices of %s that differ (%d)", ga.Spec.Select, len(choices)), choices)
+	}
+}
+
+// listed writes a heading and its items, one a line, or "none" where
+// there is none, so that no heading ends in a colon with nothing after it.
+func listed(b *strings.Builder, heading string, items []string) {
+	if len(items) == 0 {
+		b.WriteString(heading + ": none.\n")
+		return
+	}
+	b.WriteString(heading + ":\n")
+	for _, item := range items {
+		b.WriteString(item + "\n")
 	}
 }
 
