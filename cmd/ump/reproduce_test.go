@@ -34,7 +34,8 @@ func TestReproduceComputesEveryDirectoryAgain(t *testing.T) {
 		!strings.Contains(r.stdout, elsewhere+" (quad-table, "+hash[:12]+"): left out: 1 of its 36 cells have other keys here: they were computed under engine ") ||
 		!strings.Contains(r.stdout, "directories computed again: 1 (1 identical, 0 differ); left out: 2") ||
 		!strings.Contains(r.stderr, "reproduce: directories to compute again in "+store+": 1 (36 distinct cells, whose rounds record 0.0 hours of compute where they ran); left out: 2") ||
-		!strings.Contains(r.stderr, "reproduce: directory 1 of 1, "+dir+" (36 cells); 100.0% of the work, took ") {
+		!strings.Contains(r.stderr, "reproduce: directory 1 of 1, "+dir+" (36 cells); 100.0% of the work, took ") ||
+		!strings.Contains(r.stderr, "reproduce: leaves out "+gpuTrained+": its cells train on the GPU engine") {
 		t.Fatalf("reproduce: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = ump(t, store, "reproduce", root)
