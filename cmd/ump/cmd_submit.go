@@ -83,17 +83,17 @@ func (o *submitOptions) check(g globals) error {
 			return badInput{fmt.Errorf("--sbatch-option %q: give one sbatch option such as --partition=gpu", opt)}
 		}
 	}
+	if o.out != "" && o.out != "-" {
+		if err := durable.CheckOut(o.out); err != nil {
+			return badInput{fmt.Errorf("--out: %w", err)}
+		}
+	}
 	return nil
 }
 
 func runSubmit(ctx context.Context, g globals, opts submitOptions, stdout, stderr io.Writer) error {
 	if err := opts.check(g); err != nil {
 		return err
-	}
-	if opts.out != "" && opts.out != "-" {
-		if err := durable.CheckOut(opts.out); err != nil { // before the worklist is stored
-			return badInput{fmt.Errorf("--out: %w", err)}
-		}
 	}
 	plan, _, err := openPlan(opts.run)
 	if err != nil {

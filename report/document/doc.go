@@ -4,8 +4,9 @@
 // that run and check it, and who vouches for its results), each
 // manifest's results directory published beside it (resultsdir.Publish,
 // so that a report regenerated in place and killed leaves each old or
-// new), and the root index over them.
+// new), and the root index over them; and decides the claims
+// REPRODUCING.md makes on a results directory (Decide, Claims).
 //
-// Imports: eventlog, internal/display, manifests, render, report,
-// report/paper, report/resultsdir, signing, state.
+// Imports: eventlog, internal/display, manifests, published, render,
+// report, report/paper, report/resultsdir, signing, state.
 package document
