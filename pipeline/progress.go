@@ -38,14 +38,18 @@ type progress struct {
 	counted    func(c *manifests.Cell, rounds int, computed bool) // Runner.Counted; nil for none
 }
 
-func newProgress(w io.Writer, dir string, plan *manifests.Plan, counted func(*manifests.Cell, int, bool)) *progress {
+func newProgress(w io.Writer, dir string, plan *manifests.Plan, todo []int, counted func(*manifests.Cell, int, bool)) *progress {
 	p := &progress{w: w, dir: dir, start: time.Now(), cellRounds: map[int]int{}, roundStart: map[int]time.Time{}, counted: counted}
-	for _, c := range plan.Cells {
-		p.total += c.Config.Rounds
+	for _, i := range todo { // the cells this run computes (verify --cells: those alone), for its share and ETA
+		p.total += plan.Cells[i].Config.Rounds
 	}
 	p.snap = eventlog.Snapshot{PID: os.Getpid(), State: "running", Manifest: plan.Hash, Name: plan.Manifest.Name,
 		Started: time.Now().UTC(), Cells: len(plan.Cells)}
-	p.printf("%s: %d cells, %d rounds in all\n", plan.Manifest.Name, len(plan.Cells), p.total)
+	cells := fmt.Sprintf("%d cells", len(todo))
+	if len(todo) == 1 {
+		cells = "1 cell"
+	}
+	p.printf("%s: %s, %d rounds in all\n", plan.Manifest.Name, cells, p.total)
 	p.publish(true)
 	return p
 }

@@ -389,8 +389,6 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 	if err != nil {
 		return Outcome{}, err
 	}
-	p := newProgress(r.Progress, r.Dir, plan, r.Counted)
-	defer p.finish()
 	todo := r.Cells
 	if todo == nil {
 		todo = make([]int, len(plan.Cells))
@@ -398,6 +396,8 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 			todo[i] = i
 		}
 	}
+	p := newProgress(r.Progress, r.Dir, plan, todo, r.Counted)
+	defer p.finish()
 	out := Outcome{Cells: len(todo)}
 	groups := map[string][]int{} // cohort key -> its cells, in plan order
 	var alone []int              // cells that train on their own (not in a GPU cohort)

@@ -19,7 +19,8 @@ func TestVerifyComputesCommittedCellsAgain(t *testing.T) {
 	_, _, dir := reported(t, filepath.Join(t.TempDir(), "report"))
 	if r := ump(t, t.TempDir(), "verify", dir, "--cells", "2,5"); r.code != 0 ||
 		!strings.Contains(r.stdout, "computing 2 of its 36 cells again in a scratch store, on kernels ") ||
-		strings.Count(r.stdout, ": ok, its status and every figure of the final row and of 15 rounds identical") != 2 {
+		strings.Count(r.stdout, ": ok, its status and every figure of the final row and of 15 rounds identical") != 2 ||
+		!strings.Contains(r.stderr, ": 2 cells, ") { // its progress counts the cells it computes, not the sweep's 36
 		t.Fatalf("verify of the committed directory: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	nudgeFigure(t, dir, 5, 15)
