@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/pipeline"
@@ -95,6 +96,9 @@ func runReproduce(ctx context.Context, g globals, roots []string, jobs int, stdo
 			fmt.Fprintf(stderr, "reproduce: leaves out %s: %s\n", r.Path, r.Other)
 		}
 	}
+	if done, total := doneHere(store, todo); done > 0 {
+		fmt.Fprintf(stderr, "reproduce: resuming: %d of the %d cells to compute are done in %s\n", done, total, g.store)
+	}
 	for _, r := range todo {
 		if len(r.Missing) > 0 {
 			fmt.Fprintf(stderr, "reproduce: %s is partial: it holds %d of its manifest's %d cells; "+
@@ -120,4 +124,24 @@ func runReproduce(ctx context.Context, g globals, roots []string, jobs int, stdo
 	}
 	line.End()
 	return reproduction.Compare(ctx, g.ump, store.Source(), all, stdout)
+}
+
+// doneHere counts the cells of the directories to compute that the store
+// already holds finished, computed here (not imported, which reproduce
+// computes again), and all of them.
+func doneHere(store *pipeline.Store, todo []*reproduction.Dir) (done, total int) {
+	for _, r := range todo {
+		total += len(r.Finished)
+		rep, err := store.Source().FindReport(r.Plan.Hash)
+		if err != nil {
+			continue // not run in this store yet
+		}
+		for _, i := range r.Finished {
+			c := rep.Cells[i]
+			if (c.Status == eventlog.Completed || c.Status == eventlog.Diverged) && len(c.Imported) == 0 {
+				done++
+			}
+		}
+	}
+	return done, total
 }

@@ -35,11 +35,13 @@ func TestReproduceComputesEveryDirectoryAgain(t *testing.T) {
 		!strings.Contains(r.stdout, "directories computed again: 1 (1 identical, 0 differ); left out: 2") ||
 		!strings.Contains(r.stderr, "reproduce: directories to compute again in "+store+": 1 (36 distinct cells, whose rounds record 0.0 hours of compute where they ran); left out: 2") ||
 		!strings.Contains(r.stderr, "reproduce: directory 1 of 1, "+dir+" (36 cells); 100.0% of the work, took ") ||
-		!strings.Contains(r.stderr, "reproduce: leaves out "+gpuTrained+": its cells train on the GPU engine") {
+		!strings.Contains(r.stderr, "reproduce: leaves out "+gpuTrained+": its cells train on the GPU engine") ||
+		strings.Contains(r.stderr, "resuming") {
 		t.Fatalf("reproduce: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = ump(t, store, "reproduce", root)
-	if r.code != 0 || !strings.Contains(r.stdout, identical+"0 of them computed in this run, 36 found in the store") {
+	if r.code != 0 || !strings.Contains(r.stdout, identical+"0 of them computed in this run, 36 found in the store") ||
+		!strings.Contains(r.stderr, "reproduce: resuming: 36 of the 36 cells to compute are done in "+store) {
 		t.Errorf("reproduce again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	link := filepath.Join(t.TempDir(), "results-link") // a link to the tree finds the same directories
