@@ -260,7 +260,9 @@ func ReadParquet(data []byte, maxValues int64) (*Table, error) {
 // rows are read in batches. What arrow-go does on other malformed input
 // (it panics: a negative length, a column shorter than the row count, an
 // unknown logical type) is an error here.
-func decodeParquet(data []byte, maxValues int64) (schema *arrow.Schema, recs []arrow.RecordBatch, kv pqmetadata.KeyValueMetadata, err error) {
+func decodeParquet(data []byte, maxValues int64) (
+	schema *arrow.Schema, recs []arrow.RecordBatch, kv pqmetadata.KeyValueMetadata, err error,
+) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("malformed file: %v", r)
@@ -280,15 +282,17 @@ func decodeParquet(data []byte, maxValues int64) (schema *arrow.Schema, recs []a
 	if err := checkFooter(pf.MetaData(), int64(len(data))); err != nil {
 		return nil, nil, nil, err
 	}
-	if rows, cols := pf.NumRows(), int64(pf.MetaData().Schema.NumColumns()); rows < 0 || rows > 0 && cols > maxValues/rows {
-		return nil, nil, nil, fmt.Errorf("its footer claims %d rows of %d columns, more than the %d values such a file can hold", rows, cols, maxValues)
+	footerRows, cols := pf.NumRows(), int64(pf.MetaData().Schema.NumColumns())
+	if footerRows < 0 || footerRows > 0 && cols > maxValues/footerRows {
+		return nil, nil, nil, fmt.Errorf("its footer claims %d rows of %d columns, "+
+			"more than the %d values such a file can hold", footerRows, cols, maxValues)
 	}
 	// arrow-go reserves room for a whole batch before it decodes one.
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: parquetBatchRows}, memory.NewGoAllocator())
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if pf.NumRows() == 0 { // a table of no rows: its schema alone (arrow-go finds no column readers to open)
+	if footerRows == 0 { // a table of no rows: its schema alone (arrow-go finds no column readers to open)
 		schema, err := fr.Schema()
 		return schema, nil, pf.MetaData().KeyValueMetadata(), err
 	}

@@ -86,7 +86,8 @@ func TestParquetRoundTripKeepsNullsBoolsAndMetadata(t *testing.T) {
 	if !reflect.DeepEqual(out, want) {
 		t.Fatalf("read back %+v\nwant %+v", out, want)
 	}
-	if _, err := ReadParquet([]byte("PAR1 not really"), 1<<27); err == nil || !strings.Contains(err.Error(), "Parquet") {
+	_, err = ReadParquet([]byte("PAR1 not really"), 1<<27)
+	if err == nil || !strings.Contains(err.Error(), "Parquet") {
 		t.Fatalf("a damaged file gave %v, want an error naming Parquet", err)
 	}
 }
@@ -206,13 +207,16 @@ func TestReadParquetSurvivesALyingFooter(t *testing.T) {
 		edits      [][2][]byte // the footer's bytes, and what they become
 		maxValues  int64
 	}{
-		{"a chunk of 1 TiB", "outside the file", [][2][]byte{{chunkSizes(col.TotalCompressedSize()), chunkSizes(1 << 40)}}, 1 << 40},
-		{"a row group of 2^33 rows in a file of 3", "its row groups 8589934592", [][2][]byte{{groupRows(3), groupRows(1 << 33)}}, 1 << 40},
+		{"a chunk of 1 TiB", "outside the file",
+			[][2][]byte{{chunkSizes(col.TotalCompressedSize()), chunkSizes(1 << 40)}}, 1 << 40},
+		{"a row group of 2^33 rows in a file of 3", "its row groups 8589934592",
+			[][2][]byte{{groupRows(3), groupRows(1 << 33)}}, 1 << 40},
 		{"a row group and a file of 2^33 rows", "its columns hold 3",
 			[][2][]byte{{groupRows(3), groupRows(1 << 33)}, {fileRows(3), fileRows(1 << 33)}}, 1 << 40},
 		// Refused before any decoding, where the reader knows how many
 		// values such a file can hold.
-		{"a file of 2^33 rows, past the values it can hold", "claims 8589934592 rows of 2 columns, more than the 134217728 values",
+		{"a file of 2^33 rows, past the values it can hold",
+			"claims 8589934592 rows of 2 columns, more than the 134217728 values",
 			[][2][]byte{{groupRows(3), groupRows(1 << 33)}, {fileRows(3), fileRows(1 << 33)}}, 1 << 27},
 	} {
 		footerLen := int(binary.LittleEndian.Uint32(data[len(data)-8:]))

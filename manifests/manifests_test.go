@@ -969,7 +969,8 @@ func TestALongNameIsRefused(t *testing.T) {
 		switch {
 		case n <= maxNameLength && err != nil:
 			t.Errorf("a name of %d characters: %v", n, err)
-		case n > maxNameLength && (err == nil || !strings.Contains(err.Error(), `field "name"`) || !strings.Contains(err.Error(), "too long")):
+		case n > maxNameLength && (err == nil || !strings.Contains(err.Error(), `field "name"`) ||
+			!strings.Contains(err.Error(), "too long")):
 			t.Errorf("a name of %d characters: %v, want a refusal naming the field", n, err)
 		}
 	}

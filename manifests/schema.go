@@ -499,7 +499,8 @@ func (m *Manifest) validate(at func(path string) string) error {
 	case !nameRE.MatchString(m.Name):
 		bad("name", "%q is not allowed; use letters, digits, '.', '_' or '-'", m.Name)
 	case len(m.Name) > maxNameLength:
-		bad("name", "%d characters is too long; use at most %d (a results directory is named NAME-HASH12, and a file name has at most 255 bytes)",
+		bad("name", "%d characters is too long; use at most %d "+
+			"(a results directory is named NAME-HASH12, and a file name has at most 255 bytes)",
 			len(m.Name), maxNameLength)
 	}
 	oneOf("task.dataset", m.Task.Dataset, Datasets()...)

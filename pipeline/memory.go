@@ -46,8 +46,10 @@ func checkGeneratedData(cfg *manifests.Manifest, have int64) error {
 		case test > train:
 			field = "task.synthetic.test"
 		}
-		return &manifests.Error{Problems: []string{fmt.Sprintf("its classes and samples need about %s of memory, and this machine has %s: "+
-			"field %q is too large for it (lower it, or task.synthetic.dims)", bytesString(need), bytesString(float64(have)), field)}}
+		return &manifests.Error{Problems: []string{fmt.Sprintf(
+			"its classes and samples need about %s of memory, and this machine has %s: "+
+				"field %q is too large for it (lower it, or task.synthetic.dims)",
+			bytesString(need), bytesString(float64(have)), field)}}
 	}
 	return nil
 }

@@ -38,7 +38,8 @@ type progress struct {
 	counted    func(c *manifests.Cell, rounds int, computed bool) // Runner.Counted; nil for none
 }
 
-func newProgress(w io.Writer, dir string, plan *manifests.Plan, todo []int, counted func(*manifests.Cell, int, bool)) *progress {
+func newProgress(w io.Writer, dir string, plan *manifests.Plan, todo []int,
+	counted func(*manifests.Cell, int, bool)) *progress {
 	p := &progress{w: w, dir: dir, start: time.Now(), cellRounds: map[int]int{}, roundStart: map[int]time.Time{}, counted: counted}
 	for _, i := range todo { // the cells this run computes (verify --cells: those alone), for its share and ETA
 		p.total += plan.Cells[i].Config.Rounds

@@ -150,22 +150,26 @@ func Parse(data []byte) (*Results, error) {
 // columns its tables have.
 func (p *Results) checkClaim(c *Claim) error {
 	kinds := 0
-	for _, set := range []bool{len(c.Order) > 0, len(c.ColumnOrder) > 0, c.Rises, c.Falls, len(c.Widens) > 0, len(c.Best) > 0, len(c.Worst) > 0, c.Converges != nil} {
+	for _, set := range []bool{len(c.Order) > 0, len(c.ColumnOrder) > 0, c.Rises, c.Falls, len(c.Widens) > 0,
+		len(c.Best) > 0, len(c.Worst) > 0, c.Converges != nil} {
 		if set {
 			kinds++
 		}
 	}
 	if kinds != 1 {
-		return fmt.Errorf("published results: claim %q: give exactly one of order, column_order, rises, falls, widens, best, worst and converges", c.Claim)
+		return fmt.Errorf("published results: claim %q: give exactly one of order, column_order, rises, falls, "+
+			"widens, best, worst and converges", c.Claim)
 	}
 	if v := c.Converges; v != nil && (len(v.Faster) != 2 || !(v.Within > 0) || !(v.Fewer >= 0 && v.Fewer < 1)) {
-		return fmt.Errorf("published results: claim %q: converges needs within > 0 (points), fewer in [0, 1) and faster: [FASTER ROWS, SLOWER ROWS]", c.Claim)
+		return fmt.Errorf("published results: claim %q: converges needs within > 0 (points), fewer in [0, 1) "+
+			"and faster: [FASTER ROWS, SLOWER ROWS]", c.Claim)
 	}
 	if c.GroupMeans && len(c.ColumnOrder) == 0 {
 		return fmt.Errorf("published results: claim %q: group_means reads a column_order; give one", c.Claim)
 	}
 	if len(c.Widens) > 0 && len(c.Widens) != 2 {
-		return fmt.Errorf("published results: claim %q: widens names two rows, the one ahead and the one behind", c.Claim)
+		return fmt.Errorf("published results: claim %q: widens names two rows, the one ahead and the one behind",
+			c.Claim)
 	}
 	for _, name := range c.Tables {
 		t := p.Table(name)
@@ -213,7 +217,8 @@ func (p *Results) Declared(table string, data []byte) (*Results, error) {
 	case c.Claim == "":
 		return nil, fmt.Errorf("declared claim: give its words as claim: ...")
 	case c.Line != 0 || c.Quote != "" || len(c.Tables) > 0:
-		return nil, fmt.Errorf("declared claim %q: a declared claim is ump's, not the paper's: leave out line, quote and tables", c.Claim)
+		return nil, fmt.Errorf("declared claim %q: a declared claim is ump's, not the paper's: "+
+			"leave out line, quote and tables", c.Claim)
 	}
 	c.Tables = []string{table}
 	d := *p

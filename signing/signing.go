@@ -167,8 +167,9 @@ func ParsePublic(s string) (ed25519.PublicKey, error) {
 		return nil, fmt.Errorf("%w: %q is not a public key NAME:BASE64 on one line, as `ump key show` prints it", ErrBadKey, firstLine(s))
 	}
 	if weak(pub) {
-		return nil, fmt.Errorf("%w: %q is not a key anyone holds: its point has small order (the all-zero key is one), "+
-			"so a signature by it needs no private half; ask its owner for the line `ump key show` prints", ErrBadKey, firstLine(s))
+		return nil, fmt.Errorf("%w: %q is not a key anyone holds: its point has small order "+
+			"(the all-zero key is one), so a signature by it needs no private half; "+
+			"ask its owner for the line `ump key show` prints", ErrBadKey, firstLine(s))
 	}
 	return ed25519.PublicKey(pub), nil
 }

@@ -734,7 +734,8 @@ func TestARemovedStoreStopsTheRun(t *testing.T) {
 	select {
 	case err := <-done:
 		var exit *exec.ExitError
-		if !errors.As(err, &exit) || exit.ExitCode() != exitStore || !strings.Contains(stderr.String(), "was removed or moved while this command used it") {
+		said := strings.Contains(stderr.String(), "was removed or moved while this command used it")
+		if !errors.As(err, &exit) || exit.ExitCode() != exitStore || !said {
 			t.Errorf("the run after its store was removed: %v, want exit 3 naming the store\n%s", err, stderr.String())
 		}
 		if d := time.Since(removed); d > 20*time.Second {
@@ -772,13 +773,15 @@ func TestTheStoreIsFoundAbove(t *testing.T) {
 		return stdout.String(), stderr.String(), err
 	}
 	stdout, stderr, err := bare(sub, "status")
-	if err != nil || !strings.Contains(stdout, "long ") || !strings.Contains(stderr, "using the store "+filepath.Join(project, ".ump")) {
+	found := strings.Contains(stderr, "using the store "+filepath.Join(project, ".ump"))
+	if err != nil || !strings.Contains(stdout, "long ") || !found {
 		t.Errorf("status from %s: %v\n%s%s", sub, err, stdout, stderr)
 	}
 	if _, stderr, err := bare(project, "status"); err != nil || strings.Contains(stderr, "using the store") {
 		t.Errorf("status beside the store: %v, %s (want it used quietly)", err, stderr)
 	}
-	if _, stderr, err := bare(t.TempDir(), "status"); err == nil || !strings.Contains(stderr, "no store at ./.ump, nor a .ump store in a directory above") {
+	_, stderr, err = bare(t.TempDir(), "status")
+	if err == nil || !strings.Contains(stderr, "no store at ./.ump, nor a .ump store in a directory above") {
 		t.Errorf("status with no store anywhere: %v, %s", err, stderr)
 	}
 }

@@ -24,7 +24,8 @@ func importCommand() *cli.Command {
 			"which stands for every manifest directory its " + resultsdir.RootFile + " lists). Each finished\n" +
 			"cell comes in under its cell key, with its events, its outputs' digests and its tables;\n" +
 			"checkpoints stay behind. A run of the manifest, or of one that extends its sweep, then\n" +
-			"computes only the cells the store lacks. Each cell must be signed by a key the store trusts (yours, `ump trust add`, --trust);\n" +
+			"computes only the cells the store lacks. Each cell must be signed by a key the store trusts\n" +
+			"(yours, `ump trust add`, --trust);\n" +
 			"it stays signed by that key, never by yours. A cell computed under another engine, a directory\n" +
 			"edited after ump report wrote it, or one whose cells are not its manifest's is refused (exit 2 or 3)\n" +
 			"and nothing is imported. `ump show HASH` names where each imported cell came from; `ump verify\n" +

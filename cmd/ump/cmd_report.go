@@ -185,7 +185,8 @@ func checkOutDir(out string) error {
 		return badInput{errors.New("--out '': name the output directory")}
 	}
 	if link, err := os.Readlink(out); err == nil {
-		return badInput{fmt.Errorf("--out %s is a symbolic link (to %s): ump writes into a real directory only; name the directory itself", out, link)}
+		return badInput{fmt.Errorf("--out %s is a symbolic link (to %s): ump writes into a real directory only; "+
+			"name the directory itself", out, link)}
 	}
 	info, err := os.Stat(out)
 	switch {

@@ -89,7 +89,8 @@ func runReproduce(ctx context.Context, g globals, roots []string, jobs int, stdo
 		return badInput{fmt.Errorf("no results directory under %s can be computed again on this machine (%d left out, named above)", strings.Join(roots, ", "), len(all))}
 	}
 	line := reproduction.NewLine(stderr, todo)
-	fmt.Fprintf(stderr, "reproduce: directories to compute again in %s: %d (%d distinct cells, whose rounds record %.1f hours of compute where they ran); left out: %d\n",
+	fmt.Fprintf(stderr, "reproduce: directories to compute again in %s: %d (%d distinct cells, "+
+		"whose rounds record %.1f hours of compute where they ran); left out: %d\n",
 		g.store, len(todo), line.Cells, floats.Sum(slices.Collect(maps.Values(recorded)))/3600, len(all)-len(todo))
 	for _, r := range all {
 		if r.Other != "" { // named now: an interrupted run never reaches the end

@@ -34,8 +34,8 @@ func serveCommand() *cli.Command {
 }
 
 func runServe(ctx context.Context, g globals, addr string, w io.Writer) error {
-	if _, err := os.Stat(g.store); err != nil {
-		return badInput{fmt.Errorf("no store at %s, nor a .ump store in a directory above (set --store or UMP_STORE; `ump run` creates one)", g.store)}
+	if err := g.storeThere(); err != nil {
+		return err
 	}
 	o := dashboard.Options{Dir: g.store}
 	if !dashboard.IsLoopback(addr) {

@@ -174,7 +174,8 @@ func TestLostOutputIsAnError(t *testing.T) {
 		err := cmd.Run()
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(stderr.String(), "standard output") {
-			t.Errorf("ump %s > /dev/full: %v, want exit 3 saying the standard output was lost\n%s", strings.Join(args, " "), err, stderr.String())
+			t.Errorf("ump %s > /dev/full: %v, want exit 3 saying the standard output was lost\n%s",
+				strings.Join(args, " "), err, stderr.String())
 		}
 	}
 }

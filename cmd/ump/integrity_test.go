@@ -297,8 +297,10 @@ func TestImpossibleInputsAreRefused(t *testing.T) {
 		{"dim 1e12", writeFile(t, "dim.yaml", strings.Replace(smallManifest, "dim: 30", "dim: 1000000000000", 1)), `field "task.quadratic.dim" is too large`},
 		{"10^11 synthetic samples", writeFile(t, "samples.yaml", strings.NewReplacer("{dataset: quadratic, quadratic: {dim: 30, sigma: 0.5}}",
 			"{dataset: synthetic, synthetic: {train: 100000000000}}").Replace(smallManifest)), `field "task.synthetic.train" is too large`},
-		{"2·10^9 synthetic classes", writeFile(t, "classes.yaml", strings.NewReplacer("{dataset: quadratic, quadratic: {dim: 30, sigma: 0.5}}",
-			"{dataset: synthetic, synthetic: {classes: 2000000000}}").Replace(smallManifest)), `field "task.synthetic.classes" is too large`},
+		{"2·10^9 synthetic classes", writeFile(t, "classes.yaml", strings.Replace(smallManifest,
+			"{dataset: quadratic, quadratic: {dim: 30, sigma: 0.5}}",
+			"{dataset: synthetic, synthetic: {classes: 2000000000}}", 1)),
+			`field "task.synthetic.classes" is too large`},
 		{"batch_size 1e9", writeFile(t, "batch.yaml", strings.NewReplacer("{dataset: quadratic, quadratic: {dim: 30, sigma: 0.5}}",
 			"{dataset: synthetic}\nbatch_size: 1000000000").Replace(smallManifest)), `field "batch_size" is too large`},
 	}

@@ -130,7 +130,8 @@ var errOutputLost = errors.New("standard output lost")
 // failure, the error that says the output was lost.
 func outputLost(w io.Writer, err error) error {
 	if o, ok := w.(*leftOutput); ok && o.lost != nil && (err == nil || errors.Is(err, o.lost)) {
-		return fmt.Errorf("%w: %v; what ump printed did not reach it (free space, or write it elsewhere)", errOutputLost, o.lost)
+		return fmt.Errorf("%w: %v; what ump printed did not reach it (free space, or write it elsewhere)",
+			errOutputLost, o.lost)
 	}
 	return err
 }
@@ -185,8 +186,8 @@ var exitClasses = []struct {
 }{
 	{exitNondeterministic, isAny(fleet.ErrNondeterministic)},
 	{exitStore, isAny(eventlog.ErrBusy, eventlog.ErrDamaged, eventlog.ErrNotStore, eventlog.ErrUnavailable, fleet.ErrRejected,
-		artifacts.ErrUnavailable, artifacts.ErrNotFound, artifacts.ErrCorrupt, signing.ErrUntrusted, syscall.ENOSPC, datasets.ErrUnreachable,
-		errOutputLost)},
+		artifacts.ErrUnavailable, artifacts.ErrNotFound, artifacts.ErrCorrupt, signing.ErrUntrusted, syscall.ENOSPC,
+		datasets.ErrUnreachable, errOutputLost)},
 	{exitBadInput, func(err error) bool { // cli.ExitCoder: urfave/cli's own usage errors (help for an unknown command)
 		return errors.As(err, new(*manifests.Error)) || errors.As(err, new(badInput)) || errors.As(err, new(cliargs.Error)) || errors.As(err, new(cli.ExitCoder)) ||
 			isAny(state.ErrBadArgument, eventlog.ErrNotDirectory, fleet.ErrEngineMismatch, pipeline.ErrOtherEngine, datasets.ErrNotInstalled, signing.ErrBadKey, stages.ErrBadInput, durable.ErrNotReplaceable,
@@ -484,12 +485,22 @@ func oneArg(c *cli.Context, what string) (string, error) {
 	return c.Args().First(), nil
 }
 
+// storeThere refuses a store directory that is not there, saying where ump
+// looked.
+func (g globals) storeThere() error {
+	if _, err := os.Stat(g.store); err != nil {
+		return badInput{fmt.Errorf("no store at %s, nor a .ump store in a directory above "+
+			"(set --store or UMP_STORE; `ump run` creates one)", g.store)}
+	}
+	return nil
+}
+
 // openStore opens an existing store, with its artifacts where --artifacts
 // says: holding it (pipeline.Open), or for a reading command beside a run
 // that holds it (pipeline.OpenReader), which it notes on g.notes.
 func openStore(ctx context.Context, g globals, command string, beside bool) (*pipeline.Store, error) {
-	if _, err := os.Stat(g.store); err != nil {
-		return nil, badInput{fmt.Errorf("no store at %s, nor a .ump store in a directory above (set --store or UMP_STORE; `ump run` creates one)", g.store)}
+	if err := g.storeThere(); err != nil {
+		return nil, err
 	}
 	var store *pipeline.Store
 	var err error

@@ -106,8 +106,9 @@ func TestReproducingProseCitesItsResults(t *testing.T) {
 				}
 				checked++
 				if !strings.Contains(everyBlock, n) && (tex == "" || !strings.Contains(tex, n)) {
-					t.Errorf("REPRODUCING.md, %q: the prose cites %s (%q), which neither a block of the document nor the paper shows",
-						title, n, strings.TrimSpace(prose[max(0, m[0]-60):min(len(prose), m[1]+20)]))
+					context := strings.TrimSpace(prose[max(0, m[0]-60):min(len(prose), m[1]+20)])
+					t.Errorf("REPRODUCING.md, %q: the prose cites %s (%q), "+
+						"which neither a block of the document nor the paper shows", title, n, context)
 				}
 			}
 			continue
@@ -198,7 +199,8 @@ func rowBefore(prose string, i int) string {
 func paperSource(t *testing.T) string {
 	found, _ := filepath.Glob(filepath.Join("..", "..", "..", "*", "paper", "ump-paper.tex"))
 	if len(found) == 0 {
-		t.Log("the paper's LaTeX source is not beside the repository: figures and quotations are not checked against it")
+		t.Log("the paper's LaTeX source is not beside the repository: " +
+			"figures and quotations are not checked against it")
 		return ""
 	}
 	tex, err := os.ReadFile(found[0])
@@ -223,7 +225,8 @@ func TestReproducingQuotesVerbatim(t *testing.T) {
 	}
 	tex := paperSource(t)
 	if tex == "" {
-		t.Skip("the paper's LaTeX source is not beside the repository (no ../*/paper/ump-paper.tex; .ci/run installs it)")
+		t.Skip("the paper's LaTeX source is not beside the repository " +
+			"(no ../*/paper/ump-paper.tex; .ci/run installs it)")
 	}
 	words := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 	printed := words(paper.PlainLaTeX(tex))
@@ -240,9 +243,10 @@ func TestReproducingQuotesVerbatim(t *testing.T) {
 		q := words(m[1] + m[2])
 		quotes++
 		for _, part := range strings.Split(q, "…") {
-			if part = strings.TrimSpace(part); part != "" && !strings.Contains(printed, part) && !strings.Contains(shown, part) {
-				t.Errorf("REPRODUCING.md quotes %q, which is not verbatim in the paper nor in a block of the document: "+
-					"quote the words as they print, or drop the quotation marks", q)
+			part = strings.TrimSpace(part)
+			if part != "" && !strings.Contains(printed, part) && !strings.Contains(shown, part) {
+				t.Errorf("REPRODUCING.md quotes %q, which is not verbatim in the paper "+
+					"nor in a block of the document: quote the words as they print, or drop the quotation marks", q)
 				break
 			}
 		}

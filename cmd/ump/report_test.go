@@ -143,8 +143,10 @@ func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
 	os.WriteFile(filepath.Join(repo, "go.mod"), []byte("module x\n"), 0o644)
 	os.Symlink(filepath.Join(t.TempDir(), "gone"), linked)
 	file := writeFile(t, "notes.txt", "")
-	for outDir, want := range map[string]string{code: "holds Go source (doc.go)", repo: "is a repository's root (it holds go.mod)", linked: "is a symbolic link",
-		file: "is a file", "": "--out ''"} {
+	for outDir, want := range map[string]string{
+		code: "holds Go source (doc.go)", repo: "is a repository's root (it holds go.mod)",
+		linked: "is a symbolic link", file: "is a file", "": "--out ''",
+	} {
 		for _, cmd := range []string{"report", "plot"} {
 			if r := ump(t, store, cmd, hash[:12], "--out", outDir); r.code != 2 || !strings.Contains(r.stderr, want) {
 				t.Errorf("%s --out %q: exit %d, %q; want exit 2 saying %q", cmd, outDir, r.code, r.stderr, want)
@@ -659,13 +661,15 @@ func TestAReportOfNoFinishedCellReadsBack(t *testing.T) {
 		t.Fatalf("report DIR of no finished cell: exit %d, %s", r.code, r.stderr)
 	}
 	doc, err := os.ReadFile(filepath.Join(again, "report.md"))
-	if err != nil || !strings.Contains(string(doc), "0 of 2 finished") || !strings.Contains(string(doc), "| engine | none yet: no cell finished |") {
+	noEngine := strings.Contains(string(doc), "| engine | none yet: no cell finished |")
+	if err != nil || !strings.Contains(string(doc), "0 of 2 finished") || !noEngine {
 		t.Errorf("the report of no finished cell: %v\n%s", err, doc)
 	}
 	if r := ump(t, t.TempDir(), "compare", dir, filepath.Join(again, "imports-"+hash[:12])); r.code != 0 {
 		t.Errorf("compare of two directories of no finished cell: exit %d, %s", r.code, r.stderr)
 	}
-	if r := ump(t, t.TempDir(), "reproduce", out); r.code != 2 || !strings.Contains(r.stdout, "holds no finished cell") {
+	r := ump(t, t.TempDir(), "reproduce", out)
+	if r.code != 2 || !strings.Contains(r.stdout, "holds no finished cell") {
 		t.Errorf("reproduce of no finished cell: exit %d, %s%s", r.code, r.stdout, r.stderr)
 	}
 }

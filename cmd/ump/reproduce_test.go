@@ -49,7 +49,8 @@ func TestReproduceComputesEveryDirectoryAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = ump(t, store, "reproduce", link)
-	if r.code != 0 || !strings.Contains(r.stdout, "directories computed again: 1 (1 identical, 0 differ); left out: 2") {
+	want := "directories computed again: 1 (1 identical, 0 differ); left out: 2"
+	if r.code != 0 || !strings.Contains(r.stdout, want) {
 		t.Errorf("reproduce LINK: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	nudgeFigure(t, dir, 5, 15)

@@ -29,7 +29,8 @@ var compareBlock = regexp.MustCompile(`(?s)<!-- ump compare (\S+) (\S+) -->\n(.*
 // claimBlock is a comparison REPRODUCING.md makes beyond the paper's
 // quoted claims: declared in its marker (a results directory, an optional
 // select scope, the claim in YAML), its verdict generated.
-var claimBlock = regexp.MustCompile(`(?s)<!-- ump claim (\S+?)(?: (entry|row))?: (\{.*?\}) -->\n(.*?)<!-- end of ump claim -->`)
+var claimBlock = regexp.MustCompile(
+	`(?s)<!-- ump claim (\S+?)(?: (entry|row))?: (\{.*?\}) -->\n(.*?)<!-- end of ump claim -->`)
 
 // TestReproducingShowsTheCommittedResults regenerates every table
 // REPRODUCING.md shows from the results committed under results/, and
@@ -93,7 +94,8 @@ func TestReproducingShowsTheCommittedResults(t *testing.T) {
 			continue
 		}
 		if want := "- " + line + "\n"; b[4] != want {
-			t.Errorf("REPRODUCING.md's verdict of %s on %s is not what its results decide:\n%s\nthe document has:\n%s", b[3], b[1], want, b[4])
+			t.Errorf("REPRODUCING.md's verdict of %s on %s is not what its results decide:\n%s\nthe document has:\n%s",
+				b[3], b[1], want, b[4])
 		}
 	}
 	if compared == 0 {

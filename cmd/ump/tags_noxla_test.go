@@ -46,7 +46,8 @@ func TestGPUEngineNeedsTheXLABuild(t *testing.T) {
 		t.Fatalf("run on the CPU: exit %d, %s", run.code, run.stderr)
 	}
 	hash := hashOf(t, run)
-	if r := ump(t, store, "--exact-gpu", "verify", hash); r.code != 2 || !strings.Contains(r.stderr, "without --exact-gpu") {
+	r = ump(t, store, "--exact-gpu", "verify", hash)
+	if r.code != 2 || !strings.Contains(r.stderr, "without --exact-gpu") {
 		t.Errorf("--exact-gpu verify HASH without the GPU build: exit %d, %s", r.code, r.stderr)
 	}
 	out := filepath.Join(t.TempDir(), "out")
@@ -57,7 +58,8 @@ func TestGPUEngineNeedsTheXLABuild(t *testing.T) {
 	if len(dirs) != 1 {
 		t.Fatalf("report wrote %v", dirs)
 	}
-	if r := ump(t, store, "--exact-gpu", "verify", dirs[0]); r.code != 2 || !strings.Contains(r.stderr, "without --exact-gpu") {
+	r = ump(t, store, "--exact-gpu", "verify", dirs[0])
+	if r.code != 2 || !strings.Contains(r.stderr, "without --exact-gpu") {
 		t.Errorf("--exact-gpu verify DIR without the GPU build: exit %d, %s", r.code, r.stderr)
 	}
 }

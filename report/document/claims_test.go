@@ -13,7 +13,8 @@ import (
 // final.csv (lr 10^-1.5 for Local SGD w/ momentum and QG-DSGDm, 10^-1 for
 // SlowMo, three seeds each).
 func TestDecideAClaimOfOurOwn(t *testing.T) {
-	x, err := resultsdir.ReadExportedFinals(filepath.Join("..", "..", "results", "engine-v3", "table1-mnist-2c03d21133b3"))
+	x, err := resultsdir.ReadExportedFinals(
+		filepath.Join("..", "..", "results", "engine-v3", "table1-mnist-2c03d21133b3"))
 	if err != nil {
 		t.Fatal(err)
 	}

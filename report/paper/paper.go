@@ -316,10 +316,10 @@ func (pc *PaperComparison) converges(v *published.Convergence, curves []report.F
 					if byRow[fast] == nil {
 						failed = append(failed, fast)
 					}
-					byRow[fast] = append(byRow[fast], failure{
-						text:     fmt.Sprintf("%s: %s gets within %s of its final %s, %s %s", g.ColumnName(t.Columns[col]), fast, points(v.Within), show(a), slow, show(b)),
-						diverged: math.IsInf(a, 1) || math.IsInf(b, 1),
-					})
+					text := fmt.Sprintf("%s: %s gets within %s of its final %s, %s %s",
+						g.ColumnName(t.Columns[col]), fast, points(v.Within), show(a), slow, show(b))
+					diverged := math.IsInf(a, 1) || math.IsInf(b, 1)
+					byRow[fast] = append(byRow[fast], failure{text: text, diverged: diverged})
 				}
 			}
 		}

@@ -525,13 +525,15 @@ claims:
 		// α = 10: D-SUM at round 40, as Local
 		{Series: []report.Series{curve(0, fast...), curve(0, slow...), curve(0, slow...)}},
 	}
-	want := "fails: fails for D-SUM (partition.alpha=10: D-SUM gets within 0.5 points of its final at round 40, Local at round 40); " +
-		"fails by divergence for GT-DSUM (partition.alpha=0.1: GT-DSUM gets within 0.5 points of its final never (it diverged), Local at round 40)"
+	gtDiverged := "(partition.alpha=0.1: GT-DSUM gets within 0.5 points of its final never (it diverged), " +
+		"Local at round 40)"
+	want := "fails: fails for D-SUM (partition.alpha=10: D-SUM gets within 0.5 points of its final at round 40, " +
+		"Local at round 40); fails by divergence for GT-DSUM " + gtDiverged
 	if v := ComparePaper(p, nil, g, p.Table("toy"), curves).Claims[0]; v.Ours != want {
 		t.Errorf("D-SUM failing beside a diverged GT-DSUM:\n got %q\nwant %q", v.Ours, want)
 	}
 	curves[1].Series[1] = curve(0, fast...) // D-SUM in time at α = 10
-	want = "fails by divergence (partition.alpha=0.1: GT-DSUM gets within 0.5 points of its final never (it diverged), Local at round 40)"
+	want = "fails by divergence " + gtDiverged
 	if v := ComparePaper(p, nil, g, p.Table("toy"), curves).Claims[0]; v.Ours != want {
 		t.Errorf("GT-DSUM failing alone by divergence:\n got %q\nwant %q", v.Ours, want)
 	}

@@ -146,8 +146,11 @@ func (c *Comparison) Markdown() string {
 				verdicts = append(verdicts, fmt.Sprintf("- %s: A %s; B %s", va.Claim.Claim, va.Ours, vb.Ours))
 			}
 		}
-		listed(&b, fmt.Sprintf("\nVerdicts on the paper's claims that differ (%d of the %d that both sides can decide; %d that a side cannot decide left out; decided at %g%%, the curves' claims left to ump report)",
-			len(verdicts), both, len(c.VerdictsA)-both, 100*c.Confidence), verdicts)
+		heading := fmt.Sprintf("\nVerdicts on the paper's claims that differ "+
+			"(%d of the %d that both sides can decide; %d that a side cannot decide left out; "+
+			"decided at %g%%, the curves' claims left to ump report)",
+			len(verdicts), both, len(c.VerdictsA)-both, 100*c.Confidence)
+		listed(&b, heading, verdicts)
 	}
 	return b.String()
 }
@@ -262,7 +265,8 @@ func number(v float64, sign string) string {
 // lays the table out.
 func (c *Comparison) writeTable(b *strings.Builder) {
 	reads := strings.Join(slices.Concat([]string{c.Value}, c.GridA.Spec.Also), " / ")
-	fmt.Fprintf(b, "\n**The table** (%s, as A lays it out; each entry reads %s, each the mean ± std over its seeds).\n\n", c.Value, reads)
+	fmt.Fprintf(b, "\n**The table** (%s, as A lays it out; each entry reads %s, "+
+		"each the mean ± std over its seeds).\n\n", c.Value, reads)
 	ga, gb := c.GridA, c.GridB
 	var entries, choices []string
 	for r := range ga.RowLabels {
