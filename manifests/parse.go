@@ -12,7 +12,6 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -859,9 +858,6 @@ func yamlNumbers(v any) any {
 	case json.Number:
 		if i, err := x.Int64(); err == nil {
 			return i
-		}
-		if u, err := strconv.ParseUint(string(x), 10, 64); err == nil {
-			return u
 		}
 		f, err := x.Float64()
 		if err != nil {

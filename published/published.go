@@ -111,10 +111,8 @@ type Value struct {
 // entry per column, every entry reads as a number (or through readings),
 // every claim names tables, rows and columns that exist.
 func Parse(data []byte) (*Results, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
 	var p Results
-	if err := dec.Decode(&p); err != nil {
+	if err := decodeStrict(data, &p); err != nil {
 		return nil, fmt.Errorf("published results: %w", err)
 	}
 	switch {
@@ -144,6 +142,13 @@ func Parse(data []byte) (*Results, error) {
 		}
 	}
 	return &p, nil
+}
+
+// decodeStrict decodes YAML data into v, refusing a field v has not.
+func decodeStrict(data []byte, v any) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	return dec.Decode(v)
 }
 
 // checkClaim checks that claim c has exactly one kind and names rows and
@@ -207,10 +212,8 @@ func (p *Results) checkClaim(c *Claim) error {
 // a comparison REPRODUCING.md makes beyond the paper's quoted claims,
 // decided on table's entries by the same rule. It has no line or quote.
 func (p *Results) Declared(table string, data []byte) (*Results, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
 	var c Claim
-	if err := dec.Decode(&c); err != nil {
+	if err := decodeStrict(data, &c); err != nil {
 		return nil, fmt.Errorf("declared claim: %w", err)
 	}
 	switch {

@@ -287,11 +287,12 @@ func WriteTrusted(path string, keys []string) error {
 	if len(raw) == 0 {
 		b.WriteString("# Public keys whose signed commits this store imports (ump trust add/remove).\n")
 	}
+	var lines []string
+	if len(raw) > 0 {
+		lines = strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
+	}
 	kept := map[string]bool{}
-	for _, line := range strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n") {
-		if len(raw) == 0 {
-			break
-		}
+	for _, line := range lines {
 		if s := strings.TrimSpace(line); s != "" && !strings.HasPrefix(s, "#") {
 			if _, err := ParsePublic(s); err != nil || !slices.Contains(keys, s) || kept[s] {
 				continue // not a key (ReadTrusted named it), removed, or listed twice

@@ -44,11 +44,10 @@ func Decide(x *resultsdir.Exported, scope string, claim []byte) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	curves, err := x.Curves(g, report.CurveOptions{X: "round", Y: g.Spec.Value})
+	pc, err := besidePaper(x, declared, &t, g)
 	if err != nil {
 		return "", err
 	}
-	pc := paper.ComparePaper(declared, plan, g, &t, curves)
 	v := pc.Claims[0]
 	line := v.Claim.Claim + ": " + v.Ours
 	if len(pc.Departures) > 0 {
@@ -101,9 +100,20 @@ func Claims(x *resultsdir.Exported) ([]paper.Verdict, error) {
 	if err != nil {
 		return nil, err
 	}
+	pc, err := besidePaper(x, pub, t, g)
+	if err != nil {
+		return nil, err
+	}
+	return pc.Claims, nil
+}
+
+// besidePaper sets grid g of x's results beside the published table t and
+// decides p's claims on it, those on convergence on g's curves per round.
+func besidePaper(x *resultsdir.Exported, p *published.Results, t *published.Table,
+	g *report.Grid) (*paper.PaperComparison, error) {
 	curves, err := x.Curves(g, report.CurveOptions{X: "round", Y: g.Spec.Value})
 	if err != nil {
 		return nil, err
 	}
-	return paper.ComparePaper(pub, plan, g, t, curves).Claims, nil
+	return paper.ComparePaper(p, &x.Registration.Plan, g, t, curves), nil
 }

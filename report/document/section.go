@@ -12,7 +12,6 @@ import (
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/render"
 	"github.com/ump-lab/ump/report"
-	"github.com/ump-lab/ump/report/paper"
 	"github.com/ump-lab/ump/report/resultsdir"
 )
 
@@ -167,11 +166,11 @@ func Tables(x *resultsdir.Exported) (*report.Grid, map[string]string, error) {
 		}
 		tables["grid"+key] = g.Markdown()
 		if published != nil {
-			curves, err := x.Curves(g, report.CurveOptions{X: "round", Y: g.Spec.Value})
+			pc, err := besidePaper(x, pub, published, g)
 			if err != nil {
 				return nil, nil, err
 			}
-			tables["paper"+key] = paper.ComparePaper(pub, plan, g, published, curves).Markdown()
+			tables["paper"+key] = pc.Markdown()
 		}
 	}
 	return grid, tables, nil

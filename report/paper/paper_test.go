@@ -440,17 +440,8 @@ claims:
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := report.Entry{Mean: 0.9, Seeds: 3}
-	g := &report.Grid{
-		Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"},
-		RowLabels: [][]string{{"a(x=1)"}, {"b(x=1)"}},
-		ColLabels: [][]string{{"0.1"}, {"1"}},
-		Entries:   [][]report.Entry{{e, e}, {e, e}},
-	}
-	x := []float64{10, 20, 30, 40, 50}
-	curve := func(means ...float64) report.Series {
-		return report.Series{X: x, Mean: means, Std: make([]float64, len(x)), Seeds: 3}
-	}
+	g := curvesGrid([]string{"a(x=1)", "b(x=1)"}, []string{"0.1", "1"})
+	curve := func(means ...float64) report.Series { return roundCurve(0, means...) }
 	curves := []report.Figure{
 		// column 0.1: A within 0.5 points of its last at round 20, B at 40
 		{Series: []report.Series{curve(0.5, 0.896, 0.9, 0.9, 0.9), curve(0.5, 0.6, 0.7, 0.899, 0.9)}},
@@ -487,6 +478,32 @@ claims:
 	}
 }
 
+// curvesGrid is a grid of algorithm rows by non-IID columns whose every
+// entry is 0.9 over 3 seeds: convergence claims read the curves alone.
+func curvesGrid(rows, cols []string) *report.Grid {
+	spec := manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"}
+	g := &report.Grid{Spec: spec}
+	for _, r := range rows {
+		g.RowLabels = append(g.RowLabels, []string{r})
+		entries := make([]report.Entry, len(cols))
+		for c := range entries {
+			entries[c] = report.Entry{Mean: 0.9, Seeds: 3}
+		}
+		g.Entries = append(g.Entries, entries)
+	}
+	for _, c := range cols {
+		g.ColLabels = append(g.ColLabels, []string{c})
+	}
+	return g
+}
+
+// roundCurve is a curve over rounds 10 to 50 of 3 seeds, diverged of them
+// diverged.
+func roundCurve(diverged int, means ...float64) report.Series {
+	x := []float64{10, 20, 30, 40, 50}
+	return report.Series{X: x, Mean: means, Std: make([]float64, len(x)), Seeds: 3, DivergedSeeds: diverged}
+}
+
 // TestConvergenceFailsByDivergenceOnlyWhereEveryFailingRowDoes: D-SUM
 // fails on two rounds reached beside a GT-DSUM that diverged, so the
 // claim fails, not by divergence (docs/tables.md), whichever pair comes
@@ -507,17 +524,8 @@ claims:
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := report.Entry{Mean: 0.9, Seeds: 3}
-	g := &report.Grid{
-		Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"},
-		RowLabels: [][]string{{"g(x=1)"}, {"d(x=1)"}, {"l(x=1)"}},
-		ColLabels: [][]string{{"0.1"}, {"10"}},
-		Entries:   [][]report.Entry{{e, e}, {e, e}, {e, e}},
-	}
-	x := []float64{10, 20, 30, 40, 50}
-	curve := func(diverged int, means ...float64) report.Series {
-		return report.Series{X: x, Mean: means, Std: make([]float64, len(x)), Seeds: 3, DivergedSeeds: diverged}
-	}
+	g := curvesGrid([]string{"g(x=1)", "d(x=1)", "l(x=1)"}, []string{"0.1", "10"})
+	curve := roundCurve
 	fast, slow := []float64{0.5, 0.9, 0.9, 0.9, 0.9}, []float64{0.5, 0.6, 0.7, 0.899, 0.9}
 	curves := []report.Figure{
 		// α = 0.1: GT-DSUM diverged; D-SUM within 0.5 points at round 20, Local at 40
