@@ -29,12 +29,12 @@ func reportCommand() *cli.Command {
 			"stands for every manifest directory its " + resultsdir.RootFile + " lists. Writes --out/report.md and, per\n" +
 			"manifest, --out/NAME-HASH12/: the results and the figures (curves-N-COLUMN.png and .pdf), and the\n" +
 			"records of their digests. Your key (--key) signs results from your store, and the figures; results read\n" +
-			"from a directory keep their signature, whose key must be one you trust (`ump trust list`, --trust).\n" +
+			"from a directory keep their signature, and the report says whether you trust its key (`ump trust list`, --trust).\n" +
 			"Only finished cells are reported; entries not run show –.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Value: "ump-report", Usage: "the output `DIR` (not a repository's root or a directory of source code)"},
-			&cli.StringSliceFlag{Name: "trust", Usage: "also accept results directories signed by `KEY` (NAME:BASE64, as `ump key show` prints it), beside the keys of `ump trust list`"},
-			&cli.BoolFlag{Name: "trust-unsigned", Usage: "accept results directories signed by keys you do not trust, as if unsigned (the report says so)"},
+			&cli.StringSliceFlag{Name: "trust", Usage: "also trust results directories signed by `KEY` (NAME:BASE64, " +
+				"as `ump key show` prints it), beside the keys of `ump trust list`"},
 			&cli.StringFlag{Name: "as", Usage: "report the one DIR's results as those of `MANIFEST` (an embedded name or a file, with DIR's overrides): the same cells under another table block, such as a paper manifest whose layout changed after the results were computed"},
 		},
 		Action: func(c *cli.Context) error {
@@ -45,16 +45,15 @@ func reportCommand() *cli.Command {
 				return badInput{fmt.Errorf("--as %s takes one directory of results (one that an earlier report wrote)", c.String("as"))}
 			}
 			return runReport(c.Context, globalsOf(c), reportOptions{args: c.Args().Slice(), out: c.String("out"), as: c.String("as"),
-				trust: c.StringSlice("trust"), trustUnsigned: c.Bool("trust-unsigned")}, c.App.Writer)
+				trust: c.StringSlice("trust")}, c.App.Writer)
 		},
 	}
 }
 
 // reportOptions are the arguments and flags of `ump report`.
 type reportOptions struct {
-	args, trust   []string
-	out, as       string
-	trustUnsigned bool
+	args, trust []string
+	out, as     string
 }
 
 func runReport(ctx context.Context, g globals, o reportOptions, w io.Writer) error {
@@ -127,7 +126,7 @@ func (rp *reporting) fromDir(dir string) (*resultsdir.Exported, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rp.vouch[x], err = document.VouchForDir(x, dir, rp.trust, rp.o.trustUnsigned); err != nil {
+	if rp.vouch[x], err = document.VouchForDir(x, dir, rp.trust); err != nil {
 		return nil, err
 	}
 	if rp.o.as == "" {

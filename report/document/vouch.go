@@ -19,20 +19,18 @@ const Unsigned = "no: nothing vouches for these results. The digests in " + resu
 	"whoever edits a file can write its new digest"
 
 // VouchForDir says who vouches for results read from dir: their signer
-// when trust holds the key, or no one; a signer not trusted is refused
-// (signing.ErrUntrusted), unless trustUnsigned takes the results as
-// unsigned.
-func VouchForDir(x *resultsdir.Exported, dir string, trust *signing.Trust, trustUnsigned bool) (string, error) {
+// when trust holds the key, or no one. A report only reads results, so a
+// signer not trusted is reported as such, as unsigned results are; what
+// brings results into a store (import, pull) refuses it.
+func VouchForDir(x *resultsdir.Exported, dir string, trust *signing.Trust) (string, error) {
 	switch {
 	case x.Signer == "":
-		return vouchPerCell(x, dir, trust, trustUnsigned)
+		return vouchPerCell(x, dir, trust)
 	case trust.Trusts(x.Signer):
 		return "by " + display.Markdown(x.Signer) + ", a key you trust", nil
-	case trustUnsigned:
-		return "no: signed by " + display.Markdown(x.Signer) + ", a key you do not trust, taken as unsigned (--trust-unsigned)", nil
 	}
-	return "", fmt.Errorf("%w: %s is signed by %s, a key you do not trust: `ump trust add %s` if it is a collaborator's, "+
-		"--trust KEY for this report alone, or --trust-unsigned to take the results as unsigned", signing.ErrUntrusted, dir, x.Signer, x.Signer)
+	return "no: signed by " + display.Markdown(x.Signer) + ", a key you do not trust " +
+		"(`ump trust add " + x.Signer + "` if it is a collaborator's)", nil
 }
 
 // VouchForStore says who vouches for results exported from the user's
@@ -87,9 +85,9 @@ func VouchLaidOut(x *resultsdir.Exported, name string) string {
 
 // vouchPerCell says who vouches for the cells of a directory whose record
 // no one signed: each cell's own signature (resultsdir.CellsFile), which
-// must verify and, unless trustUnsigned, be by a key of trust; Unsigned
-// where no cell is signed, or the directory carries no cells.
-func vouchPerCell(x *resultsdir.Exported, dir string, trust *signing.Trust, trustUnsigned bool) (string, error) {
+// must verify, by a key of trust or not; Unsigned where no cell is signed,
+// or the directory carries no cells.
+func vouchPerCell(x *resultsdir.Exported, dir string, trust *signing.Trust) (string, error) {
 	cells, err := x.Cells()
 	if errors.Is(err, resultsdir.ErrNoCells) {
 		return Unsigned, nil
@@ -108,12 +106,6 @@ func vouchPerCell(x *resultsdir.Exported, dir string, trust *signing.Trust, trus
 				"it was changed after signing",
 				state.ErrBadArgument, filepath.Join(dir, resultsdir.CellsFile), c.Cell, display.Terminal(c.Signer))
 		}
-		if !trust.Trusts(c.Signer) && !trustUnsigned {
-			return "", fmt.Errorf("%w: cell %d of %s is signed by %s, a key you do not trust: "+
-				"`ump trust add %s` if it is a collaborator's, --trust KEY for this report alone, "+
-				"or --trust-unsigned to take the results as unsigned",
-				signing.ErrUntrusted, c.Cell, dir, c.Signer, c.Signer)
-		}
 		count[c.Signer]++
 	}
 	if count[""] == len(cells) {
@@ -127,8 +119,7 @@ func vouchPerCell(x *resultsdir.Exported, dir string, trust *signing.Trust, trus
 		case trust.Trusts(key):
 			parts = append(parts, fmt.Sprintf("%d by %s, a key you trust", count[key], display.Markdown(key)))
 		default:
-			parts = append(parts, fmt.Sprintf("%d by %s, a key you do not trust, taken as unsigned (--trust-unsigned)",
-				count[key], display.Markdown(key)))
+			parts = append(parts, fmt.Sprintf("%d by %s, a key you do not trust", count[key], display.Markdown(key)))
 		}
 	}
 	return "per cell, in " + resultsdir.CellsFile + ": " + strings.Join(parts, "; "), nil
