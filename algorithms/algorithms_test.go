@@ -53,7 +53,8 @@ func allConfigs() []Config {
 
 // stepsFor is k, or 1 for an algorithm defined for one local step only.
 func stepsFor(cfg Config, k int) int {
-	if kind, _ := Family.Lookup(cfg.Name); kind.Check != nil && len(kind.Check(cfg.Params, kinds.Cell{LocalSteps: k})) > 0 {
+	if kind, _ := Family.Lookup(cfg.Name); kind.Check != nil &&
+		len(kind.Check(cfg.Params, kinds.Cell{LocalSteps: k})) > 0 {
 		return 1
 	}
 	return k
@@ -206,7 +207,15 @@ func TestDSUMAlphaZeroIsHeavyBallAndAlphaOneIsNesterov(t *testing.T) {
 	}{{0, false}, {1, true}} {
 		// With W = I, v's gossip is the identity, so D-SUM's rounds form one
 		// sequence of K*rounds local steps per worker.
-		opt := train(t, Config{Name: "d-sum", Params: kinds.Values{"alpha": c.alpha, "beta": beta}}, q, identityMixing(t, q.N), rounds, k, eta)
+		opt := train(
+			t,
+			Config{Name: "d-sum", Params: kinds.Values{"alpha": c.alpha, "beta": beta}},
+			q,
+			identityMixing(t, q.N),
+			rounds,
+			k,
+			eta,
+		)
 		for i, x := range opt.X() {
 			want := heavyBallOrNesterov(q, i, rounds*k, eta, beta, c.nesterov)
 			for j := range want {
@@ -221,8 +230,27 @@ func TestDSUMAlphaZeroIsHeavyBallAndAlphaOneIsNesterov(t *testing.T) {
 func TestGTDSUMWithLambdaOneIsDSUM(t *testing.T) {
 	q := datasets.NewQuadratic(6, 20, 1, 4, 0.3, 9)
 	for _, init := range []string{"paper", "unbiased"} {
-		a := train(t, Config{Name: "gt-dsum", Params: kinds.Values{"alpha": 2.0, "beta": 0.9, "lambda": 1.0, "tracker_init": init}}, q, ringMixing(t, q.N), 15, 4, 0.03).X()
-		b := train(t, Config{Name: "d-sum", Params: kinds.Values{"alpha": 2.0, "beta": 0.9}}, q, ringMixing(t, q.N), 15, 4, 0.03).X()
+		a := train(
+			t,
+			Config{
+				Name:   "gt-dsum",
+				Params: kinds.Values{"alpha": 2.0, "beta": 0.9, "lambda": 1.0, "tracker_init": init},
+			},
+			q,
+			ringMixing(t, q.N),
+			15,
+			4,
+			0.03,
+		).X()
+		b := train(
+			t,
+			Config{Name: "d-sum", Params: kinds.Values{"alpha": 2.0, "beta": 0.9}},
+			q,
+			ringMixing(t, q.N),
+			15,
+			4,
+			0.03,
+		).X()
 		for i := range a {
 			for k := range a[i] {
 				if math.Float32bits(a[i][k]) != math.Float32bits(b[i][k]) {
@@ -240,24 +268,54 @@ func TestGTDSUMWithLambdaOneIsDSUM(t *testing.T) {
 func TestStepRestartIsMomentumFree(t *testing.T) {
 	q := datasets.NewQuadratic(6, 20, 1, 4, 0, 9)
 	const alpha, beta, eta = 2.0, 0.9, 0.01
-	a := train(t, Config{Name: "d-sum", Params: kinds.Values{"alpha": alpha, "beta": beta, "momentum_restart": "step"}}, q, ringMixing(t, q.N), 15, 4, eta).X()
+	a := train(
+		t,
+		Config{Name: "d-sum", Params: kinds.Values{"alpha": alpha, "beta": beta, "momentum_restart": "step"}},
+		q,
+		ringMixing(t, q.N),
+		15,
+		4,
+		eta,
+	).X()
 	b := train(t, Config{Name: "dpsgd"}, q, ringMixing(t, q.N), 15, 4, (1+alpha*beta)*eta).X()
 	for i := range a {
 		for k := range a[i] {
 			if d := math.Abs(float64(a[i][k] - b[i][k])); d > 1e-5*(1+math.Abs(float64(b[i][k]))) {
-				t.Fatalf("worker %d x[%d]: d-sum with step restarts %v, dpsgd at (1+alpha beta) eta %v", i, k, a[i][k], b[i][k])
+				t.Fatalf(
+					"worker %d x[%d]: d-sum with step restarts %v, dpsgd at (1+alpha beta) eta %v",
+					i,
+					k,
+					a[i][k],
+					b[i][k],
+				)
 			}
 		}
 	}
 	for _, restart := range []string{"none", "round", "step"} {
-		want := train(t, Config{Name: "d-sum", Params: kinds.Values{"alpha": alpha, "beta": beta, "momentum_restart": restart}}, q, ringMixing(t, q.N), 15, 4, eta).X()
+		want := train(
+			t,
+			Config{Name: "d-sum", Params: kinds.Values{"alpha": alpha, "beta": beta, "momentum_restart": restart}},
+			q,
+			ringMixing(t, q.N),
+			15,
+			4,
+			eta,
+		).X()
 		for _, tracker := range []string{"displacement", "normalized", "gradient", "direction"} {
 			got := train(t, Config{Name: "gt-dsum", Params: kinds.Values{"alpha": alpha, "beta": beta, "lambda": 1.0,
 				"tracker": tracker, "momentum_restart": restart}}, q, ringMixing(t, q.N), 15, 4, eta).X()
 			for i := range got {
 				for k := range got[i] {
 					if math.Float32bits(got[i][k]) != math.Float32bits(want[i][k]) {
-						t.Fatalf("restart %s tracker %s: worker %d x[%d]: gt-dsum %v, d-sum %v", restart, tracker, i, k, got[i][k], want[i][k])
+						t.Fatalf(
+							"restart %s tracker %s: worker %d x[%d]: gt-dsum %v, d-sum %v",
+							restart,
+							tracker,
+							i,
+							k,
+							got[i][k],
+							want[i][k],
+						)
 					}
 				}
 			}
@@ -308,12 +366,20 @@ func TestGradientTrackingReachesTheOptimumWhereDPSGDStalls(t *testing.T) {
 
 func TestLocalSGDAndSlowMoEndRoundsInAgreement(t *testing.T) {
 	q := datasets.NewQuadratic(6, 10, 1, 4, 0.2, 3)
-	for _, cfg := range []Config{{Name: "local-sgd-m", Params: kinds.Values{"beta": 0.9}}, {Name: "slowmo", Params: kinds.Values{"slow_beta": 0.5, "slow_alpha": 1.0}}} {
+	for _, cfg := range []Config{{Name: "local-sgd-m", Params: kinds.Values{"beta": 0.9}}, {Name: "slowmo",
+		Params: kinds.Values{"slow_beta": 0.5, "slow_alpha": 1.0}}} {
 		x := train(t, cfg, q, ringMixing(t, q.N), 5, 4, 0.05).X()
 		for i := range x {
 			for k := range x[i] {
 				if x[i][k] != x[0][k] {
-					t.Fatalf("%s: worker %d x[%d] = %v, worker 0 %v; an exact average leaves all workers equal", cfg.Name, i, k, x[i][k], x[0][k])
+					t.Fatalf(
+						"%s: worker %d x[%d] = %v, worker 0 %v; an exact average leaves all workers equal",
+						cfg.Name,
+						i,
+						k,
+						x[i][k],
+						x[0][k],
+					)
 				}
 			}
 		}
@@ -326,14 +392,20 @@ func TestParameterErrors(t *testing.T) {
 		want string
 	}{
 		{Config{Name: "adam"}, `unknown algorithm "adam"`},
-		{Config{Name: "d-sum", Params: kinds.Values{"alpha": -1.0, "beta": 0.5}}, "alpha: -1 is out of range; use a number >= 0"},
-		{Config{Name: "d-sum", Params: kinds.Values{"alpha": 1.0, "beta": 1.0}}, "beta: 1 is out of range; use a number in [0, 1)"},
-		{Config{Name: "gt-dsum", Params: kinds.Values{"alpha": 1.0, "beta": 0.5, "lambda": 1.5, "tracker_init": "paper"}}, "lambda: 1.5 is out of range"},
-		{Config{Name: "gt-dsum", Params: kinds.Values{"alpha": 1.0, "beta": 0.5, "lambda": 0.5, "tracker_init": "zero"}}, `tracker_init: "zero" is not allowed; use one of: paper, unbiased`},
+		{Config{Name: "d-sum", Params: kinds.Values{"alpha": -1.0, "beta": 0.5}}, "alpha: -1 is out of range; use a " +
+			"number >= 0"},
+		{Config{Name: "d-sum", Params: kinds.Values{"alpha": 1.0, "beta": 1.0}}, "beta: 1 is out of range; use a " +
+			"number in [0, 1)"},
+		{Config{Name: "gt-dsum", Params: kinds.Values{"alpha": 1.0, "beta": 0.5, "lambda": 1.5,
+			"tracker_init": "paper"}}, "lambda: 1.5 is out of range"},
+		{Config{Name: "gt-dsum", Params: kinds.Values{"alpha": 1.0, "beta": 0.5, "lambda": 0.5,
+			"tracker_init": "zero"}}, `tracker_init: "zero" is not allowed; use one of: paper, unbiased`},
 		{Config{Name: "dsgdm", Params: kinds.Values{"beta": -0.1}}, "beta: -0.1 is out of range"},
 		{Config{Name: "qg-dsgdm", Params: kinds.Values{"beta": 0.9, "mu": 1.0}}, "mu: 1 is out of range"},
-		{Config{Name: "slowmo", Params: kinds.Values{"slow_beta": 0.5, "slow_alpha": 0.0}}, "slow_alpha: 0 is out of range; use a number > 0"},
-		{Config{Name: "slowmo", Params: kinds.Values{"slow_beta": 0.5, "slow_alpha": 1.0, "base_beta": 1.0}}, "base_beta: 1 is out of range"},
+		{Config{Name: "slowmo", Params: kinds.Values{"slow_beta": 0.5, "slow_alpha": 0.0}}, "slow_alpha: 0 is out of " +
+			"range; use a number > 0"},
+		{Config{Name: "slowmo", Params: kinds.Values{"slow_beta": 0.5, "slow_alpha": 1.0, "base_beta": 1.0}},
+			"base_beta: 1 is out of range"},
 		{Config{Name: "dpsgd", WeightDecay: -1}, "weight_decay = -1"},
 	} {
 		_, err := New(c.cfg, 2, make([]float32, 3))
@@ -346,7 +418,14 @@ func TestParameterErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = opt.Round(&Round{K: 5, LR: 0.1, Mix: identityMixing(t, 2), Grad: func(int, [][]float32, [][]float32) error { return nil }})
+		err = opt.Round(
+			&Round{
+				K:    5,
+				LR:   0.1,
+				Mix:  identityMixing(t, 2),
+				Grad: func(int, [][]float32, [][]float32) error { return nil },
+			},
+		)
 		if err == nil || !strings.Contains(err.Error(), "use local_steps: 1") {
 			t.Errorf("%s with K=5: error %v", name, err)
 		}
@@ -381,7 +460,10 @@ func TestGTDSUMPaperTrackerKeepsAnOffset(t *testing.T) {
 	gaps := map[string][]float64{}
 	for _, init := range []string{"paper", "unbiased"} {
 		for _, lr := range []float64{0.002, 0.0005} {
-			cfg := Config{Name: "gt-dsum", Params: kinds.Values{"alpha": 2.0, "beta": 0.5, "lambda": 0.8, "tracker_init": init}}
+			cfg := Config{
+				Name:   "gt-dsum",
+				Params: kinds.Values{"alpha": 2.0, "beta": 0.5, "lambda": 0.8, "tracker_init": init},
+			}
 			opt := train(t, cfg, q, ringMixing(t, q.N), 1000, 5, lr)
 			st := opt.State()
 			y, d := mean(st["y"]), mean(st["d_prev"])
@@ -473,13 +555,15 @@ func TestNoStepAfterAFailedGradient(t *testing.T) {
 		}
 		var atFailure [][]float32
 		grads := quadraticGrads(q, 0)
-		err = opt.Round(&Round{T: 0, K: k, LR: 0.05, Mix: ringMixing(t, q.N), Grad: func(step int, x, g [][]float32) error {
-			if step == 1 {
-				atFailure = clone(x)
-				return failing
-			}
-			return grads(step, x, g)
-		}})
+		err = opt.Round(
+			&Round{T: 0, K: k, LR: 0.05, Mix: ringMixing(t, q.N), Grad: func(step int, x, g [][]float32) error {
+				if step == 1 {
+					atFailure = clone(x)
+					return failing
+				}
+				return grads(step, x, g)
+			}},
+		)
 		if !errors.Is(err, failing) {
 			t.Errorf("%s: the round returned %v, want the gradient's error", cfg.Name, err)
 			continue

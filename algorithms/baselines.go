@@ -79,7 +79,9 @@ var slowmo = &Rules{
 		xbar := s.Average("x", s.Get("x"), start)
 		perLR := s.Num(func(_ Config, at At) float32 { return float32(1 / at.LR) })
 		u := s.Add(s.Scale(s.Num(param("slow_beta")), s.Get("u")), s.Scale(perLR, s.Sub(start, xbar)))
-		slowAlphaEta := s.Num(func(c Config, at At) float32 { return float32(c.Params.Float("slow_alpha")) * float32(at.LR) })
+		slowAlphaEta := s.Num(
+			func(c Config, at At) float32 { return float32(c.Params.Float("slow_alpha")) * float32(at.LR) },
+		)
 		s.Set("u", u)
 		s.Set("x", s.Sub(start, s.Scale(slowAlphaEta, u)))
 	},

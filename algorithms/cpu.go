@@ -78,8 +78,18 @@ var (
 
 func newCPU(cfg Config, kind *kinds.Kind[*Rules], n int, x0 []float32) *cpu {
 	rules := kind.New
-	o := &cpu{cfg: cfg, rules: rules, step: -1, kindCheck: kind.Check, n: n, dim: len(x0), x0: x0, vectors: map[string][][]float32{},
-		grad: buffers(n, len(x0), nil), mean: make([]float32, len(x0))}
+	o := &cpu{
+		cfg:       cfg,
+		rules:     rules,
+		step:      -1,
+		kindCheck: kind.Check,
+		n:         n,
+		dim:       len(x0),
+		x0:        x0,
+		vectors:   map[string][][]float32{},
+		grad:      buffers(n, len(x0), nil),
+		mean:      make([]float32, len(x0)),
+	}
 	for _, v := range rules.Vectors {
 		var start []float32
 		if v.FromX0 {
@@ -320,7 +330,13 @@ func (o *cpu) isSpare(buf [][]float32) bool {
 // check panics on a stale leaf.
 func (o *cpu) check(e *expr) {
 	if e.gen != o.gen {
-		panic(fmt.Sprintf("algorithms: %s uses a value of %s read before a local step's gradient; read it again with Get", o.cfg.Name, e.name))
+		panic(
+			fmt.Sprintf(
+				"algorithms: %s uses a value of %s read before a local step's gradient; read it again with Get",
+				o.cfg.Name,
+				e.name,
+			),
+		)
 	}
 }
 

@@ -67,7 +67,10 @@ func TestCPUSpaceAssignsInSequence(t *testing.T) {
 // after it panics, naming the vector.
 func TestCPUSpaceRefusesAStaleValue(t *testing.T) {
 	defer func() {
-		if msg, _ := recover().(string); !strings.Contains(msg, `uses a value of x read before a local step's gradient`) {
+		if msg, _ := recover().(string); !strings.Contains(
+			msg,
+			`uses a value of x read before a local step's gradient`,
+		) {
 			t.Errorf("panic %q", msg)
 		}
 	}()

@@ -10,7 +10,9 @@ var gtdsum = &Rules{
 	Vectors: []Vector{{Name: "x", FromX0: true}, {Name: "v", FromX0: true}, {Name: "y"}, {Name: "d_prev"},
 		{Name: "start", Scratch: true}, {Name: "sum", Scratch: true}},
 	Round: func(s Space, k int) {
-		sums := s.Flag(func(c Config, _ At) bool { t := c.Params.String("tracker"); return t == "gradient" || t == "direction" })
+		sums := s.Flag(
+			func(c Config, _ At) bool { t := c.Params.String("tracker"); return t == "gradient" || t == "direction" },
+		)
 		s.Set("start", s.Get("x"))
 		s.Set("sum", s.Select(sums, s.Zero(), s.Get("sum")))
 		restartRound(s)
@@ -19,12 +21,19 @@ var gtdsum = &Rules{
 			y := s.Get("y")
 			// y^(0) is the first local step's gradient (Algorithm 2 input)
 			first := s.FirstStep(s.Flag(firstRound))
-			unbiased := s.FirstStep(s.Flag(func(c Config, at At) bool { return at.T == 0 && c.Params.String("tracker_init") == "unbiased" }))
+			unbiased := s.FirstStep(
+				s.Flag(
+					func(c Config, at At) bool { return at.T == 0 && c.Params.String("tracker_init") == "unbiased" },
+				),
+			)
 			y = s.Select(first, g, y)
 			s.Set("y", y)
 			s.Set("d_prev", s.Select(unbiased, g, s.Get("d_prev")))
 			m := s.Add(s.Scale(s.Num(param("lambda")), g), s.Scale(s.Num(oneMinus("lambda")), y))
-			s.Set("sum", s.Select(sums, s.Add(s.Get("sum"), s.Select(s.Flag(is("tracker", "direction")), m, g)), s.Get("sum")))
+			s.Set(
+				"sum",
+				s.Select(sums, s.Add(s.Get("sum"), s.Select(s.Flag(is("tracker", "direction")), m, g)), s.Get("sum")),
+			)
 			sumStep(s, m)
 		})
 		x := s.Mix("x", s.Get("x"))

@@ -22,7 +22,8 @@ type Config struct {
 // Family binds every algorithm optimizers.Family declares to its
 // definition, each in its own file.
 var Family = kinds.Bind(&optimizers.Family, map[string]*Rules{
-	"d-sum": dsum, "gt-dsum": gtdsum, "dpsgd": dpsgd, "dsgdm": dsgdm, "local-sgd-m": localSGDM, "qg-dsgdm": qgdsgdm, "slowmo": slowmo, "dsgt": dsgt, "d2": d2,
+	"d-sum": dsum, "gt-dsum": gtdsum, "dpsgd": dpsgd, "dsgdm": dsgdm, "local-sgd-m": localSGDM, "qg-dsgdm": qgdsgdm,
+	"slowmo": slowmo, "dsgt": dsgt, "d2": d2,
 })
 
 // Grads writes, for every worker i, the stochastic gradient at x[i] into

@@ -121,7 +121,13 @@ func OnDevice(cfg Config, k int) error {
 		steps[tau] = tau
 	}
 	if !slices.Equal(trace.Grads, steps) {
-		return fmt.Errorf("%s asks for gradients at local steps %v of a round of %d; the GPU engine takes one per local step, in order (use engine: cpu)", cfg.Name, trace.Grads, k)
+		return fmt.Errorf(
+			"%s asks for gradients at local steps %v of a round of %d; the GPU engine takes one per local step, in "+
+				"order (use engine: cpu)",
+			cfg.Name,
+			trace.Grads,
+			k,
+		)
 	}
 	return nil
 }

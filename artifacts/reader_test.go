@@ -21,7 +21,12 @@ func npmTools(t *testing.T) string {
 	}
 	for _, m := range []string{"apache-arrow", "parquet-wasm"} {
 		if _, err := os.Stat(filepath.Join(dir, m)); err != nil {
-			t.Skipf("npm %s is not in %s (npm install --no-save --prefix .npm-tools apache-arrow@21 parquet-wasm@0.8; .ci/run installs them)", m, dir)
+			t.Skipf(
+				"npm %s is not in %s (npm install --no-save --prefix .npm-tools apache-arrow@21 parquet-wasm@0.8; "+
+					".ci/run installs them)",
+				m,
+				dir,
+			)
 		}
 	}
 	return dir

@@ -82,7 +82,15 @@ func OpenS3(ctx context.Context, cfg S3Config) (*S3, error) {
 	if prefix != "" {
 		prefix += "/"
 	}
-	s := &S3{client: client, bucket: u.Host, prefix: prefix, endpoint: cfg.Endpoint, partSize: 16 << 20, timeout: cfg.Timeout, maxNamed: MaxNamedBytes}
+	s := &S3{
+		client:   client,
+		bucket:   u.Host,
+		prefix:   prefix,
+		endpoint: cfg.Endpoint,
+		partSize: 16 << 20,
+		timeout:  cfg.Timeout,
+		maxNamed: MaxNamedBytes,
+	}
 	if s.timeout <= 0 {
 		s.timeout = DefaultTimeout
 	}
@@ -117,7 +125,12 @@ func (s *S3) check(ctx context.Context, cfg S3Config) error {
 		return fmt.Errorf("%s: writing a probe blob: %w", where, err)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %s: writing and reading back a probe blob failed: %s", ErrUnavailable, where, explain(err, cfg))
+		return fmt.Errorf(
+			"%w: %s: writing and reading back a probe blob failed: %s",
+			ErrUnavailable,
+			where,
+			explain(err, cfg),
+		)
 	}
 	return nil
 }
@@ -143,7 +156,10 @@ func explain(err error, cfg S3Config) string {
 	var urlErr *url.Error
 	switch code := minio.ToErrorResponse(err).Code; {
 	case code == "InvalidAccessKeyId" || code == "SignatureDoesNotMatch" || code == "AccessDenied":
-		return fmt.Sprintf("the server rejected the credentials (%s); check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY", code)
+		return fmt.Sprintf(
+			"the server rejected the credentials (%s); check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
+			code,
+		)
 	case errors.As(err, &netErr), errors.As(err, &urlErr), errors.Is(err, context.DeadlineExceeded):
 		hint := "check UMP_S3_ENDPOINT"
 		if !cfg.Insecure {
@@ -179,11 +195,21 @@ func (s *S3) Put(ctx context.Context, data []byte) (Ref, error) {
 		PartSize:     s.partSize,
 	})
 	if err != nil {
-		return Ref{}, fmt.Errorf("artifact store: uploading %s to s3://%s/%s: %w", ref.Digest, s.bucket, key, s.unavailable(parent, err))
+		return Ref{}, fmt.Errorf(
+			"artifact store: uploading %s to s3://%s/%s: %w",
+			ref.Digest,
+			s.bucket,
+			key,
+			s.unavailable(parent, err),
+		)
 	}
 	info, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
 	if err != nil {
-		return Ref{}, fmt.Errorf("artifact store: checking the upload of %s: %w", ref.Digest, s.unavailable(parent, err))
+		return Ref{}, fmt.Errorf(
+			"artifact store: checking the upload of %s: %w",
+			ref.Digest,
+			s.unavailable(parent, err),
+		)
 	}
 	if info.Size != ref.Size || metadata(info, "sha256") != h {
 		return Ref{}, fmt.Errorf("artifact store: upload of %s not verified: server holds %d bytes with sha256 %q",
@@ -216,7 +242,14 @@ func (s *S3) download(ctx context.Context, key string, limit int64) ([]byte, err
 		return nil, fmt.Errorf("artifact store: s3://%s/%s: %w", s.bucket, key, s.unavailable(ctx, err))
 	}
 	tooLarge := func(size int64) error {
-		return fmt.Errorf("%w: s3://%s/%s is %d bytes, more than the %d ump reads there: not an object ump wrote", ErrCorrupt, s.bucket, key, size, limit)
+		return fmt.Errorf(
+			"%w: s3://%s/%s is %d bytes, more than the %d ump reads there: not an object ump wrote",
+			ErrCorrupt,
+			s.bucket,
+			key,
+			size,
+			limit,
+		)
 	}
 	if info.Size > limit {
 		return nil, tooLarge(info.Size)
@@ -264,9 +297,22 @@ func (s *S3) String() string { return fmt.Sprintf("s3://%s/%s at %s", s.bucket, 
 func (s *S3) PutNamed(ctx context.Context, name string, data []byte) error {
 	rctx, cancel := s.deadline(ctx, len(data))
 	defer cancel()
-	_, err := s.client.PutObject(rctx, s.bucket, s.prefix+name, bytes.NewReader(data), int64(len(data)), minio.PutObjectOptions{})
+	_, err := s.client.PutObject(
+		rctx,
+		s.bucket,
+		s.prefix+name,
+		bytes.NewReader(data),
+		int64(len(data)),
+		minio.PutObjectOptions{},
+	)
 	if err != nil {
-		return fmt.Errorf("artifact store: uploading s3://%s/%s%s: %w", s.bucket, s.prefix, name, s.unavailable(ctx, err))
+		return fmt.Errorf(
+			"artifact store: uploading s3://%s/%s%s: %w",
+			s.bucket,
+			s.prefix,
+			name,
+			s.unavailable(ctx, err),
+		)
 	}
 	return nil
 }
@@ -305,7 +351,13 @@ func (s *S3) PutNew(ctx context.Context, name string, data []byte) error {
 				continue
 			}
 		}
-		return fmt.Errorf("artifact store: creating s3://%s/%s%s: %w", s.bucket, s.prefix, name, s.unavailable(ctx, err))
+		return fmt.Errorf(
+			"artifact store: creating s3://%s/%s%s: %w",
+			s.bucket,
+			s.prefix,
+			name,
+			s.unavailable(ctx, err),
+		)
 	}
 }
 
@@ -329,9 +381,18 @@ func (s *S3) CheckCreateOnly(ctx context.Context, name string) error {
 		return rerr
 	}
 	if err == nil || !errors.Is(err, ErrExists) || !bytes.Equal(after, before) {
-		return fmt.Errorf("%w: the S3 server at %s does not honour create-only writes (If-None-Match: *): a second write of s3://%s/%s%s "+
-			"was not refused (%v), so two machines could both commit one cell; use a server that does (MinIO, versitygw >= 1.8, AWS S3)",
-			ErrUnavailable, s.endpoint, s.bucket, s.prefix, name, err)
+		return fmt.Errorf(
+			"%w: the S3 server at %s does not honour create-only writes (If-None-Match: *): a second write of "+
+				"s3://%s/%s%s "+
+				"was not refused (%v), so two machines could both commit one cell; use a server that does (MinIO, "+
+				"versitygw >= 1.8, AWS S3)",
+			ErrUnavailable,
+			s.endpoint,
+			s.bucket,
+			s.prefix,
+			name,
+			err,
+		)
 	}
 	return nil
 }
@@ -342,9 +403,16 @@ func (s *S3) List(ctx context.Context, dir string) ([]string, error) {
 	lctx, cancel := s.deadline(ctx, 0)
 	defer cancel()
 	var names []string
-	for obj := range s.client.ListObjects(lctx, s.bucket, minio.ListObjectsOptions{Prefix: s.prefix + dir, Recursive: true}) {
+	for obj := range s.client.ListObjects(lctx, s.bucket, minio.ListObjectsOptions{Prefix: s.prefix + dir,
+		Recursive: true}) {
 		if obj.Err != nil {
-			return nil, fmt.Errorf("artifact store: listing s3://%s/%s%s: %w", s.bucket, s.prefix, dir, s.unavailable(ctx, obj.Err))
+			return nil, fmt.Errorf(
+				"artifact store: listing s3://%s/%s%s: %w",
+				s.bucket,
+				s.prefix,
+				dir,
+				s.unavailable(ctx, obj.Err),
+			)
 		}
 		names = append(names, strings.TrimPrefix(obj.Key, s.prefix))
 	}

@@ -25,7 +25,13 @@ import (
 func s3config(t *testing.T, srv s3test.Server, bucket string) S3Config {
 	t.Helper()
 	srv.MakeBucket(t, bucket)
-	return S3Config{URL: "s3://" + bucket + "/runs/x", Endpoint: srv.Endpoint, AccessKey: srv.Access, SecretKey: srv.Secret, Insecure: true}
+	return S3Config{
+		URL:       "s3://" + bucket + "/runs/x",
+		Endpoint:  srv.Endpoint,
+		AccessKey: srv.Access,
+		SecretKey: srv.Secret,
+		Insecure:  true,
+	}
 }
 
 func TestS3(t *testing.T) {
@@ -44,7 +50,8 @@ func TestS3(t *testing.T) {
 				return storeUnderTest{store: s, corrupt: func(t *testing.T, ref Ref) {
 					key, _ := s.key(ref)
 					garbage := []byte("garbage")
-					if _, err := s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(garbage), int64(len(garbage)), minio.PutObjectOptions{}); err != nil {
+					if _, err := s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(garbage), int64(len(garbage)),
+						minio.PutObjectOptions{}); err != nil {
 						t.Fatal(err)
 					}
 				}}
@@ -88,7 +95,8 @@ func TestS3(t *testing.T) {
 					want string
 				}{
 					{"wrong secret", func(c *S3Config) { c.SecretKey = "wrong" }, "rejected the credentials"},
-					{"missing bucket", func(c *S3Config) { c.URL = "s3://nosuchbucket/x" }, `bucket "nosuchbucket" does not exist`},
+					{"missing bucket", func(c *S3Config) { c.URL = "s3://nosuchbucket/x" },
+						`bucket "nosuchbucket" does not exist`},
 					{"unreachable", func(c *S3Config) { c.Endpoint = s3test.FreePort(t) }, "cannot reach the endpoint"},
 					{"no endpoint", func(c *S3Config) { c.Endpoint = "" }, "set UMP_S3_ENDPOINT"},
 					{"bad url", func(c *S3Config) { c.URL = "http://bucket" }, "want s3://BUCKET/PREFIX"},
@@ -160,13 +168,15 @@ func TestS3(t *testing.T) {
 						t.Errorf("writer %d: %v", i, err)
 					}
 				}
-				if got, err := s.GetNamed(ctx, "markers/m"); winner < 0 || err != nil || string(got) != fmt.Sprint("writer ", winner) {
+				if got, err := s.GetNamed(ctx, "markers/m"); winner < 0 || err != nil ||
+					string(got) != fmt.Sprint("writer ", winner) {
 					t.Errorf("the object holds %q (%v); the winner was writer %d", got, err, winner)
 				}
 				if err := s.CheckCreateOnly(ctx, "probes/create-only"); err != nil {
 					t.Errorf("CheckCreateOnly on %s: %v", srv.Name, err)
 				}
-				if names, err := s.List(ctx, ""); err != nil || !slices.Contains(names, "markers/m") || !slices.Contains(names, "probes/create-only") {
+				if names, err := s.List(ctx, ""); err != nil || !slices.Contains(names, "markers/m") ||
+					!slices.Contains(names, "probes/create-only") {
 					t.Errorf("List: %v %v", names, err)
 				}
 				// A server that answers a create-only write of a taken name
@@ -186,7 +196,8 @@ func TestS3(t *testing.T) {
 				if s, err = OpenS3(ctx, cfg); err != nil {
 					t.Fatal(err)
 				}
-				if err := s.CheckCreateOnly(ctx, "probes/create-only"); err == nil || !strings.Contains(err.Error(), "does not honour create-only writes") {
+				if err := s.CheckCreateOnly(ctx, "probes/create-only"); err == nil ||
+					!strings.Contains(err.Error(), "does not honour create-only writes") {
 					t.Errorf("CheckCreateOnly through a server that ignores If-None-Match: %v", err)
 				}
 			})
@@ -208,14 +219,16 @@ func TestS3(t *testing.T) {
 				// 2 GiB commit.json) is refused unread; so is a blob larger
 				// than its ref says.
 				s.maxNamed = 4
-				if _, err := s.GetNamed(ctx, "manifests/m"); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "is 5 bytes, more than the 4 ump reads there") {
+				if _, err := s.GetNamed(ctx, "manifests/m"); !errors.Is(err, ErrCorrupt) ||
+					!strings.Contains(err.Error(), "is 5 bytes, more than the 4 ump reads there") {
 					t.Errorf("a named object over the limit: %v; want ErrCorrupt naming its size", err)
 				}
 				ref, err := s.Put(ctx, []byte("twelve bytes"))
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := s.Get(ctx, Ref{Digest: ref.Digest, Size: 3}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "is 12 bytes, more than the 3") {
+				if _, err := s.Get(ctx, Ref{Digest: ref.Digest, Size: 3}); !errors.Is(err, ErrCorrupt) ||
+					!strings.Contains(err.Error(), "is 12 bytes, more than the 3") {
 					t.Errorf("a blob larger than its ref: %v; want ErrCorrupt", err)
 				}
 			})

@@ -225,7 +225,8 @@ func runNamedConformance(t *testing.T, open func(t *testing.T) Named) {
 	})
 	t.Run("list", func(t *testing.T) {
 		s := open(t)
-		for _, name := range []string{"m/h/cells/00002/commit.json", "m/h/cells/00001/attempts/a/000001.jsonl", "m/h/registration.json", "m/other"} {
+		for _, name := range []string{"m/h/cells/00002/commit.json", "m/h/cells/00001/attempts/a/000001.jsonl",
+			"m/h/registration.json", "m/other"} {
 			if err := s.PutNew(ctx, name, []byte(name)); err != nil {
 				t.Fatal(err)
 			}

@@ -112,7 +112,13 @@ func (t *Table) Select(rows []int) *Table {
 func (t *Table) check() error {
 	for _, c := range t.Columns {
 		if c.Len() != t.Rows() || c.Null != nil && len(c.Null) != t.Rows() {
-			return fmt.Errorf("table column %q has %d values (%d null flags), want %d", c.Name, c.Len(), len(c.Null), t.Rows())
+			return fmt.Errorf(
+				"table column %q has %d values (%d null flags), want %d",
+				c.Name,
+				c.Len(),
+				len(c.Null),
+				t.Rows(),
+			)
 		}
 	}
 	return nil
@@ -288,7 +294,11 @@ func decodeParquet(data []byte, maxValues int64) (
 			"more than the %d values such a file can hold", footerRows, cols, maxValues)
 	}
 	// arrow-go reserves room for a whole batch before it decodes one.
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: parquetBatchRows}, memory.NewGoAllocator())
+	fr, err := pqarrow.NewFileReader(
+		pf,
+		pqarrow.ArrowReadProperties{BatchSize: parquetBatchRows},
+		memory.NewGoAllocator(),
+	)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -338,7 +348,14 @@ func checkFooter(md *pqmetadata.FileMetaData, size int64) error {
 				start = col.DictionaryPageOffset()
 			}
 			if n := col.TotalCompressedSize(); start < 0 || n < 0 || n > size-start {
-				return fmt.Errorf("row group %d, column %d: the footer puts its %d bytes at offset %d, outside the file's %d bytes", g, c, n, start, size)
+				return fmt.Errorf(
+					"row group %d, column %d: the footer puts its %d bytes at offset %d, outside the file's %d bytes",
+					g,
+					c,
+					n,
+					start,
+					size,
+				)
 			}
 		}
 	}

@@ -120,7 +120,12 @@ func TestParquetReadsATableOfNoRows(t *testing.T) {
 // of ReadParquet's batches back whole and in order.
 func TestParquetReadsATableOfSeveralBatches(t *testing.T) {
 	n := 2*parquetBatchRows + 5
-	in := &Table{Columns: []Column{{Name: "row", Ints: make([]int64, n)}, {Name: "half", Floats: make([]float64, n), Null: make([]bool, n)}}}
+	in := &Table{
+		Columns: []Column{
+			{Name: "row", Ints: make([]int64, n)},
+			{Name: "half", Floats: make([]float64, n), Null: make([]bool, n)},
+		},
+	}
 	for i := range n {
 		in.Columns[0].Ints[i] = int64(i)
 		in.Columns[1].Floats[i] = float64(i) / 2
@@ -150,8 +155,14 @@ func TestParquetReadsATableOfSeveralBatches(t *testing.T) {
 // ReadParquet must return an error instead.
 func TestReadParquetTurnsDamageIntoErrors(t *testing.T) {
 	var b bytes.Buffer
-	in := &Table{Columns: []Column{{Name: "cell", Ints: []int64{1, 2}}, {Name: "status", Strings: []string{"completed", "diverged"}},
-		{Name: "accuracy", Floats: []float64{0.5, 0.25}}}, Metadata: map[string]string{"ump.table": "final"}}
+	in := &Table{
+		Columns: []Column{
+			{Name: "cell", Ints: []int64{1, 2}},
+			{Name: "status", Strings: []string{"completed", "diverged"}},
+			{Name: "accuracy", Floats: []float64{0.5, 0.25}},
+		},
+		Metadata: map[string]string{"ump.table": "final"},
+	}
 	if err := WriteParquet(&b, in); err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +188,8 @@ func TestReadParquetTurnsDamageIntoErrors(t *testing.T) {
 // must refuse each file instead.
 func TestReadParquetSurvivesALyingFooter(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteParquet(&b, &Table{Columns: []Column{{Name: "cell", Ints: []int64{1, 2, 3}}, {Name: "status", Strings: []string{"a", "b", "c"}}}}); err != nil {
+	if err := WriteParquet(&b, &Table{Columns: []Column{{Name: "cell", Ints: []int64{1, 2, 3}}, {Name: "status",
+		Strings: []string{"a", "b", "c"}}}}); err != nil {
 		t.Fatal(err)
 	}
 	data := b.Bytes()

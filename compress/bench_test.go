@@ -46,7 +46,11 @@ func lenetRound(b *testing.B) (float64, [][]float32) {
 		}
 		x0 := make([]float32, e.Params())
 		e.Init(x0)
-		opt, err := algorithms.New(algorithms.Config{Name: "d-sum", Params: kinds.Values{"alpha": 2.0, "beta": 0.9}}, benchWorkers, x0)
+		opt, err := algorithms.New(
+			algorithms.Config{Name: "d-sum", Params: kinds.Values{"alpha": 2.0, "beta": 0.9}},
+			benchWorkers,
+			x0,
+		)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -58,10 +62,18 @@ func lenetRound(b *testing.B) (float64, [][]float32) {
 		var secs []float64
 		for t := range 4 { // a warm-up round, then three timed
 			start := time.Now()
-			err := opt.Round(&algorithms.Round{T: t, K: benchSteps, LR: 0.01, Mix: ring, Grad: func(step int, x, g [][]float32) error {
-				e.Gradients(nn.Step{Round: t, Local: step}, x, g, batches, losses)
-				return nil
-			}})
+			err := opt.Round(
+				&algorithms.Round{
+					T:   t,
+					K:   benchSteps,
+					LR:  0.01,
+					Mix: ring,
+					Grad: func(step int, x, g [][]float32) error {
+						e.Gradients(nn.Step{Round: t, Local: step}, x, g, batches, losses)
+						return nil
+					},
+				},
+			)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -91,9 +103,25 @@ func benchRing(n int) algorithms.Mixing {
 // communication (10 workers, K = 10, batch 128) measured in the same run.
 func BenchmarkCommunication(b *testing.B) {
 	round, x := lenetRound(b)
-	specs := []Spec{{Codec: "none"}, {Codec: "fp16"}, {Codec: "topk", Params: kinds.Values{"ratio": 0.1}}, {Codec: "topk", Params: kinds.Values{"ratio": 0.01}},
-		{Codec: "randomk", Params: kinds.Values{"ratio": 0.01}}, {Codec: "threshold", Params: kinds.Values{"tau": 0.01}}, {Codec: "qsgd", Params: kinds.Values{"levels": 16, "bucket": 512}},
-		{Codec: "terngrad"}, {Codec: "sign"}, {Codec: "onebit"}, {Codec: "natural"}, {Codec: "powersgd", Params: kinds.Values{"rank": 1}}}
+	specs := []Spec{
+		{Codec: "none"},
+		{Codec: "fp16"},
+		{Codec: "topk", Params: kinds.Values{"ratio": 0.1}},
+		{Codec: "topk", Params: kinds.Values{"ratio": 0.01}},
+		{
+			Codec:  "randomk",
+			Params: kinds.Values{"ratio": 0.01},
+		},
+		{Codec: "threshold", Params: kinds.Values{"tau": 0.01}},
+		{Codec: "qsgd", Params: kinds.Values{"levels": 16, "bucket": 512}},
+		{
+			Codec: "terngrad",
+		},
+		{Codec: "sign"},
+		{Codec: "onebit"},
+		{Codec: "natural"},
+		{Codec: "powersgd", Params: kinds.Values{"rank": 1}},
+	}
 	for _, spec := range specs {
 		name := spec.Codec
 		if ratio := spec.Params.Float("ratio"); ratio > 0 {

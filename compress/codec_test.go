@@ -66,7 +66,15 @@ func TestBitsFromFirstPrinciples(t *testing.T) {
 			at := Draw{Seed: 1, Round: 3, Kind: "x", Worker: 2}
 			msg := codec.Encode(vec, at)
 			if msg.Bits != c.bits || len(msg.Payload) != (c.bits+7)/8 {
-				t.Errorf("%s d=%d: %d bits in %d bytes, want %d bits in %d bytes", c.spec.Codec, d, msg.Bits, len(msg.Payload), c.bits, (c.bits+7)/8)
+				t.Errorf(
+					"%s d=%d: %d bits in %d bytes, want %d bits in %d bytes",
+					c.spec.Codec,
+					d,
+					msg.Bits,
+					len(msg.Payload),
+					c.bits,
+					(c.bits+7)/8,
+				)
 			}
 			out := make([]float32, d)
 			for k := range out {
@@ -150,7 +158,8 @@ func TestUnbiased(t *testing.T) {
 // TestErrorFeedbackInvariant: with error feedback, the decoded messages
 // plus the final residual add up to the inputs, for a biased codec.
 func TestErrorFeedbackInvariant(t *testing.T) {
-	for _, spec := range []Spec{{Codec: "topk", Params: kinds.Values{"ratio": 0.05}}, {Codec: "sign"}, {Codec: "powersgd", Params: kinds.Values{"rank": 1}}} {
+	for _, spec := range []Spec{{Codec: "topk", Params: kinds.Values{"ratio": 0.05}}, {Codec: "sign"}, {
+		Codec: "powersgd", Params: kinds.Values{"rank": 1}}} {
 		ex, err := NewExchange(Config{Spec: spec, Seed: 3}, 3, 200)
 		if err != nil {
 			t.Fatal(err)
@@ -192,8 +201,10 @@ func TestErrorFeedbackInvariant(t *testing.T) {
 }
 
 func TestCodecParameterErrors(t *testing.T) {
-	for _, s := range []Spec{{Codec: "topk", Params: kinds.Values{"ratio": 0.0}}, {Codec: "randomk", Params: kinds.Values{"ratio": 1.5}}, {Codec: "qsgd", Params: kinds.Values{"levels": 0, "bucket": 8}},
-		{Codec: "powersgd", Params: kinds.Values{"rank": 0}}, {Codec: "zip"}, {Codec: "threshold", Params: kinds.Values{"tau": -1.0}}} {
+	for _, s := range []Spec{{Codec: "topk", Params: kinds.Values{"ratio": 0.0}}, {Codec: "randomk",
+		Params: kinds.Values{"ratio": 1.5}}, {Codec: "qsgd", Params: kinds.Values{"levels": 0, "bucket": 8}},
+		{Codec: "powersgd", Params: kinds.Values{"rank": 0}}, {Codec: "zip"}, {Codec: "threshold",
+			Params: kinds.Values{"tau": -1.0}}} {
 		if _, err := NewCodec(s); err == nil {
 			t.Errorf("%+v: no error", s)
 		}
@@ -222,7 +233,10 @@ func TestSharedDrawsAreAlikeOnEveryWorker(t *testing.T) {
 			return out
 		}
 		if w0, w3 := decoded(0, 4), decoded(3, 4); !slices.Equal(w0, w3) {
-			t.Errorf("%s: workers 0 and 3 compress the same vector differently in one round: the shared draws differ", spec.Codec)
+			t.Errorf(
+				"%s: workers 0 and 3 compress the same vector differently in one round: the shared draws differ",
+				spec.Codec,
+			)
 		}
 		if slices.Equal(decoded(0, 4), decoded(0, 5)) {
 			t.Errorf("%s: rounds 4 and 5 draw alike", spec.Codec)

@@ -210,7 +210,10 @@ func (e *Exchange) count(kind string, bits, relErr float64) {
 // Row returns the values of Columns now and starts a new window.
 func (e *Exchange) Row() []float64 {
 	row := []float64{0}
-	others := slices.DeleteFunc(slices.Sorted(maps.Keys(e.stats)), func(k string) bool { return slices.Contains(codecs.Sent, k) })
+	others := slices.DeleteFunc(
+		slices.Sorted(maps.Keys(e.stats)),
+		func(k string) bool { return slices.Contains(codecs.Sent, k) },
+	)
 	for _, k := range slices.Concat(codecs.Sent, others) { // a fixed order: the sum's
 		if s := e.stats[k]; s != nil {
 			row[0] += s.bits
@@ -267,15 +270,27 @@ func (e *Exchange) Restore(vecs map[string][][]float32, counters map[string]floa
 				continue
 			}
 			if len(v) != len(e.sent) || len(v[0]) != e.dim {
-				return fmt.Errorf("checkpoint state %s has %d x %d entries, want %d x %d", name, len(v), len(v[0]), len(e.sent), e.dim)
+				return fmt.Errorf(
+					"checkpoint state %s has %d x %d entries, want %d x %d",
+					name,
+					len(v),
+					len(v[0]),
+					len(e.sent),
+					e.dim,
+				)
 			}
 			into[k] = v
 		}
 	}
 	for name, bits := range counters {
 		if k, ok := strings.CutPrefix(name, "bits_"); ok {
-			e.stats[k] = &kindStats{bits: bits, windowBits: counters["window_bits_"+k], windowRaw: counters["window_raw_"+k],
-				errSum: counters["window_error_"+k], rounds: int(counters["window_rounds_"+k])}
+			e.stats[k] = &kindStats{
+				bits:       bits,
+				windowBits: counters["window_bits_"+k],
+				windowRaw:  counters["window_raw_"+k],
+				errSum:     counters["window_error_"+k],
+				rounds:     int(counters["window_rounds_"+k]),
+			}
 		}
 	}
 	return nil

@@ -28,7 +28,14 @@ func ring(t *testing.T, n int) algorithms.Mixing {
 
 // train runs an algorithm on the heterogeneous quadratic and returns the
 // optimizer; comm may be nil (exact). after is called after every round.
-func train(t *testing.T, name string, comm algorithms.Comm, n, rounds int, lr float64, after func(x [][]float32)) algorithms.Optimizer {
+func train(
+	t *testing.T,
+	name string,
+	comm algorithms.Comm,
+	n, rounds int,
+	lr float64,
+	after func(x [][]float32),
+) algorithms.Optimizer {
 	t.Helper()
 	q := datasets.NewQuadratic(n, 20, 1, 4, 0, 1)
 	cfg := algorithms.Config{Name: name, Params: kinds.Values{}}
@@ -48,12 +55,19 @@ func train(t *testing.T, name string, comm algorithms.Comm, n, rounds int, lr fl
 	}
 	mix := ring(t, n)
 	for r := range rounds {
-		round := &algorithms.Round{T: r, K: k, LR: lr, Mix: mix, Comm: comm, Grad: func(step int, x, g [][]float32) error {
-			for i := range x {
-				q.Grad(i, r, step, x[i], g[i])
-			}
-			return nil
-		}}
+		round := &algorithms.Round{
+			T:    r,
+			K:    k,
+			LR:   lr,
+			Mix:  mix,
+			Comm: comm,
+			Grad: func(step int, x, g [][]float32) error {
+				for i := range x {
+					q.Grad(i, r, step, x[i], g[i])
+				}
+				return nil
+			},
+		}
 		if err := opt.Round(round); err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +148,13 @@ func TestChocoReachesConsensus(t *testing.T) {
 			}
 		}
 		if !(end < 1e-8*start) {
-			t.Errorf("%s: consensus distance %g -> %g after %d rounds of CHOCO-gossip", c.spec.Codec, start, end, c.rounds)
+			t.Errorf(
+				"%s: consensus distance %g -> %g after %d rounds of CHOCO-gossip",
+				c.spec.Codec,
+				start,
+				end,
+				c.rounds,
+			)
 		}
 	}
 }
@@ -148,7 +168,11 @@ func TestChocoTrainsTheQuadratic(t *testing.T) {
 	q := datasets.NewQuadratic(n, d, 1, 4, 0, 1)
 	// run returns the final objective gap and consensus distance.
 	run := func(name string, lr float64, rounds int) (gap, dist float64, opt algorithms.Optimizer) {
-		ex, err := NewExchange(Config{Spec: Spec{Codec: "topk", Params: kinds.Values{"ratio": 0.1, "gamma": 0.2}}, Seed: 1}, n, d)
+		ex, err := NewExchange(
+			Config{Spec: Spec{Codec: "topk", Params: kinds.Values{"ratio": 0.1, "gamma": 0.2}}, Seed: 1},
+			n,
+			d,
+		)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,10 +190,22 @@ func TestChocoTrainsTheQuadratic(t *testing.T) {
 	}
 	gapBig, distBig, _ := run("d-sum", 0.01, 1500)
 	gapSmall, distSmall, _ := run("d-sum", 0.001, 15000)
-	t.Logf("d-sum: lr 0.01: gap %.3g, distance %.3g; lr 0.001: gap %.3g, distance %.3g", gapBig, distBig, gapSmall, distSmall)
+	t.Logf(
+		"d-sum: lr 0.01: gap %.3g, distance %.3g; lr 0.001: gap %.3g, distance %.3g",
+		gapBig,
+		distBig,
+		gapSmall,
+		distSmall,
+	)
 	if !(gapSmall < 0.2*gapBig && distSmall < 0.1*distBig) {
-		t.Errorf("d-sum with CHOCO topk 0.1: the neighbourhood does not shrink with lr: gap %g -> %g, consensus distance %g -> %g",
-			gapBig, gapSmall, distBig, distSmall)
+		t.Errorf(
+			"d-sum with CHOCO topk 0.1: the neighbourhood does not shrink with lr: gap %g -> %g, consensus distance "+
+				"%g -> %g",
+			gapBig,
+			gapSmall,
+			distBig,
+			distSmall,
+		)
 	}
 	// GT-DSUM (paper init): mean(y) - mean(d_prev) stays mean_i g_i(x0).
 	_, _, opt := run("gt-dsum", 0.01, 1500)
@@ -281,7 +317,15 @@ func TestChocoRescalesUnbiasedCodecs(t *testing.T) {
 			c.Decode(c.Encode(sent[i], at), at, q)
 			for k := range q {
 				if want := q[k] * scale; copies[i][k] != want {
-					t.Fatalf("%s: worker %d's public copy[%d] = %g after one step, want q x %g = %g", codec, i, k, copies[i][k], scale, want)
+					t.Fatalf(
+						"%s: worker %d's public copy[%d] = %g after one step, want q x %g = %g",
+						codec,
+						i,
+						k,
+						copies[i][k],
+						scale,
+						want,
+					)
 				}
 			}
 		}

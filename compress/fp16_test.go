@@ -27,7 +27,8 @@ func TestHalfRoundTrip(t *testing.T) {
 			if nb&0x7c00 == 0x7c00 {
 				continue
 			}
-			if other := float64(fromHalf(nb)); math.Abs(other-float64(f)) < math.Abs(got-float64(f)) && math.Abs(float64(f)) < 65504 {
+			if other := float64(fromHalf(nb)); math.Abs(other-float64(f)) < math.Abs(got-float64(f)) &&
+				math.Abs(float64(f)) < 65504 {
 				t.Fatalf("%g -> %g, but %g is nearer", f, got, other)
 			}
 		}

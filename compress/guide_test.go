@@ -54,11 +54,18 @@ func TestANewCodecFollowsTheGuide(t *testing.T) {
 	for _, taken := codecs.Family.Lookup(name); taken; _, taken = codecs.Family.Lookup(name) {
 		name += "-again"
 	}
-	codecs.Family.Kinds = append(slices.Clip(declared), kinds.Kind[struct{}]{Name: name, Doc: "max|t| and 8 bits per entry", Params: fp16.Params})
-	Codecs.Kinds = append(slices.Clip(bound), kinds.Kind[newCodec]{Name: name, Params: fp16.Params, New: func(kinds.Values) Codec { return int8codec{} }})
+	codecs.Family.Kinds = append(
+		slices.Clip(declared),
+		kinds.Kind[struct{}]{Name: name, Doc: "max|t| and 8 bits per entry", Params: fp16.Params},
+	)
+	Codecs.Kinds = append(
+		slices.Clip(bound),
+		kinds.Kind[newCodec]{Name: name, Params: fp16.Params, New: func(kinds.Values) Codec { return int8codec{} }},
+	)
 	t.Cleanup(func() { codecs.Family.Kinds, Codecs.Kinds = declared, bound })
 
-	if _, err := manifests.Parse("m.yaml", []byte("version: 1\nname: m\ntask: {dataset: quadratic}\nrounds: 2\nlr: 0.1\nalgorithm: {name: d-sum}\n"+
+	if _, err := manifests.Parse("m.yaml", []byte("version: 1\nname: m\ntask: {dataset: quadratic}\nrounds: 2\nlr: "+
+		"0.1\nalgorithm: {name: d-sum}\n"+
 		"compression: {codec: "+name+", gamma: 0.5}\n")); err != nil {
 		t.Fatalf("a manifest with the new codec: %v", err)
 	}

@@ -117,7 +117,10 @@ func (s *Server) storeView(r *http.Request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.Manifests = append(out.Manifests, manifest{regs[i].Plan.Hash, regs[i].Plan.Manifest.Name, best, of, a, progressOf(rep, out.Run)})
+		out.Manifests = append(
+			out.Manifests,
+			manifest{regs[i].Plan.Hash, regs[i].Plan.Manifest.Name, best, of, a, progressOf(rep, out.Run)},
+		)
 	}
 	slices.Reverse(out.Manifests) // the newest first
 	return out, nil
@@ -277,8 +280,10 @@ func (s *Server) manifestView(r *http.Request) (any, error) {
 		Words      map[string]string  `json:"words"`        // columns and paths in words, as figures name them
 		Palette    []string           `json:"palette"`      // the figures' colours, in order (report.Palette)
 		Manifest   manifests.Manifest `json:"manifest"`
-	}{rep.Plan.Hash, rep.Plan.Manifest.Name, a, progressOf(rep, s.snapshot()), spec, figures(&rep.Plan), roundsColumns(&rep.Plan),
-		spec.Select, choices(&rep.Plan, spec.Select), report.TableNames(), artifacts.Formats, incomplete, cells, shown, swept,
+	}{rep.Plan.Hash, rep.Plan.Manifest.Name, a, progressOf(rep, s.snapshot()), spec, figures(&rep.Plan), roundsColumns(
+		&rep.Plan),
+		spec.Select, choices(&rep.Plan,
+			spec.Select), report.TableNames(), artifacts.Formats, incomplete, cells, shown, swept,
 		words(spec, roundsColumns(&rep.Plan), swept), report.Palette, rep.Plan.Manifest}, nil
 }
 
@@ -562,8 +567,11 @@ func (s *Server) curvesView(r *http.Request) (any, error) {
 	for _, f := range figs {
 		fig := figure{Name: f.Name, Title: f.Title, X: f.X, Y: f.Y}
 		for i, sr := range f.Series {
-			fig.Series = append(fig.Series, series{sr.Label, sr.Select, sr.Untuned, nums(sr.X), nums(sr.Mean), nums(sr.Std),
-				sr.Seeds, sr.DivergedSeeds, sr.Running, report.SeriesColour(i), report.SeriesDashed(i)})
+			fig.Series = append(
+				fig.Series,
+				series{sr.Label, sr.Select, sr.Untuned, nums(sr.X), nums(sr.Mean), nums(sr.Std),
+					sr.Seeds, sr.DivergedSeeds, sr.Running, report.SeriesColour(i), report.SeriesDashed(i)},
+			)
 		}
 		out = append(out, fig)
 	}
@@ -644,13 +652,36 @@ func (s *Server) cellView(r *http.Request) (any, error) {
 		return nil, err
 	}
 	cell := rep.Cells[i]
-	out := cellPage{cellSummary: summarise(rep, i), Manifest: rep.Plan.Hash, Name: rep.Plan.Manifest.Name, Value: report.Layout(&rep.Plan).Value,
-		Color: report.SeriesColour(0), Words: words(report.Layout(&rep.Plan), roundsColumns(&rep.Plan), sweptPaths(&rep.Plan)),
-		Config: manifests.CanonicalJSON(rep.Plan.Cells[i].Config), Fingerprint: cell.Fingerprint(), Stages: []stageView{}, Tables: []string{},
-		Formats: artifacts.Formats}
+	out := cellPage{
+		cellSummary: summarise(rep, i),
+		Manifest:    rep.Plan.Hash,
+		Name:        rep.Plan.Manifest.Name,
+		Value:       report.Layout(&rep.Plan).Value,
+		Color: report.SeriesColour(
+			0,
+		),
+		Words: words(report.Layout(&rep.Plan), roundsColumns(&rep.Plan), sweptPaths(&rep.Plan)),
+		Config: manifests.CanonicalJSON(
+			rep.Plan.Cells[i].Config,
+		),
+		Fingerprint: cell.Fingerprint(),
+		Stages:      []stageView{},
+		Tables:      []string{},
+		Formats:     artifacts.Formats,
+	}
 	for _, st := range cell.Stages {
-		v := stageView{Name: st.Name, Status: st.Status, Key: st.Key, Cached: st.Cached, Restarts: st.Restarts, Inputs: st.Inputs,
-			Outputs: []outputView{}, Error: st.Error, Round: st.Round, Rounds: st.Rounds}
+		v := stageView{
+			Name:     st.Name,
+			Status:   st.Status,
+			Key:      st.Key,
+			Cached:   st.Cached,
+			Restarts: st.Restarts,
+			Inputs:   st.Inputs,
+			Outputs:  []outputView{},
+			Error:    st.Error,
+			Round:    st.Round,
+			Rounds:   st.Rounds,
+		}
 		if st.Result != nil {
 			for _, name := range slices.Sorted(maps.Keys(st.Result.Outputs)) {
 				v.Outputs = append(v.Outputs, outputView{name, st.Result.Outputs[name]})
@@ -704,7 +735,15 @@ func (s *Server) mixings(r *http.Request, cell *state.CellView) ([]mixingView, e
 		return nil, err
 	}
 	var out []mixingView
-	rounds, gaps, is, js := t.Column("round").Ints, t.Column("spectral_gap").Floats, t.Column("i").Ints, t.Column("j").Ints
+	rounds, gaps, is, js := t.Column(
+		"round",
+	).Ints, t.Column(
+		"spectral_gap",
+	).Floats, t.Column(
+		"i",
+	).Ints, t.Column(
+		"j",
+	).Ints
 	for k := 0; k < len(rounds); {
 		m := mixingView{From: int(rounds[k]), Gap: gaps[k]}
 		for ; k < len(rounds) && rounds[k] == int64(m.From); k++ {
@@ -758,7 +797,11 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	types := map[string]string{"csv": "text/csv; charset=utf-8", "arrow": "application/vnd.apache.arrow.file", "parquet": "application/vnd.apache.parquet"}
+	types := map[string]string{
+		"csv":     "text/csv; charset=utf-8",
+		"arrow":   "application/vnd.apache.arrow.file",
+		"parquet": "application/vnd.apache.parquet",
+	}
 	w.Header().Set("Content-Type", types[r.URL.Query().Get("format")])
 	w.Header().Set("Content-Disposition", fmt.Sprintf("attachment; filename=%q", name))
 	w.Header().Set("Cache-Control", "no-store")
@@ -787,7 +830,10 @@ func (s *Server) exportData(r *http.Request) ([]byte, string, error) {
 	}
 	incomplete := q.Get("incomplete") == "1"
 	if incomplete && table != "rounds" {
-		return nil, "", badRequest("incomplete=1: only the rounds table has rows before a cell finishes (not %s)", table)
+		return nil, "", badRequest(
+			"incomplete=1: only the rounds table has rows before a cell finishes (not %s)",
+			table,
+		)
 	}
 	name := fmt.Sprintf("%s-%.12s-%s", fileSafe(rep.Plan.Manifest.Name), rep.Plan.Hash, table)
 	if v := q.Get("cell"); v != "" {

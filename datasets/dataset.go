@@ -191,7 +191,12 @@ func (l *Library) loadFiles(info *Info) (*Dataset, error) {
 		return nil, fmt.Errorf("data set %s: %w", info.Name, err)
 	}
 	if !slices.Equal(d.Shape, info.Shape) {
-		return nil, fmt.Errorf("data set %s: its files hold samples of shape %v; the catalogue declares %v", info.Name, d.Shape, info.Shape)
+		return nil, fmt.Errorf(
+			"data set %s: its files hold samples of shape %v; the catalogue declares %v",
+			info.Name,
+			d.Shape,
+			info.Shape,
+		)
 	}
 	return d, nil
 }

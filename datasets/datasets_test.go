@@ -145,7 +145,11 @@ func TestEMNISTUprightAndLabels(t *testing.T) {
 	os.Mkdir(bad, 0o755)
 	emnistFiles(t, bad, "byclass", []byte{61, 62}, false)
 	_, err = NewLibrary(root).Load("emnist-byclass", Synthetic{})
-	if err == nil || !strings.Contains(err.Error(), "emnist-byclass-train-labels-idx1-ubyte: label 62 of sample 1 is outside 0..61") {
+	if err == nil ||
+		!strings.Contains(
+			err.Error(),
+			"emnist-byclass-train-labels-idx1-ubyte: label 62 of sample 1 is outside 0..61",
+		) {
 		t.Errorf("out-of-range label: got %v", err)
 	}
 }
@@ -160,13 +164,15 @@ func TestIDXErrors(t *testing.T) {
 			writeIDX(t, filepath.Join(dir, "train-images-idx3-ubyte"), idxLabels, []int{1}, []byte{0})
 		}, "train-images-idx3-ubyte: wrong magic number 0x00000801, want 0x00000803"},
 		{"truncated", func(t *testing.T, dir string) {
-			writeIDX(t, filepath.Join(dir, "train-images-idx3-ubyte"), idxImages, []int{2, 28, 28}, make([]byte, 784+100))
+			writeIDX(t, filepath.Join(dir, "train-images-idx3-ubyte"), idxImages, []int{2, 28, 28}, make([]byte, 784+
+				100))
 		}, "train-images-idx3-ubyte: truncated or padded: 884 data bytes, dimensions [2 28 28] need 1568"},
 		{"count mismatch", func(t *testing.T, dir string) {
 			writeIDX(t, filepath.Join(dir, "train-images-idx3-ubyte"), idxImages, []int{2, 28, 28}, make([]byte, 2*784))
 			writeIDX(t, filepath.Join(dir, "train-labels-idx1-ubyte"), idxLabels, []int{3}, []byte{1, 2, 3})
 		}, "has 2 images but"},
-		{"missing", func(t *testing.T, dir string) {}, "neither train-images-idx3-ubyte nor train-images-idx3-ubyte.gz exists"},
+		{"missing", func(t *testing.T, dir string) {}, "neither train-images-idx3-ubyte nor " +
+			"train-images-idx3-ubyte.gz exists"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
@@ -198,7 +204,8 @@ func TestDataFilesAreReadAsPlainFiles(t *testing.T) {
 			if err := plant(filepath.Join(dir, c.file)); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := NewLibrary(root).Load(c.name, Synthetic{}); !errors.Is(err, bounded.ErrNotRegular) || !strings.Contains(err.Error(), c.file) {
+			if _, err := NewLibrary(root).Load(c.name, Synthetic{}); !errors.Is(err, bounded.ErrNotRegular) ||
+				!strings.Contains(err.Error(), c.file) {
 				t.Errorf("%s's %s %s: %v; want it refused as not a plain file, named", c.name, c.file, what, err)
 			}
 		}
@@ -248,7 +255,8 @@ func TestCIFAR10(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "test_batch.bin"), cifarBatch([]byte{1})[:3000], 0o644)
 	_, err = NewLibrary(root).Load("cifar10", Synthetic{})
-	if err == nil || !strings.Contains(err.Error(), "test_batch.bin: 3000 bytes is not a whole number of 3073-byte records") {
+	if err == nil ||
+		!strings.Contains(err.Error(), "test_batch.bin: 3000 bytes is not a whole number of 3073-byte records") {
 		t.Errorf("truncated file: got %v", err)
 	}
 	os.WriteFile(filepath.Join(dir, "test_batch.bin"), cifarBatch([]byte{10}), 0o644)
@@ -276,7 +284,10 @@ func TestAGNews(t *testing.T) {
 	if !slices.Equal(d.Train.Labels, []int32{2, 0}) || !slices.Equal(d.Test.Labels, []int32{1}) {
 		t.Errorf("labels %v %v", d.Train.Labels, d.Test.Labels)
 	}
-	if got := Tokenize(`Wall St. Bears "Claw", (Back)!`); !slices.Equal(got, []string{"wall", "st", ".", "bears", "claw", ",", "(", "back", ")", "!"}) {
+	if got := Tokenize(`Wall St. Bears "Claw", (Back)!`); !slices.Equal(
+		got,
+		[]string{"wall", "st", ".", "bears", "claw", ",", "(", "back", ")", "!"},
+	) {
 		t.Errorf("Tokenize: %q", got)
 	}
 	if want := []string{"<unk>", ",", ".", "oil", "wall"}; !slices.Equal(d.Vocab[:5], want) {
@@ -344,7 +355,8 @@ func TestFetchFallsThroughAndLeavesNothing(t *testing.T) {
 	if !errors.Is(err, ErrUnreachable) {
 		t.Fatalf("fetch from broken sources: %v; want ErrUnreachable (exit 3)", err)
 	}
-	for _, want := range []string{"an unreachable mirror: file does not exist", "a mirror with broken files: ", "sha256", "to install it by hand, put train-images-idx3-ubyte"} {
+	for _, want := range []string{"an unreachable mirror: file does not exist", "a mirror with broken files: ",
+		"sha256", "to install it by hand, put train-images-idx3-ubyte"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
@@ -358,10 +370,12 @@ func TestFetchFallsThroughAndLeavesNothing(t *testing.T) {
 // set by hand names its files, and speaks of gzipped IDX files only for the
 // data sets that have them (not CIFAR-10's .bin batches or AG NEWS' CSV).
 func TestHandInstallNamesTheDataSetsOwnFiles(t *testing.T) {
-	for name, gz := range map[string]bool{"mnist": true, "emnist-digits": true, "fashion-mnist": true, "cifar10": false, "agnews": false} {
+	for name, gz := range map[string]bool{"mnist": true, "emnist-digits": true, "fashion-mnist": true,
+		"cifar10": false, "agnews": false} {
 		info, _ := Lookup(name)
 		hint := info.handInstall("/data/" + name)
-		if !strings.Contains(hint, info.Files) || strings.Contains(hint, "gzipped") != gz || strings.Contains(hint, "ubyte") && !gz {
+		if !strings.Contains(hint, info.Files) || strings.Contains(hint, "gzipped") != gz ||
+			strings.Contains(hint, "ubyte") && !gz {
 			t.Errorf("%s: %q", name, hint)
 		}
 	}
@@ -376,7 +390,11 @@ func TestLoadHoldsTheCatalogueToItsShape(t *testing.T) {
 	catalog["cifar10"].Shape = []int{1, 28, 28}
 	t.Cleanup(func() { catalog["cifar10"].Shape = declared })
 	_, err := NewLibrary(root).Load("cifar10", Synthetic{})
-	if err == nil || !strings.Contains(err.Error(), "data set cifar10: its files hold samples of shape [3 32 32]; the catalogue declares [1 28 28]") {
+	if err == nil ||
+		!strings.Contains(
+			err.Error(),
+			"data set cifar10: its files hold samples of shape [3 32 32]; the catalogue declares [1 28 28]",
+		) {
 		t.Errorf("got %v; want the declared shape refused", err)
 	}
 }

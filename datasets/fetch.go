@@ -99,7 +99,13 @@ func Fetch(ctx context.Context, dataDir, name string, log io.Writer) error {
 		fmt.Fprintf(log, "%s: %v\n", name, err)
 		tried = append(tried, fmt.Sprintf("  - %s: %v", src.Describe(), err))
 	}
-	return fmt.Errorf("could not fetch %s: %w; tried:\n%s\n%s", name, ErrUnreachable, strings.Join(tried, "\n"), info.handInstall(dst))
+	return fmt.Errorf(
+		"could not fetch %s: %w; tried:\n%s\n%s",
+		name,
+		ErrUnreachable,
+		strings.Join(tried, "\n"),
+		info.handInstall(dst),
+	)
 }
 
 // handInstall says how to install the data set into dst by hand.

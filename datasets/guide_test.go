@@ -20,7 +20,12 @@ var kmnist = &datasets.Info{
 	Expect:      [2]int{60000, 10000},
 	Load:        func(dir string) (*datasets.Dataset, error) { return datasets.LoadIDX(dir, "", 10, false, 0) },
 	From: []datasets.Source{datasets.URLFiles{Base: "http://codh.rois.ac.jp/kmnist/dataset/kmnist/",
-		Files: []string{"train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"}}},
+		Files: []string{
+			"train-images-idx3-ubyte.gz",
+			"train-labels-idx1-ubyte.gz",
+			"t10k-images-idx3-ubyte.gz",
+			"t10k-labels-idx1-ubyte.gz",
+		}}},
 }
 
 // TestANewDataSetFollowsTheGuide adds KMNIST as docs/adding-a-dataset.md
@@ -42,7 +47,8 @@ func TestANewDataSetFollowsTheGuide(t *testing.T) {
 	if !slices.Contains(datasets.Names(), name) || !slices.Contains(manifests.Datasets(), name) {
 		t.Fatalf("the catalogue lists %q; manifests take %q", datasets.Names(), manifests.Datasets())
 	}
-	if err := datasets.Add(&entry); err == nil || !strings.Contains(err.Error(), "the catalogue has a data set of that name") {
+	if err := datasets.Add(&entry); err == nil ||
+		!strings.Contains(err.Error(), "the catalogue has a data set of that name") {
 		t.Errorf("a second %s: %v", name, err)
 	}
 
@@ -59,7 +65,13 @@ func TestANewDataSetFollowsTheGuide(t *testing.T) {
 			labels[i] = byte(i % 10)
 			pixels[i*28*28+i] = 255
 		}
-		datasets.WriteIDX(t, filepath.Join(dir, split.name+"-images-idx3-ubyte.gz"), 0x803, []int{split.n, 28, 28}, pixels)
+		datasets.WriteIDX(
+			t,
+			filepath.Join(dir, split.name+"-images-idx3-ubyte.gz"),
+			0x803,
+			[]int{split.n, 28, 28},
+			pixels,
+		)
 		datasets.WriteIDX(t, filepath.Join(dir, split.name+"-labels-idx1-ubyte.gz"), 0x801, []int{split.n}, labels)
 	}
 	if !entry.Installed(root) {
@@ -69,12 +81,18 @@ func TestANewDataSetFollowsTheGuide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Train.Len() != 6 || d.Test.Len() != 2 || d.Classes != 10 || !slices.Equal(d.Shape, []int{1, 28, 28}) || d.Train.Pixels[28*28+1] != 255 {
+	if d.Train.Len() != 6 || d.Test.Len() != 2 || d.Classes != 10 || !slices.Equal(d.Shape, []int{1, 28, 28}) ||
+		d.Train.Pixels[28*28+1] != 255 {
 		t.Errorf("loaded %d+%d samples of %d classes, shape %v", d.Train.Len(), d.Test.Len(), d.Classes, d.Shape)
 	}
 
 	manifest := func(model string) error {
-		_, err := manifests.Parse("m.yaml", []byte("version: 1\nname: m\ntask: {dataset: "+name+model+"}\nrounds: 2\nlr: 0.1\nalgorithm: {name: d-sum}\n"))
+		_, err := manifests.Parse(
+			"m.yaml",
+			[]byte(
+				"version: 1\nname: m\ntask: {dataset: "+name+model+"}\nrounds: 2\nlr: 0.1\nalgorithm: {name: d-sum}\n",
+			),
+		)
 		return err
 	}
 	for _, model := range []string{"", ", model: cnn", ", model: mlp"} {
@@ -82,11 +100,15 @@ func TestANewDataSetFollowsTheGuide(t *testing.T) {
 			t.Errorf("%s%s: %v", name, model, err)
 		}
 	}
-	plan, _ := manifests.Parse("m.yaml", []byte("version: 1\nname: m\ntask: {dataset: "+name+"}\nrounds: 2\nlr: 0.1\nalgorithm: {name: d-sum}\n"))
+	plan, _ := manifests.Parse(
+		"m.yaml",
+		[]byte("version: 1\nname: m\ntask: {dataset: "+name+"}\nrounds: 2\nlr: 0.1\nalgorithm: {name: d-sum}\n"),
+	)
 	if plan == nil || plan.Cells[0].Config.Task.Model != "lenet" {
 		t.Errorf("%s's default model: want lenet, the entry's", name)
 	}
-	if err := manifest(", model: embedding-bag"); err == nil || !strings.Contains(err.Error(), "embedding-bag reads text (token bags); "+name+" gives 1x28x28 images") {
+	if err := manifest(", model: embedding-bag"); err == nil ||
+		!strings.Contains(err.Error(), "embedding-bag reads text (token bags); "+name+" gives 1x28x28 images") {
 		t.Errorf("%s with embedding-bag: %v", name, err)
 	}
 }

@@ -126,7 +126,13 @@ func readIDX(path string, magic uint32) (dims []int, data []byte, err error) {
 		size *= d
 	}
 	if len(raw)-header != size {
-		return nil, nil, fmt.Errorf("%s: truncated or padded: %d data bytes, dimensions %v need %d", path, len(raw)-header, dims, size)
+		return nil, nil, fmt.Errorf(
+			"%s: truncated or padded: %d data bytes, dimensions %v need %d",
+			path,
+			len(raw)-header,
+			dims,
+			size,
+		)
 	}
 	return dims, raw[header:], nil
 }
@@ -168,7 +174,14 @@ func LoadIDX(dir, prefix string, classes int, transpose bool, labelBase int32) (
 		for i, l := range labels {
 			v := int32(l) - labelBase
 			if v < 0 || v >= int32(classes) {
-				return nil, fmt.Errorf("%s: label %d of sample %d is outside %d..%d", lblPath, l, i, labelBase, int32(classes)-1+labelBase)
+				return nil, fmt.Errorf(
+					"%s: label %d of sample %d is outside %d..%d",
+					lblPath,
+					l,
+					i,
+					labelBase,
+					int32(classes)-1+labelBase,
+				)
 			}
 			split.Labels[i] = v
 		}

@@ -18,7 +18,10 @@ type Synthetic struct {
 // NewSynthetic generates the task.
 func NewSynthetic(s Synthetic) (*Dataset, error) {
 	if s.Dims < 1 || s.Classes < 2 || s.Train < 1 || s.Test < 1 || !(s.Separation > 0) {
-		return nil, fmt.Errorf("synthetic task %+v: need dims >= 1, classes >= 2, train and test >= 1, separation > 0", s)
+		return nil, fmt.Errorf(
+			"synthetic task %+v: need dims >= 1, classes >= 2, train and test >= 1, separation > 0",
+			s,
+		)
 	}
 	means := make([]float64, s.Classes*s.Dims)
 	r := rng.New(0, "synthetic-means")

@@ -101,7 +101,8 @@ func (e Set) Check(cfg *manifests.Manifest) error {
 	if e.CohortKey(cfg) == "" {
 		return nil
 	}
-	if err := algorithms.OnDevice(algorithms.Config{Name: cfg.Algorithm.Name, Params: cfg.Algorithm.Params}, cfg.LocalSteps); err != nil {
+	if err := algorithms.OnDevice(algorithms.Config{Name: cfg.Algorithm.Name, Params: cfg.Algorithm.Params},
+		cfg.LocalSteps); err != nil {
 		return &manifests.Error{Problems: []string{fmt.Sprintf("field \"algorithm\": %v", err)}}
 	}
 	return nil

@@ -32,7 +32,13 @@ func TestLogContract(t *testing.T) {
 					t.Fatal(err)
 				}
 				if appended[i].Seq != uint64(i+1) || appended[i].Time.Before(before) {
-					t.Fatalf("appended event %d: seq %d, time %v; want seq %d and the time of the append", i, appended[i].Seq, appended[i].Time, i+1)
+					t.Fatalf(
+						"appended event %d: seq %d, time %v; want seq %d and the time of the append",
+						i,
+						appended[i].Seq,
+						appended[i].Time,
+						i+1,
+					)
 				}
 			}
 			then := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -47,7 +53,12 @@ func TestLogContract(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(all) != 6 || all[4].Seq != 5 || all[5].Seq != 6 || !all[5].Time.Equal(then) {
-				t.Fatalf("after importing 2 events: %d events, the last %+v; want 6, imported as 5 and 6 with their own time", len(all), all[len(all)-1])
+				t.Fatalf(
+					"after importing 2 events: %d events, the last %+v; want 6, imported as 5 and 6 with their own "+
+						"time",
+					len(all),
+					all[len(all)-1],
+				)
 			}
 			for _, q := range []struct {
 				what string
@@ -76,7 +87,8 @@ func TestLogContract(t *testing.T) {
 			for g := range 8 {
 				wg.Go(func() {
 					for k := range 10 {
-						if err := log.Append(&Event{Kind: StageStarted, Cell: fmt.Sprintf("g%d-%d", g, k)}); err != nil {
+						if err := log.Append(&Event{Kind: StageStarted, Cell: fmt.Sprintf("g%d-%d", g,
+							k)}); err != nil {
 							t.Error(err)
 						}
 					}

@@ -132,7 +132,8 @@ func open(dir, command string) (*Dir, error) {
 // store directory (of the marker, the published events, the snapshot).
 // Call it only while holding the store's exclusive lock.
 func removeTemp(dir string) error {
-	for _, pattern := range []string{filepath.Join(dir, durable.TempPrefix+"*"), filepath.Join(dir, publishedName+".tmp-*"), snapshotPath(dir) + ".tmp-*"} {
+	for _, pattern := range []string{filepath.Join(dir, durable.TempPrefix+"*"), filepath.Join(dir, publishedName+
+		".tmp-*"), snapshotPath(dir) + ".tmp-*"} {
 		left, _ := filepath.Glob(pattern)
 		for _, p := range left {
 			if err := os.Remove(p); err != nil {
@@ -148,7 +149,12 @@ const readerWait = 10 * time.Second
 
 func busy(dir string) error {
 	pid, what := Holder(dir)
-	return fmt.Errorf("%w: store %s is in use by %s; wait for it to finish, or use another --store. `ump status` works meanwhile", ErrBusy, dir, pidCommand(pid, what))
+	return fmt.Errorf(
+		"%w: store %s is in use by %s; wait for it to finish, or use another --store. `ump status` works meanwhile",
+		ErrBusy,
+		dir,
+		pidCommand(pid, what),
+	)
 }
 
 // OpenReader opens the store for reading and writes nothing to it. When
@@ -193,7 +199,10 @@ func openReader(dir string) (*Dir, error) {
 		case errors.Is(err, errUnclosed): // a replay only a writer may do
 			why = errUnclosed.Error()
 		case errors.Is(err, errUnlisted): // only a writer may set them aside
-			why = fmt.Sprintf("has %s in its event log (a flush or compaction interrupted by a crash leaves them)", errUnlisted)
+			why = fmt.Sprintf(
+				"has %s in its event log (a flush or compaction interrupted by a crash leaves them)",
+				errUnlisted,
+			)
 		default:
 			return nil, err
 		}
@@ -208,7 +217,12 @@ func openReader(dir string) (*Dir, error) {
 			return nil, err
 		}
 		return &Dir{Path: dir, Events: evs, Local: local,
-			Note: fmt.Sprintf("store %s %s: showing the events it published; the next `ump run` or `ump gc --dry-run` recovers its log", dir, why)}, nil
+			Note: fmt.Sprintf(
+				"store %s %s: showing the events it published; the next `ump run` or `ump gc --dry-run` recovers its "+
+					"log",
+				dir,
+				why,
+			)}, nil
 	}
 	lock.Close()
 	evs, err := readPublished(dir)
@@ -220,7 +234,11 @@ func openReader(dir string) (*Dir, error) {
 	}
 	pid, what := Holder(dir)
 	return &Dir{Path: dir, Events: evs, Local: local, Beside: pidCommand(pid, what),
-		Note: fmt.Sprintf("store %s is in use by %s: showing what it has recorded so far", dir, pidCommand(pid, what))}, nil
+		Note: fmt.Sprintf(
+			"store %s is in use by %s: showing what it has recorded so far",
+			dir,
+			pidCommand(pid, what),
+		)}, nil
 }
 
 // Holder returns the PID and command line recorded by the last process
@@ -287,21 +305,23 @@ func (s *Dir) Removed() error {
 // Snapshot is what a running process publishes about itself for
 // `ump status`, which cannot open the locked log.
 type Snapshot struct {
-	PID        int       `json:"pid"`
-	State      string    `json:"state"` // running, finished, interrupted, failed
-	Manifest   string    `json:"manifest"`
-	Name       string    `json:"name"`
-	Started    time.Time `json:"started"`
-	Updated    time.Time `json:"updated"`
-	Cells      int       `json:"cells"`
-	CellsDone  int       `json:"cells_done"`
-	Cell       int       `json:"cell"`              // 1-based index of the cell reported last
-	Running    []int     `json:"running,omitempty"` // 1-based indices of every cell running (several with -j or a cohort)
-	Label      string    `json:"label,omitempty"`
-	Stage      string    `json:"stage,omitempty"`
-	Round      int       `json:"round,omitempty"`
-	Rounds     int       `json:"rounds,omitempty"`
-	ETASeconds float64   `json:"eta_seconds,omitempty"`
+	PID       int       `json:"pid"`
+	State     string    `json:"state"` // running, finished, interrupted, failed
+	Manifest  string    `json:"manifest"`
+	Name      string    `json:"name"`
+	Started   time.Time `json:"started"`
+	Updated   time.Time `json:"updated"`
+	Cells     int       `json:"cells"`
+	CellsDone int       `json:"cells_done"`
+	Cell      int       `json:"cell"` // 1-based index of the cell reported last
+	// Running holds the 1-based indices of every cell running (several
+	// with -j or a cohort).
+	Running    []int   `json:"running,omitempty"`
+	Label      string  `json:"label,omitempty"`
+	Stage      string  `json:"stage,omitempty"`
+	Round      int     `json:"round,omitempty"`
+	Rounds     int     `json:"rounds,omitempty"`
+	ETASeconds float64 `json:"eta_seconds,omitempty"`
 }
 
 func snapshotPath(dir string) string { return filepath.Join(dir, "status.json") }

@@ -65,7 +65,13 @@ func TestLogShorterThanItsMarkerIsRefused(t *testing.T) {
 			s.Close()
 		}
 		if opens := err == nil; opens != c.opens || (!opens && !errors.Is(err, ErrDamaged)) {
-			t.Errorf("a log of 3 events under a marker recording %d: opened %v (%v); want opened %v, else ErrDamaged", c.marked, opens, err, c.opens)
+			t.Errorf(
+				"a log of 3 events under a marker recording %d: opened %v (%v); want opened %v, else ErrDamaged",
+				c.marked,
+				opens,
+				err,
+				c.opens,
+			)
 		}
 	}
 }
@@ -75,7 +81,10 @@ func TestLogShorterThanItsMarkerIsRefused(t *testing.T) {
 func TestLogCommitsAreSynced(t *testing.T) {
 	s := openTestStore(t)
 	if !s.Log.db.Opts().SyncWrites {
-		t.Error("the event log is open without synchronous writes: a commit Append acknowledged can be lost in a power loss")
+		t.Error(
+			"the event log is open without synchronous writes: a commit Append acknowledged can be lost in a power " +
+				"loss",
+		)
 	}
 }
 
@@ -230,7 +239,8 @@ func TestAStoreJustTakenNamesItsHolder(t *testing.T) {
 	}
 	lock.Truncate(0) // as a holder that has just taken the lock of a new store
 	_, err = Open(dir, "ump run second")
-	if !errors.Is(err, ErrBusy) || strings.Contains(err.Error(), "PID 0") || !strings.Contains(err.Error(), "another ump that is starting") {
+	if !errors.Is(err, ErrBusy) || strings.Contains(err.Error(), "PID 0") ||
+		!strings.Contains(err.Error(), "another ump that is starting") {
 		t.Errorf("a store whose holder has not written its line: %v; want ErrBusy naming another ump starting", err)
 	}
 }

@@ -21,9 +21,11 @@ import (
 // safe for concurrent use: the caller serialises Refresh with readers of
 // Dir.
 type Follower struct {
-	dir    string
-	log    *Memory
-	file   os.FileInfo // the published file as last read (not read again while the same); nil when read through OpenReader
+	dir string
+	log *Memory
+	// file is the published file as last read (not read again while the
+	// same); nil when read through OpenReader.
+	file   os.FileInfo
 	read   int64       // bytes of it read
 	head   []byte      // its first bytes (up to headBytes) as read
 	bad    *badFile    // a file with a line that does not read, not read again while it is the same
@@ -54,7 +56,8 @@ func (f *Follower) Refresh() (bool, error) {
 func (f *Follower) refresh() (bool, error) {
 	path := filepath.Join(f.dir, publishedName)
 	fi, err := os.Stat(path)
-	if b := f.bad; err == nil && b != nil && os.SameFile(fi, b.file) && sameStamp(fi, b.file) && sameHead(path, b.head) {
+	if b := f.bad; err == nil && b != nil && os.SameFile(fi, b.file) && sameStamp(fi, b.file) &&
+		sameHead(path, b.head) {
 		return false, b.err // a line that does not read is not read again until the file changes
 	}
 	same := err == nil && f.file != nil && os.SameFile(fi, f.file) && fi.Size() >= f.read && sameHead(path, f.head)

@@ -58,7 +58,8 @@ func TestFollowerFollowsWritersWithoutHoldingTheStore(t *testing.T) {
 	half.WriteString("Started\",\"cell\":\"c1\"}\nnot JSON\n")
 	half.Close()
 	for range 2 {
-		if _, err := f.Refresh(); err == nil || !strings.Contains(err.Error(), ":5: invalid character") || f.Seq() != 4 {
+		if _, err := f.Refresh(); err == nil || !strings.Contains(err.Error(), ":5: invalid character") ||
+			f.Seq() != 4 {
 			t.Errorf("after a bad line: %v, seq %d; want the error at line 5 and 4 events", err, f.Seq())
 		}
 	}
@@ -233,7 +234,9 @@ func TestADamagedFileRewrittenInPlaceIsReadAgain(t *testing.T) {
 	}
 	fi := must(os.Stat(path))
 	first := append(must(json.Marshal(Event{Seq: 1, Kind: CellStarted, Cell: "d1"})), '\n')
-	second := must(json.Marshal(Event{Seq: 2, Kind: CellStarted, Cell: "d"})) // a cell name of 1 byte, then as many as fill the file
+	second := must(
+		json.Marshal(Event{Seq: 2, Kind: CellStarted, Cell: "d"}),
+	) // a cell name of 1 byte, then as many as fill the file
 	cell := 1 + int(fi.Size()) - len(first) - len(second) - 1
 	second = append(must(json.Marshal(Event{Seq: 2, Kind: CellStarted, Cell: strings.Repeat("d", cell)})), '\n')
 	w, _ := os.OpenFile(path, os.O_WRONLY, 0)
@@ -241,7 +244,13 @@ func TestADamagedFileRewrittenInPlaceIsReadAgain(t *testing.T) {
 	w.Close()
 	os.Chtimes(path, fi.ModTime(), fi.ModTime())
 	if now := must(os.Stat(path)); now.Size() != fi.Size() || !now.ModTime().Equal(fi.ModTime()) {
-		t.Fatalf("the rewrite changed the file's size or time: %d bytes at %v, was %d at %v", now.Size(), now.ModTime(), fi.Size(), fi.ModTime())
+		t.Fatalf(
+			"the rewrite changed the file's size or time: %d bytes at %v, was %d at %v",
+			now.Size(),
+			now.ModTime(),
+			fi.Size(),
+			fi.ModTime(),
+		)
 	}
 	if _, err := fl.Refresh(); err != nil || fl.Seq() != 2 {
 		t.Fatalf("rewritten in place: %v, %d events; want the new file's 2", err, fl.Seq())

@@ -55,7 +55,14 @@ func openLog(dir string, readOnly bool) (*Badger, error) {
 	}
 	if len(orphans) > 0 {
 		if readOnly {
-			return nil, fmt.Errorf("%w: event log %s holds %d %w (%s)", ErrDamaged, path, len(orphans), errUnlisted, strings.Join(orphans, ", "))
+			return nil, fmt.Errorf(
+				"%w: event log %s holds %d %w (%s)",
+				ErrDamaged,
+				path,
+				len(orphans),
+				errUnlisted,
+				strings.Join(orphans, ", "),
+			)
 		}
 		putBack, err := setAside(path, orphans)
 		if err != nil {
@@ -64,12 +71,30 @@ func openLog(dir string, readOnly bool) (*Badger, error) {
 		l, err := openLog(dir, false)
 		if err != nil { // the log without them is damaged: they may be it
 			if perr := putBack(); perr != nil {
-				return nil, fmt.Errorf("%w (and putting the table files %s back from %s failed: %v)", err, strings.Join(orphans, ", "), orphanedDir, perr)
+				return nil, fmt.Errorf(
+					"%w (and putting the table files %s back from %s failed: %v)",
+					err,
+					strings.Join(orphans, ", "),
+					orphanedDir,
+					perr,
+				)
 			}
-			return nil, fmt.Errorf("%w (%s does not list the table files %s either; they are back in place)", err, badger.ManifestFilename, strings.Join(orphans, ", "))
+			return nil, fmt.Errorf(
+				"%w (%s does not list the table files %s either; they are back in place)",
+				err,
+				badger.ManifestFilename,
+				strings.Join(orphans, ", "),
+			)
 		}
-		l.note = fmt.Sprintf("event log %s: moved %d table files its MANIFEST does not list (%s), what a flush or compaction interrupted by a crash leaves, to %s; the log holds every event %s records",
-			path, len(orphans), strings.Join(orphans, ", "), filepath.Join(path, orphanedDir), markerName)
+		l.note = fmt.Sprintf(
+			"event log %s: moved %d table files its MANIFEST does not list (%s), what a flush or compaction "+
+				"interrupted by a crash leaves, to %s; the log holds every event %s records",
+			path,
+			len(orphans),
+			strings.Join(orphans, ", "),
+			filepath.Join(path, orphanedDir),
+			markerName,
+		)
 		return l, nil
 	}
 	if _, err := os.Stat(filepath.Join(path, badger.ManifestFilename)); errors.Is(err, os.ErrNotExist) {
@@ -163,9 +188,16 @@ func openChecked(dir string, readOnly bool, mark marker) (*Badger, error) {
 		return l, err
 	}
 	l.db.Close()
-	return nil, fmt.Errorf("%w: its event log %s ends at event %d, but %s records %d committed events: events were lost "+
-		"(a MANIFEST or table file replaced or truncated); nothing was deleted. %s",
-		ErrDamaged, filepath.Join(dir, "events"), l.next-1, markerName, mark.LastSeq, recovery)
+	return nil, fmt.Errorf(
+		"%w: its event log %s ends at event %d, but %s records %d committed events: events were lost "+
+			"(a MANIFEST or table file replaced or truncated); nothing was deleted. %s",
+		ErrDamaged,
+		filepath.Join(dir, "events"),
+		l.next-1,
+		markerName,
+		mark.LastSeq,
+		recovery,
+	)
 }
 
 // memTableBytes is the size of the event log's memory table. The crash
@@ -296,7 +328,12 @@ func (l *Badger) write(evs []*Event) error {
 				return err
 			}
 			if len(val) > maxEventBytes {
-				return fmt.Errorf("event log: a %s event of %d MiB is over the log's limit of %d MiB", ev.Kind, len(val)>>20, maxEventBytes>>20)
+				return fmt.Errorf(
+					"event log: a %s event of %d MiB is over the log's limit of %d MiB",
+					ev.Kind,
+					len(val)>>20,
+					maxEventBytes>>20,
+				)
 			}
 			if err := txn.Set(seqKey("ev/", ev.Seq), val); err != nil {
 				return err
@@ -351,7 +388,13 @@ func (l *Badger) scan(prefix string) ([]Event, error) {
 			key := it.Item().Key()
 			item, err := txn.Get(seqKey("ev/", binary.BigEndian.Uint64(key[len(key)-8:])))
 			if err != nil {
-				return fmt.Errorf("%w: event log index %q points at a missing event (%v). %s", ErrDamaged, key, err, recovery)
+				return fmt.Errorf(
+					"%w: event log index %q points at a missing event (%v). %s",
+					ErrDamaged,
+					key,
+					err,
+					recovery,
+				)
 			}
 			var ev Event
 			if err := item.Value(func(v []byte) error { return json.Unmarshal(v, &ev) }); err != nil {
@@ -388,7 +431,8 @@ func (l *Badger) Check() (uint64, error) {
 				return fmt.Errorf("events %d to %d are missing", n+1, seq-1)
 			}
 			var ev Event
-			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &ev) }); err != nil || ev.Seq != seq {
+			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &ev) }); err != nil ||
+				ev.Seq != seq {
 				return fmt.Errorf("event %d does not read (%v)", seq, err)
 			}
 			n = seq
@@ -449,7 +493,10 @@ func holdSpare(dir string) (string, error) {
 	}
 	defer f.Close()
 	err = allocate(f, spareBytes)
-	if errors.Is(err, errors.ErrUnsupported) { // a file system or system without fallocate (EOPNOTSUPP is one): write it
+	if errors.Is(
+		err,
+		errors.ErrUnsupported,
+	) { // a file system or system without fallocate (EOPNOTSUPP is one): write it
 		zeros := make([]byte, 1<<20)
 		err = nil
 		for off := int64(0); off < spareBytes && err == nil; off += int64(len(zeros)) {
@@ -461,7 +508,12 @@ func holdSpare(dir string) (string, error) {
 	}
 	if err != nil {
 		os.Remove(path)
-		return "", fmt.Errorf("store %s: holding %d MiB of disk space for closing its event log: %w", dir, spareBytes>>20, err)
+		return "", fmt.Errorf(
+			"store %s: holding %d MiB of disk space for closing its event log: %w",
+			dir,
+			spareBytes>>20,
+			err,
+		)
 	}
 	return path, nil
 }

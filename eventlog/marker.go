@@ -70,10 +70,17 @@ func readMarker(dir string) (m marker, ok bool, err error) {
 	}
 	if err := json.Unmarshal(data, &m); err != nil || m.Format != markerFormat {
 		return m, false, fmt.Errorf("%w: %s is not an ump store marker (%q); restore it from a backup, or, if the "+
-			"event log is intact, delete it and run `ump gc --dry-run`, which checks the log and writes a new one", ErrDamaged, path, firstLine(data))
+			"event log is intact, delete it and run `ump gc --dry-run`, which checks the log and writes a new "+
+			"one", ErrDamaged, path, firstLine(data))
 	}
 	if m.Version > markerVersion {
-		return m, false, fmt.Errorf("%w: %s is a version %d store; this ump reads version %d and older: use a newer ump", ErrDamaged, dir, m.Version, markerVersion)
+		return m, false, fmt.Errorf(
+			"%w: %s is a version %d store; this ump reads version %d and older: use a newer ump",
+			ErrDamaged,
+			dir,
+			m.Version,
+			markerVersion,
+		)
 	}
 	return m, true, nil
 }
@@ -128,7 +135,13 @@ func recognise(dir string, create bool) error {
 	if len(entries) > 3 {
 		names = append(names, "…")
 	}
-	return fmt.Errorf("%w: %s holds %s and no %s; give --store a new or empty directory (or an existing store)", ErrNotStore, dir, strings.Join(names, ", "), markerName)
+	return fmt.Errorf(
+		"%w: %s holds %s and no %s; give --store a new or empty directory (or an existing store)",
+		ErrNotStore,
+		dir,
+		strings.Join(names, ", "),
+		markerName,
+	)
 }
 
 // checkTables checks the table files of an event log directory against
@@ -161,7 +174,13 @@ func checkTables(dir string) (orphans []string, err error) {
 	path := filepath.Join(dir, badger.ManifestFilename)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%w: %s is missing while %d table files hold the log; nothing was changed. %s", ErrDamaged, path, len(tables), recovery)
+		return nil, fmt.Errorf(
+			"%w: %s is missing while %d table files hold the log; nothing was changed. %s",
+			ErrDamaged,
+			path,
+			len(tables),
+			recovery,
+		)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrDamaged, path, err)
@@ -179,7 +198,14 @@ func checkTables(dir string) (orphans []string, err error) {
 			continue
 		}
 		if err := openTable(filepath.Join(dir, name)); err != nil {
-			return nil, fmt.Errorf("%w: table file %s does not read (%v): it was truncated, overwritten or has bytes changed; nothing was changed. %s", ErrDamaged, filepath.Join(dir, name), err, recovery)
+			return nil, fmt.Errorf(
+				"%w: table file %s does not read (%v): it was truncated, overwritten or has bytes changed; nothing "+
+					"was changed. %s",
+				ErrDamaged,
+				filepath.Join(dir, name),
+				err,
+				recovery,
+			)
 		}
 	}
 	slices.Sort(orphans)
@@ -249,8 +275,11 @@ func openTable(path string) (err error) {
 		return err
 	}
 	opts := badger.DefaultOptions("")
-	t, err := table.OpenTable(mf, table.Options{ReadOnly: true, ChkMode: options.OnTableRead, // every block's checksum, now
-		BlockSize: opts.BlockSize, Compression: opts.Compression, BloomFalsePositive: opts.BloomFalsePositive})
+	t, err := table.OpenTable(
+		mf,
+		table.Options{ReadOnly: true, ChkMode: options.OnTableRead, // every block's checksum, now
+			BlockSize: opts.BlockSize, Compression: opts.Compression, BloomFalsePositive: opts.BloomFalsePositive},
+	)
 	if err != nil {
 		return err
 	}

@@ -47,8 +47,15 @@ func (p *Memory) read(path string, r io.Reader, offset int64) (int64, error) {
 		line, err := readLine(br)
 		switch {
 		case errors.Is(err, errLongLine):
-			return used, fmt.Errorf("%w: %s:%d (from byte %d): a line of more than %d bytes, which no event of ump's is; nothing after it is read",
-				ErrDamaged, path, n, offset+used, maxLine)
+			return used, fmt.Errorf(
+				"%w: %s:%d (from byte %d): a line of more than %d bytes, which no event of ump's is; nothing after "+
+					"it is read",
+				ErrDamaged,
+				path,
+				n,
+				offset+used,
+				maxLine,
+			)
 		case err != nil: // the end, maybe within a line still being written
 			return used, nil
 		}
@@ -57,7 +64,13 @@ func (p *Memory) read(path string, r io.Reader, offset int64) (int64, error) {
 			return used, fmt.Errorf("%w: %s:%d: %w", ErrDamaged, path, n, err)
 		}
 		if ev.Seq != uint64(n) {
-			return used, fmt.Errorf("%w: %s:%d: event %d out of sequence; the store's holder rewrites the file when it opens the store", ErrDamaged, path, n, ev.Seq)
+			return used, fmt.Errorf(
+				"%w: %s:%d: event %d out of sequence; the store's holder rewrites the file when it opens the store",
+				ErrDamaged,
+				path,
+				n,
+				ev.Seq,
+			)
 		}
 		p.add(ev)
 		used += int64(len(line))

@@ -25,8 +25,14 @@ import (
 // nor for another manifest's, nor for another time.
 func TestCommitSignatureCoversItsCell(t *testing.T) {
 	key := testSigner(t, "alice")
-	c := &Commit{Attempt: "host-1-7", Key: "k3", Status: "completed", Outputs: map[string]string{"train/rounds": "sha256:bb", "evaluate/final": "sha256:aa"},
-		Events: artifacts.Ref{Digest: "sha256:ee", Size: 42}, Time: time.Date(2026, 11, 28, 1, 2, 3, 4, time.UTC)}
+	c := &Commit{
+		Attempt: "host-1-7",
+		Key:     "k3",
+		Status:  "completed",
+		Outputs: map[string]string{"train/rounds": "sha256:bb", "evaluate/final": "sha256:aa"},
+		Events:  artifacts.Ref{Digest: "sha256:ee", Size: 42},
+		Time:    time.Date(2026, 11, 28, 1, 2, 3, 4, time.UTC),
+	}
 	c.Sign("h0", 2, key)
 	pub, err := signing.ParsePublic(c.Signer)
 	if err != nil || c.Signer != key.Public() {
@@ -37,8 +43,15 @@ func TestCommitSignatureCoversItsCell(t *testing.T) {
 		t.Fatal(err)
 	}
 	statement := func(manifest string, cell int, at string) []byte {
-		return fmt.Appendf(nil, "ump commit 2\nmanifest %s\ncell %d\ncell_key k3\nattempt host-1-7\nstatus completed\nevents sha256:ee 42\n"+
-			"output evaluate/final sha256:aa\noutput train/rounds sha256:bb\ntime %s\n", manifest, cell, at)
+		return fmt.Appendf(
+			nil,
+			"ump commit 2\nmanifest %s\ncell %d\ncell_key k3\nattempt host-1-7\nstatus completed\nevents sha256:ee "+
+				"42\n"+
+				"output evaluate/final sha256:aa\noutput train/rounds sha256:bb\ntime %s\n",
+			manifest,
+			cell,
+			at,
+		)
 	}
 	const at = "2026-11-28T01:02:03.000000004Z"
 	if !ed25519.Verify(pub, statement("h0", 3, at), sig) {
@@ -50,7 +63,13 @@ func TestCommitSignatureCoversItsCell(t *testing.T) {
 		at       string
 	}{{"h0", 2, at}, {"h0", 4, at}, {"h1", 3, at}, {"h0", 3, "2026-11-28T01:02:03Z"}} {
 		if ed25519.Verify(pub, statement(other.manifest, other.cell, other.at), sig) {
-			t.Errorf("the signature of cell 3 of h0 at %s passes for cell %d of %s at %s", at, other.cell, other.manifest, other.at)
+			t.Errorf(
+				"the signature of cell 3 of h0 at %s passes for cell %d of %s at %s",
+				at,
+				other.cell,
+				other.manifest,
+				other.at,
+			)
 		}
 	}
 }
@@ -121,7 +140,14 @@ func TestRemoteStatusRefusesACommitOfAnotherKey(t *testing.T) {
 	if cells[0].Commit == nil || cells[0].Refused != "" {
 		t.Errorf("the cell's own commit: %+v", cells[0])
 	}
-	if want := fmt.Sprintf("it names cell key %.12s, the registration %.12s", other, reg.CellKeys[1]); cells[1].Commit != nil || cells[1].Refused != want {
-		t.Errorf("a commit of another cell key: commit %v, refused %q; want %q", cells[1].Commit, cells[1].Refused, want)
+	if want := fmt.Sprintf("it names cell key %.12s, the registration %.12s", other,
+		reg.CellKeys[1]); cells[1].Commit != nil ||
+		cells[1].Refused != want {
+		t.Errorf(
+			"a commit of another cell key: commit %v, refused %q; want %q",
+			cells[1].Commit,
+			cells[1].Refused,
+			want,
+		)
 	}
 }

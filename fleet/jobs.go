@@ -26,7 +26,11 @@ func quote(s string) string {
 	return string(b)
 }
 
-var funcs = template.FuncMap{"quote": quote, "shell": display.Shell, "json": func(v any) string { b, _ := json.Marshal(v); return string(b) }}
+var funcs = template.FuncMap{
+	"quote": quote,
+	"shell": display.Shell,
+	"json":  func(v any) string { b, _ := json.Marshal(v); return string(b) },
+}
 
 // slurmScript is an sbatch array: one task per index, requeued when ump
 // worker stops at a safe point (SIGTERM from a time limit, preemption or

@@ -29,10 +29,14 @@ import (
 // create-only (artifacts.Named.PutNew), so no machine can undo another's
 // work and a cell is committed exactly once however often it runs:
 //
-//	manifests/H/registration.json          the manifest's registration and each cell's inputs, pinned by the first machine
-//	manifests/H/cells/NNNNN/attempts/A/S.jsonl  attempt A's events of cell NNNNN (1-based), uploaded at each checkpoint, signed
-//	manifests/H/cells/NNNNN/commit.json    the cell's result: the winning attempt, its status, output digests and events, signed
-//	runs/RUN.json                          a submitted run's worklist (ump submit), RUN its sha256
+//	manifests/H/registration.json
+//	    the manifest's registration and each cell's inputs, pinned by the first machine
+//	manifests/H/cells/NNNNN/attempts/A/S.jsonl
+//	    attempt A's events of cell NNNNN (1-based), uploaded at each checkpoint, signed
+//	manifests/H/cells/NNNNN/commit.json
+//	    the cell's result: the winning attempt, its status, output digests and events, signed
+//	runs/RUN.json
+//	    a submitted run's worklist (ump submit), RUN its sha256
 //
 // Whoever can write the bucket can write any of these names first, so
 // nothing read is believed unchecked: a commit or an attempt's upload
@@ -148,9 +152,18 @@ func (r *Remote) Pin(ctx context.Context, ev *eventlog.Event, reg *state.Registr
 	}
 	for i, key := range reg.CellKeys {
 		if i >= len(pinned.CellKeys) || i >= len(theirs.Inputs) || pinned.CellKeys[i] != key {
-			return fmt.Errorf("%w: cell %d of manifest %.12s was pinned on %s by a machine whose inputs were %q; this machine's are %q. "+
-				"Run the manifest on machines with the same engine (CPU engine version, GPU backend) and data, or under another --artifacts prefix",
-				ErrEngineMismatch, i+1, reg.Plan.Hash, r.Bucket, inputAt(theirs.Inputs, i), inputs[i])
+			return fmt.Errorf(
+				"%w: cell %d of manifest %.12s was pinned on %s by a machine whose inputs were %q; this machine's "+
+					"are %q. "+
+					"Run the manifest on machines with the same engine (CPU engine version, GPU backend) and data, "+
+					"or under another --artifacts prefix",
+				ErrEngineMismatch,
+				i+1,
+				reg.Plan.Hash,
+				r.Bucket,
+				inputAt(theirs.Inputs, i),
+				inputs[i],
+			)
 		}
 	}
 	return nil
@@ -232,7 +245,13 @@ func (r *Remote) upload(ctx context.Context, name string) ([]eventlog.Event, err
 // first. It returns the commit that holds: this attempt's, or the earlier
 // one when its outputs are the same; different outputs are
 // ErrNondeterministic.
-func (r *Remote) Commit(ctx context.Context, hash string, index int, key, status string, evs []eventlog.Event) (*Commit, error) {
+func (r *Remote) Commit(
+	ctx context.Context,
+	hash string,
+	index int,
+	key, status string,
+	evs []eventlog.Event,
+) (*Commit, error) {
 	mine := &Commit{Attempt: r.Attempt, Key: key, Status: status, Outputs: stageOutputs(evs), Time: time.Now().UTC()}
 	theirs, err := r.commit(ctx, hash, index)
 	if errors.Is(err, artifacts.ErrNotFound) {
@@ -258,9 +277,20 @@ func (r *Remote) Commit(ctx context.Context, hash string, index int, key, status
 		return theirs, nil
 	}
 	if theirs.Key != key || !maps.Equal(theirs.Outputs, mine.Outputs) {
-		return nil, fmt.Errorf("%w: cell %d of manifest %.12s: attempt %s committed %s (outputs %v); this attempt (%s) computed %s (outputs %v) from the same cell key. "+
-			"Something in the engine is not deterministic; `ump verify` on each result tells which",
-			ErrNondeterministic, index+1, hash, theirs.Attempt, theirs.Status, theirs.Outputs, r.Attempt, status, mine.Outputs)
+		return nil, fmt.Errorf(
+			"%w: cell %d of manifest %.12s: attempt %s committed %s (outputs %v); this attempt (%s) computed %s "+
+				"(outputs %v) from the same cell key. "+
+				"Something in the engine is not deterministic; `ump verify` on each result tells which",
+			ErrNondeterministic,
+			index+1,
+			hash,
+			theirs.Attempt,
+			theirs.Status,
+			theirs.Outputs,
+			r.Attempt,
+			status,
+			mine.Outputs,
+		)
 	}
 	return theirs, nil
 }
@@ -279,14 +309,28 @@ func (r *Remote) commit(ctx context.Context, hash string, index int) (*Commit, e
 	// What status --remote prints of it is one line: a known status, an
 	// attempt's short name.
 	if !slices.Contains([]string{eventlog.Completed, eventlog.Diverged, eventlog.Failed}, c.Status) {
-		return nil, fmt.Errorf("%w: %s: status %.60q is not %s, %s or %s", ErrRejected, commitName(hash, index), c.Status, eventlog.Completed, eventlog.Diverged, eventlog.Failed)
+		return nil, fmt.Errorf(
+			"%w: %s: status %.60q is not %s, %s or %s",
+			ErrRejected,
+			commitName(hash, index),
+			c.Status,
+			eventlog.Completed,
+			eventlog.Diverged,
+			eventlog.Failed,
+		)
 	}
 	if len(c.Attempt) > maxAttemptName || strings.ContainsAny(c.Attempt, "\n\r") {
-		return nil, fmt.Errorf("%w: %s: attempt %.60q is not a machine's attempt name", ErrRejected, commitName(hash, index), c.Attempt)
+		return nil, fmt.Errorf(
+			"%w: %s: attempt %.60q is not a machine's attempt name",
+			ErrRejected,
+			commitName(hash, index),
+			c.Attempt,
+		)
 	}
 	what := fmt.Sprintf("the commit of cell %d of manifest %.12s (%s)", index+1, hash, commitName(hash, index))
 	msg := c.signed(hash, index)
-	if !signing.Verifies(c.Signer, msg, c.Signature) && signing.Verifies(c.Signer, c.signedV1(hash, index), c.Signature) {
+	if !signing.Verifies(c.Signer, msg, c.Signature) &&
+		signing.Verifies(c.Signer, c.signedV1(hash, index), c.Signature) {
 		msg = c.signedV1(hash, index) // committed by an ump from before commits signed their time
 	}
 	if err := r.Trust.Verify(what, c.Signer, msg, c.Signature); err != nil {
@@ -363,7 +407,12 @@ type Resumed struct {
 // attempt skipped is named, with why, in Skipped (and kept on S3): a bad
 // upload never blocks a cell. A commit that does not check, or whose
 // events do not pass check, is refused (ErrRejected).
-func (r *Remote) Resume(ctx context.Context, hash string, index int, check func([]eventlog.Event) error) (*Resumed, error) {
+func (r *Remote) Resume(
+	ctx context.Context,
+	hash string,
+	index int,
+	check func([]eventlog.Event) error,
+) (*Resumed, error) {
 	c, err := r.commit(ctx, hash, index)
 	if err == nil {
 		res := &Resumed{From: "committed by " + c.Attempt, Commit: c}
@@ -406,7 +455,11 @@ func (r *Remote) Resume(ctx context.Context, hash string, index int, check func(
 			}
 		}
 		if at[0] > bestAt[0] || at[0] == bestAt[0] && at[1] > bestAt[1] {
-			res.Events, bestAt, res.From = evs, at, fmt.Sprintf("attempt %s (checkpoint of round %d)", a.name, max(at[0], 0))
+			res.Events, bestAt, res.From = evs, at, fmt.Sprintf(
+				"attempt %s (checkpoint of round %d)",
+				a.name,
+				max(at[0], 0),
+			)
 		}
 	}
 	return res, nil
@@ -454,7 +507,12 @@ type CellState struct {
 func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*state.Registration, []CellState, error) {
 	p, err := r.pinned(ctx, hash)
 	if errors.Is(err, artifacts.ErrNotFound) {
-		return nil, nil, fmt.Errorf("%w: manifest %s has no registration on %s: no machine has run it there yet (give the full 64-digit hash)", state.ErrBadArgument, hash, r.Bucket)
+		return nil, nil, fmt.Errorf(
+			"%w: manifest %s has no registration on %s: no machine has run it there yet (give the full 64-digit hash)",
+			state.ErrBadArgument,
+			hash,
+			r.Bucket,
+		)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -485,7 +543,11 @@ func (r *Remote) RemoteStatus(ctx context.Context, hash string) (*state.Registra
 			case err != nil:
 				return nil, nil, err
 			case c.Key != reg.CellKeys[n-1]:
-				cells[n-1].Refused = fmt.Sprintf("it names cell key %.12s, the registration %.12s", c.Key, reg.CellKeys[n-1])
+				cells[n-1].Refused = fmt.Sprintf(
+					"it names cell key %.12s, the registration %.12s",
+					c.Key,
+					reg.CellKeys[n-1],
+				)
 			default:
 				cells[n-1].Commit = c
 			}
@@ -583,7 +645,10 @@ func (r *Remote) imported(hash string, c *Commit, have, evs []eventlog.Event) []
 	}
 	for _, ev := range evs {
 		if !known[pipeline.Identity(ev)] {
-			ev := eventlog.New(eventlog.CellImported, eventlog.Provenance{From: r.Bucket.String(), Attempt: c.Attempt, Signer: c.Signer})
+			ev := eventlog.New(
+				eventlog.CellImported,
+				eventlog.Provenance{From: r.Bucket.String(), Attempt: c.Attempt, Signer: c.Signer},
+			)
 			ev.Manifest, ev.Cell, ev.Time = hash, c.Key, time.Now().UTC()
 			return []eventlog.Event{*ev}
 		}
@@ -598,7 +663,8 @@ func (r *Remote) imported(hash string, c *Commit, have, evs []eventlog.Event) []
 func (h cellHooks) Recorded(ctx context.Context, ev *eventlog.Event) error {
 	plan, cell := h.c.Plan, h.c.Cell
 	_, checkpoint := ev.Outputs[eventlog.RoundCheckpoint]
-	if ev.Kind != eventlog.StageCompleted && ev.Kind != eventlog.StageFailed && !(ev.Kind == eventlog.RoundCompleted && checkpoint) {
+	if ev.Kind != eventlog.StageCompleted && ev.Kind != eventlog.StageFailed &&
+		!(ev.Kind == eventlog.RoundCompleted && checkpoint) {
 		return nil
 	}
 	if ctx.Err() != nil {
@@ -673,7 +739,11 @@ func decodeEvents(raw []byte, name string) ([]eventlog.Event, error) {
 // remoteEvents gathers what Pull imports: the pinned registration, then
 // every committed cell's events in plan order, and the commits. ok is
 // false when the manifest has no registration on S3.
-func (r *Remote) remoteEvents(ctx context.Context, hash string, progress func(string, ...any)) (evs []eventlog.Event, commits []*Commit, ok bool, err error) {
+func (r *Remote) remoteEvents(
+	ctx context.Context,
+	hash string,
+	progress func(string, ...any),
+) (evs []eventlog.Event, commits []*Commit, ok bool, err error) {
 	p, err := r.pinned(ctx, hash)
 	if errors.Is(err, artifacts.ErrNotFound) {
 		return nil, nil, false, nil
@@ -692,7 +762,12 @@ func (r *Remote) remoteEvents(ctx context.Context, hash string, progress func(st
 	evs = []eventlog.Event{p.Registration}
 	for _, i := range slices.Sorted(maps.Keys(committed)) {
 		if i >= len(reg.Plan.Cells) {
-			return nil, nil, false, fmt.Errorf("%w: %s: the manifest has %d cells", ErrRejected, commitName(hash, i), len(reg.Plan.Cells))
+			return nil, nil, false, fmt.Errorf(
+				"%w: %s: the manifest has %d cells",
+				ErrRejected,
+				commitName(hash, i),
+				len(reg.Plan.Cells),
+			)
 		}
 		if ctx.Err() != nil {
 			return nil, nil, false, pipeline.ErrInterrupted
@@ -702,7 +777,13 @@ func (r *Remote) remoteEvents(ctx context.Context, hash string, progress func(st
 			return nil, nil, false, err
 		}
 		if c.Key != reg.CellKeys[i] {
-			return nil, nil, false, fmt.Errorf("%w: %s names cell key %.12s, the registration %.12s", ErrRejected, commitName(hash, i), c.Key, reg.CellKeys[i])
+			return nil, nil, false, fmt.Errorf(
+				"%w: %s names cell key %.12s, the registration %.12s",
+				ErrRejected,
+				commitName(hash, i),
+				c.Key,
+				reg.CellKeys[i],
+			)
 		}
 		cellEvs, err := r.committedEvents(ctx, hash, i, c)
 		if err != nil {
@@ -713,7 +794,14 @@ func (r *Remote) remoteEvents(ctx context.Context, hash string, progress func(st
 		}
 		evs = append(evs, cellEvs...)
 		commits = append(commits, c)
-		progress("cell %d/%d: committed by %s (%s), signed by %s\n", i+1, len(reg.Plan.Cells), c.Attempt, c.Status, signerName(c.Signer))
+		progress(
+			"cell %d/%d: committed by %s (%s), signed by %s\n",
+			i+1,
+			len(reg.Plan.Cells),
+			c.Attempt,
+			c.Status,
+			signerName(c.Signer),
+		)
 	}
 	for k := range evs {
 		evs[k].Seq = uint64(k + 1)
@@ -734,9 +822,11 @@ func signerName(signer string) string {
 // task runs (plan indices, in plan order). It is stored once, named by its
 // sha256 (the run), so every task of every attempt reads the same list.
 type Worklist struct {
-	Plan    manifests.Plan `json:"plan"`
-	Tasks   [][]int        `json:"tasks"`
-	Trusted []string       `json:"trusted,omitempty"` // the keys the submitting store trusted, its user's own included: the workers trust them too
+	Plan  manifests.Plan `json:"plan"`
+	Tasks [][]int        `json:"tasks"`
+	// Trusted holds the keys the submitting store trusted, its user's own
+	// included: the workers trust them too.
+	Trusted []string `json:"trusted,omitempty"`
 	// TrustUnsigned: the workers also resume from unsigned commits and
 	// uploads (submit --trust-unsigned).
 	TrustUnsigned bool `json:"trust_unsigned,omitempty"`
@@ -762,8 +852,15 @@ func Split(cells []int, perTask int, slurm bool) (tasks [][]int, _ int, _ error)
 		tasks = append(tasks, cells[start:min(start+perTask, len(cells))])
 	}
 	if slurm && len(tasks) > maxArray {
-		return nil, 0, fmt.Errorf("%w: --cells-per-task %d gives %d tasks; a Slurm array holds at most %d by default: raise --cells-per-task to %d",
-			state.ErrBadArgument, perTask, len(tasks), maxArray, fewest)
+		return nil, 0, fmt.Errorf(
+			"%w: --cells-per-task %d gives %d tasks; a Slurm array holds at most %d by default: raise "+
+				"--cells-per-task to %d",
+			state.ErrBadArgument,
+			perTask,
+			len(tasks),
+			maxArray,
+			fewest,
+		)
 	}
 	return tasks, perTask, nil
 }
@@ -806,7 +903,14 @@ func (r *Remote) Worklist(ctx context.Context, run string) (*Worklist, error) {
 	for t, cells := range wl.Tasks {
 		for _, c := range cells {
 			if c < 0 || c >= len(wl.Plan.Cells) {
-				return nil, fmt.Errorf("%w: %s: task %d names cell %d of %d", ErrRejected, worklistName(run), t, c+1, len(wl.Plan.Cells))
+				return nil, fmt.Errorf(
+					"%w: %s: task %d names cell %d of %d",
+					ErrRejected,
+					worklistName(run),
+					t,
+					c+1,
+					len(wl.Plan.Cells),
+				)
 			}
 		}
 	}

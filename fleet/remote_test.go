@@ -104,7 +104,12 @@ func TestRacingCommitsLeaveOneCommit(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got[i], errs[i] = machine(t, bucket, key, key).Commit(ctx, tHash, 0, tKey, eventlog.Completed, finished(tHash, tKey, "a"))
+			got[i], errs[i] = machine(
+				t,
+				bucket,
+				key,
+				key,
+			).Commit(ctx, tHash, 0, tKey, eventlog.Completed, finished(tHash, tKey, "a"))
 		}()
 	}
 	wg.Wait()
@@ -120,7 +125,12 @@ func TestRacingCommitsLeaveOneCommit(t *testing.T) {
 			t.Errorf("machine %d: %v; want the held commit of %s", i, errs[i], held.Attempt)
 		}
 	}
-	other, err := machine(t, bucket, key, key).Commit(ctx, tHash, 0, tKey, eventlog.Completed, finished(tHash, tKey, "b"))
+	other, err := machine(
+		t,
+		bucket,
+		key,
+		key,
+	).Commit(ctx, tHash, 0, tKey, eventlog.Completed, finished(tHash, tKey, "b"))
 	if !errors.Is(err, ErrNondeterministic) || other != nil {
 		t.Errorf("a machine that computed other outputs: %v; want ErrNondeterministic", err)
 	}
@@ -146,7 +156,8 @@ func TestCommitWhoseAnswerWasLost(t *testing.T) {
 		if _, err := m.commit(ctx, tHash, 0); !errors.Is(err, artifacts.ErrNotFound) {
 			t.Errorf("after a failed commit: %v; want none held", err)
 		}
-		if c, err := m.Commit(ctx, tHash, 0, tKey, eventlog.Completed, finished(tHash, tKey, "a")); err != nil || c.Attempt != m.Attempt {
+		if c, err := m.Commit(ctx, tHash, 0, tKey, eventlog.Completed, finished(tHash, tKey, "a")); err != nil ||
+			c.Attempt != m.Attempt {
 			t.Errorf("the commit retried: %v", err)
 		}
 	}
@@ -175,7 +186,11 @@ func TestCommitsAndUploadsCountOnlyFromTrustedKeys(t *testing.T) {
 	bucket.PutNew(ctx, cellDir(tHash, 0)+"attempts/unsigned/000001.jsonl", encodeEvents(finished(tHash, tKey, "d")))
 	res, err := me.Resume(ctx, tHash, 0, accept)
 	if err != nil || res.Events == nil || res.Events[0].Round != 10 || len(res.Skipped) != 2 {
-		t.Fatalf("Resume beside a stranger's and an unsigned upload: %+v %v; want mine (round 10), two skipped", res, err)
+		t.Fatalf(
+			"Resume beside a stranger's and an unsigned upload: %+v %v; want mine (round 10), two skipped",
+			res,
+			err,
+		)
 	}
 	for _, want := range []string{"is signed by " + stranger.Public(), "is not signed"} {
 		if !strings.Contains(strings.Join(res.Skipped, "\n"), want) {
@@ -184,14 +199,17 @@ func TestCommitsAndUploadsCountOnlyFromTrustedKeys(t *testing.T) {
 	}
 
 	// A commit by the stranger: refused, named, in Resume and RemoteStatus.
-	if _, err := machine(t, bucket, stranger, stranger).Commit(ctx, tHash, 0, tKey, eventlog.Completed, finished(tHash, tKey, "a")); err != nil {
+	if _, err := machine(t, bucket, stranger, stranger).Commit(ctx, tHash, 0, tKey, eventlog.Completed, finished(tHash,
+		tKey, "a")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := me.Resume(ctx, tHash, 0, accept); !errors.Is(err, ErrRejected) || !strings.Contains(err.Error(), "ump trust add "+stranger.Public()) {
+	if _, err := me.Resume(ctx, tHash, 0, accept); !errors.Is(err, ErrRejected) ||
+		!strings.Contains(err.Error(), "ump trust add "+stranger.Public()) {
 		t.Errorf("Resume of a stranger's commit: %v; want ErrRejected naming the key", err)
 	}
 	trusting := machine(t, bucket, mine, mine, stranger)
-	if res, err := trusting.Resume(ctx, tHash, 0, accept); err != nil || res.Commit == nil || res.Commit.Signer != stranger.Public() {
+	if res, err := trusting.Resume(ctx, tHash, 0, accept); err != nil || res.Commit == nil ||
+		res.Commit.Signer != stranger.Public() {
 		t.Errorf("Resume of the commit by a key the store trusts: %+v %v", res, err)
 	}
 }
@@ -223,7 +241,8 @@ func TestRacingPinsAgreeOrNameTheMismatch(t *testing.T) {
 			t.Errorf("machine %d pinning the same cell keys: %v", i, err)
 		}
 	}
-	if err := pinWith("gpu"); !errors.Is(err, ErrEngineMismatch) || !strings.Contains(err.Error(), `inputs were "cpu"`) {
+	if err := pinWith("gpu"); !errors.Is(err, ErrEngineMismatch) ||
+		!strings.Contains(err.Error(), `inputs were "cpu"`) {
 		t.Errorf("a machine whose cell keys differ: %v; want ErrEngineMismatch naming the pinned inputs", err)
 	}
 }
@@ -239,7 +258,13 @@ func TestRunnersShareASweepInMemory(t *testing.T) {
 	key := testSigner(t, "fleet")
 	run := func(log eventlog.Log) pipeline.Outcome {
 		t.Helper()
-		r := &pipeline.Runner{Log: log, Blobs: blobs, Stages: cellStages(), Engines: engines.Set{}, Fleet: machine(t, bucket, key, key)}
+		r := &pipeline.Runner{
+			Log:     log,
+			Blobs:   blobs,
+			Stages:  cellStages(),
+			Engines: engines.Set{},
+			Fleet:   machine(t, bucket, key, key),
+		}
 		out, err := r.Run(context.Background(), plan)
 		if err != nil {
 			t.Fatal(err)
@@ -353,7 +378,8 @@ func TestFailedPullLeavesNothingBehind(t *testing.T) {
 	ctx := context.Background()
 	plan := parse(t, smallManifest)
 	src := openTestStore(t)
-	if _, err := (&pipeline.Runner{Log: src.Log, Blobs: src.Blobs, Dir: src.Path, Stages: cellStages(), Engines: engines.Set{}}).Run(ctx, plan); err != nil {
+	if _, err := (&pipeline.Runner{Log: src.Log, Blobs: src.Blobs, Dir: src.Path, Stages: cellStages(),
+		Engines: engines.Set{}}).Run(ctx, plan); err != nil {
 		t.Fatal(err)
 	}
 	bucket, key := artifacts.NewMemory(), testSigner(t, "fleet")
@@ -366,8 +392,14 @@ func TestFailedPullLeavesNothingBehind(t *testing.T) {
 	}
 	refs := pipeline.Referenced(evs)
 	dst := openTestStore(t)
-	_, err = machine(t, missingBlob{bucket, refs[len(refs)-1].Digest}, key, key).Pull(ctx, dst, plan.Hash, cellStages(), nil, io.Discard)
-	if !errors.Is(err, artifacts.ErrNotFound) || !strings.Contains(err.Error(), fmt.Sprintf("blob %d of %d", len(refs), len(refs))) {
+	_, err = machine(
+		t,
+		missingBlob{bucket, refs[len(refs)-1].Digest},
+		key,
+		key,
+	).Pull(ctx, dst, plan.Hash, cellStages(), nil, io.Discard)
+	if !errors.Is(err, artifacts.ErrNotFound) ||
+		!strings.Contains(err.Error(), fmt.Sprintf("blob %d of %d", len(refs), len(refs))) {
 		t.Fatalf("pull without its last blob: %v", err)
 	}
 	if left, err := dst.Local.List(); err != nil || len(left) != 0 {

@@ -36,7 +36,12 @@ type TransferStats struct {
 // finished cell and the events of the unfinished ones, from which another
 // machine resumes. Pull with the hash alone then reproduces the store's
 // view of the manifest's finished cells.
-func (remote *Remote) Push(ctx context.Context, s *pipeline.Store, hash string, progress io.Writer) (TransferStats, error) {
+func (remote *Remote) Push(
+	ctx context.Context,
+	s *pipeline.Store,
+	hash string,
+	progress io.Writer,
+) (TransferStats, error) {
 	var st TransferStats
 	evs, err := s.Events.ByManifest(hash)
 	if err != nil {
@@ -105,7 +110,13 @@ func leaveImported(evs []eventlog.Event, progress io.Writer) []eventlog.Event {
 // pushBlobs copies the blobs the store's events name to the bucket. What
 // is there is read back: a copy of the right size with the wrong bytes is
 // replaced, not trusted.
-func (remote *Remote) pushBlobs(ctx context.Context, s *pipeline.Store, refs []artifacts.Ref, st *TransferStats, progress io.Writer) error {
+func (remote *Remote) pushBlobs(
+	ctx context.Context,
+	s *pipeline.Store,
+	refs []artifacts.Ref,
+	st *TransferStats,
+	progress io.Writer,
+) error {
 	dst := remote.Bucket
 	for i, ref := range refs {
 		if ctx.Err() != nil {
@@ -134,7 +145,14 @@ func (remote *Remote) pushBlobs(ctx context.Context, s *pipeline.Store, refs []a
 
 // pushCell puts cell i's events (key) on S3: a commit of a finished cell,
 // else its progress.
-func (remote *Remote) pushCell(ctx context.Context, hash string, i int, key string, cellEvs []eventlog.Event, st *TransferStats) error {
+func (remote *Remote) pushCell(
+	ctx context.Context,
+	hash string,
+	i int,
+	key string,
+	cellEvs []eventlog.Event,
+	st *TransferStats,
+) error {
 	if len(cellEvs) == 0 {
 		return nil
 	}
@@ -169,11 +187,22 @@ func (remote *Remote) pushCell(ctx context.Context, hash string, i int, key stri
 // whichever machine finished first. stgs are the stages whose keys the
 // cells' events must follow; data is where the data sets are, for cells
 // whose events do not record their inputs.
-func (remote *Remote) Pull(ctx context.Context, s *pipeline.Store, hash string, stgs []stages.Stage, data *datasets.Library, progress io.Writer) (TransferStats, error) {
+func (remote *Remote) Pull(
+	ctx context.Context,
+	s *pipeline.Store,
+	hash string,
+	stgs []stages.Stage,
+	data *datasets.Library,
+	progress io.Writer,
+) (TransferStats, error) {
 	var st TransferStats
 	src := remote.Bucket
 	name := "manifests/" + hash + "/"
-	evs, commits, ok, err := remote.remoteEvents(ctx, hash, func(format string, a ...any) { fmt.Fprintf(progress, format, a...) })
+	evs, commits, ok, err := remote.remoteEvents(
+		ctx,
+		hash,
+		func(format string, a ...any) { fmt.Fprintf(progress, format, a...) },
+	)
 	if err != nil {
 		return st, err
 	}
@@ -181,7 +210,13 @@ func (remote *Remote) Pull(ctx context.Context, s *pipeline.Store, hash string, 
 		name = indexName(hash)
 		raw, err := src.GetNamed(ctx, name)
 		if errors.Is(err, artifacts.ErrNotFound) {
-			return st, fmt.Errorf("manifest %s is not on %s (give the full 64-digit hash; `ump push HASH`, `ump run --artifacts` or `ump worker` put it there): %w", hash, src, err)
+			return st, fmt.Errorf(
+				"manifest %s is not on %s (give the full 64-digit hash; `ump push HASH`, `ump run --artifacts` or "+
+					"`ump worker` put it there): %w",
+				hash,
+				src,
+				err,
+			)
 		}
 		if err != nil {
 			return st, err

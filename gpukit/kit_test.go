@@ -19,7 +19,8 @@ import (
 // about half a minute. seed picks the cells (and so the manifest).
 func tinyTable(seed string) []string {
 	return []string{"paper/table1-mnist", "task.model=mlp", "workers=4", "batch_size=8", "local_steps=3", "rounds=30",
-		"evaluate.every=30", "checkpoint.every=2", "sweep.partition.alpha=[0.1]", "sweep.lr=[0.1]", "sweep.seed=[" + seed + "]",
+		"evaluate.every=30", "checkpoint.every=2", "sweep.partition.alpha=[0.1]", "sweep.lr=[0.1]", "sweep.seed=[" +
+			seed + "]",
 		"sweep.algorithm=[{name: d-sum, alpha: 2, beta: 0.9}, {name: local-sgd-m, beta: 0.9}]"}
 }
 
@@ -43,8 +44,10 @@ func TestKitPhasesOnTheGoBackend(t *testing.T) {
 	phase := func(t *testing.T, out string, env []string, args ...string) (int, string) {
 		t.Helper()
 		cmd := exec.Command(filepath.Join(kit, "run"), args...)
-		cmd.Env = append(os.Environ(), append([]string{"OUT=" + out, "UMP_KIT_HOME=" + kitHome, "GOMLX_BACKEND=go:ops_sequential",
-			"HOME=" + home, "PATH=" + pathWithoutGo()}, env...)...)
+		cmd.Env = append(
+			os.Environ(),
+			append([]string{"OUT=" + out, "UMP_KIT_HOME=" + kitHome, "GOMLX_BACKEND=go:ops_sequential",
+				"HOME=" + home, "PATH=" + pathWithoutGo()}, env...)...)
 		output, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
 		if err != nil && !errors.As(err, &exit) {
@@ -72,31 +75,75 @@ func TestKitPhasesOnTheGoBackend(t *testing.T) {
 	t.Run("all", func(t *testing.T) {
 		seedOneCalls++
 		out := t.TempDir()
-		code, output := phase(t, out, []string{"UMP_KIT_LIMIT=1500", "UMP_KIT_BENCH=lenet-tiny -gpu-peers none -gpu-rounds 1"}, append([]string{"all"}, tinyTable("1")...)...)
+		code, output := phase(
+			t,
+			out,
+			[]string{"UMP_KIT_LIMIT=1500", "UMP_KIT_BENCH=lenet-tiny -gpu-peers none -gpu-rounds 1"},
+			append([]string{"all"}, tinyTable("1")...)...)
 		if code != 0 {
 			t.Errorf("all exited %d:\n%s", code, output[max(0, len(output)-3000):])
 		}
 		logs := delivered(t, out)
-		holds(t, "all's summary", read(t, filepath.Join(out, "all-summary.txt")), "smoke: exit 0", "agree: exit 0", "bench: exit 0", "tables: exit 0")
-		holds(t, "smoke's doctor log", read(t, filepath.Join(logs, "smoke-doctor.log")),
-			"gpu: works: gomlx-float32/v5 SimpleGo", "backend: GOMLX_BACKEND=go:ops_sequential", "compile check: a loop of 3 trips",
-			"exact order: 4096 float32 fused multiply-adds, a 15-element product in the CPU engine's order, 2048 exponentials, 2048 logarithms, "+
-				"a softmax cross-entropy's 152 figures and an mlp's step of gradients (7011 figures), emulated in float64: every result has the CPU engine's bits")
+		holds(
+			t,
+			"all's summary",
+			read(t, filepath.Join(out, "all-summary.txt")),
+			"smoke: exit 0",
+			"agree: exit 0",
+			"bench: exit 0",
+			"tables: exit 0",
+		)
+		holds(
+			t,
+			"smoke's doctor log",
+			read(t, filepath.Join(logs, "smoke-doctor.log")),
+			"gpu: works: gomlx-float32/v5 SimpleGo",
+			"backend: GOMLX_BACKEND=go:ops_sequential",
+			"compile check: a loop of 3 trips",
+			"exact order: 4096 float32 fused multiply-adds, a 15-element product in the CPU engine's order, 2048 "+
+				"exponentials, 2048 logarithms, "+
+				"a softmax cross-entropy's 152 figures and an mlp's step of gradients (7011 figures), emulated in "+
+				"float64: every result has the CPU engine's bits",
+		)
 		holds(t, "smoke's host log", read(t, filepath.Join(logs, "smoke-host.log")), "sha256 ")
 		agree := read(t, filepath.Join(logs, "agree-summary.txt"))
 		if strings.Contains(agree, "--- FAIL") {
 			t.Errorf("agree failed:\n%s", agree)
 		}
-		holds(t, "agree's summary", agree, "--- PASS: TestCohortMatchesCPU", "--- PASS: TestCohortAgreesWithCPUOverWholeRuns",
-			"--- PASS: TestGPUEngineThroughThePipeline", "--- PASS: TestCheckCompile", "worst relative difference per figure",
-			"--- PASS: TestCohortCasesAreWellConditioned", "--- PASS: TestGPUExactOrderGivesTheCPUBits", "--- PASS: TestGPUExactGradientGivesTheCPUBits",
-			"--- PASS: TestGPUExactEvaluationGivesTheCPUBits", "--- PASS: TestGPUExactMixAndMeanAreTheCPUs", "--- PASS: TestGPUExactCellIsTheCPUs", "--- PASS: TestCohortMatchesCPU/gomlx-go/exact/gt-dsum",
-			"exact order on gomlx-go: gt-dsum: 0 of the ")
-		holds(t, "bench's log", read(t, filepath.Join(logs, "bench.log")),
-			"engine     gomlx-float32/v5", "module     github.com/gomlx/gomlx v", "module     github.com/gomlx/go-xla v",
-			"lenet-tiny: lenet, 2 cells x 2 workers", "sizing         no XLA figures", "samples/s      ",
-			"by chunk       evaluation by test samples per loop step: 16: ", "256: ", "(the cohort's)",
-			"vs CPU engine  relative difference of cell 0's state after one round: x ", "two fresh cohorts): identical")
+		holds(
+			t,
+			"agree's summary",
+			agree,
+			"--- PASS: TestCohortMatchesCPU",
+			"--- PASS: TestCohortAgreesWithCPUOverWholeRuns",
+			"--- PASS: TestGPUEngineThroughThePipeline",
+			"--- PASS: TestCheckCompile",
+			"worst relative difference per figure",
+			"--- PASS: TestCohortCasesAreWellConditioned",
+			"--- PASS: TestGPUExactOrderGivesTheCPUBits",
+			"--- PASS: TestGPUExactGradientGivesTheCPUBits",
+			"--- PASS: TestGPUExactEvaluationGivesTheCPUBits",
+			"--- PASS: TestGPUExactMixAndMeanAreTheCPUs",
+			"--- PASS: TestGPUExactCellIsTheCPUs",
+			"--- PASS: TestCohortMatchesCPU/gomlx-go/exact/gt-dsum",
+			"exact order on gomlx-go: gt-dsum: 0 of the ",
+		)
+		holds(
+			t,
+			"bench's log",
+			read(t, filepath.Join(logs, "bench.log")),
+			"engine     gomlx-float32/v5",
+			"module     github.com/gomlx/gomlx v",
+			"module     github.com/gomlx/go-xla v",
+			"lenet-tiny: lenet, 2 cells x 2 workers",
+			"sizing         no XLA figures",
+			"samples/s      ",
+			"by chunk       evaluation by test samples per loop step: 16: ",
+			"256: ",
+			"(the cohort's)",
+			"vs CPU engine  relative difference of cell 0's state after one round: x ",
+			"two fresh cohorts): identical",
+		)
 		report := read(t, filepath.Join(logs, "results", "report.md"))
 		if strings.Contains(report, "not finished") || !strings.Contains(report, "D-SUM") {
 			t.Errorf("the table's report:\n%s", report)
@@ -114,7 +161,10 @@ func TestKitPhasesOnTheGoBackend(t *testing.T) {
 		if strings.Contains(output, "not closed by its last writer") {
 			t.Errorf("the time limit killed ump instead of stopping it at a safe point:\n%s", output)
 		}
-		if report := read(t, filepath.Join(delivered(t, first), "results", "report.md")); !strings.Contains(report, "not finished") {
+		if report := read(t, filepath.Join(delivered(t, first), "results", "report.md")); !strings.Contains(
+			report,
+			"not finished",
+		) {
 			t.Errorf("the stopped run's report does not say what is not finished:\n%s", report)
 		}
 		code, output = phase(t, second, nil, tables...)
@@ -124,9 +174,16 @@ func TestKitPhasesOnTheGoBackend(t *testing.T) {
 		logs := delivered(t, second)
 		summary := read(t, filepath.Join(logs, "tables-summary.txt"))
 		seedOneCalls++
-		if !regexp.MustCompile(`tables: paper/table1-mnist .*sweep.seed=\[2\].* over 2 call\(s\)\ntables: paper/table1-mnist .*sweep.seed=\[1\].* over ` +
-			fmt.Sprint(seedOneCalls) + ` call\(s\)\n$`).MatchString(summary) {
-			t.Errorf("the continued run's summary, want the first manifest over 2 calls and the second over %d:\n%s", seedOneCalls, summary)
+		if !regexp.MustCompile(
+			`tables: paper/table1-mnist .*sweep.seed=\[2\].* over 2 call\(s\)\ntables: paper/table1-mnist ` +
+				`.*sweep.seed=\[1\].* over ` +
+				fmt.Sprint(seedOneCalls) + ` call\(s\)\n$`).
+			MatchString(summary) {
+			t.Errorf(
+				"the continued run's summary, want the first manifest over 2 calls and the second over %d:\n%s",
+				seedOneCalls,
+				summary,
+			)
 		}
 		report := read(t, filepath.Join(logs, "results", "report.md"))
 		if strings.Contains(report, "not finished") || strings.Count(report, "## table1-mnist\n") != 2 {
@@ -137,13 +194,16 @@ func TestKitPhasesOnTheGoBackend(t *testing.T) {
 		}
 	})
 	t.Run("bad-arguments", func(t *testing.T) {
-		if code, output := phase(t, t.TempDir(), nil, "tabels"); code != 2 || !strings.Contains(output, `unknown phase "tabels"`) {
+		if code, output := phase(t, t.TempDir(), nil, "tabels"); code != 2 ||
+			!strings.Contains(output, `unknown phase "tabels"`) {
 			t.Errorf("an unknown phase exited %d:\n%s", code, output)
 		}
-		if code, output := phase(t, t.TempDir(), nil, "tables", "rounds=3", "paper/table1-mnist"); code != 2 || !strings.Contains(output, "override rounds=3 comes before any manifest") {
+		if code, output := phase(t, t.TempDir(), nil, "tables", "rounds=3", "paper/table1-mnist"); code != 2 ||
+			!strings.Contains(output, "override rounds=3 comes before any manifest") {
 			t.Errorf("an override before any manifest: exit %d:\n%s", code, output)
 		}
-		if code, output := phase(t, t.TempDir(), nil, "profile"); code != 2 || !strings.Contains(output, "profiles XLA's kernels on a GPU; the backend here is go:ops_sequential") {
+		if code, output := phase(t, t.TempDir(), nil, "profile"); code != 2 ||
+			!strings.Contains(output, "profiles XLA's kernels on a GPU; the backend here is go:ops_sequential") {
 			t.Errorf("profile on the Go backend: exit %d:\n%s", code, output)
 		}
 	})
@@ -193,7 +253,8 @@ func delivered(t *testing.T, out string) string {
 		t.Errorf("$OUT holds %d files: a device gives back 8", files)
 	}
 	logs := t.TempDir()
-	if output, err := exec.Command("tar", "-xzf", filepath.Join(out, "kit-out.tar.gz"), "-C", logs).CombinedOutput(); err != nil {
+	if output, err := exec.Command("tar", "-xzf", filepath.Join(out, "kit-out.tar.gz"), "-C",
+		logs).CombinedOutput(); err != nil {
 		t.Fatalf("unpacking kit-out.tar.gz: %v\n%s", err, output)
 	}
 	return logs

@@ -115,7 +115,16 @@ var weights = kinds.Param{Name: "weights", Type: kinds.String, Choices: []string
 func regularOnly(kind string) func(kinds.Values, kinds.Cell) []kinds.Problem {
 	return func(v kinds.Values, _ kinds.Cell) []kinds.Problem {
 		if v.String("weights") == "uniform" {
-			return []kinds.Problem{{Param: "weights", Msg: fmt.Sprintf("uniform weights 1/(deg+1) are doubly stochastic only on regular graphs and %s is not regular; use metropolis-hastings", kind)}}
+			return []kinds.Problem{
+				{
+					Param: "weights",
+					Msg: fmt.Sprintf(
+						"uniform weights 1/(deg+1) are doubly stochastic only on regular graphs and %s is not "+
+							"regular; use metropolis-hastings",
+						kind,
+					),
+				},
+			}
 		}
 		return nil
 	}
@@ -166,14 +175,32 @@ var Topologies = kinds.Family[schedule]{Field: "topology", Key: "kind", Kinds: [
 					return static(g), nil
 				}
 			}
-			return nil, fmt.Errorf("no connected erdos-renyi graph with p=%g on %d workers in %d draws; raise topology.p", p, n, maxAttempts)
+			return nil, fmt.Errorf(
+				"no connected erdos-renyi graph with p=%g on %d workers in %d draws; raise topology.p",
+				p,
+				n,
+				maxAttempts,
+			)
 		}},
 	{Name: "random-regular", Doc: "a random degree-regular graph, redrawn until connected", Uses: []string{"seed"},
-		Params: []kinds.Param{weights, {Name: "degree", Type: kinds.Int, Range: "[2, inf)", Doc: "the degree, up to workers-1",
-			Required: "random-regular needs degree, an integer from 2 to workers-1"}},
+		Params: []kinds.Param{
+			weights,
+			{Name: "degree", Type: kinds.Int, Range: "[2, inf)", Doc: "the degree, up to workers-1",
+				Required: "random-regular needs degree, an integer from 2 to workers-1"},
+		},
 		Check: func(v kinds.Values, c kinds.Cell) []kinds.Problem {
 			if d, n := v.Int("degree"), c.Workers; d > n-1 || d*n%2 != 0 {
-				return []kinds.Problem{{Param: "degree", Msg: fmt.Sprintf("%d is out of range for %d workers; use an integer from 2 to %d with workers*degree even", d, n, n-1)}}
+				return []kinds.Problem{
+					{
+						Param: "degree",
+						Msg: fmt.Sprintf(
+							"%d is out of range for %d workers; use an integer from 2 to %d with workers*degree even",
+							d,
+							n,
+							n-1,
+						),
+					},
+				}
 			}
 			return nil
 		},
@@ -184,14 +211,29 @@ var Topologies = kinds.Family[schedule]{Field: "topology", Key: "kind", Kinds: [
 					return static(g), nil
 				}
 			}
-			return nil, fmt.Errorf("no connected random-regular graph of degree %d on %d workers in %d draws", d, n, maxAttempts)
+			return nil, fmt.Errorf(
+				"no connected random-regular graph of degree %d on %d workers in %d draws",
+				d,
+				n,
+				maxAttempts,
+			)
 		}},
 	{Name: "torus", Doc: "a rows x (workers/rows) wrap-around grid", Params: []kinds.Param{weights,
-		{Name: "rows", Type: kinds.Int, Range: "[1, inf)", Doc: "the rows of the torus (default: the largest divisor of workers up to its square root)",
-			DefaultOf: func(_ kinds.Values, c kinds.Cell) any { return torusRows(c.Workers) }}},
+		{
+			Name:      "rows",
+			Type:      kinds.Int,
+			Range:     "[1, inf)",
+			Doc:       "the rows of the torus (default: the largest divisor of workers up to its square root)",
+			DefaultOf: func(_ kinds.Values, c kinds.Cell) any { return torusRows(c.Workers) },
+		}},
 		Check: func(v kinds.Values, c kinds.Cell) []kinds.Problem {
 			if rows := v.Int("rows"); c.Workers%rows != 0 {
-				return []kinds.Problem{{Param: "rows", Msg: fmt.Sprintf("%d does not divide %d workers; use a divisor of workers", rows, c.Workers)}}
+				return []kinds.Problem{
+					{
+						Param: "rows",
+						Msg:   fmt.Sprintf("%d does not divide %d workers; use a divisor of workers", rows, c.Workers),
+					},
+				}
 			}
 			return nil
 		},
@@ -208,8 +250,11 @@ var Topologies = kinds.Family[schedule]{Field: "topology", Key: "kind", Kinds: [
 			}
 			return static(g), nil
 		}},
-	{Name: "mesh-to-ring", Doc: "circulant graphs from the full mesh down to the ring, each for an equal share of the rounds",
-		Params: []kinds.Param{weights}, Uses: []string{"rounds"},
+	{
+		Name:   "mesh-to-ring",
+		Doc:    "circulant graphs from the full mesh down to the ring, each for an equal share of the rounds",
+		Params: []kinds.Param{weights},
+		Uses:   []string{"rounds"},
 		New: func(_ kinds.Values, n, rounds int, _ uint64) ([]Step, error) {
 			phases := n / 2
 			if phases == 0 {
@@ -224,7 +269,8 @@ var Topologies = kinds.Family[schedule]{Field: "topology", Key: "kind", Kinds: [
 				steps = append(steps, Step{From: from, Graph: Circulant(n, phases-p)})
 			}
 			return steps, nil
-		}},
+		},
+	},
 	{Name: "time-varying-ring", Doc: "a seeded random relabelling of the ring each round",
 		Params: []kinds.Param{weights}, Uses: []string{"rounds", "seed"},
 		New: func(_ kinds.Values, n, rounds int, seed uint64) ([]Step, error) {
@@ -243,7 +289,15 @@ var Topologies = kinds.Family[schedule]{Field: "topology", Key: "kind", Kinds: [
 		Params: []kinds.Param{weights}, Uses: []string{"rounds"},
 		Check: func(_ kinds.Values, c kinds.Cell) []kinds.Problem {
 			if n := c.Workers; n&(n-1) != 0 || n < 2 {
-				return []kinds.Problem{{Msg: fmt.Sprintf("one-peer-exponential pairs each worker with one peer per round and needs a power of 2 workers (got %d); use exponential or time-varying-ring", n)}}
+				return []kinds.Problem{
+					{
+						Msg: fmt.Sprintf(
+							"one-peer-exponential pairs each worker with one peer per round and needs a power of 2 "+
+								"workers (got %d); use exponential or time-varying-ring",
+							n,
+						),
+					},
+				}
 			}
 			return nil
 		},
@@ -366,7 +420,14 @@ func Weights(kind string, g Graph) ([][]float64, error) {
 				w[i][j] = math.Min(1/float64(deg[i]+1), 1/float64(deg[j]+1))
 			case "uniform":
 				if deg[i] != deg[j] {
-					return nil, fmt.Errorf("uniform weights need a regular graph, but workers %d and %d have degrees %d and %d; use metropolis-hastings", i, j, deg[i], deg[j])
+					return nil, fmt.Errorf(
+						"uniform weights need a regular graph, but workers %d and %d have degrees %d and %d; use "+
+							"metropolis-hastings",
+						i,
+						j,
+						deg[i],
+						deg[j],
+					)
 				}
 				w[i][j] = 1 / float64(deg[i]+1)
 			default:

@@ -36,7 +36,15 @@ func TestOnePeerExponentialPairsByRound(t *testing.T) {
 		for i := 0; i < n; i++ {
 			for j := 0; j < n; j++ {
 				if want := j == i^d; g[i][j] != want {
-					t.Fatalf("round %d: edge %d-%d is %v, want %v (each worker paired with i XOR %d)", r, i, j, g[i][j], want, d)
+					t.Fatalf(
+						"round %d: edge %d-%d is %v, want %v (each worker paired with i XOR %d)",
+						r,
+						i,
+						j,
+						g[i][j],
+						want,
+						d,
+					)
 				}
 			}
 		}

@@ -83,7 +83,10 @@ type Schema = Family[struct{}]
 func (f *Family[New]) Schema() *Schema {
 	s := &Schema{Field: f.Field, Key: f.Key}
 	for _, k := range f.Kinds {
-		s.Kinds = append(s.Kinds, Kind[struct{}]{Name: k.Name, Doc: k.Doc, Params: k.Params, Uses: k.Uses, Check: k.Check})
+		s.Kinds = append(
+			s.Kinds,
+			Kind[struct{}]{Name: k.Name, Doc: k.Doc, Params: k.Params, Uses: k.Uses, Check: k.Check},
+		)
 	}
 	return s
 }
@@ -182,7 +185,13 @@ func (k *Kind[New]) ValidateParams(v Values) []Problem {
 	var out []Problem
 	for _, name := range v.names() {
 		if _, ok := k.Param(name); !ok {
-			out = append(out, Problem{Param: name, Msg: fmt.Sprintf("%s does not take %s; its parameters are: %s", k.Name, name, k.ParamNames())})
+			out = append(
+				out,
+				Problem{
+					Param: name,
+					Msg:   fmt.Sprintf("%s does not take %s; its parameters are: %s", k.Name, name, k.ParamNames()),
+				},
+			)
 		}
 	}
 	for _, p := range k.Params {
@@ -204,12 +213,18 @@ func (p Param) check(x any) string {
 	switch p.Type {
 	case Float, Int:
 		f := toFloat(x)
-		if lo, hi, loOpen, hiOpen, ok := p.bounds(); ok && (f < lo || f > hi || (loOpen && f == lo) || (hiOpen && f == hi) || f != f) {
+		if lo, hi, loOpen, hiOpen, ok := p.bounds(); ok &&
+			(f < lo || f > hi || (loOpen && f == lo) || (hiOpen && f == hi) || f != f) {
 			return fmt.Sprintf("%s is out of range; use %s", strconv.FormatFloat(f, 'g', -1, 64), p.Help())
 		}
 	case String:
 		if s := x.(string); len(p.Choices) > 0 && !slices.Contains(p.Choices, s) {
-			return fmt.Sprintf("%q is not allowed%s; use one of: %s", s, DidYouMean(s, p.Choices), strings.Join(p.Choices, ", "))
+			return fmt.Sprintf(
+				"%q is not allowed%s; use one of: %s",
+				s,
+				DidYouMean(s, p.Choices),
+				strings.Join(p.Choices, ", "),
+			)
 		}
 	}
 	return ""
@@ -378,7 +393,10 @@ func Bind[New any](schema *Schema, news map[string]New) Family[New] {
 		if !ok {
 			panic(fmt.Sprintf("kinds: %s %q is declared but has no constructor", schema.Field, k.Name))
 		}
-		f.Kinds = append(f.Kinds, Kind[New]{Name: k.Name, Doc: k.Doc, Params: k.Params, Uses: k.Uses, Check: k.Check, New: n})
+		f.Kinds = append(
+			f.Kinds,
+			Kind[New]{Name: k.Name, Doc: k.Doc, Params: k.Params, Uses: k.Uses, Check: k.Check, New: n},
+		)
 	}
 	if len(news) != len(schema.Kinds) {
 		for name := range news {

@@ -82,8 +82,12 @@ func TestFillAndValidate(t *testing.T) {
 		t.Errorf("the kind's check: %v", got)
 	}
 	got := msgs(k.Validate(Values{"b": 1.0, "s": "z", "q": 1}, Cell{Workers: 4}))
-	want := []string{"q: k does not take q; its parameters are: b, m, r, s", "b: 1 is out of range; use a number in [0, 1)",
-		"r: k needs r", `s: "z" is not allowed; use one of: x, y`}
+	want := []string{
+		"q: k does not take q; its parameters are: b, m, r, s",
+		"b: 1 is out of range; use a number in [0, 1)",
+		"r: k needs r",
+		`s: "z" is not allowed; use one of: x, y`,
+	}
 	if !slices.Equal(got, want) {
 		t.Errorf("problems %q\nwant %q", got, want)
 	}
@@ -133,7 +137,8 @@ func TestBindPairsEachDeclarationWithItsConstructor(t *testing.T) {
 		f.Kinds[0].Params[0].Name != "p" || f.Kinds[1].Uses[0] != "seed" || f.Field != "thing" || f.Key != "kind" {
 		t.Errorf("Bind = %+v", f)
 	}
-	for name, news := range map[string]map[string]int{`"b" is declared but has no constructor`: {"a": 1}, `"c" has a constructor but no declaration`: {"a": 1, "b": 2, "c": 3}} {
+	for name, news := range map[string]map[string]int{`"b" is declared but has no constructor`: {"a": 1},
+		`"c" has a constructor but no declaration`: {"a": 1, "b": 2, "c": 3}} {
 		func() {
 			defer func() {
 				if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), name) {

@@ -32,13 +32,24 @@ func addedCells(file string, base, add *yaml.Node, axes []axis) ([]added, error)
 		paths[i] = a.path
 	}
 	bad := func(line int, format string, args ...any) error {
-		return &Error{Problems: []string{fmt.Sprintf("%s: field \"add\": ", position(file, line)) + fmt.Sprintf(format, args...)}}
+		return &Error{
+			Problems: []string{fmt.Sprintf("%s: field \"add\": ", position(file, line)) + fmt.Sprintf(format, args...)},
+		}
 	}
 	if add.Kind != yaml.SequenceNode {
-		return nil, bad(add.Line, "expected a list of cells, each a mapping of every swept path to a value (e.g. - {lr: 0.01, seed: 4}), got %s", describe(add))
+		return nil, bad(
+			add.Line,
+			"expected a list of cells, each a mapping of every swept path to a value (e.g. - {lr: 0.01, seed: 4}), "+
+				"got %s",
+			describe(add),
+		)
 	}
 	if len(axes) == 0 {
-		return nil, bad(add.Line, "the manifest sweeps nothing, so there is no cell to add beside its one; sweep the paths the cells differ in")
+		return nil, bad(
+			add.Line,
+			"the manifest sweeps nothing, so there is no cell to add beside its one; sweep the paths the cells "+
+				"differ in",
+		)
 	}
 	seen := map[string]int{} // a cell's values -> its entry (from 1), the product's as 0
 	for _, c := range product(axes) {
@@ -51,7 +62,13 @@ func addedCells(file string, base, add *yaml.Node, axes []axis) ([]added, error)
 			return nil, err
 		}
 		if len(a.values) != len(axes) {
-			return nil, bad(entry.Line, "entry %d gives %s; give a value of every swept path: %s", k+1, strings.Join(slices.Sorted(maps.Keys(a.values)), ", "), strings.Join(paths, ", "))
+			return nil, bad(
+				entry.Line,
+				"entry %d gives %s; give a value of every swept path: %s",
+				k+1,
+				strings.Join(slices.Sorted(maps.Keys(a.values)), ", "),
+				strings.Join(paths, ", "),
+			)
 		}
 		key := a.cell.LabelString()
 		switch first, dup := seen[key]; {
@@ -70,7 +87,15 @@ func addedCells(file string, base, add *yaml.Node, axes []axis) ([]added, error)
 // each of its swept paths set.
 func addedCell(file string, base *yaml.Node, axes []axis, entry *yaml.Node) (added, error) {
 	if entry.Kind != yaml.MappingNode {
-		return added{}, &Error{Problems: []string{fmt.Sprintf("%s: field \"add\": expected a mapping of swept paths to values, got %s", position(file, entry.Line), describe(entry))}}
+		return added{}, &Error{
+			Problems: []string{
+				fmt.Sprintf(
+					"%s: field \"add\": expected a mapping of swept paths to values, got %s",
+					position(file, entry.Line),
+					describe(entry),
+				),
+			},
+		}
 	}
 	node := base
 	var err error
@@ -78,7 +103,16 @@ func addedCell(file string, base *yaml.Node, axes []axis, entry *yaml.Node) (add
 	for i := 0; i+1 < len(entry.Content); i += 2 {
 		k, v := entry.Content[i], entry.Content[i+1]
 		if !slices.ContainsFunc(axes, func(x axis) bool { return x.path == k.Value }) {
-			return added{}, &Error{Problems: []string{fmt.Sprintf("%s: field \"add\": %q is not a swept path; an added cell differs from the sweep's only in swept paths", position(file, k.Line), k.Value)}}
+			return added{}, &Error{
+				Problems: []string{
+					fmt.Sprintf(
+						"%s: field \"add\": %q is not a swept path; an added cell differs from the sweep's only in "+
+							"swept paths",
+						position(file, k.Line),
+						k.Value,
+					),
+				},
+			}
 		}
 		if node, err = withPath(file, node, k.Value, v, v.Line); err != nil {
 			return added{}, err

@@ -23,19 +23,32 @@ func TestAddedCellsFollowTheProduct(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(plan.Cells) != 6 || plan.Hash == without.Hash || without.Manifest.Add != nil {
-		t.Fatalf("%d cells, hash %.12s (without add %.12s); want 6 and another hash", len(plan.Cells), plan.Hash, without.Hash)
+		t.Fatalf(
+			"%d cells, hash %.12s (without add %.12s); want 6 and another hash",
+			len(plan.Cells),
+			plan.Hash,
+			without.Hash,
+		)
 	}
 	for i, want := range []string{"lr=0.1 seed=3", "lr=0.2 seed=4"} {
 		c := plan.Cells[4+i]
 		if c.Index != 4+i || c.LabelString() != want || c.Config.Seed != 3+i || c.Config.Add != nil {
-			t.Errorf("added cell %d: index %d, label %q, seed %d; want %q", i+1, c.Index, c.LabelString(), c.Config.Seed, want)
+			t.Errorf(
+				"added cell %d: index %d, label %q, seed %d; want %q",
+				i+1,
+				c.Index,
+				c.LabelString(),
+				c.Config.Seed,
+				want,
+			)
 		}
 	}
 	again, err := Parse("again.yaml", YAML(plan.Manifest))
 	if err != nil || again.Hash != plan.Hash || !bytes.Equal(CanonicalJSON(again.Cells), CanonicalJSON(plan.Cells)) {
 		t.Errorf("the normalised manifest reads back as %v (%v); want the same plan", again, err)
 	}
-	if over, err := Parse("a.yaml", []byte(addBase), "add=[{lr: 0.1, seed: 3}, {seed: 4, lr: 0.2}]"); err != nil || over.Hash != plan.Hash {
+	if over, err := Parse("a.yaml", []byte(addBase), "add=[{lr: 0.1, seed: 3}, {seed: 4, lr: 0.2}]"); err != nil ||
+		over.Hash != plan.Hash {
 		t.Errorf("the add block as an override: %v; want hash %.12s", err, plan.Hash)
 	}
 }
@@ -48,7 +61,8 @@ func TestAddRefusesCellsItCannotPlace(t *testing.T) {
 		{"add:\n  - {seed: 3}\n", `field "add": entry 1 gives seed; give a value of every swept path: lr, seed`},
 		{"add:\n  - {lr: 0.1, seed: 3, workers: 4}\n", `field "add": "workers" is not a swept path`},
 		{"add:\n  - {lr: 0.2, seed: 2}\n", `field "add": entry 1 (lr=0.2 seed=2) is a cell of the sweep already`},
-		{"add:\n  - {lr: 0.1, seed: 3}\n  - {lr: 0.1, seed: 3}\n", `field "add": entry 2 (lr=0.1 seed=3) repeats entry 1`},
+		{"add:\n  - {lr: 0.1, seed: 3}\n  - {lr: 0.1, seed: 3}\n",
+			`field "add": entry 2 (lr=0.1 seed=3) repeats entry 1`},
 		{"add:\n  - {lr: -1, seed: 3}\n", `added cell: a.yaml:9: field "lr": -1 is out of range`},
 	} {
 		_, err := Parse("a.yaml", []byte(addBase+tc.add))
@@ -56,7 +70,8 @@ func TestAddRefusesCellsItCannotPlace(t *testing.T) {
 			t.Errorf("%q: %v\nwant %s", tc.add, err, tc.want)
 		}
 	}
-	if _, err := Parse("a.yaml", []byte(strings.Replace(addBase, "sweep: {lr: [0.1, 0.2], seed: [1, 2]}\n", "", 1)+"add:\n  - {seed: 3}\n")); err == nil ||
+	if _, err := Parse("a.yaml", []byte(strings.Replace(addBase, "sweep: {lr: [0.1, 0.2], seed: [1, 2]}\n", "", 1)+
+		"add:\n  - {seed: 3}\n")); err == nil ||
 		!strings.Contains(err.Error(), "the manifest sweeps nothing") {
 		t.Errorf("add without a sweep: %v", err)
 	}

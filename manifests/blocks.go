@@ -230,7 +230,14 @@ func (d *decoder) decodeBlock(n *yaml.Node, b block, path, help string) error {
 		decl, ok := familyParam(fam, k.Value)
 		if !ok {
 			keys := kindKeys(fam, n)
-			return d.errorf(k.Line, p, "unknown key %q%s; allowed keys here: %s", k.Value, kinds.DidYouMean(k.Value, keys), strings.Join(keys, ", "))
+			return d.errorf(
+				k.Line,
+				p,
+				"unknown key %q%s; allowed keys here: %s",
+				k.Value,
+				kinds.DidYouMean(k.Value, keys),
+				strings.Join(keys, ", "),
+			)
 		}
 		d.lines[p] = k.Line
 		v, err := scalar(val, decl)

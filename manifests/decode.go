@@ -30,7 +30,9 @@ func position(file string, line int) string {
 }
 
 func (d *decoder) errorf(line int, path, format string, args ...any) error {
-	return &Error{Problems: []string{fmt.Sprintf("%s: field %q: %s", position(d.file, line), path, fmt.Sprintf(format, args...))}}
+	return &Error{
+		Problems: []string{fmt.Sprintf("%s: field %q: %s", position(d.file, line), path, fmt.Sprintf(format, args...))},
+	}
 }
 
 // at formats the position of a path for validation messages.
@@ -87,14 +89,36 @@ func (d *decoder) decodeSelection(n *yaml.Node, t *Table, path string) error {
 		case "by":
 			err = d.decode(val, reflect.ValueOf(&t.Select).Elem(), p, "a swept path tuned per entry, e.g. lr")
 		case "seeds":
-			err = d.decode(val, reflect.ValueOf(&t.SelectSeeds).Elem(), p, "a list of the swept seeds to tune on, e.g. [1, 2]")
+			err = d.decode(
+				val,
+				reflect.ValueOf(&t.SelectSeeds).Elem(),
+				p,
+				"a list of the swept seeds to tune on, e.g. [1, 2]",
+			)
 		case "per":
 			if val.Kind == yaml.ScalarNode { // per: row is per: [row]
-				val = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: val.Line, Column: val.Column, Content: []*yaml.Node{val}}
+				val = &yaml.Node{
+					Kind:    yaml.SequenceNode,
+					Tag:     "!!seq",
+					Line:    val.Line,
+					Column:  val.Column,
+					Content: []*yaml.Node{val},
+				}
 			}
-			err = d.decode(val, reflect.ValueOf(&t.SelectPer).Elem(), p, "entry, row, or a list of them, e.g. [row, entry]")
+			err = d.decode(
+				val,
+				reflect.ValueOf(&t.SelectPer).Elem(),
+				p,
+				"entry, row, or a list of them, e.g. [row, entry]",
+			)
 		default:
-			return d.errorf(k.Line, p, "unknown key %q%s; allowed keys here: by, seeds, per", k.Value, kinds.DidYouMean(k.Value, []string{"by", "seeds", "per"}))
+			return d.errorf(
+				k.Line,
+				p,
+				"unknown key %q%s; allowed keys here: by, seeds, per",
+				k.Value,
+				kinds.DidYouMean(k.Value, []string{"by", "seeds", "per"}),
+			)
 		}
 		if err != nil {
 			return err
@@ -176,7 +200,14 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) error
 		}
 		f, ok := fieldByKey(t, k.Value)
 		if !ok {
-			return d.errorf(k.Line, join(path, k.Value), "unknown key %q%s; allowed keys here: %s", k.Value, kinds.DidYouMean(k.Value, keys(t)), strings.Join(keys(t), ", "))
+			return d.errorf(
+				k.Line,
+				join(path, k.Value),
+				"unknown key %q%s; allowed keys here: %s",
+				k.Value,
+				kinds.DidYouMean(k.Value, keys(t)),
+				strings.Join(keys(t), ", "),
+			)
 		}
 		p := join(path, k.Value)
 		d.lines[p] = k.Line

@@ -56,7 +56,8 @@ var departureFields = []struct {
 	{"task", func(s sides) []string {
 		m, b := s.m.Task, s.b.Task
 		var out []string
-		for _, f := range []struct{ what, got, want string }{{"data set", m.Dataset, b.Dataset}, {"model", m.Model, b.Model}} {
+		for _, f := range []struct{ what, got, want string }{{"data set", m.Dataset, b.Dataset}, {"model", m.Model,
+			b.Model}} {
 			if f.got != f.want {
 				out = append(out, fmt.Sprintf("%s %s (the manifest's %s)", f.what, f.got, f.want))
 			}
@@ -93,7 +94,9 @@ var departureFields = []struct {
 	{"sweep", nil, "compared with the field each of its paths sweeps"},
 	{"add", func(s sides) []string {
 		if got, want := CanonicalJSON(s.m.Add), CanonicalJSON(s.b.Add); !bytes.Equal(got, want) {
-			return []string{fmt.Sprintf("cells added beyond the sweep %d (the manifest's %d)", len(s.m.Add), len(s.b.Add))}
+			return []string{
+				fmt.Sprintf("cells added beyond the sweep %d (the manifest's %d)", len(s.m.Add), len(s.b.Add)),
+			}
 		}
 		return nil
 	}, ""},
@@ -152,13 +155,25 @@ func within(field string) func(s sides) []string {
 				}
 			}
 			for _, v := range s.m.Sweep[path] {
-				if slices.ContainsFunc(allowed, func(a any) bool { return bytes.Equal(CanonicalJSON(a), CanonicalJSON(v)) }) {
+				if slices.ContainsFunc(
+					allowed,
+					func(a any) bool { return bytes.Equal(CanonicalJSON(a), CanonicalJSON(v)) },
+				) {
 					continue
 				}
 				if len(allowed) == 1 {
-					out = append(out, fmt.Sprintf("%s %s (the manifest's %s)", path, CanonicalJSON(v), orNone(CanonicalJSON(allowed[0]))))
+					out = append(
+						out,
+						fmt.Sprintf(
+							"%s %s (the manifest's %s)",
+							path,
+							CanonicalJSON(v),
+							orNone(CanonicalJSON(allowed[0])),
+						),
+					)
 				} else {
-					out = append(out, fmt.Sprintf("%s %s (not one of the manifest's %d)", path, CanonicalJSON(v), len(allowed)))
+					out = append(out, fmt.Sprintf("%s %s (not one of the manifest's %d)", path, CanonicalJSON(v), len(
+						allowed)))
 				}
 			}
 		}

@@ -30,7 +30,10 @@ func docTables(doc string) []map[string]string {
 			cells[i] = strings.TrimSpace(cells[i])
 		}
 		if cur == nil {
-			if column = slices.IndexFunc(cells, func(c string) bool { return strings.HasPrefix(c, "parameters") }); column >= 0 {
+			if column = slices.IndexFunc(cells, func(c string) bool {
+				return strings.HasPrefix(c,
+					"parameters")
+			}); column >= 0 {
 				cur = map[string]string{}
 				tables = append(tables, cur)
 			}
@@ -69,7 +72,9 @@ func TestManifestsDocTablesMatchTheDeclarations(t *testing.T) {
 	}
 	doc := string(data)
 	tables := docTables(doc)
-	for _, fam := range []*kinds.Schema{(&Algorithm{}).family(), (&Compression{}).family(), (&Partition{}).family(), (&Topology{}).family()} {
+	families := []*kinds.Schema{(&Algorithm{}).family(), (&Compression{}).family(), (&Partition{}).family(),
+		(&Topology{}).family()}
+	for _, fam := range families {
 		names := fam.Names()
 		i := slices.IndexFunc(tables, func(tab map[string]string) bool { _, ok := tab[names[0]]; return ok })
 		if i < 0 {
@@ -84,7 +89,11 @@ func TestManifestsDocTablesMatchTheDeclarations(t *testing.T) {
 		}
 		for _, p := range fam.Params() {
 			if shared(fam, p.Name) && !strings.Contains(doc, "`"+p.Name+"`") {
-				t.Errorf("docs/manifests.md: %s's parameter %s, which every kind with parameters takes, is not documented", fam.Field, p.Name)
+				t.Errorf(
+					"docs/manifests.md: %s's parameter %s, which every kind with parameters takes, is not documented",
+					fam.Field,
+					p.Name,
+				)
 			}
 		}
 		for _, k := range fam.Kinds {
@@ -99,7 +108,12 @@ func TestManifestsDocTablesMatchTheDeclarations(t *testing.T) {
 				}
 				at := strings.Index(row, "`"+p.Name)
 				if at < 0 {
-					t.Errorf("docs/manifests.md: the row of %s %q does not list its parameter %s", fam.Field, k.Name, p.Name)
+					t.Errorf(
+						"docs/manifests.md: the row of %s %q does not list its parameter %s",
+						fam.Field,
+						k.Name,
+						p.Name,
+					)
 					continue
 				}
 				seg := row[at:]
@@ -107,7 +121,14 @@ func TestManifestsDocTablesMatchTheDeclarations(t *testing.T) {
 					seg = seg[:next]
 				}
 				if want := defaultText(p); !strings.Contains(seg, want) {
-					t.Errorf("docs/manifests.md: %s %q: %s is written %q; its default reads %q", fam.Field, k.Name, p.Name, seg, want)
+					t.Errorf(
+						"docs/manifests.md: %s %q: %s is written %q; its default reads %q",
+						fam.Field,
+						k.Name,
+						p.Name,
+						seg,
+						want,
+					)
 				}
 			}
 		}

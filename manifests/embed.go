@@ -27,8 +27,10 @@ func Open(nameOrPath string, overrides ...string) (*Plan, error) {
 	name := strings.TrimSuffix(nameOrPath, ".yaml") + ".yaml"
 	data, err := embedded.ReadFile(name)
 	if err != nil {
-		return nil, &Error{Problems: []string{fmt.Sprintf("%s: no such file, and no embedded manifest of that name%s (embedded: %s)",
-			nameOrPath, suggestEmbedded(strings.TrimSuffix(nameOrPath, ".yaml")), strings.Join(Embedded(), ", "))}}
+		return nil, &Error{
+			Problems: []string{fmt.Sprintf("%s: no such file, and no embedded manifest of that name%s (embedded: %s)",
+				nameOrPath, suggestEmbedded(strings.TrimSuffix(nameOrPath, ".yaml")), strings.Join(Embedded(), ", "))},
+		}
 	}
 	return Parse("embedded:"+name, data, overrides...)
 }

@@ -67,14 +67,22 @@ func TestExpansionOrderAndCount(t *testing.T) {
 	}{{"d-sum", 1}, {"d-sum", 2}, {"gt-dsum", 1}, {"gt-dsum", 2}}
 	for i, c := range plan.Cells {
 		if c.Config.Algorithm.Name != want[i].alg || c.Config.Seed != want[i].seed || c.Index != i {
-			t.Errorf("cell %d = %s seed %d, want %s seed %d", i, c.Config.Algorithm.Name, c.Config.Seed, want[i].alg, want[i].seed)
+			t.Errorf(
+				"cell %d = %s seed %d, want %s seed %d",
+				i,
+				c.Config.Algorithm.Name,
+				c.Config.Seed,
+				want[i].alg,
+				want[i].seed,
+			)
 		}
 		if c.Config.Sweep != nil {
 			t.Errorf("cell %d still has a sweep", i)
 		}
 	}
 	gt := plan.Cells[2].Config.Algorithm
-	if gt.Params.Float("beta") != 0.5 || gt.Params.Float("lambda") != 0.8 || gt.Params.String("tracker_init") != "paper" {
+	if gt.Params.Float("beta") != 0.5 || gt.Params.Float("lambda") != 0.8 ||
+		gt.Params.String("tracker_init") != "paper" {
 		t.Errorf("gt-dsum cell algorithm = %+v, want beta 0.5, lambda 0.8, tracker_init paper", gt)
 	}
 }
@@ -111,7 +119,13 @@ func TestHashStability(t *testing.T) {
 		t.Fatal(err)
 	}
 	if again.Hash != a.Hash || len(again.Cells) != len(a.Cells) {
-		t.Errorf("reparsing the normalised manifest gave hash %s (%d cells), want %s (%d)", again.Hash, len(again.Cells), a.Hash, len(a.Cells))
+		t.Errorf(
+			"reparsing the normalised manifest gave hash %s (%d cells), want %s (%d)",
+			again.Hash,
+			len(again.Cells),
+			a.Hash,
+			len(a.Cells),
+		)
 	}
 	for i := range a.Cells {
 		if string(again.Cells[i].Spec()) != string(a.Cells[i].Spec()) {
@@ -157,10 +171,17 @@ func TestAlgorithmDefaults(t *testing.T) {
 	if explicit.Hash != plain.Hash {
 		t.Error("an explicit constant schedule changed the hash")
 	}
-	if none, _ := Parse("none.yaml", []byte(valid+"compression: {codec: none}\n")); none == nil || none.Hash != plain.Hash {
+	if none, _ := Parse("none.yaml", []byte(valid+"compression: {codec: none}\n")); none == nil ||
+		none.Hash != plain.Hash {
 		t.Error("an explicit compression {codec: none} changed the hash")
 	}
-	codecs, err := Parse("codecs.yaml", []byte(valid+"compression: {codec: none}\nsweep:\n  compression: [{codec: topk}, {codec: qsgd}, {codec: powersgd}]\n"))
+	codecs, err := Parse(
+		"codecs.yaml",
+		[]byte(
+			valid+"compression: {codec: none}\nsweep:\n  compression: [{codec: topk}, {codec: qsgd}, {codec: "+
+				"powersgd}]\n",
+		),
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,88 +216,349 @@ func TestErrors(t *testing.T) {
 		name, yaml string
 		want       []string
 	}{
-		{"unknown key", valid + "wrkers: 4\n", []string{"bad.yaml:7:", `"wrkers"`, `(did you mean "workers"?)`, "allowed keys here:", "workers"}},
-		{"unknown nested key", strings.Replace(valid, "{name: d-sum}", "{name: d-sum, betta: 0.5}", 1), []string{"bad.yaml:6:", `"algorithm.betta"`, `(did you mean "beta"?)`, "allowed keys here: alpha, beta, momentum_restart, name"}},
-		{"misspelt algorithm", strings.Replace(valid, "{name: d-sum}", "{name: gt-dsm}", 1), []string{"bad.yaml:6:", `"algorithm.name"`, `"gt-dsm" is not allowed (did you mean "gt-dsum"?)`}},
-		{"unknown key far from any", valid + "colour: red\n", []string{"bad.yaml:7:", `unknown key "colour"; allowed keys here:`}},
-		{"wrong type int", valid + "workers: ten\n", []string{"bad.yaml:7:", `"workers"`, "expected the number of workers", `"ten"`}},
+		{
+			"unknown key",
+			valid + "wrkers: 4\n",
+			[]string{"bad.yaml:7:", `"wrkers"`, `(did you mean "workers"?)`, "allowed keys here:", "workers"},
+		},
+		{
+			"unknown nested key",
+			strings.Replace(valid, "{name: d-sum}", "{name: d-sum, betta: 0.5}", 1),
+			[]string{
+				"bad.yaml:6:",
+				`"algorithm.betta"`,
+				`(did you mean "beta"?)`,
+				"allowed keys here: alpha, beta, momentum_restart, name",
+			},
+		},
+		{
+			"misspelt algorithm",
+			strings.Replace(valid, "{name: d-sum}", "{name: gt-dsm}", 1),
+			[]string{"bad.yaml:6:", `"algorithm.name"`, `"gt-dsm" is not allowed (did you mean "gt-dsum"?)`},
+		},
+		{
+			"unknown key far from any",
+			valid + "colour: red\n",
+			[]string{"bad.yaml:7:", `unknown key "colour"; allowed keys here:`},
+		},
+		{
+			"wrong type int",
+			valid + "workers: ten\n",
+			[]string{"bad.yaml:7:", `"workers"`, "expected the number of workers", `"ten"`},
+		},
 		{"float for int", valid + "workers: 2.5\n", []string{"bad.yaml:7:", `"workers"`, "integer"}},
-		{"wrong type float", strings.Replace(valid, "lr: 0.1", "lr: fast", 1), []string{"bad.yaml:5:", `"lr"`, "positive number"}},
-		{"mapping expected", strings.Replace(valid, "task: {dataset: quadratic}", "task: quadratic", 1), []string{"bad.yaml:3:", `"task"`, "expected a mapping"}},
+		{
+			"wrong type float",
+			strings.Replace(valid, "lr: 0.1", "lr: fast", 1),
+			[]string{"bad.yaml:5:", `"lr"`, "positive number"},
+		},
+		{
+			"mapping expected",
+			strings.Replace(valid, "task: {dataset: quadratic}", "task: quadratic", 1),
+			[]string{"bad.yaml:3:", `"task"`, "expected a mapping"},
+		},
 		{"out of range", valid + "workers: 0\n", []string{"bad.yaml:7:", `"workers"`, "out of range", "1 to 1024"}},
-		{"beta range", strings.Replace(valid, "{name: d-sum}", "{name: d-sum, beta: 1}", 1), []string{"bad.yaml:6:", `"algorithm.beta"`, "[0, 1)"}},
-		{"lambda range", strings.Replace(valid, "{name: d-sum}", "{name: gt-dsum, lambda: 1.5}", 1), []string{"bad.yaml:6:", `"algorithm.lambda"`, "[0, 1]"}},
+		{
+			"beta range",
+			strings.Replace(valid, "{name: d-sum}", "{name: d-sum, beta: 1}", 1),
+			[]string{"bad.yaml:6:", `"algorithm.beta"`, "[0, 1)"},
+		},
+		{
+			"lambda range",
+			strings.Replace(valid, "{name: d-sum}", "{name: gt-dsum, lambda: 1.5}", 1),
+			[]string{"bad.yaml:6:", `"algorithm.lambda"`, "[0, 1]"},
+		},
 		{"negative lr", strings.Replace(valid, "lr: 0.1", "lr: -0.1", 1), []string{"bad.yaml:5:", `"lr"`, "positive"}},
 		{"infinite lr", strings.Replace(valid, "lr: 0.1", "lr: .inf", 1), []string{"bad.yaml:5:", `"lr"`}},
 		{"scale zero", valid + "scale: 0\n", []string{"bad.yaml:7:", `"scale"`, "(0, 1]", "raise rounds"}},
 		{"scale above one", valid + "scale: 2\n", []string{"bad.yaml:7:", `"scale"`, "(0, 1]"}},
-		{"scale swept", valid + "sweep: {scale: [0.5, 1]}\n", []string{"bad.yaml:7:", `"sweep.scale"`, "cannot be swept"}},
-		{"table places no swept path", valid + "table: {rows: [algorithm], value: objective_gap}\nsweep:\n  lr: [0.1, 0.2]\n  seed: [1, 2]\n  local_steps: [1, 2]\n",
-			[]string{"bad.yaml:7:", `"table"`, "the sweep varies lr (bad.yaml:9) and local_steps (bad.yaml:11), but they are neither"}},
-		{"table places a swept path", valid + "table: {rows: [algorithm], columns: [local_steps], select: lr, value: objective_gap}\nsweep:\n  lr: [0.1, 0.2]\n  local_steps: [1, 2]\n  topology.kind: [ring, full]\n",
-			[]string{"bad.yaml:7:", "the sweep varies topology.kind (bad.yaml:11), but it is neither"}},
-		{"milestone beyond the scaled rounds", strings.Replace(valid, "rounds: 5", "rounds: 100", 1) + "scale: 0.1\nlr_schedule: {kind: step, milestones: [50]}\n",
-			[]string{"bad.yaml:8:", `"lr_schedule.milestones"`, "rounds-1 (9 at scale 0.1)"}},
-		{"unknown enum", valid + "topology: {kind: hypercube}\n", []string{"bad.yaml:7:", `"topology.kind"`, "erdos-renyi, exponential, full"}},
-		{"topology param not taken", valid + "topology: {kind: ring, p: 0.5}\n", []string{"bad.yaml:7:", `"topology.p"`, "ring does not take p; its parameters are: weights"}},
-		{"erdos-renyi needs p", valid + "topology: {kind: erdos-renyi}\n", []string{"bad.yaml:7:", `"topology.p"`, "needs p"}},
-		{"regular degree", valid + "workers: 5\ntopology: {kind: random-regular, degree: 3}\n", []string{"bad.yaml:8:", `"topology.degree"`, "workers*degree even"}},
-		{"torus rows", valid + "workers: 10\ntopology: {kind: torus, rows: 3}\n", []string{"bad.yaml:8:", `"topology.rows"`, "does not divide 10"}},
-		{"one-peer power of 2", valid + "workers: 10\ntopology: {kind: one-peer-exponential}\n", []string{"bad.yaml:8:", "power of 2"}},
-		{"uniform star", valid + "topology: {kind: star, weights: uniform}\n", []string{"bad.yaml:7:", `"topology.weights"`, "not regular"}},
-		{"unknown dataset", strings.Replace(valid, "dataset: quadratic", "dataset: imagenet", 1), []string{"bad.yaml:3:", `"task.dataset"`, "mnist", "cifar10"}},
-		{"quadratic partition", valid + "partition: {kind: iid}\n", []string{"bad.yaml:7:", `"partition"`, "own objective"}},
-		{"dirichlet alpha", strings.Replace(valid, "dataset: quadratic", "dataset: mnist", 1) + "partition: {kind: dirichlet}\n", []string{"bad.yaml:7:", `"partition.alpha"`, "0.1, 1 and 10"}},
-		{"partition param not taken", strings.Replace(valid, "dataset: quadratic", "dataset: mnist", 1) + "partition: {kind: iid, shards: 2}\n", []string{"bad.yaml:7:", `"partition.shards"`, "iid does not take shards"}},
-		{"model mismatch", strings.Replace(valid, "dataset: quadratic", "dataset: agnews, model: lenet", 1), []string{"bad.yaml:3:", `"task.model"`, "embedding-bag"}},
-		{"table path", valid + "table: {rows: [algorithm.betta], value: objective_gap}\n", []string{"bad.yaml:7:", `"table.rows"`, "not a manifest path"}},
-		{"table best", valid + "table: {rows: [algorithm], value: objective_gap, best: highest}\n", []string{"bad.yaml:7:", `"table.best"`, "max, min"}},
-		{"table path twice", valid + "table: {rows: [algorithm], columns: [algorithm], value: objective_gap}\n", []string{"bad.yaml:7:", `"table.columns"`, `"algorithm" is in table.rows already`}},
-		{"table rows type", valid + "table: {rows: algorithm, value: x}\n", []string{"bad.yaml:7:", `"table.rows"`, "expected a list"}},
+		{
+			"scale swept",
+			valid + "sweep: {scale: [0.5, 1]}\n",
+			[]string{"bad.yaml:7:", `"sweep.scale"`, "cannot be swept"},
+		},
+		{
+			"table places no swept path",
+			valid + "table: {rows: [algorithm], value: objective_gap}\nsweep:\n  lr: [0.1, 0.2]\n  seed: [1, 2]\n  " +
+				"local_steps: [1, 2]\n",
+			[]string{
+				"bad.yaml:7:",
+				`"table"`,
+				"the sweep varies lr (bad.yaml:9) and local_steps (bad.yaml:11), but they are neither",
+			},
+		},
+		{
+			"table places a swept path",
+			valid + "table: {rows: [algorithm], columns: [local_steps], select: lr, value: objective_gap}\nsweep:\n  " +
+				"lr: [0.1, 0.2]\n  local_steps: [1, 2]\n  topology.kind: [ring, full]\n",
+			[]string{"bad.yaml:7:", "the sweep varies topology.kind (bad.yaml:11), but it is neither"},
+		},
+		{
+			"milestone beyond the scaled rounds",
+			strings.Replace(
+				valid,
+				"rounds: 5",
+				"rounds: 100",
+				1,
+			) + "scale: 0.1\nlr_schedule: {kind: step, milestones: [50]}\n",
+			[]string{"bad.yaml:8:", `"lr_schedule.milestones"`, "rounds-1 (9 at scale 0.1)"},
+		},
+		{
+			"unknown enum",
+			valid + "topology: {kind: hypercube}\n",
+			[]string{"bad.yaml:7:", `"topology.kind"`, "erdos-renyi, exponential, full"},
+		},
+		{
+			"topology param not taken",
+			valid + "topology: {kind: ring, p: 0.5}\n",
+			[]string{"bad.yaml:7:", `"topology.p"`, "ring does not take p; its parameters are: weights"},
+		},
+		{
+			"erdos-renyi needs p",
+			valid + "topology: {kind: erdos-renyi}\n",
+			[]string{"bad.yaml:7:", `"topology.p"`, "needs p"},
+		},
+		{
+			"regular degree",
+			valid + "workers: 5\ntopology: {kind: random-regular, degree: 3}\n",
+			[]string{"bad.yaml:8:", `"topology.degree"`, "workers*degree even"},
+		},
+		{
+			"torus rows",
+			valid + "workers: 10\ntopology: {kind: torus, rows: 3}\n",
+			[]string{"bad.yaml:8:", `"topology.rows"`, "does not divide 10"},
+		},
+		{
+			"one-peer power of 2",
+			valid + "workers: 10\ntopology: {kind: one-peer-exponential}\n",
+			[]string{"bad.yaml:8:", "power of 2"},
+		},
+		{
+			"uniform star",
+			valid + "topology: {kind: star, weights: uniform}\n",
+			[]string{"bad.yaml:7:", `"topology.weights"`, "not regular"},
+		},
+		{
+			"unknown dataset",
+			strings.Replace(valid, "dataset: quadratic", "dataset: imagenet", 1),
+			[]string{"bad.yaml:3:", `"task.dataset"`, "mnist", "cifar10"},
+		},
+		{
+			"quadratic partition",
+			valid + "partition: {kind: iid}\n",
+			[]string{"bad.yaml:7:", `"partition"`, "own objective"},
+		},
+		{
+			"dirichlet alpha",
+			strings.Replace(valid, "dataset: quadratic", "dataset: mnist", 1) + "partition: {kind: dirichlet}\n",
+			[]string{"bad.yaml:7:", `"partition.alpha"`, "0.1, 1 and 10"},
+		},
+		{
+			"partition param not taken",
+			strings.Replace(valid, "dataset: quadratic", "dataset: mnist", 1) + "partition: {kind: iid, shards: 2}\n",
+			[]string{"bad.yaml:7:", `"partition.shards"`, "iid does not take shards"},
+		},
+		{
+			"model mismatch",
+			strings.Replace(valid, "dataset: quadratic", "dataset: agnews, model: lenet", 1),
+			[]string{"bad.yaml:3:", `"task.model"`, "embedding-bag"},
+		},
+		{
+			"table path",
+			valid + "table: {rows: [algorithm.betta], value: objective_gap}\n",
+			[]string{"bad.yaml:7:", `"table.rows"`, "not a manifest path"},
+		},
+		{
+			"table best",
+			valid + "table: {rows: [algorithm], value: objective_gap, best: highest}\n",
+			[]string{"bad.yaml:7:", `"table.best"`, "max, min"},
+		},
+		{
+			"table path twice",
+			valid + "table: {rows: [algorithm], columns: [algorithm], value: objective_gap}\n",
+			[]string{"bad.yaml:7:", `"table.columns"`, `"algorithm" is in table.rows already`},
+		},
+		{
+			"table rows type",
+			valid + "table: {rows: algorithm, value: x}\n",
+			[]string{"bad.yaml:7:", `"table.rows"`, "expected a list"},
+		},
 		{"sweep table", valid + "sweep: {table.value: [a, b]}\n", []string{"bad.yaml:7:", "cannot be swept"}},
-		{"synthetic classes", strings.Replace(valid, "dataset: quadratic", "dataset: synthetic, synthetic: {classes: 1}", 1), []string{"bad.yaml:3:", `"task.synthetic.classes"`, ">= 2"}},
-		{"unknown algorithm", strings.Replace(valid, "d-sum}", "adam}", 1), []string{"bad.yaml:6:", `"algorithm.name"`, sortedNames(optimizers.Family.Names())}},
-		{"dsgt local steps", strings.Replace(valid, "{name: d-sum}", "{name: dsgt}\nlocal_steps: 5", 1), []string{"bad.yaml:7:", `"local_steps"`, "dsgt takes exactly one local step", "use local_steps: 1"}},
-		{"nesterov type", strings.Replace(valid, "{name: d-sum}", "{name: dsgdm, nesterov: yes please}", 1), []string{"bad.yaml:6:", `"algorithm.nesterov"`, "true or false"}},
-		{"nesterov not taken", strings.Replace(valid, "{name: d-sum}", "{name: slowmo, nesterov: true}", 1), []string{"bad.yaml:6:", "slowmo does not take nesterov"}},
-		{"mu range", strings.Replace(valid, "{name: d-sum}", "{name: qg-dsgdm, mu: 1}", 1), []string{"bad.yaml:6:", `"algorithm.mu"`, "[0, 1)"}},
-		{"slow_alpha range", strings.Replace(valid, "{name: d-sum}", "{name: slowmo, slow_alpha: 0}", 1), []string{"bad.yaml:6:", `"algorithm.slow_alpha"`, "> 0"}},
+		{
+			"synthetic classes",
+			strings.Replace(valid, "dataset: quadratic", "dataset: synthetic, synthetic: {classes: 1}", 1),
+			[]string{"bad.yaml:3:", `"task.synthetic.classes"`, ">= 2"},
+		},
+		{
+			"unknown algorithm",
+			strings.Replace(valid, "d-sum}", "adam}", 1),
+			[]string{"bad.yaml:6:", `"algorithm.name"`, sortedNames(optimizers.Family.Names())},
+		},
+		{
+			"dsgt local steps",
+			strings.Replace(valid, "{name: d-sum}", "{name: dsgt}\nlocal_steps: 5", 1),
+			[]string{"bad.yaml:7:", `"local_steps"`, "dsgt takes exactly one local step", "use local_steps: 1"},
+		},
+		{
+			"nesterov type",
+			strings.Replace(valid, "{name: d-sum}", "{name: dsgdm, nesterov: yes please}", 1),
+			[]string{"bad.yaml:6:", `"algorithm.nesterov"`, "true or false"},
+		},
+		{
+			"nesterov not taken",
+			strings.Replace(valid, "{name: d-sum}", "{name: slowmo, nesterov: true}", 1),
+			[]string{"bad.yaml:6:", "slowmo does not take nesterov"},
+		},
+		{
+			"mu range",
+			strings.Replace(valid, "{name: d-sum}", "{name: qg-dsgdm, mu: 1}", 1),
+			[]string{"bad.yaml:6:", `"algorithm.mu"`, "[0, 1)"},
+		},
+		{
+			"slow_alpha range",
+			strings.Replace(valid, "{name: d-sum}", "{name: slowmo, slow_alpha: 0}", 1),
+			[]string{"bad.yaml:6:", `"algorithm.slow_alpha"`, "> 0"},
+		},
 		{"quadratic batch", valid + "batch_size: 32\n", []string{"bad.yaml:7:", `"batch_size"`, "no samples to batch"}},
-		{"batch size", strings.Replace(valid, "dataset: quadratic", "dataset: synthetic", 1) + "batch_size: 0\n", []string{"bad.yaml:7:", `"batch_size"`, "positive integer"}},
+		{
+			"batch size",
+			strings.Replace(valid, "dataset: quadratic", "dataset: synthetic", 1) + "batch_size: 0\n",
+			[]string{"bad.yaml:7:", `"batch_size"`, "positive integer"},
+		},
 		{"weight decay", valid + "weight_decay: -0.1\n", []string{"bad.yaml:7:", `"weight_decay"`, ">= 0"}},
-		{"schedule kind", valid + "lr_schedule: {kind: linear}\n", []string{"bad.yaml:7:", `"lr_schedule.kind"`, "constant, cosine, step"}},
-		{"schedule milestones", valid + "lr_schedule: {kind: step}\n", []string{"bad.yaml:7:", `"lr_schedule.milestones"`, "e.g. [50, 75]"}},
-		{"schedule order", valid + "lr_schedule: {kind: step, milestones: [3, 2]}\n", []string{"bad.yaml:7:", `"lr_schedule.milestones"`, "increasing round numbers from 1 to rounds-1 (4)"}},
-		{"schedule gamma", valid + "lr_schedule: {kind: step, milestones: [2], gamma: 2}\n", []string{"bad.yaml:7:", `"lr_schedule.gamma"`, "(0, 1]"}},
-		{"schedule warmup", valid + "lr_schedule: {kind: cosine, warmup: 5}\n", []string{"bad.yaml:7:", `"lr_schedule.warmup"`, "0 to rounds-1 (4)"}},
-		{"schedule param", valid + "lr_schedule: {kind: cosine, gamma: 0.5}\n", []string{"bad.yaml:7:", "cosine does not take gamma"}},
-		{"param not taken", strings.Replace(valid, "{name: d-sum}", "{name: d-sum, lambda: 0.5}", 1), []string{"bad.yaml:6:", "d-sum does not take lambda"}},
-		{"unknown codec", valid + "compression: {codec: gzip}\n", []string{"bad.yaml:7:", `"compression.codec"`, "use one of: " + sortedNames(codecs.Family.Names())}},
-		{"codec ratio", valid + "compression: {codec: topk, ratio: 0}\n", []string{"bad.yaml:7:", `"compression.ratio"`, "(0, 1]"}},
-		{"codec ratio high", valid + "compression: {codec: randomk, ratio: 1.5}\n", []string{"bad.yaml:7:", `"compression.ratio"`, "(0, 1]"}},
-		{"codec levels", valid + "compression: {codec: qsgd, levels: 0}\n", []string{"bad.yaml:7:", `"compression.levels"`, "positive integer"}},
-		{"codec rank", valid + "compression: {codec: powersgd, rank: 0}\n", []string{"bad.yaml:7:", `"compression.rank"`, "positive integer"}},
-		{"codec param not taken", valid + "compression: {codec: sign, ratio: 0.1}\n", []string{"bad.yaml:7:", "sign does not take ratio; its parameters are: memory, gamma"}},
-		{"none takes nothing", valid + "compression: {codec: none, gamma: 0.5}\n", []string{"bad.yaml:7:", "none does not take gamma"}},
-		{"threshold tau", valid + "compression: {codec: threshold}\n", []string{"bad.yaml:7:", `"compression.tau"`, "threshold needs tau"}},
-		{"efsign memory", valid + "compression: {codec: efsign, memory: none}\n", []string{"bad.yaml:7:", `"compression.memory"`, "error feedback"}},
-		{"codec gamma", valid + "compression: {codec: fp16, gamma: 1.5}\n", []string{"bad.yaml:7:", `"compression.gamma"`, "(0, 1]"}},
-		{"missing required", strings.Replace(valid, "rounds: 5\n", "", 1), []string{"bad.yaml", `"rounds" is required`}},
-		{"version", strings.Replace(valid, "version: 1", "version: 2", 1), []string{"bad.yaml:1:", `"version"`, "version 1"}},
+		{
+			"schedule kind",
+			valid + "lr_schedule: {kind: linear}\n",
+			[]string{"bad.yaml:7:", `"lr_schedule.kind"`, "constant, cosine, step"},
+		},
+		{
+			"schedule milestones",
+			valid + "lr_schedule: {kind: step}\n",
+			[]string{"bad.yaml:7:", `"lr_schedule.milestones"`, "e.g. [50, 75]"},
+		},
+		{
+			"schedule order",
+			valid + "lr_schedule: {kind: step, milestones: [3, 2]}\n",
+			[]string{"bad.yaml:7:", `"lr_schedule.milestones"`, "increasing round numbers from 1 to rounds-1 (4)"},
+		},
+		{
+			"schedule gamma",
+			valid + "lr_schedule: {kind: step, milestones: [2], gamma: 2}\n",
+			[]string{"bad.yaml:7:", `"lr_schedule.gamma"`, "(0, 1]"},
+		},
+		{
+			"schedule warmup",
+			valid + "lr_schedule: {kind: cosine, warmup: 5}\n",
+			[]string{"bad.yaml:7:", `"lr_schedule.warmup"`, "0 to rounds-1 (4)"},
+		},
+		{
+			"schedule param",
+			valid + "lr_schedule: {kind: cosine, gamma: 0.5}\n",
+			[]string{"bad.yaml:7:", "cosine does not take gamma"},
+		},
+		{
+			"param not taken",
+			strings.Replace(valid, "{name: d-sum}", "{name: d-sum, lambda: 0.5}", 1),
+			[]string{"bad.yaml:6:", "d-sum does not take lambda"},
+		},
+		{
+			"unknown codec",
+			valid + "compression: {codec: gzip}\n",
+			[]string{"bad.yaml:7:", `"compression.codec"`, "use one of: " + sortedNames(codecs.Family.Names())},
+		},
+		{
+			"codec ratio",
+			valid + "compression: {codec: topk, ratio: 0}\n",
+			[]string{"bad.yaml:7:", `"compression.ratio"`, "(0, 1]"},
+		},
+		{
+			"codec ratio high",
+			valid + "compression: {codec: randomk, ratio: 1.5}\n",
+			[]string{"bad.yaml:7:", `"compression.ratio"`, "(0, 1]"},
+		},
+		{
+			"codec levels",
+			valid + "compression: {codec: qsgd, levels: 0}\n",
+			[]string{"bad.yaml:7:", `"compression.levels"`, "positive integer"},
+		},
+		{
+			"codec rank",
+			valid + "compression: {codec: powersgd, rank: 0}\n",
+			[]string{"bad.yaml:7:", `"compression.rank"`, "positive integer"},
+		},
+		{
+			"codec param not taken",
+			valid + "compression: {codec: sign, ratio: 0.1}\n",
+			[]string{"bad.yaml:7:", "sign does not take ratio; its parameters are: memory, gamma"},
+		},
+		{
+			"none takes nothing",
+			valid + "compression: {codec: none, gamma: 0.5}\n",
+			[]string{"bad.yaml:7:", "none does not take gamma"},
+		},
+		{
+			"threshold tau",
+			valid + "compression: {codec: threshold}\n",
+			[]string{"bad.yaml:7:", `"compression.tau"`, "threshold needs tau"},
+		},
+		{
+			"efsign memory",
+			valid + "compression: {codec: efsign, memory: none}\n",
+			[]string{"bad.yaml:7:", `"compression.memory"`, "error feedback"},
+		},
+		{
+			"codec gamma",
+			valid + "compression: {codec: fp16, gamma: 1.5}\n",
+			[]string{"bad.yaml:7:", `"compression.gamma"`, "(0, 1]"},
+		},
+		{
+			"missing required",
+			strings.Replace(valid, "rounds: 5\n", "", 1),
+			[]string{"bad.yaml", `"rounds" is required`},
+		},
+		{
+			"version",
+			strings.Replace(valid, "version: 1", "version: 2", 1),
+			[]string{"bad.yaml:1:", `"version"`, "version 1"},
+		},
 		{"bad yaml", "version: 1\n  name: x: y\n", []string{"bad.yaml", "not valid YAML", "line 2"}},
-		{"a tab", "version: 1\nname: t\n\ttask: {dataset: quadratic}\n", []string{"bad.yaml:3:", "a tab in the indentation"}},
+		{
+			"a tab",
+			"version: 1\nname: t\n\ttask: {dataset: quadratic}\n",
+			[]string{"bad.yaml:3:", "a tab in the indentation"},
+		},
 		{"empty", "", []string{"bad.yaml", "empty"}},
 		{"sweep not list", valid + "sweep: {seed: 3}\n", []string{"bad.yaml:7:", `"sweep.seed"`, "list"}},
-		{"sweep unknown path", valid + "sweep:\n  algorithm.betta: [0.1]\n", []string{"bad.yaml:8:", `"sweep.algorithm.betta"`, "not a manifest field"}},
-		{"sweep bad value", valid + "sweep:\n  algorithm.beta:\n    - 0.5\n    - 1.5\n", []string{"bad.yaml:10:", `"algorithm.beta"`, "[0, 1)"}},
+		{
+			"sweep unknown path",
+			valid + "sweep:\n  algorithm.betta: [0.1]\n",
+			[]string{"bad.yaml:8:", `"sweep.algorithm.betta"`, "not a manifest field"},
+		},
+		{
+			"sweep bad value",
+			valid + "sweep:\n  algorithm.beta:\n    - 0.5\n    - 1.5\n",
+			[]string{"bad.yaml:10:", `"algorithm.beta"`, "[0, 1)"},
+		},
 		{"sweep name", valid + "sweep: {name: [a, b]}\n", []string{"bad.yaml:7:", "cannot be swept"}},
-		{"sweep duplicate", valid + "sweep:\n  algorithm:\n    - {name: d-sum}\n    - {name: d-sum, alpha: 2}\n", []string{"bad.yaml:10:", "repeats value 1"}},
+		{
+			"sweep duplicate",
+			valid + "sweep:\n  algorithm:\n    - {name: d-sum}\n    - {name: d-sum, alpha: 2}\n",
+			[]string{"bad.yaml:10:", "repeats value 1"},
+		},
 		{"duplicate key", valid + "lr: 0.2\n", []string{"bad.yaml:7:", `key "lr" repeats the one on line 5`}},
-		{"duplicate nested key", strings.Replace(valid, "{name: d-sum}", "{name: d-sum, beta: 0.5, beta: 0.6}", 1), []string{"bad.yaml:6:", `key "beta" repeats`}},
+		{
+			"duplicate nested key",
+			strings.Replace(valid, "{name: d-sum}", "{name: d-sum, beta: 0.5, beta: 0.6}", 1),
+			[]string{"bad.yaml:6:", `key "beta" repeats`},
+		},
 		{"second document", valid + "---\nversion: 1\n", []string{"bad.yaml:7:", "second YAML document"}},
 		{"too many cells", valid + "sweep:\n  seed: [" + numbers(1000, 1) + "]\n  lr: [" + numbers(1000, 0.001) + "]\n",
 			[]string{"bad.yaml:8:", "more than 20000 cells", "lr (1000) × seed (1000)", "split the sweep"}},
-		{"sweep overlap", valid + "sweep:\n  algorithm: [{name: d-sum}]\n  algorithm.beta: [0.1]\n", []string{"bad.yaml:9:", "overlaps"}},
+		{
+			"sweep overlap",
+			valid + "sweep:\n  algorithm: [{name: d-sum}]\n  algorithm.beta: [0.1]\n",
+			[]string{"bad.yaml:9:", "overlaps"},
+		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -304,7 +586,9 @@ func numbers(n int, step float64) string {
 
 func TestEmbeddedManifests(t *testing.T) {
 	names := Embedded()
-	for _, want := range []string{"quickstart", "examples/quadratic", "examples/algorithms-mnist", "examples/one-step-mnist", "examples/compression-mnist", "examples/gt-dsum-stability", "examples/gt-dsum-readings", "examples/gt-dsum-readings-mnist-quick", "examples/quickstart-readings"} {
+	for _, want := range []string{"quickstart", "examples/quadratic", "examples/algorithms-mnist",
+		"examples/one-step-mnist", "examples/compression-mnist", "examples/gt-dsum-stability",
+		"examples/gt-dsum-readings", "examples/gt-dsum-readings-mnist-quick", "examples/quickstart-readings"} {
 		if !slices.Contains(names, want) {
 			t.Fatalf("embedded manifests = %v, want %s among them", names, want)
 		}
@@ -330,7 +614,10 @@ func TestTableBlockIsNotPartOfCells(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tabled, err := Parse("b.yaml", []byte(valid+"sweep: {seed: [1, 2]}\ntable: {rows: [algorithm], value: objective_gap}\n"))
+	tabled, err := Parse(
+		"b.yaml",
+		[]byte(valid+"sweep: {seed: [1, 2]}\ntable: {rows: [algorithm], value: objective_gap}\n"),
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +638,12 @@ func TestTableBlockIsNotPartOfCells(t *testing.T) {
 // enters the manifest hash, and that SetScale (ump run --scale) is the same
 // as writing the field.
 func TestScale(t *testing.T) {
-	base := strings.Replace(valid, "rounds: 5", "rounds: 100", 1) + "topology: {kind: mesh-to-ring}\nsweep: {rounds: [100, 30]}\n"
+	base := strings.Replace(
+		valid,
+		"rounds: 5",
+		"rounds: 100",
+		1,
+	) + "topology: {kind: mesh-to-ring}\nsweep: {rounds: [100, 30]}\n"
 	full, err := Parse("a.yaml", []byte(base))
 	if err != nil {
 		t.Fatal(err)
@@ -366,7 +658,13 @@ func TestScale(t *testing.T) {
 	for i, want := range []int{10, 3} {
 		c := scaled.Cells[i]
 		if c.Config.Rounds != want || c.Config.Scale != nil {
-			t.Errorf("cell %d: rounds %d scale %v; want %d rounds and no scale", i, c.Config.Rounds, c.Config.Scale, want)
+			t.Errorf(
+				"cell %d: rounds %d scale %v; want %d rounds and no scale",
+				i,
+				c.Config.Rounds,
+				c.Config.Scale,
+				want,
+			)
 		}
 		// The cell is the unscaled cell with fewer rounds: same spec, so the
 		// same cell key and cache entries.
@@ -387,10 +685,20 @@ func TestScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	if full.Hash != scaled.Hash || full.Cells[1].Config.Rounds != 3 {
-		t.Errorf("SetScale(0.1): hash %s, rounds %d; want %s and 3 as with scale: 0.1 in the file", full.Hash, full.Cells[1].Config.Rounds, scaled.Hash)
+		t.Errorf(
+			"SetScale(0.1): hash %s, rounds %d; want %s and 3 as with scale: 0.1 in the file",
+			full.Hash,
+			full.Cells[1].Config.Rounds,
+			scaled.Hash,
+		)
 	}
 	if err := full.SetScale(1); err != nil || full.Hash != one.Hash || full.Cells[0].Config.Rounds != 100 {
-		t.Errorf("SetScale(1) after SetScale(0.1): %v, hash %s rounds %d; want the unscaled manifest back", err, full.Hash, full.Cells[0].Config.Rounds)
+		t.Errorf(
+			"SetScale(1) after SetScale(0.1): %v, hash %s rounds %d; want the unscaled manifest back",
+			err,
+			full.Hash,
+			full.Cells[0].Config.Rounds,
+		)
 	}
 	if err := full.SetScale(1.5); err == nil || !strings.Contains(err.Error(), "--scale 1.5") {
 		t.Errorf("SetScale(1.5) = %v; want an error naming --scale", err)
@@ -399,7 +707,8 @@ func TestScale(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := stepped.SetScale(0.1); err == nil || !strings.Contains(err.Error(), "--scale") || !strings.Contains(err.Error(), "milestones") {
+	if err := stepped.SetScale(0.1); err == nil || !strings.Contains(err.Error(), "--scale") ||
+		!strings.Contains(err.Error(), "milestones") {
 		t.Errorf("SetScale(0.1) with a milestone at round 20: %v; want an error naming --scale and the milestones", err)
 	}
 }
@@ -416,7 +725,8 @@ func TestPaperManifests(t *testing.T) {
 		// the same and D-SUM and GT-DSUM under the favoured reading (7 rows)
 		"paper/table1-mnist": 252, "paper/table1-fashion-mnist": 252,
 		// honest tuning: the same with a validation share
-		"paper/table1-mnist-honest": 252, "paper/table1-emnist-honest": 180, "paper/table1-cifar10-honest": 180, "paper/table1-agnews-honest": 180,
+		"paper/table1-mnist-honest": 252, "paper/table1-emnist-honest": 180, "paper/table1-cifar10-honest": 180,
+		"paper/table1-agnews-honest": 180,
 		// 2 algorithms x 10 alphas x 4 x 3
 		"paper/table2-mnist": 240, "paper/table2-emnist": 240, "paper/table2-cifar10": 240, "paper/table2-agnews": 240,
 		// 3 algorithms x 5 K x 4 x 3
@@ -466,12 +776,26 @@ func TestPaperManifests(t *testing.T) {
 				batch = 256
 			}
 			if (swept["workers"] == nil && m.Workers != 10) || (swept["local_steps"] == nil && m.LocalSteps != 10) ||
-				m.BatchSize != batch || m.Topology.Kind != "mesh-to-ring" || m.Topology.Params["weights"] != "metropolis-hastings" ||
+				m.BatchSize != batch || m.Topology.Kind != "mesh-to-ring" ||
+				m.Topology.Params["weights"] != "metropolis-hastings" ||
 				m.Partition.Kind != "dirichlet" || m.Engine != "" {
-				t.Errorf("%s cell %d (%s): not the paper's settings: %s", name, c.Index, c.LabelString(), CanonicalJSON(m))
+				t.Errorf(
+					"%s cell %d (%s): not the paper's settings: %s",
+					name,
+					c.Index,
+					c.LabelString(),
+					CanonicalJSON(m),
+				)
 			}
-			if a := m.Algorithm; a.Name == "gt-dsum" && (a.Params["lambda"] != 0.8 || a.Params["tracker_init"] != "paper") {
-				t.Errorf("%s cell %d: gt-dsum with lambda %v, tracker_init %v", name, c.Index, a.Params["lambda"], a.Params["tracker_init"])
+			if a := m.Algorithm; a.Name == "gt-dsum" &&
+				(a.Params["lambda"] != 0.8 || a.Params["tracker_init"] != "paper") {
+				t.Errorf(
+					"%s cell %d: gt-dsum with lambda %v, tracker_init %v",
+					name,
+					c.Index,
+					a.Params["lambda"],
+					a.Params["tracker_init"],
+				)
 			}
 		}
 		for _, lr := range lrGrid {
@@ -506,7 +830,8 @@ func TestPaperManifests(t *testing.T) {
 	for quickName, c := range map[string]struct {
 		paper string
 		cells int
-	}{"quickstart": {"paper/table1-mnist", 5}, "examples/gt-dsum-readings-mnist-quick": {"paper/gt-dsum-readings-mnist", 30}} {
+	}{"quickstart": {"paper/table1-mnist", 5}, "examples/gt-dsum-readings-mnist-quick": {
+		"paper/gt-dsum-readings-mnist", 30}} {
 		quick, err := Open(quickName)
 		if err != nil {
 			t.Fatal(err)
@@ -542,17 +867,41 @@ func TestOverrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Parse("m.yaml", []byte(swept), "lr=0.05", "algorithm.beta=0.5", "sweep.seed=[1, 2, 3]", "task.quadratic.dim=20")
+	got, err := Parse(
+		"m.yaml",
+		[]byte(swept),
+		"lr=0.05",
+		"algorithm.beta=0.5",
+		"sweep.seed=[1, 2, 3]",
+		"task.quadratic.dim=20",
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	written, err := Parse("m.yaml", []byte(strings.NewReplacer("lr: 0.1", "lr: 0.05", "{name: d-sum}", "{name: d-sum, beta: 0.5}",
-		"seed: [1, 2]", "seed: [1, 2, 3]", "{dataset: quadratic}", "{dataset: quadratic, quadratic: {dim: 20}}").Replace(swept)))
+	written, err := Parse(
+		"m.yaml",
+		[]byte(strings.NewReplacer(
+			"lr: 0.1",
+			"lr: 0.05",
+			"{name: d-sum}",
+			"{name: d-sum, beta: 0.5}",
+			"seed: [1, 2]",
+			"seed: [1, 2, 3]",
+			"{dataset: quadratic}",
+			"{dataset: quadratic, quadratic: {dim: 20}}",
+		).Replace(swept)),
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Hash != written.Hash || got.Hash == base.Hash || len(got.Cells) != 3 || got.Cells[0].Config.LR != 0.05 {
-		t.Errorf("overrides: hash %.12s, %d cells; the same values written in the file: %.12s (without: %.12s)", got.Hash, len(got.Cells), written.Hash, base.Hash)
+		t.Errorf(
+			"overrides: hash %.12s, %d cells; the same values written in the file: %.12s (without: %.12s)",
+			got.Hash,
+			len(got.Cells),
+			written.Hash,
+			base.Hash,
+		)
 	}
 	for _, tc := range []struct {
 		override string
@@ -570,7 +919,8 @@ func TestOverrides(t *testing.T) {
 		{"toplogy.kind=ring", []string{`(did you mean "topology.kind"?)`}},
 		{"sweep.sed=[1]", []string{`(did you mean "sweep.seed"?)`}},
 		// a swept list's entries are keyed by their kind's own parameters
-		{"sweep.algorithm=[{name: d-sum, alhpa: 4}]", []string{`unknown key "alhpa" (did you mean "alpha"?); allowed keys here: alpha, beta, momentum_restart, name`}},
+		{"sweep.algorithm=[{name: d-sum, alhpa: 4}]", []string{
+			`unknown key "alhpa" (did you mean "alpha"?); allowed keys here: alpha, beta, momentum_restart, name`}},
 	} {
 		_, err := Parse("m.yaml", []byte(swept), tc.override)
 		for _, w := range tc.want {
@@ -587,7 +937,8 @@ func TestOverrides(t *testing.T) {
 func TestSuggestionsWork(t *testing.T) {
 	didYouMean := regexp.MustCompile(`did you mean "([^"]+)"\?`)
 	for _, tc := range []struct{ manifest, override, says string }{
-		{"quickstart", "algorithm.bta=0.5", "the manifest sweeps algorithm, so that is overridden as sweep.algorithm=[...]"},
+		{"quickstart", "algorithm.bta=0.5", "the manifest sweeps algorithm, so that is overridden as " +
+			"sweep.algorithm=[...]"},
 		{"quickstart", "toplogy.kind=ring", ""},
 		{"quickstart", "workrs=8", ""},
 		{"quickstart", "sweep.sed=[1, 2]", ""},
@@ -606,7 +957,12 @@ func TestSuggestionsWork(t *testing.T) {
 		case tc.says == "" && applied != nil:
 			t.Errorf("%s %s suggests %s, which fails: %v", tc.manifest, tc.override, m[1], applied)
 		case tc.says != "" && applied == nil:
-			t.Errorf("%s %s: the suggestion %s parses; the message need not redirect it", tc.manifest, tc.override, m[1])
+			t.Errorf(
+				"%s %s: the suggestion %s parses; the message need not redirect it",
+				tc.manifest,
+				tc.override,
+				m[1],
+			)
 		}
 	}
 }
@@ -616,8 +972,10 @@ func TestSuggestionsWork(t *testing.T) {
 // written out with beta set in each entry whose algorithm takes it.
 func TestAValueInsideASweptListSaysHowToSetIt(t *testing.T) {
 	_, err := Open("quickstart", "sweep.algorithm.beta=0.5")
-	want := "'sweep.algorithm=[{name: local-sgd-m, beta: 0.5}, {name: qg-dsgdm, beta: 0.5}, {name: slowmo}, {name: d-sum, alpha: 2, beta: 0.5}, {name: gt-dsum, alpha: 2, beta: 0.5, lambda: 0.8}]'"
-	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "sweep.algorithm.beta=[...]") {
+	want := "'sweep.algorithm=[{name: local-sgd-m, beta: 0.5}, {name: qg-dsgdm, beta: 0.5}, {name: slowmo}, {name: " +
+		"d-sum, alpha: 2, beta: 0.5}, {name: gt-dsum, alpha: 2, beta: 0.5, lambda: 0.8}]'"
+	if err == nil || !strings.Contains(err.Error(), want) ||
+		!strings.Contains(err.Error(), "sweep.algorithm.beta=[...]") {
 		t.Errorf("sweep.algorithm.beta=0.5: %v; want the list %s", err, want)
 	}
 	if _, err := Open("quickstart", "sweep.algorithm=[{name: d-sum, beta: 0.5}]"); err != nil {
@@ -628,7 +986,8 @@ func TestAValueInsideASweptListSaysHowToSetIt(t *testing.T) {
 // TestNullBlockIsAbsent: `compression: null`, as the normalised form
 // writes "no compression", parses as no compression block at all.
 func TestNullBlockIsAbsent(t *testing.T) {
-	base := "version: 1\nname: n\ntask: {dataset: quadratic}\nworkers: 4\nrounds: 5\nlr: 0.1\nalgorithm: {name: d-sum}\n"
+	base := "version: 1\nname: n\ntask: {dataset: quadratic}\nworkers: 4\nrounds: 5\nlr: 0.1\nalgorithm: {name: " +
+		"d-sum}\n"
 	without, err := Parse("a.yaml", []byte(base))
 	if err != nil {
 		t.Fatal(err)
@@ -638,7 +997,12 @@ func TestNullBlockIsAbsent(t *testing.T) {
 		t.Fatal(err)
 	}
 	if null.Hash != without.Hash || null.Cells[0].Config.Compression != nil {
-		t.Errorf("compression: null gave hash %.12s and block %v; want %.12s and none", null.Hash, null.Cells[0].Config.Compression, without.Hash)
+		t.Errorf(
+			"compression: null gave hash %.12s and block %v; want %.12s and none",
+			null.Hash,
+			null.Cells[0].Config.Compression,
+			without.Hash,
+		)
 	}
 }
 
@@ -672,7 +1036,8 @@ func TestMisspeltEmbeddedNamesGetASuggestion(t *testing.T) {
 		"zzz":                "",
 	} {
 		_, err := Open(name)
-		if err == nil || (want != "" && !strings.Contains(err.Error(), want)) || (want == "" && strings.Contains(err.Error(), "did you mean")) {
+		if err == nil || (want != "" && !strings.Contains(err.Error(), want)) ||
+			(want == "" && strings.Contains(err.Error(), "did you mean")) {
 			t.Errorf("Open(%q): %v; want %q", name, err, want)
 		}
 	}
@@ -708,7 +1073,8 @@ table: {rows: [algorithm], value: objective_gap, select: SELECT}
 		t.Errorf("normalised: %s", data)
 	}
 	var back Table
-	if err := json.Unmarshal(data, &back); err != nil || back.Select != "lr" || !slices.Equal(back.SelectSeeds, []int{1, 2}) {
+	if err := json.Unmarshal(data, &back); err != nil || back.Select != "lr" ||
+		!slices.Equal(back.SelectSeeds, []int{1, 2}) {
 		t.Errorf("read back: %+v %v", back, err)
 	}
 	plain, err := Parse("s.yaml", []byte(strings.Replace(src, "SELECT", "lr", 1)))
@@ -732,7 +1098,8 @@ table: {rows: [algorithm], value: objective_gap, select: SELECT}
 			t.Errorf("select %s: per parsed as %v (scope %s)", sel, tb.SelectPer, tb.Scope())
 		}
 		var back Table
-		if err := json.Unmarshal(CanonicalJSON(tb), &back); err != nil || !slices.Equal(back.SelectPer, want) || !slices.Equal(back.SelectSeeds, tb.SelectSeeds) {
+		if err := json.Unmarshal(CanonicalJSON(tb), &back); err != nil || !slices.Equal(back.SelectPer, want) ||
+			!slices.Equal(back.SelectSeeds, tb.SelectSeeds) {
 			t.Errorf("select %s: read back %+v %v", sel, back, err)
 		}
 		if p.Hash == plain.Hash || p.Hash == plan.Hash {
@@ -786,13 +1153,23 @@ func TestYAMLRunsWithTheSameHash(t *testing.T) {
 // its sweep's, every value of every axis and every combination, come in
 // one error, each problem once.
 func TestEveryRangeProblemAtOnce(t *testing.T) {
-	data := strings.Replace(valid, "lr: 0.1", "lr: -0.1", 1) + "sweep:\n  seed: [1, 2]\n  algorithm.beta: [0.5, 1.5]\n  workers: [4, 0]\n  local_steps: [-1, 1]\n"
+	data := strings.Replace(
+		valid,
+		"lr: 0.1",
+		"lr: -0.1",
+		1,
+	) + "sweep:\n  seed: [1, 2]\n  algorithm.beta: [0.5, 1.5]\n  workers: [4, 0]\n  local_steps: [-1, 1]\n"
 	_, err := Parse("bad.yaml", []byte(data))
 	var bad *Error
 	if !errors.As(err, &bad) {
 		t.Fatalf("%v; want an Error", err)
 	}
-	want := []string{`bad.yaml:5: field "lr": -0.1`, `bad.yaml:9: field "algorithm.beta": 1.5`, `bad.yaml:10: field "workers": 0`, `bad.yaml:11: field "local_steps": -1`}
+	want := []string{
+		`bad.yaml:5: field "lr": -0.1`,
+		`bad.yaml:9: field "algorithm.beta": 1.5`,
+		`bad.yaml:10: field "workers": 0`,
+		`bad.yaml:11: field "local_steps": -1`,
+	}
 	if len(bad.Problems) != len(want) {
 		t.Errorf("%d problems, want %d:\n%s", len(bad.Problems), len(want), err)
 	}
@@ -808,9 +1185,12 @@ func TestEveryRangeProblemAtOnce(t *testing.T) {
 // equal share of MNIST's 60,000 over 200 workers: 300) is refused with
 // the least fraction that holds one out; one that does hold out passes.
 func TestValidationThatHoldsOutNothingIsRefused(t *testing.T) {
-	m := "version: 1\nname: v\ntask: {dataset: mnist}\nworkers: 200\nrounds: 2\nlr: 0.1\nalgorithm: {name: d-sum}\npartition: {kind: iid}\nvalidation: {fraction: F}\n"
+	m := "version: 1\nname: v\ntask: {dataset: mnist}\nworkers: 200\nrounds: 2\nlr: 0.1\nalgorithm: {name: " +
+		"d-sum}\npartition: {kind: iid}\nvalidation: {fraction: F}\n"
 	_, err := Parse("v.yaml", []byte(strings.Replace(m, "F", "0.001", 1)))
-	if err == nil || !strings.Contains(err.Error(), `v.yaml:9: field "validation.fraction": 0.001 holds out no sample`) || !strings.Contains(err.Error(), "at least 0.0017") {
+	if err == nil ||
+		!strings.Contains(err.Error(), `v.yaml:9: field "validation.fraction": 0.001 holds out no sample`) ||
+		!strings.Contains(err.Error(), "at least 0.0017") {
 		t.Errorf("0.001 of 300 samples: %v; want it refused", err)
 	}
 	if _, err := Parse("v.yaml", []byte(strings.Replace(m, "F", "0.002", 1))); err != nil {
@@ -822,18 +1202,21 @@ func TestValidationThatHoldsOutNothingIsRefused(t *testing.T) {
 // holds out a validation split is refused (the GPU engine does not score
 // one), as engine: gpu in the file is; the CPU engine takes it.
 func TestGPUEngineRefusesAValidationSplit(t *testing.T) {
-	m := "version: 1\nname: v\ntask: {dataset: mnist}\nworkers: 4\nrounds: 2\nlr: 0.1\nalgorithm: {name: d-sum}\npartition: {kind: iid}\nvalidation: {fraction: 0.1}\n"
+	m := "version: 1\nname: v\ntask: {dataset: mnist}\nworkers: 4\nrounds: 2\nlr: 0.1\nalgorithm: {name: " +
+		"d-sum}\npartition: {kind: iid}\nvalidation: {fraction: 0.1}\n"
 	p, err := Parse("v.yaml", []byte(m))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.SetEngine("gpu"); err == nil || !strings.Contains(err.Error(), "--engine gpu: the manifest holds out a validation split") {
+	if err := p.SetEngine("gpu"); err == nil ||
+		!strings.Contains(err.Error(), "--engine gpu: the manifest holds out a validation split") {
 		t.Errorf("--engine gpu with validation: %v; want it refused", err)
 	}
 	if err := p.SetEngine("cpu"); err != nil {
 		t.Errorf("--engine cpu with validation: %v", err)
 	}
-	if _, err := Parse("v.yaml", []byte(m+"engine: gpu\n")); err == nil || !strings.Contains(err.Error(), "the GPU engine does not score a validation split") {
+	if _, err := Parse("v.yaml", []byte(m+"engine: gpu\n")); err == nil ||
+		!strings.Contains(err.Error(), "the GPU engine does not score a validation split") {
 		t.Errorf("engine: gpu with validation: %v; want it refused", err)
 	}
 }
@@ -842,9 +1225,12 @@ func TestGPUEngineRefusesAValidationSplit(t *testing.T) {
 // together cannot hold (100 workers of at least 700 of MNIST's 60,000) is
 // refused when the manifest is read, saying the most it can be.
 func TestImpossibleMinSizeIsRefused(t *testing.T) {
-	m := "version: 1\nname: v\ntask: {dataset: mnist}\nworkers: 100\nrounds: 2\nlr: 0.1\nalgorithm: {name: d-sum}\npartition: {kind: dirichlet, alpha: 1, min_size: N}\n"
+	m := "version: 1\nname: v\ntask: {dataset: mnist}\nworkers: 100\nrounds: 2\nlr: 0.1\nalgorithm: {name: " +
+		"d-sum}\npartition: {kind: dirichlet, alpha: 1, min_size: N}\n"
 	_, err := Parse("v.yaml", []byte(strings.Replace(m, "N", "700", 1)))
-	if err == nil || !strings.Contains(err.Error(), `v.yaml:8: field "partition.min_size": 700 for each of 100 workers`) || !strings.Contains(err.Error(), "use at most 600") {
+	if err == nil ||
+		!strings.Contains(err.Error(), `v.yaml:8: field "partition.min_size": 700 for each of 100 workers`) ||
+		!strings.Contains(err.Error(), "use at most 600") {
 		t.Errorf("min_size 700 of 100 workers: %v; want it refused", err)
 	}
 	if _, err := Parse("v.yaml", []byte(strings.Replace(m, "N", "600", 1))); err != nil {

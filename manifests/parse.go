@@ -69,9 +69,25 @@ func Load(path string, overrides ...string) (*Plan, error) {
 	data, err := bounded.ReadFile(path, MaxFileBytes)
 	switch {
 	case errors.Is(err, bounded.ErrTooLarge):
-		return nil, &Error{Problems: []string{fmt.Sprintf("%s: more than %d bytes: not a manifest (the paper's largest is under 3 KB); give a manifest file", path, MaxFileBytes)}}
+		return nil, &Error{
+			Problems: []string{
+				fmt.Sprintf(
+					"%s: more than %d bytes: not a manifest (the paper's largest is under 3 KB); give a manifest file",
+					path,
+					MaxFileBytes,
+				),
+			},
+		}
 	case errors.Is(err, bounded.ErrNotRegular):
-		return nil, &Error{Problems: []string{fmt.Sprintf("%v: give a manifest file (YAML), or an embedded manifest's name such as quickstart or paper/table1-mnist", err)}}
+		return nil, &Error{
+			Problems: []string{
+				fmt.Sprintf(
+					"%v: give a manifest file (YAML), or an embedded manifest's name such as quickstart or "+
+						"paper/table1-mnist",
+					err,
+				),
+			},
+		}
 	case err != nil:
 		return nil, fmt.Errorf("reading manifest: %w", err)
 	}
@@ -158,13 +174,27 @@ func decodeDocument(file string, data []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil && err != io.EOF {
-		if line := tabIndented(data); line > 0 && strings.Contains(err.Error(), "tab") { // the parser names the line before it
-			return nil, &Error{Problems: []string{fmt.Sprintf("%s: a tab in the indentation; YAML indents with spaces", position(file, line))}}
+		if line := tabIndented(data); line > 0 &&
+			strings.Contains(err.Error(), "tab") { // the parser names the line before it
+			return nil, &Error{
+				Problems: []string{
+					fmt.Sprintf("%s: a tab in the indentation; YAML indents with spaces", position(file, line)),
+				},
+			}
 		}
-		return nil, &Error{Problems: []string{fmt.Sprintf("%s: not valid YAML: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))}}
+		return nil, &Error{
+			Problems: []string{fmt.Sprintf("%s: not valid YAML: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))},
+		}
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		return nil, &Error{Problems: []string{fmt.Sprintf("%s: the manifest is empty; it needs at least version, name, task, rounds, lr and algorithm", file)}}
+		return nil, &Error{
+			Problems: []string{
+				fmt.Sprintf(
+					"%s: the manifest is empty; it needs at least version, name, task, rounds, lr and algorithm",
+					file,
+				),
+			},
+		}
 	}
 	var next yaml.Node
 	if err := dec.Decode(&next); err != io.EOF {
@@ -172,14 +202,29 @@ func decodeDocument(file string, data []byte) (*yaml.Node, error) {
 		if err != nil {
 			line = doc.Content[0].Line
 		}
-		return nil, &Error{Problems: []string{fmt.Sprintf("%s: a second YAML document (after ---): a manifest file holds one; put each manifest in its own file", position(file, line))}}
+		return nil, &Error{
+			Problems: []string{
+				fmt.Sprintf(
+					"%s: a second YAML document (after ---): a manifest file holds one; put each manifest in its own "+
+						"file",
+					position(file, line),
+				),
+			},
+		}
 	}
 	if err := noDuplicateKeys(file, doc.Content[0]); err != nil {
 		return nil, err
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
-		return nil, &Error{Problems: []string{fmt.Sprintf("%s: a manifest is a mapping of fields (version, name, task, ...)", position(file, root.Line))}}
+		return nil, &Error{
+			Problems: []string{
+				fmt.Sprintf(
+					"%s: a manifest is a mapping of fields (version, name, task, ...)",
+					position(file, root.Line),
+				),
+			},
+		}
 	}
 	return root, nil
 }
@@ -191,7 +236,11 @@ func applyOverrides(file string, root *yaml.Node, overrides []string) (*yaml.Nod
 	for k, ov := range overrides {
 		path, _, _ := strings.Cut(ov, "=")
 		if j, ok := setBy[path]; ok {
-			return nil, &Error{Problems: []string{fmt.Sprintf("override %d (%s): override %d already sets %s; give each path once", k+1, ov, j, path)}}
+			return nil, &Error{
+				Problems: []string{
+					fmt.Sprintf("override %d (%s): override %d already sets %s; give each path once", k+1, ov, j, path),
+				},
+			}
 		}
 		setBy[path] = k + 1
 		var err error
@@ -278,7 +327,13 @@ func expand(file string, base *yaml.Node, m *Manifest, axes []axis) ([]Cell, err
 // sweepCell decodes the cell at idx of the axes: the base with each
 // axis's value set, its label written into label. bad holds its
 // problems, err any other failure.
-func sweepCell(file string, base *yaml.Node, axes []axis, idx []int, label map[string]string) (c *Manifest, bad *Error, err error) {
+func sweepCell(
+	file string,
+	base *yaml.Node,
+	axes []axis,
+	idx []int,
+	label map[string]string,
+) (c *Manifest, bad *Error, err error) {
 	node := base
 	for k, a := range axes {
 		if node, err = withPath(file, node, a.path, a.nodes[idx[k]], a.nodes[idx[k]].Line); err != nil {
@@ -321,7 +376,11 @@ func override(file string, root *yaml.Node, k int, ov string) (*yaml.Node, error
 	}
 	field, swept := strings.CutPrefix(path, "sweep.")
 	if (helpFor(field) == "" && path != "add") || path == "sweep" {
-		return nil, bad("%q is not a manifest field%s; use a dotted path such as lr, algorithm.beta or sweep.seed", path, suggestion(root, path))
+		return nil, bad(
+			"%q is not a manifest field%s; use a dotted path such as lr, algorithm.beta or sweep.seed",
+			path,
+			suggestion(root, path),
+		)
 	}
 	if swept && !strings.HasPrefix(strings.TrimSpace(text), "[") {
 		if msg := insideSweptList(root, field, strings.TrimSpace(text)); msg != "" {
@@ -333,7 +392,11 @@ func override(file string, root *yaml.Node, k int, ov string) (*yaml.Node, error
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(text), &doc); err != nil || len(doc.Content) == 0 {
-		return nil, bad("the value is not YAML (%v); quote the whole override for the shell, e.g. 'algorithm={name: d-sum, beta: 0.5}'", err)
+		return nil, bad(
+			"the value is not YAML (%v); quote the whole override for the shell, e.g. 'algorithm={name: d-sum, beta: "+
+				"0.5}'",
+			err,
+		)
 	}
 	value := doc.Content[0]
 	var mark func(n *yaml.Node)
@@ -359,7 +422,8 @@ func sweptOver(root *yaml.Node, path string) string {
 			continue
 		}
 		for j := 0; j < len(root.Content[i+1].Content); j += 2 {
-			if s := root.Content[i+1].Content[j].Value; s == path || strings.HasPrefix(s, path+".") || strings.HasPrefix(path, s+".") {
+			if s := root.Content[i+1].Content[j].Value; s == path || strings.HasPrefix(s, path+".") ||
+				strings.HasPrefix(path, s+".") {
 				return s
 			}
 		}
@@ -377,7 +441,12 @@ func suggestion(root *yaml.Node, path string) string {
 		return ""
 	}
 	if s := sweptOver(root, fixed); s != "" && !strings.HasPrefix(fixed, "sweep.") {
-		return fmt.Sprintf(" (did you mean %q? the manifest sweeps %s, so that is overridden as sweep.%s=[...])", fixed, s, s)
+		return fmt.Sprintf(
+			" (did you mean %q? the manifest sweeps %s, so that is overridden as sweep.%s=[...])",
+			fixed,
+			s,
+			s,
+		)
 	}
 	return fmt.Sprintf(" (did you mean %q?)", fixed)
 }
@@ -456,8 +525,17 @@ func insideSweptList(root *yaml.Node, field, value string) string {
 				}
 				entries = append(entries, "{"+strings.Join(kv, ", ")+"}")
 			}
-			return fmt.Sprintf("the manifest sweeps %s as a list of %d entries; to set %s in each that takes it, override the whole list: 'sweep.%s=[%s]'; to sweep %s itself, give a list: sweep.%s=[...]",
-				s, len(entries), key, s, strings.Join(entries, ", "), field, field)
+			return fmt.Sprintf(
+				"the manifest sweeps %s as a list of %d entries; to set %s in each that takes it, override the whole "+
+					"list: 'sweep.%s=[%s]'; to sweep %s itself, give a list: sweep.%s=[...]",
+				s,
+				len(entries),
+				key,
+				s,
+				strings.Join(entries, ", "),
+				field,
+				field,
+			)
 		}
 	}
 	return ""
@@ -502,7 +580,15 @@ func withSwept(file string, root *yaml.Node, field string, value *yaml.Node, lin
 		}
 	}
 	if sweep.Kind != yaml.MappingNode {
-		return nil, &Error{Problems: []string{fmt.Sprintf("%s: field \"sweep\": expected a mapping of swept fields, got %s", position(file, sweep.Line), describe(sweep))}}
+		return nil, &Error{
+			Problems: []string{
+				fmt.Sprintf(
+					"%s: field \"sweep\": expected a mapping of swept fields, got %s",
+					position(file, sweep.Line),
+					describe(sweep),
+				),
+			},
+		}
 	}
 	out := *sweep
 	out.Content = append([]*yaml.Node(nil), sweep.Content...)
@@ -539,7 +625,16 @@ func noDuplicateKeys(file string, n *yaml.Node) error {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
 			if line, dup := first[k.Value]; dup {
-				return &Error{Problems: []string{fmt.Sprintf("%s: key %q repeats the one on line %d; give each key once", position(file, k.Line), k.Value, line)}}
+				return &Error{
+					Problems: []string{
+						fmt.Sprintf(
+							"%s: key %q repeats the one on line %d; give each key once",
+							position(file, k.Line),
+							k.Value,
+							line,
+						),
+					},
+				}
 			}
 			first[k.Value] = k.Line
 		}
@@ -569,8 +664,12 @@ func checkCellCount(file string, axes []axis, added int) error {
 		if added > 0 {
 			what += fmt.Sprintf(", and %d added", added)
 		}
-		return &Error{Problems: []string{fmt.Sprintf("%s: field \"sweep\": more than %d cells (%s); split the sweep into several manifests",
-			position(file, line), MaxCells, what)}}
+		return &Error{
+			Problems: []string{
+				fmt.Sprintf("%s: field \"sweep\": more than %d cells (%s); split the sweep into several manifests",
+					position(file, line), MaxCells, what),
+			},
+		}
 	}
 	return nil
 }
@@ -593,13 +692,29 @@ func (p *Plan) SetEngine(engine string) error {
 		return &Error{Problems: []string{"--engine: the manifest sweeps engine; remove the flag or the sweep"}}
 	}
 	if !slices.Contains(tasks.Engines, engine) {
-		return &Error{Problems: []string{fmt.Sprintf("--engine %q: use %s", engine, strings.Join(tasks.Engines, " or "))}}
+		return &Error{
+			Problems: []string{fmt.Sprintf("--engine %q: use %s", engine, strings.Join(tasks.Engines, " or "))},
+		}
 	}
 	if kind := p.Manifest.Task.Kind(); !slices.Contains(kind.Engines, engine) {
-		return &Error{Problems: []string{fmt.Sprintf("--engine %s: the %s task runs on the %s", engine, kind.Name, strings.ToUpper(kind.Engines[0]))}}
+		return &Error{
+			Problems: []string{
+				fmt.Sprintf(
+					"--engine %s: the %s task runs on the %s",
+					engine,
+					kind.Name,
+					strings.ToUpper(kind.Engines[0]),
+				),
+			},
+		}
 	}
 	if engine == tasks.GPU && p.Manifest.Validation != nil {
-		return &Error{Problems: []string{"--engine gpu: the manifest holds out a validation split (validation:), which the GPU engine does not score; use --engine cpu (or remove validation)"}}
+		return &Error{
+			Problems: []string{
+				"--engine gpu: the manifest holds out a validation split (validation:), which the GPU engine does " +
+					"not score; use --engine cpu (or remove validation)",
+			},
+		}
 	}
 	if engine == tasks.CPU {
 		engine = ""
@@ -617,7 +732,11 @@ func (p *Plan) SetEngine(engine string) error {
 // times scale. It is what `ump run --scale` does.
 func (p *Plan) SetScale(scale float64) error {
 	if !(scale > 0 && scale <= 1) {
-		return &Error{Problems: []string{fmt.Sprintf("--scale %g: use a number in (0, 1] (to run longer, raise rounds in the manifest)", scale)}}
+		return &Error{
+			Problems: []string{
+				fmt.Sprintf("--scale %g: use a number in (0, 1] (to run longer, raise rounds in the manifest)", scale),
+			},
+		}
 	}
 	m := p.Manifest
 	m.Scale = &scale
@@ -651,7 +770,16 @@ func sweepAxes(file string, base, sweep *yaml.Node) ([]axis, error) {
 		return nil, nil
 	}
 	if sweep.Kind != yaml.MappingNode {
-		return nil, &Error{Problems: []string{fmt.Sprintf("%s: field \"sweep\": expected a mapping of field paths to lists of values (e.g. seed: [1, 2]), got %s", position(file, sweep.Line), describe(sweep))}}
+		return nil, &Error{
+			Problems: []string{
+				fmt.Sprintf(
+					"%s: field \"sweep\": expected a mapping of field paths to lists of values (e.g. seed: [1, 2]), "+
+						"got %s",
+					position(file, sweep.Line),
+					describe(sweep),
+				),
+			},
+		}
 	}
 	var axes []axis
 	var problems []string // every value's, said once each
@@ -663,10 +791,28 @@ func sweepAxes(file string, base, sweep *yaml.Node) ([]axis, error) {
 			return nil, &Error{Problems: []string{fmt.Sprintf("%s: %s cannot be swept", where, path)}}
 		}
 		if helpFor(path) == "" {
-			return nil, &Error{Problems: []string{fmt.Sprintf("%s: %q is not a manifest field; use a dotted path such as algorithm.beta or seed", where, path)}}
+			return nil, &Error{
+				Problems: []string{
+					fmt.Sprintf(
+						"%s: %q is not a manifest field; use a dotted path such as algorithm.beta or seed",
+						where,
+						path,
+					),
+				},
+			}
 		}
 		if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
-			return nil, &Error{Problems: []string{fmt.Sprintf("%s: expected a non-empty list of values for %s (%s), got %s", where, path, helpFor(path), describe(v))}}
+			return nil, &Error{
+				Problems: []string{
+					fmt.Sprintf(
+						"%s: expected a non-empty list of values for %s (%s), got %s",
+						where,
+						path,
+						helpFor(path),
+						describe(v),
+					),
+				},
+			}
 		}
 		a := axis{path: path, line: k.Line, nodes: v.Content}
 		seen := map[string]int{}
@@ -690,7 +836,19 @@ func sweepAxes(file string, base, sweep *yaml.Node) ([]axis, error) {
 			}
 			value := valueAt(m, path)
 			if first, dup := seen[value]; dup {
-				return nil, &Error{Problems: []string{fmt.Sprintf("%s: field %q: value %d repeats value %d (%s) once defaults are filled in; list each value once", position(file, vn.Line), "sweep."+path, j+1, first+1, value)}}
+				return nil, &Error{
+					Problems: []string{
+						fmt.Sprintf(
+							"%s: field %q: value %d repeats value %d (%s) once defaults are filled in; list each "+
+								"value once",
+							position(file, vn.Line),
+							"sweep."+path,
+							j+1,
+							first+1,
+							value,
+						),
+					},
+				}
 			}
 			seen[value] = j
 			a.values = append(a.values, value)
@@ -703,7 +861,16 @@ func sweepAxes(file string, base, sweep *yaml.Node) ([]axis, error) {
 	sort.Slice(axes, func(i, j int) bool { return axes[i].path < axes[j].path })
 	for i := 1; i < len(axes); i++ {
 		if strings.HasPrefix(axes[i].path, axes[i-1].path+".") {
-			return nil, &Error{Problems: []string{fmt.Sprintf("%s: field %q: overlaps the swept field %q; sweep one or the other", position(file, axes[i].line), "sweep."+axes[i].path, axes[i-1].path)}}
+			return nil, &Error{
+				Problems: []string{
+					fmt.Sprintf(
+						"%s: field %q: overlaps the swept field %q; sweep one or the other",
+						position(file, axes[i].line),
+						"sweep."+axes[i].path,
+						axes[i-1].path,
+					),
+				},
+			}
 		}
 	}
 	return axes, nil
@@ -728,7 +895,17 @@ func withPath(file string, root *yaml.Node, path string, value *yaml.Node, line 
 		}
 		child := out.Content[i+1]
 		if child.Kind != yaml.MappingNode {
-			return nil, &Error{Problems: []string{fmt.Sprintf("%s: field %q: expected a mapping to sweep %q inside it, got %s", position(file, child.Line), head, path, describe(child))}}
+			return nil, &Error{
+				Problems: []string{
+					fmt.Sprintf(
+						"%s: field %q: expected a mapping to sweep %q inside it, got %s",
+						position(file, child.Line),
+						head,
+						path,
+						describe(child),
+					),
+				},
+			}
 		}
 		sub, err := withPath(file, child, rest, value, line)
 		if err != nil {
@@ -907,15 +1084,28 @@ func checkSelectSeeds(file string, t *Table, sweptSeeds []json.RawMessage, line 
 	}
 	where := position(file, line) + `: field "table.select.seeds"`
 	if len(swept) == 0 {
-		return &Error{Problems: []string{where + ": the manifest does not sweep seed; sweep it (sweep: {seed: [1, 2, 3, 4, 5]}) to tune on some seeds and report the others"}}
+		return &Error{
+			Problems: []string{
+				where + ": the manifest does not sweep seed; sweep it (sweep: {seed: [1, 2, 3, 4, 5]}) to tune on " +
+					"some seeds and report the others",
+			},
+		}
 	}
 	for _, seed := range t.SelectSeeds {
 		if !slices.Contains(swept, seed) {
-			return &Error{Problems: []string{fmt.Sprintf("%s: seed %d is not swept (sweep.seed is %v); tune on swept seeds", where, seed, swept)}}
+			return &Error{
+				Problems: []string{
+					fmt.Sprintf("%s: seed %d is not swept (sweep.seed is %v); tune on swept seeds", where, seed, swept),
+				},
+			}
 		}
 	}
 	if !slices.ContainsFunc(swept, func(s int) bool { return !slices.Contains(t.SelectSeeds, s) }) {
-		return &Error{Problems: []string{fmt.Sprintf("%s: %v leaves no swept seed to report; keep at least one out of it", where, t.SelectSeeds)}}
+		return &Error{
+			Problems: []string{
+				fmt.Sprintf("%s: %v leaves no swept seed to report; keep at least one out of it", where, t.SelectSeeds),
+			},
+		}
 	}
 	return nil
 }
@@ -954,6 +1144,15 @@ func checkLayout(file string, base *yaml.Node, t *Table, axes []axis) error {
 	if len(unplaced) > 1 {
 		which = "they are"
 	}
-	return &Error{Problems: []string{fmt.Sprintf("%s: field \"table\": the sweep varies %s, but %s neither a row, a column, the select path nor seed; "+
-		"add each to table.rows or table.columns (or make one table.select)", position(file, line), strings.Join(named, " and "), which)}}
+	return &Error{
+		Problems: []string{
+			fmt.Sprintf(
+				"%s: field \"table\": the sweep varies %s, but %s neither a row, a column, the select path nor seed; "+
+					"add each to table.rows or table.columns (or make one table.select)",
+				position(file, line),
+				strings.Join(named, " and "),
+				which,
+			),
+		},
+	}
 }

@@ -97,7 +97,11 @@ type Model struct {
 var Models = []Model{
 	{Name: "lenet", Doc: "square images of side at most 32 (padded to 32), such as 1x28x28 or 3x32x32",
 		Reads: func(s []int) bool { return len(s) == 3 && s[1] == s[2] && s[1] <= 32 && (32-s[1])%2 == 0 }},
-	{Name: "cnn", Doc: "28x28 images (EMNIST's)", Reads: func(s []int) bool { return len(s) == 3 && s[1] == 28 && s[2] == 28 }},
+	{
+		Name:  "cnn",
+		Doc:   "28x28 images (EMNIST's)",
+		Reads: func(s []int) bool { return len(s) == 3 && s[1] == 28 && s[2] == 28 },
+	},
 	{Name: "embedding-bag", Doc: "text (token bags)", Reads: func(s []int) bool { return len(s) == 0 }},
 	{Name: "mlp", Doc: "images or vectors", Reads: func(s []int) bool { return len(s) > 0 }},
 	{Name: "logreg", Doc: "images or vectors", Reads: func(s []int) bool { return len(s) > 0 }},
@@ -254,7 +258,11 @@ type Schedule struct {
 }
 
 // scheduleParams lists, per schedule kind, the parameters it takes.
-var scheduleParams = map[string][]string{"constant": {"warmup"}, "step": {"warmup", "milestones", "gamma"}, "cosine": {"warmup"}}
+var scheduleParams = map[string][]string{
+	"constant": {"warmup"},
+	"step":     {"warmup", "milestones", "gamma"},
+	"cosine":   {"warmup"},
+}
 
 // Table chooses how `ump table` lays out the final results: row and column
 // labels are the values of manifest paths, each entry aggregates the seeds
@@ -489,7 +497,13 @@ func (m *Manifest) validate(at func(path string) string) error {
 	}
 	oneOf := func(path, v string, allowed ...string) {
 		if !slices.Contains(allowed, v) {
-			bad(path, "%q is not allowed%s; use one of: %s", v, kinds.DidYouMean(v, allowed), strings.Join(allowed, ", "))
+			bad(
+				path,
+				"%q is not allowed%s; use one of: %s",
+				v,
+				kinds.DidYouMean(v, allowed),
+				strings.Join(allowed, ", "),
+			)
 		}
 	}
 	if m.Version != SchemaVersion {
@@ -576,10 +590,20 @@ func (t *Table) validate(bad complaint, oneOf func(path, v string, allowed ...st
 			}
 		}
 		if helpFor(p) == "" || p == "table" || strings.HasPrefix(p, "table.") || p == "name" || p == "version" {
-			bad(field, "%q is not a manifest path of a cell; use a dotted path such as algorithm, lr or partition.alpha", p)
+			bad(
+				field,
+				"%q is not a manifest path of a cell; use a dotted path such as algorithm, lr or partition.alpha",
+				p,
+			)
 		}
-		if first, ok := seen[p]; ok && field != "table.select" { // a select path that labels too: report.CheckTable says so
-			bad(field, "%q is in %s already: a path labels the rows or the columns, not both (an entry would match no cell)", p, first)
+		if first, ok := seen[p]; ok &&
+			field != "table.select" { // a select path that labels too: report.CheckTable says so
+			bad(
+				field,
+				"%q is in %s already: a path labels the rows or the columns, not both (an entry would match no cell)",
+				p,
+				first,
+			)
 		}
 		seen[p] = field
 	}
@@ -613,7 +637,12 @@ func (t *Table) validateSelect(bad complaint) {
 	for i, per := range t.SelectPer {
 		switch {
 		case !slices.Contains(SelectScopes, per):
-			bad("table.select.per", "%q is not a scope; use entry (each entry its own choice) or row (one choice per row, by the mean over its columns)", per)
+			bad(
+				"table.select.per",
+				"%q is not a scope; use entry (each entry its own choice) or row (one choice per row, by the mean "+
+					"over its columns)",
+				per,
+			)
 		case slices.Index(t.SelectPer, per) < i:
 			bad("table.select.per", "%q is listed twice; list each scope once", per)
 		}
@@ -625,8 +654,15 @@ func (t *Table) validateSelect(bad complaint) {
 func (m *Manifest) validateData(bad complaint) {
 	if n := m.trainSamples(); n > 0 && m.Partition != nil && m.Workers >= 1 {
 		if least := m.Partition.Params.Int("min_size"); least*m.Workers > n {
-			bad("partition.min_size", "%d for each of %d workers is more than the training split's %d samples; use at most %d (or fewer workers)",
-				least, m.Workers, n, n/m.Workers)
+			bad(
+				"partition.min_size",
+				"%d for each of %d workers is more than the training split's %d samples; use at most %d (or fewer "+
+					"workers)",
+				least,
+				m.Workers,
+				n,
+				n/m.Workers,
+			)
 		}
 	}
 	v := m.Validation
@@ -642,8 +678,17 @@ func (m *Manifest) validateData(bad complaint) {
 		bad("validation", "the GPU engine does not score a validation split; use engine: cpu (or remove validation)")
 	default:
 		if largest := m.largestWorker(); largest > 0 && math.Round(v.Fraction*float64(largest)) == 0 {
-			bad("validation.fraction", "%g holds out no sample: a worker of the %d holds at most %d of the training split's samples, and %g of them rounds to none; "+
-				"use a fraction of at least %.2g (or fewer workers)", v.Fraction, m.Workers, largest, v.Fraction, 0.5/float64(largest))
+			bad(
+				"validation.fraction",
+				"%g holds out no sample: a worker of the %d holds at most %d of the training split's samples, and %g "+
+					"of them rounds to none; "+
+					"use a fraction of at least %.2g (or fewer workers)",
+				v.Fraction,
+				m.Workers,
+				largest,
+				v.Fraction,
+				0.5/float64(largest),
+			)
 		}
 	}
 }
@@ -674,7 +719,11 @@ func (m *Manifest) validateTask(bad complaint, oneOf func(path, v string, allowe
 			bad("partition", "the %s task gives worker i its own objective f_i; remove partition", kind.Name)
 		}
 		if m.BatchSize != 0 {
-			bad("batch_size", "the %s task has no samples to batch; remove batch_size (task.%[1]s.sigma sets the gradient noise)", kind.Name)
+			bad(
+				"batch_size",
+				"the %s task has no samples to batch; remove batch_size (task.%[1]s.sigma sets the gradient noise)",
+				kind.Name,
+			)
 		}
 	} else if t.Model != "" {
 		oneOf("task.model", t.Model, ModelNames()...)
@@ -750,21 +799,42 @@ func (m *Manifest) validateSchedule(bad complaint, oneOf func(path, v string, al
 		oneOf("lr_schedule.kind", sc.Kind, slices.Sorted(maps.Keys(scheduleParams))...)
 		return
 	}
-	onlyTakes(bad, "lr_schedule", sc.Kind, takes, map[string]bool{"warmup": sc.Warmup != 0, "milestones": sc.Milestones != nil, "gamma": sc.Gamma != nil})
+	onlyTakes(
+		bad,
+		"lr_schedule",
+		sc.Kind,
+		takes,
+		map[string]bool{"warmup": sc.Warmup != 0, "milestones": sc.Milestones != nil, "gamma": sc.Gamma != nil},
+	)
 	rounds, note := m.ScaledRounds(), ""
 	if m.Scale != nil {
 		note = fmt.Sprintf(" at scale %g", *m.Scale)
 	}
 	if sc.Warmup < 0 || sc.Warmup >= max(1, rounds) {
-		bad("lr_schedule.warmup", "%d is out of range; use an integer from 0 to rounds-1 (%d%s)", sc.Warmup, rounds-1, note)
+		bad(
+			"lr_schedule.warmup",
+			"%d is out of range; use an integer from 0 to rounds-1 (%d%s)",
+			sc.Warmup,
+			rounds-1,
+			note,
+		)
 	}
 	if sc.Kind == "step" {
 		if len(sc.Milestones) == 0 {
-			bad("lr_schedule.milestones", "step needs milestones, the rounds from which the rate is multiplied by gamma, e.g. [50, 75]")
+			bad(
+				"lr_schedule.milestones",
+				"step needs milestones, the rounds from which the rate is multiplied by gamma, e.g. [50, 75]",
+			)
 		}
 		for i, r := range sc.Milestones {
 			if r < 1 || r >= rounds || (i > 0 && r <= sc.Milestones[i-1]) {
-				bad("lr_schedule.milestones", "%v is not allowed; use increasing round numbers from 1 to rounds-1 (%d%s)", sc.Milestones, rounds-1, note)
+				bad(
+					"lr_schedule.milestones",
+					"%v is not allowed; use increasing round numbers from 1 to rounds-1 (%d%s)",
+					sc.Milestones,
+					rounds-1,
+					note,
+				)
 				break
 			}
 		}

@@ -11,7 +11,14 @@ import (
 // its trained model's bits, so that they stay out of the cell key: the
 // manifest's name and sweep, how often to evaluate and checkpoint, and
 // how `ump table` presents results.
-var notInSpec = map[string]bool{"Name": true, "Sweep": true, "Add": true, "Evaluate": true, "Checkpoint": true, "Table": true}
+var notInSpec = map[string]bool{
+	"Name":       true,
+	"Sweep":      true,
+	"Add":        true,
+	"Evaluate":   true,
+	"Checkpoint": true,
+	"Table":      true,
+}
 
 // TestSpecHoldsEveryFieldButThoseThatCannotChangeTheNumbers changes every
 // field of a cell's configuration, one at a time and at every depth, and
@@ -76,7 +83,11 @@ algorithm: {name: d-sum}
 		top := strings.Split(path, ".")[0]
 		if notInSpec[top] {
 			if !bytes.Equal(base.Spec(), spec) {
-				t.Errorf("changing %s changed the cell's spec: it cannot change the numbers, so it must stay out of the cell key", path)
+				t.Errorf(
+					"changing %s changed the cell's spec: it cannot change the numbers, so it must stay out of the "+
+						"cell key",
+					path,
+				)
 			}
 		} else {
 			checkChanged(t, path, base, spec)
@@ -91,6 +102,9 @@ algorithm: {name: d-sum}
 func checkChanged(t *testing.T, path string, c Cell, spec []byte) {
 	t.Helper()
 	if bytes.Equal(c.Spec(), spec) {
-		t.Errorf("changing %s left the cell's spec unchanged: two cells that compute differently would share a key", path)
+		t.Errorf(
+			"changing %s left the cell's spec unchanged: two cells that compute differently would share a key",
+			path,
+		)
 	}
 }

@@ -57,7 +57,8 @@ func (c *cellRun) run(ctx context.Context) (status string, cached bool, err erro
 		status = eventlog.Diverged
 	}
 	if c.appended || c.view.Status != status {
-		if err := c.append(ctx, eventlog.New(eventlog.CellCompleted, eventlog.CellOutcome{Status: status, Error: failure})); err != nil {
+		if err := c.append(ctx, eventlog.New(eventlog.CellCompleted, eventlog.CellOutcome{Status: status,
+			Error: failure})); err != nil {
 			return "", false, err
 		}
 	}
@@ -86,7 +87,13 @@ func (c *cellRun) start(ctx context.Context) error {
 	}
 	if cellKey(c.cell, c.inputs) != c.key {
 		if c.foreign = view.Fingerprint()["inputs"]; c.foreign == "" {
-			return fmt.Errorf("cell %d (%s): its key %.12s does not follow from this machine's inputs and its events do not record theirs", c.cell.Index+1, c.cell.LabelString(), c.key)
+			return fmt.Errorf(
+				"cell %d (%s): its key %.12s does not follow from this machine's inputs and its events do not record "+
+					"theirs",
+				c.cell.Index+1,
+				c.cell.LabelString(),
+				c.key,
+			)
 		}
 		c.inputs = c.foreign
 	}
@@ -145,7 +152,11 @@ func (f *stageFailure) Error() string { return fmt.Sprintf("stage %s: %v", f.sta
 
 // stage reuses a cached result of the stage or runs it. A stage that
 // fails on its own is recorded and returned as a *stageFailure.
-func (c *cellRun) stage(ctx context.Context, st stages.Stage, results map[string]*stages.Result) (*stages.Result, error) {
+func (c *cellRun) stage(
+	ctx context.Context,
+	st stages.Stage,
+	results map[string]*stages.Result,
+) (*stages.Result, error) {
 	skey, former := stageKeys(st, &c.cell.Config, c.inputs, results)
 	res, own, err := c.cached(ctx, skey, st.Name())
 	viaFormer := false
@@ -165,8 +176,15 @@ func (c *cellRun) stage(ctx context.Context, st stages.Stage, results map[string
 		c.p.stageCached(c.cell, st.Name(), viaFormer)
 		return res, nil
 	case c.foreign != "":
-		return nil, fmt.Errorf("%w: cell %d (%s) was recorded under other inputs (%q) and its stage %s is not in the store whole: "+
-			"rerun with --other-engine recompute to compute it on this engine", ErrOtherEngine, c.cell.Index+1, c.cell.LabelString(), c.foreign, st.Name())
+		return nil, fmt.Errorf(
+			"%w: cell %d (%s) was recorded under other inputs (%q) and its stage %s is not in the store whole: "+
+				"rerun with --other-engine recompute to compute it on this engine",
+			ErrOtherEngine,
+			c.cell.Index+1,
+			c.cell.LabelString(),
+			c.foreign,
+			st.Name(),
+		)
 	}
 	res, err = c.runStage(ctx, st, skey, former, results)
 	switch {
@@ -218,8 +236,14 @@ func (c *cellRun) cached(ctx context.Context, skey, name string) (res *stages.Re
 		}
 		var ran stages.RanAs
 		if json.Unmarshal(pl.Summary, &ran) == nil && !stages.Covers(ran.EvaluateEvery, want) {
-			c.p.cellf(c.cell, "%s: the cached result evaluated every %d rounds, and this manifest asks for every %d: computing it again (the same model bits)\n",
-				name, ran.EvaluateEvery, want)
+			c.p.cellf(
+				c.cell,
+				"%s: the cached result evaluated every %d rounds, and this manifest asks for every %d: computing it "+
+					"again (the same model bits)\n",
+				name,
+				ran.EvaluateEvery,
+				want,
+			)
 			continue
 		}
 		if err := c.r.verifyOutputs(ctx, ev.Outputs); err != nil {
@@ -244,14 +268,22 @@ func (r *Runner) verifyOutputs(ctx context.Context, outs map[string]artifacts.Re
 }
 
 func completedEvent(stage, skey string, res *stages.Result, cached bool) *eventlog.Event {
-	ev := eventlog.New(eventlog.StageCompleted, eventlog.StageOutcome{Summary: res.Summary, Diverged: res.Diverged, Cached: cached})
+	ev := eventlog.New(
+		eventlog.StageCompleted,
+		eventlog.StageOutcome{Summary: res.Summary, Diverged: res.Diverged, Cached: cached},
+	)
 	ev.Stage, ev.StageKey, ev.Outputs = stage, skey, res.Outputs
 	return ev
 }
 
 // runStage executes a stage of the cell under stage key skey, resuming
 // from its last verified checkpoint (under skey or its former key).
-func (c *cellRun) runStage(ctx context.Context, st stages.Stage, skey, former string, upstream map[string]*stages.Result) (*stages.Result, error) {
+func (c *cellRun) runStage(
+	ctx context.Context,
+	st stages.Stage,
+	skey, former string,
+	upstream map[string]*stages.Result,
+) (*stages.Result, error) {
 	resume, err := c.r.lastCheckpoint(ctx, c.plan.Hash, skey, former, stages.EveryOf(&c.cell.Config).Evaluate)
 	if err != nil {
 		return nil, err
@@ -262,11 +294,18 @@ func (c *cellRun) runStage(ctx context.Context, st stages.Stage, skey, former st
 		return nil, err
 	}
 	c.p.stageStart(c.cell, st.Name(), resume)
-	env := &stages.Env{Store: c.r.Blobs, Data: c.r.Data, Upstream: declared(st, upstream), Resume: resume, Seat: c.seat, Procs: c.procs,
-		Every:  stages.EveryOf(&c.cell.Config),
-		Tick:   func(round, rounds int) { c.p.tick(c.cell, round, rounds) },
-		Step:   func(round, step, steps int) { c.p.step(c.cell, round, step, steps) },
-		Report: func(rep record.RoundReport) error { return c.report(ctx, st, skey, rep) }}
+	env := &stages.Env{
+		Store:    c.r.Blobs,
+		Data:     c.r.Data,
+		Upstream: declared(st, upstream),
+		Resume:   resume,
+		Seat:     c.seat,
+		Procs:    c.procs,
+		Every:    stages.EveryOf(&c.cell.Config),
+		Tick:     func(round, rounds int) { c.p.tick(c.cell, round, rounds) },
+		Step:     func(round, step, steps int) { c.p.step(c.cell, round, step, steps) },
+		Report:   func(rep record.RoundReport) error { return c.report(ctx, st, skey, rep) },
+	}
 	res, err := st.Run(ctx, &c.cell.Config, env)
 	if err == nil {
 		err = checkOutputs(st, res)

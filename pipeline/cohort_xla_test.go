@@ -75,7 +75,15 @@ sweep:
 func runCohort(t *testing.T, plan *manifests.Plan, size int, ctx context.Context) (*Store, Outcome, error) {
 	t.Helper()
 	s := openTestStore(t)
-	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(testDevice), Engines: engines.Set{Device: testDevice}, Data: datasets.NewLibrary(t.TempDir()), Cohort: size}
+	r := &Runner{
+		Log:     s.Log,
+		Blobs:   s.Blobs,
+		Dir:     s.Path,
+		Stages:  cellStages(testDevice),
+		Engines: engines.Set{Device: testDevice},
+		Data:    datasets.NewLibrary(t.TempDir()),
+		Cohort:  size,
+	}
 	out, err := r.Run(ctx, plan)
 	return s, out, err
 }
@@ -120,7 +128,9 @@ func TestCohortCellsEqualCellsAlone(t *testing.T) {
 	}
 	for i, c := range reportOf(t, together, plan.Hash).Cells { // the runner's seats put them in one
 		var ran stages.RanAs
-		if st := c.Stage(stages.Train); st == nil || st.Result == nil || json.Unmarshal(st.Result.Summary, &ran) != nil || ran.Cohort != 3 {
+		if st := c.Stage(stages.Train); st == nil || st.Result == nil ||
+			json.Unmarshal(st.Result.Summary, &ran) != nil ||
+			ran.Cohort != 3 {
 			t.Errorf("cell %d trained in a cohort of %d; want 3, the runner's", i+1, ran.Cohort)
 		}
 	}
@@ -128,7 +138,13 @@ func TestCohortCellsEqualCellsAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checks, err := (&Runner{Log: together.Log, Blobs: together.Blobs, Stages: cellStages(testDevice), Engines: engines.Set{Device: testDevice}, Data: datasets.NewLibrary(t.TempDir())}).Verify(context.Background(), reg, nil, false)
+	checks, err := (&Runner{Log: together.Log, Blobs: together.Blobs, Stages: cellStages(testDevice),
+		Engines: engines.Set{Device: testDevice}, Data: datasets.NewLibrary(t.TempDir())}).Verify(
+		context.Background(),
+		reg,
+		nil,
+		false,
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +154,14 @@ func TestCohortCellsEqualCellsAlone(t *testing.T) {
 		}
 		for _, o := range c.Checks {
 			if o.Recorded != o.Got {
-				t.Errorf("verify cell %d: %s/%s recomputed as %s, recorded %s", c.Index+1, o.Stage, o.Output, o.Got, o.Recorded)
+				t.Errorf(
+					"verify cell %d: %s/%s recomputed as %s, recorded %s",
+					c.Index+1,
+					o.Stage,
+					o.Output,
+					o.Got,
+					o.Recorded,
+				)
 			}
 		}
 	}
@@ -168,7 +191,10 @@ func TestCohortFreezesADivergedCell(t *testing.T) {
 // middle of training resumes every cell from its own last checkpoint and
 // ends with exactly the outputs of an uninterrupted run.
 func TestCohortResumesEachCellFromItsCheckpoint(t *testing.T) {
-	plan := parse(t, strings.Replace(strings.Replace(cohortManifest, "LRS", "[0.05, 0.1, 0.2]", 1), "rounds: 12", "rounds: 60", 1))
+	plan := parse(
+		t,
+		strings.Replace(strings.Replace(cohortManifest, "LRS", "[0.05, 0.1, 0.2]", 1), "rounds: 12", "rounds: 60", 1),
+	)
 	s := openTestStore(t)
 	lib := datasets.NewLibrary(t.TempDir())
 	ctx, cancel := context.WithCancel(context.Background())
@@ -184,7 +210,15 @@ func TestCohortResumesEachCellFromItsCheckpoint(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}()
-	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(testDevice), Engines: engines.Set{Device: testDevice}, Data: lib, Cohort: 3}
+	r := &Runner{
+		Log:     s.Log,
+		Blobs:   s.Blobs,
+		Dir:     s.Path,
+		Stages:  cellStages(testDevice),
+		Engines: engines.Set{Device: testDevice},
+		Data:    lib,
+		Cohort:  3,
+	}
 	out, err := r.Run(ctx, plan)
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("the run was not interrupted (%+v, %v): make it longer", out, err)
@@ -289,7 +323,8 @@ func familySweep(family []kinds.Kind[*algorithms.Rules]) map[int][]string {
 func checkAgreement(t *testing.T, family []kinds.Kind[*algorithms.Rules]) *artifacts.Table {
 	var last *artifacts.Table
 	for steps, entries := range familySweep(family) {
-		src := strings.NewReplacer("K", fmt.Sprint(steps), "ALGORITHMS", strings.Join(entries, "\n")+"\n").Replace(agreementManifest)
+		src := strings.NewReplacer("K", fmt.Sprint(steps), "ALGORITHMS", strings.Join(entries, "\n")+"\n").
+			Replace(agreementManifest)
 		run := func(engine string) *artifacts.Table {
 			plan := parse(t, strings.Replace(src, "ENGINE", engine, 1))
 			s, out, err := runCohort(t, plan, 0, context.Background())
@@ -310,7 +345,8 @@ func checkAgreement(t *testing.T, family []kinds.Kind[*algorithms.Rules]) *artif
 			}
 			for row, w := range want.Floats {
 				g := got.Floats[row]
-				if math.IsNaN(w) && math.IsNaN(g) { // a figure the algorithm has not (bits of a vector it does not send)
+				if math.IsNaN(w) &&
+					math.IsNaN(g) { // a figure the algorithm has not (bits of a vector it does not send)
 					continue
 				}
 				d := math.Abs(g-w) / max(math.Abs(w), 1e-6)
@@ -323,7 +359,15 @@ func checkAgreement(t *testing.T, family []kinds.Kind[*algorithms.Rules]) *artif
 					tol = 1e-4
 				}
 				if !(d <= tol) {
-					t.Errorf("K=%d %s, round %d: %s = %.9g on the GPU, %.9g on the CPU", steps, entries[row/30], row%30+1, want.Name, g, w)
+					t.Errorf(
+						"K=%d %s, round %d: %s = %.9g on the GPU, %.9g on the CPU",
+						steps,
+						entries[row/30],
+						row%30+1,
+						want.Name,
+						g,
+						w,
+					)
 				}
 			}
 		}
@@ -356,7 +400,9 @@ var dampedGossip = kinds.Kind[*algorithms.Rules]{
 	New: &algorithms.Rules{
 		Vectors: []algorithms.Vector{{Name: "x", FromX0: true}, {Name: "m"}},
 		Round: func(s algorithms.Space, k int) {
-			damping := s.Num(func(c algorithms.Config, _ algorithms.At) float32 { return float32(c.Params.Float("damping")) })
+			damping := s.Num(
+				func(c algorithms.Config, _ algorithms.At) float32 { return float32(c.Params.Float("damping")) },
+			)
 			eta := s.Num(func(_ algorithms.Config, at algorithms.At) float32 { return float32(at.LR) })
 			for tau := range k {
 				g := algorithms.Gradient(s, tau)
@@ -377,16 +423,25 @@ var dampedGossip = kinds.Kind[*algorithms.Rules]{
 // of its own, in bits_sent_per_worker).
 func TestCohortRunsANewAlgorithm(t *testing.T) {
 	declared, bound := optimizers.Family.Kinds, algorithms.Family.Kinds
-	optimizers.Family.Kinds = append(slices.Clip(declared), kinds.Kind[struct{}]{Name: dampedGossip.Name, Doc: dampedGossip.Doc, Params: dampedGossip.Params})
+	optimizers.Family.Kinds = append(
+		slices.Clip(declared),
+		kinds.Kind[struct{}]{Name: dampedGossip.Name, Doc: dampedGossip.Doc, Params: dampedGossip.Params},
+	)
 	algorithms.Family.Kinds = append(slices.Clip(bound), dampedGossip)
 	t.Cleanup(func() { optimizers.Family.Kinds, algorithms.Family.Kinds = declared, bound })
 	gpu := checkAgreement(t, []kinds.Kind[*algorithms.Rules]{dampedGossip})
 	acc, distance := gpu.Column("test_acc_mean").Floats, gpu.Column("consensus_distance").Floats
 	if !(acc[len(acc)-1] > acc[0]+0.1) || !(distance[len(distance)-1] > 0) {
-		t.Errorf("on the GPU, accuracy went from %.3f to %.3f and the consensus distance ends at %g: it did not train", acc[0], acc[len(acc)-1], distance[len(distance)-1])
+		t.Errorf(
+			"on the GPU, accuracy went from %.3f to %.3f and the consensus distance ends at %g: it did not train",
+			acc[0],
+			acc[len(acc)-1],
+			distance[len(distance)-1],
+		)
 	}
 	last := len(acc) - 1
-	if x, all := gpu.Column("bits_x").Floats[last], gpu.Column("bits_sent_per_worker").Floats[last]; !(x > 0 && all == 2*x) {
+	if x, all := gpu.Column("bits_x").Floats[last], gpu.Column("bits_sent_per_worker").Floats[last]; !(x > 0 &&
+		all == 2*x) {
 		t.Errorf("the GPU engine counted %g bits of x and %g in all: the momentum it gossips is not counted", x, all)
 	}
 }

@@ -139,7 +139,13 @@ func TestEveryCrashPointResumes(t *testing.T) {
 		for k := 1; k <= writes; k++ {
 			dir := t.TempDir()
 			if err := run(dir, &faults{k: k, lost: lost}); !errors.Is(err, errInjected) {
-				t.Fatalf("write %d of %d failing (lost %v): run returned %v; want the injected failure", k, writes, lost, err)
+				t.Fatalf(
+					"write %d of %d failing (lost %v): run returned %v; want the injected failure",
+					k,
+					writes,
+					lost,
+					err,
+				)
 			}
 			if err := run(dir, nil); err != nil {
 				t.Fatalf("rerun after write %d failed (lost %v): %v", k, lost, err)
@@ -186,7 +192,11 @@ func TestStoreFailureStopsTheRun(t *testing.T) {
 		if k > 0 {
 			s.Blobs = &fullDisk{Store: s.Blobs, k: k}
 		}
-		_, err = (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(context.Background(), plan)
+		_, err = (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil),
+			Engines: engines.Set{}}).Run(
+			context.Background(),
+			plan,
+		)
 		return err
 	}
 	clean := t.TempDir()
@@ -205,7 +215,11 @@ func TestStoreFailureStopsTheRun(t *testing.T) {
 		failed, _ := s.Log.ByKind(eventlog.StageFailed)
 		s.Close()
 		if len(failed) > 0 {
-			t.Errorf("blob write %d failing: %d stages recorded as failed; a full disk is not the cell's failure", k, len(failed))
+			t.Errorf(
+				"blob write %d failing: %d stages recorded as failed; a full disk is not the cell's failure",
+				k,
+				len(failed),
+			)
 		}
 		if err := run(dir, 0); err != nil {
 			t.Fatalf("rerun: %v", err)

@@ -32,16 +32,24 @@ func TestGPURefusesWhatItsProgramCannotRun(t *testing.T) {
 		},
 	}
 	declared, bound := optimizers.Family.Kinds, algorithms.Family.Kinds
-	optimizers.Family.Kinds = append(slices.Clip(declared), kinds.Kind[struct{}]{Name: name, Doc: "two gradients a step (a test's)"})
+	optimizers.Family.Kinds = append(
+		slices.Clip(declared),
+		kinds.Kind[struct{}]{Name: name, Doc: "two gradients a step (a test's)"},
+	)
 	algorithms.Family.Kinds = append(slices.Clip(bound), kinds.Kind[*algorithms.Rules]{Name: name, New: twice})
 	t.Cleanup(func() { optimizers.Family.Kinds, algorithms.Family.Kinds = declared, bound })
 
-	src := "version: 1\nname: x\ntask: {dataset: synthetic}\nrounds: 5\nlocal_steps: 2\nlr: 0.1\nalgorithm: {name: dpsgd}\n" +
+	src := "version: 1\nname: x\ntask: {dataset: synthetic}\nrounds: 5\nlocal_steps: 2\nlr: 0.1\nalgorithm: {name: " +
+		"dpsgd}\n" +
 		"sweep: {algorithm: [{name: dpsgd}, {name: " + name + "}]}\n"
-	const want = `cell 2 (algorithm=test-two-gradients()): field "algorithm": test-two-gradients asks for gradients at local steps [0 0 1 1] of a round of 2; ` +
+	const want = `cell 2 (algorithm=test-two-gradients()): field "algorithm": test-two-gradients asks for gradients ` +
+		`at local steps [0 0 1 1] of a round of 2; ` +
 		`the GPU engine takes one per local step, in order (use engine: cpu)`
 	s := openTestStore(t)
-	_, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Stages: cellStages(nil), Engines: engines.Set{}}).Register(context.Background(), parse(t, src+"engine: gpu\n"))
+	_, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Stages: cellStages(nil), Engines: engines.Set{}}).Register(
+		context.Background(),
+		parse(t, src+"engine: gpu\n"),
+	)
 	if err == nil || !strings.Contains(err.Error(), want) || !errors.As(err, new(*manifests.Error)) {
 		t.Errorf("engine gpu: %v\nwant a *manifests.Error with %q", err, want)
 	}

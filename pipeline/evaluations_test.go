@@ -17,11 +17,19 @@ import (
 // 20 evaluated rounds; every 1 then serves every 5, without a stage run.
 func TestAManifestGetsTheEvaluationsItAsksFor(t *testing.T) {
 	every := func(n string) string {
-		return strings.NewReplacer("rounds: 40", "rounds: 20", "evaluate: {every: 2}", "evaluate: {every: "+n+"}").Replace(smallManifest)
+		return strings.NewReplacer("rounds: 40", "rounds: 20", "evaluate: {every: 2}", "evaluate: {every: "+n+"}").
+			Replace(smallManifest)
 	}
 	s := openTestStore(t)
 	var progress strings.Builder
-	r := &Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}, Progress: &progress}
+	r := &Runner{
+		Log:      s.Log,
+		Blobs:    s.Blobs,
+		Dir:      s.Path,
+		Stages:   cellStages(nil),
+		Engines:  engines.Set{},
+		Progress: &progress,
+	}
 	run := func(src string, wantRows int) *artifacts.Table {
 		t.Helper()
 		plan := parse(t, src)
@@ -30,7 +38,12 @@ func TestAManifestGetsTheEvaluationsItAsksFor(t *testing.T) {
 		}
 		rounds := exportTable(t, s, plan.Hash, "rounds")
 		if rounds.Rows() != 2*wantRows {
-			t.Fatalf("evaluate every %s: the rounds table has %d rows, want 2 cells x %d evaluated rounds", src[strings.Index(src, "every: ")+7:][:1], rounds.Rows(), wantRows)
+			t.Fatalf(
+				"evaluate every %s: the rounds table has %d rows, want 2 cells x %d evaluated rounds",
+				src[strings.Index(src, "every: ")+7:][:1],
+				rounds.Rows(),
+				wantRows,
+			)
 		}
 		return rounds
 	}
@@ -40,11 +53,19 @@ func TestAManifestGetsTheEvaluationsItAsksFor(t *testing.T) {
 	if n := countKind(t, s, eventlog.StageStarted) - started; n != 4 {
 		t.Errorf("every 1 after every 5 started %d stages, want the 2 cells' training and evaluation again", n)
 	}
-	if !strings.Contains(progress.String(), "the cached result evaluated every 5 rounds, and this manifest asks for every 1") {
+	if !strings.Contains(
+		progress.String(),
+		"the cached result evaluated every 5 rounds, and this manifest asks for every 1",
+	) {
 		t.Errorf("the recomputation was not explained:\n%s", progress.String())
 	}
-	for _, round := range []int64{5, 10, 15, 20} { // the same model bits: every round both evaluated has the same figures
-		sameTables(t, withoutColumn(five.Select(rowsOf(five, round)), "manifest"), withoutColumn(one.Select(rowsOf(one, round)), "manifest"))
+	for _, round := range []int64{5, 10, 15,
+		20} { // the same model bits: every round both evaluated has the same figures
+		sameTables(
+			t,
+			withoutColumn(five.Select(rowsOf(five, round)), "manifest"),
+			withoutColumn(one.Select(rowsOf(one, round)), "manifest"),
+		)
 	}
 	started = countKind(t, s, eventlog.StageStarted)
 	src := strings.Replace(every("5"), "name: small", "name: small-again", 1) // a new manifest of the same cells

@@ -159,8 +159,14 @@ func CheckPulled(hash string, evs []eventlog.Event, stgs []stages.Stage, data *d
 			if err != nil {
 				return fmt.Errorf("%s: %v", at, err)
 			}
-			if reg.Plan.Hash != hash || manifests.HashOf(reg.Plan.Manifest) != hash || len(reg.CellKeys) != len(reg.Plan.Cells) {
-				return fmt.Errorf("%s: the registration is not of manifest %s (its manifest hashes to %s)", at, hash, manifests.HashOf(reg.Plan.Manifest))
+			if reg.Plan.Hash != hash || manifests.HashOf(reg.Plan.Manifest) != hash ||
+				len(reg.CellKeys) != len(reg.Plan.Cells) {
+				return fmt.Errorf(
+					"%s: the registration is not of manifest %s (its manifest hashes to %s)",
+					at,
+					hash,
+					manifests.HashOf(reg.Plan.Manifest),
+				)
 			}
 			if err := sameCells(&reg.Plan); err != nil {
 				return fmt.Errorf("%s: %v", at, err)
@@ -204,7 +210,13 @@ func sameCells(plan *manifests.Plan) error {
 	}
 	for i := range again.Cells {
 		if !bytes.Equal(manifests.CanonicalJSON(again.Cells[i].Config), manifests.CanonicalJSON(plan.Cells[i].Config)) {
-			return fmt.Errorf("the registration's cell %d (%s) is not its manifest's cell %d (%s)", i+1, plan.Cells[i].LabelString(), i+1, again.Cells[i].LabelString())
+			return fmt.Errorf(
+				"the registration's cell %d (%s) is not its manifest's cell %d (%s)",
+				i+1,
+				plan.Cells[i].LabelString(),
+				i+1,
+				again.Cells[i].LabelString(),
+			)
 		}
 	}
 	return nil
@@ -212,7 +224,13 @@ func sameCells(plan *manifests.Plan) error {
 
 // CheckCell checks a cell's key against its spec and inputs, and its
 // stage events' keys against the chain of its stages.
-func CheckCell(key string, cell *manifests.Cell, evs []eventlog.Event, stgs []stages.Stage, data *datasets.Library) error {
+func CheckCell(
+	key string,
+	cell *manifests.Cell,
+	evs []eventlog.Event,
+	stgs []stages.Stage,
+	data *datasets.Library,
+) error {
 	inputs, err := pulledInputs(key, cell, evs, data)
 	if err != nil {
 		return err
@@ -244,7 +262,14 @@ func CheckCell(key string, cell *manifests.Cell, evs []eventlog.Event, stgs []st
 			continue
 		}
 		if !slices.Contains(want[ev.Stage], ev.StageKey) {
-			return fmt.Errorf("line %d (%s of stage %q): stage key %.12s does not follow from the cell's spec, inputs and earlier stages", ev.Seq, ev.Kind, ev.Stage, ev.StageKey)
+			return fmt.Errorf(
+				"line %d (%s of stage %q): stage key %.12s does not follow from the cell's spec, inputs and earlier "+
+					"stages",
+				ev.Seq,
+				ev.Kind,
+				ev.Stage,
+				ev.StageKey,
+			)
 		}
 	}
 	return nil
@@ -260,7 +285,11 @@ func pulledInputs(key string, cell *manifests.Cell, evs []eventlog.Event, data *
 	if !ok {
 		digest, err := datasetDigest(&cell.Config, data)
 		if err != nil {
-			return "", fmt.Errorf("its events do not record its inputs (pushed by an older ump) and its data is not here to recompute them: %v", err)
+			return "", fmt.Errorf(
+				"its events do not record its inputs (pushed by an older ump) and its data is not here to recompute "+
+					"them: %v",
+				err,
+			)
 		}
 		inputs = digest + "\n" + fp["engine"]
 	}
@@ -272,5 +301,13 @@ func pulledInputs(key string, cell *manifests.Cell, evs []eventlog.Event, data *
 
 // Identity tells events apart across stores (sequence numbers differ).
 func Identity(ev eventlog.Event) string {
-	return fmt.Sprintf("%s|%s|%s|%s|%s|%d", ev.Time.Format("2006-01-02T15:04:05.000000000"), ev.Kind, ev.Manifest, ev.Cell, ev.StageKey, ev.Round)
+	return fmt.Sprintf(
+		"%s|%s|%s|%s|%s|%d",
+		ev.Time.Format("2006-01-02T15:04:05.000000000"),
+		ev.Kind,
+		ev.Manifest,
+		ev.Cell,
+		ev.StageKey,
+		ev.Round,
+	)
 }

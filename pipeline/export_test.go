@@ -16,7 +16,8 @@ func TestExportNamesEachCellsParameters(t *testing.T) {
 	plan := parse(t, strings.Replace(smallManifest, "  algorithm: [{name: d-sum}, {name: gt-dsum}]",
 		"  lr: [0.05, 0.02]\n  seed: [3, 4]", 1))
 	s := openTestStore(t)
-	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil),
+		Engines: engines.Set{}}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	for _, table := range []string{"final", "rounds"} {
@@ -29,7 +30,16 @@ func TestExportNamesEachCellsParameters(t *testing.T) {
 		for r := range tab.Rows() {
 			cfg := plan.Cells[cell.Ints[r]-1].Config
 			if lr.Floats[r] != cfg.LR || seed.Ints[r] != int64(cfg.Seed) {
-				t.Fatalf("%s row %d (cell %d): lr %v, seed %v; the cell's are lr %v, seed %d", table, r, cell.Ints[r], lr.Floats[r], seed.Ints[r], cfg.LR, cfg.Seed)
+				t.Fatalf(
+					"%s row %d (cell %d): lr %v, seed %v; the cell's are lr %v, seed %d",
+					table,
+					r,
+					cell.Ints[r],
+					lr.Floats[r],
+					seed.Ints[r],
+					cfg.LR,
+					cfg.Seed,
+				)
 			}
 			seen[[2]float64{cfg.LR, float64(cfg.Seed)}] = true
 		}
@@ -62,7 +72,8 @@ func TestRegistrationCellsAreTheManifests(t *testing.T) {
 	changed := *plan
 	changed.Cells = slices.Clone(plan.Cells)
 	changed.Cells[0].Config.Seed = 99
-	for what, p := range map[string]*manifests.Plan{"an extra cell": &extra, "one cell fewer": &fewer, "a cell changed": &changed} {
+	for what, p := range map[string]*manifests.Plan{"an extra cell": &extra, "one cell fewer": &fewer, "a cell " +
+		"changed": &changed} {
 		if err := sameCells(p); err == nil {
 			t.Errorf("a registration with %s passed", what)
 		}

@@ -52,7 +52,10 @@ func (s *Store) GC(dryRun bool) (GCStats, error) {
 			listedCells[key] = true
 		}
 	}
-	live := slices.DeleteFunc(evs, func(ev eventlog.Event) bool { return forgotten[ev.Manifest] && !listedCells[ev.Cell] })
+	live := slices.DeleteFunc(
+		evs,
+		func(ev eventlog.Event) bool { return forgotten[ev.Manifest] && !listedCells[ev.Cell] },
+	)
 	keep := map[string]bool{}
 	for _, ref := range Referenced(live) {
 		keep[ref.Digest] = true

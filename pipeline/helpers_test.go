@@ -92,7 +92,13 @@ func reportOf(t *testing.T, s *Store, hash string) *state.Report {
 
 func exportTable(t *testing.T, s *Store, hash, table string) *artifacts.Table {
 	t.Helper()
-	tab, skipped, err := report.Export(context.Background(), s.Source(), []*state.Report{reportOf(t, s, hash)}, table, false)
+	tab, skipped, err := report.Export(
+		context.Background(),
+		s.Source(),
+		[]*state.Report{reportOf(t, s, hash)},
+		table,
+		false,
+	)
 	if err != nil || len(skipped) > 0 {
 		t.Fatalf("export %s: skipped %v, %v", table, skipped, err)
 	}

@@ -24,7 +24,11 @@ import (
 	"github.com/ump-lab/ump/stages/train"
 )
 
-var updateKeys = flag.Bool("update-keys", false, "rewrite testdata/keys.golden.json (only when an issue changes cache keys)")
+var updateKeys = flag.Bool(
+	"update-keys",
+	false,
+	"rewrite testdata/keys.golden.json (only when an issue changes cache keys)",
+)
 
 // pinnedManifests sweep every kind of every block with and without its
 // parameters: the algorithms, codecs, topologies and partitions, as they
@@ -96,8 +100,11 @@ func keyManifests() []string {
 			}
 			entries = append(entries, fmt.Sprintf("{name: %s, %s: %v}", k.Name, p.Name, v))
 		}
-		out = append(out, fmt.Sprintf("version: 1\nname: algorithm-%s\ntask: {dataset: synthetic}\nrounds: 10\nlr: 0.1\n"+
-			"algorithm: {name: %s}\nsweep:\n  algorithm: [%s]\n", k.Name, k.Name, strings.Join(entries, ", ")))
+		out = append(
+			out,
+			fmt.Sprintf("version: 1\nname: algorithm-%s\ntask: {dataset: synthetic}\nrounds: 10\nlr: 0.1\n"+
+				"algorithm: {name: %s}\nsweep:\n  algorithm: [%s]\n", k.Name, k.Name, strings.Join(entries, ", ")),
+		)
 	}
 	return out
 }
@@ -178,7 +185,9 @@ func TestStageKeyValue(t *testing.T) {
 	params := st.Params(&plan.Cells[0].Config)
 	const inputs = "sha256:0123456789abcdef\ngo-cpu-float32/v3"
 	upstream := func(digest string, size int64) map[string]*stages.Result {
-		return map[string]*stages.Result{"partition": {Outputs: map[string]artifacts.Ref{"assignment": {Digest: digest, Size: size}}}}
+		return map[string]*stages.Result{
+			"partition": {Outputs: map[string]artifacts.Ref{"assignment": {Digest: digest, Size: size}}},
+		}
 	}
 	const a, b = "sha256:" + "aa", "sha256:" + "bb"
 	got, former := stageKeys(st, &plan.Cells[0].Config, inputs, upstream(a, 10))
@@ -283,14 +292,22 @@ func TestEvaluateAndCheckpointEveryKeepTheCell(t *testing.T) {
 	for i, every := range [][2]int{{1, 10}, {3, 2}, {2, 1}} {
 		plan := parse(t, everyManifest(every[0], every[1]))
 		s := openTestStore(t)
-		if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}, Data: lib}).Run(ctx, plan); err != nil {
+		if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{},
+			Data: lib}).Run(ctx, plan); err != nil {
 			t.Fatal(err)
 		}
 		got := trained(s)
 		if len(got) != 2 {
 			t.Fatalf("evaluate.every %d, checkpoint.every %d: %d trained cells, want 2", every[0], every[1], len(got))
 		}
-		r := &Runner{Log: shared.Log, Blobs: shared.Blobs, Dir: shared.Path, Stages: cellStages(nil), Engines: engines.Set{}, Data: lib}
+		r := &Runner{
+			Log:     shared.Log,
+			Blobs:   shared.Blobs,
+			Dir:     shared.Path,
+			Stages:  cellStages(nil),
+			Engines: engines.Set{},
+			Data:    lib,
+		}
 		out, err := r.Run(ctx, plan)
 		if err != nil {
 			t.Fatal(err)
@@ -304,15 +321,32 @@ func TestEvaluateAndCheckpointEveryKeepTheCell(t *testing.T) {
 			continue
 		}
 		if !slices.Equal(reg.CellKeys, keys) {
-			t.Errorf("evaluate.every %d, checkpoint.every %d: cell keys %v, first %v", every[0], every[1], reg.CellKeys, keys)
+			t.Errorf(
+				"evaluate.every %d, checkpoint.every %d: cell keys %v, first %v",
+				every[0],
+				every[1],
+				reg.CellKeys,
+				keys,
+			)
 		}
 		if out.Cached != 2 {
-			t.Errorf("evaluate.every %d, checkpoint.every %d after another value: %d of 2 cells cached", every[0], every[1], out.Cached)
+			t.Errorf(
+				"evaluate.every %d, checkpoint.every %d after another value: %d of 2 cells cached",
+				every[0],
+				every[1],
+				out.Cached,
+			)
 		}
 		for cell, x := range got {
 			for w := range x {
 				if !slices.Equal(x[w], first[cell][w]) {
-					t.Errorf("evaluate.every %d, checkpoint.every %d: cell %s worker %d trained other bits", every[0], every[1], cell, w)
+					t.Errorf(
+						"evaluate.every %d, checkpoint.every %d: cell %s worker %d trained other bits",
+						every[0],
+						every[1],
+						cell,
+						w,
+					)
 				}
 			}
 		}

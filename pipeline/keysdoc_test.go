@@ -129,7 +129,8 @@ func keysTable(t *testing.T) string {
 // -run KeysTable -update-keys writes it).
 func TestTheKeysTableIsGenerated(t *testing.T) {
 	const path = "../docs/manifests.md"
-	const begin, end = "<!-- keys table: go test ./pipeline -run KeysTable -update-keys -->\n", "<!-- end of the keys table -->\n"
+	const begin, end = "<!-- keys table: go test ./pipeline -run KeysTable -update-keys -->\n", "<!-- end of the " +
+		"keys table -->\n"
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -147,6 +148,10 @@ func TestTheKeysTableIsGenerated(t *testing.T) {
 		return
 	}
 	if got := doc[i+len(begin) : j]; got != want {
-		t.Errorf("%s: the keys table is not the stages' (go test ./pipeline -run KeysTable -update-keys); want\n%s", path, want)
+		t.Errorf(
+			"%s: the keys table is not the stages' (go test ./pipeline -run KeysTable -update-keys); want\n%s",
+			path,
+			want,
+		)
 	}
 }

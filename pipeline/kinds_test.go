@@ -34,7 +34,8 @@ algorithm: {name: gt-dsum}
 		Default: 0, Quiet: true, Doc: "rounds between momentum restarts (0: never)"})
 	t.Cleanup(func() { k.Params = saved })
 
-	if after := parse(t, src); after.Hash != before.Hash || after.Cells[0].Config.Algorithm.Params["restart_every"] != 0 {
+	if after := parse(t, src); after.Hash != before.Hash ||
+		after.Cells[0].Config.Algorithm.Params["restart_every"] != 0 {
 		t.Errorf("unset: hash %s (was %s), restart_every %v; want the old hash and the default 0",
 			after.Hash, before.Hash, after.Cells[0].Config.Algorithm.Params["restart_every"])
 	}
@@ -51,12 +52,14 @@ algorithm: {name: gt-dsum}
 		{strings.Replace(src, "{name: gt-dsum}", "{name: d-sum, restart_every: 5}", 1),
 			"d-sum does not take restart_every; its parameters are: alpha, beta"},
 	} {
-		if _, err := manifests.Parse("test.yaml", []byte(c.yaml)); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := manifests.Parse("test.yaml", []byte(c.yaml)); err == nil ||
+			!strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v; want it to contain %q", err, c.want)
 		}
 	}
 	cfg := swept.Cells[1].Config
-	if _, err := algorithms.New(algorithms.Config{Name: "gt-dsum", Params: cfg.Algorithm.Params}, 2, make([]float32, 3)); err != nil {
+	if _, err := algorithms.New(algorithms.Config{Name: "gt-dsum", Params: cfg.Algorithm.Params}, 2, make([]float32,
+		3)); err != nil {
 		t.Errorf("the optimizer refused the new parameter: %v", err)
 	}
 	if cols := report.ParamColumns(); !slices.Contains(cols, "restart_every") {

@@ -69,7 +69,8 @@ func machineMemory() int64 {
 		f.Close()
 	}
 	if data, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
-		if limit, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64); err == nil && (total == 0 || limit < total) {
+		if limit, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64); err == nil &&
+			(total == 0 || limit < total) {
 			total = limit
 		}
 	}

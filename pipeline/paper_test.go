@@ -58,7 +58,16 @@ func TestPaperTableLayouts(t *testing.T) {
 			continue
 		}
 		if len(g.RowLabels) != want[0] || len(g.ColLabels) != want[1] {
-			t.Errorf("%s: %d x %d table (rows %v, columns %v); want %d x %d", name, len(g.RowLabels), len(g.ColLabels), g.RowLabels, g.ColLabels, want[0], want[1])
+			t.Errorf(
+				"%s: %d x %d table (rows %v, columns %v); want %d x %d",
+				name,
+				len(g.RowLabels),
+				len(g.ColLabels),
+				g.RowLabels,
+				g.ColLabels,
+				want[0],
+				want[1],
+			)
 		}
 		for _, row := range g.Entries {
 			for _, e := range row {
@@ -70,6 +79,9 @@ func TestPaperTableLayouts(t *testing.T) {
 		laid++
 	}
 	if laid != 28 {
-		t.Errorf("laid out %d tables; want the 27 paper manifests (4 of them honest-tuning variants) and the quickstart", laid)
+		t.Errorf(
+			"laid out %d tables; want the 27 paper manifests (4 of them honest-tuning variants) and the quickstart",
+			laid,
+		)
 	}
 }

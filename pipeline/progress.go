@@ -33,14 +33,22 @@ type progress struct {
 	ran        int // rounds computed by this process
 	lastLine   time.Time
 	lastSnap   time.Time
-	cellRounds map[int]int                                        // per running cell: its rounds already counted
-	roundStart map[int]time.Time                                  // per training cell: when its round's first local step began
+	cellRounds map[int]int // per running cell: its rounds already counted
+	// roundStart: per training cell, when its round's first local step began.
+	roundStart map[int]time.Time
 	counted    func(c *manifests.Cell, rounds int, computed bool) // Runner.Counted; nil for none
 }
 
 func newProgress(w io.Writer, dir string, plan *manifests.Plan, todo []int,
 	counted func(*manifests.Cell, int, bool)) *progress {
-	p := &progress{w: w, dir: dir, start: time.Now(), cellRounds: map[int]int{}, roundStart: map[int]time.Time{}, counted: counted}
+	p := &progress{
+		w:          w,
+		dir:        dir,
+		start:      time.Now(),
+		cellRounds: map[int]int{},
+		roundStart: map[int]time.Time{},
+		counted:    counted,
+	}
 	for _, i := range todo { // the cells this run computes (verify --cells: those alone), for its share and ETA
 		p.total += plan.Cells[i].Config.Rounds
 	}
@@ -101,7 +109,8 @@ func (p *progress) cellf(c *manifests.Cell, format string, args ...any) {
 func (p *progress) cellStart(c *manifests.Cell) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.snap.Cell, p.snap.Label, p.snap.Stage, p.snap.Round, p.snap.Rounds = c.Index+1, c.LabelString(), "", 0, c.Config.Rounds
+	p.snap.Cell, p.snap.Label, p.snap.Stage, p.snap.Round, p.snap.Rounds = c.Index+1, c.LabelString(), "", 0,
+		c.Config.Rounds
 	p.cellRounds[c.Index] = 0
 	p.listRunning()
 	p.printf("cell %d/%d %s\n", c.Index+1, p.snap.Cells, c.LabelString())
@@ -125,7 +134,12 @@ func (p *progress) stageCached(c *manifests.Cell, name string, former bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if former {
-		p.cellf(c, "%s: cached (recorded by an earlier ump under the stage's former key: the same bits, recorded again under today's)\n", name)
+		p.cellf(
+			c,
+			"%s: cached (recorded by an earlier ump under the stage's former key: the same bits, recorded again "+
+				"under today's)\n",
+			name,
+		)
 	} else {
 		p.cellf(c, "%s: cached\n", name)
 	}

@@ -402,7 +402,13 @@ func TestFiguresMatchReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		store := openTestStore(t)
-		runner := &Runner{Log: store.Log, Blobs: store.Blobs, Dir: store.Path, Stages: cellStages(nil), Engines: engines.Set{}}
+		runner := &Runner{
+			Log:     store.Log,
+			Blobs:   store.Blobs,
+			Dir:     store.Path,
+			Stages:  cellStages(nil),
+			Engines: engines.Set{},
+		}
 		out, err := runner.Run(context.Background(), plan)
 		if err != nil || out.Completed != len(plan.Cells) {
 			t.Fatalf("run: %+v, %v", out, err)
@@ -415,13 +421,27 @@ func TestFiguresMatchReference(t *testing.T) {
 			worst := 0.0
 			for r := range want {
 				if cells[row] != int64(i+1) || rounds[row] != int64(r+1) {
-					t.Fatalf("row %d is cell %d round %d, want cell %d round %d", row, cells[row], rounds[row], i+1, r+1)
+					t.Fatalf(
+						"row %d is cell %d round %d, want cell %d round %d",
+						row,
+						cells[row],
+						rounds[row],
+						i+1,
+						r+1,
+					)
 				}
 				for k, name := range refColumns {
 					got := table.Column(name).Floats[row]
 					diff := math.Abs(got - want[r][k])
 					if diff > 1e-5*math.Abs(want[r][k])+1e-9 {
-						t.Errorf("cell %s round %d: %s %.10g, reference %.10g", cell.LabelString(), r+1, name, got, want[r][k])
+						t.Errorf(
+							"cell %s round %d: %s %.10g, reference %.10g",
+							cell.LabelString(),
+							r+1,
+							name,
+							got,
+							want[r][k],
+						)
 					}
 					if math.Abs(want[r][k]) > 1e-4 {
 						worst = math.Max(worst, diff/math.Abs(want[r][k]))
@@ -430,7 +450,13 @@ func TestFiguresMatchReference(t *testing.T) {
 				row++
 			}
 			last := want[len(want)-1]
-			t.Logf("cell %s: final gap %.6g, consensus distance %.3g, worst relative error where > 1e-4: %.2g", cell.LabelString(), last[2], last[1], worst)
+			t.Logf(
+				"cell %s: final gap %.6g, consensus distance %.3g, worst relative error where > 1e-4: %.2g",
+				cell.LabelString(),
+				last[2],
+				last[1],
+				worst,
+			)
 		}
 	}
 }

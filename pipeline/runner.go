@@ -211,7 +211,12 @@ func datasetDigest(cfg *manifests.Manifest, lib *datasets.Library) (string, erro
 // stageKeys are a stage's cache key for a cell (stageKey of its params)
 // and its former key (of its stages.Rekeyed params; "" for none), under
 // which an earlier ump recorded the same bits.
-func stageKeys(st stages.Stage, cfg *manifests.Manifest, inputs string, upstream map[string]*stages.Result) (key, former string) {
+func stageKeys(
+	st stages.Stage,
+	cfg *manifests.Manifest,
+	inputs string,
+	upstream map[string]*stages.Result,
+) (key, former string) {
 	key = stageKey(st, st.Params(cfg), inputs, upstream)
 	if params := st.FormerParams(cfg); params != nil {
 		former = stageKey(st, params, inputs, upstream)
@@ -245,7 +250,11 @@ func declared(st stages.Stage, upstream map[string]*stages.Result) map[string]*s
 			continue // ReadTable says the stage has not run
 		}
 		if out[in.Stage] == nil {
-			out[in.Stage] = &stages.Result{Outputs: map[string]artifacts.Ref{}, Summary: up.Summary, Diverged: up.Diverged}
+			out[in.Stage] = &stages.Result{
+				Outputs:  map[string]artifacts.Ref{},
+				Summary:  up.Summary,
+				Diverged: up.Diverged,
+			}
 		}
 		if ref, ok := up.Outputs[in.Name]; ok {
 			out[in.Stage].Outputs[in.Name] = ref
@@ -259,7 +268,12 @@ func declared(st stages.Stage, upstream map[string]*stages.Result) map[string]*s
 func checkOutputs(st stages.Stage, res *stages.Result) error {
 	for name := range res.Outputs {
 		if !slices.Contains(st.Outputs(), stages.Output{Stage: st.Name(), Name: name}) {
-			return fmt.Errorf("stage %s returned output %q, which it does not declare (it declares %v)", st.Name(), name, st.Outputs())
+			return fmt.Errorf(
+				"stage %s returned output %q, which it does not declare (it declares %v)",
+				st.Name(),
+				name,
+				st.Outputs(),
+			)
 		}
 	}
 	return nil
@@ -299,10 +313,18 @@ func (r *Runner) Register(ctx context.Context, plan *manifests.Plan) (*state.Reg
 		case "recompute":
 		default:
 			engine, _ := r.Engines.Name(&plan.Cells[slices.Sorted(maps.Keys(other))[0]].Config)
-			return nil, fmt.Errorf("%w: %d of the manifest's %d cells have results recorded under engine %s, and this machine computes with %s "+
-				"(or with other data: a cell's key holds the engine and the data it ran on). Rerun with --other-engine use to keep those results (cells without one then run here), "+
-				"or --other-engine recompute to compute them again here (the recorded results stay in the store)",
-				ErrOtherEngine, len(other), len(plan.Cells), strings.Join(quoted(engines), " and "), strconv.Quote(engine))
+			return nil, fmt.Errorf(
+				"%w: %d of the manifest's %d cells have results recorded under engine %s, and this machine computes "+
+					"with %s "+
+					"(or with other data: a cell's key holds the engine and the data it ran on). Rerun with "+
+					"--other-engine use to keep those results (cells without one then run here), "+
+					"or --other-engine recompute to compute them again here (the recorded results stay in the store)",
+				ErrOtherEngine,
+				len(other),
+				len(plan.Cells),
+				strings.Join(quoted(engines), " and "),
+				strconv.Quote(engine),
+			)
 		}
 	}
 	ev := reg.Event()
@@ -446,7 +468,14 @@ func (r *Runner) Run(ctx context.Context, plan *manifests.Plan) (Outcome, error)
 // or all training alone), size at a time (in one cohort when they share
 // its shape), counting them into out. It stops taking cells at the
 // first error and returns it once the running cells have stopped.
-func (r *Runner) runCells(ctx context.Context, reg *state.Registration, cells []int, size int, p *progress, out *Outcome) error {
+func (r *Runner) runCells(
+	ctx context.Context,
+	reg *state.Registration,
+	cells []int,
+	size int,
+	p *progress,
+	out *Outcome,
+) error {
 	plan := &reg.Plan
 	var cohort stages.Cohort // a GPU cohort's; cells that train alone need none
 	if r.Engines.CohortKey(&plan.Cells[cells[0]].Config) != "" {
@@ -571,7 +600,11 @@ func (r *Runner) dropSuperseded(hash, skey string) error {
 // skey or its former key ("" for none) that counts for manifest hash
 // (countFor), whose run evaluated every round a run evaluating every
 // evaluate rounds does (stages.Covers), and whose blob verifies, or nil.
-func (r *Runner) lastCheckpoint(ctx context.Context, hash, skey, former string, evaluate int) (*stages.Checkpoint, error) {
+func (r *Runner) lastCheckpoint(
+	ctx context.Context,
+	hash, skey, former string,
+	evaluate int,
+) (*stages.Checkpoint, error) {
 	evs, err := r.source().StageEvents(hash, skey)
 	if err != nil {
 		return nil, err
@@ -585,7 +618,8 @@ func (r *Runner) lastCheckpoint(ctx context.Context, hash, skey, former string, 
 	}
 	var found []stages.Checkpoint
 	for _, ev := range evs {
-		if ref, ok := ev.Outputs[eventlog.RoundCheckpoint]; ok && ev.Kind == eventlog.RoundCompleted && stages.Covers(evaluateEvery(&ev), evaluate) {
+		if ref, ok := ev.Outputs[eventlog.RoundCheckpoint]; ok && ev.Kind == eventlog.RoundCompleted &&
+			stages.Covers(evaluateEvery(&ev), evaluate) {
 			found = append(found, stages.Checkpoint{Round: ev.Round, Ref: ref})
 		}
 	}

@@ -136,14 +136,22 @@ func (s interruptAt) Run(ctx context.Context, p train.Params, env *stages.Env) (
 func TestInterruptedRunResumesBitIdentical(t *testing.T) {
 	plan := parse(t, smallManifest)
 	clean := openTestStore(t)
-	if _, err := (&Runner{Log: clean.Log, Blobs: clean.Blobs, Dir: clean.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: clean.Log, Blobs: clean.Blobs, Dir: clean.Path, Stages: cellStages(nil),
+		Engines: engines.Set{}}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	s := openTestStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stgs := cellStages(nil)
-	stgs[2] = stages.Of(interruptAt{Stage: train.Stage{Engines: engines.Set{}.Train()}, algorithm: "gt-dsum", round: 24, cancel: cancel}) // cell 2
+	stgs[2] = stages.Of(
+		interruptAt{
+			Stage:     train.Stage{Engines: engines.Set{}.Train()},
+			algorithm: "gt-dsum",
+			round:     24,
+			cancel:    cancel,
+		},
+	) // cell 2
 	_, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs, Engines: engines.Set{}}).Run(ctx, plan)
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("run: %v, want ErrInterrupted", err)
@@ -156,7 +164,11 @@ func TestInterruptedRunResumesBitIdentical(t *testing.T) {
 		t.Fatalf("after interruption cell 2 is %s at round %d, want incomplete at 25", rep.Cells[1].Status, st.Round)
 	}
 	var progress strings.Builder
-	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}, Progress: &progress}).Run(context.Background(), plan)
+	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{},
+		Progress: &progress}).Run(
+		context.Background(),
+		plan,
+	)
 	if err != nil || out.Completed != 2 {
 		t.Fatalf("resumed run: %+v %v", out, err)
 	}
@@ -173,7 +185,8 @@ func TestInterruptedRunResumesBitIdentical(t *testing.T) {
 // with the square of the rounds; interrupted and resumed, it still ends
 // with two and the same results, and CheckBlobs finds nothing missing.
 func TestStoreHoldsTwoCheckpointsPerTraining(t *testing.T) {
-	src := strings.NewReplacer("rounds: 40", "rounds: 120", "checkpoint: {every: 10}", "checkpoint: {every: 1}").Replace(smallManifest)
+	src := strings.NewReplacer("rounds: 40", "rounds: 120", "checkpoint: {every: 10}", "checkpoint: {every: 1}").
+		Replace(smallManifest)
 	plan := parse(t, src)
 	checkpoints := func(s *Store) (n int, size int64) {
 		refs, err := s.Local.List()
@@ -192,7 +205,8 @@ func TestStoreHoldsTwoCheckpointsPerTraining(t *testing.T) {
 		return n, size
 	}
 	clean := openTestStore(t)
-	if _, err := (&Runner{Log: clean.Log, Blobs: clean.Blobs, Dir: clean.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: clean.Log, Blobs: clean.Blobs, Dir: clean.Path, Stages: cellStages(nil),
+		Engines: engines.Set{}}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := checkpoints(clean); n != 4 {
@@ -202,14 +216,26 @@ func TestStoreHoldsTwoCheckpointsPerTraining(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stgs := cellStages(nil)
-	stgs[2] = stages.Of(interruptAt{Stage: train.Stage{Engines: engines.Set{}.Train()}, algorithm: "gt-dsum", round: 70, cancel: cancel})
-	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs, Engines: engines.Set{}}).Run(ctx, plan); !errors.Is(err, ErrInterrupted) {
+	stgs[2] = stages.Of(
+		interruptAt{
+			Stage:     train.Stage{Engines: engines.Set{}.Train()},
+			algorithm: "gt-dsum",
+			round:     70,
+			cancel:    cancel,
+		},
+	)
+	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs, Engines: engines.Set{}}).Run(ctx,
+		plan); !errors.Is(
+		err,
+		ErrInterrupted,
+	) {
 		t.Fatalf("run: %v, want ErrInterrupted", err)
 	}
 	if n, _ := checkpoints(s); n != 4 {
 		t.Errorf("interrupted at round 70 of the second cell: %d checkpoint blobs, want 4", n)
 	}
-	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil),
+		Engines: engines.Set{}}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	sameTables(t, exportTable(t, clean, plan.Hash, "rounds"), exportTable(t, s, plan.Hash, "rounds"))
@@ -229,7 +255,10 @@ func TestDivergedCellIsRecorded(t *testing.T) {
 	src := strings.Replace(smallManifest, "lr: 0.05", "lr: 3", 1)
 	plan := parse(t, src)
 	s := openTestStore(t)
-	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(context.Background(), plan)
+	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(
+		context.Background(),
+		plan,
+	)
 	if err != nil || out.Diverged != 2 {
 		t.Fatalf("run: %+v %v, want 2 diverged cells", out, err)
 	}
@@ -265,19 +294,26 @@ func TestFailedStageIsRecordedAndOthersRun(t *testing.T) {
 	s := openTestStore(t)
 	stgs := cellStages(nil)
 	stgs[3] = failFirstCell{stgs[3], new(int)}
-	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs, Engines: engines.Set{}}).Run(context.Background(), plan)
+	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs, Engines: engines.Set{}}).Run(
+		context.Background(),
+		plan,
+	)
 	if err != nil || out.Failed != 1 || out.Completed != 1 {
 		t.Fatalf("run: %+v %v, want 1 failed and 1 completed", out, err)
 	}
 	reg, _ := s.Source().FindManifest(plan.Hash)
 	rep, _ := s.Source().Report(reg)
 	st := rep.Cells[0].Stage("evaluate")
-	if rep.Cells[0].Status != eventlog.Failed || st.Status != eventlog.Failed || !strings.Contains(st.Error, "injected failure") {
+	if rep.Cells[0].Status != eventlog.Failed || st.Status != eventlog.Failed ||
+		!strings.Contains(st.Error, "injected failure") {
 		t.Fatalf("cell 1: %s, evaluate %s %q", rep.Cells[0].Status, st.Status, st.Error)
 	}
 	// Fixed code: the rerun reuses train and completes the cell.
 	started := countKind(t, s, eventlog.StageStarted)
-	out, err = (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(context.Background(), plan)
+	out, err = (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(
+		context.Background(),
+		plan,
+	)
 	if err != nil || out.Completed != 2 {
 		t.Fatalf("rerun: %+v %v", out, err)
 	}
@@ -299,13 +335,15 @@ func TestSecondOpenNamesHolder(t *testing.T) {
 // folding to a wrong state.
 func TestFoldRefusesPayloadsThatDoNotDecode(t *testing.T) {
 	s := openTestStore(t)
-	if err := s.Log.Append(&eventlog.Event{Kind: eventlog.CellStarted, Cell: "c", Payload: []byte(`{"go":"go1.26"}`)}); err != nil {
+	if err := s.Log.Append(&eventlog.Event{Kind: eventlog.CellStarted, Cell: "c", Payload: []byte(
+		`{"go":"go1.26"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	if v, err := s.Source().Cell("m", "c"); err != nil || v.Status != eventlog.Incomplete {
 		t.Fatalf("a well-formed cell: %+v, %v", v, err)
 	}
-	if err := s.Log.Append(&eventlog.Event{Kind: eventlog.CellCompleted, Cell: "c", Payload: []byte(`"completed"`)}); err != nil {
+	if err := s.Log.Append(&eventlog.Event{Kind: eventlog.CellCompleted, Cell: "c", Payload: []byte(
+		`"completed"`)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Source().Cell("m", "c"); err == nil || !strings.Contains(err.Error(), "event 2 (CellCompleted)") {

@@ -13,7 +13,15 @@ import (
 // learning rates run, each entry shows its figure marked † and no entry
 // is bold; once both have run, none is provisional.
 func TestEntriesAreProvisionalUntilEveryChoiceFinishes(t *testing.T) {
-	plan := parse(t, strings.Replace(smallManifest, "sweep:\n", "sweep:\n  lr: [0.01, 0.02]\n", 1)+"table: {rows: [algorithm], value: objective_gap, select: lr}\n")
+	plan := parse(
+		t,
+		strings.Replace(
+			smallManifest,
+			"sweep:\n",
+			"sweep:\n  lr: [0.01, 0.02]\n",
+			1,
+		)+"table: {rows: [algorithm], value: objective_gap, select: lr}\n",
+	)
 	s := openTestStore(t)
 	var first []int // the cells of lr=0.01
 	for i, c := range plan.Cells {
@@ -36,17 +44,25 @@ func TestEntriesAreProvisionalUntilEveryChoiceFinishes(t *testing.T) {
 		}
 		return g
 	}
-	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}, Cells: first}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{},
+		Cells: first}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	g := grid()
 	if !strings.Contains(g.Legend(), "† provisional: other values of lr still run") {
 		t.Errorf("the legend does not explain †: %s", g.Legend())
 	}
-	if e := g.Entries[0][0]; !e.Provisional || e.Select != "0.01" || !strings.HasSuffix(g.Text(e, "±"), " †") || g.BestRows()[0] != -1 {
-		t.Errorf("with lr=0.02 not run: entry %+v, text %q, best rows %v; want provisional, marked †, not bold", e, g.Text(e, "±"), g.BestRows())
+	if e := g.Entries[0][0]; !e.Provisional || e.Select != "0.01" || !strings.HasSuffix(g.Text(e, "±"), " †") ||
+		g.BestRows()[0] != -1 {
+		t.Errorf(
+			"with lr=0.02 not run: entry %+v, text %q, best rows %v; want provisional, marked †, not bold",
+			e,
+			g.Text(e, "±"),
+			g.BestRows(),
+		)
 	}
-	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil),
+		Engines: engines.Set{}}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	if g := grid(); g.Entries[0][0].Provisional || g.BestRows()[0] != 0 || strings.Contains(g.Legend(), "†") {

@@ -109,7 +109,12 @@ func CheckBlobs(ctx context.Context, s *Store, reg *state.Registration) (int, []
 // damaged blob (CheckBlobs) the recomputation reproduces is stored again
 // when repair is set; otherwise the store is only read. It uses the
 // runner's store (Log, Blobs), Stages, Engines, Data and Progress.
-func (r *Runner) Verify(ctx context.Context, reg *state.Registration, damaged []*DamagedBlob, repair bool) ([]CellCheck, error) {
+func (r *Runner) Verify(
+	ctx context.Context,
+	reg *state.Registration,
+	damaged []*DamagedBlob,
+	repair bool,
+) ([]CellCheck, error) {
 	var out []CellCheck
 	for i := range reg.Plan.Cells {
 		cell := &reg.Plan.Cells[i]
@@ -129,8 +134,13 @@ func (r *Runner) Verify(ctx context.Context, reg *state.Registration, damaged []
 				return out, err
 			}
 			engine, _ := r.Engines.Name(&cell.Config)
-			check.Err = fmt.Errorf("%w: it was recorded under engine %q and this machine computes with %q (or its data differ); "+
-				"verify it on a machine with that engine", ErrOtherEngine, v.Engine(), engine)
+			check.Err = fmt.Errorf(
+				"%w: it was recorded under engine %q and this machine computes with %q (or its data differ); "+
+					"verify it on a machine with that engine",
+				ErrOtherEngine,
+				v.Engine(),
+				engine,
+			)
 			out = append(out, check)
 			continue
 		}

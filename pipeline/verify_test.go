@@ -24,19 +24,28 @@ func (v versionBumped) Version() int { return v.Stage.Version() + 1 }
 func TestAStageVersionIsInItsCacheKey(t *testing.T) {
 	plan := parse(t, smallManifest)
 	s := openTestStore(t)
-	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil),
+		Engines: engines.Set{}}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	before := countKind(t, s, eventlog.StageStarted)
 	stgs := cellStages(nil)
 	stgs[2] = versionBumped{stgs[2]} // train
-	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs, Engines: engines.Set{}}).Run(context.Background(), plan)
+	out, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: stgs, Engines: engines.Set{}}).Run(
+		context.Background(),
+		plan,
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := countKind(t, s, eventlog.StageStarted) - before; out.Cached != 0 || n != len(plan.Cells) {
-		t.Errorf("rerun after train's version changed: %d cells fully cached, %d stages started; want none cached, train of every cell (%d)",
-			out.Cached, n, len(plan.Cells))
+		t.Errorf(
+			"rerun after train's version changed: %d cells fully cached, %d stages started; want none cached, train "+
+				"of every cell (%d)",
+			out.Cached,
+			n,
+			len(plan.Cells),
+		)
 	}
 }
 
@@ -67,7 +76,8 @@ func (o otherOutputs) Run(ctx context.Context, cfg *manifests.Manifest, env *sta
 func TestVerifyComparesDigests(t *testing.T) {
 	plan := parse(t, smallManifest)
 	s := openTestStore(t)
-	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil), Engines: engines.Set{}}).Run(context.Background(), plan); err != nil {
+	if _, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: cellStages(nil),
+		Engines: engines.Set{}}).Run(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
 	reg, err := s.Source().FindManifest(plan.Hash)
@@ -75,7 +85,13 @@ func TestVerifyComparesDigests(t *testing.T) {
 		t.Fatal(err)
 	}
 	verify := func(stgs []stages.Stage) (ok, mismatched int) {
-		checks, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Stages: stgs, Engines: engines.Set{}, Data: datasets.NewLibrary(t.TempDir())}).Verify(context.Background(), reg, nil, false)
+		checks, err := (&Runner{Log: s.Log, Blobs: s.Blobs, Stages: stgs, Engines: engines.Set{},
+			Data: datasets.NewLibrary(t.TempDir())}).Verify(
+			context.Background(),
+			reg,
+			nil,
+			false,
+		)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,6 +115,10 @@ func TestVerifyComparesDigests(t *testing.T) {
 	stgs := cellStages(nil)
 	stgs[3] = otherOutputs{stgs[3]} // evaluate
 	if _, bad := verify(stgs); bad != len(plan.Cells) {
-		t.Errorf("verify with an evaluate stage computing other bytes: %d outputs differ; want one per cell (%d)", bad, len(plan.Cells))
+		t.Errorf(
+			"verify with an evaluate stage computing other bytes: %d outputs differ; want one per cell (%d)",
+			bad,
+			len(plan.Cells),
+		)
 	}
 }

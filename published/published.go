@@ -127,7 +127,13 @@ func Parse(data []byte) (*Results, error) {
 				return nil, fmt.Errorf("published results: %s, row %s: a drawn table has no values", t.Manifest, r.Name)
 			}
 			if !t.Drawn && len(r.Values) != len(t.Columns) {
-				return nil, fmt.Errorf("published results: %s, row %s: %d values for %d columns", t.Manifest, r.Name, len(r.Values), len(t.Columns))
+				return nil, fmt.Errorf(
+					"published results: %s, row %s: %d values for %d columns",
+					t.Manifest,
+					r.Name,
+					len(r.Values),
+					len(t.Columns),
+				)
 			}
 			for _, v := range r.Values {
 				if _, err := p.Read(v); err != nil {

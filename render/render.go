@@ -221,7 +221,12 @@ func Panels(title string, figs []report.Figure, path string) error {
 		return err
 	}
 	const panel = 3.6 * vg.Inch
-	style := draw.TextStyle{Color: color.Black, Font: plot.DefaultFont, Handler: plot.DefaultTextHandler, XAlign: draw.XCenter}
+	style := draw.TextStyle{
+		Color:   color.Black,
+		Font:    plot.DefaultFont,
+		Handler: plot.DefaultTextHandler,
+		XAlign:  draw.XCenter,
+	}
 	style.Font.Size = vg.Points(13)
 	head := style.Rectangle(title)
 	w := max(panel*vg.Length(len(figs)), head.Max.X-head.Min.X+vg.Points(24))
@@ -229,7 +234,11 @@ func Panels(title string, figs []report.Figure, path string) error {
 	return saveWithLegendDrawn(w, 4*vg.Inch+top, legend, path, func(dc draw.Canvas) {
 		dc.FillText(style, vg.Point{X: (dc.Min.X + dc.Max.X) / 2, Y: dc.Max.Y - top + vg.Points(4)}, title)
 		tiles := draw.Tiles{Rows: 1, Cols: len(row), PadX: vg.Points(10)}
-		canvases := plot.Align([][]*plot.Plot{row}, tiles, draw.Crop(dc, 0, -vg.Points(12), 0, -top)) // the last tick's label whole
+		canvases := plot.Align(
+			[][]*plot.Plot{row},
+			tiles,
+			draw.Crop(dc, 0, -vg.Points(12), 0, -top),
+		) // the last tick's label whole
 		for j, p := range row {
 			p.Draw(canvases[0][j])
 		}
@@ -345,7 +354,14 @@ func sweepFigure(f *report.Figure, path string) error {
 	p.X.Tick.Marker, p.Y.Tick.Marker = plot.ConstantTicks(ticks), denseTicks{}
 	p.X.Min, p.X.Max = -0.3, float64(len(f.Categories)-1)+0.3
 	var legend []legendEntry
-	shapes := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.PyramidGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}}
+	shapes := []draw.GlyphDrawer{
+		draw.CircleGlyph{},
+		draw.SquareGlyph{},
+		draw.TriangleGlyph{},
+		draw.PyramidGlyph{},
+		draw.RingGlyph{},
+		draw.BoxGlyph{},
+	}
 	for i, sr := range f.Series {
 		var pts errorPoints
 		for k := range sr.X {
@@ -479,7 +495,9 @@ func saveBeside(p *plot.Plot, w, h, side vg.Length, drawSide func(draw.Canvas), 
 	w = widenForTitle(p, w)
 	return save(w+side, h, path, func(dc draw.Canvas) {
 		p.Draw(draw.Crop(dc, 0, -side, 0, 0))
-		drawSide(draw.Crop(dc, w+vg.Points(6), -vg.Points(12), vg.Points(30), -vg.Points(30))) // a margin to the right edge
+		drawSide(
+			draw.Crop(dc, w+vg.Points(6), -vg.Points(12), vg.Points(30), -vg.Points(30)),
+		) // a margin to the right edge
 	})
 }
 
@@ -654,7 +672,14 @@ func Histogram(t *artifacts.Table, title, path string) error {
 	bar.HideX()
 	bar.Add(&plotter.ColorBar{ColorMap: colours, Vertical: true})
 	width := vg.Length(max(4, float64(h.workers)*0.3)) * vg.Inch
-	return saveBeside(p, width, vg.Length(max(3, float64(h.classes)*0.25))*vg.Inch, 1.3*vg.Inch, func(c draw.Canvas) { bar.Draw(c) }, path)
+	return saveBeside(
+		p,
+		width,
+		vg.Length(max(3, float64(h.classes)*0.25))*vg.Inch,
+		1.3*vg.Inch,
+		func(c draw.Canvas) { bar.Draw(c) },
+		path,
+	)
 }
 
 // countColours is the sequential colour map of a heat map of counts, from 0 to

@@ -44,7 +44,8 @@ func TestTickLabels(t *testing.T) {
 		want    string
 	}{
 		{0, 0.1, "0"}, {-0.0, 0.1, "0"}, {-1e-17, 0.1, "0"}, {0.30000000000000004, 0.1, "0.3"}, {-0.2, 0.1, "-0.2"},
-		{1e7, 5e6, "10M"}, {2.5e7, 5e6, "25M"}, {1.5e6, 5e5, "1.5M"}, {5e5, 5e5, "500k"}, {3e9, 1e9, "3G"}, {5000, 1000, "5000"}, {120, 20, "120"},
+		{1e7, 5e6, "10M"}, {2.5e7, 5e6, "25M"}, {1.5e6, 5e5, "1.5M"}, {5e5, 5e5, "500k"}, {3e9, 1e9, "3G"}, {5000,
+			1000, "5000"}, {120, 20, "120"},
 	} {
 		if got := tickLabel(c.v, c.step); got != c.want {
 			t.Errorf("tickLabel(%g, %g) = %q; want %q", c.v, c.step, got, c.want)
@@ -83,32 +84,59 @@ func TestTicksBracketTheData(t *testing.T) {
 // drawn as one figure.
 func TestPanelsShareOneYRange(t *testing.T) {
 	series := func(lo, hi float64) []report.Series {
-		return []report.Series{{Label: "a", X: []float64{1, 2, 3}, Mean: []float64{lo, (lo + hi) / 2, hi}, Std: []float64{0, 0, 0}, Seeds: 1}}
+		return []report.Series{
+			{
+				Label: "a",
+				X:     []float64{1, 2, 3},
+				Mean:  []float64{lo, (lo + hi) / 2, hi},
+				Std:   []float64{0, 0, 0},
+				Seeds: 1,
+			},
+		}
 	}
-	figs := []report.Figure{{Name: "ring", X: "round", Y: "acc", Series: series(0.1, 0.8)}, {Name: "full", X: "round", Y: "acc", Series: series(0, 1)}}
+	figs := []report.Figure{
+		{Name: "ring", X: "round", Y: "acc", Series: series(0.1, 0.8)},
+		{Name: "full", X: "round", Y: "acc", Series: series(0, 1)},
+	}
 	figs[1].Series[0].DivergedSeeds = 1 // in one panel: the shared legend keeps its cross
 	row, legend, err := panelPlots(figs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(row) != 2 || row[0].Y.Min != row[1].Y.Min || row[0].Y.Max != row[1].Y.Max || row[0].Y.Min > 0 || row[0].Y.Max < 1 {
-		t.Errorf("panels' y ranges [%g, %g] and [%g, %g], want one that holds 0 to 1", row[0].Y.Min, row[0].Y.Max, row[1].Y.Min, row[1].Y.Max)
+	if len(row) != 2 || row[0].Y.Min != row[1].Y.Min || row[0].Y.Max != row[1].Y.Max || row[0].Y.Min > 0 ||
+		row[0].Y.Max < 1 {
+		t.Errorf(
+			"panels' y ranges [%g, %g] and [%g, %g], want one that holds 0 to 1",
+			row[0].Y.Min,
+			row[0].Y.Max,
+			row[1].Y.Min,
+			row[1].Y.Max,
+		)
 	}
-	if len(legend) != 1 || legend[0].label != "a" || legend[0].diverged != ", × where it diverged" || len(legend[0].thumbs) != 2 {
+	if len(legend) != 1 || legend[0].label != "a" || legend[0].diverged != ", × where it diverged" ||
+		len(legend[0].thumbs) != 2 {
 		t.Errorf("the shared legend: %v", legend)
 	}
 	path := filepath.Join(t.TempDir(), "panels.svg")
 	if err := Panels("two topologies", figs, path); err != nil {
 		t.Fatal(err)
 	}
-	if svg, _ := os.ReadFile(path); !strings.Contains(string(svg), ">two topologies<") || !strings.Contains(string(svg), ">ring<") {
+	if svg, _ := os.ReadFile(path); !strings.Contains(string(svg), ">two topologies<") ||
+		!strings.Contains(string(svg), ">ring<") {
 		t.Errorf("the panels' figure lacks its title or a panel's")
 	}
 }
 
 func TestPNGSaysItsResolution(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f.png")
-	f := report.Figure{Title: "t", X: "round", Y: "y", Series: []report.Series{{Label: "a", X: []float64{1, 2, 3}, Mean: []float64{1, 2, 1.5}, Std: []float64{0, 0, 0}, Seeds: 1}}}
+	f := report.Figure{
+		Title: "t",
+		X:     "round",
+		Y:     "y",
+		Series: []report.Series{
+			{Label: "a", X: []float64{1, 2, 3}, Mean: []float64{1, 2, 1.5}, Std: []float64{0, 0, 0}, Seeds: 1},
+		},
+	}
 	if err := Figure(&f, path); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +149,8 @@ func TestPNGSaysItsResolution(t *testing.T) {
 		n := int(binary.BigEndian.Uint32(data[i:]))
 		if string(data[i+4:i+8]) == "pHYs" {
 			body := data[i+8 : i+8+n]
-			found = n == 9 && binary.BigEndian.Uint32(body) == 11811 && binary.BigEndian.Uint32(body[4:]) == 11811 && body[8] == 1
+			found = n == 9 && binary.BigEndian.Uint32(body) == 11811 && binary.BigEndian.Uint32(body[4:]) == 11811 &&
+				body[8] == 1
 		}
 		i += 12 + n
 	}
@@ -161,7 +190,8 @@ func TestPDFIsItsFigure(t *testing.T) {
 	if !bytes.Equal(drawn[0], drawn[1]) {
 		t.Error("the same figure drawn twice gave two PDFs")
 	}
-	if !bytes.Contains(drawn[0], []byte("/CreationDate (D:19700101000000)")) || !bytes.Contains(drawn[0], []byte("/ModDate (D:19700101000000)")) {
+	if !bytes.Contains(drawn[0], []byte("/CreationDate (D:19700101000000)")) ||
+		!bytes.Contains(drawn[0], []byte("/ModDate (D:19700101000000)")) {
 		t.Error("the PDF does not give the fixed date")
 	}
 }
@@ -174,7 +204,10 @@ func TestLegendUnderTheAxes(t *testing.T) {
 	bounds := func(labels ...string) (w, h int) {
 		f := report.Figure{Title: "t", X: "round", Y: "y"}
 		for _, l := range labels {
-			f.Series = append(f.Series, report.Series{Label: l, X: []float64{1, 2}, Mean: []float64{1, 2}, Std: []float64{0, 0}, Seeds: 1})
+			f.Series = append(
+				f.Series,
+				report.Series{Label: l, X: []float64{1, 2}, Mean: []float64{1, 2}, Std: []float64{0, 0}, Seeds: 1},
+			)
 		}
 		path := filepath.Join(t.TempDir(), "f.png")
 		if err := Figure(&f, path); err != nil {
@@ -217,7 +250,11 @@ func TestDivergedCurvesAreClipped(t *testing.T) {
 		t.Errorf("the diverged curve is %v, want %v (10 x (1.5 + 0.5))", got.Series[1].Mean, want)
 	}
 	if !slices.Equal(got.Series[0].Mean, f.Series[0].Mean) || f.Series[1].Mean[1] != 1e15 {
-		t.Errorf("healthy curve %v, the given figure's diverged curve %v: changed", got.Series[0].Mean, f.Series[1].Mean)
+		t.Errorf(
+			"healthy curve %v, the given figure's diverged curve %v: changed",
+			got.Series[0].Mean,
+			f.Series[1].Mean,
+		)
 	}
 	if !spansDecades(got) {
 		t.Error("zeros, 1e-3 and a curve clipped at 20 span four decades: want a log axis")
@@ -239,7 +276,9 @@ func TestHeatMapFiles(t *testing.T) {
 			w, c, n = append(w, int64(worker)), append(c, int64(class)), append(n, int64(worker*class+1))
 		}
 	}
-	tab := &artifacts.Table{Columns: []artifacts.Column{{Name: "worker", Ints: w}, {Name: "class", Ints: c}, {Name: "count", Ints: n}}}
+	tab := &artifacts.Table{
+		Columns: []artifacts.Column{{Name: "worker", Ints: w}, {Name: "class", Ints: c}, {Name: "count", Ints: n}},
+	}
 	dir := t.TempDir()
 	if err := Histogram(tab, "partition", filepath.Join(dir, "p.svg")); err != nil {
 		t.Fatal(err)

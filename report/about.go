@@ -58,14 +58,26 @@ func WriteOtherEngine(w io.Writer, indent, ump string, src state.Source, rep *st
 	if err != nil || len(other) == 0 {
 		return err
 	}
-	use, recompute := fmt.Sprintf("rerunning its manifest (%s) with --other-engine use", display.Terminal(rep.Plan.Manifest.Name)), "with --other-engine recompute"
+	use, recompute := fmt.Sprintf(
+		"rerunning its manifest (%s) with --other-engine use",
+		display.Terminal(rep.Plan.Manifest.Name),
+	), "with --other-engine recompute"
 	if name, ok := manifests.EmbeddedOf(rep.Plan.Hash, rep.Overrides); ok {
 		args := strings.Join(append([]string{name}, display.ShellWords(rep.Overrides)...), " ")
 		use = fmt.Sprintf("`%s run --other-engine use %s`", ump, args)
 		recompute = fmt.Sprintf("`%s run --other-engine recompute %s`", ump, args)
 	}
-	fmt.Fprintf(w, "%snote: %d of its cells without a result here have one recorded with other inputs, by engine %s (a cell's key holds the engine and the data it ran on); "+
-		"%s brings them back, %s computes them here\n", indent, len(other), strings.Join(engines, " and "), use, recompute)
+	fmt.Fprintf(
+		w,
+		"%snote: %d of its cells without a result here have one recorded with other inputs, by engine %s (a cell's "+
+			"key holds the engine and the data it ran on); "+
+			"%s brings them back, %s computes them here\n",
+		indent,
+		len(other),
+		strings.Join(engines, " and "),
+		use,
+		recompute,
+	)
 	return nil
 }
 
@@ -86,7 +98,12 @@ func WriteSummary(ctx context.Context, w io.Writer, indent, ump string, src stat
 	}
 	ran := "never ran itself"
 	if !first.IsZero() {
-		ran = fmt.Sprintf("ran %s to %s (%s)", first.Local().Format("2006-01-02 15:04"), last.Local().Format("15:04"), last.Sub(first).Round(time.Second))
+		ran = fmt.Sprintf(
+			"ran %s to %s (%s)",
+			first.Local().Format("2006-01-02 15:04"),
+			last.Local().Format("15:04"),
+			last.Sub(first).Round(time.Second),
+		)
 	}
 	grid, err := ReadGrid(ctx, src, rep, Layout(&rep.Plan))
 	if errors.Is(err, state.ErrBadArgument) { // its table block cannot lay out its results: say so, list the rest
@@ -111,8 +128,17 @@ func WriteSummary(ctx context.Context, w io.Writer, indent, ump string, src stat
 // CountLine counts a manifest's cells by status.
 func CountLine(rep *state.Report) string {
 	c := rep.Counts()
-	return fmt.Sprintf("%d cells: %d completed, %d diverged, %d failed, %d incomplete, %d pending",
-		len(rep.Cells), c[eventlog.Completed], c[eventlog.Diverged], c[eventlog.Failed], c[eventlog.Incomplete], c[eventlog.Pending])
+	return fmt.Sprintf(
+		"%d cells: %d completed, %d diverged, %d failed, %d incomplete, %d pending",
+		len(
+			rep.Cells,
+		),
+		c[eventlog.Completed],
+		c[eventlog.Diverged],
+		c[eventlog.Failed],
+		c[eventlog.Incomplete],
+		c[eventlog.Pending],
+	)
 }
 
 // WriteSnapshot writes what a running `ump run` last reported of itself.
@@ -172,7 +198,13 @@ func (s *Show) Cell(ctx context.Context, rep *state.Report, i int, events bool) 
 				display.Terminal(p.From), display.Terminal(signer))
 			continue
 		}
-		fmt.Fprintf(w, "  imported from %s: committed by %s, %s\n", display.Terminal(p.From), display.Terminal(p.Attempt), display.Terminal(signer))
+		fmt.Fprintf(
+			w,
+			"  imported from %s: committed by %s, %s\n",
+			display.Terminal(p.From),
+			display.Terminal(p.Attempt),
+			display.Terminal(signer),
+		)
 	}
 	if len(cell.Imported) == 0 && len(cell.Events) > 0 {
 		fmt.Fprintln(w, "  computed in this store")
@@ -281,7 +313,12 @@ func (ts *Show) histogram(t *artifacts.Table) {
 	fmt.Fprintf(w, " %6s\n", "total")
 	for r := 0; r < len(counts); r += nc {
 		if r/nc == ShowLimit {
-			fmt.Fprintf(w, "    ... %d more workers (%s --table partition --out partition.csv has them all)\n", len(counts)/nc-ShowLimit, ts.Export)
+			fmt.Fprintf(
+				w,
+				"    ... %d more workers (%s --table partition --out partition.csv has them all)\n",
+				len(counts)/nc-ShowLimit,
+				ts.Export,
+			)
 			break
 		}
 		fmt.Fprintf(w, "    %6d", workers[r])
@@ -298,7 +335,15 @@ func (ts *Show) histogram(t *artifacts.Table) {
 // which round each holds, its edges and spectral gap.
 func (ts *Show) mixings(t *artifacts.Table) {
 	w := ts.W
-	rounds, gaps, is, js := t.Column("round").Ints, t.Column("spectral_gap").Floats, t.Column("i").Ints, t.Column("j").Ints
+	rounds, gaps, is, js := t.Column(
+		"round",
+	).Ints, t.Column(
+		"spectral_gap",
+	).Floats, t.Column(
+		"i",
+	).Ints, t.Column(
+		"j",
+	).Ints
 	fmt.Fprintf(w, "    mixing matrices (spectral gap rho = 1 - max(|lambda_2|, |lambda_n|)^2):\n")
 	shown := 0
 	for r := 0; r < len(rounds); {

@@ -46,16 +46,29 @@ type Figure struct {
 // (Table.Labels overrides them).
 var axisTitles = map[string]string{
 	"round": "round", "bits_sent_per_worker": "bits sent per worker", "train_loss": "training loss",
-	"test_acc_mean": "test accuracy (local models, mean over workers)", "consensus_acc": "test accuracy (averaged model)",
+	"test_acc_mean": "test accuracy (local models, mean over workers)", "consensus_acc": "test accuracy (averaged " +
+		"model)",
 	"test_loss_mean": "test loss (local models, mean over workers)", "consensus_loss": "test loss (averaged model)",
 	"partition.alpha": "Dirichlet α (non-IID degree)", "local_steps": "local steps K", "workers": "workers",
-	"objective_gap": "objective gap f(x̄) − f(x*)", "grad_norm_sq": "|∇f(x̄)|²", "consensus_distance": "consensus distance (mean |xᵢ − x̄|²)",
+	"objective_gap": "objective gap f(x̄) − f(x*)", "grad_norm_sq": "|∇f(x̄)|²", "consensus_distance": "consensus " +
+		"distance (mean |xᵢ − x̄|²)",
 }
 
 // Palette is the colours of a figure's curves, in order (Tableau 10, as
 // matplotlib's): `ump plot` and the dashboard draw the i-th series of a
 // figure in SeriesColour(i).
-var Palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"}
+var Palette = []string{
+	"#1f77b4",
+	"#ff7f0e",
+	"#2ca02c",
+	"#d62728",
+	"#9467bd",
+	"#8c564b",
+	"#e377c2",
+	"#7f7f7f",
+	"#bcbd22",
+	"#17becf",
+}
 
 // SeriesColour is the colour of a figure's i-th curve; past the palette
 // the colours repeat, dashed (SeriesDashed).
@@ -78,7 +91,16 @@ func Label(spec manifests.Table, name string) string {
 
 // greek are the parameter names that spell a Greek letter, as the paper
 // writes them.
-var greek = map[string]string{"alpha": "α", "beta": "β", "gamma": "γ", "eta": "η", "lambda": "λ", "mu": "μ", "rho": "ρ", "sigma": "σ"}
+var greek = map[string]string{
+	"alpha":  "α",
+	"beta":   "β",
+	"gamma":  "γ",
+	"eta":    "η",
+	"lambda": "λ",
+	"mu":     "μ",
+	"rho":    "ρ",
+	"sigma":  "σ",
+}
 
 // paramName is how a legend names a swept path: the layout's label, else
 // its parameter's name as declared (the path's last part, a Greek letter
@@ -171,7 +193,13 @@ type CurveOptions struct {
 // figure per column of the table layout, one series per row, seeds
 // averaged, and where the layout selects a path (lr) the cells of the
 // selected value only.
-func Curves(ctx context.Context, s state.Source, rep *state.Report, spec manifests.Table, o CurveOptions) ([]Figure, error) {
+func Curves(
+	ctx context.Context,
+	s state.Source,
+	rep *state.Report,
+	spec manifests.Table,
+	o CurveOptions,
+) ([]Figure, error) {
 	grid, err := ReadGrid(ctx, s, rep, spec)
 	if err != nil {
 		return nil, err
@@ -228,7 +256,14 @@ func (g *Grid) seriesLabels() []string {
 // CurvesFrom builds the figures of a grid from its cells' rounds (Curves);
 // furthestOf picks the choice a live figure shows for an entry none of
 // whose choices has finished (CurveOptions.Live).
-func CurvesFrom(plan *manifests.Plan, grid *Grid, spec manifests.Table, o CurveOptions, furthestOf func(cells []int) string, rounds RoundsFunc) ([]Figure, error) {
+func CurvesFrom(
+	plan *manifests.Plan,
+	grid *Grid,
+	spec manifests.Table,
+	o CurveOptions,
+	furthestOf func(cells []int) string,
+	rounds RoundsFunc,
+) ([]Figure, error) {
 	figs, shown := curveFigures(plan, grid, spec, o, furthestOf)
 	sums := map[[2]int]map[float64][]float64{} // (figure, series) -> x -> y per seed
 	for r := range grid.RowLabels {
@@ -284,7 +319,13 @@ func CurvesFrom(plan *manifests.Plan, grid *Grid, spec manifests.Table, o CurveO
 // curveFigures are the figures, one per column of the grid, each with a
 // series per row, and shown[row][column]: the select value whose cells
 // each series draws.
-func curveFigures(plan *manifests.Plan, grid *Grid, spec manifests.Table, o CurveOptions, furthestOf func(cells []int) string) (figs []Figure, shown [][]string) {
+func curveFigures(
+	plan *manifests.Plan,
+	grid *Grid,
+	spec manifests.Table,
+	o CurveOptions,
+	furthestOf func(cells []int) string,
+) (figs []Figure, shown [][]string) {
 	rows := grid.seriesLabels()
 	figs = make([]Figure, len(grid.ColLabels))
 	shown = make([][]string, len(grid.RowLabels)) // [row][column]
@@ -339,7 +380,13 @@ func (sr *Series) count(done, diverged bool) {
 // roundsOf is cell i's rounds table, done when its training finished; with
 // live, a cell still training (or stopped) gives the rounds it reported so
 // far. It is nil when the cell has none.
-func roundsOf(ctx context.Context, s state.Source, rep *state.Report, i int, live bool) (t *artifacts.Table, done bool, err error) {
+func roundsOf(
+	ctx context.Context,
+	s state.Source,
+	rep *state.Report,
+	i int,
+	live bool,
+) (t *artifacts.Table, done bool, err error) {
 	cell := rep.Cells[i]
 	if ref, ok := cell.Output(stages.Rounds); ok {
 		data, err := s.Blobs.Get(ctx, ref)
@@ -400,7 +447,12 @@ func columnPair(t *artifacts.Table, x, y string) ([]float64, []float64, error) {
 			for _, col := range t.Columns {
 				names = append(names, col.Name)
 			}
-			return nil, fmt.Errorf("%w: the rounds table has no column %q; its columns are: %s", state.ErrBadArgument, name, strings.Join(names, ", "))
+			return nil, fmt.Errorf(
+				"%w: the rounds table has no column %q; its columns are: %s",
+				state.ErrBadArgument,
+				name,
+				strings.Join(names, ", "),
+			)
 		}
 		if c.Ints != nil {
 			out := make([]float64, len(c.Ints))

@@ -177,7 +177,8 @@ func (g *Grid) partial(finals []Final, gr *entryGroup) Entry {
 			continue
 		}
 		e.Finished++
-		if v, ok := f.Figures[g.Spec.Value]; ok && f.Status == eventlog.Completed && !math.IsNaN(v) && !math.IsInf(v, 0) {
+		if v, ok := f.Figures[g.Spec.Value]; ok && f.Status == eventlog.Completed && !math.IsNaN(v) &&
+			!math.IsInf(v, 0) {
 			vals = append(vals, v)
 		}
 	}
@@ -208,7 +209,13 @@ func (g *Grid) candidate(plan *manifests.Plan, finals []Final, cells []int, choi
 		figure := func(field, name string) (float64, error) {
 			v, ok := f.Figures[name]
 			if !ok {
-				return 0, fmt.Errorf("%w: %s %q is not a figure of the final table; its columns are: %s", state.ErrBadArgument, field, name, strings.Join(slices.Sorted(maps.Keys(f.Figures)), ", "))
+				return 0, fmt.Errorf(
+					"%w: %s %q is not a figure of the final table; its columns are: %s",
+					state.ErrBadArgument,
+					field,
+					name,
+					strings.Join(slices.Sorted(maps.Keys(f.Figures)), ", "),
+				)
 			}
 			return v, nil
 		}
@@ -248,7 +255,15 @@ func (g *Grid) candidate(plan *manifests.Plan, finals []Final, cells []int, choi
 		return &Entry{Diverged: true, Select: choice, bySeed: bySeed}, nil
 	}
 	f := StatOf(vals)
-	e := &Entry{Mean: f.Mean, Std: f.Std, Values: vals, Seeds: len(vals), Select: choice, selectMean: StatOf(by).Mean, bySeed: bySeed}
+	e := &Entry{
+		Mean:       f.Mean,
+		Std:        f.Std,
+		Values:     vals,
+		Seeds:      len(vals),
+		Select:     choice,
+		selectMean: StatOf(by).Mean,
+		bySeed:     bySeed,
+	}
 	for _, a := range also {
 		e.Also = append(e.Also, StatOf(a))
 	}

@@ -51,7 +51,13 @@ func TableSource(name string) stages.Output { return tableSources[name] }
 // wall_seconds: cumulative compute time from the RoundCompleted events
 // (the one column that differs between runs). The table's metadata names
 // the manifests, the engines that computed the cells and this ump.
-func Export(ctx context.Context, s state.Source, reps []*state.Report, table string, incomplete bool) (t *artifacts.Table, skipped []string, err error) {
+func Export(
+	ctx context.Context,
+	s state.Source,
+	reps []*state.Report,
+	table string,
+	incomplete bool,
+) (t *artifacts.Table, skipped []string, err error) {
 	if table == SummaryTable && !incomplete {
 		out, err := Summary(ctx, s, reps)
 		return out, nil, err
@@ -61,7 +67,11 @@ func Export(ctx context.Context, s state.Source, reps []*state.Report, table str
 		return nil, nil, fmt.Errorf("%w: unknown table %q; use one of: %v", state.ErrBadArgument, table, TableNames())
 	}
 	if incomplete && src != stages.Rounds {
-		return nil, nil, fmt.Errorf("%w: only the rounds table has rows before a cell finishes (not %s)", state.ErrBadArgument, table)
+		return nil, nil, fmt.Errorf(
+			"%w: only the rounds table has rows before a cell finishes (not %s)",
+			state.ErrBadArgument,
+			table,
+		)
 	}
 	out := &artifacts.Table{}
 	var hashes []string
@@ -106,7 +116,8 @@ func Export(ctx context.Context, s state.Source, reps []*state.Report, table str
 	}
 	out.Metadata = map[string]string{"ump.manifests": strings.Join(hashes, ","), "ump.table": table,
 		"ump.engines": strings.Join(slices.Sorted(maps.Keys(engines)), "; "), "ump.version": state.Version(),
-		"ump.columns": "cell counts from 1 as ump's commands do; null where a parameter does not apply; algorithm.lambda is lambda_"}
+		"ump.columns": "cell counts from 1 as ump's commands do; null where a parameter does not apply; " +
+			"algorithm.lambda is lambda_"}
 	return out, skipped, nil
 }
 
@@ -232,7 +243,10 @@ func paramColumns(hash string, c *manifests.Cell, cell *state.CellView, rows int
 		str("manifest", hash), integer("cell", c.Index+1, true), str("cell_key", cell.Key), str("status", cell.Status),
 		boolean("diverged", cell.Status == eventlog.Diverged, true),
 		str("dataset", cfg.Task.Dataset), str("model", cfg.Task.Model), str("partition", partitionKind),
-		float("partition_alpha", partitionAlpha), str("algorithm", cfg.Algorithm.Name), integer("workers", cfg.Workers, true),
+		float(
+			"partition_alpha",
+			partitionAlpha,
+		), str("algorithm", cfg.Algorithm.Name), integer("workers", cfg.Workers, true),
 		str("topology", cfg.Topology.Kind), float("lr", cfg.LR), integer("seed", cfg.Seed, true),
 		integer("local_steps", cfg.LocalSteps, true), integer("rounds", cfg.Rounds, true),
 	}
@@ -367,7 +381,12 @@ func Summary(ctx context.Context, s state.Source, reps []*state.Report) (*artifa
 		hashCol := artifacts.Column{Name: "manifest", Strings: slices.Repeat([]string{rep.Plan.Hash}, n)}
 		cols := slices.Concat([]artifacts.Column{hashCol}, t.Columns, []artifacts.Column{paperMean, paperStd})
 		if err := appendColumns(out, cols); err != nil {
-			return nil, fmt.Errorf("manifest %.12s: %w (its table has other rows or columns than the first manifest's: export the manifests one at a time)", rep.Plan.Hash, err)
+			return nil, fmt.Errorf(
+				"manifest %.12s: %w (its table has other rows or columns than the first manifest's: export the "+
+					"manifests one at a time)",
+				rep.Plan.Hash,
+				err,
+			)
 		}
 		hashes = append(hashes, rep.Plan.Hash)
 		for _, cell := range rep.Cells {
@@ -378,7 +397,8 @@ func Summary(ctx context.Context, s state.Source, reps []*state.Report) (*artifa
 	}
 	out.Metadata = map[string]string{"ump.manifests": strings.Join(hashes, ","), "ump.table": SummaryTable,
 		"ump.engines": strings.Join(slices.Sorted(maps.Keys(engines)), "; "), "ump.version": state.Version(),
-		"ump.columns": "one row per table entry; std NaN for one seed; ci95 the 95% interval of the mean (Student's t up to 5 seeds, bootstrap beyond); paper_* in percent, NaN where the paper has no entry"}
+		"ump.columns": "one row per table entry; std NaN for one seed; ci95 the 95% interval of the mean (Student's " +
+			"t up to 5 seeds, bootstrap beyond); paper_* in percent, NaN where the paper has no entry"}
 	return out, nil
 }
 

@@ -13,7 +13,11 @@ import (
 	"github.com/ump-lab/ump/manifests"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected outputs of testdata/grid.txt from what the code gives (then read the diff)")
+var rewrite = flag.Bool(
+	"rewrite",
+	false,
+	"rewrite the expected outputs of testdata/grid.txt from what the code gives (then read the diff)",
+)
 
 // finalsOf reads the finals lines: "N STATUS name=value ...".
 func finalsOf(t *testing.T, at string, lines []string, cells int) []Final {

@@ -12,8 +12,11 @@ import (
 // -Inf, though recorded as completed, makes its entry diverged (*), as a
 // NaN does; a finite one does not.
 func TestAnInfiniteFinalIsDiverged(t *testing.T) {
-	plan, err := manifests.Parse("s.yaml", []byte("version: 1\nname: s\ntask: {dataset: quadratic}\nrounds: 2\nlr: 0.1\nalgorithm: {name: d-sum}\n"+
-		"sweep:\n  topology.kind: [ring, full, star, exponential]\n  seed: [1, 2]\n"))
+	plan, err := manifests.Parse(
+		"s.yaml",
+		[]byte("version: 1\nname: s\ntask: {dataset: quadratic}\nrounds: 2\nlr: 0.1\nalgorithm: {name: d-sum}\n"+
+			"sweep:\n  topology.kind: [ring, full, star, exponential]\n  seed: [1, 2]\n"),
+	)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,8 @@ func figureRange(name string) (lo, hi float64, ok bool) {
 	switch {
 	case strings.Contains(name, "_acc") || strings.HasSuffix(name, "acc"):
 		return 0, 1, true
-	case strings.HasSuffix(name, "_distance") || strings.HasSuffix(name, "_gap") || strings.HasSuffix(name, "_norm_sq") ||
+	case strings.HasSuffix(name, "_distance") || strings.HasSuffix(name, "_gap") || strings.HasSuffix(name,
+		"_norm_sq") ||
 		strings.HasPrefix(name, "bits_") || strings.HasPrefix(name, "compression_"):
 		return 0, math.Inf(1), true
 	}

@@ -46,7 +46,9 @@ func TestBootstrapIntervalAgainstTheExactDistribution(t *testing.T) {
 		t.Errorf("the same values gave [%v, %v], then [%v, %v]", lo, hi, lo2, hi2)
 	}
 	// Up to 5 seeds the interval is Student's t of the mean and std.
-	if lo, hi, _ := (Stat{Mean: 2, Std: 1, Values: []float64{1, 2, 3}}).interval(3); math.Abs(hi-lo-2*2.4841377118) > 1e-9 {
+	if lo, hi, _ := (Stat{Mean: 2, Std: 1, Values: []float64{1, 2, 3}}).interval(3); math.Abs(
+		hi-lo-2*2.4841377118,
+	) > 1e-9 {
 		t.Errorf("3 seeds: [%v, %v], want Student's t", lo, hi)
 	}
 }
@@ -58,7 +60,8 @@ func TestWelchAgainstScipy(t *testing.T) {
 	if p := welchP([]float64{1}, b); !math.IsNaN(p) {
 		t.Errorf("Welch's p with one value = %v, want NaN", p)
 	}
-	script := `import json, sys; from scipy import stats; a, b = json.load(sys.stdin); print(stats.ttest_ind(a, b, equal_var=False).pvalue)`
+	script := `import json, sys; from scipy import stats; a, b = json.load(sys.stdin); print(stats.ttest_ind(a, b, ` +
+		`equal_var=False).pvalue)`
 	cmd := exec.Command("/usr/bin/python3", "-c", script)
 	in, _ := json.Marshal([][]float64{a, b})
 	cmd.Stdin = strings.NewReader(string(in))
@@ -93,7 +96,17 @@ func TestIntervalsStayInTheFiguresRange(t *testing.T) {
 		{"train_loss", 1, -0.5, 2, -0.5, 2},
 	} {
 		if lo, hi := within(c.name, c.scale, c.lo, c.hi); lo != c.wantLo || hi != c.wantHi {
-			t.Errorf("%s at scale %g: [%g, %g] -> [%g, %g], want [%g, %g]", c.name, c.scale, c.lo, c.hi, lo, hi, c.wantLo, c.wantHi)
+			t.Errorf(
+				"%s at scale %g: [%g, %g] -> [%g, %g], want [%g, %g]",
+				c.name,
+				c.scale,
+				c.lo,
+				c.hi,
+				lo,
+				hi,
+				c.wantLo,
+				c.wantHi,
+			)
 		}
 	}
 	g := &Grid{Spec: manifests.Table{Value: "test_acc_mean", Best: "max", Digits: 4}, Intervals: true}

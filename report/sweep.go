@@ -17,7 +17,12 @@ func (g *Grid) SweepFigure(title string) (f Figure, ok bool) {
 	if len(g.Spec.Columns) != 1 || len(g.ColLabels) < 2 {
 		return Figure{}, false
 	}
-	f = Figure{Name: "sweep-" + g.Spec.Columns[0], Title: title, X: Label(g.Spec, g.Spec.Columns[0]), Y: Label(g.Spec, g.Spec.Value)}
+	f = Figure{
+		Name:  "sweep-" + g.Spec.Columns[0],
+		Title: title,
+		X:     Label(g.Spec, g.Spec.Columns[0]),
+		Y:     Label(g.Spec, g.Spec.Value),
+	}
 	for _, l := range g.ColLabels {
 		f.Categories = append(f.Categories, l[0])
 	}

@@ -16,8 +16,13 @@ import (
 func TestSweepFigureDrawsTheTable(t *testing.T) {
 	e := func(mean, std float64, lr string) Entry { return Entry{Mean: mean, Std: std, Seeds: 3, Select: lr} }
 	g := &Grid{
-		Spec: manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"local_steps"}, Value: "test_acc_mean", Select: "lr",
-			Labels: map[string]string{"local_steps": "local steps K", "d-sum": "D-SUM"}},
+		Spec: manifests.Table{
+			Rows:    []string{"algorithm"},
+			Columns: []string{"local_steps"},
+			Value:   "test_acc_mean",
+			Select:  "lr",
+			Labels:  map[string]string{"local_steps": "local steps K", "d-sum": "D-SUM"},
+		},
 		RowLabels: [][]string{{"d-sum"}, {"gt-dsum"}},
 		ColLabels: [][]string{{"1"}, {"5"}, {"10"}},
 		Entries: [][]Entry{
@@ -34,10 +39,14 @@ func TestSweepFigureDrawsTheTable(t *testing.T) {
 	}
 	d, gt := f.Series[0], f.Series[1]
 	if d.Label != "D-SUM" || d.Select != "lr=0.1" || !slices.Equal(d.X, []float64{0, 1, 2}) ||
-		!slices.Equal(d.Mean, []float64{0.9, 0.95, 0.97}) || !slices.Equal(d.Std, []float64{0.01, 0.02, 0.01}) || d.Seeds != 3 {
+		!slices.Equal(
+			d.Mean,
+			[]float64{0.9, 0.95, 0.97},
+		) || !slices.Equal(d.Std, []float64{0.01, 0.02, 0.01}) || d.Seeds != 3 {
 		t.Errorf("D-SUM's series %+v", d)
 	}
-	if gt.Label != "gt-dsum (* diverged at 5)" || gt.Select != "lr per entry" || !math.IsNaN(gt.Mean[1]) || gt.Mean[2] != 0.96 {
+	if gt.Label != "gt-dsum (* diverged at 5)" || gt.Select != "lr per entry" || !math.IsNaN(gt.Mean[1]) ||
+		gt.Mean[2] != 0.96 {
 		t.Errorf("GT-DSUM's series %+v", gt)
 	}
 	g.Spec.Columns = nil

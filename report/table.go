@@ -93,7 +93,8 @@ type Grid struct {
 // then by a part of either found in no other row's.
 func (g *Grid) RowIndex(label string) (row int, ok bool) {
 	part := func(name, l string) bool { return strings.Contains(strings.ToLower(name), strings.ToLower(l)) }
-	for _, match := range []func(name, l string) bool{func(name, l string) bool { return name == l }, strings.EqualFold, part} {
+	for _, match := range []func(name, l string) bool{func(name, l string) bool { return name == l },
+		strings.EqualFold, part} {
 		found := -1
 		for r := range g.RowLabels {
 			if !match(strings.Join(g.RowLabels[r], " / "), label) && !match(g.RowTitle(r), label) {
@@ -192,8 +193,13 @@ func HeadlineFigures(spec manifests.Table) []string {
 // wrap state.ErrBadArgument.
 func CheckTable(plan *manifests.Plan, spec manifests.Table) error {
 	if unplaced := spec.Unplaced(slices.Sorted(maps.Keys(plan.Manifest.Sweep))); len(unplaced) > 0 {
-		return fmt.Errorf("%w: table: the sweep varies %s, which the layout does not place (neither a row, a column, the select path nor seed); "+
-			"add each to table.rows or table.columns", state.ErrBadArgument, strings.Join(unplaced, " and "))
+		return fmt.Errorf(
+			"%w: table: the sweep varies %s, which the layout does not place (neither a row, a column, the select "+
+				"path nor seed); "+
+				"add each to table.rows or table.columns",
+			state.ErrBadArgument,
+			strings.Join(unplaced, " and "),
+		)
 	}
 	var figures []string // every cell's final table has these columns but round
 	for i := range plan.Cells {
@@ -209,11 +215,22 @@ func CheckTable(plan *manifests.Plan, spec manifests.Table) error {
 			if k > 0 {
 				field = "table.also"
 			}
-			return fmt.Errorf("%w: %s %q is not a figure of the final table; its columns are: %s", state.ErrBadArgument, field, name, strings.Join(figures, ", "))
+			return fmt.Errorf(
+				"%w: %s %q is not a figure of the final table; its columns are: %s",
+				state.ErrBadArgument,
+				field,
+				name,
+				strings.Join(figures, ", "),
+			)
 		}
 	}
 	if spec.Select != "" && (slices.Contains(spec.Rows, spec.Select) || slices.Contains(spec.Columns, spec.Select)) {
-		return fmt.Errorf("%w: table.select: %s is also a row or column path; a path is a row, a column or the select path, one of them", state.ErrBadArgument, spec.Select)
+		return fmt.Errorf(
+			"%w: table.select: %s is also a row or column path; a path is a row, a column or the select path, one of "+
+				"them",
+			state.ErrBadArgument,
+			spec.Select,
+		)
 	}
 	g, err := NewGrid(plan, spec, make([]Final, len(plan.Cells)))
 	if err != nil {
@@ -222,8 +239,13 @@ func CheckTable(plan *manifests.Plan, spec manifests.Table) error {
 	titles := map[string]int{}
 	for r := range g.RowLabels {
 		if other, ok := titles[g.RowTitle(r)]; ok {
-			return fmt.Errorf("%w: table.labels: rows %s and %s both print as %q; give each row its own label",
-				state.ErrBadArgument, strings.Join(g.RowLabels[other], " / "), strings.Join(g.RowLabels[r], " / "), g.RowTitle(r))
+			return fmt.Errorf(
+				"%w: table.labels: rows %s and %s both print as %q; give each row its own label",
+				state.ErrBadArgument,
+				strings.Join(g.RowLabels[other], " / "),
+				strings.Join(g.RowLabels[r], " / "),
+				g.RowTitle(r),
+			)
 		}
 		titles[g.RowTitle(r)] = r
 	}
@@ -241,7 +263,8 @@ func CheckLabels(spec manifests.Table, plans ...*manifests.Plan) error {
 	var rows []string
 	for _, plan := range plans {
 		layout := Layout(plan)
-		for _, p := range slices.Concat(slices.Collect(maps.Keys(plan.Manifest.Sweep)), layout.Rows, layout.Columns, []string{layout.Select}) {
+		for _, p := range slices.Concat(slices.Collect(maps.Keys(plan.Manifest.Sweep)), layout.Rows, layout.Columns,
+			[]string{layout.Select}) {
 			named[p] = true
 		}
 		for i := range plan.Cells {
@@ -264,8 +287,13 @@ func CheckLabels(spec manifests.Table, plans ...*manifests.Plan) error {
 	}
 	for _, key := range slices.Sorted(maps.Keys(spec.Labels)) {
 		if !named[key] {
-			return fmt.Errorf("%w: table.labels: %q names no row or column value, swept path or figure of the table (values: %s): write the key as ump table prints it, or remove it",
-				state.ErrBadArgument, key, strings.Join(rows, ", "))
+			return fmt.Errorf(
+				"%w: table.labels: %q names no row or column value, swept path or figure of the table (values: %s): "+
+					"write the key as ump table prints it, or remove it",
+				state.ErrBadArgument,
+				key,
+				strings.Join(rows, ", "),
+			)
 		}
 	}
 	return nil
@@ -526,22 +554,50 @@ func (g *Grid) seedRange() (lo, hi int) {
 func (g *Grid) legend(esc func(string) string) string {
 	spread := "mean ± std over seeds"
 	if g.Intervals {
-		spread = fmt.Sprintf("mean [95%% interval of the mean over seeds: Student's t up to %d seeds, a percentile bootstrap of %d resamples beyond%s]", tMaxSeeds, stats.BootstrapResamples, rangeNote(g.Spec.Value, 1))
+		spread = fmt.Sprintf(
+			"mean [95%% interval of the mean over seeds: Student's t up to %d seeds, a percentile bootstrap of %d "+
+				"resamples beyond%s]",
+			tMaxSeeds,
+			stats.BootstrapResamples,
+			rangeNote(g.Spec.Value, 1),
+		)
 	}
-	s := fmt.Sprintf("%s of the final round, %s (best: %s, in bold; ± n/a: one seed)", strings.Join(slices.Concat([]string{g.Spec.Value}, g.Spec.Also), " / "), spread, g.Spec.Best)
+	s := fmt.Sprintf(
+		"%s of the final round, %s (best: %s, in bold; ± n/a: one seed)",
+		strings.Join(slices.Concat([]string{g.Spec.Value}, g.Spec.Also), " / "),
+		spread,
+		g.Spec.Best,
+	)
 	s += g.SelectionNote()
 	if base := esc(strings.Join(g.Baseline, " / ")); g.Baseline != nil {
-		s += fmt.Sprintf("; (Δ, p, P(better)): the difference of the means to %s's, Welch's two-sided p-value, and the probability that a seed's value beats one of %s's (ties half)", base, base)
+		s += fmt.Sprintf(
+			"; (Δ, p, P(better)): the difference of the means to %s's, Welch's two-sided p-value, and the "+
+				"probability that a seed's value beats one of %s's (ties half)",
+			base,
+			base,
+		)
 	}
 	s += "; * diverged, – not run yet"
 	if g.anyEntry(func(e Entry) bool { return e.Missing && e.Finished > 0 }) {
-		s += "; (k of n seeds): still running, the mean of the k seeds finished so far; (k of n cells): still running, k cells finished, no value to show yet"
+		s += "; (k of n seeds): still running, the mean of the k seeds finished so far; (k of n cells): still " +
+			"running, k cells finished, no value to show yet"
 	}
 	if lo, hi := g.seedRange(); lo < hi {
-		s += fmt.Sprintf("; the entries aggregate %d to %d seeds (cells added beyond the sweep; the export's seeds column says each's)", lo, hi)
+		s += fmt.Sprintf(
+			"; the entries aggregate %d to %d seeds (cells added beyond the sweep; the export's seeds column says "+
+				"each's)",
+			lo,
+			hi,
+		)
 	}
 	if g.unstable() {
-		s += fmt.Sprintf("; X within noise: the runner-up %s, where fewer than %g%% of %d resamples of the seeds choose the same %s", g.Spec.Select, 100*StableSelection, SelectionResamples, g.Spec.Select)
+		s += fmt.Sprintf(
+			"; X within noise: the runner-up %s, where fewer than %g%% of %d resamples of the seeds choose the same %s",
+			g.Spec.Select,
+			100*StableSelection,
+			SelectionResamples,
+			g.Spec.Select,
+		)
 	}
 	if g.anyEntry(func(e Entry) bool { return e.Provisional }) {
 		return s + "; † provisional: other values of " + g.Spec.Select + " still run"
@@ -562,7 +618,10 @@ func (g *Grid) anyEntry(f func(Entry) bool) bool {
 // unstable reports whether an entry's choice is not stable.
 func (g *Grid) unstable() bool {
 	for _, row := range g.Entries {
-		if slices.ContainsFunc(row, func(e Entry) bool { return !e.Missing && e.Selection != nil && !e.Selection.Stable() }) {
+		if slices.ContainsFunc(
+			row,
+			func(e Entry) bool { return !e.Missing && e.Selection != nil && !e.Selection.Stable() },
+		) {
 			return true
 		}
 	}
@@ -592,15 +651,34 @@ func (g *Grid) selections(esc func(string) string) []string {
 			if !math.IsNaN(s.Margin) {
 				margin = " by " + g.number(s.Margin)
 			}
-			line := fmt.Sprintf("- %s: %s=%s over %s%s, chosen again in %.1f%% of resamples", where, g.Spec.Select, e.Select, s.RunnerUp, margin, 100*s.Stability)
+			line := fmt.Sprintf(
+				"- %s: %s=%s over %s%s, chosen again in %.1f%% of resamples",
+				where,
+				g.Spec.Select,
+				e.Select,
+				s.RunnerUp,
+				margin,
+				100*s.Stability,
+			)
 			switch {
 			case math.IsNaN(s.Stability):
-				line = fmt.Sprintf("- %s: %s=%s over %s%s; one seed, so how sure cannot be measured", where, g.Spec.Select, e.Select, s.RunnerUp, margin)
+				line = fmt.Sprintf(
+					"- %s: %s=%s over %s%s; one seed, so how sure cannot be measured",
+					where,
+					g.Spec.Select,
+					e.Select,
+					s.RunnerUp,
+					margin,
+				)
 			case !s.Stable():
 				line += " (within noise)"
 			}
 			if s.Excluded != "" {
-				line += fmt.Sprintf("; %s has the better mean (%s) but a diverged seed excludes it", s.Excluded, g.number(s.ExcludedMean))
+				line += fmt.Sprintf(
+					"; %s has the better mean (%s) but a diverged seed excludes it",
+					s.Excluded,
+					g.number(s.ExcludedMean),
+				)
 			}
 			lines = append(lines, line)
 		}
@@ -608,7 +686,13 @@ func (g *Grid) selections(esc func(string) string) []string {
 	if len(lines) == 0 {
 		return nil
 	}
-	head := fmt.Sprintf("Choices of %s (the margin of %s's mean over the runner-up's, and the share of %d resamples of the seeds that choose it again):", g.Spec.Select, g.SelectBy, SelectionResamples)
+	head := fmt.Sprintf(
+		"Choices of %s (the margin of %s's mean over the runner-up's, and the share of %d resamples of the seeds "+
+			"that choose it again):",
+		g.Spec.Select,
+		g.SelectBy,
+		SelectionResamples,
+	)
 	return append([]string{head}, lines...)
 }
 
@@ -625,11 +709,23 @@ func (g *Grid) SelectionNote() string {
 	}
 	switch {
 	case g.Spec.SelectSeeds != nil:
-		return fmt.Sprintf("; %s chosen %s by %s of %s over seeds %s, which the entries leave out (they aggregate the other seeds)",
-			g.Spec.Select, scope, mean, g.SelectBy, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(g.Spec.SelectSeeds)), ", "), "[]"))
+		return fmt.Sprintf(
+			"; %s chosen %s by %s of %s over seeds %s, which the entries leave out (they aggregate the other seeds)",
+			g.Spec.Select,
+			scope,
+			mean,
+			g.SelectBy,
+			strings.Trim(strings.Join(strings.Fields(fmt.Sprint(g.Spec.SelectSeeds)), ", "), "[]"),
+		)
 	case g.SelectBy != g.Spec.Value:
-		return fmt.Sprintf("; %s chosen %s by %s of %s (on the samples each worker holds out, never trained on), not by the figure shown",
-			g.Spec.Select, scope, mean, g.SelectBy)
+		return fmt.Sprintf(
+			"; %s chosen %s by %s of %s (on the samples each worker holds out, never trained on), not by the figure "+
+				"shown",
+			g.Spec.Select,
+			scope,
+			mean,
+			g.SelectBy,
+		)
 	}
 	return fmt.Sprintf("; %s chosen %s by %s", g.Spec.Select, scope, mean)
 }
@@ -728,7 +824,16 @@ func (g *Grid) Table() *artifacts.Table {
 				e.Std = math.NaN() // no spread
 			}
 			mean.Floats, std.Floats = append(mean.Floats, e.Mean), append(std.Floats, e.Std)
-			seeds.Ints, sel.Strings, status.Strings = append(seeds.Ints, int64(e.Seeds)), append(sel.Strings, e.Select), append(status.Strings, st)
+			seeds.Ints, sel.Strings, status.Strings = append(
+				seeds.Ints,
+				int64(e.Seeds),
+			), append(
+				sel.Strings,
+				e.Select,
+			), append(
+				status.Strings,
+				st,
+			)
 		}
 	}
 	t.Columns = append(t.Columns, mean, std)
@@ -786,7 +891,16 @@ func (g *Grid) comparisonColumns() []artifacts.Column {
 			if !ok {
 				d, pv, b = math.NaN(), math.NaN(), math.NaN()
 			}
-			diff.Floats, p.Floats, better.Floats = append(diff.Floats, d), append(p.Floats, pv), append(better.Floats, b)
+			diff.Floats, p.Floats, better.Floats = append(
+				diff.Floats,
+				d,
+			), append(
+				p.Floats,
+				pv,
+			), append(
+				better.Floats,
+				b,
+			)
 		}
 	}
 	if g.Baseline != nil {

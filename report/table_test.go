@@ -13,7 +13,8 @@ import (
 // TestTableNumbers: the table's decimals, scientific notation from 1e6 on.
 func TestTableNumbers(t *testing.T) {
 	g := &Grid{Spec: manifests.Table{Digits: 4}}
-	for v, want := range map[float64]string{0.96831: "0.9683", 999999.5: "999999.5000", 2.3096e35: "2.3096e+35", -3.488e7: "-3.4880e+07"} {
+	for v, want := range map[float64]string{0.96831: "0.9683", 999999.5: "999999.5000", 2.3096e35: "2.3096e+35",
+		-3.488e7: "-3.4880e+07"} {
 		if got := g.number(v); got != want {
 			t.Errorf("number(%g) = %q, want %q", v, got, want)
 		}
@@ -33,7 +34,10 @@ func TestBestEntryFollowsTheDirection(t *testing.T) {
 	}{"max": {"a", 0.9}, "min": {"b", 0.2}} {
 		g := &Grid{Spec: manifests.Table{Best: best, Columns: []string{"partition.alpha"}},
 			RowLabels: [][]string{{"a"}, {"b"}}, ColLabels: [][]string{{"0.1"}, {"1"}},
-			Entries: [][]Entry{{{Mean: 0.5, Seeds: 1}, {Mean: 0.9, Seeds: 1}}, {{Mean: 0.7, Seeds: 1}, {Mean: 0.2, Seeds: 1}}}}
+			Entries: [][]Entry{
+				{{Mean: 0.5, Seeds: 1}, {Mean: 0.9, Seeds: 1}},
+				{{Mean: 0.7, Seeds: 1}, {Mean: 0.2, Seeds: 1}},
+			}}
 		label, e, ok := g.Best()
 		if !ok || e.Mean != want.mean || !strings.HasPrefix(label, want.row+", ") {
 			t.Errorf("best: %s: %q %v (ok %v); want row %s at %v", best, label, e.Mean, ok, want.row, want.mean)
@@ -71,7 +75,10 @@ sweep:
 			if cell.Config.LR == 0.2 {
 				test, val = 0.75, 0.9
 			}
-			finals[i] = Final{Status: eventlog.Completed, Figures: map[string]float64{"test_acc_mean": test, "val_acc_mean": val, "val_loss_mean": 1 - val}}
+			finals[i] = Final{
+				Status:  eventlog.Completed,
+				Figures: map[string]float64{"test_acc_mean": test, "val_acc_mean": val, "val_loss_mean": 1 - val},
+			}
 		}
 		g, err := NewGrid(plan, Layout(plan), finals)
 		if err != nil {
@@ -80,7 +87,8 @@ sweep:
 		if e := g.Entries[0][0]; e.Select != c.want {
 			t.Errorf("%q: lr %s chosen, want %s", c.validation, e.Select, c.want)
 		}
-		if byValidation := strings.Contains(g.Legend(), "by the max mean of val_acc_mean"); byValidation != (c.validation != "") {
+		byValidation := strings.Contains(g.Legend(), "by the max mean of val_acc_mean")
+		if byValidation != (c.validation != "") {
 			t.Errorf("%q: the legend %q does not say which figure chose", c.validation, g.Legend())
 		}
 	}
@@ -112,14 +120,22 @@ table: {rows: [algorithm], value: train_loss, select: lr}
 		if cell.Config.LR == 0.2 {
 			acc, loss = 0.7, 0.5
 		}
-		finals[i] = Final{Status: eventlog.Completed, Figures: map[string]float64{"train_loss": 1, "val_acc_mean": acc, "val_loss_mean": loss}}
+		finals[i] = Final{
+			Status:  eventlog.Completed,
+			Figures: map[string]float64{"train_loss": 1, "val_acc_mean": acc, "val_loss_mean": loss},
+		}
 	}
 	g, err := NewGrid(plan, Layout(plan), finals)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if g.Spec.Best != "min" || g.SelectBy != "val_loss_mean" || g.Entries[0][0].Select != "0.1" {
-		t.Errorf("best %s, tuned by %s, lr %s; want min, val_loss_mean, 0.1", g.Spec.Best, g.SelectBy, g.Entries[0][0].Select)
+		t.Errorf(
+			"best %s, tuned by %s, lr %s; want min, val_loss_mean, 0.1",
+			g.Spec.Best,
+			g.SelectBy,
+			g.Entries[0][0].Select,
+		)
 	}
 }
 
@@ -144,7 +160,8 @@ table: {rows: [algorithm], value: objective_gap, select: {by: lr, seeds: [1, 2]}
 	}
 	finals := make([]Final, len(plan.Cells))
 	for i, cell := range plan.Cells {
-		gap := map[float64]map[bool]float64{0.1: {true: 1, false: 5}, 0.2: {true: 2, false: 3}}[cell.Config.LR][cell.Config.Seed <= 2]
+		gaps := map[float64]map[bool]float64{0.1: {true: 1, false: 5}, 0.2: {true: 2, false: 3}}
+		gap := gaps[cell.Config.LR][cell.Config.Seed <= 2]
 		gap += float64(cell.Config.Seed) / 100 // a spread over seeds
 		finals[i] = Final{Status: eventlog.Completed, Figures: map[string]float64{"objective_gap": gap}}
 	}
@@ -225,12 +242,22 @@ table: {rows: [algorithm], columns: [topology.kind], value: objective_gap, selec
 			for col := range 3 {
 				e := g.Entries[r][col]
 				if e.Select != c.lrs[r][col] || e.Provisional != c.provisional[r][col] || e.Seeds != 2 {
-					t.Errorf("per %s, %v at %v: lr %s, provisional %v, %d seeds; want lr %s, provisional %v, 2 seeds",
-						c.scope, g.RowLabels[r], g.ColLabels[col], e.Select, e.Provisional, e.Seeds, c.lrs[r][col], c.provisional[r][col])
+					t.Errorf(
+						"per %s, %v at %v: lr %s, provisional %v, %d seeds; want lr %s, provisional %v, 2 seeds",
+						c.scope,
+						g.RowLabels[r],
+						g.ColLabels[col],
+						e.Select,
+						e.Provisional,
+						e.Seeds,
+						c.lrs[r][col],
+						c.provisional[r][col],
+					)
 				}
 			}
 		}
-		want := map[string]string{"row": "lr chosen once per row (for all its columns) by the min mean over the row's columns of each entry's mean",
+		want := map[string]string{"row": "lr chosen once per row (for all its columns) by the min mean over the " +
+			"row's columns of each entry's mean",
 			"entry": "lr chosen per entry by the min mean"}[c.scope]
 		if !strings.Contains(g.Legend(), want) {
 			t.Errorf("per %s: the legend %q does not say %q", c.scope, g.Legend(), want)
@@ -292,10 +319,16 @@ func TestPaperManifestsLabelWhatTheirTablesShow(t *testing.T) {
 // that no other row has; a part two rows share names none.
 func TestRowIndexTakesWhatATablePrints(t *testing.T) {
 	g := &Grid{Spec: manifests.Table{Rows: []string{"algorithm"}, Labels: map[string]string{
-		"d-sum(alpha=2,beta=0.9)": "D-SUM", "d-sum(alpha=2,beta=0.9,momentum_restart=step)": "D-SUM (momentum restarted every step)",
+		"d-sum(alpha=2,beta=0.9)": "D-SUM", "d-sum(alpha=2,beta=0.9,momentum_restart=step)": "D-SUM (momentum " +
+			"restarted every step)",
 		"local-sgd-m(beta=0.9,nesterov=false)": "Local SGD w/ momentum"}},
-		RowLabels: [][]string{{"d-sum(alpha=2,beta=0.9)"}, {"d-sum(alpha=2,beta=0.9,momentum_restart=step)"}, {"local-sgd-m(beta=0.9,nesterov=false)"}}}
-	for name, want := range map[string]int{"D-SUM": 0, "d-sum": 0, "d-sum(alpha=2,beta=0.9)": 0, "D-SUM (momentum restarted every step)": 1,
+		RowLabels: [][]string{
+			{"d-sum(alpha=2,beta=0.9)"},
+			{"d-sum(alpha=2,beta=0.9,momentum_restart=step)"},
+			{"local-sgd-m(beta=0.9,nesterov=false)"},
+		}}
+	for name, want := range map[string]int{"D-SUM": 0, "d-sum": 0, "d-sum(alpha=2,beta=0.9)": 0, "D-SUM (momentum " +
+		"restarted every step)": 1,
 		"momentum_restart": 1, "restarted": 1, "Local SGD w/ momentum": 2, "local sgd": 2, "local-sgd-m": 2, "Local": 2,
 		"alpha=2": -1, "momentum": -1, "SlowMo": -1} {
 		if got, ok := g.RowIndex(name); got != want || ok != (want >= 0) {
@@ -346,7 +379,8 @@ table: {rows: [algorithm], value: objective_gap, select: lr}
 	g := grid(gaps)
 	e := g.Entries[0][0]
 	s := e.Selection
-	if e.Select != "0.1" || s == nil || s.RunnerUp != "0.2" || math.Abs(s.Margin-0.2) > 1e-12 || s.Excluded != "0.3" || s.ExcludedMean != 0.5 {
+	if e.Select != "0.1" || s == nil || s.RunnerUp != "0.2" || math.Abs(s.Margin-0.2) > 1e-12 || s.Excluded != "0.3" ||
+		s.ExcludedMean != 0.5 {
 		t.Fatalf("lr %s, selection %+v; want 0.1 over 0.2 by 0.2, 0.3 excluded at 0.5", e.Select, s)
 	}
 	// The exact probability that a draw of 3 seeds (with replacement)
@@ -369,10 +403,17 @@ table: {rows: [algorithm], value: objective_gap, select: lr}
 	}
 	exact := float64(wins) / float64(draws)
 	if math.Abs(s.Stability-exact) > 0.05 || s.Stable() {
-		t.Errorf("chosen again in %v of resamples; the exact share is %v (%d of %d draws), not stable", s.Stability, exact, wins, draws)
+		t.Errorf(
+			"chosen again in %v of resamples; the exact share is %v (%d of %d draws), not stable",
+			s.Stability,
+			exact,
+			wins,
+			draws,
+		)
 	}
 	md := g.Markdown()
-	for _, want := range []string{"(lr=0.1; 0.2 within noise)", "lr=0.1 over 0.2 by 0.2", "(within noise); 0.3 has the better mean (0.5", "but a diverged seed excludes it"} {
+	for _, want := range []string{"(lr=0.1; 0.2 within noise)", "lr=0.1 over 0.2 by 0.2", "(within noise); 0.3 has " +
+		"the better mean (0.5", "but a diverged seed excludes it"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the table lacks %q:\n%s", want, md)
 		}
@@ -380,12 +421,20 @@ table: {rows: [algorithm], value: objective_gap, select: lr}
 	// The same entries under other lrs, the excluded one first: the same
 	// draws choose the same entry again (a drawn diverged seed ranks its
 	// choice behind, wherever it stands in the order).
-	mirrored := grid(map[float64][3]float64{0.1: {0.5, math.NaN(), 0.5}, 0.2: {1, 1, 4}, 0.3: {2.2, 2.2, 2.2}}).Entries[0][0]
+	mirrored := grid(map[float64][3]float64{
+		0.1: {0.5, math.NaN(), 0.5}, 0.2: {1, 1, 4}, 0.3: {2.2, 2.2, 2.2},
+	}).Entries[0][0]
 	if mirrored.Select != "0.2" || mirrored.Selection.Stability != s.Stability {
-		t.Errorf("with the diverged lr first: lr %s chosen again in %v of resamples; want 0.2 in %v, as before", mirrored.Select, mirrored.Selection.Stability, s.Stability)
+		t.Errorf(
+			"with the diverged lr first: lr %s chosen again in %v of resamples; want 0.2 in %v, as before",
+			mirrored.Select,
+			mirrored.Selection.Stability,
+			s.Stability,
+		)
 	}
 	steady := grid(map[float64][3]float64{0.1: {1, 1.1, 0.9}, 0.2: {2.2, 2.2, 2.2}, 0.3: {3, 3, 3}})
-	if s := steady.Entries[0][0].Selection; s.Stability != 1 || !s.Stable() || s.Excluded != "" || strings.Contains(steady.Markdown(), "within noise") {
+	if s := steady.Entries[0][0].Selection; s.Stability != 1 || !s.Stable() || s.Excluded != "" ||
+		strings.Contains(steady.Markdown(), "within noise") {
 		t.Errorf("a choice every draw makes: %+v\n%s", s, steady.Markdown())
 	}
 }
@@ -405,10 +454,13 @@ sweep:
   lr: [0.1, 0.2]
 `
 	for table, want := range map[string]string{
-		"{rows: [algorithm], value: objective_gap, select: lr}":                                                                                        "",
-		"{rows: [algorithm], columns: [lr], value: objective_gap, select: {by: lr}}":                                                                   "table.select: lr is also a row or column path",
-		"{rows: [algorithm], value: objective_gap, select: lr, labels: {\"d-sum(alpha=2,beta=0.9)\": A, \"local-sgd-m(beta=0.9,nesterov=false)\": A}}": `both print as "A"`,
-		"{rows: [algorithm], value: objective_gap, select: lr, labels: {objective_gap: gap, lr: rate, \"d-sum(alpha=2,beta=0.9)\": D-SUM}}":            "",
+		"{rows: [algorithm], value: objective_gap, select: lr}": "",
+		"{rows: [algorithm], columns: [lr], value: objective_gap, select: {by: lr}}": "table.select: lr is also a " +
+			"row or column path",
+		"{rows: [algorithm], value: objective_gap, select: lr, labels: {\"d-sum(alpha=2,beta=0.9)\": A, " +
+			"\"local-sgd-m(beta=0.9,nesterov=false)\": A}}": `both print as "A"`,
+		"{rows: [algorithm], value: objective_gap, select: lr, labels: {objective_gap: gap, lr: rate, " +
+			"\"d-sum(alpha=2,beta=0.9)\": D-SUM}}": "",
 	} {
 		plan, err := manifests.Parse("s.yaml", []byte(base+"table: "+table+"\n"))
 		if err != nil {
@@ -449,7 +501,8 @@ table: {rows: [algorithm], columns: [topology.kind], value: objective_gap, selec
 		return plan
 	}
 	for labels, want := range map[string]string{
-		`{"d-sum(alpha=2,beta=0.9)": D-SUM, full: mesh, topology.kind: graph, objective_gap: gap, lr: rate, round: t}`: "",
+		`{"d-sum(alpha=2,beta=0.9)": D-SUM, full: mesh, topology.kind: graph, objective_gap: gap, lr: rate, round: ` +
+			`t}`: "",
 		`{d-sum: D-SUM}`:  `"d-sum" names no row or column value, swept path or figure`,
 		`{mesh: mesh}`:    `"mesh" names no row`,
 		`{test_acc: acc}`: `"test_acc" names no row`,
@@ -486,9 +539,19 @@ table: {rows: [algorithm], columns: [topology.kind], value: objective_gap, selec
 // comment, and no control character reaches either.
 func TestTablesKeepLabelsInTheirCells(t *testing.T) {
 	label := "D-SUM\x1b]0;pwned\x07 | [x](http://e) 50%_&\nnext"
-	g := &Grid{Spec: manifests.Table{Rows: []string{"algorithm"}, Value: "test_acc_mean", Best: "max", Digits: 2, Labels: map[string]string{"d-sum": label}},
-		RowLabels: [][]string{{"d-sum"}, {"dpsgd"}}, ColLabels: [][]string{{}}, Baseline: []string{label},
-		Entries: [][]Entry{{{Mean: 0.9, Std: 0.01, Seeds: 2}}, {{Mean: 0.8, Std: 0.02, Seeds: 2}}}}
+	g := &Grid{
+		Spec: manifests.Table{
+			Rows:   []string{"algorithm"},
+			Value:  "test_acc_mean",
+			Best:   "max",
+			Digits: 2,
+			Labels: map[string]string{"d-sum": label},
+		},
+		RowLabels: [][]string{{"d-sum"}, {"dpsgd"}},
+		ColLabels: [][]string{{}},
+		Baseline:  []string{label},
+		Entries:   [][]Entry{{{Mean: 0.9, Std: 0.01, Seeds: 2}}, {{Mean: 0.8, Std: 0.02, Seeds: 2}}},
+	}
 	md := g.Markdown()
 	wantRow := `| D-SUM\\x1b\]0;pwned\\a \| \[x\](http://e) 50%_&\\nnext | **0.90 ± 0.01** |`
 	if !strings.Contains(md, wantRow+"\n") {
@@ -498,7 +561,11 @@ func TestTablesKeepLabelsInTheirCells(t *testing.T) {
 		t.Errorf("Markdown's legend names the baseline unescaped:\n%s", md)
 	}
 	tex := g.LaTeX()
-	if want := `D-SUM\textbackslash{}x1b]0;pwned\textbackslash{}a | [x](http://e) 50\%\_\&\textbackslash{}nnext & \textbf{0.90 $\pm$ 0.01} \\`; !strings.Contains(tex, want+"\n") {
+	if want := `D-SUM\textbackslash{}x1b]0;pwned\textbackslash{}a | [x](http://e) 50\%\_\&\textbackslash{}nnext & ` +
+		`\textbf{0.90 $\pm$ 0.01} \\`; !strings.Contains(
+		tex,
+		want+"\n",
+	) {
 		t.Errorf("LaTeX lacks the row %s:\n%s", want, tex)
 	}
 	for _, line := range strings.Split(tex, "\n") {
@@ -530,7 +597,10 @@ table: {rows: [lr], value: objective_gap}
 	}
 	finals := make([]Final, len(plan.Cells))
 	for i, c := range plan.Cells {
-		finals[i] = Final{Status: eventlog.Completed, Figures: map[string]float64{"objective_gap": float64(c.Config.Seed)}}
+		finals[i] = Final{
+			Status:  eventlog.Completed,
+			Figures: map[string]float64{"objective_gap": float64(c.Config.Seed)},
+		}
 	}
 	g, err := NewGrid(plan, Layout(plan), finals)
 	if err != nil {

@@ -42,7 +42,11 @@ func Find(roots []string) ([]string, error) {
 	var dirs []string
 	for _, root := range roots {
 		if _, err := os.Stat(root); err != nil {
-			return nil, fmt.Errorf("%w: %s: no such directory (give directories that hold results `ump report` wrote)", state.ErrBadArgument, root)
+			return nil, fmt.Errorf(
+				"%w: %s: no such directory (give directories that hold results `ump report` wrote)",
+				state.ErrBadArgument,
+				root,
+			)
 		}
 		walk := root
 		if fi, err := os.Lstat(root); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
@@ -68,7 +72,12 @@ func Find(roots []string) ([]string, error) {
 	slices.Sort(dirs)
 	dirs = slices.Compact(dirs)
 	if len(dirs) == 0 {
-		return nil, fmt.Errorf("%w: %s holds no results directory (one with the %s that `ump report` writes)", state.ErrBadArgument, strings.Join(roots, ", "), resultsdir.RegistrationFile)
+		return nil, fmt.Errorf(
+			"%w: %s holds no results directory (one with the %s that `ump report` writes)",
+			state.ErrBadArgument,
+			strings.Join(roots, ", "),
+			resultsdir.RegistrationFile,
+		)
 	}
 	return dirs, nil
 }
@@ -76,7 +85,12 @@ func Find(roots []string) ([]string, error) {
 // Plan reads every directory and says which of them this machine
 // computes under the keys they record (runner's); lacks says why this
 // build cannot compute a plan at all ("" when it can).
-func Plan(ctx context.Context, runner *pipeline.Runner, dirs []string, lacks func(*manifests.Plan) string) ([]*Dir, error) {
+func Plan(
+	ctx context.Context,
+	runner *pipeline.Runner,
+	dirs []string,
+	lacks func(*manifests.Plan) string,
+) ([]*Dir, error) {
 	var all []*Dir
 	for _, dir := range dirs {
 		x, err := resultsdir.ReadExportedFinals(dir)
@@ -112,8 +126,14 @@ func Plan(ctx context.Context, runner *pipeline.Runner, dirs []string, lacks fun
 		}
 		if differ > 0 {
 			engine, _ := runner.Engines.Name(&r.Plan.Cells[0].Config)
-			r.Other = fmt.Sprintf("%d of its %d cells have other keys here: they were computed under engine %s (or other data), and this machine computes with %s",
-				differ, len(keys), display.Terminal(x.Engines()), engine)
+			r.Other = fmt.Sprintf(
+				"%d of its %d cells have other keys here: they were computed under engine %s (or other data), and "+
+					"this machine computes with %s",
+				differ,
+				len(keys),
+				display.Terminal(x.Engines()),
+				engine,
+			)
 		}
 	}
 	return all, nil
@@ -169,9 +189,21 @@ func Compare(ctx context.Context, ump string, src state.Source, all []*Dir, w io
 			"%d of them computed in this run, %d found in the store%s\n",
 			name, same, rounds, len(r.Finished)-r.Cached, r.Cached, r.partial())
 	}
-	fmt.Fprintf(w, "directories computed again: %d (%d identical, %d differ); left out: %d\n", len(all)-left, len(all)-left-differ, differ, left)
+	fmt.Fprintf(
+		w,
+		"directories computed again: %d (%d identical, %d differ); left out: %d\n",
+		len(all)-left,
+		len(all)-left-differ,
+		differ,
+		left,
+	)
 	if differ > 0 {
-		return fmt.Errorf("%w: directories computed again that differ from their committed figures: %d of %d", fleet.ErrNondeterministic, differ, len(all)-left)
+		return fmt.Errorf(
+			"%w: directories computed again that differ from their committed figures: %d of %d",
+			fleet.ErrNondeterministic,
+			differ,
+			len(all)-left,
+		)
 	}
 	return nil
 }
@@ -192,14 +224,16 @@ func (r *Dir) partial() string {
 // share and ETA weigh each cell's rounds by what a round computes
 // (cellWork), over the distinct cells of every directory computed again.
 type Line struct {
-	mu        sync.Mutex
-	w         io.Writer
-	terminal  bool
-	dirs      int
-	k         int         // the directory running, from 0
-	name      string      // its name
-	work      [][]float64 // per directory and cell: its work (cellWork x rounds), 0 where an earlier directory has the cell
-	Cells     int         // the distinct cells (by key) of every directory
+	mu       sync.Mutex
+	w        io.Writer
+	terminal bool
+	dirs     int
+	k        int    // the directory running, from 0
+	name     string // its name
+	// work: per directory and cell, its work (cellWork x rounds), 0 where
+	// an earlier directory has the cell.
+	work      [][]float64
+	Cells     int // the distinct cells (by key) of every directory
 	total     float64
 	done, ran float64 // the work accounted for, and of it the work computed here
 	began     time.Time

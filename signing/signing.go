@@ -68,13 +68,22 @@ func Load(path string) (*Key, error) {
 		return nil, fmt.Errorf("signing key %s: %w", path, err)
 	}
 	if perm := info.Mode().Perm(); perm&0o077 != 0 {
-		return nil, fmt.Errorf("%w: %s can be read by others (mode %04o): `chmod 600 %s`, or make a new key if others may have read it",
-			ErrBadKey, path, perm, path)
+		return nil, fmt.Errorf(
+			"%w: %s can be read by others (mode %04o): `chmod 600 %s`, or make a new key if others may have read it",
+			ErrBadKey,
+			path,
+			perm,
+			path,
+		)
 	}
 	name, data, ok := strings.Cut(strings.TrimSpace(string(raw)), ":")
 	private, derr := base64.StdEncoding.DecodeString(data)
 	if !ok || !keyName.MatchString(name) || derr != nil || len(private) != ed25519.PrivateKeySize {
-		return nil, fmt.Errorf("%w: %s does not hold NAME:BASE64 of an ed25519 private key (as `ump key show` creates)", ErrBadKey, path)
+		return nil, fmt.Errorf(
+			"%w: %s does not hold NAME:BASE64 of an ed25519 private key (as `ump key show` creates)",
+			ErrBadKey,
+			path,
+		)
 	}
 	return &Key{name: name, private: ed25519.PrivateKey(private), Path: path}, nil
 }
@@ -163,8 +172,13 @@ func (k *Key) Sign(msg []byte) string {
 func ParsePublic(s string) (ed25519.PublicKey, error) {
 	name, data, ok := strings.Cut(s, ":")
 	pub, err := base64.StdEncoding.DecodeString(data)
-	if !ok || !keyName.MatchString(name) || err != nil || len(pub) != ed25519.PublicKeySize || base64.StdEncoding.EncodeToString(pub) != data {
-		return nil, fmt.Errorf("%w: %q is not a public key NAME:BASE64 on one line, as `ump key show` prints it", ErrBadKey, firstLine(s))
+	if !ok || !keyName.MatchString(name) || err != nil || len(pub) != ed25519.PublicKeySize ||
+		base64.StdEncoding.EncodeToString(pub) != data {
+		return nil, fmt.Errorf(
+			"%w: %q is not a public key NAME:BASE64 on one line, as `ump key show` prints it",
+			ErrBadKey,
+			firstLine(s),
+		)
 	}
 	if weak(pub) {
 		return nil, fmt.Errorf("%w: %q is not a key anyone holds: its point has small order "+
@@ -226,14 +240,25 @@ func (t *Trust) Verify(what, signer string, msg []byte, sig string) error {
 			return nil
 		}
 		return fmt.Errorf("%w: %s is not signed (written by an ump from before signing, or by hand): "+
-			"--trust-unsigned (pull, run, submit) accepts it if you trust whoever can write the bucket", ErrUntrusted, what)
+			"--trust-unsigned (pull, run, submit) accepts it if you trust whoever can write the bucket", ErrUntrusted,
+			what)
 	}
 	if !t.Trusts(signer) {
-		return fmt.Errorf("%w: %s is signed by %s, a key this store does not trust: `ump trust add %s` if it is a collaborator's",
-			ErrUntrusted, what, firstLine(signer), firstLine(signer))
+		return fmt.Errorf(
+			"%w: %s is signed by %s, a key this store does not trust: `ump trust add %s` if it is a collaborator's",
+			ErrUntrusted,
+			what,
+			firstLine(signer),
+			firstLine(signer),
+		)
 	}
 	if !Verifies(signer, msg, sig) {
-		return fmt.Errorf("%w: %s carries a signature by %s that does not verify: it was changed after signing", ErrUntrusted, what, signer)
+		return fmt.Errorf(
+			"%w: %s carries a signature by %s that does not verify: it was changed after signing",
+			ErrUntrusted,
+			what,
+			signer,
+		)
 	}
 	return nil
 }

@@ -61,7 +61,8 @@ func TestKeyReadableByOthersIsRefused(t *testing.T) {
 	if _, _, err := LoadOrCreate(path); err != nil {
 		t.Fatal(err)
 	}
-	for _, mode := range []os.FileMode{0o644, 0o640, 0o604, 0o620, 0o610} { // readable, writable or executable by group or world
+	for _, mode := range []os.FileMode{0o644, 0o640, 0o604, 0o620,
+		0o610} { // readable, writable or executable by group or world
 		os.Chmod(path, mode)
 		if _, err := Load(path); !errors.Is(err, ErrBadKey) || !strings.Contains(err.Error(), "chmod 600") {
 			t.Errorf("a key of mode %04o: %v; want ErrBadKey naming chmod 600", mode, err)
@@ -100,7 +101,8 @@ func TestVerifyAcceptsOnlyTrustedUntamperedSignatures(t *testing.T) {
 		{"no signature", "", "", "--trust-unsigned", msg},
 		{"a signature that is not base64", mine.Public(), "!!", "does not verify", msg},
 	} {
-		if err := trust.Verify("commit", tc.signer, tc.msg, tc.sig); !errors.Is(err, ErrUntrusted) || !strings.Contains(err.Error(), tc.want) {
+		if err := trust.Verify("commit", tc.signer, tc.msg, tc.sig); !errors.Is(err, ErrUntrusted) ||
+			!strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v; want ErrUntrusted naming %q", tc.name, err, tc.want)
 		}
 	}
@@ -111,7 +113,8 @@ func TestVerifyAcceptsOnlyTrustedUntamperedSignatures(t *testing.T) {
 	if err := trust.Verify("commit", theirs.Public(), msg, theirs.Sign(msg)); err == nil {
 		t.Error("Unsigned made an untrusted key trusted")
 	}
-	if err := trust.Verify("commit", mine.Public(), msg, ""); !errors.Is(err, ErrUntrusted) || !strings.Contains(err.Error(), "does not verify") {
+	if err := trust.Verify("commit", mine.Public(), msg, ""); !errors.Is(err, ErrUntrusted) ||
+		!strings.Contains(err.Error(), "does not verify") {
 		t.Errorf("a signer named without a signature, with Unsigned: %v; want it refused (not taken as unsigned)", err)
 	}
 }
@@ -158,7 +161,8 @@ func TestAPublicKeyIsOneCanonicalLine(t *testing.T) {
 	if _, err := ParsePublic(pub); err != nil {
 		t.Fatalf("the key as Public writes it: %v", err)
 	}
-	for _, bad := range []string{pub[:30] + "\n" + pub[30:], pub[:30] + "\r" + pub[30:], pub + "\r", pub[:30] + " " + pub[30:]} {
+	for _, bad := range []string{pub[:30] + "\n" + pub[30:], pub[:30] + "\r" + pub[30:], pub + "\r", pub[:30] + " " +
+		pub[30:]} {
 		if _, err := ParsePublic(bad); !errors.Is(err, ErrBadKey) {
 			t.Errorf("ParsePublic(%q): %v; want ErrBadKey", bad, err)
 		}

@@ -16,7 +16,13 @@ import (
 // remainders first), drawn within each class from the stream (seed,
 // "validation", worker). Both lists keep the partition's order. A worker
 // left with nothing to train on is an error.
-func HoldOut(parts [][]int, labels []int32, classes int, fraction float64, seed uint64) (train, val [][]int, err error) {
+func HoldOut(
+	parts [][]int,
+	labels []int32,
+	classes int,
+	fraction float64,
+	seed uint64,
+) (train, val [][]int, err error) {
 	for w, p := range parts {
 		byClass := make([][]int, classes) // positions in p
 		for i, s := range p {
@@ -58,7 +64,12 @@ func HoldOut(parts [][]int, labels []int32, classes int, fraction float64, seed 
 			}
 		}
 		if len(t) == 0 {
-			return nil, nil, fmt.Errorf("validation: worker %d would hold out all its %d samples; lower validation.fraction or use fewer workers", w, len(p))
+			return nil, nil, fmt.Errorf(
+				"validation: worker %d would hold out all its %d samples; lower validation.fraction or use fewer "+
+					"workers",
+				w,
+				len(p),
+			)
 		}
 		train, val = append(train, t), append(val, v)
 	}

@@ -48,7 +48,15 @@ func TestHoldOutTakesExactlyTheFractionOfEachWorker(t *testing.T) {
 					}
 				}
 				if math.Abs(float64(vc)-f*float64(nc)) >= 1 {
-					t.Errorf("F=%v worker %d class %d: %d held out of %d, not within one of %v", f, w, c, vc, nc, f*float64(nc))
+					t.Errorf(
+						"F=%v worker %d class %d: %d held out of %d, not within one of %v",
+						f,
+						w,
+						c,
+						vc,
+						nc,
+						f*float64(nc),
+					)
 				}
 			}
 		}
@@ -58,7 +66,8 @@ func TestHoldOutTakesExactlyTheFractionOfEachWorker(t *testing.T) {
 			t.Errorf("F=%v: the draw is not the seed's (the same seed must repeat it, another must not)", f)
 		}
 	}
-	if _, _, err := HoldOut([][]int{{0, 1, 2}, {3}}, labels, 10, 0.5, 1); err == nil || !strings.Contains(err.Error(), "worker 1 would hold out all its 1 samples") {
+	if _, _, err := HoldOut([][]int{{0, 1, 2}, {3}}, labels, 10, 0.5, 1); err == nil ||
+		!strings.Contains(err.Error(), "worker 1 would hold out all its 1 samples") {
 		t.Errorf("a worker of one sample at F=0.5 (round(0.5) = 1 held out): %v; want an error naming it", err)
 	}
 }

@@ -33,9 +33,20 @@ var Partitions = kinds.Family[assign]{Field: "partition", Key: "kind", Kinds: []
 			return parts, 0, nil
 		}},
 	{Name: "dirichlet", Doc: "per-class proportions over the workers drawn from Dir(alpha)", Params: []kinds.Param{
-		{Name: "alpha", Type: kinds.Float, Range: "(0, inf)", Doc: "the Dirichlet concentration (non-IID degree, the paper uses 0.1, 1, 10)",
-			Required: "dirichlet needs alpha, the non-IID degree (the paper uses 0.1, 1 and 10)"},
-		{Name: "min_size", Type: kinds.Int, Range: "[1, inf)", Default: 10, Doc: "the fewest samples a worker may hold"}},
+		{
+			Name:     "alpha",
+			Type:     kinds.Float,
+			Range:    "(0, inf)",
+			Doc:      "the Dirichlet concentration (non-IID degree, the paper uses 0.1, 1, 10)",
+			Required: "dirichlet needs alpha, the non-IID degree (the paper uses 0.1, 1 and 10)",
+		},
+		{
+			Name:    "min_size",
+			Type:    kinds.Int,
+			Range:   "[1, inf)",
+			Default: 10,
+			Doc:     "the fewest samples a worker may hold",
+		}},
 		New: func(v kinds.Values, labels []int32, classes, n int, seed uint64) ([][]int, int, error) {
 			return dirichletSplit(labels, classes, n, seed, v.Float("alpha"), v.Int("min_size"))
 		}},
@@ -44,7 +55,12 @@ var Partitions = kinds.Family[assign]{Field: "partition", Key: "kind", Kinds: []
 		New: func(v kinds.Values, labels []int32, _, n int, seed uint64) ([][]int, int, error) {
 			total, k := len(labels), v.Int("shards")
 			if total < n*k {
-				return nil, 0, fmt.Errorf("partition: %d samples cannot make %d shards for %d workers; lower partition.shards", total, n*k, n)
+				return nil, 0, fmt.Errorf(
+					"partition: %d samples cannot make %d shards for %d workers; lower partition.shards",
+					total,
+					n*k,
+					n,
+				)
 			}
 			order := make([]int, total)
 			for i := range order {
@@ -65,14 +81,26 @@ var Partitions = kinds.Family[assign]{Field: "partition", Key: "kind", Kinds: []
 // Assign splits sample indices 0..len(labels)-1 over n workers as the
 // kind says; each worker's samples come back ascending. draws is the
 // number of Dirichlet draws taken (0 for other kinds).
-func Assign(kind string, v kinds.Values, labels []int32, classes, n int, seed uint64) (parts [][]int, draws int, err error) {
+func Assign(
+	kind string,
+	v kinds.Values,
+	labels []int32,
+	classes, n int,
+	seed uint64,
+) (parts [][]int, draws int, err error) {
 	k, ok := Partitions.Lookup(kind)
 	if !ok {
 		return nil, 0, fmt.Errorf("partition: unknown kind %q; use one of %v", kind, Partitions.Names())
 	}
 	total, minSize := len(labels), max(1, v.Int("min_size"))
 	if total < n*minSize {
-		return nil, 0, fmt.Errorf("partition: %d samples cannot give %d workers at least %d each; use fewer workers (or a smaller partition.min_size)", total, n, minSize)
+		return nil, 0, fmt.Errorf(
+			"partition: %d samples cannot give %d workers at least %d each; use fewer workers (or a smaller "+
+				"partition.min_size)",
+			total,
+			n,
+			minSize,
+		)
 	}
 	parts, draws, err = k.New(v, labels, classes, n, seed)
 	if err != nil {
@@ -134,8 +162,15 @@ func dirichletSplit(labels []int32, classes, n int, seed uint64, alpha float64, 
 		}
 		best = max(best, smallest)
 	}
-	return nil, maxDraws, fmt.Errorf("partition: no Dirichlet(%g) draw out of %d gave all %d workers at least %d samples (the best left one worker %d); raise partition.alpha, lower partition.min_size or use fewer workers",
-		alpha, maxDraws, n, minSize, best)
+	return nil, maxDraws, fmt.Errorf(
+		"partition: no Dirichlet(%g) draw out of %d gave all %d workers at least %d samples (the best left one "+
+			"worker %d); raise partition.alpha, lower partition.min_size or use fewer workers",
+		alpha,
+		maxDraws,
+		n,
+		minSize,
+		best,
+	)
 }
 
 // dirichlet fills p with a draw from Dir(alpha, ..., alpha). It works with

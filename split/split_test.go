@@ -95,7 +95,8 @@ func TestDirichletSkewAndMinSize(t *testing.T) {
 		t.Errorf("mean classes per worker: %.1f at alpha 0.1, %.1f at alpha 100; want few vs all 10", s, e)
 	}
 	_, _, err = Assign("dirichlet", kinds.Values{"alpha": 0.01, "min_size": 50}, lab, 10, 100, 1)
-	if err == nil || !strings.Contains(err.Error(), "raise partition.alpha, lower partition.min_size or use fewer workers") {
+	if err == nil ||
+		!strings.Contains(err.Error(), "raise partition.alpha, lower partition.min_size or use fewer workers") {
 		t.Errorf("impossible draw: got %v", err)
 	}
 	_, _, err = Assign("dirichlet", kinds.Values{"alpha": 1.0, "min_size": 10}, lab, 10, 1000, 1)
@@ -150,7 +151,14 @@ func TestDirichletMinSizeIsAFloor(t *testing.T) {
 		}
 		for i, p := range parts {
 			if len(p) < minSize {
-				t.Errorf("seed %d: worker %d holds %d samples after %d draws, below min_size %d", seed, i, len(p), draws, minSize)
+				t.Errorf(
+					"seed %d: worker %d holds %d samples after %d draws, below min_size %d",
+					seed,
+					i,
+					len(p),
+					draws,
+					minSize,
+				)
 			}
 		}
 	}

@@ -14,7 +14,8 @@ func TestStagesLinkNoEngineNorSibling(t *testing.T) {
 	const mod = "github.com/ump-lab/ump/"
 	stageNames := []string{"partition", "topology", "train", "evaluate"}
 	for _, tags := range []string{"", "xla"} {
-		out, err := exec.Command("go", "list", "-tags", tags, "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "./...").Output()
+		out, err := exec.Command("go", "list", "-tags", tags, "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "./...").
+			Output()
 		if err != nil {
 			t.Fatalf("go list: %v", err)
 		}

@@ -185,7 +185,13 @@ var ErrBadInput = errors.New("bad input")
 func LoadData(task manifests.Task, lib *datasets.Library) (*datasets.Dataset, error) {
 	var synth datasets.Synthetic
 	if s := task.Synthetic; s != nil {
-		synth = datasets.Synthetic{Dims: s.Dims, Classes: s.Classes, Train: s.Train, Test: s.Test, Separation: s.Separation}
+		synth = datasets.Synthetic{
+			Dims:       s.Dims,
+			Classes:    s.Classes,
+			Train:      s.Train,
+			Test:       s.Test,
+			Separation: s.Separation,
+		}
 	}
 	return lib.Load(task.Dataset, synth)
 }
@@ -194,7 +200,11 @@ func LoadData(task manifests.Task, lib *datasets.Library) (*datasets.Dataset, er
 func ReadTable(ctx context.Context, env *Env, out Output) (*artifacts.Table, error) {
 	up, ok := env.Upstream[out.Stage]
 	if !ok {
-		return nil, fmt.Errorf("input %s: stage %s has not run, or the stage does not declare the input", out, out.Stage)
+		return nil, fmt.Errorf(
+			"input %s: stage %s has not run, or the stage does not declare the input",
+			out,
+			out.Stage,
+		)
 	}
 	ref, ok := up.Outputs[out.Name]
 	if !ok {

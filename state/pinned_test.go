@@ -102,7 +102,11 @@ func TestSecondsAreTheCurrentKeys(t *testing.T) {
 // imported the cell days later.
 func TestSpanCountsOnlyTheManifestsOwnEvents(t *testing.T) {
 	at := func(manifest string, hour int) eventlog.Event {
-		return eventlog.Event{Kind: eventlog.RoundCompleted, Manifest: manifest, Time: time.Date(2026, 11, 28, hour, 0, 0, 0, time.UTC)}
+		return eventlog.Event{
+			Kind:     eventlog.RoundCompleted,
+			Manifest: manifest,
+			Time:     time.Date(2026, 11, 28, hour, 0, 0, 0, time.UTC),
+		}
 	}
 	pulled := at("h", 3)
 	pulled.Kind, pulled.Time = eventlog.CellImported, pulled.Time.AddDate(0, 0, 5)

@@ -37,7 +37,10 @@ func RegistrationOf(ev *eventlog.Event) (Registration, error) {
 // hash.
 func (r *Registration) Event() *eventlog.Event {
 	plan, _ := json.Marshal(r.Plan) // a parsed plan holds only finite numbers (manifests.Parse)
-	ev := eventlog.New(eventlog.ManifestRegistered, eventlog.Registration{Plan: plan, CellKeys: r.CellKeys, Overrides: r.Overrides})
+	ev := eventlog.New(
+		eventlog.ManifestRegistered,
+		eventlog.Registration{Plan: plan, CellKeys: r.CellKeys, Overrides: r.Overrides},
+	)
 	ev.Manifest = r.Plan.Hash
 	return ev
 }

@@ -144,11 +144,27 @@ func FindIn(regs []Registration, prefix, dir string) (*Registration, error) {
 	}
 	switch {
 	case len(prefix) < MinPrefix && len(found) > 0:
-		return nil, fmt.Errorf("%w: manifest prefix %q is too short; give at least %d of its hash's digits (e.g. %.12s)", ErrBadArgument, prefix, MinPrefix, found[0].Plan.Hash)
+		return nil, fmt.Errorf(
+			"%w: manifest prefix %q is too short; give at least %d of its hash's digits (e.g. %.12s)",
+			ErrBadArgument,
+			prefix,
+			MinPrefix,
+			found[0].Plan.Hash,
+		)
 	case prefix == "" || len(found) == 0:
-		return nil, fmt.Errorf("%w: no manifest %q in store %s; `ump status` lists the manifests it holds", ErrBadArgument, prefix, dir)
+		return nil, fmt.Errorf(
+			"%w: no manifest %q in store %s; `ump status` lists the manifests it holds",
+			ErrBadArgument,
+			prefix,
+			dir,
+		)
 	case len(found) > 1:
-		return nil, fmt.Errorf("%w: manifest prefix %q is ambiguous (%d matches); give more digits", ErrBadArgument, prefix, len(found))
+		return nil, fmt.Errorf(
+			"%w: manifest prefix %q is ambiguous (%d matches); give more digits",
+			ErrBadArgument,
+			prefix,
+			len(found),
+		)
 	}
 	return &found[0], nil
 }
@@ -219,7 +235,10 @@ func (s Source) unsignedImports() (map[[2]string]bool, error) {
 // of other manifests' cells imported unsigned (unsignedImports), whose
 // results count for the manifest they were taken for alone.
 func countFor(hash string, evs []eventlog.Event, unsigned map[[2]string]bool) []eventlog.Event {
-	return slices.DeleteFunc(evs, func(ev eventlog.Event) bool { return ev.Manifest != hash && unsigned[[2]string{ev.Manifest, ev.Cell}] })
+	return slices.DeleteFunc(
+		evs,
+		func(ev eventlog.Event) bool { return ev.Manifest != hash && unsigned[[2]string{ev.Manifest, ev.Cell}] },
+	)
 }
 
 // FoldCell folds a cell's events; a payload that does not decode is an
@@ -391,7 +410,8 @@ func (r *Report) Span() (first, last time.Time) {
 func (r *Report) Reused() int {
 	n := 0
 	for _, v := range r.Cells {
-		if len(v.Events) > 0 && !slices.ContainsFunc(v.Events, func(ev eventlog.Event) bool { return ev.Manifest == r.Plan.Hash }) {
+		if len(v.Events) > 0 &&
+			!slices.ContainsFunc(v.Events, func(ev eventlog.Event) bool { return ev.Manifest == r.Plan.Hash }) {
 			n++
 		}
 	}

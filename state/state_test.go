@@ -13,7 +13,11 @@ import (
 	"github.com/ump-lab/ump/manifests"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected outputs of testdata/fold.txt from what the code gives (then read the diff)")
+var rewrite = flag.Bool(
+	"rewrite",
+	false,
+	"rewrite the expected outputs of testdata/fold.txt from what the code gives (then read the diff)",
+)
 
 // TestFoldGolden folds given events (one JSON event per line, numbered
 // in order) into a cell's view and compares it with testdata/fold.txt:
@@ -41,7 +45,16 @@ func TestFoldGolden(t *testing.T) {
 			out += fmt.Sprintf("imported from %s, attempt %s, signed by %q\n", p.From, p.Attempt, p.Signer)
 		}
 		for _, st := range v.Stages {
-			out += fmt.Sprintf("stage %s: %s, key %s, round %d/%d, restarts %d, cached %v", st.Name, st.Status, st.Key, st.Round, st.Rounds, st.Restarts, st.Cached)
+			out += fmt.Sprintf(
+				"stage %s: %s, key %s, round %d/%d, restarts %d, cached %v",
+				st.Name,
+				st.Status,
+				st.Key,
+				st.Round,
+				st.Rounds,
+				st.Restarts,
+				st.Cached,
+			)
 			if st.Error != "" {
 				out += ", error " + strconv.Quote(st.Error)
 			}
@@ -59,7 +72,8 @@ func TestFoldGolden(t *testing.T) {
 // one manifest alone, saying how many digits to give.
 func TestFindInWantsFourDigits(t *testing.T) {
 	regs := []Registration{{Plan: manifests.Plan{Hash: "0b4f57f9aa"}}, {Plan: manifests.Plan{Hash: "a9318d514f"}}}
-	for prefix, want := range map[string]string{"0b4f": "0b4f57f9aa", "a9318d514f": "a9318d514f", "0": "", "a93": "", "": "", "0b4e": ""} {
+	for prefix, want := range map[string]string{"0b4f": "0b4f57f9aa", "a9318d514f": "a9318d514f", "0": "", "a93": "",
+		"": "", "0b4e": ""} {
 		reg, err := FindIn(regs, prefix, "store")
 		switch {
 		case want != "" && (err != nil || reg.Plan.Hash != want):

@@ -36,7 +36,8 @@ func TestNoTaskOrEngineIsComparedByName(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (d.Name() == "tasks" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
+		if d.IsDir() && (d.Name() == "tasks" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) &&
+			path != root {
 			return filepath.SkipDir
 		}
 		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
@@ -48,7 +49,13 @@ func TestNoTaskOrEngineIsComparedByName(t *testing.T) {
 		}
 		for i, line := range strings.Split(string(src), "\n") {
 			if compare.MatchString(line) {
-				t.Errorf("%s:%d compares with a task's or engine's name; ask the kind (manifests.Task.Kind, Manifest.OnGPU): %s", path, i+1, strings.TrimSpace(line))
+				t.Errorf(
+					"%s:%d compares with a task's or engine's name; ask the kind (manifests.Task.Kind, "+
+						"Manifest.OnGPU): %s",
+					path,
+					i+1,
+					strings.TrimSpace(line),
+				)
 			}
 		}
 		return nil

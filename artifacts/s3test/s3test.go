@@ -69,7 +69,10 @@ func Start(t *testing.T) []Server {
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		servers = append(servers, Server{Name: name, Endpoint: addr, Access: access, Secret: secret, Process: cmd.Process})
+		servers = append(
+			servers,
+			Server{Name: name, Endpoint: addr, Access: access, Secret: secret, Process: cmd.Process},
+		)
 	}
 	if bin := findBinary("versitygw"); bin != "" {
 		addr, dir := FreePort(t), t.TempDir()
@@ -84,7 +87,10 @@ func Start(t *testing.T) []Server {
 		start("minio", cmd, addr)
 	}
 	if len(servers) == 0 {
-		t.Skip("no S3 server: install versitygw (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0; .ci/run installs it) or minio")
+		t.Skip(
+			"no S3 server: install versitygw (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0; .ci/run " +
+				"installs it) or minio",
+		)
 	}
 	return servers
 }

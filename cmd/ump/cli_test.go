@@ -46,7 +46,8 @@ func TestMain(m *testing.M) {
 	os.Setenv("UMP_KEY", filepath.Join(dir, "signing-key"))
 	if prebuilt := os.Getenv("UMP_TEST_BINARY"); prebuilt != "" {
 		umpBin = prebuilt
-	} else if out, err := exec.Command("go", append([]string{"build", "-o", umpBin}, append(buildTags, ".")...)...).CombinedOutput(); err != nil {
+	} else if out, err := exec.Command("go", append([]string{"build", "-o", umpBin}, append(buildTags,
+		".")...)...).CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building ump: %v\n%s", err, out)
 		os.Exit(1)
 	}
@@ -96,7 +97,8 @@ func TestRunShowsHashTableAndCaches(t *testing.T) {
 		t.Errorf("status: %d %s %s", st.code, st.stdout, st.stderr)
 	}
 	show := ump(t, store, "show", hash[:8])
-	for _, want := range []string{"stage train: completed, round 120/120", "cache key ", "input  topology/mixing=sha256:", "output rounds = sha256:", "RoundCompleted"} {
+	for _, want := range []string{"stage train: completed, round 120/120", "cache key ", "input  " +
+		"topology/mixing=sha256:", "output rounds = sha256:", "RoundCompleted"} {
 		if !strings.Contains(show.stdout, want) {
 			t.Errorf("show lacks %q:\n%s", want, show.stdout)
 		}
@@ -134,10 +136,16 @@ func TestRunScale(t *testing.T) {
 	}
 	short := ump(t, store, "run", writeFile(t, "short.yaml", strings.Replace(small, "rounds: 120", "rounds: 30", 1)))
 	if short.code != 0 || hashOf(t, short) == hashOf(t, scaled) || !strings.Contains(short.stderr, "(2 fully cached)") {
-		t.Errorf("the 30-round manifest: exit %d, hash equal to the scaled one: %v; want a different hash and every cell cached:\n%s",
-			short.code, hashOf(t, short) == hashOf(t, scaled), short.stderr)
+		t.Errorf(
+			"the 30-round manifest: exit %d, hash equal to the scaled one: %v; want a different hash and every cell "+
+				"cached:\n%s",
+			short.code,
+			hashOf(t, short) == hashOf(t, scaled),
+			short.stderr,
+		)
 	}
-	if bad := ump(t, store, "run", "--scale", "0", m); bad.code != 2 || !strings.Contains(bad.stderr, "--scale 0: use a number in (0, 1]") {
+	if bad := ump(t, store, "run", "--scale", "0", m); bad.code != 2 ||
+		!strings.Contains(bad.stderr, "--scale 0: use a number in (0, 1]") {
 		t.Errorf("--scale 0: exit %d, %s; want exit 2 naming the flag", bad.code, bad.stderr)
 	}
 }
@@ -145,14 +153,24 @@ func TestRunScale(t *testing.T) {
 func TestExitCodes(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
-	bad := writeFile(t, "bad.yaml", "version: 1\nname: bad\ntask: {dataset: quadratic}\nrounds: 5\nlr: 0.1\nalgorithm: {name: d-sum}\nworkers: many\n")
-	if r := ump(t, store, "run", bad); r.code != 2 || !strings.Contains(r.stderr, "bad.yaml:7:") || !strings.Contains(r.stderr, `"workers"`) {
+	bad := writeFile(
+		t,
+		"bad.yaml",
+		"version: 1\nname: bad\ntask: {dataset: quadratic}\nrounds: 5\nlr: 0.1\nalgorithm: {name: d-sum}\nworkers: "+
+			"many\n",
+	)
+	if r := ump(t, store, "run", bad); r.code != 2 || !strings.Contains(r.stderr, "bad.yaml:7:") ||
+		!strings.Contains(r.stderr, `"workers"`) {
 		t.Errorf("bad manifest: exit %d, stderr %q; want 2 naming bad.yaml:7 and workers", r.code, r.stderr)
 	}
 	if r := ump(t, store, "run", filepath.Join(t.TempDir(), "missing.yaml")); r.code == 0 {
 		t.Errorf("missing manifest exited 0")
 	}
-	diverging := writeFile(t, "div.yaml", strings.NewReplacer("dim: 30000", "dim: 10", "lr: 0.02", "lr: 3").Replace(longManifest))
+	diverging := writeFile(
+		t,
+		"div.yaml",
+		strings.NewReplacer("dim: 30000", "dim: 10", "lr: 0.02", "lr: 3").Replace(longManifest),
+	)
 	r := ump(t, store, "run", diverging)
 	if r.code != 0 || !strings.Contains(r.stdout, "diverged") || !strings.Contains(r.stdout, "*") {
 		t.Errorf("diverging manifest: exit %d, stdout:\n%s", r.code, r.stdout)
@@ -160,11 +178,18 @@ func TestExitCodes(t *testing.T) {
 	if r := ump(t, store, "show", "0000000"); r.code != 2 || !strings.Contains(r.stderr, "no manifest") {
 		t.Errorf("unknown hash: exit %d, %q", r.code, r.stderr)
 	}
-	if r := ump(t, store, "export", "--manifest", hashOf(t, ump(t, store, "run", diverging)), "--table", "nope", "--out", "-"); r.code != 2 {
+	if r := ump(t, store, "export", "--manifest", hashOf(t, ump(t, store, "run", diverging)), "--table", "nope",
+		"--out", "-"); r.code != 2 {
 		t.Errorf("bad --table: exit %d", r.code)
 	}
-	notFetched := writeFile(t, "cifar.yaml", "version: 1\nname: c\ntask: {dataset: cifar10, model: lenet}\nworkers: 2\nrounds: 1\nlr: 0.1\nalgorithm: {name: d-sum}\n")
-	if r := ump(t, store, "--data-dir", t.TempDir(), "run", notFetched); r.code != 2 || !strings.Contains(r.stderr, " data fetch cifar10`") {
+	notFetched := writeFile(
+		t,
+		"cifar.yaml",
+		"version: 1\nname: c\ntask: {dataset: cifar10, model: lenet}\nworkers: 2\nrounds: 1\nlr: 0.1\nalgorithm: "+
+			"{name: d-sum}\n",
+	)
+	if r := ump(t, store, "--data-dir", t.TempDir(), "run", notFetched); r.code != 2 ||
+		!strings.Contains(r.stderr, " data fetch cifar10`") {
 		t.Errorf("a data set not fetched: exit %d, %q; want 2 saying how to fetch it", r.code, r.stderr)
 	}
 	if r := ump(t, store, "help"); r.code != 0 || !strings.Contains(r.stdout, "EXIT CODES") {
@@ -194,7 +219,14 @@ func TestFlagsAnywhere(t *testing.T) {
 		{[]string{"export", "--table", "final", "--out", "-", "--manifest", hash}, "objective_gap"},
 	} {
 		if r := ump(t, store, tc.args...); r.code != 0 || !strings.Contains(r.stdout, tc.want) {
-			t.Errorf("ump %s: exit %d, stdout lacks %q\n%s%s", strings.Join(tc.args, " "), r.code, tc.want, r.stdout, r.stderr)
+			t.Errorf(
+				"ump %s: exit %d, stdout lacks %q\n%s%s",
+				strings.Join(tc.args, " "),
+				r.code,
+				tc.want,
+				r.stdout,
+				r.stderr,
+			)
 		}
 	}
 	if files, _ := filepath.Glob(filepath.Join(plots, "curves*.svg")); len(files) == 0 {
@@ -216,7 +248,14 @@ func TestFlagsAnywhere(t *testing.T) {
 	} {
 		r := ump(t, store, tc.args...)
 		if r.code != 2 || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stdout+r.stderr, "USAGE:") {
-			t.Errorf("ump %s: exit %d, %q%q; want exit 2 naming %q, without the help", strings.Join(tc.args, " "), r.code, r.stdout, r.stderr, tc.want)
+			t.Errorf(
+				"ump %s: exit %d, %q%q; want exit 2 naming %q, without the help",
+				strings.Join(tc.args, " "),
+				r.code,
+				r.stdout,
+				r.stderr,
+				tc.want,
+			)
 		}
 	}
 }
@@ -228,7 +267,8 @@ func TestGlobalFlagsAfterTheCommandAndVersion(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
-	for _, args := range [][]string{{"status", "--store", store}, {"status", hash, "--store=" + store}, {"table", hash[:12], "--latex", "--store", store}} {
+	for _, args := range [][]string{{"status", "--store", store}, {"status", hash, "--store=" + store}, {"table",
+		hash[:12], "--latex", "--store", store}} {
 		out, err := exec.Command(umpBin, args...).CombinedOutput()
 		if err != nil || !strings.Contains(string(out), hash[:12]) && !strings.Contains(string(out), "tabular") {
 			t.Errorf("ump %s: %v\n%s", strings.Join(args, " "), err, out)
@@ -241,10 +281,12 @@ func TestGlobalFlagsAfterTheCommandAndVersion(t *testing.T) {
 	if dir := os.Getenv("UMP_DATA"); dir != "" {
 		globals += " --data-dir " + dir
 	}
-	if r := ump(t, store, "run", m, "--until", "topology"); r.code != 0 || !strings.Contains(r.stderr, globals+" --key "+os.Getenv("UMP_KEY")+" run "+m+"` continues") {
+	if r := ump(t, store, "run", m, "--until", "topology"); r.code != 0 ||
+		!strings.Contains(r.stderr, globals+" --key "+os.Getenv("UMP_KEY")+" run "+m+"` continues") {
 		t.Errorf("run --until: exit %d; want the hint to continue with --store:\n%s", r.code, r.stderr)
 	}
-	if out, err := exec.Command(umpBin, "--version").CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "ump version ") {
+	if out, err := exec.Command(umpBin, "--version").CombinedOutput(); err != nil ||
+		!strings.HasPrefix(string(out), "ump version ") {
 		t.Errorf("ump --version: %v %q", err, out)
 	}
 }
@@ -259,17 +301,32 @@ func TestATableThatCannotBeLaidOutIsRefusedBeforeTraining(t *testing.T) {
 	store := t.TempDir()
 	good := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
 	before := ump(t, store, "status").stdout
-	badYAML := strings.Replace(smallManifest, "  seed: [1, 2]\n", "  seed: [1, 2]\n  lr: [0.02, 0.01]\n  local_steps: [1, 2]\ntable: {rows: [algorithm], value: objective_gap}\n", 1)
+	badYAML := strings.Replace(
+		smallManifest,
+		"  seed: [1, 2]\n",
+		"  seed: [1, 2]\n  lr: [0.02, 0.01]\n  local_steps: [1, 2]\ntable: {rows: [algorithm], value: objective_gap}\n",
+		1,
+	)
 	r := ump(t, store, "run", writeFile(t, "bad.yaml", badYAML))
-	if r.code != 2 || !strings.Contains(r.stderr, `field "table": the sweep varies lr (`) || !strings.Contains(r.stderr, "and local_steps (") || strings.Contains(r.stderr, "round") {
-		t.Errorf("run of a manifest whose table places no lr or local_steps: exit %d; want 2 naming both before any training\n%s", r.code, r.stderr)
+	if r.code != 2 || !strings.Contains(r.stderr, `field "table": the sweep varies lr (`) ||
+		!strings.Contains(r.stderr, "and local_steps (") ||
+		strings.Contains(r.stderr, "round") {
+		t.Errorf(
+			"run of a manifest whose table places no lr or local_steps: exit %d; want 2 naming both before any "+
+				"training\n%s",
+			r.code,
+			r.stderr,
+		)
 	}
 	if after := ump(t, store, "status").stdout; after != before {
 		t.Errorf("the refused manifest was registered: status was\n%s\nand is\n%s", before, after)
 	}
 
 	// As an older ump registered it: the plan built without the check.
-	plan, err := manifests.Parse("m.yaml", []byte(strings.Replace(smallManifest, "  seed: [1, 2]\n", "  seed: [1, 2]\n  lr: [0.02, 0.01]\n", 1)))
+	plan, err := manifests.Parse(
+		"m.yaml",
+		[]byte(strings.Replace(smallManifest, "  seed: [1, 2]\n", "  seed: [1, 2]\n  lr: [0.02, 0.01]\n", 1)),
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,16 +336,27 @@ func TestATableThatCannotBeLaidOutIsRefusedBeforeTraining(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = (&pipeline.Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: globals{}.cellStages(), Engines: engines.Set{}, Until: "partition"}).Run(context.Background(), plan)
+	_, err = (&pipeline.Runner{Log: s.Log, Blobs: s.Blobs, Dir: s.Path, Stages: globals{}.cellStages(),
+		Engines: engines.Set{}, Until: "partition"}).Run(
+		context.Background(),
+		plan,
+	)
 	s.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
 	bad := plan.Hash
 	st := ump(t, store, "status")
-	if st.code != 0 || !strings.Contains(st.stdout, good[:12]) || !strings.Contains(st.stdout, bad[:12]) || !strings.Contains(st.stdout, "no table: ") ||
+	if st.code != 0 || !strings.Contains(st.stdout, good[:12]) || !strings.Contains(st.stdout, bad[:12]) ||
+		!strings.Contains(st.stdout, "no table: ") ||
 		!strings.Contains(st.stdout, "the sweep varies lr") {
-		t.Errorf("status with a manifest whose table cannot be laid out: exit %d; want both listed, that one saying why\n%s%s", st.code, st.stdout, st.stderr)
+		t.Errorf(
+			"status with a manifest whose table cannot be laid out: exit %d; want both listed, that one saying "+
+				"why\n%s%s",
+			st.code,
+			st.stdout,
+			st.stderr,
+		)
 	}
 }
 
@@ -299,7 +367,9 @@ func TestStatusSaysWhenAndBest(t *testing.T) {
 	store := t.TempDir()
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
 	st := ump(t, store, "status")
-	line := regexp.MustCompile(`(?m)^ +ran \d{4}-\d\d-\d\d \d\d:\d\d to \d\d:\d\d \(\S+\); best objective_gap \S+ \(gt-dsum\(`)
+	line := regexp.MustCompile(
+		`(?m)^ +ran \d{4}-\d\d-\d\d \d\d:\d\d to \d\d:\d\d \(\S+\); best objective_gap \S+ \(gt-dsum\(`,
+	)
 	if st.code != 0 || !strings.Contains(st.stdout, hash[:12]) || !line.MatchString(st.stdout) {
 		t.Errorf("status lacks when the manifest ran and its best entry:\n%s", st.stdout)
 	}
@@ -309,8 +379,14 @@ func TestStatusSaysWhenAndBest(t *testing.T) {
 // engine on half the cores) give the outputs and tables of one at a time.
 func TestRunJobsIsBitIdentical(t *testing.T) {
 	t.Parallel()
-	m := writeFile(t, "syn.yaml", strings.NewReplacer("task: {dataset: quadratic, quadratic: {dim: 30, sigma: 0.5}}", "task: {dataset: synthetic, model: mlp}",
-		"seed: [1, 2]", "seed: [1, 2, 3, 4]").Replace(smallManifest))
+	m := writeFile(
+		t,
+		"syn.yaml",
+		strings.NewReplacer("task: {dataset: quadratic, quadratic: {dim: 30, sigma: 0.5}}", "task: {dataset: "+
+			"synthetic, model: mlp}",
+			"seed: [1, 2]", "seed: [1, 2, 3, 4]").
+			Replace(smallManifest),
+	)
 	one, two := t.TempDir(), t.TempDir()
 	hash := hashOf(t, ump(t, one, "run", m))
 	r := ump(t, two, "run", m, "-j", "2")
@@ -333,12 +409,17 @@ func TestRunOverrides(t *testing.T) {
 	store := t.TempDir()
 	m := writeFile(t, "m.yaml", smallManifest)
 	r := ump(t, store, "run", m, "lr=0.01", "sweep.seed=[3]")
-	written := writeFile(t, "w.yaml", strings.NewReplacer("lr: 0.02", "lr: 0.01", "seed: [1, 2]", "seed: [3]").Replace(smallManifest))
+	written := writeFile(
+		t,
+		"w.yaml",
+		strings.NewReplacer("lr: 0.02", "lr: 0.01", "seed: [1, 2]", "seed: [3]").Replace(smallManifest),
+	)
 	if r.code != 0 || !strings.Contains(r.stderr, "override 1: lr=0.01") || !strings.Contains(r.stderr, "1 cells:") ||
 		hashOf(t, r) != hashOf(t, ump(t, store, "run", written)) {
 		t.Errorf("run with overrides: exit %d, hash %s\n%s", r.code, hashOf(t, r), r.stderr)
 	}
-	if bad := ump(t, store, "run", m, "lr=fast"); bad.code != 2 || !strings.Contains(bad.stderr, "override 1") || !strings.Contains(bad.stderr, `"lr"`) {
+	if bad := ump(t, store, "run", m, "lr=fast"); bad.code != 2 || !strings.Contains(bad.stderr, "override 1") ||
+		!strings.Contains(bad.stderr, `"lr"`) {
 		t.Errorf("a bad override: exit %d %q", bad.code, bad.stderr)
 	}
 }
@@ -350,8 +431,13 @@ func TestRunOverrides(t *testing.T) {
 // an error-feedback residual, and the bit counters go through checkpoints.
 func TestKillAnywhereThenResumeIsBitIdentical(t *testing.T) {
 	t.Parallel()
-	compressed := strings.Replace(longManifest, "algorithm: {name: gt-dsum}\nsweep:\n  seed: [1, 2]\n",
-		"algorithm: {name: d-sum}\ncompression: {codec: qsgd, levels: 8}\nsweep:\n  algorithm: [{name: d-sum}, {name: slowmo}]\n", 1)
+	compressed := strings.Replace(
+		longManifest,
+		"algorithm: {name: gt-dsum}\nsweep:\n  seed: [1, 2]\n",
+		"algorithm: {name: d-sum}\ncompression: {codec: qsgd, levels: 8}\nsweep:\n  algorithm: [{name: d-sum}, "+
+			"{name: slowmo}]\n",
+		1,
+	)
 	if compressed == longManifest {
 		t.Fatal("the compressed variant of longManifest did not apply")
 	}
@@ -449,7 +535,8 @@ func TestCtrlCStopsCleanlyAndSecondProcessIsRefused(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 130 || !strings.Contains(stderr.String(), "stopped at a safe point") {
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 ||
+		!strings.Contains(stderr.String(), "stopped at a safe point") {
 		t.Fatalf("after SIGINT: %v\n%s", err, stderr.String())
 	}
 	if s := snapshot(store); s == nil || s.State != "interrupted" {
@@ -457,7 +544,10 @@ func TestCtrlCStopsCleanlyAndSecondProcessIsRefused(t *testing.T) {
 	}
 	// The interrupted cell's rounds so far, with --include-incomplete.
 	hash := snapshot(store).Manifest
-	if r := ump(t, store, "export", "--manifest", hash, "--table", "rounds", "--out", "-"); !strings.Contains(r.stderr, "left out") {
+	if r := ump(t, store, "export", "--manifest", hash, "--table", "rounds", "--out", "-"); !strings.Contains(
+		r.stderr,
+		"left out",
+	) {
 		t.Errorf("export without --include-incomplete did not leave out the interrupted cell:\n%s", r.stderr)
 	}
 	rows := exportRows(t, store, hash, "rounds", "--include-incomplete")
@@ -488,7 +578,8 @@ func TestReadersBesideARun(t *testing.T) {
 	defer cmd.Process.Kill()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if s := snapshot(store); s != nil && s.PID == cmd.Process.Pid && s.CellsDone == 1 && s.Stage == "train" && s.Round >= 3 {
+		if s := snapshot(store); s != nil && s.PID == cmd.Process.Pid && s.CellsDone == 1 && s.Stage == "train" &&
+			s.Round >= 3 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -506,7 +597,9 @@ func TestReadersBesideARun(t *testing.T) {
 	}
 	show := ump(t, store, "show", hash[:12])
 	if show.code != 0 || !strings.Contains(show.stderr, holder) ||
-		!regexp.MustCompile(`(?s)cell 1 seed=1\n.*status completed.*cell 2 seed=2\n.*status incomplete.*stage train: running`).MatchString(show.stdout) {
+		!regexp.MustCompile(
+			`(?s)cell 1 seed=1\n.*status completed.*cell 2 seed=2\n.*status incomplete.*stage train: running`).
+			MatchString(show.stdout) {
 		t.Errorf("show beside the run: exit %d\n%s%s", show.code, show.stdout, show.stderr)
 	}
 	rows := exportRows(t, store, hash, "final")
@@ -543,7 +636,12 @@ func TestFlagPlaceholdersAreNames(t *testing.T) {
 			_, quoted, _ := strings.Cut(d.GetUsage(), "`")
 			name, _, closed := strings.Cut(quoted, "`") // as urfave/cli reads the placeholder
 			if closed && (strings.ContainsAny(name, " \t") || strings.ToLower(name) == name) {
-				t.Errorf("%s --%s shows the placeholder %q; quote a name such as FILE in its usage", where, f.Names()[0], name)
+				t.Errorf(
+					"%s --%s shows the placeholder %q; quote a name such as FILE in its usage",
+					where,
+					f.Names()[0],
+					name,
+				)
 			}
 		}
 		for _, c := range cmds {
@@ -614,7 +712,8 @@ algorithm: {name: d-sum}
 		t.Fatal(err)
 	}
 	defer again.Process.Kill()
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(again2.String(), "local step "); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(again2.String(), "local step "); time.Sleep(
+		50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the rerun did not train again:\n%s", again2.String())
 		}
@@ -655,7 +754,8 @@ func runUntilTraining(t *testing.T, store string, args ...string) (*exec.Cmd, *s
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
 	deadline := time.Now().Add(20 * time.Second)
-	for s := snapshot(store); s == nil || s.PID != cmd.Process.Pid || s.Stage != "train" || s.Round < 6; s = snapshot(store) {
+	for s := snapshot(store); s == nil || s.PID != cmd.Process.Pid || s.Stage != "train" || s.Round < 6; s = snapshot(
+		store) {
 		if time.Now().After(deadline) {
 			t.Fatalf("run never reached training: %s", stderr.String())
 		}
@@ -670,10 +770,13 @@ func runUntilTraining(t *testing.T, store string, args ...string) (*exec.Cmd, *s
 func TestKernelsFromTheEnvironment(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
-	if r := umpEnv(t, []string{"UMP_KERNELS=go"}, store, "doctor"); r.code != 0 || !strings.Contains(r.stdout, "kernels go (Go loops; ") {
+	if r := umpEnv(t, []string{"UMP_KERNELS=go"}, store, "doctor"); r.code != 0 ||
+		!strings.Contains(r.stdout, "kernels go (Go loops; ") {
 		t.Errorf("UMP_KERNELS=go ump doctor: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if r := umpEnv(t, []string{"UMP_KERNELS=neon"}, store, "doctor"); r.code != 2 || !strings.Contains(r.stderr, "UMP_KERNELS=neon") || !strings.Contains(r.stderr, "go") {
+	if r := umpEnv(t, []string{"UMP_KERNELS=neon"}, store, "doctor"); r.code != 2 ||
+		!strings.Contains(r.stderr, "UMP_KERNELS=neon") ||
+		!strings.Contains(r.stderr, "go") {
 		t.Errorf("UMP_KERNELS=neon: exit %d, want 2 naming the paths this CPU runs\n%s", r.code, r.stderr)
 	}
 }
@@ -695,8 +798,22 @@ func TestAFetchThatReachesNoSourceExits3(t *testing.T) {
 func TestARunWhoseReaderLeavesClosesItsStore(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
-	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 12").Replace(longManifest))
-	r := inShell(t, t.TempDir(), display.Shell(umpBin)+" --store "+display.Shell(store)+" run "+display.Shell(m)+" 2>/dev/null | head -1; exit ${PIPESTATUS[0]}")
+	m := writeFile(
+		t,
+		"m.yaml",
+		strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 12").Replace(longManifest),
+	)
+	r := inShell(
+		t,
+		t.TempDir(),
+		display.Shell(
+			umpBin,
+		)+" --store "+display.Shell(
+			store,
+		)+" run "+display.Shell(
+			m,
+		)+" 2>/dev/null | head -1; exit ${PIPESTATUS[0]}",
+	)
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "manifest ") {
 		t.Fatalf("run | head -1: exit %d (141: killed by SIGPIPE), %q", r.code, r.stdout)
 	}

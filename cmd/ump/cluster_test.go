@@ -102,15 +102,28 @@ func TestSlurmArrayRun(t *testing.T) {
 	m := writeFile(t, "cluster.yaml", clusterManifest)
 	jobs := t.TempDir()
 
-	submit := umpEnv(t, env, t.TempDir(), "--s3-insecure", "submit", "--slurm", "--now", "--out", filepath.Join(jobs, "first.sbatch"),
-		"--sbatch-option=--hold", "--sbatch-option=--chdir="+jobs, m)
+	submit := umpEnv(
+		t,
+		env,
+		t.TempDir(),
+		"--s3-insecure",
+		"submit",
+		"--slurm",
+		"--now",
+		"--out",
+		filepath.Join(jobs, "first.sbatch"),
+		"--sbatch-option=--hold",
+		"--sbatch-option=--chdir="+jobs,
+		m,
+	)
 	run := submitted(t, submit)
 	job := regexp.MustCompile(`Submitted batch job (\d+)`).FindStringSubmatch(submit.stdout)
 	if job == nil {
 		t.Fatalf("submit --now did not show sbatch's job id:\n%s", submit.stdout)
 	}
 	script, _ := os.ReadFile(filepath.Join(jobs, "first.sbatch"))
-	for _, want := range []string{"#SBATCH --array=0-3", "#SBATCH --requeue", "#SBATCH --signal=B:TERM@", "--key " + fleetKey + " worker --run " + run, "scontrol requeue"} {
+	for _, want := range []string{"#SBATCH --array=0-3", "#SBATCH --requeue", "#SBATCH --signal=B:TERM@", "--key " +
+		fleetKey + " worker --run " + run, "scontrol requeue"} {
 		if !bytes.Contains(script, []byte(want)) {
 			t.Errorf("the sbatch script lacks %q:\n%s", want, script)
 		}
@@ -147,8 +160,13 @@ func TestSlurmArrayRun(t *testing.T) {
 	log0, _ := os.ReadFile(filepath.Join(jobs, "ump-"+run[:12]+"-0.out"))
 	t.Logf("task 0's output (both runs):\n%s", log0)
 	resumed := regexp.MustCompile(`resuming from S3: attempt \S+ \(checkpoint of round (\d+)\)`).FindSubmatch(log0)
-	if resumed == nil || string(resumed[1]) == "0" || !bytes.Contains(log0, []byte("train: resuming from the checkpoint after round")) {
-		t.Fatalf("task 0 did not resume from a checkpoint on S3 after its requeue (round %d was uploaded before):\n%s", reached, log0)
+	if resumed == nil || string(resumed[1]) == "0" ||
+		!bytes.Contains(log0, []byte("train: resuming from the checkpoint after round")) {
+		t.Fatalf(
+			"task 0 did not resume from a checkpoint on S3 after its requeue (round %d was uploaded before):\n%s",
+			reached,
+			log0,
+		)
 	}
 	status := umpEnv(t, env, t.TempDir(), "--s3-insecure", "status", "--remote", hash)
 	if !strings.Contains(status.stdout, "3 completed, 0 diverged committed, 0 running or interrupted, 1 missing") {
@@ -160,7 +178,10 @@ func TestSlurmArrayRun(t *testing.T) {
 	if again == run {
 		t.Fatal("--only-missing stored the same worklist")
 	}
-	if script, _ := os.ReadFile(filepath.Join(jobs, "missing.sbatch")); !bytes.Contains(script, []byte("#SBATCH --array=0-0")) {
+	if script, _ := os.ReadFile(filepath.Join(jobs, "missing.sbatch")); !bytes.Contains(
+		script,
+		[]byte("#SBATCH --array=0-0"),
+	) {
 		t.Errorf("--only-missing did not make a one-task array:\n%s", script)
 	}
 	for deadline := time.Now().Add(time.Minute); len(commits(t, s3, hash)) < 4; time.Sleep(300 * time.Millisecond) {
@@ -178,7 +199,10 @@ func TestSlurmArrayRun(t *testing.T) {
 	if twice.code != 0 || !strings.Contains(twice.stderr, "already committed by") {
 		t.Errorf("task 1 run again: exit %d\n%s", twice.code, twice.stderr)
 	}
-	if after, _ := s3.GetNamed(context.Background(), "manifests/"+hash+"/cells/00002/commit.json"); !bytes.Equal(before, after) {
+	if after, _ := s3.GetNamed(context.Background(), "manifests/"+hash+"/cells/00002/commit.json"); !bytes.Equal(
+		before,
+		after,
+	) {
 		t.Error("running a committed task again changed its commit")
 	}
 
@@ -187,8 +211,13 @@ func TestSlurmArrayRun(t *testing.T) {
 		t.Fatalf("local run: exit %d %s", r.code, r.stderr)
 	}
 	theirs := t.TempDir()
-	if r := umpEnv(t, laptopEnv, theirs, "--s3-insecure", "pull", hash); r.code != 3 || !strings.Contains(r.stderr, " trust add "+fleet.Public()+"`") {
-		t.Errorf("pull of the fleet's commits before trusting its key: exit %d; want 3 naming the key\n%s", r.code, r.stderr)
+	if r := umpEnv(t, laptopEnv, theirs, "--s3-insecure", "pull", hash); r.code != 3 ||
+		!strings.Contains(r.stderr, " trust add "+fleet.Public()+"`") {
+		t.Errorf(
+			"pull of the fleet's commits before trusting its key: exit %d; want 3 naming the key\n%s",
+			r.code,
+			r.stderr,
+		)
 	}
 	if r := ump(t, theirs, "trust", "add", fleet.Public()); r.code != 0 {
 		t.Fatalf("trust add: exit %d %s", r.code, r.stderr)
@@ -218,7 +247,22 @@ func TestKubernetesJobAndWorkerContract(t *testing.T) {
 	_, env, s3 := startS3(t)
 	m := writeFile(t, "k8s.yaml", strings.Replace(clusterManifest, "seed: [1, 2, 3, 4]", "seed: [1, 2, 3]", 1))
 	out := filepath.Join(t.TempDir(), "job.yaml")
-	run := submitted(t, umpEnv(t, env, t.TempDir(), "--s3-insecure", "submit", "--k8s", "--image", "registry.example/ump:1", "--out", out, m))
+	run := submitted(
+		t,
+		umpEnv(
+			t,
+			env,
+			t.TempDir(),
+			"--s3-insecure",
+			"submit",
+			"--k8s",
+			"--image",
+			"registry.example/ump:1",
+			"--out",
+			out,
+			m,
+		),
+	)
 	raw, _ := os.ReadFile(out)
 	var job batchv1.Job
 	if err := yaml.UnmarshalStrict(raw, &job); err != nil {
@@ -229,11 +273,14 @@ func TestKubernetesJobAndWorkerContract(t *testing.T) {
 	switch {
 	case job.APIVersion != "batch/v1" || job.Kind != "Job":
 		t.Errorf("apiVersion/kind %s/%s", job.APIVersion, job.Kind)
-	case spec.CompletionMode == nil || *spec.CompletionMode != batchv1.IndexedCompletion || spec.Completions == nil || *spec.Completions != 3:
+	case spec.CompletionMode == nil || *spec.CompletionMode != batchv1.IndexedCompletion || spec.Completions == nil ||
+		*spec.Completions != 3:
 		t.Errorf("want an Indexed Job of 3 completions:\n%s", raw)
-	case spec.BackoffLimitPerIndex == nil || spec.PodReplacementPolicy == nil || *spec.PodReplacementPolicy != batchv1.Failed:
+	case spec.BackoffLimitPerIndex == nil || spec.PodReplacementPolicy == nil ||
+		*spec.PodReplacementPolicy != batchv1.Failed:
 		t.Errorf("want backoffLimitPerIndex and podReplacementPolicy: Failed:\n%s", raw)
-	case pod.RestartPolicy != corev1.RestartPolicyNever || len(pod.Containers) != 1 || pod.Containers[0].Image != "registry.example/ump:1":
+	case pod.RestartPolicy != corev1.RestartPolicyNever || len(pod.Containers) != 1 ||
+		pod.Containers[0].Image != "registry.example/ump:1":
 		t.Errorf("pod template:\n%s", raw)
 	case !strings.Contains(strings.Join(pod.Containers[0].Args, " "), "worker --run "+run):
 		t.Errorf("the container does not run the worker of run %s: %v", run, pod.Containers[0].Args)
@@ -247,12 +294,15 @@ func TestKubernetesJobAndWorkerContract(t *testing.T) {
 	var ignoresDisruption, ignoresRequeue, failsBadInput bool
 	for _, rule := range spec.PodFailurePolicy.Rules {
 		for _, c := range rule.OnPodConditions {
-			ignoresDisruption = ignoresDisruption || rule.Action == batchv1.PodFailurePolicyActionIgnore && c.Type == corev1.DisruptionTarget
+			ignoresDisruption = ignoresDisruption ||
+				rule.Action == batchv1.PodFailurePolicyActionIgnore && c.Type == corev1.DisruptionTarget
 		}
 		if e := rule.OnExitCodes; e != nil && e.Operator == batchv1.PodFailurePolicyOnExitCodesOpIn {
 			for _, code := range e.Values {
-				ignoresRequeue = ignoresRequeue || rule.Action == batchv1.PodFailurePolicyActionIgnore && code == exitRequeue
-				failsBadInput = failsBadInput || rule.Action == batchv1.PodFailurePolicyActionFailIndex && code == exitBadInput
+				ignoresRequeue = ignoresRequeue ||
+					rule.Action == batchv1.PodFailurePolicyActionIgnore && code == exitRequeue
+				failsBadInput = failsBadInput ||
+					rule.Action == batchv1.PodFailurePolicyActionFailIndex && code == exitBadInput
 			}
 		}
 	}
@@ -273,7 +323,14 @@ func TestKubernetesJobAndWorkerContract(t *testing.T) {
 	wl, _ := testRemote(t, s3).Worklist(context.Background(), run)
 	hash := wl.Plan.Hash
 	if results[0].code != 0 || results[1].code != 0 || len(commits(t, s3, hash)) != 1 {
-		t.Fatalf("two pods for index 0: exits %d and %d, commits %v\n%s\n%s", results[0].code, results[1].code, commits(t, s3, hash), results[0].stderr, results[1].stderr)
+		t.Fatalf(
+			"two pods for index 0: exits %d and %d, commits %v\n%s\n%s",
+			results[0].code,
+			results[1].code,
+			commits(t, s3, hash),
+			results[0].stderr,
+			results[1].stderr,
+		)
 	}
 
 	// A pod killed mid-training; the next one resumes from its checkpoint.
@@ -294,7 +351,11 @@ func TestKubernetesJobAndWorkerContract(t *testing.T) {
 	// outputs: the pod reports nondeterminism.
 	slow := startWorker(t, append(env, "JOB_COMPLETION_INDEX=2"), run)
 	reachedRound(t, testRemote(t, s3), hash, 2, slow.alive)
-	other := fleet.Commit{Attempt: "elsewhere", Status: eventlog.Completed, Outputs: map[string]string{"evaluate/final": "sha256:0"}}
+	other := fleet.Commit{
+		Attempt: "elsewhere",
+		Status:  eventlog.Completed,
+		Outputs: map[string]string{"evaluate/final": "sha256:0"},
+	}
 	var err error
 	if other.Key, err = cellKeyOnS3(s3, hash, 2); err != nil {
 		t.Fatal(err)
@@ -307,8 +368,14 @@ func TestKubernetesJobAndWorkerContract(t *testing.T) {
 	if err := s3.PutNew(context.Background(), "manifests/"+hash+"/cells/00003/commit.json", data); err != nil {
 		t.Fatal(err)
 	}
-	if code, stderr := slow.wait(); code != exitNondeterministic || !strings.Contains(stderr, "attempt elsewhere committed") {
-		t.Errorf("a pod whose cell another attempt committed with other outputs meanwhile: exit %d, want %d\n%s", code, exitNondeterministic, stderr)
+	if code, stderr := slow.wait(); code != exitNondeterministic ||
+		!strings.Contains(stderr, "attempt elsewhere committed") {
+		t.Errorf(
+			"a pod whose cell another attempt committed with other outputs meanwhile: exit %d, want %d\n%s",
+			code,
+			exitNondeterministic,
+			stderr,
+		)
 	}
 
 	// A machine whose inputs give other cell keys than those pinned.
@@ -328,7 +395,12 @@ func TestKubernetesJobAndWorkerContract(t *testing.T) {
 	s3.PutNamed(context.Background(), pinName, forged) // as if another machine had pinned it first
 	if r := umpEnv(t, pod0, t.TempDir(), "--s3-insecure", "worker", "--run", run); r.code != exitBadInput ||
 		!strings.Contains(r.stderr, "another-engine") || !strings.Contains(r.stderr, "same engine") {
-		t.Errorf("a pod whose cell keys differ from the pinned ones: exit %d, want %d\n%s", r.code, exitBadInput, r.stderr)
+		t.Errorf(
+			"a pod whose cell keys differ from the pinned ones: exit %d, want %d\n%s",
+			r.code,
+			exitBadInput,
+			r.stderr,
+		)
 	}
 }
 
@@ -360,7 +432,10 @@ type worker struct {
 
 func startWorker(t *testing.T, env []string, run string) *worker {
 	t.Helper()
-	w := &worker{cmd: exec.Command(umpBin, "--store", t.TempDir(), "--s3-insecure", "worker", "--run", run), exited: make(chan struct{})}
+	w := &worker{
+		cmd:    exec.Command(umpBin, "--store", t.TempDir(), "--s3-insecure", "worker", "--run", run),
+		exited: make(chan struct{}),
+	}
 	w.cmd.Env = append(os.Environ(), env...)
 	w.cmd.Stderr = &w.stderr
 	if err := w.cmd.Start(); err != nil {
@@ -396,7 +471,12 @@ func TestSubmitChecksAndGroupsCells(t *testing.T) {
 	for i := range seeds {
 		seeds[i] = strconv.Itoa(i + 1)
 	}
-	m := writeFile(t, "many.yaml", strings.NewReplacer("dim: 30000", "dim: 10", "seed: [1, 2]", "seed: ["+strings.Join(seeds, ", ")+"]").Replace(longManifest))
+	m := writeFile(
+		t,
+		"many.yaml",
+		strings.NewReplacer("dim: 30000", "dim: 10", "seed: [1, 2]", "seed: ["+strings.Join(seeds, ", ")+"]").
+			Replace(longManifest),
+	)
 	dir := t.TempDir()
 	// --out never writes through a link, nor into a directory or a FIFO.
 	target := filepath.Join(dir, "target")
@@ -439,7 +519,12 @@ func TestSubmitChecksAndGroupsCells(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(script, []byte("#SBATCH --array=0-500\n")) || len(wl.Tasks) != 501 || len(wl.Tasks[0]) != 2 || len(wl.Tasks[500]) != 1 {
-		t.Errorf("1,001 cells: want 501 tasks of up to 2 cells; the worklist has %d tasks, the script:\n%s", len(wl.Tasks), script)
+	if !bytes.Contains(script, []byte("#SBATCH --array=0-500\n")) || len(wl.Tasks) != 501 || len(wl.Tasks[0]) != 2 ||
+		len(wl.Tasks[500]) != 1 {
+		t.Errorf(
+			"1,001 cells: want 501 tasks of up to 2 cells; the worklist has %d tasks, the script:\n%s",
+			len(wl.Tasks),
+			script,
+		)
 	}
 }

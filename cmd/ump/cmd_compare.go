@@ -12,16 +12,25 @@ import (
 
 func compareCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "compare",
-		Usage:     "set two computations of one manifest side by side (two engines, two machines): per cell the status and the difference of the table's figure; per table the entries, choices of lr and verdicts on the paper's claims that differ",
+		Name: "compare",
+		Usage: "set two computations of one manifest side by side (two engines, two machines): per cell the " +
+			"status and the difference of the table's figure; per table the entries, choices of lr and verdicts on " +
+			"the paper's claims that differ",
 		ArgsUsage: "A B",
 		Description: "A and B are each a manifest in the store (a hash or unique prefix) or a directory of results\n" +
 			"`ump report` wrote. Cells are matched by their settings, the engine aside; only cells both\n" +
-			"finished are compared. A directory needs only " + resultsdir.RegistrationFile + ", " + resultsdir.FinalFile + " and " + resultsdir.RoundsFile + ":\n" +
+			"finished are compared. A directory needs only " + resultsdir.RegistrationFile + ", " +
+			resultsdir.FinalFile + " and " + resultsdir.RoundsFile + ":\n" +
 			"files its record lists that are absent (the CSV copies, the manifest) are named, not refused.",
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
-				return badInput{fmt.Errorf("ump compare needs two computations of one manifest, A and B (hashes or directories of results; got %d)", c.NArg())}
+				return badInput{
+					fmt.Errorf(
+						"ump compare needs two computations of one manifest, A and B (hashes or directories of "+
+							"results; got %d)",
+						c.NArg(),
+					),
+				}
 			}
 			return runCompare(c.Context, globalsOf(c), c.Args().Get(0), c.Args().Get(1), c.App.Writer)
 		},

@@ -66,7 +66,9 @@ func runDataFetch(ctx context.Context, g globals, names []string, log io.Writer)
 			return badInput{fmt.Errorf("unknown data set %q; known: %s", name, strings.Join(datasets.Names(), ", "))}
 		}
 		if info.Generate != nil {
-			return badInput{fmt.Errorf("%s is generated from the manifest (task.synthetic): there is nothing to fetch", name)}
+			return badInput{
+				fmt.Errorf("%s is generated from the manifest (task.synthetic): there is nothing to fetch", name),
+			}
 		}
 	}
 	for _, name := range names {

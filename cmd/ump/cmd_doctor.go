@@ -18,8 +18,10 @@ func doctorCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
 		Usage: "report which training engines work on this host, and why not",
-		Description: "cpu: the float32 CPU engine, its kernel path (avx512, avx2, neon or go: the same bits on each;\n" +
-			"UMP_KERNELS forces one) and what computes it (C under cgo; Go assembly on amd64 without cgo; Go loops).\n" +
+		Description: "cpu: the float32 CPU engine, its kernel path (avx512, avx2, neon or go: the same bits on " +
+			"each;\n" +
+			"UMP_KERNELS forces one) and what computes it (C under cgo; Go assembly on amd64 without cgo; Go " +
+			"loops).\n" +
 			"gpu: the GoMLX engine (engine: gpu, or ump run --engine gpu): built with -tags xla, it opens\n" +
 			"the backend of --gpu-backend or $GOMLX_BACKEND (e.g. xla:/abs/path/xla_cuda_plugin.so, or go for\n" +
 			"GoMLX's pure-Go backend) or else the CUDA PJRT plugin of an installed jax-cuda package, then\n" +
@@ -48,9 +50,16 @@ func runDoctor(device *gpu.Device, w io.Writer) error {
 		fmt.Fprintf(w, "  compile check: FAILED\n")
 		return err
 	}
-	fmt.Fprintf(w, "  compile check: a loop of 3 trips capturing an outer value and float32 products compiled and ran in %.1f s;\n"+
-		"  relative difference %.1g from float64 on the host, %.1g from GoMLX's Go backend (at most %.0g passes)\n",
-		check.Seconds, check.FromHost, check.FromGo, gpu.CheckTolerance)
+	fmt.Fprintf(
+		w,
+		"  compile check: a loop of 3 trips capturing an outer value and float32 products compiled and ran in %.1f "+
+			"s;\n"+
+			"  relative difference %.1g from float64 on the host, %.1g from GoMLX's Go backend (at most %.0g passes)\n",
+		check.Seconds,
+		check.FromHost,
+		check.FromGo,
+		gpu.CheckTolerance,
+	)
 	exact, err := device.CheckExactOrder(engines.CPUReference)
 	if err != nil {
 		return err
@@ -61,8 +70,13 @@ func runDoctor(device *gpu.Device, w io.Writer) error {
 	if !measured {
 		source = "assumed: nvidia-smi gave none"
 	}
-	fmt.Fprintf(w, "  cells train on the device in cohorts sized to half of its %.0f GiB (%s; ump run --cohort N overrides);\n"+
-		"  cells with compressed communication compute gradients on the device and exchange on the host\n", float64(memory)/(1<<30), source)
+	fmt.Fprintf(
+		w,
+		"  cells train on the device in cohorts sized to half of its %.0f GiB (%s; ump run --cohort N overrides);\n"+
+			"  cells with compressed communication compute gradients on the device and exchange on the host\n",
+		float64(memory)/(1<<30),
+		source,
+	)
 	for _, k := range slices.Sorted(maps.Keys(gpu.Environment())) {
 		fmt.Fprintf(w, "  %s=%s\n", k, os.Getenv(k))
 	}

@@ -21,19 +21,44 @@ func exportCommand() *cli.Command {
 		Name:  "export",
 		Usage: "write a table of a manifest's cells (parameter columns + figures) as CSV, Arrow IPC or Parquet",
 		Flags: []cli.Flag{
-			&cli.StringSliceFlag{Name: "manifest", Required: true, Usage: "manifest `HASH` or unique prefix; repeat it to export several manifests into one table"},
-			&cli.StringFlag{Name: "table", Value: "rounds", Usage: "rounds (per-round metrics), final (one row per cell), partition (worker, class, count), topology (round, i, j, weight, spectral_gap) or summary (one row per entry of the manifest's table: n, mean, std, 95% interval, chosen lr, status, and the paper's value where published)"},
-			&cli.StringFlag{Name: "format", Usage: "csv, arrow (IPC file) or parquet (default: --out's extension, .csv, .arrow or .parquet; else csv)"},
+			&cli.StringSliceFlag{
+				Name:     "manifest",
+				Required: true,
+				Usage:    "manifest `HASH` or unique prefix; repeat it to export several manifests into one table",
+			},
+			&cli.StringFlag{
+				Name:  "table",
+				Value: "rounds",
+				Usage: "rounds (per-round metrics), final (one row per cell), partition (worker, class, count), " +
+					"topology (round, i, j, weight, spectral_gap) or summary (one row per entry of the manifest's " +
+					"table: n, mean, std, 95% interval, chosen lr, status, and the paper's value where published)",
+			},
+			&cli.StringFlag{
+				Name: "format",
+				Usage: "csv, arrow (IPC file) or parquet (default: --out's extension, .csv, .arrow or .parquet; else " +
+					"csv)",
+			},
 			&cli.StringFlag{Name: "out", Required: true, Usage: "output file, or - for stdout"},
-			&cli.BoolFlag{Name: "include-incomplete", Usage: "with --table rounds, also the rounds that cells still training (or interrupted, or failed) " +
-				"have reported so far, to watch curves while a sweep runs"},
+			&cli.BoolFlag{
+				Name: "include-incomplete",
+				Usage: "with --table rounds, also the rounds that cells still training (or interrupted, or failed) " +
+					"have reported so far, to watch curves while a sweep runs",
+			},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return badInput{fmt.Errorf("export takes no arguments (got %q): name manifests with --manifest HASH", c.Args().Slice())}
+				return badInput{
+					fmt.Errorf(
+						"export takes no arguments (got %q): name manifests with --manifest HASH",
+						c.Args().Slice(),
+					),
+				}
 			}
 			return runExport(c.Context, globalsOf(c), exportOptions{manifests: c.StringSlice("manifest"),
-				table: c.String("table"), format: c.String("format"), out: c.String("out"), incomplete: c.Bool("include-incomplete")}, c.App.Writer, c.App.ErrWriter)
+				table: c.String(
+					"table",
+				), format: c.String("format"), out: c.String("out"), incomplete: c.Bool(
+					"include-incomplete")}, c.App.Writer, c.App.ErrWriter)
 		},
 	}
 }
@@ -55,7 +80,13 @@ func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr i
 	}
 	if dir := filepath.Dir(o.out); o.out != "-" {
 		if info, err := os.Stat(dir); err != nil || !info.IsDir() {
-			return badInput{fmt.Errorf("--out %s: the directory %s does not exist; create it, or name a file in an existing one", o.out, dir)}
+			return badInput{
+				fmt.Errorf(
+					"--out %s: the directory %s does not exist; create it, or name a file in an existing one",
+					o.out,
+					dir,
+				),
+			}
 		}
 	}
 	store, err := openStore(ctx, g, "ump export", true)
@@ -84,7 +115,9 @@ func runExport(ctx context.Context, g globals, o exportOptions, stdout, stderr i
 		reps = append(reps, rep)
 	}
 	if o.incomplete && o.table != "rounds" {
-		return badInput{fmt.Errorf("--include-incomplete: only the rounds table has rows before a cell finishes (not %s)", o.table)}
+		return badInput{
+			fmt.Errorf("--include-incomplete: only the rounds table has rows before a cell finishes (not %s)", o.table),
+		}
 	}
 	table, skipped, err := report.Export(ctx, store.Source(), reps, o.table, o.incomplete)
 	if err != nil {
@@ -123,7 +156,15 @@ func exportFormat(format, out string) (string, error) {
 	case !slices.Contains(artifacts.Formats, format):
 		return "", badInput{fmt.Errorf("--format %q: use csv, arrow or parquet", format)}
 	case named && ext != format:
-		return "", badInput{fmt.Errorf("--format %s with --out %s: the file's extension says %s; name the file .%s, or drop --format", format, out, ext, format)}
+		return "", badInput{
+			fmt.Errorf(
+				"--format %s with --out %s: the file's extension says %s; name the file .%s, or drop --format",
+				format,
+				out,
+				ext,
+				format,
+			),
+		}
 	}
 	return format, nil
 }

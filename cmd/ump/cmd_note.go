@@ -14,12 +14,15 @@ import (
 
 func noteCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "note",
-		Usage:     "attach a note to a manifest (what it tried, why); status and the dashboard show it. It is not part of the hash",
+		Name: "note",
+		Usage: "attach a note to a manifest (what it tried, why); status and the dashboard show it. It is not " +
+			"part of the hash",
 		ArgsUsage: "HASH TEXT...",
 		Action: func(c *cli.Context) error {
 			if c.NArg() < 2 {
-				return badInput{fmt.Errorf("note needs a manifest hash and the note's text (got %d arguments)", c.NArg())}
+				return badInput{
+					fmt.Errorf("note needs a manifest hash and the note's text (got %d arguments)", c.NArg()),
+				}
 			}
 			text := strings.Join(c.Args().Tail(), " ")
 			if strings.TrimSpace(text) == "" || len(text) > 4096 || strings.ContainsAny(text, "\r\x00") {
@@ -38,8 +41,9 @@ func noteCommand() *cli.Command {
 
 func forgetCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "forget",
-		Usage:     "hide a manifest from status and the dashboard; its events and results stay, and running it again lists it again",
+		Name: "forget",
+		Usage: "hide a manifest from status and the dashboard; its events and results stay, and running it again " +
+			"lists it again",
 		ArgsUsage: "HASH",
 		Action: func(c *cli.Context) error {
 			if _, err := oneArg(c, "a manifest hash or unique prefix"); err != nil {
@@ -49,8 +53,16 @@ func forgetCommand() *cli.Command {
 				if err := store.Forget(reg.Plan.Hash); err != nil {
 					return err
 				}
-				fmt.Fprintf(c.App.Writer, "forgot manifest %s (%s): status and the dashboard no longer list it; `%s show %.12s` still shows it, and `%s gc` reclaims the blobs only it uses\n",
-					reg.Plan.Hash, reg.Plan.Manifest.Name, globalsOf(c).ump, reg.Plan.Hash, globalsOf(c).ump)
+				fmt.Fprintf(
+					c.App.Writer,
+					"forgot manifest %s (%s): status and the dashboard no longer list it; `%s show %.12s` still "+
+						"shows it, and `%s gc` reclaims the blobs only it uses\n",
+					reg.Plan.Hash,
+					reg.Plan.Manifest.Name,
+					globalsOf(c).ump,
+					reg.Plan.Hash,
+					globalsOf(c).ump,
+				)
 				return nil
 			})
 		},
@@ -76,8 +88,9 @@ func withManifest(c *cli.Context, command string, do func(*pipeline.Store, *stat
 
 func diffCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "diff",
-		Usage:     "what differs between two manifests: every field of their normalised configurations, sweep values included, and the overrides they were run with",
+		Name: "diff",
+		Usage: "what differs between two manifests: every field of their normalised configurations, sweep values " +
+			"included, and the overrides they were run with",
 		ArgsUsage: "HASH1 HASH2",
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
@@ -111,7 +124,13 @@ func printDiff(w io.Writer, a, b *state.Registration) error {
 	}
 	fmt.Fprintf(w, "- %s (%s)\n+ %s (%s)\n", a.Plan.Hash, a.Plan.Manifest.Name, b.Plan.Hash, b.Plan.Manifest.Name)
 	for _, c := range changes {
-		fmt.Fprintf(w, "  %s: %s -> %s\n", display.Terminal(c.Path), cmp.Or(c.Before, "(absent)"), cmp.Or(c.After, "(absent)")) // the values are JSON: escaped
+		fmt.Fprintf(
+			w,
+			"  %s: %s -> %s\n",
+			display.Terminal(c.Path),
+			cmp.Or(c.Before, "(absent)"),
+			cmp.Or(c.After, "(absent)"),
+		) // the values are JSON: escaped
 	}
 	if len(changes) == 0 {
 		fmt.Fprintln(w, "  the same configuration")

@@ -25,12 +25,28 @@ func plotCommand() *cli.Command {
 			"algorithm.beta; and partition-cell<N>.png/.svg, a worker x class heat map of each distinct partition.\n" +
 			"File names hold letters, digits, '-' and '_' only, as shells and LaTeX take them.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "y", Usage: "the rounds-table column to plot (default: the table block's value, else test_acc_mean, objective_gap for the quadratic task)"},
+			&cli.StringFlag{
+				Name: "y",
+				Usage: "the rounds-table column to plot (default: the table block's value, else test_acc_mean, " +
+					"objective_gap for the quadratic task)",
+			},
 			&cli.StringFlag{Name: "x", Value: "round", Usage: "round, or bits (bits_sent_per_worker)"},
-			&cli.StringFlag{Name: "out", Value: "plots", Usage: "the output `DIR` (not a repository's root or a directory of source code)"},
-			&cli.StringFlag{Name: "format", Value: "png,svg", Usage: "a comma-separated list of png (300 dpi), svg and pdf"},
+			&cli.StringFlag{
+				Name:  "out",
+				Value: "plots",
+				Usage: "the output `DIR` (not a repository's root or a directory of source code)",
+			},
+			&cli.StringFlag{
+				Name:  "format",
+				Value: "png,svg",
+				Usage: "a comma-separated list of png (300 dpi), svg and pdf",
+			},
 			&cli.BoolFlag{Name: "per-column", Usage: "a file per table column instead of one figure of panels"},
-			&cli.StringFlag{Name: "against", Usage: "also draw the final figure against this swept `PATH` (e.g. algorithm.beta), a line per other setting"},
+			&cli.StringFlag{
+				Name: "against",
+				Usage: "also draw the final figure against this swept `PATH` (e.g. algorithm.beta), a line per other " +
+					"setting",
+			},
 		},
 		Action: func(c *cli.Context) error {
 			hash, err := oneArg(c, "a manifest hash or unique prefix")
@@ -53,7 +69,9 @@ type plotOptions struct {
 func runPlot(ctx context.Context, g globals, hash string, o plotOptions, w io.Writer) error {
 	for _, f := range o.formats {
 		if f != "png" && f != "svg" && f != "pdf" {
-			return badInput{fmt.Errorf("--format %q: use png, svg, pdf or a comma-separated list of them, e.g. png,pdf", f)}
+			return badInput{
+				fmt.Errorf("--format %q: use png, svg, pdf or a comma-separated list of them, e.g. png,pdf", f),
+			}
 		}
 	}
 	switch o.x {

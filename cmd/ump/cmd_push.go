@@ -30,15 +30,21 @@ func pushCommand() *cli.Command {
 
 func pullCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "pull",
-		Usage:     "copy a manifest's committed cells (artifacts and events) from the S3 store of --artifacts into the store, in plan order",
+		Name: "pull",
+		Usage: "copy a manifest's committed cells (artifacts and events) from the S3 store of --artifacts into " +
+			"the store, in plan order",
 		ArgsUsage: "HASH",
-		Description: "Every commit must be signed by a key the store trusts (yours, or one `ump trust add` listed) and agree\n" +
-			"with its events; otherwise the pull is refused (exit 3) naming the cell and the key, and nothing is imported.\n" +
+		Description: "Every commit must be signed by a key the store trusts (yours, or one `ump trust add` listed) " +
+			"and agree\n" +
+			"with its events; otherwise the pull is refused (exit 3) naming the cell and the key, and nothing is " +
+			"imported.\n" +
 			"`ump show HASH` says, for each pulled cell, where it came from and who signed it.",
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "trust-unsigned", Usage: "also import commits that carry no signature (pushed by an ump from before signing); " +
-				"their results then count for this manifest alone, not as cache hits for other manifests"},
+			&cli.BoolFlag{
+				Name: "trust-unsigned",
+				Usage: "also import commits that carry no signature (pushed by an ump from before signing); " +
+					"their results then count for this manifest alone, not as cache hits for other manifests",
+			},
 		},
 		Action: func(c *cli.Context) error {
 			hash, err := oneArg(c, "the full 64-digit manifest hash")
@@ -68,9 +74,19 @@ func runPush(ctx context.Context, g globals, hash string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "pushed manifest %s to %s: %d blobs uploaded (%d of them replacing a damaged copy), %d already there, "+
-		"%d cells committed, %d already committed with the same outputs, %d events\n",
-		reg.Plan.Hash, remote.Bucket, st.Blobs, st.Replaced, st.Present, st.Committed, st.Already, st.Events)
+	fmt.Fprintf(
+		stdout,
+		"pushed manifest %s to %s: %d blobs uploaded (%d of them replacing a damaged copy), %d already there, "+
+			"%d cells committed, %d already committed with the same outputs, %d events\n",
+		reg.Plan.Hash,
+		remote.Bucket,
+		st.Blobs,
+		st.Replaced,
+		st.Present,
+		st.Committed,
+		st.Already,
+		st.Events,
+	)
 	return nil
 }
 

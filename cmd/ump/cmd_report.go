@@ -20,32 +20,59 @@ import (
 
 func reportCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "report",
-		Usage:     "write one reproduction report of manifests: each table beside the paper's with the claims decided, the figures (PNG and PDF), the commands and hashes, the ump version and engine, and the results as Parquet and CSV",
+		Name: "report",
+		Usage: "write one reproduction report of manifests: each table beside the paper's with the claims " +
+			"decided, the figures (PNG and PDF), the commands and hashes, the ump version and engine, and the " +
+			"results as Parquet and CSV",
 		ArgsUsage: "HASH|DIR ...",
 		Description: "Each argument is a manifest in the store (a hash or unique prefix) or a directory an earlier\n" +
-			"report wrote for one (it holds " + resultsdir.RegistrationFile + ", " + resultsdir.FinalFile + " and " + resultsdir.RoundsFile + "): a report\n" +
+			"report wrote for one (it holds " + resultsdir.RegistrationFile + ", " + resultsdir.FinalFile + " " +
+			"and " + resultsdir.RoundsFile + "): a report\n" +
 			"regenerates from committed results without the store; a directory a whole report was written to\n" +
-			"stands for every manifest directory its " + resultsdir.RootFile + " lists. Writes --out/report.md and, per\n" +
+			"stands for every manifest directory its " + resultsdir.RootFile + " lists. Writes --out/report.md and, " +
+			"per\n" +
 			"manifest, --out/NAME-HASH12/: the results and the figures (curves-N-COLUMN.png and .pdf), and the\n" +
-			"records of their digests. Your key (--key) signs results from your store, and the figures; results read\n" +
-			"from a directory keep their signature, and the report says whether you trust its key (`ump trust list`, --trust).\n" +
+			"records of their digests. Your key (--key) signs results from your store, and the figures; results " +
+			"read\n" +
+			"from a directory keep their signature, and the report says whether you trust its key (`ump trust list`, " +
+			"--trust).\n" +
 			"Only finished cells are reported; entries not run show –.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "out", Value: "ump-report", Usage: "the output `DIR` (not a repository's root or a directory of source code)"},
+			&cli.StringFlag{
+				Name:  "out",
+				Value: "ump-report",
+				Usage: "the output `DIR` (not a repository's root or a directory of source code)",
+			},
 			&cli.StringSliceFlag{Name: "trust", Usage: "also trust results directories signed by `KEY` (NAME:BASE64, " +
 				"as `ump key show` prints it), beside the keys of `ump trust list`"},
-			&cli.StringFlag{Name: "as", Usage: "report the one DIR's results as those of `MANIFEST` (an embedded name or a file, with DIR's overrides): the same cells under another table block, such as a paper manifest whose layout changed after the results were computed"},
+			&cli.StringFlag{
+				Name: "as",
+				Usage: "report the one DIR's results as those of `MANIFEST` (an embedded name or a file, with DIR's " +
+					"overrides): the same cells under another table block, such as a paper manifest whose layout " +
+					"changed after the results were computed",
+			},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() == 0 {
-				return badInput{fmt.Errorf("ump report needs one or more manifest hashes (or directories an earlier report wrote)")}
+				return badInput{
+					fmt.Errorf("ump report needs one or more manifest hashes (or directories an earlier report wrote)"),
+				}
 			}
 			if c.String("as") != "" && (c.NArg() != 1 || !resultsdir.IsExported(c.Args().First())) {
-				return badInput{fmt.Errorf("--as %s takes one directory of results (one that an earlier report wrote)", c.String("as"))}
+				return badInput{
+					fmt.Errorf(
+						"--as %s takes one directory of results (one that an earlier report wrote)",
+						c.String("as"),
+					),
+				}
 			}
-			return runReport(c.Context, globalsOf(c), reportOptions{args: c.Args().Slice(), out: c.String("out"), as: c.String("as"),
-				trust: c.StringSlice("trust")}, c.App.Writer)
+			return runReport(
+				c.Context,
+				globalsOf(c),
+				reportOptions{args: c.Args().Slice(), out: c.String("out"), as: c.String("as"),
+					trust: c.StringSlice("trust")},
+				c.App.Writer,
+			)
 		},
 	}
 }
@@ -83,7 +110,8 @@ func runReport(ctx context.Context, g globals, o reportOptions, w io.Writer) err
 	var all []*resultsdir.Exported
 	for _, arg := range args {
 		read := rp.fromStore
-		if info, serr := os.Stat(arg); resultsdir.IsExported(arg) || serr == nil && info.IsDir() { // a directory: exported results (it says what it lacks)
+		if info, serr := os.Stat(arg); resultsdir.IsExported(arg) ||
+			serr == nil && info.IsDir() { // a directory: exported results (it says what it lacks)
 			read = func(_ context.Context, dir string) (*resultsdir.Exported, error) { return rp.fromDir(dir) }
 		}
 		x, err := read(ctx, arg)
@@ -95,7 +123,14 @@ func runReport(ctx context.Context, g globals, o reportOptions, w io.Writer) err
 	for i, x := range all { // one section and one directory per manifest
 		for _, y := range all[:i] {
 			if x.Registration.Plan.Hash == y.Registration.Plan.Hash {
-				return badInput{fmt.Errorf("%s and %s are the same manifest (%.12s): name each manifest once", args[slices.Index(all, y)], args[i], x.Registration.Plan.Hash)}
+				return badInput{
+					fmt.Errorf(
+						"%s and %s are the same manifest (%.12s): name each manifest once",
+						args[slices.Index(all, y)],
+						args[i],
+						x.Registration.Plan.Hash,
+					),
+				}
 			}
 		}
 	}
@@ -198,11 +233,15 @@ func checkOutDir(out string) error {
 	}
 	for _, root := range []string{"go.mod", ".git"} {
 		if _, err := os.Lstat(filepath.Join(out, root)); err == nil {
-			return badInput{fmt.Errorf("--out %s is a repository's root (it holds %s): name a directory of its own", out, root)}
+			return badInput{
+				fmt.Errorf("--out %s is a repository's root (it holds %s): name a directory of its own", out, root),
+			}
 		}
 	}
 	if code, _ := filepath.Glob(filepath.Join(out, "*.go")); len(code) > 0 {
-		return badInput{fmt.Errorf("--out %s holds Go source (%s): name another directory", out, filepath.Base(code[0]))}
+		return badInput{
+			fmt.Errorf("--out %s holds Go source (%s): name another directory", out, filepath.Base(code[0])),
+		}
 	}
 	return nil
 }

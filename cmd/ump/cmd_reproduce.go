@@ -21,17 +21,24 @@ import (
 
 func reproduceCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "reproduce",
-		Usage:     "compute every manifest of a tree of results directories again in the store (resumable), then compare each cell with its committed figures bit for bit",
+		Name: "reproduce",
+		Usage: "compute every manifest of a tree of results directories again in the store (resumable), then " +
+			"compare each cell with its committed figures bit for bit",
 		ArgsUsage: "[DIR ...]",
-		Description: "Finds every results directory (one `ump report` wrote) under each DIR (default: results), runs\n" +
+		Description: "Finds every results directory (one `ump report` wrote) under each DIR (default: results), " +
+			"runs\n" +
 			"its manifest in the store as `ump run` would, cached cells skipped and interrupted training\n" +
 			"resumed, with one progress line and an ETA over all of them; then compares each finished cell\n" +
 			"with the directory's: its status, final row and every evaluated round, bit for bit. A directory\n" +
 			"whose cells have other keys on this machine (computed under another engine, or other data) is\n" +
 			"named and left out. Exit 4 where a cell differs; rerun the same command to resume.",
 		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: 1, Usage: "run `N` cells at once, as ump run -j does; results are bit-identical to one at a time"},
+			&cli.IntFlag{
+				Name:    "jobs",
+				Aliases: []string{"j"},
+				Value:   1,
+				Usage:   "run `N` cells at once, as ump run -j does; results are bit-identical to one at a time",
+			},
 		},
 		Action: func(c *cli.Context) error {
 			if c.Int("jobs") < 1 {
@@ -52,7 +59,12 @@ func runReproduce(ctx context.Context, g globals, roots []string, jobs int, stdo
 		return err
 	}
 	// The rerun hint names the roots absolute, so that it runs from any directory.
-	rerun := fmt.Sprintf("%s reproduce -j %d %s", g.ump, jobs, strings.Join(display.ShellWords(display.AbsolutePaths(roots)), " "))
+	rerun := fmt.Sprintf(
+		"%s reproduce -j %d %s",
+		g.ump,
+		jobs,
+		strings.Join(display.ShellWords(display.AbsolutePaths(roots)), " "),
+	)
 	store, err := pipeline.Open(g.store, "ump reproduce")
 	if err != nil {
 		return err
@@ -86,7 +98,13 @@ func runReproduce(ctx context.Context, g globals, roots []string, jobs int, stdo
 	}
 	if len(todo) == 0 {
 		reproduction.Compare(ctx, g.ump, store.Source(), all, stdout) // says why each is left out
-		return badInput{fmt.Errorf("no results directory under %s can be computed again on this machine (%d left out, named above)", strings.Join(roots, ", "), len(all))}
+		return badInput{
+			fmt.Errorf(
+				"no results directory under %s can be computed again on this machine (%d left out, named above)",
+				strings.Join(roots, ", "),
+				len(all),
+			),
+		}
 	}
 	line := reproduction.NewLine(stderr, todo)
 	fmt.Fprintf(stderr, "reproduce: directories to compute again in %s: %d (%d distinct cells, "+

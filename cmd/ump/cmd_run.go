@@ -29,15 +29,33 @@ func runCommand() *cli.Command {
 			"(as `ump table HASH` prints it). Each PATH=VALUE overrides a field of the manifest as if the file\n" +
 			"said it (e.g. lr=0.1, algorithm.beta=0.5, sweep.seed=[1,2,3]): validated like the file, part of the hash.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "until", Usage: "run each cell's stages up to and including `STAGE` (partition, topology, train), " +
-				"to inspect them with `ump show` before training; a plain rerun continues from there"},
+			&cli.StringFlag{
+				Name: "until",
+				Usage: "run each cell's stages up to and including `STAGE` (partition, topology, train), " +
+					"to inspect them with `ump show` before training; a plain rerun continues from there",
+			},
 			engineFlag, cohortFlag, scaleFlag, trustUnsignedFlag,
-			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: 1, Usage: "run `N` cells at once (those not in a GPU cohort), each " +
-				"engine on its share of the cores; results are bit-identical to one at a time"},
-			&cli.StringFlag{Name: "other-engine", Usage: "what to do with cells that have results recorded under another engine (an earlier CPU engine version, or another GPU " +
-				"backend: the engine is part of each cell's key): `CHOICE` is use (keep them) or recompute (run them on this one); by default ump stops and says so"},
-			&cli.IntFlag{Name: "until-decided", Usage: "then add seeds, one at a time and up to `N` per choice, to the entries whose choice of table.select is " +
-				"within the noise (the chosen and the runner-up's cells, as the manifest's add block), until each is decided or has N"},
+			&cli.IntFlag{
+				Name:    "jobs",
+				Aliases: []string{"j"},
+				Value:   1,
+				Usage: "run `N` cells at once (those not in a GPU cohort), each " +
+					"engine on its share of the cores; results are bit-identical to one at a time",
+			},
+			&cli.StringFlag{
+				Name: "other-engine",
+				Usage: "what to do with cells that have results recorded under another engine (an earlier CPU engine " +
+					"version, or another GPU " +
+					"backend: the engine is part of each cell's key): `CHOICE` is use (keep them) or recompute (run " +
+					"them on this one); by default ump stops and says so",
+			},
+			&cli.IntFlag{
+				Name: "until-decided",
+				Usage: "then add seeds, one at a time and up to `N` per choice, to the entries whose choice of " +
+					"table.select is " +
+					"within the noise (the chosen and the runner-up's cells, as the manifest's add block), until " +
+					"each is decided or has N",
+			},
 		},
 		Action: func(c *cli.Context) error {
 			opts, err := runOptionsOf(c)
@@ -51,23 +69,44 @@ func runCommand() *cli.Command {
 
 // The flags `ump run` shares with `ump submit`.
 var (
-	engineFlag = &cli.StringFlag{Name: "engine", Usage: "train data-set cells on `ENGINE` (cpu or gpu), as if the manifest said engine: ENGINE " +
-		"(part of the hash; gpu needs a build with -tags xla, see `ump doctor`)"}
-	cohortFlag = &cli.IntFlag{Name: "cohort", Usage: "train up to `N` GPU cells that share their shapes at once, in one device program " +
-		"(default: as many as half the GPU's memory holds; results do not depend on it)"}
-	scaleFlag = &cli.Float64Flag{Name: "scale", Value: 1, Usage: "run every cell for rounds x `SCALE` rounds (a number in (0, 1]), as if the manifest said " +
-		"scale: SCALE (part of the hash), for a quick look"}
-	trustUnsignedFlag = &cli.BoolFlag{Name: "trust-unsigned", Usage: "with --artifacts, also resume from commits and uploads on S3 that carry no " +
-		"signature (an ump from before signing wrote them); their results then count for this manifest alone"}
+	engineFlag = &cli.StringFlag{
+		Name: "engine",
+		Usage: "train data-set cells on `ENGINE` (cpu or gpu), as if the manifest said engine: ENGINE " +
+			"(part of the hash; gpu needs a build with -tags xla, see `ump doctor`)",
+	}
+	cohortFlag = &cli.IntFlag{
+		Name: "cohort",
+		Usage: "train up to `N` GPU cells that share their shapes at once, in one device program " +
+			"(default: as many as half the GPU's memory holds; results do not depend on it)",
+	}
+	scaleFlag = &cli.Float64Flag{
+		Name:  "scale",
+		Value: 1,
+		Usage: "run every cell for rounds x `SCALE` rounds (a number in (0, 1]), as if the manifest said " +
+			"scale: SCALE (part of the hash), for a quick look",
+	}
+	trustUnsignedFlag = &cli.BoolFlag{
+		Name: "trust-unsigned",
+		Usage: "with --artifacts, also resume from commits and uploads on S3 that carry no " +
+			"signature (an ump from before signing wrote them); their results then count for this manifest alone",
+	}
 )
 
 // runOptionsOf reads the flags of `ump run` (and those of them `ump
 // submit` has).
 func runOptionsOf(c *cli.Context) (runOptions, error) {
-	opts := runOptions{until: c.String("until"), engine: c.String("engine"), cohort: c.Int("cohort"), otherEngine: c.String("other-engine"),
-		trustUnsigned: c.Bool("trust-unsigned"), untilDecided: c.Int("until-decided")}
+	opts := runOptions{
+		until:         c.String("until"),
+		engine:        c.String("engine"),
+		cohort:        c.Int("cohort"),
+		otherEngine:   c.String("other-engine"),
+		trustUnsigned: c.Bool("trust-unsigned"),
+		untilDecided:  c.Int("until-decided"),
+	}
 	if c.IsSet("until-decided") && opts.untilDecided < 1 || opts.untilDecided > 0 && opts.until != "" {
-		return opts, badInput{fmt.Errorf("--until-decided %d: give a number of seeds >= 1, without --until", opts.untilDecided)}
+		return opts, badInput{
+			fmt.Errorf("--until-decided %d: give a number of seeds >= 1, without --until", opts.untilDecided),
+		}
 	}
 	if c.IsSet("jobs") {
 		if opts.jobs = c.Int("jobs"); opts.jobs < 1 {
@@ -78,12 +117,23 @@ func runOptionsOf(c *cli.Context) (runOptions, error) {
 		return opts, badInput{fmt.Errorf("--other-engine %q: use `use` or `recompute`", o)}
 	}
 	if c.NArg() == 0 {
-		return opts, badInput{fmt.Errorf("%s needs the manifest file (or an embedded name), then any overrides PATH=VALUE", c.Command.Name)}
+		return opts, badInput{
+			fmt.Errorf(
+				"%s needs the manifest file (or an embedded name), then any overrides PATH=VALUE",
+				c.Command.Name,
+			),
+		}
 	}
 	opts.path, opts.overrides = c.Args().First(), c.Args().Tail()
 	for _, ov := range opts.overrides {
 		if !strings.Contains(ov, "=") {
-			return opts, badInput{fmt.Errorf("%s takes one manifest, then overrides PATH=VALUE; %q is neither (give one manifest per command)", c.Command.Name, ov)}
+			return opts, badInput{
+				fmt.Errorf(
+					"%s takes one manifest, then overrides PATH=VALUE; %q is neither (give one manifest per command)",
+					c.Command.Name,
+					ov,
+				),
+			}
 		}
 	}
 	if opts.cohort < 0 {
@@ -205,8 +255,12 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 	defer stopWatching()
 	fmt.Fprintf(stdout, "manifest %s\n", plan.Hash)
 	if cpu.Kernels() == "go" && usesCPUEngine(plan) {
-		fmt.Fprintf(stderr, "note: the CPU engine runs its Go loops (kernel path go: UMP_KERNELS=go, a build without cgo, or a CPU "+
-			"with neither AVX2 and FMA nor NEON), several times slower than its vector kernels; the numbers are the same (`ump doctor` says more).\n")
+		fmt.Fprintf(
+			stderr,
+			"note: the CPU engine runs its Go loops (kernel path go: UMP_KERNELS=go, a build without cgo, or a CPU "+
+				"with neither AVX2 and FMA nor NEON), several times slower than its vector kernels; the numbers are "+
+				"the same (`ump doctor` says more).\n",
+		)
 	}
 	out, err := runner.Run(ctx, plan)
 	if err == nil && opts.untilDecided > 0 {
@@ -241,7 +295,13 @@ func runRun(ctx context.Context, g globals, opts runOptions, stdout, stderr io.W
 		return err
 	}
 	if figures {
-		fmt.Fprintf(stdout, "(every figure: %s export --manifest %.12s --table final --out final-%.12s.csv)\n", g.ump, rep.Plan.Hash, rep.Plan.Hash)
+		fmt.Fprintf(
+			stdout,
+			"(every figure: %s export --manifest %.12s --table final --out final-%.12s.csv)\n",
+			g.ump,
+			rep.Plan.Hash,
+			rep.Plan.Hash,
+		)
 	}
 	grid, err := report.ReadGrid(ctx, store.Source(), rep, report.Layout(&rep.Plan))
 	if err != nil {
@@ -286,7 +346,12 @@ func watchStore(ctx context.Context, store *pipeline.Store) (context.Context, fu
 
 // openRun opens the store for a run and builds its runner as the options
 // say, sharing the run through S3 with --artifacts.
-func (g globals) openRun(ctx context.Context, opts runOptions, rerun string, stderr io.Writer) (*pipeline.Store, *pipeline.Runner, error) {
+func (g globals) openRun(
+	ctx context.Context,
+	opts runOptions,
+	rerun string,
+	stderr io.Writer,
+) (*pipeline.Store, *pipeline.Runner, error) {
 	store, err := pipeline.Open(g.store, "ump run "+rerun)
 	if err != nil {
 		return nil, nil, err
@@ -295,7 +360,8 @@ func (g globals) openRun(ctx context.Context, opts runOptions, rerun string, std
 		fmt.Fprintln(stderr, g.hinted(store.Note))
 	}
 	runner := g.runner(store, stderr)
-	runner.Until, runner.Cohort, runner.Jobs, runner.OtherEngine, runner.Overrides = opts.until, opts.cohort, opts.jobs, opts.otherEngine, opts.changes()
+	runner.Until, runner.Cohort, runner.Jobs, runner.OtherEngine, runner.Overrides = opts.until, opts.cohort,
+		opts.jobs, opts.otherEngine, opts.changes()
 	if g.artifacts != "" { // each finished cell is committed there
 		remote, err := g.remote(ctx, stderr)
 		if err != nil {
@@ -317,9 +383,16 @@ func (g globals) gpuBuilt(plan *manifests.Plan) error {
 			if _, err := g.device.Name(); !errors.Is(err, gpu.ErrNoGPU) {
 				return nil
 			} else if onGPU {
-				return badInput{fmt.Errorf("cell %d trains on the GPU engine (engine: gpu, or --engine gpu), and %w; or run it on the CPU engine (--engine cpu)", i+1, err)}
+				return badInput{fmt.Errorf("cell %d trains on the GPU engine (engine: gpu, or --engine gpu), and %w; "+
+					"or run it on the CPU engine (--engine cpu)", i+1, err)}
 			}
-			return badInput{fmt.Errorf("--exact-gpu trains cell %d on the GPU, and %w; or run it without --exact-gpu", i+1, gpu.ErrNoGPU)}
+			return badInput{
+				fmt.Errorf(
+					"--exact-gpu trains cell %d on the GPU, and %w; or run it without --exact-gpu",
+					i+1,
+					gpu.ErrNoGPU,
+				),
+			}
 		}
 	}
 	return nil

@@ -22,11 +22,20 @@ func serveCommand() *cli.Command {
 			"another address; then every request needs the token printed at start (the printed\n" +
 			"address carries it). Ctrl-C stops it.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8080", Usage: "`HOST:PORT` to listen on (port 0: any free port)"},
+			&cli.StringFlag{
+				Name:  "addr",
+				Value: "127.0.0.1:8080",
+				Usage: "`HOST:PORT` to listen on (port 0: any free port)",
+			},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return badInput{fmt.Errorf("serve takes no arguments (got %q); it serves every manifest of --store", c.Args().Slice())}
+				return badInput{
+					fmt.Errorf(
+						"serve takes no arguments (got %q); it serves every manifest of --store",
+						c.Args().Slice(),
+					),
+				}
 			}
 			return runServe(c.Context, globalsOf(c), c.String("addr"), c.App.Writer)
 		},

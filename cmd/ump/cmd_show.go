@@ -44,7 +44,11 @@ func runShow(ctx context.Context, g globals, hash string, events, manifestOnly b
 	if err := report.WriteAbout(w, "  ", store.Source(), rep); err != nil {
 		return err
 	}
-	show := &report.Show{W: w, Src: store.Source(), Export: fmt.Sprintf("%s export --manifest %.12s", g.ump, rep.Plan.Hash)}
+	show := &report.Show{
+		W:      w,
+		Src:    store.Source(),
+		Export: fmt.Sprintf("%s export --manifest %.12s", g.ump, rep.Plan.Hash),
+	}
 	for i := range rep.Cells {
 		if err := show.Cell(ctx, rep, i, events); err != nil {
 			return err

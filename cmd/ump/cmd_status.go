@@ -17,8 +17,11 @@ func statusCommand() *cli.Command {
 		Usage:     "list the store's manifests and their cells' status; during a run, show its progress",
 		ArgsUsage: "[HASH]",
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "remote", Usage: "list what the S3 store of --artifacts holds of manifest HASH (the full hash): " +
-				"each cell committed, in progress on some machine, or missing; nothing is pulled"},
+			&cli.BoolFlag{
+				Name: "remote",
+				Usage: "list what the S3 store of --artifacts holds of manifest HASH (the full hash): " +
+					"each cell committed, in progress on some machine, or missing; nothing is pulled",
+			},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 1 {

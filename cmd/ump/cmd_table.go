@@ -28,13 +28,34 @@ func tableCommand() *cli.Command {
 			"another column of the final table (e.g. consensus_acc, the averaged model's accuracy,\n" +
 			"beside test_acc_mean, the local models' mean) without editing the manifest.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "value", Usage: "the final table's `COLUMN` to show and tune by, instead of the layout's value"},
-			&cli.StringFlag{Name: "select-per", Usage: "tune the layout's select path in `SCOPE` instead of its first: entry (each entry its own choice) or row (one choice per row, by the mean over its columns)"},
+			&cli.StringFlag{
+				Name:  "value",
+				Usage: "the final table's `COLUMN` to show and tune by, instead of the layout's value",
+			},
+			&cli.StringFlag{
+				Name: "select-per",
+				Usage: "tune the layout's select path in `SCOPE` instead of its first: entry (each entry its own " +
+					"choice) or row (one choice per row, by the mean over its columns)",
+			},
 			&cli.BoolFlag{Name: "latex", Usage: "booktabs LaTeX, the best entry of each column in bold"},
 			&cli.BoolFlag{Name: "csv", Usage: "one CSV row per entry"},
-			&cli.BoolFlag{Name: "ci", Usage: "show each entry's 95% interval of the mean over seeds in place of ± std (Student's t up to 5 seeds, a percentile bootstrap beyond)"},
-			&cli.StringFlag{Name: "compare", Usage: "compare every row with `ROW` (its label as printed or its identifier, in any case, or a part of either naming one row), per column: the difference of the means, Welch's p-value and the probability of improvement"},
-			&cli.BoolFlag{Name: "paper", Usage: "set each entry beside the paper's published one (manifests/published.yaml; paper manifests only): the difference, whether the paper's mean lies in our 95% interval, each column's rank agreement (Kendall's tau-b) and the paper's claims decided"},
+			&cli.BoolFlag{
+				Name: "ci",
+				Usage: "show each entry's 95% interval of the mean over seeds in place of ± std (Student's t up to 5 " +
+					"seeds, a percentile bootstrap beyond)",
+			},
+			&cli.StringFlag{
+				Name: "compare",
+				Usage: "compare every row with `ROW` (its label as printed or its identifier, in any case, or a part " +
+					"of either naming one row), per column: the difference of the means, Welch's p-value and the " +
+					"probability of improvement",
+			},
+			&cli.BoolFlag{
+				Name: "paper",
+				Usage: "set each entry beside the paper's published one (manifests/published.yaml; paper manifests " +
+					"only): the difference, whether the paper's mean lies in our 95% interval, each column's rank " +
+					"agreement (Kendall's tau-b) and the paper's claims decided",
+			},
 		},
 		Action: func(c *cli.Context) error {
 			hash, err := oneArg(c, "a manifest hash or unique prefix")
@@ -45,13 +66,37 @@ func tableCommand() *cli.Command {
 				return badInput{fmt.Errorf("choose one of --latex and --csv")}
 			}
 			if c.Bool("paper") && (c.Bool("ci") || c.String("compare") != "") {
-				return badInput{fmt.Errorf("--paper shows each entry's interval beside the paper's; it does not take --ci or --compare (run ump table again with those)")}
+				return badInput{
+					fmt.Errorf(
+						"--paper shows each entry's interval beside the paper's; it does not take --ci or --compare " +
+							"(run ump table again with those)",
+					),
+				}
 			}
 			if per := c.String("select-per"); per != "" && !slices.Contains(manifests.SelectScopes, per) {
-				return badInput{fmt.Errorf("--select-per %q: use entry (each entry its own choice) or row (one choice per row, by the mean over its columns)", per)}
+				return badInput{
+					fmt.Errorf(
+						"--select-per %q: use entry (each entry its own choice) or row (one choice per row, by the "+
+							"mean over its columns)",
+						per,
+					),
+				}
 			}
-			return runTable(c.Context, globalsOf(c), hash, tableOptions{value: c.String("value"), selectPer: c.String("select-per"), latex: c.Bool("latex"), csv: c.Bool("csv"),
-				ci: c.Bool("ci"), compare: c.String("compare"), paper: c.Bool("paper")}, c.App.Writer)
+			return runTable(
+				c.Context,
+				globalsOf(c),
+				hash,
+				tableOptions{
+					value:     c.String("value"),
+					selectPer: c.String("select-per"),
+					latex:     c.Bool("latex"),
+					csv:       c.Bool("csv"),
+					ci:        c.Bool("ci"),
+					compare:   c.String("compare"),
+					paper:     c.Bool("paper"),
+				},
+				c.App.Writer,
+			)
 		},
 	}
 }
@@ -80,7 +125,13 @@ func runTable(ctx context.Context, g globals, hash string, o tableOptions, w io.
 	}
 	if o.selectPer != "" {
 		if t.Select == "" {
-			return badInput{fmt.Errorf("--select-per %s: the table of %.12s tunes no path (table.select)", o.selectPer, rep.Plan.Hash)}
+			return badInput{
+				fmt.Errorf(
+					"--select-per %s: the table of %.12s tunes no path (table.select)",
+					o.selectPer,
+					rep.Plan.Hash,
+				),
+			}
 		}
 		t = t.Scoped(o.selectPer)
 	}
@@ -106,7 +157,14 @@ func runTable(ctx context.Context, g globals, hash string, o tableOptions, w io.
 			for r := range grid.RowLabels {
 				rows = append(rows, grid.RowTitle(r))
 			}
-			return badInput{fmt.Errorf("--compare %q: name one row, by its label as printed, its identifier, or a part of either found in no other; the rows: %s", o.compare, strings.Join(rows, "; "))}
+			return badInput{
+				fmt.Errorf(
+					"--compare %q: name one row, by its label as printed, its identifier, or a part of either found "+
+						"in no other; the rows: %s",
+					o.compare,
+					strings.Join(rows, "; "),
+				),
+			}
 		}
 		grid.Baseline = grid.RowLabels[r]
 	}
@@ -151,7 +209,13 @@ func paperComparison(plan *manifests.Plan, grid *report.Grid) (*paper.PaperCompa
 		for _, t := range pub.Tables {
 			names = append(names, t.Manifest)
 		}
-		return nil, badInput{fmt.Errorf("--paper: the paper publishes no table for manifest %q; it does for: %s", name, strings.Join(names, ", "))}
+		return nil, badInput{
+			fmt.Errorf(
+				"--paper: the paper publishes no table for manifest %q; it does for: %s",
+				name,
+				strings.Join(names, ", "),
+			),
+		}
 	}
 	return paper.ComparePaper(pub, plan, grid, t, nil), nil
 }

@@ -43,7 +43,8 @@ func trustCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "trust",
 		Usage: "the keys whose signed results the store imports from S3 (pull, run --artifacts, status --remote)",
-		Description: "A store trusts its user's own key and the keys listed here (the file trusted-keys in the store).\n" +
+		Description: "A store trusts its user's own key and the keys listed here (the file trusted-keys in the " +
+			"store).\n" +
 			"A commit signed by any other key, or not signed, is refused (exit 3) naming the key.",
 		Subcommands: []*cli.Command{
 			{Name: "add", Usage: "trust a collaborator's public key (as `ump key show` prints it)", ArgsUsage: "KEY",
@@ -93,7 +94,13 @@ func editTrust(c *cli.Context, verb string) error {
 	case verb == "add":
 		keys = append(keys, key)
 	case !has:
-		return badInput{fmt.Errorf("store %s does not list %s among its trusted keys (`ump trust list` shows them)", store.Path, key)}
+		return badInput{
+			fmt.Errorf(
+				"store %s does not list %s among its trusted keys (`ump trust list` shows them)",
+				store.Path,
+				key,
+			),
+		}
 	default:
 		keys = slices.DeleteFunc(keys, func(k string) bool { return k == key })
 	}
@@ -142,6 +149,11 @@ func noteUntrustedLines(w io.Writer, bad []error) {
 		return
 	}
 	for _, err := range bad {
-		fmt.Fprintf(w, "note: %v; it trusts no one (the next `ump trust add` or `ump trust remove` rewrites the file without it)\n", err)
+		fmt.Fprintf(
+			w,
+			"note: %v; it trusts no one (the next `ump trust add` or `ump trust remove` rewrites the file without "+
+				"it)\n",
+			err,
+		)
 	}
 }

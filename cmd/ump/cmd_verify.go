@@ -15,10 +15,12 @@ import (
 
 func verifyCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "verify",
-		Usage:     "read back every stored blob of a manifest, recompute it with caching off and check every output digest against the record; or recompute cells of a results directory and check every figure",
+		Name: "verify",
+		Usage: "read back every stored blob of a manifest, recompute it with caching off and check every output " +
+			"digest against the record; or recompute cells of a results directory and check every figure",
 		ArgsUsage: "HASH|DIR",
-		Description: "HASH: first every blob the manifest's events name (outputs, checkpoints) is read back and checked\n" +
+		Description: "HASH: first every blob the manifest's events name (outputs, checkpoints) is read back and " +
+			"checked\n" +
 			"against its digest; then every cell is recomputed in memory. With --repair, each missing or\n" +
 			"corrupt blob that the recomputation reproduces is stored again.\n" +
 			"DIR (a directory ump report wrote): each finished cell (or those --cells names) is computed again\n" +
@@ -26,7 +28,11 @@ func verifyCommand() *cli.Command {
 			"committed ones bit for bit (exit 4 where they are not).",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "repair", Usage: "store again the damaged blobs that the recomputation reproduces"},
-			&cli.StringFlag{Name: "cells", Usage: "with DIR, the cells to compute again, as `N,M,...` (from 1, as ump show numbers them); all finished cells by default"},
+			&cli.StringFlag{
+				Name: "cells",
+				Usage: "with DIR, the cells to compute again, as `N,M,...` (from 1, as ump show numbers them); all " +
+					"finished cells by default",
+			},
 		},
 		Action: func(c *cli.Context) error {
 			arg, err := oneArg(c, "a manifest hash or unique prefix, or a results directory")
@@ -81,8 +87,17 @@ func runVerifyDir(ctx context.Context, g globals, dir, cells string, stdout, std
 	}
 	for _, i := range picked {
 		if keys[i] != x.Registration.CellKeys[i] {
-			return badInput{fmt.Errorf("cell %d %s (key %.12s): its key here is %.12s: this machine computes it under other inputs (engine %s, or other data), so its figures are not comparable",
-				i+1, plan.Cells[i].LabelString(), x.Registration.CellKeys[i], keys[i], display.Terminal(x.Engines()))}
+			return badInput{
+				fmt.Errorf(
+					"cell %d %s (key %.12s): its key here is %.12s: this machine computes it under other inputs "+
+						"(engine %s, or other data), so its figures are not comparable",
+					i+1,
+					plan.Cells[i].LabelString(),
+					x.Registration.CellKeys[i],
+					keys[i],
+					display.Terminal(x.Engines()),
+				),
+			}
 		}
 	}
 	runner.Cells, runner.Overrides = picked, x.Registration.Overrides
@@ -106,7 +121,12 @@ func runVerifyDir(ctx context.Context, g globals, dir, cells string, stdout, std
 			fmt.Fprintf(stdout, "%s: DIFFERS: %v\n", name, err)
 			continue
 		}
-		fmt.Fprintf(stdout, "%s: ok, its status and every figure of the final row and of %d rounds identical\n", name, rounds)
+		fmt.Fprintf(
+			stdout,
+			"%s: ok, its status and every figure of the final row and of %d rounds identical\n",
+			name,
+			rounds,
+		)
 	}
 	if bad > 0 {
 		return fmt.Errorf("%w: %d of %d cells of %s differ from their committed figures, computed again on kernels %s",
@@ -138,7 +158,13 @@ func runVerify(ctx context.Context, g globals, hash string, repair bool, stdout,
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "blobs: %d named by the manifest's events, %d read back whole, %d missing or corrupt\n", read, read-len(damaged), len(damaged))
+	fmt.Fprintf(
+		stdout,
+		"blobs: %d named by the manifest's events, %d read back whole, %d missing or corrupt\n",
+		read,
+		read-len(damaged),
+		len(damaged),
+	)
 	checks, err := g.runner(store, stderr).Verify(ctx, reg, damaged, repair)
 	if err != nil {
 		return err
@@ -150,7 +176,8 @@ func runVerify(ctx context.Context, g globals, hash string, repair bool, stdout,
 		case d.Repaired:
 			status = "repaired from the recomputation"
 		case repair:
-			status = "not reproduced by the recomputation, so not repaired (restore the store from a backup, or `ump pull` the manifest)"
+			status = "not reproduced by the recomputation, so not repaired (restore the store from a backup, or `ump " +
+				"pull` the manifest)"
 		}
 		if !d.Repaired {
 			unrepaired++
@@ -171,7 +198,13 @@ func runVerify(ctx context.Context, g globals, hash string, repair bool, stdout,
 		for _, o := range c.Checks {
 			switch {
 			case o.Recorded == "":
-				fmt.Fprintf(stdout, "  %s/%s: no recorded output to compare (run the manifest first); got %s\n", o.Stage, o.Output, o.Got)
+				fmt.Fprintf(
+					stdout,
+					"  %s/%s: no recorded output to compare (run the manifest first); got %s\n",
+					o.Stage,
+					o.Output,
+					o.Got,
+				)
 			case !o.OK():
 				fmt.Fprintf(stdout, "  %s/%s: recorded %s, got %s\n", o.Stage, o.Output, o.Recorded, o.Got)
 			}

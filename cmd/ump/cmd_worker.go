@@ -19,20 +19,27 @@ func workerCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "worker",
 		Usage: "run one task of a submitted run (`ump submit`) on this machine, with S3 as the only shared state",
-		Description: "The task is --index, else $SLURM_ARRAY_TASK_ID, else $JOB_COMPLETION_INDEX. The worker keeps a\n" +
+		Description: "The task is --index, else $SLURM_ARRAY_TASK_ID, else $JOB_COMPLETION_INDEX. The worker keeps " +
+			"a\n" +
 			"private event log in a temporary directory (--store is not used) and its artifacts in --artifacts.\n" +
 			"Each cell starts from what S3 holds of it (a committed cell is all cache hits; otherwise the furthest\n" +
 			"checkpoint any attempt uploaded), uploads its events at every checkpoint, and commits its result once.\n" +
-			"Exit codes: 0 every cell committed (by this task or, with the same outputs, by another); 75 interrupted\n" +
+			"Exit codes: 0 every cell committed (by this task or, with the same outputs, by another); 75 " +
+			"interrupted\n" +
 			"by SIGTERM after saving a checkpoint (run the task again); 4 another attempt committed other outputs;\n" +
 			"2 bad input (a cell's engine or data differ from those pinned on S3); 3 S3 or the local disk failed.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "run", Required: true, Usage: "the run `ID` that `ump submit` printed"},
-			&cli.StringFlag{Name: "index", Usage: "the task `I` to run, from 0 (default: $SLURM_ARRAY_TASK_ID or $JOB_COMPLETION_INDEX)"},
+			&cli.StringFlag{
+				Name:  "index",
+				Usage: "the task `I` to run, from 0 (default: $SLURM_ARRAY_TASK_ID or $JOB_COMPLETION_INDEX)",
+			},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 0 {
-				return badInput{fmt.Errorf("worker takes no arguments (got %q); name the run with --run", c.Args().Slice())}
+				return badInput{
+					fmt.Errorf("worker takes no arguments (got %q); name the run with --run", c.Args().Slice()),
+				}
 			}
 			return runWorker(c.Context, globalsOf(c), c.String("run"), c.String("index"), c.App.Writer, c.App.ErrWriter)
 		},
@@ -55,7 +62,12 @@ func taskIndex(flag string, tasks int) (int, error) {
 		value, from = os.Getenv(env), "$"+env
 	}
 	if value == "" {
-		return 0, badInput{errors.New("no task index: give --index I, or run under a Slurm array ($SLURM_ARRAY_TASK_ID) or a Kubernetes Indexed Job ($JOB_COMPLETION_INDEX)")}
+		return 0, badInput{
+			errors.New(
+				"no task index: give --index I, or run under a Slurm array ($SLURM_ARRAY_TASK_ID) or a Kubernetes " +
+					"Indexed Job ($JOB_COMPLETION_INDEX)",
+			),
+		}
 	}
 	i, err := strconv.Atoi(value)
 	if err != nil || i < 0 || i >= tasks {
@@ -95,18 +107,39 @@ func runWorker(ctx context.Context, g globals, run, index string, stdout, stderr
 	defer store.Close()
 	store.Blobs = remote.Bucket
 	cells := wl.Tasks[task]
-	fmt.Fprintf(stderr, "run %.12s task %d: %d cells of manifest %.12s, attempt %s\n", run, task, len(cells), wl.Plan.Hash, remote.Attempt)
+	fmt.Fprintf(
+		stderr,
+		"run %.12s task %d: %d cells of manifest %.12s, attempt %s\n",
+		run,
+		task,
+		len(cells),
+		wl.Plan.Hash,
+		remote.Attempt,
+	)
 	runner := g.runner(store, stderr)
 	runner.Cells, runner.Fleet = cells, remote
 	out, err := runner.Run(ctx, &wl.Plan)
 	if errors.Is(err, pipeline.ErrInterrupted) {
-		fmt.Fprintf(stderr, "stopped at a safe point with its checkpoint on S3; run the task again to resume (exit %d)\n", exitRequeue)
+		fmt.Fprintf(
+			stderr,
+			"stopped at a safe point with its checkpoint on S3; run the task again to resume (exit %d)\n",
+			exitRequeue,
+		)
 		return requeue{err}
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "run %.12s task %d: %d cells: %d completed, %d diverged, %d failed\n", run, task, out.Cells, out.Completed, out.Diverged, out.Failed)
+	fmt.Fprintf(
+		stdout,
+		"run %.12s task %d: %d cells: %d completed, %d diverged, %d failed\n",
+		run,
+		task,
+		out.Cells,
+		out.Completed,
+		out.Diverged,
+		out.Failed,
+	)
 	if out.Failed > 0 {
 		return errCells
 	}

@@ -12,8 +12,16 @@ import (
 // last round still prints where it is every few seconds.
 func TestProgressBetweenEvaluations(t *testing.T) {
 	t.Parallel()
-	m := writeFile(t, "quiet.yaml", strings.NewReplacer("rounds: 120", "rounds: 500", "seed: [1, 2]", "seed: [1]",
-		"checkpoint: {every: 10}", "checkpoint: {every: 500}", "evaluate: {every: 3}", "evaluate: {every: 500}").Replace(longManifest))
+	m := writeFile(t, "quiet.yaml", strings.NewReplacer(
+		"rounds: 120",
+		"rounds: 500",
+		"seed: [1, 2]",
+		"seed: [1]",
+		"checkpoint: {every: 10}",
+		"checkpoint: {every: 500}",
+		"evaluate: {every: 3}",
+		"evaluate: {every: 500}",
+	).Replace(longManifest))
 	start := time.Now()
 	r := ump(t, t.TempDir(), "run", m)
 	took := time.Since(start)
@@ -27,7 +35,13 @@ func TestProgressBetweenEvaluations(t *testing.T) {
 	}
 	// A line at the first round, then one at least every 2 s.
 	if want := int(took / (2 * time.Second)); len(between) < max(2, want-1) {
-		t.Errorf("a run of %v printed %d progress lines between evaluations (rounds %v); want one every 2 s\n%s", took, len(between), between, r.stderr)
+		t.Errorf(
+			"a run of %v printed %d progress lines between evaluations (rounds %v); want one every 2 s\n%s",
+			took,
+			len(between),
+			between,
+			r.stderr,
+		)
 	}
 }
 
@@ -36,8 +50,22 @@ func TestProgressBetweenEvaluations(t *testing.T) {
 // hint below them is a command, as long as its paths make it).
 func TestCellSummariesFitAHundredColumns(t *testing.T) {
 	t.Parallel()
-	m := writeFile(t, "wide.yaml", strings.Replace(strings.Replace(smallManifest, "task: {dataset: quadratic, quadratic: {dim: 30, sigma: 0.5}}", "task: {dataset: synthetic, model: logreg}", 1),
-		"sweep:\n", "sweep:\n  algorithm: [{name: d-sum, alpha: 2, beta: 0.9}, {name: qg-dsgdm, beta: 0.9, mu: 0.5}]\n  partition: [{kind: dirichlet, alpha: 0.1}]\n", 1))
+	m := writeFile(
+		t,
+		"wide.yaml",
+		strings.Replace(
+			strings.Replace(
+				smallManifest,
+				"task: {dataset: quadratic, quadratic: {dim: 30, sigma: 0.5}}",
+				"task: {dataset: synthetic, model: logreg}",
+				1,
+			),
+			"sweep:\n",
+			"sweep:\n  algorithm: [{name: d-sum, alpha: 2, beta: 0.9}, {name: qg-dsgdm, beta: 0.9, mu: 0.5}]\n  "+
+				"partition: [{kind: dirichlet, alpha: 0.1}]\n",
+			1,
+		),
+	)
 	r := ump(t, t.TempDir(), "run", m)
 	if r.code != 0 {
 		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)

@@ -34,7 +34,13 @@ func TestByteFlipsNeverPanic(t *testing.T) {
 	want := map[string]string{"table": ump(t, good, "table", hash).stdout}
 	completed := regexp.MustCompile(`\d+ completed`)
 	want["status"] = completed.FindString(ump(t, good, "status", hash).stdout)
-	commands := [][]string{{"status", hash}, {"table", hash}, {"gc", "--dry-run"}, {"run", m}, {"export", "--manifest", hash, "--out", "-"}}
+	commands := [][]string{
+		{"status", hash},
+		{"table", hash},
+		{"gc", "--dry-run"},
+		{"run", m},
+		{"export", "--manifest", hash, "--out", "-"},
+	}
 	r := rand.New(rand.NewPCG(1, 2))
 	outcomes := map[string]int{}
 	for try := range *flips {
@@ -54,7 +60,8 @@ func TestByteFlipsNeverPanic(t *testing.T) {
 		res := ump(t, store, args...)
 		what := fmt.Sprintf("%s byte %d: ump %s", filepath.Base(file), at, strings.Join(args, " "))
 		switch {
-		case strings.Contains(res.stderr, "internal error") || strings.Contains(res.stderr, "panic") || strings.Contains(res.stderr, "fatal error"):
+		case strings.Contains(res.stderr, "internal error") || strings.Contains(res.stderr, "panic") ||
+			strings.Contains(res.stderr, "fatal error"):
 			t.Errorf("try %d, %s: crashed (exit %d)\n%s", try, what, res.code, res.stderr)
 		case res.code == 3:
 			if !strings.Contains(res.stderr, "store is damaged") {
@@ -62,8 +69,14 @@ func TestByteFlipsNeverPanic(t *testing.T) {
 			}
 		case res.code != 0:
 			t.Errorf("try %d, %s: exit %d; want 3 or 0\n%s", try, what, res.code, res.stderr)
-		case args[0] == "table" && res.stdout != want["table"], args[0] == "status" && completed.FindString(res.stdout) != want["status"]:
-			t.Errorf("try %d, %s: exit 0 with an answer that differs from the intact store's:\n%s", try, what, res.stdout)
+		case args[0] == "table" && res.stdout != want["table"],
+			args[0] == "status" && completed.FindString(res.stdout) != want["status"]:
+			t.Errorf(
+				"try %d, %s: exit 0 with an answer that differs from the intact store's:\n%s",
+				try,
+				what,
+				res.stdout,
+			)
 		}
 		outcomes[fmt.Sprintf("%s exit %d", args[0], res.code)]++
 		os.RemoveAll(store)
@@ -95,13 +108,21 @@ func TestByteFlipsNeverPanic(t *testing.T) {
 		t.Fatal("no digest found in the table files to change")
 	}
 	if r := ump(t, store, "show", hash); r.code != 3 || !strings.Contains(r.stderr, "store is damaged") {
-		t.Errorf("show on a table with one digest's hex digit changed: exit %d; want 3 naming the damage\n%s", r.code, r.stderr)
+		t.Errorf(
+			"show on a table with one digest's hex digit changed: exit %d; want 3 naming the damage\n%s",
+			r.code,
+			r.stderr,
+		)
 	}
 }
 
 var (
 	kills    = flag.Int("kills", 24, "TestKillAtRandomMomentsResumes: how many times to SIGKILL ump run")
-	killSeed = flag.Uint64("kill-seed", 0, "TestKillAtRandomMomentsResumes: the seed of its kill moments (0: a new one from the clock)")
+	killSeed = flag.Uint64(
+		"kill-seed",
+		0,
+		"TestKillAtRandomMomentsResumes: the seed of its kill moments (0: a new one from the clock)",
+	)
 )
 
 // killManifest writes its event log fast: every round evaluated, three
@@ -197,7 +218,12 @@ var fills = flag.Int("fills", 6, "TestDiskFilledMidRun: how many runs to fill th
 
 // fillManifest commits an event every 20 rounds (about 0.2 s): a disk
 // filled in between is full when the run next writes, and when it closes.
-var fillManifest = strings.Replace(longManifest, "evaluate: {every: 3}\ncheckpoint: {every: 10}", "evaluate: {every: 20}\ncheckpoint: {every: 60}", 1)
+var fillManifest = strings.Replace(
+	longManifest,
+	"evaluate: {every: 3}\ncheckpoint: {every: 10}",
+	"evaluate: {every: 20}\ncheckpoint: {every: 60}",
+	1,
+)
 
 // TestDiskFilledMidRun runs a sweep on a small tmpfs (where this test may
 // mount one) and, at a random moment, fills the disk from this process, as
@@ -241,7 +267,13 @@ func TestDiskFilledMidRun(t *testing.T) {
 		case code == 3 && strings.Contains(errb.String(), "free space"):
 			stopped++
 		default:
-			t.Errorf("trial %d: the run on a disk filled under it: exit %d (%v)\n%s", trial, code, err, lastLines(errb.String(), 15))
+			t.Errorf(
+				"trial %d: the run on a disk filled under it: exit %d (%v)\n%s",
+				trial,
+				code,
+				err,
+				lastLines(errb.String(), 15),
+			)
 		}
 		os.Remove(filler)
 		if code == 3 { // its hint, pasted as printed, once space is free

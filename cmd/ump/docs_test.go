@@ -91,7 +91,8 @@ func TestEveryCommandAndFlagIsDocumented(t *testing.T) {
 		name := "ump " + strings.Join(path, " ")
 		text := ""
 		for head, body := range sections {
-			if strings.HasPrefix(head, "## ") && regexp.MustCompile("`"+regexp.QuoteMeta(name)+`[ |\x60]`).MatchString(head) {
+			if strings.HasPrefix(head, "## ") &&
+				regexp.MustCompile("`"+regexp.QuoteMeta(name)+`[ |\x60]`).MatchString(head) {
 				text += body
 			}
 		}
@@ -192,7 +193,12 @@ func TestREADMECommandsRunAsShown(t *testing.T) {
 		}
 		for _, line := range strings.Split(s.shown, "\n") {
 			if figures.MatchString(line) && !strings.Contains(out.String(), line+"\n") {
-				t.Errorf("README: `%s` did not print the figures the README shows:\n%s\nit printed:\n%s", s.command, line, out.String())
+				t.Errorf(
+					"README: `%s` did not print the figures the README shows:\n%s\nit printed:\n%s",
+					s.command,
+					line,
+					out.String(),
+				)
 			}
 		}
 	}
@@ -217,7 +223,12 @@ func TestNothingTrackedPointsOutsideTheRepository(t *testing.T) {
 		}
 		if i := strings.Index(string(data), outside); i >= 0 {
 			line := strings.Count(string(data[:i]), "\n") + 1
-			t.Errorf("%s:%d names %s, which a clone does not have; say it in the repository's own docs", name, line, outside)
+			t.Errorf(
+				"%s:%d names %s, which a clone does not have; say it in the repository's own docs",
+				name,
+				line,
+				outside,
+			)
 		}
 	}
 }

@@ -54,9 +54,19 @@ func TestEveryCommandExitsByClass(t *testing.T) {
 	}
 
 	// Bad input: an unknown hash, a flag or argument a command does not take.
-	add(good, nil, 2, append(readers("0000000"), []string{"gc", "now"}, []string{"run", m, "--jobs", "0"},
-		[]string{"table", hash, "--value", "no_such_column"}, []string{"plot", hash, "--y", "no_such_column", "--out", plots},
-		[]string{"export", "--manifest", hash, "--table", "nope", "--out", "-"})...)
+	add(good, nil, 2, append(
+		readers("0000000"),
+		[]string{"gc", "now"},
+		[]string{"run", m, "--jobs", "0"},
+		[]string{
+			"table",
+			hash,
+			"--value",
+			"no_such_column",
+		},
+		[]string{"plot", hash, "--y", "no_such_column", "--out", plots},
+		[]string{"export", "--manifest", hash, "--table", "nope", "--out", "-"},
+	)...)
 	add(good, env, 2, []string{"push", "0000000"}, []string{"pull", "0000000"})
 	// A store path that names a file.
 	file := writeFile(t, "a-file", "")
@@ -99,7 +109,13 @@ func TestEveryCommandExitsByClass(t *testing.T) {
 	add(busy, nil, 3, []string{"run", m}, []string{"gc"})
 
 	// An S3 server that does not answer.
-	down := []string{"UMP_S3_ENDPOINT=127.0.0.1:1", "AWS_ACCESS_KEY_ID=a", "AWS_SECRET_ACCESS_KEY=b", "UMP_ARTIFACTS=s3://team/ump", "UMP_S3_TIMEOUT=1s"}
+	down := []string{
+		"UMP_S3_ENDPOINT=127.0.0.1:1",
+		"AWS_ACCESS_KEY_ID=a",
+		"AWS_SECRET_ACCESS_KEY=b",
+		"UMP_ARTIFACTS=s3://team/ump",
+		"UMP_S3_TIMEOUT=1s",
+	}
 	add(good, down, 3, []string{"push", hash}, []string{"pull", hash},
 		[]string{"status", "--remote", hash}, []string{"table", hash})
 
@@ -109,7 +125,14 @@ func TestEveryCommandExitsByClass(t *testing.T) {
 			args = append([]string{"--s3-insecure"}, args...)
 		}
 		if r := umpEnv(t, c.env, c.store, args...); r.code != c.code || strings.Contains(r.stderr, "internal error") {
-			t.Errorf("%s on the %s store: exit %d; want %d\n%s", strings.Join(c.args, " "), filepath.Base(filepath.Dir(c.store)), r.code, c.code, r.stderr)
+			t.Errorf(
+				"%s on the %s store: exit %d; want %d\n%s",
+				strings.Join(c.args, " "),
+				filepath.Base(filepath.Dir(c.store)),
+				r.code,
+				c.code,
+				r.stderr,
+			)
 		}
 	}
 
@@ -132,7 +155,8 @@ func TestEveryCommandExitsByClass(t *testing.T) {
 	if err := s3.PutNamed(context.Background(), name, data); err != nil {
 		t.Fatal(err)
 	}
-	if r := umpEnv(t, env, good, "--s3-insecure", "push", hash); r.code != 4 || !strings.Contains(r.stderr, "nondeterministic") {
+	if r := umpEnv(t, env, good, "--s3-insecure", "push", hash); r.code != 4 ||
+		!strings.Contains(r.stderr, "nondeterministic") {
 		t.Errorf("push against a commit with other outputs: exit %d; want 4\n%s", r.code, r.stderr)
 	}
 
@@ -142,12 +166,18 @@ func TestEveryCommandExitsByClass(t *testing.T) {
 	if err := s3.PutNamed(context.Background(), name, data); err != nil {
 		t.Fatal(err)
 	}
-	if r := umpEnv(t, env, good, "--s3-insecure", "status", "--remote", hash); r.code != 3 || len(r.stdout+r.stderr) > 1000 {
-		t.Errorf("status --remote of a commit with a 1 MiB status: exit %d, %d bytes of output; want 3 and one short line", r.code, len(r.stdout+r.stderr))
+	if r := umpEnv(t, env, good, "--s3-insecure", "status", "--remote", hash); r.code != 3 ||
+		len(r.stdout+r.stderr) > 1000 {
+		t.Errorf(
+			"status --remote of a commit with a 1 MiB status: exit %d, %d bytes of output; want 3 and one short line",
+			r.code,
+			len(r.stdout+r.stderr),
+		)
 	}
 
 	// A manifest the bucket has no registration of: an unknown hash, bad input.
-	if r := umpEnv(t, env, good, "--s3-insecure", "status", "--remote", strings.Repeat("0", 64)); r.code != 2 || !strings.Contains(r.stderr, "has no registration") {
+	if r := umpEnv(t, env, good, "--s3-insecure", "status", "--remote", strings.Repeat("0", 64)); r.code != 2 ||
+		!strings.Contains(r.stderr, "has no registration") {
 		t.Errorf("status --remote of a manifest never pushed: exit %d; want 2\n%s", r.code, r.stderr)
 	}
 }

@@ -36,27 +36,50 @@ func TestExportsReadByIndependentReaders(t *testing.T) {
 		t.Skipf("npm readers are not in %s (.ci/run installs them)", modules)
 	}
 	store := t.TempDir()
-	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 12").Replace(longManifest))
+	m := writeFile(
+		t,
+		"m.yaml",
+		strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 12").Replace(longManifest),
+	)
 	hash := hashOf(t, ump(t, store, "run", m))
-	m2 := writeFile(t, "m2.yaml", strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 12", "{name: gt-dsum}", "{name: local-sgd-m, beta: 0.9}").Replace(longManifest))
+	m2 := writeFile(
+		t,
+		"m2.yaml",
+		strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 12", "{name: gt-dsum}", "{name: "+
+			"local-sgd-m, beta: 0.9}").
+			Replace(longManifest),
+	)
 	hash2 := hashOf(t, ump(t, store, "run", m2))
-	csvRows, err := csv.NewReader(strings.NewReader(ump(t, store, "export", "--manifest", hash, "--manifest", hash2[:12], "--out", "-").stdout)).ReadAll()
+	csvRows, err := csv.NewReader(strings.NewReader(ump(t, store, "export", "--manifest", hash, "--manifest",
+		hash2[:12], "--out", "-").stdout)).
+		ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
 	col := func(name string) int { return slices.Index(csvRows[0], name) }
 	first, last := csvRows[1], csvRows[len(csvRows)-1]
-	if col("lambda") >= 0 || first[col("lambda_")] != "0.8" || last[col("lambda_")] != "" || last[col("nesterov")] != "false" ||
-		first[col("nesterov")] != "" || first[col("cell")] != "1" || last[col("cell")] != "2" || last[col("manifest")] != hash2 ||
-		first[col("batch_size")] != "" || first[col("objective_gap")] == "" {
-		t.Errorf("CSV export: want lambda_ 0.8 then empty, nesterov empty then false, cells 1 and 2, batch_size empty; first row %v, last %v", first, last)
+	if col("lambda") >= 0 || first[col("lambda_")] != "0.8" || last[col("lambda_")] != "" ||
+		last[col("nesterov")] != "false" ||
+		first[col("nesterov")] != "" ||
+		first[col("cell")] != "1" ||
+		last[col("cell")] != "2" ||
+		last[col("manifest")] != hash2 ||
+		first[col("batch_size")] != "" ||
+		first[col("objective_gap")] == "" {
+		t.Errorf(
+			"CSV export: want lambda_ 0.8 then empty, nesterov empty then false, cells 1 and 2, batch_size empty; "+
+				"first row %v, last %v",
+			first,
+			last,
+		)
 	}
 	if !slices.Equal(csvRows[0][:len(report.ParamColumns())], report.ParamColumns()) {
 		t.Fatalf("CSV columns %v do not start with the cell parameter columns %v", csvRows[0], report.ParamColumns())
 	}
 	for _, format := range []string{"arrow", "parquet"} {
 		out := filepath.Join(t.TempDir(), "rounds."+format)
-		if r := ump(t, store, "export", "--manifest", hash, "--manifest", hash2, "--format", format, "--out", out); r.code != 0 {
+		if r := ump(t, store, "export", "--manifest", hash, "--manifest", hash2, "--format", format, "--out",
+			out); r.code != 0 {
 			t.Fatalf("export %s: %s", format, r.stderr)
 		}
 		cmd := exec.Command("node", "../../artifacts/testdata/read_table.js", format, out)
@@ -76,11 +99,20 @@ func TestExportsReadByIndependentReaders(t *testing.T) {
 		if err := json.Unmarshal(data, &got); err != nil {
 			t.Fatal(err)
 		}
-		if md := got.Metadata; md["ump.manifests"] != hash+","+hash2 || !strings.Contains(md["ump.engines"], "go-cpu-float32") || md["ump.version"] == "" {
+		if md := got.Metadata; md["ump.manifests"] != hash+","+hash2 ||
+			!strings.Contains(md["ump.engines"], "go-cpu-float32") ||
+			md["ump.version"] == "" {
 			t.Errorf("%s: schema metadata %v; want the two manifests, the engine and the ump build", format, md)
 		}
 		if got.Rows != len(csvRows)-1 || len(got.Columns) != len(csvRows[0]) {
-			t.Fatalf("%s: %d rows x %d columns, CSV has %d x %d", format, got.Rows, len(got.Columns), len(csvRows)-1, len(csvRows[0]))
+			t.Fatalf(
+				"%s: %d rows x %d columns, CSV has %d x %d",
+				format,
+				got.Rows,
+				len(got.Columns),
+				len(csvRows)-1,
+				len(csvRows[0]),
+			)
 		}
 		for i, c := range got.Columns {
 			if c.Name != csvRows[0][i] {
@@ -122,7 +154,10 @@ func TestNotebookReproducesTable(t *testing.T) {
 		}
 	}
 	if python == "" {
-		t.Skip("needs python3 with nbconvert, ipykernel, pandas and matplotlib (Debian python3-nbconvert python3-ipykernel python3-pandas python3-matplotlib; .ci/run installs them)")
+		t.Skip(
+			"needs python3 with nbconvert, ipykernel, pandas and matplotlib (Debian python3-nbconvert " +
+				"python3-ipykernel python3-pandas python3-matplotlib; .ci/run installs them)",
+		)
 	}
 	store := t.TempDir()
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", tableManifest)))
@@ -146,7 +181,14 @@ func TestNotebookReproducesTable(t *testing.T) {
 	}
 	var a, b []string
 	for _, r := range ours {
-		a = append(a, key(r[slices.Index(header, "objective_gap_mean")], r[slices.Index(header, "objective_gap_std")], r[slices.Index(header, "selected_lr")]))
+		a = append(
+			a,
+			key(
+				r[slices.Index(header, "objective_gap_mean")],
+				r[slices.Index(header, "objective_gap_std")],
+				r[slices.Index(header, "selected_lr")],
+			),
+		)
 	}
 	for _, r := range theirs {
 		b = append(b, key(r[3], r[4], r[2]))
@@ -163,10 +205,16 @@ func TestNotebookReproducesTable(t *testing.T) {
 	}
 	// Settings of algorithms with different parameters: each curve's
 	// label names only those its algorithm takes.
-	mixed := strings.Replace(tableManifest, "algorithm: [{name: d-sum}, {name: d-sum, alpha: 0}]", "algorithm: [{name: d-sum}, {name: qg-dsgdm}]", 1)
+	mixed := strings.Replace(
+		tableManifest,
+		"algorithm: [{name: d-sum}, {name: d-sum, alpha: 0}]",
+		"algorithm: [{name: d-sum}, {name: qg-dsgdm}]",
+		1,
+	)
 	hash = hashOf(t, ump(t, store, "run", writeFile(t, "mixed.yaml", mixed)))
 	executed, _ := os.ReadFile(filepath.Join(executeNotebook(t, python, store, hash), "executed.ipynb"))
-	if curves := regexp.MustCompile(`curve: [^"\\]*`).FindAllString(string(executed), -1); len(curves) != 4 || strings.Contains(strings.Join(curves, "\n"), "nan") {
+	if curves := regexp.MustCompile(`curve: [^"\\]*`).FindAllString(string(executed), -1); len(curves) != 4 ||
+		strings.Contains(strings.Join(curves, "\n"), "nan") {
 		t.Errorf("the notebook's curve labels: %q; want 4, none naming an absent parameter (nan)", curves)
 	}
 }
@@ -178,7 +226,8 @@ func executeNotebook(t *testing.T, python, store, hash string) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, table := range []string{"final", "rounds"} {
-		if r := ump(t, store, "export", "--manifest", hash, "--table", table, "--out", filepath.Join(dir, table+".csv")); r.code != 0 {
+		if r := ump(t, store, "export", "--manifest", hash, "--table", table, "--out", filepath.Join(dir, table+
+			".csv")); r.code != 0 {
 			t.Fatalf("export %s: %s", table, r.stderr)
 		}
 	}
@@ -187,7 +236,17 @@ func executeNotebook(t *testing.T, python, store, hash string) string {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(dir, "notebook.ipynb"), nb, 0o644)
-	cmd := exec.Command(python, "-m", "nbconvert", "--to", "notebook", "--execute", "--output", "executed.ipynb", "notebook.ipynb")
+	cmd := exec.Command(
+		python,
+		"-m",
+		"nbconvert",
+		"--to",
+		"notebook",
+		"--execute",
+		"--output",
+		"executed.ipynb",
+		"notebook.ipynb",
+	)
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("executing the notebook: %v\n%s", err, out)
@@ -204,7 +263,8 @@ func TestExportFormatFollowsTheFileName(t *testing.T) {
 	store, dir := t.TempDir(), t.TempDir()
 	m := writeFile(t, "m.yaml", strings.Replace(longManifest, "dim: 30000", "dim: 30", 1))
 	hash := hashOf(t, ump(t, store, "run", m))
-	for name, magic := range map[string]string{"oops.parquet": "PAR1", "t.arrow": "ARROW1", "t.csv": "manifest,", "t.txt": "manifest,", "T.PARQUET": "PAR1"} {
+	for name, magic := range map[string]string{"oops.parquet": "PAR1", "t.arrow": "ARROW1", "t.csv": "manifest,",
+		"t.txt": "manifest,", "T.PARQUET": "PAR1"} {
 		out := filepath.Join(dir, name)
 		if r := ump(t, store, "export", "--manifest", hash, "--table", "final", "--out", out); r.code != 0 {
 			t.Fatalf("export --out %s: exit %d\n%s", name, r.code, r.stderr)
@@ -216,11 +276,20 @@ func TestExportFormatFollowsTheFileName(t *testing.T) {
 	out := filepath.Join(dir, "mismatch.parquet")
 	r := ump(t, store, "export", "--manifest", hash, "--format", "csv", "--out", out)
 	if _, err := os.Stat(out); r.code != 2 || !strings.Contains(r.stderr, "--format csv with --out") || err == nil {
-		t.Errorf("--format csv --out mismatch.parquet: exit %d, %q, file written: %v; want exit 2 naming both, nothing written", r.code, r.stderr, err == nil)
+		t.Errorf(
+			"--format csv --out mismatch.parquet: exit %d, %q, file written: %v; want exit 2 naming both, nothing "+
+				"written",
+			r.code,
+			r.stderr,
+			err == nil,
+		)
 	}
 	missing := filepath.Join(dir, "nodir", "final.parquet")
 	if r := ump(t, store, "export", "--manifest", hash, "--table", "final", "--out", missing); r.code != 2 ||
-		!strings.Contains(r.stderr, "the directory "+filepath.Dir(missing)+" does not exist") || strings.Contains(r.stderr, ".tmp") {
+		!strings.Contains(
+			r.stderr,
+			"the directory "+filepath.Dir(missing)+" does not exist",
+		) || strings.Contains(r.stderr, ".tmp") {
 		t.Errorf("export into a missing directory: exit %d, %q; want exit 2 naming the directory", r.code, r.stderr)
 	}
 }
@@ -261,7 +330,8 @@ func TestOutNeverWritesThroughALink(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []struct{ out, kind string }{{linked, "a symbolic link"}, {dir, "a directory"}, {fifo, "a FIFO"}} {
+	for _, bad := range []struct{ out, kind string }{{linked, "a symbolic link"}, {dir, "a directory"}, {fifo, "a " +
+		"FIFO"}} {
 		r := ump(t, store, "export", "--manifest", hash, "--table", "final", "--out", bad.out)
 		if r.code != 2 || !strings.Contains(r.stderr, bad.out+" is "+bad.kind+", which ump does not replace") {
 			t.Errorf("export --out %s: exit %d, %q; want exit 2, refused as %s", bad.out, r.code, r.stderr, bad.kind)
@@ -271,7 +341,8 @@ func TestOutNeverWritesThroughALink(t *testing.T) {
 	plots := filepath.Join(dir, "plots")
 	os.MkdirAll(plots, 0o755)
 	os.Symlink(victim, filepath.Join(plots, "curves.png"))
-	if r := ump(t, store, "plot", hash, "--out", plots); r.code != 2 || !strings.Contains(r.stderr, "curves.png is a symbolic link") {
+	if r := ump(t, store, "plot", hash, "--out", plots); r.code != 2 ||
+		!strings.Contains(r.stderr, "curves.png is a symbolic link") {
 		t.Errorf("plot --out a directory holding a planted curves.png link: exit %d, %q; want exit 2", r.code, r.stderr)
 	}
 	kept("plot --out a directory holding a planted link")

@@ -12,7 +12,11 @@ import (
 func TestGCRemovesOnlyUnreferencedBlobs(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
-	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 20").Replace(longManifest))
+	m := writeFile(
+		t,
+		"m.yaml",
+		strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 20").Replace(longManifest),
+	)
 	hash := hashOf(t, ump(t, store, "run", m))
 	before := exportCSV(t, store, hash, "rounds")
 
@@ -87,12 +91,22 @@ func TestGCReclaimsWhatOnlyForgottenManifestsUse(t *testing.T) {
 		t.Fatalf("gc after forgetting a manifest removed nothing: %d %q", gc.code, gc.stdout)
 	}
 	if r := ump(t, store, "table", same); r.code != 0 || r.stdout != table {
-		t.Errorf("the table of a manifest sharing the forgotten one's cells changed after gc: exit %d\n%s\nwas\n%s", r.code, r.stdout, table)
+		t.Errorf(
+			"the table of a manifest sharing the forgotten one's cells changed after gc: exit %d\n%s\nwas\n%s",
+			r.code,
+			r.stdout,
+			table,
+		)
 	}
 	if r := ump(t, store, "verify", same); r.code != 0 {
 		t.Errorf("verify of the manifest sharing the forgotten one's cells after gc: exit %d\n%s", r.code, r.stdout)
 	}
-	if r := ump(t, store, "run", other); r.code != 0 || strings.Contains(r.stderr, "fully cached)") && !strings.Contains(r.stderr, "(0 fully cached)") {
-		t.Errorf("the forgotten manifest's cells, run again after gc, were not recomputed: exit %d\n%s", r.code, r.stderr)
+	if r := ump(t, store, "run", other); r.code != 0 ||
+		strings.Contains(r.stderr, "fully cached)") && !strings.Contains(r.stderr, "(0 fully cached)") {
+		t.Errorf(
+			"the forgotten manifest's cells, run again after gc, were not recomputed: exit %d\n%s",
+			r.code,
+			r.stderr,
+		)
 	}
 }

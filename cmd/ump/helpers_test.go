@@ -152,8 +152,12 @@ func startS3(t *testing.T) (s3test.Server, []string, *artifacts.S3) {
 	t.Helper()
 	srv := s3test.Start(t)[0]
 	srv.MakeBucket(t, "team")
-	env := []string{"UMP_S3_ENDPOINT=" + srv.Endpoint, "AWS_ACCESS_KEY_ID=" + srv.Access, "AWS_SECRET_ACCESS_KEY=" + srv.Secret,
-		"UMP_ARTIFACTS=s3://team/ump"}
+	env := []string{
+		"UMP_S3_ENDPOINT=" + srv.Endpoint,
+		"AWS_ACCESS_KEY_ID=" + srv.Access,
+		"AWS_SECRET_ACCESS_KEY=" + srv.Secret,
+		"UMP_ARTIFACTS=s3://team/ump",
+	}
 	s3, err := artifacts.OpenS3(context.Background(), artifacts.S3Config{URL: "s3://team/ump", Endpoint: srv.Endpoint,
 		AccessKey: srv.Access, SecretKey: srv.Secret, Insecure: true})
 	if err != nil {

@@ -102,7 +102,14 @@ func hintsOfARelativeStore(t *testing.T) {
 		}
 		table := hint(t, run.stdout, tableHint)
 		if r := printed(t, elsewhere, table); r.code != 0 || !strings.HasPrefix(r.stdout, "| ") {
-			t.Errorf("ump %srun's hint %s, pasted in another directory: exit %d\n%s%s", flags, table, r.code, r.stdout, r.stderr)
+			t.Errorf(
+				"ump %srun's hint %s, pasted in another directory: exit %d\n%s%s",
+				flags,
+				table,
+				r.code,
+				r.stdout,
+				r.stderr,
+			)
 		}
 	}
 }
@@ -157,14 +164,16 @@ func hintsOfRunAndForget(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGINT)
 	cmd.Wait()
-	if !regexp.MustCompile(`interrupted in cells 1 \(seed=1\), stage \w+; 2 \(seed=2\), stage \w+`).MatchString(stderr.String()) {
+	if !regexp.MustCompile(`interrupted in cells 1 \(seed=1\), stage \w+; 2 \(seed=2\), stage \w+`).
+		MatchString(stderr.String()) {
 		t.Errorf("the interrupt of run -j 2 does not name both cells in flight:\n%s", stderr.String())
 	}
 	rerun := hint(t, stderr.String(), resumeHint)
 	if !strings.Contains(rerun, " -j 2 ") {
 		t.Errorf("the resume hint drops -j 2: %s", rerun)
 	}
-	if r := printed(t, dir, rerun); r.code != 0 || !strings.Contains(r.stderr, "resuming from the checkpoint after round") {
+	if r := printed(t, dir, rerun); r.code != 0 ||
+		!strings.Contains(r.stderr, "resuming from the checkpoint after round") {
 		t.Errorf("%s: exit %d, did not resume\n%s", rerun, r.code, r.stderr)
 	}
 }
@@ -173,8 +182,18 @@ func hintsOfRunAndForget(t *testing.T) {
 // prints.
 func hintsOfShow(t *testing.T) {
 	store, dir := t.TempDir(), t.TempDir()
-	m := writeFile(t, "wide.yaml", strings.NewReplacer("workers: 10", "workers: 41", "rounds: 30", "rounds: 50",
-		"kind: mesh-to-ring", "kind: time-varying-ring", "alpha: 0.1", "alpha: 100", "DATASET", "synthetic").Replace(inspectManifest))
+	m := writeFile(t, "wide.yaml", strings.NewReplacer(
+		"workers: 10",
+		"workers: 41",
+		"rounds: 30",
+		"rounds: 50",
+		"kind: mesh-to-ring",
+		"kind: time-varying-ring",
+		"alpha: 0.1",
+		"alpha: 100",
+		"DATASET",
+		"synthetic",
+	).Replace(inspectManifest))
 	r := ump(t, store, "run", "--until", "topology", m)
 	if r.code != 0 {
 		t.Fatalf("run --until topology: exit %d\n%s", r.code, r.stderr)
@@ -187,7 +206,8 @@ func hintsOfShow(t *testing.T) {
 		export := hint(t, show.stdout, re)
 		if r := printed(t, dir, export); r.code != 0 {
 			t.Errorf("%s: exit %d\n%s", export, r.code, r.stderr)
-		} else if rows, err := os.ReadFile(filepath.Join(dir, table+".csv")); err != nil || bytes.Count(rows, []byte("\n")) <= report.ShowLimit+1 {
+		} else if rows, err := os.ReadFile(filepath.Join(dir, table+".csv")); err != nil || bytes.Count(rows, []byte(
+			"\n")) <= report.ShowLimit+1 {
 			t.Errorf("%s wrote no %s table longer than show prints: %v", export, table, err)
 		}
 	}
@@ -200,7 +220,12 @@ func hintsOfShow(t *testing.T) {
 func hintsInErrors(t *testing.T) {
 	store, data, dir := t.TempDir(), t.TempDir(), t.TempDir()
 	inErr := regexp.MustCompile("`([^`]*)`")
-	notFetched := writeFile(t, "cifar.yaml", "version: 1\nname: c\ntask: {dataset: cifar10, model: lenet}\nworkers: 2\nrounds: 1\nlr: 0.1\nalgorithm: {name: d-sum}\n")
+	notFetched := writeFile(
+		t,
+		"cifar.yaml",
+		"version: 1\nname: c\ntask: {dataset: cifar10, model: lenet}\nworkers: 2\nrounds: 1\nlr: 0.1\nalgorithm: "+
+			"{name: d-sum}\n",
+	)
 	r := ump(t, store, "--data-dir", data, "run", notFetched)
 	fetch := hint(t, r.stderr, regexp.MustCompile("`([^`]* data fetch cifar10)`"))
 	// No network reaches the archive here: the fetch fails, naming where
@@ -249,16 +274,38 @@ func hintsOfSubmitAndPull(t *testing.T) {
 	fleetEnv := append(slices.Clone(env), "UMP_KEY="+fleetKey)
 	store, dir := t.TempDir(), t.TempDir()
 	m := writeFile(t, "m.yaml", smallManifest)
-	submit := umpEnv(t, fleetEnv, store, "--s3-insecure", "submit", "--slurm", "--out", filepath.Join(dir, "job.sbatch"), m)
+	submit := umpEnv(
+		t,
+		fleetEnv,
+		store,
+		"--s3-insecure",
+		"submit",
+		"--slurm",
+		"--out",
+		filepath.Join(dir, "job.sbatch"),
+		m,
+	)
 	status := hint(t, submit.stdout, regexp.MustCompile("`([^`]* status --remote [0-9a-f]+)` follows them"))
-	if r := printed(t, dir, status, env...); r.code != 0 || !strings.Contains(r.stdout, "2 cells on s3://team/ump/ at 127.0.0.1:") ||
+	if r := printed(t, dir, status, env...); r.code != 0 ||
+		!strings.Contains(r.stdout, "2 cells on s3://team/ump/ at 127.0.0.1:") ||
 		!strings.Contains(r.stdout, "no machine has started a cell yet") {
 		t.Errorf("%s: exit %d\n%s%s", status, r.code, r.stdout, r.stderr)
 	}
 	if r := umpEnv(t, fleetEnv, store, "--s3-insecure", "run", m); r.code != 0 {
 		t.Fatalf("run committing to S3: exit %d\n%s", r.code, r.stderr)
 	}
-	again := umpEnv(t, fleetEnv, store, "--s3-insecure", "submit", "--slurm", "--only-missing", "--out", filepath.Join(dir, "job.sbatch"), m)
+	again := umpEnv(
+		t,
+		fleetEnv,
+		store,
+		"--s3-insecure",
+		"submit",
+		"--slurm",
+		"--only-missing",
+		"--out",
+		filepath.Join(dir, "job.sbatch"),
+		m,
+	)
 	pull := hint(t, again.stdout, regexp.MustCompile("`([^`]* pull [0-9a-f]+)` brings them home"))
 	if r := printed(t, dir, pull, env...); r.code != 0 {
 		t.Errorf("%s: exit %d\n%s", pull, r.code, r.stderr)
@@ -283,15 +330,28 @@ func hintsOfSubmitAndPull(t *testing.T) {
 func hintsOfOtherInputs(t *testing.T) {
 	store, dir := t.TempDir(), t.TempDir()
 	a, b := tinyMNIST(t, 1), tinyMNIST(t, 2)
-	small := []string{"quickstart", "workers=2", "rounds=1", "local_steps=1", "batch_size=4", "partition.alpha=100", "partition.min_size=1",
-		"sweep.algorithm=[{name: d-sum}]"}
+	small := []string{
+		"quickstart",
+		"workers=2",
+		"rounds=1",
+		"local_steps=1",
+		"batch_size=4",
+		"partition.alpha=100",
+		"partition.min_size=1",
+		"sweep.algorithm=[{name: d-sum}]",
+	}
 	if r := ump(t, store, append([]string{"--data-dir", a, "run"}, small...)...); r.code != 0 {
 		t.Fatalf("run on the first files: exit %d\n%s", r.code, r.stderr)
 	}
-	if r := ump(t, store, append([]string{"--data-dir", b, "run", "--other-engine", "recompute", "--until", "partition"}, small...)...); r.code != 0 {
+	if r := ump(t, store, append([]string{"--data-dir", b, "run", "--other-engine", "recompute", "--until",
+		"partition"}, small...)...); r.code != 0 {
 		t.Fatalf("run on the second files: exit %d\n%s", r.code, r.stderr)
 	}
-	use := hint(t, ump(t, store, "--data-dir", b, "status").stdout, regexp.MustCompile("`([^`]* run --other-engine use quickstart [^`]*)` brings them back"))
+	use := hint(
+		t,
+		ump(t, store, "--data-dir", b, "status").stdout,
+		regexp.MustCompile("`([^`]* run --other-engine use quickstart [^`]*)` brings them back"),
+	)
 	if r := printed(t, dir, use); r.code != 0 || !strings.Contains(r.stderr, "(1 fully cached)") {
 		t.Errorf("%s: exit %d, did not keep the recorded cell\n%s", use, r.code, r.stderr)
 	}
@@ -353,7 +413,8 @@ func TestHintsNameUmpAsItWasRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for arg0, want := range map[string]string{"ump": "ump", "./bin/ump-gpu": filepath.Join(wd, "bin", "ump-gpu"), "/opt/my tools/ump": "'/opt/my tools/ump'", "": "ump"} {
+	for arg0, want := range map[string]string{"ump": "ump", "./bin/ump-gpu": filepath.Join(wd, "bin", "ump-gpu"),
+		"/opt/my tools/ump": "'/opt/my tools/ump'", "": "ump"} {
 		if got := program(arg0); got != want {
 			t.Errorf("run as %q: hints name %s; want %s", arg0, got, want)
 		}

@@ -51,7 +51,8 @@ func TestReadersNeverWrite(t *testing.T) {
 	store := t.TempDir()
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest)))
 	before := tree(t, store)
-	for _, args := range [][]string{{"status"}, {"show", hash}, {"table", hash}, {"export", "--manifest", hash, "--table", "rounds", "--out", "-"},
+	for _, args := range [][]string{{"status"}, {"show", hash}, {"table", hash}, {"export", "--manifest", hash,
+		"--table", "rounds", "--out", "-"},
 		{"verify", hash}, {"plot", "--out", t.TempDir(), hash}} {
 		if r := ump(t, store, args...); r.code != 0 {
 			t.Fatalf("%v: exit %d %s", args, r.code, r.stderr)
@@ -115,7 +116,14 @@ func TestDamagedLogIsRefusedNotEmptied(t *testing.T) {
 			}
 			if r.code != 3 || !strings.Contains(r.stderr, "store is damaged") || !strings.Contains(r.stderr, d.want) ||
 				!strings.Contains(r.stderr, "To recover") {
-				t.Errorf("%s: %v: exit %d %q; want 3 naming %q and the recovery", d.name, args, r.code, r.stderr, d.want)
+				t.Errorf(
+					"%s: %v: exit %d %q; want 3 naming %q and the recovery",
+					d.name,
+					args,
+					r.code,
+					r.stderr,
+					d.want,
+				)
 			}
 		}
 		if after := tree(t, store); after != damaged {
@@ -153,7 +161,8 @@ func TestCrashLeftoversAreSetAside(t *testing.T) {
 	before := tree(t, store)
 	for _, args := range [][]string{{"status"}, {"table", hash}} {
 		r := ump(t, store, args...)
-		if r.code != 0 || !strings.Contains(r.stdout+r.stderr, "table files its MANIFEST does not list") { // status says it on stdout
+		if r.code != 0 ||
+			!strings.Contains(r.stdout+r.stderr, "table files its MANIFEST does not list") { // status says it on stdout
 			t.Errorf("%v beside leftovers: exit %d %q", args, r.code, r.stderr)
 		}
 	}
@@ -164,7 +173,8 @@ func TestCrashLeftoversAreSetAside(t *testing.T) {
 		t.Errorf("readers changed the store:\nbefore\n%s\nafter\n%s", before, after)
 	}
 	r := ump(t, store, "run", m)
-	if r.code != 0 || !strings.Contains(r.stderr, "moved 2 table files its MANIFEST does not list (000098.sst, 000099.sst)") ||
+	if r.code != 0 ||
+		!strings.Contains(r.stderr, "moved 2 table files its MANIFEST does not list (000098.sst, 000099.sst)") ||
 		!strings.Contains(r.stderr, "(2 fully cached)") {
 		t.Fatalf("run beside leftovers: exit %d %q", r.code, r.stderr)
 	}
@@ -263,15 +273,18 @@ func TestVerifyReadsBackBlobs(t *testing.T) {
 	os.Remove(blobs[0])
 	os.WriteFile(blobs[1], []byte("flipped"), 0o644)
 	v := ump(t, store, "verify", hash)
-	if v.code != 1 || !strings.Contains(v.stdout, "2 missing or corrupt") || !strings.Contains(v.stdout, "artifact not found") ||
-		!strings.Contains(v.stdout, "artifact corrupt") || !strings.Contains(v.stdout, "verify --repair") {
+	if v.code != 1 || !strings.Contains(v.stdout, "2 missing or corrupt") ||
+		!strings.Contains(v.stdout, "artifact not found") ||
+		!strings.Contains(v.stdout, "artifact corrupt") ||
+		!strings.Contains(v.stdout, "verify --repair") {
 		t.Errorf("verify with a missing and a corrupt blob: exit %d\n%s%s", v.code, v.stdout, v.stderr)
 	}
 	r := ump(t, store, "verify", "--repair", hash)
 	if r.code != 0 || strings.Count(r.stdout, "repaired from the recomputation") != 2 {
 		t.Errorf("verify --repair: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if again := ump(t, store, "verify", hash); again.code != 0 || !strings.Contains(again.stdout, "0 missing or corrupt") {
+	if again := ump(t, store, "verify", hash); again.code != 0 ||
+		!strings.Contains(again.stdout, "0 missing or corrupt") {
 		t.Errorf("verify after the repair: exit %d\n%s", again.code, again.stdout)
 	}
 }
@@ -294,21 +307,42 @@ func TestImpossibleInputsAreRefused(t *testing.T) {
 		{"a file over 1 MiB", writeFile(t, "big.yaml", strings.Repeat("#\n", 1<<19+1)), "more than 1048576 bytes"},
 		{"a 10^7-cell sweep", writeFile(t, "huge.yaml", strings.Replace(smallManifest, "seed: [1, 2]",
 			"seed: "+axis(1000)+"\n  local_steps: "+axis(100)+"\n  workers: "+axis(100), 1)), "more than 20000 cells"},
-		{"dim 1e12", writeFile(t, "dim.yaml", strings.Replace(smallManifest, "dim: 30", "dim: 1000000000000", 1)), `field "task.quadratic.dim" is too large`},
-		{"10^11 synthetic samples", writeFile(t, "samples.yaml", strings.NewReplacer("{dataset: quadratic, quadratic: {dim: 30, sigma: 0.5}}",
-			"{dataset: synthetic, synthetic: {train: 100000000000}}").Replace(smallManifest)), `field "task.synthetic.train" is too large`},
+		{
+			"dim 1e12",
+			writeFile(t, "dim.yaml", strings.Replace(smallManifest, "dim: 30", "dim: 1000000000000", 1)),
+			`field "task.quadratic.dim" is too large`,
+		},
+		{
+			"10^11 synthetic samples",
+			writeFile(t, "samples.yaml", strings.NewReplacer(
+				"{dataset: quadratic, quadratic: {dim: 30, sigma: 0.5}}",
+				"{dataset: synthetic, synthetic: {train: 100000000000}}",
+			).Replace(smallManifest)),
+			`field "task.synthetic.train" is too large`,
+		},
 		{"2·10^9 synthetic classes", writeFile(t, "classes.yaml", strings.Replace(smallManifest,
 			"{dataset: quadratic, quadratic: {dim: 30, sigma: 0.5}}",
 			"{dataset: synthetic, synthetic: {classes: 2000000000}}", 1)),
 			`field "task.synthetic.classes" is too large`},
-		{"batch_size 1e9", writeFile(t, "batch.yaml", strings.NewReplacer("{dataset: quadratic, quadratic: {dim: 30, sigma: 0.5}}",
-			"{dataset: synthetic}\nbatch_size: 1000000000").Replace(smallManifest)), `field "batch_size" is too large`},
+		{
+			"batch_size 1e9",
+			writeFile(t, "batch.yaml", strings.NewReplacer("{dataset: quadratic, quadratic: {dim: 30, sigma: 0.5}}",
+				"{dataset: synthetic}\nbatch_size: 1000000000").Replace(smallManifest)),
+			`field "batch_size" is too large`,
+		},
 	}
 	for _, c := range cases {
 		start := time.Now()
 		r := ump(t, store, "run", c.manifest)
 		if r.code != 2 || !strings.Contains(r.stderr, c.want) || time.Since(start) > 30*time.Second {
-			t.Errorf("run with %s: exit %d after %s: %q; want 2 naming %q", c.name, r.code, time.Since(start), r.stderr, c.want)
+			t.Errorf(
+				"run with %s: exit %d after %s: %q; want 2 naming %q",
+				c.name,
+				r.code,
+				time.Since(start),
+				r.stderr,
+				c.want,
+			)
 		}
 	}
 	if st := ump(t, store, "status"); strings.Contains(st.stdout, "cells") {
@@ -324,15 +358,21 @@ func TestDiskFull(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs here (%v: %s); pipeline's TestStoreFailureStopsTheRun injects the error instead", err, out)
+		t.Skipf(
+			"cannot mount a tmpfs here (%v: %s); pipeline's TestStoreFailureStopsTheRun injects the error instead",
+			err,
+			out,
+		)
 	}
 	t.Cleanup(func() { exec.Command("umount", dir).Run() })
 	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30,", "dim: 20000,", "rounds: 20", "rounds: 200",
 		"checkpoint: {every: 10}", "checkpoint: {every: 5}").Replace(smallManifest))
 	store := filepath.Join(dir, "store")
 	full := ump(t, store, "run", m)
-	if full.code != 3 || !strings.Contains(full.stderr, "no space left on device") || !strings.Contains(full.stderr, "rerun the same command to resume") ||
-		strings.Contains(full.stderr, "panic") || strings.Contains(full.stderr, "FAILED") {
+	if full.code != 3 || !strings.Contains(full.stderr, "no space left on device") ||
+		!strings.Contains(full.stderr, "rerun the same command to resume") ||
+		strings.Contains(full.stderr, "panic") ||
+		strings.Contains(full.stderr, "FAILED") {
 		t.Fatalf("run on a full disk: exit %d\n%s", full.code, full.stderr)
 	}
 	if out, err := exec.Command("mount", "-o", "remount,size=512m", dir).CombinedOutput(); err != nil {
@@ -359,7 +399,8 @@ func TestDamagedMarker(t *testing.T) {
 	marker := filepath.Join(store, "ump-store.json")
 	os.WriteFile(marker, []byte("\x00\x00garbage"), 0o644)
 	for _, args := range [][]string{{"status"}, {"run", m}} {
-		if r := ump(t, store, args...); r.code != 3 || !strings.Contains(r.stderr, "is not an ump store marker") || !strings.Contains(r.stderr, "gc --dry-run") {
+		if r := ump(t, store, args...); r.code != 3 || !strings.Contains(r.stderr, "is not an ump store marker") ||
+			!strings.Contains(r.stderr, "gc --dry-run") {
 			t.Errorf("%v with a damaged marker: exit %d %q", args, r.code, r.stderr)
 		}
 	}
@@ -367,7 +408,8 @@ func TestDamagedMarker(t *testing.T) {
 	if r := ump(t, store, "gc", "--dry-run"); r.code != 0 {
 		t.Fatalf("gc --dry-run without a marker: exit %d %s", r.code, r.stderr)
 	}
-	if data, err := os.ReadFile(marker); err != nil || !strings.Contains(string(data), `"last_seq":`) || strings.Contains(string(data), `"last_seq":0`) {
+	if data, err := os.ReadFile(marker); err != nil || !strings.Contains(string(data), `"last_seq":`) ||
+		strings.Contains(string(data), `"last_seq":0`) {
 		t.Errorf("gc --dry-run did not write a marker with the log's length: %q %v", data, err)
 	}
 	if r := ump(t, store, "run", m); r.code != 0 || !strings.Contains(r.stderr, "(2 fully cached)") {
@@ -379,7 +421,11 @@ func TestDamagedMarker(t *testing.T) {
 // largest sweep allowed while it registers its cells (exit 130, at once).
 func TestSigtermDuringRegistration(t *testing.T) {
 	t.Parallel()
-	m := writeFile(t, "wide.yaml", strings.Replace(smallManifest, "seed: [1, 2]", "seed: [1, 2]\n  lr: ["+lrs(10000)+"]", 1))
+	m := writeFile(
+		t,
+		"wide.yaml",
+		strings.Replace(smallManifest, "seed: [1, 2]", "seed: [1, 2]\n  lr: ["+lrs(10000)+"]", 1),
+	)
 	cmd := exec.Command(umpBin, "--store", t.TempDir(), "run", m)
 	stdout, _ := cmd.StdoutPipe()
 	var stderr strings.Builder
@@ -396,7 +442,12 @@ func TestSigtermDuringRegistration(t *testing.T) {
 	err := cmd.Wait()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 130 || time.Since(signalled) > 2*time.Second {
-		t.Errorf("SIGTERM while registering 20,000 cells: %v after %s; want exit 130 at once\n%s", err, time.Since(signalled), stderr.String())
+		t.Errorf(
+			"SIGTERM while registering 20,000 cells: %v after %s; want exit 130 at once\n%s",
+			err,
+			time.Since(signalled),
+			stderr.String(),
+		)
 	}
 }
 
@@ -415,7 +466,11 @@ func lrs(n int) string {
 func TestReadersAfterAKill(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
-	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30000", "dim: 3000", "rounds: 120", "rounds: 2000").Replace(longManifest))
+	m := writeFile(
+		t,
+		"m.yaml",
+		strings.NewReplacer("dim: 30000", "dim: 3000", "rounds: 120", "rounds: 2000").Replace(longManifest),
+	)
 	cmd := exec.Command(umpBin, "--store", store, "run", m)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -436,7 +491,8 @@ func TestReadersAfterAKill(t *testing.T) {
 	<-done
 	before := tree(t, store)
 	st := ump(t, store, "status")
-	if st.code != 0 || !strings.Contains(st.stdout, "not closed by its last writer") || !strings.Contains(st.stdout, "1 incomplete, 0 pending") {
+	if st.code != 0 || !strings.Contains(st.stdout, "not closed by its last writer") ||
+		!strings.Contains(st.stdout, "1 incomplete, 0 pending") {
 		t.Errorf("status after a kill: exit %d\n%s%s", st.code, st.stdout, st.stderr)
 	}
 	if after := tree(t, store); after != before {
@@ -458,10 +514,20 @@ func TestReadersAfterAKill(t *testing.T) {
 func TestValidationThatHoldsOutNothingStopsTheRun(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
-	m := writeFile(t, "v.yaml", "version: 1\nname: val\ntask: {dataset: synthetic, model: logreg, synthetic: {train: 2000}}\nworkers: 40\nrounds: 2\nlr: 0.1\n"+
-		"algorithm: {name: d-sum}\npartition: {kind: dirichlet, alpha: 1}\nvalidation: {fraction: 0.001}\n")
+	m := writeFile(
+		t,
+		"v.yaml",
+		"version: 1\nname: val\ntask: {dataset: synthetic, model: logreg, synthetic: {train: 2000}}\nworkers: "+
+			"40\nrounds: 2\nlr: 0.1\n"+
+			"algorithm: {name: d-sum}\npartition: {kind: dirichlet, alpha: 1}\nvalidation: {fraction: 0.001}\n",
+	)
 	r := ump(t, store, "run", m)
-	if r.code != 2 || !strings.Contains(r.stderr, `stage partition: bad input: field "validation.fraction": 0.001 holds out no sample: each of the 40 workers holds`) ||
+	if r.code != 2 ||
+		!strings.Contains(
+			r.stderr,
+			`stage partition: bad input: field "validation.fraction": 0.001 holds out no sample: each of the 40 `+
+				`workers holds`,
+		) ||
 		!strings.Contains(r.stderr, "use a fraction of at least") {
 		t.Errorf("exit %d, %s; want exit 2 saying the fraction holds out nothing", r.code, r.stderr)
 	}

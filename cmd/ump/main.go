@@ -145,7 +145,12 @@ func readerLeft(w io.Writer) bool {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if r := recover(); r != nil { // a bug: say so, and keep exit 2 for bad input
-			fmt.Fprintf(stderr, "ump: internal error (a bug in ump; please report it with this message): %v\n%s", r, debug.Stack())
+			fmt.Fprintf(
+				stderr,
+				"ump: internal error (a bug in ump; please report it with this message): %v\n%s",
+				r,
+				debug.Stack(),
+			)
 			code = exitCells
 		}
 	}()
@@ -157,7 +162,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 	hoisted, ordered := cliargs.FlagsFirst(app.Flags, nil, app.Commands, args[1:])
 	err := app.RunContext(ctx, slices.Concat(args[:1:1], hoisted, ordered))
 	err = outputLost(stdout, err)
-	if err == nil || readerLeft(stdout) && errors.Is(err, syscall.EPIPE) { // the output's reader left (| head): nothing to say
+	if err == nil ||
+		readerLeft(stdout) && errors.Is(err, syscall.EPIPE) { // the output's reader left (| head): nothing to say
 		return exitOK
 	}
 	inv, ok := app.Metadata[invocationKey].(string) // unset where the global flags did not parse
@@ -172,7 +178,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (code int
 		fmt.Fprintln(stderr, "ump:", strings.Join(lines, "\n"))
 	}
 	if errors.Is(err, syscall.ENOSPC) {
-		fmt.Fprintln(stderr, asRun("ump: the disk is full; the store is consistent: free space (`ump gc` removes unreferenced blobs) and rerun the same command to resume", inv))
+		fmt.Fprintln(
+			stderr,
+			asRun(
+				"ump: the disk is full; the store is consistent: free space (`ump gc` removes unreferenced blobs) "+
+					"and rerun the same command to resume",
+				inv,
+			),
+		)
 	}
 	return exitCode(err)
 }
@@ -185,13 +198,30 @@ var exitClasses = []struct {
 	is   func(error) bool
 }{
 	{exitNondeterministic, isAny(fleet.ErrNondeterministic)},
-	{exitStore, isAny(eventlog.ErrBusy, eventlog.ErrDamaged, eventlog.ErrNotStore, eventlog.ErrUnavailable, fleet.ErrRejected,
-		artifacts.ErrUnavailable, artifacts.ErrNotFound, artifacts.ErrCorrupt, signing.ErrUntrusted, syscall.ENOSPC,
-		datasets.ErrUnreachable, errOutputLost)},
+	{
+		exitStore,
+		isAny(eventlog.ErrBusy, eventlog.ErrDamaged, eventlog.ErrNotStore, eventlog.ErrUnavailable, fleet.ErrRejected,
+			artifacts.ErrUnavailable, artifacts.ErrNotFound, artifacts.ErrCorrupt, signing.ErrUntrusted, syscall.ENOSPC,
+			datasets.ErrUnreachable, errOutputLost),
+	},
 	{exitBadInput, func(err error) bool { // cli.ExitCoder: urfave/cli's own usage errors (help for an unknown command)
-		return errors.As(err, new(*manifests.Error)) || errors.As(err, new(badInput)) || errors.As(err, new(cliargs.Error)) || errors.As(err, new(cli.ExitCoder)) ||
-			isAny(state.ErrBadArgument, eventlog.ErrNotDirectory, fleet.ErrEngineMismatch, pipeline.ErrOtherEngine, datasets.ErrNotInstalled, signing.ErrBadKey, stages.ErrBadInput, durable.ErrNotReplaceable,
-				bounded.ErrNotRegular, bounded.ErrTooLarge)(err)
+		return errors.As(err, new(*manifests.Error)) || errors.As(err, new(badInput)) ||
+			errors.As(err, new(cliargs.Error)) ||
+			errors.As(err, new(cli.ExitCoder)) ||
+			isAny(
+				state.ErrBadArgument,
+				eventlog.ErrNotDirectory,
+				fleet.ErrEngineMismatch,
+				pipeline.ErrOtherEngine,
+				datasets.ErrNotInstalled,
+				signing.ErrBadKey,
+				stages.ErrBadInput,
+				durable.ErrNotReplaceable,
+				bounded.ErrNotRegular,
+				bounded.ErrTooLarge,
+			)(
+				err,
+			)
 	}},
 	{exitRequeue, func(err error) bool { return errors.As(err, new(requeue)) }},
 	{exitInterrupted, isAny(pipeline.ErrInterrupted)},
@@ -257,7 +287,9 @@ type globals struct {
 func globalsOf(c *cli.Context) globals {
 	return globals{store: c.String("store"), data: datasets.NewLibrary(c.String("data-dir")),
 		artifacts: c.String("artifacts"), insecure: c.Bool("s3-insecure"), notes: c.App.ErrWriter,
-		device: gpu.NewDevice(c.String("gpu-backend")), exact: c.Bool("exact-gpu"), ump: invocation(c), key: c.String("key")}
+		device: gpu.NewDevice(
+			c.String("gpu-backend"),
+		), exact: c.Bool("exact-gpu"), ump: invocation(c), key: c.String("key")}
 }
 
 // programKey keys, in the app's Metadata, the program as a hint names it;
@@ -343,7 +375,9 @@ func (g globals) s3(ctx context.Context) (*artifacts.S3, error) {
 		}
 	}
 	return artifacts.OpenS3(ctx, artifacts.S3Config{URL: g.artifacts, Endpoint: os.Getenv("UMP_S3_ENDPOINT"),
-		AccessKey: os.Getenv("AWS_ACCESS_KEY_ID"), SecretKey: os.Getenv("AWS_SECRET_ACCESS_KEY"), Insecure: g.insecure, Timeout: timeout})
+		AccessKey: os.Getenv(
+			"AWS_ACCESS_KEY_ID",
+		), SecretKey: os.Getenv("AWS_SECRET_ACCESS_KEY"), Insecure: g.insecure, Timeout: timeout})
 }
 
 // remote connects to the S3 store of --artifacts for writing what runs on
@@ -357,8 +391,14 @@ func (g globals) remote(ctx context.Context, stderr io.Writer) (*fleet.Remote, e
 		return nil, err
 	}
 	if created {
-		fmt.Fprintf(stderr, "ump: created your signing key %s; it signs what you commit to S3. Collaborators who pull your results run:\n"+
-			"  ump trust add %s\n", key.Path, key.Public())
+		fmt.Fprintf(
+			stderr,
+			"ump: created your signing key %s; it signs what you commit to S3. Collaborators who pull your results "+
+				"run:\n"+
+				"  ump trust add %s\n",
+			key.Path,
+			key.Public(),
+		)
 	}
 	trust, err := g.trust(false)
 	if err != nil {
@@ -440,15 +480,22 @@ func newApp(arg0 string, stdout, stderr io.Writer) *cli.App {
 			&cli.StringFlag{Name: "data-dir", Value: datasets.DefaultDir(), EnvVars: []string{"UMP_DATA"},
 				Usage: "the data `DIR`, one subdirectory per data set (ump data fetch fills it)"},
 			&cli.StringFlag{Name: "artifacts", EnvVars: []string{"UMP_ARTIFACTS"},
-				Usage: "keep artifacts in S3 at `s3://BUCKET/PREFIX` (endpoint from UMP_S3_ENDPOINT, credentials from " +
-					"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, each request's time limit from UMP_S3_TIMEOUT, default 1m); the event log stays in --store"},
+				Usage: "keep artifacts in S3 at `s3://BUCKET/PREFIX` (endpoint from UMP_S3_ENDPOINT, credentials " +
+					"from " +
+					"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, each request's time limit from UMP_S3_TIMEOUT, " +
+					"default 1m); the event log stays in --store"},
 			&cli.BoolFlag{Name: "s3-insecure", Usage: "talk to the S3 endpoint over plain HTTP"},
 			&cli.StringFlag{Name: "key", Value: signing.DefaultPath(), EnvVars: []string{"UMP_KEY"},
-				Usage: "your signing key `FILE`: it signs what you commit to S3 (created on first need; `ump key show` prints its public half)"},
+				Usage: "your signing key `FILE`: it signs what you commit to S3 (created on first need; `ump key " +
+					"show` prints its public half)"},
 			&cli.StringFlag{Name: "gpu-backend", EnvVars: []string{"GOMLX_BACKEND"},
 				Usage: "the GoMLX `BACKEND` GPU cells train on: xla:/abs/path/xla_cuda_plugin.so, or go for GoMLX's " +
 					"pure-Go backend (default: the CUDA PJRT plugin of an installed jax-cuda package)"},
-			&cli.BoolFlag{Name: "exact-gpu", Usage: "train the CPU engine's cells on the GPU in the exact program: its bits, under its cell keys (docs/gpu.md)"},
+			&cli.BoolFlag{
+				Name: "exact-gpu",
+				Usage: "train the CPU engine's cells on the GPU in the exact program: its bits, under its cell keys " +
+					"(docs/gpu.md)",
+			},
 		},
 		Commands: []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(),
 			dataCommand(), pushCommand(), pullCommand(), importCommand(), submitCommand(), workerCommand(),
@@ -472,7 +519,10 @@ func newApp(arg0 string, stdout, stderr io.Writer) *cli.App {
 		Version:        state.Version(),
 		Suggest:        true, // "Did you mean …?" for a misspelt command or flag
 	}
-	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print ump's version and the VCS revision it was built from"}
+	cli.VersionFlag = &cli.BoolFlag{
+		Name:  "version",
+		Usage: "print ump's version and the VCS revision it was built from",
+	}
 	cliargs.CheckFlags(app.Commands)
 	return app
 }
@@ -532,7 +582,13 @@ func openQuiet(ctx context.Context, g globals, command string) (*pipeline.Store,
 	}
 	if store.Beside != "" {
 		store.Close()
-		return nil, fmt.Errorf("%w: store %s is in use by %s; %s when it has finished", eventlog.ErrBusy, g.store, store.Beside, command)
+		return nil, fmt.Errorf(
+			"%w: store %s is in use by %s; %s when it has finished",
+			eventlog.ErrBusy,
+			g.store,
+			store.Beside,
+			command,
+		)
 	}
 	return store, nil
 }

@@ -37,7 +37,15 @@ func TestRunsToldApart(t *testing.T) {
 	} {
 		r := ump(t, store, c.args...)
 		if r.code != c.code || !strings.Contains(r.stdout+r.stderr, c.says) {
-			t.Errorf("ump %s: exit %d %q %q; want %d saying %q", strings.Join(c.args, " "), r.code, r.stdout, r.stderr, c.code, c.says)
+			t.Errorf(
+				"ump %s: exit %d %q %q; want %d saying %q",
+				strings.Join(c.args, " "),
+				r.code,
+				r.stdout,
+				r.stderr,
+				c.code,
+				c.says,
+			)
 		}
 	}
 	st := ump(t, store, "status").stdout
@@ -55,7 +63,8 @@ func TestRunsToldApart(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return string(body)
 	}
-	if h := home(); !strings.Contains(h, `"overrides":["lr=0.01"]`) || !strings.Contains(h, `"text":"the lower lr"`) || !strings.Contains(h, plain) {
+	if h := home(); !strings.Contains(h, `"overrides":["lr=0.01"]`) || !strings.Contains(h, `"text":"the lower lr"`) ||
+		!strings.Contains(h, plain) {
 		t.Errorf("the dashboard's store view lacks the overrides, the note or a manifest:\n%s", h)
 	}
 	// In the browser: on the home page's row and the manifest's page.
@@ -64,8 +73,13 @@ func TestRunsToldApart(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.Navigate(page)); err != nil {
 			t.Fatal(err)
 		}
-		poll[bool](t, ctx, "the overrides and the note on "+page,
-			`document.body.innerText.includes("run with lr=0.01") && document.body.innerText.includes(": the lower lr")`)
+		poll[bool](
+			t,
+			ctx,
+			"the overrides and the note on "+page,
+			`document.body.innerText.includes("run with lr=0.01") && document.body.innerText.includes(": the lower `+
+				`lr")`,
+		)
 		screenshot(t, ctx, name)
 	}
 	// The manifest's page overlays the other manifest's curves, and sorts
@@ -74,14 +88,25 @@ func TestRunsToldApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll[bool](t, ctx, "the compare selector", `!!document.querySelector('select[aria-label="compare with"]')`)
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const s = document.querySelector('select[aria-label="compare with"]');
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](
+		`(() => { const s = document.querySelector('select[aria-label="compare with"]');
 		s.value = "`+plain+`"; s.dispatchEvent(new Event("change")); return true; })()`)); err != nil {
 		t.Fatal(err)
 	}
-	poll[bool](t, ctx, "the other manifest's curves in the legend", `[...document.querySelectorAll(".legend li")].some((li) => li.textContent.includes("`+plain[:12]+`: "))`)
+	poll[bool](
+		t,
+		ctx,
+		"the other manifest's curves in the legend",
+		`[...document.querySelectorAll(".legend li")].some((li) => li.textContent.includes("`+plain[:12]+`: "))`,
+	)
 	screenshot(t, ctx, "notes-compare")
 	order := func() string {
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll("table.cells tbody tr")].map((tr) => tr.dataset.cell).join(",")`))
+		v, err := chromedp.Run(
+			ctx,
+			chromedp.Evaluate[string](
+				`[...document.querySelectorAll("table.cells tbody tr")].map((tr) => tr.dataset.cell).join(",")`,
+			),
+		)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +114,9 @@ func TestRunsToldApart(t *testing.T) {
 	}
 	gaps := strings.Split(exportCSV(t, store, lower, "final"), "\n")
 	sortBy := func() {
-		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { [...document.querySelectorAll("table.cells th")].find((th) => th.textContent === "objective_gap").click(); return true; })()`)); err != nil {
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](
+			`(() => { [...document.querySelectorAll("table.cells th")].find((th) => th.textContent === `+
+				`"objective_gap").click(); return true; })()`)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -97,7 +124,13 @@ func TestRunsToldApart(t *testing.T) {
 	ascending := order()
 	sortBy()
 	if descending := order(); ascending == descending || len(strings.Split(ascending, ",")) != 2 {
-		t.Errorf("sorting the cells by objective_gap twice gave %q then %q; want both cells, in opposite orders (final table %q)", ascending, descending, gaps)
+		t.Errorf(
+			"sorting the cells by objective_gap twice gave %q then %q; want both cells, in opposite orders (final "+
+				"table %q)",
+			ascending,
+			descending,
+			gaps,
+		)
 	}
 	if r := ump(t, store, "forget", plain[:10]); r.code != 0 {
 		t.Fatalf("forget: exit %d %s", r.code, r.stderr)
@@ -134,7 +167,8 @@ func TestDashboardShowsEveryRunningCellAndItsOwnTime(t *testing.T) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	both := false
-	for deadline := time.Now().Add(30 * time.Second); !both && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); !both && time.Now().Before(deadline); time.Sleep(
+		100 * time.Millisecond) {
 		resp, err := http.Get(url + "api/store")
 		if err != nil {
 			t.Fatal(err)
@@ -153,7 +187,10 @@ func TestDashboardShowsEveryRunningCellAndItsOwnTime(t *testing.T) {
 	ump(t, store, "run", small)
 	renamed := writeFile(t, "renamed.yaml", strings.Replace(smallManifest, "name: long", "name: renamed", 1))
 	hash := hashOf(t, ump(t, store, "run", renamed))
-	if st := ump(t, store, "status", hash).stdout; !strings.Contains(st, "never ran itself; 2 cells' results reused from other manifests' runs") {
+	if st := ump(t, store, "status", hash).stdout; !strings.Contains(
+		st,
+		"never ran itself; 2 cells' results reused from other manifests' runs",
+	) {
 		t.Errorf("status of a manifest whose cells another manifest computed:\n%s", st)
 	}
 }
@@ -167,8 +204,13 @@ func TestDashboardShowsEveryRunningCellAndItsOwnTime(t *testing.T) {
 func TestNoControlCharacterReachesTheTerminal(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
-	m := writeFile(t, "m.yaml", strings.NewReplacer("name: long", "name: hostile", "sweep:\n  seed: [1, 2]",
-		"sweep:\n  algorithm: [{name: gt-dsum}, {name: dpsgd}]\ntable: {rows: [algorithm], value: objective_gap, labels: {\"dpsgd()\": \"D\\e]0;pwned\\a | x\"}}").Replace(smallManifest))
+	m := writeFile(t, "m.yaml", strings.NewReplacer(
+		"name: long",
+		"name: hostile",
+		"sweep:\n  seed: [1, 2]",
+		"sweep:\n  algorithm: [{name: gt-dsum}, {name: dpsgd}]\ntable: {rows: [algorithm], value: objective_gap, "+
+			"labels: {\"dpsgd()\": \"D\\e]0;pwned\\a | x\"}}",
+	).Replace(smallManifest))
 	run := ump(t, store, "run", m)
 	if run.code != 0 {
 		t.Fatalf("run: exit %d\n%s", run.code, run.stderr)
@@ -185,11 +227,14 @@ func TestNoControlCharacterReachesTheTerminal(t *testing.T) {
 	}{
 		{"run", run, row},
 		{"table", ump(t, store, "table", hash), row},
-		{"table --latex", ump(t, store, "table", "--latex", hash), regexp.MustCompile(`(?m)^D\\textbackslash\{\}x1b\]0;pwned\\textbackslash\{\}a \| x & `)},
+		{"table --latex", ump(t, store, "table", "--latex", hash), regexp.MustCompile(
+			`(?m)^D\\textbackslash\{\}x1b\]0;pwned\\textbackslash\{\}a \| x & `)},
 		{"status", ump(t, store, "status"), regexp.MustCompile(regexp.QuoteMeta(`clear\x1b[2Jscreen\abell\nline`))},
 		{"show", ump(t, store, "show", hash), regexp.MustCompile(`cell 2 algorithm=dpsgd\(\)`)},
-		{"an error", ump(t, store, "run", m+"\x1b[2J"), regexp.MustCompile(regexp.QuoteMeta(`m.yaml\x1b[2J: no such file`))},
-		{"diff", ump(t, store, "diff", hashOf(t, ump(t, store, "run", writeFile(t, "plain.yaml", strings.Replace(smallManifest, "name: long", "name: plain", 1)))), hash),
+		{"an error", ump(t, store, "run", m+"\x1b[2J"), regexp.MustCompile(regexp.QuoteMeta(
+			`m.yaml\x1b[2J: no such file`))},
+		{"diff", ump(t, store, "diff", hashOf(t, ump(t, store, "run", writeFile(t, "plain.yaml", strings.Replace(
+			smallManifest, "name: long", "name: plain", 1)))), hash),
 			regexp.MustCompile(regexp.QuoteMeta(`table.labels.dpsgd(): (absent) -> "D\u001b]0;pwned\u0007 | x"`))},
 	} {
 		if out := tc.r.stdout + tc.r.stderr; strings.ContainsAny(out, "\x1b\a") || !tc.want.MatchString(out) {

@@ -34,23 +34,31 @@ func TestPlotWritesCurvesAndHeatMaps(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s.png: %v", name, err)
 		} else if img.Bounds().Dx() != 6*300 || img.Bounds().Dy() <= 4*300 {
-			t.Errorf("%s.png: %v, want a 6 inch wide plot at 300 dpi, its axes 4 inches high and the legend under them", name, img.Bounds())
+			t.Errorf("%s.png: %v, want a 6 inch wide plot at 300 dpi, its axes 4 inches high and the legend under "+
+				"them", name, img.Bounds())
 		}
 		svg, _ := os.ReadFile(filepath.Join(out, name+".svg"))
-		for _, want := range []string{"<svg", "d-sum (alpha=0), lr=0.05 (3 seeds)", ">d-sum, lr=0.05 (3 seeds)", "optimality gap"} {
+		for _, want := range []string{"<svg", "d-sum (alpha=0), lr=0.05 (3 seeds)", ">d-sum, lr=0.05 (3 " +
+			"seeds)", "optimality gap"} {
 			if !strings.Contains(string(svg), want) {
 				t.Errorf("%s.svg lacks %q", name, want)
 			}
 		}
 	}
-	if svg, _ := os.ReadFile(filepath.Join(out, "curves-1-topology-kind-ring.svg")); !strings.Contains(string(svg), "topology.kind = a ring") {
+	if svg, _ := os.ReadFile(filepath.Join(out, "curves-1-topology-kind-ring.svg")); !strings.Contains(
+		string(svg),
+		"topology.kind = a ring",
+	) {
 		t.Error("the figure's title does not use the labels map")
 	}
 	pdf := t.TempDir()
 	if r := ump(t, store, "plot", hash, "--per-column", "--format", "pdf", "--out", pdf); r.code != 0 {
 		t.Fatalf("--format pdf: exit %d %s", r.code, r.stderr)
 	}
-	if data, _ := os.ReadFile(filepath.Join(pdf, "curves-1-topology-kind-ring.pdf")); !strings.HasPrefix(string(data), "%PDF") {
+	if data, _ := os.ReadFile(filepath.Join(pdf, "curves-1-topology-kind-ring.pdf")); !strings.HasPrefix(
+		string(data),
+		"%PDF",
+	) {
 		t.Error("--format pdf did not write a PDF")
 	}
 
@@ -58,20 +66,29 @@ func TestPlotWritesCurvesAndHeatMaps(t *testing.T) {
 	div := writeFile(t, "div.yaml", strings.Replace(tableManifest, "lr: [0.02, 0.05, 5]", "lr: [5]", 1))
 	dh := hashOf(t, ump(t, store, "run", div))
 	divOut := t.TempDir()
-	if r := ump(t, store, "plot", dh, "--per-column", "--format", "svg", "--y", "train_loss", "--out", divOut); r.code != 0 {
+	if r := ump(t, store, "plot", dh, "--per-column", "--format", "svg", "--y", "train_loss", "--out",
+		divOut); r.code != 0 {
 		t.Fatalf("plot of diverged cells: exit %d %s", r.code, r.stderr)
 	}
-	if svg, _ := os.ReadFile(filepath.Join(divOut, "curves-1-topology-kind-ring.svg")); !strings.Contains(string(svg), "diverged (3 of 3 seeds) at ×") {
+	if svg, _ := os.ReadFile(filepath.Join(divOut, "curves-1-topology-kind-ring.svg")); !strings.Contains(
+		string(svg),
+		"diverged (3 of 3 seeds) at ×",
+	) {
 		t.Errorf("the legend does not mark the diverged curves:\n%.2000s", svg)
 	}
 	bits := t.TempDir()
-	if r := ump(t, store, "plot", "--per-column", "--x", "bits", "--format", "svg", "--out", bits, hash[:8]); r.code != 0 {
+	if r := ump(t, store, "plot", "--per-column", "--x", "bits", "--format", "svg", "--out", bits,
+		hash[:8]); r.code != 0 {
 		t.Errorf("--x bits: exit %d %s", r.code, r.stderr)
 	}
-	if svg, _ := os.ReadFile(filepath.Join(bits, "curves-1-topology-kind-ring.svg")); !strings.Contains(string(svg), "bits sent per worker") {
+	if svg, _ := os.ReadFile(filepath.Join(bits, "curves-1-topology-kind-ring.svg")); !strings.Contains(
+		string(svg),
+		"bits sent per worker",
+	) {
 		t.Errorf("--x bits: the figure's x axis is not bits_sent_per_worker")
 	}
-	if r := ump(t, store, "plot", "--y", "no_such_column", "--out", out, hash[:8]); r.code != 2 || !strings.Contains(r.stderr, `no column "no_such_column"`) {
+	if r := ump(t, store, "plot", "--y", "no_such_column", "--out", out, hash[:8]); r.code != 2 ||
+		!strings.Contains(r.stderr, `no column "no_such_column"`) {
 		t.Errorf("--y of a missing column: exit %d %s", r.code, r.stderr)
 	}
 
@@ -94,10 +111,15 @@ func TestPlotWritesCurvesAndHeatMaps(t *testing.T) {
 			t.Errorf("the panels lack %q", want)
 		}
 	}
-	if svg, _ := os.ReadFile(filepath.Join(panels, "against-topology-kind.svg")); !strings.Contains(string(svg), ">ring<") || !strings.Contains(string(svg), ">full<") {
+	if svg, _ := os.ReadFile(filepath.Join(panels, "against-topology-kind.svg")); !strings.Contains(
+		string(svg),
+		">ring<",
+	) ||
+		!strings.Contains(string(svg), ">full<") {
 		t.Errorf("the figure against topology.kind does not show its values on the x axis")
 	}
-	if r := ump(t, store, "plot", hash, "--against", "seed", "--out", panels); r.code != 2 || !strings.Contains(r.stderr, "the manifest sweeps algorithm, lr, seed, topology.kind") {
+	if r := ump(t, store, "plot", hash, "--against", "seed", "--out", panels); r.code != 2 ||
+		!strings.Contains(r.stderr, "the manifest sweeps algorithm, lr, seed, topology.kind") {
 		t.Errorf("--against seed: exit %d %s", r.code, r.stderr)
 	}
 

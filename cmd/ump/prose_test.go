@@ -127,8 +127,14 @@ func TestReproducingProseCitesItsResults(t *testing.T) {
 			number := regexp.MustCompile(`(?:^|[^\d.])(?:` + strings.Join(forms, "|") + `)(?:$|[^\d])`)
 			row := rowBefore(prose, m[0])
 			if !shows(lines, number, row) {
-				t.Errorf("REPRODUCING.md, %q: the prose cites %s for %q (%q), which no table of its results shows on a line of that row",
-					title, n, row, strings.TrimSpace(prose[max(0, m[0]-60):min(len(prose), m[1]+20)]))
+				t.Errorf(
+					"REPRODUCING.md, %q: the prose cites %s for %q (%q), which no table of its results shows on a "+
+						"line of that row",
+					title,
+					n,
+					row,
+					strings.TrimSpace(prose[max(0, m[0]-60):min(len(prose), m[1]+20)]),
+				)
 			}
 		}
 	}

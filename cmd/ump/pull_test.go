@@ -31,8 +31,18 @@ import (
 func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 	t.Parallel()
 	_, env, s3 := startS3(t)
-	big := writeFile(t, "big.yaml", strings.NewReplacer("dim: 30000", "dim: 10", "rounds: 120", "rounds: 400",
-		"seed: [1, 2]", "seed: [1, 2, 3, 4, 5, 6]", "checkpoint: {every: 10}", "checkpoint: {every: 100}", "evaluate: {every: 3}", "evaluate: {every: 1}").Replace(longManifest))
+	big := writeFile(t, "big.yaml", strings.NewReplacer(
+		"dim: 30000",
+		"dim: 10",
+		"rounds: 120",
+		"rounds: 400",
+		"seed: [1, 2]",
+		"seed: [1, 2, 3, 4, 5, 6]",
+		"checkpoint: {every: 10}",
+		"checkpoint: {every: 100}",
+		"evaluate: {every: 3}",
+		"evaluate: {every: 1}",
+	).Replace(longManifest))
 	other := writeFile(t, "other.yaml", strings.Replace(smallManifest, "lr: 0.02", "lr: 0.01", 1))
 	mine := t.TempDir()
 	bigHash, otherHash := hashOf(t, ump(t, mine, "run", big)), hashOf(t, ump(t, mine, "run", other))
@@ -128,16 +138,44 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 		{name: "a forged result for another manifest's cell", add: string(line), want: "is not a cell of the manifest"},
 		{name: "an event of another manifest", add: string(line2), want: "belongs to manifest"},
 		{name: "another cell's event in its events", add: string(line3), want: "not its own cell's"},
-		{name: "another manifest's stage key in its own cell, the commit re-digested", add: string(line4), want: "does not follow from the cell's spec", outputs: redigested},
-		{name: "a malformed payload", add: `{"kind":"ManifestRegistered","manifest":"` + bigHash + `","payload":5}`, want: "cannot unmarshal"},
+		{
+			name:    "another manifest's stage key in its own cell, the commit re-digested",
+			add:     string(line4),
+			want:    "does not follow from the cell's spec",
+			outputs: redigested,
+		},
+		{
+			name: "a malformed payload",
+			add:  `{"kind":"ManifestRegistered","manifest":"` + bigHash + `","payload":5}`,
+			want: "cannot unmarshal",
+		},
 		{name: "an unknown kind", add: `{"kind":"Surprise","manifest":"` + bigHash + `"}`, want: "unknown event kind"},
 		{name: "a cell's inputs changed", want: "does not follow from its spec and inputs", edit: otherInputs},
-		{name: "commit outputs its events do not record", want: "it records outputs", edit: bytes.Clone, outputs: contradicting},
-		{name: "a commit flipped to diverged", want: "its status is diverged, its events say completed", edit: bytes.Clone, status: eventlog.Diverged},
-		{name: "a commit signed by an untrusted key", want: "is signed by " + stranger.Public() + ", a key this store does not trust", edit: bytes.Clone,
-			sign: func(c *fleet.Commit) { c.Sign(bigHash, 0, stranger) }},
-		{name: "a commit flipped to diverged after signing", want: "that does not verify: it was changed after signing", edit: bytes.Clone, status: eventlog.Diverged,
-			sign: func(c *fleet.Commit) {}},
+		{
+			name:    "commit outputs its events do not record",
+			want:    "it records outputs",
+			edit:    bytes.Clone,
+			outputs: contradicting,
+		},
+		{
+			name:   "a commit flipped to diverged",
+			want:   "its status is diverged, its events say completed",
+			edit:   bytes.Clone,
+			status: eventlog.Diverged,
+		},
+		{
+			name: "a commit signed by an untrusted key",
+			want: "is signed by " + stranger.Public() + ", a key this store does not trust",
+			edit: bytes.Clone,
+			sign: func(c *fleet.Commit) { c.Sign(bigHash, 0, stranger) },
+		},
+		{
+			name:   "a commit flipped to diverged after signing",
+			want:   "that does not verify: it was changed after signing",
+			edit:   bytes.Clone,
+			status: eventlog.Diverged,
+			sign:   func(c *fleet.Commit) {},
+		},
 		{name: "a trusted signature over another cell", want: "that does not verify", edit: bytes.Clone,
 			sign: func(c *fleet.Commit) { c.Sign(bigHash, 1, testKey(t)) }},
 		{name: "an unsigned commit", want: "is not signed", edit: bytes.Clone,
@@ -173,7 +211,8 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := umpEnv(t, env, theirs, "--s3-insecure", "pull", bigHash)
-		if r.code != 3 || !strings.Contains(r.stderr, "pushed events rejected") || !strings.Contains(r.stderr, tc.want) {
+		if r.code != 3 || !strings.Contains(r.stderr, "pushed events rejected") ||
+			!strings.Contains(r.stderr, tc.want) {
 			t.Errorf("pull with %s: exit %d %q; want 3 naming %q", tc.name, r.code, r.stderr, tc.want)
 		}
 		if st := ump(t, theirs, "status"); strings.Contains(st.stdout, bigHash[:12]) {
@@ -196,13 +235,17 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 	data, _ := json.Marshal(unsigned)
 	s3.PutNamed(context.Background(), otherName, data)
 	third := t.TempDir()
-	if r := umpEnv(t, env, third, "--s3-insecure", "pull", otherHash); r.code != 3 || !strings.Contains(r.stderr, "--trust-unsigned") {
+	if r := umpEnv(t, env, third, "--s3-insecure", "pull", otherHash); r.code != 3 ||
+		!strings.Contains(r.stderr, "--trust-unsigned") {
 		t.Errorf("pull of an unsigned commit: exit %d; want 3 pointing at --trust-unsigned\n%s", r.code, r.stderr)
 	}
 	if r := umpEnv(t, env, third, "--s3-insecure", "pull", "--trust-unsigned", otherHash); r.code != 0 {
 		t.Fatalf("pull --trust-unsigned: exit %d\n%s", r.code, r.stderr)
 	}
-	if show := ump(t, third, "show", otherHash).stdout; !strings.Contains(show, "unsigned (taken with --trust-unsigned") {
+	if show := ump(t, third, "show", otherHash).stdout; !strings.Contains(
+		show,
+		"unsigned (taken with --trust-unsigned",
+	) {
 		t.Errorf("show after pull --trust-unsigned does not say the cell is unsigned:\n%s", show)
 	}
 	// Reported by a user with a key, results pulled unsigned stay unsigned:
@@ -216,18 +259,36 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 	if len(records) != 1 {
 		t.Fatalf("report after pull --trust-unsigned wrote %v", records)
 	}
-	if record, _ := os.ReadFile(records[0]); strings.Contains(string(record), "signature") || strings.Contains(string(md), "your key") ||
-		!strings.Contains(string(md), "1 of its cells were pulled with --trust-unsigned, so no key vouches for their results") {
+	if record, _ := os.ReadFile(records[0]); strings.Contains(string(record), "signature") ||
+		strings.Contains(string(md), "your key") ||
+		!strings.Contains(
+			string(md),
+			"1 of its cells were pulled with --trust-unsigned, so no key vouches for their results",
+		) {
 		t.Errorf("results pulled unsigned come out vouched for by the user's key:\n%s\n%s", record, md)
 	}
-	renamed := writeFile(t, "renamed.yaml", strings.Replace(strings.Replace(smallManifest, "lr: 0.02", "lr: 0.01", 1), "name: long", "name: renamed", 1))
+	renamed := writeFile(
+		t,
+		"renamed.yaml",
+		strings.Replace(strings.Replace(smallManifest, "lr: 0.02", "lr: 0.01", 1), "name: long", "name: renamed", 1),
+	)
 	// (Cell 2's commit is signed: it is a cache hit; cell 1 trains anew.)
-	if r := ump(t, third, "run", renamed); r.code != 0 || !strings.Contains(r.stderr, "(1 fully cached)") || strings.Contains(r.stderr, "resuming") {
-		t.Errorf("a manifest sharing the unsigned pull's cells: exit %d; want cell 1 computed from scratch, cell 2 cached\n%s", r.code, r.stderr)
+	if r := ump(t, third, "run", renamed); r.code != 0 || !strings.Contains(r.stderr, "(1 fully cached)") ||
+		strings.Contains(r.stderr, "resuming") {
+		t.Errorf(
+			"a manifest sharing the unsigned pull's cells: exit %d; want cell 1 computed from scratch, cell 2 "+
+				"cached\n%s",
+			r.code,
+			r.stderr,
+		)
 	}
 	s3.PutNamed(context.Background(), otherName, otherCommitted)
 	if r := ump(t, theirs, "run", renamed); r.code != 0 || !strings.Contains(r.stderr, "(2 fully cached)") {
-		t.Errorf("the same manifest in the store that pulled signed commits: exit %d; want every cell cached\n%s", r.code, r.stderr)
+		t.Errorf(
+			"the same manifest in the store that pulled signed commits: exit %d; want every cell cached\n%s",
+			r.code,
+			r.stderr,
+		)
 	}
 
 	s3.PutNamed(context.Background(), name, committed)
@@ -235,10 +296,14 @@ func TestPullTakesOnlyTheManifestsOwnEvents(t *testing.T) {
 	if pull.code != 0 || !strings.Contains(pull.stdout, "pulled manifest") {
 		t.Fatalf("pull of over 2,000 events: exit %d\n%s", pull.code, pull.stderr)
 	}
-	if show := ump(t, theirs, "show", bigHash).stdout; !strings.Contains(show, "imported from s3://team/ump") || !strings.Contains(show, "signed by "+testKey(t).Public()) {
+	if show := ump(t, theirs, "show", bigHash).stdout; !strings.Contains(show, "imported from s3://team/ump") ||
+		!strings.Contains(show, "signed by "+testKey(t).Public()) {
 		t.Errorf("show after a pull does not say where the cells came from and who signed them:\n%s", show)
 	}
-	if again := umpEnv(t, env, theirs, "--s3-insecure", "pull", bigHash); !strings.Contains(again.stdout, "0 new events") {
+	if again := umpEnv(t, env, theirs, "--s3-insecure", "pull", bigHash); !strings.Contains(
+		again.stdout,
+		"0 new events",
+	) {
 		t.Errorf("second pull: %s", again.stdout)
 	}
 	if a, b := exportCSV(t, mine, bigHash, "rounds"), exportCSV(t, theirs, bigHash, "rounds"); a != b {
@@ -311,7 +376,9 @@ func TestPullOfAnIndexFromBeforeCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	theirs := t.TempDir()
-	if r := umpEnv(t, env, theirs, "--s3-insecure", "pull", hash); r.code != 3 || !strings.Contains(r.stderr, "is not signed") || !strings.Contains(r.stderr, "--trust-unsigned") {
+	if r := umpEnv(t, env, theirs, "--s3-insecure", "pull", hash); r.code != 3 ||
+		!strings.Contains(r.stderr, "is not signed") ||
+		!strings.Contains(r.stderr, "--trust-unsigned") {
 		t.Errorf("pull of an old index: exit %d; want 3 naming --trust-unsigned\n%s", r.code, r.stderr)
 	}
 	if st := ump(t, theirs, "status").stdout; strings.Contains(st, hash[:12]) {
@@ -323,7 +390,10 @@ func TestPullOfAnIndexFromBeforeCommits(t *testing.T) {
 	if a, b := exportCSV(t, mine, hash, "rounds"), exportCSV(t, theirs, hash, "rounds"); a != b {
 		t.Error("the rounds export differs after pulling the old index")
 	}
-	if show := ump(t, theirs, "show", hash).stdout; strings.Count(show, "committed by (pushed as one file), unsigned (taken with --trust-unsigned") != 2 {
+	if show := ump(t, theirs, "show", hash).stdout; strings.Count(
+		show,
+		"committed by (pushed as one file), unsigned (taken with --trust-unsigned",
+	) != 2 {
 		t.Errorf("show does not mark both cells unsigned:\n%s", show)
 	}
 }

@@ -115,7 +115,8 @@ func TestExportAndPlotSurviveKills(t *testing.T) {
 		args func(out string) []string
 	}{
 		{"export", func(out string) []string {
-			return []string{"export", "--manifest", hash, "--format", "parquet", "--out", filepath.Join(out, "rounds.parquet")}
+			return []string{"export", "--manifest", hash, "--format", "parquet", "--out", filepath.Join(out,
+				"rounds.parquet")}
 		}},
 		{"plot", func(out string) []string { return []string{"plot", hash, "--out", out} }},
 	} {
@@ -129,12 +130,22 @@ func TestExportAndPlotSurviveKills(t *testing.T) {
 		r := rand.New(rand.NewPCG(9, 2))
 		out := t.TempDir()
 		for killed := 0; killed < 10; {
-			if killedAfter(t, time.Duration(r.Int64N(int64(took))), nil, append([]string{"--store", store}, c.args(out)...)...) {
+			if killedAfter(
+				t,
+				time.Duration(r.Int64N(int64(took))),
+				nil,
+				append([]string{"--store", store}, c.args(out)...)...) {
 				killed++
 			}
 			for name, data := range treeOf(t, out) {
 				if w, ok := want[name]; !ok || data != w {
-					t.Fatalf("%s after %d kills: %s is %s", c.name, killed, name, map[bool]string{false: "not a file it writes", true: "not whole"}[ok])
+					t.Fatalf(
+						"%s after %d kills: %s is %s",
+						c.name,
+						killed,
+						name,
+						map[bool]string{false: "not a file it writes", true: "not whole"}[ok],
+					)
 				}
 			}
 		}

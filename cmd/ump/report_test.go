@@ -51,16 +51,25 @@ func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
 	}
 	runIt := "ump run quad-table-" + hash[:12] + "/manifest.yaml"
 	version := strings.TrimSpace(strings.TrimPrefix(ump(t, store, "--version").stdout, "ump version "))
-	for _, want := range []string{"## quad-table\n", "| computed by | " + version + " (36 cells) |", "| manifest | `" + hash + "` |", "| run it | `" + runIt + "` (from this report's directory) |",
+	for _, want := range []string{"## quad-table\n", "| computed by | " + version + " (36 cells) |", "| manifest | " +
+		"`" + hash + "` |", "| run it | `" + runIt + "` (from this report's directory) |",
 		"`ump verify " + hash[:12] + "`", "| cells | 36: ", "![quad-table: topology.kind = full]("} {
 		if !strings.Contains(string(doc), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, doc)
 		}
 	}
 	dir := filepath.Join(out, "quad-table-"+hash[:12])
-	magic := map[string]string{".png": "\x89PNG", ".pdf": "%PDF", ".parquet": "PAR1", ".json": "{", ".csv": "manifest,", ".gz": "\x1f\x8b"}
+	magic := map[string]string{
+		".png":     "\x89PNG",
+		".pdf":     "%PDF",
+		".parquet": "PAR1",
+		".json":    "{",
+		".csv":     "manifest,",
+		".gz":      "\x1f\x8b",
+	}
 	for _, name := range []string{"registration.json", "final.parquet", "rounds.parquet", "final.csv", "rounds.csv.gz",
-		"curves-1-topology.kind=ring.png", "curves-1-topology.kind=ring.pdf", "curves-2-topology.kind=full.png", "curves-2-topology.kind=full.pdf",
+		"curves-1-topology.kind=ring.png", "curves-1-topology.kind=ring.pdf", "curves-2-topology.kind=full.png",
+		"curves-2-topology.kind=full.pdf",
 		"sweep-topology.kind.png", "sweep-topology.kind.pdf"} {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
@@ -75,12 +84,19 @@ func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
 	}
 	// The run-it line, pasted in the report's directory: the same manifest,
 	// every cell a cache hit.
-	if r := pasted(t, out, strings.Replace(runIt, "ump ", "ump --store "+store+" ", 1)); r.code != 0 || hashOf(t, r) != hash || !strings.Contains(r.stderr, "(36 fully cached)") {
+	if r := pasted(t, out, strings.Replace(runIt, "ump ", "ump --store "+store+" ", 1)); r.code != 0 ||
+		hashOf(t, r) != hash ||
+		!strings.Contains(r.stderr, "(36 fully cached)") {
 		t.Errorf("%s: exit %d\n%s", runIt, r.code, r.stderr)
 	}
 	export := ump(t, store, "export", "--manifest", hash, "--table", "final", "--out", "-")
 	if final, _ := os.ReadFile(filepath.Join(dir, "final.csv")); export.code != 0 || string(final) != export.stdout {
-		t.Errorf("final.csv is not ump export's final table:\n%s\nexport (exit %d):\n%s", final, export.code, export.stdout)
+		t.Errorf(
+			"final.csv is not ump export's final table:\n%s\nexport (exit %d):\n%s",
+			final,
+			export.code,
+			export.stdout,
+		)
 	}
 
 	// From the results alone: the same report.
@@ -97,7 +113,8 @@ func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
 	}
 
 	// The same manifest twice (from the store and from its results).
-	if r := ump(t, store, "report", hash[:12], dir, "--out", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "are the same manifest") {
+	if r := ump(t, store, "report", hash[:12], dir, "--out", t.TempDir()); r.code != 2 ||
+		!strings.Contains(r.stderr, "are the same manifest") {
 		t.Errorf("the same manifest twice: exit %d, %q; want exit 2", r.code, r.stderr)
 	}
 	// Edited or incomplete results are refused.
@@ -175,7 +192,8 @@ func TestReportShowsEveryDeclaredScope(t *testing.T) {
 	}
 	doc, _ := os.ReadFile(filepath.Join(out, "report.md"))
 	row, entry := ump(t, store, "table", hash[:12]), ump(t, store, "table", hash[:12], "--select-per", "entry")
-	want := "### Table\n\n" + row.stdout + "\n### Table with lr chosen per entry (a declared variant: `ump table " + hash[:12] + " --select-per entry`)\n\n" + entry.stdout
+	want := "### Table\n\n" + row.stdout + "\n### Table with lr chosen per entry (a declared variant: `ump " +
+		"table " + hash[:12] + " --select-per entry`)\n\n" + entry.stdout
 	if !strings.Contains(row.stdout, "once per row") || !strings.Contains(string(doc), want) {
 		t.Errorf("report.md does not show the per-row table and then the per-entry variant:\n%s\nwant:\n%s", doc, want)
 	}
@@ -195,20 +213,27 @@ func TestReportShowsEveryDeclaredScope(t *testing.T) {
 	// them out in new files that no signature covers.
 	signedRow := regexp.MustCompile(`(?m)^\| results signed \| .*\n`)
 	got, wantDoc := readDoc(t, as), readDoc(t, fromStore)
-	if !strings.Contains(got, "| results signed | no: laid out anew as quad-table (new files, which no signature covers) from results signed by "+key.Public()+" |") {
+	if !strings.Contains(
+		got,
+		"| results signed | no: laid out anew as quad-table (new files, which no signature covers) from results "+
+			"signed by "+key.Public()+" |",
+	) {
 		t.Errorf("report DIR --as MANIFEST does not say its new files are unsigned:\n%s", got)
 	}
 	if got, wantDoc := signedRow.ReplaceAllString(got, ""), signedRow.ReplaceAllString(wantDoc, ""); got != wantDoc {
 		t.Errorf("report DIR --as MANIFEST differs from the store's report of MANIFEST:\n%s\nwant:\n%s", got, wantDoc)
 	}
-	if r := ump(t, t.TempDir(), "report", filepath.Join(as, "quad-table-"+plainHash[:12]), "--out", t.TempDir()); r.code != 0 {
+	if r := ump(t, t.TempDir(), "report", filepath.Join(as, "quad-table-"+plainHash[:12]), "--out",
+		t.TempDir()); r.code != 0 {
 		t.Errorf("the directory --as wrote does not report again: exit %d\n%s", r.code, r.stderr)
 	}
 	other := writeFile(t, "other.yaml", strings.Replace(tableManifest, "rounds: 15", "rounds: 16", 1))
-	if r := ump(t, t.TempDir(), "report", dir, "--as", other, "--out", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "is not a layout of the same cells") {
+	if r := ump(t, t.TempDir(), "report", dir, "--as", other, "--out", t.TempDir()); r.code != 2 ||
+		!strings.Contains(r.stderr, "is not a layout of the same cells") {
 		t.Errorf("report --as a manifest of other cells: exit %d, %q; want exit 2", r.code, r.stderr)
 	}
-	if r := ump(t, store, "report", hash[:12], "--as", plain, "--out", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "takes one directory") {
+	if r := ump(t, store, "report", hash[:12], "--as", plain, "--out", t.TempDir()); r.code != 2 ||
+		!strings.Contains(r.stderr, "takes one directory") {
 		t.Errorf("report HASH --as: exit %d, %q; want exit 2", r.code, r.stderr)
 	}
 }
@@ -242,7 +267,8 @@ func TestReportRecordsWhatItWrote(t *testing.T) {
 	record, _ := os.ReadFile(recordPath)
 	forged := []byte(strings.Replace(string(csv), "completed", "completEd", 1))
 	os.WriteFile(csvPath, forged, 0o644)
-	if r := ump(t, t.TempDir(), "report", dir, "--out", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "final.csv was changed after ump report wrote it") {
+	if r := ump(t, t.TempDir(), "report", dir, "--out", t.TempDir()); r.code != 2 ||
+		!strings.Contains(r.stderr, "final.csv was changed after ump report wrote it") {
 		t.Errorf("final.csv changed: exit %d, %q; want exit 2 naming it", r.code, r.stderr)
 	}
 	digest := func(b []byte) string { return fmt.Sprintf("sha256:%x", sha256.Sum256(b)) }
@@ -251,8 +277,13 @@ func TestReportRecordsWhatItWrote(t *testing.T) {
 	}
 	forgedRecord := strings.Replace(string(record), digest(csv), digest(forged), 1)
 	os.WriteFile(recordPath, []byte(forgedRecord), 0o644)
-	if r := ump(t, t.TempDir(), "report", dir, "--out", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "does not verify") {
-		t.Errorf("final.csv and its recorded digest changed: exit %d, %q; want exit 2 saying the signature does not verify", r.code, r.stderr)
+	if r := ump(t, t.TempDir(), "report", dir, "--out", t.TempDir()); r.code != 2 ||
+		!strings.Contains(r.stderr, "does not verify") {
+		t.Errorf(
+			"final.csv and its recorded digest changed: exit %d, %q; want exit 2 saying the signature does not verify",
+			r.code,
+			r.stderr,
+		)
 	}
 	// Unsigned, the same edit passes the digests, but final.csv is checked
 	// against final.parquet.
@@ -262,13 +293,23 @@ func TestReportRecordsWhatItWrote(t *testing.T) {
 	delete(unsignedRecord, "signature")
 	data, _ := json.Marshal(unsignedRecord)
 	os.WriteFile(recordPath, data, 0o644)
-	if r := ump(t, t.TempDir(), "report", dir, "--out", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "final.csv does not hold what final.parquet holds: row 1 (cell 1), status: \"completEd\", not \"completed\"") {
-		t.Errorf("final.csv edited with its digest in an unsigned record: exit %d, %q; want exit 2 naming the cell", r.code, r.stderr)
+	if r := ump(t, t.TempDir(), "report", dir, "--out", t.TempDir()); r.code != 2 ||
+		!strings.Contains(
+			r.stderr,
+			"final.csv does not hold what final.parquet holds: row 1 (cell 1), status: \"completEd\", not "+
+				"\"completed\"",
+		) {
+		t.Errorf(
+			"final.csv edited with its digest in an unsigned record: exit %d, %q; want exit 2 naming the cell",
+			r.code,
+			r.stderr,
+		)
 	}
 	os.WriteFile(csvPath, csv, 0o644)
 	os.WriteFile(recordPath, record, 0o644)
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644)
-	if r := ump(t, t.TempDir(), "report", dir, "--out", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "holds notes.txt, which its record.json does not list") {
+	if r := ump(t, t.TempDir(), "report", dir, "--out", t.TempDir()); r.code != 2 ||
+		!strings.Contains(r.stderr, "holds notes.txt, which its record.json does not list") {
 		t.Errorf("a file the record does not list: exit %d, %q; want exit 2 naming it", r.code, r.stderr)
 	}
 	os.Remove(filepath.Join(dir, "notes.txt"))
@@ -279,8 +320,14 @@ func TestReportRecordsWhatItWrote(t *testing.T) {
 	os.WriteFile(filepath.Join(out, "report.md"), []byte(strings.Replace(doc, " completed", "0 completed", 1)), 0o644)
 	again = filepath.Join(t.TempDir(), "again")
 	signedRow := regexp.MustCompile(`(?m)^\| results signed \| .*\n`)
-	if r := ump(t, t.TempDir(), "report", out, "--out", again); r.code != 0 || signedRow.ReplaceAllString(readDoc(t, again), "") != signedRow.ReplaceAllString(doc, "") {
-		t.Fatalf("report of the report's directory, its report.md edited: exit %d\n%s\n%s", r.code, r.stderr, readDoc(t, again))
+	if r := ump(t, t.TempDir(), "report", out, "--out", again); r.code != 0 ||
+		signedRow.ReplaceAllString(readDoc(t, again), "") != signedRow.ReplaceAllString(doc, "") {
+		t.Fatalf(
+			"report of the report's directory, its report.md edited: exit %d\n%s\n%s",
+			r.code,
+			r.stderr,
+			readDoc(t, again),
+		)
 	}
 
 	os.Remove(recordPath)
@@ -288,7 +335,11 @@ func TestReportRecordsWhatItWrote(t *testing.T) {
 	if r := ump(t, t.TempDir(), "report", dir, "--out", unsigned); r.code != 0 {
 		t.Fatalf("report without a record: exit %d\n%s", r.code, r.stderr)
 	}
-	if doc := readDoc(t, unsigned); !strings.Contains(doc, "| results signed | no: nothing vouches for these results. The digests in record.json catch accidents, not edits") {
+	if doc := readDoc(t, unsigned); !strings.Contains(
+		doc,
+		"| results signed | no: nothing vouches for these results. The digests in record.json catch accidents, not "+
+			"edits",
+	) {
 		t.Errorf("a directory without its record is not reported unsigned:\n%s", doc)
 	}
 }
@@ -331,7 +382,8 @@ func TestReportNeverVouchesForWhatItDidNotCompute(t *testing.T) {
 			t.Fatalf("regeneration %d of the forgery: exit %d\n%s", round, r.code, r.stderr)
 		}
 		doc := readDoc(t, next)
-		if !strings.Contains(doc, "| results signed | no: nothing vouches") || strings.Contains(doc, "| results signed | by") {
+		if !strings.Contains(doc, "| results signed | no: nothing vouches") ||
+			strings.Contains(doc, "| results signed | by") {
 			t.Errorf("regeneration %d says someone vouches for forged results:\n%s", round, doc)
 		}
 		from = filepath.Join(next, name)
@@ -356,19 +408,31 @@ func TestReportNeverVouchesForWhatItDidNotCompute(t *testing.T) {
 	// you trust vouches for them; --trust trusts the key for one report.
 	for flags, want := range map[string]string{
 		"--trust " + stranger.Public(): "| results signed | by " + stranger.Public() + ", a key you trust",
-		"":                             "| results signed | no: signed by " + stranger.Public() + ", a key you do not trust",
+		"": "| results signed | no: signed by " + stranger.Public() + ", a key you do " +
+			"not trust",
 	} {
 		next := filepath.Join(t.TempDir(), "next")
-		if r := ump(t, store, append([]string{"report", dir, "--out", next}, strings.Fields(flags)...)...); r.code != 0 || !strings.Contains(readDoc(t, next), want) {
+		if r := ump(t, store, append([]string{"report", dir, "--out", next}, strings.Fields(
+			flags)...)...); r.code != 0 ||
+			!strings.Contains(readDoc(t, next), want) {
 			t.Errorf("report %s of a stranger's results: exit %d %s; want it to say %q", flags, r.code, r.stderr, want)
 		}
 	}
 	record := filepath.Join(dir, "record.json")
 	raw, _ := os.ReadFile(record)
-	lookAlike := strings.ReplaceAll(string(raw), stranger.Public(), "friend"+stranger.Public()[strings.Index(stranger.Public(), ":"):])
+	lookAlike := strings.ReplaceAll(
+		string(raw),
+		stranger.Public(),
+		"friend"+stranger.Public()[strings.Index(stranger.Public(), ":"):],
+	)
 	os.WriteFile(record, []byte(lookAlike), 0o644)
-	if r := ump(t, store, "report", dir, "--out", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "does not verify") {
-		t.Errorf("a record whose signer was renamed: exit %d, %q; want exit 2, the signature does not verify", r.code, r.stderr)
+	if r := ump(t, store, "report", dir, "--out", t.TempDir()); r.code != 2 ||
+		!strings.Contains(r.stderr, "does not verify") {
+		t.Errorf(
+			"a record whose signer was renamed: exit %d, %q; want exit 2, the signature does not verify",
+			r.code,
+			r.stderr,
+		)
 	}
 }
 
@@ -404,11 +468,14 @@ func TestReportRefusesAMalformedFinalTable(t *testing.T) {
 			c := tb.Column("status")
 			c.Ints, c.Strings = make([]int64, len(c.Strings)), nil
 		}, "no text column status"},
-		"garbage status": {func(tb *artifacts.Table) { tb.Column("status").Strings[0] = "grand" }, `has status "grand"`},
+		"garbage status": {func(tb *artifacts.Table) { tb.Column("status").Strings[0] = "grand" },
+			`has status "grand"`},
 		"a second row": {func(tb *artifacts.Table) {
-			tb.Column("cell").Ints[1], tb.Column("cell_key").Strings[1] = tb.Column("cell").Ints[0], tb.Column("cell_key").Strings[0]
+			tb.Column("cell").Ints[1], tb.Column("cell_key").Strings[1] = tb.Column("cell").Ints[0], tb.Column(
+				"cell_key").Strings[0]
 		}, "has a second row"},
-		"a cell key": {func(tb *artifacts.Table) { tb.Column("cell_key").Strings[0] = strings.Repeat("0", 64) }, "cell_key is not the one registration.json gives it"},
+		"a cell key": {func(tb *artifacts.Table) { tb.Column("cell_key").Strings[0] = strings.Repeat("0", 64) },
+			"cell_key is not the one registration.json gives it"},
 		"NaN completed": {func(tb *artifacts.Table) {
 			for r, s := range tb.Column("status").Strings {
 				if s == "completed" {
@@ -479,7 +546,13 @@ func TestReportRefusesAnEditedPlan(t *testing.T) {
 		again := filepath.Join(out, "again")
 		r := ump(t, store, "report", dir, "--out", again)
 		if r.code != 2 || !strings.Contains(r.stderr, "registration.json: ") || !strings.Contains(r.stderr, c.want) {
-			t.Errorf("%s: exit %d, %q; want exit 2 naming registration.json and saying %q", name, r.code, r.stderr, c.want)
+			t.Errorf(
+				"%s: exit %d, %q; want exit 2 naming registration.json and saying %q",
+				name,
+				r.code,
+				r.stderr,
+				c.want,
+			)
 		}
 	}
 	if escaped, _ := filepath.Glob(filepath.Join(out, "..", "..", "escaped*")); len(escaped) > 0 {
@@ -526,8 +599,15 @@ func TestReportReadsAndWritesOnlyPlainFiles(t *testing.T) {
 		cmd.Stderr = &stderr
 		err := cmd.Run()
 		cancel()
-		if code := exitStatus(t, err); code != 2 || !strings.Contains(stderr.String(), final) || !strings.Contains(stderr.String(), c.want) {
-			t.Errorf("final.parquet %s: exit %d, %q; want exit 2 naming it and saying %q (at once)", name, code, stderr.String(), c.want)
+		if code := exitStatus(t, err); code != 2 || !strings.Contains(stderr.String(), final) ||
+			!strings.Contains(stderr.String(), c.want) {
+			t.Errorf(
+				"final.parquet %s: exit %d, %q; want exit 2 naming it and saying %q (at once)",
+				name,
+				code,
+				stderr.String(),
+				c.want,
+			)
 		}
 	}
 	os.RemoveAll(final)
@@ -556,8 +636,14 @@ func TestReportReadsAndWritesOnlyPlainFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := ump(t, store, "report", dir, "--out", again)
-	if entries, _ := os.ReadDir(outside); r.code != 2 || !strings.Contains(r.stderr, "is a symbolic link") || len(entries) > 0 {
-		t.Errorf("a linked manifest directory: exit %d, %q, %d files written through it; want exit 2 and none", r.code, r.stderr, len(entries))
+	if entries, _ := os.ReadDir(outside); r.code != 2 || !strings.Contains(r.stderr, "is a symbolic link") ||
+		len(entries) > 0 {
+		t.Errorf(
+			"a linked manifest directory: exit %d, %q, %d files written through it; want exit 2 and none",
+			r.code,
+			r.stderr,
+			len(entries),
+		)
 	}
 }
 
@@ -585,17 +671,20 @@ func TestCompareTwoComputations(t *testing.T) {
 	if same.code != 0 || !strings.Contains(same.stdout, "The status agrees in 252; it differs in 0.") {
 		t.Errorf("compare with itself: exit %d\n%s%s", same.code, same.stdout, same.stderr)
 	}
-	if r := ump(t, store, "compare", table1); r.code != 2 || !strings.Contains(r.stderr, "needs two computations of one manifest") {
+	if r := ump(t, store, "compare", table1); r.code != 2 ||
+		!strings.Contains(r.stderr, "needs two computations of one manifest") {
 		t.Errorf("one argument: exit %d, %s", r.code, r.stderr)
 	}
-	if r := ump(t, store, "compare", table1, table2); r.code != 2 || !strings.Contains(r.stderr, "compare two computations of one manifest") {
+	if r := ump(t, store, "compare", table1, table2); r.code != 2 ||
+		!strings.Contains(r.stderr, "compare two computations of one manifest") {
 		t.Errorf("two manifests: exit %d, %s", r.code, r.stderr)
 	}
 	noRounds := filepath.Join(t.TempDir(), "table1")
 	copyFiles(t, table1, noRounds)
 	os.Remove(filepath.Join(noRounds, "rounds.parquet"))
 	help := ump(t, store, "help", "compare").stdout
-	if r := ump(t, store, "compare", table1, noRounds); r.code != 2 || !strings.Contains(r.stderr, "rounds.parquet: not found") ||
+	if r := ump(t, store, "compare", table1, noRounds); r.code != 2 ||
+		!strings.Contains(r.stderr, "rounds.parquet: not found") ||
 		!strings.Contains(help, "needs only registration.json, final.parquet and rounds.parquet") {
 		t.Errorf("a directory without its rounds: exit %d, %s; the help says:\n%s", r.code, r.stderr, help)
 	}
@@ -610,7 +699,11 @@ func TestAReportKeepsAnotherReportsIndex(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "report")
 	store, _, first := reported(t, out)
-	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 12").Replace(longManifest))
+	m := writeFile(
+		t,
+		"m.yaml",
+		strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 12").Replace(longManifest),
+	)
 	hash := hashOf(t, ump(t, store, "run", m))
 	wd, _ := os.Getwd()
 	rel, err := filepath.Rel(wd, out) // relative, as users give it: the hint runs from anywhere all the same
@@ -619,7 +712,12 @@ func TestAReportKeepsAnotherReportsIndex(t *testing.T) {
 	}
 	r := ump(t, store, "report", hash[:12], "--out", rel)
 	if r.code != 2 || !strings.Contains(r.stderr, "holds a report of other manifests too ("+filepath.Base(first)+")") {
-		t.Fatalf("report into another report's directory: exit %d, %q; want 2 naming %s", r.code, r.stderr, filepath.Base(first))
+		t.Fatalf(
+			"report into another report's directory: exit %d, %q; want 2 naming %s",
+			r.code,
+			r.stderr,
+			filepath.Base(first),
+		)
 	}
 	together := hint(t, r.stderr, regexp.MustCompile("report them together \\(`([^`]*)`\\)"))
 	if r := printed(t, t.TempDir(), together); r.code != 0 { // from another directory
@@ -631,7 +729,8 @@ func TestAReportKeepsAnotherReportsIndex(t *testing.T) {
 	target := t.TempDir()
 	linked := filepath.Join(t.TempDir(), "linked")
 	os.Symlink(target, linked)
-	if r := ump(t, store, "report", hash[:12], "--out", linked); r.code != 2 || !strings.Contains(r.stderr, "is a symbolic link") {
+	if r := ump(t, store, "report", hash[:12], "--out", linked); r.code != 2 ||
+		!strings.Contains(r.stderr, "is a symbolic link") {
 		t.Errorf("report --out a link to a directory: exit %d, %q; want 2", r.code, r.stderr)
 	}
 	if entries, _ := os.ReadDir(target); len(entries) != 0 {

@@ -27,13 +27,26 @@ func TestReproduceComputesEveryDirectoryAgain(t *testing.T) {
 	copyFiles(t, dir, elsewhere)
 	rekey(t, elsewhere, 3)
 	store := t.TempDir()
-	identical := dir + " (quad-table, " + hash[:12] + "): 36 finished cells identical bit for bit (status, final row and 525 evaluated rounds); "
+	identical := dir + " (quad-table, " + hash[:12] + "): 36 finished cells identical bit for bit (status, final row " +
+		"and 525 evaluated rounds); "
 	r := ump(t, store, "reproduce", "-j", "2", root)
 	if r.code != 0 || !strings.Contains(r.stdout, identical+"36 of them computed in this run, 0 found in the store") ||
-		!strings.Contains(r.stdout, gpuTrained+" (table1-mnist, 42e8b37e275f): left out: its cells train on the GPU engine, which this build lacks") ||
-		!strings.Contains(r.stdout, elsewhere+" (quad-table, "+hash[:12]+"): left out: 1 of its 36 cells have other keys here: they were computed under engine ") ||
+		!strings.Contains(
+			r.stdout,
+			gpuTrained+" (table1-mnist, 42e8b37e275f): left out: its cells train on the GPU engine, which this build "+
+				"lacks",
+		) ||
+		!strings.Contains(
+			r.stdout,
+			elsewhere+" (quad-table, "+hash[:12]+"): left out: 1 of its 36 cells have other keys here: they were "+
+				"computed under engine ",
+		) ||
 		!strings.Contains(r.stdout, "directories computed again: 1 (1 identical, 0 differ); left out: 2") ||
-		!strings.Contains(r.stderr, "reproduce: directories to compute again in "+store+": 1 (36 distinct cells, whose rounds record 0.0 hours of compute where they ran); left out: 2") ||
+		!strings.Contains(
+			r.stderr,
+			"reproduce: directories to compute again in "+store+": 1 (36 distinct cells, whose rounds record 0.0 "+
+				"hours of compute where they ran); left out: 2",
+		) ||
 		!strings.Contains(r.stderr, "reproduce: directory 1 of 1, "+dir+" (36 cells); 100.0% of the work, took ") ||
 		!strings.Contains(r.stderr, "reproduce: leaves out "+gpuTrained+": its cells train on the GPU engine") ||
 		strings.Contains(r.stderr, "resuming") {
@@ -62,14 +75,21 @@ func TestReproduceComputesEveryDirectoryAgain(t *testing.T) {
 		t.Errorf("reproduce of an edited figure: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	side := hint(t, r.stdout, regexp.MustCompile("finished cells differ \\(`([^`]*)` sets the two side by side\\)"))
-	if r := printed(t, t.TempDir(), side); r.code != 0 || !strings.Contains(r.stdout, "Two computations of quad-table") {
+	if r := printed(t, t.TempDir(), side); r.code != 0 ||
+		!strings.Contains(r.stdout, "Two computations of quad-table") {
 		t.Errorf("%s: exit %d\n%s%s", side, r.code, r.stdout, r.stderr)
 	}
-	if r := ump(t, store, "reproduce", t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "holds no results directory") {
+	if r := ump(t, store, "reproduce", t.TempDir()); r.code != 2 ||
+		!strings.Contains(r.stderr, "holds no results directory") {
 		t.Errorf("reproduce of an empty tree: exit %d, %s", r.code, r.stderr)
 	}
 	if r := ump(t, store, "reproduce", filepath.Dir(gpuTrained)); r.code != 2 ||
-		!strings.Contains(r.stderr, "no results directory under "+filepath.Dir(gpuTrained)+" can be computed again on this machine (1 left out, named above)") {
+		!strings.Contains(
+			r.stderr,
+			"no results directory under "+filepath.Dir(
+				gpuTrained,
+			)+" can be computed again on this machine (1 left out, named above)",
+		) {
 		t.Errorf("reproduce of GPU results on a CPU build: exit %d, %s", r.code, r.stderr)
 	}
 }

@@ -20,7 +20,9 @@ import (
 // what `ump report DIR` writes for it (grid: the table; paper: beside the
 // paper's; "grid entry", "paper entry": the same under a declared select
 // scope other than the first).
-var reportBlock = regexp.MustCompile(`(?s)<!-- ump report (\S+) ((?:grid|paper)(?: entry| row)?) -->\n(.*?)<!-- end of ump report -->`)
+var reportBlock = regexp.MustCompile(
+	`(?s)<!-- ump report (\S+) ((?:grid|paper)(?: entry| row)?) -->\n(.*?)<!-- end of ump report -->`,
+)
 
 // compareBlock is a comparison REPRODUCING.md shows: what `ump compare A
 // B` prints for two directories of committed results.
@@ -46,7 +48,9 @@ func TestReproducingShowsTheCommittedResults(t *testing.T) {
 	shown := map[string]bool{}
 	for _, b := range reportBlock.FindAllStringSubmatch(string(doc), -1) {
 		dir, kind, body := b[1], b[2], b[3]
-		x, err := resultsdir.ReadExportedFinals(filepath.Join(root, dir)) // a directory may be committed without its figures, for size
+		x, err := resultsdir.ReadExportedFinals(
+			filepath.Join(root, dir),
+		) // a directory may be committed without its figures, for size
 		if err != nil {
 			t.Errorf("REPRODUCING.md shows %s: %v", dir, err)
 			continue
@@ -62,8 +66,15 @@ func TestReproducingShowsTheCommittedResults(t *testing.T) {
 			continue
 		}
 		if body != want {
-			t.Errorf("REPRODUCING.md's %s table of %s is not what its results give (ump report %s --out DIR writes it); the results give:\n%s\nthe document has:\n%s",
-				kind, dir, dir, want, body)
+			t.Errorf(
+				"REPRODUCING.md's %s table of %s is not what its results give (ump report %s --out DIR writes it); "+
+					"the results give:\n%s\nthe document has:\n%s",
+				kind,
+				dir,
+				dir,
+				want,
+				body,
+			)
 		}
 	}
 	compared := 0
@@ -79,7 +90,13 @@ func TestReproducingShowsTheCommittedResults(t *testing.T) {
 			t.Fatal(err)
 		}
 		if want := c.Markdown(); b[3] != want {
-			t.Errorf("REPRODUCING.md's comparison of %s and %s is not what ump compare prints:\n%s\nthe document has:\n%s", b[1], b[2], want, b[3])
+			t.Errorf(
+				"REPRODUCING.md's comparison of %s and %s is not what ump compare prints:\n%s\nthe document has:\n%s",
+				b[1],
+				b[2],
+				want,
+				b[3],
+			)
 		}
 		compared++
 	}
@@ -99,7 +116,10 @@ func TestReproducingShowsTheCommittedResults(t *testing.T) {
 		}
 	}
 	if compared == 0 {
-		t.Error("REPRODUCING.md shows no comparison of two engines (<!-- ump compare A B --> ... <!-- end of ump compare -->)")
+		t.Error(
+			"REPRODUCING.md shows no comparison of two engines (<!-- ump compare A B --> ... <!-- end of ump compare " +
+				"-->)",
+		)
 	}
 	dirs, err := filepath.Glob(filepath.Join(root, "results", "*", resultsdir.RegistrationFile))
 	if err != nil {
@@ -111,7 +131,11 @@ func TestReproducingShowsTheCommittedResults(t *testing.T) {
 	for _, d := range dirs {
 		rel, _ := filepath.Rel(root, filepath.Dir(d))
 		if !shown[filepath.ToSlash(rel)] {
-			t.Errorf("REPRODUCING.md shows no table of %s (add <!-- ump report %s grid --> ... <!-- end of ump report -->)", rel, rel)
+			t.Errorf(
+				"REPRODUCING.md shows no table of %s (add <!-- ump report %s grid --> ... <!-- end of ump report -->)",
+				rel,
+				rel,
+			)
 		}
 	}
 }
@@ -174,7 +198,9 @@ func TestEveryCommittedDirectoryReportsAgain(t *testing.T) {
 				continue
 			}
 			committed, _ := os.ReadFile(f)
-			drawn, err := os.ReadFile(filepath.Join(out, filepath.Base(filepath.Dir(f)), filepath.Base(f))) // the same directory name: NAME-HASH12
+			drawn, err := os.ReadFile(
+				filepath.Join(out, filepath.Base(filepath.Dir(f)), filepath.Base(f)),
+			) // the same directory name: NAME-HASH12
 			if err != nil || !bytes.Equal(committed, drawn) {
 				t.Errorf("%s is not what its results draw (ump report %s --out X draws it again): %v", f, arg, err)
 			}

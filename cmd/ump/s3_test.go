@@ -25,7 +25,11 @@ import (
 func TestS3PushPullAndRemoteArtifacts(t *testing.T) {
 	t.Parallel()
 	_, env, _ := startS3(t)
-	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 20").Replace(longManifest))
+	m := writeFile(
+		t,
+		"m.yaml",
+		strings.NewReplacer("dim: 30000", "dim: 30", "rounds: 120", "rounds: 20").Replace(longManifest),
+	)
 
 	mine := t.TempDir()
 	run := ump(t, mine, "run", m)
@@ -43,7 +47,8 @@ func TestS3PushPullAndRemoteArtifacts(t *testing.T) {
 	}
 
 	theirs := t.TempDir()
-	if r := umpEnv(t, env, theirs, "--s3-insecure", "pull", hash[:12]); r.code != 2 || !strings.Contains(r.stderr, "full 64-digit") {
+	if r := umpEnv(t, env, theirs, "--s3-insecure", "pull", hash[:12]); r.code != 2 ||
+		!strings.Contains(r.stderr, "full 64-digit") {
 		t.Errorf("pull with a prefix: exit %d %s", r.code, r.stderr)
 	}
 	pull := umpEnv(t, env, theirs, "--s3-insecure", "pull", hash)
@@ -60,7 +65,8 @@ func TestS3PushPullAndRemoteArtifacts(t *testing.T) {
 	if r := ump(t, theirs, "run", m); !strings.Contains(r.stderr, "(2 fully cached)") {
 		t.Errorf("running the pulled manifest was not all cache hits:\n%s", r.stderr)
 	}
-	if r := umpEnv(t, env, theirs, "--s3-insecure", "pull", hash); !strings.Contains(r.stdout, "0 blobs downloaded") || !strings.Contains(r.stdout, "0 new events") {
+	if r := umpEnv(t, env, theirs, "--s3-insecure", "pull", hash); !strings.Contains(r.stdout, "0 blobs downloaded") ||
+		!strings.Contains(r.stdout, "0 new events") {
 		t.Errorf("second pull: %s", r.stdout)
 	}
 
@@ -73,7 +79,8 @@ func TestS3PushPullAndRemoteArtifacts(t *testing.T) {
 	if len(blobs) != 0 {
 		t.Errorf("a run with --artifacts s3://... wrote %d local blobs", len(blobs))
 	}
-	if e := umpEnv(t, env, remote, "--s3-insecure", "export", "--manifest", hash, "--table", "final", "--out", "-"); e.code != 0 ||
+	if e := umpEnv(t, env, remote, "--s3-insecure", "export", "--manifest", hash, "--table", "final", "--out",
+		"-"); e.code != 0 ||
 		e.stdout != ump(t, mine, "export", "--manifest", hash, "--table", "final", "--out", "-").stdout {
 		t.Errorf("export from S3 artifacts: exit %d %s", e.code, e.stderr)
 	}
@@ -85,10 +92,13 @@ func TestS3PushPullAndRemoteArtifacts(t *testing.T) {
 	ran := umpEnv(t, env, runner, "--s3-insecure", "run", m2)
 	hash2 := hashOf(t, ran)
 	colleague := t.TempDir()
-	if p := umpEnv(t, env, colleague, "--s3-insecure", "pull", hash2); p.code != 0 || !strings.Contains(p.stdout, "pulled manifest") {
+	if p := umpEnv(t, env, colleague, "--s3-insecure", "pull", hash2); p.code != 0 ||
+		!strings.Contains(p.stdout, "pulled manifest") {
 		t.Fatalf("pull of a run with --artifacts, without a push: exit %d\n%s", p.code, p.stderr)
 	}
-	if a, b := umpEnv(t, env, runner, "--s3-insecure", "table", hash2).stdout, ump(t, colleague, "table", hash2).stdout; a == "" || a != b {
+	if a, b := umpEnv(t, env, runner, "--s3-insecure", "table", hash2).stdout, ump(t, colleague, "table",
+		hash2).stdout; a == "" ||
+		a != b {
 		t.Errorf("the pulled table differs from the run's:\n%s\nrun:\n%s", b, a)
 	}
 
@@ -112,7 +122,13 @@ func TestFrozenS3Server(t *testing.T) {
 	srv, env, _ := startS3(t)
 	env = append(env, "UMP_S3_TIMEOUT=2s")
 	store := t.TempDir()
-	m := writeFile(t, "m.yaml", strings.NewReplacer("dim: 30000", "dim: 3000", "rounds: 120", "rounds: 400", "checkpoint: {every: 10}", "checkpoint: {every: 1}").Replace(longManifest))
+	m := writeFile(
+		t,
+		"m.yaml",
+		strings.NewReplacer("dim: 30000", "dim: 3000", "rounds: 120", "rounds: 400", "checkpoint: {every: 10}",
+			"checkpoint: {every: 1}").
+			Replace(longManifest),
+	)
 	cmd := exec.Command(umpBin, "--store", store, "--s3-insecure", "run", m)
 	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
@@ -134,11 +150,13 @@ func TestFrozenS3Server(t *testing.T) {
 	err := cmd.Wait()
 	srv.Process.Signal(syscall.SIGCONT)
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 3 || !strings.Contains(stderr.String(), "did not answer within 2s") ||
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 ||
+		!strings.Contains(stderr.String(), "did not answer within 2s") ||
 		time.Since(stopped) > 30*time.Second {
 		t.Fatalf("run with a frozen S3 server: %v after %s\n%s", err, time.Since(stopped), stderr.String())
 	}
-	if r := umpEnv(t, env, store, "--s3-insecure", "run", m); r.code != 0 || !strings.Contains(r.stderr, "2 completed") {
+	if r := umpEnv(t, env, store, "--s3-insecure", "run", m); r.code != 0 ||
+		!strings.Contains(r.stderr, "2 completed") {
 		t.Errorf("rerun once the server answers: exit %d\n%s", r.code, r.stderr)
 	}
 }
@@ -175,17 +193,31 @@ func TestABadAttemptNeverBlocksACell(t *testing.T) {
 		}
 	}
 	st := umpEnv(t, env, t.TempDir(), "--s3-insecure", "status", "--remote", hash)
-	for _, want := range []string{"cell 1/2: an attempt's upload does not check (skipped): pushed events rejected: " + garbage + " line 1",
-		"cell 1/2: an attempt's upload does not check (skipped): pushed events rejected: not signed by a trusted key: manifests/" + hash + "/cells/00001/attempts/unsigned/000001.jsonl is not signed",
-		"cell 2/2: an attempt's upload does not check (skipped): pushed events rejected: not signed by a trusted key: " + untrusted + " is signed by " + stranger.Public()} {
+	for _, want := range []string{"cell 1/2: an attempt's upload does not check (skipped): pushed events " +
+		"rejected: " + garbage + " line 1",
+		"cell 1/2: an attempt's upload does not check (skipped): pushed events rejected: not signed by a trusted " +
+			"key: manifests/" + hash + "/cells/00001/attempts/unsigned/000001.jsonl is not signed",
+		"cell 2/2: an attempt's upload does not check (skipped): pushed events rejected: not signed by a trusted " +
+			"key: " + untrusted + " is signed by " + stranger.Public()} {
 		if st.code != 0 || !strings.Contains(st.stdout, want) {
-			t.Errorf("status --remote beside bad attempts: exit %d; want it to say %q\n%s%s", st.code, want, st.stdout, st.stderr)
+			t.Errorf(
+				"status --remote beside bad attempts: exit %d; want it to say %q\n%s%s",
+				st.code,
+				want,
+				st.stdout,
+				st.stderr,
+			)
 		}
 	}
 	r := umpEnv(t, env, t.TempDir(), "--s3-insecure", "run", m)
-	if r.code != 0 || !strings.Contains(r.stderr, "2 completed") || strings.Count(r.stderr, "skipping an attempt's upload that does not check") != 4 ||
+	if r.code != 0 || !strings.Contains(r.stderr, "2 completed") ||
+		strings.Count(r.stderr, "skipping an attempt's upload that does not check") != 4 ||
 		!strings.Contains(r.stderr, signed+": event 1 is not of cell 2") {
-		t.Fatalf("run beside four bad attempts: exit %d; want all skipped and named, every cell completed\n%s", r.code, r.stderr)
+		t.Fatalf(
+			"run beside four bad attempts: exit %d; want all skipped and named, every cell completed\n%s",
+			r.code,
+			r.stderr,
+		)
 	}
 	for name := range bad {
 		if _, err := s3.GetNamed(context.Background(), name); err != nil {
@@ -216,10 +248,17 @@ func TestRunResumesFromUnsignedCommitsOnlyWhenTold(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := t.TempDir()
-	if r := umpEnv(t, env, store, "--s3-insecure", "run", m); r.code != 3 || !strings.Contains(r.stderr, "is not signed") || !strings.Contains(r.stderr, "--trust-unsigned") {
-		t.Errorf("run --artifacts beside an unsigned commit: exit %d; want 3 naming --trust-unsigned\n%s", r.code, r.stderr)
+	if r := umpEnv(t, env, store, "--s3-insecure", "run", m); r.code != 3 ||
+		!strings.Contains(r.stderr, "is not signed") ||
+		!strings.Contains(r.stderr, "--trust-unsigned") {
+		t.Errorf(
+			"run --artifacts beside an unsigned commit: exit %d; want 3 naming --trust-unsigned\n%s",
+			r.code,
+			r.stderr,
+		)
 	}
-	if r := umpEnv(t, env, store, "--s3-insecure", "run", "--trust-unsigned", m); r.code != 0 || !strings.Contains(r.stderr, "(2 fully cached)") {
+	if r := umpEnv(t, env, store, "--s3-insecure", "run", "--trust-unsigned", m); r.code != 0 ||
+		!strings.Contains(r.stderr, "(2 fully cached)") {
 		t.Errorf("run --artifacts --trust-unsigned: exit %d; want both cells from S3, cached\n%s", r.code, r.stderr)
 	}
 	if show := ump(t, store, "show", hash).stdout; !strings.Contains(show, "unsigned (taken with --trust-unsigned") {

@@ -32,7 +32,12 @@ type seeding struct {
 // them, round after round; it returns the last plan and its run's
 // outcome, and names the arguments that run that plan alone (rerun: the
 // first plan's).
-func (s *seeding) run(ctx context.Context, plan *manifests.Plan, out pipeline.Outcome, rerun string) (*manifests.Plan, pipeline.Outcome, error) {
+func (s *seeding) run(
+	ctx context.Context,
+	plan *manifests.Plan,
+	out pipeline.Outcome,
+	rerun string,
+) (*manifests.Plan, pipeline.Outcome, error) {
 	if _, ok := plan.Manifest.Sweep["seed"]; !ok {
 		return plan, out, badInput{fmt.Errorf("--until-decided adds seeds: the manifest must sweep seed")}
 	}
@@ -43,12 +48,24 @@ func (s *seeding) run(ctx context.Context, plan *manifests.Plan, out pipeline.Ou
 		}
 		if len(adds) == 0 {
 			if open > 0 {
-				fmt.Fprintf(s.log, "%d entries stay within the noise at %d seeds (--until-decided %d)\n", open, s.opts.untilDecided, s.opts.untilDecided)
+				fmt.Fprintf(
+					s.log,
+					"%d entries stay within the noise at %d seeds (--until-decided %d)\n",
+					open,
+					s.opts.untilDecided,
+					s.opts.untilDecided,
+				)
 			} else {
 				fmt.Fprintf(s.log, "every choice and claim is decided\n")
 			}
 			if added {
-				fmt.Fprintf(s.log, "the table's manifest, %.12s, with its added cells: `%s run %s`\n", plan.Hash, s.ump, rerun)
+				fmt.Fprintf(
+					s.log,
+					"the table's manifest, %.12s, with its added cells: `%s run %s`\n",
+					plan.Hash,
+					s.ump,
+					rerun,
+				)
 			}
 			return plan, out, nil
 		}
@@ -58,7 +75,12 @@ func (s *seeding) run(ctx context.Context, plan *manifests.Plan, out pipeline.Ou
 			return plan, out, err
 		}
 		rerun = opts.howToRun() + rerun
-		fmt.Fprintf(s.log, "adding %d cells, seeds where a choice or a claim is within the noise: manifest %s\n", len(adds), plan.Hash)
+		fmt.Fprintf(
+			s.log,
+			"adding %d cells, seeds where a choice or a claim is within the noise: manifest %s\n",
+			len(adds),
+			plan.Hash,
+		)
 		s.runner.Overrides = opts.changes()
 		if out, err = s.runner.Run(ctx, plan); err != nil {
 			return plan, out, err
@@ -68,7 +90,10 @@ func (s *seeding) run(ctx context.Context, plan *manifests.Plan, out pipeline.Ou
 
 // wanted are the cells to add to the plan's finished table
 // (paper.MoreSeeds); open counts the entries with a choice at the cap.
-func (s *seeding) wanted(ctx context.Context, plan *manifests.Plan) (adds []map[string]json.RawMessage, open int, err error) {
+func (s *seeding) wanted(
+	ctx context.Context,
+	plan *manifests.Plan,
+) (adds []map[string]json.RawMessage, open int, err error) {
 	rep, err := s.store.Source().FindReport(plan.Hash)
 	if err != nil {
 		return nil, 0, err

@@ -32,12 +32,15 @@ func TestUntilDecidedAddsSeedsWhereTheChoiceIsWithinTheNoise(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "seeds.yaml", seedsManifest)
-	if r := ump(t, store, "run", m); r.code != 0 || !strings.Contains(r.stdout, "chosen again in 84.6% of resamples (within noise)") {
+	if r := ump(t, store, "run", m); r.code != 0 ||
+		!strings.Contains(r.stdout, "chosen again in 84.6% of resamples (within noise)") {
 		t.Fatalf("the manifest alone: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r := ump(t, store, "run", "--until-decided", "8", m)
-	if r.code != 0 || strings.Count(r.stderr, "adding 2 cells, seeds where a choice or a claim is within the noise") != 2 ||
-		!strings.Contains(r.stderr, "every choice and claim is decided") || !strings.Contains(r.stdout, "lr=0.8 over 1.2 by 0.0100, chosen again in 95.5% of resamples\n") {
+	if r.code != 0 ||
+		strings.Count(r.stderr, "adding 2 cells, seeds where a choice or a claim is within the noise") != 2 ||
+		!strings.Contains(r.stderr, "every choice and claim is decided") ||
+		!strings.Contains(r.stdout, "lr=0.8 over 1.2 by 0.0100, chosen again in 95.5% of resamples\n") {
 		t.Fatalf("--until-decided 8: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	lastLine := func(out string) string { // the line naming the last manifest
@@ -46,12 +49,18 @@ func TestUntilDecidedAddsSeedsWhereTheChoiceIsWithinTheNoise(t *testing.T) {
 		return line
 	}
 	rerun := ump(t, store, "run", "--until-decided", "8", m)
-	if rerun.code != 0 || !strings.Contains(rerun.stderr, "10 cells: 10 completed, 0 diverged, 0 failed (10 fully cached)") ||
-		lastLine(rerun.stderr) != lastLine(r.stderr) || !strings.Contains(lastLine(r.stderr), `'add=[{"lr":0.8,"seed":4},{"lr":1.2,"seed":4},{"lr":0.8,"seed":5},{"lr":1.2,"seed":5}]'`) {
+	if rerun.code != 0 ||
+		!strings.Contains(rerun.stderr, "10 cells: 10 completed, 0 diverged, 0 failed (10 fully cached)") ||
+		lastLine(rerun.stderr) != lastLine(r.stderr) ||
+		!strings.Contains(
+			lastLine(r.stderr),
+			`'add=[{"lr":0.8,"seed":4},{"lr":1.2,"seed":4},{"lr":0.8,"seed":5},{"lr":1.2,"seed":5}]'`,
+		) {
 		t.Errorf("the rerun: exit %d, %q after %q", rerun.code, lastLine(rerun.stderr), lastLine(r.stderr))
 	}
 	command := lastLine(r.stderr)[strings.Index(lastLine(r.stderr), "`")+1 : strings.LastIndex(lastLine(r.stderr), "`")]
-	if again := printed(t, t.TempDir(), command); again.code != 0 || !strings.Contains(again.stderr, "(10 fully cached)") {
+	if again := printed(t, t.TempDir(), command); again.code != 0 ||
+		!strings.Contains(again.stderr, "(10 fully cached)") {
 		t.Errorf("the hint %s, pasted: exit %d\n%s", command, again.code, again.stderr)
 	}
 	show := ump(t, store, "show", "--manifest", strings.TrimSuffix(strings.Fields(lastLine(r.stderr))[0], ","))
@@ -71,7 +80,8 @@ func TestUntilDecidedAddsSeedsWhereTheChoiceIsWithinTheNoise(t *testing.T) {
 	if r := ump(t, store, "run", "--until-decided", "4", "--until", "train", m); r.code != 2 {
 		t.Errorf("--until-decided with --until: exit %d, %s", r.code, r.stderr)
 	}
-	if r := ump(t, store, "run", "--until-decided", "0", m); r.code != 2 || !strings.Contains(r.stderr, "--until-decided 0: give a number of seeds >= 1") {
+	if r := ump(t, store, "run", "--until-decided", "0", m); r.code != 2 ||
+		!strings.Contains(r.stderr, "--until-decided 0: give a number of seeds >= 1") {
 		t.Errorf("--until-decided 0 (silently a plain run before): exit %d, %s", r.code, r.stderr)
 	}
 }
@@ -93,7 +103,8 @@ func TestUntilDecidedResumesAsTyped(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill() })
-	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(stderr.String(), "adding 2 cells"); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(stderr.String(), "adding 2 cells"); time.Sleep(
+		5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("run --until-decided 4 never added a cell:\n%s", stderr.String())
 		}
@@ -104,7 +115,8 @@ func TestUntilDecidedResumesAsTyped(t *testing.T) {
 	if !strings.HasSuffix(rerun, " run -j 2 --until-decided 4 "+m) {
 		t.Errorf("the resume hint is not the command as typed: %s", rerun)
 	}
-	if r := printed(t, dir, rerun); r.code != 0 || !strings.Contains(r.stderr, "1 entries stay within the noise at 4 seeds") ||
+	if r := printed(t, dir, rerun); r.code != 0 ||
+		!strings.Contains(r.stderr, "1 entries stay within the noise at 4 seeds") ||
 		!strings.Contains(r.stderr, "8 cells: 8 completed, 0 diverged, 0 failed") {
 		t.Errorf("%s: exit %d, did not finish the run\n%s", rerun, r.code, r.stderr)
 	}

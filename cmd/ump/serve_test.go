@@ -103,7 +103,14 @@ func ptr[T any](v T) *T { return &v }
 // returns its value.
 func poll[T any](t *testing.T, ctx context.Context, what, expr string) T {
 	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Poll[T](expr, chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(time.Minute)))
+	v, err := chromedp.Run(
+		ctx,
+		chromedp.Poll[T](
+			expr,
+			chromedp.WithPollingInterval(100*time.Millisecond),
+			chromedp.WithPollingTimeout(time.Minute),
+		),
+	)
 	if err != nil {
 		shot := filepath.Join(t.TempDir(), "page.png")
 		if png, serr := chromedp.Run(ctx, chromedp.FullScreenshot(100)); serr == nil {
@@ -164,7 +171,13 @@ func TestServeFollowsASweepInABrowser(t *testing.T) {
 	}
 	points := `[...document.querySelectorAll("path.series")].reduce((n, p) => n + Number(p.dataset.points), 0)`
 	first := poll[int](t, ctx, "a curve", points)
-	writer := poll[string](t, ctx, "the writer named", `document.getElementById("writer").textContent.includes("PID") && document.getElementById("writer").textContent`)
+	writer := poll[string](
+		t,
+		ctx,
+		"the writer named",
+		`document.getElementById("writer").textContent.includes("PID") && `+
+			`document.getElementById("writer").textContent`,
+	)
 	if !strings.Contains(writer, fmt.Sprint(run.Process.Pid)) {
 		t.Errorf("header names %q, not the run's PID %d", writer, run.Process.Pid)
 	}
@@ -180,10 +193,23 @@ func TestServeFollowsASweepInABrowser(t *testing.T) {
 	}
 
 	// The finished table: what `ump table` prints, entry by entry.
-	poll[bool](t, ctx, "the page to show the finished sweep", `document.getElementById("writer").textContent.includes("idle") && document.querySelectorAll("table.cells .badge.completed").length === 8 && [...document.querySelectorAll("a.entry")].every(a => a.textContent !== "–")`)
+	poll[bool](
+		t,
+		ctx,
+		"the page to show the finished sweep",
+		`document.getElementById("writer").textContent.includes("idle") && document.querySelectorAll("table.cells `+
+			`.badge.completed").length === 8 && [...document.querySelectorAll("a.entry")].every(a => a.textContent `+
+			`!== "–")`,
+	)
 	screenshot(t, ctx, "manifest")
 	table := ump(t, store, "table", hash)
-	entries, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("table.results tbody tr")].map(r => [...r.cells].map(c => c.textContent).join(" | "))`))
+	entries, err := chromedp.Run(
+		ctx,
+		chromedp.Evaluate[[]string](
+			`[...document.querySelectorAll("table.results tbody tr")].map(r => [...r.cells].map(c => `+
+				`c.textContent).join(" | "))`,
+		),
+	)
 	if err != nil || len(entries) != 2 {
 		t.Fatalf("results table rows %q (%v), want 2 (d-sum, local-sgd-m)", entries, err)
 	}
@@ -197,21 +223,36 @@ func TestServeFollowsASweepInABrowser(t *testing.T) {
 	// The charts take their card's whole width; each finished cell's
 	// final figure can be drawn against any swept parameter, numeric ones
 	// on a numeric axis.
-	if ratio := poll[float64](t, ctx, "a chart", `(() => { const f = document.querySelector("figure.chart svg"); return f && f.getBoundingClientRect().width / f.closest("section").clientWidth; })()`); ratio < 0.9 {
+	if ratio := poll[float64](t, ctx, "a chart",
+		`(() => { const f = document.querySelector("figure.chart svg"); return f && f.getBoundingClientRect().width `+
+			`/ f.closest("section").clientWidth; })()`); ratio < 0.9 {
 		t.Errorf("a chart takes %.2f of its card's width; want all of it", ratio)
 	}
-	dots := poll[int](t, ctx, "the final figure against a parameter", `document.querySelectorAll("svg.scatter circle.point").length`)
+	dots := poll[int](
+		t,
+		ctx,
+		"the final figure against a parameter",
+		`document.querySelectorAll("svg.scatter circle.point").length`,
+	)
 	if dots != 8 {
 		t.Errorf("the scatter shows %d cells, want the 8 finished ones", dots)
 	}
 	if err := chromedp.Do(ctx, chromedp.SetValue(`select[aria-label="parameter"]`, "lr")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('select[aria-label="parameter"]').dispatchEvent(new Event("change"))`)); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](
+		`document.querySelector('select[aria-label="parameter"]').dispatchEvent(new Event("change"))`)); err != nil {
 		t.Fatal(err)
 	}
-	ticks := poll[string](t, ctx, "the scatter against lr", `document.querySelector('select[aria-label="parameter"]').value === "lr" && [...document.querySelectorAll("svg.scatter text")].map(t => t.firstChild.nodeValue).join("|")`)
-	if labels := strings.Split(ticks, "|"); !slices.Contains(labels, "0.01") || !slices.Contains(labels, "0.02") || !slices.Contains(labels, "lr") {
+	ticks := poll[string](
+		t,
+		ctx,
+		"the scatter against lr",
+		`document.querySelector('select[aria-label="parameter"]').value === "lr" && `+
+			`[...document.querySelectorAll("svg.scatter text")].map(t => t.firstChild.nodeValue).join("|")`,
+	)
+	if labels := strings.Split(ticks, "|"); !slices.Contains(labels, "0.01") || !slices.Contains(labels, "0.02") ||
+		!slices.Contains(labels, "lr") {
 		t.Errorf("the scatter against lr has labels %q; want the values 0.01 and 0.02 and the axis named", ticks)
 	}
 
@@ -227,7 +268,13 @@ func TestServeFollowsASweepInABrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("table.entry-cells a.cell-link"))); err != nil {
 		t.Fatal(err)
 	}
-	key := poll[string](t, ctx, "the cell page", `location.hash.includes("/cell/") && document.querySelector("dl.facts dd") && document.querySelector("dl.facts dd").textContent`)
+	key := poll[string](
+		t,
+		ctx,
+		"the cell page",
+		`location.hash.includes("/cell/") && document.querySelector("dl.facts dd") && `+
+			`document.querySelector("dl.facts dd").textContent`,
+	)
 	rows := exportRows(t, store, hash, "final")
 	if col := indexOf(rows[0], "cell_key"); col < 0 || rows[1][col] != key {
 		t.Errorf("the first entry's first cell shows key %q; ump export says cell 1 is %v", key, rows[1])
@@ -237,18 +284,33 @@ func TestServeFollowsASweepInABrowser(t *testing.T) {
 		t.Errorf("the cell page lists %d stage rows, want 4 and the header", heat-1)
 	}
 	// The cell's curve is drawn, in a colour, through its evaluated rounds.
-	curve := poll[string](t, ctx, "the cell's curve", `Array.from(document.querySelectorAll("svg path")).filter((p) => p.getAttribute("fill") === "none" && (p.getAttribute("d") || "").includes("L")).map((p) => p.getAttribute("stroke")).join(" ")`)
+	curve := poll[string](
+		t,
+		ctx,
+		"the cell's curve",
+		`Array.from(document.querySelectorAll("svg path")).filter((p) => p.getAttribute("fill") === "none" && `+
+			`(p.getAttribute("d") || "").includes("L")).map((p) => p.getAttribute("stroke")).join(" ")`,
+	)
 	if !regexp.MustCompile(`^#[0-9a-fA-F]{6}$`).MatchString(curve) {
 		t.Errorf("the cell page's curve has stroke %q; want one curve in a colour of the palette", curve)
 	}
 	// The cell's settings as a table, the swept ones marked; its axes in words.
-	settings := poll[[]string](t, ctx, "the cell's settings", `[...document.querySelectorAll("table.settings tr.swept td:first-child")].map(td => td.textContent)`)
+	settings := poll[[]string](
+		t,
+		ctx,
+		"the cell's settings",
+		`[...document.querySelectorAll("table.settings tr.swept td:first-child")].map(td => td.textContent)`,
+	)
 	for _, want := range []string{"algorithm.name", "lr", "seed"} {
 		if !slices.Contains(settings, want) {
 			t.Errorf("the cell's settings mark %q swept; want %s among them", settings, want)
 		}
 	}
-	if axes, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("svg .axis-label")].map(t => t.textContent)`)); len(axes) != 2 || strings.Contains(strings.Join(axes, " "), "_") {
+	if axes, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll("svg .axis-label")].map(t => t.textContent)`)); len(
+		axes,
+	) != 2 ||
+		strings.Contains(strings.Join(axes, " "), "_") {
 		t.Errorf("the cell's chart names its axes %q; want two, in words", axes)
 	}
 	screenshot(t, ctx, "cell")
@@ -270,7 +332,14 @@ func TestServeFollowsASweepInABrowser(t *testing.T) {
 		got := download(t, ctx, downloads, fmt.Sprintf(`a.download[data-table=%q][data-format=%q]`, d.table, d.format))
 		r := ump(t, store, "export", "--manifest", hash, "--table", d.table, "--format", d.format, "--out", "-")
 		if r.code != 0 || !bytes.Equal(got, []byte(r.stdout)) {
-			t.Errorf("downloaded %s.%s (%d bytes) differs from ump export's (%d bytes, exit %d)", d.table, d.format, len(got), len(r.stdout), r.code)
+			t.Errorf(
+				"downloaded %s.%s (%d bytes) differs from ump export's (%d bytes, exit %d)",
+				d.table,
+				d.format,
+				len(got),
+				len(r.stdout),
+				r.code,
+			)
 		}
 	}
 
@@ -279,7 +348,12 @@ func TestServeFollowsASweepInABrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(url+"#/")); err != nil {
 		t.Fatal(err)
 	}
-	home := poll[string](t, ctx, "the home page's best entry", `document.querySelector("tr.manifest td.best") && document.querySelector("tr.manifest td.best").textContent`)
+	home := poll[string](
+		t,
+		ctx,
+		"the home page's best entry",
+		`document.querySelector("tr.manifest td.best") && document.querySelector("tr.manifest td.best").textContent`,
+	)
 	bold := regexp.MustCompile(`\*\*([^*]+)\*\*`).FindStringSubmatch(table.stdout)
 	if bold == nil || !strings.HasPrefix(home, bold[1]+", ") {
 		t.Errorf("the home page's best entry is %q; want ump table's bold entry first:\n%s", home, table.stdout)
@@ -383,7 +457,12 @@ func TestServeRefusesWhatItMustNot(t *testing.T) {
 	}
 	start := time.Now()
 	if again := ump(t, store, "run", m); again.code != 0 || time.Since(start) > 5*time.Second {
-		t.Errorf("a run beside ump serve: exit %d after %s; it must not wait for serve\n%s", again.code, time.Since(start), again.stderr)
+		t.Errorf(
+			"a run beside ump serve: exit %d after %s; it must not wait for serve\n%s",
+			again.code,
+			time.Since(start),
+			again.stderr,
+		)
 	}
 
 	// Any other address needs the printed token.
@@ -456,7 +535,12 @@ func TestServePageLetsAHeadlessBrowserFinish(t *testing.T) {
 func TestServeShowsTheTableLabels(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
-	m := strings.Replace(tableManifest, "select: lr}", `select: lr, labels: {algorithm: Algorithm, "d-sum(alpha=2,beta=0.9)": D-SUM, topology.kind: graph}}`, 1)
+	m := strings.Replace(
+		tableManifest,
+		"select: lr}",
+		`select: lr, labels: {algorithm: Algorithm, "d-sum(alpha=2,beta=0.9)": D-SUM, topology.kind: graph}}`,
+		1,
+	)
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", m)))
 	url := strings.TrimSuffix(startServe(t, store), "/")
 	get := func(path string) string {
@@ -472,12 +556,16 @@ func TestServeShowsTheTableLabels(t *testing.T) {
 		return string(body)
 	}
 	table := get("/api/manifests/" + hash + "/table")
-	for _, want := range []string{`"row_header":"Algorithm"`, `"columns":["graph = ring","graph = full"]`, `"label":"D-SUM"`, `"label":"d-sum(alpha=0,beta=0.9)"`} {
+	for _, want := range []string{`"row_header":"Algorithm"`, `"columns":["graph = ring","graph = full"]`,
+		`"label":"D-SUM"`, `"label":"d-sum(alpha=0,beta=0.9)"`} {
 		if !strings.Contains(table, want) {
 			t.Errorf("the table's JSON lacks %s:\n%s", want, table)
 		}
 	}
-	if entry := get("/api/manifests/" + hash + "/entries/1/2"); !strings.Contains(entry, `"row":"D-SUM","column":"graph = full"`) {
+	if entry := get("/api/manifests/" + hash + "/entries/1/2"); !strings.Contains(
+		entry,
+		`"row":"D-SUM","column":"graph = full"`,
+	) {
 		t.Errorf("the entry's JSON does not name its row and column by their labels:\n%s", entry)
 	}
 }
@@ -536,11 +624,18 @@ func TestServeChartsFitAndShowDivergence(t *testing.T) {
 		if err := chromedp.Do(ctx, chromedp.Navigate(url+"#/m/"+hash[:12]+"/"+fmt.Sprint(width))); err != nil {
 			t.Fatal(err)
 		}
-		poll[bool](t, ctx, "the scatter", `!!document.querySelector('select[aria-label="parameter"]') && !!document.querySelector("svg.scatter")`)
+		poll[bool](
+			t,
+			ctx,
+			"the scatter",
+			`!!document.querySelector('select[aria-label="parameter"]') && !!document.querySelector("svg.scatter")`,
+		)
 		if err := chromedp.Do(ctx, chromedp.SetValue(`select[aria-label="parameter"]`, "algorithm")); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('select[aria-label="parameter"]').dispatchEvent(new Event("change"))`)); err != nil {
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](
+			`document.querySelector('select[aria-label="parameter"]')`+
+				`.dispatchEvent(new Event("change"))`)); err != nil {
 			t.Fatal(err)
 		}
 		if cut := poll[[]string](t, ctx, "the scatter against the algorithm", outside); len(cut) > 0 {
@@ -548,12 +643,34 @@ func TestServeChartsFitAndShowDivergence(t *testing.T) {
 		}
 		screenshot(t, ctx, fmt.Sprintf("charts-%d", width))
 	}
-	legend := poll[string](t, ctx, "the scatter's legend", `document.querySelector("svg.scatter").getAttribute("aria-label").endsWith(" against algorithm") && [...document.querySelectorAll("figure.sweep .legend li")].map(l => l.textContent).join("|")`)
-	if !strings.Contains(legend, "ring") || !strings.Contains(legend, "full") || !strings.Contains(legend, "× diverged") || strings.Contains(legend, "gt-dsum") {
-		t.Errorf("with the algorithm on the x axis the dots are coloured by %q; want the topologies and the diverged mark", legend)
+	legend := poll[string](
+		t,
+		ctx,
+		"the scatter's legend",
+		`document.querySelector("svg.scatter").getAttribute("aria-label").endsWith(" against algorithm") && `+
+			`[...document.querySelectorAll("figure.sweep .legend li")].map(l => l.textContent).join("|")`,
+	)
+	if !strings.Contains(legend, "ring") || !strings.Contains(legend, "full") ||
+		!strings.Contains(legend, "× diverged") ||
+		strings.Contains(legend, "gt-dsum") {
+		t.Errorf(
+			"with the algorithm on the x axis the dots are coloured by %q; want the topologies and the diverged mark",
+			legend,
+		)
 	}
-	crosses := poll[int](t, ctx, "the diverged cells", `document.querySelectorAll("svg.scatter .point.diverged").length`)
-	diverged := poll[[]string](t, ctx, "the cells table", `[...document.querySelectorAll("table.cells tbody tr")].filter(r => r.querySelector(".badge.diverged")).map(r => r.cells[r.cells.length - 1].textContent)`)
+	crosses := poll[int](
+		t,
+		ctx,
+		"the diverged cells",
+		`document.querySelectorAll("svg.scatter .point.diverged").length`,
+	)
+	diverged := poll[[]string](
+		t,
+		ctx,
+		"the cells table",
+		`[...document.querySelectorAll("table.cells tbody tr")].filter(r => `+
+			`r.querySelector(".badge.diverged")).map(r => r.cells[r.cells.length - 1].textContent)`,
+	)
 	if crosses == 0 || crosses != len(diverged) {
 		t.Errorf("%d crosses for %d diverged cells", crosses, len(diverged))
 	}

@@ -81,8 +81,17 @@ func TestTableAggregatesSeedsAndTunesLR(t *testing.T) {
 					entry = cells[column+2] // cells[0] is before the first |, cells[1] the row label
 				}
 			}
-			if !strings.Contains(entry, want) || !strings.Contains(entry, "(lr="+bestLR+")") && !strings.Contains(entry, "(lr="+bestLR+"; ") {
-				t.Errorf("%s on %s: want %s (lr=%s) in its column, got %q in\n%s", alg, topo, want, bestLR, entry, md.stdout)
+			if !strings.Contains(entry, want) ||
+				!strings.Contains(entry, "(lr="+bestLR+")") && !strings.Contains(entry, "(lr="+bestLR+"; ") {
+				t.Errorf(
+					"%s on %s: want %s (lr=%s) in its column, got %q in\n%s",
+					alg,
+					topo,
+					want,
+					bestLR,
+					entry,
+					md.stdout,
+				)
 			}
 		}
 	}
@@ -107,15 +116,20 @@ func TestTableAggregatesSeedsAndTunesLR(t *testing.T) {
 		}
 		for _, topo := range []string{"ring", "full"} {
 			mean, std := meanStd3(vals[key{alg, topo, bestLR}])
-			if want := fmt.Sprintf("%.4f ± %.4f (lr=%s)", mean, std, bestLR); !strings.Contains(strings.ReplaceAll(row.stdout, "**", ""), want) {
+			if want := fmt.Sprintf("%.4f ± %.4f (lr=%s)", mean, std, bestLR); !strings.Contains(
+				strings.ReplaceAll(row.stdout, "**", ""),
+				want,
+			) {
 				t.Errorf("table --select-per row: want %q for %s on %s in\n%s", want, alg, topo, row.stdout)
 			}
 		}
 	}
-	if r := ump(t, store, "table", "--select-per", "column", hash[:8]); r.code != 2 || !strings.Contains(r.stderr, "--select-per \"column\": use entry") {
+	if r := ump(t, store, "table", "--select-per", "column", hash[:8]); r.code != 2 ||
+		!strings.Contains(r.stderr, "--select-per \"column\": use entry") {
 		t.Errorf("table --select-per column: exit %d, %q; want exit 2", r.code, r.stderr)
 	}
-	if !strings.Contains(md.stdout, "| algorithm | topology.kind=ring | topology.kind=full |") || !strings.Contains(md.stdout, "**") {
+	if !strings.Contains(md.stdout, "| algorithm | topology.kind=ring | topology.kind=full |") ||
+		!strings.Contains(md.stdout, "**") {
 		t.Errorf("header or bold best missing:\n%s", md.stdout)
 	}
 	tex := ump(t, store, "table", "--latex", hash[:8])
@@ -128,7 +142,8 @@ func TestTableAggregatesSeedsAndTunesLR(t *testing.T) {
 	// --value shows and tunes by another column: consensus_distance, lower
 	// is better, against the per-cell export.
 	cd := ump(t, store, "table", "--value", "consensus_distance", hash[:8])
-	if cd.code != 0 || !strings.Contains(cd.stdout, "consensus_distance of the final round") || !strings.Contains(cd.stdout, "best: min") {
+	if cd.code != 0 || !strings.Contains(cd.stdout, "consensus_distance of the final round") ||
+		!strings.Contains(cd.stdout, "best: min") {
 		t.Errorf("table --value consensus_distance: exit %d\n%s%s", cd.code, cd.stdout, cd.stderr)
 	}
 	byLR, bestCD := map[string][]float64{}, 0.0 // d-sum(alpha=2) on the ring
@@ -146,15 +161,25 @@ func TestTableAggregatesSeedsAndTunesLR(t *testing.T) {
 		}
 	}
 	if !strings.Contains(cd.stdout, want) {
-		t.Errorf("table --value consensus_distance: want %q for d-sum(alpha=2,beta=0.9) on the ring in\n%s", want, cd.stdout)
+		t.Errorf(
+			"table --value consensus_distance: want %q for d-sum(alpha=2,beta=0.9) on the ring in\n%s",
+			want,
+			cd.stdout,
+		)
 	}
-	if r := ump(t, store, "table", "--value", "nope", hash[:8]); r.code != 2 || !strings.Contains(r.stderr, "--value nope") || !strings.Contains(r.stderr, "its columns are") {
+	if r := ump(t, store, "table", "--value", "nope", hash[:8]); r.code != 2 ||
+		!strings.Contains(r.stderr, "--value nope") ||
+		!strings.Contains(r.stderr, "its columns are") {
 		t.Errorf("table --value nope: exit %d %q", r.code, r.stderr)
 	}
 
 	// table.also shows consensus_distance beside objective_gap, at the lr
 	// objective_gap chose, in Markdown and as CSV columns.
-	also := writeFile(t, "also.yaml", strings.Replace(tableManifest, "value: objective_gap,", "value: objective_gap, also: [consensus_distance],", 1))
+	also := writeFile(
+		t,
+		"also.yaml",
+		strings.Replace(tableManifest, "value: objective_gap,", "value: objective_gap, also: [consensus_distance],", 1),
+	)
 	ah := hashOf(t, ump(t, store, "run", also))
 	am := ump(t, store, "table", ah[:8])
 	line := ""
@@ -174,13 +199,22 @@ func TestTableAggregatesSeedsAndTunesLR(t *testing.T) {
 		}
 		mean, std := meanStd3(cdv)
 		if want := fmt.Sprintf(" / %.4f ± %.4f", mean, std); !strings.Contains(am.stdout, want) {
-			t.Errorf("table with also: want %q (consensus_distance at lr %s on %s) in\n%s", want, chosen, topo, am.stdout)
+			t.Errorf(
+				"table with also: want %q (consensus_distance at lr %s on %s) in\n%s",
+				want,
+				chosen,
+				topo,
+				am.stdout,
+			)
 		}
 	}
 	if !strings.Contains(am.stdout, "objective_gap / consensus_distance of the final round") {
 		t.Errorf("table with also: legend\n%s", am.stdout)
 	}
-	if r := ump(t, store, "table", "--csv", ah[:8]); !strings.Contains(strings.Split(r.stdout, "\n")[0], "consensus_distance_mean,consensus_distance_std") {
+	if r := ump(t, store, "table", "--csv", ah[:8]); !strings.Contains(
+		strings.Split(r.stdout, "\n")[0],
+		"consensus_distance_mean,consensus_distance_std",
+	) {
 		t.Errorf("table --csv with also: header %q", strings.Split(r.stdout, "\n")[0])
 	}
 
@@ -194,7 +228,8 @@ func TestTableAggregatesSeedsAndTunesLR(t *testing.T) {
 	// anything runs (TestATableThatCannotBeLaidOutIsRefusedBeforeTraining
 	// has the store that holds one).
 	unplaced := writeFile(t, "u.yaml", strings.Replace(tableManifest, "columns: [topology.kind], ", "", 1))
-	if r := ump(t, store, "run", unplaced); r.code != 2 || !strings.Contains(r.stderr, "the sweep varies topology.kind") {
+	if r := ump(t, store, "run", unplaced); r.code != 2 ||
+		!strings.Contains(r.stderr, "the sweep varies topology.kind") {
 		t.Errorf("unplaced sweep path: exit %d %s", r.code, r.stderr)
 	}
 }
@@ -214,13 +249,20 @@ func TestTableFiguresAreCheckedBeforeResults(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
 	hash := hashOf(t, ump(t, store, "run", writeFile(t, "m.yaml", smallManifest), "--until", "topology"))
-	if r := ump(t, store, "table", hash, "--value", "nosuchcol"); r.code != 2 || !strings.Contains(r.stderr, `"nosuchcol" is not a figure of the final table; its columns are: train_loss, consensus_distance, objective_gap`) {
+	if r := ump(t, store, "table", hash, "--value", "nosuchcol"); r.code != 2 ||
+		!strings.Contains(
+			r.stderr,
+			`"nosuchcol" is not a figure of the final table; its columns are: train_loss, consensus_distance, `+
+				`objective_gap`,
+		) {
 		t.Errorf("table --value nosuchcol before any result: exit %d %q; want 2 naming the columns", r.code, r.stderr)
 	}
 	before := ump(t, store, "status").stdout
-	for _, block := range []string{"table: {rows: [algorithm], value: test_acc}\n", "table: {rows: [algorithm], value: objective_gap, also: [gap]}\n"} {
+	for _, block := range []string{"table: {rows: [algorithm], value: test_acc}\n", "table: {rows: [algorithm], " +
+		"value: objective_gap, also: [gap]}\n"} {
 		m := writeFile(t, "bad.yaml", strings.Replace(smallManifest, "sweep:\n", block+"sweep:\n", 1))
-		if r := ump(t, store, "run", m); r.code != 2 || !strings.Contains(r.stderr, "bad.yaml: bad argument: table.") || !strings.Contains(r.stderr, "is not a figure of the final table") {
+		if r := ump(t, store, "run", m); r.code != 2 || !strings.Contains(r.stderr, "bad.yaml: bad argument: table.") ||
+			!strings.Contains(r.stderr, "is not a figure of the final table") {
 			t.Errorf("run with %s: exit %d %q; want 2 naming the field", strings.TrimSpace(block), r.code, r.stderr)
 		}
 	}
@@ -241,8 +283,20 @@ func TestTablePaperSetsOursBesideThePaper(t *testing.T) {
 		t.Skipf("mnist is not installed in %s (run `ump data fetch mnist`; .ci/run installs it)", datasets.DefaultDir())
 	}
 	store := t.TempDir()
-	run := ump(t, store, "run", "paper/table1-mnist", "rounds=2", "evaluate.every=2", "workers=4", "local_steps=2",
-		"sweep.algorithm=[{name: d-sum, alpha: 2, beta: 0.9}]", "sweep.partition.alpha=[0.1]", "sweep.lr=[0.1]", "sweep.seed=[1, 2]")
+	run := ump(
+		t,
+		store,
+		"run",
+		"paper/table1-mnist",
+		"rounds=2",
+		"evaluate.every=2",
+		"workers=4",
+		"local_steps=2",
+		"sweep.algorithm=[{name: d-sum, alpha: 2, beta: 0.9}]",
+		"sweep.partition.alpha=[0.1]",
+		"sweep.lr=[0.1]",
+		"sweep.seed=[1, 2]",
+	)
 	if run.code != 0 {
 		t.Fatalf("run: %d %s", run.code, run.stderr)
 	}
@@ -271,11 +325,21 @@ func TestTablePaperSetsOursBesideThePaper(t *testing.T) {
 			row = l
 		}
 	}
-	if cells := strings.Split(row, " | "); len(cells) != 4 || !strings.Contains(cells[1], fmt.Sprintf("%.2f ± ", mean)) || !strings.Contains(cells[1], want) ||
+	if cells := strings.Split(row, " | "); len(cells) != 4 ||
+		!strings.Contains(cells[1], fmt.Sprintf("%.2f ± ", mean)) ||
+		!strings.Contains(cells[1], want) ||
 		cells[2] != "– · 98.77 ± 0.04" {
-		t.Errorf("the D-SUM row is %q; want ours %.2f beside %q, and – beside the paper's non-IID 1 (98.77 ± 0.04)", row, mean, want)
+		t.Errorf(
+			"the D-SUM row is %q; want ours %.2f beside %q, and – beside the paper's non-IID 1 (98.77 ± 0.04)",
+			row,
+			mean,
+			want,
+		)
 	}
-	for _, s := range []string{"| Local SGD w/ momentum | – · 95.66 ± 0.21 |", "Kendall's tau-b", "- GT-DSUM more accurate than D-SUM where the data are skewed (line 109: \"GT-DSUM performs better than D-SUM on model generalization across training tasks suffering from data skewness\"; reading: at non-IID 0.1, the most skewed degree): ours not run"} {
+	for _, s := range []string{"| Local SGD w/ momentum | – · 95.66 ± 0.21 |", "Kendall's tau-b", "- GT-DSUM more " +
+		"accurate than D-SUM where the data are skewed (line 109: \"GT-DSUM performs better than D-SUM on model " +
+		"generalization across training tasks suffering from data skewness\"; reading: at non-IID 0.1, the most " +
+		"skewed degree): ours not run"} {
 		if !strings.Contains(md.stdout, s) {
 			t.Errorf("table --paper lacks %q:\n%s", s, md.stdout)
 		}
@@ -292,7 +356,8 @@ func TestTablePaperSetsOursBesideThePaper(t *testing.T) {
 			found = true
 			got, _ := strconv.ParseFloat(r[col("test_acc_mean_mean_percent")], 64)
 			diff, _ := strconv.ParseFloat(r[col("difference")], 64)
-			if math.Abs(got-mean) > 1e-9 || math.Abs(diff-(mean-97.89)) > 1e-9 || r[col("paper_printed")] != "97.89 ± 0.21" {
+			if math.Abs(got-mean) > 1e-9 || math.Abs(diff-(mean-97.89)) > 1e-9 ||
+				r[col("paper_printed")] != "97.89 ± 0.21" {
 				t.Errorf("CSV row %v: want mean %v, difference %v, the paper's 97.89 ± 0.21", r, mean, mean-97.89)
 			}
 		}
@@ -315,13 +380,17 @@ func TestTablePaperSetsOursBesideThePaper(t *testing.T) {
 		lo, _ := strconv.ParseFloat(r[scol("test_acc_mean_ci95_low")], 64)
 		sd, _ := strconv.ParseFloat(r[scol("test_acc_mean_std")], 64)
 		half := 12.706204736174698 * sd / math.Sqrt(2) // t(0.975, 1 df)
-		if math.Abs(100*m-mean) > 1e-9 || math.Abs(lo-(m-half)) > 1e-9 || r[scol("paper_mean_percent")] != "97.89" || r[scol("paper_std_percent")] != "0.21" ||
-			r[scol("manifest")] != hash || r[scol("seeds")] != "2" || r[scol("selected_lr")] != "0.1" {
+		if math.Abs(100*m-mean) > 1e-9 || math.Abs(lo-(m-half)) > 1e-9 || r[scol("paper_mean_percent")] != "97.89" ||
+			r[scol("paper_std_percent")] != "0.21" ||
+			r[scol("manifest")] != hash ||
+			r[scol("seeds")] != "2" ||
+			r[scol("selected_lr")] != "0.1" {
 			t.Errorf("summary row %v: want mean %v, interval low %v, the paper's 97.89 ± 0.21", r, mean/100, m-half)
 		}
 	}
 	quad := ump(t, store, "run", writeFile(t, "m.yaml", tableManifest))
-	if bad := ump(t, store, "table", hashOf(t, quad)[:8], "--paper"); bad.code != 2 || !strings.Contains(bad.stderr, "the paper publishes no table for manifest \"quad-table\"") {
+	if bad := ump(t, store, "table", hashOf(t, quad)[:8], "--paper"); bad.code != 2 ||
+		!strings.Contains(bad.stderr, "the paper publishes no table for manifest \"quad-table\"") {
 		t.Errorf("table --paper of a manifest the paper has no table for: exit %d, %s", bad.code, bad.stderr)
 	}
 }
@@ -349,8 +418,13 @@ func TestTableIntervalsAndComparison(t *testing.T) {
 	seeds := func(alg, topo, lr string) []float64 {
 		var v []float64
 		for _, r := range final[1:] {
-			if fmt.Sprintf("d-sum(alpha=%s,beta=%s)", r[slices.Index(final[0], "alpha")], r[slices.Index(final[0], "beta")]) == alg &&
-				r[slices.Index(final[0], "topology")] == topo && r[slices.Index(final[0], "lr")] == lr {
+			if fmt.Sprintf(
+				"d-sum(alpha=%s,beta=%s)",
+				r[slices.Index(final[0], "alpha")],
+				r[slices.Index(final[0], "beta")],
+			) == alg &&
+				r[slices.Index(final[0], "topology")] == topo &&
+				r[slices.Index(final[0], "lr")] == lr {
 				x, _ := strconv.ParseFloat(r[slices.Index(final[0], "objective_gap")], 64)
 				v = append(v, x)
 			}
@@ -361,14 +435,26 @@ func TestTableIntervalsAndComparison(t *testing.T) {
 	num := func(r []string, name string) float64 { x, _ := strconv.ParseFloat(r[col(name)], 64); return x }
 	chosen := map[string][]float64{} // "alg topo": the chosen lr's seeds
 	for _, r := range rows[1:] {
-		chosen[r[col("algorithm")]+" "+r[col("topology.kind")]] = seeds(r[col("algorithm")], r[col("topology.kind")], r[col("selected_lr")])
+		chosen[r[col("algorithm")]+" "+r[col("topology.kind")]] = seeds(
+			r[col("algorithm")],
+			r[col("topology.kind")],
+			r[col("selected_lr")],
+		)
 	}
 	for _, r := range rows[1:] {
 		v := chosen[r[col("algorithm")]+" "+r[col("topology.kind")]]
 		mean, std := meanStd3(v)
 		half := 4.302652729911275 * std / math.Sqrt(3)
-		if math.Abs(num(r, "objective_gap_ci95_low")-(mean-half)) > 1e-12 || math.Abs(num(r, "objective_gap_ci95_high")-(mean+half)) > 1e-12 {
-			t.Errorf("%v: interval [%s, %s], want %v ∓ %v", r, r[col("objective_gap_ci95_low")], r[col("objective_gap_ci95_high")], mean, half)
+		if math.Abs(num(r, "objective_gap_ci95_low")-(mean-half)) > 1e-12 ||
+			math.Abs(num(r, "objective_gap_ci95_high")-(mean+half)) > 1e-12 {
+			t.Errorf(
+				"%v: interval [%s, %s], want %v ∓ %v",
+				r,
+				r[col("objective_gap_ci95_low")],
+				r[col("objective_gap_ci95_high")],
+				mean,
+				half,
+			)
 		}
 		b := chosen[base+" "+r[col("topology.kind")]]
 		if r[col("algorithm")] == base {
@@ -388,7 +474,8 @@ func TestTableIntervalsAndComparison(t *testing.T) {
 				}
 			}
 		}
-		if math.Abs(num(r, "objective_gap_difference")-(mean-bmean)) > 1e-12 || math.Abs(num(r, "p_improvement")-won/9) > 1e-12 ||
+		if math.Abs(num(r, "objective_gap_difference")-(mean-bmean)) > 1e-12 ||
+			math.Abs(num(r, "p_improvement")-won/9) > 1e-12 ||
 			!(num(r, "welch_p") > 0 && num(r, "welch_p") <= 1) {
 			t.Errorf("%v: want difference %v, P(improvement) %v, a p-value in (0, 1]", r, mean-bmean, won/9)
 		}
@@ -397,7 +484,8 @@ func TestTableIntervalsAndComparison(t *testing.T) {
 	if !strings.Contains(md.stdout, "95% interval of the mean") || !strings.Contains(md.stdout, "P(better)") {
 		t.Errorf("table --ci --compare:\n%s", md.stdout)
 	}
-	if bad := ump(t, store, "table", hash[:8], "--compare", "d-sum"); bad.code != 2 || !strings.Contains(bad.stderr, "name one row") {
+	if bad := ump(t, store, "table", hash[:8], "--compare", "d-sum"); bad.code != 2 ||
+		!strings.Contains(bad.stderr, "name one row") {
 		t.Errorf("--compare naming two rows: exit %d %s", bad.code, bad.stderr)
 	}
 }

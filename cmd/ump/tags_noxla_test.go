@@ -19,10 +19,14 @@ func TestGPUEngineNeedsTheXLABuild(t *testing.T) {
 	t.Parallel()
 	store := t.TempDir()
 	m := writeFile(t, "s.yaml", strings.Replace(inspectManifest, "DATASET", "synthetic", 1))
-	if r := ump(t, store, "run", "--engine", "gpu", m); r.code != 2 || !strings.Contains(r.stderr, "rebuild with -tags xla") || !strings.Contains(r.stderr, "--engine cpu") {
+	if r := ump(t, store, "run", "--engine", "gpu", m); r.code != 2 ||
+		!strings.Contains(r.stderr, "rebuild with -tags xla") ||
+		!strings.Contains(r.stderr, "--engine cpu") {
 		t.Errorf("--engine gpu without the GPU build: exit %d, %s", r.code, r.stderr)
 	}
-	if r := ump(t, store, "--exact-gpu", "run", m); r.code != 2 || !strings.Contains(r.stderr, "rebuild with -tags xla") || !strings.Contains(r.stderr, "without --exact-gpu") {
+	if r := ump(t, store, "--exact-gpu", "run", m); r.code != 2 ||
+		!strings.Contains(r.stderr, "rebuild with -tags xla") ||
+		!strings.Contains(r.stderr, "without --exact-gpu") {
 		t.Errorf("--exact-gpu without the GPU build: exit %d, %s", r.code, r.stderr)
 	}
 	if r := ump(t, store, "status"); !strings.Contains(r.stdout, "holds no manifests") {
@@ -31,12 +35,18 @@ func TestGPUEngineNeedsTheXLABuild(t *testing.T) {
 	if r := ump(t, store, "run", "--engine", "tpu", m); r.code != 2 || !strings.Contains(r.stderr, "use cpu or gpu") {
 		t.Errorf("--engine tpu: exit %d, %s", r.code, r.stderr)
 	}
-	q := writeFile(t, "q.yaml", "version: 1\nname: q\ntask: {dataset: quadratic}\nrounds: 5\nlr: 0.1\nalgorithm: {name: d-sum}\nengine: gpu\n")
-	if r := ump(t, store, "run", q); r.code != 2 || !strings.Contains(r.stderr, `"engine": the quadratic task runs on the CPU`) {
+	q := writeFile(
+		t,
+		"q.yaml",
+		"version: 1\nname: q\ntask: {dataset: quadratic}\nrounds: 5\nlr: 0.1\nalgorithm: {name: d-sum}\nengine: gpu\n",
+	)
+	if r := ump(t, store, "run", q); r.code != 2 ||
+		!strings.Contains(r.stderr, `"engine": the quadratic task runs on the CPU`) {
 		t.Errorf("engine: gpu on the quadratic task: exit %d, %s", r.code, r.stderr)
 	}
 	r := ump(t, store, "doctor")
-	if r.code != 0 || !strings.Contains(r.stdout, "cpu: works: go-cpu-float32/v3, kernels ") || !strings.Contains(r.stdout, "gpu: does not work here") {
+	if r.code != 0 || !strings.Contains(r.stdout, "cpu: works: go-cpu-float32/v3, kernels ") ||
+		!strings.Contains(r.stdout, "gpu: does not work here") {
 		t.Errorf("doctor: exit %d\n%s", r.code, r.stdout)
 	}
 	// verify would compute: it refuses alike, for a hash and for a

@@ -98,13 +98,17 @@ func TestGPUExactCellIsTheCPUs(t *testing.T) {
 	if hash != hashOf(t, cpu) {
 		t.Fatal("--exact-gpu changed the manifest hash")
 	}
-	if show := umpEnv(t, nil, store, "show", "--events", hash); !strings.Contains(show.stdout, "cohorts in the exact program on ") {
+	if show := umpEnv(t, nil, store, "show", "--events", hash); !strings.Contains(
+		show.stdout,
+		"cohorts in the exact program on ",
+	) {
 		t.Errorf("show does not say the cells trained in the exact program:\n%s", show.stdout)
 	}
 	if v := umpEnv(t, nil, store, "verify", hash); v.code != 0 || strings.Count(v.stdout, ": ok,") != 2 {
 		t.Errorf("verify on the CPU: exit %d\n%s\n%s", v.code, v.stdout, v.stderr)
 	}
-	if again := umpEnv(t, nil, store, "run", m); again.code != 0 || !strings.Contains(again.stderr, "(2 fully cached)") {
+	if again := umpEnv(t, nil, store, "run", m); again.code != 0 ||
+		!strings.Contains(again.stderr, "(2 fully cached)") {
 		t.Errorf("run on the CPU after --exact-gpu: exit %d, want every cell cached:\n%s", again.code, again.stderr)
 	}
 	if a, b := exportCSV(t, store, hash, "rounds"), exportCSV(t, cpuStore, hash, "rounds"); a != b {

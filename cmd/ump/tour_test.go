@@ -19,7 +19,8 @@ var updateTour = flag.Bool("update-tour", false, "TestTourFigureIsTheQuickstarts
 func TestTourFigureIsTheQuickstarts(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
-	if r := ump(t, t.TempDir(), "report", filepath.Join("testdata", "quickstart-ef21f4c91ee7"), "--out", out); r.code != 0 {
+	if r := ump(t, t.TempDir(), "report", filepath.Join("testdata", "quickstart-ef21f4c91ee7"), "--out",
+		out); r.code != 0 {
 		t.Fatalf("report of the quickstart's results: exit %d %s", r.code, r.stderr)
 	}
 	drawn, err := os.ReadFile(filepath.Join(out, "quickstart-ef21f4c91ee7", "curves-1-test_acc_mean.png"))
@@ -33,6 +34,10 @@ func TestTourFigureIsTheQuickstarts(t *testing.T) {
 		}
 	}
 	if committed, err := os.ReadFile(tour); err != nil || !bytes.Equal(committed, drawn) {
-		t.Errorf("docs/tour-curves.png is not the figure ump report draws of the quickstart (%v); draw it again: go test ./cmd/ump -run TourFigure -update-tour", err)
+		t.Errorf(
+			"docs/tour-curves.png is not the figure ump report draws of the quickstart (%v); draw it again: go test "+
+				"./cmd/ump -run TourFigure -update-tour",
+			err,
+		)
 	}
 }

@@ -21,7 +21,8 @@ func TestKeyAndTrustCommands(t *testing.T) {
 	store := t.TempDir()
 	first := umpEnv(t, env, store, "key", "show")
 	pub := strings.TrimSpace(first.stdout)
-	if first.code != 0 || !strings.Contains(first.stderr, "created your signing key "+keyFile) || strings.Count(pub, ":") != 1 {
+	if first.code != 0 || !strings.Contains(first.stderr, "created your signing key "+keyFile) ||
+		strings.Count(pub, ":") != 1 {
 		t.Fatalf("key show: exit %d %q %q", first.code, first.stdout, first.stderr)
 	}
 	if info, err := os.Stat(keyFile); err != nil || info.Mode().Perm() != 0o600 {
@@ -31,7 +32,9 @@ func TestKeyAndTrustCommands(t *testing.T) {
 		t.Errorf("key show again: %q %q; want the same key, nothing created", again.stdout, again.stderr)
 	}
 
-	other := strings.TrimSpace(umpEnv(t, []string{"UMP_KEY=" + filepath.Join(t.TempDir(), "k")}, store, "key", "show").stdout)
+	other := strings.TrimSpace(
+		umpEnv(t, []string{"UMP_KEY=" + filepath.Join(t.TempDir(), "k")}, store, "key", "show").stdout,
+	)
 	steps := []struct {
 		args       []string
 		code       int
@@ -52,12 +55,21 @@ func TestKeyAndTrustCommands(t *testing.T) {
 			got = r.stdout
 		}
 		if r.code != s.code || !strings.Contains(got, s.want) {
-			t.Errorf("%s: exit %d %q %q; want %d and %q", strings.Join(s.args, " "), r.code, r.stdout, r.stderr, s.code, s.want)
+			t.Errorf(
+				"%s: exit %d %q %q; want %d and %q",
+				strings.Join(s.args, " "),
+				r.code,
+				r.stdout,
+				r.stderr,
+				s.code,
+				s.want,
+			)
 		}
 	}
 
 	wrapped := other[:30] + "\n" + other[30:] // as a mail client wraps it
-	if r := umpEnv(t, env, store, "trust", "add", wrapped); r.code != 2 || !strings.Contains(r.stderr, "is not a public key NAME:BASE64 on one line") {
+	if r := umpEnv(t, env, store, "trust", "add", wrapped); r.code != 2 ||
+		!strings.Contains(r.stderr, "is not a public key NAME:BASE64 on one line") {
 		t.Errorf("trust add of a wrapped key: exit %d %q; want 2", r.code, r.stderr)
 	}
 	if data, _ := os.ReadFile(pipeline.TrustedKeysPath(store)); strings.Contains(string(data), other[:30]) {
@@ -65,14 +77,21 @@ func TestKeyAndTrustCommands(t *testing.T) {
 	}
 	os.WriteFile(pipeline.TrustedKeysPath(store), []byte(other+"\nsomeone's key\n"), 0o644)
 	r := umpEnv(t, env, store, "trust", "list")
-	if r.code != 0 || !strings.Contains(r.stdout, other+"\n") || !strings.Contains(r.stderr, "trusted-keys line 2: bad signing key") ||
+	if r.code != 0 || !strings.Contains(r.stdout, other+"\n") ||
+		!strings.Contains(r.stderr, "trusted-keys line 2: bad signing key") ||
 		!strings.Contains(r.stderr, "it trusts no one") {
-		t.Errorf("a trusted-keys file with a bad line: exit %d %q %q; want the good key listed and line 2 named", r.code, r.stdout, r.stderr)
+		t.Errorf(
+			"a trusted-keys file with a bad line: exit %d %q %q; want the good key listed and line 2 named",
+			r.code,
+			r.stdout,
+			r.stderr,
+		)
 	}
 	if r := umpEnv(t, env, store, "trust", "add", other); r.code != 0 || !strings.Contains(r.stdout, "already trusts") {
 		t.Errorf("trust add beside a bad line: exit %d %q %q", r.code, r.stdout, r.stderr)
 	}
-	if data, _ := os.ReadFile(pipeline.TrustedKeysPath(store)); strings.Contains(string(data), "someone's key") || !strings.Contains(string(data), other) {
+	if data, _ := os.ReadFile(pipeline.TrustedKeysPath(store)); strings.Contains(string(data), "someone's key") ||
+		!strings.Contains(string(data), other) {
 		t.Errorf("trust add did not rewrite the file without its bad line:\n%s", data)
 	}
 	os.Chmod(keyFile, 0o644)

@@ -25,12 +25,19 @@ func TestVerifyComputesCommittedCellsAgain(t *testing.T) {
 	}
 	nudgeFigure(t, dir, 5, 15)
 	if r := ump(t, t.TempDir(), "verify", dir, "--cells", "2,5"); r.code != 4 ||
-		!strings.Contains(r.stdout, "cell 5 ") || !strings.Contains(r.stdout, ": DIFFERS: the final row: objective_gap committed") ||
-		!strings.Contains(r.stderr, "1 of 2 cells of "+dir+" differ from their committed figures, computed again on kernels ") {
+		!strings.Contains(
+			r.stdout,
+			"cell 5 ",
+		) || !strings.Contains(r.stdout, ": DIFFERS: the final row: objective_gap committed") ||
+		!strings.Contains(
+			r.stderr,
+			"1 of 2 cells of "+dir+" differ from their committed figures, computed again on kernels ",
+		) {
 		t.Errorf("verify of an edited figure: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	for _, cells := range []string{"37", "0", "x"} {
-		if r := ump(t, t.TempDir(), "verify", dir, "--cells", cells); r.code != 2 || !strings.Contains(r.stderr, "is not a cell of the 36") {
+		if r := ump(t, t.TempDir(), "verify", dir, "--cells", cells); r.code != 2 ||
+			!strings.Contains(r.stderr, "is not a cell of the 36") {
 			t.Errorf("--cells %s: exit %d, %q; want exit 2", cells, r.code, r.stderr)
 		}
 	}
@@ -42,7 +49,8 @@ func TestVerifyComputesCommittedCellsAgain(t *testing.T) {
 func nudgeFigure(t *testing.T, dir string, cell, round int64) {
 	t.Helper()
 	editTables(t, dir, func(tb *artifacts.Table, r int) {
-		if rounds := tb.Column("round"); tb.Column("cell").Ints[r] == cell && (rounds == nil || rounds.Ints[r] == round) {
+		if rounds := tb.Column("round"); tb.Column("cell").Ints[r] == cell &&
+			(rounds == nil || rounds.Ints[r] == round) {
 			tb.Column("objective_gap").Floats[r] *= 1 + 1e-16*2
 		}
 	})

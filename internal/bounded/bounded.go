@@ -29,9 +29,20 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	case err != nil:
 		return nil, err
 	case !info.Mode().IsRegular():
-		return nil, fmt.Errorf("%s is %s; ump reads it only as a plain file (%w)", path, Kind(info.Mode()), ErrNotRegular)
+		return nil, fmt.Errorf(
+			"%s is %s; ump reads it only as a plain file (%w)",
+			path,
+			Kind(info.Mode()),
+			ErrNotRegular,
+		)
 	case info.Size() > limit:
-		return nil, fmt.Errorf("%w: %s is %d bytes, more than the %d such a file holds", ErrTooLarge, path, info.Size(), limit)
+		return nil, fmt.Errorf(
+			"%w: %s is %d bytes, more than the %d such a file holds",
+			ErrTooLarge,
+			path,
+			info.Size(),
+			limit,
+		)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {

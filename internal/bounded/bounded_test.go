@@ -25,7 +25,8 @@ func TestReadFileReadsOnlySmallPlainFiles(t *testing.T) {
 			t.Errorf("%s within the limit: %q %v", path, data, err)
 		}
 	}
-	if _, err := ReadFile(plain, 4); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "5 bytes, more than the 4") {
+	if _, err := ReadFile(plain, 4); !errors.Is(err, ErrTooLarge) ||
+		!strings.Contains(err.Error(), "5 bytes, more than the 4") {
 		t.Errorf("one byte over the limit: %v; want ErrTooLarge", err)
 	}
 	zero, fifo := filepath.Join(dir, "zero"), filepath.Join(dir, "fifo")
@@ -44,7 +45,8 @@ func TestReadFileReadsOnlySmallPlainFiles(t *testing.T) {
 		t.Fatal("ReadFile of a FIFO with no writer hangs")
 	}
 	for path, kind := range map[string]string{zero: "a device", dir: "a directory"} {
-		if _, err := ReadFile(path, 1<<20); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "is "+kind) {
+		if _, err := ReadFile(path, 1<<20); !errors.Is(err, ErrNotRegular) ||
+			!strings.Contains(err.Error(), "is "+kind) {
 			t.Errorf("%s: %v; want ErrNotRegular, %s", path, err, kind)
 		}
 	}

@@ -39,8 +39,40 @@ func Markdown(s string) string {
 
 // latexSpecial escapes the characters LaTeX treats specially, and writes
 // the Greek letters labels use (non-IID α, momentum β) as math.
-var latexSpecial = strings.NewReplacer(`\`, `\textbackslash{}`, "_", `\_`, "%", `\%`, "&", `\&`, "#", `\#`, "$", `\$`, "{", `\{`, "}", `\}`, "^", `\^{}`, "~", `\~{}`,
-	"α", `$\alpha$`, "β", `$\beta$`, "γ", `$\gamma$`, "η", `$\eta$`, "λ", `$\lambda$`, "μ", `$\mu$`)
+var latexSpecial = strings.NewReplacer(
+	`\`,
+	`\textbackslash{}`,
+	"_",
+	`\_`,
+	"%",
+	`\%`,
+	"&",
+	`\&`,
+	"#",
+	`\#`,
+	"$",
+	`\$`,
+	"{",
+	`\{`,
+	"}",
+	`\}`,
+	"^",
+	`\^{}`,
+	"~",
+	`\~{}`,
+	"α",
+	`$\alpha$`,
+	"β",
+	`$\beta$`,
+	"γ",
+	`$\gamma$`,
+	"η",
+	`$\eta$`,
+	"λ",
+	`$\lambda$`,
+	"μ",
+	`$\mu$`,
+)
 
 // LaTeX is s as Terminal writes it (a newline would end a % comment),
 // escaped for LaTeX text.

@@ -17,13 +17,20 @@ func TestEachOutputKeepsTheTextHarmless(t *testing.T) {
 		name      string
 		out, want string
 	}{
-		{"terminal", Terminal(hostile), `a\x1b[31mred\x1b]8;;http://x\alink\rb\u202ec | [l](http://x) <b> ` + "`c`" + ` \ _%$&#{}^~ α`},
-		{"markdown", Markdown(hostile), `a\\x1b\[31mred\\x1b\]8;;http://x\\alink\\rb\\u202ec \| \[l\](http://x) \<b\> \` + "`c\\`" + ` \\ _%$&#{}^~ α`},
-		{"latex", LaTeX(hostile), `a\textbackslash{}x1b[31mred\textbackslash{}x1b]8;;http://x\textbackslash{}alink\textbackslash{}rb\textbackslash{}u202ec | [l](http://x) <b> ` +
-			"`c`" + ` \textbackslash{} \_\%\$\&\#\{\}\^{}\~{} $\alpha$`},
+		{"terminal", Terminal(hostile), `a\x1b[31mred\x1b]8;;http://x\alink\rb\u202ec | [l](http://x) <b> ` + "`c`" +
+			` \ _%$&#{}^~ α`},
+		{"markdown", Markdown(hostile),
+			`a\\x1b\[31mred\\x1b\]8;;http://x\\alink\\rb\\u202ec \| \[l\](http://x) \<b\> \` + "`c\\`" +
+				` \\ _%$&#{}^~ α`},
+		{"latex", LaTeX(hostile),
+			`a\textbackslash{}x1b[31mred\textbackslash{}x1b]8;;http://x\textbackslash{}alink` +
+				`\textbackslash{}rb\textbackslash{}u202ec | [l](http://x) <b> ` +
+				"`c`" + ` \textbackslash{} \_\%\$\&\#\{\}\^{}\~{} $\alpha$`},
 		// The GPU engine's name keeps its brackets (issue 72).
-		{"engine, terminal", Terminal("gomlx-float32/v4 xla cuda:0 [processId=0]"), "gomlx-float32/v4 xla cuda:0 [processId=0]"},
-		{"engine, markdown", Markdown("gomlx-float32/v4 xla cuda:0 [processId=0]"), `gomlx-float32/v4 xla cuda:0 \[processId=0\]`},
+		{"engine, terminal", Terminal("gomlx-float32/v4 xla cuda:0 [processId=0]"), "gomlx-float32/v4 xla cuda:0 " +
+			"[processId=0]"},
+		{"engine, markdown", Markdown("gomlx-float32/v4 xla cuda:0 [processId=0]"),
+			`gomlx-float32/v4 xla cuda:0 \[processId=0\]`},
 		{"newline, terminal", Terminal("two\nlines"), `two\nlines`},
 	} {
 		if tc.out != tc.want {
@@ -35,7 +42,18 @@ func TestEachOutputKeepsTheTextHarmless(t *testing.T) {
 // TestShellWordsReadBackAsGiven hands each word, as Shell writes it, to a
 // real shell and reads back what the shell made of it.
 func TestShellWordsReadBackAsGiven(t *testing.T) {
-	words := []string{"plain/path-1.0", "two words", "it's", "$HOME", "a;rm -rf x", "`id`", "", "*.go", "tab\there", "ü"}
+	words := []string{
+		"plain/path-1.0",
+		"two words",
+		"it's",
+		"$HOME",
+		"a;rm -rf x",
+		"`id`",
+		"",
+		"*.go",
+		"tab\there",
+		"ü",
+	}
 	cmd := exec.Command("sh", "-c", `for w in `+strings.Join(ShellWords(words), " ")+`; do printf '%s\n' "$w"; done`)
 	out, err := cmd.Output()
 	if err != nil {

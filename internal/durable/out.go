@@ -37,7 +37,12 @@ func CheckOut(path string) error {
 	fi, err := os.Lstat(path)
 	switch {
 	case err == nil && !fi.Mode().IsRegular():
-		return fmt.Errorf("%s is %s, which ump does not replace (%w); give the name of a new or a regular file", path, bounded.Kind(fi.Mode()), ErrNotReplaceable)
+		return fmt.Errorf(
+			"%s is %s, which ump does not replace (%w); give the name of a new or a regular file",
+			path,
+			bounded.Kind(fi.Mode()),
+			ErrNotReplaceable,
+		)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
 	}

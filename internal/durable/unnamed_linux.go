@@ -43,7 +43,13 @@ func writeUnnamed(path string, data []byte) (done bool, err error) {
 		suffix := make([]byte, 8)
 		rand.Read(suffix)
 		name = filepath.Join(dir, TempPrefix+hex.EncodeToString(suffix))
-		err = unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), unix.AT_FDCWD, name, unix.AT_SYMLINK_FOLLOW)
+		err = unix.Linkat(
+			unix.AT_FDCWD,
+			fmt.Sprintf("/proc/self/fd/%d", fd),
+			unix.AT_FDCWD,
+			name,
+			unix.AT_SYMLINK_FOLLOW,
+		)
 		if !errors.Is(err, unix.EEXIST) {
 			break
 		}

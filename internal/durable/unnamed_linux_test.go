@@ -52,7 +52,12 @@ func TestWriteOutNamesNothingWhileItWrites(t *testing.T) {
 		t.Fatalf("only %d looks at the directory while WriteOut wrote: too few to tell", polls)
 	}
 	if partial > 0 || len(temporary) > 1 {
-		t.Errorf("while WriteOut wrote, %d of %d looks saw a part-written file, under %d temporary names", partial, polls, len(temporary))
+		t.Errorf(
+			"while WriteOut wrote, %d of %d looks saw a part-written file, under %d temporary names",
+			partial,
+			polls,
+			len(temporary),
+		)
 	}
 	t.Logf("%d looks, %d temporary name(s) seen, none part-written", polls, len(temporary))
 }

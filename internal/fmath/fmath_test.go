@@ -37,7 +37,16 @@ func TestFMA32RoundsOnce(t *testing.T) {
 		checked++
 		want := exactFMA32(x, y, z)
 		if got := FMA32(x, y, z); math.Float32bits(got) != math.Float32bits(want) {
-			t.Fatalf("FMA32(%g, %g, %g) = %g (%#x), exactly %g (%#x)", x, y, z, got, math.Float32bits(got), want, math.Float32bits(want))
+			t.Fatalf(
+				"FMA32(%g, %g, %g) = %g (%#x), exactly %g (%#x)",
+				x,
+				y,
+				z,
+				got,
+				math.Float32bits(got),
+				want,
+				math.Float32bits(want),
+			)
 		}
 		if float32(float64(x)*float64(y)+float64(z)) != want {
 			naive++

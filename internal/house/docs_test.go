@@ -30,7 +30,9 @@ func packages(t *testing.T) []string {
 			return nil
 		}
 		name := d.Name()
-		if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "results" || name == "node_modules" || name == "bin") {
+		if path != root &&
+			(strings.HasPrefix(name, ".") || name == "testdata" || name == "results" || name == "node_modules" ||
+				name == "bin") {
 			return filepath.SkipDir
 		}
 		if _, err := build.ImportDir(path, 0); err == nil {
@@ -113,7 +115,13 @@ func TestEveryDocStatesItsImports(t *testing.T) {
 		case !ok:
 			t.Errorf("%s/doc.go: no \"Imports:\" paragraph; write \"// Imports: %s.\" as its last", dir, orNone(want))
 		case !slices.Equal(got, want):
-			t.Errorf("%s/doc.go says it imports %q; it imports %q: write \"// Imports: %s.\"", dir, got, want, orNone(want))
+			t.Errorf(
+				"%s/doc.go says it imports %q; it imports %q: write \"// Imports: %s.\"",
+				dir,
+				got,
+				want,
+				orNone(want),
+			)
 		}
 	}
 }

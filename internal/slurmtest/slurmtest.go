@@ -59,7 +59,11 @@ func Start(t *testing.T) *Cluster {
 	t.Helper()
 	for _, bin := range []string{"munged", "slurmctld", "slurmd", "sbatch", "scontrol", "squeue"} {
 		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("Slurm is not installed (%s not on PATH; apt-get install slurmd slurmctld slurm-client munge; .ci/run installs it)", bin)
+			t.Skipf(
+				"Slurm is not installed (%s not on PATH; apt-get install slurmd slurmctld slurm-client munge; "+
+					".ci/run installs it)",
+				bin,
+			)
 		}
 	}
 	if os.Geteuid() != 0 {

@@ -13,7 +13,8 @@ import (
 func TestArrayRuns(t *testing.T) {
 	c := Start(t)
 	out := t.TempDir()
-	if b, err := c.Command("sbatch", "--array=0-1", "--output="+out+"/%a.out", "--wrap", "echo task $SLURM_ARRAY_TASK_ID").CombinedOutput(); err != nil {
+	if b, err := c.Command("sbatch", "--array=0-1", "--output="+out+"/%a.out", "--wrap", "echo task "+
+		"$SLURM_ARRAY_TASK_ID").CombinedOutput(); err != nil {
 		t.Fatalf("sbatch: %v %s\n%s", err, b, c.Log())
 	}
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {

@@ -203,7 +203,12 @@ func listTimes(file string, w io.Writer) error {
 		total += t.Seconds
 	}
 	slices.SortStableFunc(times, func(a, b Time) int { return cmp.Compare(b.Seconds, a.Seconds) })
-	fmt.Fprintf(w, "Package times, slowest first (%d runs, %.0f s in all; packages run in parallel):\n", len(times), total)
+	fmt.Fprintf(
+		w,
+		"Package times, slowest first (%d runs, %.0f s in all; packages run in parallel):\n",
+		len(times),
+		total,
+	)
 	for _, t := range times {
 		result := ""
 		if !t.Passed {
@@ -238,14 +243,23 @@ func list(file string, w io.Writer, forbid string) error {
 		}
 	}
 	if len(forbidden) > 0 {
-		return fmt.Errorf("%d tests skipped for want of what %q says is installed:\n  %s", len(forbidden), forbid, strings.Join(forbidden, "\n  "))
+		return fmt.Errorf(
+			"%d tests skipped for want of what %q says is installed:\n  %s",
+			len(forbidden),
+			forbid,
+			strings.Join(forbidden, "\n  "),
+		)
 	}
 	return nil
 }
 
 func main() {
 	skipsFile := flag.String("skips", "", "append skipped tests to this file (and package times to FILE.times)")
-	listOnly := flag.Bool("list", false, "print the package times and the skipped tests the files hold, and remove them")
+	listOnly := flag.Bool(
+		"list",
+		false,
+		"print the package times and the skipped tests the files hold, and remove them",
+	)
 	verbose := flag.Bool("v", false, "print every line of output, as go test -v does")
 	forbid := flag.String("forbid", "", "with -list: fail when a skip's reason contains this text")
 	flag.Parse()

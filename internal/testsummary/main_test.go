@@ -100,7 +100,8 @@ func TestSummaryListsEverySkipWithItsReason(t *testing.T) {
 		t.Errorf("the summary shows a passing package's output:\n%s", text)
 	}
 	slices.SortFunc(times, func(a, b Time) int { return strings.Compare(a.Package, b.Package) })
-	if len(times) != 3 || times[0].Package != "example.com/m/bad" || times[0].Passed || !times[1].Passed || !times[2].Passed {
+	if len(times) != 3 || times[0].Package != "example.com/m/bad" || times[0].Passed || !times[1].Passed ||
+		!times[2].Passed {
 		t.Errorf("package times %v, want bad failed, good and slow passed", times)
 	}
 }
@@ -116,7 +117,11 @@ func TestATimeoutNamesTheTestsItStopped(t *testing.T) {
 		t.Errorf("a run that timed out: error %v, want errFailed", err)
 	}
 	text := out.String()
-	if !strings.Contains(text, "FAIL\texample.com/m/slow\ttimed out: its tests ran past go test's -timeout (3s), still running TestTakesAMinute (") ||
+	if !strings.Contains(
+		text,
+		"FAIL\texample.com/m/slow\ttimed out: its tests ran past go test's -timeout (3s), still running "+
+			"TestTakesAMinute (",
+	) ||
 		goroutineDump.MatchString(text) {
 		t.Errorf("the summary of a timeout:\n%s", text)
 	}
@@ -161,14 +166,16 @@ func TestListFailsOnAForbiddenReason(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "TestA") || strings.Contains(err.Error(), "TestB") {
 		t.Errorf("error %v, want one naming TestA alone", err)
 	}
-	if !strings.Contains(out.String(), "Skipped tests (2)") || !strings.Contains(out.String(), "p TestB: runs natively on arm64") {
+	if !strings.Contains(out.String(), "Skipped tests (2)") ||
+		!strings.Contains(out.String(), "p TestB: runs natively on arm64") {
 		t.Errorf("list printed:\n%s", out.String())
 	}
 	if err := list(file, &out, ""); err != nil {
 		t.Errorf("without -forbid: %v", err)
 	}
 	out.Reset()
-	if err := list(filepath.Join(t.TempDir(), "none"), &out, ".ci/run installs"); err != nil || out.String() != "Skipped tests: none.\n" {
+	if err := list(filepath.Join(t.TempDir(), "none"), &out, ".ci/run installs"); err != nil ||
+		out.String() != "Skipped tests: none.\n" {
 		t.Errorf("no file: %v, %q", err, out.String())
 	}
 }

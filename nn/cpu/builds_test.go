@@ -34,7 +34,10 @@ func TestArm64GivesThePinnedNumbers(t *testing.T) {
 	}
 	gcc, err := exec.LookPath("aarch64-linux-gnu-gcc")
 	if err != nil {
-		t.Skip("needs aarch64-linux-gnu-gcc to build the neon kernels (Debian: apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross; .ci/run installs them)")
+		t.Skip(
+			"needs aarch64-linux-gnu-gcc to build the neon kernels (Debian: apt-get install gcc-aarch64-linux-gnu " +
+				"libc6-dev-arm64-cross; .ci/run installs them)",
+		)
 	}
 	clang, err := exec.LookPath("clang")
 	if err != nil {
@@ -59,7 +62,14 @@ func TestArm64GivesThePinnedNumbers(t *testing.T) {
 			run.Env = append(run.Environ(), "UMP_KERNELS="+c.kernels)
 			out, err := run.CombinedOutput()
 			if err != nil || !strings.Contains(string(out), "--- PASS: "+c.test) {
-				t.Errorf("%s under qemu-aarch64 (arm64, %s, UMP_KERNELS=%s): %v\n%s", c.test, c.build, c.kernels, err, out)
+				t.Errorf(
+					"%s under qemu-aarch64 (arm64, %s, UMP_KERNELS=%s): %v\n%s",
+					c.test,
+					c.build,
+					c.kernels,
+					err,
+					out,
+				)
 			}
 		})
 	}
@@ -104,8 +114,9 @@ func TestCgoFreeGivesThePinnedNumbers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the engine's tests again without cgo (-short)")
 	}
-	const kernelTests = "^(TestEngineNumbersArePinned|TestDirectKernelsGiveTheGoLoopsBits|TestGemmAddsEachElementsProductsInOrder|" +
-		"TestPlaneWeightGradientAddsItsLanesInOrder|TestSampleInputGradGivesThePaddedBits|TestSteadyStateAllocatesNoBuffers)$"
+	const kernelTests = "^(TestEngineNumbersArePinned|TestDirectKernelsGiveTheGoLoopsBits|" +
+		"TestGemmAddsEachElementsProductsInOrder|TestPlaneWeightGradientAddsItsLanesInOrder|" +
+		"TestSampleInputGradGivesThePaddedBits|TestSteadyStateAllocatesNoBuffers)$"
 	for _, c := range []struct{ name, pkg, tests string }{
 		{"nn/cpu", ".", kernelTests},
 		{"stages/train", "../../stages/train", "^TestRunsArePinned$"},

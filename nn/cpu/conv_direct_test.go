@@ -106,7 +106,12 @@ func TestDirectConvolutionsAgainstFloat64(t *testing.T) {
 								}
 							}
 						}
-						check(fmt.Sprintf("y[%d][%d][%d][%d]", oc, sm, r, col), y[((oc*c.batch+sm)*o.H+r)*o.W+col], want, scale)
+						check(
+							fmt.Sprintf("y[%d][%d][%d][%d]", oc, sm, r, col),
+							y[((oc*c.batch+sm)*o.H+r)*o.W+col],
+							want,
+							scale,
+						)
 					}
 				}
 			}
@@ -156,8 +161,10 @@ func directKernelsGiveTheGoLoopsBits(t *testing.T, path string) {
 			kern.backward(p, g, x, y, dy, nil, s) // and dy, for the Go loops
 			copy(gw, g)
 			copy(gb, g[len(gw):])
-			planeForwardGo(kern.xp, p[:len(gw)], p[len(gw):], yGo, in.C, c.batch, o.H, o.W, kern.pw, c.outC, 0, kern.ph, c.k)
-			lanesWeightGradGo(kern.xp, kern.dyt, gwGo, gbGo, nil, in.C, c.batch, o.H, o.W, kern.ph, kern.pw, c.outC, c.k)
+			planeForwardGo(kern.xp, p[:len(gw)], p[len(gw):], yGo, in.C, c.batch, o.H, o.W, kern.pw, c.outC, 0,
+				kern.ph, c.k)
+			lanesWeightGradGo(kern.xp, kern.dyt, gwGo, gbGo, nil, in.C, c.batch, o.H, o.W, kern.ph, kern.pw, c.outC,
+				c.k)
 		}
 		for _, v := range []struct {
 			what      string
@@ -222,9 +229,19 @@ func TestPlaneWeightGradientAddsItsLanesInOrder(t *testing.T) {
 				check(fmt.Sprintf("bias gradient %d", oc), gb[oc], d)
 				for ic := 0; ic < in.C; ic++ {
 					for t := 0; t < c.k*c.k; t++ {
-						check(fmt.Sprintf("weight gradient %d", (oc*in.C+ic)*c.k*c.k+t), gw[(oc*in.C+ic)*c.k*c.k+t], func(s, r, col int) float32 {
-							return float32(d(s, r, col) * kern.planes[(ic*c.batch+s)*kern.ph*kern.pw+(r+t/c.k)*kern.pw+col+t%c.k])
-						})
+						check(
+							fmt.Sprintf("weight gradient %d", (oc*in.C+ic)*c.k*c.k+t),
+							gw[(oc*in.C+ic)*c.k*c.k+t],
+							func(s, r, col int) float32 {
+								return float32(
+									d(
+										s,
+										r,
+										col,
+									) * kern.planes[(ic*c.batch+s)*kern.ph*kern.pw+(r+t/c.k)*kern.pw+col+t%c.k],
+								)
+							},
+						)
 					}
 				}
 			}
@@ -288,7 +305,8 @@ func TestReLUKernelGivesTheGoLoopsBits(t *testing.T) {
 	for _, c := range []struct {
 		n    int
 		nans []float32
-	}{{1, nil}, {7, nil}, {16, nil}, {33, nil}, {1176, nil}, {100, []float32{negNaN}}, {100, []float32{float32(math.NaN())}}} {
+	}{{1, nil}, {7, nil}, {16, nil}, {33, nil}, {1176, nil}, {100, []float32{negNaN}}, {100, []float32{float32(
+		math.NaN())}}} {
 		x := make([]float32, c.n)
 		for i := range x {
 			x[i] = values[r.IntN(len(values))]
@@ -301,7 +319,16 @@ func TestReLUKernelGivesTheGoLoopsBits(t *testing.T) {
 		reluForwardGo(x, yGo[:c.n])
 		for i := range y {
 			if math.Float32bits(y[i]) != math.Float32bits(yGo[i]) {
-				t.Errorf("%d values, nans %v: output %d = %g (%#x), the Go loop gives %g (%#x)", c.n, c.nans, i, y[i], math.Float32bits(y[i]), yGo[i], math.Float32bits(yGo[i]))
+				t.Errorf(
+					"%d values, nans %v: output %d = %g (%#x), the Go loop gives %g (%#x)",
+					c.n,
+					c.nans,
+					i,
+					y[i],
+					math.Float32bits(y[i]),
+					yGo[i],
+					math.Float32bits(yGo[i]),
+				)
 				break
 			}
 		}
@@ -328,7 +355,8 @@ func TestSampleInputGradGivesThePaddedBits(t *testing.T) {
 		{16, 6, 14, 5, 0, 17, []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}, false},
 		{8, 3, 9, 3, 1, 20, nil, false}, {4, 8, 12, 5, 2, 33, nil, false}, {4, 9, 8, 3, 0, 16, nil, false},
 		{1, 2, 6, 3, 0, 40, nil, false}, // a corner's sum is one product: often a zero of either sign
-		{16, 6, 14, 5, 0, 40, []float32{float32(math.Inf(1))}, true}, {16, 6, 14, 5, 0, 40, []float32{float32(math.NaN())}, true},
+		{16, 6, 14, 5, 0, 40, []float32{float32(math.Inf(1))}, true}, {16, 6, 14, 5, 0, 40, []float32{float32(
+			math.NaN())}, true},
 	} {
 		l, in := nn.Conv2d{OutC: c.outC, K: c.k, Pad: c.pad}, nn.Shape{C: c.inC, H: c.h, W: c.h, Spatial: true}
 		o := l.Out(in)
@@ -355,7 +383,16 @@ func TestSampleInputGradGivesThePaddedBits(t *testing.T) {
 			g.compute(w, dy, got[:n], c.batch)
 			for i := range got {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Errorf("%+v (%s): dx[%d] = %g (%#x), the padded sum gives %g (%#x)", c, path, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+					t.Errorf(
+						"%+v (%s): dx[%d] = %g (%#x), the padded sum gives %g (%#x)",
+						c,
+						path,
+						i,
+						got[i],
+						math.Float32bits(got[i]),
+						want[i],
+						math.Float32bits(want[i]),
+					)
 					break
 				}
 			}

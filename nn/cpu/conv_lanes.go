@@ -63,7 +63,21 @@ func (c *lanesKernel) backward(p, g, _, _, dy, dx []float32, s *step) {
 		}
 	}
 	taps := c.in.C * c.l.K * c.l.K
-	lanesWeightGrad(c.xp, c.dyt, g[:outC*taps], g[outC*taps:], c.sums, c.in.C, s.batch, c.o.H, c.o.W, c.ph, c.pw, outC, c.l.K)
+	lanesWeightGrad(
+		c.xp,
+		c.dyt,
+		g[:outC*taps],
+		g[outC*taps:],
+		c.sums,
+		c.in.C,
+		s.batch,
+		c.o.H,
+		c.o.W,
+		c.ph,
+		c.pw,
+		outC,
+		c.l.K,
+	)
 	if dx != nil {
 		c.grad.compute(p[:outC*taps], dy, dx, s.batch)
 	}

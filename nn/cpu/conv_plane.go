@@ -103,7 +103,16 @@ func (g *inputGradient) padded(w, dy, dx []float32, batch int) {
 	l, in, o, k := g.l, g.in, g.o, g.l.K
 	off, dph := k-1-l.Pad, in.H+k-1
 	if g.dyp == nil {
-		g.dyp, g.wf, g.zero = make([]float32, l.OutC*g.maxBatch*dph*g.dpw), make([]float32, len(w)), make([]float32, in.C)
+		g.dyp, g.wf, g.zero = make(
+			[]float32,
+			l.OutC*g.maxBatch*dph*g.dpw,
+		), make(
+			[]float32,
+			len(w),
+		), make(
+			[]float32,
+			in.C,
+		)
 	}
 	padPlanes(g.dyp, dy, nn.Shape{C: l.OutC, H: o.H, W: o.W}, batch, off, dph, g.dpw)
 	for oc := 0; oc < l.OutC; oc++ {

@@ -34,7 +34,14 @@ func New(model string, data *datasets.Dataset, seed uint64) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{model: m, data: data, seed: seed, procs: runtime.GOMAXPROCS(0), nets: map[int][]*net{}, evals: map[int][]*evaluator{}}
+	e := &Engine{
+		model: m,
+		data:  data,
+		seed:  seed,
+		procs: runtime.GOMAXPROCS(0),
+		nets:  map[int][]*net{},
+		evals: map[int][]*evaluator{},
+	}
 	if len(data.Shape) == 3 {
 		e.lut = nn.Standardise(&data.Train, data.Shape[0])
 	}
@@ -163,7 +170,11 @@ func (e *Engine) evaluatorsFor(models int) []*evaluator {
 	}
 	evs := make([]*evaluator, e.procs)
 	for g := range evs {
-		evs[g] = &evaluator{net: newNet(e.model, nn.EvalBatch), idx: make([]int, 0, nn.EvalBatch), out: make([][]float32, models)}
+		evs[g] = &evaluator{
+			net: newNet(e.model, nn.EvalBatch),
+			idx: make([]int, 0, nn.EvalBatch),
+			out: make([][]float32, models),
+		}
 	}
 	e.evals[models] = evs
 	return evs

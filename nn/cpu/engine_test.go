@@ -119,7 +119,14 @@ func TestLeNetLearnsRealMNIST(t *testing.T) {
 		t.Fatal(err)
 	}
 	score := scores[0]
-	t.Logf("LeNet, %d steps of %d: test accuracy %.4f, loss %.4f (last training loss %.4f)", steps, batch, score.Accuracy, score.Loss, loss[0])
+	t.Logf(
+		"LeNet, %d steps of %d: test accuracy %.4f, loss %.4f (last training loss %.4f)",
+		steps,
+		batch,
+		score.Accuracy,
+		score.Loss,
+		loss[0],
+	)
 	// An engine that does not learn stays far below.
 	if score.Accuracy <= 0.95 || math.IsNaN(score.Loss) {
 		t.Errorf("test accuracy %.4f, want > 0.95", score.Accuracy)
@@ -182,7 +189,14 @@ func TestEvaluationScoresEachModelByItsForwardPass(t *testing.T) {
 					t.Fatal(err)
 				}
 				if !slices.Equal(got, want[:models]) {
-					t.Errorf("%s, %d models on %d goroutines: scores %v, each model alone %v", c.model, models, procs, got, want[:models])
+					t.Errorf(
+						"%s, %d models on %d goroutines: scores %v, each model alone %v",
+						c.model,
+						models,
+						procs,
+						got,
+						want[:models],
+					)
 				}
 			}
 		}

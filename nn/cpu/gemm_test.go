@@ -18,7 +18,14 @@ import (
 // and values with zeros of both signs, infinities and NaNs.
 func TestGemmAddsEachElementsProductsInOrder(t *testing.T) {
 	r := rng.New(1, "gemm")
-	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e-40}
+	specials := []float32{
+		0,
+		float32(math.Copysign(0, -1)),
+		float32(math.Inf(1)),
+		float32(math.Inf(-1)),
+		float32(math.NaN()),
+		1e-40,
+	}
 	rand := func(n int, special bool) []float32 {
 		v := make([]float32, n)
 		for i := range v {
@@ -73,8 +80,17 @@ func TestGemmAddsEachElementsProductsInOrder(t *testing.T) {
 						gemm(ta, tb, c.m, c.n, c.k, a, lda, b, ldb, beta, got, ldc)
 						where := fmt.Sprintf("%s: %+v ta=%v tb=%v beta=%v", path, c, ta, tb, beta)
 						for i := range want {
-							if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(want[i] != want[i] && got[i] != got[i]) {
-								t.Fatalf("%s: C[%d] = %g (%#x), the definition gives %g (%#x)", where, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+							if math.Float32bits(got[i]) != math.Float32bits(want[i]) &&
+								!(want[i] != want[i] && got[i] != got[i]) {
+								t.Fatalf(
+									"%s: C[%d] = %g (%#x), the definition gives %g (%#x)",
+									where,
+									i,
+									got[i],
+									math.Float32bits(got[i]),
+									want[i],
+									math.Float32bits(want[i]),
+								)
 							}
 						}
 					})

@@ -16,7 +16,14 @@ import (
 // refForward returns the mean cross-entropy of the batch under the
 // reference, with the dropout masks the engine drew (per layer, in the
 // engine's layout).
-func refForward(m *nn.Model, p []float64, xs [][]float64, bags [][]int32, labels []int32, masks map[int][]float32) float64 {
+func refForward(
+	m *nn.Model,
+	p []float64,
+	xs [][]float64,
+	bags [][]int32,
+	labels []int32,
+	masks map[int][]float32,
+) float64 {
 	b := len(labels)
 	acts := xs
 	if m.Text {
@@ -191,21 +198,70 @@ func gradCheck(t *testing.T, m *nn.Model, batch, vocab int, perLayer int) {
 			err := math.Abs(float64(g[i])-fd) / math.Max(1e-3, math.Abs(fd)+math.Abs(float64(g[i])))
 			worst = math.Max(worst, err)
 			if err > 1e-4 {
-				t.Errorf("%s layer %d (%T) parameter %d: engine gradient %.6g, finite difference %.6g", m.Name, li, m.Layers[li], i-lo, g[i], fd)
+				t.Errorf(
+					"%s layer %d (%T) parameter %d: engine gradient %.6g, finite difference %.6g",
+					m.Name,
+					li,
+					m.Layers[li],
+					i-lo,
+					g[i],
+					fd,
+				)
 			}
 		}
 	}
-	t.Logf("%s: %d params, loss %.6f (reference %.6f), worst relative gradient error %.2g", m.Name, m.Params, loss, ref, worst)
+	t.Logf(
+		"%s: %d params, loss %.6f (reference %.6f), worst relative gradient error %.2g",
+		m.Name,
+		m.Params,
+		loss,
+		ref,
+		worst,
+	)
 }
 
 func TestGradientsOfEveryLayer(t *testing.T) {
 	img := nn.Shape{C: 2, H: 6, W: 6, Spatial: true}
 	cases := []*nn.Model{
 		nn.FromLayers("conv-pad", img, 3, nn.Conv2d{OutC: 3, K: 3, Pad: 1}, nn.Flatten{}, nn.Linear{OutF: 3}),
-		nn.FromLayers("conv-conv", img, 3, nn.Conv2d{OutC: 3, K: 3, Pad: 0}, nn.ReLU{}, nn.Conv2d{OutC: 2, K: 2, Pad: 1}, nn.Flatten{}, nn.Linear{OutF: 3}),
-		nn.FromLayers("conv-pool", img, 3, nn.Conv2d{OutC: 4, K: 3, Pad: 1}, nn.ReLU{}, nn.MaxPool2{}, nn.Flatten{}, nn.Linear{OutF: 3}),
-		nn.FromLayers("spatial-dropout", img, 3, nn.Conv2d{OutC: 2, K: 3, Pad: 0}, nn.Dropout{P: 0.25}, nn.Flatten{}, nn.Linear{OutF: 3}),
-		nn.FromLayers("dense", nn.Shape{C: 7, H: 1, W: 1}, 4, nn.Linear{OutF: 5}, nn.ReLU{}, nn.Dropout{P: 0.5}, nn.Linear{OutF: 4}),
+		nn.FromLayers(
+			"conv-conv",
+			img,
+			3,
+			nn.Conv2d{OutC: 3, K: 3, Pad: 0},
+			nn.ReLU{},
+			nn.Conv2d{OutC: 2, K: 2, Pad: 1},
+			nn.Flatten{},
+			nn.Linear{OutF: 3},
+		),
+		nn.FromLayers(
+			"conv-pool",
+			img,
+			3,
+			nn.Conv2d{OutC: 4, K: 3, Pad: 1},
+			nn.ReLU{},
+			nn.MaxPool2{},
+			nn.Flatten{},
+			nn.Linear{OutF: 3},
+		),
+		nn.FromLayers(
+			"spatial-dropout",
+			img,
+			3,
+			nn.Conv2d{OutC: 2, K: 3, Pad: 0},
+			nn.Dropout{P: 0.25},
+			nn.Flatten{},
+			nn.Linear{OutF: 3},
+		),
+		nn.FromLayers(
+			"dense",
+			nn.Shape{C: 7, H: 1, W: 1},
+			4,
+			nn.Linear{OutF: 5},
+			nn.ReLU{},
+			nn.Dropout{P: 0.5},
+			nn.Linear{OutF: 4},
+		),
 		nn.FromLayers("bag", nn.Shape{}, 3, nn.EmbeddingBag{Vocab: 11, Dim: 4}, nn.Linear{OutF: 3}, nn.Dropout{P: 0.5}),
 	}
 	for _, m := range cases {

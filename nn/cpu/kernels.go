@@ -59,8 +59,12 @@ func UseKernels(path string) error {
 		path = Paths()[0]
 	}
 	if !runs(path) {
-		return fmt.Errorf("%w: UMP_KERNELS=%s: this CPU runs %s; unset UMP_KERNELS, or set it to one of them", ErrKernels, path,
-			strings.Join(Paths(), ", "))
+		return fmt.Errorf(
+			"%w: UMP_KERNELS=%s: this CPU runs %s; unset UMP_KERNELS, or set it to one of them",
+			ErrKernels,
+			path,
+			strings.Join(Paths(), ", "),
+		)
 	}
 	use(path)
 	return nil

@@ -171,7 +171,19 @@ func lanesForward(xp, w, bias, wt, y []float32, chans, batch, oh, ow, ph, pw, ou
 	for s := 0; s < batch; s++ {
 		for r := 0; r < oh; r++ {
 			for ob := 0; ob < outC/width; ob++ {
-				lanesRow(cb, &xp[(s*ph+r)*pw], &wt[ob*width], &bias[ob*width], &out[0], nblk, chans, 4*batch*ph*pw, k, 4*pw, 4*outC)
+				lanesRow(
+					cb,
+					&xp[(s*ph+r)*pw],
+					&wt[ob*width],
+					&bias[ob*width],
+					&out[0],
+					nblk,
+					chans,
+					4*batch*ph*pw,
+					k,
+					4*pw,
+					4*outC,
+				)
 				for o := range width {
 					yr := y[(((ob*width+o)*batch+s)*oh+r)*ow:][:ow]
 					for c := range yr {
@@ -200,8 +212,18 @@ func lanesWeightGrad(xp, dyt, gw, gb, scratch []float32, chans, batch, oh, ow, p
 			ns := min(group, batch-s0)
 			for ic := 0; ic < chans; ic++ {
 				for k0 := 0; k0 < k; k0 += rows {
-					lanesGrad(k, &xp[((ic*batch+s0)*ph+k0)*pw], &dyt[s0*oh*ow*outC+ob*width], &sums[((ob*chans+ic)*kk+k0*k)*width],
-						ns, oh, ow, 4*ph*pw, 4*pw, 4*outC)
+					lanesGrad(
+						k,
+						&xp[((ic*batch+s0)*ph+k0)*pw],
+						&dyt[s0*oh*ow*outC+ob*width],
+						&sums[((ob*chans+ic)*kk+k0*k)*width],
+						ns,
+						oh,
+						ow,
+						4*ph*pw,
+						4*pw,
+						4*outC,
+					)
 				}
 			}
 		}

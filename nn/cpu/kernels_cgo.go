@@ -287,8 +287,20 @@ func gemm(ta, tb bool, m, n, k int, a []float32, lda int, b []float32, ldb int, 
 		gemmGo(ta, tb, m, n, k, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
-	C.gemm(cbool(ta), cbool(tb), C.int(m), C.int(n), C.int(k), (*C.float)(&a[0]), C.int(lda), (*C.float)(&b[0]), C.int(ldb),
-		cbool(beta), (*C.float)(&c[0]), C.int(ldc))
+	C.gemm(
+		cbool(ta),
+		cbool(tb),
+		C.int(m),
+		C.int(n),
+		C.int(k),
+		(*C.float)(&a[0]),
+		C.int(lda),
+		(*C.float)(&b[0]),
+		C.int(ldb),
+		cbool(beta),
+		(*C.float)(&c[0]),
+		C.int(ldc),
+	)
 }
 
 func cbool(b bool) C.int {
@@ -315,8 +327,21 @@ func sampleInputGrad(dy, w, dx, scratch []float32, outC, inC, batch, h, wd, oh, 
 	if inC > 8 || !cKernels() {
 		return false
 	}
-	return C.input_grad((*C.float)(&dy[0]), (*C.float)(&w[0]), (*C.float)(&dx[0]), (*C.float)(&scratch[0]), C.int(outC), C.int(inC),
-		C.int(batch), C.int(h), C.int(wd), C.int(oh), C.int(ow), C.int(off), C.int(k)) == 1
+	return C.input_grad(
+		(*C.float)(&dy[0]),
+		(*C.float)(&w[0]),
+		(*C.float)(&dx[0]),
+		(*C.float)(&scratch[0]),
+		C.int(outC),
+		C.int(inC),
+		C.int(batch),
+		C.int(h),
+		C.int(wd),
+		C.int(oh),
+		C.int(ow),
+		C.int(off),
+		C.int(k),
+	) == 1
 }
 
 func planeWeightGrad(planes, dy, gw, gb, scratch []float32, chans, batch, oh, ow, pw, outC, k int) {
@@ -324,8 +349,20 @@ func planeWeightGrad(planes, dy, gw, gb, scratch []float32, chans, batch, oh, ow
 		planeWeightGradGo(planes, dy, gw, gb, chans, batch, oh, ow, pw, outC, k)
 		return
 	}
-	C.plane_wgrad((*C.float)(&planes[0]), (*C.float)(&dy[0]), (*C.float)(&gw[0]), (*C.float)(&gb[0]), (*C.float)(&scratch[0]),
-		C.int(chans), C.int(batch), C.int(oh), C.int(ow), C.int(pw), C.int(outC), C.int(k))
+	C.plane_wgrad(
+		(*C.float)(&planes[0]),
+		(*C.float)(&dy[0]),
+		(*C.float)(&gw[0]),
+		(*C.float)(&gb[0]),
+		(*C.float)(&scratch[0]),
+		C.int(chans),
+		C.int(batch),
+		C.int(oh),
+		C.int(ow),
+		C.int(pw),
+		C.int(outC),
+		C.int(k),
+	)
 }
 
 func lanesForward(xp, w, bias, wt, y []float32, chans, batch, oh, ow, ph, pw, outC, k, cb int) {
@@ -343,8 +380,21 @@ func lanesWeightGrad(xp, dyt, gw, gb, scratch []float32, chans, batch, oh, ow, p
 		lanesWeightGradGo(xp, dyt, gw, gb, scratch, chans, batch, oh, ow, ph, pw, outC, k)
 		return
 	}
-	C.lanes_wgrad((*C.float)(&xp[0]), (*C.float)(&dyt[0]), (*C.float)(&gw[0]), (*C.float)(&gb[0]), (*C.float)(&scratch[0]),
-		C.int(chans), C.int(batch), C.int(oh), C.int(ow), C.int(ph), C.int(pw), C.int(outC), C.int(k))
+	C.lanes_wgrad(
+		(*C.float)(&xp[0]),
+		(*C.float)(&dyt[0]),
+		(*C.float)(&gw[0]),
+		(*C.float)(&gb[0]),
+		(*C.float)(&scratch[0]),
+		C.int(chans),
+		C.int(batch),
+		C.int(oh),
+		C.int(ow),
+		C.int(ph),
+		C.int(pw),
+		C.int(outC),
+		C.int(k),
+	)
 }
 
 func poolForward(x, y []float32, at []int32, planes, h, w int, train bool) {
@@ -352,7 +402,16 @@ func poolForward(x, y []float32, at []int32, planes, h, w int, train bool) {
 	if train {
 		tr = 1
 	}
-	if !cKernels() || C.pool_forward((*C.float)(&x[0]), (*C.float)(&y[0]), (*C.int32_t)(&at[0]), C.int(planes), C.int(h), C.int(w), tr) == 0 {
+	if !cKernels() ||
+		C.pool_forward(
+			(*C.float)(&x[0]),
+			(*C.float)(&y[0]),
+			(*C.int32_t)(&at[0]),
+			C.int(planes),
+			C.int(h),
+			C.int(w),
+			tr,
+		) == 0 {
 		poolForwardGo(x, y, at, planes, h, w, train)
 	}
 }

@@ -33,7 +33,8 @@ func bind(l nn.Layer, in nn.Shape, maxBatch int) kernel {
 		return reluKernel{n: in.Size()}
 	case nn.Dropout:
 		threshold, scale := l.MaskParams()
-		return &dropoutKernel{n: in.Size(), mask: make([]float32, in.Size()*maxBatch), threshold: threshold, scale: scale}
+		return &dropoutKernel{n: in.Size(), mask: make([]float32, in.Size()*maxBatch), threshold: threshold,
+			scale: scale}
 	case nn.Flatten:
 		return flattenKernel{in: in}
 	case nn.Linear:

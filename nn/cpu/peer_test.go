@@ -21,7 +21,11 @@ import (
 	"github.com/ump-lab/ump/nn/nntest"
 )
 
-var peerModels = flag.String("peer.models", "lenet-mnist,lenet-cifar10,cnn-emnist,embedding-bag-agnews", "the models to compare")
+var peerModels = flag.String(
+	"peer.models",
+	"lenet-mnist,lenet-cifar10,cnn-emnist,embedding-bag-agnews",
+	"the models to compare",
+)
 
 // work is a round to time: n workers, K local steps of batch B, plain
 // SGD, random data; Rounds of them after a warm-up.
@@ -120,9 +124,11 @@ func gemmCeiling() float64 {
 // torchRates runs the PyTorch peer on one model: samples/s of each round
 // after a warm-up round.
 func torchRates(name string) ([]float64, error) {
-	cfg, _ := json.Marshal(map[string]any{"threads": procs(), "workers": workload.Workers, "local_steps": workload.LocalSteps,
-		"batch": workload.Batch, "rounds": workload.Rounds, "vocab": workload.Vocab, "bag_len": workload.BagLen,
-		"models": []string{name}})
+	cfg, _ := json.Marshal(
+		map[string]any{"threads": procs(), "workers": workload.Workers, "local_steps": workload.LocalSteps,
+			"batch": workload.Batch, "rounds": workload.Rounds, "vocab": workload.Vocab, "bag_len": workload.BagLen,
+			"models": []string{name}},
+	)
 	cmd := exec.Command("/usr/bin/python3", "peerbench/torch_peer.py", string(cfg))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
@@ -150,14 +156,46 @@ func BenchmarkPeerComparison(b *testing.B) {
 func comparePeers(t testing.TB) {
 	ceiling := gemmCeiling()
 	vector := Kernels()
-	fmt.Printf("\nengine %s (kernels %s, %s) vs PyTorch (python3-torch, torch.set_num_threads(%d), one nn.Module per worker)\n", Name(), vector, KernelSource(), procs())
-	fmt.Printf("workload: %d workers x %d local steps x batch %d, random data, SGD; medians of %d rounds after a warm-up\n",
-		workload.Workers, workload.LocalSteps, workload.Batch, workload.Rounds)
-	fmt.Printf("the go path (Go loops, the same bits): %d local step, medians of %d rounds\n", goWorkload.LocalSteps, goWorkload.Rounds)
-	fmt.Printf("gemm ceiling: %.1f GFLOP/s per core (1024^3, kernels %s), %d cores; each path's share is of %.0f GFLOP/s\n\n",
-		ceiling, vector, procs(), ceiling*float64(procs()))
-	fmt.Printf("%-22s %14s %15s %7s %9s %6s %14s %9s %6s %9s\n", "model", "ump samples/s", "torch samples/s", "ratio", "GFLOP/s", "share",
-		"go samples/s", "GFLOP/s", "share", "vs go")
+	fmt.Printf(
+		"\nengine %s (kernels %s, %s) vs PyTorch (python3-torch, torch.set_num_threads(%d), one nn.Module per "+
+			"worker)\n",
+		Name(),
+		vector,
+		KernelSource(),
+		procs(),
+	)
+	fmt.Printf(
+		"workload: %d workers x %d local steps x batch %d, random data, SGD; medians of %d rounds after a warm-up\n",
+		workload.Workers,
+		workload.LocalSteps,
+		workload.Batch,
+		workload.Rounds,
+	)
+	fmt.Printf(
+		"the go path (Go loops, the same bits): %d local step, medians of %d rounds\n",
+		goWorkload.LocalSteps,
+		goWorkload.Rounds,
+	)
+	fmt.Printf(
+		"gemm ceiling: %.1f GFLOP/s per core (1024^3, kernels %s), %d cores; each path's share is of %.0f GFLOP/s\n\n",
+		ceiling,
+		vector,
+		procs(),
+		ceiling*float64(procs()),
+	)
+	fmt.Printf(
+		"%-22s %14s %15s %7s %9s %6s %14s %9s %6s %9s\n",
+		"model",
+		"ump samples/s",
+		"torch samples/s",
+		"ratio",
+		"GFLOP/s",
+		"share",
+		"go samples/s",
+		"GFLOP/s",
+		"share",
+		"vs go",
+	)
 	share := func(gflops float64) string { return fmt.Sprintf("%.1f%%", 100*gflops/(ceiling*float64(procs()))) }
 	for _, pm := range workloads {
 		if !slices.Contains(strings.Split(*peerModels, ","), pm.peer) {
@@ -180,13 +218,42 @@ func comparePeers(t testing.TB) {
 			rates, _ := engineRates(t, pm.model, data, goWorkload)
 			UseKernels(vector)
 			g := median(rates)
-			goRate, goFlops, goShare, versus = fmt.Sprintf("%.0f", g), fmt.Sprintf("%.2f", g*m.FLOPs()/1e9), share(g*m.FLOPs()/1e9), fmt.Sprintf("%.1fx", ours/g)
+			goRate, goFlops, goShare, versus = fmt.Sprintf(
+				"%.0f",
+				g,
+			), fmt.Sprintf(
+				"%.2f",
+				g*m.FLOPs()/1e9,
+			), share(
+				g*m.FLOPs()/1e9,
+			), fmt.Sprintf(
+				"%.1fx",
+				ours/g,
+			)
 		}
-		fmt.Printf("%-22s %14.0f %15s %7s %9.1f %6s %14s %9s %6s %9s\n", pm.peer, ours, torch, ratio, gflops, share(gflops), goRate, goFlops, goShare, versus)
+		fmt.Printf(
+			"%-22s %14.0f %15s %7s %9.1f %6s %14s %9s %6s %9s\n",
+			pm.peer,
+			ours,
+			torch,
+			ratio,
+			gflops,
+			share(gflops),
+			goRate,
+			goFlops,
+			goShare,
+			versus,
+		)
 	}
 	if slices.Contains(strings.Split(*peerModels, ","), "lenet-mnist") {
 		round, eval := evaluationCost(t)
-		fmt.Printf("%-22s %.3f s, %.0f%% of the 5 rounds it follows (%.3f s a round)\n", "lenet-mnist evaluation", eval, 100*eval/(5*round), round)
+		fmt.Printf(
+			"%-22s %.3f s, %.0f%% of the 5 rounds it follows (%.3f s a round)\n",
+			"lenet-mnist evaluation",
+			eval,
+			100*eval/(5*round),
+			round,
+		)
 	}
 }
 

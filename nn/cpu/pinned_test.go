@@ -40,8 +40,15 @@ func TestEngineNumbersArePinned(t *testing.T) {
 	onEveryPath(t, func(path string) {
 		for name, got := range engineDigests(t) {
 			if got != pinned[name] {
-				t.Errorf("%s on kernel path %s: the CPU engine's numbers changed (digest %s, pinned %q for %s): a change of numbers needs a new Name (nn/cpu/engine.go), with its digests pinned here",
-					name, path, got, pinned[name], Name())
+				t.Errorf(
+					"%s on kernel path %s: the CPU engine's numbers changed (digest %s, pinned %q for %s): a change "+
+						"of numbers needs a new Name (nn/cpu/engine.go), with its digests pinned here",
+					name,
+					path,
+					got,
+					pinned[name],
+					Name(),
+				)
 			}
 		}
 	})

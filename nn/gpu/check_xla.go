@@ -51,8 +51,15 @@ func (d *Device) CheckCompile() (CompileCheck, error) {
 		check.FromGo = max(check.FromGo, math.Abs(float64(got[k]-reference[k]))/math.Abs(want[k]))
 	}
 	if !(check.FromHost <= CheckTolerance) || !(check.FromGo <= CheckTolerance) {
-		return check, fmt.Errorf("gpu engine: the check program's result is %.2g (relative) from the host's float64 and %.2g from GoMLX's Go backend, beyond float32 rounding (%.0g): %v, want %v",
-			check.FromHost, check.FromGo, CheckTolerance, got, want)
+		return check, fmt.Errorf(
+			"gpu engine: the check program's result is %.2g (relative) from the host's float64 and %.2g from GoMLX's "+
+				"Go backend, beyond float32 rounding (%.0g): %v, want %v",
+			check.FromHost,
+			check.FromGo,
+			CheckTolerance,
+			got,
+			want,
+		)
 	}
 	return check, nil
 }
@@ -68,12 +75,19 @@ func (d *Device) CheckCompile() (CompileCheck, error) {
 func checkProgram(table, u, w *Node) *Node {
 	g := table.Graph()
 	sum := Zeros(g, shapes.Make(dtypes.Float32, 1, checkCols))
-	out := loop.Counted(g, checkTrips, 1, []*Node{table, u, w}, []*Node{sum}, func(b *loop.Body, i *Node, state []*Node) []*Node {
-		row := Reshape(Gather(b.Use(table), Reshape(i, 1)), 1, checkRows)
-		r := Mul(row, b.Use(u))
-		extra := BroadcastToDims(ReduceSum(Sub(r, b.Use(u))), 1, checkCols)
-		return []*Node{Add(state[0], Add(Einsum("ij,jk->ik", r, b.Use(w)), extra))}
-	})
+	out := loop.Counted(
+		g,
+		checkTrips,
+		1,
+		[]*Node{table, u, w},
+		[]*Node{sum},
+		func(b *loop.Body, i *Node, state []*Node) []*Node {
+			row := Reshape(Gather(b.Use(table), Reshape(i, 1)), 1, checkRows)
+			r := Mul(row, b.Use(u))
+			extra := BroadcastToDims(ReduceSum(Sub(r, b.Use(u))), 1, checkCols)
+			return []*Node{Add(state[0], Add(Einsum("ij,jk->ik", r, b.Use(w)), extra))}
+		},
+	)
 	return Add(out[0], BroadcastToDims(ReduceSum(u), 1, checkCols))
 }
 
@@ -85,7 +99,11 @@ type checkData struct{ table, u, w []float32 }
 // mantissa bits) rounds: table 1 + m 2^-11 and w 1 - m 2^-12, exact in
 // float32; u is 1 or 2, so r and r - u are exact too.
 func checkInputs() checkData {
-	d := checkData{make([]float32, checkTrips*checkRows), make([]float32, checkRows), make([]float32, checkRows*checkCols)}
+	d := checkData{
+		make([]float32, checkTrips*checkRows),
+		make([]float32, checkRows),
+		make([]float32, checkRows*checkCols),
+	}
 	for i := range d.table {
 		d.table[i] = float32(1 + math.Ldexp(float64(i+1), -11))
 	}
@@ -130,8 +148,15 @@ func runCheck(d *Device, data checkData) ([]float32, error) {
 		return nil, err
 	}
 	defer exec.Finalize()
-	out, err := exec.Exec(tensors.FromFlatDataAndDimensions(data.table, checkTrips, checkRows),
-		tensors.FromFlatDataAndDimensions(data.u, 1, checkRows), tensors.FromFlatDataAndDimensions(data.w, checkRows, checkCols))
+	out, err := exec.Exec(
+		tensors.FromFlatDataAndDimensions(data.table, checkTrips, checkRows),
+		tensors.FromFlatDataAndDimensions(
+			data.u,
+			1,
+			checkRows,
+		),
+		tensors.FromFlatDataAndDimensions(data.w, checkRows, checkCols),
+	)
 	if err != nil {
 		return nil, err
 	}

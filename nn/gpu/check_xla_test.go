@@ -30,15 +30,32 @@ func TestCheckCompile(t *testing.T) {
 				t.Fatal(err)
 			}
 			if check.FromHost == 0 || check.FromHost > CheckTolerance || check.FromGo > CheckTolerance {
-				t.Errorf("check on %q: %.3g from the host, %.3g from the Go backend, want within (0, %g]", check.Backend, check.FromHost, check.FromGo, CheckTolerance)
+				t.Errorf(
+					"check on %q: %.3g from the host, %.3g from the Go backend, want within (0, %g]",
+					check.Backend,
+					check.FromHost,
+					check.FromGo,
+					CheckTolerance,
+				)
 			}
 			if name != "xla" {
 				return
 			}
 			program := hlo.String()
-			dots, highest := strings.Count(program, "stablehlo.dot_general"), strings.Count(program, "precision HIGHEST>, #stablehlo<precision HIGHEST>")
+			dots, highest := strings.Count(
+				program,
+				"stablehlo.dot_general",
+			), strings.Count(
+				program,
+				"precision HIGHEST>, #stablehlo<precision HIGHEST>",
+			)
 			if dots == 0 || highest != dots {
-				t.Errorf("the check program's StableHLO has %d dot_general, %d of them at HIGHEST precision:\n%s", dots, highest, program)
+				t.Errorf(
+					"the check program's StableHLO has %d dot_general, %d of them at HIGHEST precision:\n%s",
+					dots,
+					highest,
+					program,
+				)
 			}
 		})
 	}
@@ -59,7 +76,9 @@ func TestCheckInputsExposeTF32(t *testing.T) {
 		}
 		return out
 	}
-	short := checkReference(checkData{data.table[:(checkTrips-1)*checkRows], data.u, data.w}) // one trip fewer: the rows beyond are not summed
+	short := checkReference(
+		checkData{data.table[:(checkTrips-1)*checkRows], data.u, data.w},
+	) // one trip fewer: the rows beyond are not summed
 	rounded := checkReference(checkData{tf32(data.table), data.u, tf32(data.w)})
 	for what, got := range map[string][]float64{"TF32": rounded, "a loop one trip short": short} {
 		worst := 0.0
@@ -109,7 +128,14 @@ func logTo(t testing.TB, w *syncBuffer, vmodule string) {
 			}
 		}
 	}
-	set(map[string]string{"logtostderr": "false", "alsologtostderr": "false", "stderrthreshold": "FATAL", "vmodule": vmodule})
+	set(
+		map[string]string{
+			"logtostderr":     "false",
+			"alsologtostderr": "false",
+			"stderrthreshold": "FATAL",
+			"vmodule":         vmodule,
+		},
+	)
 	klog.SetOutput(w)
 	t.Cleanup(func() { set(map[string]string{"vmodule": "", "logtostderr": "true"}) })
 }

@@ -27,7 +27,8 @@ func TestCellBytesIsTheRoundProgramsArithmetic(t *testing.T) {
 		// 400; ReLU 400; flatten 400; dense 120, ReLU 120, dense 84, ReLU 84;
 		// dropout 84 and its mask 84; dense 10; two gradients of the
 		// largest, 2x4704.
-		{"lenet", mnist, "d-sum", 784 + 4704 + 1024 + 1176 + 1176 + 1600 + 15000 + 400 + 400 + 400 + 120 + 120 + 84 + 84 + 84 + 84 + 10 + 2*4704,
+		{"lenet", mnist, "d-sum", 784 + 4704 + 1024 + 1176 + 1176 + 1600 + 15000 + 400 + 400 + 400 + 120 + 120 + 84 +
+			84 + 84 + 84 + 10 + 2*4704,
 			156 + 2416 + 48120 + 10164 + 850, 2*2 + 2}, // D-SUM: x, v
 		// GT-DSUM: x, v, y, d_prev kept; start and sum scratch.
 		{"lenet", mnist, "gt-dsum", 36658, 61706, 4*2 + 2 + 2},
@@ -36,7 +37,8 @@ func TestCellBytesIsTheRoundProgramsArithmetic(t *testing.T) {
 		// 32x9x24x24 = 165888; pool 9216; ReLU 9216; dropout 9216 + mask
 		// 9216; flatten 9216; dense 128, ReLU 128, dropout 128 + mask 128;
 		// dense 62; two gradients of 36864.
-		{"cnn", emnist, "d-sum", 784 + 21632 + 21632 + 36864 + 165888 + 9216 + 9216 + 9216 + 9216 + 9216 + 128 + 128 + 128 + 128 + 62 + 2*36864,
+		{"cnn", emnist, "d-sum", 784 + 21632 + 21632 + 36864 + 165888 + 9216 + 9216 + 9216 + 9216 + 9216 + 128 + 128 +
+			128 + 128 + 62 + 2*36864,
 			320 + 18496 + 1179776 + 7998, 2*2 + 2},
 	} {
 		m, err := nn.NewModel(c.model, c.in)

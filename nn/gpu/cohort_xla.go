@@ -106,7 +106,10 @@ func NewCohort(device *Device, data *datasets.Dataset, shape nn.CohortShape) (nn
 			return nil, err
 		}
 	}
-	trace, err := algorithms.TraceRound(algorithms.Config{Name: shape.Algorithm}, algorithms.At{K: shape.LocalSteps, LR: 1})
+	trace, err := algorithms.TraceRound(
+		algorithms.Config{Name: shape.Algorithm},
+		algorithms.At{K: shape.LocalSteps, LR: 1},
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +117,16 @@ func NewCohort(device *Device, data *datasets.Dataset, shape nn.CohortShape) (nn
 	if err != nil {
 		return nil, err
 	}
-	c := &xlaCohort{shape: shape, model: m, data: data, backend: backend, rules: kind.New, names: names, nums: len(trace.Nums), grads: len(trace.Grads)}
+	c := &xlaCohort{
+		shape:   shape,
+		model:   m,
+		data:    data,
+		backend: backend,
+		rules:   kind.New,
+		names:   names,
+		nums:    len(trace.Nums),
+		grads:   len(trace.Grads),
+	}
 	var lut [][256]float32
 	if len(data.Shape) == 3 {
 		lut = nn.Standardise(&data.Train, data.Shape[0])
@@ -125,7 +137,13 @@ func NewCohort(device *Device, data *datasets.Dataset, shape nn.CohortShape) (nn
 		return nil, err
 	}
 	c.round.WithName(shape.Algorithm + "'s round program")
-	all, one := c.evalGraph(shape.Cells, evalChunk(shape.Cells*(shape.Workers+1))), c.evalGraph(1, evalChunk(shape.Workers+1))
+	all, one := c.evalGraph(
+		shape.Cells,
+		evalChunk(shape.Cells*(shape.Workers+1)),
+	), c.evalGraph(
+		1,
+		evalChunk(shape.Workers+1),
+	)
 	if shape.Exact {
 		all, one = c.exactEvalGraph(shape.Cells), c.exactEvalGraph(1)
 	}
@@ -335,7 +353,14 @@ func (c *xlaCohort) roundResults(out []*tensors.Tensor) (losses [][]float64, fin
 
 // cellInputs writes cell ci's numbers (the definition's for its round,
 // then 1: active), mixing matrix, sample indices and weights.
-func (c *xlaCohort) cellInputs(ci int, cr *nn.CellRound, scalars []float32, mix []float64, idx []int32, weights []float32) error {
+func (c *xlaCohort) cellInputs(
+	ci int,
+	cr *nn.CellRound,
+	scalars []float32,
+	mix []float64,
+	idx []int32,
+	weights []float32,
+) error {
 	sh := c.shape
 	k, b := sh.LocalSteps, sh.Batch
 	cfg := cr.Config
@@ -347,14 +372,26 @@ func (c *xlaCohort) cellInputs(ci int, cr *nn.CellRound, scalars []float32, mix 
 	copy(scalars, trace.Nums)
 	scalars[c.nums] = 1
 	if len(cr.Mix.Rows) != sh.Workers || len(cr.Batches) != sh.Workers {
-		return fmt.Errorf("gpu engine: cell %d: %d mixing rows and %d workers' batches for %d workers", ci, len(cr.Mix.Rows), len(cr.Batches), sh.Workers)
+		return fmt.Errorf(
+			"gpu engine: cell %d: %d mixing rows and %d workers' batches for %d workers",
+			ci,
+			len(cr.Mix.Rows),
+			len(cr.Batches),
+			sh.Workers,
+		)
 	}
 	for i, row := range cr.Mix.Rows {
 		for _, e := range row {
 			mix[(ci*sh.Workers+i)*sh.Workers+e.J] = e.W
 		}
 		if len(cr.Batches[i]) != k {
-			return fmt.Errorf("gpu engine: cell %d worker %d: %d batches for %d local steps", ci, i, len(cr.Batches[i]), k)
+			return fmt.Errorf(
+				"gpu engine: cell %d worker %d: %d batches for %d local steps",
+				ci,
+				i,
+				len(cr.Batches[i]),
+				k,
+			)
 		}
 		for step, batch := range cr.Batches[i] {
 			if len(batch) == 0 || len(batch) > b {
@@ -396,7 +433,14 @@ func (c *xlaCohort) drawMasks(cells []nn.CellRound, masks [][]uint16, words []in
 					for d, li := range drops {
 						threshold, _ := m.Layers[li].(nn.Dropout).MaskParams()
 						at := (step*sh.Cells*sh.Workers + row) * sh.Batch * words[d]
-						packMask(stream, threshold, m.Shapes[li], len(batch), masks[d][at:at+len(batch)*words[d]], words[d])
+						packMask(
+							stream,
+							threshold,
+							m.Shapes[li],
+							len(batch),
+							masks[d][at:at+len(batch)*words[d]],
+							words[d],
+						)
 					}
 				}
 			}
@@ -651,8 +695,17 @@ func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 	packed := inputs[ns+4 : ns+4+len(drops)]
 	split := inputs[ns+4+len(drops):]
 	rows := sh.Cells * sh.Workers
-	s := &graphSpace{algorithm: sh.Algorithm, exact: sh.Exact, cells: sh.Cells, workers: sh.Workers, params: m.Params, scal: scal, mixing: mixing,
-		state: map[string]*Node{}, outside: inputs[ns:]}
+	s := &graphSpace{
+		algorithm: sh.Algorithm,
+		exact:     sh.Exact,
+		cells:     sh.Cells,
+		workers:   sh.Workers,
+		params:    m.Params,
+		scal:      scal,
+		mixing:    mixing,
+		state:     map[string]*Node{},
+		outside:   inputs[ns:],
+	}
 	for k, name := range c.names {
 		s.state[name] = inputs[k]
 	}
@@ -682,8 +735,18 @@ func (c *xlaCohort) roundGraph(inputs []*Node) []*Node {
 	}
 	c.rules.Round(s, sh.LocalSteps)
 	if s.grads != c.grads || s.next != c.nums {
-		panic(fmt.Errorf("gpu engine: %s's definition took %d gradients and %d numbers for %d local steps on the device, its trace on the host %d gradients and %d numbers",
-			sh.Algorithm, s.grads, s.next, sh.LocalSteps, c.grads, c.nums))
+		panic(
+			fmt.Errorf(
+				"gpu engine: %s's definition took %d gradients and %d numbers for %d local steps on the device, its "+
+					"trace on the host %d gradients and %d numbers",
+				sh.Algorithm,
+				s.grads,
+				s.next,
+				sh.LocalSteps,
+				c.grads,
+				c.nums,
+			),
+		)
 	}
 	outs := make([]*Node, 0, ns+2)
 	active := s.is(s.column(c.nums))
@@ -786,7 +849,9 @@ func (s *graphSpace) is(col *Node) *Node {
 func (s *graphSpace) vector(name string) *Node {
 	v, ok := s.state[name]
 	if !ok {
-		panic(fmt.Errorf("gpu engine: %s's definition uses vector %q, which its Rules do not declare", s.algorithm, name))
+		panic(
+			fmt.Errorf("gpu engine: %s's definition uses vector %q, which its Rules do not declare", s.algorithm, name),
+		)
 	}
 	return v
 }
@@ -819,9 +884,16 @@ func (s *graphSpace) Grad(tau int) algorithms.Vec {
 	}
 	loss, grad := s.grad(at, x)
 	s.grads++
-	column := Equal(Iota(x.Graph(), shapes.Make(dtypes.Int32, s.losses.Shape().Dimensions...), 1), at) // every backend has Where
+	column := Equal(
+		Iota(x.Graph(), shapes.Make(dtypes.Int32, s.losses.Shape().Dimensions...), 1),
+		at,
+	) // every backend has Where
 	loss = ConvertDType(loss, dtypes.Float64)
-	s.losses = Where(column, BroadcastToDims(Reshape(loss, s.cells*s.workers, 1), s.losses.Shape().Dimensions...), s.losses)
+	s.losses = Where(
+		column,
+		BroadcastToDims(Reshape(loss, s.cells*s.workers, 1), s.losses.Shape().Dimensions...),
+		s.losses,
+	)
 	return s.vec(grad)
 }
 
@@ -963,17 +1035,31 @@ func (c *xlaCohort) evalGraph(cells, chunk int) func(inputs []*Node) []*Node {
 		models := Concatenate([]*Node{x, ConvertDType(mean, dtypes.Float32)}, 0)
 		k := cells * (n + 1)
 		zero := Zeros(g, shapes.Make(dtypes.Float64, k))
-		out := loop.Counted(g, c.test.len, chunk, append([]*Node{models}, split...), []*Node{zero, zero}, func(b *loop.Body, start *Node, sums []*Node) []*Node {
-			g := start.Graph()
-			sample := Add(Iota(g, shapes.Make(dtypes.Int32, chunk), 0), start)
-			valid := ConvertDType(LessThan(sample, Const(g, int32(c.test.len))), dtypes.Float32)
-			in, labels := c.gatherInput(b.UseAll(split), ExpandAxes(sample, 0), k) // the chunk's samples once, for every model
-			t := graphForward(m, b.Use(models), in, nil)
-			w := BroadcastToDims(ExpandAxes(valid, 0), k, chunk)
-			loss, _, hits := crossEntropyGraph(t.acts[len(t.acts)-1], labels, w, m.Classes)
-			correct := ReduceSum(Mul(ConvertDType(hits, dtypes.Float32), w), 1)
-			return []*Node{Add(sums[0], ConvertDType(loss, dtypes.Float64)), Add(sums[1], ConvertDType(correct, dtypes.Float64))}
-		})
+		out := loop.Counted(
+			g,
+			c.test.len,
+			chunk,
+			append([]*Node{models}, split...),
+			[]*Node{zero, zero},
+			func(b *loop.Body, start *Node, sums []*Node) []*Node {
+				g := start.Graph()
+				sample := Add(Iota(g, shapes.Make(dtypes.Int32, chunk), 0), start)
+				valid := ConvertDType(LessThan(sample, Const(g, int32(c.test.len))), dtypes.Float32)
+				in, labels := c.gatherInput(
+					b.UseAll(split),
+					ExpandAxes(sample, 0),
+					k,
+				) // the chunk's samples once, for every model
+				t := graphForward(m, b.Use(models), in, nil)
+				w := BroadcastToDims(ExpandAxes(valid, 0), k, chunk)
+				loss, _, hits := crossEntropyGraph(t.acts[len(t.acts)-1], labels, w, m.Classes)
+				correct := ReduceSum(Mul(ConvertDType(hits, dtypes.Float32), w), 1)
+				return []*Node{
+					Add(sums[0], ConvertDType(loss, dtypes.Float64)),
+					Add(sums[1], ConvertDType(correct, dtypes.Float64)),
+				}
+			},
+		)
 		return []*Node{out[0], out[1], distance}
 	}
 }

@@ -104,7 +104,16 @@ func algorithmCases() map[string]cohortCase {
 // cpuRounds runs a cell on the CPU engine and the CPU optimizer, from x0
 // as change leaves it (nil: as the engine initialises it): its state and
 // the per-round worker-major step losses.
-func cpuRounds(t *testing.T, model string, data *datasets.Dataset, cfg algorithms.Config, seed uint64, lr float64, k, rounds int, change func(x0 []float32)) (map[string][][]float32, [][]float64) {
+func cpuRounds(
+	t *testing.T,
+	model string,
+	data *datasets.Dataset,
+	cfg algorithms.Config,
+	seed uint64,
+	lr float64,
+	k, rounds int,
+	change func(x0 []float32),
+) (map[string][][]float32, [][]float64) {
 	e, err := cpu.New(model, data, seed)
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +141,14 @@ func cpuRounds(t *testing.T, model string, data *datasets.Dataset, cfg algorithm
 // cpuRound runs round r of a cell on a CPU engine and optimizer, worker i
 // taking batches[i][tau] at local step tau; it returns the worker-major
 // step losses.
-func cpuRound(e nn.Engine, opt algorithms.Optimizer, r int, lr float64, mix algorithms.Mixing, batches [][][]int) ([]float64, error) {
+func cpuRound(
+	e nn.Engine,
+	opt algorithms.Optimizer,
+	r int,
+	lr float64,
+	mix algorithms.Mixing,
+	batches [][][]int,
+) ([]float64, error) {
 	n, k := len(batches), len(batches[0])
 	losses := make([]float64, n*k)
 	grads := func(tau int, x, g [][]float32) error {
@@ -158,8 +174,12 @@ func cpuRound(e nn.Engine, opt algorithms.Optimizer, r int, lr float64, mix algo
 // newTestCohort builds a cohort of a case's cells, each at its optimizer's
 // initial state; exact: in the CPU engine's order.
 func newTestCohort(t *testing.T, dev *Device, data *datasets.Dataset, cc cohortCase, exact bool) nn.Cohort {
-	co, err := NewCohort(dev, data, nn.CohortShape{Model: cc.model, Algorithm: cc.cfgs[0].Name, Cells: len(cc.cfgs), Workers: cohortWorkers,
-		LocalSteps: cc.k, Batch: cohortBatch, Exact: exact})
+	co, err := NewCohort(
+		dev,
+		data,
+		nn.CohortShape{Model: cc.model, Algorithm: cc.cfgs[0].Name, Cells: len(cc.cfgs), Workers: cohortWorkers,
+			LocalSteps: cc.k, Batch: cohortBatch, Exact: exact},
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +256,15 @@ func TestCohortCasesAreWellConditioned(t *testing.T) {
 				worst = max(worst, relDiff(want["x"], got["x"]))
 			}
 			if worst >= 1e-5 {
-				t.Errorf("%s cell %d (seed %d): x0 changed by %g moves x after one round by %.3g relative: a decision within reach of rounding", name, c, cc.seeds[c], change, worst)
+				t.Errorf(
+					"%s cell %d (seed %d): x0 changed by %g moves x after one round by %.3g relative: a decision "+
+						"within reach of rounding",
+					name,
+					c,
+					cc.seeds[c],
+					change,
+					worst,
+				)
 			} else {
 				t.Logf("%s cell %d: x0 changed by %g moves x after one round by at most %.2g", name, c, change, worst)
 			}
@@ -323,7 +351,10 @@ func TestCohortMatchesCPU(t *testing.T) {
 	evalModelSamples = 16 * 3 * (cohortWorkers + 1) // 40 test samples in 3 steps of 16 for 3 cells, 2 of 32 for one
 	for backendName, dev := range gpuBackends(t) {
 		for name, cc := range algorithmCases() {
-			t.Run(backendName+"/exact/"+name, func(t *testing.T) { cohortGivesTheCPUBits(t, backendName, dev, data, exactCase(name, cc)) })
+			t.Run(
+				backendName+"/exact/"+name,
+				func(t *testing.T) { cohortGivesTheCPUBits(t, backendName, dev, data, exactCase(name, cc)) },
+			)
 			t.Run(backendName+"/"+name, func(t *testing.T) {
 				co := newTestCohort(t, dev, data, cc, false)
 				model := co.(*xlaCohort).model
@@ -350,8 +381,16 @@ func TestCohortMatchesCPU(t *testing.T) {
 								allowed += explained[c]
 							}
 							if d := relDiff(w, got[vec]); distance(w, got[vec]) > allowed {
-								t.Errorf("round %d cell %d: %s differs from the CPU's by %.3g relative, beyond %.3g (tol, plus what x's difference explains); by layer: %s",
-									r+1, c, vec, d, allowed/norm(w), byLayer(model, w, got[vec]))
+								t.Errorf(
+									"round %d cell %d: %s differs from the CPU's by %.3g relative, beyond %.3g (tol, "+
+										"plus what x's difference explains); by layer: %s",
+									r+1,
+									c,
+									vec,
+									d,
+									allowed/norm(w),
+									byLayer(model, w, got[vec]),
+								)
 							} else {
 								t.Logf("round %d cell %d: %s within %.2g of the CPU's", r+1, c, vec, d)
 							}
@@ -452,8 +491,14 @@ func cohortGivesTheCPUBits(t *testing.T, backendName string, dev *Device, data *
 			figures, differ = figures+f, differ+d
 		}
 	}
-	found := fmt.Sprintf("%s: %d of the %d figures of %d rounds (every cell's state vectors, step losses and evaluation) differ from the CPU engine's bits",
-		cc.cfgs[0].Name, differ, figures, rounds)
+	found := fmt.Sprintf(
+		"%s: %d of the %d figures of %d rounds (every cell's state vectors, step losses and evaluation) differ from "+
+			"the CPU engine's bits",
+		cc.cfgs[0].Name,
+		differ,
+		figures,
+		rounds,
+	)
 	line := fmt.Sprintf("exact order on %s: %s", backendName, found) // the kit's agree phase reports it
 	if backendName == "gomlx-go" && differ != 0 {
 		t.Error(line)
@@ -480,7 +525,11 @@ func cpuScores(t *testing.T, model string, data *datasets.Dataset, seed uint64, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return nn.CellScores{Local: scores[:len(x)], Consensus: scores[len(x)], ConsensusDistance: nn.ConsensusDistance(x, xbar)}
+	return nn.CellScores{
+		Local:             scores[:len(x)],
+		Consensus:         scores[len(x)],
+		ConsensusDistance: nn.ConsensusDistance(x, xbar),
+	}
 }
 
 // scoresDiffer counts an evaluation's figures and those whose bits differ
@@ -553,7 +602,13 @@ func TestCohortEqualsCellsAlone(t *testing.T) {
 			defer again.Close()
 			for c := range cc.cfgs {
 				same(t, fmt.Sprintf("cell %d, second run", c), co, again, c, c, 0)
-				alone := cohortCase{model: cc.model, cfgs: cc.cfgs[c : c+1], k: cc.k, lrs: cc.lrs[c : c+1], seeds: cc.seeds[c : c+1]}
+				alone := cohortCase{
+					model: cc.model,
+					cfgs:  cc.cfgs[c : c+1],
+					k:     cc.k,
+					lrs:   cc.lrs[c : c+1],
+					seeds: cc.seeds[c : c+1],
+				}
 				rounds := 3
 				if c == 1 {
 					rounds = 1 // frozen after its first round
@@ -588,7 +643,11 @@ func ringOf(n int) algorithms.Mixing {
 // compile.
 func TestCohortNeedsATestSplit(t *testing.T) {
 	data := nntest.RandomData([]int{1, 28, 28}, 10, 96, 0, 0)
-	_, err := NewCohort(device(GoBackend), data, nn.CohortShape{Model: "lenet", Algorithm: "d-sum", Cells: 1, Workers: 2, LocalSteps: 1, Batch: 4})
+	_, err := NewCohort(
+		device(GoBackend),
+		data,
+		nn.CohortShape{Model: "lenet", Algorithm: "d-sum", Cells: 1, Workers: 2, LocalSteps: 1, Batch: 4},
+	)
 	if err == nil || !strings.Contains(err.Error(), "no test samples") {
 		t.Fatalf("NewCohort on a data set without a test split: %v; want an error saying it has no test samples", err)
 	}
@@ -610,15 +669,22 @@ func TestCohortBuilderErrorsNameTheAlgorithm(t *testing.T) {
 		name, want string
 		round      func(s algorithms.Space, k int)
 	}{
-		{"gradient-first-step-only", "took 3 gradients and 3 numbers for 3 local steps on the device, its trace on the host 1 gradients and 1 numbers",
+		{
+			"gradient-first-step-only",
+			"took 3 gradients and 3 numbers for 3 local steps on the device, its trace on the host 1 gradients and 1 " +
+				"numbers",
 			func(s algorithms.Space, k int) {
 				s.Steps(k, func(tau int) {
 					if tau == 0 {
 						step(s, tau)
 					}
 				})
-			}},
-		{"number-at-the-last-step", "took 3 gradients and 3 numbers for 3 local steps on the device, its trace on the host 3 gradients and 4 numbers",
+			},
+		},
+		{
+			"number-at-the-last-step",
+			"took 3 gradients and 3 numbers for 3 local steps on the device, its trace on the host 3 gradients and 4 " +
+				"numbers",
 			func(s algorithms.Space, k int) {
 				s.Steps(k, func(tau int) {
 					if tau == 2 {
@@ -626,7 +692,8 @@ func TestCohortBuilderErrorsNameTheAlgorithm(t *testing.T) {
 					}
 					step(s, tau)
 				})
-			}},
+			},
+		},
 		{"undeclared-vector", `uses vector "m", which its Rules do not declare`,
 			func(s algorithms.Space, k int) {
 				s.Steps(k, func(tau int) { step(s, tau) })
@@ -646,8 +713,10 @@ func TestCohortBuilderErrorsNameTheAlgorithm(t *testing.T) {
 				Workers: cohortWorkers, LocalSteps: cc.k, Batch: cohortBatch})
 			if err == nil {
 				defer co.Close()
-				_, _, err = co.Round([]nn.CellRound{{Active: true, Config: cc.cfgs[0], Seed: 1, LR: 0.1, Mix: ringOf(cohortWorkers),
-					Batches: cohortBatches(1, 0, cc.k)}})
+				_, _, err = co.Round(
+					[]nn.CellRound{{Active: true, Config: cc.cfgs[0], Seed: 1, LR: 0.1, Mix: ringOf(cohortWorkers),
+						Batches: cohortBatches(1, 0, cc.k)}},
+				)
 			}
 			if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("a cohort of %s: %v; want an error naming it and saying %q", name, err, tc.want)
@@ -690,7 +759,14 @@ func TestEvaluationAtEveryChunk(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, s := range want {
-				checkScore(t, fmt.Sprintf("chunk %d, cell %d, worker %d", chunk, c, i), s, scores[c].Local[i], data.Test.Len(), 1e-5)
+				checkScore(
+					t,
+					fmt.Sprintf("chunk %d, cell %d, worker %d", chunk, c, i),
+					s,
+					scores[c].Local[i],
+					data.Test.Len(),
+					1e-5,
+				)
 			}
 		}
 	}

@@ -186,7 +186,12 @@ func Environment() map[string]string {
 			break
 		}
 	}
-	return map[string]string{"NVIDIA_TF32_OVERRIDE": "0", "GOPJRT_CUDA_CHECKS": "0", "XLA_FLAGS": flags, "GOMLX_NO_AUTO_INSTALL": "1"}
+	return map[string]string{
+		"NVIDIA_TF32_OVERRIDE":  "0",
+		"GOPJRT_CUDA_CHECKS":    "0",
+		"XLA_FLAGS":             flags,
+		"GOMLX_NO_AUTO_INSTALL": "1",
+	}
 }
 
 // FindCUDAPlugin returns the absolute path of the CUDA PJRT plugin of an
@@ -209,7 +214,11 @@ func FindCUDAPlugin() (string, error) {
 			return found[len(found)-1], nil
 		}
 	}
-	return "", fmt.Errorf("gpu engine: no CUDA PJRT plugin found (looked for %v); install the jax-cuda PJRT package or set GOMLX_BACKEND=xla:/abs/path/xla_cuda_plugin.so", patterns)
+	return "", fmt.Errorf(
+		"gpu engine: no CUDA PJRT plugin found (looked for %v); install the jax-cuda PJRT package or set "+
+			"GOMLX_BACKEND=xla:/abs/path/xla_cuda_plugin.so",
+		patterns,
+	)
 }
 
 // DeviceMemory is the GPU's memory in bytes as nvidia-smi reports it
@@ -218,7 +227,8 @@ func FindCUDAPlugin() (string, error) {
 func DeviceMemory() (bytes int64, measured bool) {
 	out, err := exec.Command("nvidia-smi", "--query-gpu=memory.total", "--format=csv,noheader,nounits").Output()
 	if err == nil {
-		if mib, err := strconv.ParseInt(strings.TrimSpace(strings.Split(string(out), "\n")[0]), 10, 64); err == nil && mib > 0 {
+		if mib, err := strconv.ParseInt(strings.TrimSpace(strings.Split(string(out), "\n")[0]), 10, 64); err == nil &&
+			mib > 0 {
 			return mib << 20, true
 		}
 	}

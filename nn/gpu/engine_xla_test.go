@@ -141,7 +141,8 @@ func TestGPUEngineMatchesCPU(t *testing.T) {
 					t.Fatal(err)
 				}
 				for i := range sc {
-					if math.Abs(sc[i].Loss-sg[i].Loss) > 1e-4*math.Abs(sc[i].Loss) || math.Abs(sc[i].Accuracy-sg[i].Accuracy) > 1.5/float64(split.Len()) {
+					if math.Abs(sc[i].Loss-sg[i].Loss) > 1e-4*math.Abs(sc[i].Loss) ||
+						math.Abs(sc[i].Accuracy-sg[i].Accuracy) > 1.5/float64(split.Len()) {
 						t.Errorf("model %d: evaluation %+v (cpu) vs %+v (gomlx)", i, sc[i], sg[i])
 					}
 				}
@@ -163,7 +164,8 @@ func TestGPUEngineCompilesEveryShapeARunMeets(t *testing.T) {
 	gpu.Init(params[0])
 	losses := make([]float64, 1)
 	for size := 1; size <= 40; size++ {
-		if err := gpu.Gradients(nn.Step{}, params, grads, [][]int{rng.New(1, "sizes").Perm(64)[:size]}, losses); err != nil {
+		if err := gpu.Gradients(nn.Step{}, params, grads, [][]int{rng.New(1, "sizes").Perm(64)[:size]},
+			losses); err != nil {
 			t.Fatalf("a batch of %d: %v", size, err)
 		}
 	}

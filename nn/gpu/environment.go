@@ -87,12 +87,29 @@ type ExactCheck struct {
 func (c ExactCheck) String() string {
 	verdict := "every result has the CPU engine's bits"
 	if c.FMAsDiffer+c.ProductsDiffer+c.ExpsDiffer+c.LogsDiffer+c.CrossEntropyDiffer+c.DenseStepDiffer > 0 {
-		verdict = fmt.Sprintf("%d, %d, %d, %d, %d and %d differ from the CPU engine's bits: the exact round program (docs/gpu.md) cannot run here as designed",
-			c.FMAsDiffer, c.ProductsDiffer, c.ExpsDiffer, c.LogsDiffer, c.CrossEntropyDiffer, c.DenseStepDiffer)
+		verdict = fmt.Sprintf(
+			"%d, %d, %d, %d, %d and %d differ from the CPU engine's bits: the exact round program (docs/gpu.md) "+
+				"cannot run here as designed",
+			c.FMAsDiffer,
+			c.ProductsDiffer,
+			c.ExpsDiffer,
+			c.LogsDiffer,
+			c.CrossEntropyDiffer,
+			c.DenseStepDiffer,
+		)
 	}
-	return fmt.Sprintf("%d float32 fused multiply-adds, a %d-element product in the CPU engine's order, %d exponentials, %d logarithms, a "+
-		"softmax cross-entropy's %d figures and an mlp's step of gradients (%d figures), emulated in float64: %s",
-		c.FMAs, c.Products, c.Exps, c.Logs, c.CrossEntropy, c.DenseStep, verdict)
+	return fmt.Sprintf(
+		"%d float32 fused multiply-adds, a %d-element product in the CPU engine's order, %d exponentials, %d "+
+			"logarithms, a "+
+			"softmax cross-entropy's %d figures and an mlp's step of gradients (%d figures), emulated in float64: %s",
+		c.FMAs,
+		c.Products,
+		c.Exps,
+		c.Logs,
+		c.CrossEntropy,
+		c.DenseStep,
+		verdict,
+	)
 }
 
 // CheckTolerance is the relative difference CheckCompile accepts: float32

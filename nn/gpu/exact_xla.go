@@ -46,22 +46,47 @@ func (d *Device) CheckExactOrder(reference Reference) (ExactCheck, error) {
 		logits := oneModel(in[8])
 		loss, correct, grad := exact.CrossEntropy(logits, oneModel(in[9]), exact.FullBatch(logits))
 		x := oneModel(in[11])
-		denseLoss, denseGradients, err := exact.Gradients(dense.model, oneModel(in[10]), x, oneModel(in[12]), exact.FullBatch(x), nil)
+		denseLoss, denseGradients, err := exact.Gradients(
+			dense.model,
+			oneModel(in[10]),
+			x,
+			oneModel(in[12]),
+			exact.FullBatch(x),
+			nil,
+		)
 		if err != nil {
 			panic(err) // Exec returns it
 		}
-		return []*Node{exact.FMA32(in[0], in[1], in[2]), exact.Product(oneModel(in[3]), oneModel(in[4]), oneModel(in[5])), exact.Exp64(in[6]),
-			exact.Log64(in[7]), loss, correct, grad, denseLoss, denseGradients}
+		return []*Node{
+			exact.FMA32(in[0], in[1], in[2]),
+			exact.Product(oneModel(in[3]), oneModel(in[4]), oneModel(in[5])),
+			exact.Exp64(in[6]),
+			exact.Log64(in[7]),
+			loss,
+			correct,
+			grad,
+			denseLoss,
+			denseGradients,
+		}
 	})
 	if err != nil {
 		return ExactCheck{}, err
 	}
 	defer exec.Finalize()
-	out, err := exec.Exec(append([]any{tensors.FromFlatDataAndDimensions(x, len(x)), tensors.FromFlatDataAndDimensions(y, len(y)),
-		tensors.FromFlatDataAndDimensions(z, len(z)), tensors.FromFlatDataAndDimensions(a, exactM, exactK),
-		tensors.FromFlatDataAndDimensions(w, exactN, exactK), tensors.FromFlatDataAndDimensions(start, exactM, exactN),
-		tensors.FromFlatDataAndDimensions(ex, len(ex)), tensors.FromFlatDataAndDimensions(lx, len(lx)),
-		tensors.FromFlatDataAndDimensions(logits, ceSamples, ceClasses), tensors.FromFlatDataAndDimensions(labels, ceSamples)}, dense.args()...)...)
+	out, err := exec.Exec(
+		append([]any{tensors.FromFlatDataAndDimensions(x, len(x)), tensors.FromFlatDataAndDimensions(y, len(y)),
+			tensors.FromFlatDataAndDimensions(z, len(z)), tensors.FromFlatDataAndDimensions(a, exactM, exactK),
+			tensors.FromFlatDataAndDimensions(
+				w,
+				exactN,
+				exactK,
+			), tensors.FromFlatDataAndDimensions(start, exactM, exactN),
+			tensors.FromFlatDataAndDimensions(ex, len(ex)), tensors.FromFlatDataAndDimensions(lx, len(lx)),
+			tensors.FromFlatDataAndDimensions(
+				logits,
+				ceSamples,
+				ceClasses,
+			), tensors.FromFlatDataAndDimensions(labels, ceSamples)}, dense.args()...)...)
 	if err != nil {
 		return ExactCheck{}, fmt.Errorf("gpu engine: the exact-order check: %w", err)
 	}
@@ -249,8 +274,29 @@ func hostProduct(a, w, start []float32) []float32 {
 // and random arguments over the whole finite range.
 func expCases() []float64 {
 	next := math.Nextafter
-	out := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 0x1p-28, -0x1p-28, next(0x1p-28, 0), -next(0x1p-28, 0),
-		fmath.ExpOverflow, next(fmath.ExpOverflow, 1000), fmath.ExpUnderflow, next(fmath.ExpUnderflow, -1000), 709.7, -708.5, -744.9, -745.1, 1, -1, 0.5, math.Ln2 / 2}
+	out := []float64{
+		math.NaN(),
+		math.Inf(1),
+		math.Inf(-1),
+		0,
+		math.Copysign(0, -1),
+		0x1p-28,
+		-0x1p-28,
+		next(0x1p-28, 0),
+		-next(0x1p-28, 0),
+		fmath.ExpOverflow,
+		next(fmath.ExpOverflow, 1000),
+		fmath.ExpUnderflow,
+		next(fmath.ExpUnderflow, -1000),
+		709.7,
+		-708.5,
+		-744.9,
+		-745.1,
+		1,
+		-1,
+		0.5,
+		math.Ln2 / 2,
+	}
 	r := rng.New(86, "exp-cases")
 	for len(out) < 2048 {
 		switch len(out) % 3 {
@@ -271,8 +317,27 @@ func expCases() []float64 {
 // every exponent.
 func logCases() []float64 {
 	next := math.Nextafter
-	out := []float64{math.NaN(), math.Inf(1), 0, math.Copysign(0, -1), -1, math.Inf(-1), 5e-324, 0x1p-1022, next(0x1p-1022, 0), 1e-310,
-		1, next(1, 2), next(1, 0), math.Sqrt2 / 2, next(math.Sqrt2/2, 1), next(math.Sqrt2/2, 0), 2, 10, math.MaxFloat64}
+	out := []float64{
+		math.NaN(),
+		math.Inf(1),
+		0,
+		math.Copysign(0, -1),
+		-1,
+		math.Inf(-1),
+		5e-324,
+		0x1p-1022,
+		next(0x1p-1022, 0),
+		1e-310,
+		1,
+		next(1, 2),
+		next(1, 0),
+		math.Sqrt2 / 2,
+		next(math.Sqrt2/2, 1),
+		next(math.Sqrt2/2, 0),
+		2,
+		10,
+		math.MaxFloat64,
+	}
 	r := rng.New(86, "log-cases")
 	for len(out) < 2048 {
 		if len(out)%2 == 0 {

@@ -42,7 +42,11 @@ func TestGPUExactOrderGivesTheCPUBits(t *testing.T) {
 		}
 	}
 	if twice < 8 {
-		t.Errorf("%d of the %d cases round twice to another float32: they do not reach what rounding to odd is for", twice, len(x))
+		t.Errorf(
+			"%d of the %d cases round twice to another float32: they do not reach what rounding to odd is for",
+			twice,
+			len(x),
+		)
 	}
 	for name, dev := range gpuBackends(t) {
 		t.Run(name, func(t *testing.T) {
@@ -54,8 +58,10 @@ func TestGPUExactOrderGivesTheCPUBits(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.FMAs != len(x) || c.Products != exactM*exactN || c.Exps != len(expCases()) || c.Logs != len(logCases()) ||
-				c.CrossEntropy != 2+ceSamples*ceClasses || c.DenseStep != 1+dense.model.Params {
+			if c.FMAs != len(x) || c.Products != exactM*exactN || c.Exps != len(expCases()) ||
+				c.Logs != len(logCases()) ||
+				c.CrossEntropy != 2+ceSamples*ceClasses ||
+				c.DenseStep != 1+dense.model.Params {
 				t.Fatalf("the check computed other cases than it was given: %s", c)
 			}
 			if name != "gomlx-go" { // on XLA it is what the exact program would meet, which no engine uses yet
@@ -125,7 +131,14 @@ func TestGPUExactGradientGivesTheCPUBits(t *testing.T) {
 			t.Run(backend+"/"+c.name, func(t *testing.T) {
 				out := runExact(t, dev, func(in []*Node) []*Node {
 					count := Const(in[0].Graph(), []int32{int32(len(batch))})
-					loss, gradients, err := exact.Gradients(step.model, oneModel(in[0]), oneModel(in[1]), oneModel(in[2]), count, in[3:])
+					loss, gradients, err := exact.Gradients(
+						step.model,
+						oneModel(in[0]),
+						oneModel(in[1]),
+						oneModel(in[2]),
+						count,
+						in[3:],
+					)
 					if err != nil {
 						panic(err)
 					}
@@ -133,8 +146,15 @@ func TestGPUExactGradientGivesTheCPUBits(t *testing.T) {
 				}, paddedArgs(step, 2)...)
 				loss, gradients := flat[float64](t, out[0]), flat[float32](t, out[1])
 				differ := step.differ(loss[0], gradients)
-				found := fmt.Sprintf("%s's step of gradients: %d of its %d figures differ from the CPU engine's bits (loss %v, the CPU's %v)",
-					c.name, differ, 1+len(step.gradients), loss[0], step.loss)
+				found := fmt.Sprintf(
+					"%s's step of gradients: %d of its %d figures differ from the CPU engine's bits (loss %v, the "+
+						"CPU's %v)",
+					c.name,
+					differ,
+					1+len(step.gradients),
+					loss[0],
+					step.loss,
+				)
 				if backend != "gomlx-go" { // reported by the kit's agree phase
 					t.Logf("exact order on %s: %s", backend, found)
 				} else if differ != 0 {
@@ -160,7 +180,8 @@ func TestGPUExactEvaluationGivesTheCPUBits(t *testing.T) {
 		}
 		p, g := make([]float32, e.Params()), make([]float32, e.Params())
 		e.Init(p)
-		if err := e.Gradients(nn.Step{}, [][]float32{p}, [][]float32{g}, [][]int{{0, 1, 2, 3, 4, 5, 6}}, make([]float64, 1)); err != nil {
+		if err := e.Gradients(nn.Step{}, [][]float32{p}, [][]float32{g}, [][]int{{0, 1, 2, 3, 4, 5, 6}}, make(
+			[]float64, 1)); err != nil {
 			t.Fatal(err)
 		}
 		for i := range p {
@@ -188,15 +209,24 @@ func TestGPUExactEvaluationGivesTheCPUBits(t *testing.T) {
 					}
 					loss, correct, _ := exact.CrossEntropy(acts[len(acts)-1], oneModel(in[2]), exact.FullBatch(x))
 					return []*Node{loss, correct}
-				}, tensors.FromFlatDataAndDimensions(p, len(p)), tensors.FromFlatDataAndDimensions(x, append([]int{n}, c.shape...)...),
+				}, tensors.FromFlatDataAndDimensions(p, len(p)), tensors.FromFlatDataAndDimensions(x, append([]int{n},
+					c.shape...)...),
 					tensors.FromFlatDataAndDimensions(data.Test.Labels, n))
 				loss, correct := flat[float64](t, out[0]), flat[int64](t, out[1])
 				// Evaluate's arithmetic on one chunk's mean loss and hits.
 				got := nn.Score{Loss: loss[0] * float64(n) / float64(n), Accuracy: float64(correct[0]) / float64(n)}
-				found := fmt.Sprintf("%s's evaluation: loss %v and accuracy %v, the CPU engine's %v and %v", c.name, got.Loss, got.Accuracy, want[0].Loss, want[0].Accuracy)
+				found := fmt.Sprintf(
+					"%s's evaluation: loss %v and accuracy %v, the CPU engine's %v and %v",
+					c.name,
+					got.Loss,
+					got.Accuracy,
+					want[0].Loss,
+					want[0].Accuracy,
+				)
 				if backend != "gomlx-go" { // reported by the kit's agree phase
 					t.Logf("exact order on %s: %s", backend, found)
-				} else if math.Float64bits(got.Loss) != math.Float64bits(want[0].Loss) || got.Accuracy != want[0].Accuracy {
+				} else if math.Float64bits(got.Loss) != math.Float64bits(want[0].Loss) ||
+					got.Accuracy != want[0].Accuracy {
 					t.Error(found)
 				}
 			})

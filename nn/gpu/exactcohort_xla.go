@@ -69,18 +69,31 @@ func (c *xlaCohort) exactEvalGraph(cells int) func(inputs []*Node) []*Node {
 		k := models.Shape().Dimensions[0]
 		zero := Zeros(g, shapes.Make(dtypes.Float64, k))
 		chunk := min(nn.EvalBatch, c.test.len)
-		return loop.Counted(g, c.test.len, chunk, append([]*Node{models}, split...), []*Node{zero, zero}, func(b *loop.Body, lo *Node, sums []*Node) []*Node {
-			g := lo.Graph()
-			sample := Add(Iota(g, shapes.Make(dtypes.Int32, 1, chunk), 1), lo)
-			in, labels := c.gatherInput(b.UseAll(split), sample, k) // the chunk's samples once, for every model
-			count := BroadcastToDims(Min(Sub(Scalar(g, dtypes.Int32, c.test.len), lo), Scalar(g, dtypes.Int32, chunk)), k)
-			acts, err := exact.Forward(m, b.Use(models), exactInput(m, in.x), nil)
-			if err != nil {
-				panic(err) // NewCohort checked exact.Covers
-			}
-			loss, correct, _ := exact.CrossEntropy(acts[len(acts)-1], labels, count)
-			return []*Node{Add(sums[0], Mul(loss, ConvertDType(count, dtypes.Float64))), Add(sums[1], ConvertDType(correct, dtypes.Float64))}
-		})
+		return loop.Counted(
+			g,
+			c.test.len,
+			chunk,
+			append([]*Node{models}, split...),
+			[]*Node{zero, zero},
+			func(b *loop.Body, lo *Node, sums []*Node) []*Node {
+				g := lo.Graph()
+				sample := Add(Iota(g, shapes.Make(dtypes.Int32, 1, chunk), 1), lo)
+				in, labels := c.gatherInput(b.UseAll(split), sample, k) // the chunk's samples once, for every model
+				count := BroadcastToDims(
+					Min(Sub(Scalar(g, dtypes.Int32, c.test.len), lo), Scalar(g, dtypes.Int32, chunk)),
+					k,
+				)
+				acts, err := exact.Forward(m, b.Use(models), exactInput(m, in.x), nil)
+				if err != nil {
+					panic(err) // NewCohort checked exact.Covers
+				}
+				loss, correct, _ := exact.CrossEntropy(acts[len(acts)-1], labels, count)
+				return []*Node{
+					Add(sums[0], Mul(loss, ConvertDType(count, dtypes.Float64))),
+					Add(sums[1], ConvertDType(correct, dtypes.Float64)),
+				}
+			},
+		)
 	}
 }
 

@@ -35,7 +35,13 @@ const stepSeed = 7
 // newGradientStep computes the CPU engine's side of a gradientStep of the
 // model name on data's training samples batch, whose inputs are x, with
 // the engine reference makes.
-func newGradientStep(reference Reference, name string, data *datasets.Dataset, batch []int, x []float32) (gradientStep, error) {
+func newGradientStep(
+	reference Reference,
+	name string,
+	data *datasets.Dataset,
+	batch []int,
+	x []float32,
+) (gradientStep, error) {
 	e, err := reference(name, data, stepSeed)
 	if err != nil {
 		return gradientStep{}, err
@@ -44,8 +50,13 @@ func newGradientStep(reference Reference, name string, data *datasets.Dataset, b
 	if err != nil {
 		return gradientStep{}, err
 	}
-	c := gradientStep{model: model, p: make([]float32, e.Params()), x: x, xDims: append([]int{len(batch)}, data.Shape...),
-		gradients: make([]float32, e.Params())}
+	c := gradientStep{
+		model:     model,
+		p:         make([]float32, e.Params()),
+		x:         x,
+		xDims:     append([]int{len(batch)}, data.Shape...),
+		gradients: make([]float32, e.Params()),
+	}
 	for _, i := range batch {
 		c.labels = append(c.labels, data.Train.Labels[i])
 	}

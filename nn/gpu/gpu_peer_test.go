@@ -33,8 +33,12 @@ import (
 )
 
 var (
-	gpuCases  = flag.String("gpu-cases", "", "comma-separated benchmark cases (default: all but the exact program's)")
-	gpuPeers  = flag.String("gpu-peers", "jax,torch,torch-loop", "comma-separated peers to time beside the engine, or none")
+	gpuCases = flag.String("gpu-cases", "", "comma-separated benchmark cases (default: all but the exact program's)")
+	gpuPeers = flag.String(
+		"gpu-peers",
+		"jax,torch,torch-loop",
+		"comma-separated peers to time beside the engine, or none",
+	)
 	gpuRounds = flag.Int("gpu-rounds", 20, "timed rounds per case (after 2 warm-ups)")
 )
 
@@ -61,7 +65,20 @@ func benchCases() []benchCase { // test splits of the real sets' sizes: MNIST's 
 	agnews := func() *datasets.Dataset { return nntest.WithTest(nntest.RandomData(nil, 4, 120000, 95812, 40), 7600) }
 	var out []benchCase
 	for _, c := range [][2]int{{1, 10}, {36, 10}, {1, 64}, {180, 10}, {36, 64}, {180, 64}} {
-		out = append(out, benchCase{fmt.Sprintf("lenet-c%d-n%d", c[0], c[1]), "lenet", c[0], c[1], 128, mnist, "lenet-mnist", c[0] == 1, false})
+		out = append(
+			out,
+			benchCase{
+				fmt.Sprintf("lenet-c%d-n%d", c[0], c[1]),
+				"lenet",
+				c[0],
+				c[1],
+				128,
+				mnist,
+				"lenet-mnist",
+				c[0] == 1,
+				false,
+			},
+		)
 	}
 	// The exact program, its models in turn (docs/gpu.md): run it alone,
 	// with few rounds (-gpu-cases lenet-c1-n10-exact -gpu-rounds 2).
@@ -69,10 +86,22 @@ func benchCases() []benchCase { // test splits of the real sets' sizes: MNIST's 
 	tiny := func() *datasets.Dataset {
 		return nntest.WithTest(nntest.RandomData([]int{1, 28, 28}, 10, 512, 0, 0), 64)
 	}
-	return append(out,
+	return append(
+		out,
 		benchCase{"cnn-c4-n10", "cnn", 4, 10, 128, emnist, "cnn-emnist", false, false},
 		benchCase{"embedding-bag-c2-n10", "embedding-bag", 2, 10, 128, agnews, "embedding-bag-agnews", false, false},
-		benchCase{"lenet-tiny", "lenet", 2, 2, 8, tiny, "lenet-mnist", false, false}) // the bench's own check on GoMLX's Go backend (the kit test)
+		benchCase{
+			"lenet-tiny",
+			"lenet",
+			2,
+			2,
+			8,
+			tiny,
+			"lenet-mnist",
+			false,
+			false,
+		},
+	) // the bench's own check on GoMLX's Go backend (the kit test)
 }
 
 // BenchmarkGPUPeerComparison prints what a reader needs to trust the GPU
@@ -150,16 +179,23 @@ func compareGPUPeers(t testing.TB) {
 // benchHeader prints the versions, flags and settings the benchmark runs
 // under.
 func benchHeader(config, engine string) {
-	fmt.Printf("\nGPU engine benchmark: D-SUM rounds of K=%d local steps, gossip on a ring; %d timed rounds after 2 warm-ups\n", benchK, *gpuRounds)
+	fmt.Printf(
+		"\nGPU engine benchmark: D-SUM rounds of K=%d local steps, gossip on a ring; %d timed rounds after 2 "+
+			"warm-ups\n",
+		benchK,
+		*gpuRounds,
+	)
 	fmt.Printf("engine     %s (backend %q)\n", engine, config)
 	if mod, err := os.ReadFile("../../go.mod"); err == nil { // the test runs in nn/gpu/
 		for _, line := range strings.Split(string(mod), "\n") {
-			if f := strings.Fields(line); len(f) >= 2 && (f[0] == "github.com/gomlx/gomlx" || f[0] == "github.com/gomlx/go-xla") {
+			if f := strings.Fields(line); len(f) >= 2 &&
+				(f[0] == "github.com/gomlx/gomlx" || f[0] == "github.com/gomlx/go-xla") {
 				fmt.Printf("module     %s %s\n", f[0], f[1])
 			}
 		}
 	}
-	if out, err := exec.Command("nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader").Output(); err == nil {
+	if out, err := exec.Command("nvidia-smi", "--query-gpu=name,driver_version,memory.total",
+		"--format=csv,noheader").Output(); err == nil {
 		cuda := "?"
 		if text, err := exec.Command("nvidia-smi").Output(); err == nil {
 			if m := regexp.MustCompile(`CUDA Version: *([0-9.]+)`).FindSubmatch(text); m != nil {
@@ -173,7 +209,10 @@ func benchHeader(config, engine string) {
 	for _, name := range []string{"XLA_FLAGS", "NVIDIA_TF32_OVERRIDE"} {
 		fmt.Printf("env        %s=%q\n", name, os.Getenv(name))
 	}
-	fmt.Printf("precision  float32 products in float32: every DotGeneral at HIGHEST precision on CUDA (openBackend), NVIDIA_TF32_OVERRIDE=0 (cuBLAS)\n")
+	fmt.Printf(
+		"precision  float32 products in float32: every DotGeneral at HIGHEST precision on CUDA (openBackend), " +
+			"NVIDIA_TF32_OVERRIDE=0 (cuBLAS)\n",
+	)
 	fmt.Printf("allocator  PJRT client options %v\n", pjrtOptions)
 }
 
@@ -197,15 +236,33 @@ func sizing(compiles string, cells int, estimate int64) string {
 	round, okRound := figures["d-sum's round program"]
 	eval, okEval := figures["d-sum's evaluation program"]
 	if !okRound || !okEval {
-		return fmt.Sprintf("no XLA figures for the round and evaluation programs; by CellBytes %d cells fit half the device (%.1f GiB)", byEstimate, float64(budget)/(1<<30))
+		return fmt.Sprintf(
+			"no XLA figures for the round and evaluation programs; by CellBytes %d cells fit half the device (%.1f "+
+				"GiB)",
+			byEstimate,
+			float64(budget)/(1<<30),
+		)
 	}
 	fit := CohortCells(round, eval, cells, budget)
 	verdict := "the case's cells fit"
 	if fit < cells {
-		verdict = fmt.Sprintf("the case's %d cells do not: a cohort of this shape would be sized down to %d", cells, fit)
+		verdict = fmt.Sprintf(
+			"the case's %d cells do not: a cohort of this shape would be sized down to %d",
+			cells,
+			fit,
+		)
 	}
-	return fmt.Sprintf("by XLA's figures %d cells fit half the device (%.1f GiB; round peak %.2f GiB, evaluation peak %.2f GiB for %d cells), by CellBytes %d: %s",
-		fit, float64(budget)/(1<<30), float64(round.Peak())/(1<<30), float64(eval.Peak())/(1<<30), cells, byEstimate, verdict)
+	return fmt.Sprintf(
+		"by XLA's figures %d cells fit half the device (%.1f GiB; round peak %.2f GiB, evaluation peak %.2f GiB for "+
+			"%d cells), by CellBytes %d: %s",
+		fit,
+		float64(budget)/(1<<30),
+		float64(round.Peak())/(1<<30),
+		float64(eval.Peak())/(1<<30),
+		cells,
+		byEstimate,
+		verdict,
+	)
 }
 
 // compileLines are the compile lines of GoMLX's XLA backend's log (klog
@@ -214,7 +271,8 @@ func sizing(compiles string, cells int, estimate int64) string {
 func compileLines(log string) string {
 	var out []string
 	for _, line := range strings.Split(log, "\n") {
-		if i := strings.Index(line, "] "); i >= 0 && (strings.Contains(line, "Compil") || strings.Contains(line, "Memory usage")) {
+		if i := strings.Index(line, "] "); i >= 0 &&
+			(strings.Contains(line, "Compil") || strings.Contains(line, "Memory usage")) {
 			out = append(out, "    "+line[i+2:])
 		}
 	}
@@ -248,7 +306,11 @@ type benchResult struct {
 // XLA's figures for each program, and the sizing.
 func (r benchResult) printCompiled(bc benchCase, compiles string) {
 	fmt.Printf("\n%s: %s, %d cells x %d workers, K=%d, batch %d\n", bc.name, bc.model, r.cells, r.n, r.k, r.b)
-	fmt.Printf("  compile        %.2f s round program, %.2f s evaluation program (not counted below)\n", r.compile, r.evalCompile)
+	fmt.Printf(
+		"  compile        %.2f s round program, %.2f s evaluation program (not counted below)\n",
+		r.compile,
+		r.evalCompile,
+	)
 	if compiles != "" {
 		fmt.Printf("  compiled programs (GoMLX's XLA log):\n%s\n", compiles)
 	} else {
@@ -264,14 +326,29 @@ func (r benchResult) print(later string) {
 	if later != "" {
 		fmt.Printf("  later programs (GoMLX's XLA log):\n%s\n", later)
 	}
-	fmt.Printf("  device memory  %s; estimate %.2f GiB (CellBytes x cells)\n", r.deviceUsed, float64(r.estimate)/(1<<30))
+	fmt.Printf(
+		"  device memory  %s; estimate %.2f GiB (CellBytes x cells)\n",
+		r.deviceUsed,
+		float64(r.estimate)/(1<<30),
+	)
 	fmt.Printf("  %-14s %10s %10s %10s   (ms, %d rounds)\n", "phase", "median", "p10", "p90", len(r.rates))
 	for i, name := range phaseNames {
-		fmt.Printf("  %-14s %10.2f %10.2f %10.2f\n", name, 1e3*median(r.phases[i]), 1e3*quantile(r.phases[i], 0.1), 1e3*quantile(r.phases[i], 0.9))
+		fmt.Printf(
+			"  %-14s %10.2f %10.2f %10.2f\n",
+			name,
+			1e3*median(r.phases[i]),
+			1e3*quantile(r.phases[i], 0.1),
+			1e3*quantile(r.phases[i], 0.9),
+		)
 	}
 	rate := median(r.rates)
-	fmt.Printf("  samples/s      %.0f (median round); %.2f TFLOP/s at %.2f MFLOP per training sample; GB/s not measured (needs a profiler)\n",
-		rate, rate*r.flopsPerSample/1e12, r.flopsPerSample/1e6)
+	fmt.Printf(
+		"  samples/s      %.0f (median round); %.2f TFLOP/s at %.2f MFLOP per training sample; GB/s not measured "+
+			"(needs a profiler)\n",
+		rate,
+		rate*r.flopsPerSample/1e12,
+		r.flopsPerSample/1e6,
+	)
 	fmt.Printf("  evaluation     %.1f ms median of %d, one execution each (%d models x %d test samples)\n",
 		1e3*median(r.evalSeconds), len(r.evalSeconds), r.evalModels, r.testSamples)
 	fmt.Printf("  by chunk       %s\n", r.evalByChunk)
@@ -280,7 +357,12 @@ func (r benchResult) print(later string) {
 	if r.digests[0] != r.digests[1] {
 		same = "DIFFERENT"
 	}
-	fmt.Printf("  reruns         %s / %s (sha256 of every cell's state after 2 rounds, two fresh cohorts): %s\n", r.digests[0][:16], r.digests[1][:16], same)
+	fmt.Printf(
+		"  reruns         %s / %s (sha256 of every cell's state after 2 rounds, two fresh cohorts): %s\n",
+		r.digests[0][:16],
+		r.digests[1][:16],
+		same,
+	)
 }
 
 // median is the middle value (the upper one of an even count).
@@ -310,7 +392,15 @@ func benchRound(bc benchCase, data *datasets.Dataset, seeds []uint64, cfg algori
 				batches[i] = append(batches[i], batch)
 			}
 		}
-		cells[c] = nn.CellRound{Active: true, Config: cfg, Seed: seeds[c], Round: round, LR: 0.01, Mix: mix, Batches: batches}
+		cells[c] = nn.CellRound{
+			Active:  true,
+			Config:  cfg,
+			Seed:    seeds[c],
+			Round:   round,
+			LR:      0.01,
+			Mix:     mix,
+			Batches: batches,
+		}
 	}
 	return cells
 }
@@ -336,8 +426,12 @@ func benchCohort(dev *Device, bc benchCase, compiled func(*benchResult)) (*bench
 		seeds[i] = uint64(i + 1)
 	}
 	open := func() (*xlaCohort, error) {
-		co, err := NewCohort(dev, data, nn.CohortShape{Model: bc.model, Algorithm: "d-sum", Cells: bc.cells, Workers: bc.n,
-			LocalSteps: benchK, Batch: bc.b, Exact: bc.exact})
+		co, err := NewCohort(
+			dev,
+			data,
+			nn.CohortShape{Model: bc.model, Algorithm: "d-sum", Cells: bc.cells, Workers: bc.n,
+				LocalSteps: benchK, Batch: bc.b, Exact: bc.exact},
+		)
 		if err != nil {
 			return nil, err
 		}
@@ -488,9 +582,19 @@ func evalByChunk(co *xlaCohort, backend backends.Backend) (string, error) {
 		}
 		worst := 0.0 // the largest difference from the cohort's own evaluation
 		for c, cell := range scores {
-			models, wanted := append(slices.Clone(cell.Local), cell.Consensus), append(slices.Clone(want[c].Local), want[c].Consensus)
+			models, wanted := append(
+				slices.Clone(cell.Local),
+				cell.Consensus,
+			), append(
+				slices.Clone(want[c].Local),
+				want[c].Consensus,
+			)
 			for i, s := range models {
-				worst = max(worst, math.Abs(s.Loss-wanted[i].Loss)/max(math.Abs(wanted[i].Loss), 1e-30), math.Abs(s.Accuracy-wanted[i].Accuracy))
+				worst = max(
+					worst,
+					math.Abs(s.Loss-wanted[i].Loss)/max(math.Abs(wanted[i].Loss), 1e-30),
+					math.Abs(s.Accuracy-wanted[i].Accuracy),
+				)
 			}
 		}
 		prog.Finalize()
@@ -498,7 +602,17 @@ func evalByChunk(co *xlaCohort, backend backends.Backend) (string, error) {
 		if chunk == evalChunk(co.shape.Cells*(co.shape.Workers+1)) {
 			mark = " (the cohort's)"
 		}
-		out = append(out, fmt.Sprintf("%d: %.1f ms, compile %.2f s, scores within %.1g%s", chunk, 1e3*median(took), compile, worst, mark))
+		out = append(
+			out,
+			fmt.Sprintf(
+				"%d: %.1f ms, compile %.2f s, scores within %.1g%s",
+				chunk,
+				1e3*median(took),
+				compile,
+				worst,
+				mark,
+			),
+		)
 	}
 	return "evaluation by test samples per loop step: " + strings.Join(out, "; "), nil
 }
@@ -552,8 +666,10 @@ func stateDigest(co *xlaCohort) (string, error) {
 
 // peerRow runs a cohort peer script on a case and prints its row.
 func peerRow(python, script string, bc benchCase, ours float64) {
-	cfg, _ := json.Marshal(map[string]any{"model": bc.peerModel, "cells": bc.cells, "workers": bc.n, "local_steps": benchK,
-		"batch": bc.b, "rounds": *gpuRounds})
+	cfg, _ := json.Marshal(
+		map[string]any{"model": bc.peerModel, "cells": bc.cells, "workers": bc.n, "local_steps": benchK,
+			"batch": bc.b, "rounds": *gpuRounds},
+	)
 	cmd := exec.Command(python, "peerbench/"+script, string(cfg))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
@@ -574,7 +690,15 @@ func peerRow(python, script string, bc benchCase, ours float64) {
 		fmt.Printf("%-22s %-14s %s\n", bc.name, name, peer.Error)
 	default:
 		r := median(peer.Rates)
-		fmt.Printf("%-22s %-14s %14.0f %8.2fx %10.1f %12.2f\n", bc.name, name, r, r/ours, peer.Compile, peer.Peak/(1<<30))
+		fmt.Printf(
+			"%-22s %-14s %14.0f %8.2fx %10.1f %12.2f\n",
+			bc.name,
+			name,
+			r,
+			r/ours,
+			peer.Compile,
+			peer.Peak/(1<<30),
+		)
 	}
 }
 

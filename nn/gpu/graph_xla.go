@@ -118,7 +118,8 @@ func graphBackward(m *nn.Model, p *Node, t *graphTape, dlogits *Node) *Node {
 			if needDx {
 				dx = convInputGrad(dy, block(m, p, off, off+w, l.OutC, s.C, l.K*l.K), l.K, s.H+2*l.Pad, s.W+2*l.Pad)
 				if l.Pad > 0 {
-					dx = Slice(dx, AxisRange(), AxisRange(), AxisRange(l.Pad, l.Pad+s.H), AxisRange(l.Pad, l.Pad+s.W), AxisRange())
+					dx = Slice(dx, AxisRange(), AxisRange(), AxisRange(l.Pad, l.Pad+s.H), AxisRange(l.Pad, l.Pad+s.W),
+						AxisRange())
 				}
 			}
 		case nn.MaxPool2:
@@ -285,7 +286,14 @@ func convInputGrad(dy, weights *Node, k, h, w int) *Node {
 	var sum *Node
 	for q := range k * k {
 		di, dj := q/k, q%k
-		at := Reshape(Slice(dpatches, AxisRange(), AxisRange(), AxisRange(), AxisRange(), AxisRange(), AxisElem(q)), models, b, ho, wo, c)
+		at := Reshape(
+			Slice(dpatches, AxisRange(), AxisRange(), AxisRange(), AxisRange(), AxisRange(), AxisElem(q)),
+			models,
+			b,
+			ho,
+			wo,
+			c,
+		)
 		term := padSpatial(at, di, h-ho-di, dj, w-wo-dj)
 		if sum == nil {
 			sum = term

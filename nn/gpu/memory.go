@@ -18,7 +18,9 @@ func (p ProgramMemory) Peak() int64 { return p.Inputs + p.Outputs - p.Aliases + 
 
 // memoryLine is GoMLX's log line of a compiled program's figures on the
 // device, each as go-humanize writes bytes (SI units: 7.5 GB).
-var memoryLine = regexp.MustCompile(`On Device: \[Code:[^,]*, Inputs:([^,]*), Outputs:([^,]*), Aliases:([^,]*), Temporary:([^\]]*)\]`)
+var memoryLine = regexp.MustCompile(
+	`On Device: \[Code:[^,]*, Inputs:([^,]*), Outputs:([^,]*), Aliases:([^,]*), Temporary:([^\]]*)\]`,
+)
 
 // siUnits are go-humanize's units of bytes.
 var siUnits = map[string]float64{"B": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15}

@@ -6,7 +6,8 @@ import "testing"
 // logs (the H200's round program of 36 LeNet cells, 2026-11-27), and
 // refuses a line that is not one.
 func TestParseProgramMemory(t *testing.T) {
-	line := "Memory usage: On Device: [Code:1.2 MB, Inputs:234 MB, Outputs:178 MB, Aliases:0 B, Temporary:7.5 GB]; On Host: [Code:0 B, Inputs:0 B, Outputs:0 B, Aliases:0 B, Temporary:0 B]"
+	line := "Memory usage: On Device: [Code:1.2 MB, Inputs:234 MB, Outputs:178 MB, Aliases:0 B, Temporary:7.5 GB]; " +
+		"On Host: [Code:0 B, Inputs:0 B, Outputs:0 B, Aliases:0 B, Temporary:0 B]"
 	got, err := ParseProgramMemory(line)
 	if want := (ProgramMemory{Inputs: 234e6, Outputs: 178e6, Temporary: 7.5e9}); err != nil || got != want {
 		t.Errorf("ParseProgramMemory: %+v, %v; want %+v", got, err, want)
@@ -14,7 +15,8 @@ func TestParseProgramMemory(t *testing.T) {
 	if got.Peak() != 7_912_000_000 {
 		t.Errorf("peak %d, want 234 MB + 178 MB + 7.5 GB", got.Peak())
 	}
-	for _, bad := range []string{"Compiled in 1.9s", "Memory usage: On Device: [Code:1 MB, Inputs:2 XB, Outputs:1 MB, Aliases:0 B, Temporary:1 GB]"} {
+	for _, bad := range []string{"Compiled in 1.9s", "Memory usage: On Device: [Code:1 MB, Inputs:2 XB, Outputs:1 " +
+		"MB, Aliases:0 B, Temporary:1 GB]"} {
 		if _, err := ParseProgramMemory(bad); err == nil {
 			t.Errorf("%q read as figures", bad)
 		}

@@ -35,7 +35,20 @@ func buildOnlyDevice(t *testing.T, dir string) *Device {
 	}
 	header := filepath.Join(strings.TrimSpace(string(goXLA)), "pkg", "pjrt")
 	plugin := filepath.Join(t.TempDir(), "pjrt_cuda_build_only.so")
-	build := exec.Command("gcc", "-std=c11", "-Wall", "-Werror", "-shared", "-fPIC", "-O1", "-I", header, "-o", plugin, filepath.Join("testdata", "pjrt_build_only.c"))
+	build := exec.Command(
+		"gcc",
+		"-std=c11",
+		"-Wall",
+		"-Werror",
+		"-shared",
+		"-fPIC",
+		"-O1",
+		"-I",
+		header,
+		"-o",
+		plugin,
+		filepath.Join("testdata", "pjrt_build_only.c"),
+	)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the build-only PJRT plugin: %v\n%s", err, out)
 	}
@@ -127,20 +140,32 @@ func TestXLABuilderAcceptsEveryProgram(t *testing.T) {
 				continue // a float64 product (the gossip's) or an integer one
 			}
 			dots++
-			if !strings.Contains(op[1], "precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]") {
+			if !strings.Contains(
+				op[1],
+				"precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]",
+			) {
 				t.Errorf("%s: a float32 DotGeneral without precision HIGHEST:\n%s", filepath.Base(file), op[0])
 			}
 		}
 	}
 	if dots == 0 {
-		t.Errorf("no float32 DotGeneral in the %d recorded programs: the precision check checked nothing", len(recorded))
+		t.Errorf(
+			"no float32 DotGeneral in the %d recorded programs: the precision check checked nothing",
+			len(recorded),
+		)
 	}
-	t.Logf("%d programs went through XLA's builder; %d float32 DotGenerals, each with precision HIGHEST", len(recorded), dots)
+	t.Logf(
+		"%d programs went through XLA's builder; %d float32 DotGenerals, each with precision HIGHEST",
+		len(recorded),
+		dots,
+	)
 }
 
 // dotGeneral matches a DotGeneral of StableHLO's generic text: its
 // attributes, then its result's element type.
-var dotGeneral = regexp.MustCompile(`(?s)"stablehlo\.dot_general"\([^)]*\) \{(.*?)\} : \([^)]*\) -> tensor<(?:[0-9]+x)*([a-z0-9]+)>`)
+var dotGeneral = regexp.MustCompile(
+	`(?s)"stablehlo\.dot_general"\([^)]*\) \{(.*?)\} : \([^)]*\) -> tensor<(?:[0-9]+x)*([a-z0-9]+)>`,
+)
 
 // buildCohort builds a cohort's programs through a device's compiler
 // without running anything: the round program (on the state as zeros and
@@ -155,16 +180,27 @@ func buildCohort(t *testing.T, dev *Device, model string, data *datasets.Dataset
 	if exact {
 		what += " (exact)"
 	}
-	co, err := NewCohort(dev, data, nn.CohortShape{Model: model, Algorithm: cc.cfgs[0].Name, Cells: len(cc.cfgs), Workers: cohortWorkers,
-		LocalSteps: cc.k, Batch: cohortBatch, Exact: exact})
+	co, err := NewCohort(
+		dev,
+		data,
+		nn.CohortShape{Model: model, Algorithm: cc.cfgs[0].Name, Cells: len(cc.cfgs), Workers: cohortWorkers,
+			LocalSteps: cc.k, Batch: cohortBatch, Exact: exact},
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := co.(*xlaCohort)
 	cells := make([]nn.CellRound, len(cc.cfgs))
 	for i := range cells {
-		cells[i] = nn.CellRound{Active: true, Config: cc.cfgs[i], Seed: cc.seeds[i], Round: 1, LR: cc.lrs[i], Mix: ringOf(cohortWorkers),
-			Batches: builderBatches(cc.seeds[i], data.Train.Len(), cc.k)}
+		cells[i] = nn.CellRound{
+			Active:  true,
+			Config:  cc.cfgs[i],
+			Seed:    cc.seeds[i],
+			Round:   1,
+			LR:      cc.lrs[i],
+			Mix:     ringOf(cohortWorkers),
+			Batches: builderBatches(cc.seeds[i], data.Train.Len(), cc.k),
+		}
 	}
 	inputs, err := c.roundInputs(cells)
 	if err != nil {
@@ -176,13 +212,25 @@ func buildCohort(t *testing.T, dev *Device, model string, data *datasets.Dataset
 	}
 	built(t, what+": the round program", c.round.PreCompile(args...))
 	built(t, what+": the evaluation program", c.eval.PreCompile(append([]any{c.state[0]}, c.test.args()...)...))
-	one := tensors.FromFlatDataAndDimensions(make([]float32, cohortWorkers*c.model.Params), cohortWorkers, c.model.Params)
+	one := tensors.FromFlatDataAndDimensions(
+		make([]float32, cohortWorkers*c.model.Params),
+		cohortWorkers,
+		c.model.Params,
+	)
 	built(t, what+": one cell's evaluation program", c.evalOne.PreCompile(append([]any{one}, c.test.args()...)...))
 	rows := tensors.FromFlatDataAndDimensions(make([]int32, cohortWorkers), cohortWorkers, 1)
 	built(t, what+": the state's download", c.rows.PreCompile(c.state[0], rows))
 	all := len(cc.cfgs) * cohortWorkers
-	built(t, what+": the state's upload", c.setRows.PreCompile(c.state[0], one,
-		tensors.FromFlatDataAndDimensions(make([]int32, all), all, 1), tensors.FromFlatDataAndDimensions(make([]bool, all), all, 1)))
+	built(t, what+": the state's upload", c.setRows.PreCompile(
+		c.state[0],
+		one,
+		tensors.FromFlatDataAndDimensions(
+			make([]int32, all),
+			all,
+			1,
+		),
+		tensors.FromFlatDataAndDimensions(make([]bool, all), all, 1),
+	))
 }
 
 // builderBatches are every worker's k batches of cohortBatch samples of n.

@@ -47,9 +47,17 @@ func (r *Report) Write() (string, error) {
 		return "", err
 	}
 	var doc strings.Builder
-	fmt.Fprintf(&doc, "# Reproduction report\n\nWritten by `ump report` (ump %s) from %d manifest(s). Each directory beside this file holds a manifest's\n"+
-		"results; `ump report DIR... --out OUT` (or `ump report THIS-DIRECTORY --out OUT`) writes this report again from them, without the store;\n"+
-		"its "+resultsdir.RootFile+" holds the digests of each directory's record. This file and the figures are drawn from the results, and drawn again by every report.\n", state.Version(), len(r.Results))
+	fmt.Fprintf(
+		&doc,
+		"# Reproduction report\n\nWritten by `ump report` (ump %s) from %d manifest(s). Each directory beside this "+
+			"file holds a manifest's\n"+
+			"results; `ump report DIR... --out OUT` (or `ump report THIS-DIRECTORY --out OUT`) writes this report "+
+			"again from them, without the store;\n"+
+			"its "+resultsdir.RootFile+" holds the digests of each directory's record. This file and the figures are "+
+			"drawn from the results, and drawn again by every report.\n",
+		state.Version(),
+		len(r.Results),
+	)
 	for i, x := range r.Results {
 		section, err := r.writeDir(x, dirs[i])
 		if err != nil {
@@ -68,7 +76,11 @@ func (r *Report) Write() (string, error) {
 // writes), which this report's index would no longer list.
 func (r *Report) checkOut(dirs []string) error {
 	if info, err := os.Lstat(r.Out); err == nil && info.Mode()&fs.ModeSymlink != 0 {
-		return fmt.Errorf("%w: --out %s is a symbolic link; ump writes a report into a real directory only", state.ErrBadArgument, r.Out)
+		return fmt.Errorf(
+			"%w: --out %s is a symbolic link; ump writes a report into a real directory only",
+			state.ErrBadArgument,
+			r.Out,
+		)
 	}
 	if !resultsdir.IsRoot(r.Out) {
 		return nil
@@ -84,10 +96,18 @@ func (r *Report) checkOut(dirs []string) error {
 		}
 	}
 	if len(others) > 0 {
-		together := display.AbsolutePaths(append([]string{r.Out}, r.Args...)) // so that the hint runs from any directory
-		return fmt.Errorf("%w: --out %s holds a report of other manifests too (%s), which this report would no longer list: "+
-			"report them together (`ump report %s --out %s`), or choose another --out", state.ErrBadArgument, r.Out, strings.Join(others, ", "),
-			strings.Join(display.ShellWords(together), " "), display.Shell(together[0]))
+		together := display.AbsolutePaths(
+			append([]string{r.Out}, r.Args...),
+		) // so that the hint runs from any directory
+		return fmt.Errorf(
+			"%w: --out %s holds a report of other manifests too (%s), which this report would no longer list: "+
+				"report them together (`ump report %s --out %s`), or choose another --out",
+			state.ErrBadArgument,
+			r.Out,
+			strings.Join(others, ", "),
+			strings.Join(display.ShellWords(together), " "),
+			display.Shell(together[0]),
+		)
 	}
 	return nil
 }
@@ -99,9 +119,17 @@ func (r *Report) writeDir(x *resultsdir.Exported, dir string) (string, error) {
 	dest := filepath.Join(r.Out, dir)
 	switch info, err := os.Lstat(dest); {
 	case err == nil && info.Mode()&fs.ModeSymlink != 0:
-		return "", fmt.Errorf("%w: %s is a symbolic link; ump writes its results into real directories only", state.ErrBadArgument, dest)
+		return "", fmt.Errorf(
+			"%w: %s is a symbolic link; ump writes its results into real directories only",
+			state.ErrBadArgument,
+			dest,
+		)
 	case err == nil && !info.IsDir():
-		return "", fmt.Errorf("%w: %s is in the way (not a directory); remove it or choose another --out", state.ErrBadArgument, dest)
+		return "", fmt.Errorf(
+			"%w: %s is in the way (not a directory); remove it or choose another --out",
+			state.ErrBadArgument,
+			dest,
+		)
 	}
 	if err := resultsdir.CheckOwn(dest); err != nil {
 		return "", err

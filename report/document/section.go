@@ -32,7 +32,14 @@ func section(x *resultsdir.Exported, vouch, into, dir string) (string, error) {
 	}
 	for _, scope := range grid.Spec.SelectPer[min(1, len(grid.Spec.SelectPer)):] {
 		what := fmt.Sprintf("%s chosen %s", grid.Spec.Select, scopeWords[scope])
-		fmt.Fprintf(&b, "\n### Table with %s (a declared variant: `ump table %.12s --select-per %s`)\n\n%s", what, plan.Hash, scope, tables["grid "+scope])
+		fmt.Fprintf(
+			&b,
+			"\n### Table with %s (a declared variant: `ump table %.12s --select-per %s`)\n\n%s",
+			what,
+			plan.Hash,
+			scope,
+			tables["grid "+scope],
+		)
 		if beside, ok := tables["paper "+scope]; ok {
 			fmt.Fprintf(&b, "\n### Beside the paper's, with %s\n\n%s", what, beside)
 		}
@@ -49,7 +56,12 @@ func section(x *resultsdir.Exported, vouch, into, dir string) (string, error) {
 func about(b *strings.Builder, x *resultsdir.Exported, vouch, into, dir string) {
 	plan := &x.Registration.Plan
 	counts := x.Counts()
-	cells := fmt.Sprintf("%d: %d completed, %d diverged", len(plan.Cells), counts[eventlog.Completed], counts[eventlog.Diverged])
+	cells := fmt.Sprintf(
+		"%d: %d completed, %d diverged",
+		len(plan.Cells),
+		counts[eventlog.Completed],
+		counts[eventlog.Diverged],
+	)
 	if missing, err := x.Missing(); err == nil && len(missing) > 0 {
 		which := "cells " + resultsdir.CellRanges(missing) + " are"
 		if len(missing) == 1 {
@@ -69,10 +81,25 @@ func about(b *strings.Builder, x *resultsdir.Exported, vouch, into, dir string) 
 	if strings.HasSuffix(run, resultsdir.ManifestFile+"`") {
 		run += " (from this report's directory)"
 	}
-	fmt.Fprintf(b, "| manifest | `%s` |\n| run it | %s |\n| check it | `ump verify %.12s` (recomputes every cell and compares each output's digest) |\n",
-		plan.Hash, run, plan.Hash)
-	fmt.Fprintf(b, "| cells | %s |\n| engine | %s |\n| computed by | %s |\n| results signed | %s |\n| figures | drawn by `ump report` from the results, and drawn again by `ump report` of the directory; %s lists the results' digests |\n",
-		cells, engines, versions, vouch, resultsdir.RecordFile)
+	fmt.Fprintf(
+		b,
+		"| manifest | `%s` |\n| run it | %s |\n| check it | `ump verify %.12s` (recomputes every cell and compares "+
+			"each output's digest) |\n",
+		plan.Hash,
+		run,
+		plan.Hash,
+	)
+	fmt.Fprintf(
+		b,
+		"| cells | %s |\n| engine | %s |\n| computed by | %s |\n| results signed | %s |\n| figures | drawn by `ump "+
+			"report` from the results, and drawn again by `ump report` of the directory; %s lists the results' "+
+			"digests |\n",
+		cells,
+		engines,
+		versions,
+		vouch,
+		resultsdir.RecordFile,
+	)
 	results := []string{link(resultsdir.FinalFile), link(resultsdir.RoundsFile)}
 	for _, name := range resultsdir.CSVFiles {
 		if _, err := os.Stat(filepath.Join(into, name)); err == nil {
@@ -92,8 +119,20 @@ func figures(b *strings.Builder, x *resultsdir.Exported, grid *report.Grid, into
 		if err := drawFigure(&fig, into, name); err != nil {
 			return err
 		}
-		fmt.Fprintf(b, "\n### Against %s\n\n![%s against %s](%s/%s.png)\n\n%s of the final round against %s: a line per row at its tuned learning rate, the mean over seeds with ± 1 std as error bars ([PDF](%s/%s.pdf)).\n",
-			fig.X, fig.Y, fig.X, dir, name, fig.Y, fig.X, dir, name)
+		fmt.Fprintf(
+			b,
+			"\n### Against %s\n\n![%s against %s](%s/%s.png)\n\n%s of the final round against %s: a line per row at "+
+				"its tuned learning rate, the mean over seeds with ± 1 std as error bars ([PDF](%s/%s.pdf)).\n",
+			fig.X,
+			fig.Y,
+			fig.X,
+			dir,
+			name,
+			fig.Y,
+			fig.X,
+			dir,
+			name,
+		)
 	}
 	figs, err := x.Curves(grid, report.CurveOptions{X: "round", Y: grid.Spec.Value})
 	if err != nil {
@@ -108,8 +147,17 @@ func figures(b *strings.Builder, x *resultsdir.Exported, grid *report.Grid, into
 		if err := drawFigure(&fig, into, name); err != nil {
 			return err
 		}
-		fmt.Fprintf(b, "\n![%s](%s/%s.png)\n\n%s: every row at its tuned learning rate, mean over seeds with a ±1 std band ([PDF](%s/%s.pdf)).\n",
-			fig.Title, dir, name, fig.Title, dir, name)
+		fmt.Fprintf(
+			b,
+			"\n![%s](%s/%s.png)\n\n%s: every row at its tuned learning rate, mean over seeds with a ±1 std band "+
+				"([PDF](%s/%s.pdf)).\n",
+			fig.Title,
+			dir,
+			name,
+			fig.Title,
+			dir,
+			name,
+		)
 	}
 	return nil
 }

@@ -15,7 +15,8 @@ import (
 )
 
 // Unsigned is what a report says of results no key vouches for.
-const Unsigned = "no: nothing vouches for these results. The digests in " + resultsdir.RecordFile + " catch accidents, not edits: " +
+const Unsigned = "no: nothing vouches for these results. The digests in " + resultsdir.RecordFile + " catch " +
+	"accidents, not edits: " +
 	"whoever edits a file can write its new digest"
 
 // VouchForDir says who vouches for results read from dir: their signer
@@ -40,7 +41,10 @@ func VouchForDir(x *resultsdir.Exported, dir string, trust *signing.Trust) (stri
 func VouchForStore(x *resultsdir.Exported, importedUnsigned int, key *signing.Key) string {
 	switch {
 	case importedUnsigned > 0: // no key vouches for them, the user's neither
-		return fmt.Sprintf("unsigned: %d of its cells were pulled with --trust-unsigned, so no key vouches for their results", importedUnsigned)
+		return fmt.Sprintf(
+			"unsigned: %d of its cells were pulled with --trust-unsigned, so no key vouches for their results",
+			importedUnsigned,
+		)
 	case key != nil: // the results come from the user's own store
 		x.SignCells(key)
 		if others := x.ImportedSigners(key); len(others) > 0 {
@@ -56,7 +60,9 @@ func VouchForStore(x *resultsdir.Exported, importedUnsigned int, key *signing.Ke
 			return text
 		}
 		x.Signer = key.Public()
-		return "by " + display.Markdown(x.Signer) + ", your key: computed in your store, or pulled into it from keys you trust"
+		return "by " + display.Markdown(
+			x.Signer,
+		) + ", your key: computed in your store, or pulled into it from keys you trust"
 	}
 	return Unsigned
 }
@@ -80,7 +86,9 @@ func VouchLaidOut(x *resultsdir.Exported, name string) string {
 	if x.Signer != "" {
 		from = "signed by " + display.Markdown(x.Signer)
 	}
-	return "no: laid out anew as " + display.Markdown(name) + " (new files, which no signature covers) from results " + from
+	return "no: laid out anew as " + display.Markdown(
+		name,
+	) + " (new files, which no signature covers) from results " + from
 }
 
 // vouchPerCell says who vouches for the cells of a directory whose record

@@ -48,7 +48,9 @@ func Curves(figs []report.Figure, spec manifests.Table, title string, perColumn 
 			if !slices.ContainsFunc(drawable, func(d report.Figure) bool { return d.Name == fig.Name }) {
 				continue
 			}
-			if err := save(fmt.Sprintf("curves-%d-%s", c+1, fileName(fig.Name)), func(path string) error { return render.Figure(&fig, path) }); err != nil {
+			if err := save(fmt.Sprintf("curves-%d-%s", c+1, fileName(fig.Name)), func(path string) error {
+				return render.Figure(&fig, path)
+			}); err != nil {
 				return err
 			}
 		}
@@ -75,8 +77,17 @@ func Partitions(ctx context.Context, src state.Source, rep *state.Report, save S
 			return err
 		}
 		cfg := &rep.Plan.Cells[i].Config
-		title := fmt.Sprintf("partition of cell %d (%s, %d workers, seed %d)", i+1, partitionLabel(cfg), cfg.Workers, cfg.Seed)
-		if err := save(fmt.Sprintf("partition-cell%d", i+1), func(path string) error { return render.Histogram(t, title, path) }); err != nil {
+		title := fmt.Sprintf(
+			"partition of cell %d (%s, %d workers, seed %d)",
+			i+1,
+			partitionLabel(cfg),
+			cfg.Workers,
+			cfg.Seed,
+		)
+		if err := save(fmt.Sprintf("partition-cell%d", i+1), func(path string) error {
+			return render.Histogram(t,
+				title, path)
+		}); err != nil {
 			return err
 		}
 	}
@@ -86,7 +97,14 @@ func Partitions(ctx context.Context, src state.Source, rep *state.Report, save S
 // Against draws the final figure of each table row against the swept
 // path (report.Grid.SweepFigure): the layout with path as its one column
 // and every other swept path of the table as a row.
-func Against(ctx context.Context, src state.Source, rep *state.Report, spec manifests.Table, path string, save Saver) error {
+func Against(
+	ctx context.Context,
+	src state.Source,
+	rep *state.Report,
+	spec manifests.Table,
+	path string,
+	save Saver,
+) error {
 	swept := slices.Sorted(maps.Keys(rep.Plan.Manifest.Sweep))
 	if !slices.Contains(swept, path) || path == "seed" || path == spec.Select {
 		return fmt.Errorf("%w: --against %s: the manifest sweeps %s; name one of them but seed and the tuned %s",
@@ -113,7 +131,11 @@ func Against(ctx context.Context, src state.Source, rep *state.Report, spec mani
 	}
 	fig, ok := grid.SweepFigure(report.FigureTitle(&rep.Plan))
 	if !ok {
-		return fmt.Errorf("%w: --against %s: it takes one value here; a figure against it needs two or more", state.ErrBadArgument, path)
+		return fmt.Errorf(
+			"%w: --against %s: it takes one value here; a figure against it needs two or more",
+			state.ErrBadArgument,
+			path,
+		)
 	}
 	return save("against-"+fileName(path), func(p string) error { return render.Figure(&fig, p) })
 }

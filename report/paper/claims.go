@@ -147,7 +147,15 @@ type claimCells func(r, col int) (estimate, bool)
 // noisy are the entries (paper table row, column) of the comparisons the
 // data leave within the noise, where more seeds could decide them.
 func (pc *PaperComparison) decide(c *published.Claim, cells claimCells, conf float64) (verdict string, noisy [][2]int) {
-	cr := &claimReading{pc: pc, t: pc.Paper, c: c, cells: cells, conf: conf, missingIn: map[string][]string{}, used: map[int]map[int]bool{}}
+	cr := &claimReading{
+		pc:        pc,
+		t:         pc.Paper,
+		c:         c,
+		cells:     cells,
+		conf:      conf,
+		missingIn: map[string][]string{},
+		used:      map[int]map[int]bool{},
+	}
 	columns := make([]int, 0, len(cr.t.Columns))
 	for i, label := range cr.t.Columns {
 		if len(c.Columns) == 0 || slices.Contains(c.Columns, label) {
@@ -220,8 +228,11 @@ func (cr *claimReading) col(label string) string { return cr.pc.Grid.ColumnName(
 // the comparison speaks of, with the rows it involves and its text.
 func (cr *claimReading) add(row string, involved []string, text string, a, b estimate, strict bool) {
 	o, noise := compare(a, b, strict, cr.conf)
-	cr.cmps = append(cr.cmps, comparison{row: row, rows: involved, text: text, outcome: o, noise: noise, at: slices.Concat(a.at, b.at),
-		diverged: math.IsInf(a.mean, -1) || math.IsInf(b.mean, -1)})
+	cr.cmps = append(
+		cr.cmps,
+		comparison{row: row, rows: involved, text: text, outcome: o, noise: noise, at: slices.Concat(a.at, b.at),
+			diverged: math.IsInf(a.mean, -1) || math.IsInf(b.mean, -1)},
+	)
 }
 
 // show is an entry as a comparison's text prints it ("*": diverged).
@@ -251,7 +262,14 @@ func (cr *claimReading) order(columns []int) {
 					a, aok := cr.get(t.RowNamed(above), cl)
 					b, bok := cr.get(t.RowNamed(below), cl)
 					if aok && bok {
-						cr.add(above, []string{above, below}, fmt.Sprintf("%s: %s %s, %s %s", cr.col(t.Columns[cl]), above, show(a), below, show(b)), a, b, c.Strict)
+						cr.add(
+							above,
+							[]string{above, below},
+							fmt.Sprintf("%s: %s %s, %s %s", cr.col(t.Columns[cl]), above, show(a), below, show(b)),
+							a,
+							b,
+							c.Strict,
+						)
 					}
 				}
 			}
@@ -286,7 +304,21 @@ func (cr *claimReading) groupMeans(rows []int) {
 			a, aok := group(c.ColumnOrder[k])
 			b, bok := group(c.ColumnOrder[k+1])
 			if aok && bok {
-				cr.add(name, []string{name}, fmt.Sprintf("%s: %s %s, %s %s", name, names(c.ColumnOrder[k]), show(a), names(c.ColumnOrder[k+1]), show(b)), a, b, c.Strict)
+				cr.add(
+					name,
+					[]string{name},
+					fmt.Sprintf(
+						"%s: %s %s, %s %s",
+						name,
+						names(c.ColumnOrder[k]),
+						show(a),
+						names(c.ColumnOrder[k+1]),
+						show(b),
+					),
+					a,
+					b,
+					c.Strict,
+				)
 			}
 		}
 	}
@@ -304,7 +336,14 @@ func (cr *claimReading) columnOrder(rows []int) {
 					a, aok := cr.get(r, slices.Index(t.Columns, above))
 					b, bok := cr.get(r, slices.Index(t.Columns, below))
 					if aok && bok {
-						cr.add(name, []string{name}, fmt.Sprintf("%s: %s %s, %s %s", name, cr.col(above), show(a), cr.col(below), show(b)), a, b, c.Strict)
+						cr.add(
+							name,
+							[]string{name},
+							fmt.Sprintf("%s: %s %s, %s %s", name, cr.col(above), show(a), cr.col(below), show(b)),
+							a,
+							b,
+							c.Strict,
+						)
 					}
 				}
 			}
@@ -324,7 +363,14 @@ func (cr *claimReading) trend(rows, columns []int) {
 			if !aok || !bok {
 				continue
 			}
-			text := fmt.Sprintf("%s: %s %s, %s %s", name, cr.col(t.Columns[columns[k]]), show(a), cr.col(t.Columns[columns[k+1]]), show(b))
+			text := fmt.Sprintf(
+				"%s: %s %s, %s %s",
+				name,
+				cr.col(t.Columns[columns[k]]),
+				show(a),
+				cr.col(t.Columns[columns[k+1]]),
+				show(b),
+			)
 			if c.Rises {
 				cr.add(name, []string{name}, text, b, a, true)
 			} else {
@@ -348,7 +394,22 @@ func (cr *claimReading) widens(columns []int) {
 		a, aok := gap(columns[k])
 		b, bok := gap(columns[k+1])
 		if aok && bok && !math.IsNaN(a.mean) && !math.IsNaN(b.mean) {
-			cr.add(c.Widens[0], c.Widens, fmt.Sprintf("%s − %s: %s %s, %s %s", c.Widens[0], c.Widens[1], cr.col(t.Columns[columns[k]]), showGap(a), cr.col(t.Columns[columns[k+1]]), showGap(b)), b, a, true)
+			cr.add(
+				c.Widens[0],
+				c.Widens,
+				fmt.Sprintf(
+					"%s − %s: %s %s, %s %s",
+					c.Widens[0],
+					c.Widens[1],
+					cr.col(t.Columns[columns[k]]),
+					showGap(a),
+					cr.col(t.Columns[columns[k+1]]),
+					showGap(b),
+				),
+				b,
+				a,
+				true,
+			)
 		}
 	}
 }
@@ -369,7 +430,14 @@ func (cr *claimReading) extreme(columns []int) {
 			if cl == want || !ok || !wok {
 				continue
 			}
-			text := fmt.Sprintf("%s: %s %s, %s %s", name, cr.col(t.Columns[cl]), show(v), cr.col(extreme[name]), show(w))
+			text := fmt.Sprintf(
+				"%s: %s %s, %s %s",
+				name,
+				cr.col(t.Columns[cl]),
+				show(v),
+				cr.col(extreme[name]),
+				show(w),
+			)
 			if sign > 0 {
 				cr.add(name, []string{name}, text, w, v, false)
 			} else {
@@ -402,16 +470,34 @@ func (cr *claimReading) diverged() map[string]int {
 // rows differ; rows in diverged (diverged in all their cells) cannot
 // decide, and nothing holds while an entry is missing (missing, and per
 // row, missingIn).
-func verdictOf(t *published.Table, cmps []comparison, diverged map[string]int, missing []string, missingIn map[string][]string, conf float64) string {
+func verdictOf(
+	t *published.Table,
+	cmps []comparison,
+	diverged map[string]int,
+	missing []string,
+	missingIn map[string][]string,
+	conf float64,
+) string {
 	per, order := rowVerdicts(t, cmps, diverged, missingIn)
 	var divergedRows []string
 	for _, r := range t.Rows {
 		n := diverged[r.Name]
 		switch k := len(missingIn[r.Name]); {
 		case n > 0 && k > 0:
-			divergedRows = append(divergedRows, fmt.Sprintf("%s diverged in %s run (%s not run)", r.Name, plural(n, "the only cell", "all %d cells"), plural(k, "1 entry", "%d entries")))
+			divergedRows = append(
+				divergedRows,
+				fmt.Sprintf(
+					"%s diverged in %s run (%s not run)",
+					r.Name,
+					plural(n, "the only cell", "all %d cells"),
+					plural(k, "1 entry", "%d entries"),
+				),
+			)
 		case n > 0:
-			divergedRows = append(divergedRows, fmt.Sprintf("%s diverged in %s", r.Name, plural(n, "its only cell", "all %d cells")))
+			divergedRows = append(
+				divergedRows,
+				fmt.Sprintf("%s diverged in %s", r.Name, plural(n, "its only cell", "all %d cells")),
+			)
 		}
 	}
 	failing, failingByDivergence := 0, 0
@@ -432,7 +518,12 @@ func verdictOf(t *published.Table, cmps []comparison, diverged map[string]int, m
 		w, why := per[order[0]].word(conf)
 		return w + " (" + why + ")"
 	case !anyFails && len(missing) > 0:
-		return fmt.Sprintf("%s (%s missing, e.g. %s)", notRunClaim, plural(len(missing), "1 entry", "%d entries"), missing[0])
+		return fmt.Sprintf(
+			"%s (%s missing, e.g. %s)",
+			notRunClaim,
+			plural(len(missing), "1 entry", "%d entries"),
+			missing[0],
+		)
 	case len(order) == 0 && len(divergedRows) > 0:
 		return cannot + ": " + strings.Join(divergedRows, "; ")
 	case len(order) == 0:
@@ -486,7 +577,12 @@ type rowVerdict struct {
 // rowVerdicts folds the comparisons per row (order: the rows in the
 // order they come up, those with missing entries first), leaving out
 // those that involve a row that diverged in all its cells.
-func rowVerdicts(t *published.Table, cmps []comparison, diverged map[string]int, missingIn map[string][]string) (per map[string]*rowVerdict, order []string) {
+func rowVerdicts(
+	t *published.Table,
+	cmps []comparison,
+	diverged map[string]int,
+	missingIn map[string][]string,
+) (per map[string]*rowVerdict, order []string) {
 	per = map[string]*rowVerdict{}
 	row := func(name string) *rowVerdict {
 		v := per[name]
@@ -533,9 +629,19 @@ func (v *rowVerdict) word(conf float64) (string, string) {
 	case v.failed != "":
 		return fails, v.failed
 	case len(v.missing) > 0:
-		return notRunClaim, fmt.Sprintf("%s missing, e.g. %s", plural(len(v.missing), "1 entry", "%d entries"), v.missing[0])
+		return notRunClaim, fmt.Sprintf(
+			"%s missing, e.g. %s",
+			plural(len(v.missing), "1 entry", "%d entries"),
+			v.missing[0],
+		)
 	case v.noisy > 0:
-		return notDecided, fmt.Sprintf("%d of %d comparisons within the noise at %g%%, e.g. %s", v.noisy, v.n, 100*conf, v.noise)
+		return notDecided, fmt.Sprintf(
+			"%d of %d comparisons within the noise at %g%%, e.g. %s",
+			v.noisy,
+			v.n,
+			100*conf,
+			v.noise,
+		)
 	case v.n > 0 && v.decidedDiverging == v.n:
 		return holds + byDivergence, ""
 	}

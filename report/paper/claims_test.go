@@ -33,11 +33,25 @@ claims:
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &report.Grid{Spec: manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"},
-		RowLabels: [][]string{{"a(x=1)"}}, ColLabels: [][]string{{"1"}, {"10"}},
-		Entries: [][]report.Entry{{{Mean: 0.6, Std: 0.01, Seeds: 3, Provisional: true}, {Mean: 0.7, Std: 0.01, Seeds: 3}}}}
+	g := &report.Grid{
+		Spec: manifests.Table{
+			Rows:    []string{"algorithm"},
+			Columns: []string{"partition.alpha"},
+			Value:   "test_acc_mean",
+		},
+		RowLabels: [][]string{{"a(x=1)"}},
+		ColLabels: [][]string{{"1"}, {"10"}},
+		Entries: [][]report.Entry{
+			{{Mean: 0.6, Std: 0.01, Seeds: 3, Provisional: true}, {Mean: 0.7, Std: 0.01, Seeds: 3}},
+		},
+	}
 	pc := ComparePaper(p, nil, g, p.Table("toy"), nil)
-	want := []string{"fails (A: partition.alpha=10 60.00, partition.alpha=1 60.00)", "holds", "holds", "fails (A: partition.alpha=1 60.00, partition.alpha=10 60.00)"}
+	want := []string{
+		"fails (A: partition.alpha=10 60.00, partition.alpha=1 60.00)",
+		"holds",
+		"holds",
+		"fails (A: partition.alpha=1 60.00, partition.alpha=10 60.00)",
+	}
 	for i, v := range pc.Claims {
 		if v.Paper != want[i] {
 			t.Errorf("claim %s on the paper's numbers: %q, want %q", v.Claim.Claim, v.Paper, want[i])

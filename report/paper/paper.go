@@ -95,8 +95,20 @@ const percent = 100
 // decides the claims that name t, on the grid of plan's results; curves
 // (the grid's figures per round, one per column, Curves) decide the
 // claims on convergence, which without them are left undecided.
-func ComparePaper(p *published.Results, plan *manifests.Plan, g *report.Grid, t *published.Table, curves []report.Figure) *PaperComparison {
-	pc := &PaperComparison{Grid: g, Paper: t, Confidence: p.Confidence, Departures: plan.Departures(), Entries: paperEntries(p, g, t)}
+func ComparePaper(
+	p *published.Results,
+	plan *manifests.Plan,
+	g *report.Grid,
+	t *published.Table,
+	curves []report.Figure,
+) *PaperComparison {
+	pc := &PaperComparison{
+		Grid:       g,
+		Paper:      t,
+		Confidence: p.Confidence,
+		Departures: plan.Departures(),
+		Entries:    paperEntries(p, g, t),
+	}
 	for c := range t.Columns {
 		if t.Drawn {
 			break // no numbers to rank
@@ -114,7 +126,9 @@ func ComparePaper(p *published.Results, plan *manifests.Plan, g *report.Grid, t 
 		for c := range row {
 			e := &pc.Entries[r][c]
 			for _, ru := range runners {
-				if alt := ru.alt.Entries[r][c]; e.comparable() && e.HasInterval && alt.comparable() && alt.HasInterval && alt.Inside != e.Inside {
+				if alt := ru.alt.Entries[r][c]; e.comparable() && e.HasInterval && alt.comparable() &&
+					alt.HasInterval &&
+					alt.Inside != e.Inside {
 					e.Depends = append(e.Depends, fmt.Sprintf("%s with %s", insideWord(alt), ru.what))
 				}
 			}
@@ -157,7 +171,10 @@ func ours(entries [][]PaperEntry) claimCells {
 		case e.Ours.Diverged:
 			return estimate{mean: math.Inf(-1)}, true
 		}
-		return estimate{mean: e.Ours.Mean, terms: []varTerm{{e.Ours.Std * e.Ours.Std / float64(e.Ours.Seeds), e.Ours.Seeds}}}, true
+		return estimate{
+			mean:  e.Ours.Mean,
+			terms: []varTerm{{e.Ours.Std * e.Ours.Std / float64(e.Ours.Seeds), e.Ours.Seeds}},
+		}, true
 	}
 }
 
@@ -188,7 +205,12 @@ func (pc *PaperComparison) runnersUp(p *published.Results) []runnerUp {
 			}
 			out = append(out, runnerUp{
 				what: fmt.Sprintf("%s's runner-up %s=%s", name, g.Spec.Select, s.RunnerUp),
-				alt:  &PaperComparison{Grid: swapped, Paper: pc.Paper, Confidence: pc.Confidence, Entries: paperEntries(p, swapped, pc.Paper)},
+				alt: &PaperComparison{
+					Grid:       swapped,
+					Paper:      pc.Paper,
+					Confidence: pc.Confidence,
+					Entries:    paperEntries(p, swapped, pc.Paper),
+				},
 			})
 		}
 	}
@@ -245,7 +267,15 @@ func paperEntries(p *published.Results, g *report.Grid, t *published.Table) [][]
 				e.Ours.Mean *= percent
 				e.Ours.Std *= percent
 				e.Ours.Values = scaled(e.Ours.Values, percent)
-				e.Lo, e.Hi, e.HasInterval = report.Stat{Mean: e.Ours.Mean, Std: e.Ours.Std, Values: e.Ours.Values}.IntervalOf(e.Ours.Seeds, g.Spec.Value, percent)
+				e.Lo, e.Hi, e.HasInterval = report.Stat{
+					Mean:   e.Ours.Mean,
+					Std:    e.Ours.Std,
+					Values: e.Ours.Values,
+				}.IntervalOf(
+					e.Ours.Seeds,
+					g.Spec.Value,
+					percent,
+				)
 			}
 			if e.comparable() {
 				e.Diff = e.Ours.Mean - e.Paper.Mean
@@ -278,7 +308,8 @@ func (pc *PaperComparison) converges(v *published.Convergence, curves []report.F
 	reached := func(name string, col int) (float64, bool) {
 		r := g.RowLabeled(t.Rows[t.RowNamed(name)].Row)
 		c := g.ColumnLabeled(t.Columns[col])
-		if r < 0 || c < 0 || c >= len(curves) || r >= len(curves[c].Series) || len(curves[c].Series[r].X) == 0 || g.Entries[r][c].Provisional {
+		if r < 0 || c < 0 || c >= len(curves) || r >= len(curves[c].Series) || len(curves[c].Series[r].X) == 0 ||
+			g.Entries[r][c].Provisional {
 			if m := name + " at " + g.ColumnName(t.Columns[col]); !slices.Contains(missing, m) {
 				missing = append(missing, m)
 			}
@@ -428,10 +459,20 @@ func (pc *PaperComparison) legend() []string {
 		lines = append(lines, note)
 	}
 	if pc.Paper.Drawn {
-		lines = append(lines, fmt.Sprintf("%s: ours (%s × 100 of the final round, mean ± std over seeds [95%% interval of the mean, Student's t]; n/a: one seed); the paper draws these results as a figure and prints no numbers. * diverged, – not run, † provisional.",
-			pc.Paper.Paper, g.Spec.Value))
+		lines = append(
+			lines,
+			fmt.Sprintf(
+				"%s: ours (%s × 100 of the final round, mean ± std over seeds [95%% interval of the mean, Student's "+
+					"t]; n/a: one seed); the paper draws these results as a figure and prints no numbers. * "+
+					"diverged, – not run, † provisional.",
+				pc.Paper.Paper,
+				g.Spec.Value,
+			),
+		)
 	} else {
-		lines = append(lines, fmt.Sprintf("%s: ours (%s × 100 of the final round, mean ± std over seeds [95%% interval of the mean, Student's t]; n/a: one seed) · the paper's (%s, as printed) · ours − the paper's · whether the paper's mean lies inside our interval. * diverged, – not run, † provisional.",
+		lines = append(lines, fmt.Sprintf("%s: ours (%s × 100 of the final round, mean ± std over seeds [95%% "+
+			"interval of the mean, Student's t]; n/a: one seed) · the paper's (%s, as printed) · ours − the paper's "+
+			"· whether the paper's mean lies inside our interval. * diverged, – not run, † provisional.",
 			pc.Paper.Paper, g.Spec.Value, pc.Paper.Paper))
 	}
 	if g.Spec.Select != "" {
@@ -462,13 +503,28 @@ func (pc *PaperComparison) legend() []string {
 		taus = append(taus, fmt.Sprintf("%s: %s (%d rows)", g.ColumnName(pc.Paper.Columns[c]), s, tau.N))
 	}
 	if len(taus) > 0 {
-		lines = append(lines, "Rank agreement with the paper (Kendall's tau-b of the rows' means, per column): "+strings.Join(taus, "; ")+".")
+		lines = append(
+			lines,
+			"Rank agreement with the paper (Kendall's tau-b of the rows' means, per column): "+strings.Join(
+				taus,
+				"; ",
+			)+".",
+		)
 	}
 	if len(pc.Claims) > 0 {
-		lines = append(lines, fmt.Sprintf("Claims, from the paper's text (ours: each comparison decided at %g%% by Welch's interval of the difference of the means over seeds, a diverged entry below every number; "+
-			"holds where every comparison shows what the claim says, fails where one shows the opposite, either by divergence where what decides it is a diverged entry, not two accuracies, "+
-			"not decided where an interval holds 0 or a side has one seed, "+
-			"cannot be decided where a row diverged in every cell the claim reads; the paper's own numbers compared as printed):", 100*pc.Confidence))
+		lines = append(
+			lines,
+			fmt.Sprintf(
+				"Claims, from the paper's text (ours: each comparison decided at %g%% by Welch's interval of the "+
+					"difference of the means over seeds, a diverged entry below every number; "+
+					"holds where every comparison shows what the claim says, fails where one shows the opposite, "+
+					"either by divergence where what decides it is a diverged entry, not two accuracies, "+
+					"not decided where an interval holds 0 or a side has one seed, "+
+					"cannot be decided where a row diverged in every cell the claim reads; the paper's own numbers "+
+					"compared as printed):",
+				100*pc.Confidence,
+			),
+		)
 	}
 	for _, v := range pc.Claims {
 		ours := v.Ours
@@ -478,7 +534,10 @@ func (pc *PaperComparison) legend() []string {
 		if len(v.Depends) > 0 {
 			ours += " (depends on a choice within the noise: " + strings.Join(v.Depends, "; ") + ")"
 		}
-		lines = append(lines, fmt.Sprintf("- %s%s: ours %s; the paper's own numbers: %s", v.Claim.Claim, source(v.Claim), ours, v.Paper))
+		lines = append(
+			lines,
+			fmt.Sprintf("- %s%s: ours %s; the paper's own numbers: %s", v.Claim.Claim, source(v.Claim), ours, v.Paper),
+		)
 	}
 	return lines
 }
@@ -502,8 +561,37 @@ func source(c *published.Claim) string {
 // latexPlain turns the LaTeX of the paper's sentences into the words they
 // print: its algorithm macros, \textt, math and \eg.
 var latexPlain = strings.NewReplacer(
-	`\textt{\algone}`, "D-SUM", `\textt{\algtwo}`, "GT-DSUM", `\textt{\algone{}}`, "D-SUM", `\textt{\algtwo{}}`, "GT-DSUM",
-	`\textbf{`, "", `\textt{`, "", `\alpha`, "α", `\beta`, "β", `\eg`, "e.g.", `\ie`, "i.e.", `\%`, "%", `\pm`, "±", "$", "", "{", "", "}", "")
+	`\textt{\algone}`,
+	"D-SUM",
+	`\textt{\algtwo}`,
+	"GT-DSUM",
+	`\textt{\algone{}}`,
+	"D-SUM",
+	`\textt{\algtwo{}}`,
+	"GT-DSUM",
+	`\textbf{`,
+	"",
+	`\textt{`,
+	"",
+	`\alpha`,
+	"α",
+	`\beta`,
+	"β",
+	`\eg`,
+	"e.g.",
+	`\ie`,
+	"i.e.",
+	`\%`,
+	"%",
+	`\pm`,
+	"±",
+	"$",
+	"",
+	"{",
+	"",
+	"}",
+	"",
+)
 
 // PlainLaTeX is a passage of the paper's source as it reads in print.
 func PlainLaTeX(s string) string {
@@ -565,7 +653,15 @@ func (pc *PaperComparison) Table() *artifacts.Table {
 		return &artifacts.Column{Name: name, Floats: []float64{}, Null: []bool{}}
 	}
 	row, name, col := str(strings.Join(g.Spec.Rows, "/")), str("paper_name"), str(strings.Join(g.Spec.Columns, "/"))
-	mean, std, lo, hi := num(g.Spec.Value+"_mean_percent"), num(g.Spec.Value+"_std_percent"), num("ci95_low"), num("ci95_high")
+	mean, std, lo, hi := num(
+		g.Spec.Value+"_mean_percent",
+	), num(
+		g.Spec.Value+"_std_percent",
+	), num(
+		"ci95_low",
+	), num(
+		"ci95_high",
+	)
 	seeds := &artifacts.Column{Name: "seeds", Ints: []int64{}}
 	sel, status, printed := str("selected_"+g.Spec.Select), str("status"), str("paper_printed")
 	pmean, pstd, diff := num("paper_mean"), num("paper_std"), num("difference")
@@ -605,7 +701,8 @@ func (pc *PaperComparison) Table() *artifacts.Table {
 		}
 	}
 	t := &artifacts.Table{}
-	for _, c := range []*artifacts.Column{row, name, col, mean, std, seeds, lo, hi, sel, status, printed, pmean, pstd, diff, inside} {
+	for _, c := range []*artifacts.Column{row, name, col, mean, std, seeds, lo, hi, sel, status, printed, pmean, pstd,
+		diff, inside} {
 		t.Columns = append(t.Columns, *c)
 	}
 	return t
@@ -617,6 +714,10 @@ func provisionalNote(paper string, departures []string) string {
 	if len(departures) == 0 {
 		return ""
 	}
-	return "Provisional: a variant of " + paper + ". This run departs from the paper's set-up and protocol (" + strings.Join(departures, "; ") +
+	return "Provisional: a variant of " + paper + ". This run departs from the paper's set-up and protocol (" +
+		strings.Join(
+			departures,
+			"; ",
+		) +
 		"): the comparison and the claims below are decided on it, not on a run of the protocol."
 }

@@ -30,7 +30,10 @@ func paperTeX() string {
 func TestPublishedMatchesThePaper(t *testing.T) {
 	path := paperTeX()
 	if path == "" {
-		t.Skip("the paper's LaTeX source is not beside the repository (no ../*/paper/ump-paper.tex; .ci/run installs it: CI runs beside the project's shared folder)")
+		t.Skip(
+			"the paper's LaTeX source is not beside the repository (no ../*/paper/ump-paper.tex; .ci/run installs " +
+				"it: CI runs beside the project's shared folder)",
+		)
 	}
 	tex, err := os.ReadFile(path)
 	if err != nil {
@@ -82,7 +85,11 @@ func TestPublishedMatchesThePaper(t *testing.T) {
 		}
 	}
 	if len(printed) != 28 || len(transcribed) != len(printed) {
-		t.Fatalf("the paper's Tables 1 and 2 have %d rows as read here (want 20 + 8); published.yaml has %d", len(printed), len(transcribed))
+		t.Fatalf(
+			"the paper's Tables 1 and 2 have %d rows as read here (want 20 + 8); published.yaml has %d",
+			len(printed),
+			len(transcribed),
+		)
 	}
 	for i := range printed {
 		if strings.Join(printed[i], " | ") != strings.Join(transcribed[i], " | ") {
@@ -100,7 +107,13 @@ func TestPublishedMatchesThePaper(t *testing.T) {
 		case c.Line < 1 || c.Line > len(lines):
 			t.Errorf("claim %q: line %d is not a line of the paper's source", c.Claim, c.Line)
 		case c.Quote == "" || !strings.Contains(lines[c.Line-1], c.Quote):
-			t.Errorf("claim %q: line %d of the paper's source does not say %q:\n%s", c.Claim, c.Line, c.Quote, lines[c.Line-1])
+			t.Errorf(
+				"claim %q: line %d of the paper's source does not say %q:\n%s",
+				c.Claim,
+				c.Line,
+				c.Quote,
+				lines[c.Line-1],
+			)
 		}
 	}
 }
@@ -116,7 +129,13 @@ func TestEveryClaimQuotesThePaper(t *testing.T) {
 	}
 	for _, c := range p.Claims {
 		if c.Line == 0 || c.Quote == "" || c.Reading == "" {
-			t.Errorf("claim %q: line %d, quote %q, reading %q: every claim quotes the text and says how it is read", c.Claim, c.Line, c.Quote, c.Reading)
+			t.Errorf(
+				"claim %q: line %d, quote %q, reading %q: every claim quotes the text and says how it is read",
+				c.Claim,
+				c.Line,
+				c.Quote,
+				c.Reading,
+			)
 		}
 	}
 	if p.Confidence != 0.95 {
@@ -185,7 +204,11 @@ claims:
 	}
 	e := func(mean float64) report.Entry { return report.Entry{Mean: mean, Std: 0.01, Seeds: 3} }
 	g := &report.Grid{
-		Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"},
+		Spec: manifests.Table{
+			Rows:    []string{"algorithm"},
+			Columns: []string{"partition.alpha"},
+			Value:   "test_acc_mean",
+		},
 		RowLabels: [][]string{{"a(x=1)"}, {"c(x=1)"}, {"d(x=1)"}},
 		ColLabels: [][]string{{"0.1"}, {"1"}},
 		Entries: [][]report.Entry{
@@ -194,7 +217,8 @@ claims:
 			{{Diverged: true}, {Missing: true}},
 		},
 	}
-	want := "fails: holds for A; fails for C (C: partition.alpha=0.1 70.00, partition.alpha=1 60.00); D diverged in the only cell run (1 entry not run)"
+	want := "fails: holds for A; fails for C (C: partition.alpha=0.1 70.00, partition.alpha=1 60.00); D diverged in " +
+		"the only cell run (1 entry not run)"
 	if got := ComparePaper(p, nil, g, p.Table("toy"), nil).Claims[0].Ours; got != want {
 		t.Errorf("ours %q, want %q", got, want)
 	}
@@ -231,7 +255,11 @@ claims:
 	}
 	e := func(mean float64) report.Entry { return report.Entry{Mean: mean, Std: 0.01, Seeds: 3} }
 	g := &report.Grid{
-		Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"},
+		Spec: manifests.Table{
+			Rows:    []string{"algorithm"},
+			Columns: []string{"partition.alpha"},
+			Value:   "test_acc_mean",
+		},
 		RowLabels: [][]string{{"b(x=1)"}, {"a(x=1)"}, {"c(x=1)"}},
 		ColLabels: [][]string{{"0.1"}, {"1"}, {"10"}},
 		Entries: [][]report.Entry{
@@ -244,16 +272,28 @@ claims:
 	want := []struct{ ours, paper string }{
 		{"fails (partition.alpha=0.1: A 40.00, B 45.00)", "fails (partition.alpha=1: A 60.00, B 61.00)"},
 		{"fails (partition.alpha=0.1: A 40.00, B 45.00)", "holds"},
-		{"fails by divergence: not run for A (1 entry missing, e.g. A at partition.alpha=10); fails by divergence for B (B: partition.alpha=1 58.00, partition.alpha=10 *); " +
-			"not decided for C (1 of 2 comparisons within the noise at 95%, e.g. C: partition.alpha=1 61.00, partition.alpha=10 62.00: difference +1.00, 95% interval [-1.27, +3.27])",
-			"fails: holds for A; fails by divergence for B (B: partition.alpha=1 61.00, partition.alpha=10 *); fails for C (C: partition.alpha=1 60.00, partition.alpha=10 60.00)"},
+		{
+			"fails by divergence: not run for A (1 entry missing, e.g. A at partition.alpha=10); fails by divergence " +
+				"for B (B: partition.alpha=1 58.00, partition.alpha=10 *); " +
+				"not decided for C (1 of 2 comparisons within the noise at 95%, e.g. C: partition.alpha=1 61.00, " +
+				"partition.alpha=10 62.00: difference +1.00, 95% interval [-1.27, +3.27])",
+			"fails: holds for A; fails by divergence for B (B: partition.alpha=1 61.00, partition.alpha=10 *); fails " +
+				"for C (C: partition.alpha=1 60.00, partition.alpha=10 60.00)",
+		},
 		{"not run (1 entry missing, e.g. A at partition.alpha=10)", "holds"},
 		{"holds", "holds"},
 		{"holds", "fails (partition.alpha=0.1: A 50.00, C 50.00)"},
 	}
 	for i, v := range pc.Claims {
 		if v.Ours != want[i].ours || v.Paper != want[i].paper {
-			t.Errorf("claim %q: ours %q, paper %q; want %q, %q", v.Claim.Claim, v.Ours, v.Paper, want[i].ours, want[i].paper)
+			t.Errorf(
+				"claim %q: ours %q, paper %q; want %q, %q",
+				v.Claim.Claim,
+				v.Ours,
+				v.Paper,
+				want[i].ours,
+				want[i].paper,
+			)
 		}
 	}
 	a := pc.Entries[0][0] // A at 0.1: ours 40 ± 1 (over 3 seeds), the paper's 50
@@ -280,9 +320,16 @@ claims:
 	}
 	pc.Departures = []string{"5 rounds (the manifest's 100)"}
 	md := pc.Markdown()
-	if !strings.Contains(md, "Provisional: a variant of "+pc.Paper.Paper+". This run departs from the paper's set-up and protocol (5 rounds (the manifest's 100))") ||
+	if !strings.Contains(
+		md,
+		"Provisional: a variant of "+pc.Paper.Paper+". This run departs from the paper's set-up and protocol (5 "+
+			"rounds (the manifest's 100))",
+	) ||
 		strings.Count(md, "(provisional)") != len(pc.Claims) {
-		t.Errorf("a comparison on a departing run does not say it is provisional, at the top and at each claim:\n%s", md)
+		t.Errorf(
+			"a comparison on a departing run does not say it is provisional, at the top and at each claim:\n%s",
+			md,
+		)
 	}
 }
 
@@ -322,7 +369,11 @@ claims:
 	}
 	e := func(mean float64) report.Entry { return report.Entry{Mean: mean, Std: 0.01, Seeds: 3} }
 	g := &report.Grid{
-		Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"},
+		Spec: manifests.Table{
+			Rows:    []string{"algorithm"},
+			Columns: []string{"partition.alpha"},
+			Value:   "test_acc_mean",
+		},
 		RowLabels: [][]string{{"b(x=1)"}, {"a(x=1)"}, {"c(x=1)"}},
 		ColLabels: [][]string{{"0.1"}, {"1"}, {"10"}},
 		Entries: [][]report.Entry{
@@ -333,13 +384,26 @@ claims:
 	}
 	want := []struct{ ours, paper string }{
 		{"holds", "holds"},
-		{"fails by divergence (B: partition.alpha=10 *, partition.alpha=0.1 45.00)", "fails by divergence (B: partition.alpha=10 *, partition.alpha=0.1 40.00)"},
+		{
+			"fails by divergence (B: partition.alpha=10 *, partition.alpha=0.1 45.00)",
+			"fails by divergence (B: partition.alpha=10 *, partition.alpha=0.1 40.00)",
+		},
 		{"holds", "holds"},
-		{"fails by divergence: holds for C; not run for A (1 entry missing, e.g. A at partition.alpha=10); fails by divergence for B (B: partition.alpha=10 *, partition.alpha=0.1 45.00)",
-			"fails by divergence: holds for A and C; fails by divergence for B (B: partition.alpha=10 *, partition.alpha=0.1 40.00)"},
-		{"fails (B: partition.alpha=0.1 45.00, partition.alpha=1 58.00)", "fails (B: partition.alpha=0.1 40.00, partition.alpha=1 61.00)"},
+		{
+			"fails by divergence: holds for C; not run for A (1 entry missing, e.g. A at partition.alpha=10); fails " +
+				"by divergence for B (B: partition.alpha=10 *, partition.alpha=0.1 45.00)",
+			"fails by divergence: holds for A and C; fails by divergence for B (B: partition.alpha=10 *, " +
+				"partition.alpha=0.1 40.00)",
+		},
+		{
+			"fails (B: partition.alpha=0.1 45.00, partition.alpha=1 58.00)",
+			"fails (B: partition.alpha=0.1 40.00, partition.alpha=1 61.00)",
+		},
 		{"holds by divergence", "holds by divergence"}, // B at 10 diverged: below 58.00 and 61.00
-		{"not run (1 entry missing, e.g. A at partition.alpha=10)", "fails (C − A: partition.alpha=0.1 +0.00, partition.alpha=1 +0.00)"},
+		{
+			"not run (1 entry missing, e.g. A at partition.alpha=10)",
+			"fails (C − A: partition.alpha=0.1 +0.00, partition.alpha=1 +0.00)",
+		},
 		{"holds", "fails (C − B: partition.alpha=0.1 +10.00, partition.alpha=1 -1.00)"},
 	}
 	pc := ComparePaper(p, nil, g, p.Table("toy"), nil)
@@ -348,19 +412,29 @@ claims:
 	}
 	for i, v := range pc.Claims {
 		if v.Ours != want[i].ours || v.Paper != want[i].paper {
-			t.Errorf("claim %q: ours %q, paper %q; want %q, %q", v.Claim.Claim, v.Ours, v.Paper, want[i].ours, want[i].paper)
+			t.Errorf(
+				"claim %q: ours %q, paper %q; want %q, %q",
+				v.Claim.Claim,
+				v.Ours,
+				v.Paper,
+				want[i].ours,
+				want[i].paper,
+			)
 		}
 	}
 	drawn := ComparePaper(p, nil, g, p.Table("drawn"), nil)
 	if v := drawn.Claims[0]; v.Ours != "holds" || v.Paper != "no numbers (the paper draws this as a figure)" {
 		t.Errorf("a claim on a drawn table: ours %q, paper %q", v.Ours, v.Paper)
 	}
-	if md := drawn.Markdown(); !strings.Contains(md, "| C | 35.00 ± 1.00 [") || strings.Contains(md, " · ") || !strings.Contains(md, "prints no numbers") || strings.Contains(md, "Rank agreement") {
+	if md := drawn.Markdown(); !strings.Contains(md, "| C | 35.00 ± 1.00 [") || strings.Contains(md, " · ") ||
+		!strings.Contains(md, "prints no numbers") ||
+		strings.Contains(md, "Rank agreement") {
 		t.Errorf("a drawn table's comparison shows more than ours:\n%s", md)
 	}
 	for _, bad := range []string{
 		"tables: [{manifest: d, paper: D, drawn: true, columns: [\"1\"], rows: [{row: a, name: A, values: [\"1\"]}]}]",
-		"tables: [{manifest: d, paper: D, columns: [\"1\"], rows: [{row: a, name: A, values: [\"1\"]}]}]\nclaims: [{claim: c, tables: [d], widens: [A]}]",
+		"tables: [{manifest: d, paper: D, columns: [\"1\"], rows: [{row: a, name: A, values: [\"1\"]}]}]\nclaims: " +
+			"[{claim: c, tables: [d], widens: [A]}]",
 	} {
 		if _, err := published.Parse([]byte(bad)); err == nil {
 			t.Errorf("accepted: %s", bad)
@@ -395,7 +469,11 @@ claims:
 	}
 	e := func(mean, std float64) report.Entry { return report.Entry{Mean: mean, Std: std, Seeds: 3} }
 	g := &report.Grid{
-		Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"},
+		Spec: manifests.Table{
+			Rows:    []string{"algorithm"},
+			Columns: []string{"partition.alpha"},
+			Value:   "test_acc_mean",
+		},
 		RowLabels: [][]string{{"a(x=1)"}, {"b(x=1)"}, {"c(x=1)"}},
 		ColLabels: [][]string{{"0.1"}, {"1"}, {"10"}},
 		Entries: [][]report.Entry{
@@ -406,8 +484,11 @@ claims:
 	}
 	pc := ComparePaper(p, nil, g, p.Table("toy"), nil)
 	want := []string{
-		"fails by divergence: holds for A; fails by divergence for B (B: the mean at partition.alpha=1, partition.alpha=10 *, the mean at partition.alpha=0.1 65.00); " +
-			"not decided for C (1 of 1 comparisons within the noise at 95%, e.g. C: the mean at partition.alpha=1, partition.alpha=10 66.00, the mean at partition.alpha=0.1 65.00: difference +1.00, 95% interval [-8.82, +10.82])",
+		"fails by divergence: holds for A; fails by divergence for B (B: the mean at partition.alpha=1, " +
+			"partition.alpha=10 *, the mean at partition.alpha=0.1 65.00); " +
+			"not decided for C (1 of 1 comparisons within the noise at 95%, e.g. C: the mean at partition.alpha=1, " +
+			"partition.alpha=10 66.00, the mean at partition.alpha=0.1 65.00: difference +1.00, 95% interval [-8.82, " +
+			"+10.82])",
 		"fails (A: partition.alpha=1 62.00, partition.alpha=0.1 65.00)",
 	}
 	for i, v := range pc.Claims {
@@ -415,7 +496,8 @@ claims:
 			t.Errorf("claim %q: ours %q;\nwant %q", v.Claim.Claim, v.Ours, want[i])
 		}
 	}
-	if _, err := published.Parse([]byte("tables: [{manifest: d, paper: D, columns: [\"1\"], rows: [{row: a, name: A, values: [\"1\"]}]}]\nclaims: [{claim: c, tables: [d], order: [A], group_means: true}]")); err == nil {
+	if _, err := published.Parse([]byte("tables: [{manifest: d, paper: D, columns: [\"1\"], rows: [{row: a, name: A, " +
+		"values: [\"1\"]}]}]\nclaims: [{claim: c, tables: [d], order: [A], group_means: true}]")); err == nil {
 		t.Error("group_means without a column_order accepted")
 	}
 }
@@ -464,15 +546,21 @@ claims:
 		t.Errorf("against a diverged row: %q, want holds", v.Ours)
 	}
 	curves[1].Series[1].DivergedSeeds, curves[1].Series[0].DivergedSeeds = 0, 1 // A never gets there in column 1
-	if v, want := ComparePaper(p, nil, g, p.Table("toy"), curves).Claims[0], "fails by divergence (partition.alpha=1: A gets within 0.5 points of its final never (it diverged), B at round 40)"; v.Ours != want {
-		t.Errorf("a diverged row: %q, want %q", v.Ours, want)
+	diverged := "fails by divergence " +
+		"(partition.alpha=1: A gets within 0.5 points of its final never (it diverged), B at round 40)"
+	if v := ComparePaper(p, nil, g, p.Table("toy"), curves).Claims[0]; v.Ours != diverged {
+		t.Errorf("a diverged row: %q, want %q", v.Ours, diverged)
 	}
 	if v := ComparePaper(p, nil, g, p.Table("toy"), nil).Claims[0]; !strings.HasPrefix(v.Ours, "not decided here") {
 		t.Errorf("without curves: %q", v.Ours)
 	}
-	table := "tables: [{manifest: toy, paper: Toy, columns: [\"1\"], rows: [{row: a, name: A, values: [\"1\"]}, {row: b, name: B, values: [\"2\"]}]}]\n"
-	for _, bad := range []string{"{within: 0, fewer: 0.4, faster: [A, B]}", "{within: 0.5, fewer: 1, faster: [A, B]}", "{within: 0.5, fewer: 0.4, faster: [A]}"} {
-		if _, err := published.Parse([]byte(table + "claims: [{claim: c, tables: [toy], converges: " + bad + "}]")); err == nil || !strings.Contains(err.Error(), "converges needs") {
+	table := "tables: [{manifest: toy, paper: Toy, columns: [\"1\"], rows: [{row: a, name: A, values: [\"1\"]}, " +
+		"{row: b, name: B, values: [\"2\"]}]}]\n"
+	for _, bad := range []string{"{within: 0, fewer: 0.4, faster: [A, B]}", "{within: 0.5, fewer: 1, faster: [A, " +
+		"B]}", "{within: 0.5, fewer: 0.4, faster: [A]}"} {
+		if _, err := published.Parse([]byte(table + "claims: [{claim: c, tables: [toy], converges: " + bad +
+			"}]")); err == nil ||
+			!strings.Contains(err.Error(), "converges needs") {
 			t.Errorf("converges: %s accepted (%v)", bad, err)
 		}
 	}
@@ -575,7 +663,11 @@ claims:
 	}
 	e := func(mean float64) report.Entry { return report.Entry{Mean: mean, Std: 0.01, Seeds: 3} }
 	g := &report.Grid{
-		Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean"},
+		Spec: manifests.Table{
+			Rows:    []string{"algorithm"},
+			Columns: []string{"partition.alpha"},
+			Value:   "test_acc_mean",
+		},
 		RowLabels: [][]string{{"a"}, {"b"}, {"c"}, {"d"}},
 		ColLabels: [][]string{{"1"}, {"5"}, {"10"}},
 		Entries: [][]report.Entry{
@@ -588,13 +680,27 @@ claims:
 	// 1 point of std over 3 seeds on each side: the difference's 95%
 	// interval is ±2.776·√(2/3) = ±2.27 points (Welch, 4 degrees of freedom).
 	want := []struct{ ours, paper string }{
-		{"not decided: holds for A and B; C diverged in all 3 cells", "not decided: holds for A and B; C diverged in all 3 cells"},
-		{"not decided (2 of 3 comparisons within the noise at 95%, e.g. partition.alpha=5: A 98.00, B 97.00: difference +1.00, 95% interval [-1.27, +3.27])", "holds"},
+		{
+			"not decided: holds for A and B; C diverged in all 3 cells",
+			"not decided: holds for A and B; C diverged in all 3 cells",
+		},
+		{
+			"not decided (2 of 3 comparisons within the noise at 95%, e.g. partition.alpha=5: A 98.00, B 97.00: " +
+				"difference +1.00, 95% interval [-1.27, +3.27])",
+			"holds",
+		},
 		{"cannot be decided: C diverged in all 3 cells", "cannot be decided: C diverged in all 3 cells"},
 		{"cannot be decided: C diverged in all 3 cells", "cannot be decided: C diverged in all 3 cells"},
-		{"not decided: not decided for A (2 of 3 comparisons within the noise at 95%, e.g. partition.alpha=5: A 98.00, B 97.00: difference +1.00, 95% interval [-1.27, +3.27]); C diverged in all 3 cells",
-			"not decided: holds for A; C diverged in all 3 cells"},
-		{"not decided (1 of 1 comparisons within the noise at 95%, e.g. partition.alpha=1: D 99.00, A 95.00: one seed, no interval)", "holds"},
+		{
+			"not decided: not decided for A (2 of 3 comparisons within the noise at 95%, e.g. partition.alpha=5: A " +
+				"98.00, B 97.00: difference +1.00, 95% interval [-1.27, +3.27]); C diverged in all 3 cells",
+			"not decided: holds for A; C diverged in all 3 cells",
+		},
+		{
+			"not decided (1 of 1 comparisons within the noise at 95%, e.g. partition.alpha=1: D 99.00, A 95.00: one " +
+				"seed, no interval)",
+			"holds",
+		},
 	}
 	pc := ComparePaper(p, nil, g, p.Table("toy"), nil)
 	if len(pc.Claims) != len(want) {
@@ -602,19 +708,30 @@ claims:
 	}
 	for i, v := range pc.Claims {
 		if v.Ours != want[i].ours || v.Paper != want[i].paper {
-			t.Errorf("claim %q:\nours  %q\npaper %q\nwant  %q\n      %q", v.Claim.Claim, v.Ours, v.Paper, want[i].ours, want[i].paper)
+			t.Errorf(
+				"claim %q:\nours  %q\npaper %q\nwant  %q\n      %q",
+				v.Claim.Claim,
+				v.Ours,
+				v.Paper,
+				want[i].ours,
+				want[i].paper,
+			)
 		}
 	}
 	// More seeds could decide A over B at 5 and 10, and D over A at 1 (one
 	// seed); nothing where C, which diverged throughout, takes part.
-	if got, want := pc.NoisyEntries(), [][2]int{{0, 1}, {1, 1}, {0, 2}, {1, 2}, {3, 0}, {0, 0}}; !slices.Equal(got, want) {
+	if got, want := pc.NoisyEntries(), [][2]int{{0, 1}, {1, 1}, {0, 2}, {1, 2}, {3, 0}, {0, 0}}; !slices.Equal(
+		got,
+		want,
+	) {
 		t.Errorf("entries within the noise %v, want %v", got, want)
 	}
 	p.Confidence = 0.5 // the t quantile of 4 degrees of freedom at 75%: 0.741, ±0.61 points
 	if v := ComparePaper(p, nil, g, p.Table("toy"), nil).Claims[1]; v.Ours != "holds" {
 		t.Errorf("A over B at 50%%: %q, want holds", v.Ours)
 	}
-	if md := pc.Markdown(); !strings.Contains(md, "decided at 95% by Welch's interval") || !strings.Contains(md, "cannot be decided where a row diverged in every cell") {
+	if md := pc.Markdown(); !strings.Contains(md, "decided at 95% by Welch's interval") ||
+		!strings.Contains(md, "cannot be decided where a row diverged in every cell") {
 		t.Errorf("the legend does not define the verdicts:\n%s", md)
 	}
 }
@@ -649,7 +766,12 @@ claims:
 	} {
 		sel := &report.Selection{RunnerUp: "0.2", Margin: 0.05, Stability: c.stability}
 		g := &report.Grid{
-			Spec:      manifests.Table{Rows: []string{"algorithm"}, Columns: []string{"partition.alpha"}, Value: "test_acc_mean", Select: "lr"},
+			Spec: manifests.Table{
+				Rows:    []string{"algorithm"},
+				Columns: []string{"partition.alpha"},
+				Value:   "test_acc_mean",
+				Select:  "lr",
+			},
 			RowLabels: [][]string{{"a"}, {"b"}},
 			ColLabels: [][]string{{"1"}},
 			Entries: [][]report.Entry{

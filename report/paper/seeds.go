@@ -19,14 +19,21 @@ type target struct {
 // with the next seed of each choice in question (targets) that has fewer
 // than upTo seeds; open counts the entries with a choice at upTo. The
 // same table gives the same cells.
-func MoreSeeds(plan *manifests.Plan, grid *report.Grid, upTo int) (adds []map[string]json.RawMessage, open int, err error) {
+func MoreSeeds(
+	plan *manifests.Plan,
+	grid *report.Grid,
+	upTo int,
+) (adds []map[string]json.RawMessage, open int, err error) {
 	targets, err := targetsOf(plan, grid)
 	if err != nil {
 		return nil, 0, err
 	}
 	seen, capped := map[string]bool{}, map[[2]int]bool{}
 	for _, tg := range targets {
-		cells := slices.DeleteFunc(slices.Clone(grid.Cells[tg.row][tg.col]), func(i int) bool { return grid.Choices[i] != tg.choice })
+		cells := slices.DeleteFunc(
+			slices.Clone(grid.Cells[tg.row][tg.col]),
+			func(i int) bool { return grid.Choices[i] != tg.choice },
+		)
 		if len(cells) >= upTo {
 			capped[[2]int{tg.row, tg.col}] = true
 			continue

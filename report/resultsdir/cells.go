@@ -30,9 +30,20 @@ func (x *Exported) FinishedCells(cells string) ([]int, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(field))
 		switch {
 		case err != nil || n < 1 || n > len(finals):
-			return nil, fmt.Errorf("%w: --cells %s: %q is not a cell of the %d (from 1)", state.ErrBadArgument, cells, field, len(finals))
+			return nil, fmt.Errorf(
+				"%w: --cells %s: %q is not a cell of the %d (from 1)",
+				state.ErrBadArgument,
+				cells,
+				field,
+				len(finals),
+			)
 		case finals[n-1].Status == "":
-			return nil, fmt.Errorf("%w: --cells %s: cell %d did not finish in the results, so there is nothing to compare", state.ErrBadArgument, cells, n)
+			return nil, fmt.Errorf(
+				"%w: --cells %s: cell %d did not finish in the results, so there is nothing to compare",
+				state.ErrBadArgument,
+				cells,
+				n,
+			)
 		}
 		picked = append(picked, n-1)
 	}

@@ -48,7 +48,14 @@ func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error
 		return fmt.Errorf("%w: %s: %v", state.ErrBadArgument, path, err)
 	}
 	if r.Manifest != x.Registration.Plan.Hash {
-		return fmt.Errorf("%w: %s records manifest %.12s, not %.12s of %s", state.ErrBadArgument, path, r.Manifest, x.Registration.Plan.Hash, RegistrationFile)
+		return fmt.Errorf(
+			"%w: %s records manifest %.12s, not %.12s of %s",
+			state.ErrBadArgument,
+			path,
+			r.Manifest,
+			x.Registration.Plan.Hash,
+			RegistrationFile,
+		)
 	}
 	for _, name := range []string{RegistrationFile, FinalFile, RoundsFile} {
 		if _, ok := r.Files[name]; !ok {
@@ -85,21 +92,46 @@ func (x *Exported) checkRecord(dir string, read func(name string) ([]byte, error
 		}
 		if digestOf(got) != r.Files[name] {
 			if _, err := os.Lstat(filepath.Join(dir, name)); errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("%w: %s is not there, and written again from %s and %s it is not what %s records (another build of ump wrote it): restore it from where the directory came from",
-					state.ErrBadArgument, filepath.Join(dir, name), FinalFile, RoundsFile, RecordFile)
+				return fmt.Errorf(
+					"%w: %s is not there, and written again from %s and %s it is not what %s records (another build "+
+						"of ump wrote it): restore it from where the directory came from",
+					state.ErrBadArgument,
+					filepath.Join(dir, name),
+					FinalFile,
+					RoundsFile,
+					RecordFile,
+				)
 			}
-			return fmt.Errorf("%w: %s was changed after ump report wrote it: its digest is not the one %s records", state.ErrBadArgument, filepath.Join(dir, name), RecordFile)
+			return fmt.Errorf(
+				"%w: %s was changed after ump report wrote it: its digest is not the one %s records",
+				state.ErrBadArgument,
+				filepath.Join(dir, name),
+				RecordFile,
+			)
 		}
 		results[name] = got
 	}
 	if r.Signer != "" || r.Signature != "" {
-		if !signing.Verifies(r.Signer, r.signed(), r.Signature) && !signing.Verifies(r.Signer, r.signedV1(), r.Signature) {
-			return fmt.Errorf("%w: %s carries a signature of its results by %s that does not verify: the record was changed after signing", state.ErrBadArgument, path, display.Terminal(r.Signer))
+		if !signing.Verifies(r.Signer, r.signed(), r.Signature) &&
+			!signing.Verifies(r.Signer, r.signedV1(), r.Signature) {
+			return fmt.Errorf(
+				"%w: %s carries a signature of its results by %s that does not verify: the record was changed after "+
+					"signing",
+				state.ErrBadArgument,
+				path,
+				display.Terminal(r.Signer),
+			)
 		}
 		x.Signer = r.Signer
 	}
-	if rr := r.Report; rr != nil && (rr.Signer != "" || rr.Signature != "") && !signing.Verifies(rr.Signer, r.reportSigned(), rr.Signature) {
-		return fmt.Errorf("%w: %s carries a signature of its report by %s that does not verify: the record was changed after signing", state.ErrBadArgument, path, display.Terminal(rr.Signer))
+	if rr := r.Report; rr != nil && (rr.Signer != "" || rr.Signature != "") &&
+		!signing.Verifies(rr.Signer, r.reportSigned(), rr.Signature) {
+		return fmt.Errorf(
+			"%w: %s carries a signature of its report by %s that does not verify: the record was changed after signing",
+			state.ErrBadArgument,
+			path,
+			display.Terminal(rr.Signer),
+		)
 	}
 	if all {
 		x.keep(&r, results)
@@ -130,7 +162,12 @@ func (x *Exported) keep(r *Record, results map[string][]byte) {
 // where it is absent and derived from the tables (the CSV copies, the
 // manifest), written again from them (derived: x.encode) when all is set
 // (nil without).
-func (x *Exported) resultFile(dir, name string, read func(name string) ([]byte, error), all bool, derived func() (map[string][]byte, error)) ([]byte, error) {
+func (x *Exported) resultFile(
+	dir, name string,
+	read func(name string) ([]byte, error),
+	all bool,
+	derived func() (map[string][]byte, error),
+) ([]byte, error) {
 	_, err := os.Lstat(filepath.Join(dir, name))
 	needed := []string{RegistrationFile, FinalFile, RoundsFile, CellsFile} // not written again from the tables
 	if !errors.Is(err, fs.ErrNotExist) || slices.Contains(needed, name) {
@@ -149,7 +186,11 @@ func (x *Exported) resultFile(dir, name string, read func(name string) ([]byte, 
 	if data, ok := files[name]; ok {
 		return data, nil
 	}
-	return nil, fmt.Errorf("%w: %s: not found, and not a file ump report writes", state.ErrBadArgument, filepath.Join(dir, name))
+	return nil, fmt.Errorf(
+		"%w: %s: not found, and not a file ump report writes",
+		state.ErrBadArgument,
+		filepath.Join(dir, name),
+	)
 }
 
 // onlyListed refuses a file in dir that the record does not list, but for
@@ -161,7 +202,13 @@ func onlyListed(dir string, listed map[string]string) error {
 	}
 	for _, e := range entries {
 		if _, ok := listed[e.Name()]; !ok && e.Name() != RecordFile && !isFigureFile(e) {
-			return fmt.Errorf("%w: %s holds %s, which its %s does not list: a file ump report did not write", state.ErrBadArgument, dir, e.Name(), RecordFile)
+			return fmt.Errorf(
+				"%w: %s holds %s, which its %s does not list: a file ump report did not write",
+				state.ErrBadArgument,
+				dir,
+				e.Name(),
+				RecordFile,
+			)
 		}
 	}
 	return nil
@@ -194,7 +241,8 @@ func (x *Exported) checkFinal() error {
 			return fmt.Errorf("cell %d has a second row (row %d); a final table has one row per cell", c, r+1)
 		case s != eventlog.Completed && s != eventlog.Diverged:
 			return fmt.Errorf("cell %d has status %q; an export holds completed and diverged cells", c, s)
-		case s == eventlog.Completed && (value == nil || value.Floats == nil || value.Null != nil && value.Null[r] || math.IsNaN(value.Floats[r]) || math.IsInf(value.Floats[r], 0)):
+		case s == eventlog.Completed && (value == nil || value.Floats == nil || value.Null != nil && value.Null[r] ||
+			math.IsNaN(value.Floats[r]) || math.IsInf(value.Floats[r], 0)):
 			return fmt.Errorf("completed cell %d has no number for %s", c, report.Layout(&x.Registration.Plan).Value)
 		}
 		seen[c] = true
@@ -220,7 +268,14 @@ func checkMagnitudes(t *artifacts.Table) error {
 				if cells != nil && r < len(cells.Ints) {
 					cell = strconv.FormatInt(cells.Ints[r], 10)
 				}
-				return fmt.Errorf("row %d (cell %s) holds %s = %g, beyond any number ump records (|x| <= %g)", r+1, cell, c.Name, v, maxMagnitude)
+				return fmt.Errorf(
+					"row %d (cell %s) holds %s = %g, beyond any number ump records (|x| <= %g)",
+					r+1,
+					cell,
+					c.Name,
+					v,
+					maxMagnitude,
+				)
 			}
 		}
 	}
@@ -238,7 +293,11 @@ func (x *Exported) checkLastRounds(cells []int64, value *artifacts.Column) error
 		return nil // a table without the value (every cell diverged before a number): nothing to match
 	}
 	if rc == nil || rc.Ints == nil || rr == nil || rr.Ints == nil || rv == nil || rv.Floats == nil {
-		return fmt.Errorf("%s has no integer columns cell and round and no %s to check the final figures against", RoundsFile, name)
+		return fmt.Errorf(
+			"%s has no integer columns cell and round and no %s to check the final figures against",
+			RoundsFile,
+			name,
+		)
 	}
 	last := map[int64]int{} // cell -> its row of the latest round
 	for r, c := range rc.Ints {
@@ -259,7 +318,15 @@ func (x *Exported) checkLastRounds(cells []int64, value *artifacts.Column) error
 			v = math.NaN()
 		}
 		if f != v && !(math.IsNaN(f) && math.IsNaN(v)) {
-			return fmt.Errorf("cell %d's %s is %v, but its last round (%d) in %s has %v: a final figure is its last round's", c, name, f, rr.Ints[l], RoundsFile, v)
+			return fmt.Errorf(
+				"cell %d's %s is %v, but its last round (%d) in %s has %v: a final figure is its last round's",
+				c,
+				name,
+				f,
+				rr.Ints[l],
+				RoundsFile,
+				v,
+			)
 		}
 	}
 	return nil

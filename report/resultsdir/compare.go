@@ -54,7 +54,13 @@ func sameSettings(c manifests.Cell) string {
 func Compare(nameA, nameB string, a, b *Exported) (*Comparison, error) {
 	pa, pb := &a.Registration.Plan, &b.Registration.Plan
 	if pa.Manifest.Name != pb.Manifest.Name {
-		return nil, fmt.Errorf("%s is manifest %s and %s is %s: compare two computations of one manifest", nameA, pa.Manifest.Name, nameB, pb.Manifest.Name)
+		return nil, fmt.Errorf(
+			"%s is manifest %s and %s is %s: compare two computations of one manifest",
+			nameA,
+			pa.Manifest.Name,
+			nameB,
+			pb.Manifest.Name,
+		)
 	}
 	spec := report.Layout(pa)
 	c := &Comparison{A: nameA, B: nameB, XA: a, XB: b, Value: spec.Value}
@@ -77,7 +83,16 @@ func Compare(nameA, nameB string, a, b *Exported) (*Comparison, error) {
 		switch {
 		case ok && finished(fa[i]) && finished(fb[j]):
 			matched[j] = true
-			c.Cells = append(c.Cells, CellPair{Label: cell.LabelString(), StatusA: fa[i].Status, StatusB: fb[j].Status, A: fa[i].Figures[spec.Value], B: fb[j].Figures[spec.Value]})
+			c.Cells = append(
+				c.Cells,
+				CellPair{
+					Label:   cell.LabelString(),
+					StatusA: fa[i].Status,
+					StatusB: fb[j].Status,
+					A:       fa[i].Figures[spec.Value],
+					B:       fb[j].Figures[spec.Value],
+				},
+			)
 		case finished(fa[i]):
 			c.OnlyA++
 		}
@@ -127,7 +142,12 @@ func (c *Comparison) Markdown() string {
 		x    *Exported
 	}{{"A", c.XA}, {"B", c.XB}} {
 		if len(x.x.Absent) > 0 {
-			fmt.Fprintf(&b, "- %s lacks %s, which its record lists (not needed here)\n", x.name, strings.Join(x.x.Absent, ", "))
+			fmt.Fprintf(
+				&b,
+				"- %s lacks %s, which its record lists (not needed here)\n",
+				x.name,
+				strings.Join(x.x.Absent, ", "),
+			)
 		}
 	}
 	c.writeShort(&b)
@@ -165,10 +185,22 @@ func (c *Comparison) writeShort(b *strings.Builder) {
 			same++
 		}
 	}
-	fmt.Fprintf(b, "\n**In short.** %d cells are in both, matched by their settings (the engine aside); %d of them have the same status and %s.",
-		len(c.Cells), same, c.Value)
+	fmt.Fprintf(
+		b,
+		"\n**In short.** %d cells are in both, matched by their settings (the engine aside); %d of them have the "+
+			"same status and %s.",
+		len(c.Cells),
+		same,
+		c.Value,
+	)
 	if sa, sb := seedCounts(c.GridA), seedCounts(c.GridB); sa != sb {
-		fmt.Fprintf(b, " The table's entries differ because their seeds differ: each of A's is a mean over %s, each of B's over %s; compare the cells, not the entries.", sa, sb)
+		fmt.Fprintf(
+			b,
+			" The table's entries differ because their seeds differ: each of A's is a mean over %s, each of B's over "+
+				"%s; compare the cells, not the entries.",
+			sa,
+			sb,
+		)
 	} else {
 		fmt.Fprintf(b, " The table's entries are means over the same seeds on both sides (%s each).", sa)
 	}
@@ -215,8 +247,16 @@ func (c *Comparison) writeCells(b *strings.Builder) {
 			diffs = append(diffs, p.B-p.A)
 		}
 	}
-	fmt.Fprintf(b, "\n**Cells.** %d cells finished in both (%d in A alone, %d in B alone). The status agrees in %d; it differs in %d.\n",
-		len(c.Cells), c.OnlyA, c.OnlyB, agree, len(statusDiffer))
+	fmt.Fprintf(
+		b,
+		"\n**Cells.** %d cells finished in both (%d in A alone, %d in B alone). The status agrees in %d; it differs "+
+			"in %d.\n",
+		len(c.Cells),
+		c.OnlyA,
+		c.OnlyB,
+		agree,
+		len(statusDiffer),
+	)
 	for _, s := range statusDiffer {
 		fmt.Fprintf(b, "- %s\n", s)
 	}
@@ -230,9 +270,18 @@ func (c *Comparison) writeCells(b *strings.Builder) {
 	slices.Sort(abs)
 	sorted := slices.Clone(diffs)
 	slices.Sort(sorted)
-	fmt.Fprintf(b, "\n%s, B − A, over the %d cells both completed: median %s; |B − A| median %s, 90th percentile %s, largest %s; %d identical.\n",
-		c.Value, len(diffs), number(stats.Quantile(sorted, 0.5), "+"), number(stats.Quantile(abs, 0.5), ""), number(stats.Quantile(abs, 0.9), ""),
-		number(abs[len(abs)-1], ""), count(abs, 0))
+	fmt.Fprintf(
+		b,
+		"\n%s, B − A, over the %d cells both completed: median %s; |B − A| median %s, 90th percentile %s, largest "+
+			"%s; %d identical.\n",
+		c.Value,
+		len(diffs),
+		number(stats.Quantile(sorted, 0.5), "+"),
+		number(stats.Quantile(abs, 0.5), ""),
+		number(stats.Quantile(abs, 0.9), ""),
+		number(abs[len(abs)-1], ""),
+		count(abs, 0),
+	)
 	type big struct {
 		label string
 		d     float64
@@ -284,7 +333,8 @@ func (c *Comparison) writeTable(b *strings.Builder) {
 			if len(ga.ColLabels) > 1 {
 				where += " at " + ga.ColumnTitle(col)
 			}
-			if ta, tb := ga.Text(ea, "±"), gb.Text(eb, "±"); ta != tb && (ea.Diverged != eb.Diverged || math.Abs(ea.Mean-eb.Mean) >= 0.001) {
+			if ta, tb := ga.Text(ea, "±"), gb.Text(eb, "±"); ta != tb &&
+				(ea.Diverged != eb.Diverged || math.Abs(ea.Mean-eb.Mean) >= 0.001) {
 				entries = append(entries, fmt.Sprintf("- %s: A %s, B %s", where, ta, tb))
 			}
 			if ea.Select != eb.Select && (ga.Spec.Scope() != manifests.PerRow || col == 0) {
@@ -292,7 +342,19 @@ func (c *Comparison) writeTable(b *strings.Builder) {
 				if ga.Spec.Scope() != manifests.PerRow {
 					w = where
 				}
-				choices = append(choices, fmt.Sprintf("- %s: A %s=%s%s, B %s=%s%s", w, ga.Spec.Select, ea.Select, sureness(ea), ga.Spec.Select, eb.Select, sureness(eb)))
+				choices = append(
+					choices,
+					fmt.Sprintf(
+						"- %s: A %s=%s%s, B %s=%s%s",
+						w,
+						ga.Spec.Select,
+						ea.Select,
+						sureness(ea),
+						ga.Spec.Select,
+						eb.Select,
+						sureness(eb),
+					),
+				)
 			}
 		}
 	}

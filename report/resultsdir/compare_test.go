@@ -32,7 +32,8 @@ func TestCompareFindsWhatDiffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := same.Markdown()
-	for _, want := range []string{"252 cells finished in both (0 in A alone, 0 in B alone). The status agrees in 252; it differs in 0.",
+	for _, want := range []string{"252 cells finished in both (0 in A alone, 0 in B alone). The status agrees in " +
+		"252; it differs in 0.",
 		"largest 0.0000", "Entries both have that differ by 0.001 or more, or in status (0): none.",
 		"Choices of lr that differ (0): none.",
 		"Verdicts on the paper's claims that differ (0 of the 3 that both sides can decide; " +
@@ -62,7 +63,9 @@ func TestCompareFindsWhatDiffers(t *testing.T) {
 	label := func(r int) string { return a.Registration.Plan.Cells[cells.Ints[r]-1].LabelString() }
 	var changed []int
 	for r := range status.Strings {
-		if status.Strings[r] == "completed" && strings.HasPrefix(label(r), "algorithm=d-sum(alpha=2,beta=0.9) lr=0.01 ") && len(changed) < 2 {
+		if status.Strings[r] == "completed" &&
+			strings.HasPrefix(label(r), "algorithm=d-sum(alpha=2,beta=0.9) lr=0.01 ") &&
+			len(changed) < 2 {
 			changed = append(changed, r)
 		}
 	}
@@ -73,18 +76,21 @@ func TestCompareFindsWhatDiffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	md = cmp.Markdown()
-	for _, want := range []string{"The status agrees in 251; it differs in 1.", "- " + label(changed[0]) + ": A completed, B diverged",
+	for _, want := range []string{"The status agrees in 251; it differs in 1.", "- " + label(changed[0]) + ": A " +
+		"completed, B diverged",
 		"Cells that differ by 0.01 or more (1, largest first):\n- " + label(changed[1]) + ": +0.2000"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the comparison lacks %q:\n%s", want, md)
 		}
 	}
-	if !strings.Contains(md, "Entries both have that differ by 0.001 or more, or in status (") || strings.Contains(md, "or in status (0)") {
+	if !strings.Contains(md, "Entries both have that differ by 0.001 or more, or in status (") ||
+		strings.Contains(md, "or in status (0)") {
 		t.Errorf("no table entry differs:\n%s", md)
 	}
 	other := b
 	other.Registration.Plan.Manifest.Name = "table2-mnist"
-	if _, err := Compare("A", "C", a, &other); err == nil || !strings.Contains(err.Error(), "compare two computations of one manifest") {
+	if _, err := Compare("A", "C", a, &other); err == nil ||
+		!strings.Contains(err.Error(), "compare two computations of one manifest") {
 		t.Errorf("two manifests compared: %v", err)
 	}
 }
@@ -118,7 +124,8 @@ func TestReadExportedFinalsNamesWhatIsAbsent(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "final.csv"), []byte("edited"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for name, read := range map[string]func(string) (*Exported, error){"ReadExported": ReadExported, "ReadExportedFinals": ReadExportedFinals} {
+	for name, read := range map[string]func(string) (*Exported, error){"ReadExported": ReadExported,
+		"ReadExportedFinals": ReadExportedFinals} {
 		if _, err := read(dir); err == nil || !strings.Contains(err.Error(), "was changed after ump report wrote it") {
 			t.Errorf("%s read an edited file: %v", name, err)
 		}
@@ -139,7 +146,15 @@ func TestCompareSaysWhichSideFinishedAndEachSidesVerdicts(t *testing.T) {
 		x := *a
 		final := &artifacts.Table{Metadata: a.Final.Metadata}
 		for _, c := range a.Final.Columns {
-			c.Strings, c.Floats, c.Null, c.Ints = slices.Clone(c.Strings), slices.Clone(c.Floats), slices.Clone(c.Null), slices.Clone(c.Ints)
+			c.Strings, c.Floats, c.Null, c.Ints = slices.Clone(
+				c.Strings,
+			), slices.Clone(
+				c.Floats,
+			), slices.Clone(
+				c.Null,
+			), slices.Clone(
+				c.Ints,
+			)
 			final.Columns = append(final.Columns, c)
 		}
 		cells := final.Column("cell")
@@ -168,7 +183,8 @@ func TestCompareSaysWhichSideFinishedAndEachSidesVerdicts(t *testing.T) {
 	for _, c := range []struct {
 		a, b *Exported
 		want string
-	}{{a, partial, "251 cells finished in both (1 in A alone, 0 in B alone)"}, {partial, a, "251 cells finished in both (0 in A alone, 1 in B alone)"}} {
+	}{{a, partial, "251 cells finished in both (1 in A alone, 0 in B alone)"}, {partial, a, "251 cells finished in " +
+		"both (0 in A alone, 1 in B alone)"}} {
 		cmp, err := Compare("A", "B", c.a, c.b)
 		if err != nil {
 			t.Fatal(err)
@@ -216,7 +232,8 @@ func TestCompareSaysWhichSideFinishedAndEachSidesVerdicts(t *testing.T) {
 	if differ == 0 {
 		t.Fatalf("raising D-SUM by 0.05 changed no verdict: the test cannot tell the sides apart\n%s", md)
 	}
-	for _, want := range []string{"- A: A (manifest 2c03d21133b3; go-cpu-float32/v2 ", "; results unsigned: no key vouches for them)\n- B: B (manifest 2c03d21133b3; ",
+	for _, want := range []string{"- A: A (manifest 2c03d21133b3; go-cpu-float32/v2 ", "; results unsigned: no key " +
+		"vouches for them)\n- B: B (manifest 2c03d21133b3; ",
 		"; results signed by ed25519:a-key-of-bob)\n"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the comparison does not say who vouches for each side (%q):\n%s", want, md)
@@ -267,16 +284,27 @@ func TestCompareOfASampleSaysTheSeedsDiffer(t *testing.T) {
 	}
 	md := cmp.Markdown()
 	head, _, _ := strings.Cut(md, "**Cells.**")
-	want := fmt.Sprintf("**In short.** %d cells are in both, matched by their settings (the engine aside); %d of them have the same status and test_acc_mean. "+
-		"The table's entries differ because their seeds differ: each of A's is a mean over 1 seed, each of B's over 3 seeds; compare the cells, not the entries.", len(rows), len(rows))
+	want := fmt.Sprintf(
+		"**In short.** %d cells are in both, matched by their settings (the engine aside); %d of them have the same "+
+			"status and test_acc_mean. "+
+			"The table's entries differ because their seeds differ: each of A's is a mean over 1 seed, each of B's "+
+			"over 3 seeds; compare the cells, not the entries.",
+		len(rows),
+		len(rows),
+	)
 	if !strings.Contains(head, want) {
 		t.Errorf("the comparison's first lines lack %q:\n%s", want, head)
 	}
 	// GT-DSUM's claim cannot be decided on either side (it diverged in
 	// every cell): left out, and counted
 	_, verdicts, ok := strings.Cut(md, "Verdicts on the paper's claims")
-	if !ok || !strings.HasPrefix(verdicts, " that differ (1 of the 3 that both sides can decide; 1 that a side cannot decide left out;") ||
-		strings.Contains(verdicts, "not run") || strings.Contains(verdicts, "cannot be decided") {
+	if !ok ||
+		!strings.HasPrefix(
+			verdicts,
+			" that differ (1 of the 3 that both sides can decide; 1 that a side cannot decide left out;",
+		) ||
+		strings.Contains(verdicts, "not run") ||
+		strings.Contains(verdicts, "cannot be decided") {
 		t.Errorf("the verdicts do not leave out, and count, the claim a side cannot decide:%s", verdicts)
 	}
 	if same, _ := Compare("A", "B", full, full); !strings.Contains(same.Markdown(), "on both sides (3 seeds each)") {
@@ -294,7 +322,11 @@ func TestCompareWritesLargeDifferencesShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if md, want := cmp.Markdown(), "median +1e+09; |B − A| median 1e+09, 90th percentile 1e+09, largest 1e+09; 0 identical."; !strings.Contains(md, want) {
+	if md, want := cmp.Markdown(), "median +1e+09; |B − A| median 1e+09, 90th percentile 1e+09, largest 1e+09; 0 "+
+		"identical."; !strings.Contains(
+		md,
+		want,
+	) {
 		t.Errorf("the comparison lacks %q:\n%s", want, md)
 	}
 }

@@ -231,8 +231,16 @@ func (x *Exported) encode() (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	manifest := fmt.Appendf(nil, "# The manifest ump ran (normalised: defaults written out); `ump run` of this\n# file runs it again, with hash %s.\n", x.Registration.Plan.Hash)
-	files := map[string][]byte{RegistrationFile: append(reg, '\n'), ManifestFile: append(manifest, manifests.YAML(x.Registration.Plan.Manifest)...)}
+	manifest := fmt.Appendf(
+		nil,
+		"# The manifest ump ran (normalised: defaults written out); `ump run` of this\n# file runs it again, with "+
+			"hash %s.\n",
+		x.Registration.Plan.Hash,
+	)
+	files := map[string][]byte{
+		RegistrationFile: append(reg, '\n'),
+		ManifestFile:     append(manifest, manifests.YAML(x.Registration.Plan.Manifest)...),
+	}
 	for _, t := range []struct {
 		parquet, csv string
 		table        *artifacts.Table
@@ -313,8 +321,12 @@ func CheckOwn(dir string) error {
 	}
 	for _, e := range entries {
 		if !own[e.Name()] && !isFigureFile(e) {
-			return fmt.Errorf("%w: %s holds %s, which no report of ump wrote there: name another --out, or move it away",
-				state.ErrBadArgument, dir, e.Name())
+			return fmt.Errorf(
+				"%w: %s holds %s, which no report of ump wrote there: name another --out, or move it away",
+				state.ErrBadArgument,
+				dir,
+				e.Name(),
+			)
 		}
 	}
 	return nil
@@ -332,7 +344,12 @@ func CheckOwn(dir string) error {
 func (x *Exported) WriteRecord(dir string, key *signing.Key) error {
 	var r Record
 	if x.record != nil {
-		r = Record{Manifest: x.record.Manifest, Files: x.record.Files, Signer: x.record.Signer, Signature: x.record.Signature}
+		r = Record{
+			Manifest:  x.record.Manifest,
+			Files:     x.record.Files,
+			Signer:    x.record.Signer,
+			Signature: x.record.Signature,
+		}
 	} else {
 		r = Record{Manifest: x.Registration.Plan.Hash, Files: map[string]string{}}
 		for _, name := range ResultFiles {
@@ -382,9 +399,17 @@ func PathInside(root string, parts ...string) (string, error) {
 		case err != nil:
 			return "", err
 		case info.Mode()&fs.ModeSymlink != 0:
-			return "", fmt.Errorf("%w: %s is a symbolic link; ump writes its results into real files only", state.ErrBadArgument, path)
+			return "", fmt.Errorf(
+				"%w: %s is a symbolic link; ump writes its results into real files only",
+				state.ErrBadArgument,
+				path,
+			)
 		case i == len(parts)-1 && len(parts) > 0 && !info.Mode().IsRegular():
-			return "", fmt.Errorf("%w: %s is in the way (not a regular file); remove it or choose another --out", state.ErrBadArgument, path)
+			return "", fmt.Errorf(
+				"%w: %s is in the way (not a regular file); remove it or choose another --out",
+				state.ErrBadArgument,
+				path,
+			)
 		}
 	}
 	return path, nil
@@ -399,8 +424,17 @@ func PathInside(root string, parts ...string) (string, error) {
 func (x *Exported) As(plan *manifests.Plan) (*Exported, error) {
 	old := &x.Registration.Plan
 	if !bytes.Equal(manifests.CanonicalJSON(plan.Cells), manifests.CanonicalJSON(old.Cells)) {
-		return nil, fmt.Errorf("%w: %s (%.12s, %d cells) is not a layout of the same cells as %s (%.12s, %d cells): only its table block may differ",
-			state.ErrBadArgument, plan.Manifest.Name, plan.Hash, len(plan.Cells), old.Manifest.Name, old.Hash, len(old.Cells))
+		return nil, fmt.Errorf(
+			"%w: %s (%.12s, %d cells) is not a layout of the same cells as %s (%.12s, %d cells): only its table "+
+				"block may differ",
+			state.ErrBadArgument,
+			plan.Manifest.Name,
+			plan.Hash,
+			len(plan.Cells),
+			old.Manifest.Name,
+			old.Hash,
+			len(old.Cells),
+		)
 	}
 	y := &Exported{Registration: x.Registration}
 	y.Registration.Plan = *plan
@@ -421,7 +455,12 @@ func (x *Exported) As(plan *manifests.Plan) (*Exported, error) {
 // exportLimits are the largest files ReadExported reads, by name: far
 // beyond a full-scale paper manifest's (Table 1: 238 KB, 48 KB and
 // 301 KB), and small enough to read whole.
-var exportLimits = map[string]int64{RegistrationFile: 64 << 20, FinalFile: 64 << 20, RoundsFile: 512 << 20, RecordFile: 1 << 20}
+var exportLimits = map[string]int64{
+	RegistrationFile: 64 << 20,
+	FinalFile:        64 << 20,
+	RoundsFile:       512 << 20,
+	RecordFile:       1 << 20,
+}
 
 // limitOf is the largest file of this name ReadExported reads (a CSV copy
 // or the manifest that a record lists: as large as the rounds).
@@ -493,7 +532,14 @@ func readExported(dir string, all bool) (*Exported, error) {
 			return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, filepath.Join(dir, t.name), err)
 		}
 		if got := (*t.into).Metadata["ump.manifests"]; got != plan.Hash {
-			return nil, fmt.Errorf("%w: %s: exported from manifest %.12s, not %.12s of %s", state.ErrBadArgument, filepath.Join(dir, t.name), got, plan.Hash, RegistrationFile)
+			return nil, fmt.Errorf(
+				"%w: %s: exported from manifest %.12s, not %.12s of %s",
+				state.ErrBadArgument,
+				filepath.Join(dir, t.name),
+				got,
+				plan.Hash,
+				RegistrationFile,
+			)
 		}
 	}
 	if err := x.checkFinal(); err != nil {
@@ -530,7 +576,13 @@ func readExported(dir string, all bool) (*Exported, error) {
 			err = sameAsCSV(table, data)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s does not hold what %s holds: %v", state.ErrBadArgument, filepath.Join(dir, name), parquet, err)
+			return nil, fmt.Errorf(
+				"%w: %s does not hold what %s holds: %v",
+				state.ErrBadArgument,
+				filepath.Join(dir, name),
+				parquet,
+				err,
+			)
 		}
 	}
 	return x, nil
@@ -552,14 +604,30 @@ func (f *exportFiles) get(name string) ([]byte, error) {
 	info, err := os.Lstat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%w: %s: not found; a directory of exported results holds %s, %s and %s, as ump report --out writes them",
-			state.ErrBadArgument, path, RegistrationFile, FinalFile, RoundsFile)
+		return nil, fmt.Errorf(
+			"%w: %s: not found; a directory of exported results holds %s, %s and %s, as ump report --out writes them",
+			state.ErrBadArgument,
+			path,
+			RegistrationFile,
+			FinalFile,
+			RoundsFile,
+		)
 	case err != nil:
 		return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, path, err)
 	case !info.Mode().IsRegular():
-		return nil, fmt.Errorf("%w: %s is not a regular file (a directory, link, pipe or device); exported results are plain files", state.ErrBadArgument, path)
+		return nil, fmt.Errorf(
+			"%w: %s is not a regular file (a directory, link, pipe or device); exported results are plain files",
+			state.ErrBadArgument,
+			path,
+		)
 	case info.Size() > limitOf(name):
-		return nil, fmt.Errorf("%w: %s is %d bytes, more than the %d an export of ump's holds", state.ErrBadArgument, path, info.Size(), limitOf(name))
+		return nil, fmt.Errorf(
+			"%w: %s is %d bytes, more than the %d an export of ump's holds",
+			state.ErrBadArgument,
+			path,
+			info.Size(),
+			limitOf(name),
+		)
 	}
 	data, err := bounded.ReadFile(path, limitOf(name)) // what the checks above saw may have changed since
 	if err != nil {
@@ -589,9 +657,20 @@ func readRegistration(files *exportFiles) (*Exported, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: its manifest is not valid: %v", state.ErrBadArgument, path, err)
 	}
-	if again.Hash != plan.Hash || !bytes.Equal(manifests.CanonicalJSON(again.Cells), manifests.CanonicalJSON(plan.Cells)) || len(plan.Cells) != len(x.Registration.CellKeys) {
-		return nil, fmt.Errorf("%w: %s: the plan does not match its hash %.12s (its manifest hashes to %.12s and expands to %d cells; the plan has %d cells, %d keys): the file was edited",
-			state.ErrBadArgument, path, plan.Hash, again.Hash, len(again.Cells), len(plan.Cells), len(x.Registration.CellKeys))
+	if again.Hash != plan.Hash ||
+		!bytes.Equal(manifests.CanonicalJSON(again.Cells), manifests.CanonicalJSON(plan.Cells)) ||
+		len(plan.Cells) != len(x.Registration.CellKeys) {
+		return nil, fmt.Errorf(
+			"%w: %s: the plan does not match its hash %.12s (its manifest hashes to %.12s and expands to %d cells; "+
+				"the plan has %d cells, %d keys): the file was edited",
+			state.ErrBadArgument,
+			path,
+			plan.Hash,
+			again.Hash,
+			len(again.Cells),
+			len(plan.Cells),
+			len(x.Registration.CellKeys),
+		)
 	}
 	return x, nil
 }
@@ -672,7 +751,12 @@ func (x *Exported) cellRows(t *artifacts.Table) (map[int][]int, error) {
 	rows := map[int][]int{}
 	for r, c := range cells.Ints {
 		if c < 1 || int(c) > len(x.Registration.Plan.Cells) {
-			return nil, fmt.Errorf("%w: the export names cell %d of a plan of %d", state.ErrBadArgument, c, len(x.Registration.Plan.Cells))
+			return nil, fmt.Errorf(
+				"%w: the export names cell %d of a plan of %d",
+				state.ErrBadArgument,
+				c,
+				len(x.Registration.Plan.Cells),
+			)
 		}
 		rows[int(c)-1] = append(rows[int(c)-1], r)
 	}
@@ -737,7 +821,10 @@ func (x *Exported) Grid(spec manifests.Table) (*report.Grid, error) {
 // store's blobs.
 func (x *Exported) Curves(grid *report.Grid, o report.CurveOptions) ([]report.Figure, error) {
 	if o.Live {
-		return nil, fmt.Errorf("%w: exported results hold finished cells only; a live figure needs the store", state.ErrBadArgument)
+		return nil, fmt.Errorf(
+			"%w: exported results hold finished cells only; a live figure needs the store",
+			state.ErrBadArgument,
+		)
 	}
 	rows, err := x.cellRows(x.Rounds)
 	if err != nil {
@@ -747,12 +834,19 @@ func (x *Exported) Curves(grid *report.Grid, o report.CurveOptions) ([]report.Fi
 	if err != nil {
 		return nil, err
 	}
-	return report.CurvesFrom(&x.Registration.Plan, grid, grid.Spec, o, nil, func(i int) (*artifacts.Table, bool, bool, error) {
-		if len(rows[i]) == 0 {
-			return nil, false, false, nil
-		}
-		return x.Rounds.Select(rows[i]), true, finals[i].Status == eventlog.Diverged, nil
-	})
+	return report.CurvesFrom(
+		&x.Registration.Plan,
+		grid,
+		grid.Spec,
+		o,
+		nil,
+		func(i int) (*artifacts.Table, bool, bool, error) {
+			if len(rows[i]) == 0 {
+				return nil, false, false, nil
+			}
+			return x.Rounds.Select(rows[i]), true, finals[i].Status == eventlog.Diverged, nil
+		},
+	)
 }
 
 // Command is the command that runs the exported manifest again: `ump run`

@@ -97,8 +97,9 @@ func mustAs(t *testing.T, x *Exported) *Exported {
 
 // TestRecordRefusesWhatItDoesNotVouchFor: a signer renamed in the record
 // (the name is signed), an absent CSV copy whose recorded digest is not
-// what the tables give, a file the record does not list, and a final.csv that is not final.parquet under an unsigned record
-// with its digest updated, are each refused naming what is wrong.
+// what the tables give, a file the record does not list, and a final.csv
+// that is not final.parquet under an unsigned record with its digest
+// updated, are each refused naming what is wrong.
 func TestRecordRefusesWhatItDoesNotVouchFor(t *testing.T) {
 	alice := keyIn(t)
 	x := twoCells(t)
@@ -111,7 +112,8 @@ func TestRecordRefusesWhatItDoesNotVouchFor(t *testing.T) {
 		{"signer renamed", func(dir string) {
 			data, _ := os.ReadFile(filepath.Join(dir, RecordFile))
 			name, _, _ := strings.Cut(alice.Public(), ":")
-			os.WriteFile(filepath.Join(dir, RecordFile), bytes.ReplaceAll(data, []byte(name+":"), []byte("friend:")), 0o644)
+			os.WriteFile(filepath.Join(dir, RecordFile), bytes.ReplaceAll(data, []byte(name+":"), []byte("friend:")),
+				0o644)
 		}, "signature of its results by friend:"},
 		{"a CSV copy absent, and its digest another's", func(dir string) {
 			os.Remove(filepath.Join(dir, FinalCSVFile))
@@ -120,7 +122,8 @@ func TestRecordRefusesWhatItDoesNotVouchFor(t *testing.T) {
 			r.Files[FinalCSVFile] = digestOf([]byte("manifest,cell\n"))
 			data, _ := json.Marshal(r)
 			os.WriteFile(filepath.Join(dir, RecordFile), data, 0o644)
-		}, "final.csv is not there, and written again from final.parquet and rounds.parquet it is not what record.json records"},
+		}, "final.csv is not there, and written again from final.parquet and rounds.parquet it is not what " +
+			"record.json records"},
 		{"a directory named as a figure", func(dir string) {
 			os.Mkdir(filepath.Join(dir, "curves-2.png"), 0o755)
 		}, "holds curves-2.png, which its record.json does not list"},
@@ -251,7 +254,11 @@ func TestRoundsCSVIsGzipped(t *testing.T) {
 		t.Errorf("a signed plain rounds.csv written again: signed by %q, want its signer's", got.Signer)
 	}
 	relisted(t, old, "rounds.csv", []byte(strings.Replace(want, "2,2,7", "2,2,8", 1)))
-	if _, err := ReadExported(old); err == nil || !strings.Contains(err.Error(), `rounds.csv does not hold what rounds.parquet holds: row 4 (cell 2), objective_gap: "8", not "7"`) {
+	if _, err := ReadExported(old); err == nil ||
+		!strings.Contains(
+			err.Error(),
+			`rounds.csv does not hold what rounds.parquet holds: row 4 (cell 2), objective_gap: "8", not "7"`,
+		) {
 		t.Errorf("an edited plain rounds.csv: %v", err)
 	}
 }
@@ -280,7 +287,11 @@ func TestFiguresAreDerived(t *testing.T) {
 	}
 	read, err := ReadExported(dir)
 	if err != nil || read.Signer != alice.Public() {
-		t.Fatalf("figures changed and added, CSV copies and manifest absent: signer %q, %v; want alice's results", read.Signer, err)
+		t.Fatalf(
+			"figures changed and added, CSV copies and manifest absent: signer %q, %v; want alice's results",
+			read.Signer,
+			err,
+		)
 	}
 	again := written(t, read, bob)
 	for name, data := range was {
@@ -294,7 +305,13 @@ func TestFiguresAreDerived(t *testing.T) {
 
 	old := written(t, x, alice) // as an ump before figures were derived wrote it
 	r := recordOf(t, old)
-	r.Report = &ReportRecord{Files: map[string]string{"curves-1.png": digestOf([]byte("a figure")), "curves-1.pdf": digestOf([]byte("%PDF"))}, Signer: bob.Public()}
+	r.Report = &ReportRecord{
+		Files: map[string]string{
+			"curves-1.png": digestOf([]byte("a figure")),
+			"curves-1.pdf": digestOf([]byte("%PDF")),
+		},
+		Signer: bob.Public(),
+	}
 	r.Report.Signature = bob.Sign(r.reportSigned())
 	data, _ := json.Marshal(r)
 	os.WriteFile(filepath.Join(old, RecordFile), data, 0o644)
@@ -304,9 +321,15 @@ func TestFiguresAreDerived(t *testing.T) {
 	signed := *r.Report
 	for what, edit := range map[string]func(rr *ReportRecord){
 		"whose figures' signer was changed": func(rr *ReportRecord) { rr.Signer = alice.Public() },
-		"with a figure it drew changed":     func(rr *ReportRecord) { rr.Files["curves-1.png"] = digestOf([]byte("another figure")) },
-		"with a figure added":               func(rr *ReportRecord) { rr.Files["sweep-lr.pdf"] = digestOf([]byte("%PDF")) },
-		"whose figures' signature is gone":  func(rr *ReportRecord) { rr.Signature = "" },
+		"with a figure it drew changed": func(rr *ReportRecord) {
+			rr.Files["curves-1.png"] = digestOf([]byte(
+				"another figure"))
+		},
+		"with a figure added": func(rr *ReportRecord) {
+			rr.Files["sweep-lr.pdf"] = digestOf([]byte(
+				"%PDF"))
+		},
+		"whose figures' signature is gone": func(rr *ReportRecord) { rr.Signature = "" },
 	} {
 		rr := signed
 		rr.Files = maps.Clone(signed.Files)
@@ -345,10 +368,13 @@ func TestRootCoversTheReport(t *testing.T) {
 	}
 	name := filepath.Join("f-1", RecordFile)
 	os.WriteFile(filepath.Join(out, name), []byte("{}"), 0o644)
-	if _, err := ReadRoot(out); err == nil || !strings.Contains(err.Error(), name+" was changed after ump report wrote it") {
+	if _, err := ReadRoot(out); err == nil ||
+		!strings.Contains(err.Error(), name+" was changed after ump report wrote it") {
 		t.Errorf("%s edited: %v", name, err)
 	}
-	os.Remove(filepath.Join(out, RootFile)) // a root linked to /dev/zero is refused at once, not read until memory runs out
+	os.Remove(
+		filepath.Join(out, RootFile),
+	) // a root linked to /dev/zero is refused at once, not read until memory runs out
 	os.Symlink("/dev/zero", filepath.Join(out, RootFile))
 	if _, err := ReadRoot(out); !errors.Is(err, bounded.ErrNotRegular) || !errors.Is(err, state.ErrBadArgument) {
 		t.Errorf("a root linked to /dev/zero: %v; want bad input, not a regular file", err)
@@ -366,7 +392,8 @@ func TestResultsBeyondAnyNumberUmpRecordsAreRefused(t *testing.T) {
 		edit func(x *Exported)
 		want string
 	}{
-		{RoundsFile, func(x *Exported) { x.Rounds.Column("objective_gap").Floats[0] = math.MaxFloat64 }, "row 1 (cell 1) holds objective_gap = 1.7976931348623157e+308"},
+		{RoundsFile, func(x *Exported) { x.Rounds.Column("objective_gap").Floats[0] = math.MaxFloat64 }, "row 1 " +
+			"(cell 1) holds objective_gap = 1.7976931348623157e+308"},
 		{FinalFile, func(x *Exported) {
 			x.Final.Column("objective_gap").Floats[1] = -math.MaxFloat64
 			x.Rounds.Column("objective_gap").Floats[3] = -math.MaxFloat64
@@ -382,7 +409,8 @@ func TestResultsBeyondAnyNumberUmpRecordsAreRefused(t *testing.T) {
 		switch {
 		case c.file == "" && err != nil:
 			t.Errorf("a diverged cell's +Inf: %v", err)
-		case c.file != "" && (!errors.Is(err, state.ErrBadArgument) || !strings.Contains(err.Error(), c.file+": "+c.want)):
+		case c.file != "" && (!errors.Is(err, state.ErrBadArgument) || !strings.Contains(err.Error(), c.file+": "+
+			c.want)):
 			t.Errorf("%s edited: %v; want bad input saying %q", c.file, err, c.want)
 		}
 	}

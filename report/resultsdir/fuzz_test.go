@@ -16,17 +16,34 @@ import (
 // completed and one diverged, from no store.
 func twoCells(tb testing.TB) *Exported {
 	tb.Helper()
-	plan, err := manifests.Parse("f.yaml", []byte("version: 1\nname: f\ntask: {dataset: quadratic, quadratic: {dim: 4}}\nrounds: 2\nlr: 0.1\n"+
-		"algorithm: {name: d-sum}\nsweep:\n  seed: [1, 2]\n"))
+	plan, err := manifests.Parse(
+		"f.yaml",
+		[]byte("version: 1\nname: f\ntask: {dataset: quadratic, quadratic: {dim: 4}}\nrounds: 2\nlr: 0.1\n"+
+			"algorithm: {name: d-sum}\nsweep:\n  seed: [1, 2]\n"),
+	)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	meta := map[string]string{"ump.manifests": plan.Hash}
-	final := &artifacts.Table{Metadata: meta, Columns: []artifacts.Column{{Name: "cell", Ints: []int64{1, 2}}, {Name: "cell_key", Strings: []string{"k1", "k2"}},
-		{Name: "status", Strings: []string{eventlog.Completed, eventlog.Diverged}}, {Name: "objective_gap", Floats: []float64{0.5, 7}}}}
+	final := &artifacts.Table{
+		Metadata: meta,
+		Columns: []artifacts.Column{
+			{Name: "cell", Ints: []int64{1, 2}},
+			{Name: "cell_key", Strings: []string{"k1", "k2"}},
+			{
+				Name:    "status",
+				Strings: []string{eventlog.Completed, eventlog.Diverged},
+			},
+			{Name: "objective_gap", Floats: []float64{0.5, 7}},
+		},
+	}
 	rounds := &artifacts.Table{Metadata: meta, Columns: []artifacts.Column{{Name: "cell", Ints: []int64{1, 1, 2, 2}},
 		{Name: "round", Ints: []int64{1, 2, 1, 2}}, {Name: "objective_gap", Floats: []float64{1, 0.5, 3, 7}}}}
-	return &Exported{Registration: state.Registration{Plan: *plan, CellKeys: []string{"k1", "k2"}}, Final: final, Rounds: rounds}
+	return &Exported{
+		Registration: state.Registration{Plan: *plan, CellKeys: []string{"k1", "k2"}},
+		Final:        final,
+		Rounds:       rounds,
+	}
 }
 
 // smallExport is a results directory of two quadratic cells, small enough

@@ -97,12 +97,22 @@ func ReadRoot(dir string) ([]string, error) {
 		return nil, fmt.Errorf("%w: %s: %v", state.ErrBadArgument, rootPath, err)
 	}
 	if (r.Signer != "" || r.Signature != "") && !signing.Verifies(r.Signer, r.signed(), r.Signature) {
-		return nil, fmt.Errorf("%w: %s carries a signature by %s that does not verify: it was changed after signing", state.ErrBadArgument, rootPath, display.Terminal(r.Signer))
+		return nil, fmt.Errorf(
+			"%w: %s carries a signature by %s that does not verify: it was changed after signing",
+			state.ErrBadArgument,
+			rootPath,
+			display.Terminal(r.Signer),
+		)
 	}
 	var dirs []string
 	for _, m := range r.Manifests {
 		if !filepath.IsLocal(m.Dir) || filepath.Base(m.Dir) != m.Dir {
-			return nil, fmt.Errorf("%w: %s lists %q, not a directory beside it", state.ErrBadArgument, rootPath, display.Terminal(m.Dir))
+			return nil, fmt.Errorf(
+				"%w: %s lists %q, not a directory beside it",
+				state.ErrBadArgument,
+				rootPath,
+				display.Terminal(m.Dir),
+			)
 		}
 		name := filepath.Join(m.Dir, RecordFile)
 		got, err := bounded.ReadFile(filepath.Join(dir, name), limitOf(RecordFile))
@@ -110,7 +120,12 @@ func ReadRoot(dir string) ([]string, error) {
 			return nil, fmt.Errorf("%w: %s lists %s: %w", state.ErrBadArgument, rootPath, name, err)
 		}
 		if digestOf(got) != m.Record {
-			return nil, fmt.Errorf("%w: %s was changed after ump report wrote it: its digest is not the one %s records", state.ErrBadArgument, filepath.Join(dir, name), rootPath)
+			return nil, fmt.Errorf(
+				"%w: %s was changed after ump report wrote it: its digest is not the one %s records",
+				state.ErrBadArgument,
+				filepath.Join(dir, name),
+				rootPath,
+			)
 		}
 		dirs = append(dirs, filepath.Join(dir, m.Dir))
 	}

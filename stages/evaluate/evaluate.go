@@ -63,5 +63,8 @@ func (Stage) Run(ctx context.Context, _ Params, env *stages.Env) (*stages.Result
 	if err != nil {
 		return nil, err
 	}
-	return &stages.Result{Outputs: map[string]artifacts.Ref{stages.Final.Name: out}, Diverged: env.Upstream[stages.Train].Diverged}, nil
+	return &stages.Result{
+		Outputs:  map[string]artifacts.Ref{stages.Final.Name: out},
+		Diverged: env.Upstream[stages.Train].Diverged,
+	}, nil
 }

@@ -33,7 +33,9 @@ func TestFinalIsTheLastRoundsRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if final.Rows() != 1 || final.Column("round").Ints[0] != 5 || !math.IsInf(final.Column("train_loss").Floats[0], 1) || !res.Diverged {
+	if final.Rows() != 1 || final.Column("round").Ints[0] != 5 ||
+		!math.IsInf(final.Column("train_loss").Floats[0], 1) ||
+		!res.Diverged {
 		t.Errorf("final %+v (diverged %v); want round 5 with an infinite loss, diverged", final.Columns, res.Diverged)
 	}
 }

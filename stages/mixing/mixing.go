@@ -81,7 +81,12 @@ func matrices(t *artifacts.Table, n int) (from []int, ws []algorithms.Mixing, er
 				return nil, nil, err
 			}
 			if len(from) > 0 && int(rounds[r]) < from[len(from)-1] {
-				return nil, nil, fmt.Errorf("mixing table row %d: round %d after round %d", r, rounds[r], from[len(from)-1])
+				return nil, nil, fmt.Errorf(
+					"mixing table row %d: round %d after round %d",
+					r,
+					rounds[r],
+					from[len(from)-1],
+				)
 			}
 			from = append(from, int(rounds[r]))
 			dense = make([][]float64, n)

@@ -68,13 +68,21 @@ func (Stage) Run(ctx context.Context, cfg Params, env *stages.Env) (*stages.Resu
 	if err != nil {
 		return nil, err
 	}
-	parts, draws, err := split.Assign(cfg.Partition.Kind, cfg.Partition.Params, data.Train.Labels, data.Classes, n, uint64(cfg.Seed))
+	parts, draws, err := split.Assign(
+		cfg.Partition.Kind,
+		cfg.Partition.Params,
+		data.Train.Labels,
+		data.Classes,
+		n,
+		uint64(cfg.Seed),
+	)
 	if err != nil {
 		return nil, err
 	}
 	var val [][]int // held out, per worker
 	if v := cfg.Validation; v != nil {
-		if parts, val, err = split.HoldOut(parts, data.Train.Labels, data.Classes, v.Fraction, uint64(cfg.Seed)); err != nil {
+		if parts, val, err = split.HoldOut(parts, data.Train.Labels, data.Classes, v.Fraction, uint64(
+			cfg.Seed)); err != nil {
 			return nil, err
 		}
 	}
@@ -99,8 +107,18 @@ func (Stage) Run(ctx context.Context, cfg Params, env *stages.Env) (*stages.Resu
 		}
 	}
 	if v := cfg.Validation; v != nil && sum.Validation == 0 {
-		return nil, fmt.Errorf("%w: field \"validation.fraction\": %g holds out no sample: each of the %d workers holds %d to %d samples, and %g of them rounds to none; "+
-			"use a fraction of at least %.2g (or fewer workers)", stages.ErrBadInput, v.Fraction, len(parts), sum.MinWorkerSize, sum.MaxWorkerSize, v.Fraction, 0.5/float64(sum.MaxWorkerSize))
+		return nil, fmt.Errorf(
+			"%w: field \"validation.fraction\": %g holds out no sample: each of the %d workers holds %d to %d "+
+				"samples, and %g of them rounds to none; "+
+				"use a fraction of at least %.2g (or fewer workers)",
+			stages.ErrBadInput,
+			v.Fraction,
+			len(parts),
+			sum.MinWorkerSize,
+			sum.MaxWorkerSize,
+			v.Fraction,
+			0.5/float64(sum.MaxWorkerSize),
+		)
 	}
 	cols := []artifacts.Column{{Name: "worker", Ints: worker}, {Name: "sample", Ints: sample}}
 	if val != nil {
@@ -116,5 +134,8 @@ func (Stage) Run(ctx context.Context, cfg Params, env *stages.Env) (*stages.Resu
 		return nil, err
 	}
 	summary, _ := json.Marshal(sum)
-	return &stages.Result{Outputs: map[string]artifacts.Ref{stages.Assignment.Name: assignment, stages.Histogram.Name: histogram}, Summary: summary}, nil
+	return &stages.Result{
+		Outputs: map[string]artifacts.Ref{stages.Assignment.Name: assignment, stages.Histogram.Name: histogram},
+		Summary: summary,
+	}, nil
 }

@@ -93,7 +93,11 @@ func (Stage) Run(ctx context.Context, cfg Params, env *stages.Env) (*stages.Resu
 		sum.MinEdges, sum.MaxEdges = min(sum.MinEdges, edges), max(sum.MaxEdges, edges)
 	}
 	if !graphs.Union(steps).Connected() {
-		return nil, fmt.Errorf("the %s graph on %d workers is disconnected; workers could never agree", cfg.Topology.Kind, cfg.Workers)
+		return nil, fmt.Errorf(
+			"the %s graph on %d workers is disconnected; workers could never agree",
+			cfg.Topology.Kind,
+			cfg.Workers,
+		)
 	}
 	ref, err := stages.PutTable(ctx, env.Store, t.Arrow())
 	if err != nil {

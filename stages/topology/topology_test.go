@@ -40,7 +40,10 @@ func TestKnownSpectralGaps(t *testing.T) {
 		var e []float64
 		for a := 0; a < k; a++ {
 			for b := 0; b < k; b++ {
-				e = append(e, (1+2*math.Cos(2*math.Pi*float64(a)/float64(k))+2*math.Cos(2*math.Pi*float64(b)/float64(k)))/5)
+				e = append(
+					e,
+					(1+2*math.Cos(2*math.Pi*float64(a)/float64(k))+2*math.Cos(2*math.Pi*float64(b)/float64(k)))/5,
+				)
 			}
 		}
 		return e
@@ -110,10 +113,18 @@ func dense(m *mixing.Mixings, r, n int) [][]float64 {
 
 func TestEveryKindIsDoublyStochasticAndConnected(t *testing.T) {
 	topologies := []manifests.Topology{
-		{Kind: "ring"}, {Kind: "full"}, {Kind: "star"}, {Kind: "exponential"}, {Kind: "torus", Params: kinds.Values{"rows": 4}},
-		{Kind: "erdos-renyi", Params: kinds.Values{"p": 0.3}}, {Kind: "random-regular", Params: kinds.Values{"degree": 3}},
+		{
+			Kind: "ring",
+		}, {Kind: "full"}, {Kind: "star"}, {Kind: "exponential"}, {Kind: "torus", Params: kinds.Values{"rows": 4}},
+		{
+			Kind:   "erdos-renyi",
+			Params: kinds.Values{"p": 0.3},
+		}, {Kind: "random-regular", Params: kinds.Values{"degree": 3}},
 		{Kind: "mesh-to-ring"}, {Kind: "time-varying-ring"}, {Kind: "one-peer-exponential"},
-		{Kind: "ring", Params: kinds.Values{"weights": "uniform"}}, {Kind: "random-regular", Params: kinds.Values{"degree": 5, "weights": "uniform"}},
+		{
+			Kind:   "ring",
+			Params: kinds.Values{"weights": "uniform"},
+		}, {Kind: "random-regular", Params: kinds.Values{"degree": 5, "weights": "uniform"}},
 	}
 	for _, tp := range topologies {
 		cfg := manifests.Manifest{Workers: 16, Rounds: 12, Seed: 3, Topology: tp}
@@ -128,7 +139,17 @@ func TestEveryKindIsDoublyStochasticAndConnected(t *testing.T) {
 				for j := range w {
 					row, col = row+w[i][j], col+w[j][i]
 					if w[i][j] != w[j][i] || w[i][j] < 0 {
-						t.Fatalf("%s round %d: w[%d][%d] = %v, w[%d][%d] = %v", tp.Kind, r, i, j, w[i][j], j, i, w[j][i])
+						t.Fatalf(
+							"%s round %d: w[%d][%d] = %v, w[%d][%d] = %v",
+							tp.Kind,
+							r,
+							i,
+							j,
+							w[i][j],
+							j,
+							i,
+							w[j][i],
+						)
 					}
 				}
 				if math.Abs(row-1) > 1e-12 || math.Abs(col-1) > 1e-12 {
@@ -140,7 +161,8 @@ func TestEveryKindIsDoublyStochasticAndConnected(t *testing.T) {
 }
 
 func TestRandomKindsAreSeeded(t *testing.T) {
-	for _, tp := range []manifests.Topology{{Kind: "erdos-renyi", Params: kinds.Values{"p": 0.3}}, {Kind: "random-regular", Params: kinds.Values{"degree": 4}}, {Kind: "time-varying-ring"}} {
+	for _, tp := range []manifests.Topology{{Kind: "erdos-renyi", Params: kinds.Values{"p": 0.3}}, {
+		Kind: "random-regular", Params: kinds.Values{"degree": 4}}, {Kind: "time-varying-ring"}} {
 		cfg := manifests.Manifest{Workers: 12, Rounds: 5, Seed: 7, Topology: tp}
 		_, a, _ := run(t, cfg)
 		_, b, _ := run(t, cfg)
@@ -177,7 +199,14 @@ func TestMeshToRingSchedule(t *testing.T) {
 	}
 	for k, st := range steps {
 		if st.From != wantFrom[k] || st.Graph.Degrees()[0] != wantDeg[k] {
-			t.Errorf("step %d: from round %d degree %d, want %d and %d", k, st.From, st.Graph.Degrees()[0], wantFrom[k], wantDeg[k])
+			t.Errorf(
+				"step %d: from round %d degree %d, want %d and %d",
+				k,
+				st.From,
+				st.Graph.Degrees()[0],
+				wantFrom[k],
+				wantDeg[k],
+			)
 		}
 	}
 	// Fewer rounds than phases: every round still has a graph, the last is the ring.
@@ -188,7 +217,10 @@ func TestMeshToRingSchedule(t *testing.T) {
 }
 
 func TestOnePeerExponentialAveragesExactly(t *testing.T) {
-	m, _, err := run(t, manifests.Manifest{Workers: 8, Rounds: 3, Topology: manifests.Topology{Kind: "one-peer-exponential"}})
+	m, _, err := run(
+		t,
+		manifests.Manifest{Workers: 8, Rounds: 3, Topology: manifests.Topology{Kind: "one-peer-exponential"}},
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +248,10 @@ func TestTopologyErrors(t *testing.T) {
 		want string
 	}{
 		{manifests.Topology{Kind: "erdos-renyi", Params: kinds.Values{"p": 0.001}}, "no connected erdos-renyi graph"},
-		{manifests.Topology{Kind: "star", Params: kinds.Values{"weights": "uniform"}}, "uniform weights need a regular graph"},
+		{
+			manifests.Topology{Kind: "star", Params: kinds.Values{"weights": "uniform"}},
+			"uniform weights need a regular graph",
+		},
 	}
 	for _, c := range cases {
 		_, _, err := run(t, manifests.Manifest{Workers: 10, Rounds: 2, Topology: c.tp})

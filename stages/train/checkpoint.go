@@ -38,7 +38,13 @@ type checkpointHeader struct {
 // vectors (names sorted, workers in order) as little-endian float32, then
 // the metric rows as little-endian float64. Equal states give equal bytes.
 func (s *TrainState) Encode() []byte {
-	h := checkpointHeader{Round: s.Round, Diverged: s.Diverged, Counters: s.Counters, Columns: s.Columns, Rows: len(s.Rows)}
+	h := checkpointHeader{
+		Round:    s.Round,
+		Diverged: s.Diverged,
+		Counters: s.Counters,
+		Columns:  s.Columns,
+		Rows:     len(s.Rows),
+	}
 	for name, vs := range s.Vectors {
 		h.Names = append(h.Names, name)
 		h.Workers = len(vs)
@@ -84,7 +90,13 @@ func DecodeTrainState(data []byte) (*TrainState, error) {
 	if len(data) != want {
 		return bad(fmt.Sprintf("body has %d bytes, want %d", len(data), want))
 	}
-	s := &TrainState{Round: h.Round, Diverged: h.Diverged, Vectors: map[string][][]float32{}, Counters: h.Counters, Columns: h.Columns}
+	s := &TrainState{
+		Round:    h.Round,
+		Diverged: h.Diverged,
+		Vectors:  map[string][][]float32{},
+		Counters: h.Counters,
+		Columns:  h.Columns,
+	}
 	for _, name := range h.Names {
 		vs := make([][]float32, h.Workers)
 		for i := range vs {

@@ -17,8 +17,10 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Round != 7 || !got.Diverged || !reflect.DeepEqual(got.Vectors, s.Vectors) || !reflect.DeepEqual(got.Columns, s.Columns) ||
-		got.Rows[0][1] != 0.5 || !math.IsNaN(got.Rows[1][1]) {
+	if got.Round != 7 || !got.Diverged || !reflect.DeepEqual(got.Vectors, s.Vectors) ||
+		!reflect.DeepEqual(got.Columns, s.Columns) ||
+		got.Rows[0][1] != 0.5 ||
+		!math.IsNaN(got.Rows[1][1]) {
 		t.Fatalf("round trip changed the state: %+v", got)
 	}
 	if string(got.Encode()) != string(data) {

@@ -39,7 +39,10 @@ func newDeviceTrainer(ctx context.Context, env *stages.Env, cfg *Params, engines
 	if err != nil {
 		return nil, err
 	}
-	model, err := nn.NewModel(cfg.Task.Model, nn.Input{Shape: data.Shape, Classes: data.Classes, Vocab: len(data.Vocab)})
+	model, err := nn.NewModel(
+		cfg.Task.Model,
+		nn.Input{Shape: data.Shape, Classes: data.Classes, Vocab: len(data.Vocab)},
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -60,8 +63,14 @@ func newDeviceTrainer(ctx context.Context, env *stages.Env, cfg *Params, engines
 	}
 	d := &deviceTrainer{cfg: acfg, seed: uint64(cfg.Seed), k: cfg.LocalSteps, samplers: samplers, exchange: exchange,
 		sends: trace.Sends, initial: opt.State(), data: data, bound: lossBound(data),
-		shape: nn.CohortShape{Model: cfg.Task.Model, Algorithm: acfg.Name, Workers: cfg.Workers, LocalSteps: cfg.LocalSteps, Batch: cfg.BatchSize,
-			Exact: cfg.Engine == ""}} // a cell of the CPU engine has its bits wherever it trains
+		shape: nn.CohortShape{
+			Model:      cfg.Task.Model,
+			Algorithm:  acfg.Name,
+			Workers:    cfg.Workers,
+			LocalSteps: cfg.LocalSteps,
+			Batch:      cfg.BatchSize,
+			Exact:      cfg.Engine == "",
+		}} // a cell of the CPU engine has its bits wherever it trains
 	if seat, ok := env.Seat.(*Seat); ok {
 		d.seat = seat
 	} else {
@@ -101,7 +110,10 @@ func (d *deviceTrainer) round(t int, lr float64, mix algorithms.Mixing, evaluate
 			batches[i] = append(batches[i], s.batch(t*d.k+step))
 		}
 	}
-	losses, finite, scores, err := d.m.Round(nn.CellRound{Config: d.cfg, Seed: d.seed, Round: t, LR: lr, Mix: mix, Batches: batches}, evaluate)
+	losses, finite, scores, err := d.m.Round(
+		nn.CellRound{Config: d.cfg, Seed: d.seed, Round: t, LR: lr, Mix: mix, Batches: batches},
+		evaluate,
+	)
 	if err != nil {
 		return err
 	}

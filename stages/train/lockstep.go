@@ -120,7 +120,10 @@ func (s *Seat) Join(data *datasets.Dataset, shape nn.CohortShape, state map[stri
 
 // Round submits the member's round and waits for the cohort to run it;
 // with evaluate, the scores of its models after the round come back too.
-func (m *Member) Round(req nn.CellRound, evaluate bool) (losses []float64, finite bool, scores *nn.CellScores, err error) {
+func (m *Member) Round(
+	req nn.CellRound,
+	evaluate bool,
+) (losses []float64, finite bool, scores *nn.CellScores, err error) {
 	g := m.g
 	g.l.mu.Lock()
 	defer g.l.mu.Unlock()

@@ -31,7 +31,13 @@ func evalQuadratic(q *datasets.Quadratic, round int, x [][]float32) []float64 {
 	for i := range x {
 		loss += float64(q.Loss(i, x[i]))
 	}
-	return []float64{float64(round), loss / float64(len(x)), nn.ConsensusDistance(x, xbar), q.Gap(xbar), q.GradNormSq(xbar)}
+	return []float64{
+		float64(round),
+		loss / float64(len(x)),
+		nn.ConsensusDistance(x, xbar),
+		q.Gap(xbar),
+		q.GradNormSq(xbar),
+	}
 }
 
 // evalNeural computes one metrics row (stages.Columns' order) after round. trainLoss

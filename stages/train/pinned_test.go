@@ -70,7 +70,11 @@ var oneStep = map[string]bool{"d2": true, "dsgt": true}
 // this CPU runs and checks each run's digest against the pinned one.
 func TestRunsArePinned(t *testing.T) {
 	if cpu.Name() != pinnedRunsEngine {
-		t.Fatalf("runs pinned for %s, the engine is %s: pin them again (the digests this test prints)", pinnedRunsEngine, cpu.Name())
+		t.Fatalf(
+			"runs pinned for %s, the engine is %s: pin them again (the digests this test prints)",
+			pinnedRunsEngine,
+			cpu.Name(),
+		)
 	}
 	runs := map[string]string{}
 	for _, k := range algorithms.Family.Kinds {
@@ -109,10 +113,19 @@ func runDigest(t *testing.T, src string) string {
 		t.Fatal(err)
 	}
 	env := &stages.Env{Every: stages.Every{Evaluate: 1, Checkpoint: 10}, Store: mem, Data: lib,
-		Upstream: map[string]*stages.Result{stages.Partition: part, stages.Topology: mixing}, Report: func(record.RoundReport) error { return nil }}
+		Upstream: map[string]*stages.Result{
+			stages.Partition: part,
+			stages.Topology:  mixing,
+		}, Report: func(record.RoundReport) error { return nil }}
 	st := finalState(t, ctx, mem, cfg, env)
 	if st.Diverged || st.Round != cfg.Rounds {
-		t.Errorf("%s: diverged %v at round %d of %d: a pinned run should train", cfg.Algorithm.Name, st.Diverged, st.Round, cfg.Rounds)
+		t.Errorf(
+			"%s: diverged %v at round %d of %d: a pinned run should train",
+			cfg.Algorithm.Name,
+			st.Diverged,
+			st.Round,
+			cfg.Rounds,
+		)
 	}
 	h := sha256.New()
 	put := func(v float64) { binary.Write(h, binary.LittleEndian, math.Float64bits(v)) }

@@ -54,7 +54,11 @@ func newTask(ctx context.Context, env *stages.Env, cfg *Params, engines Engines)
 // partition stage's assignment: the samples each worker trains on, and
 // those held out for validation (held, every worker's, in the
 // assignment's order), which no sampler ever yields.
-func loadPartition(ctx context.Context, env *stages.Env, cfg *Params) (data *datasets.Dataset, samplers []*sampler, held []int, err error) {
+func loadPartition(
+	ctx context.Context,
+	env *stages.Env,
+	cfg *Params,
+) (data *datasets.Dataset, samplers []*sampler, held []int, err error) {
 	if data, err = stages.LoadData(cfg.Task, env.Data); err != nil {
 		return nil, nil, nil, err
 	}
@@ -79,7 +83,10 @@ func loadPartition(ctx context.Context, env *stages.Env, cfg *Params) (data *dat
 	}
 	for i, p := range parts {
 		if len(p) == 0 {
-			return nil, nil, nil, fmt.Errorf("train: worker %d holds no training samples; use fewer workers or another partition", i)
+			return nil, nil, nil, fmt.Errorf(
+				"train: worker %d holds no training samples; use fewer workers or another partition",
+				i,
+			)
 		}
 		samplers = append(samplers, &sampler{seed: uint64(cfg.Seed), worker: i, samples: p, size: cfg.BatchSize})
 	}

@@ -59,9 +59,21 @@ type Params struct {
 }
 
 func (Stage) Params(cfg *manifests.Manifest) Params {
-	return Params{Task: cfg.Task, Engine: cfg.Engine, Workers: cfg.Workers, Rounds: cfg.Rounds, LocalSteps: cfg.LocalSteps,
-		BatchSize: cfg.BatchSize, LR: cfg.LR, LRSchedule: cfg.LRSchedule, Algorithm: cfg.Algorithm, WeightDecay: cfg.WeightDecay,
-		Compression: cfg.Compression, Seed: cfg.Seed, Validation: cfg.Validation != nil}
+	return Params{
+		Task:        cfg.Task,
+		Engine:      cfg.Engine,
+		Workers:     cfg.Workers,
+		Rounds:      cfg.Rounds,
+		LocalSteps:  cfg.LocalSteps,
+		BatchSize:   cfg.BatchSize,
+		LR:          cfg.LR,
+		LRSchedule:  cfg.LRSchedule,
+		Algorithm:   cfg.Algorithm,
+		WeightDecay: cfg.WeightDecay,
+		Compression: cfg.Compression,
+		Seed:        cfg.Seed,
+		Validation:  cfg.Validation != nil,
+	}
 }
 
 // FormerParams are what the key held before stages declared exactly what
@@ -97,7 +109,10 @@ func exchangeConfig(cfg *Params) compress.Config {
 func (s Stage) Run(ctx context.Context, params Params, env *stages.Env) (*stages.Result, error) {
 	cfg := &params
 	if env.Every.Evaluate < 1 || env.Every.Checkpoint < 1 {
-		return nil, fmt.Errorf("train: Env.Every is %+v; the runner must say how often to evaluate and checkpoint (stages.EveryOf)", env.Every)
+		return nil, fmt.Errorf(
+			"train: Env.Every is %+v; the runner must say how often to evaluate and checkpoint (stages.EveryOf)",
+			env.Every,
+		)
 	}
 	tab, err := stages.ReadTable(ctx, env, stages.Mixing)
 	if err != nil {
@@ -205,7 +220,10 @@ func (tg *training) round(ctx context.Context, t int) (diverged, interrupted boo
 		}
 		return nil
 	}
-	if err := tg.tr.round(t, learningRate(cfg, t), tg.mixings.At(t+1), evaluate, step); errors.Is(err, stages.ErrInterrupted) {
+	if err := tg.tr.round(t, learningRate(cfg, t), tg.mixings.At(t+1), evaluate, step); errors.Is(
+		err,
+		stages.ErrInterrupted,
+	) {
 		return false, false, stages.ErrInterrupted
 	} else if err != nil {
 		return false, false, fmt.Errorf("round %d: %w", t+1, err)
@@ -257,13 +275,19 @@ func (tg *training) result(ctx context.Context, diverged bool) (*stages.Result, 
 	if err != nil {
 		return nil, err
 	}
-	sum := Summary{Rounds: tg.st.Round, RanAs: stages.RanAs{Cohort: tg.tr.cohort(), EvaluateEvery: tg.env.Every.Evaluate}}
+	sum := Summary{
+		Rounds: tg.st.Round,
+		RanAs:  stages.RanAs{Cohort: tg.tr.cohort(), EvaluateEvery: tg.env.Every.Evaluate},
+	}
 	if diverged {
 		sum.DivergedRound = tg.st.Round
 	}
 	summary, _ := json.Marshal(sum)
-	return &stages.Result{Outputs: map[string]artifacts.Ref{stages.Rounds.Name: rounds, stages.LastCheckpoint.Name: tg.lastCheckpoint},
-		Summary: summary, Diverged: diverged}, nil
+	return &stages.Result{
+		Outputs:  map[string]artifacts.Ref{stages.Rounds.Name: rounds, stages.LastCheckpoint.Name: tg.lastCheckpoint},
+		Summary:  summary,
+		Diverged: diverged,
+	}, nil
 }
 
 // roundGrace is how long an interrupted round may go on before it is
@@ -321,12 +345,21 @@ func newHostTrainer(ctx context.Context, env *stages.Env, cfg *Params, engines E
 
 func (h *hostTrainer) round(t int, lr float64, mix algorithms.Mixing, _ bool, step func(tau int) error) error {
 	grads := h.tk.grads(t, h.k)
-	return h.opt.Round(&algorithms.Round{T: t, K: h.k, LR: lr, Mix: mix, Comm: h.exchange, Grad: func(tau int, x, g [][]float32) error {
-		if err := step(tau); err != nil {
-			return err
-		}
-		return grads(tau, x, g)
-	}})
+	return h.opt.Round(
+		&algorithms.Round{
+			T:    t,
+			K:    h.k,
+			LR:   lr,
+			Mix:  mix,
+			Comm: h.exchange,
+			Grad: func(tau int, x, g [][]float32) error {
+				if err := step(tau); err != nil {
+					return err
+				}
+				return grads(tau, x, g)
+			},
+		},
+	)
 }
 
 func (h *hostTrainer) diverged() bool { return h.tk.diverged(h.opt.X()) }
@@ -383,8 +416,18 @@ func (e Engines) CohortKey(cfg *manifests.Manifest) string {
 }
 
 func (e Engines) cohortKey(p *Params) string {
-	if _, ok := e.Cohort[p.Engine]; !ok || !p.Task.Kind().Samples || (p.Compression != nil && p.Compression.Codec != "none") {
+	if _, ok := e.Cohort[p.Engine]; !ok || !p.Task.Kind().Samples ||
+		(p.Compression != nil && p.Compression.Codec != "none") {
 		return ""
 	}
-	return fmt.Sprintf("%s %s %s %s w%d k%d b%d", cmp.Or(p.Engine, tasks.CPU), p.Task.Dataset, p.Task.Model, p.Algorithm.Name, p.Workers, p.LocalSteps, p.BatchSize)
+	return fmt.Sprintf(
+		"%s %s %s %s w%d k%d b%d",
+		cmp.Or(p.Engine, tasks.CPU),
+		p.Task.Dataset,
+		p.Task.Model,
+		p.Algorithm.Name,
+		p.Workers,
+		p.LocalSteps,
+		p.BatchSize,
+	)
 }

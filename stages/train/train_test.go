@@ -60,9 +60,12 @@ func TestLearningRateSchedules(t *testing.T) {
 		want []float64 // rounds 0..9 at lr 0.1
 	}{
 		{nil, []float64{0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1}},
-		{&manifests.Schedule{Kind: "constant", Warmup: 4}, []float64{0.025, 0.05, 0.075, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1}},
-		{&manifests.Schedule{Kind: "step", Milestones: []int{3, 6}, Gamma: &gamma}, []float64{0.1, 0.1, 0.1, 0.05, 0.05, 0.05, 0.025, 0.025, 0.025, 0.025}},
-		{&manifests.Schedule{Kind: "cosine", Warmup: 2}, []float64{0.05, 0.1, 0.1, half(1), half(2), half(3), 0.05, half(5), half(6), half(7)}},
+		{&manifests.Schedule{Kind: "constant", Warmup: 4}, []float64{0.025, 0.05, 0.075, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1,
+			0.1}},
+		{&manifests.Schedule{Kind: "step", Milestones: []int{3, 6}, Gamma: &gamma}, []float64{0.1, 0.1, 0.1, 0.05,
+			0.05, 0.05, 0.025, 0.025, 0.025, 0.025}},
+		{&manifests.Schedule{Kind: "cosine", Warmup: 2}, []float64{0.05, 0.1, 0.1, half(1), half(2), half(3), 0.05,
+			half(5), half(6), half(7)}},
 	} {
 		cfg := &Params{LR: 0.1, Rounds: 10, LRSchedule: c.sc}
 		for r, want := range c.want {
@@ -79,9 +82,15 @@ func half(k int) float64 { return 0.1 * 0.5 * (1 + math.Cos(math.Pi*float64(k)/8
 // runTrain runs the stage on cell cfg with the CPU engine, as package
 // engines hands it over on a machine without a GPU.
 func runTrain(ctx context.Context, cfg *manifests.Manifest, env *stages.Env) (*stages.Result, error) {
-	st := Stage{Engines: Engines{Host: map[string]NewEngine{"": func(model string, data *datasets.Dataset, seed uint64, _ int) (nn.Engine, error) {
-		return cpu.New(model, data, seed)
-	}}}}
+	st := Stage{
+		Engines: Engines{
+			Host: map[string]NewEngine{
+				"": func(model string, data *datasets.Dataset, seed uint64, _ int) (nn.Engine, error) {
+					return cpu.New(model, data, seed)
+				},
+			},
+		},
+	}
 	return st.Run(ctx, st.Params(cfg), env)
 }
 
@@ -100,8 +109,12 @@ func quadraticRun(t *testing.T, src string) (*manifests.Manifest, *artifacts.Mem
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cfg, mem, &stages.Env{Every: stages.EveryOf(cfg), Store: mem, Upstream: map[string]*stages.Result{stages.Topology: mixing},
-		Report: func(record.RoundReport) error { return nil }}
+	return cfg, mem, &stages.Env{
+		Every:    stages.EveryOf(cfg),
+		Store:    mem,
+		Upstream: map[string]*stages.Result{stages.Topology: mixing},
+		Report:   func(record.RoundReport) error { return nil },
+	}
 }
 
 // TestEvaluatesEveryAndAtTheLastRound runs the stage after the topology
@@ -145,7 +158,14 @@ func TestDivergedAtAHundredUniformGuesses(t *testing.T) {
 	}{{0.99 * bound, 1, false}, {1.01 * bound, 1, true}, {math.NaN(), 1, true}, {1, float32(math.Inf(1)), true}} {
 		task := &neural{lossSum: 4 * c.loss, lossCount: 4, lossBound: lossBound(data)}
 		if got := task.diverged([][]float32{{0, c.x}}); got != c.diverged {
-			t.Errorf("mean loss %.4g (bound %.4g), parameter %v: diverged %v; want %v", c.loss, bound, c.x, got, c.diverged)
+			t.Errorf(
+				"mean loss %.4g (bound %.4g), parameter %v: diverged %v; want %v",
+				c.loss,
+				bound,
+				c.x,
+				got,
+				c.diverged,
+			)
 		}
 	}
 }
@@ -186,7 +206,13 @@ checkpoint: {every: 4}
 }
 
 // finalState runs the train stage of env and decodes its final checkpoint.
-func finalState(t *testing.T, ctx context.Context, mem *artifacts.Memory, cfg *manifests.Manifest, env *stages.Env) *TrainState {
+func finalState(
+	t *testing.T,
+	ctx context.Context,
+	mem *artifacts.Memory,
+	cfg *manifests.Manifest,
+	env *stages.Env,
+) *TrainState {
 	t.Helper()
 	res, err := runTrain(ctx, cfg, env)
 	if err != nil {
@@ -206,7 +232,12 @@ func finalState(t *testing.T, ctx context.Context, mem *artifacts.Memory, cfg *m
 // optimizerState runs a quadratic cell's optimizer directly, round r
 // mixing with mixes[r] at rate lrs[r] (K = cfg's local steps), and returns
 // its state.
-func optimizerState(t *testing.T, cfg *manifests.Manifest, mixes []algorithms.Mixing, lrs []float64) map[string][][]float32 {
+func optimizerState(
+	t *testing.T,
+	cfg *manifests.Manifest,
+	mixes []algorithms.Mixing,
+	lrs []float64,
+) map[string][][]float32 {
 	t.Helper()
 	quad := cfg.Task.Quadratic
 	task := datasets.NewQuadratic(cfg.Workers, quad.Dim, quad.Zeta, quad.Kappa, quad.Sigma, uint64(cfg.Seed))
@@ -216,12 +247,20 @@ func optimizerState(t *testing.T, cfg *manifests.Manifest, mixes []algorithms.Mi
 		t.Fatal(err)
 	}
 	for round, mix := range mixes {
-		err := opt.Round(&algorithms.Round{T: round, K: cfg.LocalSteps, LR: lrs[round], Mix: mix, Grad: func(step int, x, g [][]float32) error {
-			for i := range x {
-				task.Grad(i, round, step, x[i], g[i])
-			}
-			return nil
-		}})
+		err := opt.Round(
+			&algorithms.Round{
+				T:   round,
+				K:   cfg.LocalSteps,
+				LR:  lrs[round],
+				Mix: mix,
+				Grad: func(step int, x, g [][]float32) error {
+					for i := range x {
+						task.Grad(i, round, step, x[i], g[i])
+					}
+					return nil
+				},
+			},
+		)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -271,16 +310,31 @@ checkpoint: {every: 4}
 		t.Fatal(err)
 	}
 	if !whole.Diverged || last.Round == 0 || last.Round == cfg.Rounds {
-		t.Fatalf("the run should diverge before round %d (diverged %v, last checkpoint after round %d); raise lr", cfg.Rounds, whole.Diverged, last.Round)
+		t.Fatalf(
+			"the run should diverge before round %d (diverged %v, last checkpoint after round %d); raise lr",
+			cfg.Rounds,
+			whole.Diverged,
+			last.Round,
+		)
 	}
 	env.Resume = &stages.Checkpoint{Round: last.Round, Ref: *last.Checkpoint}
 	resumed, err := runTrain(ctx, cfg, env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !resumed.Diverged || resumed.Outputs[stages.Rounds.Name] != whole.Outputs[stages.Rounds.Name] || string(resumed.Summary) != string(whole.Summary) {
-		t.Errorf("resumed after the diverged round %d: diverged %v, rounds %v, summary %s; the whole run: diverged %v, rounds %v, summary %s",
-			last.Round, resumed.Diverged, resumed.Outputs[stages.Rounds.Name], resumed.Summary, whole.Diverged, whole.Outputs[stages.Rounds.Name], whole.Summary)
+	if !resumed.Diverged || resumed.Outputs[stages.Rounds.Name] != whole.Outputs[stages.Rounds.Name] ||
+		string(resumed.Summary) != string(whole.Summary) {
+		t.Errorf(
+			"resumed after the diverged round %d: diverged %v, rounds %v, summary %s; the whole run: diverged %v, "+
+				"rounds %v, summary %s",
+			last.Round,
+			resumed.Diverged,
+			resumed.Outputs[stages.Rounds.Name],
+			resumed.Summary,
+			whole.Diverged,
+			whole.Outputs[stages.Rounds.Name],
+			whole.Summary,
+		)
 	}
 }
 
@@ -311,7 +365,12 @@ validation: {fraction: 0.25}
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &stages.Env{Every: stages.EveryOf(cfg), Store: mem, Data: lib, Upstream: map[string]*stages.Result{stages.Partition: part}}
+	env := &stages.Env{
+		Every:    stages.EveryOf(cfg),
+		Store:    mem,
+		Data:     lib,
+		Upstream: map[string]*stages.Result{stages.Partition: part},
+	}
 	p := Stage{}.Params(cfg)
 	data, samplers, held, err := loadPartition(ctx, env, &p)
 	if err != nil {
@@ -342,7 +401,12 @@ validation: {fraction: 0.25}
 		t.Errorf("%d samples train and %d are held out, of %d", total, len(held), data.Train.Len())
 	}
 	if want := math.Round(0.25 * float64(data.Train.Len())); math.Abs(float64(len(held))-want) > float64(cfg.Workers) {
-		t.Errorf("%d held out of %d; want about a quarter (%v, each worker's share rounded)", len(held), data.Train.Len(), want)
+		t.Errorf(
+			"%d held out of %d; want about a quarter (%v, each worker's share rounded)",
+			len(held),
+			data.Train.Len(),
+			want,
+		)
 	}
 }
 
@@ -372,7 +436,12 @@ checkpoint: {every: 6}
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := optimizerState(t, cfg, []algorithms.Mixing{ring, ring, ring, ring, ring, ring}, []float64{0.05, 0.1, 0.05, 0.05, 0.025, 0.025})
+	want := optimizerState(
+		t,
+		cfg,
+		[]algorithms.Mixing{ring, ring, ring, ring, ring, ring},
+		[]float64{0.05, 0.1, 0.05, 0.05, 0.025, 0.025},
+	)
 	sameState(t, got, want, "at the schedule's rates, round by round")
 }
 

@@ -45,9 +45,23 @@ func conv(x, w, bias *Node, pad int, skipPadRows bool) *Node {
 				valid = BroadcastToDims(Reshape(Const(g, on), 1, 1, 1, oh, 1), dims...)
 			}
 			for kj := range k {
-				xs := BroadcastToDims(Slice(xp, AxisRange(), AxisRange(), AxisElem(ic), AxisRange(ki, ki+oh), AxisRange(kj, kj+ow)), dims...)
-				ws := BroadcastToDims(Reshape(Slice(w, AxisRange(), AxisRange(), AxisElem(ic), AxisElem(ki), AxisElem(kj)), models, 1, outC, 1, 1), dims...)
-				term := ConvertDType(Mul(ConvertDType(ws, dtypes.Float64), ConvertDType(xs, dtypes.Float64)), dtypes.Float32)
+				xs := BroadcastToDims(
+					Slice(xp, AxisRange(), AxisRange(), AxisElem(ic), AxisRange(ki, ki+oh), AxisRange(kj, kj+ow)),
+					dims...)
+				ws := BroadcastToDims(
+					Reshape(
+						Slice(w, AxisRange(), AxisRange(), AxisElem(ic), AxisElem(ki), AxisElem(kj)),
+						models,
+						1,
+						outC,
+						1,
+						1,
+					),
+					dims...)
+				term := ConvertDType(
+					Mul(ConvertDType(ws, dtypes.Float64), ConvertDType(xs, dtypes.Float64)),
+					dtypes.Float32,
+				)
 				if valid != nil {
 					acc = Where(valid, Add(acc, term), acc)
 				} else {
@@ -70,7 +84,14 @@ func maxPool2(x *Node) *Node {
 // W].
 func windowAt(x *Node, di, dj int) *Node {
 	d := x.Shape().Dimensions
-	return Slice(x, AxisRange(), AxisRange(), AxisRange(), AxisRange(di, d[3]/2*2).Stride(2), AxisRange(dj, d[4]/2*2).Stride(2))
+	return Slice(
+		x,
+		AxisRange(),
+		AxisRange(),
+		AxisRange(),
+		AxisRange(di, d[3]/2*2).Stride(2),
+		AxisRange(dj, d[4]/2*2).Stride(2),
+	)
 }
 
 // goMax is Go's max of float32s, element by element: a NaN if either is
@@ -120,19 +141,50 @@ func convWeightGrad(x, dy *Node, k, pad int, order nn.ConvOrder) (gw, gb *Node) 
 	xp := padded(padded(x, 3, pad, oh+k-1-pad-h, 0), 4, pad, width+k-1-pad-wid, 0)
 	var taps []*Node
 	for t := range k * k {
-		taps = append(taps, Slice(xp, AxisRange(), AxisRange(), AxisRange(), AxisRange(t/k, t/k+oh), AxisRange(t%k, t%k+width)))
+		taps = append(
+			taps,
+			Slice(xp, AxisRange(), AxisRange(), AxisRange(), AxisRange(t/k, t/k+oh), AxisRange(t%k, t%k+width)),
+		)
 	}
 	window := Stack(taps, 3)             // [M, b, C, k*k, oh, width]
 	dyw := padded(dy, 4, 0, width-ow, 0) // columns past ow: dy is 0
 	// Each term as a row, term i = (sample, row, block) in order.
 	blocks, terms := width/step, b*oh*width/step
 	spare := (termsPerTrip - terms%termsPerTrip) % termsPerTrip // terms of -0 to fill the last trip
-	dRows := padded(Reshape(TransposeAllDims(Reshape(dyw, models, b, outC, oh, blocks, step), 1, 3, 4, 0, 2, 5), terms, models, outC, step),
-		0, 0, spare, math.Copysign(0, -1))
-	xRows := padded(Reshape(TransposeAllDims(Reshape(window, models, b, chans, k*k, oh, blocks, step), 1, 4, 5, 0, 2, 3, 6), terms, models, chans, k*k, step),
-		0, 0, spare, 0)
+	dRows := padded(
+		Reshape(
+			TransposeAllDims(Reshape(dyw, models, b, outC, oh, blocks, step), 1, 3, 4, 0, 2, 5),
+			terms,
+			models,
+			outC,
+			step,
+		),
+		0,
+		0,
+		spare,
+		math.Copysign(0, -1),
+	)
+	xRows := padded(
+		Reshape(
+			TransposeAllDims(Reshape(window, models, b, chans, k*k, oh, blocks, step), 1, 4, 5, 0, 2, 3, 6),
+			terms,
+			models,
+			chans,
+			k*k,
+			step,
+		),
+		0,
+		0,
+		spare,
+		0,
+	)
 	zeros := func(dims ...int) *Node { return Zeros(g, shapes.Make(dtypes.Float32, dims...)) }
-	sums := loop.Counted(g, terms+spare, termsPerTrip, []*Node{dRows, xRows}, []*Node{zeros(models, outC, chans, k*k, step), zeros(models, outC, step)},
+	sums := loop.Counted(
+		g,
+		terms+spare,
+		termsPerTrip,
+		[]*Node{dRows, xRows},
+		[]*Node{zeros(models, outC, chans, k*k, step), zeros(models, outC, step)},
 		func(body *loop.Body, i *Node, state []*Node) []*Node {
 			bg := i.Graph()
 			at := func(v int) *Node { return Const(bg, int32(v)) }
@@ -144,13 +196,23 @@ func convWeightGrad(x, dy *Node, k, pad int, order nn.ConvOrder) (gw, gb *Node) 
 			for u := range termsPerTrip {
 				dv := Reshape(Slice(ds, AxisElem(u)), models, outC, step)
 				xv := Reshape(Slice(xs, AxisElem(u)), models, chans, k*k, step)
-				c0 := Mul(Rem(Add(i, at(u)), at(blocks)), at(step))                                           // the block's first column
-				real := LessThan(Add(Iota(bg, shapes.Make(dtypes.Int32, models, outC, step), 2), c0), at(ow)) // the bias adds real columns only
-				term := ConvertDType(Mul(f64(Reshape(dv, models, outC, 1, 1, step)), f64(Reshape(xv, models, 1, chans, k*k, step))), dtypes.Float32)
+				c0 := Mul(
+					Rem(Add(i, at(u)), at(blocks)),
+					at(step),
+				) // the block's first column
+				real := LessThan(
+					Add(Iota(bg, shapes.Make(dtypes.Int32, models, outC, step), 2), c0),
+					at(ow),
+				) // the bias adds real columns only
+				term := ConvertDType(
+					Mul(f64(Reshape(dv, models, outC, 1, 1, step)), f64(Reshape(xv, models, 1, chans, k*k, step))),
+					dtypes.Float32,
+				)
 				gw, gb = Add(gw, term), Where(real, Add(gb, dv), gb)
 			}
 			return []*Node{gw, gb}
-		})
+		},
+	)
 	return Reshape(laneTotal(sums[0]), models, outC, chans, k, k), laneTotal(sums[1])
 }
 
@@ -177,8 +239,12 @@ func maxPool2Backward(x, m, dy *Node) *Node {
 	at := func(di, dj int) *Node { return windowAt(x, di, dj) }
 	zero := ZerosLike(dy)
 	// The position that takes dy: 0, 1, 2, 3 for (0,0), (0,1), (1,0), (1,1).
-	pos := Where(Equal(at(0, 0), m), ScalarZero(x.Graph(), dtypes.Int32), Where(Equal(at(0, 1), m), Const(x.Graph(), int32(1)),
-		Where(Equal(at(1, 0), m), Const(x.Graph(), int32(2)), Const(x.Graph(), int32(3)))))
+	pos := Where(
+		Equal(at(0, 0), m),
+		ScalarZero(x.Graph(), dtypes.Int32),
+		Where(Equal(at(0, 1), m), Const(x.Graph(), int32(1)),
+			Where(Equal(at(1, 0), m), Const(x.Graph(), int32(2)), Const(x.Graph(), int32(3)))),
+	)
 	part := func(p int32) *Node { return Where(Equal(pos, Const(x.Graph(), p)), dy, zero) }
 	top := Reshape(Stack([]*Node{part(0), part(1)}, 5), d[0], d[1], d[2], oh, 2*ow)
 	bottom := Reshape(Stack([]*Node{part(2), part(3)}, 5), d[0], d[1], d[2], oh, 2*ow)

@@ -32,9 +32,20 @@ func TestConvLeavesOutTheRowsOfPadding(t *testing.T) {
 		}
 	}
 	for _, skip := range []bool{true, false} {
-		out := run(t, func(in []*Node) []*Node { return []*Node{conv(in[0], in[1], in[2], pad, skip)} },
+		out := run(
+			t,
+			func(in []*Node) []*Node { return []*Node{conv(in[0], in[1], in[2], pad, skip)} },
 			tensors.FromFlatDataAndDimensions(make([]float32, side*side), 1, 1, 1, side, side),
-			tensors.FromFlatDataAndDimensions(w, 1, 1, 1, k, k), tensors.FromFlatDataAndDimensions([]float32{float32(math.Copysign(0, -1))}, 1, 1))
+			tensors.FromFlatDataAndDimensions(
+				w,
+				1,
+				1,
+				1,
+				k,
+				k,
+			),
+			tensors.FromFlatDataAndDimensions([]float32{float32(math.Copysign(0, -1))}, 1, 1),
+		)
 		y := out[0]
 		for i, v := range y {
 			if r := i / side; math.Signbit(float64(v)) != (skip && r < pad) || v != 0 {
@@ -48,8 +59,18 @@ func TestConvLeavesOutTheRowsOfPadding(t *testing.T) {
 // every pair of zeros of both signs, ones, infinities, NaN and
 // subnormals, bit for bit (a NaN equal to a NaN).
 func TestMaxIsGosMax(t *testing.T) {
-	values := []float32{0, float32(math.Copysign(0, -1)), 1, -1, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
-		math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32, math.MaxFloat32}
+	values := []float32{
+		0,
+		float32(math.Copysign(0, -1)),
+		1,
+		-1,
+		float32(math.Inf(1)),
+		float32(math.Inf(-1)),
+		float32(math.NaN()),
+		math.SmallestNonzeroFloat32,
+		-math.SmallestNonzeroFloat32,
+		math.MaxFloat32,
+	}
 	var a, c []float32
 	for _, x := range values {
 		for _, y := range values {
@@ -59,8 +80,17 @@ func TestMaxIsGosMax(t *testing.T) {
 	out := run(t, func(in []*Node) []*Node { return []*Node{goMax(in[0], in[1])} }, a, c)
 	got := out[0]
 	for i := range a {
-		if want := max(a[i], c[i]); math.Float32bits(got[i]) != math.Float32bits(want) && !(got[i] != got[i] && want != want) {
-			t.Errorf("goMax(%v, %v) = %v (bits %#x), Go's max %v (bits %#x)", a[i], c[i], got[i], math.Float32bits(got[i]), want, math.Float32bits(want))
+		if want := max(a[i], c[i]); math.Float32bits(got[i]) != math.Float32bits(want) &&
+			!(got[i] != got[i] && want != want) {
+			t.Errorf(
+				"goMax(%v, %v) = %v (bits %#x), Go's max %v (bits %#x)",
+				a[i],
+				c[i],
+				got[i],
+				math.Float32bits(got[i]),
+				want,
+				math.Float32bits(want),
+			)
 		}
 	}
 }

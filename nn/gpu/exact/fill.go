@@ -43,5 +43,8 @@ func filled(g *Graph, dtype dtypes.DType, fill float64, dims ...int) *Node {
 // firstSamples is [M, b]: whether sample s of model m is one of the first
 // count[m] (count int32 [M]), the batch's own; the others pad it to b.
 func firstSamples(g *Graph, count *Node, models, b int) *Node {
-	return LessThan(Iota(g, shapes.Make(dtypes.Int32, models, b), 1), BroadcastToDims(Reshape(count, models, 1), models, b))
+	return LessThan(
+		Iota(g, shapes.Make(dtypes.Int32, models, b), 1),
+		BroadcastToDims(Reshape(count, models, 1), models, b),
+	)
 }

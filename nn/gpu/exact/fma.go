@@ -57,7 +57,8 @@ func Product(a, b, start *Node) *Node {
 	spare := (termsPerTrip - k%termsPerTrip) % termsPerTrip                         // terms of -0 to fill the last trip
 	cols := padded(TransposeAllDims(a, 2, 0, 1), 0, 0, spare, math.Copysign(0, -1)) // [k+spare, M, m]: term l is row l
 	rows := padded(TransposeAllDims(b, 2, 0, 1), 0, 0, spare, 0)                    // [k+spare, M, n]
-	return loop.Counted(a.Graph(), k+spare, termsPerTrip, []*Node{cols, rows}, []*Node{start}, func(body *loop.Body, l *Node, acc []*Node) []*Node {
+	return loop.Counted(a.Graph(), k+spare, termsPerTrip, []*Node{cols, rows}, []*Node{start}, func(body *loop.Body,
+		l *Node, acc []*Node) []*Node {
 		terms := Reshape(Add(Iota(l.Graph(), shapes.Make(dtypes.Int32, termsPerTrip), 0), l), termsPerTrip, 1)
 		cs, rs := Gather(body.Use(cols), terms), Gather(body.Use(rows), terms)
 		sum := acc[0]

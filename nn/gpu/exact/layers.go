@@ -35,7 +35,10 @@ func linearBackward(x, w, dy *Node, wantDx bool) (gw, gb, dx *Node) {
 	gw = Product(Transpose(dy, 1, 2), Transpose(x, 1, 2), Zeros(g, shapes.Make(dtypes.Float32, models, out, in)))
 	acc := Zeros(g, shapes.Make(dtypes.Float64, models, out))
 	for s := range b {
-		acc = Add(acc, ConvertDType(Reshape(Slice(dy, AxisRange(), AxisElem(s), AxisRange()), models, out), dtypes.Float64))
+		acc = Add(
+			acc,
+			ConvertDType(Reshape(Slice(dy, AxisRange(), AxisElem(s), AxisRange()), models, out), dtypes.Float64),
+		)
 	}
 	gb = ConvertDType(acc, dtypes.Float32)
 	if wantDx {
@@ -105,7 +108,8 @@ func Covers(model *nn.Model) error {
 		switch l := l.(type) {
 		case nn.Conv2d:
 			if in := model.Shapes[i]; l.Order(in) == nn.ConvGEMM {
-				return fmt.Errorf("gpu engine: the exact program has no convolution of %d taps as a GEMM yet (docs/gpu.md)", in.C*l.K*l.K)
+				return fmt.Errorf("gpu engine: the exact program has no convolution of %d taps as a GEMM yet "+
+					"(docs/gpu.md)", in.C*l.K*l.K)
 			}
 		case nn.MaxPool2, nn.Flatten, nn.Linear, nn.ReLU, nn.Dropout:
 		default:
@@ -130,7 +134,16 @@ func convParams(model *nn.Model, p *Node, i int) (w, bias *Node, order nn.ConvOr
 func linearParams(model *nn.Model, p *Node, i int) (w, bias *Node) {
 	in, out, at := model.Shapes[i].Size(), model.Shapes[i+1].Size(), model.Offsets[i]
 	models := p.Shape().Dimensions[0]
-	return Reshape(Slice(p, AxisRange(), AxisRange(at, at+out*in)), models, out, in), Slice(p, AxisRange(), AxisRange(at+out*in, at+out*in+out))
+	return Reshape(
+			Slice(p, AxisRange(), AxisRange(at, at+out*in)),
+			models,
+			out,
+			in,
+		), Slice(
+			p,
+			AxisRange(),
+			AxisRange(at+out*in, at+out*in+out),
+		)
 }
 
 // Gradients is the CPU engine's step of gradients of M models side by
@@ -152,7 +165,8 @@ func Gradients(model *nn.Model, p, x, labels, count *Node, masks []*Node) (loss,
 		if _, ok := l.(nn.Dropout); ok && len(masks) > len(maskOf) {
 			maskOf[i] = masks[len(maskOf)]
 		} else if ok {
-			return nil, nil, fmt.Errorf("gpu engine: a step of gradients needs a dropout mask for each of the model's Dropout layers; %d given", len(masks))
+			return nil, nil, fmt.Errorf("gpu engine: a step of gradients needs a dropout mask for each of the "+
+				"model's Dropout layers; %d given", len(masks))
 		}
 	}
 	acts, err := Forward(model, p, x, maskOf)

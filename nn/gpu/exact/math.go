@@ -26,7 +26,10 @@ func Exp64(x *Node) *Node {
 	zero := c(0)
 	posInf, negInf := Equal(x, c(math.Inf(1))), Equal(x, c(math.Inf(-1)))
 	nearZero := LessThan(Abs(x), c(1.0/(1<<28)))
-	special := LogicalOr(LogicalOr(LogicalOr(IsNaN(x), posInf), negInf), LogicalOr(LogicalOr(GreaterThan(x, c(fmath.ExpOverflow)), LessThan(x, c(fmath.ExpUnderflow))), nearZero))
+	special := LogicalOr(
+		LogicalOr(LogicalOr(IsNaN(x), posInf), negInf),
+		LogicalOr(LogicalOr(GreaterThan(x, c(fmath.ExpOverflow)), LessThan(x, c(fmath.ExpUnderflow))), nearZero),
+	)
 	xs := Where(special, zero, x) // the general path on a harmless value where it is not taken
 	t0 := Mul(c(fmath.Log2e), xs)
 	kf := Where(LessThan(xs, zero), Sub(t0, c(0.5)), Where(GreaterThan(xs, zero), Add(t0, c(0.5)), zero))
@@ -96,7 +99,10 @@ func Log64(x *Node) *Node {
 	t2 = Add(c(fmath.LogL2), Mul(s4, t2))
 	t2 = Mul(s4, t2)
 	hfsq := Mul(Mul(c(0.5), f), f)
-	general := Sub(Mul(k, c(fmath.Ln2Hi)), Sub(Sub(hfsq, Add(Mul(s, Add(hfsq, Add(t1, t2))), Mul(k, c(fmath.Ln2Lo)))), f))
+	general := Sub(
+		Mul(k, c(fmath.Ln2Hi)),
+		Sub(Sub(hfsq, Add(Mul(s, Add(hfsq, Add(t1, t2))), Mul(k, c(fmath.Ln2Lo)))), f),
+	)
 	out := Where(Equal(x, zero), c(math.Inf(-1)), general)
 	out = Where(LessThan(x, zero), c(math.NaN()), out)
 	return Where(nanOrInf, x, out)

@@ -29,7 +29,12 @@ import (
 // last value is the While's last output: GoMLX's Go backend (v0.27.3,
 // simplego's function_exec.go) sizes a function's results by its last
 // output and fails on a While whose later outputs lie beyond it.
-func Counted(g *Graph, limit, stride int, outside, state []*Node, body func(b *Body, i *Node, state []*Node) []*Node) []*Node {
+func Counted(
+	g *Graph,
+	limit, stride int,
+	outside, state []*Node,
+	body func(b *Body, i *Node, state []*Node) []*Node,
+) []*Node {
 	counter := shapes.Make(dtypes.Int32)
 	params := func(g *Graph) []*Node { // the loop's values as parameters of a closure
 		var ps []*Node
@@ -79,10 +84,22 @@ func newClosure(g *Graph, def func(g *Graph) []*Node) *Function {
 	builder := field(reflect.ValueOf(g).Elem(), "builder")
 	fn := field(reflect.ValueOf(current).Elem(), "backendFunc")
 	if !builder.IsValid() || !fn.IsValid() {
-		panic(fmt.Errorf("gpu engine: GoMLX's Graph has no builder or its Function no backendFunc: newClosure must follow GoMLX"))
+		panic(
+			fmt.Errorf(
+				"gpu engine: GoMLX's Graph has no builder or its Function no backendFunc: newClosure must follow GoMLX",
+			),
+		)
 	}
 	real := builder.Interface().(backends.Builder)
-	builder.Set(reflect.ValueOf(&currentAsMain{Builder: real, fn: fn.Interface().(backends.Function), restore: func() { builder.Set(reflect.ValueOf(&real).Elem()) }}))
+	builder.Set(
+		reflect.ValueOf(
+			&currentAsMain{
+				Builder: real,
+				fn:      fn.Interface().(backends.Function),
+				restore: func() { builder.Set(reflect.ValueOf(&real).Elem()) },
+			},
+		),
+	)
 	defer builder.Set(reflect.ValueOf(&real).Elem()) // should NewClosure not call Main()
 	return NewClosure(g, def)
 }
@@ -116,7 +133,12 @@ func (b *Body) Use(v *Node) *Node {
 	if p, ok := b.carried[v]; ok {
 		return p
 	}
-	panic(fmt.Errorf("gpu engine: a loop's body uses a value of its enclosing function that the loop does not carry (%s)", v.Shape()))
+	panic(
+		fmt.Errorf(
+			"gpu engine: a loop's body uses a value of its enclosing function that the loop does not carry (%s)",
+			v.Shape(),
+		),
+	)
 }
 
 // UseAll is Use of each value.
@@ -139,9 +161,15 @@ func (b *Body) UseAll(vs []*Node) []*Node {
 func ownCaches(g *Graph) (restore func()) {
 	caches := []reflect.Value{field(reflect.ValueOf(g).Elem(), "scalars")}
 	if !caches[0].IsValid() {
-		panic(fmt.Errorf("gpu engine: GoMLX's Graph has no scalar cache (field scalars) to give a loop body its own: Counted must follow GoMLX"))
+		panic(
+			fmt.Errorf(
+				"gpu engine: GoMLX's Graph has no scalar cache (field scalars) to give a loop body its own: Counted " +
+					"must follow GoMLX",
+			),
+		)
 	}
-	if builder := field(reflect.ValueOf(g).Elem(), "builder"); builder.IsValid() && !builder.IsNil() && builder.Elem().Kind() == reflect.Pointer {
+	if builder := field(reflect.ValueOf(g).Elem(), "builder"); builder.IsValid() && !builder.IsNil() &&
+		builder.Elem().Kind() == reflect.Pointer {
 		for _, name := range []string{"cacheReductions", "cacheArgMinMax", "cacheSelections"} { // XLA's builder only
 			if c := field(builder.Elem().Elem(), name); c.IsValid() {
 				caches = append(caches, c)
