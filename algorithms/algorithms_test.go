@@ -392,10 +392,10 @@ func TestParameterErrors(t *testing.T) {
 		want string
 	}{
 		{Config{Name: "adam"}, `unknown algorithm "adam"`},
-		{Config{Name: "d-sum", Params: kinds.Values{"alpha": -1.0, "beta": 0.5}}, "alpha: -1 is out of range; use a " +
-			"number >= 0"},
-		{Config{Name: "d-sum", Params: kinds.Values{"alpha": 1.0, "beta": 1.0}}, "beta: 1 is out of range; use a " +
-			"number in [0, 1)"},
+		{Config{Name: "d-sum", Params: kinds.Values{"alpha": -1.0, "beta": 0.5}}, "alpha: -1 is out of " +
+			"range; use a number >= 0"},
+		{Config{Name: "d-sum", Params: kinds.Values{"alpha": 1.0, "beta": 1.0}}, "beta: 1 is out of " +
+			"range; use a number in [0, 1)"},
 		{Config{Name: "gt-dsum", Params: kinds.Values{"alpha": 1.0, "beta": 0.5, "lambda": 1.5,
 			"tracker_init": "paper"}}, "lambda: 1.5 is out of range"},
 		{Config{Name: "gt-dsum", Params: kinds.Values{"alpha": 1.0, "beta": 0.5, "lambda": 0.5,

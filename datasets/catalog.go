@@ -156,8 +156,8 @@ func Add(info *Info) error {
 	case info.Generate == nil && (info.Load == nil || info.Files == "" || info.Classes < 2 || info.Expect[0] < 1 ||
 		info.Expect[1] < 1):
 		return bad(
-			"a file-based data set needs Load, Files, Classes (at least 2) and Expect (its official training and " +
-				"test samples)",
+			"a file-based data set needs Load, Files, Classes (at least 2) and Expect (its " +
+				"official training and test samples)",
 		)
 	}
 	catalogMu.Lock()

@@ -82,8 +82,8 @@ func TestLogCommitsAreSynced(t *testing.T) {
 	s := openTestStore(t)
 	if !s.Log.db.Opts().SyncWrites {
 		t.Error(
-			"the event log is open without synchronous writes: a commit Append acknowledged can be lost in a power " +
-				"loss",
+			"the event log is open without synchronous writes: a commit Append " +
+				"acknowledged can be lost in a power loss",
 		)
 	}
 }

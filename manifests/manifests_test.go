@@ -937,8 +937,8 @@ func TestOverrides(t *testing.T) {
 func TestSuggestionsWork(t *testing.T) {
 	didYouMean := regexp.MustCompile(`did you mean "([^"]+)"\?`)
 	for _, tc := range []struct{ manifest, override, says string }{
-		{"quickstart", "algorithm.bta=0.5", "the manifest sweeps algorithm, so that is overridden as " +
-			"sweep.algorithm=[...]"},
+		{"quickstart", "algorithm.bta=0.5", "the manifest sweeps algorithm, so that is " +
+			"overridden as sweep.algorithm=[...]"},
 		{"quickstart", "toplogy.kind=ring", ""},
 		{"quickstart", "workrs=8", ""},
 		{"quickstart", "sweep.sed=[1, 2]", ""},

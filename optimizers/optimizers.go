@@ -38,12 +38,12 @@ var (
 		Choices: []string{"displacement", "normalized", "gradient", "direction"},
 		Default: "displacement",
 		Quiet:   true,
-		Doc: "what the tracker follows: the round's displacement (literal), it times 1-beta, the mean gradient, " +
-			"or the mean direction",
+		Doc: "what the tracker follows: the round's displacement (literal), it times 1-beta, the mean " +
+			"gradient, or the mean direction",
 	}
 	restart = kinds.Param{Name: "momentum_restart", Type: kinds.String, Choices: []string{"none", "round", "step"},
-		Default: "none", Quiet: true, Doc: "where SUM's auxiliary sequence v restarts at x: never, at each round, " +
-			"before each step"}
+		Default: "none", Quiet: true, Doc: "where SUM's auxiliary sequence v restarts at x: never, " +
+			"at each round, before each step"}
 	nesterov = kinds.Param{Name: "nesterov", Type: kinds.Bool, Default: false, Doc: "Nesterov momentum"}
 	mu       = kinds.Param{
 		Name:      "mu",

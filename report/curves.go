@@ -45,13 +45,19 @@ type Figure struct {
 // axisTitles are the figures' default axis titles of rounds-table columns
 // (Table.Labels overrides them).
 var axisTitles = map[string]string{
-	"round": "round", "bits_sent_per_worker": "bits sent per worker", "train_loss": "training loss",
-	"test_acc_mean": "test accuracy (local models, mean over workers)", "consensus_acc": "test accuracy (averaged " +
-		"model)",
-	"test_loss_mean": "test loss (local models, mean over workers)", "consensus_loss": "test loss (averaged model)",
-	"partition.alpha": "Dirichlet α (non-IID degree)", "local_steps": "local steps K", "workers": "workers",
-	"objective_gap": "objective gap f(x̄) − f(x*)", "grad_norm_sq": "|∇f(x̄)|²", "consensus_distance": "consensus " +
-		"distance (mean |xᵢ − x̄|²)",
+	"round":                "round",
+	"bits_sent_per_worker": "bits sent per worker",
+	"train_loss":           "training loss",
+	"test_acc_mean":        "test accuracy (local models, mean over workers)",
+	"consensus_acc":        "test accuracy (averaged model)",
+	"test_loss_mean":       "test loss (local models, mean over workers)",
+	"consensus_loss":       "test loss (averaged model)",
+	"partition.alpha":      "Dirichlet α (non-IID degree)",
+	"local_steps":          "local steps K",
+	"workers":              "workers",
+	"objective_gap":        "objective gap f(x̄) − f(x*)",
+	"grad_norm_sq":         "|∇f(x̄)|²",
+	"consensus_distance":   "consensus distance (mean |xᵢ − x̄|²)",
 }
 
 // Palette is the colours of a figure's curves, in order (Tableau 10, as

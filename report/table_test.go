@@ -412,8 +412,8 @@ table: {rows: [algorithm], value: objective_gap, select: lr}
 		)
 	}
 	md := g.Markdown()
-	for _, want := range []string{"(lr=0.1; 0.2 within noise)", "lr=0.1 over 0.2 by 0.2", "(within noise); 0.3 has " +
-		"the better mean (0.5", "but a diverged seed excludes it"} {
+	for _, want := range []string{"(lr=0.1; 0.2 within noise)", "lr=0.1 over 0.2 by 0.2", "(within noise); 0.3 " +
+		"has the better mean (0.5", "but a diverged seed excludes it"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the table lacks %q:\n%s", want, md)
 		}
@@ -455,8 +455,8 @@ sweep:
 `
 	for table, want := range map[string]string{
 		"{rows: [algorithm], value: objective_gap, select: lr}": "",
-		"{rows: [algorithm], columns: [lr], value: objective_gap, select: {by: lr}}": "table.select: lr is also a " +
-			"row or column path",
+		"{rows: [algorithm], columns: [lr], value: objective_gap, select: {by: lr}}": "table.select: lr is " +
+			"also a row or column path",
 		"{rows: [algorithm], value: objective_gap, select: lr, labels: {\"d-sum(alpha=2,beta=0.9)\": A, " +
 			"\"local-sgd-m(beta=0.9,nesterov=false)\": A}}": `both print as "A"`,
 		"{rows: [algorithm], value: objective_gap, select: lr, labels: {objective_gap: gap, lr: rate, " +

@@ -88,8 +88,8 @@ func Start(t *testing.T) []Server {
 	}
 	if len(servers) == 0 {
 		t.Skip(
-			"no S3 server: install versitygw (go install github.com/versity/versitygw/cmd/versitygw@v1.8.0; .ci/run " +
-				"installs it) or minio",
+			"no S3 server: install versitygw (go install " +
+				"github.com/versity/versitygw/cmd/versitygw@v1.8.0; .ci/run installs it) or minio",
 		)
 	}
 	return servers

@@ -18,10 +18,9 @@ func doctorCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "doctor",
 		Usage: "report which training engines work on this host, and why not",
-		Description: "cpu: the float32 CPU engine, its kernel path (avx512, avx2, neon or go: the same bits on " +
-			"each;\n" +
-			"UMP_KERNELS forces one) and what computes it (C under cgo; Go assembly on amd64 without cgo; Go " +
-			"loops).\n" +
+		Description: "cpu: the float32 CPU engine, its kernel path (avx512, avx2, neon or go: the same bits\n" +
+			"on each; UMP_KERNELS forces one) and what computes it (C under cgo; Go assembly on amd64\n" +
+			"without cgo; Go loops).\n" +
 			"gpu: the GoMLX engine (engine: gpu, or ump run --engine gpu): built with -tags xla, it opens\n" +
 			"the backend of --gpu-backend or $GOMLX_BACKEND (e.g. xla:/abs/path/xla_cuda_plugin.so, or go for\n" +
 			"GoMLX's pure-Go backend) or else the CUDA PJRT plugin of an installed jax-cuda package, then\n" +

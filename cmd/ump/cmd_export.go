@@ -35,8 +35,8 @@ func exportCommand() *cli.Command {
 			},
 			&cli.StringFlag{
 				Name: "format",
-				Usage: "csv, arrow (IPC file) or parquet (default: --out's extension, .csv, .arrow or .parquet; else " +
-					"csv)",
+				Usage: "csv, arrow (IPC file) or parquet (default: --out's extension, " +
+					".csv, .arrow or .parquet; else csv)",
 			},
 			&cli.StringFlag{Name: "out", Required: true, Usage: "output file, or - for stdout"},
 			&cli.BoolFlag{

@@ -15,8 +15,8 @@ import (
 func noteCommand() *cli.Command {
 	return &cli.Command{
 		Name: "note",
-		Usage: "attach a note to a manifest (what it tried, why); status and the dashboard show it. It is not " +
-			"part of the hash",
+		Usage: "attach a note to a manifest (what it tried, why); status and the dashboard show " +
+			"it. It is not part of the hash",
 		ArgsUsage: "HASH TEXT...",
 		Action: func(c *cli.Context) error {
 			if c.NArg() < 2 {
@@ -42,8 +42,8 @@ func noteCommand() *cli.Command {
 func forgetCommand() *cli.Command {
 	return &cli.Command{
 		Name: "forget",
-		Usage: "hide a manifest from status and the dashboard; its events and results stay, and running it again " +
-			"lists it again",
+		Usage: "hide a manifest from status and the dashboard; its events and results stay, and " +
+			"running it again lists it again",
 		ArgsUsage: "HASH",
 		Action: func(c *cli.Context) error {
 			if _, err := oneArg(c, "a manifest hash or unique prefix"); err != nil {

@@ -44,8 +44,8 @@ func plotCommand() *cli.Command {
 			&cli.BoolFlag{Name: "per-column", Usage: "a file per table column instead of one figure of panels"},
 			&cli.StringFlag{
 				Name: "against",
-				Usage: "also draw the final figure against this swept `PATH` (e.g. algorithm.beta), a line per other " +
-					"setting",
+				Usage: "also draw the final figure against this swept `PATH` (e.g. " +
+					"algorithm.beta), a line per other setting",
 			},
 		},
 		Action: func(c *cli.Context) error {

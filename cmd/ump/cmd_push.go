@@ -31,14 +31,13 @@ func pushCommand() *cli.Command {
 func pullCommand() *cli.Command {
 	return &cli.Command{
 		Name: "pull",
-		Usage: "copy a manifest's committed cells (artifacts and events) from the S3 store of --artifacts into " +
-			"the store, in plan order",
+		Usage: "copy a manifest's committed cells (artifacts and events) from the S3 store of " +
+			"--artifacts into the store, in plan order",
 		ArgsUsage: "HASH",
-		Description: "Every commit must be signed by a key the store trusts (yours, or one `ump trust add` listed) " +
-			"and agree\n" +
-			"with its events; otherwise the pull is refused (exit 3) naming the cell and the key, and nothing is " +
-			"imported.\n" +
-			"`ump show HASH` says, for each pulled cell, where it came from and who signed it.",
+		Description: "Every commit must be signed by a key the store trusts (yours, or one `ump trust add`\n" +
+			"listed) and agree with its events; otherwise the pull is refused (exit 3) naming the cell and\n" +
+			"the key, and nothing is imported. `ump show HASH` says, for each pulled cell, where " +
+			"it came\nfrom and who signed it.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{
 				Name: "trust-unsigned",

@@ -26,16 +26,14 @@ func reportCommand() *cli.Command {
 			"results as Parquet and CSV",
 		ArgsUsage: "HASH|DIR ...",
 		Description: "Each argument is a manifest in the store (a hash or unique prefix) or a directory an earlier\n" +
-			"report wrote for one (it holds " + resultsdir.RegistrationFile + ", " + resultsdir.FinalFile + " " +
-			"and " + resultsdir.RoundsFile + "): a report\n" +
-			"regenerates from committed results without the store; a directory a whole report was written to\n" +
-			"stands for every manifest directory its " + resultsdir.RootFile + " lists. Writes --out/report.md and, " +
-			"per\n" +
-			"manifest, --out/NAME-HASH12/: the results and the figures (curves-N-COLUMN.png and .pdf), and the\n" +
-			"records of their digests. Your key (--key) signs results from your store, and the figures; results " +
-			"read\n" +
-			"from a directory keep their signature, and the report says whether you trust its key (`ump trust list`, " +
-			"--trust).\n" +
+			"report wrote for one (it holds " + resultsdir.RegistrationFile + ", " + resultsdir.FinalFile +
+			" and " + resultsdir.RoundsFile + "): a report regenerates\n" +
+			"from committed results without the store; a directory a whole report was written to\n" +
+			"stands for every manifest directory its " + resultsdir.RootFile + " lists.\n" +
+			"Writes --out/report.md and, per manifest, --out/NAME-HASH12/: the results and the figures\n" +
+			"(curves-N-COLUMN.png and .pdf), and the records of their digests. Your key (--key) signs\n" +
+			"results from your store, and the figures; results read from a directory keep their signature,\n" +
+			"and the report says whether you trust its key (`ump trust list`, --trust).\n" +
 			"Only finished cells are reported; entries not run show –.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{

@@ -25,9 +25,8 @@ func reproduceCommand() *cli.Command {
 		Usage: "compute every manifest of a tree of results directories again in the store (resumable), then " +
 			"compare each cell with its committed figures bit for bit",
 		ArgsUsage: "[DIR ...]",
-		Description: "Finds every results directory (one `ump report` wrote) under each DIR (default: results), " +
-			"runs\n" +
-			"its manifest in the store as `ump run` would, cached cells skipped and interrupted training\n" +
+		Description: "Finds every results directory (one `ump report` wrote) under each DIR (default: results),\n" +
+			"runs its manifest in the store as `ump run` would, cached cells skipped and interrupted training\n" +
 			"resumed, with one progress line and an ETA over all of them; then compares each finished cell\n" +
 			"with the directory's: its status, final row and every evaluated round, bit for bit. A directory\n" +
 			"whose cells have other keys on this machine (computed under another engine, or other data) is\n" +

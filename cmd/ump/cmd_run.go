@@ -44,17 +44,17 @@ func runCommand() *cli.Command {
 			},
 			&cli.StringFlag{
 				Name: "other-engine",
-				Usage: "what to do with cells that have results recorded under another engine (an earlier CPU engine " +
-					"version, or another GPU " +
+				Usage: "what to do with cells that have results recorded under another engine (an earlier CPU " +
+					"engine version, or another GPU " +
 					"backend: the engine is part of each cell's key): `CHOICE` is use (keep them) or recompute (run " +
 					"them on this one); by default ump stops and says so",
 			},
 			&cli.IntFlag{
 				Name: "until-decided",
-				Usage: "then add seeds, one at a time and up to `N` per choice, to the entries whose choice of " +
-					"table.select is " +
-					"within the noise (the chosen and the runner-up's cells, as the manifest's add block), until " +
-					"each is decided or has N",
+				Usage: "then add seeds, one at a time and up to `N` per choice, to the entries " +
+					"whose choice of table.select is " +
+					"within the noise (the chosen and the runner-up's cells, as the manifest's add block), " +
+					"until each is decided or has N",
 			},
 		},
 		Action: func(c *cli.Context) error {

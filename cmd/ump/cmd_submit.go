@@ -20,12 +20,12 @@ func submitCommand() *cli.Command {
 		Usage: "run a manifest on a Slurm or Kubernetes cluster: store its worklist on S3 and write the job that " +
 			"runs `ump worker` per task",
 		ArgsUsage: "MANIFEST.yaml | EMBEDDED-NAME [PATH=VALUE ...]",
-		Description: "Needs --artifacts s3://BUCKET/PREFIX: S3 is the only state the machines share. Prints `run " +
-			"<id>`\n" +
-			"and writes an sbatch array script (--slurm) or a Kubernetes Indexed Job (--k8s) to --out. Each task\n" +
-			"runs `ump worker --run <id>`; a cell is committed once however often its task runs, and a task\n" +
-			"requeued or preempted resumes from its last checkpoint on S3. `ump status --remote HASH` shows\n" +
-			"progress; `ump pull HASH` brings the results home. See docs/cluster.md.",
+		Description: "Needs --artifacts s3://BUCKET/PREFIX: S3 is the only state the machines share.\n" +
+			"Prints `run <id>` and writes an sbatch array script (--slurm) or a Kubernetes Indexed Job\n" +
+			"(--k8s) to --out. Each task runs `ump worker --run <id>`; a cell is committed once however\n" +
+			"often its task runs, and a task requeued or preempted resumes from its last checkpoint on S3.\n" +
+			"`ump status --remote HASH` shows progress; `ump pull HASH` brings the " +
+			"results home.\nSee docs/cluster.md.",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "slurm", Usage: "write an sbatch array script"},
 			&cli.BoolFlag{Name: "k8s", Usage: "write a Kubernetes Indexed Job"},
@@ -42,8 +42,8 @@ func submitCommand() *cli.Command {
 			},
 			&cli.StringSliceFlag{
 				Name: "sbatch-option",
-				Usage: "add `OPTION` to the script as an #SBATCH line (e.g. --partition=gpu, --gres=gpu:1, " +
-					"--time=12:00:00)",
+				Usage: "add `OPTION` to the script as an #SBATCH line (e.g. --partition=gpu, " +
+					"--gres=gpu:1, --time=12:00:00)",
 			},
 			&cli.StringFlag{
 				Name:  "image",
@@ -106,8 +106,8 @@ func (o *submitOptions) check(g globals) error {
 	case g.artifacts == "":
 		return badInput{
 			fmt.Errorf(
-				"submit needs --artifacts s3://BUCKET/PREFIX (or UMP_ARTIFACTS): S3 is the only state the machines " +
-					"share",
+				"submit needs --artifacts s3://BUCKET/PREFIX (or UMP_ARTIFACTS): S3 is " +
+					"the only state the machines share",
 			),
 		}
 	case o.perTask < 0:

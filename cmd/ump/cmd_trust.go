@@ -43,8 +43,8 @@ func trustCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "trust",
 		Usage: "the keys whose signed results the store imports from S3 (pull, run --artifacts, status --remote)",
-		Description: "A store trusts its user's own key and the keys listed here (the file trusted-keys in the " +
-			"store).\n" +
+		Description: "A store trusts its user's own key and the keys listed here (the file trusted-keys\n" +
+			"in the store).\n" +
 			"A commit signed by any other key, or not signed, is refused (exit 3) naming the key.",
 		Subcommands: []*cli.Command{
 			{Name: "add", Usage: "trust a collaborator's public key (as `ump key show` prints it)", ArgsUsage: "KEY",

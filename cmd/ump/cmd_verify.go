@@ -19,10 +19,9 @@ func verifyCommand() *cli.Command {
 		Usage: "read back every stored blob of a manifest, recompute it with caching off and check every output " +
 			"digest against the record; or recompute cells of a results directory and check every figure",
 		ArgsUsage: "HASH|DIR",
-		Description: "HASH: first every blob the manifest's events name (outputs, checkpoints) is read back and " +
-			"checked\n" +
-			"against its digest; then every cell is recomputed in memory. With --repair, each missing or\n" +
-			"corrupt blob that the recomputation reproduces is stored again.\n" +
+		Description: "HASH: first every blob the manifest's events name (outputs, checkpoints) is read back\n" +
+			"and checked against its digest; then every cell is recomputed in memory. With --repair, each\n" +
+			"missing or corrupt blob that the recomputation reproduces is stored again.\n" +
 			"DIR (a directory ump report wrote): each finished cell (or those --cells names) is computed again\n" +
 			"in a scratch store, and its status and every figure of every round both evaluated must be the\n" +
 			"committed ones bit for bit (exit 4 where they are not).",
@@ -176,8 +175,8 @@ func runVerify(ctx context.Context, g globals, hash string, repair bool, stdout,
 		case d.Repaired:
 			status = "repaired from the recomputation"
 		case repair:
-			status = "not reproduced by the recomputation, so not repaired (restore the store from a backup, or `ump " +
-				"pull` the manifest)"
+			status = "not reproduced by the recomputation, so not repaired (restore the store from a " +
+				"backup, or `ump pull` the manifest)"
 		}
 		if !d.Repaired {
 			unrepaired++

@@ -19,15 +19,15 @@ func workerCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "worker",
 		Usage: "run one task of a submitted run (`ump submit`) on this machine, with S3 as the only shared state",
-		Description: "The task is --index, else $SLURM_ARRAY_TASK_ID, else $JOB_COMPLETION_INDEX. The worker keeps " +
-			"a\n" +
-			"private event log in a temporary directory (--store is not used) and its artifacts in --artifacts.\n" +
-			"Each cell starts from what S3 holds of it (a committed cell is all cache hits; otherwise the furthest\n" +
-			"checkpoint any attempt uploaded), uploads its events at every checkpoint, and commits its result once.\n" +
-			"Exit codes: 0 every cell committed (by this task or, with the same outputs, by another); 75 " +
-			"interrupted\n" +
-			"by SIGTERM after saving a checkpoint (run the task again); 4 another attempt committed other outputs;\n" +
-			"2 bad input (a cell's engine or data differ from those pinned on S3); 3 S3 or the local disk failed.",
+		Description: "The task is --index, else $SLURM_ARRAY_TASK_ID, else $JOB_COMPLETION_INDEX.\n" +
+			"The worker keeps a private event log in a temporary directory (--store is not used)\n" +
+			"and its artifacts in --artifacts. Each cell starts from what S3 holds of it (a committed\n" +
+			"cell is all cache hits; otherwise the furthest checkpoint any attempt uploaded), uploads\n" +
+			"its events at every checkpoint, and commits its result once.\n" +
+			"Exit codes: 0 every cell committed (by this task or, with the same outputs, by another);\n" +
+			"75 interrupted by SIGTERM after saving a checkpoint (run the task again); 4 another attempt\n" +
+			"committed other outputs; 2 bad input (a cell's engine or data differ from those pinned on S3);\n" +
+			"3 S3 or the local disk failed.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "run", Required: true, Usage: "the run `ID` that `ump submit` printed"},
 			&cli.StringFlag{

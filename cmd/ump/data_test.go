@@ -46,8 +46,8 @@ func TestUntilTopologyThenShowExportAndContinue(t *testing.T) {
 			show := ump(t, store, "show", hash[:8])
 			for _, want := range []string{"status incomplete", "stage partition: completed", "class histogram",
 				"stage topology: completed",
-				"from round    1:   45 edges, spectral gap 1.000000", "from round   25:   10 edges, spectral gap " +
-					"0.238433"} {
+				"from round    1:   45 edges, spectral gap 1.000000", "from round   25:   10 " +
+					"edges, spectral gap 0.238433"} {
 				if !strings.Contains(show.stdout, want) {
 					t.Errorf("show lacks %q:\n%s", want, show.stdout)
 				}

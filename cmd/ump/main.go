@@ -480,8 +480,8 @@ func newApp(arg0 string, stdout, stderr io.Writer) *cli.App {
 			&cli.StringFlag{Name: "data-dir", Value: datasets.DefaultDir(), EnvVars: []string{"UMP_DATA"},
 				Usage: "the data `DIR`, one subdirectory per data set (ump data fetch fills it)"},
 			&cli.StringFlag{Name: "artifacts", EnvVars: []string{"UMP_ARTIFACTS"},
-				Usage: "keep artifacts in S3 at `s3://BUCKET/PREFIX` (endpoint from UMP_S3_ENDPOINT, credentials " +
-					"from " +
+				Usage: "keep artifacts in S3 at `s3://BUCKET/PREFIX` (endpoint from " +
+					"UMP_S3_ENDPOINT, credentials from " +
 					"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, each request's time limit from UMP_S3_TIMEOUT, " +
 					"default 1m); the event log stays in --store"},
 			&cli.BoolFlag{Name: "s3-insecure", Usage: "talk to the S3 endpoint over plain HTTP"},
@@ -493,8 +493,8 @@ func newApp(arg0 string, stdout, stderr io.Writer) *cli.App {
 					"pure-Go backend (default: the CUDA PJRT plugin of an installed jax-cuda package)"},
 			&cli.BoolFlag{
 				Name: "exact-gpu",
-				Usage: "train the CPU engine's cells on the GPU in the exact program: its bits, under its cell keys " +
-					"(docs/gpu.md)",
+				Usage: "train the CPU engine's cells on the GPU in the exact program: its bits, " +
+					"under its cell keys (docs/gpu.md)",
 			},
 		},
 		Commands: []*cli.Command{runCommand(), statusCommand(), showCommand(), exportCommand(), verifyCommand(),

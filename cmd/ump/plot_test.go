@@ -38,8 +38,8 @@ func TestPlotWritesCurvesAndHeatMaps(t *testing.T) {
 				"them", name, img.Bounds())
 		}
 		svg, _ := os.ReadFile(filepath.Join(out, name+".svg"))
-		for _, want := range []string{"<svg", "d-sum (alpha=0), lr=0.05 (3 seeds)", ">d-sum, lr=0.05 (3 " +
-			"seeds)", "optimality gap"} {
+		for _, want := range []string{"<svg", "d-sum (alpha=0), lr=0.05 (3 seeds)", ">d-sum, " +
+			"lr=0.05 (3 seeds)", "optimality gap"} {
 			if !strings.Contains(string(svg), want) {
 				t.Errorf("%s.svg lacks %q", name, want)
 			}

@@ -51,8 +51,8 @@ func TestReportFromTheStoreAndFromItsResults(t *testing.T) {
 	}
 	runIt := "ump run quad-table-" + hash[:12] + "/manifest.yaml"
 	version := strings.TrimSpace(strings.TrimPrefix(ump(t, store, "--version").stdout, "ump version "))
-	for _, want := range []string{"## quad-table\n", "| computed by | " + version + " (36 cells) |", "| manifest | " +
-		"`" + hash + "` |", "| run it | `" + runIt + "` (from this report's directory) |",
+	for _, want := range []string{"## quad-table\n", "| computed by | " + version + " (36 cells) |", "| " +
+		"manifest | `" + hash + "` |", "| run it | `" + runIt + "` (from this report's directory) |",
 		"`ump verify " + hash[:12] + "`", "| cells | 36: ", "![quad-table: topology.kind = full]("} {
 		if !strings.Contains(string(doc), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, doc)
@@ -192,8 +192,8 @@ func TestReportShowsEveryDeclaredScope(t *testing.T) {
 	}
 	doc, _ := os.ReadFile(filepath.Join(out, "report.md"))
 	row, entry := ump(t, store, "table", hash[:12]), ump(t, store, "table", hash[:12], "--select-per", "entry")
-	want := "### Table\n\n" + row.stdout + "\n### Table with lr chosen per entry (a declared variant: `ump " +
-		"table " + hash[:12] + " --select-per entry`)\n\n" + entry.stdout
+	want := "### Table\n\n" + row.stdout + "\n### Table with lr chosen per entry " +
+		"(a declared variant: `ump table " + hash[:12] + " --select-per entry`)\n\n" + entry.stdout
 	if !strings.Contains(row.stdout, "once per row") || !strings.Contains(string(doc), want) {
 		t.Errorf("report.md does not show the per-row table and then the per-entry variant:\n%s\nwant:\n%s", doc, want)
 	}
@@ -408,8 +408,8 @@ func TestReportNeverVouchesForWhatItDidNotCompute(t *testing.T) {
 	// you trust vouches for them; --trust trusts the key for one report.
 	for flags, want := range map[string]string{
 		"--trust " + stranger.Public(): "| results signed | by " + stranger.Public() + ", a key you trust",
-		"": "| results signed | no: signed by " + stranger.Public() + ", a key you do " +
-			"not trust",
+		"": "| results signed | no: signed by " + stranger.Public() + ", a key you " +
+			"do not trust",
 	} {
 		next := filepath.Join(t.TempDir(), "next")
 		if r := ump(t, store, append([]string{"report", dir, "--out", next}, strings.Fields(

@@ -117,8 +117,8 @@ func TestReproducingShowsTheCommittedResults(t *testing.T) {
 	}
 	if compared == 0 {
 		t.Error(
-			"REPRODUCING.md shows no comparison of two engines (<!-- ump compare A B --> ... <!-- end of ump compare " +
-				"-->)",
+			"REPRODUCING.md shows no comparison of two engines (<!-- ump compare A B --> " +
+				"... <!-- end of ump compare -->)",
 		)
 	}
 	dirs, err := filepath.Glob(filepath.Join(root, "results", "*", resultsdir.RegistrationFile))

@@ -193,12 +193,12 @@ func TestABadAttemptNeverBlocksACell(t *testing.T) {
 		}
 	}
 	st := umpEnv(t, env, t.TempDir(), "--s3-insecure", "status", "--remote", hash)
-	for _, want := range []string{"cell 1/2: an attempt's upload does not check (skipped): pushed events " +
-		"rejected: " + garbage + " line 1",
-		"cell 1/2: an attempt's upload does not check (skipped): pushed events rejected: not signed by a trusted " +
-			"key: manifests/" + hash + "/cells/00001/attempts/unsigned/000001.jsonl is not signed",
-		"cell 2/2: an attempt's upload does not check (skipped): pushed events rejected: not signed by a trusted " +
-			"key: " + untrusted + " is signed by " + stranger.Public()} {
+	for _, want := range []string{"cell 1/2: an attempt's upload does not check " +
+		"(skipped): pushed events rejected: " + garbage + " line 1",
+		"cell 1/2: an attempt's upload does not check (skipped): pushed events rejected: not " +
+			"signed by a trusted key: manifests/" + hash + "/cells/00001/attempts/unsigned/000001.jsonl is not signed",
+		"cell 2/2: an attempt's upload does not check (skipped): pushed events " +
+			"rejected: not signed by a trusted key: " + untrusted + " is signed by " + stranger.Public()} {
 		if st.code != 0 || !strings.Contains(st.stdout, want) {
 			t.Errorf(
 				"status --remote beside bad attempts: exit %d; want it to say %q\n%s%s",

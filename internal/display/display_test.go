@@ -27,8 +27,8 @@ func TestEachOutputKeepsTheTextHarmless(t *testing.T) {
 				`\textbackslash{}rb\textbackslash{}u202ec | [l](http://x) <b> ` +
 				"`c`" + ` \textbackslash{} \_\%\$\&\#\{\}\^{}\~{} $\alpha$`},
 		// The GPU engine's name keeps its brackets (issue 72).
-		{"engine, terminal", Terminal("gomlx-float32/v4 xla cuda:0 [processId=0]"), "gomlx-float32/v4 xla cuda:0 " +
-			"[processId=0]"},
+		{"engine, terminal", Terminal("gomlx-float32/v4 xla cuda:0 [processId=0]"), "gomlx-float32/v4 xla " +
+			"cuda:0 [processId=0]"},
 		{"engine, markdown", Markdown("gomlx-float32/v4 xla cuda:0 [processId=0]"),
 			`gomlx-float32/v4 xla cuda:0 \[processId=0\]`},
 		{"newline, terminal", Terminal("two\nlines"), `two\nlines`},

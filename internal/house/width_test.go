@@ -108,8 +108,8 @@ func TestLinesFitTheWidth(t *testing.T) {
 // raw string is.
 func TestTheWidthCatchesWhatBreaksIt(t *testing.T) {
 	long := strings.Repeat("x", width)
-	src := "package p\n" +
-		"var a = \"" + long[:width-10] + "\"\n" + // width columns
+	src := "package " +
+		"p\nvar a = \"" + long[:width-10] + "\"\n" + // width columns
 		"\tvar b = \"" + long[:width-10-tabWidth+1] + "\"\n" + // width+1 with the tab
 		"type T struct {\n\tF int `help:\"" + long + "\"`\n}\n" +
 		"var c = `\n" + long + "\n`\n" +

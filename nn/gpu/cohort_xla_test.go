@@ -671,8 +671,8 @@ func TestCohortBuilderErrorsNameTheAlgorithm(t *testing.T) {
 	}{
 		{
 			"gradient-first-step-only",
-			"took 3 gradients and 3 numbers for 3 local steps on the device, its trace on the host 1 gradients and 1 " +
-				"numbers",
+			"took 3 gradients and 3 numbers for 3 local steps on the device, its trace on the " +
+				"host 1 gradients and 1 numbers",
 			func(s algorithms.Space, k int) {
 				s.Steps(k, func(tau int) {
 					if tau == 0 {
@@ -683,8 +683,8 @@ func TestCohortBuilderErrorsNameTheAlgorithm(t *testing.T) {
 		},
 		{
 			"number-at-the-last-step",
-			"took 3 gradients and 3 numbers for 3 local steps on the device, its trace on the host 3 gradients and 4 " +
-				"numbers",
+			"took 3 gradients and 3 numbers for 3 local steps on the device, its trace on the " +
+				"host 3 gradients and 4 numbers",
 			func(s algorithms.Space, k int) {
 				s.Steps(k, func(tau int) {
 					if tau == 2 {

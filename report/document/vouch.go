@@ -30,8 +30,8 @@ func VouchForDir(x *resultsdir.Exported, dir string, trust *signing.Trust) (stri
 	case trust.Trusts(x.Signer):
 		return "by " + display.Markdown(x.Signer) + ", a key you trust", nil
 	}
-	return "no: signed by " + display.Markdown(x.Signer) + ", a key you do not trust " +
-		"(`ump trust add " + x.Signer + "` if it is a collaborator's)", nil
+	return "no: signed by " + display.Markdown(x.Signer) + ", a key you do not " +
+		"trust (`ump trust add " + x.Signer + "` if it is a collaborator's)", nil
 }
 
 // VouchForStore says who vouches for results exported from the user's

@@ -487,8 +487,8 @@ claims:
 		"fails by divergence: holds for A; fails by divergence for B (B: the mean at partition.alpha=1, " +
 			"partition.alpha=10 *, the mean at partition.alpha=0.1 65.00); " +
 			"not decided for C (1 of 1 comparisons within the noise at 95%, e.g. C: the mean at partition.alpha=1, " +
-			"partition.alpha=10 66.00, the mean at partition.alpha=0.1 65.00: difference +1.00, 95% interval [-8.82, " +
-			"+10.82])",
+			"partition.alpha=10 66.00, the mean at partition.alpha=0.1 65.00: difference " +
+			"+1.00, 95% interval [-8.82, +10.82])",
 		"fails (A: partition.alpha=1 62.00, partition.alpha=0.1 65.00)",
 	}
 	for i, v := range pc.Claims {
@@ -556,8 +556,8 @@ claims:
 	}
 	table := "tables: [{manifest: toy, paper: Toy, columns: [\"1\"], rows: [{row: a, name: A, values: [\"1\"]}, " +
 		"{row: b, name: B, values: [\"2\"]}]}]\n"
-	for _, bad := range []string{"{within: 0, fewer: 0.4, faster: [A, B]}", "{within: 0.5, fewer: 1, faster: [A, " +
-		"B]}", "{within: 0.5, fewer: 0.4, faster: [A]}"} {
+	for _, bad := range []string{"{within: 0, fewer: 0.4, faster: [A, B]}", "{within: 0.5, " +
+		"fewer: 1, faster: [A, B]}", "{within: 0.5, fewer: 0.4, faster: [A]}"} {
 		if _, err := published.Parse([]byte(table + "claims: [{claim: c, tables: [toy], converges: " + bad +
 			"}]")); err == nil ||
 			!strings.Contains(err.Error(), "converges needs") {
@@ -621,8 +621,8 @@ claims:
 		// α = 10: D-SUM at round 40, as Local
 		{Series: []report.Series{curve(0, fast...), curve(0, slow...), curve(0, slow...)}},
 	}
-	gtDiverged := "(partition.alpha=0.1: GT-DSUM gets within 0.5 points of its final never (it diverged), " +
-		"Local at round 40)"
+	gtDiverged := "(partition.alpha=0.1: GT-DSUM gets within 0.5 points of its final never " +
+		"(it diverged), Local at round 40)"
 	want := "fails: fails for D-SUM (partition.alpha=10: D-SUM gets within 0.5 points of its final at round 40, " +
 		"Local at round 40); fails by divergence for GT-DSUM " + gtDiverged
 	if v := ComparePaper(p, nil, g, p.Table("toy"), curves).Claims[0]; v.Ours != want {
@@ -697,8 +697,8 @@ claims:
 			"not decided: holds for A; C diverged in all 3 cells",
 		},
 		{
-			"not decided (1 of 1 comparisons within the noise at 95%, e.g. partition.alpha=1: D 99.00, A 95.00: one " +
-				"seed, no interval)",
+			"not decided (1 of 1 comparisons within the noise at 95%, e.g. partition.alpha=1: D 99.00, " +
+				"A 95.00: one seed, no interval)",
 			"holds",
 		},
 	}

@@ -32,8 +32,8 @@ func TestCompareFindsWhatDiffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := same.Markdown()
-	for _, want := range []string{"252 cells finished in both (0 in A alone, 0 in B alone). The status agrees in " +
-		"252; it differs in 0.",
+	for _, want := range []string{"252 cells finished in both (0 in A alone, 0 in B alone). The status " +
+		"agrees in 252; it differs in 0.",
 		"largest 0.0000", "Entries both have that differ by 0.001 or more, or in status (0): none.",
 		"Choices of lr that differ (0): none.",
 		"Verdicts on the paper's claims that differ (0 of the 3 that both sides can decide; " +

@@ -122,8 +122,8 @@ func TestRecordRefusesWhatItDoesNotVouchFor(t *testing.T) {
 			r.Files[FinalCSVFile] = digestOf([]byte("manifest,cell\n"))
 			data, _ := json.Marshal(r)
 			os.WriteFile(filepath.Join(dir, RecordFile), data, 0o644)
-		}, "final.csv is not there, and written again from final.parquet and rounds.parquet it is not what " +
-			"record.json records"},
+		}, "final.csv is not there, and written again from final.parquet and rounds.parquet it " +
+			"is not what record.json records"},
 		{"a directory named as a figure", func(dir string) {
 			os.Mkdir(filepath.Join(dir, "curves-2.png"), 0o755)
 		}, "holds curves-2.png, which its record.json does not list"},

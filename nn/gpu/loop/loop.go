@@ -163,8 +163,8 @@ func ownCaches(g *Graph) (restore func()) {
 	if !caches[0].IsValid() {
 		panic(
 			fmt.Errorf(
-				"gpu engine: GoMLX's Graph has no scalar cache (field scalars) to give a loop body its own: Counted " +
-					"must follow GoMLX",
+				"gpu engine: GoMLX's Graph has no scalar cache (field scalars) to give a loop body its " +
+					"own: Counted must follow GoMLX",
 			),
 		)
 	}
