@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ump-lab/ump/figure"
 	"github.com/ump-lab/ump/stages"
 
 	"github.com/ump-lab/ump/artifacts"
@@ -278,13 +279,13 @@ func (s *Server) manifestView(r *http.Request) (any, error) {
 		CellFigs   []string           `json:"cell_figures"` // the figures each finished cell shows
 		Swept      []string           `json:"swept"`        // the swept paths, sorted
 		Words      map[string]string  `json:"words"`        // columns and paths in words, as figures name them
-		Palette    []string           `json:"palette"`      // the figures' colours, in order (report.Palette)
+		Palette    []string           `json:"palette"`      // the figures' colours, in order (figure.Palette)
 		Manifest   manifests.Manifest `json:"manifest"`
 	}{rep.Plan.Hash, rep.Plan.Manifest.Name, a, progressOf(rep, s.snapshot()), spec, figures(&rep.Plan), roundsColumns(
 		&rep.Plan),
 		spec.Select, choices(&rep.Plan,
 			spec.Select), report.TableNames(), artifacts.Formats, incomplete, cells, shown, swept,
-		words(spec, roundsColumns(&rep.Plan), swept), report.Palette, rep.Plan.Manifest}, nil
+		words(spec, roundsColumns(&rep.Plan), swept), figure.Palette, rep.Plan.Manifest}, nil
 }
 
 // sweptPaths are the paths the plan's cells take different values at,
@@ -414,7 +415,7 @@ func (s *Server) tableView(r *http.Request) (any, error) {
 	}
 	type row struct {
 		Label   string  `json:"label"`
-		Color   string  `json:"color"` // its curves' (report.SeriesColour)
+		Color   string  `json:"color"` // its curves' (figure.Colour)
 		Entries []entry `json:"entries"`
 	}
 	out := struct {
@@ -429,7 +430,7 @@ func (s *Server) tableView(r *http.Request) (any, error) {
 	}
 	best := grid.BestRows()
 	for r := range grid.RowLabels {
-		rw := row{Label: grid.RowTitle(r), Color: report.SeriesColour(r)}
+		rw := row{Label: grid.RowTitle(r), Color: figure.Colour(r)}
 		for c, e := range grid.Entries[r] {
 			cells := make([]int, len(grid.Cells[r][c]))
 			for k, i := range grid.Cells[r][c] {
@@ -553,24 +554,24 @@ func (s *Server) curvesView(r *http.Request) (any, error) {
 		Seeds    int    `json:"seeds"`
 		Diverged int    `json:"diverged"`
 		Running  int    `json:"running"`
-		Color    string `json:"color"`  // report.SeriesColour, as ump plot draws it
-		Dashed   bool   `json:"dashed"` // report.SeriesDashed
+		Color    string `json:"color"`  // figure.Colour, as ump plot draws it
+		Dashed   bool   `json:"dashed"` // figure.Dashed
 	}
-	type figure struct {
+	type chart struct {
 		Name   string   `json:"name"`
 		Title  string   `json:"title"`
 		X      string   `json:"x"`
 		Y      string   `json:"y"`
 		Series []series `json:"series"`
 	}
-	out := []figure{}
+	out := []chart{}
 	for _, f := range figs {
-		fig := figure{Name: f.Name, Title: f.Title, X: f.X, Y: f.Y}
+		fig := chart{Name: f.Name, Title: f.Title, X: f.X, Y: f.Y}
 		for i, sr := range f.Series {
 			fig.Series = append(
 				fig.Series,
 				series{sr.Label, sr.Select, sr.Untuned, nums(sr.X), nums(sr.Mean), nums(sr.Std),
-					sr.Seeds, sr.DivergedSeeds, sr.Running, report.SeriesColour(i), report.SeriesDashed(i)},
+					sr.Seeds, sr.DivergedSeeds, sr.Running, figure.Colour(i), figure.Dashed(i)},
 			)
 		}
 		out = append(out, fig)
@@ -596,7 +597,7 @@ type cellPage struct {
 	Mixing      []mixingView      `json:"mixing"`
 	Value       string            `json:"value"`        // the layout's figure: the one the page shows first
 	RoundsTable []column          `json:"rounds_table"` // the rounds table, finished or so far
-	Color       string            `json:"color"`        // its curve's: report.SeriesColour(0)
+	Color       string            `json:"color"`        // its curve's: figure.Colour(0)
 	Words       map[string]string `json:"words"`        // its columns and paths in words (report.Label)
 	Tables      []string          `json:"tables"`       // exportable for this cell
 	Formats     []string          `json:"formats"`      // export formats
@@ -657,7 +658,7 @@ func (s *Server) cellView(r *http.Request) (any, error) {
 		Manifest:    rep.Plan.Hash,
 		Name:        rep.Plan.Manifest.Name,
 		Value:       report.Layout(&rep.Plan).Value,
-		Color: report.SeriesColour(
+		Color: figure.Colour(
 			0,
 		),
 		Words: words(report.Layout(&rep.Plan), roundsColumns(&rep.Plan), sweptPaths(&rep.Plan)),

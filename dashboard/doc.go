@@ -14,5 +14,5 @@
 // token the server answers only requests addressed to a loopback name
 // (DNS rebinding); with one, every request must carry it.
 //
-// Imports: artifacts, eventlog, manifests, report, stages, state.
+// Imports: artifacts, eventlog, figure, manifests, report, stages, state.
 package dashboard

@@ -14,15 +14,16 @@ import (
 	"time"
 
 	"codeberg.org/go-pdf/fpdf"
-	"github.com/ump-lab/ump/artifacts"
-	"github.com/ump-lab/ump/internal/durable"
-	"github.com/ump-lab/ump/report"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/figure"
+	"github.com/ump-lab/ump/internal/durable"
 )
 
 // rgb parses a palette colour.
@@ -137,7 +138,7 @@ func (integerTicks) Ticks(lo, hi float64) []plot.Tick {
 // logarithmic y axis when the values span more than two decades; curves
 // with diverged seeds are clipped to the healthy curves' range
 // (clipDiverged), and on a log axis exact zeros sit at its floor.
-func Figure(f *report.Figure, path string) error {
+func Figure(f *figure.Figure, path string) error {
 	if len(f.Categories) > 0 {
 		return sweepFigure(f, path)
 	}
@@ -158,7 +159,7 @@ func Figure(f *report.Figure, path string) error {
 // curvesPlot is the axes of a figure of curves (f as clipped; given, as
 // it came) and its legend: Figure's, without the title and the axes'
 // final ranges.
-func curvesPlot(f, given *report.Figure, logY bool, floor float64) (*plot.Plot, []legendEntry, error) {
+func curvesPlot(f, given *figure.Figure, logY bool, floor float64) (*plot.Plot, []legendEntry, error) {
 	p := plot.New()
 	p.X.Label.Text, p.Y.Label.Text = f.X, f.Y
 	p.Add(plotter.NewGrid())
@@ -172,7 +173,7 @@ func curvesPlot(f, given *report.Figure, logY bool, floor float64) (*plot.Plot, 
 		if len(line) == 0 {
 			continue
 		}
-		col := rgb(report.SeriesColour(i))
+		col := rgb(figure.Colour(i))
 		slices.Reverse(lower)
 		poly, err := plotter.NewPolygon(append(band, lower...))
 		if err != nil {
@@ -186,7 +187,7 @@ func curvesPlot(f, given *report.Figure, logY bool, floor float64) (*plot.Plot, 
 			return nil, nil, err
 		}
 		l.Color, l.Width = col, vg.Points(1.5)
-		if report.SeriesDashed(i) {
+		if figure.Dashed(i) {
 			l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 		}
 		p.Add(poly, l)
@@ -212,7 +213,7 @@ func curvesPlot(f, given *report.Figure, logY bool, floor float64) (*plot.Plot, 
 // than two decades), so that the columns compare at a glance; each panel
 // is titled with its column, and one legend under them names the series
 // (a diverged curve ends in a cross in its panel).
-func Panels(title string, figs []report.Figure, path string) error {
+func Panels(title string, figs []figure.Figure, path string) error {
 	if len(figs) == 0 {
 		return fmt.Errorf("%s: no figures to draw", path)
 	}
@@ -263,8 +264,8 @@ func sharedLegend(legend, entries []legendEntry) []legendEntry {
 }
 
 // panelPlots are Panels' axes, one y range on all, and their legend.
-func panelPlots(figs []report.Figure) ([]*plot.Plot, []legendEntry, error) {
-	clipped := make([]*report.Figure, len(figs))
+func panelPlots(figs []figure.Figure) ([]*plot.Plot, []legendEntry, error) {
+	clipped := make([]*figure.Figure, len(figs))
 	logY, floor := false, math.Inf(1)
 	for i := range figs {
 		clipped[i] = clipDiverged(&figs[i])
@@ -300,7 +301,7 @@ func panelPlots(figs []report.Figure) ([]*plot.Plot, []legendEntry, error) {
 // seriesPoints are a series' mean line and the upper and lower edges of
 // its ±std band, without a diverged seed's last rows; on a log axis
 // (logY), zeros sit at the axis's floor and the band stays above it.
-func seriesPoints(sr report.Series, logY bool, floor float64) (line, band, lower plotter.XYs) {
+func seriesPoints(sr figure.Series, logY bool, floor float64) (line, band, lower plotter.XYs) {
 	for k := range sr.X {
 		m, lo, hi := sr.Mean[k], sr.Mean[k]-sr.Std[k], sr.Mean[k]+sr.Std[k]
 		if math.IsNaN(m) || math.IsInf(m, 0) || logY && m < 0 {
@@ -321,7 +322,7 @@ func seriesPoints(sr report.Series, logY bool, floor float64) (line, band, lower
 
 // seriesLabel is a series' legend entry: its label, choice and seeds, and
 // what the figure did to it (sr as drawn, given as it came).
-func seriesLabel(sr, given report.Series, logY bool) string {
+func seriesLabel(sr, given figure.Series, logY bool) string {
 	label := sr.Label
 	if sr.Select != "" {
 		label += ", " + sr.Select
@@ -342,7 +343,7 @@ func seriesLabel(sr, given report.Series, logY bool) string {
 // (report.Grid.SweepFigure): per series a line through the means with a
 // marker at each, ± one standard deviation as error bars, the x axis the
 // categories evenly spaced, the legend under the axes.
-func sweepFigure(f *report.Figure, path string) error {
+func sweepFigure(f *figure.Figure, path string) error {
 	p := plot.New()
 	p.Title.Text = f.Title
 	p.X.Label.Text, p.Y.Label.Text = f.X, f.Y
@@ -373,13 +374,13 @@ func sweepFigure(f *report.Figure, path string) error {
 			legend = append(legend, legendEntry{label: sr.Label})
 			continue
 		}
-		col := rgb(report.SeriesColour(i))
+		col := rgb(figure.Colour(i))
 		l, s, err := plotter.NewLinePoints(pts)
 		if err != nil {
 			return err
 		}
 		l.Color, l.Width = col, vg.Points(1.5)
-		if report.SeriesDashed(i) {
+		if figure.Dashed(i) {
 			l.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
 		}
 		s.GlyphStyle = draw.GlyphStyle{Color: col, Radius: vg.Points(3), Shape: shapes[i%len(shapes)]}
@@ -416,7 +417,7 @@ func (e errorPoints) YError(i int) (float64, float64) {
 // spansDecades reports whether the figure's means are all positive and
 // span more than two decades (a loss that falls from 2 to 0.01, a gap
 // that blows up), where a log axis shows them.
-func spansDecades(f *report.Figure) bool {
+func spansDecades(f *figure.Figure) bool {
 	lo, hi := math.Inf(1), 0.0
 	for _, sr := range f.Series {
 		for _, m := range sr.Mean {
@@ -434,7 +435,7 @@ func spansDecades(f *report.Figure) bool {
 
 // logFloor is where a log axis puts exact zeros: a decade below the
 // smallest positive mean.
-func logFloor(f *report.Figure) float64 {
+func logFloor(f *figure.Figure) float64 {
 	lo := math.Inf(1)
 	for _, sr := range f.Series {
 		for _, m := range sr.Mean {
@@ -455,7 +456,7 @@ const divergedCap = 10
 // magnitude of the healthy series, so that one blown-up curve (a loss or
 // consensus distance of 1e15) does not flatten the rest; the cross at its
 // end marks it. f is returned as it is when no series is healthy.
-func clipDiverged(f *report.Figure) *report.Figure {
+func clipDiverged(f *figure.Figure) *figure.Figure {
 	healthy := 0.0
 	for _, sr := range f.Series {
 		if sr.DivergedSeeds > 0 {

@@ -12,9 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ump-lab/ump/artifacts"
-	"github.com/ump-lab/ump/report"
 	"gonum.org/v1/plot"
+
+	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/figure"
 )
 
 // TestLogAxisWhenDecades: a log y axis for positive values spanning more
@@ -31,7 +32,7 @@ func TestLogAxisWhenDecades(t *testing.T) {
 		{[]float64{1e6, 1, -1}, false},
 		{[]float64{3, 1e9, math.NaN()}, true},
 	} {
-		f := report.Figure{Series: []report.Series{{Mean: tc.means}}}
+		f := figure.Figure{Series: []figure.Series{{Mean: tc.means}}}
 		if got := spansDecades(&f); got != tc.log {
 			t.Errorf("%v: log axis %v, want %v", tc.means, got, tc.log)
 		}
@@ -83,8 +84,8 @@ func TestTicksBracketTheData(t *testing.T) {
 // and a full mesh's (0 to 1) get one y range that holds both, and are
 // drawn as one figure.
 func TestPanelsShareOneYRange(t *testing.T) {
-	series := func(lo, hi float64) []report.Series {
-		return []report.Series{
+	series := func(lo, hi float64) []figure.Series {
+		return []figure.Series{
 			{
 				Label: "a",
 				X:     []float64{1, 2, 3},
@@ -94,7 +95,7 @@ func TestPanelsShareOneYRange(t *testing.T) {
 			},
 		}
 	}
-	figs := []report.Figure{
+	figs := []figure.Figure{
 		{Name: "ring", X: "round", Y: "acc", Series: series(0.1, 0.8)},
 		{Name: "full", X: "round", Y: "acc", Series: series(0, 1)},
 	}
@@ -129,11 +130,11 @@ func TestPanelsShareOneYRange(t *testing.T) {
 
 func TestPNGSaysItsResolution(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "f.png")
-	f := report.Figure{
+	f := figure.Figure{
 		Title: "t",
 		X:     "round",
 		Y:     "y",
-		Series: []report.Series{
+		Series: []figure.Series{
 			{Label: "a", X: []float64{1, 2, 3}, Mean: []float64{1, 2, 1.5}, Std: []float64{0, 0, 0}, Seeds: 1},
 		},
 	}
@@ -169,7 +170,7 @@ func TestPNGSaysItsResolution(t *testing.T) {
 // TestPDFIsItsFigure: the same figure drawn twice, a second apart, is
 // the same PDF, which gives the fixed date.
 func TestPDFIsItsFigure(t *testing.T) {
-	f := report.Figure{Title: "t", X: "round", Y: "y", Series: []report.Series{
+	f := figure.Figure{Title: "t", X: "round", Y: "y", Series: []figure.Series{
 		{Label: "a", X: []float64{1, 2, 3}, Mean: []float64{1, 2, 1.5}, Std: []float64{0, 0, 0}, Seeds: 1},
 		{Label: "b", X: []float64{1, 2, 3}, Mean: []float64{2, 1, 1}, Std: []float64{0.1, 0.1, 0}, Seeds: 2}}}
 	var drawn [][]byte
@@ -202,11 +203,11 @@ func TestPDFIsItsFigure(t *testing.T) {
 // label wider than the axes widens the figure rather than being cut.
 func TestLegendUnderTheAxes(t *testing.T) {
 	bounds := func(labels ...string) (w, h int) {
-		f := report.Figure{Title: "t", X: "round", Y: "y"}
+		f := figure.Figure{Title: "t", X: "round", Y: "y"}
 		for _, l := range labels {
 			f.Series = append(
 				f.Series,
-				report.Series{Label: l, X: []float64{1, 2}, Mean: []float64{1, 2}, Std: []float64{0, 0}, Seeds: 1},
+				figure.Series{Label: l, X: []float64{1, 2}, Mean: []float64{1, 2}, Std: []float64{0, 0}, Seeds: 1},
 			)
 		}
 		path := filepath.Join(t.TempDir(), "f.png")
@@ -241,7 +242,7 @@ func TestLegendUnderTheAxes(t *testing.T) {
 // ones are left as they are, the figure given is not changed, and with no
 // healthy curve nothing is clipped.
 func TestDivergedCurvesAreClipped(t *testing.T) {
-	f := &report.Figure{Series: []report.Series{
+	f := &figure.Figure{Series: []figure.Series{
 		{Mean: []float64{0, 1e-3, 1.5}, Std: []float64{0, 0, 0.5}},
 		{Mean: []float64{1, 1e15, math.Inf(1)}, Std: []float64{0, 1e14, 0}, DivergedSeeds: 1},
 	}}
@@ -259,7 +260,7 @@ func TestDivergedCurvesAreClipped(t *testing.T) {
 	if !spansDecades(got) {
 		t.Error("zeros, 1e-3 and a curve clipped at 20 span four decades: want a log axis")
 	}
-	all := &report.Figure{Series: []report.Series{f.Series[1]}}
+	all := &figure.Figure{Series: []figure.Series{f.Series[1]}}
 	if clipDiverged(all) != all {
 		t.Error("a figure of diverged curves only was clipped")
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ump-lab/ump/figure"
 	"github.com/ump-lab/ump/stages"
 	"github.com/ump-lab/ump/state"
 
@@ -17,30 +18,6 @@ import (
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/optimizers"
 )
-
-// Series is one curve: the mean of y over seeds at each x, and its
-// standard deviation.
-type Series struct {
-	Label         string
-	Select        string // the tuned value, e.g. "lr=0.1" (Table.Select), or ""
-	X, Mean, Std  []float64
-	Seeds         int
-	DivergedSeeds int
-	Running       int  // seeds still training, or stopped before the end (CurveOptions.Live)
-	Untuned       bool // no choice of the select path has finished yet: Select is the one furthest along
-}
-
-// Figure is one plot: a curve per table row, for one table column.
-type Figure struct {
-	Name   string // the table column's header, as `ump table` prints it
-	Title  string
-	X, Y   string // axis titles
-	Series []Series
-	// Categories, where set, name the x positions 0, 1, ...: a figure of
-	// entries against a swept parameter (Grid.SweepFigure), drawn with
-	// markers and error bars instead of bands.
-	Categories []string
-}
 
 // axisTitles are the figures' default axis titles of rounds-table columns
 // (Table.Labels overrides them).
@@ -59,29 +36,6 @@ var axisTitles = map[string]string{
 	"grad_norm_sq":         "|∇f(x̄)|²",
 	"consensus_distance":   "consensus distance (mean |xᵢ − x̄|²)",
 }
-
-// Palette is the colours of a figure's curves, in order (Tableau 10, as
-// matplotlib's): `ump plot` and the dashboard draw the i-th series of a
-// figure in SeriesColour(i).
-var Palette = []string{
-	"#1f77b4",
-	"#ff7f0e",
-	"#2ca02c",
-	"#d62728",
-	"#9467bd",
-	"#8c564b",
-	"#e377c2",
-	"#7f7f7f",
-	"#bcbd22",
-	"#17becf",
-}
-
-// SeriesColour is the colour of a figure's i-th curve; past the palette
-// the colours repeat, dashed (SeriesDashed).
-func SeriesColour(i int) string { return Palette[i%len(Palette)] }
-
-// SeriesDashed reports whether a figure's i-th curve is dashed.
-func SeriesDashed(i int) bool { return i >= len(Palette) }
 
 // Label is what figures show for a value, path or column: the layout's
 // Labels, else a default axis title, else the name itself.
@@ -188,7 +142,7 @@ type CurveOptions struct {
 	// Live adds the rounds that cells still training (or interrupted, or
 	// failed) have reported so far; an entry none of whose choices of the
 	// select path has finished shows the choice whose cells have reported
-	// the most rounds (Series.Untuned).
+	// the most rounds (figure.Series.Untuned).
 	Live bool
 	// Choice, when set, shows the cells of this value of the select path
 	// in every entry, instead of the tuned one.
@@ -205,7 +159,7 @@ func Curves(
 	rep *state.Report,
 	spec manifests.Table,
 	o CurveOptions,
-) ([]Figure, error) {
+) ([]figure.Figure, error) {
 	grid, err := ReadGrid(ctx, s, rep, spec)
 	if err != nil {
 		return nil, err
@@ -269,7 +223,7 @@ func CurvesFrom(
 	o CurveOptions,
 	furthestOf func(cells []int) string,
 	rounds RoundsFunc,
-) ([]Figure, error) {
+) ([]figure.Figure, error) {
 	figs, shown := curveFigures(plan, grid, spec, o, furthestOf)
 	sums := map[[2]int]map[float64][]float64{} // (figure, series) -> x -> y per seed
 	for r := range grid.RowLabels {
@@ -296,7 +250,7 @@ func CurvesFrom(
 				for k := range xs {
 					sums[key][xs[k]] = append(sums[key][xs[k]], ys[k])
 				}
-				figs[c].Series[r].count(done, diverged)
+				countSeed(&figs[c].Series[r], done, diverged)
 			}
 		}
 	}
@@ -331,15 +285,17 @@ func curveFigures(
 	spec manifests.Table,
 	o CurveOptions,
 	furthestOf func(cells []int) string,
-) (figs []Figure, shown [][]string) {
+) (figs []figure.Figure, shown [][]string) {
 	rows := grid.seriesLabels()
-	figs = make([]Figure, len(grid.ColLabels))
+	figs = make([]figure.Figure, len(grid.ColLabels))
 	shown = make([][]string, len(grid.RowLabels)) // [row][column]
 	for r := range shown {
 		shown[r] = make([]string, len(grid.ColLabels))
 	}
 	for c := range figs {
-		figs[c] = Figure{Name: grid.ColumnHeader(c), Title: FigureTitle(plan), X: Label(spec, o.X), Y: Label(spec, o.Y)}
+		figs[c] = figure.Figure{
+			Name: grid.ColumnHeader(c), Title: FigureTitle(plan), X: Label(spec, o.X), Y: Label(spec, o.Y),
+		}
 		if len(spec.Columns) > 0 {
 			var parts []string
 			for k, path := range spec.Columns {
@@ -348,7 +304,7 @@ func curveFigures(
 			figs[c].Title += ": " + strings.Join(parts, ", ")
 		}
 		for r := range grid.RowLabels {
-			sr := Series{Label: rows[r]}
+			sr := figure.Series{Label: rows[r]}
 			e := grid.Entries[r][c]
 			choice := e.Select
 			switch {
@@ -371,9 +327,9 @@ func curveFigures(
 	return figs, shown
 }
 
-// count counts a seed drawn in the series: running (not done) or
+// countSeed counts a seed drawn in a series: running (not done) or
 // diverged.
-func (sr *Series) count(done, diverged bool) {
+func countSeed(sr *figure.Series, done, diverged bool) {
 	sr.Seeds++
 	switch {
 	case !done:

@@ -2,7 +2,7 @@
 // results tables laid out as the manifest's table block says (Grid:
 // Markdown, booktabs LaTeX, CSV, with the selection of a swept choice and
 // the intervals and comparisons of its entries), the curves of its
-// figures (Figure, drawn by package render) and the exported Arrow tables
+// figures (figure.Figure, drawn by package render) and the exported Arrow tables
 // (Export), and what `ump status` and `ump show` print of a manifest
 // and its cells (WriteSummary, WriteAbout, Show). It presents; the fold
 // of events into cells is package state's. Packages build on it:
@@ -17,6 +17,6 @@
 // exports read blobs (CurvesFrom draws the curves of rounds from
 // anywhere).
 //
-// Imports: artifacts, eventlog, internal/display, internal/rng, kinds,
-// manifests, optimizers, published, record, stages, state, stats.
+// Imports: artifacts, eventlog, figure, internal/display, internal/rng,
+// kinds, manifests, optimizers, published, record, stages, state, stats.
 package report

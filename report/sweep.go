@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/ump-lab/ump/figure"
 )
 
 // SweepFigure draws a grid's entries against its one column path, as the
@@ -13,11 +15,11 @@ import (
 // categories in the table's order. A diverged or missing entry leaves a
 // gap (its row's legend says where). ok is false unless the layout has
 // exactly one column path and at least two columns.
-func (g *Grid) SweepFigure(title string) (f Figure, ok bool) {
+func (g *Grid) SweepFigure(title string) (f figure.Figure, ok bool) {
 	if len(g.Spec.Columns) != 1 || len(g.ColLabels) < 2 {
-		return Figure{}, false
+		return figure.Figure{}, false
 	}
-	f = Figure{
+	f = figure.Figure{
 		Name:  "sweep-" + g.Spec.Columns[0],
 		Title: title,
 		X:     Label(g.Spec, g.Spec.Columns[0]),
@@ -27,7 +29,7 @@ func (g *Grid) SweepFigure(title string) (f Figure, ok bool) {
 		f.Categories = append(f.Categories, l[0])
 	}
 	for r, name := range g.seriesLabels() {
-		s := Series{Label: name}
+		s := figure.Series{Label: name}
 		gaps := map[string][]string{} // what a gap is -> its columns
 		for c, e := range g.Entries[r] {
 			s.X = append(s.X, float64(c))

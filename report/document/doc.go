@@ -7,6 +7,6 @@
 // new), and the root index over them; and decides the claims
 // REPRODUCING.md makes on a results directory (Decide, Claims).
 //
-// Imports: eventlog, internal/display, manifests, published, render,
+// Imports: eventlog, figure, internal/display, manifests, published, render,
 // report, report/paper, report/resultsdir, signing, state.
 package document

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ump-lab/ump/eventlog"
+	"github.com/ump-lab/ump/figure"
 	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/render"
@@ -140,7 +141,7 @@ func figures(b *strings.Builder, x *resultsdir.Exported, grid *report.Grid, into
 	}
 	b.WriteString("\n### Figures\n")
 	for c, fig := range figs {
-		if !slices.ContainsFunc(fig.Series, func(s report.Series) bool { return len(s.X) > 0 }) {
+		if !slices.ContainsFunc(fig.Series, func(s figure.Series) bool { return len(s.X) > 0 }) {
 			continue
 		}
 		name := fmt.Sprintf("curves-%d-%s", c+1, fileSafe(fig.Name))
@@ -163,7 +164,7 @@ func figures(b *strings.Builder, x *resultsdir.Exported, grid *report.Grid, into
 }
 
 // drawFigure draws fig as dir/name.png (300 dpi) and .pdf.
-func drawFigure(fig *report.Figure, dir, name string) error {
+func drawFigure(fig *figure.Figure, dir, name string) error {
 	for _, ext := range []string{".png", ".pdf"} {
 		path, err := resultsdir.PathInside(dir, name+ext)
 		if err != nil {

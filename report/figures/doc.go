@@ -5,5 +5,5 @@
 // partition. Each is handed to a Saver, which writes it in the formats
 // asked for; file names hold letters, digits, '-' and '_' only.
 //
-// Imports: artifacts, manifests, render, report, stages, state.
+// Imports: artifacts, figure, manifests, render, report, stages, state.
 package figures

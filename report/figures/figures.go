@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/figure"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/render"
 	"github.com/ump-lab/ump/report"
@@ -24,10 +25,10 @@ type Saver func(name string, draw func(path string) error) error
 // Curves draws the curves: one figure, of panels where the table has
 // columns, or one file per column (perColumn); it says which columns
 // have no curves yet.
-func Curves(figs []report.Figure, spec manifests.Table, title string, perColumn bool, save Saver, w io.Writer) error {
-	var drawable []report.Figure
+func Curves(figs []figure.Figure, spec manifests.Table, title string, perColumn bool, save Saver, w io.Writer) error {
+	var drawable []figure.Figure
 	for _, fig := range figs {
-		if !slices.ContainsFunc(fig.Series, func(s report.Series) bool { return len(s.X) > 0 }) {
+		if !slices.ContainsFunc(fig.Series, func(s figure.Series) bool { return len(s.X) > 0 }) {
 			fmt.Fprintf(w, "no completed training for %s yet: no curves\n", fig.Name)
 			continue
 		}
@@ -45,7 +46,7 @@ func Curves(figs []report.Figure, spec manifests.Table, title string, perColumn 
 		}
 	default:
 		for c, fig := range figs {
-			if !slices.ContainsFunc(drawable, func(d report.Figure) bool { return d.Name == fig.Name }) {
+			if !slices.ContainsFunc(drawable, func(d figure.Figure) bool { return d.Name == fig.Name }) {
 				continue
 			}
 			if err := save(fmt.Sprintf("curves-%d-%s", c+1, fileName(fig.Name)), func(path string) error {

@@ -7,6 +7,6 @@
 // (docs/tables.md). MoreSeeds names the cells `ump run --until-decided`
 // adds where a choice or a claim is within the noise.
 //
-// Imports: artifacts, internal/display, manifests, published, report,
+// Imports: artifacts, figure, internal/display, manifests, published, report,
 // stats.
 package paper

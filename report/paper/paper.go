@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ump-lab/ump/artifacts"
+	"github.com/ump-lab/ump/figure"
 	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/published"
@@ -100,7 +101,7 @@ func ComparePaper(
 	plan *manifests.Plan,
 	g *report.Grid,
 	t *published.Table,
-	curves []report.Figure,
+	curves []figure.Figure,
 ) *PaperComparison {
 	pc := &PaperComparison{
 		Grid:       g,
@@ -299,7 +300,7 @@ func points(n float64) string {
 // converges decides a convergence claim on the curves: per published
 // column and row, the first evaluated round whose mean is within v.Within
 // points of the curve's last (never, for a curve with a diverged seed).
-func (pc *PaperComparison) converges(v *published.Convergence, curves []report.Figure) string {
+func (pc *PaperComparison) converges(v *published.Convergence, curves []figure.Figure) string {
 	if curves == nil {
 		return "not decided here (it needs the curves: ump report decides it)"
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ump-lab/ump/figure"
 	"github.com/ump-lab/ump/manifests"
 	"github.com/ump-lab/ump/published"
 	"github.com/ump-lab/ump/report"
@@ -523,12 +524,12 @@ claims:
 		t.Fatal(err)
 	}
 	g := curvesGrid([]string{"a(x=1)", "b(x=1)"}, []string{"0.1", "1"})
-	curve := func(means ...float64) report.Series { return roundCurve(0, means...) }
-	curves := []report.Figure{
+	curve := func(means ...float64) figure.Series { return roundCurve(0, means...) }
+	curves := []figure.Figure{
 		// column 0.1: A within 0.5 points of its last at round 20, B at 40
-		{Series: []report.Series{curve(0.5, 0.896, 0.9, 0.9, 0.9), curve(0.5, 0.6, 0.7, 0.899, 0.9)}},
+		{Series: []figure.Series{curve(0.5, 0.896, 0.9, 0.9, 0.9), curve(0.5, 0.6, 0.7, 0.899, 0.9)}},
 		// column 1: A at round 30, B at 40 (A not 40% faster here)
-		{Series: []report.Series{curve(0.5, 0.6, 0.9, 0.9, 0.9), curve(0.5, 0.6, 0.7, 0.899, 0.9)}},
+		{Series: []figure.Series{curve(0.5, 0.6, 0.9, 0.9, 0.9), curve(0.5, 0.6, 0.7, 0.899, 0.9)}},
 	}
 	want := []string{
 		"fails (partition.alpha=1: A gets within 0.5 points of its final at round 30, B at round 40)",
@@ -587,9 +588,9 @@ func curvesGrid(rows, cols []string) *report.Grid {
 
 // roundCurve is a curve over rounds 10 to 50 of 3 seeds, diverged of them
 // diverged.
-func roundCurve(diverged int, means ...float64) report.Series {
+func roundCurve(diverged int, means ...float64) figure.Series {
 	x := []float64{10, 20, 30, 40, 50}
-	return report.Series{X: x, Mean: means, Std: make([]float64, len(x)), Seeds: 3, DivergedSeeds: diverged}
+	return figure.Series{X: x, Mean: means, Std: make([]float64, len(x)), Seeds: 3, DivergedSeeds: diverged}
 }
 
 // TestConvergenceFailsByDivergenceOnlyWhereEveryFailingRowDoes: D-SUM
@@ -615,11 +616,11 @@ claims:
 	g := curvesGrid([]string{"g(x=1)", "d(x=1)", "l(x=1)"}, []string{"0.1", "10"})
 	curve := roundCurve
 	fast, slow := []float64{0.5, 0.9, 0.9, 0.9, 0.9}, []float64{0.5, 0.6, 0.7, 0.899, 0.9}
-	curves := []report.Figure{
+	curves := []figure.Figure{
 		// α = 0.1: GT-DSUM diverged; D-SUM within 0.5 points at round 20, Local at 40
-		{Series: []report.Series{curve(1, fast...), curve(0, fast...), curve(0, slow...)}},
+		{Series: []figure.Series{curve(1, fast...), curve(0, fast...), curve(0, slow...)}},
 		// α = 10: D-SUM at round 40, as Local
-		{Series: []report.Series{curve(0, fast...), curve(0, slow...), curve(0, slow...)}},
+		{Series: []figure.Series{curve(0, fast...), curve(0, slow...), curve(0, slow...)}},
 	}
 	gtDiverged := "(partition.alpha=0.1: GT-DSUM gets within 0.5 points of its final never " +
 		"(it diverged), Local at round 40)"

@@ -6,7 +6,7 @@
 // over many (Root). A report regenerated in place writes each directory
 // beside it and swaps it in (Publish), so a kill leaves each old or new.
 //
-// Imports: artifacts, eventlog, internal/bounded, internal/display,
+// Imports: artifacts, eventlog, figure, internal/bounded, internal/display,
 // internal/durable, manifests, published, report, report/paper, signing,
 // stages, state, stats.
 package resultsdir

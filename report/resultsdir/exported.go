@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ump-lab/ump/figure"
 	"github.com/ump-lab/ump/internal/bounded"
 	"github.com/ump-lab/ump/internal/display"
 	"github.com/ump-lab/ump/report"
@@ -819,7 +820,7 @@ func (x *Exported) Grid(spec manifests.Table) (*report.Grid, error) {
 // Curves builds the figures of the exported results, laid out as grid
 // (Exported.Grid), from the rounds export, as Source.Curves does from a
 // store's blobs.
-func (x *Exported) Curves(grid *report.Grid, o report.CurveOptions) ([]report.Figure, error) {
+func (x *Exported) Curves(grid *report.Grid, o report.CurveOptions) ([]figure.Figure, error) {
 	if o.Live {
 		return nil, fmt.Errorf(
 			"%w: exported results hold finished cells only; a live figure needs the store",
