@@ -12,12 +12,13 @@ import (
 	"strconv"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/ump-lab/ump/codecs"
 	"github.com/ump-lab/ump/graphs"
 	"github.com/ump-lab/ump/kinds"
 	"github.com/ump-lab/ump/optimizers"
 	"github.com/ump-lab/ump/split"
-	"go.yaml.in/yaml/v3"
 )
 
 var (

@@ -16,6 +16,13 @@
 // rounds a cell runs, without the scale, so a scaled cell is the unscaled
 // cell of that many rounds); the scale stays in the manifest and its hash.
 //
+// Its files go by concept: parse.go decodes a file (decode.go and
+// blocks.go its fields and kind blocks), overrides.go applies PATH=VALUE
+// overrides, suggest.go says what a misspelt path meant, sweep.go expands
+// the sweep, defaults.go and validate.go fill and check a manifest,
+// layout.go checks the table block against the sweep, canonical.go holds
+// the canonical JSON and the hash, and plan.go the Plan and its Cells.
+//
 // Embedded manifests (Open by name): quickstart, examples/*, and paper/*,
 // one per experiment of the paper (see REPRODUCING.md).
 //
