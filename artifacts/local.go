@@ -42,14 +42,14 @@ func (s *Local) path(ref Ref) (string, error) {
 }
 
 // Put writes data durably (durable.WriteFile), leaving the disk at least
-// Reserve bytes free (Room).
+// Reserve bytes free (CheckFreeSpace).
 func (s *Local) Put(ctx context.Context, data []byte) (Ref, error) {
 	ref := RefOf(data)
 	p, _ := s.path(ref)
 	if old, err := os.ReadFile(p); err == nil && verify(ref, old, p) == nil {
 		return ref, nil
 	}
-	if err := Room(s.dir, int64(len(data))); err != nil {
+	if err := CheckFreeSpace(s.dir, int64(len(data))); err != nil {
 		return Ref{}, err
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -68,9 +68,9 @@ func (s *Local) Put(ctx context.Context, data []byte) (Ref, error) {
 // (the store's spare-space file covers the last flush, pipeline.holdSpare).
 const Reserve = 48 << 20
 
-// Room returns an error wrapping syscall.ENOSPC when writing n more bytes
+// CheckFreeSpace returns an error wrapping syscall.ENOSPC when writing n more bytes
 // on dir's disk would leave less than Reserve free.
-func Room(dir string, n int64) error {
+func CheckFreeSpace(dir string, n int64) error {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return nil // the write itself will say what is wrong

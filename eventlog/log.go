@@ -317,7 +317,7 @@ func (l *Badger) Import(evs []Event) error {
 func (l *Badger) write(evs []*Event) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := artifacts.Room(l.dir, 0); err != nil {
+	if err := artifacts.CheckFreeSpace(l.dir, 0); err != nil {
 		return fmt.Errorf("event log: %w", err)
 	}
 	err := l.db.Update(func(txn *badger.Txn) error {

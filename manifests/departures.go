@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// Departures lists how the plan departs from the set-up and protocol of
+// ChangesFromEmbedded lists how the plan departs from the set-up and protocol of
 // the embedded manifest of its name (a paper manifest run with overrides
 // or --scale, or a manifest of one's own that took a paper manifest's
 // name): every field departureFields compares, each as "what (the
@@ -18,7 +18,7 @@ import (
 // paper on such a run is provisional. Nothing when the plan is an
 // embedded manifest as written, departs from none of those, or is not
 // embedded at all.
-func (plan *Plan) Departures() []string {
+func (plan *Plan) ChangesFromEmbedded() []string {
 	if plan == nil {
 		return nil
 	}
@@ -44,7 +44,7 @@ type sides struct {
 }
 
 // departureFields says, for every field of a manifest (its key), how
-// Departures compares it with the embedded manifest's, or why it does
+// ChangesFromEmbedded compares it with the embedded manifest's, or why it does
 // not; TestDeparturesCoverEveryField holds it to the schema.
 var departureFields = []struct {
 	field   string

@@ -44,11 +44,11 @@ func TestDeparturesFromThePapersProtocol(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := plan.Departures(); !slices.Equal(got, c.want) {
+		if got := plan.ChangesFromEmbedded(); !slices.Equal(got, c.want) {
 			t.Errorf("%v: departures %q, want %q", c.overrides, got, c.want)
 		}
 	}
-	if got := (&Plan{Manifest: Manifest{Name: "mine"}, Hash: "x"}).Departures(); got != nil {
+	if got := (&Plan{Manifest: Manifest{Name: "mine"}, Hash: "x"}).ChangesFromEmbedded(); got != nil {
 		t.Errorf("a manifest of the user's own: departures %q", got)
 	}
 }

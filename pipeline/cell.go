@@ -218,7 +218,7 @@ func storeFailure(err error) bool {
 // outputs all verify, or nil. own reports whether the cell already
 // recorded it. Only results that count for the manifest (countFor) serve,
 // and only those that evaluated every round the cell asks for
-// (stages.Covers): every 1 serves every 5, every 5 does not serve every 1.
+// (stages.EvaluatedRoundsInclude): every 1 serves every 5, every 5 does not serve every 1.
 func (c *cellRun) cached(ctx context.Context, skey, name string) (res *stages.Result, own bool, err error) {
 	evs, err := c.r.source().StageEvents(c.plan.Hash, skey)
 	if err != nil {
@@ -234,8 +234,8 @@ func (c *cellRun) cached(ctx context.Context, skey, name string) (res *stages.Re
 		if err != nil {
 			return nil, false, err
 		}
-		var ran stages.RanAs
-		if json.Unmarshal(pl.Summary, &ran) == nil && !stages.Covers(ran.EvaluateEvery, want) {
+		var ran stages.RunSettings
+		if json.Unmarshal(pl.Summary, &ran) == nil && !stages.EvaluatedRoundsInclude(ran.EvaluateEvery, want) {
 			c.p.cellf(
 				c.cell,
 				"%s: the cached result evaluated every %d rounds, and this manifest asks for every %d: computing it "+

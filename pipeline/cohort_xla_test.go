@@ -127,7 +127,7 @@ func TestCohortCellsEqualCellsAlone(t *testing.T) {
 		}
 	}
 	for i, c := range reportOf(t, together, plan.Hash).Cells { // the runner's seats put them in one
-		var ran stages.RanAs
+		var ran stages.RunSettings
 		if st := c.Stage(stages.Train); st == nil || st.Result == nil ||
 			json.Unmarshal(st.Result.Summary, &ran) != nil ||
 			ran.Cohort != 3 {

@@ -243,7 +243,7 @@ func CheckCell(
 			done[ev.Stage] = &stages.Result{Outputs: ev.Outputs}
 		}
 	}
-	want := map[string][]string{} // today's key, and the former one (stages.Rekeyed)
+	want := map[string][]string{} // today's key, and the former one (stages.FormerlyKeyed)
 	upstream := map[string]*stages.Result{}
 	for _, st := range stgs {
 		key, former := stageKeys(st, &cell.Config, inputs, upstream)

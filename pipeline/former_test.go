@@ -16,7 +16,7 @@ import (
 )
 
 // formerKeyed is a stage as an earlier ump keyed it: by its former params
-// (stages.Rekeyed), with nothing before them.
+// (stages.FormerlyKeyed), with nothing before them.
 type formerKeyed struct{ stages.Stage }
 
 func (f formerKeyed) Params(cfg *manifests.Manifest) json.RawMessage {

@@ -119,7 +119,7 @@ func TestCacheKeysAreStable(t *testing.T) {
 		Spec   string            `json:"spec_sha256"`
 		Params map[string]string `json:"stage_params"`
 		// Former are the params of the stages whose keys an earlier ump
-		// hashed otherwise (stages.Rekeyed): its results serve under them.
+		// hashed otherwise (stages.FormerlyKeyed): its results serve under them.
 		Former map[string]string `json:"former_stage_params,omitempty"`
 	}
 	got := map[string][]cell{}

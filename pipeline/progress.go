@@ -129,7 +129,7 @@ func (p *progress) stageStart(c *manifests.Cell, name string, resume *stages.Che
 }
 
 // stageCached says a stage's result was found; former says under the key
-// an earlier ump gave the stage (stages.Rekeyed).
+// an earlier ump gave the stage (stages.FormerlyKeyed).
 func (p *progress) stageCached(c *manifests.Cell, name string, former bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -209,7 +209,7 @@ func datasetDigest(cfg *manifests.Manifest, lib *datasets.Library) (string, erro
 }
 
 // stageKeys are a stage's cache key for a cell (stageKey of its params)
-// and its former key (of its stages.Rekeyed params; "" for none), under
+// and its former key (of its stages.FormerlyKeyed params; "" for none), under
 // which an earlier ump recorded the same bits.
 func stageKeys(
 	st stages.Stage,
@@ -599,7 +599,7 @@ func (r *Runner) dropSuperseded(hash, skey string) error {
 // lastCheckpoint returns the furthest checkpoint recorded under stage key
 // skey or its former key ("" for none) that counts for manifest hash
 // (countFor), whose run evaluated every round a run evaluating every
-// evaluate rounds does (stages.Covers), and whose blob verifies, or nil.
+// evaluate rounds does (stages.EvaluatedRoundsInclude), and whose blob verifies, or nil.
 func (r *Runner) lastCheckpoint(
 	ctx context.Context,
 	hash, skey, former string,
@@ -619,7 +619,7 @@ func (r *Runner) lastCheckpoint(
 	var found []stages.Checkpoint
 	for _, ev := range evs {
 		if ref, ok := ev.Outputs[eventlog.RoundCheckpoint]; ok && ev.Kind == eventlog.RoundCompleted &&
-			stages.Covers(evaluateEvery(&ev), evaluate) {
+			stages.EvaluatedRoundsInclude(evaluateEvery(&ev), evaluate) {
 			found = append(found, stages.Checkpoint{Round: ev.Round, Ref: ref})
 		}
 	}

@@ -157,7 +157,7 @@ func (r *Runner) Verify(
 			}
 			env := &stages.Env{Store: mem, Data: r.Data, Upstream: declared(st, results),
 				Report: func(record.RoundReport) error { return ctx.Err() }, Every: stages.EveryOf(&cell.Config)}
-			var ran stages.RanAs
+			var ran stages.RunSettings
 			if json.Unmarshal(summary, &ran) == nil && ran.Cohort > 1 { // as it trained: in a cohort of that size
 				env.Seat = r.Engines.NewCohort(ran.Cohort).Reserve(&cell.Config)
 			}

@@ -10,7 +10,7 @@
 // drives, its params as canonical JSON; the pipeline hashes them and every
 // upstream output into the stage's cache key and hands Run exactly those
 // params and declared inputs (Env.Upstream): a stage cannot read anything
-// else of the cell. A Rekeyed Step names the params an earlier ump keyed
+// else of the cell. A FormerlyKeyed Step names the params an earlier ump keyed
 // it by, so that results recorded then still serve. The stages' names, their outputs that readers of a store name
 // (Rounds, Final, ...) and the rounds table's columns are declared here,
 // below the stages, so that readers (state, report, the dashboard) do not

@@ -33,10 +33,11 @@ type Step[P any] interface {
 	Run(ctx context.Context, params P, env *Env) (*Result, error)
 }
 
-// Rekeyed is a Step whose cache key hashed other params in an earlier ump,
-// at the same Version: the results recorded under that key are the same
-// bits, so the runner uses them (and records them under today's key).
-type Rekeyed interface {
+// FormerlyKeyed is a Step whose cache key hashed other params in an
+// earlier ump, at the same Version. The results recorded under that key
+// are the same bits. So the runner uses them, and records them under
+// today's key.
+type FormerlyKeyed interface {
 	// FormerParams are the params the key hashed then, as canonical JSON.
 	FormerParams(cfg *manifests.Manifest) json.RawMessage
 }
@@ -50,7 +51,7 @@ type Stage interface {
 	Outputs() []Output
 	// Params is the canonical JSON of the Step's params for a cell.
 	Params(cfg *manifests.Manifest) json.RawMessage
-	// FormerParams is Rekeyed's for a Rekeyed Step, else nil.
+	// FormerParams is FormerlyKeyed's for a FormerlyKeyed Step, else nil.
 	FormerParams(cfg *manifests.Manifest) json.RawMessage
 	// Run runs the Step on the cell's params.
 	Run(ctx context.Context, cfg *manifests.Manifest, env *Env) (*Result, error)
@@ -69,7 +70,7 @@ func (s stage[P]) Params(cfg *manifests.Manifest) json.RawMessage {
 	return manifests.CanonicalJSON(s.step.Params(cfg))
 }
 func (s stage[P]) FormerParams(cfg *manifests.Manifest) json.RawMessage {
-	if r, ok := s.step.(Rekeyed); ok {
+	if r, ok := s.step.(FormerlyKeyed); ok {
 		return r.FormerParams(cfg)
 	}
 	return nil
@@ -113,7 +114,7 @@ type Env struct {
 	// Every says how often a rounded stage (train) evaluates and saves a
 	// checkpoint. It is not in the params: it changes what is recorded, never
 	// the trained model's bits, so it stays out of the cache key; a result
-	// that evaluated too few rounds for it does not serve (Covers).
+	// that evaluated too few rounds for it does not serve (EvaluatedRoundsInclude).
 	Every Every
 }
 
@@ -137,11 +138,12 @@ type Every struct {
 	Evaluate, Checkpoint int
 }
 
-// Covers reports whether a run that evaluated every have rounds evaluated
-// every round that one evaluating every want rounds does (both evaluate
-// the last round): want is a multiple of have. have 0 (not recorded, by
-// an ump before it was) covers, as it did then.
-func Covers(have, want int) bool { return have == 0 || want%have == 0 }
+// EvaluatedRoundsInclude reports whether the rounds a run evaluated
+// every have rounds include those a run evaluating every want rounds
+// needs. Both evaluate the last round, so they do when want is a multiple
+// of have. have is 0 for a run recorded before ump recorded it; such a run
+// counts as including them, as it did then.
+func EvaluatedRoundsInclude(have, want int) bool { return have == 0 || want%have == 0 }
 
 // EveryOf is a cell's Every.
 func EveryOf(cfg *manifests.Manifest) Every {
@@ -155,13 +157,14 @@ type Result struct {
 	Diverged bool                     `json:"diverged,omitempty"`
 }
 
-// RanAs is what a rounded stage's summary records of how it ran that a
-// recomputation (ump verify) must repeat to give the same bits: the size
-// of the device cohort it trained in (a GPU's float rounding depends on
-// the program's shape; 0 or 1 for none) and how often it evaluated (its
-// rounds table holds those rounds; it is not in the cache key, so a
-// manifest asking for another reuses the cell).
-type RanAs struct {
+// RunSettings are the settings of a rounded stage's run that its summary
+// records, because a recomputation (ump verify) must repeat them to give
+// the same bits. Cohort is the size of the device cohort it trained in,
+// 0 or 1 for none: a GPU's float rounding depends on the program's shape.
+// EvaluateEvery is how often it evaluated: its rounds table holds those
+// rounds. Neither is in the cache key, so a manifest asking for other
+// settings reuses the cell.
+type RunSettings struct {
 	Cohort        int `json:"cohort,omitempty"`
 	EvaluateEvery int `json:"evaluate_every,omitempty"`
 }

@@ -159,7 +159,7 @@ func (rp *reporting) fromDir(dir string) (*resultsdir.Exported, error) {
 	if err != nil {
 		return nil, err
 	}
-	if rp.vouch[x], err = document.VouchForDir(x, dir, rp.trust); err != nil {
+	if rp.vouch[x], err = document.TrustedSigner(x, dir, rp.trust); err != nil {
 		return nil, err
 	}
 	if rp.o.as == "" {

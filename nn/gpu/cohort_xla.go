@@ -102,7 +102,7 @@ func NewCohort(device *Device, data *datasets.Dataset, shape nn.CohortShape) (nn
 		return nil, fmt.Errorf("gpu engine: cohort %+v: every size must be at least 1", shape)
 	}
 	if shape.Exact {
-		if err := exact.Covers(m); err != nil {
+		if err := exact.Supports(m); err != nil {
 			return nil, err
 		}
 	}

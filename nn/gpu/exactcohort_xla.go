@@ -36,7 +36,7 @@ func (c *xlaCohort) exactGrad(x, idx, weights *Node, packed, split []*Node) (los
 	count := ReduceSum(ConvertDType(GreaterThan(weights, ZerosLike(weights)), dtypes.Int32), 1)
 	loss, grad, err := exact.Gradients(m, x, exactInput(m, in.x), labels, count, masks)
 	if err != nil {
-		panic(err) // NewCohort checked exact.Covers
+		panic(err) // NewCohort checked exact.Supports
 	}
 	return loss, grad
 }
@@ -85,7 +85,7 @@ func (c *xlaCohort) exactEvalGraph(cells int) func(inputs []*Node) []*Node {
 				)
 				acts, err := exact.Forward(m, b.Use(models), exactInput(m, in.x), nil)
 				if err != nil {
-					panic(err) // NewCohort checked exact.Covers
+					panic(err) // NewCohort checked exact.Supports
 				}
 				loss, correct, _ := exact.CrossEntropy(acts[len(acts)-1], labels, count)
 				return []*Node{

@@ -19,11 +19,11 @@ const Unsigned = "no: nothing vouches for these results. The digests in " + resu
 	"accidents, not edits: " +
 	"whoever edits a file can write its new digest"
 
-// VouchForDir says who vouches for results read from dir: their signer
+// TrustedSigner says who vouches for results read from dir: their signer
 // when trust holds the key, or no one. A report only reads results, so a
 // signer not trusted is reported as such, as unsigned results are; what
 // brings results into a store (import, pull) refuses it.
-func VouchForDir(x *resultsdir.Exported, dir string, trust *signing.Trust) (string, error) {
+func TrustedSigner(x *resultsdir.Exported, dir string, trust *signing.Trust) (string, error) {
 	switch {
 	case x.Signer == "":
 		return vouchPerCell(x, dir, trust)

@@ -84,7 +84,7 @@ type PaperComparison struct {
 	Claims     []Verdict
 	Confidence float64 // of each comparison a claim makes
 	// Departures are how the run departs from the paper's protocol
-	// (Departures): when there are any, the comparison is provisional.
+	// (Plan.ChangesFromEmbedded): when there are any, the comparison is provisional.
 	Departures []string
 }
 
@@ -107,7 +107,7 @@ func ComparePaper(
 		Grid:       g,
 		Paper:      t,
 		Confidence: p.Confidence,
-		Departures: plan.Departures(),
+		Departures: plan.ChangesFromEmbedded(),
 		Entries:    paperEntries(p, g, t),
 	}
 	for c := range t.Columns {

@@ -14,7 +14,7 @@ import (
 type Stage struct{}
 
 var _ stages.Step[Params] = Stage{}
-var _ stages.Rekeyed = Stage{}
+var _ stages.FormerlyKeyed = Stage{}
 
 func (Stage) Name() string             { return stages.Evaluate }
 func (Stage) Version() int             { return 1 }

@@ -28,7 +28,7 @@ type Stage struct {
 }
 
 var _ stages.Step[Params] = Stage{}
-var _ stages.Rekeyed = Stage{}
+var _ stages.FormerlyKeyed = Stage{}
 
 func (Stage) Name() string             { return stages.Train }
 func (Stage) Version() int             { return 3 }
@@ -89,7 +89,7 @@ func (Stage) FormerParams(cfg *manifests.Manifest) json.RawMessage {
 type Summary struct {
 	Rounds        int `json:"rounds"` // rounds completed
 	DivergedRound int `json:"diverged_round,omitempty"`
-	stages.RanAs
+	stages.RunSettings
 }
 
 // algorithmConfig is the optimizer's configuration of a cell.
@@ -276,8 +276,8 @@ func (tg *training) result(ctx context.Context, diverged bool) (*stages.Result, 
 		return nil, err
 	}
 	sum := Summary{
-		Rounds: tg.st.Round,
-		RanAs:  stages.RanAs{Cohort: tg.tr.cohort(), EvaluateEvery: tg.env.Every.Evaluate},
+		Rounds:      tg.st.Round,
+		RunSettings: stages.RunSettings{Cohort: tg.tr.cohort(), EvaluateEvery: tg.env.Every.Evaluate},
 	}
 	if diverged {
 		sum.DivergedRound = tg.st.Round

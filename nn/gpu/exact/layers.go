@@ -70,7 +70,7 @@ func reluBackward(y, dy *Node) *Node {
 // nn.DropoutMask draws it (0 or the layer's scale, laid out as its input);
 // a Dropout layer without one (evaluation) passes its input.
 func Forward(model *nn.Model, p, x *Node, masks map[int]*Node) ([]*Node, error) {
-	if err := Covers(model); err != nil {
+	if err := Supports(model); err != nil {
 		return nil, err
 	}
 	models, b := x.Shape().Dimensions[0], x.Shape().Dimensions[1]
@@ -100,10 +100,10 @@ func Forward(model *nn.Model, p, x *Node, masks map[int]*Node) ([]*Node, error) 
 	return acts, nil
 }
 
-// Covers says whether the exact program has every layer of the
+// Supports says whether the exact program has every layer of the
 // model: all but convolutions the CPU engine computes as a GEMM (the
 // EMNIST CNN's second) and the text model's, not built yet.
-func Covers(model *nn.Model) error {
+func Supports(model *nn.Model) error {
 	for i, l := range model.Layers {
 		switch l := l.(type) {
 		case nn.Conv2d:
