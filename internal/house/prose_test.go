@@ -20,11 +20,6 @@ const (
 	readmeChars   = 15000
 )
 
-// notYetShort are the docs pages whose sentences still run long (issue
-// 99): the test reports their share and fails once a page meets the limit,
-// so that it leaves this list.
-var notYetShort = []string{"docs/exact-gpu-study.md"}
-
 var (
 	htmlComment = regexp.MustCompile(`(?s)<!--.*?-->`)
 	listItem    = regexp.MustCompile(`^\s*(?:[-*]|\d+\.)\s+`)
@@ -127,12 +122,9 @@ func TestDocsSentencesAreShort(t *testing.T) {
 		share := float64(len(longOnes)) / float64(max(1, len(all)))
 		t.Logf("%-30s %3d of %3d sentences over %d words (%.0f%%)",
 			name, len(longOnes), len(all), longSentence, 100*share)
-		switch waiting := slices.Contains(notYetShort, name); {
-		case share > maxLongShare && !waiting:
+		if share > maxLongShare {
 			t.Errorf("%s: %d of %d sentences run over %d words (%.0f%%, over %.0f%%); the first: %q",
 				name, len(longOnes), len(all), longSentence, 100*share, 100*maxLongShare, longOnes[0])
-		case share <= maxLongShare && waiting:
-			t.Errorf("%s: now %.0f%% of its sentences are long: take it off notYetShort", name, 100*share)
 		}
 	}
 }
