@@ -41,35 +41,13 @@ JOBS ?= $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 1)
 reproduce: data
 	./bin/ump --store $(STORE) reproduce -j $(JOBS) results
 
-# Every Go file gofmt'd and vetted (with and without the xla and peer
-# tags, so that the GPU engine and the peer benchmarks keep building),
-# then every test: the CPU engine's on every kernel path this CPU runs
-# (and, where qemu-aarch64 and arm64's cross gcc are installed, its pinned
-# numbers on arm64), and every program the GPU engine compiles built
-# through XLA's StableHLO builder (a build-only PJRT plugin: docs/gpu.md).
-# Beside them: the GPU kit built (make gpu-kit) and its phases run from
-# the kit's binaries on GoMLX's pure-Go backend, as a GPU host runs them
-# on XLA (the GPU engine's agreement with the CPU engine — a round of
-# every algorithm; whole runs of every algorithm under every choice; the
-# exact round program's pieces, bit for bit — cohorts in the pipeline, a
-# CLI run, doctor's check programs, a tiny table stopped and continued;
-# printed from bin/gpu-kit.log once it ends). From the start, beside go
-# vet (which, in a new checkout, compiles the C kernels on one core):
-# 30 s of fuzzing a results directory as ump report reads it, then 15 s
-# of the Parquet reader alone (the bound on a footer's rows), with one
-# worker (a second took 30 s of CPU from the tests beside it), its rate
-# printed over the time it fuzzed after replaying its seed inputs (the
-# fuzz cache is cleared first, since replaying the inputs earlier runs
-# found, which grow from run to run, ate ever more of the 30 s; each new
-# input minimized for 10 runs at most, since the default minute of
-# minimizing each of the many early ones left almost no time to fuzz).
-# The longest packages are named first, so that go test starts them
-# first: the 2-core machine stays busy to the end. -timeout 30m: go
-# test's default 10 minutes per package is too short for ./cmd/ump's crash
-# tests on a loaded 2-core machine. It ends with the package times and
-# the list of every test it skipped, each with its reason
-# (FORBID_SKIPS=TEXT fails it when a reason holds TEXT: .ci/run forbids
-# the skips of what it installs).
+# gofmt, go vet (also with the xla and peer tags), then every test, the
+# longest packages first (FIRST) so the 2-core machine stays busy. Beside
+# them: the GPU kit's phases on GoMLX's Go backend (bin/gpu-kit.log) and
+# 30 s + 15 s of fuzzing with one worker (bin/fuzz*.log). It ends with
+# each package's time and every skipped test with its reason;
+# FORBID_SKIPS=TEXT fails it when a reason holds TEXT. What each part
+# checks and why: docs/internals.md, "Testing and CI".
 FIRST := ./cmd/ump ./nn/cpu ./pipeline ./algorithms
 test:
 	@unformatted=$$($$($(GO) env GOROOT)/bin/gofmt -l $$(git ls-files '*.go')); \
