@@ -4,11 +4,8 @@ package loop
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
-	"unsafe"
 
-	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/dtypes"
 	. "github.com/gomlx/gomlx/pkg/core/graph" //nolint:revive // the graph DSL reads best unqualified
 	"github.com/gomlx/gomlx/pkg/core/shapes"
@@ -70,50 +67,19 @@ func Counted(
 }
 
 // newClosure is NewClosure, its backend function a closure of the current
-// function's, so that loops nest: GoMLX v0.27.3 makes every closure one
-// of the main function's (function.go, NewClosureWithSharding
-// calls the builder's Main().Closure()), and a backend's While refuses, in
-// a loop's body, closures that are not the body's own. While the closure
-// is made, the graph's builder answers its first Main() with the current
-// function's backend function (currentAsMain) and is then itself again.
+// function's, so that loops nest. GoMLX v0.27.3 makes every closure one of
+// the main function's (function.go: NewClosureWithSharding calls the
+// builder's Main().Closure()), and a backend's While refuses, in a loop's
+// body, closures that are not the body's own. While the closure is made,
+// the graph's builder answers its first Main() with the current function
+// (closeOverCurrent, in gomlx_internals.go).
 func newClosure(g *Graph, def func(g *Graph) []*Node) *Function {
 	current := g.CurrentFunc()
 	if current.IsMain() {
 		return NewClosure(g, def)
 	}
-	builder := field(reflect.ValueOf(g).Elem(), "builder")
-	fn := field(reflect.ValueOf(current).Elem(), "backendFunc")
-	if !builder.IsValid() || !fn.IsValid() {
-		panic(
-			fmt.Errorf(
-				"gpu engine: GoMLX's Graph has no builder or its Function no backendFunc: newClosure must follow GoMLX",
-			),
-		)
-	}
-	real := builder.Interface().(backends.Builder)
-	builder.Set(
-		reflect.ValueOf(
-			&currentAsMain{
-				Builder: real,
-				fn:      fn.Interface().(backends.Function),
-				restore: func() { builder.Set(reflect.ValueOf(&real).Elem()) },
-			},
-		),
-	)
-	defer builder.Set(reflect.ValueOf(&real).Elem()) // should NewClosure not call Main()
+	defer closeOverCurrent(g, current)() // should NewClosure not call Main()
 	return NewClosure(g, def)
-}
-
-// currentAsMain is a builder whose Main() is, once, another function.
-type currentAsMain struct {
-	backends.Builder
-	fn      backends.Function
-	restore func()
-}
-
-func (b *currentAsMain) Main() backends.Function {
-	b.restore()
-	return b.fn
 }
 
 // Body is a Counted's body while it is built: its function and
@@ -148,55 +114,4 @@ func (b *Body) UseAll(vs []*Node) []*Node {
 		out[i] = b.Use(v)
 	}
 	return out
-}
-
-// ownCaches gives a loop body, while it is built, empty caches of what
-// GoMLX keeps once per graph rather than per function (it restores the
-// enclosing function's when the returned function is called): the graph's
-// scalar constants (graph.go, scalarCache) and, on XLA, the builder's
-// reduction, arg-min/max and selection functions (backends/xla/builder.go).
-// With the enclosing function's, the body would use its constants (a
-// ReLU's zero, a MulScalar's factor) and its reduction functions, which
-// XLA's builder refuses; with caches of its own, the body makes its own.
-func ownCaches(g *Graph) (restore func()) {
-	caches := []reflect.Value{field(reflect.ValueOf(g).Elem(), "scalars")}
-	if !caches[0].IsValid() {
-		panic(
-			fmt.Errorf(
-				"gpu engine: GoMLX's Graph has no scalar cache (field scalars) to give a loop body its " +
-					"own: Counted must follow GoMLX",
-			),
-		)
-	}
-	if builder := field(reflect.ValueOf(g).Elem(), "builder"); builder.IsValid() && !builder.IsNil() &&
-		builder.Elem().Kind() == reflect.Pointer {
-		for _, name := range []string{"cacheReductions", "cacheArgMinMax", "cacheSelections"} { // XLA's builder only
-			if c := field(builder.Elem().Elem(), name); c.IsValid() {
-				caches = append(caches, c)
-			}
-		}
-	}
-	saved := make([]reflect.Value, len(caches))
-	for i, c := range caches {
-		saved[i] = reflect.ValueOf(c.Interface())
-		c.Set(reflect.MakeMap(c.Type()))
-	}
-	return func() {
-		for i, c := range caches {
-			c.Set(saved[i])
-		}
-	}
-}
-
-// field is a struct's field of that name, if it is a map or an
-// interface, made settable; the zero Value otherwise.
-func field(v reflect.Value, name string) reflect.Value {
-	if v.Kind() != reflect.Struct {
-		return reflect.Value{}
-	}
-	f := v.FieldByName(name)
-	if !f.IsValid() || (f.Kind() != reflect.Map && f.Kind() != reflect.Interface) || !f.CanAddr() {
-		return reflect.Value{}
-	}
-	return reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem()
 }
