@@ -239,10 +239,18 @@ type Line struct {
 	began     time.Time
 	last      time.Time
 	every     time.Duration
+	now       func() time.Time
+	// estimate is the wall time the whole work takes by the compute its
+	// rounds recorded (Estimate); 0 for none.
+	estimate time.Duration
+	// firstRan is when work was first computed here, and eta the last
+	// ETA printed (0 before the first), from which the next is smoothed.
+	firstRan time.Time
+	eta      time.Duration
 }
 
 func NewLine(w io.Writer, todo []*Dir) *Line {
-	l := &Line{w: w, dirs: len(todo), began: time.Now(), every: time.Minute}
+	l := &Line{w: w, dirs: len(todo), began: time.Now(), every: time.Minute, now: time.Now}
 	if f, ok := w.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 			l.terminal, l.every = true, time.Second
@@ -268,6 +276,25 @@ func NewLine(w io.Writer, todo []*Dir) *Line {
 	return l
 }
 
+// Estimate sets the wall time the work takes at jobs cells at once, by
+// the compute its rounds recorded where they ran (seconds), and returns
+// it: the ETA until this machine has measured its own rate.
+func (l *Line) Estimate(seconds float64, jobs int) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.estimate = time.Duration(seconds / float64(max(1, jobs)) * float64(time.Second))
+	return l.estimate
+}
+
+// measuring is how long this machine computes before its own rate stands
+// in for the recorded estimate, and smoothing the weight a new measure of
+// the time left gets against the last ETA printed, so that the ETA moves
+// with the work done and does not swing with one cell's pace.
+const (
+	measuring = 2 * time.Minute
+	smoothing = 0.2
+)
+
 // cellWork is what one round of a cell computes, in local steps of one
 // sample (a task without samples counts a step as one).
 func cellWork(cfg *manifests.Manifest) float64 {
@@ -292,33 +319,54 @@ func (l *Line) Count(c *manifests.Cell, rounds int, computed bool) {
 	work := l.work[l.k][c.Index] * float64(rounds) / float64(c.Config.Rounds)
 	l.done += work
 	if computed {
+		if l.ran == 0 {
+			l.firstRan = l.now()
+		}
 		l.ran += work
 	}
-	if time.Since(l.last) >= l.every {
+	if l.now().Sub(l.last) >= l.every {
 		l.print()
 	}
 }
 
 func (l *Line) print() {
-	l.last = time.Now()
-	eta := "ETA after the first rounds"
-	switch {
-	case l.done >= l.total:
-		eta = "took " + time.Since(l.began).Round(time.Second).String()
-	case l.ran > 0:
-		left := time.Duration(float64(time.Since(l.began)) * (l.total - l.done) / l.ran)
-		eta = "ETA " + left.Round(time.Second).String()
-	}
+	now := l.now()
+	since := now.Sub(l.last)
+	l.last = now
 	share := 100.0
 	if l.total > 0 {
 		share = 100 * l.done / l.total
 	}
-	text := fmt.Sprintf("reproduce: directory %d of %d, %s; %.1f%% of the work, %s", l.k+1, l.dirs, l.name, share, eta)
+	text := fmt.Sprintf("reproduce: directory %d of %d, %s; %.1f%% of the work, %s", l.k+1, l.dirs, l.name, share,
+		l.timeLeft(now, since))
 	if l.terminal {
 		fmt.Fprintf(l.w, "\r%s\033[K", text)
 		return
 	}
 	fmt.Fprintln(l.w, text)
+}
+
+// timeLeft says how long the work left takes: at first by the recorded
+// estimate, once this machine has computed for measuring by its own rate
+// since then, smoothed against the last ETA (less the time since it was
+// printed).
+func (l *Line) timeLeft(now time.Time, since time.Duration) string {
+	left := l.total - l.done
+	switch {
+	case left <= 0:
+		return "took " + now.Sub(l.began).Round(time.Second).String()
+	case l.ran > 0 && now.Sub(l.firstRan) >= measuring:
+		measured := time.Duration(float64(now.Sub(l.firstRan)) * left / l.ran)
+		if l.eta > 0 {
+			measured = time.Duration(smoothing*float64(measured) + (1-smoothing)*float64(max(0, l.eta-since)))
+		}
+		l.eta = measured
+		return "ETA " + measured.Round(time.Second).String()
+	case l.estimate > 0 && l.total > 0:
+		l.eta = time.Duration(float64(l.estimate) * left / l.total)
+		return "ETA about " + l.eta.Round(time.Minute).String() + " (by the recorded compute; measuring this machine)"
+	}
+	return "ETA after the first rounds"
 }
 
 // End prints the line a last time, finished or not.

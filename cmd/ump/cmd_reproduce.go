@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/ump-lab/ump/eventlog"
 	"github.com/ump-lab/ump/internal/display"
@@ -106,9 +108,11 @@ func runReproduce(ctx context.Context, g globals, roots []string, jobs int, stdo
 		}
 	}
 	line := reproduction.NewLine(stderr, todo)
+	seconds := floats.Sum(slices.Collect(maps.Values(recorded)))
 	fmt.Fprintf(stderr, "reproduce: directories to compute again in %s: %d (%d distinct cells, "+
-		"whose rounds record %.1f hours of compute where they ran); left out: %d\n",
-		g.store, len(todo), line.Cells, floats.Sum(slices.Collect(maps.Values(recorded)))/3600, len(all)-len(todo))
+		"whose rounds record %.1f hours of compute where they ran: about %s at -j %d on a machine as fast); "+
+		"left out: %d\n", g.store, len(todo), line.Cells, seconds/3600, hours(line.Estimate(seconds, jobs)), jobs,
+		len(all)-len(todo))
 	for _, r := range all {
 		if r.Other != "" { // named now: an interrupted run never reaches the end
 			fmt.Fprintf(stderr, "reproduce: leaves out %s: %s\n", r.Path, r.Other)
@@ -162,4 +166,12 @@ func doneHere(store *pipeline.Store, todo []*reproduction.Dir) (done, total int)
 		}
 	}
 	return done, total
+}
+
+// hours says a long time to the tenth of an hour, a short one in minutes.
+func hours(d time.Duration) string {
+	if d < time.Hour {
+		return fmt.Sprintf("%.0f min", math.Ceil(d.Minutes()))
+	}
+	return fmt.Sprintf("%.1f h", d.Hours())
 }

@@ -45,7 +45,7 @@ func TestReproduceComputesEveryDirectoryAgain(t *testing.T) {
 		!strings.Contains(
 			r.stderr,
 			"reproduce: directories to compute again in "+store+": 1 (36 distinct cells, whose rounds record 0.0 "+
-				"hours of compute where they ran); left out: 2",
+				"hours of compute where they ran: about 1 min at -j 2 on a machine as fast); left out: 2",
 		) ||
 		!strings.Contains(r.stderr, "reproduce: directory 1 of 1, "+dir+" (36 cells); 100.0% of the work, took ") ||
 		!strings.Contains(r.stderr, "reproduce: leaves out "+gpuTrained+": its cells train on the GPU engine") ||
