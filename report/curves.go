@@ -62,14 +62,22 @@ var greek = map[string]string{
 	"sigma":  "σ",
 }
 
+// blockFields are the fields that name a block's kind: a row swept over
+// one is named by its block (topology = ring, not kind = ring).
+var blockFields = map[string]bool{"kind": true, "name": true, "codec": true}
+
 // paramName is how a legend names a swept path: the layout's label, else
 // its parameter's name as declared (the path's last part, a Greek letter
-// where it spells one, local_steps as "local steps K").
+// where it spells one, local_steps as "local steps K"), and a block's kind
+// by the block (blockFields).
 func paramName(spec manifests.Table, path string) string {
 	if l, ok := spec.Labels[path]; ok {
 		return l
 	}
 	name := path[strings.LastIndex(path, ".")+1:]
+	if block, _, ok := strings.Cut(path, "."); ok && blockFields[name] && !strings.Contains(path[len(block)+1:], ".") {
+		name = block // topology.kind says what topology; the block's name says it best
+	}
 	if g, ok := greek[name]; ok {
 		return g
 	}

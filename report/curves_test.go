@@ -103,3 +103,22 @@ table: {rows: [algorithm.beta], columns: [topology.kind], value: objective_gap}
 		t.Errorf("with labels: %q", got)
 	}
 }
+
+// TestSweptPathsAreNamedByWhatTheySay: a legend names a block's kind by
+// the block (topology = ring, never kind = ring), a parameter by its
+// name or Greek letter, and a label wins over both.
+func TestSweptPathsAreNamedByWhatTheySay(t *testing.T) {
+	for path, want := range map[string]string{
+		"topology.kind": "topology", "partition.kind": "partition", "algorithm.name": "algorithm",
+		"compression.codec": "compression", "algorithm.beta": "β", "partition.alpha": "α",
+		"local_steps": "local steps K", "batch_size": "batch size", "workers": "workers",
+	} {
+		if got := paramName(manifests.Table{}, path); got != want {
+			t.Errorf("%s is named %q, want %q", path, got, want)
+		}
+	}
+	labelled := manifests.Table{Labels: map[string]string{"topology.kind": "graph"}}
+	if got := paramName(labelled, "topology.kind"); got != "graph" {
+		t.Errorf("a labelled topology.kind is named %q, want its label", got)
+	}
+}
