@@ -229,6 +229,7 @@ func Panels(title string, figs []figure.Figure, path string) error {
 		XAlign:  draw.XCenter,
 	}
 	style.Font.Size = vg.Points(13)
+	title = fitTitle(style, title, panel*vg.Length(len(figs)))
 	head := style.Rectangle(title)
 	w := max(panel*vg.Length(len(figs)), head.Max.X-head.Min.X+vg.Points(24))
 	top := head.Max.Y - head.Min.Y + vg.Points(10)
@@ -577,10 +578,24 @@ func legendColumns(entries []legendEntry, n int) []plot.Legend {
 	return out
 }
 
-// widenForTitle returns w, or more where the plot's title needs it whole.
+// widenForTitle returns w, or more where the plot's title needs it whole;
+// a title wider than w first breaks at its first ": " (fitTitle).
 func widenForTitle(p *plot.Plot, w vg.Length) vg.Length {
+	p.Title.Text = fitTitle(p.Title.TextStyle, p.Title.Text, w)
 	title := p.Title.TextStyle.Rectangle(p.Title.Text)
 	return max(w, title.Max.X-title.Min.X+vg.Points(24))
+}
+
+// fitTitle is title on one line where it fits width w, else broken after
+// its first ": " (a manifest's name, then what its figure shows).
+func fitTitle(style draw.TextStyle, title string, w vg.Length) string {
+	if r := style.Rectangle(title); r.Max.X-r.Min.X+vg.Points(24) <= w {
+		return title
+	}
+	if name, about, ok := strings.Cut(title, ": "); ok {
+		return name + "\n" + about
+	}
+	return title
 }
 
 // save draws a figure of width w and height h with drawAll and writes it

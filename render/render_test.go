@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/ump-lab/ump/artifacts"
 	"github.com/ump-lab/ump/figure"
@@ -325,5 +327,22 @@ func TestLogTicksReadAsNumbers(t *testing.T) {
 		if len(l) > 6 {
 			t.Errorf("a tick label %q is not a power of ten's shortest form", l)
 		}
+	}
+}
+
+// TestAWideTitleBreaksAfterTheName: a title that fits stays on one line;
+// one wider than the figure breaks after its first ": ", the manifest's
+// name on a line of its own.
+func TestAWideTitleBreaksAfterTheName(t *testing.T) {
+	style := draw.TextStyle{Font: plot.DefaultFont, Handler: plot.DefaultTextHandler}
+	style.Font.Size = vg.Points(12)
+	short := "q: quadratic, 10 workers"
+	if got := fitTitle(style, short, 6*vg.Inch); got != short {
+		t.Errorf("a short title: %q", got)
+	}
+	long := "a-long-manifest-name: mnist, lenet, 10 workers, K = 10, non-IID α = 0.1, lr = 0.0316"
+	want := "a-long-manifest-name\nmnist, lenet, 10 workers, K = 10, non-IID α = 0.1, lr = 0.0316"
+	if got := fitTitle(style, long, 3*vg.Inch); got != want {
+		t.Errorf("a long title: %q", got)
 	}
 }
