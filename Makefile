@@ -63,12 +63,14 @@ test:
 		$(GO) test -count=1 -tags xla -json -run '^TestXLABuilderAcceptsEveryProgram$$' ./nn/gpu | $(SUMMARY) || rc=1; \
 		$(GO) test -count=1 -tags xla -json ./nn/gpu/exact | $(SUMMARY) || rc=1; \
 		wait $$beside || rc=1; echo "--- the GPU kit (make gpu-kit, then its phases on the Go backend):"; cat bin/gpu-kit.log; \
-		wait $$fuzz || rc=1; echo "--- fuzzing:"; grep -hv '^fuzz: elapsed' bin/fuzz.log bin/fuzz-parquet.log; exit $$rc
+		wait $$fuzz || rc=1; echo "--- fuzzing:"; grep -hv '^fuzz: elapsed' bin/fuzz.log bin/fuzz-parquet.log; \
+		echo $$rc > bin/test-rc
 	for log in bin/fuzz.log bin/fuzz-parquet.log; do awk '/now fuzzing/ {match($$0, /elapsed: [0-9]+s/); b = substr($$0, RSTART+9, RLENGTH-10); \
 		split($$0, p, "/"); n = p[2] + 0} /execs: [0-9]+/ {match($$0, /elapsed: [0-9]+s/); e = substr($$0, RSTART+9, RLENGTH-10); \
 		match($$0, /execs: [0-9]+/); x = substr($$0, RSTART+7, RLENGTH-7)} END {printf "fuzzing (%s): %d executions in %d s (after %d s replaying its %d seed inputs), %.0f per second\n", \
 		FILENAME, x, e-b, b, n, (e > b ? x/(e-b) : 0)}' $$log; done
-	$(SUMMARY) -list $(if $(FORBID_SKIPS),-forbid '$(FORBID_SKIPS)')
+	@rc=$$(cat bin/test-rc); rm -f bin/test-rc; $(SUMMARY) -list $(if $(FORBID_SKIPS),-forbid '$(FORBID_SKIPS)') || rc=1; \
+		if [ "$$rc" != 0 ]; then echo "make test: FAILED (the failures are above the package times)"; fi; exit $$rc
 
 # Mutants of the code, each against the tests that must fail on it
 # (.ci/mutants lists them; two at a time).
