@@ -12,6 +12,7 @@ SUMMARY := bin/testsummary -skips $(SKIPS)
 .PHONY: build build-gpu gpu-kit data run reproduce test mutants bench bench-gpu
 
 build:
+	@test -x bin/ump || echo "make: building bin/ump; a first build downloads Go modules and compiles for minutes"
 	$(GO) build -buildvcs=auto -o bin/ump ./cmd/ump
 
 # ump with the GPU engine (GoMLX on XLA/PJRT; see docs/gpu.md, `ump doctor`).
