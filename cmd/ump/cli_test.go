@@ -96,6 +96,11 @@ func TestRunShowsHashTableAndCaches(t *testing.T) {
 	if st.code != 0 || !strings.Contains(st.stdout, "2 completed") {
 		t.Errorf("status: %d %s %s", st.code, st.stdout, st.stderr)
 	}
+	// The engine that computed the cells, on a line of its own: the
+	// quadratic task names its plain-Go code (issue 102, item 11).
+	if !regexp.MustCompile(`(?m)^ +engine go-cpu-float32/v1$`).MatchString(st.stdout) {
+		t.Errorf("status does not name the cells' engine:\n%s", st.stdout)
+	}
 	show := ump(t, store, "show", hash[:8])
 	for _, want := range []string{"stage train: completed, round 120/120", "cache key ", "input  " +
 		"topology/mixing=sha256:", "output rounds = sha256:", "RoundCompleted"} {
