@@ -346,3 +346,32 @@ func TestAWideTitleBreaksAfterTheName(t *testing.T) {
 		t.Errorf("a long title: %q", got)
 	}
 }
+
+// TestPanelsShareOneLogScale: where one panel's means span more than two
+// decades, every panel is drawn on a log y axis, so that the columns
+// still compare at a glance (issue 102, item 11).
+func TestPanelsShareOneLogScale(t *testing.T) {
+	curve := func(means ...float64) []figure.Series {
+		return []figure.Series{{Label: "a", X: []float64{1, 2, 3}, Mean: means, Std: []float64{0, 0, 0}, Seeds: 1}}
+	}
+	figs := []figure.Figure{
+		{Name: "decades", X: "round", Y: "gap", Series: curve(1, 1e-2, 1e-4)},
+		{Name: "narrow", X: "round", Y: "gap", Series: curve(0.5, 0.3, 0.1)},
+	}
+	row, _, err := panelPlots(figs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range row {
+		if _, ok := p.Y.Scale.(plot.LogScale); !ok {
+			t.Errorf("panel %s: y scale %T, want the log scale every panel shares", figs[i].Name, p.Y.Scale)
+		}
+	}
+	row, _, err = panelPlots(figs[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := row[0].Y.Scale.(plot.LogScale); ok {
+		t.Errorf("a panel within two decades alone is drawn on a log axis")
+	}
+}
