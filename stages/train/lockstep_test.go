@@ -181,3 +181,36 @@ func TestLockstepSharesAnError(t *testing.T) {
 		t.Errorf("a: %v; %d evaluations, want 1 (a asked)", err, f.evals)
 	}
 }
+
+// TestCohortKeysHoldTheProgramsShape: cells share a cohort key exactly when
+// they share the round program's shape (data set, model, algorithm,
+// workers, K, batch size); their seeds, learning rates and partitions,
+// the program's inputs, do not part them (issue 102, item 11).
+func TestCohortKeysHoldTheProgramsShape(t *testing.T) {
+	base := onDevice.CohortKey(gpuCell())
+	for what, change := range map[string]func(m *manifests.Manifest){
+		"the data set":   func(m *manifests.Manifest) { m.Task.Dataset = "fashion-mnist" },
+		"the model":      func(m *manifests.Manifest) { m.Task.Model = "mlp" },
+		"the algorithm":  func(m *manifests.Manifest) { m.Algorithm.Name = "gt-dsum" },
+		"the workers":    func(m *manifests.Manifest) { m.Workers = 3 },
+		"K":              func(m *manifests.Manifest) { m.LocalSteps = 2 },
+		"the batch size": func(m *manifests.Manifest) { m.BatchSize = 16 },
+	} {
+		m := gpuCell()
+		change(m)
+		if k := onDevice.CohortKey(m); k == base || k == "" {
+			t.Errorf("another %s: cohort key %q, want one apart from %q", what, k, base)
+		}
+	}
+	for what, change := range map[string]func(m *manifests.Manifest){
+		"another seed": func(m *manifests.Manifest) { m.Seed = 7 },
+		"another lr":   func(m *manifests.Manifest) { m.LR = 0.5 },
+		"a partition":  func(m *manifests.Manifest) { m.Partition = &manifests.Partition{Kind: "dirichlet"} },
+	} {
+		m := gpuCell()
+		change(m)
+		if k := onDevice.CohortKey(m); k != base {
+			t.Errorf("%s: cohort key %q, want the same program's %q", what, k, base)
+		}
+	}
+}
