@@ -35,3 +35,25 @@ func TestExactTrainsOnlyWhatHasSamples(t *testing.T) {
 		t.Errorf("without Exact, an MNIST cell of the CPU engine has cohort key %q", k)
 	}
 }
+
+// TestMemoryNeedOfTheQuadratic: a quadratic cell's peak is every worker's
+// state vectors of its dimension, named by task.quadratic.dim, and grows
+// with the workers and the dimension alike (issue 102, item 11).
+func TestMemoryNeedOfTheQuadratic(t *testing.T) {
+	need := func(workers, dim int) float64 {
+		t.Helper()
+		cfg := &manifests.Manifest{Workers: workers, Task: manifests.Task{Dataset: "quadratic",
+			Quadratic: &manifests.Quadratic{Dim: dim}}}
+		bytes, field, err := Set{}.MemoryNeed(cfg, nil)
+		if err != nil || field != "task.quadratic.dim" {
+			t.Fatalf("MemoryNeed: %g bytes, field %q, %v", bytes, field, err)
+		}
+		return bytes
+	}
+	if got := need(10, 1000); got != 10*1000*stateVectors*4 {
+		t.Errorf("10 workers of 1,000 dimensions need %g bytes, want %d", got, 10*1000*stateVectors*4)
+	}
+	if need(20, 1000) != 2*need(10, 1000) || need(10, 2000) != 2*need(10, 1000) {
+		t.Error("the need does not grow with the workers and the dimension alike")
+	}
+}
