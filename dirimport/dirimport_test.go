@@ -36,7 +36,7 @@ func runnerOn(t *testing.T, e pipeline.Engines) *pipeline.Runner {
 	}
 	t.Cleanup(func() { store.Close() })
 	steps := []stages.Stage{stages.Of(partition.Stage{}), stages.Of(topology.Stage{}),
-		stages.Of(train.Stage{Engines: engines.Set{}.Train()}), stages.Of(evaluate.Stage{})}
+		stages.Of(train.Stage{Engines: engines.Set{}}), stages.Of(evaluate.Stage{})}
 	return &pipeline.Runner{Log: store.Log, Blobs: store.Blobs, Stages: steps, Engines: e,
 		Data: datasets.NewLibrary(t.TempDir())}
 }

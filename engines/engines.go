@@ -26,32 +26,37 @@ type Set struct {
 	Exact bool
 }
 
-// Train is what the train stage may train with: the CPU engine on the
-// cell's share of the cores, the GPU engine and its cohort program on
-// Device, and, where Exact, the exact program for the CPU engine's cells.
-func (e Set) Train() train.Engines {
-	cohorts := map[string]train.NewCohort{tasks.GPU: e.newCohort}
-	if e.Exact {
-		cohorts[""] = e.newCohort // the cells' shape says Exact
+// Host is the train stage's engine of kind (train.Engines): the CPU
+// engine on the cell's share of the cores, or the GPU engine on Device.
+func (e Set) Host(kind string) (train.NewEngine, error) {
+	switch kind {
+	case "":
+		return func(model string, data *datasets.Dataset, seed uint64, procs int) (nn.Engine, error) {
+			c, err := cpu.New(model, data, seed)
+			if err != nil {
+				return nil, err
+			}
+			if procs > 0 {
+				c.UseProcs(procs)
+			}
+			return c, nil
+		}, nil
+	case tasks.GPU:
+		return func(model string, data *datasets.Dataset, seed uint64, _ int) (nn.Engine, error) {
+			return gpu.New(model, data, seed, e.Device)
+		}, nil
 	}
-	return train.Engines{
-		Host: map[string]train.NewEngine{
-			"": func(model string, data *datasets.Dataset, seed uint64, procs int) (nn.Engine, error) {
-				c, err := cpu.New(model, data, seed)
-				if err != nil {
-					return nil, err
-				}
-				if procs > 0 {
-					c.UseProcs(procs)
-				}
-				return c, nil
-			},
-			tasks.GPU: func(model string, data *datasets.Dataset, seed uint64, _ int) (nn.Engine, error) {
-				return gpu.New(model, data, seed, e.Device)
-			},
-		},
-		Cohort: cohorts,
+	return nil, fmt.Errorf("train: no engine of kind %q", kind)
+}
+
+// Cohort is the train stage's device program of kind (train.Engines): the
+// GPU engine's cohort program on Device, and, where Exact, the exact
+// program for the CPU engine's cells (their shape says Exact).
+func (e Set) Cohort(kind string) train.NewCohort {
+	if kind == tasks.GPU || kind == "" && e.Exact {
+		return e.newCohort
 	}
+	return nil
 }
 
 func (e Set) newCohort(data *datasets.Dataset, shape nn.CohortShape) (nn.Cohort, error) {
@@ -135,8 +140,8 @@ func (Set) MemoryNeed(cfg *manifests.Manifest, data *datasets.Library) (need flo
 }
 
 // CohortKey is what cells must share to train in one cohort, or "" for a
-// cell that trains otherwise (train.Engines' CohortKey).
-func (e Set) CohortKey(cfg *manifests.Manifest) string { return e.Train().CohortKey(cfg) }
+// cell that trains otherwise (train.CohortKey).
+func (e Set) CohortKey(cfg *manifests.Manifest) string { return train.CohortKey(e, cfg) }
 
 // CohortSize is how many cells of cfg's shape one device cohort holds:
 // half the device's memory (gpu.DeviceMemory) over a cell's estimated

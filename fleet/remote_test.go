@@ -449,5 +449,5 @@ func openTestStore(t *testing.T) *pipeline.Store {
 // (no device).
 func cellStages() []stages.Stage {
 	return []stages.Stage{stages.Of(partition.Stage{}), stages.Of(topology.Stage{}),
-		stages.Of(train.Stage{Engines: engines.Set{}.Train()}), stages.Of(evaluate.Stage{})}
+		stages.Of(train.Stage{Engines: engines.Set{}}), stages.Of(evaluate.Stage{})}
 }

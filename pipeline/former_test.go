@@ -149,7 +149,7 @@ func TestFormerKeysServe(t *testing.T) {
 	stgs := cellStages(nil)
 	stgs[2] = stages.Of(
 		interruptAt{
-			Stage:     train.Stage{Engines: engines.Set{}.Train()},
+			Stage:     train.Stage{Engines: engines.Set{}},
 			algorithm: "gt-dsum",
 			round:     24,
 			cancel:    cancel,

@@ -126,5 +126,5 @@ func outputDigests(t *testing.T, s *Store, hash string) map[string]string {
 // on device (nil for none); engines.Set{Device: device} are theirs.
 func cellStages(device *gpu.Device) []stages.Stage {
 	return []stages.Stage{stages.Of(partition.Stage{}), stages.Of(topology.Stage{}),
-		stages.Of(train.Stage{Engines: engines.Set{Device: device}.Train()}), stages.Of(evaluate.Stage{})}
+		stages.Of(train.Stage{Engines: engines.Set{Device: device}}), stages.Of(evaluate.Stage{})}
 }

@@ -146,7 +146,7 @@ func TestInterruptedRunResumesBitIdentical(t *testing.T) {
 	stgs := cellStages(nil)
 	stgs[2] = stages.Of(
 		interruptAt{
-			Stage:     train.Stage{Engines: engines.Set{}.Train()},
+			Stage:     train.Stage{Engines: engines.Set{}},
 			algorithm: "gt-dsum",
 			round:     24,
 			cancel:    cancel,
@@ -218,7 +218,7 @@ func TestStoreHoldsTwoCheckpointsPerTraining(t *testing.T) {
 	stgs := cellStages(nil)
 	stgs[2] = stages.Of(
 		interruptAt{
-			Stage:     train.Stage{Engines: engines.Set{}.Train()},
+			Stage:     train.Stage{Engines: engines.Set{}},
 			algorithm: "gt-dsum",
 			round:     70,
 			cancel:    cancel,

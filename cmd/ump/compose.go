@@ -18,7 +18,7 @@ import (
 // cellStages are the stages every cell runs, in order.
 func (g globals) cellStages() []stages.Stage {
 	return []stages.Stage{stages.Of(partition.Stage{}), stages.Of(topology.Stage{}),
-		stages.Of(train.Stage{Engines: g.engines().Train()}), stages.Of(evaluate.Stage{})}
+		stages.Of(train.Stage{Engines: g.engines()}), stages.Of(evaluate.Stage{})}
 }
 
 // engines are this machine's engines, the GPU engine on the device of

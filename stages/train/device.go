@@ -74,11 +74,11 @@ func newDeviceTrainer(ctx context.Context, env *stages.Env, cfg *Params, engines
 	if seat, ok := env.Seat.(*Seat); ok {
 		d.seat = seat
 	} else {
-		newCohort, err := engines.cohort(cfg)
+		newCohort, err := cohortOf(engines, cfg)
 		if err != nil {
 			return nil, err
 		}
-		d.own = NewLockstep(1, newCohort).Reserve(engines.cohortKey(cfg))
+		d.own = NewLockstep(1, newCohort).Reserve(cohortKey(engines, cfg))
 		d.seat = d.own
 	}
 	return d, nil

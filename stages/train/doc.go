@@ -17,8 +17,8 @@
 // (Lockstep, nn.Cohort): the same rounds, computed on the device, recorded
 // the same way; a CPU engine's cell's cohort is Exact, its bits the CPU
 // engine's. The stage links
-// no engine: the composition root hands it Engines, an engine factory per
-// engine kind and a cohort program for the kinds that have one (package
+// no engine: the composition root hands it Engines, which it asks for a
+// cell's engine and cohort program by the cell's engine kind (package
 // engines builds the CPU and GPU engines), and the runner hands Run the
 // cell's seat in its cohort (Env.Seat). It reads the partition and the
 // mixing matrices as their stages' outputs (stages.ValidationColumn,

@@ -70,7 +70,7 @@ func gpuCell() *manifests.Manifest {
 
 // onDevice are engines with a cohort program for both kinds: the GPU
 // engine's and, as where engines.Set is Exact, the CPU engine's.
-var onDevice = Engines{Cohort: map[string]NewCohort{"gpu": nil, "": nil}}
+var onDevice = testEngines{cohorts: []string{"gpu", ""}}
 
 // TestCohortKeysSeparateTheEngines: a cell trains in a cohort only where
 // the engines have a cohort program of its engine's kind, and cells of
@@ -78,16 +78,16 @@ var onDevice = Engines{Cohort: map[string]NewCohort{"gpu": nil, "": nil}}
 func TestCohortKeysSeparateTheEngines(t *testing.T) {
 	cpuCell := gpuCell()
 	cpuCell.Engine = ""
-	if k := (Engines{Cohort: map[string]NewCohort{"gpu": nil}}).CohortKey(cpuCell); k != "" {
+	if k := CohortKey(testEngines{cohorts: []string{"gpu"}}, cpuCell); k != "" {
 		t.Errorf("a CPU engine's cell has cohort key %q without a cohort program of its kind", k)
 	}
-	gpu, cpu := onDevice.CohortKey(gpuCell()), onDevice.CohortKey(cpuCell)
+	gpu, cpu := CohortKey(onDevice, gpuCell()), CohortKey(onDevice, cpuCell)
 	if gpu == "" || cpu == "" || gpu == cpu {
 		t.Errorf("cohort keys %q (the GPU engine's cell) and %q (the CPU engine's): want two, apart", gpu, cpu)
 	}
 	compressed := gpuCell()
 	compressed.Compression = &manifests.Compression{Codec: "efsign"}
-	if k := onDevice.CohortKey(compressed); k != "" {
+	if k := CohortKey(onDevice, compressed); k != "" {
 		t.Errorf("a cell with compressed communication has cohort key %q: it exchanges on the host", k)
 	}
 }
@@ -109,7 +109,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func TestLockstepWaitsForReservedCells(t *testing.T) {
 	f := &fakeCohort{states: map[int]map[string][][]float32{}}
 	l := fakeLockstep(3, f)
-	key := onDevice.CohortKey(gpuCell())
+	key := CohortKey(onDevice, gpuCell())
 	if key == "" {
 		t.Fatal("a GPU data-set cell has no cohort key")
 	}
@@ -159,7 +159,7 @@ func TestLockstepWaitsForReservedCells(t *testing.T) {
 func TestLockstepSharesAnError(t *testing.T) {
 	f := &fakeCohort{states: map[int]map[string][][]float32{}, fail: errors.New("device lost")}
 	l := fakeLockstep(2, f)
-	key := onDevice.CohortKey(gpuCell())
+	key := CohortKey(onDevice, gpuCell())
 	a, _ := l.Reserve(key).Join(nil, nn.CohortShape{}, nil)
 	b, _ := l.Reserve(key).Join(nil, nn.CohortShape{}, nil)
 	errs := make(chan error, 2)
@@ -187,7 +187,7 @@ func TestLockstepSharesAnError(t *testing.T) {
 // workers, K, batch size); their seeds, learning rates and partitions,
 // the program's inputs, do not part them (issue 102, item 11).
 func TestCohortKeysHoldTheProgramsShape(t *testing.T) {
-	base := onDevice.CohortKey(gpuCell())
+	base := CohortKey(onDevice, gpuCell())
 	for what, change := range map[string]func(m *manifests.Manifest){
 		"the data set":   func(m *manifests.Manifest) { m.Task.Dataset = "fashion-mnist" },
 		"the model":      func(m *manifests.Manifest) { m.Task.Model = "mlp" },
@@ -198,7 +198,7 @@ func TestCohortKeysHoldTheProgramsShape(t *testing.T) {
 	} {
 		m := gpuCell()
 		change(m)
-		if k := onDevice.CohortKey(m); k == base || k == "" {
+		if k := CohortKey(onDevice, m); k == base || k == "" {
 			t.Errorf("another %s: cohort key %q, want one apart from %q", what, k, base)
 		}
 	}
@@ -209,7 +209,7 @@ func TestCohortKeysHoldTheProgramsShape(t *testing.T) {
 	} {
 		m := gpuCell()
 		change(m)
-		if k := onDevice.CohortKey(m); k != base {
+		if k := CohortKey(onDevice, m); k != base {
 			t.Errorf("%s: cohort key %q, want the same program's %q", what, k, base)
 		}
 	}

@@ -33,7 +33,7 @@ func newTask(ctx context.Context, env *stages.Env, cfg *Params, engines Engines)
 	if err != nil {
 		return nil, err
 	}
-	newEngine, err := engines.host(cfg)
+	newEngine, err := engines.Host(cfg.Engine)
 	if err != nil {
 		return nil, err
 	}

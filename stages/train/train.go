@@ -122,7 +122,7 @@ func (s Stage) Run(ctx context.Context, params Params, env *stages.Env) (*stages
 	if tg.mixings, err = mixing.Read(tab, cfg.Workers); err != nil {
 		return nil, err
 	}
-	if s.Engines.cohortKey(cfg) != "" {
+	if cohortKey(s.Engines, cfg) != "" {
 		tg.tr, err = newDeviceTrainer(ctx, env, cfg, s.Engines)
 	} else {
 		tg.tr, err = newHostTrainer(ctx, env, cfg, s.Engines)
@@ -410,13 +410,13 @@ func restoreVectors(dst, src map[string][][]float32) error {
 // cell that trains otherwise: on the host (the engines have no cohort
 // program of its engine's kind), the quadratic task, or compressed
 // communication (which exchanges on the host).
-func (e Engines) CohortKey(cfg *manifests.Manifest) string {
+func CohortKey(e Engines, cfg *manifests.Manifest) string {
 	p := Stage{}.Params(cfg)
-	return e.cohortKey(&p)
+	return cohortKey(e, &p)
 }
 
-func (e Engines) cohortKey(p *Params) string {
-	if _, ok := e.Cohort[p.Engine]; !ok || !p.Task.Kind().Samples ||
+func cohortKey(e Engines, p *Params) string {
+	if e.Cohort(p.Engine) == nil || !p.Task.Kind().Samples ||
 		(p.Compression != nil && p.Compression.Codec != "none") {
 		return ""
 	}

@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -82,15 +83,10 @@ func half(k int) float64 { return 0.1 * 0.5 * (1 + math.Cos(math.Pi*float64(k)/8
 // runTrain runs the stage on cell cfg with the CPU engine, as package
 // engines hands it over on a machine without a GPU.
 func runTrain(ctx context.Context, cfg *manifests.Manifest, env *stages.Env) (*stages.Result, error) {
-	st := Stage{
-		Engines: Engines{
-			Host: map[string]NewEngine{
-				"": func(model string, data *datasets.Dataset, seed uint64, _ int) (nn.Engine, error) {
-					return cpu.New(model, data, seed)
-				},
-			},
-		},
+	host := func(model string, data *datasets.Dataset, seed uint64, _ int) (nn.Engine, error) {
+		return cpu.New(model, data, seed)
 	}
+	st := Stage{Engines: testEngines{host: host}}
 	return st.Run(ctx, st.Params(cfg), env)
 }
 
@@ -474,5 +470,28 @@ algorithm: {name: d-sum}
 		case at < 3 && !errors.Is(err, stages.ErrInterrupted):
 			t.Errorf("interrupted in round %d of 3: %v; want ErrInterrupted", at, err)
 		}
+	}
+}
+
+// testEngines are the train stage's engines in its tests: host as the CPU
+// engine, and a cohort program, never built, for each kind of cohorts.
+type testEngines struct {
+	host    NewEngine
+	cohorts []string
+}
+
+func (e testEngines) Host(kind string) (NewEngine, error) {
+	if kind != "" || e.host == nil {
+		return nil, fmt.Errorf("train: no engine of kind %q in this test", kind)
+	}
+	return e.host, nil
+}
+
+func (e testEngines) Cohort(kind string) NewCohort {
+	if !slices.Contains(e.cohorts, kind) {
+		return nil
+	}
+	return func(*datasets.Dataset, nn.CohortShape) (nn.Cohort, error) {
+		return nil, errors.New("no cohort program is built in this test")
 	}
 }
