@@ -736,15 +736,8 @@ func (s *Server) mixings(r *http.Request, cell *state.CellView) ([]mixingView, e
 		return nil, err
 	}
 	var out []mixingView
-	rounds, gaps, is, js := t.Column(
-		"round",
-	).Ints, t.Column(
-		"spectral_gap",
-	).Floats, t.Column(
-		"i",
-	).Ints, t.Column(
-		"j",
-	).Ints
+	rounds, gaps := t.Column("round").Ints, t.Column("spectral_gap").Floats
+	is, js := t.Column("i").Ints, t.Column("j").Ints
 	for k := 0; k < len(rounds); {
 		m := mixingView{From: int(rounds[k]), Gap: gaps[k]}
 		for ; k < len(rounds) && rounds[k] == int64(m.From); k++ {

@@ -335,15 +335,8 @@ func (ts *Show) histogram(t *artifacts.Table) {
 // which round each holds, its edges and spectral gap.
 func (ts *Show) mixings(t *artifacts.Table) {
 	w := ts.W
-	rounds, gaps, is, js := t.Column(
-		"round",
-	).Ints, t.Column(
-		"spectral_gap",
-	).Floats, t.Column(
-		"i",
-	).Ints, t.Column(
-		"j",
-	).Ints
+	rounds, gaps := t.Column("round").Ints, t.Column("spectral_gap").Floats
+	is, js := t.Column("i").Ints, t.Column("j").Ints
 	fmt.Fprintf(w, "    mixing matrices (spectral gap rho = 1 - max(|lambda_2|, |lambda_n|)^2):\n")
 	shown := 0
 	for r := 0; r < len(rounds); {
