@@ -41,8 +41,8 @@ func tableCommand() *cli.Command {
 			&cli.BoolFlag{Name: "csv", Usage: "one CSV row per entry"},
 			&cli.BoolFlag{
 				Name: "ci",
-				Usage: "show each entry's 95% interval of the mean over seeds in place of ± std (Student's t up to 5 " +
-					"seeds, a percentile bootstrap beyond)",
+				Usage: "show each entry's 95% interval of the mean over seeds in place of ± std " +
+					"(Student's t up to 5 seeds, a percentile bootstrap beyond)",
 			},
 			&cli.StringFlag{
 				Name: "compare",

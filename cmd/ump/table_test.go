@@ -336,10 +336,11 @@ func TestTablePaperSetsOursBesideThePaper(t *testing.T) {
 			want,
 		)
 	}
-	for _, s := range []string{"| Local SGD w/ momentum | – · 95.66 ± 0.21 |", "Kendall's tau-b", "- GT-DSUM more " +
-		"accurate than D-SUM where the data are skewed (line 109: \"GT-DSUM performs better than D-SUM on model " +
-		"generalization across training tasks suffering from data skewness\"; reading: at non-IID 0.1, the most " +
-		"skewed degree): ours not run"} {
+	for _, s := range []string{"| Local SGD w/ momentum | – · 95.66 ± 0.21 |", "Kendall's tau-b",
+		"- GT-DSUM more accurate than D-SUM where the data are skewed " +
+			"(line 109: \"GT-DSUM performs better than D-SUM on model " +
+			"generalization across training tasks suffering from data skewness\"; reading: at non-IID 0.1, the most " +
+			"skewed degree): ours not run"} {
 		if !strings.Contains(md.stdout, s) {
 			t.Errorf("table --paper lacks %q:\n%s", s, md.stdout)
 		}

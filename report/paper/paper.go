@@ -472,8 +472,9 @@ func (pc *PaperComparison) legend() []string {
 		)
 	} else {
 		lines = append(lines, fmt.Sprintf("%s: ours (%s × 100 of the final round, mean ± std over seeds [95%% "+
-			"interval of the mean, Student's t]; n/a: one seed) · the paper's (%s, as printed) · ours − the paper's "+
-			"· whether the paper's mean lies inside our interval. * diverged, – not run, † provisional.",
+			"interval of the mean, Student's t]; n/a: one seed) · the paper's (%s, as printed) · "+
+			"ours − the paper's · whether the paper's mean lies inside our interval. "+
+			"* diverged, – not run, † provisional.",
 			pc.Paper.Paper, g.Spec.Value, pc.Paper.Paper))
 	}
 	if g.Spec.Select != "" {
