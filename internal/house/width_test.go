@@ -21,13 +21,17 @@ const (
 func columns(line string) int {
 	n := 0
 	for _, r := range line {
-		if r == '\t' {
-			n += tabWidth
-		} else {
-			n++
-		}
+		n += runeColumns(r)
 	}
 	return n
+}
+
+// runeColumns is how many columns a character takes: a tab tabWidth.
+func runeColumns(r rune) int {
+	if r == '\t' {
+		return tabWidth
+	}
+	return 1
 }
 
 // textSpans are the byte ranges of a file that hold text rather than code:
@@ -66,9 +70,7 @@ func overWidth(name string, src []byte, spans [][2]int) []string {
 					past = j
 					break
 				}
-				if n++; r == '\t' {
-					n += tabWidth - 1
-				}
+				n += runeColumns(r)
 			}
 			text := false
 			for _, s := range spans {
