@@ -38,13 +38,5 @@ func cohortOf(e Engines, p *Params) (NewCohort, error) {
 	if f := e.Cohort(p.Engine); f != nil {
 		return f, nil
 	}
-	return nil, fmt.Errorf("train: no %s cohort program was handed to the stage", kindName(p.Engine))
-}
-
-// kindName is how an error names an engine kind.
-func kindName(kind string) string {
-	if kind == "" {
-		return "CPU"
-	}
-	return fmt.Sprintf("%q", kind)
+	return nil, fmt.Errorf("train: no cohort program of engine kind %q was handed to the stage", p.Engine)
 }
